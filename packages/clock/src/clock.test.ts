@@ -1,0 +1,39 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { realClock } from "./clock.js";
+
+describe("realClock", () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it("reads Date.now and setTimeout at call time, so vitest fake timers drive it", async () => {
+    vi.useFakeTimers({ now: 5_000 });
+    expect(realClock.now()).toBe(5_000);
+    const fired: number[] = [];
+    realClock.setTimeout(() => fired.push(realClock.now()), 100);
+    const slept = realClock.sleep(200).then(() => fired.push(realClock.now()));
+    await vi.advanceTimersByTimeAsync(200);
+    await slept;
+    expect(fired).toEqual([5_100, 5_200]);
+  });
+
+  it("clearTimeout cancels a pending timer", async () => {
+    vi.useFakeTimers();
+    let fired = false;
+    const handle = realClock.setTimeout(() => {
+      fired = true;
+    }, 10);
+    realClock.clearTimeout(handle);
+    await vi.advanceTimersByTimeAsync(20);
+    expect(fired).toBe(false);
+  });
+
+  it("sleep rejects when its signal aborts", async () => {
+    vi.useFakeTimers();
+    const controller = new AbortController();
+    const slept = realClock.sleep(1_000, { signal: controller.signal });
+    controller.abort(new Error("cancelled"));
+    await expect(slept).rejects.toThrow("cancelled");
+    expect(vi.getTimerCount()).toBe(0);
+  });
+});

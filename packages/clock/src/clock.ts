@@ -1,0 +1,55 @@
+/** An opaque handle returned by {@link Clock.setTimeout}. */
+export type TimerHandle = unknown;
+
+/**
+ * The source of time for every time-dependent part of reconcile: delays, rate
+ * limits, resyncs, expectation TTLs, lease renewals. Inject a {@link FakeClock}
+ * in tests instead of sleeping.
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /** Calls `callback` once, `ms` milliseconds from now. */
+  setTimeout(callback: () => void, ms: number): TimerHandle;
+  /** Cancels a timer; unknown or already-fired handles are ignored. */
+  clearTimeout(handle: TimerHandle): void;
+  /**
+   * Resolves after `ms` milliseconds. Rejects with the signal's reason if the
+   * signal aborts first (the timer is cleared).
+   */
+  sleep(ms: number, options?: { signal?: AbortSignal | undefined }): Promise<void>;
+}
+
+/**
+ * The real clock. It looks up `Date.now` and `setTimeout` on every call rather
+ * than capturing them, so vitest's or sinon's fake timers drive it too.
+ */
+export const realClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (callback, ms) => globalThis.setTimeout(callback, Math.max(0, ms)),
+  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
+  sleep: (ms, options) => sleepOn(realClock, ms, options?.signal),
+};
+
+/** `sleep` for any clock, built from its `setTimeout`/`clearTimeout`. */
+export function sleepOn(
+  clock: Pick<Clock, "setTimeout" | "clearTimeout">,
+  ms: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clock.clearTimeout(handle);
+      reject(signal?.reason);
+    };
+    const handle = clock.setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
