@@ -1,0 +1,60 @@
+import type { KubeObject, ListMeta, Status } from "./types.js";
+
+/** A list response: `items` plus `metadata.resourceVersion` (and `continue` when paginated). */
+export interface ObjectList<T extends KubeObject = KubeObject> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ListMeta;
+  items: T[];
+}
+
+/** Options of a list call, as `metav1.ListOptions`. */
+export interface ListOptions {
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+  /** Maximum items per page; the response carries `metadata.continue` if there are more. */
+  limit?: number | undefined;
+  /** The continue token from the previous page. */
+  continue?: string | undefined;
+  /**
+   * "" (or absent): the most recent state. "0": any state the server has (the
+   * embedded server serves its current state). Otherwise at least that fresh.
+   */
+  resourceVersion?: string | undefined;
+  /** How `resourceVersion` is matched: `NotOlderThan` (default) or `Exact`. */
+  resourceVersionMatch?: "NotOlderThan" | "Exact" | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/** Options of a watch call, as `metav1.ListOptions` with `watch=true`. */
+export interface WatchOptions {
+  labelSelector?: string | undefined;
+  fieldSelector?: string | undefined;
+  /** Start after this version; "" or "0" start with synthetic ADDED events for the current state. */
+  resourceVersion?: string | undefined;
+  allowWatchBookmarks?: boolean | undefined;
+  /** The server closes the watch after this many seconds. */
+  timeoutSeconds?: number | undefined;
+  /** Aborting ends the watch's iteration. */
+  signal?: AbortSignal | undefined;
+}
+
+export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+
+/**
+ * One watch event. BOOKMARK carries an object with only `metadata.resourceVersion`
+ * (and `kind`/`apiVersion`); ERROR carries a `Status` (for example 410 Expired).
+ */
+export type WatchEvent<T extends KubeObject = KubeObject> =
+  | { type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK"; object: T }
+  | { type: "ERROR"; object: Status };
+
+/**
+ * What informers consume: one list and one watch function (client-go's
+ * `ListerWatcher`). Both reject with a `StatusError` on failure. A watch
+ * is an async iterable that ends when the server closes it or its signal aborts.
+ */
+export interface ListerWatcher<T extends KubeObject = KubeObject> {
+  list(options: ListOptions): Promise<ObjectList<T>>;
+  watch(options: WatchOptions): Promise<AsyncIterable<WatchEvent<T>>>;
+}

@@ -1,0 +1,63 @@
+import type { Deployment, ReplicaSet } from "kubernetes-types/apps/v1";
+import type { Lease } from "kubernetes-types/coordination/v1";
+import type { Event, Namespace, Node, Pod } from "kubernetes-types/core/v1";
+import type { ObjectMeta } from "kubernetes-types/meta/v1";
+
+export type { Deployment, DeploymentList, ReplicaSet, ReplicaSetList } from "kubernetes-types/apps/v1";
+export type { Scale } from "kubernetes-types/autoscaling/v1";
+export type { Job } from "kubernetes-types/batch/v1";
+export type { Lease, LeaseList } from "kubernetes-types/coordination/v1";
+export type {
+  ConfigMap,
+  Container,
+  Event,
+  EventList,
+  Namespace,
+  NamespaceList,
+  Node,
+  NodeList,
+  Pod,
+  PodCondition,
+  PodList,
+  PodSpec,
+  PodStatus,
+  PodTemplateSpec,
+  Secret,
+  Service,
+} from "kubernetes-types/core/v1";
+export type {
+  LabelSelector,
+  LabelSelectorRequirement,
+  ListMeta,
+  ObjectMeta,
+  OwnerReference,
+  Status,
+  StatusCause,
+  StatusDetails,
+} from "kubernetes-types/meta/v1";
+
+/** Any Kubernetes object in wire format: what every resource has in common. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+}
+
+/** The kinds reconcile knows by name. Any other `KubeObject` works too. */
+export type KnownObject = Pod | ReplicaSet | Deployment | Lease | Event | Node | Namespace;
+
+/**
+ * A deeply read-only view of `T`: what caches, listers and handlers hand out.
+ * Mutating a cached object is a type error; copy it (`structuredClone`) first.
+ */
+export type DeepReadonly<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends ReadonlyMap<infer K, infer V>
+    ? ReadonlyMap<DeepReadonly<K>, DeepReadonly<V>>
+    : T extends ReadonlySet<infer V>
+      ? ReadonlySet<DeepReadonly<V>>
+      : T extends readonly (infer E)[]
+        ? readonly DeepReadonly<E>[]
+        : T extends object
+          ? { readonly [K in keyof T]: DeepReadonly<T[K]> }
+          : T;
