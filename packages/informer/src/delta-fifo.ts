@@ -1,0 +1,297 @@
+import {
+  type DeepReadonly,
+  DeletedFinalStateUnknown,
+  type KubeObject,
+  metaNamespaceKeyFunc,
+  ReconcileError,
+} from "@reconcile/api";
+import { RingBuffer } from "./ring-buffer.js";
+
+/** What happened to an object (client-go's `DeltaType`). */
+export type DeltaType = "Added" | "Updated" | "Deleted" | "Replaced" | "Sync";
+
+/** An object as a delta carries it: the object, or a tombstone for a delete the informer missed. */
+export type DeltaObject<T> = DeepReadonly<T> | DeletedFinalStateUnknown<DeepReadonly<T>>;
+
+/** One change (client-go's `Delta`). */
+export interface Delta<T> {
+  readonly type: DeltaType;
+  readonly object: DeltaObject<T>;
+}
+
+/** Every change to one key since it was last popped, oldest first. */
+export type Deltas<T> = readonly Delta<T>[];
+
+/** The newest delta, or undefined for an empty list. */
+export function newestDelta<T>(deltas: Deltas<T>): Delta<T> | undefined {
+  return deltas[deltas.length - 1];
+}
+
+/** The oldest delta, or undefined for an empty list. */
+export function oldestDelta<T>(deltas: Deltas<T>): Delta<T> | undefined {
+  return deltas[0];
+}
+
+/** What a DeltaFIFO needs of the informer's cache to build tombstones and resyncs (client-go's `KeyListerGetter`). */
+export interface KeyListerGetter<T> {
+  listKeys(): string[];
+  getByKey(key: string): DeepReadonly<T> | undefined;
+}
+
+/** Rewrites an object before it is queued and cached (client-go's `TransformFunc`). Must be idempotent. */
+export type TransformFunc<T> = (obj: T) => T;
+
+/** Processes the deltas of one key; `isInInitialList` is true while the initial list is being delivered. */
+export type PopProcessFunc<T> = (deltas: Deltas<T>, isInInitialList: boolean) => void;
+
+export interface DeltaFIFOOptions<T> {
+  /** Computes an object's key. Default: `metaNamespaceKeyFunc` (`namespace/name`). Tombstones use their own key. */
+  keyFunction?: ((obj: DeepReadonly<T>) => string) | undefined;
+  /**
+   * The consumer's cache. With it, `delete` of an unknown object is ignored,
+   * `replace` makes tombstones for cached keys missing from the list, and
+   * `resync` queues Sync deltas. Default: none.
+   */
+  knownObjects?: KeyListerGetter<T> | undefined;
+  /** Whether `replace` queues `Replaced` (true) or `Sync` (false) deltas. Default: false, as in client-go; informers set true. */
+  emitDeltaTypeReplaced?: boolean | undefined;
+  /** Applied to every object queued, except tombstones and Sync deltas. Default: none. */
+  transformer?: TransformFunc<T> | undefined;
+}
+
+/** Pop on a closed, drained DeltaFIFO (client-go's `ErrFIFOClosed`). */
+export class FIFOClosedError extends ReconcileError {
+  constructor() {
+    super("fifo.closed", "DeltaFIFO: manipulating with closed queue");
+    this.name = "FIFOClosedError";
+  }
+}
+
+/**
+ * client-go's classic `DeltaFIFO`: a queue of keys in the order each key was
+ * first added since it was last popped, where each key carries every delta
+ * since then. The reflector produces into it; the informer pops from it.
+ */
+export class DeltaFIFO<T extends KubeObject = KubeObject> {
+  readonly #keyFunction: (obj: DeepReadonly<T>) => string;
+  readonly #knownObjects: KeyListerGetter<T> | undefined;
+  readonly #emitDeltaTypeReplaced: boolean;
+  readonly #transformer: TransformFunc<T> | undefined;
+  readonly #items = new Map<string, Delta<T>[]>();
+  readonly #queue = new RingBuffer<string>(1024);
+  #waiters: (() => void)[] = [];
+  #populated = false;
+  #initialPopulationCount = 0;
+  #closed = false;
+
+  constructor(options: DeltaFIFOOptions<T> = {}) {
+    this.#keyFunction = options.keyFunction ?? metaNamespaceKeyFunc;
+    this.#knownObjects = options.knownObjects;
+    this.#emitDeltaTypeReplaced = options.emitDeltaTypeReplaced ?? false;
+    this.#transformer = options.transformer;
+  }
+
+  /** The number of keys waiting to be popped. */
+  get length(): number {
+    return this.#queue.length;
+  }
+
+  /** The key of an object, a tombstone, or a `Deltas` (its newest object). */
+  keyOf(obj: T | DeepReadonly<T> | DeletedFinalStateUnknown<unknown> | Deltas<T>): string {
+    if (Array.isArray(obj)) {
+      const newest = newestDelta(obj as Deltas<T>);
+      if (newest === undefined) throw new TypeError("DeltaFIFO: cannot compute the key of an empty Deltas");
+      return this.keyOf(newest.object);
+    }
+    if (obj instanceof DeletedFinalStateUnknown) return obj.key;
+    return this.#keyFunction(obj as DeepReadonly<T>);
+  }
+
+  add(obj: T | DeepReadonly<T>): void {
+    this.#populated = true;
+    this.#queueAction("Added", obj as DeepReadonly<T>);
+  }
+
+  update(obj: T | DeepReadonly<T>): void {
+    this.#populated = true;
+    this.#queueAction("Updated", obj as DeepReadonly<T>);
+  }
+
+  /**
+   * Queues a Deleted delta. With `knownObjects`, a delete of a key that is
+   * neither cached nor queued is ignored (it was already deleted); without,
+   * a delete of a key not queued is ignored.
+   */
+  delete(obj: T | DeepReadonly<T> | DeletedFinalStateUnknown<DeepReadonly<T>>): void {
+    const key = this.keyOf(obj);
+    this.#populated = true;
+    if (!this.#items.has(key)) {
+      if (this.#knownObjects === undefined) return;
+      if (this.#knownObjects.getByKey(key) === undefined) return;
+    }
+    this.#queueAction("Deleted", obj as DeltaObject<T>);
+  }
+
+  /**
+   * Queues a Replaced (or Sync) delta for every listed object, and a Deleted
+   * tombstone for every queued or known key the list no longer has.
+   */
+  replace(list: readonly (T | DeepReadonly<T>)[], _resourceVersion: string): void {
+    const action: DeltaType = this.#emitDeltaTypeReplaced ? "Replaced" : "Sync";
+    const keys = new Set<string>();
+    for (const obj of list) {
+      keys.add(this.keyOf(obj));
+      this.#queueAction(action, obj as DeepReadonly<T>);
+    }
+    let queuedDeletions = 0;
+    for (const [key, deltas] of this.#items) {
+      if (keys.has(key)) continue;
+      let last = newestDelta(deltas)!.object;
+      if (last instanceof DeletedFinalStateUnknown) last = last.obj;
+      this.#queueAction("Deleted", new DeletedFinalStateUnknown(key, last));
+      queuedDeletions++;
+    }
+    if (this.#knownObjects !== undefined) {
+      for (const key of this.#knownObjects.listKeys()) {
+        if (keys.has(key) || this.#items.has(key)) continue;
+        const known = this.#knownObjects.getByKey(key);
+        this.#queueAction("Deleted", new DeletedFinalStateUnknown(key, known as DeepReadonly<T>));
+        queuedDeletions++;
+      }
+    }
+    if (!this.#populated) {
+      this.#populated = true;
+      this.#initialPopulationCount = keys.size + queuedDeletions;
+    }
+  }
+
+  /** Queues a Sync delta for every known object that has no pending deltas. No-op without `knownObjects`. */
+  resync(): void {
+    if (this.#knownObjects === undefined) return;
+    for (const key of this.#knownObjects.listKeys()) {
+      // A key with pending deltas would be synced to a stale object: skip it, as client-go does.
+      if (this.#items.has(key)) continue;
+      const obj = this.#knownObjects.getByKey(key);
+      if (obj === undefined) continue;
+      this.#queueAction("Sync", obj);
+    }
+  }
+
+  /**
+   * Waits for a key, removes it with its deltas and calls `process` on them.
+   * Rejects with {@link FIFOClosedError} once closed and drained, or with
+   * whatever `process` throws (the deltas are not re-queued).
+   */
+  async pop(process: PopProcessFunc<T>): Promise<Deltas<T>> {
+    while (this.#queue.length === 0) {
+      if (this.#closed) throw new FIFOClosedError();
+      await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    }
+    return this.popReady(process)!;
+  }
+
+  /**
+   * Like {@link pop}, but never waits: returns undefined when nothing is
+   * queued. Lets a consumer drain a burst without one promise per key.
+   */
+  popReady(process: PopProcessFunc<T>): Deltas<T> | undefined {
+    const key = this.#queue.shift();
+    if (key === undefined) return undefined;
+    const isInInitialList = !this.hasSynced();
+    const deltas = this.#items.get(key)!;
+    this.#items.delete(key);
+    try {
+      process(deltas, isInInitialList);
+    } finally {
+      // Counted after processing, so hasSynced() means "the initial list has been processed".
+      if (this.#initialPopulationCount > 0) this.#initialPopulationCount--;
+    }
+    return deltas;
+  }
+
+  /** True once the first replace (or any add/update/delete before it) has been fully popped. */
+  hasSynced(): boolean {
+    return this.#populated && this.#initialPopulationCount === 0;
+  }
+
+  /** Unblocks waiting pops; they reject with {@link FIFOClosedError} once the queue is empty. */
+  close(): void {
+    this.#closed = true;
+    this.#wake();
+  }
+
+  isClosed(): boolean {
+    return this.#closed;
+  }
+
+  /** The newest object of every queued key (classic `List`). */
+  list(): DeltaObject<T>[] {
+    const objects: DeltaObject<T>[] = [];
+    for (const deltas of this.#items.values()) objects.push(newestDelta(deltas)!.object);
+    return objects;
+  }
+
+  /** Queued keys in pop order (classic `ListKeys`). */
+  listKeys(): string[] {
+    return Array.from(this.#queue);
+  }
+
+  /** A copy of the pending deltas of `obj`'s key (classic `Get`). */
+  get(obj: T | DeepReadonly<T>): Delta<T>[] | undefined {
+    return this.getByKey(this.keyOf(obj));
+  }
+
+  /** A copy of the pending deltas of `key` (classic `GetByKey`). */
+  getByKey(key: string): Delta<T>[] | undefined {
+    const deltas = this.#items.get(key);
+    return deltas === undefined ? undefined : [...deltas];
+  }
+
+  /** Queues `deltas` at the back unless their key is already queued (classic `AddIfNotPresent`). */
+  addIfNotPresent(deltas: Deltas<T>): void {
+    if (!Array.isArray(deltas) || deltas.length === 0)
+      throw new TypeError("DeltaFIFO.addIfNotPresent: expected a non-empty Deltas array");
+    this.#populated = true;
+    const key = this.keyOf(deltas);
+    if (this.#items.has(key)) return;
+    this.#queue.push(key);
+    this.#items.set(key, [...deltas]);
+    this.#wake();
+  }
+
+  #queueAction(type: DeltaType, obj: DeltaObject<T>): void {
+    const key = this.keyOf(obj);
+    if (this.#transformer !== undefined && type !== "Sync" && !(obj instanceof DeletedFinalStateUnknown)) {
+      obj = this.#transformer(obj as T) as DeepReadonly<T>;
+    }
+    const delta: Delta<T> = { type, object: obj };
+    const deltas = this.#items.get(key);
+    if (deltas === undefined) {
+      this.#items.set(key, [delta]);
+      this.#queue.push(key);
+      this.#wake();
+      return;
+    }
+    deltas.push(delta);
+    dedupDeltas(deltas);
+  }
+
+  #wake(): void {
+    if (this.#waiters.length === 0) return;
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
+
+// Only the last two deltas are compared: two deletes in a row become one,
+// keeping the older unless it is a tombstone (the newer one knows more).
+function dedupDeltas<T>(deltas: Delta<T>[]): void {
+  const n = deltas.length;
+  if (n < 2) return;
+  const a = deltas[n - 1]!;
+  const b = deltas[n - 2]!;
+  if (a.type !== "Deleted" || b.type !== "Deleted") return;
+  if (b.object instanceof DeletedFinalStateUnknown) deltas[n - 2] = a;
+  deltas.length = n - 1;
+}
