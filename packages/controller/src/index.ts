@@ -1,1 +1,29 @@
-export {};
+export {
+  ClientEventRecorder,
+  type ClientEventRecorderOptions,
+  type EventRecorder,
+  type EventType,
+  noopEventRecorder,
+} from "./event-recorder.js";
+export { type Logger, noopLogger } from "./logger.js";
+export {
+  ClientPodControl,
+  type ClientPodControlOptions,
+  failedCreatePodReason,
+  failedDeletePodReason,
+  getPodFromTemplate,
+  type PodControl,
+  successfulCreatePodReason,
+  successfulDeletePodReason,
+  validateControllerRef,
+} from "./pod-control.js";
+export {
+  activePodsWithRanksLess,
+  getDeletionCostFromPodAnnotations,
+  type PodDeletionOrderOptions,
+  podDeletionCostAnnotation,
+  rankPodsByRelatedPodsOnSameNode,
+  sortActivePods,
+  sortActivePodsWithRanks,
+} from "./pod-ranking.js";
+export { type SlowStartBatchResult, slowStartBatch, slowStartInitialBatchSize } from "./slow-start-batch.js";

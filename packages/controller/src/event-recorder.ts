@@ -1,0 +1,243 @@
+import { type DeepReadonly, type Event, events, isNotFound, type KubeObject } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import type { ObjectReference } from "kubernetes-types/core/v1";
+import { type Logger, noopLogger } from "./logger.js";
+
+/** `Normal` or `Warning`, as core/v1 Events. */
+export type EventType = "Normal" | "Warning";
+
+/**
+ * Records Events about objects (client-go's `record.EventRecorder`). Recording
+ * never blocks and never fails the caller: writes happen in the background and
+ * their errors are logged.
+ */
+export interface EventRecorder {
+  /**
+   * Records an event about `object`, which needs `kind` and `metadata.name`
+   * (objects read from a cache may lack `kind`: pass a reference or set it).
+   */
+  event(
+    object: KubeObject | DeepReadonly<KubeObject> | ObjectReference,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): void;
+}
+
+/** An {@link EventRecorder} that records nothing. */
+export const noopEventRecorder: EventRecorder = { event() {} };
+
+export interface ClientEventRecorderOptions {
+  /** Where Events are written. Required. */
+  client: Client;
+  /** `source.component` / `reportingComponent`, e.g. "replicaset-controller". Required. */
+  component: string;
+  /** `source.host` / `reportingInstance`. Default "". */
+  host?: string | undefined;
+  /** Time of the events and of the spam filter. Default `realClock`. */
+  clock?: Clock | undefined;
+  /** Where failed writes are logged. Default: no logging. */
+  logger?: Logger | undefined;
+  /** Events allowed at once per involved object before the spam filter drops them. Default 25. */
+  spamBurst?: number | undefined;
+  /** Tokens per second the spam filter refills per involved object. Default 1/300 (one per 5 minutes). */
+  spamQps?: number | undefined;
+  /** How many distinct events are remembered for aggregation (least recently used evicted). Default 4096. */
+  maxCachedEvents?: number | undefined;
+}
+
+interface SeenEvent {
+  namespace: string;
+  name: string;
+  count: number;
+  firstTimestamp: string;
+}
+
+interface SpamBucket {
+  tokens: number;
+  last: number;
+}
+
+/**
+ * An {@link EventRecorder} that writes core/v1 Events through a `Client`, as
+ * client-go's broadcaster with its event correlator does: a repeat of an
+ * identical event (same object, type, reason, message and source) patches the
+ * earlier Event's `count` and `lastTimestamp` instead of creating a new one,
+ * and a per-object token bucket (burst 25, refilled once per 5 minutes) drops
+ * event storms. Writes for one event are serialised; `flush()` waits for all.
+ */
+export class ClientEventRecorder implements EventRecorder {
+  readonly #client: Client;
+  readonly #component: string;
+  readonly #host: string;
+  readonly #clock: Clock;
+  readonly #logger: Logger;
+  readonly #spamBurst: number;
+  readonly #spamQps: number;
+  readonly #maxCachedEvents: number;
+  readonly #seen = new Map<string, SeenEvent>();
+  readonly #spam = new Map<string, SpamBucket>();
+  readonly #tails = new Map<string, Promise<void>>();
+  #sequence = 0;
+
+  constructor(options: ClientEventRecorderOptions) {
+    if (!options.component) throw new TypeError("ClientEventRecorder: component is required");
+    this.#client = options.client;
+    this.#component = options.component;
+    this.#host = options.host ?? "";
+    this.#clock = options.clock ?? realClock;
+    this.#logger = options.logger ?? noopLogger;
+    this.#spamBurst = options.spamBurst ?? 25;
+    this.#spamQps = options.spamQps ?? 1 / 300;
+    this.#maxCachedEvents = options.maxCachedEvents ?? 4096;
+  }
+
+  event(
+    object: KubeObject | DeepReadonly<KubeObject> | ObjectReference,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): void {
+    const involved = referenceOf(object);
+    if (involved === undefined) {
+      this.#logger.error(
+        { reason, message },
+        "cannot record an event: the object has no kind or no metadata.name",
+      );
+      return;
+    }
+    const objectKey = [
+      involved.apiVersion,
+      involved.kind,
+      involved.namespace,
+      involved.name,
+      involved.uid,
+    ].join("\u0000");
+    if (!this.#allow(objectKey)) return;
+    const key = [this.#component, this.#host, objectKey, type, reason, message].join("\u0000");
+    const timestamp = rfc3339(this.#clock.now());
+    const previous = this.#tails.get(key) ?? Promise.resolve();
+    const write = previous.then(() => this.#write(key, involved, type, reason, message, timestamp));
+    this.#tails.set(key, write);
+    void write.then(() => {
+      if (this.#tails.get(key) === write) this.#tails.delete(key);
+    });
+  }
+
+  /** Resolves once every event recorded so far has been written (or failed and been logged). */
+  async flush(): Promise<void> {
+    while (this.#tails.size > 0) await Promise.all([...this.#tails.values()]);
+  }
+
+  // The spam filter: a token bucket per involved object (client-go's EventSourceObjectSpamFilter).
+  #allow(objectKey: string): boolean {
+    const now = this.#clock.now();
+    let bucket = this.#spam.get(objectKey);
+    if (bucket === undefined) {
+      bucket = { tokens: this.#spamBurst, last: now };
+      this.#spam.set(objectKey, bucket);
+      if (this.#spam.size > this.#maxCachedEvents) this.#spam.delete(this.#spam.keys().next().value!);
+    } else {
+      bucket.tokens = Math.min(this.#spamBurst, bucket.tokens + ((now - bucket.last) / 1000) * this.#spamQps);
+      bucket.last = now;
+    }
+    if (bucket.tokens < 1 - 1e-9) return false; // tolerate rounding in the refill sum
+    bucket.tokens = Math.max(0, bucket.tokens - 1);
+    return true;
+  }
+
+  async #write(
+    key: string,
+    involved: ObjectReference,
+    type: EventType,
+    reason: string,
+    message: string,
+    timestamp: string,
+  ): Promise<void> {
+    const seen = this.#seen.get(key);
+    try {
+      if (seen !== undefined) {
+        this.#seen.delete(key); // re-inserted below: the map's order is the LRU order
+        try {
+          await this.#client
+            .resource(events, seen.namespace)
+            .patch(
+              seen.name,
+              { count: seen.count + 1, lastTimestamp: timestamp, message },
+              { type: "merge" },
+            );
+          this.#remember(key, { ...seen, count: seen.count + 1 });
+          return;
+        } catch (error) {
+          if (!isNotFound(error)) throw error;
+          // The earlier Event is gone (expired or deleted): start a new one.
+        }
+      }
+      const namespace = involved.namespace || "default";
+      const created = await this.#client.resource(events, namespace).create({
+        apiVersion: "v1",
+        kind: "Event",
+        metadata: { name: this.#eventName(involved.name ?? ""), namespace },
+        involvedObject: involved,
+        reason,
+        message,
+        type,
+        source: { component: this.#component, ...(this.#host ? { host: this.#host } : {}) },
+        firstTimestamp: timestamp,
+        lastTimestamp: timestamp,
+        count: 1,
+        reportingComponent: this.#component,
+        reportingInstance: this.#host,
+      } satisfies Event);
+      this.#remember(key, {
+        namespace,
+        name: created.metadata?.name ?? "",
+        count: created.count ?? 1,
+        firstTimestamp: timestamp,
+      });
+    } catch (error) {
+      this.#logger.error(
+        { err: error, reason, involvedObject: `${involved.namespace ?? ""}/${involved.name ?? ""}` },
+        "failed to write event",
+      );
+    }
+  }
+
+  #remember(key: string, seen: SeenEvent): void {
+    this.#seen.set(key, seen);
+    if (this.#seen.size > this.#maxCachedEvents) this.#seen.delete(this.#seen.keys().next().value!);
+  }
+
+  // `<object name>.<hex nanoseconds>`, as client-go names events; a sequence in
+  // the sub-millisecond digits keeps names unique within one millisecond.
+  #eventName(objectName: string): string {
+    const nanos = BigInt(this.#clock.now()) * 1_000_000n + BigInt(this.#sequence++ % 1_000_000);
+    return `${objectName}.${nanos.toString(16)}`;
+  }
+}
+
+function referenceOf(
+  object: KubeObject | DeepReadonly<KubeObject> | ObjectReference,
+): ObjectReference | undefined {
+  if ("metadata" in object && object.metadata !== undefined) {
+    const meta = object.metadata;
+    if (!object.kind || !meta.name) return undefined;
+    return {
+      ...(object.apiVersion ? { apiVersion: object.apiVersion } : {}),
+      kind: object.kind,
+      name: meta.name,
+      ...(meta.namespace ? { namespace: meta.namespace } : {}),
+      ...(meta.uid ? { uid: meta.uid } : {}),
+      ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
+    };
+  }
+  const reference = object as ObjectReference;
+  if (!reference.kind || !reference.name) return undefined;
+  return { ...reference };
+}
+
+// metav1.Time marshals to whole seconds.
+function rfc3339(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+}

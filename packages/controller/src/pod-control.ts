@@ -1,0 +1,211 @@
+import {
+  type DeepReadonly,
+  isDNS1123Subdomain,
+  isNotFound,
+  type KubeObject,
+  type OwnerReference,
+  type Pod,
+  type PodSpec,
+  type PodTemplateSpec,
+  pods,
+  StatusError,
+} from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { type EventRecorder, noopEventRecorder } from "./event-recorder.js";
+
+/** Event reasons PodControl records, as upstream's. */
+export const failedCreatePodReason = "FailedCreate";
+export const successfulCreatePodReason = "SuccessfulCreate";
+export const failedDeletePodReason = "FailedDelete";
+export const successfulDeletePodReason = "SuccessfulDelete";
+
+/**
+ * How controllers create, delete and patch pods (upstream `PodControlInterface`).
+ * Every method rejects with the API error when the call fails.
+ */
+export interface PodControl {
+  /** Creates one pod from `template`, owned through `controllerRef`, named `<controller name>-<random>`. */
+  createPods(
+    namespace: string,
+    template: PodTemplateSpec | DeepReadonly<PodTemplateSpec>,
+    controllerObject: KubeObject | DeepReadonly<KubeObject>,
+    controllerRef: OwnerReference,
+  ): Promise<void>;
+  /** As {@link createPods}, with an explicit `generateName`. */
+  createPodsWithGenerateName(
+    namespace: string,
+    template: PodTemplateSpec | DeepReadonly<PodTemplateSpec>,
+    controllerObject: KubeObject | DeepReadonly<KubeObject>,
+    controllerRef: OwnerReference,
+    generateName: string,
+  ): Promise<void>;
+  /** Deletes a pod. A NotFound error is passed through as is, so callers can tell it apart. */
+  deletePod(
+    namespace: string,
+    podName: string,
+    controllerObject: KubeObject | DeepReadonly<KubeObject>,
+  ): Promise<void>;
+  /** Applies a strategic-merge patch to a pod. */
+  patchPod(namespace: string, name: string, patch: unknown): Promise<void>;
+}
+
+export interface ClientPodControlOptions {
+  /** Where pods are written. Required. */
+  client: Client;
+  /** Where SuccessfulCreate/FailedCreate/SuccessfulDelete/FailedDelete go. Default: records nothing. */
+  recorder?: EventRecorder | undefined;
+}
+
+/**
+ * {@link PodControl} over a `Client` (upstream `RealPodControl`): pods are
+ * built from the template with {@link getPodFromTemplate}; every create and
+ * delete records an Event on the controller object.
+ */
+export class ClientPodControl implements PodControl {
+  readonly #client: Client;
+  readonly #recorder: EventRecorder;
+
+  constructor(options: ClientPodControlOptions) {
+    this.#client = options.client;
+    this.#recorder = options.recorder ?? noopEventRecorder;
+  }
+
+  createPods(
+    namespace: string,
+    template: PodTemplateSpec | DeepReadonly<PodTemplateSpec>,
+    controllerObject: KubeObject | DeepReadonly<KubeObject>,
+    controllerRef: OwnerReference,
+  ): Promise<void> {
+    return this.createPodsWithGenerateName(namespace, template, controllerObject, controllerRef, "");
+  }
+
+  async createPodsWithGenerateName(
+    namespace: string,
+    template: PodTemplateSpec | DeepReadonly<PodTemplateSpec>,
+    controllerObject: KubeObject | DeepReadonly<KubeObject>,
+    controllerRef: OwnerReference,
+    generateName: string,
+  ): Promise<void> {
+    validateControllerRef(controllerRef);
+    const pod = getPodFromTemplate(template, controllerObject, controllerRef);
+    if (generateName) pod.metadata!.generateName = generateName;
+    if (Object.keys(pod.metadata?.labels ?? {}).length === 0) {
+      throw new Error("unable to create pods, no labels");
+    }
+    const eventTarget = withKind(controllerObject, controllerRef);
+    let created: Pod;
+    try {
+      created = await this.#client.resource(pods, namespace).create(pod);
+    } catch (error) {
+      // No event while the namespace is going away: the creates are doomed and expected to fail.
+      if (!hasStatusCause(error, "NamespaceTerminating")) {
+        this.#recorder.event(
+          eventTarget,
+          "Warning",
+          failedCreatePodReason,
+          `Error creating: ${messageOf(error)}`,
+        );
+      }
+      throw error;
+    }
+    this.#recorder.event(
+      eventTarget,
+      "Normal",
+      successfulCreatePodReason,
+      `Created pod: ${created.metadata?.name}`,
+    );
+  }
+
+  async deletePod(
+    namespace: string,
+    podName: string,
+    controllerObject: KubeObject | DeepReadonly<KubeObject>,
+  ): Promise<void> {
+    try {
+      await this.#client.resource(pods, namespace).delete(podName);
+    } catch (error) {
+      if (isNotFound(error)) throw error;
+      this.#recorder.event(
+        controllerObject,
+        "Warning",
+        failedDeletePodReason,
+        `Error deleting: ${messageOf(error)}`,
+      );
+      throw new Error(`unable to delete pods: ${messageOf(error)}`, { cause: error });
+    }
+    this.#recorder.event(controllerObject, "Normal", successfulDeletePodReason, `Deleted pod: ${podName}`);
+  }
+
+  async patchPod(namespace: string, name: string, patch: unknown): Promise<void> {
+    await this.#client.resource(pods, namespace).patch(name, patch, { type: "strategic-merge" });
+  }
+}
+
+/**
+ * Checks a controllerRef before it is written into a pod (upstream
+ * `validateControllerRef`): it needs apiVersion and kind, `controller: true`
+ * and `blockOwnerDeletion: true`. Throws an error naming what is missing.
+ */
+export function validateControllerRef(controllerRef: OwnerReference | undefined): void {
+  if (controllerRef === undefined || controllerRef === null) {
+    throw new TypeError("controllerRef is nil");
+  }
+  if (!controllerRef.apiVersion) throw new TypeError("controllerRef has empty APIVersion");
+  if (!controllerRef.kind) throw new TypeError("controllerRef has empty Kind");
+  if (controllerRef.controller !== true) throw new TypeError("controllerRef.Controller is not set to true");
+  if (controllerRef.blockOwnerDeletion !== true) {
+    throw new TypeError("controllerRef.BlockOwnerDeletion is not set");
+  }
+}
+
+/**
+ * The pod a controller creates from its template (upstream
+ * `GetPodFromTemplate`): the template's labels, annotations, finalizers and
+ * spec (copied), `generateName` `<controller name>-`, and the controllerRef
+ * appended to ownerReferences.
+ */
+export function getPodFromTemplate(
+  template: PodTemplateSpec | DeepReadonly<PodTemplateSpec>,
+  parentObject: KubeObject | DeepReadonly<KubeObject>,
+  controllerRef: OwnerReference | undefined,
+): Pod {
+  const meta = template.metadata;
+  const pod: Pod = {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      labels: { ...(meta?.labels ?? {}) },
+      annotations: { ...(meta?.annotations ?? {}) },
+      generateName: podsPrefix(parentObject.metadata?.name ?? ""),
+      ...(meta?.finalizers && meta.finalizers.length > 0 ? { finalizers: [...meta.finalizers] } : {}),
+      ...(controllerRef ? { ownerReferences: [{ ...controllerRef }] } : {}),
+    },
+    spec: structuredClone(template.spec ?? { containers: [] }) as PodSpec,
+  };
+  return pod;
+}
+
+// `<name>-` when that is a valid name prefix, else the name itself (upstream getPodsPrefix).
+function podsPrefix(controllerName: string): string {
+  const prefix = `${controllerName}-`;
+  // As a prefix, a trailing dash is fine: validate it with the dash masked.
+  return isDNS1123Subdomain(`${controllerName}a`).length === 0 ? prefix : controllerName;
+}
+
+// Objects read from a cache may lack kind/apiVersion; the controllerRef names them.
+function withKind(
+  object: KubeObject | DeepReadonly<KubeObject>,
+  controllerRef: OwnerReference,
+): KubeObject | DeepReadonly<KubeObject> {
+  if (object.kind) return object;
+  return { ...object, apiVersion: controllerRef.apiVersion, kind: controllerRef.kind };
+}
+
+function hasStatusCause(error: unknown, causeType: string): boolean {
+  if (!StatusError.isInstance(error)) return false;
+  return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
