@@ -1,0 +1,97 @@
+import { builtinResources } from "@reconcile/api";
+import { describe, expect, it } from "vitest";
+import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./discovery.js";
+import { openApiDocuments } from "./openapi.js";
+
+describe("discovery documents", () => {
+  it("reports Kubernetes 1.32 so that kubectl's dispatcher picks its built-in v1.32", () => {
+    expect(versionInfo()).toMatchObject({ major: "1", minor: "32", gitVersion: "v1.32.0" });
+  });
+
+  it("lists the core version under /api and the named groups under /apis", () => {
+    expect(apiVersions(builtinResources, "127.0.0.1:6443")).toEqual({
+      kind: "APIVersions",
+      versions: ["v1"],
+      serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: "127.0.0.1:6443" }],
+    });
+    const list = apiGroupList(builtinResources) as { groups: { name: string; preferredVersion: unknown }[] };
+    expect(list.groups.map((g) => g.name)).toEqual(["apps", "batch", "coordination.k8s.io"]);
+    expect(list.groups[0]!.preferredVersion).toEqual({ groupVersion: "apps/v1", version: "v1" });
+    expect(apiGroup(builtinResources, "apps")).toMatchObject({ kind: "APIGroup", name: "apps" });
+    expect(apiGroup(builtinResources, "nope.example.com")).toBeUndefined();
+  });
+
+  it("describes apps/v1 with short names, the all category and the status and scale subresources", () => {
+    const list = apiResourceList(builtinResources, "apps", "v1") as {
+      groupVersion: string;
+      resources: object[];
+    };
+    expect(list.groupVersion).toBe("apps/v1");
+    expect(list.resources).toContainEqual(
+      expect.objectContaining({
+        name: "deployments",
+        singularName: "deployment",
+        namespaced: true,
+        kind: "Deployment",
+        verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+        shortNames: ["deploy"],
+        categories: ["all"],
+      }),
+    );
+    expect(list.resources).toContainEqual({
+      name: "deployments/scale",
+      singularName: "",
+      namespaced: true,
+      group: "autoscaling",
+      version: "v1",
+      kind: "Scale",
+      verbs: ["get", "patch", "update"],
+    });
+    expect(list.resources).toContainEqual({
+      name: "replicasets/status",
+      singularName: "",
+      namespaced: true,
+      kind: "ReplicaSet",
+      verbs: ["get", "patch", "update"],
+    });
+  });
+
+  it("marks cluster-scoped resources and answers undefined for a group-version it does not serve", () => {
+    const core = apiResourceList(builtinResources, "", "v1") as {
+      resources: { name: string; namespaced: boolean }[];
+    };
+    expect(core.resources.find((r) => r.name === "nodes")?.namespaced).toBe(false);
+    expect(core.resources.find((r) => r.name === "pods")?.namespaced).toBe(true);
+    expect(apiResourceList(builtinResources, "apps", "v1beta1")).toBeUndefined();
+  });
+});
+
+describe("openApiDocuments", () => {
+  it("indexes one document per group-version, each with a PATCH operation per kind carrying fieldValidation", () => {
+    const { index, byPath } = openApiDocuments(builtinResources);
+    const paths = (index as { paths: Record<string, { serverRelativeURL: string }> }).paths;
+    expect(Object.keys(paths)).toEqual([
+      "api/v1",
+      "apis/apps/v1",
+      "apis/batch/v1",
+      "apis/coordination.k8s.io/v1",
+    ]);
+    expect(paths["apis/apps/v1"]!.serverRelativeURL).toMatch(
+      /^\/openapi\/v3\/apis\/apps\/v1\?hash=[0-9A-F]{32}$/,
+    );
+    const apps = byPath.get("apis/apps/v1") as { paths: Record<string, { patch: Record<string, unknown> }> };
+    const patch = apps.paths["/apis/apps/v1/namespaces/{namespace}/deployments/{name}"]!.patch;
+    expect(patch["x-kubernetes-group-version-kind"]).toEqual({
+      group: "apps",
+      version: "v1",
+      kind: "Deployment",
+    });
+    expect(patch.parameters).toContainEqual({
+      name: "fieldValidation",
+      in: "query",
+      schema: { type: "string", uniqueItems: true },
+    });
+    const core = byPath.get("api/v1") as { paths: Record<string, unknown> };
+    expect(core.paths["/api/v1/namespaces/{name}"]).toBeDefined();
+  });
+});

@@ -1,0 +1,47 @@
+/** One media range of an Accept or Content-Type header: `application/json;as=Table;v=v1;g=meta.k8s.io`. */
+export interface MediaType {
+  type: string;
+  params: Record<string, string>;
+}
+
+/** Parses a comma-separated Accept header (or a single Content-Type). Never throws. */
+export function parseMediaTypes(header: string | undefined): MediaType[] {
+  if (!header) return [];
+  const result: MediaType[] = [];
+  for (const range of header.split(",")) {
+    const [type = "", ...rest] = range.split(";");
+    const params: Record<string, string> = {};
+    for (const param of rest) {
+      const eq = param.indexOf("=");
+      if (eq === -1) continue;
+      params[param.slice(0, eq).trim().toLowerCase()] = param
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"|"$/g, "");
+    }
+    const trimmed = type.trim().toLowerCase();
+    if (trimmed !== "") result.push({ type: trimmed, params });
+  }
+  return result;
+}
+
+/** The bare media type of a Content-Type header (`application/json`), lower case. */
+export function mediaTypeOf(contentType: string | undefined): string {
+  return parseMediaTypes(contentType)[0]?.type ?? "";
+}
+
+/**
+ * The `meta.k8s.io` Table version the client asked for (`v1` preferred over
+ * `v1beta1`), or undefined when it wants plain objects. kubectl asks with
+ * `application/json;as=Table;v=v1;g=meta.k8s.io,...,application/json`.
+ */
+export function requestedTableVersion(accept: string | undefined): "v1" | "v1beta1" | undefined {
+  let found: "v1" | "v1beta1" | undefined;
+  for (const media of parseMediaTypes(accept)) {
+    if (media.params.as !== "Table" || media.params.g !== "meta.k8s.io") continue;
+    if (media.type !== "application/json" && media.type !== "*/*" && media.type !== "application/*") continue;
+    if (media.params.v === "v1") return "v1";
+    if (media.params.v === "v1beta1") found = "v1beta1";
+  }
+  return found;
+}
