@@ -1,1 +1,1 @@
-export {};
+export { FakeListerWatcher, type FakeListerWatcherOptions } from "./fake-lister-watcher.js";

@@ -1,0 +1,474 @@
+import {
+  isGone,
+  isResourceExpired,
+  isTooManyRequests,
+  type KubeObject,
+  type ListerWatcher,
+  ReconcileError,
+  type Status,
+  StatusError,
+  type WatchEvent,
+} from "@reconcile/api";
+import { type Clock, realClock } from "@reconcile/clock";
+import { Backoff, type BackoffOptions } from "./backoff.js";
+
+/** Where a reflector writes what it lists and watches: a DeltaFIFO, or any store. */
+export interface ReflectorStore<T> {
+  add(obj: T): void;
+  update(obj: T): void;
+  delete(obj: T): void;
+  replace(list: T[], resourceVersion: string): void;
+  resync(): void;
+}
+
+/** Receives every error a reflector meets; it then retries (client-go's `WatchErrorHandler`). */
+export type WatchErrorHandler = (error: unknown, context: { name: string }) => void;
+
+export interface ReflectorOptions<T extends KubeObject> {
+  listerWatcher: ListerWatcher<T>;
+  store: ReflectorStore<T>;
+  /** Names the reflector in errors. Default: "reflector". */
+  name?: string | undefined;
+  /** Label selector sent on every list and watch. Default: none. */
+  labelSelector?: string | undefined;
+  /** Field selector sent on every list and watch. Default: none. */
+  fieldSelector?: string | undefined;
+  /** Calls `store.resync()` this often while watching; 0 never. Default: 0. */
+  resyncPeriodMs?: number | undefined;
+  /** Asked before each periodic resync; false skips it. Default: always resync. */
+  shouldResync?: (() => boolean) | undefined;
+  /** Items per list page. Default: 500. */
+  pageSize?: number | undefined;
+  /** Each watch asks the server to close it after a random time in [min, 2×min]. Default: 5 minutes. */
+  minWatchTimeoutMs?: number | undefined;
+  /**
+   * Restart a watch that has delivered no event and no bookmark for this
+   * long (a stalled connection). Default: the watch's own timeout plus 30 s,
+   * since a healthy server closes the watch by then.
+   */
+  idleTimeoutMs?: number | undefined;
+  /** Backoff between failed attempts. Default: 800 ms doubling to 30 s, reset after 2 minutes quiet. */
+  backoff?: BackoffOptions | undefined;
+  /** Called with every error before the reflector retries. Default: `console.warn` (routine 410s are not logged). */
+  watchErrorHandler?: WatchErrorHandler | undefined;
+  /** Default: `realClock`. */
+  clock?: Clock | undefined;
+  /** Source of jitter, in [0, 1). Default: `Math.random`. */
+  random?: (() => number) | undefined;
+}
+
+/** A watch closed within a second without any event: something is wrong; relist. */
+export class VeryShortWatchError extends ReconcileError {
+  constructor(name: string) {
+    super(
+      "reflector.very-short-watch",
+      `${name}: very short watch: the watch closed within 1s without events`,
+    );
+    this.name = "VeryShortWatchError";
+  }
+}
+
+/** A watch that went quiet for longer than `idleTimeoutMs` was restarted. */
+export class IdleWatchError extends ReconcileError {
+  constructor(name: string, idleMs: number) {
+    super(
+      "reflector.idle-watch",
+      `${name}: no watch event or bookmark for ${idleMs}ms; restarting the watch`,
+    );
+    this.name = "IdleWatchError";
+  }
+}
+
+/** A watch stream broke (connection reset, bad data) and was restarted from the last resourceVersion. */
+export class WatchStreamError extends ReconcileError {
+  constructor(name: string, cause: unknown) {
+    super("reflector.watch-stream", `${name}: watch stream failed: ${messageOf(cause)}`, { cause });
+    this.name = "WatchStreamError";
+  }
+}
+
+type WatchOutcome = "closed" | "expired" | "idle" | "aborted" | "retry";
+
+/**
+ * client-go's `Reflector`: lists a resource into a store, then watches it
+ * from the listed resourceVersion, re-watching after a normal close,
+ * relisting after a 410 or any other failure, with backoff, forever — until
+ * its signal aborts. Every error goes to the watch-error handler.
+ */
+export class Reflector<T extends KubeObject = KubeObject> {
+  readonly name: string;
+  readonly #lw: ListerWatcher<T>;
+  readonly #store: ReflectorStore<T>;
+  readonly #labelSelector: string | undefined;
+  readonly #fieldSelector: string | undefined;
+  readonly #resyncPeriodMs: number;
+  readonly #shouldResync: (() => boolean) | undefined;
+  readonly #pageSize: number;
+  readonly #minWatchTimeoutMs: number;
+  readonly #idleTimeoutMs: number | undefined;
+  readonly #backoff: Backoff;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  #watchErrorHandler: WatchErrorHandler;
+  #lastSyncResourceVersion = "";
+  #lastSyncResourceVersionUnavailable = false;
+  #paginatedResult = false;
+  #running = false;
+
+  constructor(options: ReflectorOptions<T>) {
+    if (options.listerWatcher === undefined) throw new TypeError("Reflector: listerWatcher is required");
+    if (options.store === undefined) throw new TypeError("Reflector: store is required");
+    this.name = options.name ?? "reflector";
+    this.#lw = options.listerWatcher;
+    this.#store = options.store;
+    this.#labelSelector = options.labelSelector;
+    this.#fieldSelector = options.fieldSelector;
+    this.#resyncPeriodMs = nonNegative("resyncPeriodMs", options.resyncPeriodMs ?? 0);
+    this.#shouldResync = options.shouldResync;
+    this.#pageSize = nonNegative("pageSize", options.pageSize ?? 500);
+    this.#minWatchTimeoutMs = nonNegative("minWatchTimeoutMs", options.minWatchTimeoutMs ?? 5 * 60_000);
+    this.#idleTimeoutMs =
+      options.idleTimeoutMs === undefined ? undefined : nonNegative("idleTimeoutMs", options.idleTimeoutMs);
+    this.#clock = options.clock ?? realClock;
+    this.#random = options.random ?? Math.random;
+    this.#backoff = new Backoff(options.backoff ?? {}, this.#clock, this.#random);
+    this.#watchErrorHandler = options.watchErrorHandler ?? defaultWatchErrorHandler;
+  }
+
+  /** The resourceVersion of the last list or watch event seen; "" before the first list. */
+  lastSyncResourceVersion(): string {
+    return this.#lastSyncResourceVersion;
+  }
+
+  /** Replaces the watch-error handler. */
+  setWatchErrorHandler(handler: WatchErrorHandler): void {
+    this.#watchErrorHandler = handler;
+  }
+
+  /**
+   * Lists and watches until `signal` aborts; every failure is reported and
+   * retried after a backoff. Settles once the current watch is closed and no
+   * timer is left.
+   */
+  async run(signal: AbortSignal): Promise<void> {
+    if (this.#running) throw new Error(`${this.name}: already running`);
+    this.#running = true;
+    try {
+      while (!signal.aborted) {
+        try {
+          await this.listAndWatch(signal);
+        } catch (error) {
+          if (signal.aborted) break;
+          this.#report(error);
+        }
+        if (signal.aborted) break;
+        if (!(await this.#sleep(this.#backoff.next(), signal))) break;
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /**
+   * One list, then watches until an error (thrown), a 410 (returns: the
+   * caller relists), or `signal` aborts (returns).
+   */
+  async listAndWatch(signal: AbortSignal): Promise<void> {
+    await this.#list(signal);
+    if (signal.aborted) return;
+    const watching = new AbortController();
+    const stopWatching = () => watching.abort();
+    signal.addEventListener("abort", stopWatching, { once: true });
+    let resyncError: { error: unknown } | undefined;
+    let resyncTimer: unknown;
+    const scheduleResync = () => {
+      resyncTimer = this.#clock.setTimeout(() => {
+        try {
+          if (this.#shouldResync === undefined || this.#shouldResync()) this.#store.resync();
+          scheduleResync();
+        } catch (error) {
+          resyncError = { error };
+          watching.abort();
+        }
+      }, this.#resyncPeriodMs);
+    };
+    if (this.#resyncPeriodMs > 0) scheduleResync();
+    try {
+      await this.#watchLoop(watching.signal);
+      if (resyncError !== undefined) throw resyncError.error;
+    } finally {
+      if (resyncTimer !== undefined) this.#clock.clearTimeout(resyncTimer);
+      signal.removeEventListener("abort", stopWatching);
+    }
+  }
+
+  #relistResourceVersion(): string {
+    if (this.#lastSyncResourceVersionUnavailable) return "";
+    if (this.#lastSyncResourceVersion === "") return "0";
+    return this.#lastSyncResourceVersion;
+  }
+
+  async #list(signal: AbortSignal): Promise<void> {
+    const resourceVersion = this.#relistResourceVersion();
+    let result: { items: T[]; resourceVersion: string };
+    try {
+      result = await this.#listPages(resourceVersion, signal);
+    } catch (error) {
+      if (signal.aborted || !(isResourceExpired(error) || isGone(error) || isTooLargeResourceVersion(error)))
+        throw error;
+      // The version left the server's window (or is ahead of it): one consistent list from "now".
+      this.#lastSyncResourceVersionUnavailable = true;
+      result = await this.#listPages("", signal);
+    }
+    if (signal.aborted) return;
+    this.#lastSyncResourceVersionUnavailable = false;
+    this.#store.replace(result.items, result.resourceVersion);
+    this.#lastSyncResourceVersion = result.resourceVersion;
+  }
+
+  // client-go's pager: pages of `pageSize`, except for a list at a specific
+  // version that the watch cache can serve whole; a continuation that
+  // expires falls back to one full list at the requested version.
+  async #listPages(
+    resourceVersion: string,
+    signal: AbortSignal,
+  ): Promise<{ items: T[]; resourceVersion: string }> {
+    const paged =
+      this.#pageSize > 0 && (resourceVersion === "" || resourceVersion === "0" || this.#paginatedResult);
+    const selectors = this.#selectors();
+    const first = await this.#lw.list({
+      resourceVersion,
+      ...(paged ? { limit: this.#pageSize } : {}),
+      ...selectors,
+      signal,
+    });
+    if (resourceVersion === "0" && first.metadata?.continue) this.#paginatedResult = true;
+    let items = first.items ?? [];
+    let listRV = first.metadata?.resourceVersion ?? "";
+    let token = first.metadata?.continue;
+    while (token) {
+      let page: Awaited<ReturnType<ListerWatcher<T>["list"]>>;
+      try {
+        page = await this.#lw.list({ limit: this.#pageSize, continue: token, ...selectors, signal });
+      } catch (error) {
+        if (signal.aborted || !(isResourceExpired(error) || isGone(error))) throw error;
+        const full = await this.#lw.list({ resourceVersion, ...selectors, signal });
+        return { items: full.items ?? [], resourceVersion: full.metadata?.resourceVersion ?? "" };
+      }
+      items = items.concat(page.items ?? []);
+      listRV = page.metadata?.resourceVersion ?? listRV;
+      token = page.metadata?.continue;
+    }
+    return { items, resourceVersion: listRV };
+  }
+
+  async #watchLoop(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted) {
+      const timeoutSeconds = Math.floor((this.#minWatchTimeoutMs / 1000) * (1 + this.#random()));
+      const watching = new AbortController();
+      const stopWatching = () => watching.abort();
+      signal.addEventListener("abort", stopWatching, { once: true });
+      try {
+        let stream: AsyncIterable<WatchEvent<T>>;
+        try {
+          stream = await this.#lw.watch({
+            resourceVersion: this.#lastSyncResourceVersion,
+            timeoutSeconds,
+            allowWatchBookmarks: true,
+            ...this.#selectors(),
+            signal: watching.signal,
+          });
+        } catch (error) {
+          if (signal.aborted) return;
+          if (!isTooManyRequests(error) && !isConnectionRefused(error)) throw error;
+          // The server is there but busy (or restarting): back off and watch again; no relist.
+          this.#report(error);
+          if (!(await this.#sleep(this.#backoff.next(), signal))) return;
+          continue;
+        }
+        const startedAt = this.#clock.now();
+        const { outcome, events } = await this.#handleWatch(
+          stream,
+          watching,
+          this.#idleTimeoutMs ?? timeoutSeconds * 1000 + 30_000,
+        );
+        switch (outcome) {
+          case "aborted":
+            return;
+          case "expired":
+            return;
+          case "idle":
+            continue;
+          case "retry":
+            if (!(await this.#sleep(this.#backoff.next(), signal))) return;
+            continue;
+          case "closed":
+            if (events === 0 && this.#clock.now() - startedAt < 1000)
+              throw new VeryShortWatchError(this.name);
+            continue;
+        }
+      } finally {
+        signal.removeEventListener("abort", stopWatching);
+        watching.abort();
+      }
+    }
+  }
+
+  async #handleWatch(
+    stream: AsyncIterable<WatchEvent<T>>,
+    watching: AbortController,
+    idleTimeoutMs: number,
+  ): Promise<{ outcome: WatchOutcome; events: number }> {
+    const iterator = stream[Symbol.asyncIterator]();
+    let events = 0;
+    let idle = false;
+    let lastEventAt = this.#clock.now();
+    let idleTimer: unknown;
+    const checkIdle = () => {
+      const quietFor = this.#clock.now() - lastEventAt;
+      if (quietFor >= idleTimeoutMs) {
+        idle = true;
+        watching.abort();
+      } else {
+        idleTimer = this.#clock.setTimeout(checkIdle, idleTimeoutMs - quietFor);
+      }
+    };
+    idleTimer = this.#clock.setTimeout(checkIdle, idleTimeoutMs);
+    // An iterator that ignores its signal must not keep us waiting after an abort. One
+    // resolver at a time (not Promise.race, whose reactions would pile up on a long watch).
+    let wakeOnStop: ((value: "stop") => void) | undefined;
+    const onStop = () => wakeOnStop?.("stop");
+    watching.signal.addEventListener("abort", onStop, { once: true });
+    try {
+      for (;;) {
+        let next: IteratorResult<WatchEvent<T>> | "stop";
+        try {
+          next = watching.signal.aborted
+            ? "stop"
+            : await new Promise<IteratorResult<WatchEvent<T>> | "stop">((resolve, reject) => {
+                wakeOnStop = resolve;
+                iterator.next().then(resolve, reject);
+              });
+        } catch (error) {
+          if (watching.signal.aborted) return { outcome: idle ? "idle" : "aborted", events };
+          if (StatusError.isInstance(error)) return this.#onWatchStatus(error, events);
+          // A cut connection: report it and watch again from the last version, after a backoff.
+          this.#report(new WatchStreamError(this.name, error));
+          return { outcome: "retry", events };
+        }
+        if (next === "stop") {
+          if (idle) {
+            this.#report(new IdleWatchError(this.name, idleTimeoutMs));
+            return { outcome: "idle", events };
+          }
+          return { outcome: "aborted", events };
+        }
+        if (next.done) return { outcome: "closed", events };
+        lastEventAt = this.#clock.now();
+        events++;
+        const event = next.value;
+        if (event.type === "ERROR")
+          return this.#onWatchStatus(new StatusError(event.object as Status), events);
+        this.#apply(event);
+      }
+    } finally {
+      wakeOnStop = undefined;
+      watching.signal.removeEventListener("abort", onStop);
+      this.#clock.clearTimeout(idleTimer);
+      iterator.return?.()?.catch(() => {});
+    }
+  }
+
+  #onWatchStatus(error: StatusError, events: number): { outcome: WatchOutcome; events: number } {
+    // 410: the version left the server's history; relist (at the last version first, as client-go does).
+    if (isResourceExpired(error) || isGone(error)) {
+      this.#report(error);
+      return { outcome: "expired", events };
+    }
+    if (isTooManyRequests(error)) {
+      this.#report(error);
+      return { outcome: "retry", events };
+    }
+    throw error;
+  }
+
+  #apply(event: WatchEvent<T>): void {
+    const obj = event.object as T;
+    try {
+      switch (event.type) {
+        case "ADDED":
+          this.#store.add(obj);
+          break;
+        case "MODIFIED":
+          this.#store.update(obj);
+          break;
+        case "DELETED":
+          this.#store.delete(obj);
+          break;
+        case "BOOKMARK":
+          break;
+        default:
+          throw new TypeError(`${this.name}: unexpected watch event type ${JSON.stringify(event.type)}`);
+      }
+    } catch (error) {
+      // A malformed object is reported and skipped; the watch goes on, as in client-go.
+      this.#report(error);
+      return;
+    }
+    const resourceVersion = obj?.metadata?.resourceVersion;
+    if (resourceVersion) this.#lastSyncResourceVersion = resourceVersion;
+  }
+
+  #selectors(): { labelSelector?: string; fieldSelector?: string } {
+    return {
+      ...(this.#labelSelector ? { labelSelector: this.#labelSelector } : {}),
+      ...(this.#fieldSelector ? { fieldSelector: this.#fieldSelector } : {}),
+    };
+  }
+
+  #report(error: unknown): void {
+    try {
+      this.#watchErrorHandler(error, { name: this.name });
+    } catch {
+      // A failing error handler must not stop the reflector.
+    }
+  }
+
+  /** Sleeps unless aborted; returns false if `signal` aborted. */
+  async #sleep(ms: number, signal: AbortSignal): Promise<boolean> {
+    try {
+      await this.#clock.sleep(ms, { signal });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+function defaultWatchErrorHandler(error: unknown, context: { name: string }): void {
+  if (isResourceExpired(error) || isGone(error)) return;
+  console.warn(`${context.name}: ${messageOf(error)}`);
+}
+
+function isTooLargeResourceVersion(error: unknown): boolean {
+  if (!StatusError.isInstance(error)) return false;
+  if (error.status.details?.causes?.some((cause) => cause.reason === "ResourceVersionTooLarge")) return true;
+  return /too large resource version/i.test(error.message);
+}
+
+function isConnectionRefused(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === "ECONNREFUSED") return true;
+  }
+  return false;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!(value >= 0) || !Number.isFinite(value))
+    throw new RangeError(`Reflector: ${name} must be a non-negative number, got ${value}`);
+  return value;
+}
