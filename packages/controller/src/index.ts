@@ -1,4 +1,18 @@
 export {
+  BaseControllerRefManager,
+  type CanAdoptFunc,
+  type ClaimResult,
+  ClientReplicaSetControl,
+  type ControllerKind,
+  type ControllerRefManagerOptions,
+  PodControllerRefManager,
+  type PodControllerRefManagerOptions,
+  type ReplicaSetControl,
+  ReplicaSetControllerRefManager,
+  type ReplicaSetControllerRefManagerOptions,
+  recheckDeletionTimestamp,
+} from "./controller-ref-manager.js";
+export {
   ClientEventRecorder,
   type ClientEventRecorderOptions,
   type EventRecorder,
