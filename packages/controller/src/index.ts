@@ -40,4 +40,5 @@ export {
   sortActivePods,
   sortActivePodsWithRanks,
 } from "./pod-ranking.js";
+export { type RunWorkersOptions, runWorkers, type SyncContext, type WorkerQueue } from "./run-workers.js";
 export { type SlowStartBatchResult, slowStartBatch, slowStartInitialBatchSize } from "./slow-start-batch.js";

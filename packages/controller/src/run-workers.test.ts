@@ -1,0 +1,240 @@
+import { FakeClock } from "@reconcile/clock";
+import { RateLimitingQueue } from "@reconcile/workqueue";
+import { describe, expect, it } from "vitest";
+import type { Logger } from "./logger.js";
+import { runWorkers, type SyncContext } from "./run-workers.js";
+
+function setup() {
+  const clock = new FakeClock();
+  const queue = new RateLimitingQueue<string>({ clock });
+  const controller = new AbortController();
+  return { clock, queue, controller };
+}
+
+function deferred() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+interface LogRecord {
+  level: string;
+  bindings: Record<string, unknown>;
+  obj: Record<string, unknown>;
+  msg: string | undefined;
+}
+
+function recordingLogger(records: LogRecord[], bindings: Record<string, unknown> = {}): Logger {
+  const at =
+    (level: string) =>
+    (obj: Record<string, unknown>, msg?: string): void => {
+      records.push({ level, bindings, obj, msg });
+    };
+  return {
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
+    child: (more) => recordingLogger(records, { ...bindings, ...more }),
+  };
+}
+
+describe("runWorkers", () => {
+  it("syncs each key and forgets it on success", async () => {
+    const { clock, queue, controller } = setup();
+    const synced: string[] = [];
+    queue.add("ns/a");
+    queue.add("ns/b");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      sync: async (key) => {
+        synced.push(key);
+      },
+    });
+    await clock.flush();
+    expect(synced).toEqual(["ns/a", "ns/b"]);
+    expect(queue.numRequeues("ns/a")).toBe(0);
+    expect(queue.len()).toBe(0);
+    controller.abort();
+    await run;
+  });
+
+  it("requeues a failed key through the rate limiter and forgets it once it succeeds", async () => {
+    const { clock, queue, controller } = setup();
+    let attempts = 0;
+    queue.add("ns/a");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      sync: async () => {
+        attempts++;
+        if (attempts <= 2) throw new Error("conflict");
+      },
+    });
+    await clock.flush();
+    expect(attempts).toBe(1);
+    expect(queue.numRequeues("ns/a")).toBe(1);
+    await clock.advance(4); // the first retry comes after 5 ms
+    expect(attempts).toBe(1);
+    await clock.advance(1);
+    expect(attempts).toBe(2);
+    await clock.advance(10); // the second after 10 ms more
+    expect(attempts).toBe(3);
+    expect(queue.numRequeues("ns/a")).toBe(0);
+    controller.abort();
+    await run;
+  });
+
+  it("drops a key after maxRetries requeues and logs it", async () => {
+    const { clock, queue, controller } = setup();
+    const records: LogRecord[] = [];
+    let attempts = 0;
+    queue.add("ns/a");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      maxRetries: 2,
+      logger: recordingLogger(records),
+      name: "test",
+      sync: async () => {
+        attempts++;
+        throw new Error("always");
+      },
+    });
+    await clock.advance(1000);
+    expect(attempts).toBe(3);
+    expect(queue.numRequeues("ns/a")).toBe(0);
+    expect(clock.pendingTimers()).toEqual([]);
+    expect(records.map((r) => r.msg)).toEqual([
+      "Reconciler error",
+      "Reconciler error",
+      "Dropping key out of the queue after too many retries",
+    ]);
+    controller.abort();
+    await run;
+  });
+
+  it("runs up to `workers` syncs at once and never one key twice at once", async () => {
+    const { clock, queue, controller } = setup();
+    const gates = new Map<string, ReturnType<typeof deferred>>();
+    let running = 0;
+    let maxRunning = 0;
+    const runningKeys = new Set<string>();
+    let overlap = false;
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      workers: 3,
+      sync: async (key) => {
+        if (runningKeys.has(key)) overlap = true;
+        runningKeys.add(key);
+        running++;
+        maxRunning = Math.max(maxRunning, running);
+        const gate = deferred();
+        gates.set(key, gate);
+        await gate.promise;
+        running--;
+        runningKeys.delete(key);
+      },
+    });
+    for (const key of ["a", "b", "c", "d"]) queue.add(key);
+    await clock.flush();
+    expect(running).toBe(3);
+    queue.add("a"); // dirty while processing: handed out again only after done
+    await clock.flush();
+    gates.get("a")!.resolve();
+    await clock.flush();
+    expect(running).toBe(3);
+    for (const key of ["b", "c", "d", "a"]) gates.get(key)?.resolve();
+    await clock.flush();
+    for (const gate of gates.values()) gate.resolve();
+    await clock.flush();
+    expect(maxRunning).toBe(3);
+    expect(overlap).toBe(false);
+    controller.abort();
+    await run;
+  });
+
+  it("on abort lets the running sync finish, takes no new key and shuts the queue down", async () => {
+    const { clock, queue, controller } = setup();
+    const gate = deferred();
+    const synced: string[] = [];
+    queue.add("ns/a");
+    queue.add("ns/b");
+    let settled = false;
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      sync: async (key) => {
+        synced.push(key);
+        await gate.promise;
+      },
+    }).then(() => {
+      settled = true;
+    });
+    await clock.flush();
+    controller.abort();
+    await clock.flush();
+    expect(settled).toBe(false);
+    expect(queue.shuttingDown()).toBe(true);
+    gate.resolve();
+    await run;
+    expect(synced).toEqual(["ns/a"]);
+  });
+
+  it("returns at once for an aborted signal", async () => {
+    const { queue } = setup();
+    const controller = new AbortController();
+    controller.abort();
+    let calls = 0;
+    queue.add("a");
+    await runWorkers({
+      queue,
+      signal: controller.signal,
+      sync: async () => {
+        calls++;
+      },
+    });
+    expect(calls).toBe(0);
+    expect(queue.shuttingDown()).toBe(true);
+  });
+
+  it("hands each sync a logger bound to controller, namespace, name and reconcileID", async () => {
+    const { clock, queue, controller } = setup();
+    const records: LogRecord[] = [];
+    const contexts: SyncContext[] = [];
+    queue.add("prod/web");
+    queue.add("cluster-thing");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      logger: recordingLogger(records),
+      name: "replicaset",
+      sync: async (_key, context) => {
+        contexts.push(context);
+        context.logger.info({}, "syncing");
+      },
+    });
+    await clock.flush();
+    expect(records.map((r) => r.bindings)).toEqual([
+      { controller: "replicaset", namespace: "prod", name: "web", reconcileID: contexts[0]!.reconcileID },
+      { controller: "replicaset", name: "cluster-thing", reconcileID: contexts[1]!.reconcileID },
+    ]);
+    expect(contexts[0]!.reconcileID).not.toBe(contexts[1]!.reconcileID);
+    controller.abort();
+    await run;
+  });
+
+  it.each([
+    [{ workers: 0 }, "runWorkers: workers must be a positive integer, got 0"],
+    [{ maxRetries: -1 }, "runWorkers: maxRetries must be a non-negative integer, got -1"],
+  ])("rejects %j", async (bad, message) => {
+    const { queue, controller } = setup();
+    await expect(
+      runWorkers({ queue, signal: controller.signal, sync: async () => {}, ...bad }),
+    ).rejects.toThrow(message);
+  });
+});

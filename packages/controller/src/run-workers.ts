@@ -1,0 +1,119 @@
+import { splitMetaNamespaceKey } from "@reconcile/api";
+import type { GetResult } from "@reconcile/workqueue";
+import { type Logger, noopLogger } from "./logger.js";
+
+/** The queue operations the worker loop uses; `RateLimitingQueue` from `@reconcile/workqueue` has them all. */
+export interface WorkerQueue<T> {
+  get(): Promise<GetResult<T>>;
+  done(item: T): void;
+  forget(item: T): void;
+  addRateLimited(item: T): void;
+  numRequeues(item: T): number;
+  shutDown(): void;
+}
+
+/** What each sync receives besides its key. */
+export interface SyncContext {
+  /** A child logger bound to controller, namespace, name and reconcileID. */
+  logger: Logger;
+  /** Unique per sync call, for correlating its log lines. */
+  reconcileID: string;
+  /** Aborts when the workers are asked to stop; a sync may use it to cut long waits short. */
+  signal: AbortSignal;
+}
+
+export interface RunWorkersOptions<T> {
+  /** The queue to drain. It is shut down when `signal` aborts. Required. */
+  queue: WorkerQueue<T>;
+  /** Reconciles one key; a rejection requeues the key through the rate limiter. Required. */
+  sync: (key: T, context: SyncContext) => Promise<void>;
+  /** Stops the workers. Required. */
+  signal: AbortSignal;
+  /** How many syncs may run at once (the queue never hands one key to two workers). Default 1. */
+  workers?: number | undefined;
+  /**
+   * After this many requeues of a failing key it is dropped (forgotten and
+   * logged) until something adds it again. Default: retry forever, as the ReplicaSet controller does.
+   */
+  maxRetries?: number | undefined;
+  /** Where syncs and their failures are logged. Default: no logging. */
+  logger?: Logger | undefined;
+  /** The `controller` value in log records. Default "controller". */
+  name?: string | undefined;
+}
+
+/**
+ * Runs `workers` concurrent loops of client-go's `processNextWorkItem`: take
+ * a key, sync it, `forget` it on success or `addRateLimited` it on failure
+ * (dropping it after `maxRetries`), and always mark it `done`. When `signal`
+ * aborts, the queue is shut down, workers finish the sync they are in and
+ * take no new key; the promise resolves once every worker has returned.
+ */
+export async function runWorkers<T>(options: RunWorkersOptions<T>): Promise<void> {
+  const workers = options.workers ?? 1;
+  if (!Number.isInteger(workers) || workers < 1) {
+    throw new RangeError(`runWorkers: workers must be a positive integer, got ${workers}`);
+  }
+  const maxRetries = options.maxRetries;
+  if (maxRetries !== undefined && (!Number.isInteger(maxRetries) || maxRetries < 0)) {
+    throw new RangeError(`runWorkers: maxRetries must be a non-negative integer, got ${maxRetries}`);
+  }
+  const { queue, signal } = options;
+  const logger = (options.logger ?? noopLogger).child({ controller: options.name ?? "controller" });
+  const stop = () => queue.shutDown();
+  if (signal.aborted) {
+    stop();
+    return;
+  }
+  signal.addEventListener("abort", stop, { once: true });
+  try {
+    const loops: Promise<void>[] = [];
+    for (let i = 0; i < workers; i++) loops.push(worker(options, logger, maxRetries));
+    await Promise.all(loops);
+  } finally {
+    signal.removeEventListener("abort", stop);
+  }
+}
+
+async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetries: number | undefined) {
+  const { queue, signal, sync } = options;
+  for (;;) {
+    const next = await queue.get();
+    if (next.shutdown) return;
+    const key = next.item;
+    if (signal.aborted) {
+      // Stopping: leave the key unprocessed, but release it.
+      queue.done(key);
+      return;
+    }
+    const reconcileID = crypto.randomUUID();
+    const syncLogger = logger.child({ ...namespaceAndName(key), reconcileID });
+    try {
+      await sync(key, { logger: syncLogger, reconcileID, signal });
+      queue.forget(key);
+    } catch (error) {
+      if (maxRetries === undefined || queue.numRequeues(key) < maxRetries) {
+        syncLogger.error({ err: error }, "Reconciler error");
+        queue.addRateLimited(key);
+      } else {
+        syncLogger.error(
+          { err: error, retries: maxRetries },
+          "Dropping key out of the queue after too many retries",
+        );
+        queue.forget(key);
+      }
+    } finally {
+      queue.done(key);
+    }
+  }
+}
+
+function namespaceAndName(key: unknown): { namespace?: string; name: string } {
+  if (typeof key !== "string") return { name: String(key) };
+  try {
+    const { namespace, name } = splitMetaNamespaceKey(key);
+    return namespace ? { namespace, name } : { name };
+  } catch {
+    return { name: key };
+  }
+}
