@@ -3,6 +3,8 @@ export * from "./fields.js";
 export * from "./keys.js";
 export * from "./labels.js";
 export * from "./list-watch.js";
+export * from "./owner-references.js";
+export * from "./pods.js";
 export * from "./resources.js";
 export * from "./selector-errors.js";
 export type * from "./types.js";
