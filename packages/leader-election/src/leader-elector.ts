@@ -1,0 +1,574 @@
+import { isConflict, isNotFound, newTimeout } from "@reconcile/api";
+import { type Clock, realClock } from "@reconcile/clock";
+import { LeaderElectionError } from "./errors.js";
+import type { HealthzAdaptor } from "./healthz-adaptor.js";
+import { type LeaderElectionLogger, silentLogger } from "./logger.js";
+import { type LeaderMetric, type LeaderMetricsProvider, noopLeaderMetricsProvider } from "./metrics.js";
+import { formatMicroTime, type LeaderElectionRecord } from "./record.js";
+import type { LockRecord, ResourceLock } from "./resource-lock.js";
+
+/** client-go's `JitterFactor`: acquire retries wait retryPeriod × (1 + [0, 1.2)). */
+export const jitterFactor = 1.2;
+
+/** How often `release` retries after a 409 Conflict (an in-flight renew landing) before giving up. */
+const maxReleaseConflicts = 5;
+
+/**
+ * What happens around leadership. client-go runs these in goroutines; here
+ * `onStartedLeading` is called without being awaited (its promise is watched),
+ * `onNewLeader` is called detached, `onStoppedLeading` in line.
+ */
+export interface LeaderCallbacks {
+  /**
+   * Called once this participant becomes leader. Start the guarded work here
+   * and stop it as soon as `signal` aborts: the signal aborts the moment
+   * leadership ends (lost, cancelled), before anyone else can take the lease.
+   * If it returns a promise that rejects (or throws), leadership ends as if
+   * the run were cancelled and `run` rejects with that error.
+   */
+  onStartedLeading(signal: AbortSignal): void | Promise<void>;
+  /**
+   * Called exactly once when `run` ends, whether or not this participant ever
+   * led (as client-go does; do not assume `onStartedLeading` ran before). The
+   * usual reaction to a lost lease is to exit the process.
+   */
+  onStoppedLeading(): void;
+  /** Called when a different holder than the last reported one is observed (including the first, and "" after a release). */
+  onNewLeader?(identity: string): void;
+}
+
+/** The options of {@link LeaderElector}: client-go's `LeaderElectionConfig`, with durations in milliseconds. */
+export interface LeaderElectionConfig {
+  /** The lock to compete for, usually a `LeaseLock`. Required. */
+  lock: ResourceLock;
+  /**
+   * How long others wait, after last seeing the record change, before they
+   * may take over. A whole number of seconds (the Lease stores seconds).
+   * Default 15000.
+   */
+  leaseDurationMs?: number | undefined;
+  /** How long the leader keeps failing to renew before it gives up leadership. Default 10000. */
+  renewDeadlineMs?: number | undefined;
+  /** How long to wait between attempts (acquire attempts add up to 1.2× jitter). Default 2000. */
+  retryPeriodMs?: number | undefined;
+  /** Required. */
+  callbacks: LeaderCallbacks;
+  /** A health check to tie to this elector. Default: none. */
+  watchDog?: HealthzAdaptor | undefined;
+  /**
+   * Give the lease up (holder "", leaseDurationSeconds 1) when the run
+   * signal aborts, after the work started by `onStartedLeading` has settled.
+   * Default false.
+   */
+  releaseOnCancel?: boolean | undefined;
+  /** The election's name, for metrics, logs and the health check. Default "". */
+  name?: string | undefined;
+  /** Default `realClock`. */
+  clock?: Clock | undefined;
+  /** Default: no metrics. */
+  metricsProvider?: LeaderMetricsProvider | undefined;
+  /** Default: silent. */
+  logger?: LeaderElectionLogger | undefined;
+  /** Source of the acquire jitter, values in [0, 1). Default `Math.random`. */
+  random?: (() => number) | undefined;
+}
+
+interface ResolvedConfig {
+  lock: ResourceLock;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  /** Each lock call is abandoned after this long, so one hung request cannot eat the renew deadline. */
+  requestTimeoutMs: number;
+  callbacks: LeaderCallbacks;
+  releaseOnCancel: boolean;
+  name: string;
+  clock: Clock;
+  logger: LeaderElectionLogger;
+  random: () => number;
+}
+
+type StopReason = "cancelled" | "lost" | "work-failed";
+
+const neverAborted = new AbortController().signal;
+
+/**
+ * A participant in a leader election: client-go's `LeaderElector`.
+ *
+ * It relies only on time measured on its own clock: a candidate takes the
+ * lease over only after `leaseDurationSeconds` (from the record) have passed
+ * since it last saw the record change, so clock offsets between participants
+ * do not matter (differences in clock *rate* do). There is no fencing: guarded
+ * work must stop when the leading signal aborts.
+ */
+export class LeaderElector {
+  readonly #config: ResolvedConfig;
+  readonly #metric: LeaderMetric;
+  #observedRecord: LeaderElectionRecord = {
+    holderIdentity: "",
+    leaseDurationSeconds: 0,
+    leaderTransitions: 0,
+  };
+  #observedRawRecord: string | undefined;
+  /** When (on our clock) the record last changed or we last wrote it. */
+  #observedTime = Number.NEGATIVE_INFINITY;
+  /** When the last successful tryAcquireOrRenew began (our clock); the renew deadline counts from here. */
+  #lastSuccessfulAttemptAt = Number.NEGATIVE_INFINITY;
+  #reportedLeader = "";
+  #running = false;
+
+  constructor(config: LeaderElectionConfig) {
+    this.#config = validate(config);
+    this.#metric = (config.metricsProvider ?? noopLeaderMetricsProvider).newLeaderMetric();
+    this.#metric.off(this.#config.name);
+    config.watchDog?.setLeaderElection(this);
+  }
+
+  /**
+   * Competes for the lease until `signal` aborts or leadership is lost.
+   * Settles after everything has stopped: loops and timers ended, the lease
+   * released (if `releaseOnCancel`), `onStoppedLeading` called, and the
+   * promise returned by `onStartedLeading` settled. Rejects with the error of
+   * `onStartedLeading` or `onStoppedLeading` if one failed.
+   */
+  async run(signal: AbortSignal = neverAborted): Promise<void> {
+    if (this.#running) {
+      throw new LeaderElectionError("leaderelection.already-running", "LeaderElector.run is already running");
+    }
+    this.#running = true;
+    let work: Promise<WorkOutcome> = Promise.resolve({ failed: false });
+    let stoppedOutcome: WorkOutcome = { failed: false };
+    try {
+      const acquiredAt = await this.#acquire(signal);
+      if (acquiredAt !== undefined) ({ work } = await this.#lead(signal, acquiredAt));
+    } finally {
+      try {
+        this.#config.callbacks.onStoppedLeading();
+      } catch (error) {
+        stoppedOutcome = { failed: true, error };
+      }
+    }
+    const workOutcome = await work;
+    this.#running = false;
+    if (workOutcome.failed) throw workOutcome.error;
+    if (stoppedOutcome.failed) throw stoppedOutcome.error;
+  }
+
+  /** The identity of the last observed holder, "" if none was observed yet (informational). */
+  getLeader(): string {
+    return this.#observedRecord.holderIdentity;
+  }
+
+  /**
+   * Whether the last observed holder is this participant. This stays true for
+   * a leader that lost contact with the API server (as in client-go); the
+   * leading signal is what says whether to act.
+   */
+  isLeader(): boolean {
+    return this.#observedRecord.holderIdentity === this.#config.lock.identity();
+  }
+
+  /**
+   * The health check: undefined unless this participant is leader and has
+   * not renewed for longer than leaseDuration + `maxTolerableExpiredLeaseMs`
+   * (a leader that should have stopped but did not, e.g. a stuck process).
+   */
+  check(maxTolerableExpiredLeaseMs: number): LeaderElectionError | undefined {
+    if (!this.isLeader()) return undefined;
+    const sinceObserved = this.#config.clock.now() - this.#observedTime;
+    if (sinceObserved > this.#config.leaseDurationMs + maxTolerableExpiredLeaseMs) {
+      return new LeaderElectionError(
+        "leaderelection.renew-overdue",
+        `failed election to renew leadership on lease ${this.#config.name}`,
+      );
+    }
+    return undefined;
+  }
+
+  /**
+   * One attempt to acquire the lease, or to renew it if held: resolves true
+   * on success. `run` calls it; it is public for tests and custom loops.
+   *
+   * 1. Fast path: a leader whose lease is still valid writes its renewal
+   *    on the lock's cached object, falling through on any failure.
+   * 2. Get the record (create it if there is none).
+   * 3. A changed record resets observedTime; a record held by someone else
+   *    whose lease has not run out on our clock is left alone.
+   * 4. Write ourselves in: a renewal keeps acquireTime and leaderTransitions,
+   *    a takeover bumps leaderTransitions. A conflict means someone else won.
+   */
+  async tryAcquireOrRenew(options?: { signal?: AbortSignal | undefined }): Promise<boolean> {
+    const signal = options?.signal ?? neverAborted;
+    const { lock, clock, logger } = this.#config;
+    const now = clock.now();
+    const nowTime = formatMicroTime(now);
+    const desired: LeaderElectionRecord = {
+      holderIdentity: lock.identity(),
+      leaseDurationSeconds: this.#config.leaseDurationMs / 1000,
+      acquireTime: nowTime,
+      renewTime: nowTime,
+      leaderTransitions: 0,
+    };
+
+    // 1. Fast path: assume the record we saw last is still current.
+    if (this.isLeader() && this.#isLeaseValid(now)) {
+      const renewed = keepAcquisition(desired, this.#observedRecord);
+      try {
+        await this.#call(signal, (s) => lock.update(renewed, { signal: s }));
+        return this.#succeeded(renewed, now);
+      } catch (error) {
+        logger.debug?.(
+          { lock: lock.describe(), err: error },
+          "Failed to update lease optimistically, falling back to slow path",
+        );
+      }
+    }
+
+    // 2. Get or create the record.
+    let current: LockRecord;
+    try {
+      current = await this.#call(signal, (s) => lock.get({ signal: s }));
+    } catch (error) {
+      if (!isNotFound(error)) {
+        this.#logFailure(signal, error, "Error retrieving lease lock");
+        return false;
+      }
+      try {
+        await this.#call(signal, (s) => lock.create(desired, { signal: s }));
+      } catch (createError) {
+        this.#logFailure(signal, createError, "Error initially creating lease lock");
+        return false;
+      }
+      return this.#succeeded(desired, now);
+    }
+
+    // 3. Has it changed since we last looked? Is it someone else's, still valid?
+    if (current.raw !== this.#observedRawRecord) {
+      this.#setObservedRecord(current.record);
+      this.#observedRawRecord = current.raw;
+    }
+    if (current.record.holderIdentity !== "" && this.#isLeaseValid(now) && !this.isLeader()) {
+      logger.debug?.(
+        { lock: lock.describe(), holder: current.record.holderIdentity },
+        "Lease is held and has not yet expired",
+      );
+      return false;
+    }
+
+    // 4. Renew (slow path) or take over.
+    let next: LeaderElectionRecord;
+    if (this.isLeader()) {
+      next = keepAcquisition(desired, current.record);
+      this.#metric.slowpathExercised(this.#config.name);
+    } else {
+      next = { ...desired, leaderTransitions: current.record.leaderTransitions + 1 };
+    }
+    try {
+      await this.#call(signal, (s) => lock.update(next, { signal: s }));
+    } catch (error) {
+      this.#logFailure(signal, error, "Failed to update lease");
+      return false;
+    }
+    return this.#succeeded(next, now);
+  }
+
+  /** Tries until the lease is ours (resolves when that attempt began) or `signal` aborts (undefined). */
+  async #acquire(signal: AbortSignal): Promise<number | undefined> {
+    const { lock, clock, logger, retryPeriodMs, random } = this.#config;
+    logger.info({ lock: lock.describe() }, "Attempting to acquire leader lease...");
+    for (;;) {
+      if (signal.aborted) return undefined;
+      const succeeded = await this.tryAcquireOrRenew({ signal });
+      this.#maybeReportTransition();
+      if (succeeded) {
+        lock.recordEvent("became leader");
+        this.#metric.on(this.#config.name);
+        logger.info({ lock: lock.describe() }, "Successfully acquired lease");
+        return this.#lastSuccessfulAttemptAt;
+      }
+      // wait.JitterUntil with sliding: the wait starts after the attempt ends.
+      const wait = retryPeriodMs * (1 + random() * jitterFactor);
+      if (!(await sleepUnlessAborted(clock, wait, signal))) return undefined;
+    }
+  }
+
+  /**
+   * Leads: starts the work, renews every retryPeriod, and stops leading when
+   * `signal` aborts, the work fails, or renewDeadline has passed since the
+   * last successful attempt began. Resolves once leadership is over (lease
+   * released if asked), with the work's outcome still to come.
+   */
+  async #lead(signal: AbortSignal, acquiredAt: number): Promise<{ work: Promise<WorkOutcome> }> {
+    const { lock, clock, logger, retryPeriodMs, renewDeadlineMs, callbacks } = this.#config;
+    const leading = new AbortController();
+    let stopReason: StopReason | undefined;
+    const stop = (reason: StopReason) => {
+      if (leading.signal.aborted) return;
+      stopReason = reason;
+      leading.abort(new LeaderElectionError("leaderelection.stopped", `stopped leading (${reason})`));
+    };
+    const onCancel = () => stop("cancelled");
+    signal.addEventListener("abort", onCancel, { once: true });
+    if (signal.aborted) stop("cancelled");
+
+    // The deadline counts from the start of the last successful attempt: that
+    // write landed no earlier, so others cannot take over before
+    // leaseDuration (> renewDeadline) has passed since then.
+    let deadline = clock.setTimeout(() => stop("lost"), acquiredAt + renewDeadlineMs - clock.now());
+
+    const work: Promise<WorkOutcome> = leading.signal.aborted
+      ? Promise.resolve({ failed: false })
+      : startWork(callbacks, leading.signal).then((outcome) => {
+          if (outcome.failed) stop("work-failed");
+          return outcome;
+        });
+
+    try {
+      renewing: for (;;) {
+        if (!(await sleepUnlessAborted(clock, retryPeriodMs, leading.signal))) break;
+        for (;;) {
+          const renewed = await this.tryAcquireOrRenew({ signal: leading.signal });
+          this.#maybeReportTransition();
+          if (leading.signal.aborted) break renewing;
+          if (renewed) {
+            clock.clearTimeout(deadline);
+            deadline = clock.setTimeout(
+              () => stop("lost"),
+              this.#lastSuccessfulAttemptAt + renewDeadlineMs - clock.now(),
+            );
+            logger.debug?.({ lock: lock.describe() }, "Successfully renewed lease");
+            break;
+          }
+          if (!this.isLeader()) {
+            // The record names someone else: we are no longer the holder.
+            stop("lost");
+            break renewing;
+          }
+          if (!(await sleepUnlessAborted(clock, retryPeriodMs, leading.signal))) break renewing;
+        }
+      }
+    } finally {
+      clock.clearTimeout(deadline);
+      signal.removeEventListener("abort", onCancel);
+    }
+
+    this.#metric.off(this.#config.name);
+    if (stopReason === "lost") logger.info({ lock: lock.describe() }, "Failed to renew lease");
+    lock.recordEvent("stopped leading");
+    if (this.#config.releaseOnCancel && stopReason !== "lost") {
+      // Never release while the guarded work may still be acting.
+      await work;
+      await this.#release();
+    }
+    return { work };
+  }
+
+  /**
+   * Gives the lease up: writes holder "" with leaseDurationSeconds 1 (0 is
+   * invalid for a Lease), retrying on conflict, all within renewDeadline.
+   */
+  async #release(): Promise<boolean> {
+    const { lock, clock, logger, renewDeadlineMs } = this.#config;
+    const timeout = new AbortController();
+    const timer = clock.setTimeout(
+      () =>
+        timeout.abort(newTimeout(`releasing lease ${lock.describe()} took longer than ${renewDeadlineMs}ms`)),
+      renewDeadlineMs,
+    );
+    try {
+      for (let conflicts = 0; ; conflicts++) {
+        let current: LockRecord;
+        try {
+          current = await this.#call(timeout.signal, (s) => lock.get({ signal: s }));
+        } catch (error) {
+          logger.error({ lock: lock.describe(), err: error }, "error retrieving resource lock");
+          return false;
+        }
+        if (current.raw !== this.#observedRawRecord) {
+          this.#setObservedRecord(current.record);
+          this.#observedRawRecord = current.raw;
+        }
+        // Only what we hold is ours to release.
+        if (!this.isLeader()) return true;
+        const now = formatMicroTime(clock.now());
+        const released: LeaderElectionRecord = {
+          holderIdentity: "",
+          leaseDurationSeconds: 1,
+          acquireTime: now,
+          renewTime: now,
+          leaderTransitions: current.record.leaderTransitions,
+        };
+        try {
+          await this.#call(timeout.signal, (s) => lock.update(released, { signal: s }));
+        } catch (error) {
+          if (isConflict(error) && conflicts < maxReleaseConflicts) {
+            logger.debug?.({ lock: lock.describe() }, "Conflict when releasing lease, retrying");
+            continue;
+          }
+          logger.error({ lock: lock.describe(), err: error }, "Failed to release lease");
+          return false;
+        }
+        this.#setObservedRecord(released);
+        this.#maybeReportTransition();
+        return true;
+      }
+    } finally {
+      clock.clearTimeout(timer);
+    }
+  }
+
+  /** Logs a failed lock call, unless it failed only because we were stopping. */
+  #logFailure(signal: AbortSignal, error: unknown, msg: string): void {
+    if (signal.aborted) return;
+    this.#config.logger.error({ lock: this.#config.lock.describe(), err: error }, msg);
+  }
+
+  #succeeded(record: LeaderElectionRecord, attemptStartedAt: number): true {
+    this.#setObservedRecord(record);
+    this.#lastSuccessfulAttemptAt = attemptStartedAt;
+    return true;
+  }
+
+  #setObservedRecord(record: LeaderElectionRecord): void {
+    this.#observedRecord = record;
+    this.#observedTime = this.#config.clock.now();
+  }
+
+  #isLeaseValid(now: number): boolean {
+    return this.#observedTime + this.#observedRecord.leaseDurationSeconds * 1000 > now;
+  }
+
+  #maybeReportTransition(): void {
+    const holder = this.#observedRecord.holderIdentity;
+    if (holder === this.#reportedLeader) return;
+    this.#reportedLeader = holder;
+    const onNewLeader = this.#config.callbacks.onNewLeader;
+    // Detached, like client-go's goroutine: a slow callback cannot hold up renewals.
+    if (onNewLeader) queueMicrotask(() => onNewLeader.call(this.#config.callbacks, holder));
+  }
+
+  /**
+   * Runs one lock call with its own signal, aborted when `signal` aborts or
+   * after requestTimeoutMs. It settles at that moment even if the call
+   * ignores its signal.
+   */
+  async #call<T>(signal: AbortSignal, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    const { clock, requestTimeoutMs, lock } = this.#config;
+    signal.throwIfAborted();
+    const controller = new AbortController();
+    const onAbort = () => controller.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    const timer = clock.setTimeout(
+      () =>
+        controller.abort(
+          newTimeout(`request to lock ${lock.describe()} took longer than ${requestTimeoutMs}ms`),
+        ),
+      requestTimeoutMs,
+    );
+    const aborted = new Promise<never>((_, reject) => {
+      controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
+    });
+    try {
+      return await Promise.race([fn(controller.signal), aborted]);
+    } finally {
+      clock.clearTimeout(timer);
+      signal.removeEventListener("abort", onAbort);
+    }
+  }
+}
+
+/**
+ * Builds an elector and runs it (client-go's `RunOrDie`): rejects at once if
+ * the config is invalid, else settles as {@link LeaderElector.run}.
+ */
+export async function runLeaderElection(config: LeaderElectionConfig, signal?: AbortSignal): Promise<void> {
+  const elector = new LeaderElector(config);
+  await elector.run(signal);
+}
+
+type WorkOutcome = { failed: false } | { failed: true; error: unknown };
+
+async function startWork(callbacks: LeaderCallbacks, signal: AbortSignal): Promise<WorkOutcome> {
+  try {
+    await callbacks.onStartedLeading(signal);
+    return { failed: false };
+  } catch (error) {
+    return { failed: true, error };
+  }
+}
+
+/** A renewal: the holder's acquireTime and the transition count stay as they were. */
+function keepAcquisition(desired: LeaderElectionRecord, held: LeaderElectionRecord): LeaderElectionRecord {
+  const { acquireTime: _, ...rest } = desired;
+  return {
+    ...rest,
+    ...(held.acquireTime === undefined ? {} : { acquireTime: held.acquireTime }),
+    leaderTransitions: held.leaderTransitions,
+  };
+}
+
+/** Sleeps on `clock`; false if `signal` aborted first. */
+async function sleepUnlessAborted(clock: Clock, ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return false;
+  try {
+    await clock.sleep(ms, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function invalid(message: string): LeaderElectionError {
+  return new LeaderElectionError("leaderelection.invalid-config", message);
+}
+
+function duration(config: LeaderElectionConfig, field: keyof LeaderElectionConfig, fallback: number): number {
+  const value = config[field] ?? fallback;
+  if (typeof value !== "number" || Number.isNaN(value)) {
+    throw invalid(`${field} must be a number of milliseconds, got ${String(value)}`);
+  }
+  return value;
+}
+
+/** client-go's NewLeaderElector checks, in its order and with its messages, after type checks. */
+function validate(config: LeaderElectionConfig): ResolvedConfig {
+  if (typeof config !== "object" || config === null) throw invalid("LeaderElector: config must be an object");
+  const leaseDurationMs = duration(config, "leaseDurationMs", 15_000);
+  const renewDeadlineMs = duration(config, "renewDeadlineMs", 10_000);
+  const retryPeriodMs = duration(config, "retryPeriodMs", 2_000);
+  if (leaseDurationMs <= renewDeadlineMs) throw invalid("leaseDuration must be greater than renewDeadline");
+  if (renewDeadlineMs <= jitterFactor * retryPeriodMs) {
+    throw invalid("renewDeadline must be greater than retryPeriod*JitterFactor");
+  }
+  if (leaseDurationMs <= 0) throw invalid("leaseDuration must be greater than zero");
+  if (renewDeadlineMs <= 0) throw invalid("renewDeadline must be greater than zero");
+  if (retryPeriodMs <= 0) throw invalid("retryPeriod must be greater than zero");
+  if (typeof config.callbacks?.onStartedLeading !== "function") {
+    throw invalid("OnStartedLeading callback must not be nil");
+  }
+  if (typeof config.callbacks.onStoppedLeading !== "function") {
+    throw invalid("OnStoppedLeading callback must not be nil");
+  }
+  if (config.lock === undefined || config.lock === null) throw invalid("Lock must not be nil.");
+  if (config.lock.identity() === "") throw invalid("Lock identity is empty");
+  // Ours: the Lease stores whole seconds; a truncated duration would let
+  // others take over before our renew deadline.
+  if (!Number.isInteger(leaseDurationMs / 1000) || !Number.isFinite(leaseDurationMs)) {
+    throw invalid(
+      `leaseDuration must be a whole number of seconds (the Lease stores leaseDurationSeconds), got ${leaseDurationMs}ms`,
+    );
+  }
+  return {
+    lock: config.lock,
+    leaseDurationMs,
+    renewDeadlineMs,
+    retryPeriodMs,
+    requestTimeoutMs: renewDeadlineMs / 2,
+    callbacks: config.callbacks,
+    releaseOnCancel: config.releaseOnCancel ?? false,
+    name: config.name ?? "",
+    clock: config.clock ?? realClock,
+    logger: config.logger ?? silentLogger,
+    random: config.random ?? Math.random,
+  };
+}

@@ -1,0 +1,2 @@
+export { FakeLeaseClient, type FakeLeaseClientOptions, type LeaseAction } from "./fake-lease-client.js";
+export { type InterceptedCall, InterceptingClient, type Interceptor } from "./intercepting-client.js";
