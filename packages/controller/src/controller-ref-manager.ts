@@ -1,9 +1,9 @@
 import {
   type DeepReadonly,
+  getControllerOf,
   isInvalid,
   isNotFound,
   type KubeObject,
-  type OwnerReference,
   type Pod,
   type ReplicaSet,
   replicaSets,
@@ -114,7 +114,7 @@ export class BaseControllerRefManager {
   /** @internal The synchronous part of {@link claimObject}. */
   decide<T extends KubeObject | DeepReadonly<KubeObject>>(obj: T, match: (obj: T) => boolean): Decision {
     const controllerMeta = this.controller.metadata!;
-    const ref = controllerRefOf(obj);
+    const ref = getControllerOf(obj);
     if (ref !== undefined) {
       if (ref.uid !== controllerMeta.uid) return "ignore";
       if (match(obj)) return "owned";
@@ -357,11 +357,4 @@ export function recheckDeletionTimestamp(
       throw new Error(`${meta.namespace}/${meta.name} has just been deleted at ${meta.deletionTimestamp}`);
     }
   };
-}
-
-/** The ownerReference with `controller: true`, if any (apimachinery's `GetControllerOf`). */
-function controllerRefOf(
-  obj: KubeObject | DeepReadonly<KubeObject>,
-): OwnerReference | DeepReadonly<OwnerReference> | undefined {
-  return obj.metadata?.ownerReferences?.find((ref) => ref.controller === true);
 }

@@ -1,4 +1,4 @@
-import type { DeepReadonly, Pod } from "@reconcile/api";
+import { type DeepReadonly, getPodReadyCondition, isPodActive, type Pod } from "@reconcile/api";
 
 /** The annotation that tells a ReplicaSet which of its pods to delete first (lower first). */
 export const podDeletionCostAnnotation = "controller.kubernetes.io/pod-deletion-cost";
@@ -70,7 +70,7 @@ export function rankPodsByRelatedPodsOnSameNode(
 ): number[] {
   const podsOnNode = new Map<string, number>();
   for (const pod of relatedPods) {
-    if (!isActive(pod)) continue;
+    if (!isPodActive(pod)) continue;
     const node = pod.spec?.nodeName ?? "";
     podsOnNode.set(node, (podsOnNode.get(node) ?? 0) + 1);
   }
@@ -122,7 +122,7 @@ function rankFacts<P extends Pod | DeepReadonly<Pod>>(
   rank: number,
   options: PodDeletionOrderOptions,
 ): RankFacts<P> {
-  const readyCondition = pod.status?.conditions?.find((c) => c.type === "Ready");
+  const readyCondition = getPodReadyCondition(pod as DeepReadonly<Pod>);
   const ready = readyCondition?.status === "True";
   // podReadyTime: the Ready condition's transition time, only for ready pods.
   const readyTime = ready ? parseTime(readyCondition?.lastTransitionTime) : undefined;
@@ -196,11 +196,6 @@ function activeLess<P>(a: RankFacts<P>, b: RankFacts<P>): boolean {
   if (a.restarts !== b.restarts) return a.restarts > b.restarts;
   if (a.createdAt !== b.createdAt) return afterOrZero(a.createdAt, b.createdAt);
   return false;
-}
-
-function isActive(pod: Pod | DeepReadonly<Pod>): boolean {
-  const phase = pod.status?.phase;
-  return phase !== "Succeeded" && phase !== "Failed" && pod.metadata?.deletionTimestamp == null;
 }
 
 // podPhaseToOrdinal: anything other than Unknown and Running counts as Pending.
