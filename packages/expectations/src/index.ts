@@ -1,1 +1,11 @@
-export {};
+export {
+  type ControlleeExpectations,
+  ControllerExpectations,
+  type ControllerExpectationsInterface,
+  type ControllerExpectationsOptions,
+  expectationsTimeoutMs,
+} from "./controller-expectations.js";
+export {
+  UIDTrackingControllerExpectations,
+  type UIDTrackingControllerExpectationsOptions,
+} from "./uid-tracking-expectations.js";
