@@ -1,0 +1,534 @@
+import * as http from "node:http";
+import * as https from "node:https";
+import {
+  apiVersionOf,
+  type DeepReadonly,
+  type KubeObject,
+  type ListOptions,
+  newBadRequest,
+  newTimeout,
+  type ObjectList,
+  type ResourceDescriptor,
+  type Scale,
+  type Status,
+  StatusError,
+  type WatchEvent,
+  type WatchOptions,
+} from "@reconcile/api";
+import { type Clock, realClock } from "@reconcile/clock";
+import type {
+  CallOptions,
+  Client,
+  DeleteCollectionOptions,
+  DeleteOptions,
+  DeleteResult,
+  PatchOptions,
+  ResourceClient,
+  WriteOptions,
+} from "../client.js";
+import { patchContentTypes } from "../client.js";
+import { connectionError, statusErrorFromResponse } from "./status.js";
+import { TokenBucketRateLimiter } from "./token-bucket.js";
+import { parseWatchStream } from "./watch-stream.js";
+
+/**
+ * The part of `@kubernetes/client-node`'s `KubeConfig` the client uses: the
+ * current cluster and context, and the TLS material and credentials (tokens,
+ * token files, client certificates, exec plugins) it applies to a request.
+ */
+export interface KubeConfigLike {
+  getCurrentCluster(): { server: string; name?: string } | null;
+  getCurrentContext(): string;
+  getContextObject(name: string): { namespace?: string | undefined } | null;
+  applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
+}
+
+/** Something that paces requests; the default is a {@link TokenBucketRateLimiter}. */
+export interface RequestRateLimiter {
+  wait(signal?: AbortSignal): Promise<void>;
+}
+
+export interface HttpClientOptions {
+  /** Where the server is and how to authenticate; see `loadKubeConfig`. Required. */
+  kubeConfig: KubeConfigLike;
+  /** Requests per second of the client-side token bucket. Default 5 (client-go's). `Infinity` switches it off. */
+  qps?: number | undefined;
+  /** Burst of the token bucket. Default 10 (client-go's). */
+  burst?: number | undefined;
+  /** Replaces the token bucket built from `qps`/`burst`. */
+  rateLimiter?: RequestRateLimiter | undefined;
+  /** Per-request timeout in ms (for a watch: until the server answers). Default 60,000; 0 disables. */
+  timeoutMs?: number | undefined;
+  /**
+   * Retries of a request the server asked to retry (429, or 5xx with `Retry-After`)
+   * and of reads that failed to connect. Default 5.
+   */
+  maxRetries?: number | undefined;
+  /** First back-off of a read retried after a connection error, doubled each time. Default 200 ms. */
+  retryBackoffMs?: number | undefined;
+  /** Sent as `User-Agent`. Default `reconcile-client/0.1 (node)`. */
+  userAgent?: string | undefined;
+  /** A watch line longer than this fails the watch. Default 256 MiB. */
+  maxWatchLineBytes?: number | undefined;
+  /** Default `realClock`. */
+  clock?: Clock | undefined;
+}
+
+interface RequestSpec {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  query?: Record<string, string | number | boolean | undefined> | undefined;
+  body?: unknown;
+  contentType?: string | undefined;
+  /** Safe to send again after a connection failure. */
+  idempotent: boolean;
+  watch?: boolean | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * A `Client` for any Kubernetes API server over HTTP(S), configured by a
+ * kubeconfig. Requests pass a client-side token bucket (5 QPS, burst 10 by
+ * default, as client-go), time out, retry idempotent reads that failed to
+ * connect and anything the server answered 429 with `Retry-After`. Watches
+ * stream newline-delimited JSON without blocking the event loop. Every
+ * failure is a `StatusError`.
+ */
+export class HttpClient implements Client {
+  /** The namespace of the kubeconfig's current context, `default` if it names none. */
+  readonly defaultNamespace: string;
+  /** The server URL of the current cluster. */
+  readonly server: string;
+  private readonly kubeConfig: KubeConfigLike;
+  private readonly limiter: RequestRateLimiter;
+  private readonly timeoutMs: number;
+  private readonly maxRetries: number;
+  private readonly retryBackoffMs: number;
+  private readonly userAgent: string;
+  private readonly maxWatchLineBytes: number | undefined;
+  private readonly clock: Clock;
+  private readonly agent: http.Agent;
+
+  constructor(options: HttpClientOptions) {
+    const cluster = options.kubeConfig.getCurrentCluster();
+    if (cluster === null || !cluster.server) {
+      throw new TypeError("the kubeconfig has no current cluster with a server URL");
+    }
+    const url = new URL(cluster.server);
+    if (url.protocol !== "http:" && url.protocol !== "https:") {
+      throw new TypeError(`the cluster's server URL must be http or https, not ${cluster.server}`);
+    }
+    this.kubeConfig = options.kubeConfig;
+    this.server = cluster.server.replace(/\/+$/, "");
+    const context = options.kubeConfig.getContextObject(options.kubeConfig.getCurrentContext());
+    this.defaultNamespace = context?.namespace || "default";
+    this.clock = options.clock ?? realClock;
+    this.limiter =
+      options.rateLimiter ??
+      new TokenBucketRateLimiter({ qps: options.qps, burst: options.burst, clock: this.clock });
+    this.timeoutMs = options.timeoutMs ?? 60_000;
+    this.maxRetries = options.maxRetries ?? 5;
+    this.retryBackoffMs = options.retryBackoffMs ?? 200;
+    this.userAgent = options.userAgent ?? "reconcile-client/0.1 (node)";
+    this.maxWatchLineBytes = options.maxWatchLineBytes;
+    this.agent =
+      url.protocol === "https:"
+        ? new https.Agent({ keepAlive: true, maxSockets: 64 })
+        : new http.Agent({ keepAlive: true, maxSockets: 64 });
+  }
+
+  resource<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace?: string): ResourceClient<T> {
+    return new HttpResourceClient<T>(this, resource, resource.namespaced ? namespace : undefined);
+  }
+
+  /** Closes idle keep-alive sockets. Open watches end when their signals abort. */
+  close(): void {
+    this.agent.destroy();
+  }
+
+  /** Sends a request and parses a JSON answer; every failure becomes a `StatusError`. */
+  async requestJson<R>(spec: RequestSpec): Promise<R> {
+    const response = await this.send(spec);
+    const body = await readBody(response, spec.signal);
+    try {
+      return JSON.parse(body) as R;
+    } catch (error) {
+      throw new StatusError(
+        {
+          code: 500,
+          reason: "InternalError",
+          message: `the server sent a response that is not JSON (${(error as Error).message})`,
+        },
+        { cause: error },
+      );
+    }
+  }
+
+  /** Opens a watch; resolves once the server has answered 200. */
+  async openWatch<T extends KubeObject>(spec: RequestSpec): Promise<AsyncIterable<WatchEvent<T>>> {
+    const response = await this.send({ ...spec, watch: true });
+    const signal = spec.signal;
+    const stop = () => response.destroy();
+    signal?.addEventListener("abort", stop, { once: true });
+    const maxLineBytes = this.maxWatchLineBytes;
+    async function* events(): AsyncGenerator<WatchEvent<T>> {
+      try {
+        yield* parseWatchStream<T>(response, { maxLineBytes });
+      } catch (error) {
+        // An abort, or the connection going away, ends the watch as a server close would.
+        if (StatusError.isInstance(error)) throw error;
+      } finally {
+        signal?.removeEventListener("abort", stop);
+        response.destroy();
+      }
+    }
+    return events();
+  }
+
+  private async send(spec: RequestSpec): Promise<http.IncomingMessage> {
+    for (let attempt = 0; ; attempt++) {
+      await this.limiter.wait(spec.signal);
+      let response: http.IncomingMessage;
+      try {
+        response = await this.once(spec);
+      } catch (error) {
+        if (spec.signal?.aborted) throw spec.signal.reason;
+        if (StatusError.isInstance(error)) throw error;
+        if (spec.idempotent && attempt < this.maxRetries) {
+          await this.clock.sleep(this.retryBackoffMs * 2 ** attempt, { signal: spec.signal });
+          continue;
+        }
+        throw connectionError(this.server, error);
+      }
+      const code = response.statusCode ?? 0;
+      if (code >= 200 && code < 300) return response;
+      const retryAfter = parseRetryAfter(response.headers["retry-after"]);
+      const body = await readBody(response, spec.signal);
+      if ((code === 429 || (code >= 500 && retryAfter !== undefined)) && attempt < this.maxRetries) {
+        await this.clock.sleep((retryAfter ?? 1) * 1000, { signal: spec.signal });
+        continue;
+      }
+      throw statusErrorFromResponse(code, body, retryAfter);
+    }
+  }
+
+  private async once(spec: RequestSpec): Promise<http.IncomingMessage> {
+    const url = new URL(this.server + spec.path);
+    for (const [key, value] of Object.entries(spec.query ?? {})) {
+      if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = {
+      Accept: "application/json",
+      "User-Agent": this.userAgent,
+    };
+    let payload: Buffer | undefined;
+    if (spec.body !== undefined) {
+      payload = Buffer.from(JSON.stringify(spec.body));
+      headers["Content-Type"] = spec.contentType ?? "application/json";
+      headers["Content-Length"] = String(payload.length);
+    }
+    const options: https.RequestOptions = { method: spec.method, headers };
+    await applyCredentials(this.kubeConfig, options);
+    options.agent = this.agent;
+    const transport = url.protocol === "https:" ? https : http;
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
+      let timer: unknown;
+      const request = transport.request(url, options, (response) => {
+        if (spec.watch && timer !== undefined) this.clock.clearTimeout(timer);
+        resolve(response);
+      });
+      const onAbort = () => request.destroy(spec.signal?.reason);
+      spec.signal?.addEventListener("abort", onAbort, { once: true });
+      const cleanup = () => {
+        spec.signal?.removeEventListener("abort", onAbort);
+        if (timer !== undefined) this.clock.clearTimeout(timer);
+      };
+      if (this.timeoutMs > 0) {
+        timer = this.clock.setTimeout(() => {
+          const error = newTimeout(
+            `the request ${spec.method} ${spec.path} did not complete within ${this.timeoutMs}ms`,
+          );
+          request.destroy(error);
+        }, this.timeoutMs);
+      }
+      request.on("error", (error) => {
+        cleanup();
+        reject(error);
+      });
+      request.on("close", () => {
+        if (!spec.watch) cleanup();
+        else spec.signal?.removeEventListener("abort", onAbort);
+      });
+      request.end(payload);
+    });
+  }
+}
+
+/**
+ * Applies the kubeconfig's TLS material and credentials. `KubeConfig.applyToHTTPSOptions`
+ * also builds a fresh agent per call and refuses `http://` servers without
+ * `insecure-skip-tls-verify`; its `applyOptions` step does only the part we need, so
+ * it is used when present.
+ */
+async function applyCredentials(kubeConfig: KubeConfigLike, options: https.RequestOptions): Promise<void> {
+  const applyOptions = (kubeConfig as { applyOptions?: (o: https.RequestOptions) => Promise<void> })
+    .applyOptions;
+  if (typeof applyOptions === "function") {
+    await applyOptions.call(kubeConfig, options);
+    const user = (
+      kubeConfig as { getCurrentUser?: () => { username?: string; password?: string } | null }
+    ).getCurrentUser?.();
+    if (user?.username) options.auth = `${user.username}:${user.password ?? ""}`;
+  } else {
+    await kubeConfig.applyToHTTPSOptions(options);
+  }
+}
+
+function parseRetryAfter(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined) return undefined;
+  const seconds = Number.parseInt(value, 10);
+  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
+}
+
+function readBody(response: http.IncomingMessage, signal: AbortSignal | undefined): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const onAbort = () => response.destroy(signal?.reason);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    response.on("data", (chunk: Buffer) => chunks.push(chunk));
+    response.on("end", () => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve(Buffer.concat(chunks).toString("utf8"));
+    });
+    response.on("error", (error) => {
+      signal?.removeEventListener("abort", onAbort);
+      reject(signal?.aborted ? signal.reason : error);
+    });
+  });
+}
+
+class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
+  readonly resource: ResourceDescriptor<T>;
+  readonly namespace: string | undefined;
+  private readonly client: HttpClient;
+  private readonly prefix: string;
+
+  constructor(client: HttpClient, resource: ResourceDescriptor<T>, namespace: string | undefined) {
+    this.client = client;
+    this.resource = resource;
+    this.namespace = namespace;
+    this.prefix =
+      resource.group === "" ? `/api/${resource.version}` : `/apis/${resource.group}/${resource.version}`;
+  }
+
+  async list(options: ListOptions = {}): Promise<ObjectList<T>> {
+    return this.client
+      .requestJson<ObjectList<T>>({
+        method: "GET",
+        path: this.collectionPath(this.namespace),
+        query: {
+          labelSelector: options.labelSelector,
+          fieldSelector: options.fieldSelector,
+          limit: options.limit,
+          continue: options.continue,
+          resourceVersion: options.resourceVersion,
+          resourceVersionMatch: options.resourceVersionMatch,
+        },
+        idempotent: true,
+        signal: options.signal,
+      })
+      .then((list) => ({ ...list, metadata: list.metadata ?? {}, items: list.items ?? [] }));
+  }
+
+  async watch(options: WatchOptions = {}): Promise<AsyncIterable<WatchEvent<T>>> {
+    return this.client.openWatch<T>({
+      method: "GET",
+      path: this.collectionPath(this.namespace),
+      query: {
+        watch: "true",
+        resourceVersion: options.resourceVersion,
+        labelSelector: options.labelSelector,
+        fieldSelector: options.fieldSelector,
+        allowWatchBookmarks: options.allowWatchBookmarks ? "true" : undefined,
+        timeoutSeconds: options.timeoutSeconds,
+      },
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  async get(name: string, options: CallOptions = {}): Promise<T> {
+    return this.client.requestJson<T>({
+      method: "GET",
+      path: this.itemPath(this.requireNamespace(undefined, name), name),
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  async create(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+    const namespace = this.requireNamespace(object.metadata?.namespace, object.metadata?.name ?? "");
+    return this.client.requestJson<T>({
+      method: "POST",
+      path: this.collectionPath(namespace),
+      query: writeQuery(options),
+      body: this.withTypeMeta(object),
+      idempotent: false,
+      signal: options.signal,
+    });
+  }
+
+  async update(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+    return this.put(object, undefined, options);
+  }
+
+  async updateStatus(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+    return this.put(object, "status", options);
+  }
+
+  async patch(
+    name: string,
+    patch: unknown,
+    options: PatchOptions & { subresource?: "status" | "scale" | undefined },
+  ): Promise<T> {
+    const contentType = patchContentTypes[options.type];
+    if (contentType === undefined) throw newBadRequest(`unknown patch type ${JSON.stringify(options.type)}`);
+    const namespace = this.requireNamespace(undefined, name);
+    return this.client.requestJson<T>({
+      method: "PATCH",
+      path: this.itemPath(namespace, name, options.subresource),
+      query: {
+        ...writeQuery(options),
+        ...(options.type === "apply" && options.force !== undefined ? { force: options.force } : {}),
+      },
+      body: patch,
+      contentType,
+      idempotent: false,
+      signal: options.signal,
+    });
+  }
+
+  async delete(name: string, options: DeleteOptions = {}): Promise<DeleteResult<T>> {
+    const result = await this.client.requestJson<T | Status>({
+      method: "DELETE",
+      path: this.itemPath(this.requireNamespace(undefined, name), name),
+      body: deleteOptionsBody(options),
+      idempotent: false,
+      signal: options.signal,
+    });
+    if ((result as { kind?: string }).kind === "Status") return { kind: "status", status: result as Status };
+    return { kind: "object", object: result as T };
+  }
+
+  async deleteCollection(options: DeleteCollectionOptions = {}): Promise<ObjectList<T>> {
+    const result = await this.client.requestJson<ObjectList<T> | Status>({
+      method: "DELETE",
+      path: this.collectionPath(this.namespace),
+      query: { labelSelector: options.labelSelector, fieldSelector: options.fieldSelector },
+      body: deleteOptionsBody(options),
+      idempotent: false,
+      signal: options.signal,
+    });
+    if ((result as { kind?: string }).kind === "Status") return { metadata: {}, items: [] };
+    const list = result as ObjectList<T>;
+    return { ...list, metadata: list.metadata ?? {}, items: list.items ?? [] };
+  }
+
+  async getScale(name: string, options: CallOptions = {}): Promise<Scale> {
+    return this.client.requestJson<Scale>({
+      method: "GET",
+      path: this.itemPath(this.requireNamespace(undefined, name), name, "scale"),
+      idempotent: true,
+      signal: options.signal,
+    });
+  }
+
+  async updateScale(name: string, scale: Scale, options: WriteOptions = {}): Promise<Scale> {
+    const namespace = this.requireNamespace(scale.metadata?.namespace, name);
+    return this.client.requestJson<Scale>({
+      method: "PUT",
+      path: this.itemPath(namespace, name, "scale"),
+      query: writeQuery(options),
+      body: {
+        apiVersion: "autoscaling/v1",
+        kind: "Scale",
+        ...scale,
+        metadata: { ...scale.metadata, name, namespace },
+      },
+      idempotent: false,
+      signal: options.signal,
+    });
+  }
+
+  private async put(
+    object: T | DeepReadonly<T>,
+    subresource: "status" | undefined,
+    options: WriteOptions,
+  ): Promise<T> {
+    const name = object.metadata?.name;
+    if (!name) throw newBadRequest("an update needs metadata.name");
+    const namespace = this.requireNamespace(object.metadata?.namespace, name);
+    return this.client.requestJson<T>({
+      method: "PUT",
+      path: this.itemPath(namespace, name, subresource),
+      query: writeQuery(options),
+      body: this.withTypeMeta(object),
+      idempotent: false,
+      signal: options.signal,
+    });
+  }
+
+  private withTypeMeta(object: T | DeepReadonly<T>): unknown {
+    return { apiVersion: apiVersionOf(this.resource), kind: this.resource.kind, ...object };
+  }
+
+  /** The namespace of a single-object call: the client's, else the object's; required for namespaced kinds. */
+  private requireNamespace(fromObject: string | undefined, name: string): string | undefined {
+    if (!this.resource.namespaced) return undefined;
+    if (
+      this.namespace !== undefined &&
+      fromObject !== undefined &&
+      fromObject !== "" &&
+      fromObject !== this.namespace
+    ) {
+      throw newBadRequest(
+        `the namespace of the provided object (${fromObject}) does not match the namespace sent on the request (${this.namespace})`,
+      );
+    }
+    const namespace = this.namespace ?? (fromObject || undefined);
+    if (namespace === undefined) {
+      throw newBadRequest(
+        `${this.resource.plural} ${JSON.stringify(name)}: a namespace is required (the client is not bound to one and the object names none)`,
+      );
+    }
+    return namespace;
+  }
+
+  private collectionPath(namespace: string | undefined): string {
+    return namespace !== undefined && this.resource.namespaced
+      ? `${this.prefix}/namespaces/${encodeURIComponent(namespace)}/${this.resource.plural}`
+      : `${this.prefix}/${this.resource.plural}`;
+  }
+
+  private itemPath(namespace: string | undefined, name: string, subresource?: string): string {
+    if (name === "") throw newBadRequest(`${this.resource.plural}: resource name may not be empty`);
+    const item = `${this.collectionPath(namespace)}/${encodeURIComponent(name)}`;
+    return subresource ? `${item}/${subresource}` : item;
+  }
+}
+
+function writeQuery(options: WriteOptions): Record<string, string | undefined> {
+  return { dryRun: options.dryRun, fieldManager: options.fieldManager };
+}
+
+function deleteOptionsBody(options: DeleteOptions): Record<string, unknown> {
+  return {
+    kind: "DeleteOptions",
+    apiVersion: "v1",
+    ...(options.gracePeriodSeconds !== undefined ? { gracePeriodSeconds: options.gracePeriodSeconds } : {}),
+    ...(options.propagationPolicy !== undefined ? { propagationPolicy: options.propagationPolicy } : {}),
+    ...(options.preconditions !== undefined ? { preconditions: options.preconditions } : {}),
+    ...(options.dryRun !== undefined ? { dryRun: [options.dryRun] } : {}),
+  };
+}

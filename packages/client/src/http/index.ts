@@ -1,0 +1,9 @@
+export {
+  HttpClient,
+  type HttpClientOptions,
+  type KubeConfigLike,
+  type RequestRateLimiter,
+} from "./http-client.js";
+export { createHttpClient, type LoadKubeConfigOptions, loadKubeConfig } from "./kube-config.js";
+export { type TokenBucketOptions, TokenBucketRateLimiter } from "./token-bucket.js";
+export { parseWatchStream, type WatchStreamOptions } from "./watch-stream.js";
