@@ -1,0 +1,93 @@
+import { FakeClock } from "@reconcile/clock";
+import { describe, expect, it } from "vitest";
+import { ItemExponentialFailureRateLimiter } from "./rate-limiters.js";
+import { RateLimitingQueue } from "./rate-limiting-queue.js";
+
+describe("RateLimitingQueue", () => {
+  it("adds an item after the limiter's delay, which grows with each failure until forget", async () => {
+    const clock = new FakeClock();
+    const queue = new RateLimitingQueue<string>({
+      clock,
+      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelay: 1, maxDelay: 1_000 }),
+    });
+
+    queue.addRateLimited("one");
+    expect(queue.len()).toBe(0);
+    expect(queue.numRequeues("one")).toBe(1);
+    await clock.advance(1);
+    expect(queue.len()).toBe(1);
+
+    queue.addRateLimited("one");
+    expect(queue.numRequeues("one")).toBe(2);
+    // Still waiting in the queue: the delayed add collapses into it when it fires.
+    await clock.advance(2);
+    expect(queue.len()).toBe(1);
+
+    queue.addRateLimited("two");
+    await clock.advance(1);
+    expect(queue.len()).toBe(2);
+
+    queue.forget("one");
+    expect(queue.numRequeues("one")).toBe(0);
+    queue.addRateLimited("one");
+    expect(queue.numRequeues("one")).toBe(1);
+    queue.shutDown();
+  });
+
+  it("forget clears the limiter only: the item still needs done", async () => {
+    const clock = new FakeClock();
+    const queue = new RateLimitingQueue<string>({ clock });
+    queue.add("foo");
+    await queue.get();
+    queue.forget("foo");
+    queue.add("foo");
+    expect(queue.len()).toBe(0);
+    queue.done("foo");
+    expect(queue.len()).toBe(1);
+  });
+
+  it("uses the default controller limiter on the queue's clock when none is given", async () => {
+    const clock = new FakeClock();
+    const queue = new RateLimitingQueue<string>({ clock });
+    queue.addRateLimited("foo");
+    expect(clock.pendingTimers()).toEqual([{ at: 5, in: 5 }]);
+    queue.addRateLimited("foo");
+    expect(queue.numRequeues("foo")).toBe(2);
+    await clock.advance(5);
+    expect(queue.len()).toBe(1);
+    expect(clock.pendingTimers()).toEqual([]);
+  });
+
+  it("runs client-go's canonical worker loop: retries with backoff, then gives up", async () => {
+    const clock = new FakeClock();
+    const queue = new RateLimitingQueue<string>({
+      clock,
+      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelay: 10, maxDelay: 1_000 }),
+    });
+    const attempts: number[] = [];
+    const maxRetries = 3;
+    const worker = (async () => {
+      for (;;) {
+        const { item, shutdown } = await queue.get();
+        if (shutdown) return;
+        attempts.push(clock.now());
+        // The sync always fails.
+        if (queue.numRequeues(item) < maxRetries) queue.addRateLimited(item);
+        else queue.forget(item);
+        queue.done(item);
+      }
+    })();
+    queue.add("ns/broken");
+    await clock.advance(1_000);
+    await queue.shutDownWithDrain();
+    await worker;
+    expect(attempts).toEqual([0, 10, 30, 70]);
+    expect(queue.numRequeues("ns/broken")).toBe(0);
+  });
+
+  it("rejects a rate limiter that is not one", () => {
+    expect(() => new RateLimitingQueue({ rateLimiter: { when: () => 0 } as never })).toThrow(
+      "RateLimitingQueue: rateLimiter must be a RateLimiter (when, forget, numRequeues)",
+    );
+  });
+});
