@@ -1,0 +1,114 @@
+import { randomUUID } from "node:crypto";
+import { builtinResources, type ResourceDescriptor } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import { GarbageCollector } from "./garbage-collector.js";
+import { InProcessClient } from "./in-process-client.js";
+import { MemoryStorage } from "./memory-storage.js";
+import { Registry, rfc3339 } from "./registry.js";
+import { type Storage, StorageError } from "./storage.js";
+
+export interface ApiServerOptions {
+  /** Source of time: creation and deletion timestamps, bookmarks, watch timeouts. Default: `realClock`. */
+  clock?: Clock | undefined;
+  /** How many changes the in-memory storage keeps for watches and continue tokens. Default: 10,000. Ignored with `storage`. */
+  historySize?: number | undefined;
+  /** How many unread events one watcher may have before it is closed. Default: 10,000. Ignored with `storage`. */
+  watchBufferSize?: number | undefined;
+  /** Interval of BOOKMARK events on watches that allow them. Default: 60,000 ms. */
+  bookmarkIntervalMs?: number | undefined;
+  /** Where objects live. Default: a new `MemoryStorage` with `clock`, `historySize` and `watchBufferSize`. */
+  storage?: Storage | undefined;
+  /** The resources served. Default: `builtinResources` from `@reconcile/api`. */
+  resources?: readonly ResourceDescriptor[] | undefined;
+  /** The largest object accepted, in bytes of JSON (kube-apiserver's etcd limit). Default: 1.5 MiB. */
+  maxObjectBytes?: number | undefined;
+  /** Run the garbage collector (deletion propagation through ownerReferences). Default: true. */
+  garbageCollection?: boolean | undefined;
+}
+
+/** The namespaces every cluster starts with. */
+export const initialNamespaces = ["default", "kube-system", "kube-node-lease"] as const;
+
+/**
+ * An embedded API server: storage with resourceVersions and watch history,
+ * kube-apiserver's registry semantics, a garbage collector, and an in-process
+ * `Client`. `close()` ends every watch and stops the garbage collector.
+ */
+export class ApiServer {
+  readonly storage: Storage;
+  readonly registry: Registry;
+  readonly clock: Clock;
+  readonly #garbageCollector: GarbageCollector | undefined;
+  readonly #client: Client;
+  #closed = false;
+
+  constructor(options: ApiServerOptions = {}) {
+    this.clock = options.clock ?? realClock;
+    this.storage =
+      options.storage ??
+      new MemoryStorage({
+        clock: this.clock,
+        historySize: options.historySize,
+        watchBufferSize: options.watchBufferSize,
+      });
+    const ready = createInitialNamespaces(this.storage, this.clock);
+    this.registry = new Registry({
+      storage: this.storage,
+      clock: this.clock,
+      resources: options.resources ?? builtinResources,
+      maxObjectBytes: options.maxObjectBytes ?? 1.5 * 1024 * 1024,
+      bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+      ready,
+    });
+    this.#client = new InProcessClient(this.registry);
+    if (options.garbageCollection ?? true) {
+      this.#garbageCollector = new GarbageCollector({ registry: this.registry, storage: this.storage });
+      void ready.then(() => this.#garbageCollector?.start());
+    }
+  }
+
+  /** A client that calls this server in process. */
+  client(): Client {
+    return this.#client;
+  }
+
+  /**
+   * Resolves once background work has caught up with every write made so far:
+   * the garbage collector has processed all changes up to now and has nothing
+   * left to do. Tests await it instead of sleeping.
+   */
+  async flush(): Promise<void> {
+    await this.#garbageCollector?.flush();
+  }
+
+  /** Ends every watch (served and internal) and stops the garbage collector. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.registry.closeWatches();
+    await this.#garbageCollector?.stop();
+    this.storage.close();
+  }
+}
+
+async function createInitialNamespaces(storage: Storage, clock: Clock): Promise<void> {
+  for (const name of initialNamespaces) {
+    try {
+      await storage.create(`/core/namespaces/${name}`, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: {
+          name,
+          uid: randomUUID(),
+          creationTimestamp: rfc3339(clock.now()),
+          generation: 1,
+          labels: { "kubernetes.io/metadata.name": name },
+        },
+        status: { phase: "Active" },
+      } as never);
+    } catch (error) {
+      if (!StorageError.is(error, "KeyExists")) throw error;
+    }
+  }
+}

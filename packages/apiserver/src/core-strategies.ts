@@ -1,0 +1,70 @@
+import type { Event, Lease, Namespace } from "@reconcile/api";
+import type { FieldErrors } from "./field-errors.js";
+import { dnsLabelName } from "./meta-validation.js";
+import type { Strategy } from "./strategy.js";
+
+const eventTypes = ["Normal", "Warning"];
+
+const leaseStrategy: Strategy = {
+  validate(object, errors) {
+    const spec = (object as Lease).spec;
+    if (spec === undefined) return;
+    if (spec.leaseDurationSeconds !== undefined && spec.leaseDurationSeconds <= 0)
+      errors.invalid("spec.leaseDurationSeconds", spec.leaseDurationSeconds, "must be greater than 0");
+    if (spec.leaseTransitions !== undefined && spec.leaseTransitions < 0)
+      errors.invalid("spec.leaseTransitions", spec.leaseTransitions, "must be greater than or equal to 0");
+    validateTime(spec.acquireTime, "spec.acquireTime", errors);
+    validateTime(spec.renewTime, "spec.renewTime", errors);
+  },
+};
+
+const eventStrategy: Strategy = {
+  validate(object, errors) {
+    const event = object as Event;
+    const involved = event.involvedObject ?? {};
+    // The legacy events API requires the involved object to live in the event's namespace.
+    if (involved.namespace && involved.namespace !== event.metadata?.namespace)
+      errors.invalid("involvedObject.namespace", involved.namespace, "does not match event.namespace");
+    if (event.type !== undefined && event.type !== "" && !eventTypes.includes(event.type))
+      errors.notSupported("type", event.type, eventTypes);
+    if (event.count !== undefined && event.count < 0)
+      errors.invalid("count", event.count, "must be greater than or equal to 0");
+  },
+};
+
+const namespaceStrategy: Strategy = {
+  nameRule: dnsLabelName,
+  prepareForCreate(object) {
+    (object as Namespace).status = { phase: "Active" };
+  },
+  applyDefaults(object) {
+    // Every namespace carries its own name as a label, so selectors can pick namespaces by name.
+    const meta = (object.metadata ??= {});
+    if (meta.name) meta.labels = { ...meta.labels, "kubernetes.io/metadata.name": meta.name };
+  },
+};
+
+const nodeStrategy: Strategy = {
+  validate(object, errors) {
+    const spec = (object as { spec?: { podCIDR?: string } }).spec;
+    if (spec?.podCIDR !== undefined && spec.podCIDR !== "" && !/^[0-9a-fA-F:.]+\/[0-9]+$/.test(spec.podCIDR))
+      errors.invalid(
+        "spec.podCIDR",
+        spec.podCIDR,
+        "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+      );
+  },
+};
+
+export const coreStrategies: Readonly<Record<string, Strategy>> = {
+  "coordination.k8s.io/Lease": leaseStrategy,
+  "/Event": eventStrategy,
+  "/Namespace": namespaceStrategy,
+  "/Node": nodeStrategy,
+};
+
+/** MicroTime / Time fields: RFC 3339. */
+function validateTime(value: string | undefined, field: string, errors: FieldErrors): void {
+  if (value !== undefined && Number.isNaN(Date.parse(value)))
+    errors.invalid(field, value, "must be an RFC 3339 date-time");
+}

@@ -1,0 +1,70 @@
+import type { FieldError } from "@reconcile/api";
+
+/**
+ * Collects field errors with apimachinery's messages (`field.Required`,
+ * `field.Invalid`, ...), so validation reads like Kubernetes' validation code.
+ */
+export class FieldErrors {
+  readonly list: FieldError[] = [];
+
+  get empty(): boolean {
+    return this.list.length === 0;
+  }
+
+  required(field: string, detail = ""): void {
+    this.list.push({
+      type: "FieldValueRequired",
+      field,
+      message: `${field}: Required value${suffix(detail)}`,
+    });
+  }
+
+  invalid(field: string, value: unknown, detail: string): void {
+    this.list.push({
+      type: "FieldValueInvalid",
+      field,
+      message: `${field}: Invalid value: ${show(value)}${suffix(detail)}`,
+    });
+  }
+
+  notSupported(field: string, value: unknown, supported: readonly string[]): void {
+    this.list.push({
+      type: "FieldValueNotSupported",
+      field,
+      message: `${field}: Unsupported value: ${show(value)}: supported values: ${supported.map((s) => `"${s}"`).join(", ")}`,
+    });
+  }
+
+  duplicate(field: string, value: unknown): void {
+    this.list.push({
+      type: "FieldValueDuplicate",
+      field,
+      message: `${field}: Duplicate value: ${show(value)}`,
+    });
+  }
+
+  forbidden(field: string, detail: string): void {
+    this.list.push({ type: "FieldValueForbidden", field, message: `${field}: Forbidden: ${detail}` });
+  }
+
+  typeInvalid(field: string, value: unknown, detail: string): void {
+    this.list.push({
+      type: "FieldValueTypeInvalid",
+      field,
+      message: `${field}: Invalid value: ${show(value)}: ${detail}`,
+    });
+  }
+}
+
+function suffix(detail: string): string {
+  return detail ? `: ${detail}` : "";
+}
+
+/** Values as apimachinery prints them: strings quoted, numbers bare, objects as JSON. */
+function show(value: unknown): string {
+  if (typeof value === "string") return JSON.stringify(value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  if (value === undefined) return "null";
+  const text = JSON.stringify(value);
+  return text.length > 200 ? `${text.slice(0, 200)}...` : text;
+}

@@ -1,0 +1,308 @@
+import {
+  isConflict,
+  isNotFound,
+  type OwnerReference,
+  type ResourceDescriptor,
+} from "@reconcile/api";
+import { foregroundFinalizer, orphanFinalizer, type Registry } from "./registry.js";
+import type { Storage, StorageEvent, StorageWatcher } from "./storage.js";
+
+export interface GarbageCollectorOptions {
+  registry: Registry;
+  storage: Storage;
+  /** Called with failures other than NotFound and Conflict (which are expected and retried). Default: `console.warn`. */
+  onError?: ((error: unknown) => void) | undefined;
+}
+
+/** What the collector remembers of each object: enough to find owners and dependents. */
+interface Node {
+  uid: string;
+  resource: ResourceDescriptor;
+  namespace: string | undefined;
+  name: string;
+  owners: OwnerReference[];
+  finalizers: string[];
+  deleting: boolean;
+}
+
+/** How often a task that lost a race is retried before it is reported. */
+const maxAttempts = 5;
+
+/**
+ * Deletion propagation through ownerReferences, as kube-controller-manager's
+ * garbage collector does it, running inside the server on its own storage watch:
+ * - Background: once an owner is gone, dependents whose owners are all gone are deleted
+ *   (references to gone owners are dropped from dependents that still have a live owner);
+ * - Foreground: an owner with the `foregroundDeletion` finalizer has its dependents
+ *   deleted and keeps the finalizer until no dependent with `blockOwnerDeletion` remains;
+ * - Orphan: an owner with the `orphan` finalizer has its reference removed from every
+ *   dependent, then loses the finalizer.
+ * Deleting a namespace deletes everything in it.
+ */
+export class GarbageCollector {
+  readonly #registry: Registry;
+  readonly #storage: Storage;
+  readonly #onError: (error: unknown) => void;
+  readonly #nodes = new Map<string, Node>();
+  /** Owner uid → uids of the objects that name it. */
+  readonly #dependents = new Map<string, Set<string>>();
+  readonly #tasks = new Map<string, { run: () => Promise<void>; attempts: number }>();
+  #watcher: StorageWatcher | undefined;
+  #lastRevision = 0;
+  #stopped = false;
+  #started: (() => void) | undefined;
+  readonly #startedPromise: Promise<void>;
+  #loop: Promise<void> | undefined;
+  #worker: Promise<void> | undefined;
+  #progressWaiters: (() => void)[] = [];
+
+  constructor(options: GarbageCollectorOptions) {
+    this.#registry = options.registry;
+    this.#storage = options.storage;
+    this.#onError = options.onError ?? ((error) => console.warn("garbage collector:", error));
+    this.#startedPromise = new Promise((resolve) => {
+      this.#started = resolve;
+    });
+  }
+
+  start(): void {
+    if (this.#loop !== undefined || this.#stopped) return;
+    this.#loop = this.#watchLoop();
+    this.#started?.();
+  }
+
+  /** Resolves when every change up to now has been seen and no work is left (see `ApiServer.flush`). */
+  async flush(): Promise<void> {
+    await this.#startedPromise;
+    for (;;) {
+      if (this.#stopped) return;
+      const target = await this.#storage.currentRevision();
+      if (this.#lastRevision >= target && this.#tasks.size === 0 && this.#worker === undefined) return;
+      await new Promise<void>((resolve) => this.#progressWaiters.push(resolve));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#started?.();
+    this.#watcher?.stop();
+    await this.#loop;
+    await this.#worker;
+    this.#tasks.clear();
+    this.#progress();
+  }
+
+  async #watchLoop(): Promise<void> {
+    let fromRevision: number | undefined;
+    while (!this.#stopped) {
+      const watcher = this.#storage.watch("/", { fromRevision });
+      this.#watcher = watcher;
+      let expired = false;
+      for await (const event of watcher) {
+        if (event.type === "ERROR") {
+          expired = true;
+          break;
+        }
+        this.#observe(event);
+        this.#lastRevision = Math.max(this.#lastRevision, event.revision);
+        this.#progress();
+      }
+      if (this.#stopped || watcher.closeReason === "storage closed") return;
+      if (expired) {
+        // Fell out of the history: start over from the current state.
+        this.#nodes.clear();
+        this.#dependents.clear();
+        fromRevision = undefined;
+      } else {
+        fromRevision = this.#lastRevision;
+      }
+    }
+  }
+
+  #observe(event: StorageEvent): void {
+    const object = event.object;
+    const uid = object?.metadata?.uid;
+    if (object === undefined || uid === undefined) return;
+    const resource = this.#registry.resourceForKind(object.apiVersion ?? "", object.kind ?? "");
+    if (resource === undefined) return;
+    const previous = this.#nodes.get(uid);
+    if (previous !== undefined) for (const ref of previous.owners) this.#dependents.get(ref.uid)?.delete(uid);
+    if (event.type === "DELETED") {
+      this.#nodes.delete(uid);
+      for (const dependent of this.#dependents.get(uid) ?? [])
+        this.#schedule(`dependent:${dependent}`, () => this.#checkDependent(dependent));
+      for (const ref of previous?.owners ?? []) this.#scheduleOwner(ref.uid);
+      if (resource.kind === "Namespace" && resource.group === "") {
+        const namespace = object.metadata?.name ?? "";
+        this.#schedule(`namespace:${namespace}`, () => this.#emptyNamespace(namespace));
+      }
+      return;
+    }
+    const meta = object.metadata ?? {};
+    const node: Node = {
+      uid,
+      resource,
+      namespace: meta.namespace,
+      name: meta.name ?? "",
+      owners: meta.ownerReferences ?? [],
+      finalizers: meta.finalizers ?? [],
+      deleting: meta.deletionTimestamp !== undefined,
+    };
+    this.#nodes.set(uid, node);
+    for (const ref of node.owners) {
+      let set = this.#dependents.get(ref.uid);
+      if (set === undefined) this.#dependents.set(ref.uid, (set = new Set()));
+      set.add(uid);
+    }
+    if (node.owners.length > 0) this.#schedule(`dependent:${uid}`, () => this.#checkDependent(uid));
+    if (node.deleting) this.#scheduleOwner(uid);
+    // An owner waiting for its dependents may be waiting for this one no longer.
+    for (const ref of previous?.owners ?? []) this.#scheduleOwner(ref.uid);
+  }
+
+  #scheduleOwner(uid: string): void {
+    const node = this.#nodes.get(uid);
+    if (node === undefined || !node.deleting) return;
+    if (node.finalizers.includes(orphanFinalizer))
+      this.#schedule(`orphan:${uid}`, () => this.#orphanDependents(uid));
+    if (node.finalizers.includes(foregroundFinalizer))
+      this.#schedule(`foreground:${uid}`, () => this.#deleteDependents(uid));
+  }
+
+  /** `attemptToDeleteItem`: a dependent whose owners are gone (or going, in foreground) goes too. */
+  async #checkDependent(uid: string): Promise<void> {
+    const node = this.#nodes.get(uid);
+    if (node === undefined || node.owners.length === 0) return;
+    if (node.deleting && !node.finalizers.includes(foregroundFinalizer)) return;
+    const solid: OwnerReference[] = [];
+    const gone: OwnerReference[] = [];
+    const waiting: OwnerReference[] = [];
+    for (const ref of node.owners) {
+      const owner = this.#nodes.get(ref.uid);
+      if (owner === undefined) gone.push(ref);
+      else if (owner.deleting && owner.finalizers.includes(foregroundFinalizer)) waiting.push(ref);
+      else solid.push(ref);
+    }
+    if (solid.length > 0) {
+      if (gone.length === 0 && waiting.length === 0) return;
+      const drop = new Set([...gone, ...waiting].map((ref) => ref.uid));
+      await this.#removeOwnerReferences(node, drop);
+      return;
+    }
+    if (node.deleting) return;
+    const hasDependents = (this.#dependents.get(uid)?.size ?? 0) > 0;
+    const policy =
+      waiting.length > 0 && hasDependents
+        ? "Foreground"
+        : node.finalizers.includes(orphanFinalizer)
+          ? "Orphan"
+          : "Background";
+    await this.#registry.delete(node.resource, node.namespace, node.name, {
+      propagationPolicy: policy,
+      preconditions: { uid },
+    });
+  }
+
+  /** Foreground: delete the dependents; drop the finalizer once no blocking dependent remains. */
+  async #deleteDependents(uid: string): Promise<void> {
+    const owner = this.#nodes.get(uid);
+    if (owner === undefined || !owner.finalizers.includes(foregroundFinalizer)) return;
+    let blocking = 0;
+    for (const dependentUid of this.#dependents.get(uid) ?? []) {
+      const dependent = this.#nodes.get(dependentUid);
+      if (dependent === undefined) continue;
+      if (dependent.owners.some((ref) => ref.uid === uid && ref.blockOwnerDeletion)) blocking++;
+      this.#schedule(`dependent:${dependentUid}`, () => this.#checkDependent(dependentUid));
+    }
+    if (blocking === 0) await this.#removeFinalizer(owner, foregroundFinalizer);
+  }
+
+  /** Orphan: remove the owner's reference from every dependent, then the finalizer. */
+  async #orphanDependents(uid: string): Promise<void> {
+    const owner = this.#nodes.get(uid);
+    if (owner === undefined || !owner.finalizers.includes(orphanFinalizer)) return;
+    for (const dependentUid of [...(this.#dependents.get(uid) ?? [])]) {
+      const dependent = this.#nodes.get(dependentUid);
+      if (dependent !== undefined) await this.#removeOwnerReferences(dependent, new Set([uid]));
+    }
+    await this.#removeFinalizer(owner, orphanFinalizer);
+  }
+
+  async #emptyNamespace(namespace: string): Promise<void> {
+    for (const node of [...this.#nodes.values()]) {
+      if (node.namespace !== namespace || !node.resource.namespaced) continue;
+      await ignoreNotFound(
+        this.#registry.delete(node.resource, namespace, node.name, {
+          gracePeriodSeconds: 0,
+          preconditions: { uid: node.uid },
+        }),
+      );
+    }
+  }
+
+  async #removeOwnerReferences(node: Node, uids: Set<string>): Promise<void> {
+    const current = await this.#registry.get(node.resource, node.namespace, node.name);
+    if (current.metadata?.uid !== node.uid) return;
+    const refs = current.metadata.ownerReferences ?? [];
+    const kept = refs.filter((ref) => !uids.has(ref.uid));
+    if (kept.length === refs.length) return;
+    const updated = structuredClone(current);
+    if (kept.length === 0) delete updated.metadata!.ownerReferences;
+    else updated.metadata!.ownerReferences = kept;
+    await this.#registry.update(node.resource, node.namespace, node.name, updated);
+  }
+
+  async #removeFinalizer(node: Node, finalizer: string): Promise<void> {
+    const current = await this.#registry.get(node.resource, node.namespace, node.name);
+    if (current.metadata?.uid !== node.uid || !(current.metadata.finalizers ?? []).includes(finalizer))
+      return;
+    const updated = structuredClone(current);
+    updated.metadata!.finalizers = updated.metadata!.finalizers!.filter((f) => f !== finalizer);
+    await this.#registry.update(node.resource, node.namespace, node.name, updated);
+  }
+
+  #schedule(key: string, run: () => Promise<void>): void {
+    if (this.#stopped) return;
+    const existing = this.#tasks.get(key);
+    this.#tasks.set(key, { run, attempts: existing?.attempts ?? 0 });
+    this.#worker ??= this.#work();
+  }
+
+  async #work(): Promise<void> {
+    // Let the watch loop take in the events written together before acting on them.
+    await Promise.resolve();
+    while (!this.#stopped && this.#tasks.size > 0) {
+      const [key, task] = this.#tasks.entries().next().value as [
+        string,
+        { run: () => Promise<void>; attempts: number },
+      ];
+      this.#tasks.delete(key);
+      try {
+        await task.run();
+      } catch (error) {
+        if (isNotFound(error)) continue;
+        if (isConflict(error) && task.attempts + 1 < maxAttempts && !this.#tasks.has(key)) {
+          this.#tasks.set(key, { run: task.run, attempts: task.attempts + 1 });
+          continue;
+        }
+        this.#onError(error);
+      }
+    }
+    this.#worker = undefined;
+    this.#progress();
+  }
+
+  #progress(): void {
+    const waiters = this.#progressWaiters;
+    this.#progressWaiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+async function ignoreNotFound(promise: Promise<unknown>): Promise<void> {
+  try {
+    await promise;
+  } catch (error) {
+    if (!isNotFound(error) && !isConflict(error)) throw error;
+  }
+}

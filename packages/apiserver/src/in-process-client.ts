@@ -1,0 +1,194 @@
+import {
+  type DeepReadonly,
+  type KubeObject,
+  type ListOptions,
+  newInternalError,
+  type ObjectList,
+  type ResourceDescriptor,
+  type Scale,
+  StatusError,
+  type WatchEvent,
+  type WatchOptions,
+} from "@reconcile/api";
+import type {
+  CallOptions,
+  Client,
+  DeleteCollectionOptions,
+  DeleteOptions,
+  DeleteResult,
+  PatchOptions,
+  ResourceClient,
+  WriteOptions,
+} from "@reconcile/client";
+import { copyJson } from "./json.js";
+import type { Registry } from "./registry.js";
+
+/**
+ * The `Client` of an embedded server: every call runs the registry code the
+ * HTTP server runs, without HTTP. Objects go in and come out as copies, so no
+ * caller can change what the server stores. Failures are `StatusError`s; an
+ * aborted signal rejects with the signal's reason, as `fetch` does.
+ */
+export class InProcessClient implements Client {
+  readonly #registry: Registry;
+
+  constructor(registry: Registry) {
+    this.#registry = registry;
+  }
+
+  resource<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace?: string): ResourceClient<T> {
+    return new InProcessResourceClient<T>(
+      this.#registry,
+      resource,
+      resource.namespaced ? namespace : undefined,
+    );
+  }
+}
+
+class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T> {
+  readonly resource: ResourceDescriptor<T>;
+  readonly namespace: string | undefined;
+  readonly #registry: Registry;
+
+  constructor(registry: Registry, resource: ResourceDescriptor<T>, namespace: string | undefined) {
+    this.#registry = registry;
+    this.resource = resource;
+    this.namespace = namespace;
+  }
+
+  list(options: ListOptions = {}): Promise<ObjectList<T>> {
+    return this.#call(options.signal, async () => {
+      const list = await this.#registry.list(this.resource, this.namespace, options);
+      return { ...list, metadata: { ...list.metadata }, items: list.items.map(copyJson) } as ObjectList<T>;
+    });
+  }
+
+  watch(options: WatchOptions = {}): Promise<AsyncIterable<WatchEvent<T>>> {
+    return this.#call(options.signal, async () => {
+      const watch = await this.#registry.watch(this.resource, this.namespace, options);
+      const iterator = watch[Symbol.asyncIterator]();
+      // Each event is copied when it is read, so an event nobody reads costs nothing.
+      const copying: AsyncIterableIterator<WatchEvent<T>> = {
+        next: async () => {
+          const next = await iterator.next();
+          return next.done ? next : { done: false, value: copyJson(next.value) as WatchEvent<T> };
+        },
+        return: async () => {
+          watch.stop();
+          await iterator.return?.();
+          return { done: true, value: undefined };
+        },
+        [Symbol.asyncIterator]() {
+          return this;
+        },
+      };
+      return copying;
+    });
+  }
+
+  get(name: string, options: CallOptions = {}): Promise<T> {
+    return this.#call(
+      options.signal,
+      async () => copyJson(await this.#registry.get(this.resource, this.namespace, name)) as T,
+    );
+  }
+
+  create(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+    return this.#call(
+      options.signal,
+      async () => copyJson(await this.#registry.create(this.resource, this.namespace, object, options)) as T,
+    );
+  }
+
+  update(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+    return this.#call(
+      options.signal,
+      async () =>
+        copyJson(
+          await this.#registry.update(
+            this.resource,
+            this.#namespaceOf(object),
+            nameOf(object),
+            object,
+            options,
+          ),
+        ) as T,
+    );
+  }
+
+  updateStatus(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+    return this.#call(
+      options.signal,
+      async () =>
+        copyJson(
+          await this.#registry.update(this.resource, this.#namespaceOf(object), nameOf(object), object, {
+            ...options,
+            subresource: "status",
+          }),
+        ) as T,
+    );
+  }
+
+  patch(
+    name: string,
+    patch: unknown,
+    options: PatchOptions & { subresource?: "status" | undefined },
+  ): Promise<T> {
+    return this.#call(
+      options.signal,
+      async () =>
+        copyJson(
+          await this.#registry.patch(this.resource, this.namespace, name, options.type, patch, options),
+        ) as T,
+    );
+  }
+
+  delete(name: string, options: DeleteOptions = {}): Promise<DeleteResult<T>> {
+    return this.#call(options.signal, async () => {
+      const object = await this.#registry.delete(this.resource, this.namespace, name, options);
+      return { kind: "object", object: copyJson(object) as T };
+    });
+  }
+
+  deleteCollection(options: DeleteCollectionOptions = {}): Promise<ObjectList<T>> {
+    return this.#call(options.signal, async () => {
+      const list = await this.#registry.deleteCollection(this.resource, this.namespace, options);
+      return copyJson(list) as ObjectList<T>;
+    });
+  }
+
+  getScale(name: string, options: CallOptions = {}): Promise<Scale> {
+    return this.#call(options.signal, async () =>
+      copyJson(await this.#registry.getScale(this.resource, this.namespace, name)),
+    );
+  }
+
+  updateScale(name: string, scale: Scale, options: WriteOptions = {}): Promise<Scale> {
+    return this.#call(options.signal, async () =>
+      copyJson(await this.#registry.updateScale(this.resource, this.namespace, name, scale, options)),
+    );
+  }
+
+  /** The namespace of a single-object write: the client's, else the object's own. */
+  #namespaceOf(object: T | DeepReadonly<T>): string | undefined {
+    return this.namespace ?? (object as KubeObject)?.metadata?.namespace;
+  }
+
+  /** Runs a call: rejects at once if the signal has aborted, and turns any other failure into a StatusError. */
+  async #call<R>(signal: AbortSignal | undefined, run: () => Promise<R>): Promise<R> {
+    signal?.throwIfAborted();
+    try {
+      const result = await run();
+      signal?.throwIfAborted();
+      return result;
+    } catch (error) {
+      if (signal?.aborted && error === signal.reason) throw error;
+      throw StatusError.isInstance(error) ? error : newInternalError(error);
+    }
+  }
+}
+
+function nameOf(object: unknown): string {
+  const name = (object as KubeObject | undefined)?.metadata?.name;
+  return typeof name === "string" ? name : "";
+}

@@ -1,0 +1,411 @@
+import type { KubeObject } from "@reconcile/api";
+import type { Clock, TimerHandle } from "@reconcile/clock";
+import { realClock } from "@reconcile/clock";
+import { RingBuffer } from "./ring-buffer.js";
+import {
+  type Storage,
+  StorageError,
+  type StorageEvent,
+  type StorageListOptions,
+  type StorageListResult,
+  type StorageWatcher,
+  type StorageWatchOptions,
+  tooOldResourceVersion,
+} from "./storage.js";
+import { WatchChannel } from "./watch-channel.js";
+
+export interface MemoryStorageOptions {
+  /** Source of time for bookmark intervals. Default: `realClock`. */
+  clock?: Clock | undefined;
+  /** How many changes the history keeps for watches and continue tokens. Default: 10,000. */
+  historySize?: number | undefined;
+  /**
+   * How many live events one watcher may have unread before it is closed
+   * (it then resumes from the last revision it read). Default: 10,000.
+   */
+  watchBufferSize?: number | undefined;
+}
+
+/** One change, as the history keeps it: enough to replay it and to undo it. */
+interface Change {
+  type: "ADDED" | "MODIFIED" | "DELETED";
+  key: string;
+  revision: number;
+  object: KubeObject;
+  /** The state before the change (MODIFIED and DELETED). */
+  previous: KubeObject | undefined;
+}
+
+interface Entry {
+  object: KubeObject;
+  revision: number;
+}
+
+/** The keys of one resource (all keys sharing their first two path segments), kept sortable. */
+interface Bucket {
+  entries: Map<string, Entry>;
+  sortedKeys: string[] | undefined;
+}
+
+interface Watch {
+  prefix: string;
+  /** Changes at or below this revision are not sent (they were replayed, or predate the start). */
+  after: number;
+  predicate: ((object: KubeObject) => boolean) | undefined;
+  channel: WatchChannel;
+  bookmarkTimer: TimerHandle | undefined;
+}
+
+/**
+ * The in-memory `Storage`: one global revision counter, a map per resource,
+ * and a ring buffer of the last `historySize` changes from which watches are
+ * replayed and older list snapshots (continue tokens) are reconstructed.
+ */
+export class MemoryStorage implements Storage {
+  readonly #clock: Clock;
+  readonly #historySize: number;
+  readonly #watchBufferSize: number;
+  readonly #buckets = new Map<string, Bucket>();
+  readonly #history: RingBuffer<Change>;
+  readonly #watches = new Set<Watch>();
+  #revision = 0;
+  #closed = false;
+  /** The last reconstructed snapshot, so that paging through one does not rebuild it per page. */
+  #snapshotCache: { prefix: string; revision: number; keys: string[]; objects: KubeObject[] } | undefined;
+
+  constructor(options: MemoryStorageOptions = {}) {
+    this.#clock = options.clock ?? realClock;
+    this.#historySize = positiveInteger("historySize", options.historySize ?? 10_000);
+    this.#watchBufferSize = positiveInteger("watchBufferSize", options.watchBufferSize ?? 10_000);
+    this.#history = new RingBuffer<Change>(Math.min(this.#historySize, 1024));
+  }
+
+  async currentRevision(): Promise<number> {
+    return this.#revision;
+  }
+
+  /** The newest revision, synchronously (the in-memory store can answer at once). */
+  get revision(): number {
+    return this.#revision;
+  }
+
+  /** The oldest revision a watch may start from or a snapshot be read at. */
+  get compactedRevision(): number {
+    const oldest = this.#history.at(0);
+    return oldest === undefined ? this.#revision : oldest.revision - 1;
+  }
+
+  /** How many objects are stored. */
+  get size(): number {
+    let size = 0;
+    for (const bucket of this.#buckets.values()) size += bucket.entries.size;
+    return size;
+  }
+
+  async create(key: string, object: KubeObject): Promise<KubeObject> {
+    const bucket = this.#bucketFor(key, true)!;
+    if (bucket.entries.has(key)) throw new StorageError("KeyExists", key, `key ${key} already exists`);
+    const revision = ++this.#revision;
+    setResourceVersion(object, revision);
+    bucket.entries.set(key, { object, revision });
+    bucket.sortedKeys = undefined;
+    this.#record({ type: "ADDED", key, revision, object, previous: undefined });
+    return object;
+  }
+
+  async get(key: string): Promise<KubeObject | undefined> {
+    return this.#bucketFor(key, false)?.entries.get(key)?.object;
+  }
+
+  async update(key: string, object: KubeObject, expectedRevision?: number): Promise<KubeObject> {
+    const bucket = this.#bucketFor(key, false);
+    const entry = bucket?.entries.get(key);
+    if (bucket === undefined || entry === undefined)
+      throw new StorageError("KeyNotFound", key, `key ${key} not found`);
+    checkRevision(key, entry, expectedRevision);
+    const revision = ++this.#revision;
+    setResourceVersion(object, revision);
+    bucket.entries.set(key, { object, revision });
+    this.#record({ type: "MODIFIED", key, revision, object, previous: entry.object });
+    return object;
+  }
+
+  async delete(key: string, expectedRevision?: number): Promise<KubeObject> {
+    const bucket = this.#bucketFor(key, false);
+    const entry = bucket?.entries.get(key);
+    if (bucket === undefined || entry === undefined)
+      throw new StorageError("KeyNotFound", key, `key ${key} not found`);
+    checkRevision(key, entry, expectedRevision);
+    const revision = ++this.#revision;
+    bucket.entries.delete(key);
+    bucket.sortedKeys = undefined;
+    const last = withResourceVersion(entry.object, revision);
+    this.#record({ type: "DELETED", key, revision, object: last, previous: entry.object });
+    return last;
+  }
+
+  async list(prefix: string, options: StorageListOptions = {}): Promise<StorageListResult> {
+    const current = this.#revision;
+    const { revision, startKey, predicate } = options;
+    const limit = options.limit !== undefined && options.limit > 0 ? options.limit : Number.POSITIVE_INFINITY;
+    let keys: string[];
+    let objectAt: (index: number) => KubeObject;
+    if (revision !== undefined && revision > current) {
+      throw new StorageError(
+        "TooLargeResourceVersion",
+        prefix,
+        `Too large resource version: ${revision}, current: ${current}`,
+      );
+    }
+    if (revision === undefined || revision === current) {
+      keys = this.#sortedKeysUnder(prefix);
+      const lookup = this.#lookupFor(keys);
+      objectAt = (index) => lookup(keys[index]!);
+    } else {
+      const snapshot = this.#snapshot(prefix, revision);
+      keys = snapshot.keys;
+      objectAt = (index) => snapshot.objects[index]!;
+    }
+    let index = startKey === undefined ? 0 : lowerBound(keys, startKey);
+    const items: KubeObject[] = [];
+    for (; index < keys.length && items.length < limit; index++) {
+      const object = objectAt(index);
+      if (predicate === undefined || predicate(object)) items.push(object);
+    }
+    const result: StorageListResult = { items, revision: revision ?? current };
+    if (items.length === limit && index < keys.length) {
+      if (predicate === undefined) {
+        result.nextKey = keys[index - 1]! + "\u0000";
+        result.remaining = keys.length - index;
+      } else {
+        // Continue only if something further on matches, so the last page never comes back empty.
+        for (let next = index; next < keys.length; next++) {
+          if (predicate(objectAt(next))) {
+            result.nextKey = keys[index - 1]! + "\u0000";
+            break;
+          }
+        }
+      }
+    }
+    return result;
+  }
+
+  watch(prefix: string, options: StorageWatchOptions = {}): StorageWatcher {
+    const watch: Watch = {
+      prefix,
+      after: this.#revision,
+      predicate: options.predicate,
+      channel: undefined as unknown as WatchChannel,
+      bookmarkTimer: undefined,
+    };
+    watch.channel = new WatchChannel({
+      limit: this.#watchBufferSize,
+      onStop: () => {
+        this.#watches.delete(watch);
+        if (watch.bookmarkTimer !== undefined) this.#clock.clearTimeout(watch.bookmarkTimer);
+        watch.bookmarkTimer = undefined;
+      },
+    });
+    if (this.#closed) {
+      watch.channel.close("storage closed");
+      return watch.channel;
+    }
+    const { fromRevision } = options;
+    if (fromRevision === undefined) {
+      watch.channel.setInitial(this.#initialState(prefix, options.predicate));
+    } else if (fromRevision < this.compactedRevision) {
+      const error = tooOldResourceVersion(fromRevision, this.compactedRevision);
+      watch.channel.setInitial([{ type: "ERROR", revision: this.#revision, error }]);
+      watch.channel.close(error.message);
+      return watch.channel;
+    } else {
+      watch.channel.setInitial(this.#replay(prefix, fromRevision, options.predicate));
+      watch.after = Math.max(fromRevision, this.#revision);
+    }
+    this.#watches.add(watch);
+    const interval = options.bookmarkIntervalMs;
+    if (interval !== undefined && interval > 0) {
+      const tick = () => {
+        watch.channel.push({ type: "BOOKMARK", revision: Math.max(this.#revision, watch.after) });
+        if (!watch.channel.closed) watch.bookmarkTimer = this.#clock.setTimeout(tick, interval);
+      };
+      watch.bookmarkTimer = this.#clock.setTimeout(tick, interval);
+    }
+    return watch.channel;
+  }
+
+  close(): void {
+    this.#closed = true;
+    for (const watch of [...this.#watches]) watch.channel.close("storage closed");
+  }
+
+  /** Every change under `prefix` after `revision`, as a watcher with `predicate` sees it. */
+  #replay(prefix: string, revision: number, predicate: ((o: KubeObject) => boolean) | undefined) {
+    const events: StorageEvent[] = [];
+    const first = revision - this.compactedRevision; // index of the first change after `revision`
+    for (let i = Math.max(0, first); i < this.#history.length; i++) {
+      const change = this.#history.at(i)!;
+      if (!change.key.startsWith(prefix)) continue;
+      const event = eventFor(change, predicate);
+      if (event !== undefined) events.push(event);
+    }
+    return events;
+  }
+
+  #initialState(prefix: string, predicate: ((o: KubeObject) => boolean) | undefined): StorageEvent[] {
+    const keys = this.#sortedKeysUnder(prefix);
+    const lookup = this.#lookupFor(keys);
+    const revision = this.#revision;
+    const events: StorageEvent[] = [];
+    for (const key of keys) {
+      const object = lookup(key);
+      if (predicate === undefined || predicate(object)) events.push({ type: "ADDED", object, revision });
+    }
+    return events;
+  }
+
+  #record(change: Change): void {
+    if (this.#history.length >= this.#historySize) this.#history.shift();
+    this.#history.push(change);
+    for (const watch of this.#watches) {
+      if (change.revision <= watch.after || !change.key.startsWith(watch.prefix)) continue;
+      const event = eventFor(change, watch.predicate);
+      if (event !== undefined) watch.channel.push(event);
+    }
+  }
+
+  /** The state under `prefix` at `revision`: the current state with newer changes undone. */
+  #snapshot(prefix: string, revision: number): { keys: string[]; objects: KubeObject[] } {
+    const cached = this.#snapshotCache;
+    if (cached !== undefined && cached.prefix === prefix && cached.revision === revision) return cached;
+    if (revision < this.compactedRevision) throw tooOldResourceVersion(revision, this.compactedRevision);
+    const state = new Map<string, KubeObject>();
+    const keys = this.#sortedKeysUnder(prefix);
+    const lookup = this.#lookupFor(keys);
+    for (const key of keys) state.set(key, lookup(key));
+    for (let i = this.#history.length - 1; i >= 0; i--) {
+      const change = this.#history.at(i)!;
+      if (change.revision <= revision) break;
+      if (!change.key.startsWith(prefix)) continue;
+      if (change.type === "ADDED") state.delete(change.key);
+      else state.set(change.key, change.previous!);
+    }
+    const sortedKeys = [...state.keys()].sort(compareKeys);
+    const snapshot = {
+      prefix,
+      revision,
+      keys: sortedKeys,
+      objects: sortedKeys.map((key) => state.get(key)!),
+    };
+    this.#snapshotCache = snapshot;
+    return snapshot;
+  }
+
+  /** Every stored key under `prefix`, sorted. */
+  #sortedKeysUnder(prefix: string): string[] {
+    const bucketName = bucketOf(prefix);
+    const bucket = bucketName.length <= prefix.length ? this.#buckets.get(bucketName) : undefined;
+    if (bucket !== undefined) return keysWithPrefix(sortedKeysOf(bucket), prefix);
+    // A prefix shorter than one resource (for example "/"): every bucket under it.
+    const keys: string[] = [];
+    for (const name of [...this.#buckets.keys()].sort(compareKeys)) {
+      if (name.startsWith(prefix)) keys.push(...sortedKeysOf(this.#buckets.get(name)!));
+    }
+    return keys;
+  }
+
+  #lookupFor(_keys: string[]): (key: string) => KubeObject {
+    return (key) => this.#bucketFor(key, false)!.entries.get(key)!.object;
+  }
+
+  #bucketFor(key: string, create: boolean): Bucket | undefined {
+    const name = bucketOf(key);
+    let bucket = this.#buckets.get(name);
+    if (bucket === undefined && create) {
+      bucket = { entries: new Map(), sortedKeys: undefined };
+      this.#buckets.set(name, bucket);
+    }
+    return bucket;
+  }
+}
+
+/** The watch event a change becomes for a watcher with `predicate` (kube-apiserver's cacheWatcher rules). */
+function eventFor(
+  change: Change,
+  predicate: ((o: KubeObject) => boolean) | undefined,
+): StorageEvent | undefined {
+  const { type, object, revision, previous } = change;
+  if (predicate === undefined) return { type, object, revision };
+  if (type === "ADDED") return predicate(object) ? { type, object, revision } : undefined;
+  if (type === "DELETED") return predicate(previous!) ? { type, object, revision } : undefined;
+  const matches = predicate(object);
+  const matched = predicate(previous!);
+  if (matches && matched) return { type: "MODIFIED", object, revision };
+  if (matches) return { type: "ADDED", object, revision };
+  // It stopped matching: the watcher sees it leave, in its last matching state at this revision.
+  if (matched) return { type: "DELETED", object: withResourceVersion(previous!, revision), revision };
+  return undefined;
+}
+
+function checkRevision(key: string, entry: Entry, expectedRevision: number | undefined): void {
+  if (expectedRevision !== undefined && entry.revision !== expectedRevision) {
+    throw new StorageError(
+      "Conflict",
+      key,
+      `revision precondition failed for ${key}: expected ${expectedRevision}, stored ${entry.revision}`,
+    );
+  }
+}
+
+function setResourceVersion(object: KubeObject, revision: number): void {
+  const meta = (object.metadata ??= {}) as { resourceVersion?: string };
+  meta.resourceVersion = String(revision);
+}
+
+function withResourceVersion(object: KubeObject, revision: number): KubeObject {
+  return { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
+}
+
+/** `/group/resource/`: the first two path segments, where one resource's keys live. */
+function bucketOf(key: string): string {
+  let slashes = 0;
+  for (let i = 0; i < key.length; i++) {
+    if (key.charCodeAt(i) === 47 && ++slashes === 3) return key.slice(0, i + 1);
+  }
+  return key.slice(0, key.lastIndexOf("/") + 1);
+}
+
+function sortedKeysOf(bucket: Bucket): string[] {
+  bucket.sortedKeys ??= [...bucket.entries.keys()].sort(compareKeys);
+  return bucket.sortedKeys;
+}
+
+function keysWithPrefix(sorted: string[], prefix: string): string[] {
+  const start = lowerBound(sorted, prefix);
+  let end = start;
+  while (end < sorted.length && sorted[end]!.startsWith(prefix)) end++;
+  return start === 0 && end === sorted.length ? sorted : sorted.slice(start, end);
+}
+
+/** Byte order, as etcd sorts keys (the default sort compares UTF-16 code units; equal for ASCII keys). */
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The index of the first key >= `key`. */
+function lowerBound(sorted: string[], key: string): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (sorted[mid]! < key) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+function positiveInteger(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 1)
+    throw new RangeError(`${name} must be a positive integer, got ${value}`);
+  return value;
+}

@@ -1,0 +1,85 @@
+import type { KubeObject, OwnerReference } from "@reconcile/api";
+import { isDNS1123Label, isDNS1123Subdomain, isQualifiedName, isValidLabelValue } from "@reconcile/api";
+import type { FieldErrors } from "./field-errors.js";
+
+/** How a kind's names are checked: most kinds take a DNS-1123 subdomain, namespaces a label. */
+export type NameRule = (name: string) => string[];
+
+export const dnsSubdomainName: NameRule = isDNS1123Subdomain;
+export const dnsLabelName: NameRule = isDNS1123Label;
+
+/** The longest total size of an object's annotations (`TotalAnnotationSizeLimitB`). */
+const totalAnnotationSizeLimit = 256 * 1024;
+
+/** `ValidateObjectMeta`: name, labels, annotations, owner references, finalizers. */
+export function validateObjectMeta(
+  object: KubeObject,
+  nameRule: NameRule,
+  namespaced: boolean,
+  errors: FieldErrors,
+): void {
+  const meta = object.metadata ?? {};
+  const name = meta.name ?? "";
+  if (name === "") errors.required("metadata.name", "name or generateName is required");
+  else for (const problem of nameRule(name)) errors.invalid("metadata.name", name, problem);
+  if (namespaced) {
+    if (!meta.namespace) errors.required("metadata.namespace");
+    else
+      for (const problem of isDNS1123Label(meta.namespace))
+        errors.invalid("metadata.namespace", meta.namespace, problem);
+  } else if (meta.namespace) {
+    errors.forbidden("metadata.namespace", "not allowed on this type");
+  }
+  validateLabels(meta.labels, "metadata.labels", errors);
+  let annotationBytes = 0;
+  for (const [key, value] of Object.entries(meta.annotations ?? {})) {
+    for (const problem of isQualifiedName(key.toLowerCase()))
+      errors.invalid("metadata.annotations", key, problem);
+    annotationBytes += key.length + value.length;
+  }
+  if (annotationBytes > totalAnnotationSizeLimit) {
+    errors.list.push({
+      type: "FieldValueTooLong",
+      field: "metadata.annotations",
+      message: `metadata.annotations: Too long: must have at most ${totalAnnotationSizeLimit} bytes`,
+    });
+  }
+  validateOwnerReferences(meta.ownerReferences ?? [], errors);
+  (meta.finalizers ?? []).forEach((finalizer, i) => {
+    for (const problem of isQualifiedName(finalizer))
+      errors.invalid(`metadata.finalizers[${i}]`, finalizer, problem);
+  });
+  if (meta.generation !== undefined && meta.generation < 0)
+    errors.invalid("metadata.generation", meta.generation, "must be greater than or equal to 0");
+}
+
+export function validateLabels(
+  labels: Record<string, string> | undefined,
+  field: string,
+  errors: FieldErrors,
+): void {
+  for (const [key, value] of Object.entries(labels ?? {})) {
+    for (const problem of isQualifiedName(key)) errors.invalid(field, key, problem);
+    for (const problem of isValidLabelValue(value)) errors.invalid(field, value, problem);
+  }
+}
+
+function validateOwnerReferences(refs: OwnerReference[], errors: FieldErrors): void {
+  const controllers: string[] = [];
+  refs.forEach((ref, i) => {
+    const field = `metadata.ownerReferences[${i}]`;
+    if (!ref.apiVersion)
+      errors.invalid(`${field}.apiVersion`, ref.apiVersion ?? "", "version must not be empty");
+    if (!ref.kind) errors.invalid(`${field}.kind`, ref.kind ?? "", "kind must not be empty");
+    if (!ref.name) errors.invalid(`${field}.name`, ref.name ?? "", "name must not be empty");
+    if (!ref.uid) errors.invalid(`${field}.uid`, ref.uid ?? "", "uid must not be empty");
+    if (ref.controller) controllers.push(ref.name);
+  });
+  if (controllers.length > 1) {
+    errors.invalid(
+      "metadata.ownerReferences",
+      refs,
+      `Only one reference can have Controller set to true. Found "true" in references for ${controllers.join(" and ")}`,
+    );
+  }
+}

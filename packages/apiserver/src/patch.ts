@@ -1,0 +1,326 @@
+import { newBadRequest, StatusError } from "@reconcile/api";
+import { copyJson, isJsonObject, jsonEqual } from "./json.js";
+
+export type PatchType = "merge" | "json" | "strategic-merge" | "apply";
+
+/**
+ * Applies a patch to a copy of `original` and returns the result; `original`
+ * is left untouched. Malformed patches are 400 BadRequest, JSON Patch
+ * operations that cannot apply (a failed `test`, a missing path) are 422, as
+ * kube-apiserver answers them.
+ */
+export function applyPatch(type: Exclude<PatchType, "apply">, original: unknown, patch: unknown): unknown {
+  switch (type) {
+    case "merge":
+      if (!isJsonObject(patch)) throw newBadRequest("a merge patch must be a JSON object");
+      return mergePatch(original, patch);
+    case "json":
+      return jsonPatch(original, patch);
+    case "strategic-merge":
+      if (!isJsonObject(patch)) throw newBadRequest("a strategic merge patch must be a JSON object");
+      return strategicMergePatch(original, patch);
+    default:
+      throw newBadRequest(`unknown patch type ${JSON.stringify(type)}`);
+  }
+}
+
+/** JSON Merge Patch (RFC 7386): objects merge recursively, null deletes, anything else replaces. */
+export function mergePatch(original: unknown, patch: unknown): unknown {
+  if (!isJsonObject(patch)) return copyJson(patch);
+  const result: Record<string, unknown> = isJsonObject(original) ? copyJson(original) : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete result[key];
+    else result[key] = mergePatch(result[key], value);
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------------------
+// JSON Patch (RFC 6902)
+
+interface Operation {
+  op: string;
+  path: string;
+  from?: string;
+  value?: unknown;
+}
+
+export function jsonPatch(original: unknown, patch: unknown): unknown {
+  if (!Array.isArray(patch)) throw newBadRequest("a JSON patch must be an array of operations");
+  let document = copyJson(original);
+  patch.forEach((raw, index) => {
+    if (!isJsonObject(raw) || typeof raw.op !== "string" || typeof raw.path !== "string")
+      throw newBadRequest(`JSON patch operation ${index} must be an object with string "op" and "path"`);
+    document = applyOperation(document, raw as unknown as Operation, index);
+  });
+  return document;
+}
+
+function applyOperation(document: unknown, operation: Operation, index: number): unknown {
+  const fail = (reason: string): never => {
+    throw new StatusError({
+      code: 422,
+      reason: "Invalid",
+      message: `the JSON patch could not be applied: operation ${index} (${operation.op} ${operation.path}): ${reason}`,
+    });
+  };
+  const needsValue = operation.op === "add" || operation.op === "replace" || operation.op === "test";
+  if (needsValue && !("value" in operation))
+    throw newBadRequest(`JSON patch operation ${index} (${operation.op}) has no "value"`);
+  switch (operation.op) {
+    case "add":
+      return addAt(document, parsePointer(operation.path), copyJson(operation.value), fail);
+    case "remove":
+      return removeAt(document, parsePointer(operation.path), fail).document;
+    case "replace": {
+      const path = parsePointer(operation.path);
+      const removed = removeAt(document, path, fail).document;
+      return addAt(removed, path, copyJson(operation.value), fail);
+    }
+    case "move": {
+      if (typeof operation.from !== "string")
+        throw newBadRequest(`JSON patch operation ${index} (move) has no "from"`);
+      const { document: without, value } = removeAt(document, parsePointer(operation.from), fail);
+      return addAt(without, parsePointer(operation.path), value, fail);
+    }
+    case "copy": {
+      if (typeof operation.from !== "string")
+        throw newBadRequest(`JSON patch operation ${index} (copy) has no "from"`);
+      const value = valueAt(document, parsePointer(operation.from), fail);
+      return addAt(document, parsePointer(operation.path), copyJson(value), fail);
+    }
+    case "test": {
+      const value = valueAt(document, parsePointer(operation.path), fail);
+      if (!jsonEqual(value, operation.value)) fail(`testing value ${JSON.stringify(operation.path)} failed`);
+      return document;
+    }
+    default:
+      throw newBadRequest(`JSON patch operation ${index} has an unknown op ${JSON.stringify(operation.op)}`);
+  }
+}
+
+function parsePointer(pointer: string): string[] {
+  if (pointer === "") return [];
+  if (!pointer.startsWith("/"))
+    throw newBadRequest(`JSON pointer ${JSON.stringify(pointer)} must start with "/"`);
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"));
+}
+
+function valueAt(document: unknown, path: string[], fail: (reason: string) => never): unknown {
+  let current = document;
+  for (const token of path) {
+    if (Array.isArray(current)) {
+      const i = arrayIndex(token, current.length - 1, fail);
+      current = current[i];
+    } else if (isJsonObject(current) && Object.hasOwn(current, token)) {
+      current = current[token];
+    } else {
+      fail("the path does not exist");
+    }
+  }
+  return current;
+}
+
+function addAt(document: unknown, path: string[], value: unknown, fail: (reason: string) => never): unknown {
+  if (path.length === 0) return value;
+  const parent = valueAt(document, path.slice(0, -1), fail);
+  const last = path[path.length - 1]!;
+  if (Array.isArray(parent)) {
+    if (last === "-") parent.push(value);
+    else parent.splice(arrayIndex(last, parent.length, fail), 0, value);
+  } else if (isJsonObject(parent)) {
+    parent[last] = value;
+  } else {
+    fail("the parent of the path is not an object or array");
+  }
+  return document;
+}
+
+function removeAt(
+  document: unknown,
+  path: string[],
+  fail: (reason: string) => never,
+): { document: unknown; value: unknown } {
+  if (path.length === 0) return { document: null, value: document };
+  const parent = valueAt(document, path.slice(0, -1), fail);
+  const last = path[path.length - 1]!;
+  if (Array.isArray(parent)) {
+    const i = arrayIndex(last, parent.length - 1, fail);
+    const [value] = parent.splice(i, 1);
+    return { document, value };
+  }
+  if (isJsonObject(parent) && Object.hasOwn(parent, last)) {
+    const value = parent[last];
+    delete parent[last];
+    return { document, value };
+  }
+  return fail("the path does not exist");
+}
+
+function arrayIndex(token: string, max: number, fail: (reason: string) => never): number {
+  if (!/^(0|[1-9][0-9]*)$/.test(token)) fail(`${JSON.stringify(token)} is not an array index`);
+  const index = Number(token);
+  if (index > max) fail(`index ${index} is out of range`);
+  return index;
+}
+
+// ---------------------------------------------------------------------------
+// Strategic merge patch
+
+/**
+ * The merge keys of the lists our kinds declare with `patchStrategy:"merge"`
+ * (the Go struct tags of k8s.io/api), by field name. Lists not named here
+ * are replaced as a whole, as atomic lists are.
+ */
+const mergeKeys: Readonly<Record<string, string>> = {
+  containers: "name",
+  initContainers: "name",
+  ephemeralContainers: "name",
+  volumes: "name",
+  env: "name",
+  imagePullSecrets: "name",
+  resourceClaims: "name",
+  ports: "containerPort",
+  volumeMounts: "mountPath",
+  volumeDevices: "devicePath",
+  ownerReferences: "uid",
+  conditions: "type",
+  addresses: "type",
+  hostAliases: "ip",
+  topologySpreadConstraints: "topologyKey",
+};
+
+/** Lists of scalars merged as sets (`patchStrategy:"merge"` on a primitive list). */
+const mergedPrimitiveLists = new Set(["finalizers"]);
+
+const setElementOrderPrefix = "$setElementOrder/";
+const deleteFromPrimitiveListPrefix = "$deleteFromPrimitiveList/";
+
+/**
+ * Strategic merge patch, as kubectl and controllers send it: maps merge, lists
+ * with a merge key merge element by element, and the directives `$patch`
+ * (`replace`, `delete`, `merge`), `$retainKeys`, `$setElementOrder/<list>` and
+ * `$deleteFromPrimitiveList/<list>` are honoured.
+ */
+export function strategicMergePatch(original: unknown, patch: Record<string, unknown>): unknown {
+  return mergeMap(isJsonObject(original) ? copyJson(original) : {}, patch, []);
+}
+
+function mergeMap(
+  original: Record<string, unknown>,
+  patch: Record<string, unknown>,
+  path: string[],
+): Record<string, unknown> | undefined {
+  const directive = patch.$patch;
+  if (directive === "delete") return undefined;
+  if (directive === "replace") {
+    const replaced = copyJson(patch);
+    delete replaced.$patch;
+    return stripDirectives(replaced);
+  }
+  if (directive !== undefined && directive !== "merge")
+    throw newBadRequest(`unknown patch directive $patch: ${JSON.stringify(directive)} at ${pathText(path)}`);
+  const result = original;
+  for (const [key, value] of Object.entries(patch)) {
+    if (key === "$patch" || key === "$retainKeys" || key.startsWith(setElementOrderPrefix)) continue;
+    if (key.startsWith(deleteFromPrimitiveListPrefix)) {
+      const field = key.slice(deleteFromPrimitiveListPrefix.length);
+      if (!Array.isArray(value)) throw newBadRequest(`${key} must be a list`);
+      const current = result[field];
+      if (Array.isArray(current))
+        result[field] = current.filter((item) => !value.some((v) => jsonEqual(v, item)));
+      continue;
+    }
+    if (value === null) {
+      delete result[key];
+      continue;
+    }
+    const current = result[key];
+    if (isJsonObject(value)) {
+      const merged = mergeMap(isJsonObject(current) ? current : {}, value, [...path, key]);
+      if (merged === undefined) delete result[key];
+      else result[key] = merged;
+    } else if (Array.isArray(value)) {
+      result[key] = mergeList(Array.isArray(current) ? current : [], value, key, [...path, key]);
+    } else {
+      result[key] = value;
+    }
+  }
+  for (const [key, order] of Object.entries(patch)) {
+    if (!key.startsWith(setElementOrderPrefix)) continue;
+    const field = key.slice(setElementOrderPrefix.length);
+    if (!Array.isArray(order)) throw newBadRequest(`${key} must be a list`);
+    const list = result[field];
+    if (Array.isArray(list)) result[field] = reorder(list, order, mergeKeys[field]);
+  }
+  const retainKeys = patch.$retainKeys;
+  if (retainKeys !== undefined) {
+    if (!Array.isArray(retainKeys)) throw newBadRequest(`$retainKeys must be a list at ${pathText(path)}`);
+    for (const key of Object.keys(result)) if (!retainKeys.includes(key)) delete result[key];
+  }
+  return result;
+}
+
+function mergeList(original: unknown[], patch: unknown[], field: string, path: string[]): unknown[] {
+  // Container ports merge on containerPort, a Service's ports on port.
+  const servicePorts =
+    field === "ports" &&
+    patch.some((item) => isJsonObject(item) && !("containerPort" in item) && "port" in item);
+  const mergeKey = servicePorts ? "port" : mergeKeys[field];
+  if (mergeKey !== undefined && patch.every(isJsonObject) && original.every(isJsonObject)) {
+    if (patch.some((item) => item.$patch === "replace")) {
+      return patch.filter((item) => item.$patch !== "replace").map((item) => stripDirectives(copyJson(item)));
+    }
+    const result = [...original] as Record<string, unknown>[];
+    for (const item of patch) {
+      if (!(mergeKey in item))
+        throw newBadRequest(`map: ${JSON.stringify(item)} does not contain declared merge key: ${mergeKey}`);
+      const index = result.findIndex((existing) => jsonEqual(existing[mergeKey], item[mergeKey]));
+      if (item.$patch === "delete") {
+        if (index !== -1) result.splice(index, 1);
+        continue;
+      }
+      if (index === -1) result.push(stripDirectives(copyJson(item)));
+      else {
+        const merged = mergeMap(result[index]!, item, path);
+        if (merged === undefined) result.splice(index, 1);
+        else result[index] = merged;
+      }
+    }
+    return result;
+  }
+  if (mergedPrimitiveLists.has(field)) {
+    const result = [...original];
+    for (const item of patch) if (!result.some((existing) => jsonEqual(existing, item))) result.push(item);
+    return result;
+  }
+  return patch.map((item) => (isJsonObject(item) ? stripDirectives(copyJson(item)) : item));
+}
+
+/** Orders `list` as `order` names its elements; elements it does not name keep their place after them. */
+function reorder(list: unknown[], order: unknown[], mergeKey: string | undefined): unknown[] {
+  const identity = (item: unknown) => (mergeKey !== undefined && isJsonObject(item) ? item[mergeKey] : item);
+  const wanted = order.map((item) => identity(item));
+  const ordered: unknown[] = [];
+  for (const key of wanted) {
+    const found = list.find((item) => jsonEqual(identity(item), key));
+    if (found !== undefined) ordered.push(found);
+  }
+  for (const item of list) if (!ordered.includes(item)) ordered.push(item);
+  return ordered;
+}
+
+function stripDirectives(value: Record<string, unknown>): Record<string, unknown> {
+  for (const key of Object.keys(value)) {
+    if (key.startsWith("$")) delete value[key];
+    else if (isJsonObject(value[key])) stripDirectives(value[key] as Record<string, unknown>);
+  }
+  return value;
+}
+
+function pathText(path: string[]): string {
+  return path.length === 0 ? "the root" : path.join(".");
+}

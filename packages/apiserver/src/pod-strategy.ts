@@ -1,0 +1,176 @@
+import type { Container, Pod, PodSpec } from "@reconcile/api";
+import { isDNS1123Label } from "@reconcile/api";
+import type { FieldErrors } from "./field-errors.js";
+import { jsonEqual, type Mutable } from "./json.js";
+import type { Strategy } from "./strategy.js";
+
+const restartPolicies = ["Always", "OnFailure", "Never"];
+const pullPolicies = ["Always", "IfNotPresent", "Never"];
+const protocols = ["TCP", "UDP", "SCTP"];
+const dnsPolicies = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"];
+
+/** Pods: defaults, validation, status reset on create, graceful deletion. */
+export const podStrategy: Strategy = {
+  prepareForCreate(object) {
+    const pod = object as Mutable<Pod>;
+    pod.status = { phase: "Pending", qosClass: qosClassOf(pod.spec) };
+  },
+  applyDefaults(object) {
+    const pod = object as Pod;
+    pod.spec ??= { containers: [] };
+    applyPodSpecDefaults(pod.spec);
+  },
+  validate(object, errors) {
+    validatePodSpec((object as Pod).spec, "spec", errors);
+  },
+  validateUpdate(object, old, errors) {
+    const spec = (object as Pod).spec;
+    const oldSpec = (old as Pod).spec;
+    if (spec === undefined || oldSpec === undefined) return;
+    // Only what kube-apiserver lets an update change: images, activeDeadlineSeconds, tolerations,
+    // and (a reconcile extension standing in for the pods/binding subresource) nodeName once.
+    const comparable = structuredClone(spec);
+    const keepImage = (c: Container, old: Container | undefined): Container => {
+      const copy = { ...c };
+      setOrDelete(copy, "image", old?.image);
+      return copy;
+    };
+    comparable.containers = comparable.containers.map((c, i) => keepImage(c, oldSpec.containers[i]));
+    if (comparable.initContainers) {
+      comparable.initContainers = comparable.initContainers.map((c, i) =>
+        keepImage(c, oldSpec.initContainers?.[i]),
+      );
+    }
+    setOrDelete(comparable, "activeDeadlineSeconds", oldSpec.activeDeadlineSeconds);
+    setOrDelete(comparable, "tolerations", oldSpec.tolerations);
+    if (!oldSpec.nodeName) setOrDelete(comparable, "nodeName", oldSpec.nodeName);
+    if (!jsonEqual(comparable, oldSpec)) {
+      errors.forbidden(
+        "spec",
+        "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),`spec.nodeName` (only to bind an unbound pod)",
+      );
+    }
+  },
+  gracePeriodSeconds(object, requested) {
+    const pod = object as Pod;
+    // An unscheduled pod, or one that has finished, has nothing to stop: it goes at once.
+    if (!pod.spec?.nodeName) return 0;
+    const phase = pod.status?.phase;
+    if (phase === "Failed" || phase === "Succeeded") return 0;
+    const period = requested ?? pod.spec.terminationGracePeriodSeconds ?? 30;
+    // A negative period means "immediately but gracefully": kube-apiserver turns it into 1.
+    return period < 0 ? 1 : period;
+  },
+};
+
+/** `SetDefaults_PodSpec` and `SetDefaults_Container` for the fields reconcile uses. */
+export function applyPodSpecDefaults(spec: PodSpec): void {
+  spec.restartPolicy ??= "Always";
+  spec.terminationGracePeriodSeconds ??= 30;
+  spec.dnsPolicy ??= "ClusterFirst";
+  spec.schedulerName ??= "default-scheduler";
+  spec.securityContext ??= {};
+  for (const container of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
+    applyContainerDefaults(container);
+  }
+}
+
+function applyContainerDefaults(container: Container): void {
+  container.terminationMessagePath ??= "/dev/termination-log";
+  container.terminationMessagePolicy ??= "File";
+  container.imagePullPolicy ??= imageTagIsLatest(container.image) ? "Always" : "IfNotPresent";
+  for (const port of container.ports ?? []) port.protocol ??= "TCP";
+  container.resources ??= {};
+}
+
+/** Pull "Always" for `:latest` or no tag at all (a digest counts as a tag), as upstream defaults it. */
+function imageTagIsLatest(image: string | undefined): boolean {
+  if (!image) return true;
+  if (image.includes("@")) return false;
+  const lastSlash = image.lastIndexOf("/");
+  const colon = image.indexOf(":", lastSlash + 1);
+  return colon === -1 || image.slice(colon + 1) === "latest";
+}
+
+/** `ValidatePodSpec` for the fields reconcile uses. `path` is `spec` or `spec.template.spec`. */
+export function validatePodSpec(spec: PodSpec | undefined, path: string, errors: FieldErrors): void {
+  if (spec === undefined) {
+    errors.required(path);
+    return;
+  }
+  if (!spec.containers || spec.containers.length === 0) errors.required(`${path}.containers`);
+  const names = new Set<string>();
+  const check = (containers: Container[] | undefined, field: string) => {
+    (containers ?? []).forEach((container, i) => {
+      const at = `${path}.${field}[${i}]`;
+      if (!container.name) errors.required(`${at}.name`);
+      else {
+        for (const problem of isDNS1123Label(container.name))
+          errors.invalid(`${at}.name`, container.name, problem);
+        if (names.has(container.name)) errors.duplicate(`${at}.name`, container.name);
+        names.add(container.name);
+      }
+      if (!container.image) errors.required(`${at}.image`);
+      if (container.imagePullPolicy !== undefined && !pullPolicies.includes(container.imagePullPolicy))
+        errors.notSupported(`${at}.imagePullPolicy`, container.imagePullPolicy, pullPolicies);
+      (container.ports ?? []).forEach((port, j) => {
+        const portPath = `${at}.ports[${j}]`;
+        if (!(port.containerPort >= 1 && port.containerPort <= 65535))
+          errors.invalid(
+            `${portPath}.containerPort`,
+            port.containerPort,
+            "must be between 1 and 65535, inclusive",
+          );
+        if (port.protocol !== undefined && !protocols.includes(port.protocol))
+          errors.notSupported(`${portPath}.protocol`, port.protocol, protocols);
+      });
+      (container.env ?? []).forEach((env, j) => {
+        if (!env.name) errors.required(`${at}.env[${j}].name`);
+      });
+    });
+  };
+  check(spec.containers, "containers");
+  check(spec.initContainers, "initContainers");
+  if (spec.restartPolicy !== undefined && !restartPolicies.includes(spec.restartPolicy))
+    errors.notSupported(`${path}.restartPolicy`, spec.restartPolicy, restartPolicies);
+  if (spec.dnsPolicy !== undefined && !dnsPolicies.includes(spec.dnsPolicy))
+    errors.notSupported(`${path}.dnsPolicy`, spec.dnsPolicy, dnsPolicies);
+  if (spec.terminationGracePeriodSeconds !== undefined && spec.terminationGracePeriodSeconds < 0)
+    errors.invalid(
+      `${path}.terminationGracePeriodSeconds`,
+      spec.terminationGracePeriodSeconds,
+      "must be greater than or equal to 0",
+    );
+  if (spec.activeDeadlineSeconds !== undefined && spec.activeDeadlineSeconds <= 0)
+    errors.invalid(`${path}.activeDeadlineSeconds`, spec.activeDeadlineSeconds, "must be greater than 0");
+  const volumes = new Set<string>();
+  (spec.volumes ?? []).forEach((volume, i) => {
+    if (!volume.name) errors.required(`${path}.volumes[${i}].name`);
+    else if (volumes.has(volume.name)) errors.duplicate(`${path}.volumes[${i}].name`, volume.name);
+    volumes.add(volume.name);
+  });
+}
+
+/** `GetPodQOS`, simplified to cpu and memory. */
+function qosClassOf(spec: PodSpec | undefined): string {
+  const containers = [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])];
+  let any = false;
+  let guaranteed = containers.length > 0;
+  for (const container of containers) {
+    const requests = container.resources?.requests ?? {};
+    const limits = container.resources?.limits ?? {};
+    if (Object.keys(requests).length > 0 || Object.keys(limits).length > 0) any = true;
+    for (const name of ["cpu", "memory"]) {
+      const limit = limits[name];
+      const request = requests[name] ?? limit;
+      if (limit === undefined || String(request) !== String(limit)) guaranteed = false;
+    }
+  }
+  if (!any) return "BestEffort";
+  return guaranteed ? "Guaranteed" : "Burstable";
+}
+
+function setOrDelete<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
+  if (value === undefined) delete target[key];
+  else target[key] = value;
+}

@@ -1,0 +1,844 @@
+import { randomUUID } from "node:crypto";
+import {
+  apiVersionOf,
+  type FieldSelector,
+  fieldSelectorError,
+  groupKindOf,
+  groupResourceOf,
+  type KubeObject,
+  type ListOptions,
+  newBadRequest,
+  newConflict,
+  newForbidden,
+  newInvalid,
+  newMethodNotSupported,
+  newNotFound,
+  newRequestEntityTooLarge,
+  type ObjectList,
+  objectFieldSet,
+  parseFieldSelector,
+  parseSelector,
+  type ResourceDescriptor,
+  type Scale,
+  type Selector,
+  type Status,
+  StatusError,
+  type WatchEvent,
+  type WatchOptions,
+} from "@reconcile/api";
+import type { Clock } from "@reconcile/clock";
+import { decodeContinue, encodeContinue } from "./continue-token.js";
+import { FieldErrors } from "./field-errors.js";
+import { isJsonObject, jsonEqual, type Mutable } from "./json.js";
+import { validateObjectMeta } from "./meta-validation.js";
+import { applyPatch, type PatchType } from "./patch.js";
+import { kindSchemas, objectMetaSchema, typeProblem } from "./schema.js";
+import type { Storage, StorageEvent, StorageWatcher } from "./storage.js";
+import { StorageError } from "./storage.js";
+import { continueExpiredMessage, tooLargeResourceVersion, toStatusError } from "./storage-errors.js";
+import { type Strategy, strategyFor } from "./strategy.js";
+
+export interface RegistryOptions {
+  storage: Storage;
+  clock: Clock;
+  resources: readonly ResourceDescriptor[];
+  /** Largest accepted object, in bytes of JSON. */
+  maxObjectBytes: number;
+  /** Bookmark interval for watches that allow bookmarks. */
+  bookmarkIntervalMs: number;
+  /** Resolves once the storage holds the initial namespaces; every request waits for it. */
+  ready?: Promise<void>;
+}
+
+export interface DryRunOption {
+  dryRun?: "All" | undefined;
+}
+
+export interface RegistryDeleteOptions extends DryRunOption {
+  gracePeriodSeconds?: number | undefined;
+  propagationPolicy?: string | undefined;
+  preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
+}
+
+/** A running watch as the registry hands it out: wire-format events, and a way to stop. */
+export interface RegistryWatch extends AsyncIterable<WatchEvent> {
+  stop(): void;
+}
+
+/** The finalizers the garbage collector acts on. */
+export const orphanFinalizer = "orphan";
+export const foregroundFinalizer = "foregroundDeletion";
+
+const propagationPolicies = ["Background", "Foreground", "Orphan"];
+/** How many times a generated name is retried after a collision. */
+const generateNameAttempts = 8;
+/** How many times a read-modify-write is retried after losing a race (GuaranteedUpdate). */
+const updateAttempts = 16;
+
+/**
+ * Every API verb with kube-apiserver's semantics, over a `Storage`. Both the
+ * in-process client and the HTTP server call exactly this. Inputs are copied
+ * (callers keep their objects); outputs are the stored objects themselves,
+ * which callers must copy before handing out or treat as read-only.
+ */
+export class Registry {
+  readonly #storage: Storage;
+  readonly #clock: Clock;
+  readonly #resources: readonly ResourceDescriptor[];
+  readonly #byGroupPlural = new Map<string, ResourceDescriptor>();
+  readonly #byApiVersionKind = new Map<string, ResourceDescriptor>();
+  readonly #maxObjectBytes: number;
+  readonly #bookmarkIntervalMs: number;
+  readonly #ready: Promise<void> | undefined;
+  readonly #watches = new Set<StorageWatcher>();
+
+  constructor(options: RegistryOptions) {
+    this.#storage = options.storage;
+    this.#clock = options.clock;
+    this.#resources = options.resources;
+    this.#maxObjectBytes = options.maxObjectBytes;
+    this.#bookmarkIntervalMs = options.bookmarkIntervalMs;
+    this.#ready = options.ready;
+    for (const resource of options.resources) {
+      this.#byGroupPlural.set(`${resource.group}/${resource.plural}`, resource);
+      this.#byApiVersionKind.set(`${apiVersionOf(resource)}/${resource.kind}`, resource);
+    }
+  }
+
+  /** The resources served, in discovery order. */
+  get resources(): readonly ResourceDescriptor[] {
+    return this.#resources;
+  }
+
+  /** The served resource for an owner reference's `apiVersion` and `kind`, if any. */
+  resourceForKind(apiVersion: string, kind: string): ResourceDescriptor | undefined {
+    return this.#byApiVersionKind.get(`${apiVersion}/${kind}`);
+  }
+
+  /** The storage key of one object. */
+  keyOf(resource: ResourceDescriptor, namespace: string | undefined, name: string): string {
+    return resource.namespaced ? `${prefixOf(resource)}${namespace}/${name}` : `${prefixOf(resource)}${name}`;
+  }
+
+  async list(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    options: ListOptions = {},
+  ): Promise<ObjectList> {
+    await this.#ready;
+    resource = this.#served(resource);
+    const predicate = this.#predicate(resource, options.labelSelector, options.fieldSelector);
+    const prefix = this.#collectionPrefix(resource, namespace);
+    const rv = options.resourceVersion ?? "";
+    const limit = parseLimit(options.limit);
+    let revision: number | undefined;
+    let startKey: string | undefined;
+    if (options.continue) {
+      if (rv !== "" && rv !== "0")
+        throw newBadRequest("specifying resource version is not allowed when using continue");
+      const token = decodeContinue(options.continue);
+      revision = token.revision;
+      startKey = prefix + token.start;
+    } else if (rv !== "" && rv !== "0") {
+      const requested = parseResourceVersion(rv);
+      const current = await this.#storage.currentRevision();
+      if (requested > current)
+        throw tooLargeResourceVersion(`Too large resource version: ${requested}, current: ${current}`);
+      if (options.resourceVersionMatch === "Exact") revision = requested;
+    } else if (options.resourceVersionMatch === "Exact") {
+      throw newBadRequest(`resourceVersionMatch "Exact" requires a resourceVersion other than "" and "0"`);
+    }
+    let result: Awaited<ReturnType<Storage["list"]>>;
+    try {
+      result = await this.#storage.list(prefix, {
+        revision,
+        startKey,
+        limit,
+        predicate: predicate?.matches,
+      });
+    } catch (error) {
+      if (options.continue && StorageError.is(error, "Expired")) {
+        throw new StatusError({ code: 410, reason: "Expired", message: continueExpiredMessage });
+      }
+      throw toStatusError(error, groupResourceOf(resource), "");
+    }
+    const metadata: ObjectList["metadata"] = { resourceVersion: String(result.revision) };
+    if (result.nextKey !== undefined) {
+      metadata.continue = encodeContinue({
+        revision: result.revision,
+        start: result.nextKey.slice(prefix.length),
+      });
+      if (result.remaining !== undefined) metadata.remainingItemCount = result.remaining;
+    }
+    return { apiVersion: apiVersionOf(resource), kind: resource.listKind, metadata, items: result.items };
+  }
+
+  async watch(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    options: WatchOptions = {},
+  ): Promise<RegistryWatch> {
+    await this.#ready;
+    resource = this.#served(resource);
+    const predicate = this.#predicate(resource, options.labelSelector, options.fieldSelector);
+    const rv = options.resourceVersion ?? "";
+    const fromRevision = rv === "" || rv === "0" ? undefined : parseResourceVersion(rv);
+    const timeoutSeconds = options.timeoutSeconds;
+    if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds >= 0))
+      throw newBadRequest(`timeoutSeconds: Invalid value: ${timeoutSeconds}: must be a non-negative number`);
+    options.signal?.throwIfAborted();
+    const watcher = this.#storage.watch(this.#collectionPrefix(resource, namespace), {
+      fromRevision,
+      predicate: predicate?.matches,
+      bookmarkIntervalMs: options.allowWatchBookmarks ? this.#bookmarkIntervalMs : undefined,
+    });
+    this.#watches.add(watcher);
+    const clock = this.#clock;
+    const timer = timeoutSeconds ? clock.setTimeout(() => watcher.stop(), timeoutSeconds * 1000) : undefined;
+    const signal = options.signal;
+    const onAbort = () => watcher.stop();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    const cleanup = () => {
+      if (timer !== undefined) clock.clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      this.#watches.delete(watcher);
+    };
+    const bookmarkOf = (revision: number): KubeObject => ({
+      apiVersion: apiVersionOf(resource),
+      kind: resource.kind,
+      metadata: { resourceVersion: String(revision) },
+    });
+    const gr = groupResourceOf(resource);
+    async function* events(): AsyncGenerator<WatchEvent> {
+      try {
+        for await (const event of watcher) yield toWatchEvent(event, gr, bookmarkOf);
+      } finally {
+        watcher.stop();
+        cleanup();
+      }
+    }
+    const iterable = events();
+    return {
+      [Symbol.asyncIterator]: () => iterable,
+      stop: () => {
+        watcher.stop();
+        cleanup();
+      },
+    };
+  }
+
+  /** Stops every watch served through this registry. */
+  closeWatches(): void {
+    for (const watcher of [...this.#watches]) watcher.stop();
+    this.#watches.clear();
+  }
+
+  async get(resource: ResourceDescriptor, namespace: string | undefined, name: string): Promise<KubeObject> {
+    await this.#ready;
+    resource = this.#served(resource);
+    const object = await this.#storage.get(this.#objectKey(resource, namespace, name));
+    if (object === undefined) throw newNotFound(groupResourceOf(resource), name);
+    return object;
+  }
+
+  async create(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    body: unknown,
+    options: DryRunOption = {},
+  ): Promise<KubeObject> {
+    await this.#ready;
+    resource = this.#served(resource);
+    const strategy = strategyFor(resource);
+    const object = this.#decode(resource, body);
+    const meta = (object.metadata ??= {}) as MutableMeta;
+    this.#reconcileNamespace(resource, meta, namespace);
+    if (meta.resourceVersion)
+      throw newBadRequest("resourceVersion should not be set on objects to be created");
+    if (resource.namespaced && meta.namespace) await this.#checkNamespaceOpen(meta.namespace);
+    strategy.prepareForCreate?.(object);
+    strategy.applyDefaults?.(object);
+    meta.uid = randomUUID();
+    meta.creationTimestamp = rfc3339(this.#clock.now());
+    meta.generation = 1;
+    delete meta.deletionTimestamp;
+    delete meta.deletionGracePeriodSeconds;
+    delete meta.managedFields;
+    const generateName = meta.generateName;
+    const explicitName = Boolean(meta.name);
+    for (let attempt = 0; ; attempt++) {
+      if (!explicitName && generateName) meta.name = generateName + randomSuffix();
+      this.#validate(resource, strategy, object, undefined);
+      if (options.dryRun === "All") return object;
+      try {
+        return await this.#storage.create(this.keyOf(resource, meta.namespace, meta.name!), object);
+      } catch (error) {
+        const retry = StorageError.is(error, "KeyExists") && !explicitName && attempt < generateNameAttempts;
+        if (!retry) throw toStatusError(error, groupResourceOf(resource), meta.name ?? "");
+      }
+    }
+  }
+
+  async update(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: DryRunOption & { subresource?: "status" | undefined } = {},
+  ): Promise<KubeObject> {
+    await this.#ready;
+    resource = this.#served(resource);
+    const object = this.#decode(resource, body);
+    const meta = (object.metadata ??= {});
+    this.#reconcileNamespace(resource, meta, namespace);
+    if (meta.name !== undefined && meta.name !== name)
+      throw newBadRequest(
+        `the name of the object (${meta.name}) does not match the name on the URL (${name})`,
+      );
+    meta.name = name;
+    const precondition = meta.resourceVersion || undefined;
+    return this.#guaranteedUpdate(resource, meta.namespace, name, precondition, options, () => object);
+  }
+
+  async patch(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: DryRunOption & { subresource?: "status" | undefined; force?: boolean | undefined } = {},
+  ): Promise<KubeObject> {
+    await this.#ready;
+    resource = this.#served(resource);
+    const size = jsonSize(patch);
+    if (size > this.#maxObjectBytes) throw requestTooLarge(this.#maxObjectBytes);
+    const key = this.#objectKey(resource, namespace, name);
+    if (patchType === "apply") {
+      // Server-side apply, approximated: create when absent, else a strategic merge of the applied configuration.
+      if ((await this.#storage.get(key)) === undefined) {
+        if (!isJsonObject(patch)) throw newBadRequest("an apply patch must be a JSON object");
+        return this.create(resource, namespace, patch, options);
+      }
+    }
+    const ns = resource.namespaced ? namespace : undefined;
+    return this.#guaranteedUpdate(resource, ns, name, undefined, options, (existing) => {
+      const patched = applyPatch(patchType === "apply" ? "strategic-merge" : patchType, existing, patch);
+      if (!isJsonObject(patched))
+        throw newBadRequest("the patch made the object something other than a JSON object");
+      return this.#decode(resource, patched);
+    });
+  }
+
+  async delete(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    options: RegistryDeleteOptions = {},
+  ): Promise<KubeObject> {
+    await this.#ready;
+    resource = this.#served(resource);
+    const gr = groupResourceOf(resource);
+    const policy = options.propagationPolicy;
+    if (policy !== undefined && !propagationPolicies.includes(policy))
+      throw newBadRequest(
+        `propagationPolicy: Unsupported value: "${policy}": supported values: "Background", "Foreground", "Orphan"`,
+      );
+    const grace = options.gracePeriodSeconds;
+    if (grace !== undefined && !Number.isInteger(grace))
+      throw newBadRequest(`gracePeriodSeconds: Invalid value: ${grace}: must be an integer`);
+    const key = this.#objectKey(resource, namespace, name);
+    const strategy = strategyFor(resource);
+    for (let attempt = 0; ; attempt++) {
+      const existing = await this.#storage.get(key);
+      if (existing === undefined) throw newNotFound(gr, name);
+      const meta = existing.metadata ?? {};
+      const preconditions = options.preconditions ?? {};
+      if (preconditions.uid !== undefined && preconditions.uid !== meta.uid)
+        throw newConflict(
+          gr,
+          name,
+          `Precondition failed: UID in precondition: ${preconditions.uid}, UID in object meta: ${meta.uid ?? ""}`,
+        );
+      if (
+        preconditions.resourceVersion !== undefined &&
+        preconditions.resourceVersion !== meta.resourceVersion
+      )
+        throw newConflict(
+          gr,
+          name,
+          `Precondition failed: ResourceVersion in precondition: ${preconditions.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ""}`,
+        );
+      const revision = Number(meta.resourceVersion);
+      const finalizers = new Set(meta.finalizers ?? []);
+      if (policy === "Orphan") {
+        finalizers.add(orphanFinalizer);
+        finalizers.delete(foregroundFinalizer);
+      } else if (policy === "Foreground") {
+        finalizers.add(foregroundFinalizer);
+        finalizers.delete(orphanFinalizer);
+      } else if (policy === "Background") {
+        finalizers.delete(orphanFinalizer);
+        finalizers.delete(foregroundFinalizer);
+      }
+      const period = strategy.gracePeriodSeconds?.(existing, grace) ?? 0;
+      const pending = finalizers.size > 0;
+      try {
+        if (!pending && period === 0) {
+          if (options.dryRun === "All") return existing;
+          return await this.#storage.delete(key, revision);
+        }
+        // Graceful deletion (BeforeDelete): mark the object; it stays until its grace runs out
+        // (a delete with grace 0) and its finalizers are cleared.
+        const updated = structuredClone(existing);
+        const updatedMeta = (updated.metadata ??= {}) as MutableMeta;
+        const now = this.#clock.now();
+        if (updatedMeta.deletionTimestamp === undefined) {
+          updatedMeta.deletionTimestamp = rfc3339(now + period * 1000);
+          updatedMeta.deletionGracePeriodSeconds = period;
+          updatedMeta.generation = (updatedMeta.generation ?? 0) + 1;
+        } else if (period < (updatedMeta.deletionGracePeriodSeconds ?? 0)) {
+          // A shorter grace period shortens a deletion already under way; a longer one does not extend it.
+          updatedMeta.deletionTimestamp = rfc3339(now + period * 1000);
+          updatedMeta.deletionGracePeriodSeconds = period;
+        }
+        if (pending) updatedMeta.finalizers = [...finalizers];
+        else delete updatedMeta.finalizers;
+        if (!pending && updatedMeta.deletionGracePeriodSeconds === 0) {
+          if (options.dryRun === "All") return existing;
+          return await this.#storage.delete(key, revision);
+        }
+        if (jsonEqual(updated, existing) || options.dryRun === "All") return existing;
+        return await this.#storage.update(key, updated, revision);
+      } catch (error) {
+        if (StorageError.is(error, "Conflict") && attempt < updateAttempts) continue;
+        throw toStatusError(error, gr, name);
+      }
+    }
+  }
+
+  async deleteCollection(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    options: RegistryDeleteOptions & {
+      labelSelector?: string | undefined;
+      fieldSelector?: string | undefined;
+    } = {},
+  ): Promise<ObjectList> {
+    const listed = await this.list(resource, namespace, {
+      labelSelector: options.labelSelector,
+      fieldSelector: options.fieldSelector,
+    });
+    const deleted: KubeObject[] = [];
+    for (const item of listed.items) {
+      try {
+        deleted.push(
+          await this.delete(resource, item.metadata?.namespace, item.metadata?.name ?? "", options),
+        );
+      } catch (error) {
+        // Something else deleted it first: that is the outcome asked for.
+        if (!(StatusError.isInstance(error) && error.reason === "NotFound")) throw error;
+      }
+    }
+    return { ...listed, items: deleted };
+  }
+
+  async getScale(resource: ResourceDescriptor, namespace: string | undefined, name: string): Promise<Scale> {
+    const scale = this.#scaleOf(resource);
+    return toScale(scale, await this.get(resource, namespace, name));
+  }
+
+  async updateScale(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: DryRunOption = {},
+  ): Promise<Scale> {
+    await this.#ready;
+    resource = this.#served(resource);
+    const scale = this.#scaleOf(resource);
+    if (!isJsonObject(body)) throw newBadRequest("the request body must be a Scale object");
+    const requested = body as Scale;
+    const problem = typeProblem(
+      requested,
+      { fields: { metadata: objectMetaSchema, spec: { fields: { replicas: "integer" } } } },
+      "",
+    );
+    if (problem)
+      throw newBadRequest(`Scale in version "autoscaling/v1" cannot be handled as a Scale: ${problem}`);
+    if (requested.metadata?.name !== undefined && requested.metadata.name !== name)
+      throw newBadRequest(
+        `the name of the object (${requested.metadata.name}) does not match the name on the URL (${name})`,
+      );
+    const replicas = requested.spec?.replicas ?? 0;
+    if (replicas < 0) {
+      throw newInvalid({ group: "autoscaling", kind: "Scale" }, name, [
+        {
+          type: "FieldValueInvalid",
+          field: "spec.replicas",
+          message: `spec.replicas: Invalid value: ${replicas}: must be greater than or equal to 0`,
+        },
+      ]);
+    }
+    const precondition = requested.metadata?.resourceVersion || undefined;
+    const ns = resource.namespaced ? namespace : undefined;
+    const updated = await this.#guaranteedUpdate(resource, ns, name, precondition, options, (existing) => {
+      const copy = structuredClone(existing);
+      scale.setReplicas(copy, replicas);
+      return copy;
+    });
+    return toScale(scale, updated);
+  }
+
+  /**
+   * Read, modify, write, retried while another writer wins the race (kube-apiserver's
+   * GuaranteedUpdate). `precondition` is the resourceVersion the caller based its
+   * change on: a mismatch is a 409 Conflict, never retried.
+   */
+  async #guaranteedUpdate(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    precondition: string | undefined,
+    options: DryRunOption & { subresource?: "status" | undefined },
+    tryUpdate: (existing: KubeObject) => KubeObject,
+  ): Promise<KubeObject> {
+    const gr = groupResourceOf(resource);
+    const key = this.#objectKey(resource, namespace, name);
+    const strategy = strategyFor(resource);
+    const statusOnly = options.subresource === "status";
+    if (statusOnly && !resource.subresources.includes("status")) throw newNotFound(gr, `${name}/status`);
+    for (let attempt = 0; ; attempt++) {
+      const existing = await this.#storage.get(key);
+      if (existing === undefined) throw newNotFound(gr, name);
+      const existingMeta = existing.metadata ?? {};
+      if (precondition !== undefined && precondition !== existingMeta.resourceVersion)
+        throw newConflict(gr, name);
+      const requested = tryUpdate(existing);
+      const patchedVersion = requested.metadata?.resourceVersion;
+      if (precondition === undefined && patchedVersion && patchedVersion !== existingMeta.resourceVersion)
+        throw newConflict(gr, name);
+      const object = this.#prepareUpdate(resource, strategy, requested, existing, statusOnly);
+      if (jsonEqual(object, existing)) return existing; // nothing changed: no write, no event
+      const finalized =
+        object.metadata?.deletionTimestamp !== undefined &&
+        (object.metadata.finalizers ?? []).length === 0 &&
+        (object.metadata.deletionGracePeriodSeconds ?? 0) === 0;
+      if (options.dryRun === "All") return object;
+      try {
+        const revision = Number(existingMeta.resourceVersion);
+        // The last finalizer removed from an object being deleted: the update completes the delete.
+        if (finalized) return await this.#storage.delete(key, revision);
+        return await this.#storage.update(key, object, revision);
+      } catch (error) {
+        if (StorageError.is(error, "Conflict") && precondition === undefined && attempt < updateAttempts)
+          continue;
+        throw toStatusError(error, gr, name);
+      }
+    }
+  }
+
+  /** The new state of an update: system fields kept, status or spec kept as the subresource rules say. */
+  #prepareUpdate(
+    resource: ResourceDescriptor,
+    strategy: Strategy,
+    requested: KubeObject,
+    existing: KubeObject,
+    statusOnly: boolean,
+  ): KubeObject {
+    const existingMeta = existing.metadata ?? {};
+    let object: KubeObject & { spec?: unknown; status?: unknown };
+    if (statusOnly) {
+      // `/status` changes the status and nothing else.
+      object = structuredClone(existing) as typeof object;
+      const status = (requested as { status?: unknown }).status;
+      if (status === undefined) delete object.status;
+      else object.status = status;
+    } else {
+      object = requested as typeof object;
+      if (resource.subresources.includes("status")) {
+        const status = (existing as { status?: unknown }).status;
+        if (status === undefined) delete object.status;
+        else object.status = structuredClone(status);
+      }
+    }
+    const meta = (object.metadata ??= {}) as MutableMeta;
+    meta.name = existingMeta.name!;
+    if (resource.namespaced) meta.namespace = existingMeta.namespace!;
+    meta.uid = existingMeta.uid!;
+    meta.creationTimestamp = existingMeta.creationTimestamp!;
+    meta.resourceVersion = existingMeta.resourceVersion!;
+    setOrDelete(meta, "deletionTimestamp", existingMeta.deletionTimestamp);
+    setOrDelete(meta, "deletionGracePeriodSeconds", existingMeta.deletionGracePeriodSeconds);
+    if (meta.generateName === undefined) setOrDelete(meta, "generateName", existingMeta.generateName);
+    delete meta.managedFields;
+    strategy.applyDefaults?.(object);
+    const specChanged = !jsonEqual(
+      (object as { spec?: unknown }).spec,
+      (existing as { spec?: unknown }).spec,
+    );
+    meta.generation = (existingMeta.generation ?? 1) + (specChanged && !statusOnly ? 1 : 0);
+    if (existingMeta.deletionTimestamp !== undefined) {
+      // An object being deleted may lose finalizers but not gain new ones (`ValidateObjectMetaUpdate`).
+      const before = new Set(existingMeta.finalizers ?? []);
+      const added = (meta.finalizers ?? []).filter((f) => !before.has(f));
+      if (added.length > 0) {
+        throw newForbidden(
+          groupResourceOf(resource),
+          meta.name,
+          `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+        );
+      }
+    }
+    this.#validate(resource, strategy, object, existing);
+    return object;
+  }
+
+  #validate(
+    resource: ResourceDescriptor,
+    strategy: Strategy,
+    object: KubeObject,
+    old: KubeObject | undefined,
+  ): void {
+    const errors = new FieldErrors();
+    validateObjectMeta(object, strategy.nameRule ?? defaultNameRule, resource.namespaced, errors);
+    strategy.validate?.(object, errors);
+    if (old !== undefined) strategy.validateUpdate?.(object, old, errors);
+    if (!errors.empty) throw newInvalid(groupKindOf(resource), object.metadata?.name ?? "", errors.list);
+  }
+
+  /**
+   * The body as an object of this resource: a private copy (JSON round trip, which also
+   * measures it), kind and apiVersion checked and filled, field types checked.
+   */
+  #decode(resource: ResourceDescriptor, body: unknown): KubeObject {
+    const what = `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}`;
+    if (!isJsonObject(body))
+      throw newBadRequest(`${what}: the body must be a JSON object, got ${jsonTypeOf(body)}`);
+    let text: string;
+    try {
+      text = JSON.stringify(body);
+    } catch (error) {
+      throw newBadRequest(`${what}: the body is not JSON: ${(error as Error).message}`);
+    }
+    if (text.length > this.#maxObjectBytes) throw requestTooLarge(this.#maxObjectBytes);
+    const object = JSON.parse(text) as KubeObject;
+    const apiVersion = apiVersionOf(resource);
+    if (object.apiVersion !== undefined && object.apiVersion !== "" && object.apiVersion !== apiVersion)
+      throw newBadRequest(
+        `the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersion})`,
+      );
+    if (object.kind !== undefined && object.kind !== "" && object.kind !== resource.kind)
+      throw newBadRequest(
+        `${what}: the kind in the data (${String(object.kind)}) does not match the expected kind (${resource.kind})`,
+      );
+    const problem =
+      typeProblem(object.metadata, objectMetaSchema, "metadata") ??
+      typeProblem(object, kindSchemas[`${resource.group}/${resource.kind}`] ?? "any", "");
+    if (problem) throw newBadRequest(`${what}: ${problem}`);
+    // Kubernetes reads a JSON null as "absent"; so do we, everywhere below.
+    return withoutNulls({
+      apiVersion,
+      kind: resource.kind,
+      ...object,
+      metadata: object.metadata ?? {},
+    }) as KubeObject;
+  }
+
+  /** The namespace of a write: the request's and the object's must agree. */
+  #reconcileNamespace(
+    resource: ResourceDescriptor,
+    meta: NonNullable<KubeObject["metadata"]>,
+    namespace: string | undefined,
+  ): void {
+    if (!resource.namespaced) {
+      delete meta.namespace;
+      return;
+    }
+    if (namespace && meta.namespace && namespace !== meta.namespace)
+      throw newBadRequest(
+        "the namespace of the provided object does not match the namespace sent on the request",
+      );
+    const chosen = namespace || meta.namespace;
+    if (!chosen)
+      throw newBadRequest(
+        `a namespace is required for ${resource.plural}: set metadata.namespace or bind the client to a namespace`,
+      );
+    meta.namespace = chosen;
+  }
+
+  async #checkNamespaceOpen(namespace: string): Promise<void> {
+    const ns = await this.#storage.get(`/core/namespaces/${namespace}`);
+    if (ns === undefined) throw newNotFound({ group: "", resource: "namespaces" }, namespace);
+    if (ns.metadata?.deletionTimestamp !== undefined) {
+      throw newForbidden(
+        { group: "", resource: "namespaces" },
+        namespace,
+        `unable to create new content in namespace ${namespace} because it is being terminated`,
+      );
+    }
+  }
+
+  #served(resource: ResourceDescriptor): ResourceDescriptor {
+    const served = this.#byGroupPlural.get(`${resource.group}/${resource.plural}`);
+    if (served === undefined)
+      throw new StatusError({
+        code: 404,
+        reason: "NotFound",
+        message: `the server could not find the requested resource (${resource.group ? `${resource.plural}.${resource.group}` : resource.plural})`,
+        details: { group: resource.group, kind: resource.plural },
+      });
+    return served;
+  }
+
+  #scaleOf(resource: ResourceDescriptor): NonNullable<Strategy["scale"]> {
+    const scale = strategyFor(resource).scale;
+    if (scale === undefined || !resource.subresources.includes("scale"))
+      throw newMethodNotSupported(groupResourceOf(resource), "scale");
+    return scale;
+  }
+
+  #objectKey(resource: ResourceDescriptor, namespace: string | undefined, name: string): string {
+    if (typeof name !== "string" || name === "") throw newBadRequest("a name is required");
+    if (name.includes("/") || name === "." || name === "..")
+      throw newBadRequest(`invalid name ${JSON.stringify(name)}`);
+    if (resource.namespaced && !namespace)
+      throw newBadRequest(`a namespace is required for ${resource.plural}: bind the client to a namespace`);
+    return this.keyOf(resource, namespace, name);
+  }
+
+  #collectionPrefix(resource: ResourceDescriptor, namespace: string | undefined): string {
+    return resource.namespaced && namespace ? `${prefixOf(resource)}${namespace}/` : prefixOf(resource);
+  }
+
+  #predicate(
+    resource: ResourceDescriptor,
+    labelSelector: string | undefined,
+    fieldSelector: string | undefined,
+  ): { matches: (object: KubeObject) => boolean } | undefined {
+    let labels: Selector | undefined;
+    let fields: FieldSelector | undefined;
+    try {
+      if (labelSelector) labels = parseSelector(labelSelector);
+      if (fieldSelector) fields = parseFieldSelector(fieldSelector);
+    } catch (error) {
+      throw newBadRequest((error as Error).message);
+    }
+    if (fields !== undefined) {
+      const problem = fieldSelectorError(resource, fields);
+      if (problem) throw problem;
+    }
+    if (labels?.empty()) labels = undefined;
+    if (fields?.empty()) fields = undefined;
+    if (labels === undefined && fields === undefined) return undefined;
+    return {
+      matches: (object) =>
+        (labels === undefined || labels.matches(object.metadata?.labels)) &&
+        (fields === undefined || fields.matches(objectFieldSet(resource, object))),
+    };
+  }
+}
+
+const defaultNameRule = (name: string) => strategyFor({ group: "", kind: "" }).nameRule!(name);
+
+type MutableMeta = Mutable<NonNullable<KubeObject["metadata"]>>;
+
+function prefixOf(resource: Pick<ResourceDescriptor, "group" | "plural">): string {
+  return `/${resource.group || "core"}/${resource.plural}/`;
+}
+
+function toWatchEvent(
+  event: StorageEvent,
+  gr: { group: string; resource: string },
+  bookmarkOf: (revision: number) => KubeObject,
+): WatchEvent {
+  switch (event.type) {
+    case "BOOKMARK":
+      return { type: "BOOKMARK", object: bookmarkOf(event.revision) };
+    case "ERROR": {
+      const status: Status = toStatusError(event.error, gr, "").status;
+      return { type: "ERROR", object: status };
+    }
+    default:
+      return { type: event.type, object: event.object! };
+  }
+}
+
+function toScale(scale: NonNullable<Strategy["scale"]>, object: KubeObject): Scale {
+  const meta = object.metadata ?? {};
+  return {
+    apiVersion: "autoscaling/v1",
+    kind: "Scale",
+    metadata: {
+      name: meta.name!,
+      ...(meta.namespace === undefined ? {} : { namespace: meta.namespace }),
+      uid: meta.uid!,
+      resourceVersion: meta.resourceVersion!,
+      creationTimestamp: meta.creationTimestamp!,
+    },
+    spec: { replicas: scale.replicas(object) },
+    status: { replicas: scale.statusReplicas(object), selector: scale.selector(object) },
+  };
+}
+
+/** RFC 3339 with seconds, as Kubernetes writes `metav1.Time`. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
+
+/** What `generateName` appends: 5 characters of apimachinery's `utilrand` alphabet (no vowels, no 0/1/3). */
+const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+function randomSuffix(): string {
+  let suffix = "";
+  for (let i = 0; i < 5; i++) suffix += suffixAlphabet[Math.floor(Math.random() * suffixAlphabet.length)];
+  return suffix;
+}
+
+function parseResourceVersion(rv: string): number {
+  if (!/^[0-9]+$/.test(rv) || !Number.isSafeInteger(Number(rv)))
+    throw newBadRequest(
+      `resourceVersion: Invalid value: ${JSON.stringify(rv)}: must be a non-negative integer`,
+    );
+  return Number(rv);
+}
+
+function parseLimit(limit: number | undefined): number | undefined {
+  if (limit === undefined) return undefined;
+  if (!Number.isInteger(limit) || limit < 0)
+    throw newBadRequest(`limit: Invalid value: ${limit}: must be a non-negative integer`);
+  return limit === 0 ? undefined : limit;
+}
+
+function requestTooLarge(limit: number): StatusError {
+  return newRequestEntityTooLarge(`limit is ${limit}`);
+}
+
+function jsonSize(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch (error) {
+    throw newBadRequest(`the patch is not JSON: ${(error as Error).message}`);
+  }
+}
+
+function jsonTypeOf(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value;
+}
+
+function withoutNulls(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (isJsonObject(value)) {
+    for (const key of Object.keys(value)) {
+      if (value[key] === null) delete value[key];
+      else value[key] = withoutNulls(value[key]);
+    }
+  }
+  return value;
+}
+
+function setOrDelete<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
+  if (value === undefined) delete target[key];
+  else target[key] = value;
+}

@@ -1,0 +1,46 @@
+import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
+import { appsStrategies } from "./apps-strategy.js";
+import { coreStrategies } from "./core-strategies.js";
+import type { FieldErrors } from "./field-errors.js";
+import { dnsSubdomainName, type NameRule } from "./meta-validation.js";
+import { podStrategy } from "./pod-strategy.js";
+
+/**
+ * What differs between kinds (kube-apiserver's `RESTCreateStrategy`,
+ * `RESTUpdateStrategy`, defaulting functions and validation). The registry
+ * does everything common; a strategy only adds what its kind needs.
+ */
+export interface Strategy {
+  /** How names are checked. Default: DNS-1123 subdomain. */
+  readonly nameRule?: NameRule;
+  /** Clears what a client may not set on create (status, for most kinds with a status). */
+  prepareForCreate?(object: KubeObject): void;
+  /** Fills defaults (`SetDefaults_*`), on create and on update. */
+  applyDefaults?(object: KubeObject): void;
+  /** Validates a new object (`Validate*`). */
+  validate?(object: KubeObject, errors: FieldErrors): void;
+  /** Validates an update against the stored object: immutable fields and the like. */
+  validateUpdate?(object: KubeObject, old: KubeObject, errors: FieldErrors): void;
+  /** The grace period of a delete, for kinds with graceful deletion (pods). */
+  gracePeriodSeconds?(object: KubeObject, requested: number | undefined): number;
+  /** The scale subresource: where the replicas live and the selector string. */
+  readonly scale?: {
+    replicas(object: KubeObject): number;
+    setReplicas(object: KubeObject, replicas: number): void;
+    statusReplicas(object: KubeObject): number;
+    selector(object: KubeObject): string;
+  };
+}
+
+const strategies: Readonly<Record<string, Strategy>> = {
+  "/Pod": podStrategy,
+  ...appsStrategies,
+  ...coreStrategies,
+};
+
+const genericStrategy: Strategy = { nameRule: dnsSubdomainName };
+
+/** The strategy of a resource's kind; kinds without one are stored with name validation only. */
+export function strategyFor(resource: Pick<ResourceDescriptor, "group" | "kind">): Strategy {
+  return strategies[`${resource.group}/${resource.kind}`] ?? genericStrategy;
+}

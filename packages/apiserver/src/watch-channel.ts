@@ -1,0 +1,113 @@
+import { RingBuffer } from "./ring-buffer.js";
+import type { StorageEvent, StorageWatcher } from "./storage.js";
+
+/**
+ * One watcher's queue: the events it has been sent and not yet read. The
+ * initial events (a snapshot or a replay from history) are not counted against
+ * the limit; live events are, and a watcher more than `limit` live events
+ * behind is closed (it can resume from the last revision it read), so a slow
+ * reader never holds the writer up and never makes memory grow without bound.
+ */
+export class WatchChannel implements StorageWatcher {
+  readonly #live = new RingBuffer<StorageEvent>();
+  readonly #limit: number;
+  readonly #onStop: () => void;
+  #initial: StorageEvent[] = [];
+  #initialIndex = 0;
+  #closeReason: string | undefined;
+  #wake: (() => void) | undefined;
+
+  constructor(options: { limit: number; onStop: () => void }) {
+    this.#limit = options.limit;
+    this.#onStop = options.onStop;
+  }
+
+  get closeReason(): string | undefined {
+    return this.#closeReason;
+  }
+
+  get closed(): boolean {
+    return this.#closeReason !== undefined;
+  }
+
+  /** Live events waiting to be read. */
+  get backlog(): number {
+    return this.#live.length;
+  }
+
+  /** Queues the events every watcher starts with; call before any `push`. */
+  setInitial(events: StorageEvent[]): void {
+    this.#initial = events;
+    this.#initialIndex = 0;
+    this.#notify();
+  }
+
+  /** Queues a live event; closes the watcher if it is too far behind. */
+  push(event: StorageEvent): void {
+    if (this.#closeReason !== undefined) return;
+    if (this.#live.length >= this.#limit) {
+      this.close(
+        `watcher fell more than ${this.#limit} events behind and was closed; resume from the last resourceVersion read`,
+      );
+      return;
+    }
+    this.#live.push(event);
+    this.#notify();
+  }
+
+  /** Ends the watch: what is queued can still be read, then iteration ends. */
+  close(reason: string): void {
+    if (this.#closeReason !== undefined) return;
+    this.#closeReason = reason;
+    this.#onStop();
+    this.#notify();
+  }
+
+  /** Ends the watch at once: whatever is still queued is dropped. */
+  stop(): void {
+    this.#initial = [];
+    this.#initialIndex = 0;
+    this.#live.clear();
+    this.close("stopped");
+  }
+
+  /** The next event, or undefined when nothing is queued. */
+  poll(): StorageEvent | undefined {
+    if (this.#initialIndex < this.#initial.length) {
+      const event = this.#initial[this.#initialIndex]!;
+      this.#initial[this.#initialIndex++] = undefined as unknown as StorageEvent;
+      if (this.#initialIndex === this.#initial.length) {
+        this.#initial = [];
+        this.#initialIndex = 0;
+      }
+      return event;
+    }
+    return this.#live.shift();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<StorageEvent> {
+    try {
+      for (;;) {
+        const event = this.poll();
+        if (event !== undefined) {
+          yield event;
+          continue;
+        }
+        if (this.#closeReason !== undefined) return;
+        await new Promise<void>((resolve) => {
+          this.#wake = resolve;
+        });
+      }
+    } finally {
+      this.stop();
+    }
+  }
+
+  #notify(): void {
+    const wake = this.#wake;
+    if (wake !== undefined) {
+      this.#wake = undefined;
+      wake();
+    }
+  }
+}
