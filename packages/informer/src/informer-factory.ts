@@ -1,0 +1,177 @@
+import { type KubeObject, ReconcileError, type ResourceDescriptor } from "@reconcile/api";
+import { type Client, listerWatcher } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import type { TransformFunc } from "./delta-fifo.js";
+import { createLister, type Lister } from "./lister.js";
+import type { WatchErrorHandler } from "./reflector.js";
+import { type HandlerErrorHandler, SharedIndexInformer } from "./shared-informer.js";
+import type { Indexers } from "./store.js";
+
+export interface SharedInformerFactoryOptions {
+  /** The client informers list and watch through. */
+  client: Client;
+  /** Default resync period of every informer; 0 never. Default: 0. */
+  resyncPeriodMs?: number | undefined;
+  /** Watch only this namespace (namespaced resources only). Default: all namespaces. */
+  namespace?: string | undefined;
+  /** Label selector for every informer's list and watch. Default: none. */
+  labelSelector?: string | undefined;
+  /** Field selector for every informer's list and watch. Default: none. */
+  fieldSelector?: string | undefined;
+  /** Transform applied by every informer (e.g. drop `metadata.managedFields`). Default: none. */
+  transform?: TransformFunc<KubeObject> | undefined;
+  /** Passed to every informer. Default: `console.warn` (410s are not logged). */
+  watchErrorHandler?: WatchErrorHandler | undefined;
+  /** Passed to every informer. Default: `console.error`. */
+  handlerErrorHandler?: HandlerErrorHandler | undefined;
+  /** Deep-freeze cached objects (see `SharedIndexInformer`). Default: `RECONCILE_CACHE_MUTATION_DETECTOR`. */
+  detectMutations?: boolean | undefined;
+  /** Default: `realClock`. */
+  clock?: Clock | undefined;
+}
+
+export interface ForResourceOptions<T extends KubeObject> {
+  /** This informer's resync period, instead of the factory's. Only used when the informer is created. */
+  resyncPeriodMs?: number | undefined;
+  /** Index functions besides `namespace`. Added to the informer if it already exists. */
+  indexers?: Indexers<T> | undefined;
+}
+
+export interface FactoryWaitOptions {
+  /** Fail with {@link CacheSyncTimeoutError} after this long; 0 or absent waits until the signal aborts. */
+  timeoutMs?: number | undefined;
+}
+
+/** Informers did not sync in time; names each one and the last error it met. */
+export class CacheSyncTimeoutError extends ReconcileError {
+  readonly unsynced: readonly { informer: string; lastError: unknown }[];
+  constructor(timeoutMs: number, unsynced: readonly { informer: string; lastError: unknown }[]) {
+    const names = unsynced
+      .map(({ informer, lastError }) =>
+        lastError === undefined ? informer : `${informer} (last error: ${messageOf(lastError)})`,
+      )
+      .join(", ");
+    super("informer.cache-sync-timeout", `caches did not sync within ${timeoutMs}ms: ${names}`);
+    this.name = "CacheSyncTimeoutError";
+    this.unsynced = unsynced;
+  }
+}
+
+/**
+ * client-go's `SharedInformerFactory`: one informer per resource, shared by
+ * every controller of the process. Ask for informers (or listers) first, then
+ * `start`; `start` again after asking for more.
+ */
+export class SharedInformerFactory {
+  readonly #options: SharedInformerFactoryOptions;
+  readonly #clock: Clock;
+  readonly #informers = new Map<string, SharedIndexInformer<KubeObject>>();
+  readonly #running = new Map<string, Promise<void>>();
+  readonly #stop = new AbortController();
+  #shuttingDown = false;
+
+  constructor(options: SharedInformerFactoryOptions) {
+    if (options?.client === undefined) throw new TypeError("SharedInformerFactory: client is required");
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+  }
+
+  /** The informer of `resource`, created on first use. */
+  forResource<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    options: ForResourceOptions<T> = {},
+  ): SharedIndexInformer<T> {
+    const key = resourceKey(resource);
+    const existing = this.#informers.get(key) as SharedIndexInformer<T> | undefined;
+    if (existing !== undefined) {
+      if (options.indexers) existing.addIndexers(options.indexers);
+      return existing;
+    }
+    const o = this.#options;
+    const informer = new SharedIndexInformer<T>({
+      listerWatcher: listerWatcher(o.client, resource, {
+        namespace: resource.namespaced ? o.namespace : undefined,
+        labelSelector: o.labelSelector,
+        fieldSelector: o.fieldSelector,
+      }),
+      resource,
+      name: key,
+      resyncPeriodMs: options.resyncPeriodMs ?? o.resyncPeriodMs,
+      indexers: options.indexers,
+      transform: o.transform as TransformFunc<T> | undefined,
+      watchErrorHandler: o.watchErrorHandler,
+      handlerErrorHandler: o.handlerErrorHandler,
+      detectMutations: o.detectMutations,
+      clock: this.#clock,
+    });
+    this.#informers.set(key, informer as unknown as SharedIndexInformer<KubeObject>);
+    return informer;
+  }
+
+  /** A lister over the informer of `resource` (created on first use). */
+  lister<T extends KubeObject>(resource: ResourceDescriptor<T>): Lister<T> {
+    return createLister(this.forResource(resource).getIndexer(), resource);
+  }
+
+  /**
+   * Starts every informer not started yet; they run until `signal` aborts or
+   * `shutdown()`. A no-op after `shutdown()`.
+   */
+  start(signal: AbortSignal): void {
+    if (this.#shuttingDown) return;
+    const stop = AbortSignal.any([signal, this.#stop.signal]);
+    for (const [key, informer] of this.#informers) {
+      if (this.#running.has(key)) continue;
+      this.#running.set(
+        key,
+        informer.run(stop).catch((error) => console.error(`informer ${key} failed:`, error)),
+      );
+    }
+  }
+
+  /**
+   * Waits until every started informer has synced. Resolves with each
+   * informer's state (all true, or false where the signal aborted the wait);
+   * rejects with {@link CacheSyncTimeoutError} naming the laggards after `timeoutMs`.
+   */
+  async waitForCacheSync(
+    signal: AbortSignal,
+    options: FactoryWaitOptions = {},
+  ): Promise<Record<string, boolean>> {
+    const started = Array.from(this.#informers).filter(([key]) => this.#running.has(key));
+    const deadline = options.timeoutMs ? this.#clock.now() + options.timeoutMs : Number.POSITIVE_INFINITY;
+    for (;;) {
+      const state = Object.fromEntries(started.map(([key, informer]) => [key, informer.hasSynced()]));
+      if (Object.values(state).every(Boolean) || signal.aborted) return state;
+      const remaining = deadline - this.#clock.now();
+      if (remaining <= 0) {
+        throw new CacheSyncTimeoutError(
+          options.timeoutMs!,
+          started
+            .filter(([, informer]) => !informer.hasSynced())
+            .map(([key, informer]) => ({ informer: key, lastError: informer.lastWatchError() })),
+        );
+      }
+      try {
+        await this.#clock.sleep(Math.min(100, remaining), { signal });
+      } catch {
+        // aborted: report the state on the next turn
+      }
+    }
+  }
+
+  /** Stops every informer and resolves once all have fully stopped. Later `start` calls do nothing. */
+  async shutdown(): Promise<void> {
+    this.#shuttingDown = true;
+    this.#stop.abort();
+    await Promise.all(this.#running.values());
+  }
+}
+
+function resourceKey(resource: Pick<ResourceDescriptor, "group" | "plural">): string {
+  return resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
