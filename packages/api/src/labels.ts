@@ -301,7 +301,8 @@ function newRequirement(key: string, operator: SelectorOperator, values: readonl
 }
 
 function freezeRequirement(key: string, operator: SelectorOperator, values: Iterable<string>): Requirement {
-  return Object.freeze({ key, operator, values: Object.freeze([...new Set(values)].sort()) });
+  const list = Array.isArray(values) && values.length <= 1 ? values.slice() : [...new Set(values)].sort();
+  return Object.freeze({ key, operator, values: Object.freeze(list) });
 }
 
 // ---------------------------------------------------------------------------
