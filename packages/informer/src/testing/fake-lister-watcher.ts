@@ -4,6 +4,7 @@ import {
   type ListOptions,
   metaNamespaceKeyFunc,
   type ObjectList,
+  parseSelector,
   type Status,
   StatusError,
   type WatchEvent,
@@ -19,7 +20,7 @@ export interface FakeListerWatcherOptions<T extends KubeObject> {
    * sends. Default: unlimited.
    */
   historySize?: number | undefined;
-  /** Whether list and watch apply `labelSelector` (equality terms `k=v`, `k!=v` only). Default: true. */
+  /** Whether list and watch apply `labelSelector`. Default: true. */
   applySelectors?: boolean | undefined;
 }
 
@@ -229,12 +230,8 @@ export class FakeListerWatcher<T extends KubeObject = KubeObject> implements Lis
 
   #selector(labelSelector: string | undefined): (obj: T) => boolean {
     if (!this.#applySelectors || !labelSelector) return () => true;
-    const terms = labelSelector.split(",").map((term) => {
-      const negated = term.includes("!=");
-      const [k, v] = term.split(negated ? "!=" : /==?/).map((s) => s.trim()) as [string, string];
-      return { k, v, negated };
-    });
-    return (obj) => terms.every(({ k, v, negated }) => (obj.metadata?.labels?.[k] === v) !== negated);
+    const selector = parseSelector(labelSelector);
+    return (obj) => selector.matches(obj.metadata?.labels);
   }
 }
 
