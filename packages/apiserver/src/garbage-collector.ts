@@ -1,9 +1,4 @@
-import {
-  isConflict,
-  isNotFound,
-  type OwnerReference,
-  type ResourceDescriptor,
-} from "@reconcile/api";
+import { isConflict, isNotFound, type OwnerReference, type ResourceDescriptor } from "@reconcile/api";
 import { foregroundFinalizer, orphanFinalizer, type Registry } from "./registry.js";
 import type { Storage, StorageEvent, StorageWatcher } from "./storage.js";
 
