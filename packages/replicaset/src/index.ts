@@ -1,1 +1,16 @@
-export {};
+export type { ControllerIndexer, ControllerInformer } from "./informer-types.js";
+export {
+  burstReplicas,
+  controllerUIDIndex,
+  getPodsToDelete,
+  podKey,
+  ReplicaSetController,
+  type ReplicaSetControllerOptions,
+  type ReplicaSetExpectations,
+} from "./replica-set-controller.js";
+export {
+  calculateStatus,
+  replicaSetReplicaFailure,
+  statusUpdateRetries,
+  updateReplicaSetStatus,
+} from "./replica-set-status.js";

@@ -1,0 +1,566 @@
+import {
+  type DeepReadonly,
+  type DeletedFinalStateUnknown,
+  getControllerOf,
+  isDeletedFinalStateUnknown,
+  isNotFound,
+  isPodActive,
+  isPodReady,
+  labelSelectorAsSelector,
+  metaNamespaceKeyFunc,
+  newControllerRef,
+  type OwnerReference,
+  type Pod,
+  type ReplicaSet,
+  replicaSets,
+  type Selector,
+  StatusError,
+  splitMetaNamespaceKey,
+} from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import {
+  ClientEventRecorder,
+  ClientPodControl,
+  type EventRecorder,
+  type Logger,
+  noopLogger,
+  type PodControl,
+  PodControllerRefManager,
+  rankPodsByRelatedPodsOnSameNode,
+  recheckDeletionTimestamp,
+  runWorkers,
+  slowStartBatch,
+  slowStartInitialBatchSize,
+  sortActivePodsWithRanks,
+} from "@reconcile/controller";
+import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
+import { RateLimitingQueue } from "@reconcile/workqueue";
+import type { ControllerInformer } from "./informer-types.js";
+import { calculateStatus, updateReplicaSetStatus } from "./replica-set-status.js";
+
+/** The most pods one sync creates or deletes (upstream `BurstReplicas`). */
+export const burstReplicas = 500;
+
+/** The ReplicaSet informer index from a controller's uid to the ReplicaSets it controls. */
+export const controllerUIDIndex = "controllerUID";
+
+const controllerKind = { group: "apps", version: "v1", kind: "ReplicaSet" } as const;
+const namespaceIndex = "namespace";
+
+/** The expectations the controller keeps; `UIDTrackingControllerExpectations` from `@reconcile/expectations`. */
+export interface ReplicaSetExpectations {
+  expectCreations(key: string, adds: number): void;
+  expectDeletions(key: string, podKeys: readonly string[]): void;
+  creationObserved(key: string): void;
+  deletionObserved(key: string, podKey: string): void;
+  satisfiedExpectations(key: string): boolean;
+  deleteExpectations(key: string): void;
+}
+
+export interface ReplicaSetControllerOptions {
+  /** Writes pods, ReplicaSet status, Events; reads the ReplicaSet afresh before adopting. Required. */
+  client: Client;
+  /** Informer over pods (all namespaces, or the namespace the controller serves). Required. */
+  podInformer: ControllerInformer<Pod>;
+  /** Informer over ReplicaSets. Required. */
+  replicaSetInformer: ControllerInformer<ReplicaSet>;
+  /** Time for expectations, availability, rate limits and cache-sync polling. Default `realClock`. */
+  clock?: Clock | undefined;
+  /** Most creates or deletes per sync. Default 500. */
+  burstReplicas?: number | undefined;
+  /** How pods are created and deleted. Default: `ClientPodControl` over `client`, recording Events. */
+  podControl?: PodControl | undefined;
+  /** Where Events go. Default: a `ClientEventRecorder` over `client` with component "replicaset-controller". */
+  eventRecorder?: EventRecorder | undefined;
+  /** Default: `UIDTrackingControllerExpectations` on `clock` (5-minute TTL). */
+  expectations?: ReplicaSetExpectations | undefined;
+  /** The work queue of ReplicaSet keys. Default: a `RateLimitingQueue` with the default controller rate limiter on `clock`. */
+  queue?: RateLimitingQueue<string> | undefined;
+  /** Logs syncs and failures (pino's call shape). Default: no logging. */
+  logger?: Logger | undefined;
+  /** How often `run` checks whether the caches have synced, in ms. Default 100. */
+  cacheSyncPollMs?: number | undefined;
+}
+
+/**
+ * The ReplicaSet controller (upstream `pkg/controller/replicaset`): keeps the
+ * number of active pods matching each ReplicaSet's selector at
+ * `spec.replicas`, adopting orphans and releasing pods that stopped matching,
+ * and reports the counts in the ReplicaSet's status.
+ *
+ * Informers feed handlers that enqueue ReplicaSet keys; `run` starts workers
+ * that sync one key at a time each. Expectations cover the gap between a
+ * write and the informer seeing it, so a slow watch never causes extra pods.
+ */
+export class ReplicaSetController {
+  readonly queue: RateLimitingQueue<string>;
+  readonly expectations: ReplicaSetExpectations;
+  readonly #client: Client;
+  readonly #podInformer: ControllerInformer<Pod>;
+  readonly #rsInformer: ControllerInformer<ReplicaSet>;
+  readonly #clock: Clock;
+  readonly #burstReplicas: number;
+  readonly #podControl: PodControl;
+  readonly #ownedRecorder: ClientEventRecorder | undefined;
+  readonly #logger: Logger;
+  readonly #cacheSyncPollMs: number;
+
+  constructor(options: ReplicaSetControllerOptions) {
+    if (!options?.client) throw new TypeError("ReplicaSetController: client is required");
+    if (!options.podInformer) throw new TypeError("ReplicaSetController: podInformer is required");
+    if (!options.replicaSetInformer)
+      throw new TypeError("ReplicaSetController: replicaSetInformer is required");
+    const burst = options.burstReplicas ?? burstReplicas;
+    if (!Number.isInteger(burst) || burst < 1) {
+      throw new RangeError(`ReplicaSetController: burstReplicas must be a positive integer, got ${burst}`);
+    }
+    this.#client = options.client;
+    this.#podInformer = options.podInformer;
+    this.#rsInformer = options.replicaSetInformer;
+    this.#clock = options.clock ?? realClock;
+    this.#burstReplicas = burst;
+    this.#logger = (options.logger ?? noopLogger).child({ controller: "replicaset" });
+    this.#cacheSyncPollMs = options.cacheSyncPollMs ?? 100;
+    let recorder = options.eventRecorder;
+    if (recorder === undefined && options.podControl === undefined) {
+      this.#ownedRecorder = new ClientEventRecorder({
+        client: this.#client,
+        component: "replicaset-controller",
+        clock: this.#clock,
+        logger: this.#logger,
+      });
+      recorder = this.#ownedRecorder;
+    }
+    this.#podControl = options.podControl ?? new ClientPodControl({ client: this.#client, recorder });
+    this.expectations = options.expectations ?? new UIDTrackingControllerExpectations({ clock: this.#clock });
+    this.queue = options.queue ?? new RateLimitingQueue<string>({ clock: this.#clock, name: "replicaset" });
+
+    this.#rsInformer.addEventHandler({
+      onAdd: (rs) => this.addReplicaSet(rs),
+      onUpdate: (oldRS, curRS) => this.updateReplicaSet(oldRS, curRS),
+      onDelete: (obj) => this.deleteReplicaSet(obj),
+    });
+    const rsIndexer = this.#rsInformer.getIndexer();
+    if (!(controllerUIDIndex in rsIndexer.getIndexers())) {
+      rsIndexer.addIndexers({
+        [controllerUIDIndex]: (rs) => {
+          const ref = getControllerOf(rs);
+          return ref === undefined ? [] : [ref.uid];
+        },
+      });
+    }
+    this.#podInformer.addEventHandler({
+      onAdd: (pod) => this.addPod(pod),
+      onUpdate: (oldPod, curPod) => this.updatePod(oldPod, curPod),
+      onDelete: (obj) => this.deletePod(obj),
+    });
+  }
+
+  /**
+   * Waits for both caches to sync, then runs `workers` concurrent workers
+   * until `signal` aborts. Resolves once the workers have stopped and pending
+   * Events are written.
+   */
+  async run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
+    const { signal } = options;
+    const workers = options.workers ?? 5;
+    const logger = this.#logger;
+    logger.info({ workers }, "Starting controller");
+    try {
+      const synced = await this.#waitForCacheSync(signal);
+      if (!synced) {
+        this.queue.shutDown();
+        return;
+      }
+      await runWorkers({
+        queue: this.queue,
+        workers,
+        signal,
+        logger: this.#logger,
+        name: "replicaset",
+        sync: (key) => this.syncReplicaSet(key),
+      });
+    } finally {
+      await this.#ownedRecorder?.flush();
+      logger.info({}, "Shutting down controller");
+    }
+  }
+
+  // --- event handlers -------------------------------------------------------
+
+  addReplicaSet(rs: DeepReadonly<ReplicaSet>): void {
+    this.#enqueue(rs);
+  }
+
+  /**
+   * Enqueues on every update, even status-only ones, so a periodic resync
+   * retries failed creates. A changed uid means the old ReplicaSet was deleted.
+   */
+  updateReplicaSet(oldRS: DeepReadonly<ReplicaSet>, curRS: DeepReadonly<ReplicaSet>): void {
+    if (curRS.metadata?.uid !== oldRS.metadata?.uid) {
+      this.deleteReplicaSet({ key: metaNamespaceKeyFunc(oldRS), obj: oldRS } as DeletedFinalStateUnknown<
+        DeepReadonly<ReplicaSet>
+      >);
+    }
+    this.#enqueue(curRS);
+  }
+
+  deleteReplicaSet(obj: DeepReadonly<ReplicaSet> | DeletedFinalStateUnknown<DeepReadonly<ReplicaSet>>): void {
+    const rs = unwrap(obj);
+    if (rs?.metadata?.name === undefined) {
+      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      return;
+    }
+    const key = metaNamespaceKeyFunc(rs);
+    this.expectations.deleteExpectations(key);
+    this.queue.add(key);
+  }
+
+  /** A created pod: observe it for its owner, or wake every ReplicaSet an orphan matches. */
+  addPod(pod: DeepReadonly<Pod>): void {
+    if (pod.metadata?.deletionTimestamp != null) {
+      // On a restart a pod may show up already being deleted: it must not count as a creation.
+      this.deletePod(pod);
+      return;
+    }
+    const ref = getControllerOf(pod);
+    if (ref !== undefined) {
+      const rs = this.#resolveControllerRef(pod.metadata?.namespace ?? "", ref);
+      if (rs === undefined) return;
+      const key = metaNamespaceKeyFunc(rs);
+      this.expectations.creationObserved(key);
+      this.queue.add(key);
+      return;
+    }
+    // An orphan: whoever matches may adopt it.
+    for (const rs of this.#getPodReplicaSets(pod)) this.#enqueue(rs);
+  }
+
+  /** A changed pod: wake its old and new owners, or the ReplicaSets a changed orphan may now match. */
+  updatePod(oldPod: DeepReadonly<Pod>, curPod: DeepReadonly<Pod>): void {
+    // A periodic resync sends every pod again unchanged.
+    if (curPod.metadata?.resourceVersion === oldPod.metadata?.resourceVersion) return;
+    const labelChanged = !sameLabels(oldPod.metadata?.labels, curPod.metadata?.labels);
+    if (curPod.metadata?.deletionTimestamp != null) {
+      // A graceful delete is seen first as this update: count it now, not when the pod is gone.
+      this.deletePod(curPod);
+      if (labelChanged) this.deletePod(oldPod);
+      return;
+    }
+    const curRef = getControllerOf(curPod);
+    const oldRef = getControllerOf(oldPod);
+    const refChanged = !sameOwnerRef(curRef, oldRef);
+    if (refChanged && oldRef !== undefined) {
+      const oldRS = this.#resolveControllerRef(oldPod.metadata?.namespace ?? "", oldRef);
+      if (oldRS !== undefined) this.#enqueue(oldRS);
+    }
+    if (curRef !== undefined) {
+      const rs = this.#resolveControllerRef(curPod.metadata?.namespace ?? "", curRef);
+      if (rs === undefined) return;
+      this.#enqueue(rs);
+      // Become available after minReadySeconds: look again then (plus a second of slack).
+      const minReadySeconds = rs.spec?.minReadySeconds ?? 0;
+      if (!isPodReady(oldPod) && isPodReady(curPod) && minReadySeconds > 0) {
+        this.queue.addAfter(metaNamespaceKeyFunc(rs), minReadySeconds * 1000 + 1000);
+      }
+      return;
+    }
+    if (labelChanged || refChanged) {
+      for (const rs of this.#getPodReplicaSets(curPod)) this.#enqueue(rs);
+    }
+  }
+
+  /** A deleted pod (or its tombstone): observe the deletion for its owner. */
+  deletePod(obj: DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>): void {
+    const pod = unwrap(obj);
+    if (pod?.metadata?.name === undefined) {
+      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      return;
+    }
+    const ref = getControllerOf(pod);
+    if (ref === undefined) return; // orphans have no one to tell
+    const rs = this.#resolveControllerRef(pod.metadata.namespace ?? "", ref);
+    if (rs === undefined) return;
+    const key = metaNamespaceKeyFunc(rs);
+    this.expectations.deletionObserved(key, podKey(pod));
+    this.queue.add(key);
+  }
+
+  // --- sync -------------------------------------------------------------------
+
+  /**
+   * Reconciles one ReplicaSet: claims its pods, creates or deletes pods when
+   * its expectations are satisfied, and writes its status. Rejects (to be
+   * retried with backoff) when a claim, a pod write or the status write fails.
+   */
+  async syncReplicaSet(key: string): Promise<void> {
+    const { namespace, name } = splitMetaNamespaceKey(key);
+    const rs = this.#rsInformer.getIndexer().getByKey(key);
+    if (rs === undefined) {
+      this.#logger.debug({ namespace, name }, "ReplicaSet has been deleted");
+      this.expectations.deleteExpectations(key);
+      return;
+    }
+    // Read before listing pods: a pod observed after this point is in the list.
+    const rsNeedsSync = this.expectations.satisfiedExpectations(key);
+    let selector: Selector;
+    try {
+      selector = labelSelectorAsSelector(rs.spec?.selector);
+    } catch (error) {
+      // A bad selector will not get better by retrying.
+      this.#logger.error({ err: error, namespace, name }, "Error converting pod selector to selector");
+      return;
+    }
+    const allPods = this.#podInformer.getIndexer().byIndex(namespaceIndex, namespace);
+    const activePods = allPods.filter(isPodActive);
+    const filteredPods = await this.#claimPods(rs, selector, activePods);
+
+    let manageError: unknown;
+    if (rsNeedsSync && rs.metadata?.deletionTimestamp == null) {
+      try {
+        await this.#manageReplicas(filteredPods, rs, key);
+      } catch (error) {
+        manageError = error;
+      }
+    }
+    const newStatus = calculateStatus(rs, filteredPods, manageError, this.#clock.now());
+    const updated = await updateReplicaSetStatus(this.#client, rs, newStatus);
+    const replicas = updated.spec?.replicas ?? 1;
+    const minReadySeconds = updated.spec?.minReadySeconds ?? 0;
+    if (
+      manageError === undefined &&
+      minReadySeconds > 0 &&
+      (updated.status?.readyReplicas ?? 0) === replicas &&
+      (updated.status?.availableReplicas ?? 0) !== replicas
+    ) {
+      // A safety net against clock skew between here and the pods' transition times.
+      this.queue.addAfter(key, minReadySeconds * 1000);
+    }
+    if (manageError !== undefined) throw manageError;
+  }
+
+  async #claimPods(
+    rs: DeepReadonly<ReplicaSet>,
+    selector: Selector,
+    pods: DeepReadonly<Pod>[],
+  ): Promise<DeepReadonly<Pod>[]> {
+    const namespace = rs.metadata?.namespace ?? "";
+    const name = rs.metadata?.name ?? "";
+    // Adopt only if a fresh read shows the same ReplicaSet, not being deleted.
+    const canAdopt = recheckDeletionTimestamp(async () => {
+      const fresh = await this.#client.resource(replicaSets, namespace).get(name);
+      if (fresh.metadata?.uid !== rs.metadata?.uid) {
+        throw new Error(
+          `original ReplicaSet ${namespace}/${name} is gone: got uid ${fresh.metadata?.uid}, wanted ${rs.metadata?.uid}`,
+        );
+      }
+      return fresh;
+    });
+    const manager = new PodControllerRefManager({
+      podControl: this.#podControl,
+      controller: rs,
+      controllerKind: { apiVersion: "apps/v1", kind: controllerKind.kind },
+      selector,
+      canAdopt,
+    });
+    const { claimed, errors } = await manager.claimPods(pods);
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, errors.map((e) => e.message).join("; "));
+    return claimed;
+  }
+
+  async #manageReplicas(filteredPods: DeepReadonly<Pod>[], rs: DeepReadonly<ReplicaSet>, key: string) {
+    const diff = filteredPods.length - (rs.spec?.replicas ?? 1);
+    const namespace = rs.metadata?.namespace ?? "";
+    // PodControl records Events on this; cached objects may lack kind.
+    const eventTarget = { apiVersion: "apps/v1", kind: controllerKind.kind, metadata: rs.metadata ?? {} };
+    if (diff < 0) {
+      const count = Math.min(-diff, this.#burstReplicas);
+      // Expect before the first create: the informer may see a pod before createPods returns.
+      this.expectations.expectCreations(key, count);
+      this.#logger.debug(
+        { namespace, name: rs.metadata?.name, need: rs.spec?.replicas, creating: count },
+        "Too few replicas",
+      );
+      const controllerRef: OwnerReference = newControllerRef(rs, controllerKind);
+      const template = rs.spec?.template ?? {};
+      const { successes, error } = await slowStartBatch(count, slowStartInitialBatchSize, async () => {
+        try {
+          await this.#podControl.createPods(namespace, template, eventTarget, controllerRef);
+        } catch (err) {
+          // Creates into a terminating namespace are doomed; not an error worth retrying.
+          if (hasStatusCause(err, "NamespaceTerminating")) return;
+          throw err;
+        }
+      });
+      // Creations that failed or were never attempted will never be observed.
+      const skipped = count - successes;
+      for (let i = 0; i < skipped; i++) this.expectations.creationObserved(key);
+      if (error !== undefined) throw error;
+      return;
+    }
+    if (diff > 0) {
+      const count = Math.min(diff, this.#burstReplicas);
+      this.#logger.debug(
+        { namespace, name: rs.metadata?.name, need: rs.spec?.replicas, deleting: count },
+        "Too many replicas",
+      );
+      const relatedPods = this.#getIndirectlyRelatedPods(rs);
+      const podsToDelete = getPodsToDelete(filteredPods, relatedPods, count, this.#clock.now());
+      // Expect the exact pods, so the update and the delete of one pod count once.
+      this.expectations.expectDeletions(key, podsToDelete.map(podKey));
+      const errors: unknown[] = [];
+      await Promise.all(
+        podsToDelete.map(async (pod) => {
+          try {
+            await this.#podControl.deletePod(namespace, pod.metadata?.name ?? "", eventTarget);
+          } catch (err) {
+            // The informer will never see this deletion.
+            this.expectations.deletionObserved(key, podKey(pod));
+            if (!isNotFound(err)) errors.push(err);
+          }
+        }),
+      );
+      if (errors.length > 0) throw errors[0];
+    }
+  }
+
+  // All pods of ReplicaSets controlled by the same owner (e.g. a Deployment's), for ranking.
+  #getIndirectlyRelatedPods(rs: DeepReadonly<ReplicaSet>): DeepReadonly<Pod>[] {
+    const ref = getControllerOf(rs);
+    if (ref === undefined) return [];
+    const related: DeepReadonly<Pod>[] = [];
+    const seen = new Set<string>();
+    const podIndexer = this.#podInformer.getIndexer();
+    for (const relatedRS of this.#rsInformer.getIndexer().byIndex(controllerUIDIndex, ref.uid)) {
+      let selector: Selector;
+      try {
+        selector = labelSelectorAsSelector(relatedRS.spec?.selector);
+      } catch {
+        continue;
+      }
+      for (const pod of podIndexer.byIndex(namespaceIndex, relatedRS.metadata?.namespace ?? "")) {
+        if (!selector.matches(pod.metadata?.labels)) continue;
+        const uid = pod.metadata?.uid ?? "";
+        if (seen.has(uid)) continue;
+        seen.add(uid);
+        related.push(pod);
+      }
+    }
+    return related;
+  }
+
+  #resolveControllerRef(namespace: string, ref: OwnerReference): DeepReadonly<ReplicaSet> | undefined {
+    // The kind must match or the name could refer to an object of another kind.
+    if (ref.kind !== controllerKind.kind) return undefined;
+    const rs = this.#rsInformer.getIndexer().getByKey(namespace ? `${namespace}/${ref.name}` : ref.name);
+    if (rs === undefined || rs.metadata?.uid !== ref.uid) return undefined; // a new one with the same name
+    return rs;
+  }
+
+  // ReplicaSets whose (non-empty) selector matches the pod's labels (upstream GetPodReplicaSets).
+  #getPodReplicaSets(pod: DeepReadonly<Pod>): DeepReadonly<ReplicaSet>[] {
+    const labels = pod.metadata?.labels;
+    if (labels === undefined || Object.keys(labels).length === 0) return [];
+    const matching: DeepReadonly<ReplicaSet>[] = [];
+    for (const rs of this.#rsInformer.getIndexer().byIndex(namespaceIndex, pod.metadata?.namespace ?? "")) {
+      let selector: Selector;
+      try {
+        selector = labelSelectorAsSelector(rs.spec?.selector);
+      } catch {
+        continue;
+      }
+      if (selector.empty() || !selector.matches(labels)) continue;
+      matching.push(rs);
+    }
+    if (matching.length > 1) {
+      this.#logger.warn(
+        {
+          namespace: pod.metadata?.namespace,
+          pod: pod.metadata?.name,
+          replicaSets: matching.map((rs) => rs.metadata?.name),
+        },
+        "user error! more than one ReplicaSet is selecting pods with the same labels",
+      );
+    }
+    return matching;
+  }
+
+  #enqueue(rs: DeepReadonly<ReplicaSet>): void {
+    this.queue.add(metaNamespaceKeyFunc(rs));
+  }
+
+  async #waitForCacheSync(signal: AbortSignal): Promise<boolean> {
+    while (!(this.#podInformer.hasSynced() && this.#rsInformer.hasSynced())) {
+      if (signal.aborted) return false;
+      try {
+        await this.#clock.sleep(this.#cacheSyncPollMs, { signal });
+      } catch {
+        return false;
+      }
+    }
+    return !signal.aborted;
+  }
+}
+
+/**
+ * The `count` pods to delete: all of them in their given order when every pod
+ * goes, else the first `count` in the rank-aware deletion order, ranking each
+ * pod by how many related pods share its node (upstream `getPodsToDelete`).
+ */
+export function getPodsToDelete<P extends Pod | DeepReadonly<Pod>>(
+  filteredPods: readonly P[],
+  relatedPods: readonly (Pod | DeepReadonly<Pod>)[],
+  count: number,
+  nowMs: number,
+): P[] {
+  if (count < filteredPods.length) {
+    const ranks = rankPodsByRelatedPodsOnSameNode(filteredPods, relatedPods);
+    return sortActivePodsWithRanks(filteredPods, ranks, { now: nowMs }).slice(0, count);
+  }
+  return filteredPods.slice(0, count);
+}
+
+/** The key UID-tracking expectations use for a pod: `namespace/name` (upstream `PodKey`). */
+export function podKey(pod: Pod | DeepReadonly<Pod>): string {
+  return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
+}
+
+function unwrap<T>(
+  obj: DeepReadonly<T> | DeletedFinalStateUnknown<DeepReadonly<T>>,
+): DeepReadonly<T> | undefined {
+  if (isDeletedFinalStateUnknown(obj)) return obj.obj;
+  if (obj !== null && typeof obj === "object" && "key" in obj && "obj" in obj) {
+    return (obj as { obj: DeepReadonly<T> }).obj;
+  }
+  return obj as DeepReadonly<T>;
+}
+
+function sameLabels(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  const left = a ?? {};
+  const right = b ?? {};
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  return keys.every((key) => left[key] === right[key]);
+}
+
+function sameOwnerRef(a: OwnerReference | undefined, b: OwnerReference | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  return (
+    a.apiVersion === b.apiVersion &&
+    a.kind === b.kind &&
+    a.name === b.name &&
+    a.uid === b.uid &&
+    a.controller === b.controller &&
+    a.blockOwnerDeletion === b.blockOwnerDeletion
+  );
+}
+
+function hasStatusCause(error: unknown, causeType: string): boolean {
+  if (!StatusError.isInstance(error)) return false;
+  return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
+}
