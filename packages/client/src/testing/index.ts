@@ -1,1 +1,1 @@
-export {};
+export { type ConformanceTarget, describeClientConformance } from "./conformance.js";
