@@ -24,16 +24,31 @@ export interface QueueOptions {
   metricsProvider?: MetricsProvider | undefined;
 }
 
-/** What the queue knows about one item it holds. */
-interface ItemState<T> {
-  readonly item: T;
-  /** DIRTY and/or PROCESSING. */
-  flags: number;
-}
 /** Waiting to be handed out: in the FIFO, or (with PROCESSING) to go back in after `done`. */
 const DIRTY = 1;
 /** Handed out by `get`, not yet `done`. */
 const PROCESSING = 2;
+
+/**
+ * What the queue knows about one item it holds. It doubles as the
+ * `{ item, shutdown: false }` that `get` resolves with, so handing an item out
+ * allocates no result object; its flags are private and invisible to callers.
+ */
+class ItemState<T> {
+  readonly shutdown = false;
+  /** DIRTY and/or PROCESSING. */
+  #flags = DIRTY;
+
+  constructor(readonly item: T) {}
+
+  get flags(): number {
+    return this.#flags;
+  }
+
+  set flags(flags: number) {
+    this.#flags = flags;
+  }
+}
 
 const shutdownResult: GetResult<never> = Object.freeze({ item: undefined, shutdown: true });
 const shutdownPromise: Promise<GetResult<never>> = Promise.resolve(shutdownResult);
@@ -89,7 +104,7 @@ export class Queue<T> {
     const state = this.#states.get(item);
     if (state === undefined) {
       this.#metrics?.add(item);
-      const added: ItemState<T> = { item, flags: DIRTY };
+      const added = new ItemState(item);
       this.#states.set(item, added);
       if (this.#waiters.length > 0) {
         // A blocked consumer means the FIFO is empty: handing the item over directly keeps FIFO order.
@@ -122,7 +137,7 @@ export class Queue<T> {
       state.flags = PROCESSING;
       this.#processingCount++;
       this.#metrics?.get(state.item);
-      return Promise.resolve({ item: state.item, shutdown: false });
+      return Promise.resolve(state);
     }
     if (this.#shuttingDown) return shutdownPromise;
     return new Promise((resolve) => this.#waiters.push(resolve));
@@ -180,7 +195,7 @@ export class Queue<T> {
     state.flags = PROCESSING;
     this.#processingCount++;
     this.#metrics?.get(state.item);
-    this.#waiters.shift()({ item: state.item, shutdown: false });
+    this.#waiters.shift()(state);
   }
 
   #stop(): void {
