@@ -1,0 +1,41 @@
+export interface KubeconfigOptions {
+  /** The server URL, e.g. `http://127.0.0.1:6443`. */
+  server: string;
+  /** A bearer token for the user entry. Default: none. */
+  token?: string | undefined;
+  /** The context's namespace. Default `default`. */
+  namespace?: string | undefined;
+  /** The name of the cluster, user and context. Default `reconcile`. */
+  name?: string | undefined;
+}
+
+/**
+ * A kubeconfig (YAML) for a running server, for kubectl or any client. It sets
+ * `insecure-skip-tls-verify` because `@kubernetes/client-node` refuses plain
+ * `http://` servers without it; kubectl ignores it for http.
+ */
+export function kubeconfigFor(options: KubeconfigOptions): string {
+  const name = options.name ?? "reconcile";
+  const quote = (value: string) => JSON.stringify(value);
+  const lines = [
+    "apiVersion: v1",
+    "kind: Config",
+    "clusters:",
+    `- name: ${quote(name)}`,
+    "  cluster:",
+    `    server: ${quote(options.server)}`,
+    "    insecure-skip-tls-verify: true",
+    "users:",
+    `- name: ${quote(name)}`,
+    options.token === undefined ? "  user: {}" : `  user:\n    token: ${quote(options.token)}`,
+    "contexts:",
+    `- name: ${quote(name)}`,
+    "  context:",
+    `    cluster: ${quote(name)}`,
+    `    user: ${quote(name)}`,
+    `    namespace: ${quote(options.namespace ?? "default")}`,
+    `current-context: ${quote(name)}`,
+    "",
+  ];
+  return lines.join("\n");
+}

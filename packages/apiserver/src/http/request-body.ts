@@ -1,0 +1,108 @@
+import type { IncomingMessage } from "node:http";
+import {
+  type KubeObject,
+  newBadRequest,
+  newRequestEntityTooLarge,
+  newUnsupportedMediaType,
+  StatusError,
+} from "@reconcile/api";
+import { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
+import { mediaTypeOf } from "./negotiation.js";
+
+/** kube-apiserver's default limit on a request body (`--max-request-bytes` is 3 MB for JSON). */
+export const defaultMaxRequestBytes = 3 * 1024 * 1024;
+
+/**
+ * Reads a request body, refusing more than `maxBytes` with a 413 Status
+ * (checked against Content-Length before reading, and while reading).
+ */
+export function readRequestBody(request: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(request.headers["content-length"]);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      request.resume();
+      reject(newRequestEntityTooLarge(`limit is ${maxBytes}`));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    request.on("data", (chunk: Buffer) => {
+      if (failed) return;
+      size += chunk.length;
+      if (size > maxBytes) {
+        failed = true;
+        chunks.length = 0;
+        reject(newRequestEntityTooLarge(`limit is ${maxBytes}`));
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on("end", () => {
+      if (!failed) resolve(Buffer.concat(chunks, size));
+    });
+    request.on("error", (error) => {
+      if (!failed) reject(newBadRequest(`the request body could not be read: ${error.message}`));
+      failed = true;
+    });
+  });
+}
+
+/** Decodes an object body: JSON, or a Kubernetes protobuf body kubectl's generators send. */
+export function decodeObjectBody(contentType: string | undefined, body: Buffer): unknown {
+  const media = mediaTypeOf(contentType);
+  if (media === protobufMediaType) {
+    try {
+      return decodeKubernetesProtobuf(body) satisfies KubeObject;
+    } catch (error) {
+      if (error instanceof ProtobufDecodeError) {
+        throw newBadRequest(`the protobuf body could not be decoded: ${error.message}`);
+      }
+      throw error;
+    }
+  }
+  if (media === "" || media === "application/json" || media === "*/*") return parseJson(body);
+  throw newUnsupportedMediaType(contentType ?? "");
+}
+
+/** The patch types by request Content-Type. */
+const patchTypes: Readonly<Record<string, "merge" | "json" | "strategic-merge" | "apply">> = {
+  "application/merge-patch+json": "merge",
+  "application/json-patch+json": "json",
+  "application/strategic-merge-patch+json": "strategic-merge",
+  "application/apply-patch+yaml": "apply",
+  "application/apply-patch+json": "apply",
+};
+
+/** The patch type and the decoded patch of a PATCH request. */
+export function decodePatchBody(
+  contentType: string | undefined,
+  body: Buffer,
+): { type: "merge" | "json" | "strategic-merge" | "apply"; patch: unknown } {
+  const type = patchTypes[mediaTypeOf(contentType)];
+  if (type === undefined) {
+    throw new StatusError({
+      code: 415,
+      reason: "UnsupportedMediaType",
+      message: `the body of the request was in an unknown format - accepted media types include: ${Object.keys(patchTypes).join(", ")}`,
+    });
+  }
+  if (type === "apply") {
+    // kubectl sends apply patches as JSON, which is valid YAML; YAML proper is not supported.
+    try {
+      return { type, patch: JSON.parse(body.toString("utf8")) };
+    } catch {
+      throw newBadRequest("the apply patch could not be decoded: only the JSON form of YAML is supported");
+    }
+  }
+  return { type, patch: parseJson(body) };
+}
+
+export function parseJson(body: Buffer): unknown {
+  if (body.length === 0) throw newBadRequest("the request body is empty");
+  try {
+    return JSON.parse(body.toString("utf8"));
+  } catch (error) {
+    throw newBadRequest(`the request body is not valid JSON: ${(error as Error).message}`);
+  }
+}

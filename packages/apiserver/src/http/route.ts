@@ -1,0 +1,104 @@
+import type { ResourceDescriptor } from "@reconcile/api";
+
+/** What a request path names. */
+export type Route =
+  | { kind: "version" }
+  | { kind: "health"; check: "healthz" | "livez" | "readyz" }
+  | { kind: "api" }
+  | { kind: "apis" }
+  | { kind: "group"; group: string }
+  | { kind: "groupVersion"; group: string; version: string }
+  | { kind: "openapiIndex" }
+  | { kind: "openapiDocument"; path: string }
+  | {
+      kind: "resource";
+      resource: ResourceDescriptor;
+      /** The namespace in the path; undefined for cluster-scoped kinds and all-namespaces collections. */
+      namespace: string | undefined;
+      /** The object's name; undefined for a collection. */
+      name: string | undefined;
+      subresource: "status" | "scale" | undefined;
+    }
+  | { kind: "notFound" };
+
+/**
+ * Parses a request path into a {@link Route}: discovery, OpenAPI, health, or a
+ * resource collection, object or subresource (`/api/v1/namespaces/{ns}/pods/{name}/status`,
+ * `/apis/apps/v1/deployments`). Throws a `URIError` on malformed percent-encoding.
+ */
+export function parseRoute(pathname: string, resources: readonly ResourceDescriptor[]): Route {
+  const segments = pathname
+    .split("/")
+    .filter((s) => s !== "")
+    .map(decodeURIComponent);
+  const [first, ...rest] = segments;
+  if (first === undefined) return { kind: "notFound" };
+  if (segments.length === 1) {
+    if (first === "version") return { kind: "version" };
+    if (first === "healthz" || first === "livez" || first === "readyz")
+      return { kind: "health", check: first };
+    if (first === "api") return { kind: "api" };
+    if (first === "apis") return { kind: "apis" };
+  }
+  if ((first === "healthz" || first === "livez" || first === "readyz") && rest.length === 1) {
+    return { kind: "health", check: first };
+  }
+  if (first === "openapi" && rest[0] === "v3") {
+    return rest.length === 1
+      ? { kind: "openapiIndex" }
+      : { kind: "openapiDocument", path: rest.slice(1).join("/") };
+  }
+  let group: string;
+  let version: string | undefined;
+  let tail: string[];
+  if (first === "api") {
+    group = "";
+    version = rest[0];
+    tail = rest.slice(1);
+  } else if (first === "apis") {
+    if (rest[0] === undefined) return { kind: "apis" };
+    group = rest[0];
+    version = rest[1];
+    if (version === undefined) return { kind: "group", group };
+    tail = rest.slice(2);
+  } else {
+    return { kind: "notFound" };
+  }
+  if (version === undefined) return { kind: "api" };
+  if (tail.length === 0) return { kind: "groupVersion", group, version };
+  const find = (plural: string | undefined) =>
+    resources.find((r) => r.group === group && r.version === version && r.plural === plural);
+
+  // /namespaces/{ns}/{plural}[/{name}[/{sub}]] — unless it is the namespace object itself.
+  if (tail[0] === "namespaces" && tail.length >= 3) {
+    const namespaced = find(tail[2]);
+    if (namespaced?.namespaced) {
+      return resourceRoute(namespaced, tail[1], tail.slice(3));
+    }
+  }
+  const resource = find(tail[0]);
+  if (resource === undefined) return { kind: "notFound" };
+  // A namespaced kind's collection across all namespaces; its objects need a namespace.
+  if (resource.namespaced && tail.length > 1) return { kind: "notFound" };
+  return resourceRoute(resource, undefined, tail.slice(1));
+}
+
+function resourceRoute(resource: ResourceDescriptor, namespace: string | undefined, rest: string[]): Route {
+  if (rest.length > 2) return { kind: "notFound" };
+  const [name, subresource] = rest;
+  if (subresource !== undefined) {
+    if (
+      (subresource !== "status" && subresource !== "scale") ||
+      !resource.subresources.includes(subresource)
+    ) {
+      return { kind: "notFound" };
+    }
+  }
+  return {
+    kind: "resource",
+    resource,
+    namespace,
+    name,
+    subresource: subresource as "status" | "scale" | undefined,
+  };
+}

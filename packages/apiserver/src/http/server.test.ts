@@ -1,0 +1,487 @@
+import * as http from "node:http";
+import { FakeClock } from "@reconcile/clock";
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiServer } from "../api-server.js";
+import { type ListeningApiServer, listen } from "./server.js";
+
+const running: { api: ApiServer; http: ListeningApiServer }[] = [];
+afterEach(async () => {
+  for (const { api, http } of running.splice(0)) {
+    await http.close();
+    await api.close();
+  }
+});
+
+async function start(options: { token?: string; maxRequestBytes?: number; historySize?: number } = {}) {
+  const api = new ApiServer({
+    clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")),
+    historySize: options.historySize,
+  });
+  const server = await listen(api, { token: options.token, maxRequestBytes: options.maxRequestBytes });
+  running.push({ api, http: server });
+  return { api, server, url: server.url };
+}
+
+interface Answer {
+  code: number;
+  contentType: string;
+  body: Record<string, unknown>;
+  text: string;
+}
+
+async function call(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Answer> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body =
+      body instanceof Uint8Array || typeof body === "string" ? (body as string) : JSON.stringify(body);
+    (init.headers as Record<string, string>)["content-type"] ??= "application/json";
+  }
+  const response = await fetch(url + path, init);
+  const text = await response.text();
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = JSON.parse(text);
+  } catch {}
+  return {
+    code: response.status,
+    contentType: response.headers.get("content-type") ?? "",
+    body: parsed,
+    text,
+  };
+}
+
+const deployment = (name: string, replicas = 1) => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  metadata: { name, labels: { app: name } },
+  spec: {
+    replicas,
+    selector: { matchLabels: { app: name } },
+    template: {
+      metadata: { labels: { app: name } },
+      spec: { containers: [{ name: "main", image: "nginx", ports: [{ containerPort: 80 }] }] },
+    },
+  },
+});
+
+const tableAccept =
+  "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";
+
+/** Opens a watch and collects its lines until `count` arrived (or the stream ends). */
+function watchLines(url: string, path: string, headers: Record<string, string> = {}) {
+  const lines: Record<string, unknown>[] = [];
+  let buffered = "";
+  let ended = false;
+  let statusCode = 0;
+  let request: http.ClientRequest;
+  const opened = new Promise<void>((resolve, reject) => {
+    request = http.get(url + path, { headers }, (response) => {
+      statusCode = response.statusCode ?? 0;
+      resolve();
+      response.setEncoding("utf8");
+      response.on("data", (chunk: string) => {
+        buffered += chunk;
+        let newline = buffered.indexOf("\n");
+        while (newline !== -1) {
+          lines.push(JSON.parse(buffered.slice(0, newline)));
+          buffered = buffered.slice(newline + 1);
+          newline = buffered.indexOf("\n");
+        }
+      });
+      response.on("end", () => {
+        ended = true;
+      });
+      response.on("error", () => {
+        ended = true;
+      });
+    });
+    request.on("error", reject);
+  });
+  return {
+    opened,
+    lines,
+    get ended() {
+      return ended;
+    },
+    get statusCode() {
+      return statusCode;
+    },
+    close: () => request.destroy(),
+  };
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 20_000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
+  if (!condition()) throw new Error("condition never held");
+}
+
+describe("the REST API over HTTP", () => {
+  it("serves version, health and discovery", async () => {
+    const { url } = await start();
+    expect((await call(url, "GET", "/version")).body).toMatchObject({ major: "1", minor: "32" });
+    const health = await call(url, "GET", "/healthz");
+    expect([health.code, health.text]).toEqual([200, "ok"]);
+    expect((await call(url, "GET", "/api")).body).toMatchObject({ kind: "APIVersions", versions: ["v1"] });
+    expect((await call(url, "GET", "/apis/apps/v1")).body).toMatchObject({
+      kind: "APIResourceList",
+      groupVersion: "apps/v1",
+    });
+    expect((await call(url, "GET", "/openapi/v3")).body).toHaveProperty("paths.apis/apps/v1");
+    const missing = await call(url, "GET", "/apis/nope.example.com/v1");
+    expect(missing.code).toBe(404);
+    expect(missing.body).toMatchObject({ kind: "Status", reason: "NotFound" });
+  });
+
+  it("creates (201), gets, lists, updates and answers a stale update with 409 Conflict", async () => {
+    const { url } = await start();
+    const created = await call(
+      url,
+      "POST",
+      "/apis/apps/v1/namespaces/default/deployments",
+      deployment("web"),
+    );
+    expect(created.code).toBe(201);
+    expect(created.body).toMatchObject({ metadata: { name: "web", namespace: "default", generation: 1 } });
+    const got = await call(url, "GET", "/apis/apps/v1/namespaces/default/deployments/web");
+    expect(got.body).toEqual(created.body);
+    const list = await call(url, "GET", "/apis/apps/v1/deployments");
+    expect(list.body).toMatchObject({
+      kind: "DeploymentList",
+      apiVersion: "apps/v1",
+      items: [{ metadata: { name: "web" } }],
+    });
+    const object = got.body as { spec: { replicas: number } };
+    object.spec.replicas = 3;
+    const updated = await call(url, "PUT", "/apis/apps/v1/namespaces/default/deployments/web", object);
+    expect(updated.body).toMatchObject({ spec: { replicas: 3 }, metadata: { generation: 2 } });
+    const stale = await call(url, "PUT", "/apis/apps/v1/namespaces/default/deployments/web", object);
+    expect(stale.code).toBe(409);
+    expect(stale.body).toMatchObject({ kind: "Status", reason: "Conflict" });
+  });
+
+  it("answers kubectl's Table Accept with a Table whose rows carry PartialObjectMetadata or, asked, the object", async () => {
+    const { url } = await start();
+    await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("web", 2));
+    const table = await call(
+      url,
+      "GET",
+      "/apis/apps/v1/namespaces/default/deployments?limit=500",
+      undefined,
+      { accept: tableAccept },
+    );
+    expect(table.contentType).toBe("application/json;as=Table;v=v1;g=meta.k8s.io");
+    expect(table.body).toMatchObject({
+      kind: "Table",
+      apiVersion: "meta.k8s.io/v1",
+      rows: [
+        {
+          cells: ["web", "0/2", 0, 0, "0s", "main", "nginx", "app=web"],
+          object: { kind: "PartialObjectMetadata" },
+        },
+      ],
+    });
+    const withObject = await call(
+      url,
+      "GET",
+      "/apis/apps/v1/namespaces/default/deployments?includeObject=Object",
+      undefined,
+      {
+        accept: tableAccept,
+      },
+    );
+    expect(withObject.body).toMatchObject({
+      rows: [{ object: { kind: "Deployment", spec: { replicas: 2 } } }],
+    });
+    const single = await call(url, "GET", "/apis/apps/v1/namespaces/default/deployments/web", undefined, {
+      accept: tableAccept,
+    });
+    expect(single.body).toMatchObject({
+      kind: "Table",
+      rows: [{ cells: ["web", "0/2", 0, 0, "0s", "main", "nginx", "app=web"] }],
+    });
+  });
+
+  it("decodes the protobuf body of kubectl create namespace and answers in JSON", async () => {
+    const { url } = await start();
+    const body = Buffer.from(
+      "6b3873000a0f0a02763112094e616d657370616365121e0a160a067465616d2d6112001a0022002a0032003800420012001a020a001a002200",
+      "hex",
+    );
+    const created = await call(
+      url,
+      "POST",
+      "/api/v1/namespaces?fieldManager=kubectl-create&fieldValidation=Strict",
+      body,
+      {
+        "content-type": "application/vnd.kubernetes.protobuf",
+        accept: "application/vnd.kubernetes.protobuf,application/json",
+      },
+    );
+    expect(created.code).toBe(201);
+    expect(created.contentType).toBe("application/json");
+    expect(created.body).toMatchObject({
+      kind: "Namespace",
+      metadata: { name: "team-a" },
+      status: { phase: "Active" },
+    });
+    const garbage = await call(url, "POST", "/api/v1/namespaces", Buffer.from("k8s\0\xff"), {
+      "content-type": "application/vnd.kubernetes.protobuf",
+    });
+    expect(garbage.code).toBe(400);
+    expect(garbage.body.message).toMatch(/^the protobuf body could not be decoded: /);
+  });
+
+  it("patches in all four kinds; an apply patch creates the object when absent", async () => {
+    const { url } = await start();
+    const path = "/apis/apps/v1/namespaces/default/deployments/web";
+    const applied = await call(url, "PATCH", `${path}?fieldManager=kubectl&force=false`, deployment("web"), {
+      "content-type": "application/apply-patch+yaml",
+    });
+    expect(applied.code).toBe(201);
+    const merge = await call(
+      url,
+      "PATCH",
+      path,
+      { metadata: { labels: { tier: "fe" } } },
+      { "content-type": "application/merge-patch+json" },
+    );
+    expect(merge.body).toMatchObject({ metadata: { labels: { app: "web", tier: "fe" } } });
+    const smp = await call(
+      url,
+      "PATCH",
+      path,
+      {
+        spec: {
+          template: {
+            spec: {
+              "$setElementOrder/containers": [{ name: "main" }],
+              containers: [{ name: "main", image: "nginx:1.27" }],
+            },
+          },
+        },
+      },
+      { "content-type": "application/strategic-merge-patch+json" },
+    );
+    // Merged by the containers' merge key `name`: the ports survive.
+    expect(smp.body).toMatchObject({
+      spec: {
+        template: {
+          spec: { containers: [{ name: "main", image: "nginx:1.27", ports: [{ containerPort: 80 }] }] },
+        },
+      },
+    });
+    expect(JSON.stringify(smp.body)).not.toContain("$setElementOrder");
+    const json = await call(url, "PATCH", path, [{ op: "replace", path: "/spec/replicas", value: 4 }], {
+      "content-type": "application/json-patch+json",
+    });
+    expect(json.body).toMatchObject({ spec: { replicas: 4 } });
+    const reapplied = await call(url, "PATCH", path, deployment("web", 2), {
+      "content-type": "application/apply-patch+yaml",
+    });
+    expect(reapplied.code).toBe(200);
+    const unsupported = await call(url, "PATCH", path, {}, { "content-type": "text/plain" });
+    expect(unsupported.code).toBe(415);
+  });
+
+  it("reads, puts and merge-patches the scale subresource", async () => {
+    const { url } = await start();
+    await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("web", 2));
+    const scale = await call(url, "GET", "/apis/apps/v1/namespaces/default/deployments/web/scale");
+    expect(scale.body).toMatchObject({
+      kind: "Scale",
+      apiVersion: "autoscaling/v1",
+      spec: { replicas: 2 },
+      status: { selector: "app=web" },
+    });
+    const patched = await call(
+      url,
+      "PATCH",
+      "/apis/apps/v1/namespaces/default/deployments/web/scale",
+      { spec: { replicas: 5 } },
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    expect(patched.body).toMatchObject({ kind: "Scale", spec: { replicas: 5 } });
+    const put = await call(url, "PUT", "/apis/apps/v1/namespaces/default/deployments/web/scale", {
+      ...(patched.body as object),
+      spec: { replicas: 1 },
+    });
+    expect(put.body).toMatchObject({ spec: { replicas: 1 } });
+    const stale = await call(url, "PUT", "/apis/apps/v1/namespaces/default/deployments/web/scale", {
+      ...(patched.body as object),
+      spec: { replicas: 7 },
+    });
+    expect(stale.code).toBe(409);
+    const got = await call(url, "GET", "/apis/apps/v1/namespaces/default/deployments/web");
+    expect(got.body).toMatchObject({ spec: { replicas: 1 } });
+  });
+
+  it("deletes with DeleteOptions (a bound pod is deleted gracefully: 202 with the object) and deletes collections", async () => {
+    const { url } = await start();
+    const pod = (name: string, nodeName?: string) => ({
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name, labels: { app: "x" } },
+      spec: { containers: [{ name: "c", image: "busybox" }], ...(nodeName ? { nodeName } : {}) },
+    });
+    await call(url, "POST", "/api/v1/namespaces/default/pods", pod("bound", "node-1"));
+    await call(url, "POST", "/api/v1/namespaces/default/pods", pod("free"));
+    const graceful = await call(url, "DELETE", "/api/v1/namespaces/default/pods/bound", {
+      propagationPolicy: "Background",
+    });
+    expect(graceful.code).toBe(202);
+    expect(graceful.body).toMatchObject({ metadata: { name: "bound", deletionGracePeriodSeconds: 30 } });
+    const wrongUid = await call(url, "DELETE", "/api/v1/namespaces/default/pods/free", {
+      preconditions: { uid: "nope" },
+    });
+    expect(wrongUid.code).toBe(409);
+    const all = await call(url, "DELETE", "/api/v1/namespaces/default/pods?labelSelector=app%3Dx", {
+      gracePeriodSeconds: 0,
+    });
+    expect(all.code).toBe(200);
+    expect((all.body.items as unknown[]).length).toBe(2);
+    const list = await call(url, "GET", "/api/v1/namespaces/default/pods");
+    expect(list.body.items).toEqual([]);
+  });
+
+  it("answers malformed requests with a 4xx Status and leaves storage unchanged", async () => {
+    const { url } = await start({ maxRequestBytes: 2048 });
+    const cases = [
+      await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", "{not json"),
+      await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", "[1,2]"),
+      await call(
+        url,
+        "POST",
+        "/apis/apps/v1/namespaces/default/deployments",
+        JSON.stringify({ metadata: { name: "x", labels: "nope" } }),
+      ),
+      await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("x"), {
+        "content-type": "application/xml",
+      }),
+      await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", "x".repeat(5000)),
+      await call(url, "GET", "/apis/apps/v1/namespaces/default/deployments?limit=abc"),
+      await call(url, "GET", "/apis/apps/v1/namespaces/default/deployments?labelSelector=a%20in%20(b"),
+      await call(url, "GET", "/api/v1/namespaces/%E0%A4%A/pods"),
+      await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments/web"),
+      await call(url, "DELETE", "/apis/apps/v1/namespaces/default/deployments/web", "{bad"),
+    ];
+    expect(cases.map((c) => [c.code, c.body.kind, c.body.reason])).toEqual([
+      [400, "Status", "BadRequest"],
+      [400, "Status", "BadRequest"],
+      [400, "Status", "BadRequest"],
+      [415, "Status", "UnsupportedMediaType"],
+      [413, "Status", "RequestEntityTooLarge"],
+      [400, "Status", "BadRequest"],
+      [400, "Status", "BadRequest"],
+      [400, "Status", "BadRequest"],
+      [405, "Status", "MethodNotAllowed"],
+      [400, "Status", "BadRequest"],
+    ]);
+    const list = await call(url, "GET", "/apis/apps/v1/deployments");
+    expect(list.body.items).toEqual([]);
+  });
+
+  it("requires the bearer token when one is set, except for health and version", async () => {
+    const { url, server } = await start({ token: "t0ken" });
+    const denied = await call(url, "GET", "/api/v1/namespaces");
+    expect([denied.code, denied.body.reason]).toEqual([401, "Unauthorized"]);
+    expect(
+      (await call(url, "GET", "/api/v1/namespaces", undefined, { authorization: "Bearer wrong" })).code,
+    ).toBe(401);
+    expect(
+      (await call(url, "GET", "/api/v1/namespaces", undefined, { authorization: "Bearer t0ken" })).code,
+    ).toBe(200);
+    expect((await call(url, "GET", "/healthz")).code).toBe(200);
+    expect((await call(url, "GET", "/version")).code).toBe(200);
+    expect(server.kubeconfig()).toContain('token: "t0ken"');
+  });
+});
+
+describe("watch over HTTP", () => {
+  it("opens at once with headers flushed, then streams events as newline-delimited JSON", async () => {
+    const { url } = await start();
+    const list = await call(url, "GET", "/apis/apps/v1/namespaces/default/deployments");
+    const rv = (list.body.metadata as { resourceVersion: string }).resourceVersion;
+    const watch = watchLines(
+      url,
+      `/apis/apps/v1/namespaces/default/deployments?watch=true&resourceVersion=${rv}`,
+    );
+    await watch.opened;
+    expect(watch.statusCode).toBe(200);
+    await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("web"));
+    await call(
+      url,
+      "PATCH",
+      "/apis/apps/v1/namespaces/default/deployments/web",
+      { spec: { replicas: 2 } },
+      {
+        "content-type": "application/merge-patch+json",
+      },
+    );
+    await call(url, "DELETE", "/apis/apps/v1/namespaces/default/deployments/web");
+    await until(() => watch.lines.length === 3);
+    expect(watch.lines.map((l) => [l.type, (l.object as { kind: string }).kind])).toEqual([
+      ["ADDED", "Deployment"],
+      ["MODIFIED", "Deployment"],
+      ["DELETED", "Deployment"],
+    ]);
+    watch.close();
+  });
+
+  it("sends single-row Tables with column definitions only in the first event", async () => {
+    const { url } = await start();
+    await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("a"));
+    const watch = watchLines(url, "/apis/apps/v1/namespaces/default/deployments?watch=true", {
+      accept: tableAccept,
+    });
+    await watch.opened;
+    await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("b"));
+    await until(() => watch.lines.length === 2);
+    const [first, second] = watch.lines as {
+      type: string;
+      object: { kind: string; columnDefinitions: unknown[]; rows: { cells: unknown[] }[] };
+    }[];
+    expect(first!.type).toBe("ADDED");
+    expect(first!.object.kind).toBe("Table");
+    expect(first!.object.columnDefinitions.length).toBe(8);
+    expect(first!.object.rows.map((r) => r.cells[0])).toEqual(["a"]);
+    expect(second!.object.columnDefinitions).toEqual([]);
+    expect(second!.object.rows.map((r) => r.cells[0])).toEqual(["b"]);
+    watch.close();
+  });
+
+  it("answers a resourceVersion that has left the history with one 410 Expired ERROR event, then closes", async () => {
+    const { url } = await start({ historySize: 2 });
+    for (const name of ["a", "b", "c", "d"]) {
+      await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment(name));
+    }
+    const watch = watchLines(
+      url,
+      "/apis/apps/v1/namespaces/default/deployments?watch=true&resourceVersion=1",
+    );
+    await watch.opened;
+    await until(() => watch.ended);
+    expect(watch.statusCode).toBe(200);
+    expect(watch.lines).toHaveLength(1);
+    expect(watch.lines[0]).toMatchObject({
+      type: "ERROR",
+      object: { kind: "Status", code: 410, reason: "Expired" },
+    });
+  });
+
+  it("closes the stream after timeoutSeconds", async () => {
+    const { api, url } = await start();
+    const watch = watchLines(url, "/api/v1/namespaces/default/pods?watch=true&timeoutSeconds=5");
+    await watch.opened;
+    expect(watch.ended).toBe(false);
+    await (api.clock as FakeClock).advance(5000);
+    await until(() => watch.ended);
+  });
+});
