@@ -63,6 +63,10 @@ describe("parseFieldSelector", () => {
     expect(error.code).toBe("selector.parse");
   });
 
+  it("rejects a value that is not a string", () => {
+    expect(() => parseFieldSelector(3 as never)).toThrow("a field selector must be a string, got number");
+  });
+
   it("escapeFieldValue escapes backslash, comma and equals", () => {
     expect(escapeFieldValue("a\\b,c=d")).toBe("a\\\\b\\,c\\=d");
     expect(escapeFieldValue("plain")).toBe("plain");

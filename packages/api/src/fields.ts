@@ -34,6 +34,7 @@ export interface FieldSelector {
  * Throws a {@link SelectorParseError} naming the term and its position.
  */
 export function parseFieldSelector(text: string): FieldSelector {
+  if (typeof text !== "string") throw new TypeError(`a field selector must be a string, got ${typeof text}`);
   const requirements: FieldRequirement[] = [];
   for (const { term, position } of splitTerms(text)) {
     if (term === "") continue;

@@ -131,6 +131,10 @@ describe("parseSelector", () => {
   });
 });
 
+it("parseSelector rejects a value that is not a string", () => {
+  expect(() => parseSelector(undefined as never)).toThrow("a label selector must be a string, got undefined");
+});
+
 describe("Selector.matches", () => {
   it.each([
     ["", {}, true],
@@ -258,6 +262,20 @@ describe("labelSelectorAsSelector", () => {
     expect(selector.toString()).toBe(text);
     expect(selector.matches(selected)).toBe(true);
     expect(selector.matches(notSelected)).toBe(false);
+  });
+
+  it("reports a missing key or non-string values as invalid instead of crashing", () => {
+    expect(() => labelSelectorAsSelector({ matchExpressions: [{ operator: "Exists" }] } as never)).toThrow(
+      `key: Invalid value: "": name part must be non-empty; name part ${qualifiedNameRule}`,
+    );
+    expect(
+      labelSelectorAsSelector({
+        matchExpressions: [{ key: "a", operator: "In", values: [1] }],
+      } as never).toString(),
+    ).toBe("a in (1)");
+    expect(() => labelSelectorAsSelector({ matchExpressions: [{ key: "a" }] } as never)).toThrow(
+      "undefined is not a valid label selector operator",
+    );
   });
 
   it("converts null and undefined to nothing and {} to everything", () => {

@@ -30,6 +30,7 @@ export interface Selector {
 
 /** Parses the string syntax `kubectl -l` and `?labelSelector=` use. "" selects everything. */
 export function parseSelector(text: string): Selector {
+  if (typeof text !== "string") throw new TypeError(`a label selector must be a string, got ${typeof text}`);
   const requirements = new SelectorParser(text).parse();
   return requirements.length === 0 ? everythingSelector : new RequirementsSelector(requirements);
 }
@@ -47,7 +48,7 @@ export function labelSelectorAsSelector(
   const matchExpressions = ls.matchExpressions ?? [];
   if (matchLabels.length + matchExpressions.length === 0) return everythingSelector;
   const requirements: Requirement[] = [];
-  for (const [key, value] of matchLabels) requirements.push(newRequirement(key, "=", [value]));
+  for (const [key, value] of matchLabels) requirements.push(newRequirement(key, "=", [asString(value)]));
   for (const expression of matchExpressions) {
     const operator = operatorOfExpression[expression.operator as string];
     if (operator === undefined) {
@@ -55,7 +56,8 @@ export function labelSelectorAsSelector(
         `${JSON.stringify(expression.operator)} is not a valid label selector operator`,
       ]);
     }
-    requirements.push(newRequirement(expression.key, operator, expression.values ?? []));
+    const values = Array.isArray(expression.values) ? expression.values.map(asString) : [];
+    requirements.push(newRequirement(asString(expression.key), operator, values));
   }
   return new RequirementsSelector(requirements);
 }
@@ -232,6 +234,11 @@ function requirementToString(r: Requirement): string {
     default:
       return `${r.key}${r.operator}${r.values[0]}`;
   }
+}
+
+/** Objects from the wire may hold anything: a missing key or value validates as "", a number as its digits. */
+function asString(value: unknown): string {
+  return typeof value === "string" ? value : value === undefined || value === null ? "" : String(value);
 }
 
 /** A base-10 integer as Go's `strconv.ParseInt(s, 10, 64)` accepts it, or NaN. */
