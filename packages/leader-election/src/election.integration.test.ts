@@ -1,4 +1,5 @@
-import { isConflict, newServiceUnavailable } from "@reconcile/api";
+import { isConflict, leases, newServiceUnavailable } from "@reconcile/api";
+import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
@@ -11,11 +12,21 @@ const namespace = "kube-system";
 
 interface Backend {
   name: string;
-  make(clock: FakeClock): Client;
+  make(clock: FakeClock): { client: Client; close(): Promise<void> };
 }
 
 const backends: Backend[] = [
-  { name: "the fake Lease store", make: (clock) => new FakeLeaseClient({ clock }) },
+  {
+    name: "the embedded ApiServer",
+    make: (clock) => {
+      const server = new ApiServer({ clock });
+      return { client: server.client(), close: () => server.close() };
+    },
+  },
+  {
+    name: "the fake Lease store",
+    make: (clock) => ({ client: new FakeLeaseClient({ clock }), close: async () => {} }),
+  },
 ];
 
 /** A participant: an elector with its own lock and an interceptable client, recording when it acts as leader. */
@@ -33,7 +44,7 @@ interface Participant {
 
 function setup(backend: Backend) {
   const clock = new FakeClock(start);
-  const server = backend.make(clock);
+  const { client: server, close } = backend.make(clock);
   const participants: Participant[] = [];
   const t = () => clock.now() - start;
 
@@ -77,6 +88,7 @@ function setup(backend: Backend) {
     for (const p of participants) p.controller.abort();
     await clock.advance(30_000);
     await Promise.all(participants.map((p) => p.done));
+    await close();
   }
 
   return { clock, server, join, participants, t, actingAt, stopAll };
@@ -131,9 +143,7 @@ describe.each(backends)("leader election against $name", (backend) => {
     for (const c of candidates) expect(c.elector.getLeader()).toBe(winner.id);
     // They did race: every loser's takeover write was refused by the resourceVersion precondition.
     expect(conflicts.sort()).toEqual(candidates.filter((c) => c !== winner).map((c) => c.id));
-    const lease = await e.server
-      .resource({ group: "coordination.k8s.io", plural: "leases" } as never, namespace)
-      .get("controller-manager");
+    const lease = await e.server.resource(leases, namespace).get("controller-manager");
     expect((lease as { spec: { leaseTransitions: number; holderIdentity: string } }).spec).toMatchObject({
       holderIdentity: winner.id,
       leaseTransitions: 1,

@@ -1,4 +1,4 @@
-import { isConflict, type KubeObject, newConflict, newInternalError } from "@reconcile/api";
+import { isConflict, type KubeObject, leases, newConflict, newInternalError } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { LeaderElectionError } from "./errors.js";
@@ -231,9 +231,7 @@ describe("tryAcquireOrRenew", () => {
 
   it("acquires an object without a spec at once, counting a transition", async () => {
     const h = harness();
-    await h.store
-      .resource({ group: "coordination.k8s.io", plural: "leases" } as never, "foo")
-      .create({ metadata: { name: "bar" } });
+    await h.store.resource(leases, "foo").create({ metadata: { name: "bar" } });
     expect(await h.elector.tryAcquireOrRenew()).toBe(true);
     expect(h.calls).toEqual(["get", "update"]);
     expect(h.lease()?.leaseTransitions).toBe(1);
@@ -718,8 +716,6 @@ describe("isConflict on the fake", () => {
     await h.elector.tryAcquireOrRenew();
     const stale = h.store.stored("foo", "bar")!;
     await h.seed(held("x"));
-    await expect(
-      h.store.resource({ group: "coordination.k8s.io", plural: "leases" } as never, "foo").update(stale),
-    ).rejects.toSatisfy(isConflict);
+    await expect(h.store.resource(leases, "foo").update(stale)).rejects.toSatisfy(isConflict);
   });
 });

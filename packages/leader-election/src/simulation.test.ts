@@ -1,4 +1,5 @@
 import { newConflict, newInternalError, newServiceUnavailable } from "@reconcile/api";
+import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
@@ -34,7 +35,6 @@ const timings: Timing[] = [
 interface Outcome {
   violations: string[];
   leaderships: number;
-  transitions: number;
 }
 
 /** mulberry32: a small deterministic PRNG. */
@@ -51,18 +51,21 @@ function prng(seed: number): () => number {
 
 async function simulate(
   seed: number,
-  options: { makeServer: (clock: FakeClock) => Client; separateLeases?: boolean },
+  options: {
+    makeServer: (clock: FakeClock) => { client: Client; close(): Promise<void> };
+    separateLeases?: boolean;
+  },
 ): Promise<Outcome> {
   const random = prng(seed);
   const timing = timings[seed % timings.length]!;
   const { leaseDurationMs: lease, maxLatencyMs } = timing;
   const clock = new FakeClock(start);
-  const server = options.makeServer(clock);
+  const { client: server, close } = options.makeServer(clock);
   const slots = 2 + Math.floor(random() * 5);
   const durationMs = 25 * lease;
   const stopping = new AbortController();
   const acting = new Set<string>();
-  const outcome: Outcome = { violations: [], leaderships: 0, transitions: 0 };
+  const outcome: Outcome = { violations: [], leaderships: 0 };
   const t = () => clock.now() - start;
 
   /** Partition windows per slot: requests fail or hang while one is open. */
@@ -161,24 +164,25 @@ async function simulate(
   stopping.abort();
   await clock.advance(4 * lease);
   await Promise.all(loops);
-  if (!options.separateLeases) {
-    const stored = await server
-      .resource({ group: "coordination.k8s.io", plural: "leases" } as never, "kube-system")
-      .get("controller-manager")
-      .catch(() => undefined);
-    outcome.transitions =
-      (stored as { spec?: { leaseTransitions?: number } } | undefined)?.spec?.leaseTransitions ?? 0;
-  }
+  await close();
   return outcome;
 }
 
-const seeds = Array.from({ length: 100 }, (_, i) => i + 1);
+const fakeStore = (clock: FakeClock) => ({ client: new FakeLeaseClient({ clock }), close: async () => {} });
+const embeddedServer = (clock: FakeClock) => {
+  const server = new ApiServer({ clock });
+  return { client: server.client(), close: () => server.close() };
+};
+
+const seeds = Array.from({ length: 50 }, (_, i) => i + 1);
+
+const apiServerSeeds = Array.from({ length: 30 }, (_, i) => 1000 + i);
 
 describe("randomized simulation", () => {
   it(`never has two participants acting as leader at once (${seeds.length} seeds, the fake Lease store)`, async () => {
     let leaderships = 0;
     for (const seed of seeds) {
-      const outcome = await simulate(seed, { makeServer: (clock) => new FakeLeaseClient({ clock }) });
+      const outcome = await simulate(seed, { makeServer: fakeStore });
       expect(outcome.violations, `seed ${seed}`).toEqual([]);
       expect(outcome.leaderships, `seed ${seed}: someone led`).toBeGreaterThan(0);
       leaderships += outcome.leaderships;
@@ -187,9 +191,20 @@ describe("randomized simulation", () => {
     expect(leaderships).toBeGreaterThan(seeds.length * 3);
   });
 
+  it(`never has two participants acting as leader at once (${apiServerSeeds.length} seeds, the embedded ApiServer)`, async () => {
+    let leaderships = 0;
+    for (const seed of apiServerSeeds) {
+      const outcome = await simulate(seed, { makeServer: embeddedServer });
+      expect(outcome.violations, `seed ${seed}`).toEqual([]);
+      expect(outcome.leaderships, `seed ${seed}: someone led`).toBeGreaterThan(0);
+      leaderships += outcome.leaderships;
+    }
+    expect(leaderships).toBeGreaterThan(apiServerSeeds.length * 3);
+  });
+
   it("the overlap detector does catch two leaders (each participant on its own lease)", async () => {
     const outcome = await simulate(1, {
-      makeServer: (clock) => new FakeLeaseClient({ clock }),
+      makeServer: fakeStore,
       separateLeases: true,
     });
     expect(outcome.violations.length).toBeGreaterThan(0);
