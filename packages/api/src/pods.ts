@@ -20,6 +20,7 @@ export function isPodTerminating(pod: AnyPod): boolean {
 /** The pod's `Ready` condition, if it has one (`podutil.GetPodReadyCondition`). */
 export function getPodReadyCondition(pod: Pod): PodCondition | undefined;
 export function getPodReadyCondition(pod: DeepReadonly<Pod>): DeepReadonly<PodCondition> | undefined;
+export function getPodReadyCondition(pod: AnyPod): DeepReadonly<PodCondition> | undefined;
 export function getPodReadyCondition(pod: AnyPod): DeepReadonly<PodCondition> | undefined {
   const conditions = pod.status?.conditions;
   if (!conditions) return undefined;
