@@ -1,0 +1,378 @@
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { deployments, namespaces, pods, replicaSets } from "@reconcile/api";
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiServer } from "../api-server.js";
+import { listen } from "./server.js";
+
+// End-to-end: the real kubectl (v1.32, on the PATH) against our server. Each test starts a
+// server on a free port and runs kubectl with its own HOME (discovery cache) and KUBECONFIG.
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function cluster() {
+  const api = new ApiServer();
+  const server = await listen(api);
+  const home = await mkdtemp(join(tmpdir(), "reconcile-kubectl-"));
+  const kubeconfig = join(home, "kubeconfig");
+  await writeFile(kubeconfig, server.kubeconfig());
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
+  const children: ChildProcess[] = [];
+  cleanups.push(async () => {
+    for (const child of children) child.kill();
+    await server.close();
+    await api.close();
+    await rm(home, { recursive: true, force: true });
+  });
+  const kubectl = (args: string[], input?: string): Promise<Result> =>
+    new Promise((resolve) => {
+      const child = execFile(
+        "kubectl",
+        [...args, "--request-timeout=20s"],
+        { env, timeout: 30_000 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
+      if (input !== undefined) child.stdin?.end(input);
+    });
+  /** Starts a long-running kubectl (get -w) and collects its output. */
+  const background = (args: string[]) => {
+    const child = spawn("kubectl", args, { env });
+    children.push(child);
+    let stdout = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      stdout += chunk;
+    });
+    return {
+      get stdout() {
+        return stdout;
+      },
+    };
+  };
+  const file = async (name: string, content: string) => {
+    const path = join(home, name);
+    await writeFile(path, content);
+    return path;
+  };
+  return { api, client: api.client(), kubectl, background, file };
+}
+
+async function eventually(condition: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const deploymentYaml = (name: string, image: string, replicas: number) => `apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: ${name}
+  labels: {app: ${name}}
+spec:
+  replicas: ${replicas}
+  selector:
+    matchLabels: {app: ${name}}
+  template:
+    metadata:
+      labels: {app: ${name}}
+    spec:
+      containers:
+      - name: main
+        image: ${image}
+        ports: [{containerPort: 80}]
+`;
+
+/** Splits `kubectl get` output into rows of cells. */
+const rows = (stdout: string) =>
+  stdout
+    .trim()
+    .split("\n")
+    .map((line) => line.trim().split(/\s{2,}/));
+
+describe("kubectl against the embedded server", () => {
+  it("api-resources lists the served kinds with short names", async () => {
+    const { kubectl } = await cluster();
+    const result = await kubectl(["api-resources"]);
+    expect(result.code).toBe(0);
+    const table = rows(result.stdout);
+    expect(table[0]).toEqual(["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]);
+    expect(table).toContainEqual(["deployments", "deploy", "apps/v1", "true", "Deployment"]);
+    expect(table).toContainEqual(["namespaces", "ns", "v1", "false", "Namespace"]);
+    expect(table).toContainEqual(["leases", "coordination.k8s.io/v1", "true", "Lease"]);
+  });
+
+  it("create -f creates what the manifest says", async () => {
+    const { kubectl, client, file } = await cluster();
+    const result = await kubectl([
+      "create",
+      "-f",
+      await file("web.yaml", deploymentYaml("web", "nginx:1.27", 2)),
+    ]);
+    expect([result.code, result.stdout.trim()]).toEqual([0, "deployment.apps/web created"]);
+    const web = await client.resource(deployments, "default").get("web");
+    expect(web.spec?.replicas).toBe(2);
+    expect(web.spec?.template.spec?.containers[0]?.ports).toEqual([{ containerPort: 80, protocol: "TCP" }]);
+  });
+
+  it("the imperative generators work, protobuf bodies included", async () => {
+    const { kubectl, client } = await cluster();
+    const commands: [string[], string][] = [
+      [["create", "namespace", "team-a"], "namespace/team-a created"],
+      [
+        ["create", "deployment", "web", "--image=nginx:1.27", "--replicas=3", "--port=80"],
+        "deployment.apps/web created",
+      ],
+      [["run", "box", "--image=busybox", "--labels=app=box"], "pod/box created"],
+      [["expose", "deployment", "web", "--port=80", "--target-port=8080"], "service/web exposed"],
+      [["create", "configmap", "cfg", "--from-literal=a=1", "--from-literal=b=two"], "configmap/cfg created"],
+      [["create", "secret", "generic", "s1", "--from-literal=password=hunter2"], "secret/s1 created"],
+      [["create", "job", "once", "--image=busybox", "--", "echo", "hi"], "job.batch/once created"],
+    ];
+    for (const [args, expected] of commands) {
+      const result = await kubectl(args);
+      expect({ args, code: result.code, stdout: result.stdout.trim(), stderr: result.stderr }).toEqual({
+        args,
+        code: 0,
+        stdout: expected,
+        stderr: "",
+      });
+    }
+    expect((await client.resource(namespaces).get("team-a")).status?.phase).toBe("Active");
+    const web = await client.resource(deployments, "default").get("web");
+    expect(web.spec?.replicas).toBe(3);
+    expect(web.spec?.template.spec?.containers[0]).toMatchObject({ name: "nginx", image: "nginx:1.27" });
+    expect((await client.resource(pods, "default").get("box")).metadata?.labels).toEqual({ app: "box" });
+    const get = await kubectl(["get", "configmap", "cfg", "-o", "jsonpath={.data.b}"]);
+    expect(get.stdout).toBe("two");
+    const secret = await kubectl(["get", "secret", "s1", "-o", "jsonpath={.data.password}"]);
+    expect(Buffer.from(secret.stdout, "base64").toString()).toBe("hunter2");
+  });
+
+  it("get prints kubectl's columns, -o wide, -o yaml, selectors and all namespaces", async () => {
+    const { kubectl, file } = await cluster();
+    await kubectl(["create", "namespace", "team-a"]);
+    await kubectl(["create", "-f", await file("web.yaml", deploymentYaml("web", "nginx:1.27", 2))]);
+    await kubectl([
+      "create",
+      "-n",
+      "team-a",
+      "-f",
+      await file("api.yaml", deploymentYaml("api", "busybox", 1)),
+    ]);
+    await kubectl(["run", "p1", "--image=busybox", "--labels=app=web"]);
+    await kubectl(["run", "p2", "--image=busybox", "--labels=app=other"]);
+
+    const plain = rows((await kubectl(["get", "deploy"])).stdout);
+    expect(plain).toEqual([
+      ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"],
+      ["web", "0/2", "0", "0", expect.stringMatching(/^\d+s$/)],
+    ]);
+    const wide = rows((await kubectl(["get", "deploy", "-o", "wide"])).stdout);
+    expect(wide[0]).toEqual([
+      "NAME",
+      "READY",
+      "UP-TO-DATE",
+      "AVAILABLE",
+      "AGE",
+      "CONTAINERS",
+      "IMAGES",
+      "SELECTOR",
+    ]);
+    expect(wide[1]).toEqual(["web", "0/2", "0", "0", expect.any(String), "main", "nginx:1.27", "app=web"]);
+    const yaml = await kubectl(["get", "deploy", "web", "-o", "yaml"]);
+    expect(yaml.stdout).toContain("kind: Deployment");
+    expect(yaml.stdout).toContain("  replicas: 2");
+    const labelled = rows((await kubectl(["get", "pods", "-l", "app=web", "-o", "name"])).stdout);
+    expect(labelled).toEqual([["pod/p1"]]);
+    const byField = rows(
+      (await kubectl(["get", "pods", "--field-selector", "metadata.name=p2", "-o", "name"])).stdout,
+    );
+    expect(byField).toEqual([["pod/p2"]]);
+    const all = rows((await kubectl(["get", "deploy", "-A"])).stdout);
+    expect(all.map((r) => [r[0], r[1]])).toEqual([
+      ["NAMESPACE", "NAME"],
+      ["default", "web"],
+      ["team-a", "api"],
+    ]);
+    const short = await kubectl(["get", "po,deploy"]);
+    expect(short.stdout).toContain("pod/p1");
+    expect(short.stdout).toContain("deployment.apps/web");
+    const everything = await kubectl(["get", "all"]);
+    expect(everything.stdout).toContain("deployment.apps/web");
+  });
+
+  it("get -w prints a change as it arrives", async () => {
+    const { kubectl, background, client } = await cluster();
+    await kubectl(["create", "deployment", "web", "--image=nginx"]);
+    const watch = background(["get", "deploy", "-w"]);
+    await eventually(() => watch.stdout.includes("web"), "the initial row");
+    await client.resource(deployments, "default").patch("web", { spec: { replicas: 4 } }, { type: "merge" });
+    await eventually(() => watch.stdout.includes("0/4"), "the changed row");
+    expect(rows(watch.stdout).map((r) => r.slice(0, 2))).toEqual([
+      ["NAME", "READY"],
+      ["web", "0/1"],
+      ["web", "0/4"],
+    ]);
+  });
+
+  it("apply twice with a change merges strategically; apply --server-side creates and updates", async () => {
+    const { kubectl, client, file } = await cluster();
+    const path = await file("app.yaml", deploymentYaml("app", "nginx:1.26", 2));
+    expect((await kubectl(["apply", "-f", path])).stdout.trim()).toBe("deployment.apps/app created");
+    await writeFile(
+      path,
+      deploymentYaml("app", "nginx:1.27", 4).replace("        ports: [{containerPort: 80}]\n", ""),
+    );
+    expect((await kubectl(["apply", "-f", path])).stdout.trim()).toBe("deployment.apps/app configured");
+    const app = await client.resource(deployments, "default").get("app");
+    expect(app.spec?.replicas).toBe(4);
+    expect(app.spec?.template.spec?.containers).toMatchObject([{ name: "main", image: "nginx:1.27" }]);
+    // The ports left the manifest: the three-way merge removes them.
+    expect(app.spec?.template.spec?.containers[0]?.ports).toBeUndefined();
+    expect(app.metadata?.annotations?.["kubectl.kubernetes.io/last-applied-configuration"]).toContain(
+      "nginx:1.27",
+    );
+
+    const ssa = await file("ssa.yaml", deploymentYaml("ssa", "nginx:1.26", 1));
+    expect((await kubectl(["apply", "--server-side", "-f", ssa])).stdout.trim()).toBe(
+      "deployment.apps/ssa serverside-applied",
+    );
+    await writeFile(ssa, deploymentYaml("ssa", "nginx:1.27", 3));
+    expect((await kubectl(["apply", "--server-side", "-f", ssa])).stdout.trim()).toBe(
+      "deployment.apps/ssa serverside-applied",
+    );
+    const applied = await client.resource(deployments, "default").get("ssa");
+    expect([applied.spec?.replicas, applied.spec?.template.spec?.containers[0]?.image]).toEqual([
+      3,
+      "nginx:1.27",
+    ]);
+  });
+
+  it("scale, label, annotate and set image change the deployment", async () => {
+    const { kubectl, client } = await cluster();
+    await kubectl(["create", "deployment", "web", "--image=nginx:1.26"]);
+    const steps: [string[], string][] = [
+      [["scale", "deploy/web", "--replicas=5"], "deployment.apps/web scaled"],
+      [["scale", "deploy/web", "--replicas=3", "--current-replicas=5"], "deployment.apps/web scaled"],
+      [["label", "deploy", "web", "tier=fe"], "deployment.apps/web labeled"],
+      [["annotate", "deploy", "web", "note=hello"], "deployment.apps/web annotated"],
+      [["set", "image", "deploy/web", "nginx=nginx:1.27"], "deployment.apps/web image updated"],
+    ];
+    for (const [args, expected] of steps) {
+      const result = await kubectl(args);
+      expect({ args, out: result.stdout.trim(), err: result.stderr }).toEqual({
+        args,
+        out: expected,
+        err: "",
+      });
+    }
+    const web = await client.resource(deployments, "default").get("web");
+    expect(web.spec?.replicas).toBe(3);
+    expect(web.metadata?.labels).toEqual({ app: "web", tier: "fe" });
+    expect(web.metadata?.annotations).toEqual({ note: "hello" });
+    expect(web.spec?.template.spec?.containers[0]?.image).toBe("nginx:1.27");
+    expect(web.metadata?.generation).toBe(4);
+    const wrongCurrent = await kubectl(["scale", "deploy/web", "--replicas=1", "--current-replicas=9"]);
+    expect(wrongCurrent.code).toBe(1);
+    expect(wrongCurrent.stderr).toContain("error: Expected replicas to be 9, was 3");
+  });
+
+  it.each([
+    ["background", "is removed", 0],
+    ["foreground", "is removed", 0],
+    ["orphan", "stays, without its owner reference", 1],
+  ])("delete --cascade=%s: the owned ReplicaSet %s", async (mode, _what, remaining) => {
+    const { api, kubectl, client } = await cluster();
+    await kubectl(["create", "deployment", "web", "--image=nginx"]);
+    const web = await client.resource(deployments, "default").get("web");
+    await client.resource(replicaSets, "default").create({
+      metadata: {
+        name: "web-1",
+        labels: { app: "web" },
+        ownerReferences: [
+          {
+            apiVersion: "apps/v1",
+            kind: "Deployment",
+            name: "web",
+            uid: web.metadata!.uid!,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      spec: {
+        selector: { matchLabels: { app: "web" } },
+        template: {
+          metadata: { labels: { app: "web" } },
+          spec: { containers: [{ name: "nginx", image: "nginx" }] },
+        },
+      },
+    });
+    const result = await kubectl(["delete", "deploy", "web", `--cascade=${mode}`]);
+    expect([result.code, result.stdout.trim()]).toEqual([0, 'deployment.apps "web" deleted']);
+    await api.flush();
+    const left = (await client.resource(replicaSets, "default").list()).items;
+    expect(left).toHaveLength(remaining);
+    if (remaining === 1) expect(left[0]!.metadata?.ownerReferences ?? []).toEqual([]);
+    expect((await kubectl(["get", "deploy"])).stderr.trim()).toBe("No resources found in default namespace.");
+  });
+
+  it("describe shows the object with its defaults", async () => {
+    const { kubectl } = await cluster();
+    await kubectl(["create", "deployment", "web", "--image=nginx:1.27", "--port=80"]);
+    const result = await kubectl(["describe", "deploy", "web"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Name:\s+web$/m);
+    expect(result.stdout).toMatch(
+      /^Replicas:\s+1 desired \| 0 updated \| 0 total \| 0 available \| 0 unavailable$/m,
+    );
+    expect(result.stdout).toMatch(/^StrategyType:\s+RollingUpdate$/m);
+    expect(result.stdout).toMatch(/Port:\s+80\/TCP/);
+  });
+
+  it("a missing object gets kubectl's NotFound message", async () => {
+    const { kubectl } = await cluster();
+    const result = await kubectl(["get", "deploy", "nope"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe('Error from server (NotFound): deployments.apps "nope" not found');
+  });
+
+  it("an invalid manifest gets the Invalid message naming the field", async () => {
+    const { kubectl, file } = await cluster();
+    const bad = deploymentYaml("bad", "nginx", -1);
+    const result = await kubectl(["create", "-f", await file("bad.yaml", bad)]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('The Deployment "bad" is invalid');
+    expect(result.stderr).toContain("spec.replicas");
+    expect(result.stderr).toContain("must be greater than or equal to 0");
+  });
+
+  it("a stale update gets a Conflict", async () => {
+    const { kubectl, file } = await cluster();
+    await kubectl(["create", "deployment", "web", "--image=nginx"]);
+    const stale = await file("stale.yaml", (await kubectl(["get", "deploy", "web", "-o", "yaml"])).stdout);
+    await kubectl(["label", "deploy", "web", "x=y"]);
+    const result = await kubectl(["replace", "-f", stale]);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe(
+      'Error from server (Conflict): error when replacing "' +
+        stale +
+        '": Operation cannot be fulfilled on deployments.apps "web": the object has been modified; please apply your changes to the latest version and try again',
+    );
+  });
+});
