@@ -77,14 +77,14 @@ export class DelayingQueue<T> extends Queue<T> {
     this.#timerAt = Number.POSITIVE_INFINITY;
     const waiting = this.#waiting;
     const now = this.#clock.now();
-    while (waiting.size > 0) {
-      const head = waiting.peek()!;
-      if (head.readyAt > now) {
-        this.#arm(head.readyAt, now);
+    for (;;) {
+      const readyAt = waiting.nextReadyAt();
+      if (readyAt === undefined) return;
+      if (readyAt > now) {
+        this.#arm(readyAt, now);
         return;
       }
-      waiting.pop();
-      this.add(head.item);
+      this.add(waiting.pop());
     }
   }
 

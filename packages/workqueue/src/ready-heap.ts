@@ -1,111 +1,144 @@
-/** An item waiting in a delaying queue until `readyAt`. */
-export interface WaitingEntry<T> {
+/** The ready time of one waiting item. A heap node whose time differs from it is stale. */
+interface WaitingEntry<T> {
   readonly item: T;
   readyAt: number;
-  /** Insertion order, so entries with equal ready times come out first-in first-out. */
-  seq: number;
-  /** Position in the heap array. */
-  index: number;
 }
 
+const initialCapacity = 64;
+
 /**
- * A binary min-heap of waiting items ordered by ready time, with one entry per
- * item (client-go's `waitForPriorityQueue` plus its `knownEntries` map).
+ * The waiting items of a delaying queue: a binary min-heap ordered by ready
+ * time (ties first-in first-out), with one live entry per item (client-go's
+ * `waitForPriorityQueue` plus its `knownEntries` map).
+ *
+ * Ready times and insertion numbers live in typed arrays beside the entries,
+ * so sifting compares adjacent numbers instead of chasing an object per
+ * level. Moving an item to an earlier time pushes a new node and leaves the
+ * old one stale (its time no longer matches the entry); stale nodes are
+ * dropped when they reach the top. Nodes never need their position tracked.
  */
 export class ReadyHeap<T> {
-  readonly #entries: WaitingEntry<T>[] = [];
+  #times = new Float64Array(initialCapacity);
+  #seqs = new Float64Array(initialCapacity);
+  #entries: (WaitingEntry<T> | undefined)[] = new Array(initialCapacity).fill(undefined);
+  #length = 0;
+  #nextSeq = 0;
   readonly #byItem = new Map<T, WaitingEntry<T>>();
-  #seq = 0;
 
+  /** Number of items waiting. */
   get size(): number {
-    return this.#entries.length;
-  }
-
-  /** The entry that is ready first, if any. */
-  peek(): WaitingEntry<T> | undefined {
-    return this.#entries[0];
+    return this.#byItem.size;
   }
 
   /**
-   * Adds `item` to wait until `readyAt`. An item already waiting keeps the
+   * Makes `item` wait until `readyAt`. An item already waiting keeps the
    * earlier of its two ready times, as client-go's delaying queue does.
    */
   insert(item: T, readyAt: number): void {
     const known = this.#byItem.get(item);
-    if (known !== undefined) {
-      if (readyAt < known.readyAt) {
-        known.readyAt = readyAt;
-        this.#siftUp(known.index);
-      }
-      return;
+    if (known === undefined) {
+      const entry: WaitingEntry<T> = { item, readyAt };
+      this.#byItem.set(item, entry);
+      this.#push(entry, readyAt);
+    } else if (readyAt < known.readyAt) {
+      known.readyAt = readyAt;
+      this.#push(known, readyAt);
     }
-    const entries = this.#entries;
-    const entry: WaitingEntry<T> = { item, readyAt, seq: this.#seq++, index: entries.length };
-    entries.push(entry);
-    this.#byItem.set(item, entry);
-    this.#siftUp(entry.index);
   }
 
-  /** Removes and returns the entry that is ready first. The caller checks `size` first. */
-  pop(): WaitingEntry<T> {
-    const entries = this.#entries;
-    const top = entries[0]!;
-    const last = entries.pop()!;
-    if (last !== top) {
-      entries[0] = last;
-      last.index = 0;
-      this.#siftDown(0);
+  /** The earliest ready time of a waiting item, or undefined when none waits. */
+  nextReadyAt(): number | undefined {
+    while (this.#length > 0) {
+      const head = this.#entries[0]!;
+      const time = this.#times[0]!;
+      // A stale node's time is later than its entry's: entries only move earlier, and a popped
+      // entry is never reused (the item gets a new one if it waits again).
+      if (head.readyAt === time) return time;
+      this.#removeHead();
     }
-    this.#byItem.delete(top.item);
-    return top;
+    return undefined;
+  }
+
+  /** Removes and returns the item that is ready first. Call {@link nextReadyAt} first: it must have returned a time. */
+  pop(): T {
+    const { item } = this.#entries[0]!;
+    this.#byItem.delete(item);
+    this.#removeHead();
+    return item;
   }
 
   clear(): void {
-    this.#entries.length = 0;
+    this.#entries.fill(undefined, 0, this.#length);
+    this.#length = 0;
     this.#byItem.clear();
   }
 
-  #siftUp(index: number): void {
+  #push(entry: WaitingEntry<T>, time: number): void {
+    if (this.#length === this.#times.length) this.#grow();
+    const seq = this.#nextSeq++;
+    const times = this.#times;
+    const seqs = this.#seqs;
     const entries = this.#entries;
-    const entry = entries[index]!;
+    let index = this.#length++;
     while (index > 0) {
-      const parentIndex = (index - 1) >> 1;
-      const parent = entries[parentIndex]!;
-      if (!before(entry, parent)) break;
-      entries[index] = parent;
-      parent.index = index;
-      index = parentIndex;
+      const parent = (index - 1) >> 1;
+      const parentTime = times[parent]!;
+      if (parentTime < time || (parentTime === time && seqs[parent]! < seq)) break;
+      times[index] = parentTime;
+      seqs[index] = seqs[parent]!;
+      entries[index] = entries[parent];
+      index = parent;
     }
+    times[index] = time;
+    seqs[index] = seq;
     entries[index] = entry;
-    entry.index = index;
   }
 
-  #siftDown(index: number): void {
+  /** Replaces the head by the last node and sifts it down. */
+  #removeHead(): void {
+    const length = --this.#length;
+    const times = this.#times;
+    const seqs = this.#seqs;
     const entries = this.#entries;
-    const length = entries.length;
-    const entry = entries[index]!;
+    const time = times[length]!;
+    const seq = seqs[length]!;
+    const entry = entries[length];
+    entries[length] = undefined;
+    if (length === 0) return;
+    let index = 0;
     for (;;) {
-      let childIndex = 2 * index + 1;
-      if (childIndex >= length) break;
-      let child = entries[childIndex]!;
-      const rightIndex = childIndex + 1;
-      if (rightIndex < length) {
-        const right = entries[rightIndex]!;
-        if (before(right, child)) {
-          childIndex = rightIndex;
+      let child = 2 * index + 1;
+      if (child >= length) break;
+      let childTime = times[child]!;
+      const right = child + 1;
+      if (right < length) {
+        const rightTime = times[right]!;
+        if (rightTime < childTime || (rightTime === childTime && seqs[right]! < seqs[child]!)) {
           child = right;
+          childTime = rightTime;
         }
       }
-      if (!before(child, entry)) break;
-      entries[index] = child;
-      child.index = index;
-      index = childIndex;
+      if (time < childTime || (time === childTime && seq < seqs[child]!)) break;
+      times[index] = childTime;
+      seqs[index] = seqs[child]!;
+      entries[index] = entries[child];
+      index = child;
     }
+    times[index] = time;
+    seqs[index] = seq;
     entries[index] = entry;
-    entry.index = index;
   }
-}
 
-function before<T>(a: WaitingEntry<T>, b: WaitingEntry<T>): boolean {
-  return a.readyAt < b.readyAt || (a.readyAt === b.readyAt && a.seq < b.seq);
+  #grow(): void {
+    const capacity = this.#times.length * 2;
+    const times = new Float64Array(capacity);
+    times.set(this.#times);
+    this.#times = times;
+    const seqs = new Float64Array(capacity);
+    seqs.set(this.#seqs);
+    this.#seqs = seqs;
+    const entries = new Array<WaitingEntry<T> | undefined>(capacity).fill(undefined);
+    for (let i = 0; i < this.#length; i++) entries[i] = this.#entries[i];
+    this.#entries = entries;
+  }
 }
