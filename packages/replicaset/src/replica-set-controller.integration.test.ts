@@ -3,6 +3,7 @@
 // FakeClock the tests advance.
 import {
   type DeepReadonly,
+  events as eventsResource,
   getControllerOf,
   isPodActive,
   type KubeObject,
@@ -268,12 +269,11 @@ describe("ReplicaSet controller on the embedded API server", () => {
       const owned = await ownedActivePods(client, rs);
       return owned.length === 3 && owned.every((pod) => pod.metadata?.name !== victim!.metadata?.name);
     });
-    const events = (await client
-      .resource({ ...pods, plural: "events", kind: "Event" } as never, namespace)
-      .list()) as {
-      items: { reason?: string; count?: number }[];
-    };
-    expect(events.items.filter((e) => e.reason === "SuccessfulCreate").length).toBe(4);
+    // Four SuccessfulCreate Events on the ReplicaSet: three at first, one for the replacement.
+    await eventually(clock, async () => {
+      const events = await client.resource(eventsResource, namespace).list();
+      return events.items.filter((e) => e.reason === "SuccessfulCreate").length === 4;
+    });
   });
 
   it("adopts a matching orphan instead of creating a pod", async () => {
