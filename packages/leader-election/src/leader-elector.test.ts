@@ -548,6 +548,63 @@ describe("LeaderElector.run", () => {
     expect(h.lease()?.holderIdentity).toBe("");
   });
 
+  it("cancelling during an in-flight renew aborts that request, then releases", async () => {
+    const h = harness({ config: { releaseOnCancel: true } });
+    const { controller, done } = await startRun(h);
+    let aborted = 0;
+    h.react = (call, next) => {
+      if (call.verb === "update" && aborted === 0) {
+        return new Promise((_, reject) =>
+          call.signal?.addEventListener("abort", () => {
+            aborted++;
+            reject(call.signal?.reason);
+          }),
+        );
+      }
+      return next();
+    };
+    await h.clock.advance(2_500); // the renew at 2 s hangs
+    controller.abort();
+    await done;
+    expect(aborted).toBe(1);
+    expect(h.calls).toEqual(["get", "create", "update", "get", "update"]);
+    expect(h.lease()).toMatchObject({ holderIdentity: "", leaseDurationSeconds: 1 });
+    expect(h.events).toEqual([
+      "Normal LeaderElection baz became leader",
+      "Normal LeaderElection baz stopped leading",
+    ]);
+  });
+
+  it("keeps electing when the event recorder throws", async () => {
+    const h = harness();
+    const errors: string[] = [];
+    h.elector = new LeaderElector({
+      lock: new LeaseLock({
+        client: h.store,
+        namespace: "foo",
+        name: "bar",
+        identity: "baz",
+        eventRecorder: {
+          event() {
+            throw new Error("recorder broken");
+          },
+        },
+      }),
+      clock: h.clock,
+      logger: { info() {}, error: (_, msg) => errors.push(msg) },
+      callbacks: {
+        onStartedLeading: () => void h.log.push("started"),
+        onStoppedLeading: () => h.log.push("stopped"),
+      },
+    });
+    const { controller, done } = await startRun(h);
+    await h.clock.advance(4_000);
+    controller.abort();
+    await done;
+    expect(h.log).toEqual(["started", "stopped"]);
+    expect(errors).toEqual(["Failed to record event", "Failed to record event"]);
+  });
+
   it("release gives up after repeated conflicts instead of spinning", async () => {
     const h = harness({ config: { releaseOnCancel: true } });
     const { controller, done } = await startRun(h);

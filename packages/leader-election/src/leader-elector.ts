@@ -281,7 +281,7 @@ export class LeaderElector {
       const succeeded = await this.tryAcquireOrRenew({ signal });
       this.#maybeReportTransition();
       if (succeeded) {
-        lock.recordEvent("became leader");
+        this.#recordEvent("became leader");
         this.#metric.on(this.#config.name);
         logger.info({ lock: lock.describe() }, "Successfully acquired lease");
         return this.#lastSuccessfulAttemptAt;
@@ -354,7 +354,7 @@ export class LeaderElector {
 
     this.#metric.off(this.#config.name);
     if (stopReason === "lost") logger.info({ lock: lock.describe() }, "Failed to renew lease");
-    lock.recordEvent("stopped leading");
+    this.#recordEvent("stopped leading");
     if (this.#config.releaseOnCancel && stopReason !== "lost") {
       // Never release while the guarded work may still be acting.
       await work;
@@ -414,6 +414,15 @@ export class LeaderElector {
       }
     } finally {
       clock.clearTimeout(timer);
+    }
+  }
+
+  /** Records an event on the lock; a failing event recorder must not disturb the election. */
+  #recordEvent(message: string): void {
+    try {
+      this.#config.lock.recordEvent(message);
+    } catch (error) {
+      this.#config.logger.error({ lock: this.#config.lock.describe(), err: error }, "Failed to record event");
     }
   }
 
