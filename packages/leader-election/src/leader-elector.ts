@@ -136,22 +136,25 @@ export class LeaderElector {
       throw new LeaderElectionError("leaderelection.already-running", "LeaderElector.run is already running");
     }
     this.#running = true;
-    let work: Promise<WorkOutcome> = Promise.resolve({ failed: false });
-    let stoppedOutcome: WorkOutcome = { failed: false };
     try {
-      const acquiredAt = await this.#acquire(signal);
-      if (acquiredAt !== undefined) ({ work } = await this.#lead(signal, acquiredAt));
-    } finally {
+      let work: Promise<WorkOutcome> = Promise.resolve({ failed: false });
+      let stoppedOutcome: WorkOutcome = { failed: false };
       try {
-        this.#config.callbacks.onStoppedLeading();
-      } catch (error) {
-        stoppedOutcome = { failed: true, error };
+        const acquiredAt = await this.#acquire(signal);
+        if (acquiredAt !== undefined) ({ work } = await this.#lead(signal, acquiredAt));
+      } finally {
+        try {
+          this.#config.callbacks.onStoppedLeading();
+        } catch (error) {
+          stoppedOutcome = { failed: true, error };
+        }
       }
+      const workOutcome = await work;
+      if (workOutcome.failed) throw workOutcome.error;
+      if (stoppedOutcome.failed) throw stoppedOutcome.error;
+    } finally {
+      this.#running = false;
     }
-    const workOutcome = await work;
-    this.#running = false;
-    if (workOutcome.failed) throw workOutcome.error;
-    if (stoppedOutcome.failed) throw stoppedOutcome.error;
   }
 
   /** The identity of the last observed holder, "" if none was observed yet (informational). */
