@@ -1,11 +1,19 @@
-import { isConflict, type KubeObject, leases, newConflict, newInternalError } from "@reconcile/api";
+import {
+  isConflict,
+  type KubeObject,
+  leases,
+  newConflict,
+  newInternalError,
+  newNotFound,
+} from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { LeaderElectionError } from "./errors.js";
 import { HealthzAdaptor } from "./healthz-adaptor.js";
 import { type LeaderElectionConfig, LeaderElector, runLeaderElection } from "./leader-elector.js";
 import { LeaseLock } from "./lease-lock.js";
-import { formatMicroTime, type LeaderElectionRecord } from "./record.js";
+import { formatMicroTime, type LeaderElectionRecord, rawRecord } from "./record.js";
+import type { LockRecord, ResourceLock } from "./resource-lock.js";
 import { FakeLeaseClient, type InterceptedCall, InterceptingClient } from "./testing/index.js";
 
 const start = Date.UTC(2026, 10, 22, 18, 0, 0);
@@ -724,6 +732,62 @@ describe("LeaderElector.run", () => {
     await h.clock.advance(1_000);
     await startRun(h);
     expect(h.log.filter((entry) => entry.startsWith("started"))).toEqual(["started@0", "started@1000"]);
+  });
+});
+
+describe("any ResourceLock", () => {
+  /** A lock kept in memory, no Lease behind it: the elector needs nothing more than the interface. */
+  class MemoryLock implements ResourceLock {
+    readonly ops: string[] = [];
+    #stored: { record: LeaderElectionRecord; version: number } | undefined;
+    #seen = -1;
+    readonly events: string[] = [];
+
+    async get(): Promise<LockRecord> {
+      this.ops.push("get");
+      if (this.#stored === undefined) throw newNotFound(leaseGroupResource, "memory");
+      this.#seen = this.#stored.version;
+      return { record: { ...this.#stored.record }, raw: rawRecord(this.#stored.record) };
+    }
+    async create(record: LeaderElectionRecord): Promise<void> {
+      this.ops.push("create");
+      this.#stored = { record: { ...record }, version: 0 };
+      this.#seen = 0;
+    }
+    async update(record: LeaderElectionRecord): Promise<void> {
+      this.ops.push("update");
+      if (this.#stored === undefined || this.#stored.version !== this.#seen) {
+        throw newConflict(leaseGroupResource, "memory");
+      }
+      this.#stored = { record: { ...record }, version: this.#stored.version + 1 };
+      this.#seen = this.#stored.version;
+    }
+    recordEvent(message: string): void {
+      this.events.push(`me ${message}`);
+    }
+    identity(): string {
+      return "me";
+    }
+    describe(): string {
+      return "memory";
+    }
+  }
+
+  it("elects on a hand-written lock with the same call sequence: get, create, then fast-path updates", async () => {
+    const clock = new FakeClock(start);
+    const lock = new MemoryLock();
+    const controller = new AbortController();
+    const elector = new LeaderElector({
+      lock,
+      clock,
+      callbacks: { onStartedLeading() {}, onStoppedLeading() {} },
+    });
+    const done = elector.run(controller.signal);
+    await clock.advance(4_000);
+    controller.abort();
+    await done;
+    expect(lock.ops).toEqual(["get", "create", "update", "update"]);
+    expect(lock.events).toEqual(["me became leader", "me stopped leading"]);
   });
 });
 
