@@ -1,4 +1,7 @@
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { FakeClock } from "@reconcile/clock";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DelayingQueue } from "./delaying-queue.js";
 import type { CounterMetric, MetricsProvider } from "./metrics.js";
@@ -14,6 +17,14 @@ async function takeAll<T>(queue: DelayingQueue<T>): Promise<T[]> {
   }
   return items;
 }
+
+function collectGarbage(): void {
+  setFlagsFromString("--expose-gc");
+  (runInNewContext("gc") as () => void)();
+}
+
+/** Lets every pending promise reaction run (a macrotask hop); WeakRef targets are kept until then. */
+const settle = () => new FakeClock().flush();
 
 describe("DelayingQueue", () => {
   it("adds an item once its delay has passed, and not before", async () => {
@@ -64,6 +75,63 @@ describe("DelayingQueue", () => {
     queue.addAfter("third", 250);
     await clock.advance(2_000);
     expect(await takeAll(queue)).toEqual(["third", "second", "first"]);
+  });
+
+  it("adds each item once, at the earliest time asked, in ready-time order, for any addAfter sequence", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 1, max: 40 })), {
+          maxLength: 60,
+        }),
+        async (calls) => {
+          const clock = new FakeClock();
+          const queue = new DelayingQueue<string>({ clock });
+          // The model: each item's earliest ready time, and the call that set it (ties fire in call order).
+          const earliest = new Map<string, { readyAt: number; order: number }>();
+          calls.forEach(([key, ms], order) => {
+            const item = `item-${key}`;
+            queue.addAfter(item, ms);
+            const known = earliest.get(item);
+            if (known === undefined || ms < known.readyAt) earliest.set(item, { readyAt: ms, order });
+          });
+          const fired: [string, number][] = [];
+          for (let t = 1; t <= 40; t++) {
+            await clock.advance(1);
+            for (const item of await takeAll(queue)) fired.push([item, t]);
+          }
+          const expected = [...earliest]
+            .sort(([, a], [, b]) => a.readyAt - b.readyAt || a.order - b.order)
+            .map(([item, { readyAt }]): [string, number] => [item, readyAt]);
+          expect(fired).toEqual(expected);
+          expect(clock.pendingTimers()).toEqual([]);
+        },
+      ),
+      { numRuns: 50 },
+    );
+  });
+
+  it("an item waiting while it is processing is added when due and handed out after done", async () => {
+    const clock = new FakeClock();
+    const queue = new DelayingQueue<string>({ clock });
+    queue.add("foo");
+    await queue.get();
+    queue.addAfter("foo", 10);
+    queue.done("foo");
+    expect(queue.len()).toBe(0);
+    await clock.advance(10);
+    expect(await takeAll(queue)).toEqual(["foo"]);
+    await clock.advance(100);
+    expect(queue.len()).toBe(0);
+  });
+
+  it("an item queued and waiting at once is handed out once now and once when due", async () => {
+    const clock = new FakeClock();
+    const queue = new DelayingQueue<string>({ clock });
+    queue.addAfter("foo", 10);
+    queue.add("foo");
+    expect(await takeAll(queue)).toEqual(["foo"]);
+    await clock.advance(10);
+    expect(await takeAll(queue)).toEqual(["foo"]);
   });
 
   it("fires items with equal ready times in the order they were added", async () => {
@@ -181,6 +249,26 @@ describe("DelayingQueue", () => {
       expect(clock.pendingTimers()).toEqual([]);
       expect(queue.len()).toBe(0);
     });
+  });
+
+  it("keeps no reference to an item once it has fired and is done, or was dropped at shutdown", async () => {
+    const clock = new FakeClock();
+    const queue = new DelayingQueue<object>({ clock });
+    const waitFire = (ms: number) => {
+      const item = { payload: new Array(1000).fill(0) };
+      queue.addAfter(item, ms);
+      queue.addAfter(item, ms / 2);
+      return new WeakRef(item);
+    };
+    const fired = waitFire(10);
+    const dropped = waitFire(1_000);
+    await clock.advance(10);
+    expect(await takeAll(queue)).toHaveLength(1);
+    queue.shutDown();
+    await settle();
+    collectGarbage();
+    expect(fired.deref()).toBeUndefined();
+    expect(dropped.deref()).toBeUndefined();
   });
 
   it("counts every accepted addAfter as a retry on a named queue", async () => {

@@ -1,4 +1,5 @@
 import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
+import { type ItemState, WAITING } from "./item-state.js";
 import type { CounterMetric } from "./metrics.js";
 import { noopMetricsProvider } from "./metrics.js";
 import { Queue, type QueueOptions } from "./queue.js";
@@ -15,12 +16,13 @@ const maxTimerMs = 2_147_483_647;
  */
 export class DelayingQueue<T> extends Queue<T> {
   readonly #clock: Clock;
-  readonly #waiting = new ReadyHeap<T>();
+  readonly #waiting = new ReadyHeap<ItemState<T>>();
   #timer: TimerHandle | undefined;
-  /** When the armed timer fires; Infinity when none is armed. Never later than the heap's head. */
+  /** When the armed timer fires; Infinity when none is armed. Never later than the earliest ready time. */
   #timerAt = Number.POSITIVE_INFINITY;
   readonly #retries: CounterMetric | undefined;
   readonly #onTimer = () => this.#fire();
+  readonly #dropWait = (state: ItemState<T>) => this.waitDropped(state);
 
   constructor(options: QueueOptions = {}) {
     super(options);
@@ -48,8 +50,11 @@ export class DelayingQueue<T> extends Queue<T> {
     }
     const now = this.#clock.now();
     const readyAt = now + ms;
-    this.#waiting.insert(item, readyAt);
-    // The timer is never armed later than the head, so an earlier time makes this item the new head.
+    const state = this.waitUntil(item, readyAt);
+    if (state === undefined) return;
+    // An earlier time leaves the item's previous node behind, stale; #fire skips it.
+    this.#waiting.push(state, readyAt);
+    // The timer is never armed later than the earliest ready time, so an earlier one makes this the head.
     if (readyAt < this.#timerAt) this.#arm(readyAt, now);
   }
 
@@ -77,14 +82,20 @@ export class DelayingQueue<T> extends Queue<T> {
     this.#timerAt = Number.POSITIVE_INFINITY;
     const waiting = this.#waiting;
     const now = this.#clock.now();
-    for (;;) {
-      const readyAt = waiting.nextReadyAt();
-      if (readyAt === undefined) return;
+    while (waiting.length > 0) {
+      const state = waiting.peek();
+      const readyAt = waiting.peekTime();
+      if ((state.flags & WAITING) === 0 || state.readyAt !== readyAt) {
+        // Stale: the item moved to an earlier time, or that earlier node has fired already.
+        waiting.pop();
+        continue;
+      }
       if (readyAt > now) {
         this.#arm(readyAt, now);
         return;
       }
-      this.add(waiting.pop());
+      waiting.pop();
+      this.waitEnded(state);
     }
   }
 
@@ -94,6 +105,6 @@ export class DelayingQueue<T> extends Queue<T> {
       this.#timer = undefined;
     }
     this.#timerAt = Number.POSITIVE_INFINITY;
-    this.#waiting.clear();
+    this.#waiting.clear(this.#dropWait);
   }
 }

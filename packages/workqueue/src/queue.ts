@@ -1,5 +1,6 @@
 import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
 import { Fifo } from "./fifo.js";
+import { DIRTY, ItemState, PROCESSING, WAITING } from "./item-state.js";
 import {
   checkMetricsProvider,
   type MetricsProvider,
@@ -24,32 +25,6 @@ export interface QueueOptions {
   metricsProvider?: MetricsProvider | undefined;
 }
 
-/** Waiting to be handed out: in the FIFO, or (with PROCESSING) to go back in after `done`. */
-const DIRTY = 1;
-/** Handed out by `get`, not yet `done`. */
-const PROCESSING = 2;
-
-/**
- * What the queue knows about one item it holds. It doubles as the
- * `{ item, shutdown: false }` that `get` resolves with, so handing an item out
- * allocates no result object; its flags are private and invisible to callers.
- */
-class ItemState<T> {
-  readonly shutdown = false;
-  /** DIRTY and/or PROCESSING. */
-  #flags = DIRTY;
-
-  constructor(readonly item: T) {}
-
-  get flags(): number {
-    return this.#flags;
-  }
-
-  set flags(flags: number) {
-    this.#flags = flags;
-  }
-}
-
 const shutdownResult: GetResult<never> = Object.freeze({ item: undefined, shutdown: true });
 const shutdownPromise: Promise<GetResult<never>> = Promise.resolve(shutdownResult);
 
@@ -65,8 +40,9 @@ const shutdownPromise: Promise<GetResult<never>> = Promise.resolve(shutdownResul
  */
 export class Queue<T> {
   /**
-   * Every item that is dirty or processing (client-go's two sets in one map):
-   * `add` and `done` cost one lookup each, and `get` none, as the FIFO holds the states.
+   * Every item that is dirty, processing or waiting (client-go's two sets and
+   * the delaying queue's map in one): `add` and `done` cost one lookup each,
+   * and `get` none, as the FIFO holds the records.
    */
   readonly #states = new Map<T, ItemState<T>>();
   /** Items waiting to be handed out, oldest first. Every one is DIRTY and not PROCESSING. */
@@ -101,23 +77,12 @@ export class Queue<T> {
   /** Marks `item` as needing processing. Ignored after shutdown, and while the item already waits. */
   add(item: T): void {
     if (this.#shuttingDown) return;
-    const state = this.#states.get(item);
+    let state = this.#states.get(item);
     if (state === undefined) {
-      this.#metrics?.add(item);
-      const added = new ItemState(item);
-      this.#states.set(item, added);
-      if (this.#waiters.length > 0) {
-        // A blocked consumer means the FIFO is empty: handing the item over directly keeps FIFO order.
-        this.#handOut(added);
-      } else {
-        this.#queue.push(added);
-      }
-    } else if (state.flags === PROCESSING) {
-      // Added while processing: handed out again after done (client-go's dirty-while-processing rule).
-      this.#metrics?.add(item);
-      state.flags = PROCESSING | DIRTY;
+      state = new ItemState(item);
+      this.#states.set(item, state);
     }
-    // Otherwise it is already DIRTY: the adds collapse into one.
+    this.#markDirty(state);
   }
 
   /** Number of items waiting to be handed out (not those being processed). */
@@ -134,7 +99,7 @@ export class Queue<T> {
     const queue = this.#queue;
     if (queue.length > 0) {
       const state = queue.shift();
-      state.flags = PROCESSING;
+      state.flags = (state.flags & ~DIRTY) | PROCESSING;
       this.#processingCount++;
       this.#metrics?.get(state.item);
       return Promise.resolve(state);
@@ -152,16 +117,21 @@ export class Queue<T> {
     if (state === undefined || (state.flags & PROCESSING) === 0) return;
     this.#metrics?.done(item);
     this.#processingCount--;
-    if (state.flags === PROCESSING) {
-      this.#states.delete(item);
-      if (this.#processingCount === 0 && this.#drainWaiters.length > 0 && this.#queue.length === 0) {
-        this.#releaseDrainWaiters();
+    const flags = state.flags & ~PROCESSING;
+    if (flags & DIRTY) {
+      if (this.#waiters.length > 0) {
+        this.#handOut(state);
+      } else {
+        state.flags = flags;
+        this.#queue.push(state);
       }
-    } else if (this.#waiters.length > 0) {
-      this.#handOut(state);
-    } else {
-      state.flags = DIRTY;
-      this.#queue.push(state);
+      return;
+    }
+    state.flags = flags;
+    // A record still WAITING stays: the delaying queue will add the item when it is due.
+    if (flags === 0) this.#states.delete(item);
+    if (this.#processingCount === 0 && this.#drainWaiters.length > 0 && this.#queue.length === 0) {
+      this.#releaseDrainWaiters();
     }
   }
 
@@ -191,8 +161,60 @@ export class Queue<T> {
     return this.#shuttingDown;
   }
 
+  /**
+   * Records that `item` should wait until `readyAt` (for the delaying queue).
+   * Returns its record if that moved its ready time, or undefined when the
+   * item already waits for an earlier (or the same) time, which it keeps, as
+   * client-go's delaying queue does.
+   */
+  protected waitUntil(item: T, readyAt: number): ItemState<T> | undefined {
+    let state = this.#states.get(item);
+    if (state === undefined) {
+      state = new ItemState(item);
+      this.#states.set(item, state);
+    } else if (state.flags & WAITING && state.readyAt <= readyAt) {
+      return undefined;
+    }
+    state.flags |= WAITING;
+    state.readyAt = readyAt;
+    return state;
+  }
+
+  /** Ends the wait of a record that {@link waitUntil} returned and adds its item. */
+  protected waitEnded(state: ItemState<T>): void {
+    state.flags &= ~WAITING;
+    if (this.#shuttingDown) {
+      if (state.flags === 0) this.#states.delete(state.item);
+      return;
+    }
+    this.#markDirty(state);
+  }
+
+  /** Drops the wait of a record (at shutdown) without adding its item. */
+  protected waitDropped(state: ItemState<T>): void {
+    state.flags &= ~WAITING;
+    if (state.flags === 0) this.#states.delete(state.item);
+  }
+
+  /** The add rule on an item's record: collapse if dirty, re-dirty if processing, else queue or hand out. */
+  #markDirty(state: ItemState<T>): void {
+    const flags = state.flags;
+    if (flags & DIRTY) return;
+    this.#metrics?.add(state.item);
+    if (flags & PROCESSING) {
+      // Added while processing: handed out again after done (client-go's dirty-while-processing rule).
+      state.flags = flags | DIRTY;
+    } else if (this.#waiters.length > 0) {
+      // A blocked consumer means the FIFO is empty: handing the item over directly keeps FIFO order.
+      this.#handOut(state);
+    } else {
+      state.flags = flags | DIRTY;
+      this.#queue.push(state);
+    }
+  }
+
   #handOut(state: ItemState<T>): void {
-    state.flags = PROCESSING;
+    state.flags = (state.flags & ~DIRTY) | PROCESSING;
     this.#processingCount++;
     this.#metrics?.get(state.item);
     this.#waiters.shift()(state);

@@ -1,79 +1,38 @@
-/** The ready time of one waiting item. A heap node whose time differs from it is stale. */
-interface WaitingEntry<T> {
-  readonly item: T;
-  readyAt: number;
-}
-
 const initialCapacity = 64;
 
 /**
- * The waiting items of a delaying queue: a binary min-heap ordered by ready
- * time (ties first-in first-out), with one live entry per item (client-go's
- * `waitForPriorityQueue` plus its `knownEntries` map).
+ * A binary min-heap of entries ordered by time, ties first-in first-out: the
+ * delaying queue's waiting items (client-go's `waitForPriorityQueue`).
  *
- * Ready times and insertion numbers live in typed arrays beside the entries,
- * so sifting compares adjacent numbers instead of chasing an object per
- * level. Moving an item to an earlier time pushes a new node and leaves the
- * old one stale (its time no longer matches the entry); stale nodes are
- * dropped when they reach the top. Nodes never need their position tracked.
+ * Times and insertion numbers live in typed arrays beside the entries, so
+ * sifting compares adjacent numbers instead of chasing an object per level,
+ * and no entry's position is tracked. The delaying queue moves an item to an
+ * earlier time by pushing it again; it recognises the node left behind as
+ * stale when it reaches the top.
  */
-export class ReadyHeap<T> {
+export class ReadyHeap<E> {
   #times = new Float64Array(initialCapacity);
   #seqs = new Float64Array(initialCapacity);
-  #entries: (WaitingEntry<T> | undefined)[] = new Array(initialCapacity).fill(undefined);
+  #entries: (E | undefined)[] = new Array(initialCapacity).fill(undefined);
   #length = 0;
   #nextSeq = 0;
-  readonly #byItem = new Map<T, WaitingEntry<T>>();
 
-  /** Number of items waiting. */
-  get size(): number {
-    return this.#byItem.size;
+  /** Number of nodes, stale ones included. */
+  get length(): number {
+    return this.#length;
   }
 
-  /**
-   * Makes `item` wait until `readyAt`. An item already waiting keeps the
-   * earlier of its two ready times, as client-go's delaying queue does.
-   */
-  insert(item: T, readyAt: number): void {
-    const known = this.#byItem.get(item);
-    if (known === undefined) {
-      const entry: WaitingEntry<T> = { item, readyAt };
-      this.#byItem.set(item, entry);
-      this.#push(entry, readyAt);
-    } else if (readyAt < known.readyAt) {
-      known.readyAt = readyAt;
-      this.#push(known, readyAt);
-    }
+  /** The entry with the earliest time. The caller checks `length` first. */
+  peek(): E {
+    return this.#entries[0]!;
   }
 
-  /** The earliest ready time of a waiting item, or undefined when none waits. */
-  nextReadyAt(): number | undefined {
-    while (this.#length > 0) {
-      const head = this.#entries[0]!;
-      const time = this.#times[0]!;
-      // A stale node's time is later than its entry's: entries only move earlier, and a popped
-      // entry is never reused (the item gets a new one if it waits again).
-      if (head.readyAt === time) return time;
-      this.#removeHead();
-    }
-    return undefined;
+  /** The earliest time. The caller checks `length` first. */
+  peekTime(): number {
+    return this.#times[0]!;
   }
 
-  /** Removes and returns the item that is ready first. Call {@link nextReadyAt} first: it must have returned a time. */
-  pop(): T {
-    const { item } = this.#entries[0]!;
-    this.#byItem.delete(item);
-    this.#removeHead();
-    return item;
-  }
-
-  clear(): void {
-    this.#entries.fill(undefined, 0, this.#length);
-    this.#length = 0;
-    this.#byItem.clear();
-  }
-
-  #push(entry: WaitingEntry<T>, time: number): void {
+  push(entry: E, time: number): void {
     if (this.#length === this.#times.length) this.#grow();
     const seq = this.#nextSeq++;
     const times = this.#times;
@@ -94,8 +53,9 @@ export class ReadyHeap<T> {
     entries[index] = entry;
   }
 
-  /** Replaces the head by the last node and sifts it down. */
-  #removeHead(): void {
+  /** Removes and returns the entry with the earliest time. The caller checks `length` first. */
+  pop(): E {
+    const top = this.#entries[0]!;
     const length = --this.#length;
     const times = this.#times;
     const seqs = this.#seqs;
@@ -103,8 +63,9 @@ export class ReadyHeap<T> {
     const time = times[length]!;
     const seq = seqs[length]!;
     const entry = entries[length];
+    // Cleared at once, so a popped entry is not kept reachable.
     entries[length] = undefined;
-    if (length === 0) return;
+    if (length === 0) return top;
     let index = 0;
     for (;;) {
       let child = 2 * index + 1;
@@ -127,6 +88,19 @@ export class ReadyHeap<T> {
     times[index] = time;
     seqs[index] = seq;
     entries[index] = entry;
+    return top;
+  }
+
+  /** Removes every node, passing each entry to `visit`. */
+  clear(visit: (entry: E) => void): void {
+    const entries = this.#entries;
+    const length = this.#length;
+    this.#length = 0;
+    for (let i = 0; i < length; i++) {
+      const entry = entries[i]!;
+      entries[i] = undefined;
+      visit(entry);
+    }
   }
 
   #grow(): void {
@@ -137,7 +111,7 @@ export class ReadyHeap<T> {
     const seqs = new Float64Array(capacity);
     seqs.set(this.#seqs);
     this.#seqs = seqs;
-    const entries = new Array<WaitingEntry<T> | undefined>(capacity).fill(undefined);
+    const entries = new Array<E | undefined>(capacity).fill(undefined);
     for (let i = 0; i < this.#length; i++) entries[i] = this.#entries[i];
     this.#entries = entries;
   }
