@@ -404,6 +404,21 @@ describe("the REST API over HTTP", () => {
   });
 });
 
+describe("listen", () => {
+  it("closes the server and its open watches when its signal aborts", async () => {
+    const api = new ApiServer();
+    const controller = new AbortController();
+    const server = await listen(api, { signal: controller.signal });
+    const watch = watchLines(server.url, "/api/v1/namespaces/default/pods?watch=true");
+    await watch.opened;
+    controller.abort();
+    await server.close();
+    await until(() => watch.ended);
+    expect(server.server.listening).toBe(false);
+    await api.close();
+  });
+});
+
 describe("watch over HTTP", () => {
   it("opens at once with headers flushed, then streams events as newline-delimited JSON", async () => {
     const { url } = await start();

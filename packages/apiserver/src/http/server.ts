@@ -72,6 +72,8 @@ export interface ListenOptions {
   token?: string | undefined;
   /** Default 3 MiB. */
   maxRequestBytes?: number | undefined;
+  /** Aborting closes the server, as {@link ListeningApiServer.close} does. */
+  signal?: AbortSignal | undefined;
 }
 
 /** A listening HTTP server for an {@link ApiServer}. */
@@ -110,6 +112,18 @@ export async function listen(apiServer: ApiServer, options: ListenOptions = {}):
   });
   const port = (server.address() as AddressInfo).port;
   const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const closed = new Promise<void>((resolve) => server.once("close", () => resolve()));
+  const close = (): Promise<void> => {
+    options.signal?.removeEventListener("abort", onAbort);
+    if (server.listening) {
+      server.close();
+      server.closeAllConnections();
+    }
+    return closed;
+  };
+  const onAbort = () => void close();
+  if (options.signal?.aborted) await close();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
   return {
     url,
     host,
@@ -117,11 +131,7 @@ export async function listen(apiServer: ApiServer, options: ListenOptions = {}):
     server,
     kubeconfig: (kubeconfigOptions = {}) =>
       kubeconfigFor({ server: url, token: options.token, ...kubeconfigOptions }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    close,
   };
 }
 

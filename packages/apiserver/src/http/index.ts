@@ -1,0 +1,10 @@
+export { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
+export { type KubeconfigOptions, kubeconfigFor } from "./kubeconfig.js";
+export {
+  createRequestHandler,
+  type HttpHandlerOptions,
+  type ListeningApiServer,
+  type ListenOptions,
+  listen,
+} from "./server.js";
+export { type IncludeObject, type Table, type TableOptions, type TableRow, toTable } from "./table.js";
