@@ -134,6 +134,26 @@ describe("DelayingQueue", () => {
     expect(await takeAll(queue)).toEqual(["foo"]);
   });
 
+  it("dropping waiting items at shutdown leaves an item's newer record alone", async () => {
+    const clock = new FakeClock();
+    const queue = new DelayingQueue<string>({ clock });
+    queue.addAfter("x", 10);
+    queue.addAfter("x", 5); // the node at 10 is now stale
+    queue.addAfter("y", 7);
+    await clock.advance(5);
+    expect(await takeAll(queue)).toEqual(["x"]);
+    // x is done and forgotten; it comes back and is processing, and changes again meanwhile.
+    queue.add("x");
+    expect(await queue.get()).toEqual({ item: "x", shutdown: false });
+    queue.add("x");
+    const drained = queue.shutDownWithDrain();
+    queue.done("x");
+    expect(await queue.get()).toEqual({ item: "x", shutdown: false });
+    queue.done("x");
+    await drained;
+    expect(await queue.get()).toEqual({ item: undefined, shutdown: true });
+  });
+
   it("fires items with equal ready times in the order they were added", async () => {
     const clock = new FakeClock();
     const queue = new DelayingQueue<string>({ clock });

@@ -192,6 +192,9 @@ export class Queue<T> {
 
   /** Drops the wait of a record (at shutdown) without adding its item. */
   protected waitDropped(state: ItemState<T>): void {
+    // Only a WAITING record is sure to be the item's current one: a stale node may point to an
+    // older record whose item has a new record by now.
+    if ((state.flags & WAITING) === 0) return;
     state.flags &= ~WAITING;
     if (state.flags === 0) this.#states.delete(state.item);
   }
