@@ -1,4 +1,10 @@
-import { newInternalError, newResourceExpired, newTooManyRequests, type Pod } from "@reconcile/api";
+import {
+  newInternalError,
+  newResourceExpired,
+  newTooManyRequests,
+  type Pod,
+  StatusError,
+} from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -143,6 +149,39 @@ describe("Reflector", () => {
       ["0", undefined, undefined],
     ]);
     expect(h.store.replaced[0]!.names).toEqual(["p0", "p1", "p2"]);
+  });
+
+  it('retries a list whose resourceVersion is too large at once with resourceVersion ""', async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")] });
+    lw.failNextList(
+      new StatusError({
+        code: 504,
+        reason: "Timeout",
+        message: "Too large resource version: 9, current: 1",
+        details: { causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }] },
+      }),
+    );
+    const h = start(lw);
+    await h.clock.flush();
+    expect(lw.listCalls.map((o) => o.resourceVersion)).toEqual(["0", ""]);
+    expect(h.errors).toEqual([]);
+    expect(h.store.replaced).toHaveLength(1);
+  });
+
+  it("keeps paging relists at a specific version once a resourceVersion=0 list came back paginated", async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a"), pod("b"), pod("c")] });
+    const h = start(lw, { pageSize: 2 });
+    await h.clock.flush();
+    await h.clock.advance(10_000);
+    lw.sendError({ code: 410, reason: "Expired", message: "too old" });
+    await h.clock.flush();
+    await h.clock.advance(800);
+    expect(lw.listCalls.map((o) => [o.resourceVersion, o.limit])).toEqual([
+      ["0", 2],
+      [undefined, 2],
+      ["3", 2],
+      [undefined, 2],
+    ]);
   });
 
   it("applies watch events to the store and advances the resourceVersion", async () => {
