@@ -1,4 +1,5 @@
 import { isConflict, isNotFound, type OwnerReference, type ResourceDescriptor } from "@reconcile/api";
+import { copyJson } from "./json.js";
 import { foregroundFinalizer, orphanFinalizer, type Registry } from "./registry.js";
 import type { Storage, StorageEvent, StorageWatcher } from "./storage.js";
 
@@ -90,6 +91,16 @@ export class GarbageCollector {
   async #watchLoop(): Promise<void> {
     let fromRevision: number | undefined;
     while (!this.#stopped) {
+      if (fromRevision === undefined) {
+        // List first, as a reflector does, so that every owner is known before any dependent is judged.
+        const list = await this.#storage.list("/");
+        this.#nodes.clear();
+        this.#dependents.clear();
+        for (const object of list.items) this.#observe({ type: "ADDED", object, revision: list.revision });
+        fromRevision = list.revision;
+        this.#lastRevision = Math.max(this.#lastRevision, list.revision);
+        this.#progress();
+      }
       const watcher = this.#storage.watch("/", { fromRevision });
       this.#watcher = watcher;
       let expired = false;
@@ -103,14 +114,8 @@ export class GarbageCollector {
         this.#progress();
       }
       if (this.#stopped || watcher.closeReason === "storage closed") return;
-      if (expired) {
-        // Fell out of the history: start over from the current state.
-        this.#nodes.clear();
-        this.#dependents.clear();
-        fromRevision = undefined;
-      } else {
-        fromRevision = this.#lastRevision;
-      }
+      // Fell behind (resume where it stopped) or out of the history (list again).
+      fromRevision = expired ? undefined : this.#lastRevision;
     }
   }
 
@@ -241,7 +246,7 @@ export class GarbageCollector {
     const refs = current.metadata.ownerReferences ?? [];
     const kept = refs.filter((ref) => !uids.has(ref.uid));
     if (kept.length === refs.length) return;
-    const updated = structuredClone(current);
+    const updated = copyJson(current);
     if (kept.length === 0) delete updated.metadata!.ownerReferences;
     else updated.metadata!.ownerReferences = kept;
     await this.#registry.update(node.resource, node.namespace, node.name, updated);
@@ -251,7 +256,7 @@ export class GarbageCollector {
     const current = await this.#registry.get(node.resource, node.namespace, node.name);
     if (current.metadata?.uid !== node.uid || !(current.metadata.finalizers ?? []).includes(finalizer))
       return;
-    const updated = structuredClone(current);
+    const updated = copyJson(current);
     updated.metadata!.finalizers = updated.metadata!.finalizers!.filter((f) => f !== finalizer);
     await this.#registry.update(node.resource, node.namespace, node.name, updated);
   }

@@ -69,14 +69,15 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
       const iterator = watch[Symbol.asyncIterator]();
       // Each event is copied when it is read, so an event nobody reads costs nothing.
       const copying: AsyncIterableIterator<WatchEvent<T>> = {
-        next: async () => {
-          const next = await iterator.next();
-          return next.done ? next : { done: false, value: copyJson(next.value) as WatchEvent<T> };
-        },
-        return: async () => {
+        next: () =>
+          iterator
+            .next()
+            .then((next) =>
+              next.done ? next : { done: false, value: copyJson(next.value) as WatchEvent<T> },
+            ),
+        return: () => {
           watch.stop();
-          await iterator.return?.();
-          return { done: true, value: undefined };
+          return Promise.resolve({ done: true, value: undefined });
         },
         [Symbol.asyncIterator]() {
           return this;

@@ -159,7 +159,7 @@ export class MemoryStorage implements Storage {
     }
     if (revision === undefined || revision === current) {
       keys = this.#sortedKeysUnder(prefix);
-      const lookup = this.#lookupFor(keys);
+      const lookup = this.#lookupFor(prefix);
       objectAt = (index) => lookup(keys[index]!);
     } else {
       const snapshot = this.#snapshot(prefix, revision);
@@ -254,7 +254,7 @@ export class MemoryStorage implements Storage {
 
   #initialState(prefix: string, predicate: ((o: KubeObject) => boolean) | undefined): StorageEvent[] {
     const keys = this.#sortedKeysUnder(prefix);
-    const lookup = this.#lookupFor(keys);
+    const lookup = this.#lookupFor(prefix);
     const revision = this.#revision;
     const events: StorageEvent[] = [];
     for (const key of keys) {
@@ -281,7 +281,7 @@ export class MemoryStorage implements Storage {
     if (revision < this.compactedRevision) throw tooOldResourceVersion(revision, this.compactedRevision);
     const state = new Map<string, KubeObject>();
     const keys = this.#sortedKeysUnder(prefix);
-    const lookup = this.#lookupFor(keys);
+    const lookup = this.#lookupFor(prefix);
     for (const key of keys) state.set(key, lookup(key));
     for (let i = this.#history.length - 1; i >= 0; i--) {
       const change = this.#history.at(i)!;
@@ -314,7 +314,11 @@ export class MemoryStorage implements Storage {
     return keys;
   }
 
-  #lookupFor(_keys: string[]): (key: string) => KubeObject {
+  /** Reads stored objects by key; bound to one bucket when the prefix lies inside one. */
+  #lookupFor(prefix: string): (key: string) => KubeObject {
+    const name = bucketOf(prefix);
+    const bucket = name.length <= prefix.length ? this.#buckets.get(name) : undefined;
+    if (bucket !== undefined) return (key) => bucket.entries.get(key)!.object;
     return (key) => this.#bucketFor(key, false)!.entries.get(key)!.object;
   }
 
@@ -382,8 +386,8 @@ function sortedKeysOf(bucket: Bucket): string[] {
 
 function keysWithPrefix(sorted: string[], prefix: string): string[] {
   const start = lowerBound(sorted, prefix);
-  let end = start;
-  while (end < sorted.length && sorted[end]!.startsWith(prefix)) end++;
+  // Keys are ASCII paths, so every key under the prefix sorts before prefix + U+FFFF.
+  const end = lowerBound(sorted, `${prefix}\uffff`, start);
   return start === 0 && end === sorted.length ? sorted : sorted.slice(start, end);
 }
 
@@ -393,8 +397,8 @@ function compareKeys(a: string, b: string): number {
 }
 
 /** The index of the first key >= `key`. */
-function lowerBound(sorted: string[], key: string): number {
-  let low = 0;
+function lowerBound(sorted: string[], key: string, from = 0): number {
+  let low = from;
   let high = sorted.length;
   while (low < high) {
     const mid = (low + high) >>> 1;

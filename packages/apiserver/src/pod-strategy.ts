@@ -1,7 +1,7 @@
 import type { Container, Pod, PodSpec } from "@reconcile/api";
 import { isDNS1123Label } from "@reconcile/api";
 import type { FieldErrors } from "./field-errors.js";
-import { jsonEqual, type Mutable } from "./json.js";
+import { copyJson, jsonEqual, type Mutable } from "./json.js";
 import type { Strategy } from "./strategy.js";
 
 const restartPolicies = ["Always", "OnFailure", "Never"];
@@ -29,7 +29,7 @@ export const podStrategy: Strategy = {
     if (spec === undefined || oldSpec === undefined) return;
     // Only what kube-apiserver lets an update change: images, activeDeadlineSeconds, tolerations,
     // and (a reconcile extension standing in for the pods/binding subresource) nodeName once.
-    const comparable = structuredClone(spec);
+    const comparable = copyJson(spec);
     const keepImage = (c: Container, old: Container | undefined): Container => {
       const copy = { ...c };
       setOrDelete(copy, "image", old?.image);

@@ -1,4 +1,5 @@
 import {
+  configMaps,
   type Deployment,
   deployments,
   events,
@@ -16,6 +17,7 @@ import {
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
+import { MemoryStorage } from "./memory-storage.js";
 
 const servers: ApiServer[] = [];
 function newServer(options: ConstructorParameters<typeof ApiServer>[0] = {}): ApiServer {
@@ -728,6 +730,37 @@ describe("garbage collection", () => {
     await server.flush();
     expect((await client.resource(replicaSets).list()).items).toEqual([]);
     expect((await client.resource(pods).list()).items).toEqual([]);
+  });
+
+  it("judges what the storage already holds only once every owner is known", async () => {
+    const storage = new MemoryStorage();
+    const owner = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "owner", namespace: "default", uid: "uid-owner" },
+    };
+    const ref = (uid: string) => [{ apiVersion: "v1", kind: "Pod", name: "owner", uid }];
+    // ConfigMaps sort before pods: the collector must not judge them before it has seen their owner.
+    await storage.create("/core/configmaps/default/kept", {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "kept", namespace: "default", uid: "uid-kept", ownerReferences: ref("uid-owner") },
+    });
+    await storage.create("/core/configmaps/default/orphaned", {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: "orphaned",
+        namespace: "default",
+        uid: "uid-orphaned",
+        ownerReferences: ref("uid-gone"),
+      },
+    });
+    await storage.create("/core/pods/default/owner", owner);
+    const server = newServer({ storage });
+    await server.flush();
+    const left = await server.client().resource(configMaps, "default").list();
+    expect(left.items.map((cm) => cm.metadata?.name)).toEqual(["kept"]);
   });
 
   it("deletes what is in a namespace when the namespace is deleted", async () => {

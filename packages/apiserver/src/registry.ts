@@ -29,7 +29,7 @@ import {
 import type { Clock } from "@reconcile/clock";
 import { decodeContinue, encodeContinue } from "./continue-token.js";
 import { FieldErrors } from "./field-errors.js";
-import { isJsonObject, jsonEqual, type Mutable } from "./json.js";
+import { copyJson, isJsonObject, jsonEqual, type Mutable } from "./json.js";
 import { validateObjectMeta } from "./meta-validation.js";
 import { applyPatch, type PatchType } from "./patch.js";
 import { kindSchemas, objectMetaSchema, typeProblem } from "./schema.js";
@@ -209,22 +209,29 @@ export class Registry {
       metadata: { resourceVersion: String(revision) },
     });
     const gr = groupResourceOf(resource);
-    async function* events(): AsyncGenerator<WatchEvent> {
-      try {
-        for await (const event of watcher) yield toWatchEvent(event, gr, bookmarkOf);
-      } finally {
-        watcher.stop();
-        cleanup();
-      }
-    }
-    const iterable = events();
-    return {
-      [Symbol.asyncIterator]: () => iterable,
-      stop: () => {
-        watcher.stop();
-        cleanup();
-      },
+    const iterator = watcher[Symbol.asyncIterator]();
+    const stop = () => {
+      watcher.stop();
+      cleanup();
     };
+    // A plain mapping iterator (no async generator): fan-out pays this per event per watcher.
+    const events: AsyncIterator<WatchEvent> & RegistryWatch = {
+      next: () =>
+        iterator.next().then((next): IteratorResult<WatchEvent> => {
+          if (next.done) {
+            cleanup();
+            return { done: true, value: undefined };
+          }
+          return { done: false, value: toWatchEvent(next.value, gr, bookmarkOf) };
+        }),
+      return: () => {
+        stop();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+      [Symbol.asyncIterator]: () => events,
+      stop,
+    };
+    return events;
   }
 
   /** Stops every watch served through this registry. */
@@ -389,7 +396,7 @@ export class Registry {
         }
         // Graceful deletion (BeforeDelete): mark the object; it stays until its grace runs out
         // (a delete with grace 0) and its finalizers are cleared.
-        const updated = structuredClone(existing);
+        const updated = copyJson(existing);
         const updatedMeta = (updated.metadata ??= {}) as MutableMeta;
         const now = this.#clock.now();
         if (updatedMeta.deletionTimestamp === undefined) {
@@ -483,7 +490,7 @@ export class Registry {
     const precondition = requested.metadata?.resourceVersion || undefined;
     const ns = resource.namespaced ? namespace : undefined;
     const updated = await this.#guaranteedUpdate(resource, ns, name, precondition, options, (existing) => {
-      const copy = structuredClone(existing);
+      const copy = copyJson(existing);
       scale.setReplicas(copy, replicas);
       return copy;
     });
@@ -550,7 +557,7 @@ export class Registry {
     let object: KubeObject & { spec?: unknown; status?: unknown };
     if (statusOnly) {
       // `/status` changes the status and nothing else.
-      object = structuredClone(existing) as typeof object;
+      object = copyJson(existing) as typeof object;
       const status = (requested as { status?: unknown }).status;
       if (status === undefined) delete object.status;
       else object.status = status;
@@ -559,7 +566,7 @@ export class Registry {
       if (resource.subresources.includes("status")) {
         const status = (existing as { status?: unknown }).status;
         if (status === undefined) delete object.status;
-        else object.status = structuredClone(status);
+        else object.status = copyJson(status);
       }
     }
     const meta = (object.metadata ??= {}) as MutableMeta;

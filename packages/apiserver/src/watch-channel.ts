@@ -85,22 +85,30 @@ export class WatchChannel implements StorageWatcher {
     return this.#live.shift();
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<StorageEvent> {
-    try {
-      for (;;) {
-        const event = this.poll();
-        if (event !== undefined) {
-          yield event;
-          continue;
-        }
-        if (this.#closeReason !== undefined) return;
-        await new Promise<void>((resolve) => {
-          this.#wake = resolve;
-        });
-      }
-    } finally {
-      this.stop();
-    }
+  /**
+   * The channel is its own iterator (read it once). `next` resolves at once
+   * when an event is queued; a plain iterator rather than an async generator,
+   * because fan-out to thousands of watchers pays this per event per watcher.
+   */
+  [Symbol.asyncIterator](): AsyncIterator<StorageEvent> {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<StorageEvent>> {
+    const event = this.poll();
+    if (event !== undefined) return Promise.resolve({ done: false, value: event });
+    if (this.#closeReason !== undefined) return Promise.resolve({ done: true, value: undefined });
+    return new Promise((resolve) => {
+      this.#wake = () => {
+        const next = this.poll();
+        resolve(next === undefined ? { done: true, value: undefined } : { done: false, value: next });
+      };
+    });
+  }
+
+  return(): Promise<IteratorResult<StorageEvent>> {
+    this.stop();
+    return Promise.resolve({ done: true, value: undefined });
   }
 
   #notify(): void {
