@@ -1,0 +1,240 @@
+// The first vertical slice, on the real clock: the embedded API server, the
+// ReplicaSet controller on shared informers, and a scripted user. A watch
+// event travels reflector → DeltaFIFO → handler → workqueue → sync → client
+// write → storage → watch, and the table below redraws as it does.
+//
+// There is no kubelet yet: a small stand-in marks each new pod Running and
+// Ready shortly after it appears, so readiness shows up in the status.
+import { isPodActive, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
+import { ApiServer } from "@reconcile/apiserver";
+import type { Client } from "@reconcile/client";
+import { type SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
+import { ReplicaSetController } from "@reconcile/replicaset";
+
+const namespace = "default";
+const rsName = "web";
+const stepTimeoutMs = 15_000;
+
+interface Step {
+  title: string;
+  act(client: Client): Promise<void>;
+  /** The state the step must reach, checked against the API server. */
+  reached(view: ClusterView): boolean;
+  expected: string;
+}
+
+interface ClusterView {
+  rs: ReplicaSet | undefined;
+  pods: Pod[];
+}
+
+export async function runReplicaSetDemo(): Promise<boolean> {
+  const server = new ApiServer();
+  const client = server.client();
+  const abort = new AbortController();
+  const factory = new SharedInformerFactory({ client });
+  const podInformer = factory.forResource(pods);
+  const controller = new ReplicaSetController({
+    client,
+    podInformer,
+    replicaSetInformer: factory.forResource(replicaSets),
+  });
+  factory.start(abort.signal);
+  const controllerRun = controller.run({ signal: abort.signal, workers: 5 });
+  const kubelet = startKubeletStandIn(client, podInformer, abort.signal);
+
+  let deletedPod = "";
+  const steps: Step[] = [
+    {
+      title: `create ReplicaSet ${rsName} with 3 replicas`,
+      act: async (c) => {
+        await c.resource(replicaSets, namespace).create(newReplicaSet(3));
+      },
+      reached: (v) => settled(v, 3),
+      expected: "3 pods, all ready",
+    },
+    {
+      title: "delete one of its pods by hand",
+      act: async (c) => {
+        const list = await c.resource(pods, namespace).list();
+        deletedPod = list.items[0]!.metadata!.name!;
+        await c.resource(pods, namespace).delete(deletedPod, { gracePeriodSeconds: 0 });
+      },
+      reached: (v) => settled(v, 3) && v.pods.every((pod) => pod.metadata?.name !== deletedPod),
+      expected: "a replacement: 3 pods again, the deleted one gone",
+    },
+    {
+      title: "scale to 5",
+      act: (c) => setReplicas(c, 5),
+      reached: (v) => settled(v, 5),
+      expected: "5 pods, all ready",
+    },
+    {
+      title: "scale to 2",
+      act: (c) => setReplicas(c, 2),
+      reached: (v) => settled(v, 2),
+      expected: "2 pods, all ready",
+    },
+  ];
+
+  const screen = new Screen();
+  const results: { title: string; ok: boolean; ms: number }[] = [];
+  try {
+    await factory.waitForCacheSync(abort.signal, { timeoutMs: 5_000 });
+    for (const [i, step] of steps.entries()) {
+      const started = Date.now();
+      screen.heading = `step ${i + 1}/${steps.length}: ${step.title} (expect ${step.expected})`;
+      await step.act(client);
+      let ok = false;
+      while (Date.now() - started < stepTimeoutMs) {
+        const view = await readCluster(client);
+        screen.draw(view);
+        if (step.reached(view)) {
+          ok = true;
+          break;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      results.push({ title: step.title, ok, ms: Date.now() - started });
+      screen.commit();
+      if (!ok) break;
+    }
+  } finally {
+    abort.abort();
+    await Promise.all([controllerRun, kubelet]);
+    await factory.shutdown();
+    await server.close();
+  }
+
+  console.log();
+  for (const result of results) {
+    console.log(`${result.ok ? "ok  " : "FAIL"} ${result.title} (${result.ms} ms)`);
+  }
+  return results.length === steps.length && results.every((result) => result.ok);
+}
+
+function newReplicaSet(replicas: number): ReplicaSet {
+  const labels = { app: rsName };
+  return {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: { name: rsName, namespace },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [{ name: "web", image: "nginx:1.27" }] } },
+    },
+  };
+}
+
+async function setReplicas(client: Client, replicas: number): Promise<void> {
+  await client.resource(replicaSets, namespace).patch(rsName, { spec: { replicas } }, { type: "merge" });
+}
+
+async function readCluster(client: Client): Promise<ClusterView> {
+  const [rsList, podList] = await Promise.all([
+    client.resource(replicaSets, namespace).list(),
+    client.resource(pods, namespace).list(),
+  ]);
+  return { rs: rsList.items.find((rs) => rs.metadata?.name === rsName), pods: podList.items };
+}
+
+/** Desired count reached and reported: that many active pods, all ready, and the status says so. */
+function settled(view: ClusterView, replicas: number): boolean {
+  const active = view.pods.filter((pod) => isPodActive(pod));
+  const status = view.rs?.status;
+  return (
+    view.pods.length === replicas &&
+    active.length === replicas &&
+    active.every(isReady) &&
+    status?.replicas === replicas &&
+    status.readyReplicas === replicas &&
+    status.observedGeneration === view.rs?.metadata?.generation
+  );
+}
+
+function isReady(pod: Pod): boolean {
+  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+}
+
+/**
+ * Stands in for the kubelet until the pod-workers package exists: marks every
+ * new pod Running and Ready 200 ms after it appears.
+ */
+async function startKubeletStandIn(
+  client: Client,
+  podInformer: SharedIndexInformer<Pod>,
+  signal: AbortSignal,
+): Promise<void> {
+  const timers = new Set<ReturnType<typeof setTimeout>>();
+  podInformer.addEventHandler({
+    onAdd: (pod) => {
+      if (pod.status?.phase === "Running" || pod.metadata?.deletionTimestamp) return;
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        const now = new Date().toISOString();
+        const running: Pod = {
+          ...(structuredClone(pod) as Pod),
+          status: {
+            phase: "Running",
+            startTime: now,
+            conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }],
+          },
+        };
+        client
+          .resource(pods, namespace)
+          .updateStatus(running, { signal })
+          .catch(() => {
+            // The pod was deleted or changed meanwhile: nothing to mark.
+          });
+      }, 200);
+      timers.add(timer);
+    },
+  });
+  await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+  for (const timer of timers) clearTimeout(timer);
+}
+
+/** Redraws the current table in place on a terminal; prints one final table per step otherwise. */
+class Screen {
+  heading = "";
+  #lines: string[] = [];
+  #drawnLines = 0;
+  readonly #tty = process.stdout.isTTY === true;
+
+  draw(view: ClusterView): void {
+    this.#lines = render(this.heading, view);
+    if (!this.#tty) return;
+    if (this.#drawnLines > 0) process.stdout.write(`\x1b[${this.#drawnLines}A\x1b[J`);
+    process.stdout.write(this.#lines.join("\n") + "\n");
+    this.#drawnLines = this.#lines.length;
+  }
+
+  /** Leaves the step's final table on screen and starts a new one below it. */
+  commit(): void {
+    if (!this.#tty) process.stdout.write(this.#lines.join("\n") + "\n");
+    process.stdout.write("\n");
+    this.#drawnLines = 0;
+  }
+}
+
+function render(heading: string, view: ClusterView): string[] {
+  const { rs } = view;
+  const lines = [heading, ""];
+  lines.push(
+    `  REPLICASET  DESIRED  CURRENT  READY  GENERATION  OBSERVED`,
+    `  ${pad(rsName, 10)}  ${pad(rs?.spec?.replicas, 7)}  ${pad(rs?.status?.replicas, 7)}  ${pad(rs?.status?.readyReplicas ?? 0, 5)}  ${pad(rs?.metadata?.generation, 10)}  ${rs?.status?.observedGeneration ?? "-"}`,
+    "",
+    `  POD                STATUS       READY`,
+  );
+  const sorted = [...view.pods].sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
+  for (const pod of sorted) {
+    const status = pod.metadata?.deletionTimestamp ? "Terminating" : (pod.status?.phase ?? "Pending");
+    lines.push(`  ${pad(pod.metadata?.name, 17)}  ${pad(status, 11)}  ${isReady(pod) ? "1/1" : "0/1"}`);
+  }
+  return lines;
+}
+
+function pad(value: unknown, width: number): string {
+  return String(value ?? "-").padEnd(width);
+}
