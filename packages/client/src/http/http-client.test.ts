@@ -131,6 +131,18 @@ describe("HttpClient requests", () => {
     client.close();
   });
 
+  it("reports a list response that is not JSON as an InternalError StatusError", async () => {
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end('{"items":[{"a":');
+    });
+    const client = await clientFor(url);
+    const failure = client.resource(pods).list();
+    await expect(failure).rejects.toSatisfy(isInternalError);
+    await expect(failure).rejects.toThrow("the server sent a response that is not JSON");
+    client.close();
+  });
+
   it("creates, updates, patches and deletes with the verbs, bodies and content types kube-apiserver expects", async () => {
     const { url, seen } = await serve((req, res) =>
       req.method === "DELETE"

@@ -27,6 +27,7 @@ import type {
   WriteOptions,
 } from "../client.js";
 import { patchContentTypes } from "../client.js";
+import { ListDecoder } from "./list-decoder.js";
 import { connectionError, statusErrorFromResponse } from "./status.js";
 import { TokenBucketRateLimiter } from "./token-bucket.js";
 import { parseWatchStream } from "./watch-stream.js";
@@ -164,6 +165,44 @@ export class HttpClient implements Client {
     }
   }
 
+  /**
+   * Sends a list request and decodes the answer item by item as it arrives
+   * (see {@link ListDecoder}), so a huge list never blocks the event loop in
+   * one `JSON.parse`.
+   */
+  async requestList<R>(spec: RequestSpec): Promise<R> {
+    const response = await this.send(spec);
+    const decoder = new ListDecoder();
+    const signal = spec.signal;
+    return new Promise<R>((resolve, reject) => {
+      const onAbort = () => response.destroy(signal?.reason);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const fail = (error: unknown) => {
+        signal?.removeEventListener("abort", onAbort);
+        response.destroy();
+        if (signal?.aborted) reject(signal.reason);
+        else if (StatusError.isInstance(error)) reject(error);
+        else reject(notJson(error));
+      };
+      response.on("data", (chunk: Buffer) => {
+        try {
+          decoder.push(chunk);
+        } catch (error) {
+          fail(error);
+        }
+      });
+      response.on("end", () => {
+        signal?.removeEventListener("abort", onAbort);
+        try {
+          resolve(decoder.end() as R);
+        } catch (error) {
+          fail(error);
+        }
+      });
+      response.on("error", fail);
+    });
+  }
+
   /** Opens a watch; resolves once the server has answered 200. */
   async openWatch<T extends KubeObject>(spec: RequestSpec): Promise<AsyncIterable<WatchEvent<T>>> {
     const response = await this.send({ ...spec, watch: true });
@@ -284,6 +323,17 @@ async function applyCredentials(kubeConfig: KubeConfigLike, options: https.Reque
   }
 }
 
+function notJson(error: unknown): StatusError {
+  return new StatusError(
+    {
+      code: 500,
+      reason: "InternalError",
+      message: `the server sent a response that is not JSON (${error instanceof Error ? error.message : String(error)})`,
+    },
+    { cause: error },
+  );
+}
+
 function parseRetryAfter(header: string | string[] | undefined): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined) return undefined;
@@ -324,7 +374,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
 
   async list(options: ListOptions = {}): Promise<ObjectList<T>> {
     return this.client
-      .requestJson<ObjectList<T>>({
+      .requestList<ObjectList<T>>({
         method: "GET",
         path: this.collectionPath(this.namespace),
         query: {
