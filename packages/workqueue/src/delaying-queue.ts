@@ -1,4 +1,4 @@
-import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
+import { type Clock, realClock } from "./clock.js";
 import { type ItemState, WAITING } from "./item-state.js";
 import type { CounterMetric } from "./metrics.js";
 import { noopMetricsProvider } from "./metrics.js";
@@ -17,7 +17,7 @@ const maxTimerMs = 2_147_483_647;
 export class DelayingQueue<T> extends Queue<T> {
   readonly #clock: Clock;
   readonly #waiting = new ReadyHeap<ItemState<T>>();
-  #timer: TimerHandle | undefined;
+  #timer: unknown;
   /** When the armed timer fires; Infinity when none is armed. Never later than the earliest ready time. */
   #timerAt = Number.POSITIVE_INFINITY;
   readonly #retries: CounterMetric | undefined;

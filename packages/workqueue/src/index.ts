@@ -1,3 +1,4 @@
+export { type Clock, realClock } from "./clock.js";
 export { DelayingQueue } from "./delaying-queue.js";
 export {
   type CounterMetric,

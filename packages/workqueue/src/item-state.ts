@@ -11,8 +11,9 @@ export const WAITING = 4;
  * a dirty set, a processing set and a waiting map).
  *
  * The record doubles as the `{ item, shutdown: false }` that `get` resolves
- * with, so handing an item out allocates nothing; the flags and ready time are
- * private and invisible to callers.
+ * with, so handing an item out allocates nothing. Its flags and ready time are
+ * private fields: callers see only `item` and `shutdown` (the accessors are
+ * typed away by `GetResult`).
  */
 export class ItemState<T> {
   readonly shutdown = false;

@@ -1,4 +1,4 @@
-import type { Clock } from "@reconcile/clock";
+import type { Clock } from "./clock.js";
 
 /** A gauge that moves by one (client-go's `GaugeMetric`). */
 export interface GaugeMetric {

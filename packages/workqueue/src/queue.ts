@@ -1,4 +1,4 @@
-import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
+import { type Clock, realClock } from "./clock.js";
 import { Fifo } from "./fifo.js";
 import { DIRTY, ItemState, PROCESSING, WAITING } from "./item-state.js";
 import {
@@ -54,7 +54,7 @@ export class Queue<T> {
   /** Resolvers of pending `shutDownWithDrain` calls. */
   #drainWaiters: (() => void)[] = [];
   readonly #metrics: QueueMetrics<T> | undefined;
-  #metricsTimer: TimerHandle | undefined;
+  #metricsTimer: unknown;
   readonly #clock: Clock;
 
   constructor(options: QueueOptions = {}) {

@@ -1,4 +1,4 @@
-import { type Clock, realClock } from "@reconcile/clock";
+import { type Clock, realClock } from "./clock.js";
 
 /**
  * Decides how long an item waits before it is retried (client-go's
