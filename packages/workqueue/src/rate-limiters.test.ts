@@ -161,6 +161,17 @@ describe("BucketRateLimiter", () => {
     expect(delays(limiter, "x", 4)).toEqual([0, 0, 100, 200]);
   });
 
+  it("refills nothing when time runs backwards, and counts on from the earlier time", async () => {
+    const clock = new FakeClock(10_000);
+    const limiter = new BucketRateLimiter<string>({ qps: 10, burst: 1, clock });
+    expect(limiter.when("x")).toBe(0);
+    clock.setTime(5_000);
+    expect(limiter.when("x")).toBe(100);
+    clock.setTime(5_200);
+    // 200 ms since the earlier time refill 2 tokens: the one owed, and one to spend.
+    expect(limiter.when("x")).toBe(0);
+  });
+
   it("forget is a no-op", () => {
     const limiter = new BucketRateLimiter<string>({ qps: 1, burst: 1, clock: new FakeClock() });
     limiter.when("a");

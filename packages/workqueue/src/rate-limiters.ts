@@ -100,9 +100,10 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
   when(_item: T): number {
     if (this.#qps === Number.POSITIVE_INFINITY) return 0;
     const now = this.#clock.now();
-    // Refill for the time since the last reservation; time running backwards refills nothing.
+    // Refill for the time since the last reservation. Time running backwards refills nothing and
+    // restarts the count from the earlier time, as x/time/rate does.
     const elapsed = now > this.#last ? now - this.#last : 0;
-    this.#last = now > this.#last ? now : this.#last;
+    this.#last = now;
     const tokens = Math.min(this.#burst, this.#tokens + (elapsed * this.#qps) / 1000) - 1;
     this.#tokens = tokens;
     return tokens < 0 ? (-tokens * 1000) / this.#qps : 0;
