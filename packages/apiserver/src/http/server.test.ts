@@ -1,5 +1,6 @@
 import * as http from "node:http";
 import { FakeClock } from "@reconcile/clock";
+import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
 import { type ListeningApiServer, listen } from "./server.js";
@@ -388,6 +389,67 @@ describe("the REST API over HTTP", () => {
     expect(list.body.items).toEqual([]);
   });
 
+  it("answers 404 NotFound to a path it does not serve, whatever the method", async () => {
+    const { url } = await start();
+    const review = await call(url, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {});
+    expect([review.code, review.body.reason]).toEqual([404, "NotFound"]);
+    const put = await call(url, "PUT", "/version", {});
+    expect([put.code, put.body.reason]).toEqual([405, "MethodNotAllowed"]);
+  });
+
+  it("survives arbitrary requests: every answer is a Status or a success, and storage stays consistent", async () => {
+    const { url } = await start({ maxRequestBytes: 4096 });
+    const paths = [
+      "/api/v1/namespaces/default/pods",
+      "/api/v1/namespaces/default/pods/p",
+      "/api/v1/namespaces/default/pods/p/status",
+      "/apis/apps/v1/namespaces/default/deployments/d/scale",
+      "/api/v1/namespaces/x",
+      "/api/v1/nodes/n",
+      "/apis/apps/v1/deployments",
+      "/api/v1/namespaces/default/pods?watch=true&resourceVersion=abc",
+      "/api/v1/namespaces/default/pods?watch=1&labelSelector=%3D%3D",
+      "/api/v1/namespaces/default/pods?limit=-1&continue=bogus",
+    ];
+    const contentTypes = [
+      "application/json",
+      "application/merge-patch+json",
+      "application/json-patch+json",
+      "application/strategic-merge-patch+json",
+      "application/apply-patch+yaml",
+      "application/vnd.kubernetes.protobuf",
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom("GET", "POST", "PUT", "PATCH", "DELETE"),
+        fc.constantFrom(...paths),
+        fc.constantFrom(...contentTypes),
+        fc.oneof(
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+          fc.string(),
+          fc.constant(
+            JSON.stringify({ metadata: { name: "p" }, spec: { containers: [{ name: "c", image: "i" }] } }),
+          ),
+        ),
+        async (method, path, contentType, body) => {
+          const answer = await call(url, method, path, method === "GET" ? undefined : body, {
+            "content-type": contentType,
+          });
+          expect(answer.code).toBeLessThan(500);
+          if (answer.code >= 400)
+            expect(answer.body).toMatchObject({ kind: "Status", status: "Failure", code: answer.code });
+        },
+      ),
+      { numRuns: 150 },
+    );
+    expect((await call(url, "GET", "/healthz")).code).toBe(200);
+    const list = await call(url, "GET", "/api/v1/pods");
+    expect(list.code).toBe(200);
+    for (const item of list.body.items as { metadata: { resourceVersion: string; uid: string } }[]) {
+      expect(item.metadata.uid).toBeTruthy();
+    }
+  });
+
   it("requires the bearer token when one is set, except for health and version", async () => {
     const { url, server } = await start({ token: "t0ken" });
     const denied = await call(url, "GET", "/api/v1/namespaces");
@@ -489,6 +551,26 @@ describe("watch over HTTP", () => {
       type: "ERROR",
       object: { kind: "Status", code: 410, reason: "Expired" },
     });
+  });
+
+  it("sends BOOKMARK events to a watch that allows them", async () => {
+    const { api, url } = await start();
+    const watch = watchLines(
+      url,
+      "/api/v1/namespaces/default/pods?watch=true&resourceVersion=1&allowWatchBookmarks=true",
+    );
+    await watch.opened;
+    await (api.clock as FakeClock).advance(60_000);
+    await until(() => watch.lines.length === 1);
+    expect(watch.lines[0]).toMatchObject({
+      type: "BOOKMARK",
+      object: {
+        kind: "Pod",
+        apiVersion: "v1",
+        metadata: { resourceVersion: expect.stringMatching(/^[0-9]+$/) },
+      },
+    });
+    watch.close();
   });
 
   it("closes the stream after timeoutSeconds", async () => {

@@ -170,7 +170,8 @@ class RestHandler {
     const method = request.method ?? "GET";
     if (route.kind !== "resource") {
       request.resume();
-      if (method !== "GET" && method !== "HEAD") throw notAllowed(method, url.pathname);
+      if (method !== "GET" && method !== "HEAD" && route.kind !== "notFound")
+        throw notAllowed(method, url.pathname);
       return this.#serveStatic(route, request, response);
     }
     const { resource, namespace, name, subresource } = route;
