@@ -1,6 +1,5 @@
 import {
   type DeepReadonly,
-  getControllerOf,
   isInvalid,
   isNotFound,
   type KubeObject,
@@ -114,7 +113,8 @@ export class BaseControllerRefManager {
   /** @internal The synchronous part of {@link claimObject}. */
   decide<T extends KubeObject | DeepReadonly<KubeObject>>(obj: T, match: (obj: T) => boolean): Decision {
     const controllerMeta = this.controller.metadata!;
-    const ref = getControllerOf(obj);
+    // Not getControllerOf: it copies, and this runs for every pod on every sync.
+    const ref = obj.metadata?.ownerReferences?.find((owner) => owner.controller === true);
     if (ref !== undefined) {
       if (ref.uid !== controllerMeta.uid) return "ignore";
       if (match(obj)) return "owned";

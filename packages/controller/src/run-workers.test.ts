@@ -11,6 +11,11 @@ function setup() {
   return { clock, queue, controller };
 }
 
+// Each worker yields one macrotask before a sync: let a few pass.
+async function settle(clock: FakeClock): Promise<void> {
+  for (let i = 0; i < 5; i++) await clock.flush();
+}
+
 function deferred() {
   let resolve!: () => void;
   const promise = new Promise<void>((r) => {
@@ -54,7 +59,7 @@ describe("runWorkers", () => {
         synced.push(key);
       },
     });
-    await clock.flush();
+    await settle(clock);
     expect(synced).toEqual(["ns/a", "ns/b"]);
     expect(queue.numRequeues("ns/a")).toBe(0);
     expect(queue.len()).toBe(0);
@@ -74,14 +79,17 @@ describe("runWorkers", () => {
         if (attempts <= 2) throw new Error("conflict");
       },
     });
-    await clock.flush();
+    await settle(clock);
     expect(attempts).toBe(1);
     expect(queue.numRequeues("ns/a")).toBe(1);
     await clock.advance(4); // the first retry comes after 5 ms
+    await settle(clock);
     expect(attempts).toBe(1);
     await clock.advance(1);
+    await settle(clock);
     expect(attempts).toBe(2);
     await clock.advance(10); // the second after 10 ms more
+    await settle(clock);
     expect(attempts).toBe(3);
     expect(queue.numRequeues("ns/a")).toBe(0);
     controller.abort();
@@ -104,7 +112,10 @@ describe("runWorkers", () => {
         throw new Error("always");
       },
     });
-    await clock.advance(1000);
+    for (let i = 0; i < 20; i++) {
+      await clock.advance(50);
+      await settle(clock);
+    }
     expect(attempts).toBe(3);
     expect(queue.numRequeues("ns/a")).toBe(0);
     expect(clock.pendingTimers()).toEqual([]);
@@ -141,17 +152,17 @@ describe("runWorkers", () => {
       },
     });
     for (const key of ["a", "b", "c", "d"]) queue.add(key);
-    await clock.flush();
+    await settle(clock);
     expect(running).toBe(3);
     queue.add("a"); // dirty while processing: handed out again only after done
-    await clock.flush();
+    await settle(clock);
     gates.get("a")!.resolve();
-    await clock.flush();
+    await settle(clock);
     expect(running).toBe(3);
     for (const key of ["b", "c", "d", "a"]) gates.get(key)?.resolve();
-    await clock.flush();
+    await settle(clock);
     for (const gate of gates.values()) gate.resolve();
-    await clock.flush();
+    await settle(clock);
     expect(maxRunning).toBe(3);
     expect(overlap).toBe(false);
     controller.abort();
@@ -175,9 +186,9 @@ describe("runWorkers", () => {
     }).then(() => {
       settled = true;
     });
-    await clock.flush();
+    await settle(clock);
     controller.abort();
-    await clock.flush();
+    await settle(clock);
     expect(settled).toBe(false);
     expect(queue.shuttingDown()).toBe(true);
     gate.resolve();
@@ -218,7 +229,7 @@ describe("runWorkers", () => {
         context.logger.info({}, "syncing");
       },
     });
-    await clock.flush();
+    await settle(clock);
     expect(records.map((r) => r.bindings)).toEqual([
       { controller: "replicaset", namespace: "prod", name: "web", reconcileID: contexts[0]!.reconcileID },
       { controller: "replicaset", name: "cluster-thing", reconcileID: contexts[1]!.reconcileID },

@@ -80,6 +80,10 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
   for (;;) {
     const next = await queue.get();
     if (next.shutdown) return;
+    // Let pending I/O and informer deliveries run first (goroutines are
+    // preempted; async loops are not): a sync then sees a fresher cache and a
+    // burst of events for one key costs one sync, not one per event.
+    await new Promise<void>((resolve) => setImmediate(resolve));
     const key = next.item;
     if (signal.aborted) {
       // Stopping: leave the key unprocessed, but release it.
