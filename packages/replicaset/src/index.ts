@@ -4,6 +4,7 @@ export {
   controllerUIDIndex,
   getPodsToDelete,
   podKey,
+  podsByControllerIndex,
   ReplicaSetController,
   type ReplicaSetControllerOptions,
   type ReplicaSetExpectations,

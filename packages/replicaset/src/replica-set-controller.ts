@@ -45,6 +45,14 @@ export const burstReplicas = 500;
 /** The ReplicaSet informer index from a controller's uid to the ReplicaSets it controls. */
 export const controllerUIDIndex = "controllerUID";
 
+/**
+ * The pod informer index the controller adds: a controlled pod under its
+ * controller's uid, an orphan under `orphan/<namespace>`. A sync then visits
+ * only its own pods and the orphans of its namespace (the only pods a claim
+ * can take), not every pod of the namespace.
+ */
+export const podsByControllerIndex = "podsByController";
+
 const controllerKind = { group: "apps", version: "v1", kind: "ReplicaSet" } as const;
 const namespaceIndex = "namespace";
 
@@ -149,6 +157,10 @@ export class ReplicaSetController {
           return ref === undefined ? [] : [ref.uid];
         },
       });
+    }
+    const podIndexer = this.#podInformer.getIndexer();
+    if (!(podsByControllerIndex in podIndexer.getIndexers())) {
+      podIndexer.addIndexers({ [podsByControllerIndex]: podsByControllerIndexFunc });
     }
     this.#podInformer.addEventHandler({
       onAdd: (pod) => this.addPod(pod),
@@ -312,8 +324,15 @@ export class ReplicaSetController {
       this.#logger.error({ err: error, namespace, name }, "Error converting pod selector to selector");
       return;
     }
-    const allPods = this.#podInformer.getIndexer().byIndex(namespaceIndex, namespace);
-    const activePods = allPods.filter(isPodActive);
+    // Upstream lists every pod of the namespace; pods controlled by others are
+    // ignored by the claim anyway, so only owned pods and orphans are read.
+    const podIndexer = this.#podInformer.getIndexer();
+    const activePods: DeepReadonly<Pod>[] = [];
+    for (const indexedValue of [rs.metadata?.uid ?? "", orphanIndexValue(namespace)]) {
+      for (const pod of podIndexer.byIndex(podsByControllerIndex, indexedValue)) {
+        if (pod.metadata?.namespace === namespace && isPodActive(pod)) activePods.push(pod);
+      }
+    }
     const filteredPods = await this.#claimPods(rs, selector, activePods);
 
     let manageError: unknown;
@@ -520,6 +539,15 @@ export function getPodsToDelete<P extends Pod | DeepReadonly<Pod>>(
     return sortActivePodsWithRanks(filteredPods, ranks, { now: nowMs }).slice(0, count);
   }
   return filteredPods.slice(0, count);
+}
+
+function podsByControllerIndexFunc(pod: DeepReadonly<Pod>): readonly string[] {
+  const ref = pod.metadata?.ownerReferences?.find((owner) => owner.controller === true);
+  return [ref === undefined ? orphanIndexValue(pod.metadata?.namespace ?? "") : ref.uid];
+}
+
+function orphanIndexValue(namespace: string): string {
+  return `orphan/${namespace}`;
 }
 
 /** The key UID-tracking expectations use for a pod: `namespace/name` (upstream `PodKey`). */
