@@ -405,6 +405,11 @@ class RestHandler {
       // node:http holds headers back until the first write; a quiet watch must still open at once.
       response.flushHeaders();
       let headersSent = false;
+      let corked = false;
+      const uncork = () => {
+        corked = false;
+        response.uncork();
+      };
       for await (const event of watch) {
         if (stop.signal.aborted) break;
         let line: string;
@@ -424,6 +429,12 @@ class RestHandler {
           line = JSON.stringify({ type: event.type, object: table });
         } else {
           line = JSON.stringify(typedEvent(resource, event));
+        }
+        // Events that arrive in one tick go out in one socket write.
+        if (!corked) {
+          corked = true;
+          response.cork();
+          process.nextTick(uncork);
         }
         if (!response.write(`${line}\n`)) {
           await new Promise<void>((resolve) => {
