@@ -7,6 +7,7 @@ import {
   isServiceUnavailable,
   isTimeout,
   isTooManyRequests,
+  isUnauthorized,
   pods,
   StatusError,
 } from "@reconcile/api";
@@ -113,6 +114,17 @@ describe("HttpClient requests", () => {
     const client = new HttpClient({ kubeConfig: await kubeConfigFor(url, user) });
     await client.resource(pods, "default").get("p");
     expect(seen[0]!.headers.authorization).toBe("Bearer from-exec");
+    client.close();
+  });
+
+  it("reports a failing exec plugin as an Unauthorized StatusError, without retrying", async () => {
+    const { url, seen } = await serve((_req, res) => json(res, 200, {}));
+    const user = `{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: "${process.execPath}", args: ["-e", "process.exit(3)"]}}`;
+    const client = new HttpClient({ kubeConfig: await kubeConfigFor(url, user) });
+    const failure = client.resource(pods, "default").get("p");
+    await expect(failure).rejects.toSatisfy(isUnauthorized);
+    await expect(failure).rejects.toThrow("getting credentials from the kubeconfig failed");
+    expect(seen).toEqual([]);
     client.close();
   });
 

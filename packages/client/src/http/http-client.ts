@@ -267,7 +267,18 @@ export class HttpClient implements Client {
       headers["Content-Length"] = String(payload.length);
     }
     const options: https.RequestOptions = { method: spec.method, headers };
-    await applyCredentials(this.kubeConfig, options);
+    try {
+      await applyCredentials(this.kubeConfig, options);
+    } catch (error) {
+      throw new StatusError(
+        {
+          code: 401,
+          reason: "Unauthorized",
+          message: `getting credentials from the kubeconfig failed: ${error instanceof Error ? error.message : String(error)}`,
+        },
+        { cause: error },
+      );
+    }
     options.agent = this.agent;
     const transport = url.protocol === "https:" ? https : http;
     return new Promise<http.IncomingMessage>((resolve, reject) => {
