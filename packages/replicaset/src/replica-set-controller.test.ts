@@ -12,6 +12,7 @@ import {
   StatusError,
 } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
+import type { Logger } from "@reconcile/controller";
 import { FakePodControl, RecordingClient } from "@reconcile/controller/testing";
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import { describe, expect, it } from "vitest";
@@ -661,6 +662,43 @@ describe("ReplicaSetController.run", () => {
     abort.abort();
     await run;
     expect(controller.queue.shuttingDown()).toBe(true);
+  });
+
+  it("logs each sync with controller, namespace, name and reconcileID", async () => {
+    const records: { bindings: Record<string, unknown>; msg: string | undefined }[] = [];
+    const logger = (bindings: Record<string, unknown>): Logger => ({
+      debug: (_obj, msg) => records.push({ bindings, msg }),
+      info: () => {},
+      warn: () => {},
+      error: () => {},
+      child: (more) => logger({ ...bindings, ...more }),
+    });
+    const clock = new FakeClock(now);
+    const client = new RecordingClient();
+    const podInformer = new FakeInformer<Pod>();
+    const rsInformer = new FakeInformer<ReplicaSet>();
+    const controller = new ReplicaSetController({
+      client,
+      podInformer,
+      replicaSetInformer: rsInformer,
+      clock,
+      podControl: new FakePodControl(),
+      logger: logger({}),
+    });
+    rsInformer.add(client.seed(replicaSets, newReplicaSet(1)));
+    controller.addReplicaSet(rsInformer.objects.get(rsKey)!);
+    const abort = new AbortController();
+    const run = controller.run({ signal: abort.signal });
+    await clock.advance(10);
+    abort.abort();
+    await run;
+    const tooFew = records.find((r) => r.msg === "Too few replicas");
+    expect(tooFew?.bindings).toEqual({
+      controller: "replicaset",
+      namespace: "default",
+      name: "foobar",
+      reconcileID: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
   });
 
   it("returns without syncing when aborted before the caches sync", async () => {

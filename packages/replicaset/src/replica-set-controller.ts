@@ -1,6 +1,6 @@
 import {
   type DeepReadonly,
-  type DeletedFinalStateUnknown,
+  DeletedFinalStateUnknown,
   getControllerOf,
   isDeletedFinalStateUnknown,
   isNotFound,
@@ -112,6 +112,7 @@ export class ReplicaSetController {
   readonly #podControl: PodControl;
   readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #logger: Logger;
+  readonly #baseLogger: Logger;
   readonly #cacheSyncPollMs: number;
 
   constructor(options: ReplicaSetControllerOptions) {
@@ -128,7 +129,8 @@ export class ReplicaSetController {
     this.#rsInformer = options.replicaSetInformer;
     this.#clock = options.clock ?? realClock;
     this.#burstReplicas = burst;
-    this.#logger = (options.logger ?? noopLogger).child({ controller: "replicaset" });
+    this.#baseLogger = options.logger ?? noopLogger;
+    this.#logger = this.#baseLogger.child({ controller: "replicaset" });
     this.#cacheSyncPollMs = options.cacheSyncPollMs ?? 100;
     let recorder = options.eventRecorder;
     if (recorder === undefined && options.podControl === undefined) {
@@ -189,9 +191,9 @@ export class ReplicaSetController {
         queue: this.queue,
         workers,
         signal,
-        logger: this.#logger,
+        logger: this.#baseLogger,
         name: "replicaset",
-        sync: (key) => this.syncReplicaSet(key),
+        sync: (key, context) => this.syncReplicaSet(key, context),
       });
     } finally {
       await this.#ownedRecorder?.flush();
@@ -211,9 +213,7 @@ export class ReplicaSetController {
    */
   updateReplicaSet(oldRS: DeepReadonly<ReplicaSet>, curRS: DeepReadonly<ReplicaSet>): void {
     if (curRS.metadata?.uid !== oldRS.metadata?.uid) {
-      this.deleteReplicaSet({ key: metaNamespaceKeyFunc(oldRS), obj: oldRS } as DeletedFinalStateUnknown<
-        DeepReadonly<ReplicaSet>
-      >);
+      this.deleteReplicaSet(new DeletedFinalStateUnknown(metaNamespaceKeyFunc(oldRS), oldRS));
     }
     this.#enqueue(curRS);
   }
@@ -305,12 +305,15 @@ export class ReplicaSetController {
    * Reconciles one ReplicaSet: claims its pods, creates or deletes pods when
    * its expectations are satisfied, and writes its status. Rejects (to be
    * retried with backoff) when a claim, a pod write or the status write fails.
+   * `context.logger` (the workers pass one bound to the key and a
+   * reconcileID) receives this sync's log lines.
    */
-  async syncReplicaSet(key: string): Promise<void> {
+  async syncReplicaSet(key: string, context: { logger?: Logger | undefined } = {}): Promise<void> {
     const { namespace, name } = splitMetaNamespaceKey(key);
+    const logger = context.logger ?? this.#logger.child({ namespace, name });
     const rs = this.#rsInformer.getIndexer().getByKey(key);
     if (rs === undefined) {
-      this.#logger.debug({ namespace, name }, "ReplicaSet has been deleted");
+      logger.debug({}, "ReplicaSet has been deleted");
       this.expectations.deleteExpectations(key);
       return;
     }
@@ -321,7 +324,7 @@ export class ReplicaSetController {
       selector = labelSelectorAsSelector(rs.spec?.selector);
     } catch (error) {
       // A bad selector will not get better by retrying.
-      this.#logger.error({ err: error, namespace, name }, "Error converting pod selector to selector");
+      logger.error({ err: error }, "Error converting pod selector to selector");
       return;
     }
     // Upstream lists every pod of the namespace; pods controlled by others are
@@ -338,7 +341,7 @@ export class ReplicaSetController {
     let manageError: unknown;
     if (rsNeedsSync && rs.metadata?.deletionTimestamp == null) {
       try {
-        await this.#manageReplicas(filteredPods, rs, key);
+        await this.#manageReplicas(filteredPods, rs, key, logger);
       } catch (error) {
         manageError = error;
       }
@@ -389,7 +392,12 @@ export class ReplicaSetController {
     return claimed;
   }
 
-  async #manageReplicas(filteredPods: DeepReadonly<Pod>[], rs: DeepReadonly<ReplicaSet>, key: string) {
+  async #manageReplicas(
+    filteredPods: DeepReadonly<Pod>[],
+    rs: DeepReadonly<ReplicaSet>,
+    key: string,
+    logger: Logger,
+  ): Promise<void> {
     const diff = filteredPods.length - (rs.spec?.replicas ?? 1);
     const namespace = rs.metadata?.namespace ?? "";
     // PodControl records Events on this; cached objects may lack kind.
@@ -398,10 +406,7 @@ export class ReplicaSetController {
       const count = Math.min(-diff, this.#burstReplicas);
       // Expect before the first create: the informer may see a pod before createPods returns.
       this.expectations.expectCreations(key, count);
-      this.#logger.debug(
-        { namespace, name: rs.metadata?.name, need: rs.spec?.replicas, creating: count },
-        "Too few replicas",
-      );
+      logger.debug({ need: rs.spec?.replicas, creating: count }, "Too few replicas");
       const controllerRef: OwnerReference = newControllerRef(rs, controllerKind);
       const template = rs.spec?.template ?? {};
       const { successes, error } = await slowStartBatch(count, slowStartInitialBatchSize, async () => {
@@ -421,10 +426,7 @@ export class ReplicaSetController {
     }
     if (diff > 0) {
       const count = Math.min(diff, this.#burstReplicas);
-      this.#logger.debug(
-        { namespace, name: rs.metadata?.name, need: rs.spec?.replicas, deleting: count },
-        "Too many replicas",
-      );
+      logger.debug({ need: rs.spec?.replicas, deleting: count }, "Too many replicas");
       const relatedPods = this.#getIndirectlyRelatedPods(rs);
       const podsToDelete = getPodsToDelete(filteredPods, relatedPods, count, this.#clock.now());
       // Expect the exact pods, so the update and the delete of one pod count once.
