@@ -162,6 +162,19 @@ async function settledAt(cluster: Cluster, name: string, replicas: number): Prom
   });
 }
 
+/** Sets the pod's Ready condition, as a kubelet would (the embedded server runs no pods). */
+async function markReady(client: Client, pod: Pod, atMs: number): Promise<void> {
+  const transition = new Date(atMs).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const fresh = await client.resource(pods, namespace).get(pod.metadata!.name!);
+  await client.resource(pods, namespace).updateStatus({
+    ...fresh,
+    status: {
+      phase: "Running",
+      conditions: [{ type: "Ready", status: "True", lastTransitionTime: transition }],
+    },
+  });
+}
+
 /** A Client whose resource clients can be intercepted per call. */
 function interceptingClient(
   inner: Client,
@@ -254,6 +267,44 @@ describe("ReplicaSet controller on the embedded API server", () => {
       const status = (await getRS(client, "web")).status;
       return status?.readyReplicas === 3 && status.availableReplicas === 3;
     });
+  });
+
+  it("counts a ready pod as available only after minReadySeconds", async () => {
+    const cluster = startCluster();
+    const { client, clock } = cluster;
+    startController(cluster);
+    const rs = newReplicaSet("web", 2);
+    rs.spec!.minReadySeconds = 30;
+    await client.resource(replicaSets, namespace).create(rs);
+    await settledAt(cluster, "web", 2);
+    const readyAt = clock.now();
+    for (const pod of await ownedActivePods(client, await getRS(client, "web"))) {
+      await markReady(client, pod, readyAt);
+    }
+    await eventually(clock, async () => (await getRS(client, "web")).status?.readyReplicas === 2);
+    expect((await getRS(client, "web")).status?.availableReplicas).toBe(0);
+    // Nothing changes in the cluster after this: only the controller's own requeue can notice.
+    await eventually(clock, async () => (await getRS(client, "web")).status?.availableReplicas === 2, {
+      stepMs: 500,
+    });
+    expect(clock.now() - readyAt).toBeGreaterThan(30_000);
+  });
+
+  it("scales down by deleting the pending, not-ready pods first", async () => {
+    const cluster = startCluster();
+    const { client, clock } = cluster;
+    startController(cluster);
+    await client.resource(replicaSets, namespace).create(newReplicaSet("web", 4));
+    await settledAt(cluster, "web", 4);
+    const rs = await getRS(client, "web");
+    const [a, b, c, d] = await ownedActivePods(client, rs);
+    for (const pod of [a!, c!]) await markReady(client, pod, clock.now());
+    await eventually(clock, async () => (await getRS(client, "web")).status?.readyReplicas === 2);
+    await scale(client, "web", 2);
+    await settledAt(cluster, "web", 2);
+    const left = (await ownedActivePods(client, rs)).map((pod) => pod.metadata?.name).sort();
+    expect(left).toEqual([a!.metadata?.name, c!.metadata?.name].sort());
+    expect([b, d].every((pod) => !left.includes(pod!.metadata?.name))).toBe(true);
   });
 
   it("replaces a pod deleted by hand", async () => {
