@@ -63,27 +63,29 @@ function startController(
   const { clock, client } = cluster;
   const abort = new AbortController();
   const factory = new SharedInformerFactory({ client, clock, detectMutations: true });
-  const replicaSetInformer = factory.forResource(replicaSets);
-  let podInformer: SharedIndexInformer<Pod>;
+  let controller: ReplicaSetController;
   let podInformerRun: Promise<void> | undefined;
+  const common = {
+    client: options.controllerClient ?? client,
+    clock,
+    ...(options.burstReplicas ? { burstReplicas: options.burstReplicas } : {}),
+  };
   if (options.podListerWatcher) {
-    podInformer = new SharedIndexInformer<Pod>({
+    const podInformer = new SharedIndexInformer<Pod>({
       listerWatcher: options.podListerWatcher(listerWatcher(client, pods)),
       resource: pods,
       clock,
       detectMutations: true,
     });
     podInformerRun = podInformer.run(abort.signal);
+    controller = new ReplicaSetController({
+      ...common,
+      podInformer,
+      replicaSetInformer: factory.forResource(replicaSets),
+    });
   } else {
-    podInformer = factory.forResource(pods);
+    controller = ReplicaSetController.fromInformerFactory(factory, common);
   }
-  const controller = new ReplicaSetController({
-    client: options.controllerClient ?? client,
-    podInformer,
-    replicaSetInformer,
-    clock,
-    ...(options.burstReplicas ? { burstReplicas: options.burstReplicas } : {}),
-  });
   factory.start(abort.signal);
   const run = controller.run({ signal: abort.signal, workers: 5 });
   let stopped = false;

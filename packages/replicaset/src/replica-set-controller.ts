@@ -11,6 +11,7 @@ import {
   newControllerRef,
   type OwnerReference,
   type Pod,
+  pods,
   type ReplicaSet,
   replicaSets,
   type Selector,
@@ -168,6 +169,25 @@ export class ReplicaSetController {
       onAdd: (pod) => this.addPod(pod),
       onUpdate: (oldPod, curPod) => this.updatePod(oldPod, curPod),
       onDelete: (obj) => this.deletePod(obj),
+    });
+  }
+
+  /**
+   * Builds the controller on a `SharedInformerFactory` (from
+   * `@reconcile/informer`): its pod and ReplicaSet informers. Start the
+   * factory after this, so both informers run.
+   */
+  static fromInformerFactory(
+    factory: {
+      forResource(resource: typeof pods): ControllerInformer<Pod>;
+      forResource(resource: typeof replicaSets): ControllerInformer<ReplicaSet>;
+    },
+    options: Omit<ReplicaSetControllerOptions, "podInformer" | "replicaSetInformer">,
+  ): ReplicaSetController {
+    return new ReplicaSetController({
+      ...options,
+      podInformer: factory.forResource(pods),
+      replicaSetInformer: factory.forResource(replicaSets),
     });
   }
 
