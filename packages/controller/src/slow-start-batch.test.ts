@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { slowStartBatch } from "./slow-start-batch.js";
 
@@ -68,5 +69,35 @@ describe("slowStartBatch", () => {
     [3, 0, "initialBatchSize must be a positive integer, got 0"],
   ])("rejects count %s with initial batch %s", async (count, initial, message) => {
     await expect(slowStartBatch(count, initial, async () => {})).rejects.toThrow(message);
+  });
+
+  it("makes exactly the calls of the batches up to the first failing one", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.integer({ min: 0, max: 300 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.option(fc.integer({ min: 0, max: 299 }), { nil: undefined }),
+        async (count, initial, failAt) => {
+          const calls: number[] = [];
+          const result = await slowStartBatch(count, initial, async (index) => {
+            calls.push(index);
+            if (index === failAt) throw new Error("fail");
+          });
+          // The batch sizes: initial, doubled each time, the last one cut to what remains.
+          let expectedCalls = 0;
+          let failed = false;
+          for (let remaining = count, size = Math.min(count, initial); size > 0 && !failed; ) {
+            if (failAt !== undefined && failAt >= expectedCalls && failAt < expectedCalls + size)
+              failed = true;
+            expectedCalls += size;
+            remaining -= size;
+            size = Math.min(2 * size, remaining);
+          }
+          expect(calls.length).toBe(expectedCalls);
+          expect(result.successes).toBe(failed ? expectedCalls - 1 : expectedCalls);
+          expect(result.error === undefined).toBe(!failed);
+        },
+      ),
+    );
   });
 });
