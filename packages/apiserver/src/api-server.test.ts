@@ -222,6 +222,57 @@ describe("ApiServer", () => {
     expect(await iterating).toBe("ended");
   });
 
+  it("ends the stream of a watcher that falls too far behind; resuming from its last version loses nothing", async () => {
+    const client = newServer({ watchBufferSize: 3 }).client().resource(pods, "default");
+    const start = await client.list();
+    const slow = await client.watch({ resourceVersion: start.metadata.resourceVersion });
+    const written: string[] = [];
+    for (const name of ["a", "b", "c", "d", "e", "f"]) {
+      const created = await client.create(pod(name));
+      written.push(`ADDED ${name}@${created.metadata?.resourceVersion}`);
+    }
+    const seen: string[] = [];
+    for await (const event of slow) seen.push(summarize(event));
+    // It was sent what fit in its buffer, then closed.
+    expect(seen).toEqual(written.slice(0, 3));
+    const controller = new AbortController();
+    const resumed = await client.watch({
+      resourceVersion: seen.at(-1)!.split("@")[1],
+      signal: controller.signal,
+    });
+    for await (const event of resumed) {
+      seen.push(summarize(event));
+      if (seen.length === written.length) controller.abort();
+    }
+    expect(seen).toEqual(written);
+  });
+
+  it("delivers every event to each of 2,000 watchers", async () => {
+    const client = newServer().client().resource(pods, "default");
+    const start = await client.list();
+    const readers: Promise<string[]>[] = [];
+    for (let i = 0; i < 2000; i++) {
+      const watch = await client.watch({ resourceVersion: start.metadata.resourceVersion });
+      readers.push(
+        (async () => {
+          const names: string[] = [];
+          for await (const event of watch) {
+            names.push((event.object as KubeObject).metadata?.name ?? "");
+            if (names.length === 20) break;
+          }
+          return names;
+        })(),
+      );
+    }
+    const expected: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      expected.push(`p${i}`);
+      await client.create(pod(`p${i}`));
+    }
+    const results = await Promise.all(readers);
+    expect(results.every((names) => names.join() === expected.join())).toBe(true);
+  });
+
   it("rejects a call whose signal has aborted with the signal's reason", async () => {
     const client = newServer().client().resource(pods, "default");
     const controller = new AbortController();

@@ -428,6 +428,13 @@ describe("list", () => {
     ]);
   });
 
+  it("answers a watch from a resourceVersion in the future with 504 Timeout (the reflector relists)", async () => {
+    const client = newServer().client().resource(pods, "default");
+    const error = await rejection(client.watch({ resourceVersion: "999" }));
+    expect(error.status.code).toBe(504);
+    expect(error.status.details?.causes?.[0]?.reason).toBe("ResourceVersionTooLarge");
+  });
+
   it("serves resourceVersionMatch=Exact from the history", async () => {
     const client = newServer().client().resource(pods, "default");
     const a = await client.create(pod("a"));

@@ -183,6 +183,14 @@ export class Registry {
     const predicate = this.#predicate(resource, options.labelSelector, options.fieldSelector);
     const rv = options.resourceVersion ?? "";
     const fromRevision = rv === "" || rv === "0" ? undefined : parseResourceVersion(rv);
+    if (fromRevision !== undefined) {
+      // A version this server has not reached (say, from before it restarted): kube-apiserver waits
+      // briefly for its cache and then answers "Too large resource version"; all our writes are
+      // local, so the answer is known at once, and the client relists.
+      const current = await this.#storage.currentRevision();
+      if (fromRevision > current)
+        throw tooLargeResourceVersion(`Too large resource version: ${fromRevision}, current: ${current}`);
+    }
     const timeoutSeconds = options.timeoutSeconds;
     if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds >= 0))
       throw newBadRequest(`timeoutSeconds: Invalid value: ${timeoutSeconds}: must be a non-negative number`);
