@@ -328,6 +328,37 @@ describe("HttpClient failures", () => {
     client.close();
   });
 
+  it("times out a response whose body stalls, for a get and for a list", async () => {
+    const { url, seen } = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"metadata":');
+    });
+    const clock = new FakeClock();
+    const client = await clientFor(url, { clock, timeoutMs: 5000 });
+    const stalled = client.resource(pods, "default").get("stall");
+    stalled.catch(() => undefined);
+    await until(() => seen.length === 1);
+    await clock.advance(5000);
+    await expect(stalled).rejects.toSatisfy(isTimeout);
+    const stalledList = client.resource(pods, "default").list();
+    stalledList.catch(() => undefined);
+    await until(() => seen.length === 2);
+    await clock.advance(5000);
+    await expect(stalledList).rejects.toSatisfy(isTimeout);
+    client.close();
+  });
+
+  it("reports a response cut short by the server as a 503 StatusError", async () => {
+    const { url } = await serve((_req, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "1000" });
+      res.write('{"metadata":', () => res.socket?.destroy());
+    });
+    const client = await clientFor(url, { maxRetries: 0 });
+    await expect(client.resource(pods, "default").get("p")).rejects.toSatisfy(isServiceUnavailable);
+    await expect(client.resource(pods, "default").list()).rejects.toSatisfy(isServiceUnavailable);
+    client.close();
+  });
+
   it("paces requests through the token bucket", async () => {
     const { url, seen } = await serve((_req, res) => json(res, 200, {}));
     const clock = new FakeClock();

@@ -150,18 +150,16 @@ export class HttpClient implements Client {
   /** Sends a request and parses a JSON answer; every failure becomes a `StatusError`. */
   async requestJson<R>(spec: RequestSpec): Promise<R> {
     const response = await this.send(spec);
-    const body = await readBody(response, spec.signal);
+    let body: string;
+    try {
+      body = await readBody(response, spec.signal);
+    } catch (error) {
+      throw this.bodyError(response, error, spec.signal);
+    }
     try {
       return JSON.parse(body) as R;
     } catch (error) {
-      throw new StatusError(
-        {
-          code: 500,
-          reason: "InternalError",
-          message: `the server sent a response that is not JSON (${(error as Error).message})`,
-        },
-        { cause: error },
-      );
+      throw notJson(error);
     }
   }
 
@@ -180,9 +178,7 @@ export class HttpClient implements Client {
       const fail = (error: unknown) => {
         signal?.removeEventListener("abort", onAbort);
         response.destroy();
-        if (signal?.aborted) reject(signal.reason);
-        else if (StatusError.isInstance(error)) reject(error);
-        else reject(notJson(error));
+        reject(this.bodyError(response, error, signal));
       };
       response.on("data", (chunk: Buffer) => {
         try {
@@ -200,7 +196,25 @@ export class HttpClient implements Client {
         }
       });
       response.on("error", fail);
+      response.on("close", () => {
+        if (!response.complete) fail(new Error("the connection closed before the response ended"));
+      });
     });
+  }
+
+  /** What a failure while reading a response body becomes: the abort reason, a Timeout, or a StatusError. */
+  private bodyError(
+    response: http.IncomingMessage,
+    error: unknown,
+    signal: AbortSignal | undefined,
+  ): unknown {
+    if (signal?.aborted) return signal.reason;
+    if (StatusError.isInstance(error)) return error;
+    const request = requestOf.get(response);
+    const timeout = request === undefined ? undefined : timeoutErrors.get(request);
+    if (timeout !== undefined) return timeout;
+    if (error instanceof SyntaxError) return notJson(error);
+    return connectionError(this.server, error);
   }
 
   /** Opens a watch; resolves once the server has answered 200. */
@@ -242,7 +256,12 @@ export class HttpClient implements Client {
       const code = response.statusCode ?? 0;
       if (code >= 200 && code < 300) return response;
       const retryAfter = parseRetryAfter(response.headers["retry-after"]);
-      const body = await readBody(response, spec.signal);
+      let body: string;
+      try {
+        body = await readBody(response, spec.signal);
+      } catch (error) {
+        throw this.bodyError(response, error, spec.signal);
+      }
       if ((code === 429 || (code >= 500 && retryAfter !== undefined)) && attempt < this.maxRetries) {
         await this.clock.sleep((retryAfter ?? 1) * 1000, { signal: spec.signal });
         continue;
@@ -284,6 +303,7 @@ export class HttpClient implements Client {
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       let timer: unknown;
       const request = transport.request(url, options, (response) => {
+        requestOf.set(response, request);
         if (spec.watch && timer !== undefined) this.clock.clearTimeout(timer);
         resolve(response);
       });
@@ -298,6 +318,7 @@ export class HttpClient implements Client {
           const error = newTimeout(
             `the request ${spec.method} ${spec.path} did not complete within ${this.timeoutMs}ms`,
           );
+          timeoutErrors.set(request, error);
           request.destroy(error);
         }, this.timeoutMs);
       }
@@ -364,10 +385,17 @@ function readBody(response: http.IncomingMessage, signal: AbortSignal | undefine
     });
     response.on("error", (error) => {
       signal?.removeEventListener("abort", onAbort);
-      reject(signal?.aborted ? signal.reason : error);
+      reject(error);
+    });
+    response.on("close", () => {
+      if (!response.complete) reject(new Error("the connection closed before the response ended"));
     });
   });
 }
+
+/** The Timeout error of each request the client timed out, for the body reader to report. */
+const timeoutErrors = new WeakMap<http.ClientRequest, StatusError>();
+const requestOf = new WeakMap<http.IncomingMessage, http.ClientRequest>();
 
 class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
   readonly resource: ResourceDescriptor<T>;
