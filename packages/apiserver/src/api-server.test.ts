@@ -123,6 +123,14 @@ describe("ApiServer", () => {
     expect(all.kind).toBe("PodList");
   });
 
+  it("lists thousands of objects complete and in order (copied in chunks between event-loop turns)", async () => {
+    const client = newServer().client().resource(leases, "default");
+    const names = Array.from({ length: 4500 }, (_, i) => `lease-${String(i).padStart(4, "0")}`);
+    for (const name of names) await client.create({ metadata: { name } });
+    const list = await client.list();
+    expect(list.items.map((lease) => lease.metadata?.name)).toEqual(names);
+  });
+
   it("bumps generation on spec changes only and ignores status on the main resource", async () => {
     const client = newServer().client().resource(deployments, "default");
     const created = await client.create({
