@@ -75,14 +75,20 @@ export interface HttpClientOptions {
   clock?: Clock | undefined;
 }
 
-interface RequestSpec {
+/** One request, for paths the typed resource clients do not cover (`requestJson`, `requestList`). */
+export interface HttpRequest {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  /** The path below the server URL, e.g. `/apis/apps/v1/namespaces/default/deployments`. */
   path: string;
+  /** Query parameters; undefined and "" values are left out. */
   query?: Record<string, string | number | boolean | undefined> | undefined;
+  /** Sent as JSON. */
   body?: unknown;
+  /** Default `application/json` when there is a body. */
   contentType?: string | undefined;
-  /** Safe to send again after a connection failure. */
+  /** Safe to send again after a connection failure (reads are). */
   idempotent: boolean;
+  /** A watch: the timeout covers only the wait for the server's answer. */
   watch?: boolean | undefined;
   signal?: AbortSignal | undefined;
 }
@@ -148,7 +154,7 @@ export class HttpClient implements Client {
   }
 
   /** Sends a request and parses a JSON answer; every failure becomes a `StatusError`. */
-  async requestJson<R>(spec: RequestSpec): Promise<R> {
+  async requestJson<R>(spec: HttpRequest): Promise<R> {
     const response = await this.send(spec);
     let body: string;
     try {
@@ -168,7 +174,7 @@ export class HttpClient implements Client {
    * (see {@link ListDecoder}), so a huge list never blocks the event loop in
    * one `JSON.parse`.
    */
-  async requestList<R>(spec: RequestSpec): Promise<R> {
+  async requestList<R>(spec: HttpRequest): Promise<R> {
     const response = await this.send(spec);
     const decoder = new ListDecoder();
     const signal = spec.signal;
@@ -218,7 +224,7 @@ export class HttpClient implements Client {
   }
 
   /** Opens a watch; resolves once the server has answered 200. */
-  async openWatch<T extends KubeObject>(spec: RequestSpec): Promise<AsyncIterable<WatchEvent<T>>> {
+  async openWatch<T extends KubeObject>(spec: HttpRequest): Promise<AsyncIterable<WatchEvent<T>>> {
     const response = await this.send({ ...spec, watch: true });
     const signal = spec.signal;
     const stop = () => response.destroy();
@@ -238,7 +244,7 @@ export class HttpClient implements Client {
     return events();
   }
 
-  private async send(spec: RequestSpec): Promise<http.IncomingMessage> {
+  private async send(spec: HttpRequest): Promise<http.IncomingMessage> {
     for (let attempt = 0; ; attempt++) {
       await this.limiter.wait(spec.signal);
       let response: http.IncomingMessage;
@@ -270,7 +276,7 @@ export class HttpClient implements Client {
     }
   }
 
-  private async once(spec: RequestSpec): Promise<http.IncomingMessage> {
+  private async once(spec: HttpRequest): Promise<http.IncomingMessage> {
     const url = new URL(this.server + spec.path);
     for (const [key, value] of Object.entries(spec.query ?? {})) {
       if (value !== undefined && value !== "") url.searchParams.set(key, String(value));

@@ -1,6 +1,7 @@
 export {
   HttpClient,
   type HttpClientOptions,
+  type HttpRequest,
   type KubeConfigLike,
   type RequestRateLimiter,
 } from "./http-client.js";
