@@ -658,6 +658,23 @@ describe("deletion", () => {
     });
   });
 
+  it("refuses an update meant for an earlier object of the same name (uid precondition)", async () => {
+    const client = newServer().client().resource(leases, "default");
+    const first = await client.create({ metadata: { name: "l" } });
+    await client.delete("l");
+    const second = await client.create({ metadata: { name: "l" } });
+    const error = await rejection(
+      client.update({
+        ...first,
+        metadata: { ...first.metadata, resourceVersion: undefined, labels: { a: "b" } },
+      } as typeof first),
+    );
+    expect(error.status.code).toBe(409);
+    expect(error.message).toContain(
+      `UID in precondition: ${first.metadata?.uid}, UID in object meta: ${second.metadata?.uid}`,
+    );
+  });
+
   it("deletes a collection by label selector", async () => {
     const client = newServer().client().resource(pods, "default");
     await client.create(pod("a", { labels: { app: "web" } }));

@@ -530,6 +530,15 @@ export class Registry {
       if (precondition !== undefined && precondition !== existingMeta.resourceVersion)
         throw newConflict(gr, name);
       const requested = tryUpdate(existing);
+      const requestedUid = requested.metadata?.uid;
+      if (requestedUid && requestedUid !== existingMeta.uid) {
+        // The object was deleted and created again under the same name: this change was meant for the old one.
+        throw newConflict(
+          gr,
+          name,
+          `Precondition failed: UID in precondition: ${requestedUid}, UID in object meta: ${existingMeta.uid ?? ""}`,
+        );
+      }
       const patchedVersion = requested.metadata?.resourceVersion;
       if (precondition === undefined && patchedVersion && patchedVersion !== existingMeta.resourceVersion)
         throw newConflict(gr, name);
