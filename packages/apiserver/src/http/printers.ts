@@ -1,5 +1,5 @@
 import type { KubeObject } from "@reconcile/api";
-import { age } from "./human-duration.js";
+import { age, humanDuration } from "./human-duration.js";
 
 /** One column of a `meta.k8s.io/v1` Table. */
 export interface TableColumnDefinition {
@@ -202,6 +202,33 @@ export const printers: Readonly<Record<string, Printer>> = {
       ];
     },
   },
+  "batch/Job": {
+    columns: [
+      nameColumn,
+      column("Status", "string", "Status of the job."),
+      column("Completions", "string", "The completed pods against the desired ones."),
+      column("Duration", "string", "Time the job took, or has been running."),
+      ageColumn,
+      column("Containers", "string", "Names of each container in the template.", 1),
+      column("Images", "string", "Images referenced by each container in the template.", 1),
+      column("Selector", "string", "Label selector for pods.", 1),
+    ],
+    cells(job: Loose, now) {
+      const succeeded = num(job.status?.succeeded);
+      const completions = job.spec?.completions;
+      const parallelism = num(job.spec?.parallelism ?? 1);
+      const completionText =
+        typeof completions === "number"
+          ? `${succeeded}/${completions}`
+          : parallelism > 1
+            ? `${succeeded}/1 of ${parallelism}`
+            : `${succeeded}/1`;
+      const start = Date.parse(job.status?.startTime ?? "");
+      const end = Date.parse(job.status?.completionTime ?? "");
+      const duration = Number.isNaN(start) ? "" : humanDuration((Number.isNaN(end) ? now : end) - start);
+      return [nameOf(job), jobStatus(job), completionText, duration, ageOf(job, now), ...templateCells(job)];
+    },
+  },
   "/Namespace": {
     columns: [nameColumn, column("Status", "string", "The status of the namespace."), ageColumn],
     cells(namespace: Loose, now) {
@@ -294,6 +321,19 @@ function podStatusReason(pod: Loose): string {
   if (reason === "Completed" && hasRunning) reason = "Running";
   if (pod.metadata?.deletionTimestamp) reason = "Terminating";
   return reason;
+}
+
+/** The STATUS of a job, as kubectl 1.32 prints it. */
+function jobStatus(job: Loose): string {
+  const conditions: Loose[] = Array.isArray(job.status?.conditions) ? job.status.conditions : [];
+  const holds = (type: string) => conditions.some((c) => c?.type === type && c?.status === "True");
+  if (holds("Complete")) return "Complete";
+  if (holds("Failed")) return "Failed";
+  if (job.metadata?.deletionTimestamp) return "Terminating";
+  if (holds("SuccessCriteriaMet")) return "SuccessCriteriaMet";
+  if (holds("FailureTarget")) return "FailureTarget";
+  if (job.spec?.suspend === true) return "Suspended";
+  return "Running";
 }
 
 function templateCells(workload: Loose): string[] {

@@ -2,6 +2,7 @@ import {
   defineResource,
   deployments,
   events,
+  jobs,
   leases,
   namespaces,
   nodes,
@@ -203,6 +204,45 @@ describe("toTable", () => {
       "10m",
       4,
       "web.1",
+    ]);
+  });
+
+  it("prints jobs with their status, completions and duration", () => {
+    const template = { spec: { containers: [{ name: "once", image: "busybox" }] } };
+    const running = {
+      metadata: { name: "running", creationTimestamp: created },
+      spec: { parallelism: 3, template, selector: { matchLabels: { "job-name": "running" } } },
+      status: { startTime: created, succeeded: 1 },
+    };
+    const done = {
+      metadata: { name: "done", creationTimestamp: created },
+      spec: { completions: 2, template },
+      status: {
+        startTime: created,
+        completionTime: "2026-01-01T00:55:42Z",
+        succeeded: 2,
+        conditions: [{ type: "Complete", status: "True" }],
+      },
+    };
+    const suspended = {
+      metadata: { name: "later", creationTimestamp: created },
+      spec: { suspend: true, template },
+    };
+    const table = toTable(jobs, [running, done, suspended], {}, { now });
+    expect(columnsOf(table)).toEqual([
+      "Name",
+      "Status",
+      "Completions",
+      "Duration",
+      "Age",
+      "Containers*",
+      "Images*",
+      "Selector*",
+    ]);
+    expect(table.rows.map((r) => r.cells.slice(0, 5))).toEqual([
+      ["running", "Running", "1/1 of 3", "5m", "5m"],
+      ["done", "Complete", "2/2", "42s", "5m"],
+      ["later", "Suspended", "0/1", "", "5m"],
     ]);
   });
 
