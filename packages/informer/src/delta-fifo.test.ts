@@ -231,6 +231,16 @@ describe("DeltaFIFO", () => {
     expect((await popOne(fifo))[1]).toBe(false);
   });
 
+  it("counts a key listed twice once when nothing was queued or known before", async () => {
+    const fifo = new DeltaFIFO<Obj>({ emitDeltaTypeReplaced: true });
+    fifo.replace([obj("a", 1), obj("b", 1), obj("a", 2)], "0");
+    expect(fifo.listKeys()).toEqual(["a", "b"]);
+    expect((await popOne(fifo))[0]).toEqual(["Replaced:a=1", "Replaced:a=2"]);
+    expect(fifo.hasSynced()).toBe(false);
+    await popOne(fifo);
+    expect(fifo.hasSynced()).toBe(true);
+  });
+
   it("a second replace does not reset hasSynced", async () => {
     const fifo = new DeltaFIFO<Obj>();
     fifo.replace([obj("a", 1)], "0");

@@ -42,7 +42,7 @@ export interface KeyListerGetter<T> {
 export type TransformFunc<T> = (obj: T) => T;
 
 /** Processes the deltas of one key; `isInInitialList` is true while the initial list is being delivered. */
-export type PopProcessFunc<T> = (deltas: Deltas<T>, isInInitialList: boolean) => void;
+export type PopProcessFunc<T> = (deltas: Deltas<T>, isInInitialList: boolean, key: string) => void;
 
 export interface DeltaFIFOOptions<T> {
   /** Computes an object's key. Default: `metaNamespaceKeyFunc` (`namespace/name`). Tombstones use their own key. */
@@ -138,6 +138,16 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
    */
   replace(list: readonly (T | DeepReadonly<T>)[], _resourceVersion: string): void {
     const action: DeltaType = this.#emitDeltaTypeReplaced ? "Replaced" : "Sync";
+    const knownKeys = this.#knownObjects?.listKeys() ?? [];
+    if (this.#items.size === 0 && knownKeys.length === 0) {
+      // Nothing queued or known (the first list): no tombstones to compute, no key set to build.
+      for (const obj of list) this.#queueAction(action, obj as DeepReadonly<T>);
+      if (!this.#populated) {
+        this.#populated = true;
+        this.#initialPopulationCount = this.#items.size;
+      }
+      return;
+    }
     const keys = new Set<string>();
     for (const obj of list) {
       keys.add(this.keyOf(obj));
@@ -151,13 +161,11 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
       this.#queueAction("Deleted", new DeletedFinalStateUnknown(key, last));
       queuedDeletions++;
     }
-    if (this.#knownObjects !== undefined) {
-      for (const key of this.#knownObjects.listKeys()) {
-        if (keys.has(key) || this.#items.has(key)) continue;
-        const known = this.#knownObjects.getByKey(key);
-        this.#queueAction("Deleted", new DeletedFinalStateUnknown(key, known as DeepReadonly<T>));
-        queuedDeletions++;
-      }
+    for (const key of knownKeys) {
+      if (keys.has(key) || this.#items.has(key)) continue;
+      const known = this.#knownObjects!.getByKey(key);
+      this.#queueAction("Deleted", new DeletedFinalStateUnknown(key, known as DeepReadonly<T>));
+      queuedDeletions++;
     }
     if (!this.#populated) {
       this.#populated = true;
@@ -201,7 +209,7 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
     const deltas = this.#items.get(key)!;
     this.#items.delete(key);
     try {
-      process(deltas, isInInitialList);
+      process(deltas, isInInitialList, key);
     } finally {
       // Counted after processing, so hasSynced() means "the initial list has been processed".
       if (this.#initialPopulationCount > 0) this.#initialPopulationCount--;

@@ -291,8 +291,8 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
   }
 
   async #processLoop(fifo: DeltaFIFO<T>, signal: AbortSignal): Promise<void> {
-    const process = (deltas: Deltas<T>, isInInitialList: boolean) =>
-      this.#processDeltas(deltas, isInInitialList);
+    const process = (deltas: Deltas<T>, isInInitialList: boolean, key: string) =>
+      this.#processDeltas(deltas, isInInitialList, key);
     while (!signal.aborted) {
       try {
         await fifo.pop(process);
@@ -315,7 +315,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
   }
 
   // client-go's processDeltas (the delta type aside, existence in the cache decides add vs update).
-  #processDeltas(deltas: Deltas<T>, isInInitialList: boolean): void {
+  #processDeltas(deltas: Deltas<T>, isInInitialList: boolean, key: string): void {
     const indexer = this.#indexer;
     for (const delta of deltas) {
       const obj = delta.object;
@@ -325,7 +325,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
         continue;
       }
       const newObj = obj as DeepReadonly<T>;
-      const old = indexer.get(newObj);
+      const old = indexer.getByKey(key);
       if (old !== undefined) {
         indexer.update(newObj);
         const isSync = old.metadata?.resourceVersion === newObj.metadata?.resourceVersion;
