@@ -166,6 +166,33 @@ describe("the REST API over HTTP", () => {
     expect(stale.body).toMatchObject({ kind: "Status", reason: "Conflict" });
   });
 
+  it("streams a large list in batches that parse back to the whole list", async () => {
+    const { url } = await start();
+    const note = "x".repeat(2000);
+    for (let i = 0; i < 300; i++) {
+      await call(url, "POST", "/api/v1/namespaces/default/configmaps", {
+        metadata: { name: `cm-${i}` },
+        data: { note },
+      });
+    }
+    const list = await call(url, "GET", "/api/v1/namespaces/default/configmaps");
+    expect(list.code).toBe(200);
+    expect(list.text.length).toBeGreaterThan(600_000);
+    const items = list.body.items as { metadata: { name: string } }[];
+    expect(items.map((i) => i.metadata.name)).toEqual(
+      Array.from({ length: 300 }, (_, i) => `cm-${i}`).sort(),
+    );
+    expect(list.body).toMatchObject({
+      kind: "ConfigMapList",
+      apiVersion: "v1",
+      metadata: { resourceVersion: expect.any(String) },
+    });
+    const table = await call(url, "GET", "/api/v1/namespaces/default/configmaps", undefined, {
+      accept: tableAccept,
+    });
+    expect((table.body.rows as unknown[]).length).toBe(300);
+  });
+
   it("answers kubectl's Table Accept with a Table whose rows carry PartialObjectMetadata or, asked, the object", async () => {
     const { url } = await start();
     await call(url, "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("web", 2));

@@ -195,7 +195,8 @@ class RestHandler {
             labelSelector: query.get("labelSelector") ?? undefined,
             fieldSelector: query.get("fieldSelector") ?? undefined,
           });
-          return send(response, 200, deleted);
+          const { items, ...envelope } = deleted;
+          return sendList(response, envelope, "items", items, jsonContentType);
         }
         default:
           request.resume();
@@ -370,9 +371,11 @@ class RestHandler {
         version: tableVersion,
         includeObject,
       });
-      return send(response, 200, table, tableContentType(tableVersion));
+      const { rows, ...rest } = table;
+      return sendList(response, rest, "rows", rows, tableContentType(tableVersion));
     }
-    return send(response, 200, list);
+    const { items, ...envelope } = list;
+    return sendList(response, envelope, "items", items, jsonContentType);
   }
 
   async #watch(
@@ -436,17 +439,7 @@ class RestHandler {
           response.cork();
           process.nextTick(uncork);
         }
-        if (!response.write(`${line}\n`)) {
-          await new Promise<void>((resolve) => {
-            const done = () => {
-              response.off("drain", done);
-              response.off("close", done);
-              resolve();
-            };
-            response.on("drain", done);
-            response.on("close", done);
-          });
-        }
+        if (!response.write(`${line}\n`)) await drained(response);
       }
     } finally {
       watch.stop();
@@ -526,6 +519,50 @@ function send(
     "Cache-Control": "no-cache, private",
   });
   response.end(text);
+}
+
+/** A list's items are serialized in batches of this many bytes, each written on its own. */
+const listBatchBytes = 256 * 1024;
+
+/**
+ * Sends a list item by item: the envelope, then the items in batches, waiting
+ * for the socket to drain and yielding to the event loop between batches. A
+ * 100,000-pod list so never holds the server's event loop in one
+ * `JSON.stringify`, nor needs one string of the whole body.
+ */
+async function sendList(
+  response: http.ServerResponse,
+  envelope: object,
+  itemsKey: string,
+  items: readonly unknown[],
+  contentType: string,
+): Promise<void> {
+  const head = JSON.stringify({ ...envelope, [itemsKey]: [] });
+  response.writeHead(200, { "Content-Type": contentType, "Cache-Control": "no-cache, private" });
+  let batch = head.slice(0, -2);
+  for (let i = 0; i < items.length; i++) {
+    batch += (i === 0 ? "" : ",") + JSON.stringify(items[i]);
+    if (batch.length >= listBatchBytes) {
+      if (response.destroyed) return;
+      if (!response.write(batch)) await drained(response);
+      batch = "";
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  response.end(`${batch}]}`);
+}
+
+/** Resolves when the response can take more, or has closed. */
+function drained(response: http.ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      response.off("drain", done);
+      response.off("close", done);
+      resolve();
+    };
+    response.on("drain", done);
+    response.on("close", done);
+  });
 }
 
 function sendOrNotFound(response: http.ServerResponse, body: object | undefined): void {
