@@ -240,9 +240,17 @@ describe("ApiServer", () => {
       written.push(`ADDED ${name}@${created.metadata?.resourceVersion}`);
     }
     const seen: string[] = [];
-    for await (const event of slow) seen.push(summarize(event));
-    // It was sent what fit in its buffer, then closed.
+    let error: unknown;
+    for await (const event of slow) {
+      if (event.type === "ERROR") error = event.object;
+      else seen.push(summarize(event));
+    }
+    // It was sent what fit in its buffer, then one ERROR (429, so a reflector re-watches without relisting).
     expect(seen).toEqual(written.slice(0, 3));
+    expect(error).toMatchObject({ kind: "Status", code: 429, reason: "TooManyRequests" });
+    expect((error as { message: string }).message).toBe(
+      "Too many requests: the watcher fell more than 3 events behind and was closed; watch again from the last resourceVersion read",
+    );
     const controller = new AbortController();
     const resumed = await client.watch({
       resourceVersion: seen.at(-1)!.split("@")[1],

@@ -106,7 +106,8 @@ export class GarbageCollector {
       let expired = false;
       for await (const event of watcher) {
         if (event.type === "ERROR") {
-          expired = true;
+          // Out of the history: list again. Fell behind: resume where it stopped.
+          expired = event.error?.storageCode !== "WatcherTooSlow";
           break;
         }
         this.#observe(event);

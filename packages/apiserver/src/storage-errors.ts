@@ -6,6 +6,7 @@ import {
   newNotFound,
   newResourceExpired,
   newTimeout,
+  newTooManyRequests,
   type StatusError,
   StatusError as StatusErrorClass,
 } from "@reconcile/api";
@@ -30,6 +31,8 @@ export function toStatusError(error: unknown, gr: GroupResource, name: string): 
         return newResourceExpired(error.message);
       case "TooLargeResourceVersion":
         return tooLargeResourceVersion(error.message);
+      case "WatcherTooSlow":
+        return newTooManyRequests(error.message);
     }
   }
   return newInternalError(error);

@@ -38,7 +38,9 @@ export interface Storage {
   delete(key: string, expectedRevision?: number): Promise<KubeObject>;
   /**
    * Watches every key under `prefix`. The watcher starts at once; see
-   * {@link StorageWatchOptions.fromRevision} for what it replays.
+   * {@link StorageWatchOptions.fromRevision} for what it replays. A watcher
+   * whose reader falls too far behind receives a last ERROR event
+   * (`WatcherTooSlow`) and stops; it never buffers without bound.
    */
   watch(prefix: string, options?: StorageWatchOptions): StorageWatcher;
   /** Stops every watcher and releases timers. */
@@ -108,7 +110,9 @@ export type StorageErrorCode =
   | "KeyNotFound"
   | "Conflict"
   | "Expired"
-  | "TooLargeResourceVersion";
+  | "TooLargeResourceVersion"
+  /** A watcher fell too far behind and was closed. */
+  | "WatcherTooSlow";
 
 /** A storage-level failure; the registry turns it into the matching `StatusError`. */
 export class StorageError extends ReconcileError {

@@ -1,11 +1,12 @@
 import { RingBuffer } from "./ring-buffer.js";
-import type { StorageEvent, StorageWatcher } from "./storage.js";
+import { StorageError, type StorageEvent, type StorageWatcher } from "./storage.js";
 
 /**
  * One watcher's queue: the events it has been sent and not yet read. The
  * initial events (a snapshot or a replay from history) are not counted against
  * the limit; live events are, and a watcher more than `limit` live events
- * behind is closed (it can resume from the last revision it read), so a slow
+ * behind is closed with a final ERROR event (it can resume from the last
+ * revision it read), so a slow
  * reader never holds the writer up and never makes memory grow without bound.
  */
 export class WatchChannel implements StorageWatcher {
@@ -46,9 +47,15 @@ export class WatchChannel implements StorageWatcher {
   push(event: StorageEvent): void {
     if (this.#closeReason !== undefined) return;
     if (this.#live.length >= this.#limit) {
-      this.close(
-        `watcher fell more than ${this.#limit} events behind and was closed; resume from the last resourceVersion read`,
-      );
+      // One ERROR after what was queued says why the stream ends: the reader resumes
+      // from the last version it read (a reflector backs off and re-watches, no relist).
+      const reason = `the watcher fell more than ${this.#limit} events behind and was closed; watch again from the last resourceVersion read`;
+      this.#live.push({
+        type: "ERROR",
+        revision: event.revision,
+        error: new StorageError("WatcherTooSlow", "", reason),
+      });
+      this.close(reason);
       return;
     }
     this.#live.push(event);
