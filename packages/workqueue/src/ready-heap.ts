@@ -1,12 +1,15 @@
 const initialCapacity = 64;
 
 /**
- * A binary min-heap of entries ordered by time, ties first-in first-out: the
+ * A min-heap of entries ordered by time, ties first-in first-out: the
  * delaying queue's waiting items (client-go's `waitForPriorityQueue`).
  *
  * Times and insertion numbers live in typed arrays beside the entries, so
  * sifting compares adjacent numbers instead of chasing an object per level,
- * and no entry's position is tracked. The delaying queue moves an item to an
+ * and no entry's position is tracked. Each node has four children, which
+ * halves the depth of a binary heap: popping, the common operation when many
+ * items fall due at once, moves half as many nodes for a few more comparisons
+ * among children that share a cache line. The delaying queue moves an item to an
  * earlier time by pushing it again; it recognises the node left behind as
  * stale when it reaches the top.
  */
@@ -40,7 +43,7 @@ export class ReadyHeap<E> {
     const entries = this.#entries;
     let index = this.#length++;
     while (index > 0) {
-      const parent = (index - 1) >> 1;
+      const parent = (index - 1) >> 2;
       const parentTime = times[parent]!;
       if (parentTime < time || (parentTime === time && seqs[parent]! < seq)) break;
       times[index] = parentTime;
@@ -68,15 +71,17 @@ export class ReadyHeap<E> {
     if (length === 0) return top;
     let index = 0;
     for (;;) {
-      let child = 2 * index + 1;
-      if (child >= length) break;
-      let childTime = times[child]!;
-      const right = child + 1;
-      if (right < length) {
-        const rightTime = times[right]!;
-        if (rightTime < childTime || (rightTime === childTime && seqs[right]! < seqs[child]!)) {
-          child = right;
-          childTime = rightTime;
+      // The earliest of up to four children, which sit side by side in the arrays.
+      const first = 4 * index + 1;
+      if (first >= length) break;
+      let child = first;
+      let childTime = times[first]!;
+      const last = first + 3 < length ? first + 3 : length - 1;
+      for (let sibling = first + 1; sibling <= last; sibling++) {
+        const siblingTime = times[sibling]!;
+        if (siblingTime < childTime || (siblingTime === childTime && seqs[sibling]! < seqs[child]!)) {
+          child = sibling;
+          childTime = siblingTime;
         }
       }
       if (time < childTime || (time === childTime && seq < seqs[child]!)) break;
