@@ -15,6 +15,7 @@ import {
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
+import { MemoryStorage } from "./memory-storage.js";
 
 const servers: ApiServer[] = [];
 function newServer(options: ConstructorParameters<typeof ApiServer>[0] = {}): ApiServer {
@@ -287,6 +288,19 @@ describe("ApiServer", () => {
     }
     const results = await Promise.all(readers);
     expect(results.every((names) => names.join() === expected.join())).toBe(true);
+  });
+
+  it("turns a failing storage into 500 InternalError answers, without crashing", async () => {
+    class BrokenStorage extends MemoryStorage {
+      override async create(): Promise<never> {
+        throw new Error("disk on fire");
+      }
+    }
+    const server = newServer({ storage: new BrokenStorage() });
+    await server.flush();
+    const error = await rejection(server.client().resource(pods, "default").list());
+    expect(error.status.code).toBe(500);
+    expect(error.message).toBe("Internal error occurred: disk on fire");
   });
 
   it("rejects a call whose signal has aborted with the signal's reason", async () => {

@@ -41,6 +41,7 @@ export class ApiServer {
   readonly clock: Clock;
   readonly #garbageCollector: GarbageCollector | undefined;
   readonly #client: Client;
+  readonly #ready: Promise<void>;
   #closed = false;
 
   constructor(options: ApiServerOptions = {}) {
@@ -53,6 +54,7 @@ export class ApiServer {
         watchBufferSize: options.watchBufferSize,
       });
     const ready = createInitialNamespaces(this.storage, this.clock);
+    this.#ready = ready;
     this.registry = new Registry({
       storage: this.storage,
       clock: this.clock,
@@ -64,7 +66,12 @@ export class ApiServer {
     this.#client = new InProcessClient(this.registry);
     if (options.garbageCollection ?? true) {
       this.#garbageCollector = new GarbageCollector({ registry: this.registry, storage: this.storage });
-      void ready.then(() => this.#garbageCollector?.start());
+      // A storage that cannot take the initial namespaces fails every request with that error;
+      // the collector then never starts (nothing would be left for it to do).
+      ready.then(
+        () => this.#garbageCollector?.start(),
+        () => {},
+      );
     }
   }
 
@@ -79,6 +86,11 @@ export class ApiServer {
    * left to do. Tests await it instead of sleeping.
    */
   async flush(): Promise<void> {
+    try {
+      await this.#ready;
+    } catch {
+      return; // the storage never took the initial namespaces: there is no background work
+    }
     await this.#garbageCollector?.flush();
   }
 

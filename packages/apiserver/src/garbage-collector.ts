@@ -63,7 +63,12 @@ export class GarbageCollector {
 
   start(): void {
     if (this.#loop !== undefined || this.#stopped) return;
-    this.#loop = this.#watchLoop();
+    this.#loop = this.#watchLoop().catch((error: unknown) => {
+      // The storage failed under the collector: report it and stop collecting, rather than crash.
+      this.#onError(error);
+      this.#stopped = true;
+      this.#progress();
+    });
     this.#started?.();
   }
 
