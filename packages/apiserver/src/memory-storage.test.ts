@@ -95,6 +95,17 @@ describe("MemoryStorage", () => {
     );
   });
 
+  it("stops serving a snapshot once its revision leaves the history, even one read before", async () => {
+    const storage = new MemoryStorage({ historySize: 2 });
+    await storage.create(key("a"), obj("a"));
+    await storage.create(key("b"), obj("b"));
+    await storage.create(key("c"), obj("c"));
+    expect((await storage.list("/core/pods/", { revision: 2 })).items).toHaveLength(2);
+    await storage.create(key("d"), obj("d"));
+    await storage.create(key("e"), obj("e"));
+    await expect(storage.list("/core/pods/", { revision: 2 })).rejects.toThrow("too old resource version: 2 (3)");
+  });
+
   it("replays exactly the changes after the requested revision, then goes live", async () => {
     const storage = new MemoryStorage();
     await storage.create(key("a"), obj("a"));

@@ -276,9 +276,9 @@ export class MemoryStorage implements Storage {
 
   /** The state under `prefix` at `revision`: the current state with newer changes undone. */
   #snapshot(prefix: string, revision: number): { keys: string[]; objects: KubeObject[] } {
+    if (revision < this.compactedRevision) throw tooOldResourceVersion(revision, this.compactedRevision);
     const cached = this.#snapshotCache;
     if (cached !== undefined && cached.prefix === prefix && cached.revision === revision) return cached;
-    if (revision < this.compactedRevision) throw tooOldResourceVersion(revision, this.compactedRevision);
     const state = new Map<string, KubeObject>();
     const keys = this.#sortedKeysUnder(prefix);
     const lookup = this.#lookupFor(prefix);
