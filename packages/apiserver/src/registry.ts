@@ -38,9 +38,13 @@ import { StorageError } from "./storage.js";
 import { continueExpiredMessage, tooLargeResourceVersion, toStatusError } from "./storage-errors.js";
 import { type Strategy, strategyFor } from "./strategy.js";
 
+/** Everything a registry needs; `ApiServer` fills these from its own options and defaults. */
 export interface RegistryOptions {
+  /** Where objects live. */
   storage: Storage;
+  /** Time for timestamps and watch timeouts. */
   clock: Clock;
+  /** The resources served; requests for any other resource are 404. */
   resources: readonly ResourceDescriptor[];
   /** Largest accepted object, in bytes of JSON. */
   maxObjectBytes: number;
