@@ -172,7 +172,7 @@ export class Queue<T> {
     if (state === undefined) {
       state = new ItemState(item);
       this.#states.set(item, state);
-    } else if (state.flags & WAITING && state.readyAt <= readyAt) {
+    } else if ((state.flags & WAITING) !== 0 && state.readyAt <= readyAt) {
       return undefined;
     }
     state.flags |= WAITING;
