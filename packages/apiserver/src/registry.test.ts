@@ -565,6 +565,19 @@ describe("patch", () => {
     expect(patched.status).toEqual({ replicas: 1 });
   });
 
+  it("approximates server-side apply: creates when absent, merges strategically when present", async () => {
+    const client = newServer().client().resource(deployments, "default");
+    const created = await client.patch("web", deployment("web"), { type: "apply", fieldManager: "kubectl" });
+    expect(created.metadata?.generation).toBe(1);
+    const applied = await client.patch(
+      "web",
+      { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web" }, spec: { replicas: 3 } },
+      { type: "apply", fieldManager: "kubectl" },
+    );
+    expect(applied.spec?.replicas).toBe(3);
+    expect(applied.spec?.template.spec?.containers.map((c) => c.name)).toEqual(["app"]);
+  });
+
   it("answers 404 for a patch of a missing object", async () => {
     const client = newServer().client().resource(deployments, "default");
     expect((await rejection(client.patch("nope", {}, { type: "merge" }))).status.code).toBe(404);
@@ -664,10 +677,7 @@ describe("deletion", () => {
     await client.delete("l");
     const second = await client.create({ metadata: { name: "l" } });
     const error = await rejection(
-      client.update({
-        ...first,
-        metadata: { ...first.metadata, resourceVersion: undefined, labels: { a: "b" } },
-      } as typeof first),
+      client.update({ ...first, metadata: { name: "l", uid: first.metadata!.uid!, labels: { a: "b" } } }),
     );
     expect(error.status.code).toBe(409);
     expect(error.message).toContain(
