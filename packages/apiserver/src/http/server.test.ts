@@ -1,4 +1,5 @@
 import * as http from "node:http";
+import * as net from "node:net";
 import { FakeClock } from "@reconcile/clock";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,10 +14,13 @@ afterEach(async () => {
   }
 });
 
-async function start(options: { token?: string; maxRequestBytes?: number; historySize?: number } = {}) {
+async function start(
+  options: { token?: string; maxRequestBytes?: number; historySize?: number; watchBufferSize?: number } = {},
+) {
   const api = new ApiServer({
     clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")),
     historySize: options.historySize,
+    watchBufferSize: options.watchBufferSize,
   });
   const server = await listen(api, { token: options.token, maxRequestBytes: options.maxRequestBytes });
   running.push({ api, http: server });
@@ -578,6 +582,41 @@ describe("watch over HTTP", () => {
       type: "ERROR",
       object: { kind: "Status", code: 410, reason: "Expired" },
     });
+  });
+
+  it("closes a watch whose client stops reading, with an ERROR saying why, while other watches keep up", async () => {
+    const { server, url } = await start({ watchBufferSize: 20 });
+    // A raw socket that sends the request and then reads nothing, so the server's writes back up
+    // once the kernel's socket buffers (up to 36 MiB here) are full: 50 MB of events overflow them.
+    const stalled = net.connect(server.port, "127.0.0.1");
+    await new Promise<void>((resolve) => stalled.once("connect", () => resolve()));
+    stalled.write("GET /api/v1/namespaces/default/configmaps?watch=true HTTP/1.1\r\nHost: test\r\n\r\n");
+    stalled.pause();
+    const healthy = watchLines(url, "/api/v1/namespaces/default/configmaps?watch=true");
+    await healthy.opened;
+    const data = { blob: "y".repeat(200_000) };
+    const count = 250;
+    for (let i = 0; i < count; i++) {
+      const created = await call(url, "POST", "/api/v1/namespaces/default/configmaps", {
+        metadata: { name: `c${i}` },
+        data,
+      });
+      expect(created.code).toBe(201);
+    }
+    await until(() => healthy.lines.length === count);
+    expect(healthy.lines.every((l) => l.type === "ADDED")).toBe(true);
+    let received = "";
+    stalled.setEncoding("latin1");
+    stalled.on("data", (chunk: string) => {
+      received += chunk;
+    });
+    stalled.resume();
+    // The server ended the response: the last chunk of a chunked body.
+    await until(() => received.endsWith("\r\n0\r\n\r\n"));
+    expect(received).toContain("fell more than 20 events behind and was closed");
+    expect(received.split('"type":"ADDED"').length - 1).toBeLessThan(count);
+    stalled.destroy();
+    healthy.close();
   });
 
   it("sends BOOKMARK events to a watch that allows them", async () => {
