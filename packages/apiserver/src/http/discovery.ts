@@ -132,3 +132,56 @@ export function apiResourceList(
     resources: list,
   };
 }
+
+/** The media type of aggregated discovery (`apidiscovery.k8s.io/v2`), which kubectl asks for first. */
+export const aggregatedDiscoveryContentType =
+  "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+
+/**
+ * Aggregated discovery (`APIGroupDiscoveryList`, v2): every resource of the core
+ * group (`/api`) or of the named groups (`/apis`) in one answer, so a client
+ * needs no request per group-version. It must go out with
+ * {@link aggregatedDiscoveryContentType}: kubectl decides by the Content-Type.
+ */
+export function aggregatedDiscovery(resources: readonly ResourceDescriptor[], core: boolean): object {
+  const groups = new Map<string, GroupVersion[]>();
+  for (const gv of groupVersions(resources)) {
+    if ((gv.group === "") !== core) continue;
+    const versions = groups.get(gv.group) ?? [];
+    versions.push(gv);
+    groups.set(gv.group, versions);
+  }
+  return {
+    kind: "APIGroupDiscoveryList",
+    apiVersion: "apidiscovery.k8s.io/v2",
+    metadata: {},
+    items: [...groups].map(([group, versions]) => ({
+      metadata: group === "" ? {} : { name: group },
+      versions: versions.map((gv) => ({
+        version: gv.version,
+        freshness: "Current",
+        resources: gv.resources.map((resource) => ({
+          resource: resource.plural,
+          responseKind: { group: resource.group, version: resource.version, kind: resource.kind },
+          scope: resource.namespaced ? "Namespaced" : "Cluster",
+          singularResource: resource.singular,
+          verbs: resourceVerbs,
+          ...(resource.shortNames.length > 0 ? { shortNames: [...resource.shortNames] } : {}),
+          ...(resource.categories.length > 0 ? { categories: [...resource.categories] } : {}),
+          ...(resource.subresources.length > 0
+            ? {
+                subresources: resource.subresources.map((subresource) => ({
+                  subresource,
+                  responseKind:
+                    subresource === "scale"
+                      ? { group: "autoscaling", version: "v1", kind: "Scale" }
+                      : { group: resource.group, version: resource.version, kind: resource.kind },
+                  verbs: subresourceVerbs,
+                })),
+              }
+            : {}),
+        })),
+      })),
+    })),
+  };
+}

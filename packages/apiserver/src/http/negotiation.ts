@@ -45,3 +45,14 @@ export function requestedTableVersion(accept: string | undefined): "v1" | "v1bet
   }
   return found;
 }
+
+/** Whether the client accepts aggregated discovery v2 (`as=APIGroupDiscoveryList;g=apidiscovery.k8s.io;v=v2`). */
+export function acceptsAggregatedDiscovery(accept: string | undefined): boolean {
+  return parseMediaTypes(accept).some(
+    (media) =>
+      media.type === "application/json" &&
+      media.params.as === "APIGroupDiscoveryList" &&
+      media.params.g === "apidiscovery.k8s.io" &&
+      media.params.v === "v2",
+  );
+}

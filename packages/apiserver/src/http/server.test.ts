@@ -143,6 +143,46 @@ describe("the REST API over HTTP", () => {
     expect(missing.body).toMatchObject({ kind: "Status", reason: "NotFound" });
   });
 
+  it("serves aggregated discovery to clients that ask for it, with its exact content type", async () => {
+    const { url } = await start();
+    const accept =
+      "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json";
+    const apis = await call(url, "GET", "/apis", undefined, { accept });
+    expect(apis.contentType).toBe("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList");
+    expect(apis.body).toMatchObject({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2" });
+    const apps = (
+      apis.body.items as { metadata: { name: string }; versions: { resources: { resource: string }[] }[] }[]
+    ).find((item) => item.metadata.name === "apps");
+    expect(apps?.versions[0]?.resources).toContainEqual({
+      resource: "deployments",
+      responseKind: { group: "apps", version: "v1", kind: "Deployment" },
+      scope: "Namespaced",
+      singularResource: "deployment",
+      verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
+      shortNames: ["deploy"],
+      categories: ["all"],
+      subresources: [
+        {
+          subresource: "status",
+          responseKind: { group: "apps", version: "v1", kind: "Deployment" },
+          verbs: ["get", "patch", "update"],
+        },
+        {
+          subresource: "scale",
+          responseKind: { group: "autoscaling", version: "v1", kind: "Scale" },
+          verbs: ["get", "patch", "update"],
+        },
+      ],
+    });
+    const core = await call(url, "GET", "/api", undefined, { accept });
+    expect((core.body.items as { metadata: object }[])[0]!.metadata).toEqual({});
+    // A client that knows only v2beta1 (kubectl 1.28) gets the unaggregated documents.
+    const old = await call(url, "GET", "/api", undefined, {
+      accept: "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json",
+    });
+    expect([old.contentType, old.body.kind]).toEqual(["application/json", "APIVersions"]);
+  });
+
   it("creates (201), gets, lists, updates and answers a stale update with 409 Conflict", async () => {
     const { url } = await start();
     const created = await call(

@@ -17,9 +17,17 @@ import type { ApiServer } from "../api-server.js";
 import { isJsonObject } from "../json.js";
 import { applyPatch } from "../patch.js";
 import type { Registry, RegistryDeleteOptions } from "../registry.js";
-import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./discovery.js";
+import {
+  aggregatedDiscovery,
+  aggregatedDiscoveryContentType,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  versionInfo,
+} from "./discovery.js";
 import { kubeconfigFor } from "./kubeconfig.js";
-import { requestedTableVersion } from "./negotiation.js";
+import { acceptsAggregatedDiscovery, requestedTableVersion } from "./negotiation.js";
 import { openApiDocuments } from "./openapi.js";
 import {
   decodeObjectBody,
@@ -332,10 +340,19 @@ class RestHandler {
         response.end("ok");
         return;
       case "api":
-        send(response, 200, apiVersions(resources, this.#serverAddress ?? request.headers.host ?? ""));
-        return;
       case "apis":
-        send(response, 200, apiGroupList(resources));
+        if (acceptsAggregatedDiscovery(request.headers.accept)) {
+          send(
+            response,
+            200,
+            aggregatedDiscovery(resources, route.kind === "api"),
+            aggregatedDiscoveryContentType,
+          );
+        } else if (route.kind === "api") {
+          send(response, 200, apiVersions(resources, this.#serverAddress ?? request.headers.host ?? ""));
+        } else {
+          send(response, 200, apiGroupList(resources));
+        }
         return;
       case "group":
         sendOrNotFound(response, apiGroup(resources, route.group));
