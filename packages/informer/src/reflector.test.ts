@@ -448,6 +448,23 @@ describe("Reflector", () => {
     await h.stop();
   });
 
+  it("does not hang on a watch iterator that ignores its signal: the idle detector and abort still work", async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")] });
+    let watches = 0;
+    const deaf = {
+      list: lw.list.bind(lw),
+      watch: async () => {
+        watches++;
+        return { [Symbol.asyncIterator]: () => ({ next: () => new Promise<never>(() => {}) }) };
+      },
+    };
+    const h = start(lw, { listerWatcher: deaf, idleTimeoutMs: 10_000 });
+    await h.clock.flush();
+    await h.clock.advance(10_000);
+    expect(watches).toBe(2);
+    expect(h.errors[0]).toBeInstanceOf(IdleWatchError);
+  });
+
   it("rejects invalid options with a message naming the option", () => {
     const lw = new FakeListerWatcher<Pod>();
     expect(

@@ -314,80 +314,94 @@ export class Reflector<T extends KubeObject = KubeObject> {
     }
   }
 
-  async #handleWatch(
+  // Callback-driven rather than `for await`: one `then` per event, and an
+  // abort (or the idle detector) settles the watch at once even if the
+  // iterator ignores its signal and never answers again.
+  #handleWatch(
     stream: AsyncIterable<WatchEvent<T>>,
     watching: AbortController,
     idleTimeoutMs: number,
   ): Promise<{ outcome: WatchOutcome; events: number }> {
-    const iterator = stream[Symbol.asyncIterator]();
-    let events = 0;
-    let idle = false;
-    let lastEventAt = this.#clock.now();
-    let idleTimer: unknown;
-    const checkIdle = () => {
-      const quietFor = this.#clock.now() - lastEventAt;
-      if (quietFor >= idleTimeoutMs) {
+    return new Promise((resolve, reject) => {
+      const iterator = stream[Symbol.asyncIterator]();
+      let events = 0;
+      let idle = false;
+      let finished = false;
+      let lastEventAt = this.#clock.now();
+      let idleTimer: unknown;
+      const finish = (outcome: WatchOutcome | { error: unknown }) => {
+        if (finished) return;
+        finished = true;
+        this.#clock.clearTimeout(idleTimer);
+        watching.signal.removeEventListener("abort", onStop);
+        iterator.return?.()?.catch(() => {});
+        if (typeof outcome === "string") resolve({ outcome, events });
+        else reject(outcome.error);
+      };
+      const onStatus = (error: StatusError) => {
+        try {
+          finish(this.#onWatchStatus(error));
+        } catch (thrown) {
+          finish({ error: thrown });
+        }
+      };
+      const onStop = () => {
+        if (!idle) return finish("aborted");
+        this.#report(new IdleWatchError(this.name, idleTimeoutMs));
+        finish("idle");
+      };
+      const checkIdle = () => {
+        const quietFor = this.#clock.now() - lastEventAt;
+        if (quietFor < idleTimeoutMs) {
+          idleTimer = this.#clock.setTimeout(checkIdle, idleTimeoutMs - quietFor);
+          return;
+        }
         idle = true;
         watching.abort();
-      } else {
-        idleTimer = this.#clock.setTimeout(checkIdle, idleTimeoutMs - quietFor);
-      }
-    };
-    idleTimer = this.#clock.setTimeout(checkIdle, idleTimeoutMs);
-    // An iterator that ignores its signal must not keep us waiting after an abort. One
-    // resolver at a time (not Promise.race, whose reactions would pile up on a long watch).
-    let wakeOnStop: ((value: "stop") => void) | undefined;
-    const onStop = () => wakeOnStop?.("stop");
-    watching.signal.addEventListener("abort", onStop, { once: true });
-    try {
-      for (;;) {
-        let next: IteratorResult<WatchEvent<T>> | "stop";
-        try {
-          next = watching.signal.aborted
-            ? "stop"
-            : await new Promise<IteratorResult<WatchEvent<T>> | "stop">((resolve, reject) => {
-                wakeOnStop = resolve;
-                iterator.next().then(resolve, reject);
-              });
-        } catch (error) {
-          if (watching.signal.aborted) return { outcome: idle ? "idle" : "aborted", events };
-          if (StatusError.isInstance(error)) return this.#onWatchStatus(error, events);
-          // A cut connection: report it and watch again from the last version, after a backoff.
-          this.#report(new WatchStreamError(this.name, error));
-          return { outcome: "retry", events };
-        }
-        if (next === "stop") {
-          if (idle) {
-            this.#report(new IdleWatchError(this.name, idleTimeoutMs));
-            return { outcome: "idle", events };
-          }
-          return { outcome: "aborted", events };
-        }
-        if (next.done) return { outcome: "closed", events };
+      };
+      const onNext = (next: IteratorResult<WatchEvent<T>>) => {
+        if (finished) return;
+        if (next.done) return finish("closed");
         lastEventAt = this.#clock.now();
         events++;
         const event = next.value;
-        if (event.type === "ERROR")
-          return this.#onWatchStatus(new StatusError(event.object as Status), events);
+        if (event.type === "ERROR") return onStatus(new StatusError(event.object as Status));
         this.#apply(event);
-      }
-    } finally {
-      wakeOnStop = undefined;
-      watching.signal.removeEventListener("abort", onStop);
-      this.#clock.clearTimeout(idleTimer);
-      iterator.return?.()?.catch(() => {});
-    }
+        pull();
+      };
+      const onError = (error: unknown) => {
+        if (finished) return;
+        if (StatusError.isInstance(error)) return onStatus(error);
+        // A cut connection: report it and watch again from the last version, after a backoff.
+        this.#report(new WatchStreamError(this.name, error));
+        finish("retry");
+      };
+      const pull = () => {
+        let next: Promise<IteratorResult<WatchEvent<T>>>;
+        try {
+          next = iterator.next();
+        } catch (error) {
+          onError(error);
+          return;
+        }
+        next.then(onNext, onError);
+      };
+      watching.signal.addEventListener("abort", onStop, { once: true });
+      if (watching.signal.aborted) return onStop();
+      idleTimer = this.#clock.setTimeout(checkIdle, idleTimeoutMs);
+      pull();
+    });
   }
 
-  #onWatchStatus(error: StatusError, events: number): { outcome: WatchOutcome; events: number } {
+  #onWatchStatus(error: StatusError): WatchOutcome {
     // 410: the version left the server's history; relist (at the last version first, as client-go does).
     if (isResourceExpired(error) || isGone(error)) {
       this.#report(error);
-      return { outcome: "expired", events };
+      return "expired";
     }
     if (isTooManyRequests(error)) {
       this.#report(error);
-      return { outcome: "retry", events };
+      return "retry";
     }
     throw error;
   }
@@ -445,7 +459,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
   }
 }
 
-function defaultWatchErrorHandler(error: unknown, context: { name: string }): void {
+/** Logs with `console.warn`; 410s (routine relists) are not logged. */
+export function defaultWatchErrorHandler(error: unknown, context: { name: string }): void {
   if (isResourceExpired(error) || isGone(error)) return;
   console.warn(`${context.name}: ${messageOf(error)}`);
 }

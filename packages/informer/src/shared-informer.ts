@@ -15,7 +15,7 @@ import {
   ProcessorListener,
   type ResourceEventHandler,
 } from "./processor-listener.js";
-import { Reflector, type WatchErrorHandler } from "./reflector.js";
+import { defaultWatchErrorHandler, Reflector, type WatchErrorHandler } from "./reflector.js";
 import { createIndexer, type Indexer, type Indexers, type Store } from "./store.js";
 
 /** Reports an error thrown (or rejected) by an event handler; the informer carries on. */
@@ -372,10 +372,4 @@ function defaultHandlerErrorHandler(
   context: { informer: string; method: HandlerMethod },
 ): void {
   console.error(`informer ${context.informer}: event handler ${context.method} failed:`, error);
-}
-
-function defaultWatchErrorHandler(error: unknown, context: { name: string }): void {
-  const status = (error as { status?: { code?: number } })?.status;
-  if (status?.code === 410) return;
-  console.warn(`${context.name}: ${error instanceof Error ? error.message : String(error)}`);
 }
