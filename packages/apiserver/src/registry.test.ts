@@ -658,6 +658,37 @@ describe("deletion", () => {
     expect((await rejection(client.get("l"))).status.code).toBe(404);
   });
 
+  it("refuses new objects in a namespace that is being deleted", async () => {
+    const client = newServer().client();
+    await client
+      .resource(namespaces)
+      .create({ metadata: { name: "team", finalizers: ["example.com/hold"] } });
+    await client.resource(namespaces).delete("team");
+    const error = await rejection(client.resource(pods, "team").create(pod("p")));
+    expect(error.status.code).toBe(403);
+    expect(error.message).toBe(
+      'namespaces "team" is forbidden: unable to create new content in namespace team because it is being terminated',
+    );
+  });
+
+  it("validates but stores nothing on dryRun", async () => {
+    const server = newServer();
+    const client = server.client().resource(pods, "default");
+    await server.flush();
+    const before = await server.storage.currentRevision();
+    const dry = await client.create(pod("p"), { dryRun: "All" });
+    expect(dry.metadata?.name).toBe("p");
+    expect(
+      (
+        await rejection(
+          client.create({ metadata: { name: "q" }, spec: { containers: [] } }, { dryRun: "All" }),
+        )
+      ).status.code,
+    ).toBe(422);
+    expect((await rejection(client.get("p"))).status.code).toBe(404);
+    expect(await server.storage.currentRevision()).toBe(before);
+  });
+
   it("checks uid and resourceVersion preconditions", async () => {
     const client = newServer().client().resource(leases, "default");
     const created = await client.create({ metadata: { name: "l" } });
@@ -752,6 +783,25 @@ describe("garbage collection", () => {
       ["p1", undefined],
       ["p2", undefined],
     ]);
+  });
+
+  it("drops the reference to a deleted owner from a dependent that still has another owner", async () => {
+    const server = newServer();
+    const client = server.client();
+    const first = await client.resource(replicaSets, "default").create(replicaSet("first"));
+    const second = await client.resource(replicaSets, "default").create(replicaSet("second"));
+    const shared = pod("shared");
+    shared.metadata!.ownerReferences = [first, second].map((owner) => ({
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      name: owner.metadata!.name!,
+      uid: owner.metadata!.uid!,
+    }));
+    await client.resource(pods, "default").create(shared);
+    await client.resource(replicaSets, "default").delete("first");
+    await server.flush();
+    const left = await client.resource(pods, "default").get("shared");
+    expect(left.metadata?.ownerReferences?.map((ref) => ref.name)).toEqual(["second"]);
   });
 
   it("cascades through several levels (Deployment → ReplicaSet → Pods)", async () => {
