@@ -128,6 +128,21 @@ describe("HttpClient requests", () => {
     client.close();
   });
 
+  it("hands the server's Warning headers to onWarning", async () => {
+    const { url } = await serve((_req, res) => {
+      res.setHeader("Warning", [
+        '299 - "apps/v1beta1 Deployment is deprecated"',
+        '299 - "unknown field \\"spec.replica\\""',
+      ]);
+      json(res, 200, {});
+    });
+    const warnings: string[] = [];
+    const client = await clientFor(url, { onWarning: (message) => warnings.push(message) });
+    await client.resource(pods, "default").get("p");
+    expect(warnings).toEqual(["apps/v1beta1 Deployment is deprecated", 'unknown field "spec.replica"']);
+    client.close();
+  });
+
   it("lists with selectors, limit and continue in the query, across namespaces when unbound", async () => {
     const { url, seen } = await serve((_req, res) =>
       json(res, 200, { kind: "PodList", metadata: { resourceVersion: "7" }, items: null }),

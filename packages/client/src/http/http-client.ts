@@ -71,6 +71,11 @@ export interface HttpClientOptions {
   userAgent?: string | undefined;
   /** A watch line longer than this fails the watch. Default 256 MiB. */
   maxWatchLineBytes?: number | undefined;
+  /**
+   * Called with the text of each `Warning` header the server sends (deprecated
+   * APIs, ignored fields), as client-go's `WarningHandler`. Default: ignored.
+   */
+  onWarning?: ((message: string) => void) | undefined;
   /** Default `realClock`. */
   clock?: Clock | undefined;
 }
@@ -115,6 +120,7 @@ export class HttpClient implements Client {
   private readonly maxWatchLineBytes: number | undefined;
   private readonly clock: Clock;
   private readonly agent: http.Agent;
+  private readonly onWarning: ((message: string) => void) | undefined;
 
   constructor(options: HttpClientOptions) {
     const cluster = options.kubeConfig.getCurrentCluster();
@@ -138,6 +144,7 @@ export class HttpClient implements Client {
     this.retryBackoffMs = options.retryBackoffMs ?? 200;
     this.userAgent = options.userAgent ?? "reconcile-client/0.1 (node)";
     this.maxWatchLineBytes = options.maxWatchLineBytes;
+    this.onWarning = options.onWarning;
     this.agent =
       url.protocol === "https:"
         ? new https.Agent({ keepAlive: true, maxSockets: 64 })
@@ -259,6 +266,7 @@ export class HttpClient implements Client {
         }
         throw connectionError(this.server, error);
       }
+      if (this.onWarning !== undefined) reportWarnings(response.headers.warning, this.onWarning);
       const code = response.statusCode ?? 0;
       if (code >= 200 && code < 300) return response;
       const retryAfter = parseRetryAfter(response.headers["retry-after"]);
@@ -370,6 +378,18 @@ function notJson(error: unknown): StatusError {
     },
     { cause: error },
   );
+}
+
+/**
+ * Hands on the text of `Warning: 299 - "text"` headers (RFC 7234 warn-code 299,
+ * as kube-apiserver sends them); several may arrive joined by commas.
+ */
+function reportWarnings(header: string | undefined, onWarning: (message: string) => void): void {
+  if (!header) return;
+  const pattern = /299\s+\S+\s+"((?:[^"\\]|\\.)*)"/g;
+  for (let match = pattern.exec(header); match !== null; match = pattern.exec(header)) {
+    onWarning(match[1]!.replace(/\\(.)/g, "$1"));
+  }
 }
 
 function parseRetryAfter(header: string | string[] | undefined): number | undefined {
