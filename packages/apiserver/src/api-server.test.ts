@@ -218,6 +218,16 @@ describe("ApiServer", () => {
     expect(clock.pendingTimers()).toEqual([]);
   });
 
+  it("leaves no timer behind when the server closes watches nobody reads", async () => {
+    const clock = new FakeClock();
+    const server = newServer({ clock, bookmarkIntervalMs: 1000 });
+    const client = server.client().resource(pods, "default");
+    await client.watch({ timeoutSeconds: 60, allowWatchBookmarks: true });
+    expect(clock.pendingTimers()).toHaveLength(2);
+    await server.close();
+    expect(clock.pendingTimers()).toEqual([]);
+  });
+
   it("closes every watch on close()", async () => {
     const server = newServer();
     const watch = await server.client().resource(replicaSets).watch();

@@ -33,7 +33,7 @@ import { copyJson, isJsonObject, jsonEqual, type Mutable } from "./json.js";
 import { validateObjectMeta } from "./meta-validation.js";
 import { applyPatch, type PatchType } from "./patch.js";
 import { kindSchemas, objectMetaSchema, typeProblem } from "./schema.js";
-import type { Storage, StorageEvent, StorageWatcher } from "./storage.js";
+import type { Storage, StorageEvent } from "./storage.js";
 import { StorageError } from "./storage.js";
 import { continueExpiredMessage, tooLargeResourceVersion, toStatusError } from "./storage-errors.js";
 import { type Strategy, strategyFor } from "./strategy.js";
@@ -94,7 +94,8 @@ export class Registry {
   readonly #maxObjectBytes: number;
   readonly #bookmarkIntervalMs: number;
   readonly #ready: Promise<void> | undefined;
-  readonly #watches = new Set<StorageWatcher>();
+  /** How to stop each watch being served. */
+  readonly #watches = new Set<() => void>();
 
   constructor(options: RegistryOptions) {
     this.#storage = options.storage;
@@ -204,17 +205,22 @@ export class Registry {
       predicate: predicate?.matches,
       bookmarkIntervalMs: options.allowWatchBookmarks ? this.#bookmarkIntervalMs : undefined,
     });
-    this.#watches.add(watcher);
     const clock = this.#clock;
-    const timer = timeoutSeconds ? clock.setTimeout(() => watcher.stop(), timeoutSeconds * 1000) : undefined;
     const signal = options.signal;
-    const onAbort = () => watcher.stop();
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const cleanup = () => {
+    let timer: ReturnType<Clock["setTimeout"]> | undefined;
+    let stopped = false;
+    // Ends the watch and releases everything it holds: the timeout timer, the abort listener.
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      watcher.stop();
       if (timer !== undefined) clock.clearTimeout(timer);
-      signal?.removeEventListener("abort", onAbort);
-      this.#watches.delete(watcher);
+      signal?.removeEventListener("abort", stop);
+      this.#watches.delete(stop);
     };
+    this.#watches.add(stop);
+    if (timeoutSeconds) timer = clock.setTimeout(stop, timeoutSeconds * 1000);
+    signal?.addEventListener("abort", stop, { once: true });
     const bookmarkOf = (revision: number): KubeObject => ({
       apiVersion: apiVersionOf(resource),
       kind: resource.kind,
@@ -222,16 +228,12 @@ export class Registry {
     });
     const gr = groupResourceOf(resource);
     const iterator = watcher[Symbol.asyncIterator]();
-    const stop = () => {
-      watcher.stop();
-      cleanup();
-    };
     // A plain mapping iterator (no async generator): fan-out pays this per event per watcher.
     const events: AsyncIterator<WatchEvent> & RegistryWatch = {
       next: () =>
         iterator.next().then((next): IteratorResult<WatchEvent> => {
           if (next.done) {
-            cleanup();
+            stop();
             return { done: true, value: undefined };
           }
           return { done: false, value: toWatchEvent(next.value, gr, bookmarkOf) };
@@ -248,8 +250,7 @@ export class Registry {
 
   /** Stops every watch served through this registry. */
   closeWatches(): void {
-    for (const watcher of [...this.#watches]) watcher.stop();
-    this.#watches.clear();
+    for (const stop of [...this.#watches]) stop();
   }
 
   async get(resource: ResourceDescriptor, namespace: string | undefined, name: string): Promise<KubeObject> {
