@@ -389,6 +389,24 @@ describe("list", () => {
     expect(await names({ fieldSelector: "metadata.name!=a" })).toEqual(["b", "c"]);
   });
 
+  it("selects events by involvedObject fields, as kubectl describe asks", async () => {
+    const client = newServer().client().resource(events, "default");
+    await client.create({
+      metadata: { name: "e1" },
+      involvedObject: { kind: "Pod", name: "web", namespace: "default", uid: "u1" },
+      reason: "Started",
+    });
+    await client.create({
+      metadata: { name: "e2" },
+      involvedObject: { kind: "Pod", name: "db", namespace: "default", uid: "u2" },
+      reason: "Started",
+    });
+    const list = await client.list({
+      fieldSelector: "involvedObject.name=web,involvedObject.namespace=default,involvedObject.uid=u1",
+    });
+    expect(list.items.map((e) => e.metadata?.name)).toEqual(["e1"]);
+  });
+
   it("paginates with continue tokens bound to the first page's snapshot", async () => {
     const client = newServer().client().resource(pods, "default");
     for (const name of ["a", "b", "c", "d", "e"]) await client.create(pod(name));
