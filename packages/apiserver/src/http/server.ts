@@ -222,14 +222,13 @@ class RestHandler {
           const table = toTable(
             resource,
             [object],
-            { resourceVersion: object.metadata?.resourceVersion ?? "" },
+            {},
             {
               now: this.#clock.now(),
               version: tableVersion,
               includeObject: parseIncludeObjectParam(query),
             },
           );
-          table.metadata = {};
           return send(response, 200, table, tableContentType(tableVersion));
         }
         return send(response, 200, object);
