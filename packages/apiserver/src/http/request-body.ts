@@ -1,11 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import {
-  type KubeObject,
-  newBadRequest,
-  newRequestEntityTooLarge,
-  newUnsupportedMediaType,
-  StatusError,
-} from "@reconcile/api";
+import { type KubeObject, newBadRequest, newRequestEntityTooLarge, StatusError } from "@reconcile/api";
 import { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
 import { mediaTypeOf } from "./negotiation.js";
 
@@ -62,7 +56,11 @@ export function decodeObjectBody(contentType: string | undefined, body: Buffer):
     }
   }
   if (media === "" || media === "application/json" || media === "*/*") return parseJson(body);
-  throw newUnsupportedMediaType(contentType ?? "");
+  throw new StatusError({
+    code: 415,
+    reason: "UnsupportedMediaType",
+    message: `the body of the request was in an unknown format (${contentType ?? ""}) - accepted media types include: application/json, ${protobufMediaType}`,
+  });
 }
 
 /** The patch types by request Content-Type. */
