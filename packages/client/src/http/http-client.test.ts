@@ -438,6 +438,26 @@ describe("HttpClient watch", () => {
     client.close();
   });
 
+  it("keeps serving requests while a hundred watches are open", async () => {
+    const { url } = await serve((req, res) => {
+      if (req.url?.includes("watch=true")) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.flushHeaders();
+      } else json(res, 200, { metadata: { name: "p" } });
+    });
+    const client = await clientFor(url);
+    const controller = new AbortController();
+    const watches = await Promise.all(
+      Array.from({ length: 100 }, () =>
+        client.resource(pods, "default").watch({ signal: controller.signal }),
+      ),
+    );
+    expect(watches).toHaveLength(100);
+    await expect(client.resource(pods, "default").get("p")).resolves.toEqual({ metadata: { name: "p" } });
+    controller.abort();
+    client.close();
+  });
+
   it("ends the iteration when the signal aborts", async () => {
     const { url } = await serve((_req, res) => {
       res.writeHead(200, { "content-type": "application/json" });

@@ -145,10 +145,10 @@ export class HttpClient implements Client {
     this.userAgent = options.userAgent ?? "reconcile-client/0.1 (node)";
     this.maxWatchLineBytes = options.maxWatchLineBytes;
     this.onWarning = options.onWarning;
+    // No cap on sockets: each open watch holds one (HTTP/1.1), and a cap would starve
+    // other requests behind long-lived watches. The token bucket bounds the rest.
     this.agent =
-      url.protocol === "https:"
-        ? new https.Agent({ keepAlive: true, maxSockets: 64 })
-        : new http.Agent({ keepAlive: true, maxSockets: 64 });
+      url.protocol === "https:" ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   }
 
   resource<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace?: string): ResourceClient<T> {
