@@ -166,7 +166,7 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value);
 }
 
-describe("kubectl rollout against the embedded server", () => {
+describe("kubectl rollout against the embedded server", { timeout: 120_000 }, () => {
   it("rollout status waits for the new generation to be observed and reports success", async () => {
     const { kubectl } = await cluster();
     await kubectl(["create", "deployment", "web", "--image=nginx:1.26", "--replicas=2"]);

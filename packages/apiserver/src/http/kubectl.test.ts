@@ -104,7 +104,7 @@ const rows = (stdout: string) =>
     .split("\n")
     .map((line) => line.trim().split(/\s{2,}/));
 
-describe("kubectl against the embedded server", () => {
+describe("kubectl against the embedded server", { timeout: 120_000 }, () => {
   it("api-resources lists the served kinds with short names", async () => {
     const { kubectl } = await cluster();
     const result = await kubectl(["api-resources"]);
