@@ -7,7 +7,9 @@
 // Each is checked (every pod listed; every event once, in order) and measured
 // after a warm-up, 5 times (3 when one sample takes over 30 s).
 // Environment: BENCH_HTTP_PODS (default 100000), BENCH_HTTP_RUNS (default 5),
-// BENCH_HTTP_CPU_PROF=<dir> runs the clients with --cpu-prof into <dir>.
+// BENCH_HTTP_CPU_PROF=<dir> runs the clients with --cpu-prof into <dir>/<client>/,
+// BENCH_HTTP_SCENARIOS=watch,list (a comma-separated subset of list,
+// list-paged, watch) runs only those.
 import { type ChildProcess, execFileSync, fork } from "node:child_process";
 import os from "node:os";
 import { join } from "node:path";
@@ -37,12 +39,7 @@ class Child<Out extends Message, In> {
     const execArgv =
       options.profile === undefined
         ? childArgv
-        : [
-            ...childArgv,
-            "--cpu-prof",
-            `--cpu-prof-dir=${profileDir}`,
-            `--cpu-prof-name=${options.profile}.cpuprofile`,
-          ];
+        : [...childArgv, "--cpu-prof", `--cpu-prof-dir=${join(profileDir ?? "", options.profile)}`];
     this.process = fork(join(here, file), args, { execArgv, env: { ...process.env, ...options.env } });
     this.process.on("message", (message: Out) => {
       this.queue.push(message);
@@ -165,9 +162,10 @@ const scenarios: {
   { key: "watch", name: `watch ${podCount} MODIFIED events`, sample: watchSample },
 ];
 
+const only = process.env.BENCH_HTTP_SCENARIOS?.split(",");
 const measurements: Measurement[] = [];
 const ratios: Record<string, { wall: number; cpu: number; eventsPerSecond?: number }> = {};
-for (const scenario of scenarios) {
+for (const scenario of scenarios.filter((s) => only === undefined || only.includes(s.key))) {
   const medians = new Map<Implementation, { wall: number; cpu: number }>();
   for (const implementation of implementations) {
     const client = clients.get(implementation)!;
@@ -226,7 +224,7 @@ await server.stop({ kind: "stop" });
 const uptimeAtEnd = uptime();
 console.log(`load: ${uptimeAtEnd}`);
 
-writeResults("apiserver-http", measurements, {
+writeResults(only === undefined ? "apiserver-http" : `apiserver-http-${only.join("-")}`, measurements, {
   description:
     "@reconcile/client's HttpClient against @kubernetes/client-node 1.4.0 over HTTP on loopback, each in its own process, against the embedded API server in a third; ratios are ours/client-node of the medians (below 1: ours is faster)",
   pods: podCount,
