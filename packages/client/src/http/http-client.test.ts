@@ -318,6 +318,26 @@ describe("HttpClient failures", () => {
     client.close();
   });
 
+  it("sends a write again when the kept-alive socket it went out on turns out to be closed", async () => {
+    let posts = 0;
+    const { url, seen } = await serve((req, res) => {
+      if (req.method === "POST" && ++posts === 1) {
+        // The server drops the idle connection: the request on it fails with ECONNRESET.
+        res.socket?.destroy();
+        return;
+      }
+      json(res, req.method === "POST" ? 201 : 200, { metadata: { name: "p" } });
+    });
+    const clock = new FakeClock();
+    const client = await clientFor(url, { clock });
+    const rc = client.resource(pods, "default");
+    await rc.get("p");
+    await expect(rc.create({ metadata: { name: "p" } })).resolves.toEqual({ metadata: { name: "p" } });
+    expect(seen.map((s) => s.method)).toEqual(["GET", "POST", "POST"]);
+    expect(clock.pendingTimers()).toEqual([]);
+    client.close();
+  });
+
   it("does not retry a write that could not connect", async () => {
     const { url } = await serve(() => undefined);
     servers[0]!.close();

@@ -260,6 +260,7 @@ export class HttpClient implements Client {
       } catch (error) {
         if (spec.signal?.aborted) throw spec.signal.reason;
         if (StatusError.isInstance(error)) throw error;
+        if (staleSocketErrors.has(error as Error) && attempt < this.maxRetries) continue;
         if (spec.idempotent && attempt < this.maxRetries) {
           await this.clock.sleep(this.retryBackoffMs * 2 ** attempt, { signal: spec.signal });
           continue;
@@ -338,6 +339,11 @@ export class HttpClient implements Client {
       }
       request.on("error", (error) => {
         cleanup();
+        // A kept-alive socket the server closed while it sat idle fails at once, before the
+        // server read anything: such a request is safe to send again, whatever its verb.
+        if (request.reusedSocket && (error as NodeJS.ErrnoException).code === "ECONNRESET") {
+          staleSocketErrors.add(error);
+        }
         reject(error);
       });
       request.on("close", () => {
@@ -422,6 +428,8 @@ function readBody(response: http.IncomingMessage, signal: AbortSignal | undefine
 /** The Timeout error of each request the client timed out, for the body reader to report. */
 const timeoutErrors = new WeakMap<http.ClientRequest, StatusError>();
 const requestOf = new WeakMap<http.IncomingMessage, http.ClientRequest>();
+/** Connection resets of requests sent on a reused keep-alive socket. */
+const staleSocketErrors = new WeakSet<Error>();
 
 class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
   readonly resource: ResourceDescriptor<T>;
