@@ -260,7 +260,8 @@ export class HttpClient implements Client {
       } catch (error) {
         if (spec.signal?.aborted) throw spec.signal.reason;
         if (StatusError.isInstance(error)) throw error;
-        if (staleSocketErrors.has(error as Error) && attempt < this.maxRetries) continue;
+        // Once only: a server that did read the request and then failed must not see it many times.
+        if (staleSocketErrors.has(error as Error) && attempt === 0) continue;
         if (spec.idempotent && attempt < this.maxRetries) {
           await this.clock.sleep(this.retryBackoffMs * 2 ** attempt, { signal: spec.signal });
           continue;
