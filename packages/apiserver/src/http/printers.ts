@@ -58,6 +58,12 @@ export const printers: Readonly<Record<string, Printer>> = {
       const containers: Loose[] = Array.isArray(pod.spec?.containers) ? pod.spec.containers : [];
       const ready = statuses.filter((s) => s?.ready === true).length;
       const restarts = statuses.reduce((sum, s) => sum + num(s?.restartCount), 0);
+      // "3 (2m ago)": the time of the latest restart, as kubectl shows it.
+      let lastRestart = Number.NaN;
+      for (const s of statuses) {
+        const finishedAt = Date.parse(s?.lastState?.terminated?.finishedAt ?? "");
+        if (num(s?.restartCount) > 0 && !(finishedAt <= lastRestart)) lastRestart = finishedAt;
+      }
       const gates: Loose[] = Array.isArray(pod.spec?.readinessGates) ? pod.spec.readinessGates : [];
       const conditions: Loose[] = Array.isArray(pod.status?.conditions) ? pod.status.conditions : [];
       const gatesReady = gates.filter((g) =>
@@ -67,7 +73,9 @@ export const printers: Readonly<Record<string, Printer>> = {
         nameOf(pod),
         `${ready}/${containers.length}`,
         podStatusReason(pod),
-        String(restarts),
+        Number.isNaN(lastRestart)
+          ? String(restarts)
+          : `${restarts} (${humanDuration(now - lastRestart)} ago)`,
         ageOf(pod, now),
         orNone(pod.status?.podIP),
         orNone(pod.spec?.nodeName),

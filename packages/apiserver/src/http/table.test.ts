@@ -30,7 +30,13 @@ describe("toTable", () => {
         podIP: "10.0.0.7",
         containerStatuses: [
           { name: "a", ready: true, restartCount: 2, state: { running: {} } },
-          { name: "b", ready: false, restartCount: 1, state: { waiting: { reason: "CrashLoopBackOff" } } },
+          {
+            name: "b",
+            ready: false,
+            restartCount: 1,
+            state: { waiting: { reason: "CrashLoopBackOff" } },
+            lastState: { terminated: { exitCode: 1, finishedAt: "2026-01-01T00:58:00Z" } },
+          },
         ],
       },
     };
@@ -53,7 +59,7 @@ describe("toTable", () => {
       "web-1",
       "1/2",
       "CrashLoopBackOff",
-      "3",
+      "3 (2m ago)",
       "5m",
       "10.0.0.7",
       "node-1",
