@@ -62,7 +62,9 @@ export const printers: Readonly<Record<string, Printer>> = {
       let lastRestart = Number.NaN;
       for (const s of statuses) {
         const finishedAt = Date.parse(s?.lastState?.terminated?.finishedAt ?? "");
-        if (num(s?.restartCount) > 0 && !(finishedAt <= lastRestart)) lastRestart = finishedAt;
+        if (num(s?.restartCount) > 0 && !Number.isNaN(finishedAt) && !(finishedAt <= lastRestart)) {
+          lastRestart = finishedAt;
+        }
       }
       const gates: Loose[] = Array.isArray(pod.spec?.readinessGates) ? pod.spec.readinessGates : [];
       const conditions: Loose[] = Array.isArray(pod.status?.conditions) ? pod.status.conditions : [];

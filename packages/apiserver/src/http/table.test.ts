@@ -29,13 +29,18 @@ describe("toTable", () => {
         phase: "Running",
         podIP: "10.0.0.7",
         containerStatuses: [
-          { name: "a", ready: true, restartCount: 2, state: { running: {} } },
+          {
+            name: "a",
+            ready: true,
+            restartCount: 2,
+            state: { running: {} },
+            lastState: { terminated: { exitCode: 1, finishedAt: "2026-01-01T00:58:00Z" } },
+          },
           {
             name: "b",
             ready: false,
             restartCount: 1,
             state: { waiting: { reason: "CrashLoopBackOff" } },
-            lastState: { terminated: { exitCode: 1, finishedAt: "2026-01-01T00:58:00Z" } },
           },
         ],
       },
