@@ -21,9 +21,13 @@ export function listerWatcher<T extends KubeObject>(
   options: ListerWatcherOptions = {},
 ): ListerWatcher<T> {
   const resourceClient = client.resource(resource, options.namespace);
-  const { labelSelector, fieldSelector } = options;
+  // The adapter's selectors win; a caller's own selectors pass through when the adapter has none.
+  const selectors = {
+    ...(options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector }),
+    ...(options.fieldSelector === undefined ? {} : { fieldSelector: options.fieldSelector }),
+  };
   return {
-    list: (listOptions) => resourceClient.list({ ...listOptions, labelSelector, fieldSelector }),
-    watch: (watchOptions) => resourceClient.watch({ ...watchOptions, labelSelector, fieldSelector }),
+    list: (listOptions) => resourceClient.list({ ...listOptions, ...selectors }),
+    watch: (watchOptions) => resourceClient.watch({ ...watchOptions, ...selectors }),
   };
 }
