@@ -28,6 +28,12 @@ const childArgv = ["--conditions=@reconcile/source", "--import", "tsx", "--max-o
 
 type Message = { kind: string };
 
+// Children still running when this process exits (a failed check, an exception) go with it.
+const children = new Set<ChildProcess>();
+process.on("exit", () => {
+  for (const child of children) child.kill();
+});
+
 /** A child process spoken to with IPC messages. */
 class Child<Out extends Message, In> {
   readonly process: ChildProcess;
@@ -45,7 +51,9 @@ class Child<Out extends Message, In> {
       this.queue.push(message);
       this.waiter?.();
     });
+    children.add(this.process);
     this.process.on("exit", (code, signal) => {
+      children.delete(this.process);
       this.exited = new Error(`${file} ${args.join(" ")} exited (${signal ?? code})`);
       this.waiter?.();
     });
