@@ -5,7 +5,8 @@
 //   list: 100,000 pods (~2.5 KB each) in one request, and in pages of 500
 //   watch: 100,000 MODIFIED events, from the first received to the last
 // Each is checked (every pod listed; every event once, in order) and measured
-// after a warm-up, 5 times (3 when one sample takes over 30 s).
+// after a warm-up, 5 times (3 when one sample takes over 30 s), the samples
+// of the two clients alternating.
 // Environment: BENCH_HTTP_PODS (default 100000), BENCH_HTTP_RUNS (default 5),
 // BENCH_HTTP_CPU_PROF=<dir> runs the clients with --cpu-prof into <dir>/<client>/,
 // BENCH_HTTP_SCENARIOS=watch,list (a comma-separated subset of list,
@@ -175,23 +176,32 @@ const measurements: Measurement[] = [];
 const ratios: Record<string, { wall: number; cpu: number; eventsPerSecond?: number }> = {};
 for (const scenario of scenarios.filter((s) => only === undefined || only.includes(s.key))) {
   const medians = new Map<Implementation, { wall: number; cpu: number }>();
+  // The warm-ups also tell how long a sample takes.
+  let runs = defaultRuns;
   for (const implementation of implementations) {
-    const client = clients.get(implementation)!;
+    const warmup = await scenario.sample(clients.get(implementation)!);
+    if (warmup.wallMs > slowSampleMs) runs = Math.min(3, defaultRuns);
+  }
+  if (runs < defaultRuns)
+    console.log(`${scenario.name}: a sample takes over ${slowSampleMs / 1000} s, so ${runs} runs`);
+  // Samples alternate between the clients (ABBA...), so that both see the same load on a shared machine.
+  const taken = new Map<Implementation, Sample[]>(implementations.map((i) => [i, []]));
+  for (let run = 0; run < runs; run++) {
+    const order = run % 2 === 0 ? implementations : [...implementations].reverse();
+    for (const implementation of order) {
+      taken.get(implementation)!.push(await scenario.sample(clients.get(implementation)!));
+    }
+  }
+  for (const implementation of implementations) {
+    const samples = taken.get(implementation)!;
     const label = `${scenario.name}: ${implementation}`;
-    // The warm-up also tells how long a sample takes.
-    const warmup = await scenario.sample(client);
-    const runs = warmup.wallMs > slowSampleMs ? Math.min(3, defaultRuns) : defaultRuns;
-    if (runs < defaultRuns)
-      console.log(`${label}: a sample takes ${(warmup.wallMs / 1000).toFixed(1)} s, so ${runs} runs`);
-    const cpu: number[] = [];
+    // `measure` only summarises here: the samples were taken above, alternating.
+    let next = 0;
     const wall = await measure(
       { name: `${label}, wall time`, unit: "ms", higherIsBetter: false, runs, warmups: 0 },
-      async () => {
-        const sample = await scenario.sample(client);
-        cpu.push(sample.cpuMs);
-        return sample.wallMs;
-      },
+      () => samples[next++]!.wallMs,
     );
+    const cpu = samples.map((sample) => sample.cpuMs);
     loadAverages[label] = os.loadavg();
     const cpuMedian = median(cpu);
     console.log(`${label}, client CPU time: median ${cpuMedian.toFixed(0)} ms`);
