@@ -67,6 +67,30 @@ async function workloadA(): Promise<number> {
   return Math.round(distinctKeys / (elapsed / 1000));
 }
 
+/**
+ * The floor under (a), with no queue at all: per key one `Map.set` of a small
+ * record, then per key an `await` of an already-resolved promise, a `Map.get`
+ * and a `Map.delete` — the least any map-based queue whose `get` returns a
+ * promise does per item.
+ */
+async function floorA(): Promise<number> {
+  const keys = makeKeys(distinctKeys);
+  const states = new Map<string, { item: string; flags: number }>();
+  const order: { item: string; flags: number }[] = [];
+  collectGarbage();
+  const start = performance.now();
+  for (let i = 0; i < keys.length; i++) {
+    const state = { item: keys[i]!, flags: 1 };
+    states.set(state.item, state);
+    order.push(state);
+  }
+  for (let i = 0; i < order.length; i++) {
+    const state = await Promise.resolve(order[i]!);
+    if (states.get(state.item) === state) states.delete(state.item);
+  }
+  return Math.round(distinctKeys / ((performance.now() - start) / 1000));
+}
+
 const dedupB: number[] = [];
 
 async function workloadB(): Promise<number> {
@@ -161,6 +185,14 @@ const measurements = [
   ),
   await measure(
     {
+      name: "a-floor: Map set, then await + Map get + delete per key, no queue",
+      unit: "items/s",
+      higherIsBetter: true,
+    },
+    floorA,
+  ),
+  await measure(
+    {
       name: "b: 1 producer, 16 workers, 10k-key space, 2 s",
       unit: "items/s",
       higherIsBetter: true,
@@ -190,13 +222,14 @@ const measurements = [
 const cpuMedian = (runs: number[]) => median(runs.slice(1));
 const cpuView = (runs: number[]) => ({ cpuTimeBased: { runs: runs.slice(1), median: cpuMedian(runs) } });
 console.log(`b: adds deduplicated per run (after warm-up): ${dedupB.slice(1).join(", ")}`);
-const [a, b, c, d] = measurements;
+const [a, aFloor, b, c, d] = measurements;
 for (const [name, runs] of Object.entries(cpuBased))
   console.log(`${name}: CPU-time-based median ${cpuMedian(runs)}`);
 writeResults(
   "workqueue",
   [
     { ...a!, extra: cpuView(cpuBased.a) },
+    aFloor!,
     { ...b!, extra: { addsDeduplicated: dedupB.slice(1), ...cpuView(cpuBased.b) } },
     { ...c!, extra: cpuView(cpuBased.c) },
     { ...d!, extra: cpuView(cpuBased.d) },
