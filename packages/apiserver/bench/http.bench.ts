@@ -173,7 +173,7 @@ const scenarios: {
 
 const only = process.env.BENCH_HTTP_SCENARIOS?.split(",");
 const measurements: Measurement[] = [];
-const ratios: Record<string, { wall: number; cpu: number; eventsPerSecond?: number }> = {};
+const ratios: Record<string, { wall: number; cpu: number }> = {};
 for (const scenario of scenarios.filter((s) => only === undefined || only.includes(s.key))) {
   const medians = new Map<Implementation, { wall: number; cpu: number }>();
   // The warm-ups also tell how long a sample takes.
