@@ -1,2 +1,3 @@
 export * from "./client.js";
+export * from "./http/index.js";
 export * from "./lister-watcher.js";
