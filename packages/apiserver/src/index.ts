@@ -1,5 +1,6 @@
 export { ApiServer, type ApiServerOptions, initialNamespaces } from "./api-server.js";
 export { GarbageCollector, type GarbageCollectorOptions } from "./garbage-collector.js";
+export * from "./http/index.js";
 export { InProcessClient } from "./in-process-client.js";
 export { MemoryStorage, type MemoryStorageOptions } from "./memory-storage.js";
 export { applyPatch, jsonPatch, mergePatch, type PatchType, strategicMergePatch } from "./patch.js";
