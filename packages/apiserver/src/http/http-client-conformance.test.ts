@@ -1,5 +1,5 @@
+import { HttpClient, loadKubeConfig } from "@reconcile/client";
 import { describeClientConformance } from "@reconcile/client/testing";
-import { HttpClient, loadKubeConfig } from "../../../client/src/http/index.js";
 import { ApiServer } from "../api-server.js";
 import { listen } from "./server.js";
 
