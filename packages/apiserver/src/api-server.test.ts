@@ -320,3 +320,28 @@ describe("ApiServer", () => {
     await expect(client.list({ signal: controller.signal })).rejects.toThrow("gave up");
   });
 });
+
+describe("ApiServer.listen", () => {
+  it("serves the REST API over HTTP until the API server closes", async () => {
+    const server = new ApiServer();
+    const listening = await server.listen();
+    expect(listening.host).toBe("127.0.0.1");
+    const version = (await (await fetch(`${listening.url}/version`)).json()) as {
+      major: string;
+      minor: string;
+    };
+    expect(version).toMatchObject({ major: "1", minor: "32" });
+    const namespaces = (await (await fetch(`${listening.url}/api/v1/namespaces`)).json()) as {
+      items: { metadata: { name: string } }[];
+    };
+    expect(namespaces.items.map((ns) => ns.metadata.name).sort()).toEqual([
+      "default",
+      "kube-node-lease",
+      "kube-system",
+    ]);
+    await server.close();
+    expect(listening.server.listening).toBe(false);
+    await expect(fetch(`${listening.url}/version`)).rejects.toThrow();
+    await expect(server.listen()).rejects.toThrow("ApiServer.listen: the server is closed");
+  });
+});

@@ -3,6 +3,7 @@ import { builtinResources, type ResourceDescriptor } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { GarbageCollector } from "./garbage-collector.js";
+import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import { InProcessClient } from "./in-process-client.js";
 import { MemoryStorage } from "./memory-storage.js";
 import { Registry, rfc3339 } from "./registry.js";
@@ -42,6 +43,7 @@ export class ApiServer {
   readonly #garbageCollector: GarbageCollector | undefined;
   readonly #client: Client;
   readonly #ready: Promise<void>;
+  readonly #listeners = new Set<ListeningApiServer>();
   #closed = false;
 
   constructor(options: ApiServerOptions = {}) {
@@ -81,6 +83,19 @@ export class ApiServer {
   }
 
   /**
+   * Serves this server's Kubernetes REST API over HTTP (on 127.0.0.1 and a
+   * free port unless told otherwise) and resolves once it listens. `close()`
+   * of the API server closes every listener too.
+   */
+  async listen(options: ListenOptions = {}): Promise<ListeningApiServer> {
+    if (this.#closed) throw new Error("ApiServer.listen: the server is closed");
+    const listening = await listen(this, options);
+    this.#listeners.add(listening);
+    listening.server.once("close", () => this.#listeners.delete(listening));
+    return listening;
+  }
+
+  /**
    * Resolves once background work has caught up with every write made so far:
    * the garbage collector has processed all changes up to now and has nothing
    * left to do. Tests await it instead of sleeping.
@@ -94,10 +109,11 @@ export class ApiServer {
     await this.#garbageCollector?.flush();
   }
 
-  /** Ends every watch (served and internal) and stops the garbage collector. */
+  /** Closes every HTTP listener, ends every watch (served and internal) and stops the garbage collector. */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    await Promise.all([...this.#listeners].map((listening) => listening.close()));
     this.registry.closeWatches();
     await this.#garbageCollector?.stop();
     this.storage.close();
