@@ -238,7 +238,8 @@ describe("StatusError constructors", () => {
         {
           reason: "FieldValueRequired",
           field: "spec.containers",
-          message: "spec.containers: Required value",
+          // The field is the cause's own property; its message is apimachinery's ErrorBody.
+          message: "Required value",
         },
       ],
     });

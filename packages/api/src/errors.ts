@@ -186,7 +186,13 @@ export interface FieldError {
 /** 422 Invalid with one cause per field error, as `apierrors.NewInvalid`. */
 export function newInvalid(gk: GroupKind, name: string, errors: readonly FieldError[]): StatusError {
   const qualifiedKind = gk.group ? `${gk.kind}.${gk.group}` : gk.kind;
-  const causes: StatusCause[] = errors.map((e) => ({ reason: e.type, message: e.message, field: e.field }));
+  // A cause carries the error's body without the field (apimachinery's ErrorBody), so clients that
+  // print "field: message" per cause (kubectl does) do not show the field twice.
+  const causes: StatusCause[] = errors.map((e) => ({
+    reason: e.type,
+    message: e.message.startsWith(`${e.field}: `) ? e.message.slice(e.field.length + 2) : e.message,
+    field: e.field,
+  }));
   const summary =
     errors.length === 0
       ? ""
