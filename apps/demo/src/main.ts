@@ -1,9 +1,12 @@
-// `npm run demo` runs the ReplicaSet slice; `npm run demo -- workqueue` runs the workqueue tour.
+// `npm run demo` runs the ReplicaSet slice; `npm run demo -- serve` serves the same control
+// plane to kubectl; `npm run demo -- workqueue` runs the workqueue tour.
 import { runReplicaSetDemo } from "./replicaset-demo.js";
+import { serve } from "./serve.js";
 import { runWorkqueueDemo } from "./workqueue-demo.js";
 
 const scenarios: Record<string, () => Promise<boolean>> = {
   replicaset: runReplicaSetDemo,
+  serve,
   workqueue: runWorkqueueDemo,
 };
 

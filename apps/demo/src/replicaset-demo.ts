@@ -8,8 +8,7 @@
 import { isPodActive, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
-import { type SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
-import { ReplicaSetController } from "@reconcile/replicaset";
+import { startControlPlane } from "./control-plane.js";
 
 const namespace = "default";
 const rsName = "web";
@@ -31,17 +30,7 @@ interface ClusterView {
 export async function runReplicaSetDemo(): Promise<boolean> {
   const server = new ApiServer();
   const client = server.client();
-  const abort = new AbortController();
-  const factory = new SharedInformerFactory({ client });
-  const podInformer = factory.forResource(pods);
-  const controller = new ReplicaSetController({
-    client,
-    podInformer,
-    replicaSetInformer: factory.forResource(replicaSets),
-  });
-  factory.start(abort.signal);
-  const controllerRun = controller.run({ signal: abort.signal, workers: 5 });
-  const kubelet = startKubeletStandIn(client, podInformer, abort.signal);
+  const controlPlane = startControlPlane(server);
 
   let deletedPod = "";
   const steps: Step[] = [
@@ -80,7 +69,7 @@ export async function runReplicaSetDemo(): Promise<boolean> {
   const screen = new Screen();
   const results: { title: string; ok: boolean; ms: number }[] = [];
   try {
-    await factory.waitForCacheSync(abort.signal, { timeoutMs: 5_000 });
+    await controlPlane.synced;
     for (const [i, step] of steps.entries()) {
       const started = Date.now();
       screen.heading = `step ${i + 1}/${steps.length}: ${step.title} (expect ${step.expected})`;
@@ -100,9 +89,7 @@ export async function runReplicaSetDemo(): Promise<boolean> {
       if (!ok) break;
     }
   } finally {
-    abort.abort();
-    await Promise.all([controllerRun, kubelet]);
-    await factory.shutdown();
+    await controlPlane.stop();
     await server.close();
   }
 
@@ -155,44 +142,6 @@ function settled(view: ClusterView, replicas: number): boolean {
 
 function isReady(pod: Pod): boolean {
   return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
-}
-
-/**
- * Stands in for the kubelet until the pod-workers package exists: marks every
- * new pod Running and Ready 200 ms after it appears.
- */
-async function startKubeletStandIn(
-  client: Client,
-  podInformer: SharedIndexInformer<Pod>,
-  signal: AbortSignal,
-): Promise<void> {
-  const timers = new Set<ReturnType<typeof setTimeout>>();
-  podInformer.addEventHandler({
-    onAdd: (pod) => {
-      if (pod.status?.phase === "Running" || pod.metadata?.deletionTimestamp) return;
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        const now = new Date().toISOString();
-        const running: Pod = {
-          ...(structuredClone(pod) as Pod),
-          status: {
-            phase: "Running",
-            startTime: now,
-            conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }],
-          },
-        };
-        client
-          .resource(pods, namespace)
-          .updateStatus(running, { signal })
-          .catch(() => {
-            // The pod was deleted or changed meanwhile: nothing to mark.
-          });
-      }, 200);
-      timers.add(timer);
-    },
-  });
-  await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-  for (const timer of timers) clearTimeout(timer);
 }
 
 /** Redraws the current table in place on a terminal; prints one final table per step otherwise. */
