@@ -325,6 +325,24 @@ describe("bad input", () => {
       message: /Request entity too large/,
     },
     {
+      name: "a null container",
+      body: { metadata: { name: "p" }, spec: { containers: [null] } },
+      code: 400,
+      message: /spec\.containers\[0\]: expected object, got null/,
+    },
+    {
+      name: "a null owner reference",
+      body: { metadata: { name: "p", ownerReferences: [null] }, spec: { containers: [] } },
+      code: 400,
+      message: /metadata\.ownerReferences\[0\]: expected object, got null/,
+    },
+    {
+      name: "a null finalizer",
+      body: { metadata: { name: "p", finalizers: [null] }, spec: { containers: [] } },
+      code: 400,
+      message: /metadata\.finalizers\[0\]: expected string, got null/,
+    },
+    {
       name: "a resourceVersion on create",
       body: { metadata: { name: "p", resourceVersion: "5" } },
       code: 400,

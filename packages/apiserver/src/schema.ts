@@ -32,6 +32,9 @@ export function typeProblem(value: unknown, schema: Schema, path: string): strin
   if ("array" in schema) {
     if (!Array.isArray(value)) return `${path}: expected array, got ${describe(value)}`;
     for (let i = 0; i < value.length; i++) {
+      // A null element is no absent field: the code below would read it as an object or a string.
+      if (value[i] === null && schema.array !== "any")
+        return `${path}[${i}]: expected ${elementName(schema.array)}, got null`;
       const problem = typeProblem(value[i], schema.array, `${path}[${i}]`);
       if (problem) return problem;
     }
@@ -52,6 +55,11 @@ export function typeProblem(value: unknown, schema: Schema, path: string): strin
     if (problem) return problem;
   }
   return undefined;
+}
+
+function elementName(schema: Schema): string {
+  if (typeof schema === "string") return schema === "intOrString" ? "integer or string" : schema;
+  return "array" in schema ? "array" : "object";
 }
 
 function describe(value: unknown): string {
