@@ -840,3 +840,43 @@ describe("isConflict on the fake", () => {
     await expect(h.store.resource(leases, "foo").update(stale)).rejects.toSatisfy(isConflict);
   });
 });
+
+describe("LeaderElector onNewLeader failures", () => {
+  it("logs an onNewLeader that throws or rejects, and keeps leading", async () => {
+    const errors: string[] = [];
+    const logger = {
+      info() {},
+      error: (obj: Record<string, unknown>, msg: string) =>
+        errors.push(`${msg}: ${(obj.err as Error).message}`),
+    };
+    const throwing = harness({
+      config: {
+        logger,
+        callbacks: {
+          onStartedLeading() {},
+          onStoppedLeading() {},
+          onNewLeader: () => {
+            throw new Error("sync boom");
+          },
+        },
+      },
+    });
+    const rejecting = harness({
+      config: {
+        logger,
+        callbacks: {
+          onStartedLeading() {},
+          onStoppedLeading() {},
+          onNewLeader: (async () => {
+            throw new Error("async boom");
+          }) as () => void,
+        },
+      },
+    });
+    await startRun(throwing);
+    await startRun(rejecting);
+    expect(errors).toEqual(["onNewLeader failed: sync boom", "onNewLeader failed: async boom"]);
+    expect(throwing.elector.isLeader()).toBe(true);
+    expect(rejecting.elector.isLeader()).toBe(true);
+  });
+});

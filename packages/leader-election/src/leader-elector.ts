@@ -33,7 +33,7 @@ export interface LeaderCallbacks {
    * usual reaction to a lost lease is to exit the process.
    */
   onStoppedLeading(): void;
-  /** Called when a different holder than the last reported one is observed (including the first, and "" after a release). */
+  /** Called when a different holder than the last reported one is observed (including the first, and "" after a release). A throw or rejection is logged. */
   onNewLeader?(identity: string): void;
 }
 
@@ -455,8 +455,19 @@ export class LeaderElector {
     if (holder === this.#reportedLeader) return;
     this.#reportedLeader = holder;
     const onNewLeader = this.#config.callbacks.onNewLeader;
+    if (onNewLeader === undefined) return;
     // Detached, like client-go's goroutine: a slow callback cannot hold up renewals.
-    if (onNewLeader) queueMicrotask(() => onNewLeader.call(this.#config.callbacks, holder));
+    // Its failure is logged; thrown from a microtask it would crash the process.
+    const fail = (error: unknown) =>
+      this.#config.logger.error({ lock: this.#config.lock.describe(), err: error }, "onNewLeader failed");
+    queueMicrotask(() => {
+      try {
+        const result: unknown = onNewLeader.call(this.#config.callbacks, holder);
+        if (result instanceof Promise) result.catch(fail);
+      } catch (error) {
+        fail(error);
+      }
+    });
   }
 
   /**
