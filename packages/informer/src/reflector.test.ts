@@ -465,6 +465,31 @@ describe("Reflector", () => {
     expect(h.errors[0]).toBeInstanceOf(IdleWatchError);
   });
 
+  it("settles run after abort even if the watch iterator's return() throws", async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")] });
+    const brittle = {
+      list: lw.list.bind(lw),
+      watch: async () => ({
+        [Symbol.asyncIterator]: () => ({
+          next: () => new Promise<never>(() => {}),
+          return: (): Promise<IteratorResult<never>> => {
+            throw new Error("socket already destroyed");
+          },
+        }),
+      }),
+    };
+    const h = start(lw, { listerWatcher: brittle });
+    await h.clock.flush();
+    running.splice(running.indexOf(h), 1);
+    let settled = false;
+    const stopped = h.stop().then(() => {
+      settled = true;
+    });
+    await h.clock.flush();
+    expect(settled).toBe(true);
+    await stopped;
+  });
+
   it("rejects invalid options with a message naming the option", () => {
     const lw = new FakeListerWatcher<Pod>();
     expect(

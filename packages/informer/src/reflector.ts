@@ -334,7 +334,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
         finished = true;
         this.#clock.clearTimeout(idleTimer);
         watching.signal.removeEventListener("abort", onStop);
-        iterator.return?.()?.catch(() => {});
+        try {
+          // A failing cleanup of a stream being dropped must not keep the watch from settling.
+          Promise.resolve(iterator.return?.()).catch(() => {});
+        } catch {}
         if (typeof outcome === "string") resolve({ outcome, events });
         else reject(outcome.error);
       };
