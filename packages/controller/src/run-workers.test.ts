@@ -96,6 +96,44 @@ describe("runWorkers", () => {
     await run;
   });
 
+  it("a logger that throws on a failed sync neither loses the key nor kills the worker", async () => {
+    const { clock, queue, controller } = setup();
+    const throwingLogger: Logger = {
+      debug() {},
+      info() {},
+      warn() {},
+      error() {
+        throw new Error("logger broke");
+      },
+      child: () => throwingLogger,
+    };
+    let attempts = 0;
+    queue.add("ns/a");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      logger: throwingLogger,
+      sync: async () => {
+        attempts++;
+        if (attempts === 1) throw new Error("conflict");
+      },
+    });
+    let settled = false;
+    run.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await settle(clock);
+    expect(attempts).toBe(1);
+    expect(settled).toBe(false);
+    await clock.advance(5); // the retry after 5 ms
+    await settle(clock);
+    expect(attempts).toBe(2);
+    expect(queue.numRequeues("ns/a")).toBe(0);
+    controller.abort();
+    await expect(run).resolves.toBeUndefined();
+  });
+
   it("drops a key after maxRetries requeues and logs it", async () => {
     const { clock, queue, controller } = setup();
     const records: LogRecord[] = [];

@@ -96,15 +96,20 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
       await sync(key, { logger: syncLogger, reconcileID, signal });
       queue.forget(key);
     } catch (error) {
-      if (maxRetries === undefined || queue.numRequeues(key) < maxRetries) {
-        syncLogger.error({ err: error }, "Reconciler error");
-        queue.addRateLimited(key);
-      } else {
-        syncLogger.error(
-          { err: error, retries: maxRetries },
-          "Dropping key out of the queue after too many retries",
-        );
-        queue.forget(key);
+      // Requeue before logging: a logger that throws must neither lose the key nor end the worker.
+      const retry = maxRetries === undefined || queue.numRequeues(key) < maxRetries;
+      if (retry) queue.addRateLimited(key);
+      else queue.forget(key);
+      try {
+        if (retry) syncLogger.error({ err: error }, "Reconciler error");
+        else {
+          syncLogger.error(
+            { err: error, retries: maxRetries },
+            "Dropping key out of the queue after too many retries",
+          );
+        }
+      } catch {
+        // Nowhere left to report it.
       }
     } finally {
       queue.done(key);
