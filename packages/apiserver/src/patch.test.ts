@@ -277,4 +277,12 @@ describe("strategicMergePatch", () => {
       /unknown patch directive/,
     );
   });
+
+  it("merges a __proto__ member as an ordinary key and never touches Object.prototype", () => {
+    // JSON.parse makes "__proto__" an own member, as a request body does.
+    const patch = JSON.parse('{"__proto__":{"polluted":"yes"},"metadata":{"__proto__":{"polluted":"yes"}}}');
+    strategicMergePatch(podSpec(), patch);
+    expect(Object.hasOwn(Object.prototype, "polluted")).toBe(false);
+    expect(({} as { polluted?: string }).polluted).toBeUndefined();
+  });
 });

@@ -238,15 +238,16 @@ function mergeMap(
       delete result[key];
       continue;
     }
-    const current = result[key];
+    // Own members only: `result["__proto__"]` would otherwise be Object.prototype, merged into in place.
+    const current = Object.hasOwn(result, key) ? result[key] : undefined;
     if (isJsonObject(value)) {
       const merged = mergeMap(isJsonObject(current) ? current : {}, value, [...path, key]);
       if (merged === undefined) delete result[key];
-      else result[key] = merged;
+      else setMember(result, key, merged);
     } else if (Array.isArray(value)) {
-      result[key] = mergeList(Array.isArray(current) ? current : [], value, key, [...path, key]);
+      setMember(result, key, mergeList(Array.isArray(current) ? current : [], value, key, [...path, key]));
     } else {
-      result[key] = value;
+      setMember(result, key, value);
     }
   }
   for (const [key, order] of Object.entries(patch)) {
@@ -311,6 +312,11 @@ function reorder(list: unknown[], order: unknown[], mergeKey: string | undefined
   }
   for (const item of list) if (!ordered.includes(item)) ordered.push(item);
   return ordered;
+}
+
+/** `target[key] = value`, as an own data member even for the key "__proto__". */
+function setMember(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
 function stripDirectives(value: Record<string, unknown>): Record<string, unknown> {
