@@ -490,6 +490,34 @@ describe("Reflector", () => {
     await stopped;
   });
 
+  it("reports a malformed watch event and watches again, instead of rejecting unhandled", async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")] });
+    let watches = 0;
+    const malformed = {
+      list: lw.list.bind(lw),
+      watch: async () => {
+        watches++;
+        let sent = false;
+        return {
+          [Symbol.asyncIterator]: () => ({
+            next: (): Promise<IteratorResult<never>> => {
+              if (sent) return new Promise<never>(() => {});
+              sent = true;
+              return Promise.resolve({ done: false, value: { type: "ERROR" } as never });
+            },
+          }),
+        };
+      },
+    };
+    const h = start(lw, { listerWatcher: malformed });
+    await h.clock.flush();
+    expect(watches).toBe(1);
+    expect(h.errors).toHaveLength(1);
+    expect(h.errors[0]).toBeInstanceOf(WatchStreamError);
+    await h.clock.advance(800);
+    expect(watches).toBe(2);
+  });
+
   it("rejects invalid options with a message naming the option", () => {
     const lw = new FakeListerWatcher<Pod>();
     expect(

@@ -387,7 +387,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
           onError(error);
           return;
         }
-        next.then(onNext, onError);
+        // A malformed event (an ERROR without a Status, no event at all) throws in onNext: a stream error.
+        next.then(onNext, onError).catch(onError);
       };
       watching.signal.addEventListener("abort", onStop, { once: true });
       if (watching.signal.aborted) return onStop();
