@@ -113,8 +113,11 @@ describe("SharedInformerFactory", () => {
     const { client } = fakeClient({ pods: source });
     const factory = new SharedInformerFactory({ client, clock: new FakeClock() });
     await factory.shutdown();
-    factory.forResource<Pod>(pods);
+    const informer = factory.forResource<Pod>(pods);
     factory.start(new AbortController().signal);
     expect(source.listCalls).toHaveLength(0);
+    // Not started at all (a run on the aborted signal would list nothing either): a started informer refuses a transform.
+    expect(() => informer.setTransform((obj) => obj)).not.toThrow();
+    expect(informer.isStopped()).toBe(false);
   });
 });
