@@ -234,6 +234,44 @@ describe("runWorkers", () => {
     expect(synced).toEqual(["ns/a"]);
   });
 
+  it("when a worker fails, shuts the queue down and settles only after the other workers stopped", async () => {
+    const { clock, queue, controller } = setup();
+    const gate = deferred();
+    const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+    const perSync: Logger = { ...quiet, child: () => perSync };
+    const logger: Logger = {
+      ...quiet,
+      child: () => ({
+        ...quiet,
+        child: (bindings) => {
+          if (bindings.name === "b") throw new Error("child broke");
+          return perSync;
+        },
+      }),
+    };
+    queue.add("ns/a");
+    queue.add("ns/b");
+    let settled = false;
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      workers: 2,
+      logger,
+      sync: async () => {
+        await gate.promise;
+      },
+    });
+    run.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    await settle(clock);
+    expect(queue.shuttingDown()).toBe(true);
+    expect(settled).toBe(false);
+    gate.resolve();
+    await expect(run).rejects.toThrow("child broke");
+  });
+
   it("returns at once for an aborted signal", async () => {
     const { queue } = setup();
     const controller = new AbortController();

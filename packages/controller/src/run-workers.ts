@@ -47,7 +47,9 @@ export interface RunWorkersOptions<T> {
  * a key, sync it, `forget` it on success or `addRateLimited` it on failure
  * (dropping it after `maxRetries`), and always mark it `done`. When `signal`
  * aborts, the queue is shut down, workers finish the sync they are in and
- * take no new key; the promise resolves once every worker has returned.
+ * take no new key; the promise resolves once every worker has returned. If a
+ * worker fails (only a throwing logger can make it), the queue is shut down
+ * the same way and the promise rejects with that error once all have returned.
  */
 export async function runWorkers<T>(options: RunWorkersOptions<T>): Promise<void> {
   const workers = options.workers ?? 1;
@@ -68,8 +70,18 @@ export async function runWorkers<T>(options: RunWorkersOptions<T>): Promise<void
   signal.addEventListener("abort", stop, { once: true });
   try {
     const loops: Promise<void>[] = [];
-    for (let i = 0; i < workers; i++) loops.push(worker(options, logger, maxRetries));
-    await Promise.all(loops);
+    for (let i = 0; i < workers; i++) {
+      // A worker that fails stops the others, and the promise settles only once all have returned.
+      loops.push(
+        worker(options, logger, maxRetries).catch((error: unknown) => {
+          stop();
+          throw error;
+        }),
+      );
+    }
+    const outcomes = await Promise.allSettled(loops);
+    const failed = outcomes.find((outcome) => outcome.status === "rejected");
+    if (failed !== undefined) throw failed.reason;
   } finally {
     signal.removeEventListener("abort", stop);
   }
