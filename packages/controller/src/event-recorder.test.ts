@@ -122,6 +122,28 @@ describe("ClientEventRecorder", () => {
     expect(logged).toEqual([["SuccessfulCreate", "failed to write event"]]);
   });
 
+  it("a logger that throws on a failed write does not stop later events or flush", async () => {
+    const client = new RecordingClient();
+    const logger = {
+      debug() {},
+      info() {},
+      warn() {},
+      error() {
+        throw new Error("logger broke");
+      },
+      child() {
+        return logger;
+      },
+    };
+    const recorder = new ClientEventRecorder({ client, component: "c", logger });
+    let failures = 1;
+    client.reactors.push(() => (failures-- > 0 ? newInternalError("disk full") : undefined));
+    recorder.event(rs, "Normal", "SuccessfulCreate", "Created pod: a");
+    recorder.event(rs, "Normal", "SuccessfulCreate", "Created pod: a");
+    await expect(recorder.flush()).resolves.toBeUndefined();
+    expect(client.actionsOf("create", "events")).toHaveLength(2);
+  });
+
   it("refuses an object without kind and writes nothing", async () => {
     const { client, recorder } = setup();
     recorder.event({ metadata: { name: "x" } }, "Normal", "R", "m");

@@ -197,10 +197,14 @@ export class ClientEventRecorder implements EventRecorder {
         firstTimestamp: timestamp,
       });
     } catch (error) {
-      this.#logger.error(
-        { err: error, reason, involvedObject: `${involved.namespace ?? ""}/${involved.name ?? ""}` },
-        "failed to write event",
-      );
+      try {
+        this.#logger.error(
+          { err: error, reason, involvedObject: `${involved.namespace ?? ""}/${involved.name ?? ""}` },
+          "failed to write event",
+        );
+      } catch {
+        // A throwing logger must not reject this write: later events for the key chain on it.
+      }
     }
   }
 
