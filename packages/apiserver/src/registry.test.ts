@@ -453,6 +453,23 @@ describe("list", () => {
     expect(error.message).toMatch(/^The provided continue parameter is too old/);
   });
 
+  it("serves a paginated list at a resourceVersion exactly at that version, and 410 once it has left the history", async () => {
+    // kube-apiserver: resourceVersion other than "0" with a limit and no resourceVersionMatch means Exact.
+    const client = newServer({ historySize: 3 }).client().resource(pods, "default");
+    await client.create(pod("a"));
+    const at = (await client.list()).metadata.resourceVersion;
+    await client.create(pod("b"));
+    const page = await client.list({ resourceVersion: at, limit: 5 });
+    expect(page.metadata.resourceVersion).toBe(at);
+    expect(page.items.map((p) => p.metadata?.name)).toEqual(["a"]);
+    for (const name of ["c", "d", "e"]) await client.create(pod(name));
+    const error = await rejection(client.list({ resourceVersion: at, limit: 5 }));
+    expect(error.status.code).toBe(410);
+    expect(error.reason).toBe("Expired");
+    // Without a limit it stays "not older than": the current state.
+    expect((await client.list({ resourceVersion: at })).items).toHaveLength(5);
+  });
+
   it("answers 504 Timeout with a ResourceVersionTooLarge cause for a resourceVersion in the future", async () => {
     const client = newServer().client().resource(pods, "default");
     const error = await rejection(client.list({ resourceVersion: "999" }));

@@ -149,7 +149,11 @@ export class Registry {
       const current = await this.#storage.currentRevision();
       if (requested > current)
         throw tooLargeResourceVersion(`Too large resource version: ${requested}, current: ${current}`);
-      if (options.resourceVersionMatch === "Exact") revision = requested;
+      // A limit without resourceVersionMatch also means Exact, as kube-apiserver's legacy list semantics.
+      const exact =
+        options.resourceVersionMatch === "Exact" ||
+        (options.resourceVersionMatch === undefined && limit !== undefined);
+      if (exact) revision = requested;
     } else if (options.resourceVersionMatch === "Exact") {
       throw newBadRequest(`resourceVersionMatch "Exact" requires a resourceVersion other than "" and "0"`);
     }
