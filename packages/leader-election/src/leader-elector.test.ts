@@ -880,3 +880,32 @@ describe("LeaderElector onNewLeader failures", () => {
     expect(rejecting.elector.isLeader()).toBe(true);
   });
 });
+
+describe("LeaderElector failures while leading", () => {
+  it("aborts the leading signal before rejecting when renewing throws (a broken metrics provider)", async () => {
+    const h = harness({
+      config: {
+        metricsProvider: {
+          newLeaderMetric: () => ({
+            on() {},
+            off() {},
+            slowpathExercised() {
+              throw new Error("metrics broke");
+            },
+          }),
+        },
+      },
+    });
+    const { done } = await startRun(h);
+    expect(h.log).toEqual(['new leader "baz"', "started@0"]);
+    let updates = 0;
+    h.react = (call, next) =>
+      call.verb === "update" && ++updates === 1
+        ? Promise.reject(newConflict(leaseGroupResource, "bar"))
+        : next();
+    await h.clock.advance(2_000); // the renewal: fast path conflicts, the slow path throws
+    await expect(done).rejects.toThrow("metrics broke");
+    expect(h.leading?.aborted).toBe(true);
+    expect(h.log).toEqual(['new leader "baz"', "started@0", "leading aborted@2000", "stopped@2000"]);
+  });
+});

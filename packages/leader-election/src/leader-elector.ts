@@ -350,6 +350,12 @@ export class LeaderElector {
           if (!(await sleepUnlessAborted(clock, retryPeriodMs, leading.signal))) break renewing;
         }
       }
+    } catch (error) {
+      // Nothing renews the lease any more (a throwing logger or metrics provider):
+      // the guarded work must stop before `run` rejects.
+      stop("lost");
+      await work;
+      throw error;
     } finally {
       clock.clearTimeout(deadline);
       signal.removeEventListener("abort", onCancel);
