@@ -518,6 +518,15 @@ describe("Reflector", () => {
     expect(watches).toBe(2);
   });
 
+  it("idleTimeoutMs 0 turns the idle detector off instead of restarting the watch in a tight loop", async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")] });
+    const h = start(lw, { idleTimeoutMs: 0 });
+    await h.clock.flush();
+    await h.clock.advance(60_000);
+    expect(lw.watchCalls).toHaveLength(1);
+    expect(h.errors).toEqual([]);
+  });
+
   it("rejects invalid options with a message naming the option", () => {
     const lw = new FakeListerWatcher<Pod>();
     expect(

@@ -44,7 +44,7 @@ export interface ReflectorOptions<T extends KubeObject> {
   /**
    * Restart a watch that has delivered no event and no bookmark for this
    * long (a stalled connection). Default: the watch's own timeout plus 30 s,
-   * since a healthy server closes the watch by then.
+   * since a healthy server closes the watch by then. 0 turns the detector off.
    */
   idleTimeoutMs?: number | undefined;
   /** Backoff between failed attempts. Default: 800 ms doubling to 30 s, reset after 2 minutes quiet. */
@@ -392,7 +392,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
       };
       watching.signal.addEventListener("abort", onStop, { once: true });
       if (watching.signal.aborted) return onStop();
-      idleTimer = this.#clock.setTimeout(checkIdle, idleTimeoutMs);
+      if (idleTimeoutMs > 0) idleTimer = this.#clock.setTimeout(checkIdle, idleTimeoutMs);
       pull();
     });
   }
