@@ -180,6 +180,10 @@ export class GarbageCollector {
     const node = this.#nodes.get(uid);
     if (node === undefined || node.owners.length === 0) return;
     if (node.deleting && !node.finalizers.includes(foregroundFinalizer)) return;
+    // An owner of a kind this server does not serve cannot be looked up: kube-apiserver's collector
+    // fails to resolve it and leaves the dependent alone, rather than taking the owner for gone.
+    if (node.owners.some((ref) => this.#registry.resourceForKind(ref.apiVersion, ref.kind) === undefined))
+      return;
     const solid: OwnerReference[] = [];
     const gone: OwnerReference[] = [];
     const waiting: OwnerReference[] = [];

@@ -805,6 +805,20 @@ describe("garbage collection", () => {
     expect((await server.client().resource(pods, "default").list()).items).toEqual([]);
   });
 
+  it("keeps a dependent whose owner is of a kind the server does not serve (kube-apiserver's collector cannot resolve it)", async () => {
+    const server = newServer();
+    const podClient = server.client().resource(pods, "default");
+    await podClient.create({
+      ...pod("p"),
+      metadata: {
+        name: "p",
+        ownerReferences: [{ apiVersion: "example.com/v1", kind: "Widget", name: "w", uid: "widget-uid" }],
+      },
+    });
+    await server.flush();
+    expect((await podClient.list()).items.map((p) => p.metadata?.name)).toEqual(["p"]);
+  });
+
   it("Foreground: keeps the owner with the foregroundDeletion finalizer until blocking dependents are gone", async () => {
     const server = newServer();
     await ownerWithDependents(server, { bound: true });
