@@ -189,7 +189,9 @@ export class GarbageCollector {
     const waiting: OwnerReference[] = [];
     for (const ref of node.owners) {
       const owner = this.#nodes.get(ref.uid);
-      if (owner === undefined) gone.push(ref);
+      // A namespaced owner is looked up in the dependent's namespace: one elsewhere counts as absent.
+      const elsewhere = owner?.resource.namespaced && owner.namespace !== node.namespace;
+      if (owner === undefined || elsewhere) gone.push(ref);
       else if (owner.deleting && owner.finalizers.includes(foregroundFinalizer)) waiting.push(ref);
       else solid.push(ref);
     }

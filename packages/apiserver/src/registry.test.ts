@@ -819,6 +819,18 @@ describe("garbage collection", () => {
     expect((await podClient.list()).items.map((p) => p.metadata?.name)).toEqual(["p"]);
   });
 
+  it("deletes a dependent whose owner reference points into another namespace (the owner counts as absent)", async () => {
+    const server = newServer();
+    const client = server.client();
+    await client.resource(namespaces).create({ metadata: { name: "team" } });
+    const owner = await client.resource(replicaSets, "default").create(replicaSet("rs"));
+    const teamPods = client.resource(pods, "team");
+    await teamPods.create(pod("p", { owner }));
+    await server.flush();
+    expect((await teamPods.list()).items).toEqual([]);
+    expect((await client.resource(replicaSets, "default").get("rs")).metadata?.uid).toBe(owner.metadata?.uid);
+  });
+
   it("Foreground: keeps the owner with the foregroundDeletion finalizer until blocking dependents are gone", async () => {
     const server = newServer();
     await ownerWithDependents(server, { bound: true });
