@@ -221,6 +221,17 @@ describe("SharedIndexInformer", () => {
     expect(handler.calls).toEqual(["add a true", "update a 1->1"]);
   });
 
+  it("rejects an infinite resync period where it is given, not later in run", () => {
+    const lw = new FakeListerWatcher<Pod>();
+    expect(() => new SharedIndexInformer<Pod>({ listerWatcher: lw, resyncPeriodMs: Infinity })).toThrow(
+      "SharedIndexInformer: resyncPeriodMs must be a finite non-negative number, got Infinity",
+    );
+    const informer = new SharedIndexInformer<Pod>({ listerWatcher: lw });
+    expect(() => informer.addEventHandler({}, { resyncPeriodMs: Infinity })).toThrow(
+      "addEventHandler: resyncPeriodMs must be a finite non-negative number, got Infinity",
+    );
+  });
+
   it.each([
     { desired: 0, check: 1000, expected: 0 },
     { desired: 1000, check: 0, expected: 0 },

@@ -113,9 +113,10 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       indexers: options.indexers,
     });
     const resync = options.resyncPeriodMs ?? 0;
-    if (!(resync >= 0))
+    // Infinity would only fail later, in run(), as the reflector's resync period.
+    if (!(resync >= 0) || !Number.isFinite(resync))
       throw new RangeError(
-        `SharedIndexInformer: resyncPeriodMs must be a non-negative number, got ${resync}`,
+        `SharedIndexInformer: resyncPeriodMs must be a finite non-negative number, got ${resync}`,
       );
     this.#defaultResyncPeriodMs = resync === 0 ? 0 : Math.max(resync, minimumResyncPeriodMs);
     this.#resyncCheckPeriodMs = this.#defaultResyncPeriodMs;
@@ -140,8 +141,10 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     if (handler === null || typeof handler !== "object")
       throw new TypeError("addEventHandler: handler must be an object with onAdd/onUpdate/onDelete");
     let requested = options.resyncPeriodMs ?? this.#defaultResyncPeriodMs;
-    if (!(requested >= 0))
-      throw new RangeError(`addEventHandler: resyncPeriodMs must be a non-negative number, got ${requested}`);
+    if (!(requested >= 0) || !Number.isFinite(requested))
+      throw new RangeError(
+        `addEventHandler: resyncPeriodMs must be a finite non-negative number, got ${requested}`,
+      );
     if (requested > 0) {
       if (requested < minimumResyncPeriodMs) requested = minimumResyncPeriodMs;
       // Unlike client-go, a handler's period also counts when the informer's default is 0.
