@@ -631,6 +631,16 @@ describe("patch", () => {
     expect(applied.spec?.template.spec?.containers.map((c) => c.name)).toEqual(["app"]);
   });
 
+  it("answers 400 for a server-side apply that would create an object under another name than the URL's", async () => {
+    const client = newServer().client().resource(deployments, "default");
+    const error = await rejection(
+      client.patch("web", deployment("api"), { type: "apply", fieldManager: "kubectl" }),
+    );
+    expect(error.status.code).toBe(400);
+    expect(error.message).toBe("the name of the object (api) does not match the name on the URL (web)");
+    expect((await client.list()).items).toEqual([]);
+  });
+
   it("answers 404 for a patch of a missing object", async () => {
     const client = newServer().client().resource(deployments, "default");
     expect((await rejection(client.patch("nope", {}, { type: "merge" }))).status.code).toBe(404);

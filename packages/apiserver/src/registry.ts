@@ -341,7 +341,14 @@ export class Registry {
       // Server-side apply, approximated: create when absent, else a strategic merge of the applied configuration.
       if ((await this.#storage.get(key)) === undefined) {
         if (!isJsonObject(patch)) throw newBadRequest("an apply patch must be a JSON object");
-        return this.create(resource, namespace, patch, options);
+        // The object is created under the URL's name, as an update would be.
+        const meta = patch.metadata;
+        if (isJsonObject(meta) && meta.name !== undefined && meta.name !== null && meta.name !== name)
+          throw newBadRequest(
+            `the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`,
+          );
+        const named = meta === undefined || meta === null || isJsonObject(meta) ? { ...meta, name } : meta;
+        return this.create(resource, namespace, { ...patch, metadata: named }, options);
       }
     }
     const ns = resource.namespaced ? namespace : undefined;
