@@ -641,6 +641,23 @@ describe("patch", () => {
     expect((await client.list()).items).toEqual([]);
   });
 
+  it("answers 400 for a patch that renames the object or moves it to another namespace", async () => {
+    const client = newServer().client().resource(pods, "default");
+    await client.create(pod("p"));
+    const renamed = await rejection(client.patch("p", { metadata: { name: "q" } }, { type: "merge" }));
+    expect(renamed.status.code).toBe(400);
+    expect(renamed.message).toBe("the name of the object (q) does not match the name on the URL (p)");
+    const moved = await rejection(
+      client.patch("p", [{ op: "replace", path: "/metadata/namespace", value: "kube-system" }], {
+        type: "json",
+      }),
+    );
+    expect(moved.status.code).toBe(400);
+    expect(moved.message).toBe(
+      "the namespace of the provided object does not match the namespace sent on the request",
+    );
+  });
+
   it("answers 404 for a patch of a missing object", async () => {
     const client = newServer().client().resource(deployments, "default");
     expect((await rejection(client.patch("nope", {}, { type: "merge" }))).status.code).toBe(404);

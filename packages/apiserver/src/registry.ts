@@ -356,7 +356,18 @@ export class Registry {
       const patched = applyPatch(patchType === "apply" ? "strategic-merge" : patchType, existing, patch);
       if (!isJsonObject(patched))
         throw newBadRequest("the patch made the object something other than a JSON object");
-      return this.#decode(resource, patched);
+      const decoded = this.#decode(resource, patched);
+      // As kube-apiserver's checkName: a patch may not rename the object or move it.
+      const meta = decoded.metadata ?? {};
+      if (meta.name !== undefined && meta.name !== name)
+        throw newBadRequest(
+          `the name of the object (${meta.name}) does not match the name on the URL (${name})`,
+        );
+      if (ns && meta.namespace !== undefined && meta.namespace !== ns)
+        throw newBadRequest(
+          "the namespace of the provided object does not match the namespace sent on the request",
+        );
+      return decoded;
     });
   }
 
