@@ -366,6 +366,17 @@ describe("bad input", () => {
     });
   }
 
+  it("drops a __proto__ member of a body rather than storing it (a copy would turn it into a prototype)", async () => {
+    const client = newServer().client().resource(pods, "default");
+    const body = JSON.parse(
+      '{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i"}],"__proto__":{"nodeName":"n1"}}}',
+    );
+    await client.create(body);
+    const stored = await client.get("p");
+    expect(stored.spec?.nodeName).toBeUndefined();
+    expect(Object.getPrototypeOf(stored.spec)).toBe(Object.prototype);
+  });
+
   it("answers 400 for a namespace that disagrees with the client's", async () => {
     const error = await rejection(
       newServer()

@@ -882,7 +882,8 @@ function withoutNulls(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutNulls);
   if (isJsonObject(value)) {
     for (const key of Object.keys(value)) {
-      if (value[key] === null) delete value[key];
+      // A "__proto__" member (JSON.parse makes it an own key) would become a prototype in any copy.
+      if (value[key] === null || key === "__proto__") delete value[key];
       else value[key] = withoutNulls(value[key]);
     }
   }
