@@ -218,6 +218,14 @@ describe("ApiServer", () => {
     expect(clock.pendingTimers()).toEqual([]);
   });
 
+  it("never asks for a timer longer than setTimeout can hold (a longer one would fire at once)", async () => {
+    const clock = new FakeClock();
+    const client = newServer({ clock }).client().resource(pods, "default");
+    const watch = await client.watch({ timeoutSeconds: 1_000_000_000 });
+    expect(clock.pendingTimers().map((timer) => timer.in)).toEqual([2_147_483_647]);
+    await watch[Symbol.asyncIterator]().return?.();
+  });
+
   it("leaves no timer behind when the server closes watches nobody reads", async () => {
     const clock = new FakeClock();
     const server = newServer({ clock, bookmarkIntervalMs: 1000 });

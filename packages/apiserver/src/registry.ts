@@ -223,7 +223,8 @@ export class Registry {
       this.#watches.delete(stop);
     };
     this.#watches.add(stop);
-    if (timeoutSeconds) timer = clock.setTimeout(stop, timeoutSeconds * 1000);
+    // setTimeout holds at most 2^31-1 ms (about 24.8 days) and fires a longer delay at once.
+    if (timeoutSeconds) timer = clock.setTimeout(stop, Math.min(timeoutSeconds * 1000, 2_147_483_647));
     signal?.addEventListener("abort", stop, { once: true });
     const bookmarkOf = (revision: number): KubeObject => ({
       apiVersion: apiVersionOf(resource),
