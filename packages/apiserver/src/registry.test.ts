@@ -325,6 +325,21 @@ describe("bad input", () => {
       message: /Request entity too large/,
     },
     {
+      name: "a container port beyond int32",
+      body: {
+        metadata: { name: "p" },
+        spec: { containers: [{ name: "c", image: "i", ports: [{ containerPort: 3_000_000_000 }] }] },
+      },
+      code: 400,
+      message: /spec\.containers\[0\]\.ports\[0\]\.containerPort: expected int32, got number 3000000000/,
+    },
+    {
+      name: "a terminationGracePeriodSeconds beyond int64",
+      body: { metadata: { name: "p" }, spec: { containers: [], terminationGracePeriodSeconds: 1e20 } },
+      code: 400,
+      message: /spec\.terminationGracePeriodSeconds: expected integer, got number 100000000000000000000/,
+    },
+    {
       name: "a null container",
       body: { metadata: { name: "p" }, spec: { containers: [null] } },
       code: 400,

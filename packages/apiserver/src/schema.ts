@@ -7,6 +7,7 @@
 export type Schema =
   | "string"
   | "integer"
+  | "int32"
   | "boolean"
   | "any"
   | "intOrString"
@@ -22,10 +23,12 @@ export function typeProblem(value: unknown, schema: Schema, path: string): strin
       schema === "string"
         ? typeof value === "string"
         : schema === "integer"
-          ? Number.isInteger(value)
-          : schema === "boolean"
-            ? typeof value === "boolean"
-            : typeof value === "string" || Number.isInteger(value);
+          ? Number.isSafeInteger(value)
+          : schema === "int32"
+            ? Number.isInteger(value) && (value as number) >= -2147483648 && (value as number) <= 2147483647
+            : schema === "boolean"
+              ? typeof value === "boolean"
+              : typeof value === "string" || Number.isInteger(value);
     const expected = schema === "intOrString" ? "integer or string" : schema;
     return ok ? undefined : `${path || "<root>"}: expected ${expected}, got ${describe(value)}`;
   }
@@ -64,7 +67,8 @@ function elementName(schema: Schema): string {
 
 function describe(value: unknown): string {
   if (Array.isArray(value)) return "array";
-  if (typeof value === "number" && !Number.isInteger(value)) return `number ${value}`;
+  if (typeof value === "number" && !Number.isSafeInteger(value)) return `number ${value}`;
+  if (typeof value === "number" && (value < -2147483648 || value > 2147483647)) return `number ${value}`;
   return typeof value === "string" ? `string ${JSON.stringify(value).slice(0, 60)}` : typeof value;
 }
 
@@ -120,8 +124,8 @@ const containerSchema: Schema = {
       array: {
         fields: {
           name: "string",
-          containerPort: "integer",
-          hostPort: "integer",
+          containerPort: "int32",
+          hostPort: "int32",
           protocol: "string",
           hostIP: "string",
         },
@@ -149,7 +153,7 @@ export const podSpecSchema: Schema = {
     serviceAccountName: "string",
     schedulerName: "string",
     hostname: "string",
-    priority: "integer",
+    priority: "int32",
     tolerations: {
       array: {
         fields: {
@@ -185,7 +189,7 @@ export const kindSchemas: Readonly<Record<string, Schema>> = {
     fields: {
       spec: {
         fields: {
-          replicas: "integer",
+          replicas: "int32",
           selector: labelSelectorSchema,
           template: podTemplateSchema,
           strategy: {
@@ -194,21 +198,21 @@ export const kindSchemas: Readonly<Record<string, Schema>> = {
               rollingUpdate: { fields: { maxSurge: "intOrString", maxUnavailable: "intOrString" } },
             },
           },
-          minReadySeconds: "integer",
-          revisionHistoryLimit: "integer",
+          minReadySeconds: "int32",
+          revisionHistoryLimit: "int32",
           paused: "boolean",
-          progressDeadlineSeconds: "integer",
+          progressDeadlineSeconds: "int32",
         },
       },
       status: {
         fields: {
           observedGeneration: "integer",
-          replicas: "integer",
-          updatedReplicas: "integer",
-          readyReplicas: "integer",
-          availableReplicas: "integer",
-          unavailableReplicas: "integer",
-          collisionCount: "integer",
+          replicas: "int32",
+          updatedReplicas: "int32",
+          readyReplicas: "int32",
+          availableReplicas: "int32",
+          unavailableReplicas: "int32",
+          collisionCount: "int32",
           conditions: { array: { fields: { type: "string", status: "string" } } },
         },
       },
@@ -218,18 +222,18 @@ export const kindSchemas: Readonly<Record<string, Schema>> = {
     fields: {
       spec: {
         fields: {
-          replicas: "integer",
-          minReadySeconds: "integer",
+          replicas: "int32",
+          minReadySeconds: "int32",
           selector: labelSelectorSchema,
           template: podTemplateSchema,
         },
       },
       status: {
         fields: {
-          replicas: "integer",
-          fullyLabeledReplicas: "integer",
-          readyReplicas: "integer",
-          availableReplicas: "integer",
+          replicas: "int32",
+          fullyLabeledReplicas: "int32",
+          readyReplicas: "int32",
+          availableReplicas: "int32",
           observedGeneration: "integer",
           conditions: { array: { fields: { type: "string", status: "string" } } },
         },
@@ -241,10 +245,10 @@ export const kindSchemas: Readonly<Record<string, Schema>> = {
       spec: {
         fields: {
           holderIdentity: "string",
-          leaseDurationSeconds: "integer",
+          leaseDurationSeconds: "int32",
           acquireTime: "string",
           renewTime: "string",
-          leaseTransitions: "integer",
+          leaseTransitions: "int32",
         },
       },
     },
@@ -265,7 +269,7 @@ export const kindSchemas: Readonly<Record<string, Schema>> = {
       reason: "string",
       message: "string",
       type: "string",
-      count: "integer",
+      count: "int32",
       firstTimestamp: "string",
       lastTimestamp: "string",
       source: { fields: { component: "string", host: "string" } },
