@@ -416,6 +416,22 @@ describe("bad input", () => {
     expect((await rejection(client.watch({ resourceVersion: "-3" }))).status.code).toBe(400);
     expect((await rejection(client.list({ limit: 1, continue: "!!not-a-token" }))).status.code).toBe(400);
   });
+
+  it("answers 400 for a resourceVersionMatch without a resourceVersion, or with a continue token", async () => {
+    const client = newServer().client().resource(pods, "default");
+    for (const name of ["a", "b"]) await client.create(pod(name));
+    const first = await client.list({ limit: 1 });
+    const withContinue = await rejection(
+      client.list({ limit: 1, continue: first.metadata.continue, resourceVersionMatch: "NotOlderThan" }),
+    );
+    expect(withContinue.status.code).toBe(400);
+    expect(withContinue.message).toBe("resourceVersionMatch is forbidden when continue is provided");
+    const withoutVersion = await rejection(client.list({ resourceVersionMatch: "NotOlderThan" }));
+    expect(withoutVersion.status.code).toBe(400);
+    expect(withoutVersion.message).toBe(
+      "resourceVersionMatch is forbidden unless resourceVersion is provided",
+    );
+  });
 });
 
 describe("list", () => {

@@ -138,6 +138,11 @@ export class Registry {
     const limit = parseLimit(options.limit);
     let revision: number | undefined;
     let startKey: string | undefined;
+    // As kube-apiserver's ValidateListOptions.
+    if (options.resourceVersionMatch !== undefined && options.continue)
+      throw newBadRequest("resourceVersionMatch is forbidden when continue is provided");
+    if (options.resourceVersionMatch === "NotOlderThan" && rv === "")
+      throw newBadRequest("resourceVersionMatch is forbidden unless resourceVersion is provided");
     if (options.continue) {
       if (rv !== "" && rv !== "0")
         throw newBadRequest("specifying resource version is not allowed when using continue");
