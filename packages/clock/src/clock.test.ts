@@ -28,6 +28,21 @@ describe("realClock", () => {
     expect(fired).toBe(false);
   });
 
+  it("a delay longer than the host's 2^31-1 ms timer limit waits its full time and can be cleared", async () => {
+    vi.useFakeTimers({ now: 0 });
+    const long = 2 ** 31 + 5_000;
+    const fired: number[] = [];
+    realClock.setTimeout(() => fired.push(realClock.now()), long);
+    const cleared = realClock.setTimeout(() => fired.push(-1), long);
+    await vi.advanceTimersByTimeAsync(2 ** 31 - 1);
+    realClock.clearTimeout(cleared);
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(fired).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(fired).toEqual([long]);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it("sleep rejects when its signal aborts", async () => {
     vi.useFakeTimers();
     const controller = new AbortController();

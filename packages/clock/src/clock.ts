@@ -26,10 +26,38 @@ export interface Clock {
  */
 export const realClock: Clock = {
   now: () => Date.now(),
-  setTimeout: (callback, ms) => globalThis.setTimeout(callback, Math.max(0, ms)),
-  clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
+  setTimeout: (callback, ms) =>
+    ms > maxTimerMs ? new LongTimer(callback, ms) : globalThis.setTimeout(callback, Math.max(0, ms)),
+  clearTimeout: (handle) => {
+    if (handle instanceof LongTimer) handle.clear();
+    else globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>);
+  },
   sleep: (ms, options) => sleepOn(realClock, ms, options?.signal),
 };
+
+/** The longest delay a host timer takes; Node fires a longer one at once (with a warning). */
+const maxTimerMs = 2 ** 31 - 1;
+
+/** A timer longer than the host allows, armed in steps of at most {@link maxTimerMs}. */
+class LongTimer {
+  #timer: ReturnType<typeof globalThis.setTimeout> | undefined;
+
+  constructor(callback: () => void, ms: number) {
+    this.#arm(callback, ms);
+  }
+
+  clear(): void {
+    globalThis.clearTimeout(this.#timer);
+  }
+
+  #arm(callback: () => void, remaining: number): void {
+    const step = Math.min(remaining, maxTimerMs);
+    this.#timer = globalThis.setTimeout(() => {
+      if (remaining > step) this.#arm(callback, remaining - step);
+      else callback();
+    }, step);
+  }
+}
 
 /** `sleep` for any clock, built from its `setTimeout`/`clearTimeout`. */
 export function sleepOn(
