@@ -741,6 +741,22 @@ describe("scale subresource", () => {
 });
 
 describe("deletion", () => {
+  it("refuses to delete default, kube-system and kube-public, as kube-apiserver's NamespaceLifecycle does", async () => {
+    const client = newServer().client().resource(namespaces);
+    await client.create({ metadata: { name: "kube-public" } });
+    for (const name of ["default", "kube-system", "kube-public"]) {
+      const error = await rejection(client.delete(name));
+      expect(error.status).toMatchObject({
+        code: 403,
+        reason: "Forbidden",
+        message: `namespaces "${name}" is forbidden: this namespace may not be deleted`,
+      });
+      expect((await client.get(name)).metadata?.deletionTimestamp).toBeUndefined();
+    }
+    await client.delete("kube-node-lease");
+    expect((await rejection(client.get("kube-node-lease"))).status.code).toBe(404);
+  });
+
   it("removes an unbound pod at once", async () => {
     const client = newServer().client().resource(pods, "default");
     await client.create(pod("p"));

@@ -38,6 +38,9 @@ import { StorageError } from "./storage.js";
 import { continueExpiredMessage, tooLargeResourceVersion, toStatusError } from "./storage-errors.js";
 import { type Strategy, strategyFor } from "./strategy.js";
 
+/** Namespaces that can never be deleted (kube-apiserver's NamespaceLifecycle admission). */
+const immortalNamespaces: ReadonlySet<string> = new Set(["default", "kube-system", "kube-public"]);
+
 /** Everything a registry needs; `ApiServer` fills these from its own options and defaults. */
 export interface RegistryOptions {
   /** Where objects live. */
@@ -386,6 +389,9 @@ export class Registry {
     await this.#ready;
     resource = this.#served(resource);
     const gr = groupResourceOf(resource);
+    // kube-apiserver's NamespaceLifecycle admission keeps these namespaces forever.
+    if (resource.group === "" && resource.plural === "namespaces" && immortalNamespaces.has(name))
+      throw newForbidden(gr, name, "this namespace may not be deleted");
     const policy = options.propagationPolicy;
     if (policy !== undefined && !propagationPolicies.includes(policy))
       throw newBadRequest(
