@@ -118,11 +118,7 @@ export class MemoryStorage implements Storage {
   }
 
   async update(key: string, object: KubeObject, expectedRevision?: number): Promise<KubeObject> {
-    const bucket = this.#bucketFor(key, false);
-    const entry = bucket?.entries.get(key);
-    if (bucket === undefined || entry === undefined)
-      throw new StorageError("KeyNotFound", key, `key ${key} not found`);
-    checkRevision(key, entry, expectedRevision);
+    const { bucket, entry } = this.#existing(key, expectedRevision);
     const revision = ++this.#revision;
     setResourceVersion(object, revision);
     bucket.entries.set(key, { object, revision });
@@ -131,17 +127,29 @@ export class MemoryStorage implements Storage {
   }
 
   async delete(key: string, expectedRevision?: number): Promise<KubeObject> {
-    const bucket = this.#bucketFor(key, false);
-    const entry = bucket?.entries.get(key);
-    if (bucket === undefined || entry === undefined)
-      throw new StorageError("KeyNotFound", key, `key ${key} not found`);
-    checkRevision(key, entry, expectedRevision);
+    const { bucket, entry } = this.#existing(key, expectedRevision);
     const revision = ++this.#revision;
     bucket.entries.delete(key);
     bucket.sortedKeys = undefined;
     const last = withResourceVersion(entry.object, revision);
     this.#record({ type: "DELETED", key, revision, object: last, previous: entry.object });
     return last;
+  }
+
+  /** The stored entry of `key` and its bucket, for a write that requires it to exist at `expectedRevision`. */
+  #existing(key: string, expectedRevision: number | undefined): { bucket: Bucket; entry: Entry } {
+    const bucket = this.#bucketFor(key, false);
+    const entry = bucket?.entries.get(key);
+    if (bucket === undefined || entry === undefined)
+      throw new StorageError("KeyNotFound", key, `key ${key} not found`);
+    if (expectedRevision !== undefined && entry.revision !== expectedRevision) {
+      throw new StorageError(
+        "Conflict",
+        key,
+        `revision precondition failed for ${key}: expected ${expectedRevision}, stored ${entry.revision}`,
+      );
+    }
+    return { bucket, entry };
   }
 
   async list(prefix: string, options: StorageListOptions = {}): Promise<StorageListResult> {
@@ -349,16 +357,6 @@ function eventFor(
   // It stopped matching: the watcher sees it leave, in its last matching state at this revision.
   if (matched) return { type: "DELETED", object: withResourceVersion(previous!, revision), revision };
   return undefined;
-}
-
-function checkRevision(key: string, entry: Entry, expectedRevision: number | undefined): void {
-  if (expectedRevision !== undefined && entry.revision !== expectedRevision) {
-    throw new StorageError(
-      "Conflict",
-      key,
-      `revision precondition failed for ${key}: expected ${expectedRevision}, stored ${entry.revision}`,
-    );
-  }
 }
 
 function setResourceVersion(object: KubeObject, revision: number): void {
