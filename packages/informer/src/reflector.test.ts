@@ -255,6 +255,22 @@ describe("Reflector", () => {
     expect(lw.watchCalls.map((o) => o.resourceVersion)).toEqual(["1", "2"]);
   });
 
+  it("after a fallback list from scratch, the next relist is at the last synced version again", async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")], historySize: 1 });
+    const h = start(lw);
+    await h.clock.flush();
+    lw.add(pod("b"));
+    await h.clock.advance(10_000);
+    lw.sendError({ code: 410, reason: "Expired", message: "too old resource version: 1 (2)" });
+    lw.failNextList(newResourceExpired("too old resource version"));
+    await h.clock.advance(800);
+    // The fallback list from "" succeeded at version 2; a later relist starts from there, not from "".
+    lw.sendError({ code: 500, reason: "InternalError", message: "etcd is sad" });
+    await h.clock.advance(10_000);
+    expect(lw.listCalls.map((o) => o.resourceVersion)).toEqual(["0", "2", "", "2"]);
+    expect(h.store.replaced.map((r) => r.resourceVersion)).toEqual(["1", "2", "2"]);
+  });
+
   it("relists after a watch from a version that has left a tiny history", async () => {
     const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")], historySize: 1 });
     const h = start(lw);
