@@ -1,1 +1,1 @@
-export {};
+export * from "./pod-workers/index.js";

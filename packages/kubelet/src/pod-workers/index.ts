@@ -1,0 +1,16 @@
+export type {
+  ConfigPod,
+  KillPodOptions,
+  PodStatusCache,
+  PodStatusFunc,
+  PodSyncer,
+  PodWorkerState,
+  PodWorkerSync,
+  PodWorkers,
+  PodWorkersOptions,
+  PodWorkQueue,
+  RunnablePodWorkers,
+  RunningPod,
+  SyncPodType,
+  UpdatePodOptions,
+} from "./types.js";
