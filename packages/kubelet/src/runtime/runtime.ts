@@ -1,0 +1,165 @@
+// A container-runtime interface shaped like CRI's RuntimeService and
+// ImageService (k8s.io/cri-api): pod sandboxes and containers that are run,
+// created, started, stopped with a grace period, removed, listed and
+// inspected, images that are pulled, and container logs. The kubelet derives
+// every pod status from what this interface reports, never from its own
+// bookkeeping, so a runtime that runs real processes can replace the
+// simulated one without touching the kubelet.
+//
+// Reads (list, status, logs) are synchronous snapshots: a runtime lives in the
+// kubelet's process, and the generic PLEG relists every second.
+
+/** CRI's `PodSandboxState`. */
+export type SandboxState = "ready" | "notready";
+
+/** CRI's `ContainerState`. */
+export type ContainerState = "created" | "running" | "exited" | "unknown";
+
+/** What a sandbox is created from (CRI's `PodSandboxConfig`, reduced). */
+export interface PodSandboxConfig {
+  podUid: string;
+  name: string;
+  namespace: string;
+  /** How many sandboxes this pod had before (0 for the first). */
+  attempt: number;
+  hostNetwork: boolean;
+  labels: Readonly<Record<string, string>>;
+  /** The pod's annotations: a runtime may read its behaviour from them. */
+  annotations: Readonly<Record<string, string>>;
+}
+
+export interface PodSandbox {
+  readonly id: string;
+  readonly podUid: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly attempt: number;
+  readonly state: SandboxState;
+  /** ms since the epoch. */
+  readonly createdAt: number;
+  /** The pod IP; undefined for host-network sandboxes (the pod takes the node's IPs). */
+  readonly ip: string | undefined;
+}
+
+/** What a container is created from (CRI's `ContainerConfig`, reduced). */
+export interface ContainerConfig {
+  name: string;
+  /** The image as the pod spec names it. */
+  image: string;
+  /** Restart count this instance stands for (0 for the first run). */
+  attempt: number;
+  /** `ContainerSpecHash`: a new hash means a changed spec. */
+  specHash: string;
+  command?: readonly string[] | undefined;
+  args?: readonly string[] | undefined;
+}
+
+export interface ContainerRecord {
+  readonly id: string;
+  readonly sandboxId: string;
+  readonly podUid: string;
+  readonly name: string;
+  readonly attempt: number;
+  readonly specHash: string;
+  /** Normalised image name, e.g. `docker.io/library/nginx:latest`. */
+  readonly image: string;
+  /** `docker.io/library/nginx@sha256:<64 hex>`. */
+  readonly imageRef: string;
+  readonly state: ContainerState;
+  readonly createdAt: number;
+  readonly startedAt: number | undefined;
+  readonly finishedAt: number | undefined;
+  readonly exitCode: number | undefined;
+  /** `Completed`, `Error`, `OOMKilled`, … for exited containers. */
+  readonly reason: string | undefined;
+  readonly message: string | undefined;
+}
+
+export interface ImageRecord {
+  /** `sha256:<64 hex>`. */
+  readonly id: string;
+  readonly repoTags: readonly string[];
+  readonly repoDigests: readonly string[];
+  readonly size: number;
+}
+
+export interface PulledImage {
+  readonly imageRef: string;
+  readonly size: number;
+}
+
+/** One line of a container's log, as CRI log files record them. */
+export interface LogLine {
+  /** ms since the epoch (the runtime's clock). */
+  readonly time: number;
+  readonly stream: "stdout" | "stderr";
+  readonly text: string;
+}
+
+/** The probe kinds of the kubelet's prober. */
+export type ProbeType = "startup" | "liveness" | "readiness";
+
+export interface ProbeAnswer {
+  readonly success: boolean;
+  /** What the prober prints on failure (`HTTP probe failed with statuscode: 503`). */
+  readonly output: string;
+}
+
+/** A change the runtime saw happen, for an evented PLEG. */
+export interface RuntimeEvent {
+  readonly type: "ContainerStarted" | "ContainerStopped" | "ContainerCreated" | "ContainerDeleted";
+  readonly podUid: string;
+  readonly containerId: string;
+}
+
+/** The container runtime the kubelet drives. Every failure rejects with a `RuntimeError`. */
+export interface ContainerRuntime {
+  /** `<runtimeName>://` prefixes container IDs (e.g. `containerd`). */
+  readonly runtimeName: string;
+  readonly runtimeVersion: string;
+
+  runPodSandbox(config: PodSandboxConfig): Promise<string>;
+  /** Stops every container of the sandbox at once (SIGKILL) and marks it not ready. */
+  stopPodSandbox(sandboxId: string): Promise<void>;
+  removePodSandbox(sandboxId: string): Promise<void>;
+  listPodSandboxes(filter?: { podUid?: string | undefined }): readonly PodSandbox[];
+
+  pullImage(image: string, sandbox: PodSandboxConfig): Promise<PulledImage>;
+  imageStatus(image: string): ImageRecord | undefined;
+  listImages(): readonly ImageRecord[];
+
+  createContainer(sandboxId: string, config: ContainerConfig): Promise<string>;
+  startContainer(containerId: string): Promise<void>;
+  /**
+   * SIGTERM, then SIGKILL once `gracePeriodSeconds` have passed; resolves when
+   * the container has exited.
+   */
+  stopContainer(containerId: string, gracePeriodSeconds: number): Promise<void>;
+  removeContainer(containerId: string): Promise<void>;
+  listContainers(filter?: { podUid?: string | undefined }): readonly ContainerRecord[];
+  containerStatus(containerId: string): ContainerRecord | undefined;
+
+  /** Every log line of the container so far. */
+  readLogs(containerId: string): readonly LogLine[];
+  /**
+   * Calls `onLine` for each new line and `onEnd` once the container exits or
+   * is removed; returns a function that unsubscribes.
+   */
+  followLogs(containerId: string, onLine: (line: LogLine) => void, onEnd: () => void): () => void;
+
+  /** Answers a probe of a running container. Runtimes that cannot probe leave it out. */
+  probe?(containerId: string, type: ProbeType): ProbeAnswer;
+  /** Subscribes to container lifecycle events; returns a function that unsubscribes. */
+  onEvent?(listener: (event: RuntimeEvent) => void): () => void;
+}
+
+/** What a runtime rejects with. `code` names the CRI-level failure. */
+export class RuntimeError extends Error {
+  readonly code: "NotFound" | "ImagePull" | "StartError" | "InvalidState" | "Unsupported";
+
+  constructor(code: RuntimeError["code"], message: string) {
+    super(message);
+    this.name = "RuntimeError";
+    this.code = code;
+  }
+}

@@ -1,0 +1,239 @@
+import { FakeClock } from "@reconcile/clock";
+import { describe, expect, it } from "vitest";
+import type { PodSandboxConfig } from "./runtime.js";
+import {
+  behaviourFor,
+  defaultContainerBehaviour,
+  normaliseImage,
+  parseDuration,
+  SimulatedRuntime,
+} from "./simulated-runtime.js";
+
+function sandboxConfig(annotations: Record<string, string> = {}, hostNetwork = false): PodSandboxConfig {
+  return {
+    podUid: "uid-1",
+    name: "web",
+    namespace: "default",
+    attempt: 0,
+    hostNetwork,
+    labels: {},
+    annotations,
+  };
+}
+
+async function startOne(runtime: SimulatedRuntime, annotations: Record<string, string> = {}) {
+  const config = sandboxConfig(annotations);
+  const sandboxId = await runtime.runPodSandbox(config);
+  await runtime.pullImage("nginx", config);
+  const id = await runtime.createContainer(sandboxId, {
+    name: "web",
+    image: "nginx",
+    attempt: 0,
+    specHash: "h",
+  });
+  await runtime.startContainer(id);
+  return { sandboxId, id };
+}
+
+describe("normaliseImage", () => {
+  it.each([
+    ["nginx", "docker.io/library/nginx:latest"],
+    ["nginx:1.25", "docker.io/library/nginx:1.25"],
+    ["bitnami/redis", "docker.io/bitnami/redis:latest"],
+    ["registry.k8s.io/pause:3.9", "registry.k8s.io/pause:3.9"],
+    ["localhost:5000/app", "localhost:5000/app:latest"],
+    ["nginx@sha256:abc", "docker.io/library/nginx@sha256:abc"],
+  ])("%s is %s", (image, expected) => {
+    expect(normaliseImage(image)).toBe(expected);
+  });
+});
+
+describe("parseDuration", () => {
+  it.each([
+    ["500ms", 500],
+    ["2s", 2000],
+    ["1m30s", 90_000],
+    ["1.5s", 1500],
+    ["0", 0],
+    ["never", Number.POSITIVE_INFINITY],
+    ["soon", undefined],
+    ["5", undefined],
+    ["2s junk", undefined],
+  ])("%s is %s", (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+});
+
+describe("behaviourFor", () => {
+  it("reads pod-wide keys, lets a container's own key win and ignores values it cannot parse", () => {
+    const annotations = {
+      "sim.reconcile.dev/exit-after": "5s",
+      "sim.reconcile.dev/exit-after.sidecar": "1s",
+      "sim.reconcile.dev/exit-code": "3",
+      "sim.reconcile.dev/ready-after": "later",
+      "sim.reconcile.dev/termination": "ignore",
+    };
+    const web = behaviourFor(defaultContainerBehaviour, annotations, "web");
+    expect(web).toMatchObject({ exitAfterMs: 5000, exitCode: 3, readyAfterMs: 0, termination: "ignore" });
+    expect(behaviourFor(defaultContainerBehaviour, annotations, "sidecar").exitAfterMs).toBe(1000);
+  });
+});
+
+describe("SimulatedRuntime", () => {
+  it("hands out pod IPs from .2 of the pod CIDR, none for host-network pods, and reuses released ones", async () => {
+    const runtime = new SimulatedRuntime({ podCIDR: "10.244.3.0/24", clock: new FakeClock() });
+    const a = await runtime.runPodSandbox(sandboxConfig());
+    const b = await runtime.runPodSandbox(sandboxConfig());
+    const host = await runtime.runPodSandbox(sandboxConfig({}, true));
+    const ips = () => runtime.listPodSandboxes().map((s) => s.ip);
+    expect(ips()).toEqual(["10.244.3.2", "10.244.3.3", undefined]);
+    await runtime.removePodSandbox(a);
+    expect(runtime.listPodSandboxes().map((s) => s.id)).toEqual([b, host]);
+  });
+
+  it("gives 64-hex IDs, containerd image names and a stable digest per image", async () => {
+    const clock = new FakeClock(1000);
+    const runtime = new SimulatedRuntime({ clock, seed: "node-1" });
+    const { id } = await startOne(runtime);
+    const record = runtime.containerStatus(id)!;
+    expect(record.id).toMatch(/^[0-9a-f]{64}$/);
+    expect(record.image).toBe("docker.io/library/nginx:latest");
+    expect(record.imageRef).toMatch(/^docker\.io\/library\/nginx@sha256:[0-9a-f]{64}$/);
+    expect(record).toMatchObject({ state: "running", startedAt: 1000, attempt: 0 });
+    const other = new SimulatedRuntime({ clock, seed: "node-2" });
+    const second = await startOne(other);
+    expect(other.containerStatus(second.id)!.imageRef).toBe(record.imageRef);
+    expect(second.id).not.toBe(id);
+  });
+
+  it("pulls an image once, after the pull delay, and fails a pull named by pull-error", async () => {
+    const clock = new FakeClock();
+    const runtime = new SimulatedRuntime({ clock, defaults: { pullDelayMs: 2000 } });
+    let done = false;
+    const pull = runtime.pullImage("nginx:1.25", sandboxConfig()).then(() => {
+      done = true;
+    });
+    await clock.advance(1999);
+    expect(done).toBe(false);
+    await clock.advance(1);
+    await pull;
+    expect(runtime.imageStatus("nginx:1.25")?.repoTags).toEqual(["docker.io/library/nginx:1.25"]);
+    await expect(runtime.pullImage("nginx:1.25", sandboxConfig())).resolves.toBeDefined();
+    expect(clock.pendingTimers()).toEqual([]);
+    await expect(
+      runtime.pullImage("nginx:1.25", sandboxConfig({ "sim.reconcile.dev/pull-error": "not found" })),
+    ).rejects.toMatchObject({ code: "ImagePull" });
+  });
+
+  it("exits a container with its code after exit-after, with Error as the reason for a non-zero code", async () => {
+    const clock = new FakeClock();
+    const runtime = new SimulatedRuntime({ clock });
+    const { id } = await startOne(runtime, {
+      "sim.reconcile.dev/exit-after": "3s",
+      "sim.reconcile.dev/exit-code": "2",
+    });
+    await clock.advance(2999);
+    expect(runtime.containerStatus(id)?.state).toBe("running");
+    await clock.advance(1);
+    expect(runtime.containerStatus(id)).toMatchObject({
+      state: "exited",
+      exitCode: 2,
+      reason: "Error",
+      finishedAt: 3000,
+    });
+    expect(runtime.readLogs(id).map((l) => [l.stream, l.text])).toEqual([["stderr", "exiting with code 2"]]);
+  });
+
+  it.each([
+    ["graceful", {}, 0, "Completed", 0],
+    ["default", {}, 143, "Error", 0],
+    ["ignore", {}, 137, "Error", 30_000],
+    ["graceful", { "sim.reconcile.dev/termination-delay": "5s" }, 0, "Completed", 5000],
+    ["graceful", { "sim.reconcile.dev/termination-delay": "1m" }, 137, "Error", 30_000],
+  ])("on SIGTERM a %s container %j exits %d (%s) after %d ms", async (mode, extra, code, reason, after) => {
+    const clock = new FakeClock();
+    const runtime = new SimulatedRuntime({ clock });
+    const { id } = await startOne(runtime, { "sim.reconcile.dev/termination": mode, ...extra });
+    let stopped = false;
+    const stop = runtime.stopContainer(id, 30).then(() => {
+      stopped = true;
+    });
+    if (after > 0) {
+      await clock.advance(after - 1);
+      expect(stopped).toBe(false);
+      await clock.advance(1);
+    }
+    await stop;
+    expect(runtime.containerStatus(id)).toMatchObject({
+      state: "exited",
+      exitCode: code,
+      reason,
+      finishedAt: after,
+    });
+  });
+
+  it("answers probes from ready-after, startup-after and liveness-fail-after", async () => {
+    const clock = new FakeClock();
+    const runtime = new SimulatedRuntime({ clock });
+    const { id } = await startOne(runtime, {
+      "sim.reconcile.dev/ready-after": "2s",
+      "sim.reconcile.dev/startup-after": "1s",
+      "sim.reconcile.dev/liveness-fail-after": "10s",
+    });
+    expect(runtime.probe(id, "readiness")).toEqual({
+      success: false,
+      output: "HTTP probe failed with statuscode: 503",
+    });
+    expect(runtime.probe(id, "startup").success).toBe(false);
+    expect(runtime.probe(id, "liveness").success).toBe(true);
+    await clock.advance(2000);
+    expect(runtime.probe(id, "readiness").success).toBe(true);
+    expect(runtime.probe(id, "startup").success).toBe(true);
+    await clock.advance(8000);
+    expect(runtime.probe(id, "liveness")).toEqual({
+      success: false,
+      output: "HTTP probe failed with statuscode: 500",
+    });
+  });
+
+  it("writes the log annotation at start and a tick per log-every, streaming them to followers until exit", async () => {
+    const clock = new FakeClock();
+    const runtime = new SimulatedRuntime({ clock });
+    const { id } = await startOne(runtime, {
+      "sim.reconcile.dev/log": "hello\nworld",
+      "sim.reconcile.dev/log-every": "1s",
+      "sim.reconcile.dev/exit-after": "2500ms",
+    });
+    const followed: string[] = [];
+    let ended = false;
+    runtime.followLogs(
+      id,
+      (line) => followed.push(line.text),
+      () => {
+        ended = true;
+      },
+    );
+    await clock.advance(3000);
+    expect(runtime.readLogs(id).map((l) => `${l.time} ${l.text}`)).toEqual([
+      "0 hello",
+      "0 world",
+      "1000 tick 1",
+      "2000 tick 2",
+      "2500 exiting with code 0",
+    ]);
+    expect(followed).toEqual(["tick 1", "tick 2", "exiting with code 0"]);
+    expect(ended).toBe(true);
+    expect(clock.pendingTimers()).toEqual([]);
+  });
+
+  it("reports container lifecycle events to listeners", async () => {
+    const clock = new FakeClock();
+    const runtime = new SimulatedRuntime({ clock });
+    const seen: string[] = [];
+    runtime.onEvent((event) => seen.push(event.type));
+    const { id } = await startOne(runtime);
+    await runtime.stopContainer(id, 2);
+    await runtime.removeContainer(id);
+    expect(seen).toEqual(["ContainerCreated", "ContainerStarted", "ContainerStopped", "ContainerDeleted"]);
+  });
+});

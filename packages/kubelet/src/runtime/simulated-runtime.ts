@@ -1,0 +1,592 @@
+// A container runtime that runs nothing but behaves like containerd does,
+// deterministically on the injected clock: images are pulled (once per node,
+// after a delay), containers start, write log lines, exit with a code, answer
+// probes, and honour or ignore SIGTERM. What each container does comes from
+// the node's defaults, overridden per pod by annotations (see
+// `simulationAnnotationPrefix`); the defaults succeed at once.
+import { createHash } from "node:crypto";
+import { type Clock, realClock } from "@reconcile/clock";
+import {
+  type ContainerConfig,
+  type ContainerRecord,
+  type ContainerRuntime,
+  type ImageRecord,
+  type LogLine,
+  type PodSandbox,
+  type PodSandboxConfig,
+  type ProbeAnswer,
+  type ProbeType,
+  type PulledImage,
+  RuntimeError,
+  type RuntimeEvent,
+} from "./runtime.js";
+
+/** Annotations `sim.reconcile.dev/<key>` (every container) and `sim.reconcile.dev/<key>.<container>` (one). */
+export const simulationAnnotationPrefix = "sim.reconcile.dev/";
+
+/** What one simulated container does. Durations in ms; `Infinity` = never. */
+export interface ContainerBehaviour {
+  /** Time to pull an image not yet on the node. Annotation `pull-delay`. */
+  pullDelayMs: number;
+  /** A pull fails with this message (ErrImagePull). Annotation `pull-error`. */
+  pullError: string | undefined;
+  /** Time from StartContainer until the process runs. Annotation `start-delay`. */
+  startDelayMs: number;
+  /** The process exits this long after it started. Annotation `exit-after`. */
+  exitAfterMs: number;
+  /** Its exit code. Annotation `exit-code`. */
+  exitCode: number;
+  /** The termination reason reported on exit; default `Completed` for 0, `Error` otherwise. Annotation `exit-reason`. */
+  exitReason: string | undefined;
+  /** Readiness probes fail until the container has run this long. Annotation `ready-after`. */
+  readyAfterMs: number;
+  /** Startup probes fail until the container has run this long. Annotation `startup-after`. */
+  startupAfterMs: number;
+  /** Liveness probes fail once the container has run this long. Annotation `liveness-fail-after`. */
+  livenessFailAfterMs: number;
+  /**
+   * On SIGTERM: `graceful` exits 0, `default` dies of the signal (143),
+   * `ignore` runs on until SIGKILL at the grace period's end (137).
+   * Annotation `termination`.
+   */
+  termination: "graceful" | "default" | "ignore";
+  /** Time the process needs to exit after SIGTERM (SIGKILL still ends it at the grace period). Annotation `termination-delay`. */
+  terminationDelayMs: number;
+  /** Lines written to stdout at start, separated by newlines. Annotation `log`. */
+  log: string | undefined;
+  /** A `tick <n>` line every this long while running. Annotation `log-every`. */
+  logEveryMs: number;
+}
+
+export const defaultContainerBehaviour: Readonly<ContainerBehaviour> = Object.freeze({
+  pullDelayMs: 0,
+  pullError: undefined,
+  startDelayMs: 0,
+  exitAfterMs: Number.POSITIVE_INFINITY,
+  exitCode: 0,
+  exitReason: undefined,
+  readyAfterMs: 0,
+  startupAfterMs: 0,
+  livenessFailAfterMs: Number.POSITIVE_INFINITY,
+  termination: "graceful",
+  terminationDelayMs: 0,
+  log: undefined,
+  logEveryMs: Number.POSITIVE_INFINITY,
+});
+
+export interface SimulatedRuntimeOptions {
+  /** Seeds container and sandbox IDs, so that two nodes never share one. Default "sim". */
+  seed?: string | undefined;
+  /** The node's pod CIDR; pods get addresses from .2 up, as host-local IPAM hands them out. Default "10.244.0.0/24". */
+  podCIDR?: string | undefined;
+  /** The node's behaviour defaults, before pod annotations. Default: {@link defaultContainerBehaviour}. */
+  defaults?: Partial<ContainerBehaviour> | undefined;
+  /** Images already on the node (no pull needed). Default: none. */
+  preloadedImages?: readonly string[] | undefined;
+  /** Default `realClock`. */
+  clock?: Clock | undefined;
+  /** Runtime name in container IDs and `containerRuntimeVersion`. Default "containerd". */
+  runtimeName?: string | undefined;
+  /** Default "1.7.13-sim". */
+  runtimeVersion?: string | undefined;
+}
+
+interface SandboxEntry {
+  sandbox: PodSandbox;
+  config: PodSandboxConfig;
+  containers: Set<string>;
+}
+
+interface ContainerEntry {
+  record: ContainerRecord;
+  behaviour: ContainerBehaviour;
+  lines: LogLine[];
+  followers: Set<{ onLine: (line: LogLine) => void; onEnd: () => void }>;
+  timers: Set<unknown>;
+  /** A stop in progress: later stops join it. */
+  stopping: Promise<void> | undefined;
+}
+
+/** See the file comment. */
+export class SimulatedRuntime implements ContainerRuntime {
+  readonly runtimeName: string;
+  readonly runtimeVersion: string;
+  readonly #clock: Clock;
+  readonly #seed: string;
+  readonly #defaults: ContainerBehaviour;
+  readonly #sandboxes = new Map<string, SandboxEntry>();
+  readonly #containers = new Map<string, ContainerEntry>();
+  readonly #images = new Map<string, ImageRecord>();
+  readonly #pulls = new Map<string, Promise<PulledImage>>();
+  readonly #listeners = new Set<(event: RuntimeEvent) => void>();
+  readonly #ipBase: number;
+  readonly #ipCount: number;
+  readonly #ipsInUse = new Set<number>();
+  #nextIp = 2;
+  #counter = 0;
+
+  constructor(options: SimulatedRuntimeOptions = {}) {
+    this.#clock = options.clock ?? realClock;
+    this.#seed = options.seed ?? "sim";
+    this.runtimeName = options.runtimeName ?? "containerd";
+    this.runtimeVersion = options.runtimeVersion ?? "1.7.13-sim";
+    this.#defaults = { ...defaultContainerBehaviour, ...options.defaults };
+    const [base, count] = parseCIDR(options.podCIDR ?? "10.244.0.0/24");
+    this.#ipBase = base;
+    this.#ipCount = count;
+    for (const image of options.preloadedImages ?? []) this.#recordImage(normaliseImage(image));
+  }
+
+  async runPodSandbox(config: PodSandboxConfig): Promise<string> {
+    const id = this.#newId("sandbox");
+    const ip = config.hostNetwork ? undefined : this.#allocateIp();
+    const sandbox: PodSandbox = {
+      id,
+      podUid: config.podUid,
+      name: config.name,
+      namespace: config.namespace,
+      attempt: config.attempt,
+      state: "ready",
+      createdAt: this.#clock.now(),
+      ip,
+    };
+    this.#sandboxes.set(id, { sandbox, config, containers: new Set() });
+    return id;
+  }
+
+  async stopPodSandbox(sandboxId: string): Promise<void> {
+    const entry = this.#sandboxes.get(sandboxId);
+    if (entry === undefined) return; // stopping is idempotent in CRI
+    for (const containerId of entry.containers) {
+      const container = this.#containers.get(containerId);
+      if (container?.record.state === "running") this.#exit(container, 137, "Error");
+    }
+    if (entry.sandbox.state === "ready") {
+      entry.sandbox = { ...entry.sandbox, state: "notready" };
+      this.#releaseIp(entry.sandbox.ip);
+    }
+  }
+
+  async removePodSandbox(sandboxId: string): Promise<void> {
+    const entry = this.#sandboxes.get(sandboxId);
+    if (entry === undefined) return;
+    await this.stopPodSandbox(sandboxId);
+    for (const containerId of [...entry.containers]) await this.removeContainer(containerId);
+    this.#sandboxes.delete(sandboxId);
+  }
+
+  listPodSandboxes(filter?: { podUid?: string | undefined }): readonly PodSandbox[] {
+    const result: PodSandbox[] = [];
+    for (const { sandbox } of this.#sandboxes.values()) {
+      if (filter?.podUid === undefined || sandbox.podUid === filter.podUid) result.push(sandbox);
+    }
+    return result;
+  }
+
+  pullImage(image: string, sandbox: PodSandboxConfig): Promise<PulledImage> {
+    const behaviour = behaviourFor(this.#defaults, sandbox.annotations, undefined);
+    if (behaviour.pullError !== undefined) {
+      return Promise.reject(
+        new RuntimeError(
+          "ImagePull",
+          `rpc error: code = NotFound desc = failed to pull and unpack image "${normaliseImage(image)}": ${behaviour.pullError}`,
+        ),
+      );
+    }
+    const name = normaliseImage(image);
+    const present = this.#images.get(name);
+    if (present !== undefined) return Promise.resolve(pulled(present));
+    // Concurrent pulls of one image share one download, as containerd's do.
+    let pull = this.#pulls.get(name);
+    if (pull === undefined) {
+      pull = (async () => {
+        if (behaviour.pullDelayMs > 0) await this.#clock.sleep(behaviour.pullDelayMs);
+        this.#pulls.delete(name);
+        return pulled(this.#recordImage(name));
+      })();
+      this.#pulls.set(name, pull);
+    }
+    return pull;
+  }
+
+  imageStatus(image: string): ImageRecord | undefined {
+    return this.#images.get(normaliseImage(image));
+  }
+
+  listImages(): readonly ImageRecord[] {
+    return [...this.#images.values()];
+  }
+
+  async createContainer(sandboxId: string, config: ContainerConfig): Promise<string> {
+    const sandbox = this.#sandboxes.get(sandboxId);
+    if (sandbox === undefined) throw new RuntimeError("NotFound", `sandbox ${sandboxId} not found`);
+    if (sandbox.sandbox.state !== "ready")
+      throw new RuntimeError("InvalidState", `sandbox ${sandboxId} is not ready`);
+    const name = normaliseImage(config.image);
+    const image = this.#images.get(name);
+    if (image === undefined)
+      throw new RuntimeError("NotFound", `image "${name}" not found: pull it before creating a container`);
+    const id = this.#newId("container");
+    const record: ContainerRecord = {
+      id,
+      sandboxId,
+      podUid: sandbox.sandbox.podUid,
+      name: config.name,
+      attempt: config.attempt,
+      specHash: config.specHash,
+      image: name,
+      imageRef: pulled(image).imageRef,
+      state: "created",
+      createdAt: this.#clock.now(),
+      startedAt: undefined,
+      finishedAt: undefined,
+      exitCode: undefined,
+      reason: undefined,
+      message: undefined,
+    };
+    this.#containers.set(id, {
+      record,
+      behaviour: behaviourFor(this.#defaults, sandbox.config.annotations, config.name),
+      lines: [],
+      followers: new Set(),
+      timers: new Set(),
+      stopping: undefined,
+    });
+    sandbox.containers.add(id);
+    this.#emit("ContainerCreated", record);
+    return id;
+  }
+
+  async startContainer(containerId: string): Promise<void> {
+    const entry = this.#entry(containerId);
+    if (entry.record.state !== "created")
+      throw new RuntimeError(
+        "InvalidState",
+        `container ${containerId} is ${entry.record.state}, not created`,
+      );
+    const { behaviour } = entry;
+    if (behaviour.startDelayMs > 0) await this.#clock.sleep(behaviour.startDelayMs);
+    if (entry.record.state !== "created") return; // stopped while starting
+    const now = this.#clock.now();
+    entry.record = { ...entry.record, state: "running", startedAt: now };
+    for (const text of (behaviour.log ?? "").split("\n")) {
+      if (text !== "") this.#write(entry, "stdout", text);
+    }
+    if (Number.isFinite(behaviour.exitAfterMs)) {
+      this.#after(entry, behaviour.exitAfterMs, () => {
+        if (entry.record.state !== "running") return;
+        this.#write(
+          entry,
+          behaviour.exitCode === 0 ? "stdout" : "stderr",
+          `exiting with code ${behaviour.exitCode}`,
+        );
+        this.#exit(entry, behaviour.exitCode, behaviour.exitReason);
+      });
+    }
+    if (Number.isFinite(behaviour.logEveryMs) && behaviour.logEveryMs > 0) this.#scheduleTick(entry, 1);
+    this.#emit("ContainerStarted", entry.record);
+  }
+
+  stopContainer(containerId: string, gracePeriodSeconds: number): Promise<void> {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined || entry.record.state === "exited") return Promise.resolve();
+    if (entry.record.state !== "running") {
+      this.#exit(entry, 0, "Completed");
+      return Promise.resolve();
+    }
+    if (entry.stopping !== undefined) return entry.stopping;
+    const graceMs = Math.max(0, gracePeriodSeconds) * 1000;
+    const { behaviour } = entry;
+    entry.stopping = new Promise<void>((resolve) => {
+      this.#write(entry, "stdout", "received SIGTERM");
+      const exitsAt =
+        behaviour.termination === "ignore" ? Number.POSITIVE_INFINITY : behaviour.terminationDelayMs;
+      const finish = (code: number) => {
+        if (entry.record.state === "running") this.#exit(entry, code, code === 0 ? "Completed" : "Error");
+        resolve();
+      };
+      if (exitsAt <= graceMs) {
+        const code = behaviour.termination === "graceful" ? 0 : 143;
+        if (exitsAt === 0) finish(code);
+        else this.#after(entry, exitsAt, () => finish(code));
+      } else if (graceMs === 0) {
+        finish(137);
+      } else {
+        this.#after(entry, graceMs, () => finish(137));
+      }
+    });
+    return entry.stopping;
+  }
+
+  async removeContainer(containerId: string): Promise<void> {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined) return;
+    if (entry.record.state === "running") this.#exit(entry, 137, "Error");
+    for (const timer of entry.timers) this.#clock.clearTimeout(timer);
+    this.#containers.delete(containerId);
+    this.#sandboxes.get(entry.record.sandboxId)?.containers.delete(containerId);
+    this.#emit("ContainerDeleted", entry.record);
+  }
+
+  listContainers(filter?: { podUid?: string | undefined }): readonly ContainerRecord[] {
+    const result: ContainerRecord[] = [];
+    if (filter?.podUid !== undefined) {
+      for (const sandbox of this.#sandboxes.values()) {
+        if (sandbox.sandbox.podUid !== filter.podUid) continue;
+        for (const id of sandbox.containers) {
+          const entry = this.#containers.get(id);
+          if (entry !== undefined) result.push(entry.record);
+        }
+      }
+      return result;
+    }
+    for (const entry of this.#containers.values()) result.push(entry.record);
+    return result;
+  }
+
+  containerStatus(containerId: string): ContainerRecord | undefined {
+    return this.#containers.get(containerId)?.record;
+  }
+
+  readLogs(containerId: string): readonly LogLine[] {
+    return this.#entry(containerId).lines;
+  }
+
+  followLogs(containerId: string, onLine: (line: LogLine) => void, onEnd: () => void): () => void {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined || entry.record.state === "exited") {
+      queueMicrotask(onEnd);
+      return () => {};
+    }
+    const follower = { onLine, onEnd };
+    entry.followers.add(follower);
+    return () => entry.followers.delete(follower);
+  }
+
+  probe(containerId: string, type: ProbeType): ProbeAnswer {
+    const entry = this.#entry(containerId);
+    const { record, behaviour } = entry;
+    if (record.state !== "running" || record.startedAt === undefined)
+      return { success: false, output: `container ${record.name} is not running` };
+    const ranMs = this.#clock.now() - record.startedAt;
+    switch (type) {
+      case "readiness":
+        return ranMs >= behaviour.readyAfterMs
+          ? { success: true, output: "" }
+          : { success: false, output: "HTTP probe failed with statuscode: 503" };
+      case "startup":
+        return ranMs >= behaviour.startupAfterMs
+          ? { success: true, output: "" }
+          : { success: false, output: "HTTP probe failed with statuscode: 503" };
+      case "liveness":
+        return ranMs < behaviour.livenessFailAfterMs
+          ? { success: true, output: "" }
+          : { success: false, output: "HTTP probe failed with statuscode: 500" };
+    }
+  }
+
+  onEvent(listener: (event: RuntimeEvent) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Clears every timer (exits, ticks, stops in progress); the runtime is unusable afterwards. */
+  close(): void {
+    for (const entry of this.#containers.values()) {
+      for (const timer of entry.timers) this.#clock.clearTimeout(timer);
+      entry.timers.clear();
+    }
+  }
+
+  #entry(containerId: string): ContainerEntry {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined) throw new RuntimeError("NotFound", `container ${containerId} not found`);
+    return entry;
+  }
+
+  #exit(entry: ContainerEntry, exitCode: number, reason: string | undefined): void {
+    entry.record = {
+      ...entry.record,
+      state: "exited",
+      finishedAt: this.#clock.now(),
+      exitCode,
+      reason: reason ?? (exitCode === 0 ? "Completed" : "Error"),
+    };
+    for (const timer of entry.timers) this.#clock.clearTimeout(timer);
+    entry.timers.clear();
+    for (const follower of entry.followers) follower.onEnd();
+    entry.followers.clear();
+    this.#emit("ContainerStopped", entry.record);
+  }
+
+  #write(entry: ContainerEntry, stream: LogLine["stream"], text: string): void {
+    const line: LogLine = { time: this.#clock.now(), stream, text };
+    entry.lines.push(line);
+    for (const follower of entry.followers) follower.onLine(line);
+  }
+
+  #scheduleTick(entry: ContainerEntry, n: number): void {
+    this.#after(entry, entry.behaviour.logEveryMs, () => {
+      if (entry.record.state !== "running") return;
+      this.#write(entry, "stdout", `tick ${n}`);
+      this.#scheduleTick(entry, n + 1);
+    });
+  }
+
+  #after(entry: ContainerEntry, ms: number, callback: () => void): void {
+    const timer = this.#clock.setTimeout(() => {
+      entry.timers.delete(timer);
+      callback();
+    }, ms);
+    entry.timers.add(timer);
+  }
+
+  #emit(type: RuntimeEvent["type"], record: ContainerRecord): void {
+    if (this.#listeners.size === 0) return;
+    const event: RuntimeEvent = { type, podUid: record.podUid, containerId: record.id };
+    for (const listener of this.#listeners) listener(event);
+  }
+
+  #newId(kind: string): string {
+    this.#counter++;
+    return sha256Hex(`${this.#seed}/${kind}/${this.#counter}`);
+  }
+
+  #recordImage(name: string): ImageRecord {
+    let image = this.#images.get(name);
+    if (image === undefined) {
+      const digest = sha256Hex(name);
+      image = {
+        id: `sha256:${sha256Hex(`config:${name}`)}`,
+        repoTags: [name],
+        repoDigests: [`${repositoryOf(name)}@sha256:${digest}`],
+        // A stable, plausible size: 5–100 MB.
+        size: 5_000_000 + (Number.parseInt(digest.slice(0, 8), 16) % 95_000_000),
+      };
+      this.#images.set(name, image);
+    }
+    return image;
+  }
+
+  #allocateIp(): string {
+    // host-local IPAM: .0 is the network, .1 the gateway, the last the broadcast.
+    const usable = this.#ipCount - 3;
+    for (let i = 0; i < usable; i++) {
+      const offset = 2 + ((this.#nextIp - 2 + i) % usable);
+      if (!this.#ipsInUse.has(offset)) {
+        this.#ipsInUse.add(offset);
+        this.#nextIp = offset + 1;
+        return formatIPv4(this.#ipBase + offset);
+      }
+    }
+    throw new RuntimeError("StartError", "failed to allocate an IP: the node's pod CIDR is exhausted");
+  }
+
+  #releaseIp(ip: string | undefined): void {
+    if (ip !== undefined) this.#ipsInUse.delete(parseIPv4(ip) - this.#ipBase);
+  }
+}
+
+/**
+ * The behaviour of container `container` (undefined: pod-wide keys only) of a
+ * pod with `annotations`, over `defaults`. Unparseable values are ignored.
+ */
+export function behaviourFor(
+  defaults: Readonly<ContainerBehaviour>,
+  annotations: Readonly<Record<string, string>>,
+  container: string | undefined,
+): ContainerBehaviour {
+  const behaviour = { ...defaults };
+  const read = (key: string): string | undefined =>
+    (container !== undefined ? annotations[`${simulationAnnotationPrefix}${key}.${container}`] : undefined) ??
+    annotations[`${simulationAnnotationPrefix}${key}`];
+  const duration = (key: string, field: keyof ContainerBehaviour) => {
+    const value = read(key);
+    if (value === undefined) return;
+    const ms = parseDuration(value);
+    if (ms !== undefined) (behaviour as Record<string, unknown>)[field] = ms;
+  };
+  duration("pull-delay", "pullDelayMs");
+  duration("start-delay", "startDelayMs");
+  duration("exit-after", "exitAfterMs");
+  duration("ready-after", "readyAfterMs");
+  duration("startup-after", "startupAfterMs");
+  duration("liveness-fail-after", "livenessFailAfterMs");
+  duration("termination-delay", "terminationDelayMs");
+  duration("log-every", "logEveryMs");
+  const pullError = read("pull-error");
+  if (pullError !== undefined) behaviour.pullError = pullError;
+  const exitCode = read("exit-code");
+  if (exitCode !== undefined && /^\d{1,3}$/.test(exitCode)) behaviour.exitCode = Number(exitCode);
+  const exitReason = read("exit-reason");
+  if (exitReason !== undefined) behaviour.exitReason = exitReason;
+  const termination = read("termination");
+  if (termination === "graceful" || termination === "default" || termination === "ignore")
+    behaviour.termination = termination;
+  const log = read("log");
+  if (log !== undefined) behaviour.log = log;
+  return behaviour;
+}
+
+/** Go-style durations (`500ms`, `2s`, `1m30s`, `1h`), or `never`. */
+export function parseDuration(value: string): number | undefined {
+  if (value === "never") return Number.POSITIVE_INFINITY;
+  if (value === "0") return 0;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const pattern = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  let total = 0;
+  let consumed = 0;
+  for (const match of value.matchAll(pattern)) {
+    total += Number(match[1]) * units[match[2] as string]!;
+    consumed += match[0].length;
+  }
+  return consumed === value.length && consumed > 0 ? total : undefined;
+}
+
+/** `nginx` → `docker.io/library/nginx:latest`, as containerd names images. */
+export function normaliseImage(image: string): string {
+  let name = image;
+  const firstSlash = name.indexOf("/");
+  const first = firstSlash === -1 ? "" : name.slice(0, firstSlash);
+  if (firstSlash === -1) name = `docker.io/library/${name}`;
+  else if (!first.includes(".") && !first.includes(":") && first !== "localhost") name = `docker.io/${name}`;
+  const lastSlash = name.lastIndexOf("/");
+  if (!name.includes("@") && !name.slice(lastSlash).includes(":")) name = `${name}:latest`;
+  return name;
+}
+
+function repositoryOf(name: string): string {
+  const at = name.indexOf("@");
+  if (at !== -1) return name.slice(0, at);
+  const lastSlash = name.lastIndexOf("/");
+  const colon = name.indexOf(":", lastSlash);
+  return colon === -1 ? name : name.slice(0, colon);
+}
+
+function pulled(image: ImageRecord): PulledImage {
+  return { imageRef: image.repoDigests[0] ?? image.id, size: image.size };
+}
+
+function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+function parseCIDR(cidr: string): [base: number, count: number] {
+  const match = /^(\d+\.\d+\.\d+\.\d+)\/(\d+)$/.exec(cidr);
+  const bits = match ? Number(match[2]) : Number.NaN;
+  if (!match || !(bits >= 8 && bits <= 30))
+    throw new TypeError(
+      `SimulatedRuntime: podCIDR must be an IPv4 CIDR from /8 to /30, got ${JSON.stringify(cidr)}`,
+    );
+  const size = 2 ** (32 - bits);
+  const base = parseIPv4(match[1] as string);
+  return [base - (base % size), size];
+}
+
+function parseIPv4(ip: string): number {
+  return ip.split(".").reduce((sum, part) => sum * 256 + Number(part), 0);
+}
+
+function formatIPv4(value: number): string {
+  return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join(".");
+}
