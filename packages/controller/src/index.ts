@@ -1,4 +1,9 @@
 export {
+  type SyncedInformer,
+  type WaitForInformersSyncedOptions,
+  waitForInformersSynced,
+} from "./cache-sync.js";
+export {
   BaseControllerRefManager,
   type CanAdoptFunc,
   type ClaimResult,
@@ -19,7 +24,18 @@ export {
   type EventType,
   noopEventRecorder,
 } from "./event-recorder.js";
+export type { ControllerEventHandler, ControllerIndexer, ControllerInformer } from "./informer-types.js";
 export { type Logger, noopLogger } from "./logger.js";
+export {
+  type OwnerEventHandlerOptions,
+  type OwnerKind,
+  objectFromTombstone,
+  ownerEventHandler,
+  ownersSelecting,
+  resolveControllerRef,
+  type SelectingOwner,
+  sameOwnerRef,
+} from "./owner-events.js";
 export {
   ClientPodControl,
   type ClientPodControlOptions,
@@ -27,6 +43,7 @@ export {
   failedDeletePodReason,
   getPodFromTemplate,
   type PodControl,
+  type PodControlCallOptions,
   successfulCreatePodReason,
   successfulDeletePodReason,
   validateControllerRef,
@@ -40,5 +57,13 @@ export {
   sortActivePods,
   sortActivePodsWithRanks,
 } from "./pod-ranking.js";
+export { type RunControllerOptions, runController } from "./run-controller.js";
 export { type RunWorkersOptions, runWorkers, type SyncContext, type WorkerQueue } from "./run-workers.js";
 export { type SlowStartBatchResult, slowStartBatch, slowStartInitialBatchSize } from "./slow-start-batch.js";
+export {
+  noopSyncMetrics,
+  type SyncMetrics,
+  type SyncOutcome,
+  type SyncResult,
+  TerminalError,
+} from "./sync-result.js";

@@ -19,6 +19,15 @@ export const successfulCreatePodReason = "SuccessfulCreate";
 export const failedDeletePodReason = "FailedDelete";
 export const successfulDeletePodReason = "SuccessfulDelete";
 
+/** Per-call options of {@link PodControl}. */
+export interface PodControlCallOptions {
+  /**
+   * Aborts the API call (pass the worker's `SyncContext.signal`, so a stop
+   * does not wait on requests in flight). An aborted call records no Event.
+   */
+  signal?: AbortSignal | undefined;
+}
+
 /**
  * How controllers create, delete and patch pods (upstream `PodControlInterface`).
  * Every method rejects with the API error when the call fails.
@@ -30,6 +39,7 @@ export interface PodControl {
     template: PodTemplateSpec | DeepReadonly<PodTemplateSpec>,
     controllerObject: KubeObject | DeepReadonly<KubeObject>,
     controllerRef: OwnerReference,
+    options?: PodControlCallOptions,
   ): Promise<void>;
   /** As {@link createPods}, with an explicit `generateName`. */
   createPodsWithGenerateName(
@@ -38,15 +48,17 @@ export interface PodControl {
     controllerObject: KubeObject | DeepReadonly<KubeObject>,
     controllerRef: OwnerReference,
     generateName: string,
+    options?: PodControlCallOptions,
   ): Promise<void>;
   /** Deletes a pod. A NotFound error is passed through as is, so callers can tell it apart. */
   deletePod(
     namespace: string,
     podName: string,
     controllerObject: KubeObject | DeepReadonly<KubeObject>,
+    options?: PodControlCallOptions,
   ): Promise<void>;
   /** Applies a strategic-merge patch to a pod. */
-  patchPod(namespace: string, name: string, patch: unknown): Promise<void>;
+  patchPod(namespace: string, name: string, patch: unknown, options?: PodControlCallOptions): Promise<void>;
 }
 
 export interface ClientPodControlOptions {
@@ -75,8 +87,9 @@ export class ClientPodControl implements PodControl {
     template: PodTemplateSpec | DeepReadonly<PodTemplateSpec>,
     controllerObject: KubeObject | DeepReadonly<KubeObject>,
     controllerRef: OwnerReference,
+    options: PodControlCallOptions = {},
   ): Promise<void> {
-    return this.createPodsWithGenerateName(namespace, template, controllerObject, controllerRef, "");
+    return this.createPodsWithGenerateName(namespace, template, controllerObject, controllerRef, "", options);
   }
 
   async createPodsWithGenerateName(
@@ -85,6 +98,7 @@ export class ClientPodControl implements PodControl {
     controllerObject: KubeObject | DeepReadonly<KubeObject>,
     controllerRef: OwnerReference,
     generateName: string,
+    options: PodControlCallOptions = {},
   ): Promise<void> {
     validateControllerRef(controllerRef);
     const pod = getPodFromTemplate(template, controllerObject, controllerRef);
@@ -95,10 +109,11 @@ export class ClientPodControl implements PodControl {
     const eventTarget = withKind(controllerObject, controllerRef);
     let created: Pod;
     try {
-      created = await this.#client.resource(pods, namespace).create(pod);
+      created = await this.#client.resource(pods, namespace).create(pod, { signal: options.signal });
     } catch (error) {
-      // No event while the namespace is going away: the creates are doomed and expected to fail.
-      if (!hasStatusCause(error, "NamespaceTerminating")) {
+      // No event while the namespace is going away (the creates are doomed and
+      // expected to fail), nor for a call the controller itself aborted.
+      if (!hasStatusCause(error, "NamespaceTerminating") && !options.signal?.aborted) {
         this.#recorder.event(
           eventTarget,
           "Warning",
@@ -120,11 +135,12 @@ export class ClientPodControl implements PodControl {
     namespace: string,
     podName: string,
     controllerObject: KubeObject | DeepReadonly<KubeObject>,
+    options: PodControlCallOptions = {},
   ): Promise<void> {
     try {
-      await this.#client.resource(pods, namespace).delete(podName);
+      await this.#client.resource(pods, namespace).delete(podName, { signal: options.signal });
     } catch (error) {
-      if (isNotFound(error)) throw error;
+      if (isNotFound(error) || options.signal?.aborted) throw error;
       this.#recorder.event(
         controllerObject,
         "Warning",
@@ -136,8 +152,15 @@ export class ClientPodControl implements PodControl {
     this.#recorder.event(controllerObject, "Normal", successfulDeletePodReason, `Deleted pod: ${podName}`);
   }
 
-  async patchPod(namespace: string, name: string, patch: unknown): Promise<void> {
-    await this.#client.resource(pods, namespace).patch(name, patch, { type: "strategic-merge" });
+  async patchPod(
+    namespace: string,
+    name: string,
+    patch: unknown,
+    options: PodControlCallOptions = {},
+  ): Promise<void> {
+    await this.#client
+      .resource(pods, namespace)
+      .patch(name, patch, { type: "strategic-merge", signal: options.signal });
   }
 }
 

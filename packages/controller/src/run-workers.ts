@@ -1,6 +1,14 @@
 import { splitMetaNamespaceKey } from "@reconcile/api";
+import { type Clock, realClock } from "@reconcile/clock";
 import type { GetResult } from "@reconcile/workqueue";
 import { type Logger, noopLogger } from "./logger.js";
+import {
+  noopSyncMetrics,
+  type SyncMetrics,
+  type SyncOutcome,
+  type SyncResult,
+  TerminalError,
+} from "./sync-result.js";
 
 /** The queue operations the worker loop uses; `RateLimitingQueue` from `@reconcile/workqueue` has them all. */
 export interface WorkerQueue<T> {
@@ -8,6 +16,7 @@ export interface WorkerQueue<T> {
   done(item: T): void;
   forget(item: T): void;
   addRateLimited(item: T): void;
+  addAfter(item: T, delayMs: number): void;
   numRequeues(item: T): number;
   shutDown(): void;
 }
@@ -18,15 +27,23 @@ export interface SyncContext {
   logger: Logger;
   /** Unique per sync call, for correlating its log lines. */
   reconcileID: string;
-  /** Aborts when the workers are asked to stop; a sync may use it to cut long waits short. */
+  /**
+   * Aborts when the workers are asked to stop. Pass it to every API call
+   * (PodControl, status writes) so a stop does not wait on requests in flight.
+   */
   signal: AbortSignal;
 }
 
 export interface RunWorkersOptions<T> {
   /** The queue to drain. It is shut down when `signal` aborts. Required. */
   queue: WorkerQueue<T>;
-  /** Reconciles one key; a rejection requeues the key through the rate limiter. Required. */
-  sync: (key: T, context: SyncContext) => Promise<void>;
+  /**
+   * Reconciles one key. Resolving with `{ requeueAfterMs }` adds the key
+   * again after that delay (its backoff reset); rejecting requeues it through
+   * the rate limiter, except with a {@link TerminalError}, which is logged,
+   * counted and not retried. Required.
+   */
+  sync: (key: T, context: SyncContext) => Promise<SyncResult>;
   /** Stops the workers. Required. */
   signal: AbortSignal;
   /** How many syncs may run at once (the queue never hands one key to two workers). Default 1. */
@@ -38,14 +55,20 @@ export interface RunWorkersOptions<T> {
   maxRetries?: number | undefined;
   /** Where syncs and their failures are logged. Default: no logging. */
   logger?: Logger | undefined;
-  /** The `controller` value in log records. Default "controller". */
+  /** The `controller` value in log records and metrics. Default "controller". */
   name?: string | undefined;
+  /** Counts syncs by outcome and times them. Default: no metrics. */
+  metrics?: SyncMetrics | undefined;
+  /** Times syncs for `metrics`. Default `realClock`. */
+  clock?: Clock | undefined;
 }
 
 /**
  * Runs `workers` concurrent loops of client-go's `processNextWorkItem`: take
- * a key, sync it, `forget` it on success or `addRateLimited` it on failure
- * (dropping it after `maxRetries`), and always mark it `done`. When `signal`
+ * a key, sync it, `forget` it on success (and `addAfter` it when the sync
+ * asked for `requeueAfterMs`) or `addRateLimited` it on failure (dropping it
+ * after `maxRetries`, or at once for a {@link TerminalError}), and always
+ * mark it `done`. When `signal`
  * aborts, the queue is shut down, workers finish the sync they are in and
  * take no new key; the promise resolves once every worker has returned. If a
  * worker fails (only a throwing logger can make it), the queue is shut down
@@ -89,6 +112,9 @@ export async function runWorkers<T>(options: RunWorkersOptions<T>): Promise<void
 
 async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetries: number | undefined) {
   const { queue, signal, sync } = options;
+  const clock = options.clock ?? realClock;
+  const metrics = options.metrics ?? noopSyncMetrics;
+  const name = options.name ?? "controller";
   for (;;) {
     const next = await queue.get();
     if (next.shutdown) return;
@@ -104,16 +130,28 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
     }
     const reconcileID = crypto.randomUUID();
     const syncLogger = logger.child({ ...namespaceAndName(key), reconcileID });
+    const startedAt = clock.now();
+    let outcome: SyncOutcome;
     try {
-      await sync(key, { logger: syncLogger, reconcileID, signal });
+      const result = await sync(key, { logger: syncLogger, reconcileID, signal });
       queue.forget(key);
+      const requeueAfterMs = result?.requeueAfterMs;
+      if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
+        queue.addAfter(key, requeueAfterMs);
+        outcome = "requeue_after";
+      } else {
+        outcome = "success";
+      }
     } catch (error) {
       // Requeue before logging: a logger that throws must neither lose the key nor end the worker.
-      const retry = maxRetries === undefined || queue.numRequeues(key) < maxRetries;
+      const terminal = TerminalError.isTerminal(error);
+      const retry = !terminal && (maxRetries === undefined || queue.numRequeues(key) < maxRetries);
       if (retry) queue.addRateLimited(key);
       else queue.forget(key);
+      outcome = terminal ? "terminal_error" : "error";
       try {
-        if (retry) syncLogger.error({ err: error }, "Reconciler error");
+        if (terminal) syncLogger.error({ err: error }, "Reconciler error (terminal, not retried)");
+        else if (retry) syncLogger.error({ err: error }, "Reconciler error");
         else {
           syncLogger.error(
             { err: error, retries: maxRetries },
@@ -125,6 +163,11 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
       }
     } finally {
       queue.done(key);
+    }
+    try {
+      metrics.observeSync(name, outcome, (clock.now() - startedAt) / 1000);
+    } catch {
+      // A failing metrics sink must not end the worker.
     }
   }
 }

@@ -2,7 +2,6 @@ import {
   type DeepReadonly,
   DeletedFinalStateUnknown,
   getControllerOf,
-  isDeletedFinalStateUnknown,
   isNotFound,
   isPodActive,
   isPodReady,
@@ -23,21 +22,27 @@ import { type Clock, realClock } from "@reconcile/clock";
 import {
   ClientEventRecorder,
   ClientPodControl,
+  type ControllerInformer,
   type EventRecorder,
   type Logger,
   noopLogger,
+  objectFromTombstone,
+  ownersSelecting,
   type PodControl,
   PodControllerRefManager,
   rankPodsByRelatedPodsOnSameNode,
   recheckDeletionTimestamp,
-  runWorkers,
+  resolveControllerRef,
+  runController,
+  type SyncMetrics,
+  sameOwnerRef,
   slowStartBatch,
   slowStartInitialBatchSize,
   sortActivePodsWithRanks,
+  TerminalError,
 } from "@reconcile/controller";
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import { RateLimitingQueue } from "@reconcile/workqueue";
-import type { ControllerInformer } from "./informer-types.js";
 import { calculateStatus, updateReplicaSetStatus } from "./replica-set-status.js";
 
 /** The most pods one sync creates or deletes (upstream `BurstReplicas`). */
@@ -74,7 +79,7 @@ export interface ReplicaSetControllerOptions {
   podInformer: ControllerInformer<Pod>;
   /** Informer over ReplicaSets. Required. */
   replicaSetInformer: ControllerInformer<ReplicaSet>;
-  /** Time for expectations, availability, rate limits and cache-sync polling. Default `realClock`. */
+  /** Time for expectations, availability, rate limits and the cache-sync timeout. Default `realClock`. */
   clock?: Clock | undefined;
   /** Most creates or deletes per sync. Default 500. */
   burstReplicas?: number | undefined;
@@ -88,8 +93,15 @@ export interface ReplicaSetControllerOptions {
   queue?: RateLimitingQueue<string> | undefined;
   /** Logs syncs and failures (pino's call shape). Default: no logging. */
   logger?: Logger | undefined;
-  /** How often `run` checks whether the caches have synced, in ms. Default 100. */
+  /** Counts syncs by outcome and times them (controller-runtime's reconcile metrics). Default: none. */
+  metrics?: SyncMetrics | undefined;
+  /**
+   * How often `run` polls an informer that has no `whenSynced` (a test fake);
+   * a `SharedIndexInformer` is awaited without polling. In ms. Default 100.
+   */
   cacheSyncPollMs?: number | undefined;
+  /** `run` rejects with a `CacheSyncTimeoutError` if the caches have not synced after this long; 0 waits for ever. Default 0. */
+  cacheSyncTimeoutMs?: number | undefined;
 }
 
 /**
@@ -115,6 +127,8 @@ export class ReplicaSetController {
   readonly #logger: Logger;
   readonly #baseLogger: Logger;
   readonly #cacheSyncPollMs: number;
+  readonly #cacheSyncTimeoutMs: number;
+  readonly #metrics: SyncMetrics | undefined;
 
   constructor(options: ReplicaSetControllerOptions) {
     if (!options?.client) throw new TypeError("ReplicaSetController: client is required");
@@ -133,6 +147,8 @@ export class ReplicaSetController {
     this.#baseLogger = options.logger ?? noopLogger;
     this.#logger = this.#baseLogger.child({ controller: "replicaset" });
     this.#cacheSyncPollMs = options.cacheSyncPollMs ?? 100;
+    this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 0;
+    this.#metrics = options.metrics;
     let recorder = options.eventRecorder;
     if (recorder === undefined && options.podControl === undefined) {
       this.#ownedRecorder = new ClientEventRecorder({
@@ -194,31 +210,24 @@ export class ReplicaSetController {
   /**
    * Waits for both caches to sync, then runs `workers` concurrent workers
    * until `signal` aborts. Resolves once the workers have stopped and pending
-   * Events are written.
+   * Events are written; rejects with a `CacheSyncTimeoutError` when
+   * `cacheSyncTimeoutMs` passes before the caches sync.
    */
-  async run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    const { signal } = options;
-    const workers = options.workers ?? 5;
-    const logger = this.#logger;
-    logger.info({ workers }, "Starting controller");
-    try {
-      const synced = await this.#waitForCacheSync(signal);
-      if (!synced) {
-        this.queue.shutDown();
-        return;
-      }
-      await runWorkers({
-        queue: this.queue,
-        workers,
-        signal,
-        logger: this.#baseLogger,
-        name: "replicaset",
-        sync: (key, context) => this.syncReplicaSet(key, context),
-      });
-    } finally {
-      await this.#ownedRecorder?.flush();
-      logger.info({}, "Shutting down controller");
-    }
+  run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
+    return runController({
+      name: "replicaset",
+      signal: options.signal,
+      informers: { pods: this.#podInformer, replicasets: this.#rsInformer },
+      queue: this.queue,
+      workers: options.workers ?? 5,
+      sync: (key, context) => this.syncReplicaSet(key, context),
+      cacheSyncTimeoutMs: this.#cacheSyncTimeoutMs,
+      cacheSyncPollMs: this.#cacheSyncPollMs,
+      clock: this.#clock,
+      logger: this.#baseLogger,
+      metrics: this.#metrics,
+      onStop: () => this.#ownedRecorder?.flush(),
+    });
   }
 
   // --- event handlers -------------------------------------------------------
@@ -239,7 +248,7 @@ export class ReplicaSetController {
   }
 
   deleteReplicaSet(obj: DeepReadonly<ReplicaSet> | DeletedFinalStateUnknown<DeepReadonly<ReplicaSet>>): void {
-    const rs = unwrap(obj);
+    const rs = objectFromTombstone(obj);
     if (rs?.metadata?.name === undefined) {
       this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
       return;
@@ -305,7 +314,7 @@ export class ReplicaSetController {
 
   /** A deleted pod (or its tombstone): observe the deletion for its owner. */
   deletePod(obj: DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>): void {
-    const pod = unwrap(obj);
+    const pod = objectFromTombstone(obj);
     if (pod?.metadata?.name === undefined) {
       this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
       return;
@@ -324,11 +333,17 @@ export class ReplicaSetController {
   /**
    * Reconciles one ReplicaSet: claims its pods, creates or deletes pods when
    * its expectations are satisfied, and writes its status. Rejects (to be
-   * retried with backoff) when a claim, a pod write or the status write fails.
+   * retried with backoff) when a claim, a pod write or the status write
+   * fails, and with a `TerminalError` (not retried) for an invalid selector.
    * `context.logger` (the workers pass one bound to the key and a
-   * reconcileID) receives this sync's log lines.
+   * reconcileID) receives this sync's log lines; `context.signal` aborts its
+   * API calls.
    */
-  async syncReplicaSet(key: string, context: { logger?: Logger | undefined } = {}): Promise<void> {
+  async syncReplicaSet(
+    key: string,
+    context: { logger?: Logger | undefined; signal?: AbortSignal | undefined } = {},
+  ): Promise<void> {
+    const signal = context.signal;
     const { namespace, name } = splitMetaNamespaceKey(key);
     const logger = context.logger ?? this.#logger.child({ namespace, name });
     const rs = this.#rsInformer.getIndexer().getByKey(key);
@@ -343,9 +358,13 @@ export class ReplicaSetController {
     try {
       selector = labelSelectorAsSelector(rs.spec?.selector);
     } catch (error) {
-      // A bad selector will not get better by retrying.
-      logger.error({ err: error }, "Error converting pod selector to selector");
-      return;
+      // A bad selector will not get better by retrying (upstream logs it and returns nil).
+      throw new TerminalError(
+        `error converting pod selector to selector for rs ${key}: ${messageOf(error)}`,
+        {
+          cause: error,
+        },
+      );
     }
     // Upstream lists every pod of the namespace; pods controlled by others are
     // ignored by the claim anyway, so only owned pods and orphans are read.
@@ -356,18 +375,18 @@ export class ReplicaSetController {
         if (pod.metadata?.namespace === namespace && isPodActive(pod)) activePods.push(pod);
       }
     }
-    const filteredPods = await this.#claimPods(rs, selector, activePods);
+    const filteredPods = await this.#claimPods(rs, selector, activePods, signal);
 
     let manageError: unknown;
     if (rsNeedsSync && rs.metadata?.deletionTimestamp == null) {
       try {
-        await this.#manageReplicas(filteredPods, rs, key, logger);
+        await this.#manageReplicas(filteredPods, rs, key, logger, signal);
       } catch (error) {
         manageError = error;
       }
     }
     const newStatus = calculateStatus(rs, filteredPods, manageError, this.#clock.now());
-    const updated = await updateReplicaSetStatus(this.#client, rs, newStatus);
+    const updated = await updateReplicaSetStatus(this.#client, rs, newStatus, { signal });
     const replicas = updated.spec?.replicas ?? 1;
     const minReadySeconds = updated.spec?.minReadySeconds ?? 0;
     if (
@@ -386,12 +405,13 @@ export class ReplicaSetController {
     rs: DeepReadonly<ReplicaSet>,
     selector: Selector,
     pods: DeepReadonly<Pod>[],
+    signal: AbortSignal | undefined,
   ): Promise<DeepReadonly<Pod>[]> {
     const namespace = rs.metadata?.namespace ?? "";
     const name = rs.metadata?.name ?? "";
     // Adopt only if a fresh read shows the same ReplicaSet, not being deleted.
     const canAdopt = recheckDeletionTimestamp(async () => {
-      const fresh = await this.#client.resource(replicaSets, namespace).get(name);
+      const fresh = await this.#client.resource(replicaSets, namespace).get(name, { signal });
       if (fresh.metadata?.uid !== rs.metadata?.uid) {
         throw new Error(
           `original ReplicaSet ${namespace}/${name} is gone: got uid ${fresh.metadata?.uid}, wanted ${rs.metadata?.uid}`,
@@ -417,6 +437,7 @@ export class ReplicaSetController {
     rs: DeepReadonly<ReplicaSet>,
     key: string,
     logger: Logger,
+    signal: AbortSignal | undefined,
   ): Promise<void> {
     const diff = filteredPods.length - (rs.spec?.replicas ?? 1);
     const namespace = rs.metadata?.namespace ?? "";
@@ -431,7 +452,7 @@ export class ReplicaSetController {
       const template = rs.spec?.template ?? {};
       const { successes, error } = await slowStartBatch(count, slowStartInitialBatchSize, async () => {
         try {
-          await this.#podControl.createPods(namespace, template, eventTarget, controllerRef);
+          await this.#podControl.createPods(namespace, template, eventTarget, controllerRef, { signal });
         } catch (err) {
           // Creates into a terminating namespace are doomed; not an error worth retrying.
           if (hasStatusCause(err, "NamespaceTerminating")) return;
@@ -455,7 +476,7 @@ export class ReplicaSetController {
       await Promise.all(
         podsToDelete.map(async (pod) => {
           try {
-            await this.#podControl.deletePod(namespace, pod.metadata?.name ?? "", eventTarget);
+            await this.#podControl.deletePod(namespace, pod.metadata?.name ?? "", eventTarget, { signal });
           } catch (err) {
             // The informer will never see this deletion.
             this.expectations.deletionObserved(key, podKey(pod));
@@ -493,28 +514,12 @@ export class ReplicaSetController {
   }
 
   #resolveControllerRef(namespace: string, ref: OwnerReference): DeepReadonly<ReplicaSet> | undefined {
-    // The kind must match or the name could refer to an object of another kind.
-    if (ref.kind !== controllerKind.kind) return undefined;
-    const rs = this.#rsInformer.getIndexer().getByKey(namespace ? `${namespace}/${ref.name}` : ref.name);
-    if (rs === undefined || rs.metadata?.uid !== ref.uid) return undefined; // a new one with the same name
-    return rs;
+    return resolveControllerRef(this.#rsInformer.getIndexer(), namespace, ref, controllerKind);
   }
 
   // ReplicaSets whose (non-empty) selector matches the pod's labels (upstream GetPodReplicaSets).
   #getPodReplicaSets(pod: DeepReadonly<Pod>): DeepReadonly<ReplicaSet>[] {
-    const labels = pod.metadata?.labels;
-    if (labels === undefined || Object.keys(labels).length === 0) return [];
-    const matching: DeepReadonly<ReplicaSet>[] = [];
-    for (const rs of this.#rsInformer.getIndexer().byIndex(namespaceIndex, pod.metadata?.namespace ?? "")) {
-      let selector: Selector;
-      try {
-        selector = labelSelectorAsSelector(rs.spec?.selector);
-      } catch {
-        continue;
-      }
-      if (selector.empty() || !selector.matches(labels)) continue;
-      matching.push(rs);
-    }
+    const matching = ownersSelecting(this.#rsInformer.getIndexer(), pod);
     if (matching.length > 1) {
       this.#logger.warn(
         {
@@ -530,18 +535,6 @@ export class ReplicaSetController {
 
   #enqueue(rs: DeepReadonly<ReplicaSet>): void {
     this.queue.add(metaNamespaceKeyFunc(rs));
-  }
-
-  async #waitForCacheSync(signal: AbortSignal): Promise<boolean> {
-    while (!(this.#podInformer.hasSynced() && this.#rsInformer.hasSynced())) {
-      if (signal.aborted) return false;
-      try {
-        await this.#clock.sleep(this.#cacheSyncPollMs, { signal });
-      } catch {
-        return false;
-      }
-    }
-    return !signal.aborted;
   }
 }
 
@@ -577,16 +570,6 @@ export function podKey(pod: Pod | DeepReadonly<Pod>): string {
   return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
 }
 
-function unwrap<T>(
-  obj: DeepReadonly<T> | DeletedFinalStateUnknown<DeepReadonly<T>>,
-): DeepReadonly<T> | undefined {
-  if (isDeletedFinalStateUnknown(obj)) return obj.obj;
-  if (obj !== null && typeof obj === "object" && "key" in obj && "obj" in obj) {
-    return (obj as { obj: DeepReadonly<T> }).obj;
-  }
-  return obj as DeepReadonly<T>;
-}
-
 function sameLabels(
   a: Readonly<Record<string, string>> | undefined,
   b: Readonly<Record<string, string>> | undefined,
@@ -598,19 +581,11 @@ function sameLabels(
   return keys.every((key) => left[key] === right[key]);
 }
 
-function sameOwnerRef(a: OwnerReference | undefined, b: OwnerReference | undefined): boolean {
-  if (a === undefined || b === undefined) return a === b;
-  return (
-    a.apiVersion === b.apiVersion &&
-    a.kind === b.kind &&
-    a.name === b.name &&
-    a.uid === b.uid &&
-    a.controller === b.controller &&
-    a.blockOwnerDeletion === b.blockOwnerDeletion
-  );
-}
-
 function hasStatusCause(error: unknown, causeType: string): boolean {
   if (!StatusError.isInstance(error)) return false;
   return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }

@@ -70,12 +70,15 @@ export function calculateStatus(
  * `observedGeneration` to the generation of the ReplicaSet acted on. A failed
  * update is retried once on a freshly read object. Resolves with the
  * ReplicaSet as the server has it (or `rs` when nothing was written).
+ * `options.signal` aborts the writes and the re-read.
  */
 export async function updateReplicaSetStatus<R extends ReplicaSet | DeepReadonly<ReplicaSet>>(
   client: Client,
   rs: R,
   newStatus: ReplicaSetStatus,
+  options: { signal?: AbortSignal | undefined } = {},
 ): Promise<R | ReplicaSet> {
+  const { signal } = options;
   const current = rs.status;
   if (
     (current?.replicas ?? 0) === (newStatus.replicas ?? 0) &&
@@ -92,12 +95,12 @@ export async function updateReplicaSetStatus<R extends ReplicaSet | DeepReadonly
   let target: ReplicaSet | DeepReadonly<ReplicaSet> = rs;
   for (let attempt = 0; ; attempt++) {
     try {
-      return await resource.updateStatus({ ...(target as ReplicaSet), status });
+      return await resource.updateStatus({ ...(target as ReplicaSet), status }, { signal });
     } catch (error) {
-      if (attempt >= statusUpdateRetries) throw error;
+      if (attempt >= statusUpdateRetries || signal?.aborted) throw error;
     }
     // The GET error, if any, is what the caller sees (as upstream).
-    target = await resource.get(rs.metadata?.name ?? "");
+    target = await resource.get(rs.metadata?.name ?? "", { signal });
   }
 }
 

@@ -1,0 +1,63 @@
+import { ReconcileError } from "@reconcile/api";
+
+/**
+ * What a sync may return (controller-runtime's `reconcile.Result`): nothing
+ * for done, or `{ requeueAfterMs }` to look at the key again after that long
+ * (a deadline to check, a pod becoming available) without counting it as a
+ * failure: the key's backoff is reset and it is added after the delay.
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a sync that returns nothing is the common case
+export type SyncResult = void | undefined | { requeueAfterMs?: number | undefined };
+
+const terminalMarker = Symbol.for("reconcile.controller.terminal-error");
+
+/**
+ * A sync failure that retrying cannot fix (controller-runtime's
+ * `reconcile.TerminalError`): a bad selector, an object the controller cannot
+ * act on until someone edits it. The worker loop logs and counts it, forgets
+ * the key's backoff and does not requeue it; the next event for the key
+ * syncs it again. `cause` keeps the underlying error.
+ */
+export class TerminalError extends ReconcileError {
+  readonly [terminalMarker] = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super("controller.terminal", message, options);
+    this.name = "TerminalError";
+  }
+
+  /** Wraps `error` (kept as `cause`, its message reused) unless it already is terminal. */
+  static wrap(error: unknown): TerminalError {
+    if (TerminalError.isTerminal(error)) return error;
+    return new TerminalError(error instanceof Error ? error.message : String(error), { cause: error });
+  }
+
+  /** True for a TerminalError, also one from another copy of this package. */
+  static isTerminal(error: unknown): error is TerminalError {
+    return (
+      typeof error === "object" &&
+      error !== null &&
+      (error as Record<symbol, unknown>)[terminalMarker] === true
+    );
+  }
+}
+
+/** How a sync ended, as controller-runtime's `controller_runtime_reconcile_total{result}` labels it, plus terminal errors. */
+export type SyncOutcome = "success" | "requeue_after" | "error" | "terminal_error";
+
+/**
+ * Per-controller sync metrics (no-op by default). An adapter maps them to
+ * controller-runtime's names: `controller_runtime_reconcile_total{controller,result}`
+ * (a terminal error counts as `error` there and in
+ * `controller_runtime_reconcile_errors_total`, and also in
+ * `controller_runtime_terminal_reconcile_errors_total`) and
+ * `controller_runtime_reconcile_time_seconds`.
+ */
+export interface SyncMetrics {
+  /** One call per finished sync. */
+  observeSync(controller: string, outcome: SyncOutcome, durationSeconds: number): void;
+}
+
+export const noopSyncMetrics: SyncMetrics = {
+  observeSync() {},
+};
