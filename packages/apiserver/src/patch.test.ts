@@ -117,6 +117,80 @@ describe("jsonPatch (RFC 6902)", () => {
     });
   }
 
+  /** The Status a patch fails with. */
+  function failure(run: () => unknown): {
+    code: number | undefined;
+    reason: string | undefined;
+    message: string;
+  } {
+    try {
+      run();
+    } catch (error) {
+      const status = (error as { status?: { code: number; reason: string } }).status;
+      return { code: status?.code, reason: status?.reason, message: (error as Error).message };
+    }
+    throw new Error("the patch applied");
+  }
+
+  it("accepts 10,000 operations and answers 413 for 10,001, as kube-apiserver's maxJSONPatchOperations", () => {
+    const ops = Array.from({ length: 10_000 }, () => ({ op: "test", path: "/a/b/0", value: 1 }));
+    expect(jsonPatch(doc(), ops)).toEqual(doc());
+    expect(failure(() => jsonPatch(doc(), [...ops, { op: "test", path: "/a/b/0", value: 1 }]))).toEqual({
+      code: 413,
+      reason: "RequestEntityTooLarge",
+      message: "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001",
+    });
+  });
+
+  it("stops copy operations once they have added 3 MiB (kube-apiserver's JSONPatchMaxCopyBytes) with a 422", () => {
+    // Each copy of the document into itself doubles it: 16 of them would make a ~6 MB document.
+    const original = { a: "x".repeat(80) };
+    const ops = Array.from({ length: 16 }, (_, i) => ({ op: "copy", from: "", path: `/c${i}` }));
+    const result = failure(() => jsonPatch(original, ops));
+    expect(result.code).toBe(422);
+    expect(result.reason).toBe("Invalid");
+    expect(result.message).toMatch(
+      /^the JSON patch could not be applied: operation 15 \(copy \/c15\): Unable to complete the copy, the accumulated size increase of copy is \d+, exceeding the limit 3145728$/,
+    );
+    expect(original).toEqual({ a: "x".repeat(80) });
+  });
+
+  it("counts every copy against the limit, even of small values", () => {
+    const original = { a: "x".repeat(1024 * 1024) };
+    const ops = [
+      { op: "copy", from: "/a", path: "/b" },
+      { op: "copy", from: "/a", path: "/c" },
+      { op: "remove", path: "/b" },
+      { op: "remove", path: "/c" },
+      { op: "copy", from: "/a", path: "/d" },
+    ];
+    expect(failure(() => jsonPatch(original, ops)).message).toMatch(
+      /operation 4 \(copy \/d\): Unable to complete the copy, the accumulated size increase of copy is 3145734, exceeding the limit 3145728$/,
+    );
+    expect(jsonPatch(original, ops.slice(0, 4))).toEqual(original);
+  });
+
+  it("answers 422 for an operation that would nest the document more than 512 levels deep", () => {
+    const nested = (depth: number): unknown => {
+      let value: unknown = "leaf";
+      for (let i = 0; i < depth; i++) value = { a: value };
+      return value;
+    };
+    // The document and the value are 300 levels deep each; together they would be 600.
+    const original = { a: nested(300) };
+    const path = `/a${"/a".repeat(299)}`;
+    const result = failure(() => jsonPatch(original, [{ op: "add", path, value: nested(300) }]));
+    expect(result.code).toBe(422);
+    expect(result.message).toMatch(/would nest the object more than 512 levels deep$/);
+    // Moving and copying a deep value deeper are bounded the same way.
+    expect(failure(() => jsonPatch(original, [{ op: "copy", from: "/a", path }])).message).toMatch(
+      /operation 0 \(copy .*\): the value would nest the object more than 512 levels deep$/,
+    );
+    expect(
+      jsonPatch({ a: nested(100) }, [{ op: "add", path: `/a${"/a".repeat(99)}`, value: nested(100) }]),
+    ).toEqual(nested(200));
+  });
+
   it("applies all operations or none", () => {
     const original = doc();
     expect(() =>

@@ -1,5 +1,6 @@
-import { newBadRequest, StatusError } from "@reconcile/api";
+import { newBadRequest, newRequestEntityTooLarge, StatusError } from "@reconcile/api";
 import { copyJson, isJsonObject, jsonEqual } from "./json.js";
+import { maxJsonPatchCopyBytes, maxJsonPatchOperations, maxNestingDepth, nestsDeeperThan } from "./limits.js";
 
 export type PatchType = "merge" | "json" | "strategic-merge" | "apply";
 
@@ -45,18 +46,34 @@ interface Operation {
   value?: unknown;
 }
 
+/**
+ * Applies a JSON patch. As kube-apiserver bounds it: at most 10,000
+ * operations (413), `copy` operations adding at most 3 MiB in all (422), and
+ * no operation may nest the document deeper than the decoder accepts (422),
+ * so a small patch cannot amplify itself into a huge or deep object.
+ */
 export function jsonPatch(original: unknown, patch: unknown): unknown {
   if (!Array.isArray(patch)) throw newBadRequest("a JSON patch must be an array of operations");
+  if (patch.length > maxJsonPatchOperations)
+    throw newRequestEntityTooLarge(
+      `The allowed maximum operations in a JSON patch is ${maxJsonPatchOperations}, got ${patch.length}`,
+    );
   let document = copyJson(original);
+  const budget = { copiedBytes: 0 };
   patch.forEach((raw, index) => {
     if (!isJsonObject(raw) || typeof raw.op !== "string" || typeof raw.path !== "string")
       throw newBadRequest(`JSON patch operation ${index} must be an object with string "op" and "path"`);
-    document = applyOperation(document, raw as unknown as Operation, index);
+    document = applyOperation(document, raw as unknown as Operation, index, budget);
   });
   return document;
 }
 
-function applyOperation(document: unknown, operation: Operation, index: number): unknown {
+function applyOperation(
+  document: unknown,
+  operation: Operation,
+  index: number,
+  budget: { copiedBytes: number },
+): unknown {
   const fail = (reason: string): never => {
     throw new StatusError({
       code: 422,
@@ -67,27 +84,46 @@ function applyOperation(document: unknown, operation: Operation, index: number):
   const needsValue = operation.op === "add" || operation.op === "replace" || operation.op === "test";
   if (needsValue && !("value" in operation))
     throw newBadRequest(`JSON patch operation ${index} (${operation.op}) has no "value"`);
+  // A value placed under `path` nests as deep as the path is long plus its own depth.
+  const checkDepth = (path: string[], value: unknown) => {
+    if (nestsDeeperThan(value, maxNestingDepth - path.length))
+      fail(`the value would nest the object more than ${maxNestingDepth} levels deep`);
+  };
   switch (operation.op) {
-    case "add":
-      return addAt(document, parsePointer(operation.path), copyJson(operation.value), fail);
+    case "add": {
+      const path = parsePointer(operation.path);
+      checkDepth(path, operation.value);
+      return addAt(document, path, copyJson(operation.value), fail);
+    }
     case "remove":
       return removeAt(document, parsePointer(operation.path), fail).document;
     case "replace": {
       const path = parsePointer(operation.path);
+      checkDepth(path, operation.value);
       const removed = removeAt(document, path, fail).document;
       return addAt(removed, path, copyJson(operation.value), fail);
     }
     case "move": {
       if (typeof operation.from !== "string")
         throw newBadRequest(`JSON patch operation ${index} (move) has no "from"`);
+      const path = parsePointer(operation.path);
       const { document: without, value } = removeAt(document, parsePointer(operation.from), fail);
-      return addAt(without, parsePointer(operation.path), value, fail);
+      checkDepth(path, value);
+      return addAt(without, path, value, fail);
     }
     case "copy": {
       if (typeof operation.from !== "string")
         throw newBadRequest(`JSON patch operation ${index} (copy) has no "from"`);
+      const path = parsePointer(operation.path);
       const value = valueAt(document, parsePointer(operation.from), fail);
-      return addAt(document, parsePointer(operation.path), copyJson(value), fail);
+      checkDepth(path, value);
+      // As json-patch's AccumulatedCopySizeLimit, which kube-apiserver sets to JSONPatchMaxCopyBytes.
+      budget.copiedBytes += Buffer.byteLength(JSON.stringify(value) ?? "");
+      if (budget.copiedBytes > maxJsonPatchCopyBytes)
+        fail(
+          `Unable to complete the copy, the accumulated size increase of copy is ${budget.copiedBytes}, exceeding the limit ${maxJsonPatchCopyBytes}`,
+        );
+      return addAt(document, path, copyJson(value), fail);
     }
     case "test": {
       const value = valueAt(document, parsePointer(operation.path), fail);
