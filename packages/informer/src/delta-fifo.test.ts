@@ -210,6 +210,28 @@ describe("DeltaFIFO", () => {
     expect((await popOne(fifo))[1]).toBe(false);
   });
 
+  it("calls onSynced once, when the last item of the initial list has been popped", async () => {
+    const calls: boolean[] = [];
+    const fifo = new DeltaFIFO<Obj>({ onSynced: () => calls.push(fifo.hasSynced()) });
+    fifo.replace([obj("a", 1), obj("b", 1)], "0");
+    await popOne(fifo);
+    expect(calls).toEqual([]);
+    await popOne(fifo);
+    expect(calls).toEqual([true]);
+    fifo.add(obj("c", 1));
+    await popOne(fifo);
+    expect(calls).toEqual([true]);
+  });
+
+  it("calls onSynced at once for an empty initial list or an add before any list", () => {
+    let empty = 0;
+    new DeltaFIFO<Obj>({ onSynced: () => empty++ }).replace([], "0");
+    expect(empty).toBe(1);
+    let added = 0;
+    new DeltaFIFO<Obj>({ onSynced: () => added++ }).add(obj("a", 1));
+    expect(added).toBe(1);
+  });
+
   it("hasSynced is true right after replacing with an empty list", () => {
     const fifo = new DeltaFIFO<Obj>();
     fifo.replace([], "0");

@@ -57,6 +57,8 @@ export interface DeltaFIFOOptions<T> {
   emitDeltaTypeReplaced?: boolean | undefined;
   /** Applied to every object queued, except tombstones and Sync deltas. Default: none. */
   transformer?: TransformFunc<T> | undefined;
+  /** Called once, as soon as {@link DeltaFIFO.hasSynced} turns true (the informer's synced signal). Default: none. */
+  onSynced?: (() => void) | undefined;
 }
 
 /** Pop on a closed, drained DeltaFIFO (client-go's `ErrFIFOClosed`). */
@@ -83,8 +85,10 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
   #populated = false;
   #initialPopulationCount = 0;
   #closed = false;
+  #onSynced: (() => void) | undefined;
 
   constructor(options: DeltaFIFOOptions<T> = {}) {
+    this.#onSynced = options.onSynced;
     this.#keyFunction = options.keyFunction ?? metaNamespaceKeyFunc;
     this.#knownObjects = options.knownObjects;
     this.#emitDeltaTypeReplaced = options.emitDeltaTypeReplaced ?? false;
@@ -110,11 +114,13 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
   add(obj: T | DeepReadonly<T>): void {
     this.#populated = true;
     this.#queueAction("Added", obj as DeepReadonly<T>);
+    this.#notifyIfSynced();
   }
 
   update(obj: T | DeepReadonly<T>): void {
     this.#populated = true;
     this.#queueAction("Updated", obj as DeepReadonly<T>);
+    this.#notifyIfSynced();
   }
 
   /**
@@ -125,6 +131,7 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
   delete(obj: T | DeepReadonly<T> | DeletedFinalStateUnknown<DeepReadonly<T>>): void {
     const key = this.keyOf(obj);
     this.#populated = true;
+    this.#notifyIfSynced();
     if (!this.#items.has(key)) {
       if (this.#knownObjects === undefined) return;
       if (this.#knownObjects.getByKey(key) === undefined) return;
@@ -146,6 +153,7 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
         this.#populated = true;
         this.#initialPopulationCount = this.#items.size;
       }
+      this.#notifyIfSynced();
       return;
     }
     const keys = new Set<string>();
@@ -171,6 +179,7 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
       this.#populated = true;
       this.#initialPopulationCount = keys.size + queuedDeletions;
     }
+    this.#notifyIfSynced();
   }
 
   /** Queues a Sync delta for every known object that has no pending deltas. No-op without `knownObjects`. */
@@ -213,6 +222,7 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
     } finally {
       // Counted after processing, so hasSynced() means "the initial list has been processed".
       if (this.#initialPopulationCount > 0) this.#initialPopulationCount--;
+      this.#notifyIfSynced();
     }
     return deltas;
   }
@@ -260,11 +270,19 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
     if (!Array.isArray(deltas) || deltas.length === 0)
       throw new TypeError("DeltaFIFO.addIfNotPresent: expected a non-empty Deltas array");
     this.#populated = true;
+    this.#notifyIfSynced();
     const key = this.keyOf(deltas);
     if (this.#items.has(key)) return;
     this.#queue.push(key);
     this.#items.set(key, [...deltas]);
     this.#wake();
+  }
+
+  #notifyIfSynced(): void {
+    if (this.#onSynced === undefined || !this.hasSynced()) return;
+    const onSynced = this.#onSynced;
+    this.#onSynced = undefined;
+    onSynced();
   }
 
   #queueAction(type: DeltaType, obj: DeltaObject<T>): void {

@@ -60,4 +60,8 @@ export {
   type Store,
   type StoreKeyFunc,
 } from "./store.js";
-export { type WaitForCacheSyncOptions, waitForCacheSync } from "./wait-for-cache-sync.js";
+export {
+  type CacheSyncSource,
+  type WaitForCacheSyncOptions,
+  waitForCacheSync,
+} from "./wait-for-cache-sync.js";

@@ -92,6 +92,23 @@ describe("SharedInformerFactory", () => {
     await factory.shutdown();
   });
 
+  it("waits on the informers' synced signal: no timer without a timeout, so an unadvanced FakeClock does not hang it", async () => {
+    const source = new FakeListerWatcher<KubeObject>({
+      objects: [{ metadata: { namespace: "a", name: "p" } }],
+    });
+    const { client } = fakeClient({ pods: source });
+    const clock = new FakeClock();
+    const factory = new SharedInformerFactory({ client, clock });
+    factory.forResource<Pod>(pods);
+    const controller = new AbortController();
+    factory.start(controller.signal);
+    expect(factory.forResource<Pod>(pods).hasSynced()).toBe(false);
+    // Resolves although the clock never moves (a 100 ms poll on it would wait for ever).
+    expect(await factory.waitForCacheSync(controller.signal)).toEqual({ pods: true });
+    controller.abort();
+    await factory.shutdown();
+  });
+
   it("resolves with false entries when the signal aborts the wait", async () => {
     const source = new FakeListerWatcher<KubeObject>();
     source.failNextList(new Error("down"));

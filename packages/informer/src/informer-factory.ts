@@ -132,32 +132,49 @@ export class SharedInformerFactory {
   /**
    * Waits until every started informer has synced. Resolves with each
    * informer's state (all true, or false where the signal aborted the wait);
-   * rejects with {@link CacheSyncTimeoutError} naming the laggards after `timeoutMs`.
+   * rejects with {@link CacheSyncTimeoutError} naming the laggards after
+   * `timeoutMs`. Waits on the informers' `whenSynced`, so no timer runs
+   * unless there is a timeout.
    */
   async waitForCacheSync(
     signal: AbortSignal,
     options: FactoryWaitOptions = {},
   ): Promise<Record<string, boolean>> {
     const started = Array.from(this.#informers).filter(([key]) => this.#running.has(key));
-    const deadline = options.timeoutMs ? this.#clock.now() + options.timeoutMs : Number.POSITIVE_INFINITY;
-    for (;;) {
-      const state = Object.fromEntries(started.map(([key, informer]) => [key, informer.hasSynced()]));
-      if (Object.values(state).every(Boolean) || signal.aborted) return state;
-      const remaining = deadline - this.#clock.now();
-      if (remaining <= 0) {
-        throw new CacheSyncTimeoutError(
-          options.timeoutMs!,
-          started
-            .filter(([, informer]) => !informer.hasSynced())
-            .map(([key, informer]) => ({ informer: key, lastError: informer.lastWatchError() })),
-        );
-      }
-      try {
-        await this.#clock.sleep(Math.min(100, remaining), { signal });
-      } catch {
-        // aborted: report the state on the next turn
-      }
+    const state = () => Object.fromEntries(started.map(([key, informer]) => [key, informer.hasSynced()]));
+    if (started.every(([, informer]) => informer.hasSynced()) || signal.aborted) return state();
+    // Settling for any reason aborts `done`, which clears the timeout and the listeners.
+    const finished = new AbortController();
+    const done = AbortSignal.any([signal, finished.signal]);
+    const stopped = new Promise<"aborted">((resolve) =>
+      done.addEventListener("abort", () => resolve("aborted"), { once: true }),
+    );
+    const racers: Promise<"synced" | "aborted" | "timeout">[] = [
+      Promise.all(started.map(([, informer]) => informer.whenSynced())).then(() => "synced" as const),
+      stopped,
+    ];
+    if (options.timeoutMs) {
+      racers.push(
+        this.#clock.sleep(options.timeoutMs, { signal: done }).then(
+          () => "timeout" as const,
+          () => "aborted" as const,
+        ),
+      );
     }
+    let outcome: "synced" | "aborted" | "timeout";
+    try {
+      outcome = await Promise.race(racers);
+    } finally {
+      finished.abort();
+    }
+    const laggards = started.filter(([, informer]) => !informer.hasSynced());
+    if (outcome === "timeout" && laggards.length > 0) {
+      throw new CacheSyncTimeoutError(
+        options.timeoutMs!,
+        laggards.map(([key, informer]) => ({ informer: key, lastError: informer.lastWatchError() })),
+      );
+    }
+    return state();
   }
 
   /** Stops every informer and resolves once all have fully stopped. Later `start` calls do nothing. */

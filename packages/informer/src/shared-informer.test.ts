@@ -105,6 +105,29 @@ describe("SharedIndexInformer", () => {
     expect(h.informer.lastSyncResourceVersion()).toBe("5");
   });
 
+  it("whenSynced resolves once the initial list is in the cache, with no timer of its own", async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a"), pod("b")] });
+    const h = setup(lw);
+    let synced: number | undefined;
+    void h.informer.whenSynced().then(() => (synced = h.informer.getIndexer().listKeys().length));
+    await Promise.resolve();
+    expect(synced).toBeUndefined();
+    h.run();
+    await h.clock.flush();
+    expect(synced).toBe(2);
+    expect(h.informer.whenSynced()).toBe(h.informer.whenSynced());
+  });
+
+  it("whenSynced resolves for an empty initial list", async () => {
+    const h = setup(new FakeListerWatcher<Pod>());
+    h.run();
+    await h.clock.flush();
+    let resolved = false;
+    await h.informer.whenSynced().then(() => (resolved = true));
+    expect(resolved).toBe(true);
+    expect(h.informer.hasSynced()).toBe(true);
+  });
+
   it("a registration has synced only after its handler has handled every initial add", async () => {
     const lw = new FakeListerWatcher<Pod>({ objects: [pod("a"), pod("b")] });
     const h = setup(lw);

@@ -100,11 +100,16 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
   #started = false;
   #stopped = false;
   #lastError: unknown;
+  readonly #synced: Promise<void>;
+  #markSynced!: () => void;
 
   constructor(options: SharedIndexInformerOptions<T>) {
     if (options?.listerWatcher === undefined)
       throw new TypeError("SharedIndexInformer: listerWatcher is required");
     this.#options = options;
+    this.#synced = new Promise<void>((resolve) => {
+      this.#markSynced = resolve;
+    });
     this.resource = options.resource;
     this.name = options.name ?? options.resource?.plural ?? "informer";
     this.#clock = options.clock ?? realClock;
@@ -210,6 +215,15 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     return this.#fifo?.hasSynced() ?? false;
   }
 
+  /**
+   * Resolves once {@link hasSynced} is true (client-go's
+   * `HasSyncedChecker().Done()`): waiting for the cache needs no polling. It
+   * never rejects; an informer stopped before its first list never resolves it.
+   */
+  whenSynced(): Promise<void> {
+    return this.#synced;
+  }
+
   lastSyncResourceVersion(): string {
     return this.#reflector?.lastSyncResourceVersion() ?? "";
   }
@@ -256,6 +270,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       knownObjects: this.#indexer,
       emitDeltaTypeReplaced: true,
       transformer,
+      onSynced: () => this.#markSynced(),
     });
     this.#fifo = fifo;
     const userErrorHandler = this.#watchErrorHandler;

@@ -52,3 +52,77 @@ describe("waitForCacheSync", () => {
     expect(settled).toBe(false);
   });
 });
+
+describe("waitForCacheSync on informers", () => {
+  function fakeInformer() {
+    let synced = false;
+    let markSynced!: () => void;
+    const whenSynced = new Promise<void>((resolve) => {
+      markSynced = resolve;
+    });
+    return {
+      hasSynced: () => synced,
+      whenSynced: () => whenSynced,
+      sync() {
+        synced = true;
+        markSynced();
+      },
+    };
+  }
+
+  it("waits on whenSynced without a timer, so a clock nobody advances does not hold it up", async () => {
+    const clock = new FakeClock();
+    const informer = fakeInformer();
+    const result = waitForCacheSync({ signal: new AbortController().signal, clock }, informer);
+    await Promise.resolve();
+    expect(clock.pendingTimers()).toEqual([]);
+    informer.sync();
+    expect(await result).toBe(true);
+  });
+
+  it("arms only the deadline, and clears it once the informers sync", async () => {
+    const clock = new FakeClock();
+    const informer = fakeInformer();
+    const result = waitForCacheSync(
+      { signal: new AbortController().signal, clock, timeoutMs: 5000 },
+      informer,
+    );
+    await Promise.resolve();
+    expect(clock.pendingTimers().map((timer) => timer.in)).toEqual([5000]);
+    informer.sync();
+    expect(await result).toBe(true);
+    expect(clock.pendingTimers()).toEqual([]);
+  });
+
+  it("resolves false at the deadline or on abort while an informer has not synced", async () => {
+    const clock = new FakeClock();
+    const late = waitForCacheSync(
+      { signal: new AbortController().signal, clock, timeoutMs: 1000 },
+      fakeInformer(),
+    );
+    await clock.advance(1000);
+    expect(await late).toBe(false);
+    const controller = new AbortController();
+    const aborted = waitForCacheSync({ signal: controller.signal, clock }, fakeInformer());
+    controller.abort();
+    expect(await aborted).toBe(false);
+    expect(clock.pendingTimers()).toEqual([]);
+  });
+
+  it("polls plain functions once the informers have synced", async () => {
+    const clock = new FakeClock();
+    const informer = fakeInformer();
+    let functionSynced = false;
+    const result = waitForCacheSync(
+      { signal: new AbortController().signal, clock },
+      informer,
+      () => functionSynced,
+    );
+    informer.sync();
+    await clock.flush();
+    expect(clock.pendingTimers().map((timer) => timer.in)).toEqual([100]);
+    functionSynced = true;
+    await clock.advance(100);
+    expect(await result).toBe(true);
+  });
+});
