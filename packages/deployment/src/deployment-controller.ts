@@ -1,0 +1,457 @@
+import {
+  type DeepReadonly,
+  type DeletedFinalStateUnknown,
+  type Deployment,
+  deployments,
+  getControllerOf,
+  type KubeObject,
+  labelSelectorAsSelector,
+  metaNamespaceKeyFunc,
+  type Pod,
+  pods,
+  type ReplicaSet,
+  replicaSets,
+  type Selector,
+  splitMetaNamespaceKey,
+} from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import {
+  ClientEventRecorder,
+  ClientReplicaSetControl,
+  type ControllerEventHandler,
+  type ControllerInformer,
+  type EventRecorder,
+  type Logger,
+  noopLogger,
+  objectFromTombstone,
+  ownerEventHandler,
+  ownersSelecting,
+  ReplicaSetControllerRefManager,
+  recheckDeletionTimestamp,
+  resolveControllerRef,
+  runController,
+  type SyncMetrics,
+  type SyncResult,
+  TerminalError,
+} from "@reconcile/controller";
+import { RateLimitingQueue } from "@reconcile/workqueue";
+import { type AnyReplicaSet, getRollbackTo } from "./deployment-util.js";
+import { DeploymentRollout, eventTarget, type PodMap } from "./rollout.js";
+
+/** After this many failed syncs in a row a Deployment key is dropped until it changes (upstream `maxRetries`). */
+export const maxRetries = 15;
+
+/** The ReplicaSet informer index from a controller's uid to the ReplicaSets it controls. */
+export const replicaSetsByControllerIndex = "deploymentControllerUID";
+
+const namespaceIndex = "namespace";
+const deploymentOwnerKind = { kind: "Deployment", group: "apps" } as const;
+
+export interface DeploymentControllerOptions {
+  /** Writes ReplicaSets, Deployments, Events; reads the Deployment afresh before adopting. Required. */
+  client: Client;
+  /** Informer over Deployments. Required. */
+  deploymentInformer: ControllerInformer<Deployment>;
+  /** Informer over ReplicaSets. Required. */
+  replicaSetInformer: ControllerInformer<ReplicaSet>;
+  /** Informer over pods (Recreate waits for old pods to be gone). Required. */
+  podInformer: ControllerInformer<Pod>;
+  /** Time for conditions, the progress deadline, rate limits and cache-sync polling. Default `realClock`. */
+  clock?: Clock | undefined;
+  /** Where Events go. Default: a `ClientEventRecorder` over `client` with component "deployment-controller". */
+  eventRecorder?: EventRecorder | undefined;
+  /** The work queue of Deployment keys. Default: a `RateLimitingQueue` with the default controller rate limiter on `clock`. */
+  queue?: RateLimitingQueue<string> | undefined;
+  /** Logs syncs and failures (pino's call shape). Default: no logging. */
+  logger?: Logger | undefined;
+  /** How often `run` polls an informer without a synced signal (a test fake), in ms. Default 100. */
+  cacheSyncPollMs?: number | undefined;
+  /** Give up waiting for the caches after this long (`run` rejects); 0 waits for ever. Default 0. */
+  cacheSyncTimeoutMs?: number | undefined;
+  /** Sync counts and durations. Default: none. */
+  metrics?: SyncMetrics | undefined;
+}
+
+/**
+ * The Deployment controller (upstream `pkg/controller/deployment`): rolls
+ * each Deployment's pod template out through ReplicaSets — RollingUpdate
+ * within maxSurge/maxUnavailable or Recreate — scales them proportionally
+ * when the Deployment is resized, keeps `revisionHistoryLimit` old ones for
+ * `kubectl rollout undo`, and reports progress in the Deployment's status
+ * and conditions.
+ */
+export class DeploymentController {
+  readonly queue: RateLimitingQueue<string>;
+  readonly #client: Client;
+  readonly #dInformer: ControllerInformer<Deployment>;
+  readonly #rsInformer: ControllerInformer<ReplicaSet>;
+  readonly #podInformer: ControllerInformer<Pod>;
+  readonly #clock: Clock;
+  readonly #recorder: EventRecorder;
+  readonly #ownedRecorder: ClientEventRecorder | undefined;
+  readonly #logger: Logger;
+  readonly #baseLogger: Logger;
+  readonly #cacheSyncPollMs: number;
+  readonly #cacheSyncTimeoutMs: number;
+  readonly #metrics: SyncMetrics | undefined;
+  readonly #replicaSetHandler: ControllerEventHandler<ReplicaSet>;
+
+  constructor(options: DeploymentControllerOptions) {
+    if (!options?.client) throw new TypeError("DeploymentController: client is required");
+    if (!options.deploymentInformer)
+      throw new TypeError("DeploymentController: deploymentInformer is required");
+    if (!options.replicaSetInformer)
+      throw new TypeError("DeploymentController: replicaSetInformer is required");
+    if (!options.podInformer) throw new TypeError("DeploymentController: podInformer is required");
+    this.#client = options.client;
+    this.#dInformer = options.deploymentInformer;
+    this.#rsInformer = options.replicaSetInformer;
+    this.#podInformer = options.podInformer;
+    this.#clock = options.clock ?? realClock;
+    this.#baseLogger = options.logger ?? noopLogger;
+    this.#logger = this.#baseLogger.child({ controller: "deployment" });
+    this.#cacheSyncPollMs = options.cacheSyncPollMs ?? 100;
+    this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 0;
+    this.#metrics = options.metrics;
+    if (options.eventRecorder === undefined) {
+      this.#ownedRecorder = new ClientEventRecorder({
+        client: this.#client,
+        component: "deployment-controller",
+        clock: this.#clock,
+        logger: this.#logger,
+      });
+    }
+    this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
+    this.queue = options.queue ?? new RateLimitingQueue<string>({ clock: this.#clock, name: "deployment" });
+
+    this.#dInformer.addEventHandler({
+      onAdd: (d) => this.addDeployment(d),
+      onUpdate: (oldD, curD) => this.updateDeployment(oldD, curD),
+      onDelete: (obj) => this.deleteDeployment(obj),
+    });
+    const rsIndexer = this.#rsInformer.getIndexer();
+    if (!(replicaSetsByControllerIndex in rsIndexer.getIndexers())) {
+      rsIndexer.addIndexers({
+        [replicaSetsByControllerIndex]: (rs) => {
+          const ref = getControllerOf(rs);
+          return ref === undefined ? [] : [ref.uid];
+        },
+      });
+    }
+    // A ReplicaSet wakes its controlling Deployment, an orphan every Deployment whose selector matches it.
+    const deploymentIndexer = this.#dInformer.getIndexer();
+    this.#replicaSetHandler = ownerEventHandler<ReplicaSet, Deployment>({
+      ownerKind: deploymentOwnerKind,
+      owners: deploymentIndexer,
+      enqueue: (key) => this.queue.add(key),
+      ownersOfOrphan: (rs) => this.#getDeploymentsForReplicaSet(rs),
+    });
+    this.#rsInformer.addEventHandler({
+      onAdd: (rs) => this.addReplicaSet(rs),
+      onUpdate: (oldRS, curRS) => this.updateReplicaSet(oldRS, curRS),
+      onDelete: (obj) => this.deleteReplicaSet(obj),
+    });
+    this.#podInformer.addEventHandler({ onDelete: (obj) => this.deletePod(obj) });
+  }
+
+  /**
+   * Builds the controller on a `SharedInformerFactory` (from
+   * `@reconcile/informer`): its Deployment, ReplicaSet and pod informers.
+   * Start the factory after this, so all three run.
+   */
+  static fromInformerFactory(
+    factory: {
+      forResource(resource: typeof deployments): ControllerInformer<Deployment>;
+      forResource(resource: typeof replicaSets): ControllerInformer<ReplicaSet>;
+      forResource(resource: typeof pods): ControllerInformer<Pod>;
+    },
+    options: Omit<DeploymentControllerOptions, "deploymentInformer" | "replicaSetInformer" | "podInformer">,
+  ): DeploymentController {
+    return new DeploymentController({
+      ...options,
+      deploymentInformer: factory.forResource(deployments),
+      replicaSetInformer: factory.forResource(replicaSets),
+      podInformer: factory.forResource(pods),
+    });
+  }
+
+  /**
+   * Waits for the caches to sync, then runs `workers` concurrent workers
+   * (default 5, as kube-controller-manager's `--concurrent-deployment-syncs`)
+   * until `signal` aborts. Resolves once the workers have stopped and pending
+   * Events are written.
+   */
+  run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
+    return runController({
+      name: "deployment",
+      signal: options.signal,
+      informers: { deployments: this.#dInformer, replicasets: this.#rsInformer, pods: this.#podInformer },
+      queue: this.queue,
+      workers: options.workers ?? 5,
+      maxRetries,
+      sync: (key, context) => this.syncDeployment(key, context),
+      cacheSyncTimeoutMs: this.#cacheSyncTimeoutMs,
+      cacheSyncPollMs: this.#cacheSyncPollMs,
+      clock: this.#clock,
+      logger: this.#baseLogger,
+      metrics: this.#metrics,
+      onStop: () => this.#ownedRecorder?.flush(),
+    });
+  }
+
+  // --- event handlers -------------------------------------------------------
+
+  addDeployment(d: DeepReadonly<Deployment>): void {
+    this.#enqueue(d);
+  }
+
+  updateDeployment(_old: DeepReadonly<Deployment>, cur: DeepReadonly<Deployment>): void {
+    this.#enqueue(cur);
+  }
+
+  deleteDeployment(obj: DeepReadonly<Deployment> | DeletedFinalStateUnknown<DeepReadonly<Deployment>>): void {
+    const d = objectFromTombstone(obj);
+    if (d?.metadata?.name === undefined) {
+      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      return;
+    }
+    this.#enqueue(d);
+  }
+
+  /** A new ReplicaSet wakes its controlling Deployment, or, for an orphan, every Deployment that matches it. */
+  addReplicaSet(rs: DeepReadonly<ReplicaSet>): void {
+    if (rs.metadata?.deletionTimestamp != null) {
+      // On a restart a ReplicaSet may show up already being deleted.
+      this.deleteReplicaSet(rs);
+      return;
+    }
+    this.#replicaSetHandler.onAdd?.(rs, false);
+  }
+
+  /** A changed ReplicaSet wakes its old and new owners, or the Deployments a changed orphan may now match. */
+  updateReplicaSet(oldRS: DeepReadonly<ReplicaSet>, curRS: DeepReadonly<ReplicaSet>): void {
+    this.#replicaSetHandler.onUpdate?.(oldRS, curRS);
+  }
+
+  deleteReplicaSet(obj: DeepReadonly<ReplicaSet> | DeletedFinalStateUnknown<DeepReadonly<ReplicaSet>>): void {
+    const rs = objectFromTombstone(obj);
+    if (rs?.metadata?.name === undefined) {
+      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      return;
+    }
+    this.#replicaSetHandler.onDelete?.(obj);
+  }
+
+  /**
+   * A deleted pod matters only to a Recreate Deployment, which waits for its
+   * old pods to be gone: once none of its pods is left, sync it. (Upstream
+   * lists the ReplicaSets through the client here; the cache serves as well
+   * and keeps handlers free of I/O.)
+   */
+  deletePod(obj: DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>): void {
+    const pod = objectFromTombstone(obj);
+    if (pod?.metadata?.name === undefined) {
+      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      return;
+    }
+    const namespace = pod.metadata.namespace ?? "";
+    const podRef = getControllerOf(pod);
+    if (podRef === undefined || podRef.kind !== "ReplicaSet") return;
+    const rs = this.#rsInformer.getIndexer().getByKey(namespacedKey(namespace, podRef.name));
+    if (rs === undefined || rs.metadata?.uid !== podRef.uid) return;
+    const d = resolveControllerRef(
+      this.#dInformer.getIndexer(),
+      namespace,
+      getControllerOf(rs),
+      deploymentOwnerKind,
+    );
+    if (d === undefined || d.spec?.strategy?.type !== "Recreate") return;
+    const rsList = this.#rsInformer
+      .getIndexer()
+      .byIndex(replicaSetsByControllerIndex, d.metadata?.uid ?? "")
+      .filter((candidate) => candidate.metadata?.namespace === namespace);
+    let podCount = 0;
+    for (const list of this.#getPodMapForDeployment(d, rsList).values()) podCount += list.length;
+    if (podCount === 0) this.#enqueue(d);
+  }
+
+  // --- sync -------------------------------------------------------------------
+
+  /**
+   * Reconciles one Deployment (upstream `syncDeployment`): claims its
+   * ReplicaSets, then, in this order, writes status only while it is being
+   * deleted, records pause/resume, serves a paused Deployment or a scaling
+   * event by resizing, a rollback request by copying the old template, and
+   * otherwise takes one step of its strategy's rollout. Resolves with
+   * `{ requeueAfterMs }` when a progress deadline is due before anything else
+   * would wake the Deployment.
+   */
+  async syncDeployment(
+    key: string,
+    context: { logger?: Logger | undefined; signal?: AbortSignal | undefined } = {},
+  ): Promise<SyncResult> {
+    const { namespace, name } = splitMetaNamespaceKey(key);
+    const logger = context.logger ?? this.#logger.child({ namespace, name });
+    const cached = this.#dInformer.getIndexer().getByKey(key);
+    if (cached === undefined) {
+      logger.debug({}, "Deployment has been deleted");
+      return;
+    }
+    const d = structuredClone(cached) as Deployment;
+    let requeueAfterMs: number | undefined;
+    const rollout = new DeploymentRollout({
+      client: this.#client,
+      recorder: this.#recorder,
+      clock: this.#clock,
+      logger,
+      signal: context.signal,
+      getReplicaSet: (ns, rsName) => this.#rsInformer.getIndexer().getByKey(namespacedKey(ns, rsName)),
+      enqueueAfter: (_key, ms) => {
+        requeueAfterMs = ms;
+      },
+      enqueueRateLimited: (k) => this.queue.addRateLimited(k),
+    });
+
+    const selector = d.spec?.selector;
+    if (
+      selector !== undefined &&
+      Object.keys(selector.matchLabels ?? {}).length === 0 &&
+      (selector.matchExpressions ?? []).length === 0 &&
+      Object.keys(selector).every((k) => k === "matchLabels" || k === "matchExpressions")
+    ) {
+      this.#recorder.event(
+        eventTarget(d),
+        "Warning",
+        "SelectingAll",
+        "This deployment is selecting all pods. A non-empty selector is required.",
+      );
+      const status = (d.status ??= {});
+      if ((status.observedGeneration ?? 0) < (d.metadata?.generation ?? 0)) {
+        status.observedGeneration = d.metadata?.generation ?? 0;
+        try {
+          await this.#client.resource(deployments, namespace).updateStatus(d, signalOption(context.signal));
+        } catch (error) {
+          logger.debug({ err: error }, "Failed to record the observed generation");
+        }
+      }
+      return;
+    }
+
+    const rsList = await this.#getReplicaSetsForDeployment(d, context.signal);
+    const podMap = this.#getPodMapForDeployment(d, rsList);
+    await this.#syncRollout(rollout, d, rsList, podMap);
+    return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
+  }
+
+  async #syncRollout(
+    rollout: DeploymentRollout,
+    d: Deployment,
+    rsList: readonly AnyReplicaSet[],
+    podMap: PodMap,
+  ): Promise<void> {
+    if (d.metadata?.deletionTimestamp != null) return rollout.syncStatusOnly(d, rsList);
+    await rollout.checkPausedConditions(d);
+    if (d.spec?.paused === true) return rollout.sync(d, rsList);
+    // A rollback is not re-entrant: finish clearing the request before touching ReplicaSets.
+    if (getRollbackTo(d) !== undefined) return rollout.rollback(d, rsList);
+    if (await rollout.isScalingEvent(d, rsList)) return rollout.sync(d, rsList);
+    const strategy = d.spec?.strategy?.type ?? "RollingUpdate";
+    if (strategy === "Recreate") return rollout.rolloutRecreate(d, rsList, podMap);
+    if (strategy === "RollingUpdate") return rollout.rolloutRolling(d, rsList);
+    throw new TerminalError(`unexpected deployment strategy type: ${strategy}`);
+  }
+
+  /**
+   * The ReplicaSets this Deployment owns after adopting matching orphans and
+   * releasing owned ones that stopped matching (adoption only after a fresh
+   * read confirms the Deployment is the same one and not being deleted).
+   */
+  async #getReplicaSetsForDeployment(
+    d: Deployment,
+    signal: AbortSignal | undefined,
+  ): Promise<AnyReplicaSet[]> {
+    const namespace = d.metadata?.namespace ?? "";
+    const name = d.metadata?.name ?? "";
+    const rsList = this.#rsInformer.getIndexer().byIndex(namespaceIndex, namespace);
+    let selector: Selector;
+    try {
+      selector = labelSelectorAsSelector(d.spec?.selector);
+    } catch (error) {
+      // Retrying cannot fix a selector; an edit of the Deployment syncs it again.
+      throw new TerminalError(
+        `deployment ${namespace}/${name} has invalid label selector: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    const canAdopt = recheckDeletionTimestamp(async () => {
+      const fresh = await this.#client.resource(deployments, namespace).get(name, signalOption(signal));
+      if (fresh.metadata?.uid !== d.metadata?.uid) {
+        throw new Error(
+          `original Deployment ${namespace}/${name} is gone: got uid ${fresh.metadata?.uid}, wanted ${d.metadata?.uid}`,
+        );
+      }
+      return fresh;
+    });
+    const manager = new ReplicaSetControllerRefManager({
+      replicaSetControl: new ClientReplicaSetControl({ client: this.#client }),
+      controller: d,
+      controllerKind: { apiVersion: "apps/v1", kind: "Deployment" },
+      selector,
+      canAdopt,
+    });
+    const { claimed, errors } = await manager.claimReplicaSets(rsList);
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) throw new AggregateError(errors, errors.map((e) => e.message).join("; "));
+    return claimed;
+  }
+
+  /**
+   * The Deployment's pods by the uid of their controlling ReplicaSet, every
+   * claimed ReplicaSet present (empty when it has no pods); terminal pods included.
+   */
+  #getPodMapForDeployment(d: DeepReadonly<Deployment>, rsList: readonly AnyReplicaSet[]): PodMap {
+    const podMap = new Map<string, DeepReadonly<Pod>[]>();
+    for (const rs of rsList) podMap.set(rs.metadata?.uid ?? "", []);
+    let selector: Selector;
+    try {
+      selector = labelSelectorAsSelector(d.spec?.selector);
+    } catch {
+      return podMap;
+    }
+    for (const pod of this.#podInformer.getIndexer().byIndex(namespaceIndex, d.metadata?.namespace ?? "")) {
+      if (!selector.matches(pod.metadata?.labels)) continue;
+      const ref = getControllerOf(pod);
+      if (ref === undefined) continue;
+      podMap.get(ref.uid)?.push(pod);
+    }
+    return podMap;
+  }
+
+  /** Deployments whose non-empty selector matches the ReplicaSet's labels (upstream `GetDeploymentsForReplicaSet`). */
+  #getDeploymentsForReplicaSet(rs: DeepReadonly<KubeObject>): DeepReadonly<Deployment>[] {
+    const matching = ownersSelecting<Deployment>(this.#dInformer.getIndexer(), rs);
+    if (matching.length > 1) {
+      this.#logger.warn(
+        {
+          namespace: rs.metadata?.namespace,
+          replicaSet: rs.metadata?.name,
+          deployments: matching.map((d) => d.metadata?.name),
+        },
+        "user error! more than one deployment is selecting replica set",
+      );
+    }
+    return matching;
+  }
+
+  #enqueue(d: DeepReadonly<Deployment>): void {
+    this.queue.add(metaNamespaceKeyFunc(d));
+  }
+}
+
+function namespacedKey(namespace: string, name: string): string {
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+function signalOption(signal: AbortSignal | undefined): { signal?: AbortSignal } {
+  return signal === undefined ? {} : { signal };
+}
