@@ -1,5 +1,6 @@
 import * as http from "node:http";
 import * as https from "node:https";
+import { TLSSocket } from "node:tls";
 import {
   apiVersionOf,
   type DeepReadonly,
@@ -61,8 +62,9 @@ export interface HttpClientOptions {
   /** Per-request timeout in ms (for a watch: until the server answers). Default 60,000; 0 disables. */
   timeoutMs?: number | undefined;
   /**
-   * Retries of a request the server asked to retry (429, or 5xx with `Retry-After`)
-   * and of reads that failed to connect. Default 5.
+   * Retries of a request the server asked to retry (429 or 5xx with a `Retry-After`
+   * of whole seconds, as client-go's `checkWait`) and of reads whose connection
+   * failed. Default 10 (client-go's).
    */
   maxRetries?: number | undefined;
   /** First back-off of a read retried after a connection error, doubled each time. Default 200 ms. */
@@ -91,7 +93,11 @@ export interface HttpRequest {
   body?: unknown;
   /** Default `application/json` when there is a body. */
   contentType?: string | undefined;
-  /** Safe to send again after a connection failure (reads are). */
+  /**
+   * Safe to send again after the connection failed once the request was
+   * written (reads are). A request that is not is never sent twice unless the
+   * server answered that it did not process it (429 or 5xx with `Retry-After`).
+   */
   idempotent: boolean;
   /** A watch: the timeout covers only the wait for the server's answer. */
   watch?: boolean | undefined;
@@ -101,8 +107,9 @@ export interface HttpRequest {
 /**
  * A `Client` for any Kubernetes API server over HTTP(S), configured by a
  * kubeconfig. Requests pass a client-side token bucket (5 QPS, burst 10 by
- * default, as client-go), time out, retry idempotent reads that failed to
- * connect and anything the server answered 429 with `Retry-After`. Watches
+ * default, as client-go), time out, retry reads whose connection failed, and
+ * retry anything the server answered 429 or 5xx with `Retry-After`; a write
+ * whose bytes may have reached the server is never sent again. Watches
  * stream newline-delimited JSON without blocking the event loop. Every
  * failure is a `StatusError`.
  */
@@ -140,7 +147,7 @@ export class HttpClient implements Client {
       options.rateLimiter ??
       new TokenBucketRateLimiter({ qps: options.qps, burst: options.burst, clock: this.clock });
     this.timeoutMs = options.timeoutMs ?? 60_000;
-    this.maxRetries = options.maxRetries ?? 5;
+    this.maxRetries = options.maxRetries ?? 10;
     this.retryBackoffMs = options.retryBackoffMs ?? 200;
     this.userAgent = options.userAgent ?? "reconcile-client/0.1 (node)";
     this.maxWatchLineBytes = options.maxWatchLineBytes;
@@ -260,9 +267,18 @@ export class HttpClient implements Client {
       } catch (error) {
         if (spec.signal?.aborted) throw spec.signal.reason;
         if (StatusError.isInstance(error)) throw error;
-        // Once only: a server that did read the request and then failed must not see it many times.
+        if (!spec.idempotent) {
+          // The bytes may have reached the server, which may have applied the write:
+          // only the caller can tell whether sending it again is right (net/http and
+          // client-go resend a non-idempotent request only when nothing was processed).
+          throw writtenRequests.has(error as Error)
+            ? unknownOutcomeError(this.server, spec, error)
+            : connectionError(this.server, error);
+        }
+        // A kept-alive socket the server closed while it sat idle: resend at once, once,
+        // as net/http does for replayable requests.
         if (staleSocketErrors.has(error as Error) && attempt === 0) continue;
-        if (spec.idempotent && attempt < this.maxRetries) {
+        if (attempt < this.maxRetries) {
           await this.clock.sleep(this.retryBackoffMs * 2 ** attempt, { signal: spec.signal });
           continue;
         }
@@ -278,8 +294,11 @@ export class HttpClient implements Client {
       } catch (error) {
         throw this.bodyError(response, error, spec.signal);
       }
-      if ((code === 429 || (code >= 500 && retryAfter !== undefined)) && attempt < this.maxRetries) {
-        await this.clock.sleep((retryAfter ?? 1) * 1000, { signal: spec.signal });
+      // client-go's checkWait: 429 and 5xx are retried, whatever the verb, only when the
+      // server says when (it did not process the request), after exactly that long.
+      if ((code === 429 || code >= 500) && retryAfter !== undefined && attempt < this.maxRetries) {
+        if (retryAfter > 0) await this.clock.sleep(retryAfter * 1000, { signal: spec.signal });
+        else if (spec.signal?.aborted) throw spec.signal.reason;
         continue;
       }
       throw statusErrorFromResponse(code, body, retryAfter);
@@ -338,10 +357,17 @@ export class HttpClient implements Client {
           request.destroy(error);
         }, this.timeoutMs);
       }
+      // Once the request has a connected socket its bytes go out at once and may reach
+      // the server; before that (refused, DNS, TLS handshake) nothing was sent.
+      let written = false;
+      request.on("socket", (socket) => {
+        if (!socket.connecting) written = true;
+        else socket.once(socket instanceof TLSSocket ? "secureConnect" : "connect", () => (written = true));
+      });
       request.on("error", (error) => {
         cleanup();
-        // A kept-alive socket the server closed while it sat idle fails at once, before the
-        // server read anything: such a request is safe to send again, whatever its verb.
+        if (written) writtenRequests.add(error);
+        // A kept-alive socket the server closed while it sat idle fails with a reset.
         if (request.reusedSocket && (error as NodeJS.ErrnoException).code === "ECONNRESET") {
           staleSocketErrors.add(error);
         }
@@ -399,11 +425,27 @@ function reportWarnings(header: string | undefined, onWarning: (message: string)
   }
 }
 
+/**
+ * Whole seconds, as client-go's `retryAfterSeconds` (`strconv.Atoi`) reads the
+ * header: an HTTP date or a fraction is not a retry hint; a negative count waits 0.
+ */
 function parseRetryAfter(header: string | string[] | undefined): number | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (value === undefined) return undefined;
-  const seconds = Number.parseInt(value, 10);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds : undefined;
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (value === undefined || !/^[+-]?\d{1,10}$/.test(value)) return undefined;
+  return Math.max(0, Number.parseInt(value, 10));
+}
+
+/** A non-idempotent request whose connection failed after it was written: it may have been applied. */
+function unknownOutcomeError(server: string, spec: HttpRequest, cause: unknown): StatusError {
+  const text = cause instanceof Error ? cause.message : String(cause);
+  return new StatusError(
+    {
+      code: 503,
+      reason: "ServiceUnavailable",
+      message: `the connection to the API server at ${server} failed after ${spec.method} ${spec.path} was sent (${text}); the server may have processed it, so it was not sent again`,
+    },
+    { cause },
+  );
 }
 
 function readBody(response: http.IncomingMessage, signal: AbortSignal | undefined): Promise<string> {
@@ -431,6 +473,8 @@ const timeoutErrors = new WeakMap<http.ClientRequest, StatusError>();
 const requestOf = new WeakMap<http.IncomingMessage, http.ClientRequest>();
 /** Connection resets of requests sent on a reused keep-alive socket. */
 const staleSocketErrors = new WeakSet<Error>();
+/** Failures of requests that had a connected socket, so their bytes may have reached the server. */
+const writtenRequests = new WeakSet<Error>();
 
 class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
   readonly resource: ResourceDescriptor<T>;
@@ -630,16 +674,34 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
   }
 
   private collectionPath(namespace: string | undefined): string {
-    return namespace !== undefined && this.resource.namespaced
-      ? `${this.prefix}/namespaces/${encodeURIComponent(namespace)}/${this.resource.plural}`
-      : `${this.prefix}/${this.resource.plural}`;
+    if (namespace === undefined || !this.resource.namespaced) return `${this.prefix}/${this.resource.plural}`;
+    checkPathSegment("namespace", namespace);
+    return `${this.prefix}/namespaces/${encodeURIComponent(namespace)}/${this.resource.plural}`;
   }
 
   private itemPath(namespace: string | undefined, name: string, subresource?: string): string {
     if (name === "") throw newBadRequest(`${this.resource.plural}: resource name may not be empty`);
+    checkPathSegment("resource name", name);
     const item = `${this.collectionPath(namespace)}/${encodeURIComponent(name)}`;
     return subresource ? `${item}/${subresource}` : item;
   }
+}
+
+/**
+ * Names and namespaces go into the URL path, where `.` and `..` would be
+ * resolved away and `/` or `%` would change the target, so they are refused
+ * before anything is sent (apimachinery's `IsValidPathSegmentName`, which
+ * client-go's `Request.Name` and `Request.Namespace` apply).
+ */
+function checkPathSegment(what: "resource name" | "namespace", value: string): void {
+  const problems: string[] = [];
+  if (value === "." || value === "..") problems.push(`may not be '${value}'`);
+  else {
+    if (value.includes("/")) problems.push("may not contain '/'");
+    if (value.includes("%")) problems.push("may not contain '%'");
+  }
+  if (problems.length > 0)
+    throw newBadRequest(`invalid ${what} ${JSON.stringify(value)}: ${problems.join(", ")}`);
 }
 
 function writeQuery(options: WriteOptions): Record<string, string | undefined> {
