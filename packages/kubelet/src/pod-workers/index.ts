@@ -1,3 +1,12 @@
+export {
+  calculateEffectiveGracePeriod,
+  configSourceAnnotationKey,
+  isStaticPod,
+  type KillPodFunc,
+  killPodNow,
+  networkNotReadyErrorMessage,
+  newPodWorkers,
+} from "./pod-workers.js";
 export type {
   ConfigPod,
   KillPodOptions,
@@ -14,3 +23,4 @@ export type {
   SyncPodType,
   UpdatePodOptions,
 } from "./types.js";
+export { BasicWorkQueue } from "./work-queue.js";
