@@ -1,7 +1,7 @@
 import type { Deployment, LabelSelector, PodTemplateSpec, ReplicaSet } from "@reconcile/api";
 import { InvalidLabelSelectorError, labelSelectorAsSelector } from "@reconcile/api";
 import type { FieldErrors } from "./field-errors.js";
-import { jsonEqual, type Mutable } from "./json.js";
+import { copyJson, jsonEqual, type Mutable } from "./json.js";
 import { validateLabels } from "./meta-validation.js";
 import { applyPodSpecDefaults, validatePodSpec } from "./pod-strategy.js";
 import type { Strategy } from "./strategy.js";
@@ -76,6 +76,17 @@ const deploymentStrategy: Strategy = {
   },
   validateUpdate(object, old, errors) {
     immutableSelector((object as Deployment).spec?.selector, (old as Deployment).spec?.selector, errors);
+  },
+  // kube's deploymentStatusStrategy resets only spec and labels: the controller
+  // records the revision annotation with its status writes.
+  prepareForStatusUpdate(object, old) {
+    const deployment = object as Mutable<Deployment>;
+    const previous = old as Deployment;
+    if (previous.spec === undefined) delete deployment.spec;
+    else deployment.spec = copyJson(previous.spec);
+    const meta = (deployment.metadata ??= {});
+    if (previous.metadata?.labels === undefined) delete meta.labels;
+    else meta.labels = copyJson(previous.metadata.labels);
   },
   scale: replicasScale(),
 };

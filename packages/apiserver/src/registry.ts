@@ -611,7 +611,10 @@ export class Registry {
   ): KubeObject {
     const existingMeta = existing.metadata ?? {};
     let object: KubeObject & { spec?: unknown; status?: unknown };
-    if (statusOnly) {
+    if (statusOnly && strategy.prepareForStatusUpdate !== undefined) {
+      object = requested as typeof object;
+      strategy.prepareForStatusUpdate(object, existing);
+    } else if (statusOnly) {
       // `/status` changes the status and nothing else.
       object = copyJson(existing) as typeof object;
       const status = (requested as { status?: unknown }).status;

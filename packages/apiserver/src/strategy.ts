@@ -21,6 +21,12 @@ export interface Strategy {
   validate?(object: KubeObject, errors: FieldErrors): void;
   /** Validates an update against the stored object: immutable fields and the like. */
   validateUpdate?(object: KubeObject, old: KubeObject, errors: FieldErrors): void;
+  /**
+   * Resets what a `/status` update may not change, keeping the rest of the
+   * request (kube-apiserver's per-kind status strategy `PrepareForUpdate`).
+   * Default: only the status changes.
+   */
+  prepareForStatusUpdate?(object: KubeObject, old: KubeObject): void;
   /** The grace period of a delete, for kinds with graceful deletion (pods). */
   gracePeriodSeconds?(object: KubeObject, requested: number | undefined): number;
   /** The scale subresource: where the replicas live and the selector string. */
