@@ -1,0 +1,734 @@
+// The kubelet (`pkg/kubelet/kubelet.go`) around the pod workers: the pod
+// source (an informer on pods bound to this node, or a shared one fed by a
+// NodeSimulator), `syncLoop` / `syncLoopIteration` over config changes, PLEG
+// events, the 1 s sync tick, probe results and the 2 s housekeeping tick,
+// admission against the node's allocatable resources, and the PodSyncer the
+// workers call: syncPod, syncTerminatingPod, syncTerminatingRuntimePod and
+// syncTerminatedPod. Around them: the node's registration and status, its
+// Lease, the status manager, the probe manager and container logs.
+import {
+  type DeepReadonly,
+  type DeletedFinalStateUnknown,
+  isDeletedFinalStateUnknown,
+  type Pod,
+  pods,
+} from "@reconcile/api";
+import { type Client, listerWatcher } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
+import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
+import type { PodStatus } from "kubernetes-types/core/v1";
+import { admitPod } from "./admission.js";
+import { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
+import { NodeLease } from "./node-lease.js";
+import { defaultNodeResources, type NodeResources, NodeStatusManager, nodeRef } from "./node-status.js";
+import { isRuntimePodStatusTerminal, Pleg, type PodLifecycleEvent, type RuntimePodStatus } from "./pleg.js";
+import { generateAPIPodStatus } from "./pod-status.js";
+import {
+  BasicWorkQueue,
+  type ConfigPod,
+  newPodWorkers,
+  type PodStatusFunc,
+  type PodSyncer,
+  type RunnablePodWorkers,
+  type RunningPod,
+  type SyncPodType,
+} from "./pod-workers/index.js";
+import { ProbeManager, type ProbeUpdate } from "./prober.js";
+import type { ContainerRuntime } from "./runtime/runtime.js";
+import { SimulatedRuntime } from "./runtime/simulated-runtime.js";
+import { RuntimeManager } from "./runtime-manager.js";
+import { StatusManager } from "./status-manager.js";
+
+export interface KubeletOptions {
+  /** The node's name (`--hostname-override`). Required. */
+  nodeName: string;
+  /** Where the kubelet reads pods and writes nodes, leases, statuses and events. Required. */
+  client: Client;
+  /** The container runtime. Default: a {@link SimulatedRuntime} for this node. */
+  runtime?: ContainerRuntime | undefined;
+  /** The node's pod CIDR: pods' IPs come from it. Default "10.244.0.0/24". */
+  podCIDR?: string | undefined;
+  /** The node's InternalIP. Default "10.0.0.2". */
+  nodeIP?: string | undefined;
+  /** Capacity reported (allocatable memory is 100Mi less, as the default hard eviction threshold leaves). Default 4 cpu, 16Gi, 110 pods, 100Gi. */
+  resources?: Partial<NodeResources> | undefined;
+  /** `--node-labels`, over the kubelet's own labels. Default: none. */
+  labels?: Readonly<Record<string, string>> | undefined;
+  /**
+   * `informer` watches pods with `spec.nodeName=<node>` itself; `external`
+   * leaves feeding pods to the caller, through {@link Kubelet.podHandler}
+   * (a NodeSimulator shares one informer among many kubelets). Default `informer`.
+   */
+  podSource?: "informer" | "external" | undefined;
+  /** `kubeletVersion` in nodeInfo. Default "v1.31.0". */
+  kubeletVersion?: string | undefined;
+  /** Resync period of a healthy pod (`syncFrequency`). Default 60,000 ms. */
+  syncFrequencyMs?: number | undefined;
+  /** PLEG relist period. Default 1,000 ms. */
+  plegRelistPeriodMs?: number | undefined;
+  /** `nodeStatusUpdateFrequency`. Default 10,000 ms. */
+  nodeStatusUpdateFrequencyMs?: number | undefined;
+  /** `nodeStatusReportFrequency`. Default 300,000 ms. */
+  nodeStatusReportFrequencyMs?: number | undefined;
+  /** `nodeLeaseDurationSeconds`. Default 40. */
+  nodeLeaseDurationSeconds?: number | undefined;
+  /** Where events go. Default: core/v1 Events through `client`, as component `kubelet`. */
+  recorder?: EventRecorder | undefined;
+  logger?: Logger | undefined;
+  /** Default `realClock`. */
+  clock?: Clock | undefined;
+  /** Jitter source in [0, 1). Default `Math.random`. */
+  random?: (() => number) | undefined;
+}
+
+type ConfigOp = "ADD" | "UPDATE" | "DELETE" | "REMOVE" | "RECONCILE";
+
+/** One message of the sync loop, as one arm of upstream's `select`. */
+type LoopMessage =
+  | { kind: "config"; op: ConfigOp; pods: DeepReadonly<Pod>[] }
+  | { kind: "pleg"; events: readonly PodLifecycleEvent[] }
+  | { kind: "sync"; uids?: readonly string[] }
+  | { kind: "probe"; update: ProbeUpdate }
+  | { kind: "housekeeping" };
+
+const syncTickMs = 1000;
+const housekeepingPeriodMs = 2000;
+
+/** See the file comment. */
+export class Kubelet implements PodSyncer<RuntimePodStatus> {
+  readonly nodeName: string;
+  readonly runtime: ContainerRuntime;
+  readonly statusManager: StatusManager;
+  readonly nodeStatus: NodeStatusManager;
+  readonly nodeLease: NodeLease;
+  readonly podWorkers: RunnablePodWorkers;
+  /** Feeds this kubelet its pods when `podSource` is `external`. */
+  readonly podHandler: ResourceEventHandler<Pod>;
+
+  readonly #client: Client;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #logger: Logger;
+  readonly #recorder: EventRecorder;
+  readonly #ownsRecorder: boolean;
+  readonly #ownsRuntime: boolean;
+  readonly #podSource: "informer" | "external";
+  readonly #nodeIP: string;
+  readonly #pleg: Pleg;
+  readonly #workQueue: BasicWorkQueue;
+  readonly #runtimeManager: RuntimeManager;
+  readonly #probeManager: ProbeManager;
+  readonly #options: KubeletOptions;
+  /** The pod manager: pods from config, by UID. */
+  readonly #pods = new Map<string, DeepReadonly<Pod>>();
+  /** Admitted pods' UIDs: the ones admission counts as using resources. */
+  readonly #admitted = new Set<string>();
+  readonly #loop: LoopMessage[] = [];
+  #wakeLoop: (() => void) | undefined;
+  readonly #timers = new Set<unknown>();
+  #sourcesReady = false;
+  #running = false;
+
+  constructor(options: KubeletOptions) {
+    if (!options?.nodeName) throw new TypeError("Kubelet: nodeName is required");
+    if (options.client === undefined) throw new TypeError("Kubelet: client is required");
+    this.#options = options;
+    this.nodeName = options.nodeName;
+    this.#client = options.client;
+    this.#clock = options.clock ?? realClock;
+    this.#random = options.random ?? Math.random;
+    this.#logger = options.logger ?? noopLogger;
+    this.#podSource = options.podSource ?? "informer";
+    this.#nodeIP = options.nodeIP ?? "10.0.0.2";
+    const podCIDR = options.podCIDR ?? "10.244.0.0/24";
+    this.#ownsRuntime = options.runtime === undefined;
+    this.runtime =
+      options.runtime ?? new SimulatedRuntime({ clock: this.#clock, seed: options.nodeName, podCIDR });
+    this.#ownsRecorder = options.recorder === undefined;
+    this.#recorder =
+      options.recorder ??
+      new ClientEventRecorder({
+        client: this.#client,
+        component: "kubelet",
+        host: this.nodeName,
+        clock: this.#clock,
+        logger: this.#logger,
+      });
+    this.#pleg = new Pleg({
+      runtime: this.runtime,
+      clock: this.#clock,
+      relistPeriodMs: options.plegRelistPeriodMs,
+      onEvents: (events) => this.#send({ kind: "pleg", events }),
+    });
+    this.#workQueue = new BasicWorkQueue({ clock: this.#clock });
+    this.statusManager = new StatusManager({
+      client: this.#client,
+      getPod: (uid) => this.#pods.get(uid),
+      clock: this.#clock,
+      logger: this.#logger,
+    });
+    this.#runtimeManager = new RuntimeManager({
+      runtime: this.runtime,
+      recorder: this.#recorder,
+      clock: this.#clock,
+      onBackoffExpired: (uid, at) => this.#syncAt(uid, at),
+    });
+    this.#probeManager = new ProbeManager({
+      runtime: this.runtime,
+      recorder: this.#recorder,
+      clock: this.#clock,
+      getPodStatus: (uid) => this.statusManager.getPodStatus(uid),
+      onUpdate: (update) => this.#send({ kind: "probe", update }),
+    });
+    this.nodeStatus = new NodeStatusManager({
+      client: this.#client,
+      nodeName: this.nodeName,
+      nodeIP: this.#nodeIP,
+      resources: { ...defaultNodeResources, ...options.resources },
+      labels: options.labels ?? {},
+      podCIDR,
+      runtime: this.runtime,
+      kubeletVersion: options.kubeletVersion ?? "v1.31.0",
+      recorder: this.#recorder,
+      clock: this.#clock,
+      logger: this.#logger,
+      runtimeProblem: () => this.#runtimeProblem(),
+      reportFrequencyMs: options.nodeStatusReportFrequencyMs ?? 300_000,
+    });
+    this.nodeLease = new NodeLease({
+      client: this.#client,
+      nodeName: this.nodeName,
+      leaseDurationSeconds: options.nodeLeaseDurationSeconds,
+      clock: this.#clock,
+      logger: this.#logger,
+    });
+    this.podWorkers = newPodWorkers<RuntimePodStatus>({
+      podSyncer: this,
+      podCache: this.#pleg,
+      isPodStatusTerminal: isRuntimePodStatusTerminal,
+      workQueue: this.#workQueue,
+      resyncIntervalMs: options.syncFrequencyMs ?? 60_000,
+      recorder: this.#recorder,
+      logger: this.#logger,
+      clock: this.#clock,
+      random: this.#random,
+    });
+    this.podHandler = {
+      onAdd: (pod) => this.#send({ kind: "config", op: "ADD", pods: [pod] }),
+      onUpdate: (old, pod) => {
+        const op = classifyUpdate(old, pod);
+        if (op !== undefined) this.#send({ kind: "config", op, pods: [pod] });
+      },
+      onDelete: (pod) => this.#send({ kind: "config", op: "REMOVE", pods: [podOf(pod)] }),
+    };
+  }
+
+  /**
+   * Runs the kubelet until `signal` aborts: registers the node, renews its
+   * lease, watches its pods and syncs them. Resolves once everything has
+   * stopped (workers drained, timers cleared, status writes and events flushed).
+   */
+  async run({ signal }: { signal: AbortSignal }): Promise<void> {
+    if (this.#running) throw new Error(`Kubelet ${this.nodeName}: already running`);
+    this.#running = true;
+    this.#recorder.event(nodeRef(this.nodeName), "Normal", "Starting", "Starting kubelet.");
+    const tasks: Promise<void>[] = [
+      this.#nodeStatusLoop(signal),
+      this.#leaseLoop(signal),
+      this.statusManager.run({ signal }),
+      this.#pleg.run({ signal }),
+      this.podWorkers.run({ signal }),
+    ];
+    if (this.#podSource === "informer") tasks.push(this.#runInformer(signal));
+    this.#tick("sync", syncTickMs, signal);
+    this.#tick("housekeeping", housekeepingPeriodMs, signal);
+    tasks.push(this.#syncLoop(signal));
+    await Promise.allSettled(tasks);
+    for (const timer of this.#timers) this.#clock.clearTimeout(timer);
+    this.#timers.clear();
+    this.#probeManager.stopAll();
+    if (this.#ownsRuntime && this.runtime instanceof SimulatedRuntime) this.runtime.close();
+    if (this.#ownsRecorder) await (this.#recorder as ClientEventRecorder).flush();
+  }
+
+  /** Marks the pod source synced (`podSource: external`): housekeeping may run. */
+  markSourcesReady(): void {
+    this.#sourcesReady = true;
+  }
+
+  /** The pods this kubelet holds in config. */
+  getPods(): DeepReadonly<Pod>[] {
+    return [...this.#pods.values()];
+  }
+
+  /** Reads a container's log as the kubelet's `/containerLogs` endpoint answers it. */
+  containerLogs(
+    namespace: string,
+    podName: string,
+    container: string,
+    options: ContainerLogOptions,
+  ): ContainerLogResult {
+    let pod: DeepReadonly<Pod> | undefined;
+    for (const candidate of this.#pods.values()) {
+      if (candidate.metadata?.namespace === namespace && candidate.metadata?.name === podName)
+        pod = candidate;
+    }
+    const status = pod?.metadata?.uid ? this.statusManager.getPodStatus(pod.metadata.uid) : undefined;
+    return readContainerLogs(
+      this.runtime,
+      this.#clock,
+      pod,
+      status ?? pod?.status,
+      podName,
+      container,
+      options,
+    );
+  }
+
+  // --- PodSyncer ------------------------------------------------------------
+
+  async syncPod(
+    signal: AbortSignal,
+    _updateType: SyncPodType,
+    pod: ConfigPod,
+    _mirrorPod: ConfigPod | undefined,
+    podStatus: RuntimePodStatus,
+  ): Promise<boolean> {
+    const uid = pod.metadata?.uid ?? "";
+    const apiStatus = this.#generateStatus(pod, podStatus, false);
+    this.statusManager.setPodStatus(pod, apiStatus);
+    if (apiStatus.phase === "Succeeded" || apiStatus.phase === "Failed") return true;
+    this.#probeManager.addPod(pod);
+    const result = await this.#runtimeManager.syncPod(
+      pod,
+      podStatus,
+      this.statusManager.getPodStatus(uid),
+      { failure: (containerId) => this.#probeManager.failure(uid, containerId) },
+      signal,
+    );
+    if (result.error !== undefined) throw result.error;
+    return false;
+  }
+
+  async syncTerminatingPod(
+    _signal: AbortSignal,
+    pod: ConfigPod,
+    podStatus: RuntimePodStatus,
+    gracePeriod: number | undefined,
+    podStatusFn: PodStatusFunc | undefined,
+  ): Promise<void> {
+    const uid = pod.metadata?.uid ?? "";
+    const before = this.#generateStatus(pod, podStatus, false);
+    podStatusFn?.(before);
+    this.statusManager.setPodStatus(pod, before);
+    this.#probeManager.stopLivenessAndStartup(uid);
+    const current = this.#pleg.inspect(uid, pod.metadata?.name ?? "", pod.metadata?.namespace ?? "");
+    await this.#runtimeManager.killPod(pod, current, gracePeriod);
+    const stopped = this.#pleg.inspect(uid, pod.metadata?.name ?? "", pod.metadata?.namespace ?? "");
+    if (stopped.containers.some((c) => c.state === "running"))
+      throw new Error("detected running containers after a successful KillPod");
+    const final = this.#generateStatus(pod, stopped, true);
+    podStatusFn?.(final);
+    this.statusManager.setPodStatus(pod, final);
+  }
+
+  async syncTerminatingRuntimePod(_signal: AbortSignal, runningPod: RunningPod): Promise<void> {
+    const status = this.#pleg.inspect(runningPod.id, runningPod.name, runningPod.namespace);
+    // A pod with no config left is killed at once (grace period 1, as upstream).
+    await this.#runtimeManager.killPod(undefined, status, 1);
+    const after = this.#pleg.inspect(runningPod.id, runningPod.name, runningPod.namespace);
+    if (after.containers.some((c) => c.state === "running"))
+      throw new Error("detected running containers after a successful KillPod");
+  }
+
+  async syncTerminatedPod(_signal: AbortSignal, pod: ConfigPod, podStatus: RuntimePodStatus): Promise<void> {
+    const uid = pod.metadata?.uid ?? "";
+    const status = this.#generateStatus(pod, podStatus, true);
+    this.statusManager.setPodStatus(pod, status);
+    this.#probeManager.removePod(uid);
+    this.#admitted.delete(uid);
+    // No volumes to unmount in a simulated node: the pod is finished.
+    this.statusManager.terminatePod(pod, structuredClone(status));
+  }
+
+  // --- sync loop ------------------------------------------------------------
+
+  #send(message: LoopMessage): void {
+    this.#loop.push(message);
+    const wake = this.#wakeLoop;
+    this.#wakeLoop = undefined;
+    wake?.();
+  }
+
+  async #syncLoop(signal: AbortSignal): Promise<void> {
+    const onAbort = () => this.#wakeLoop?.();
+    signal.addEventListener("abort", onAbort, { once: true });
+    let next = 0;
+    while (!signal.aborted) {
+      if (next >= this.#loop.length) {
+        this.#loop.length = 0;
+        next = 0;
+        await new Promise<void>((resolve) => {
+          this.#wakeLoop = resolve;
+        });
+        continue;
+      }
+      const message = this.#loop[next++] as LoopMessage;
+      try {
+        this.syncLoopIteration(message);
+      } catch (error) {
+        this.#logger.error({ err: error, node: this.nodeName }, "sync loop iteration failed");
+      }
+    }
+    signal.removeEventListener("abort", onAbort);
+  }
+
+  /** Handles one message of the loop (`syncLoopIteration`). */
+  private syncLoopIteration(message: LoopMessage): void {
+    switch (message.kind) {
+      case "config":
+        switch (message.op) {
+          case "ADD":
+            this.handlePodAdditions(message.pods);
+            break;
+          case "UPDATE":
+          case "DELETE":
+            this.handlePodUpdates(message.pods);
+            break;
+          case "REMOVE":
+            this.handlePodRemoves(message.pods);
+            break;
+          case "RECONCILE":
+            this.handlePodReconcile(message.pods);
+            break;
+        }
+        return;
+      case "pleg": {
+        const seen = new Set<string>();
+        const toSync: DeepReadonly<Pod>[] = [];
+        for (const event of message.events) {
+          if (event.type === "ContainerRemoved" || seen.has(event.podUid)) continue;
+          seen.add(event.podUid);
+          const pod = this.#pods.get(event.podUid);
+          if (pod !== undefined) toSync.push(pod);
+        }
+        this.handlePodSyncs(toSync);
+        return;
+      }
+      case "sync": {
+        const uids = message.uids ?? this.#workQueue.getWork();
+        const toSync: DeepReadonly<Pod>[] = [];
+        for (const uid of uids) {
+          const pod = this.#pods.get(uid);
+          if (pod !== undefined) toSync.push(pod);
+        }
+        this.handlePodSyncs(toSync);
+        return;
+      }
+      case "probe": {
+        const { update } = message;
+        const pod = this.#pods.get(update.podUid);
+        if (pod === undefined) return;
+        if (update.type === "readiness")
+          this.statusManager.setContainerReadiness(pod, update.containerId, update.success);
+        if (update.type === "startup")
+          this.statusManager.setContainerStartup(pod, update.containerId, update.success);
+        // Liveness: only failures need the pod synced (the container gets killed).
+        if (update.type !== "liveness" || !update.success) this.handlePodSyncs([pod]);
+        return;
+      }
+      case "housekeeping":
+        if (this.#sourcesReady) this.handlePodCleanups();
+        return;
+    }
+  }
+
+  /** New pods, oldest first: admission, then a `create` for each admitted one (`HandlePodAdditions`). */
+  handlePodAdditions(added: readonly DeepReadonly<Pod>[]): void {
+    const sorted = [...added].sort((a, b) =>
+      (a.metadata?.creationTimestamp ?? "").localeCompare(b.metadata?.creationTimestamp ?? ""),
+    );
+    for (const pod of sorted) {
+      const uid = pod.metadata?.uid;
+      if (!uid) continue;
+      this.#pods.set(uid, pod);
+      if (!this.podWorkers.isPodTerminationRequested(uid) && !isTerminalPod(pod)) {
+        const others: DeepReadonly<Pod>[] = [];
+        for (const other of this.#admitted) {
+          const otherPod = this.#pods.get(other);
+          if (otherPod !== undefined && other !== uid && this.#isActive(otherPod)) others.push(otherPod);
+        }
+        const verdict = admitPod(
+          pod,
+          others,
+          this.nodeStatus.allocatable(),
+          this.nodeStatus.initialNodeLabels(),
+        );
+        if (verdict !== undefined) {
+          this.#rejectPod(pod, verdict.reason, verdict.message);
+          continue;
+        }
+        this.#admitted.add(uid);
+      }
+      this.podWorkers.updatePod({ updateType: "create", pod, startTime: this.#clock.now() });
+    }
+  }
+
+  /** Changed pods, including ones being deleted gracefully (`HandlePodUpdates`). */
+  handlePodUpdates(updated: readonly DeepReadonly<Pod>[]): void {
+    for (const pod of updated) {
+      const uid = pod.metadata?.uid;
+      if (!uid) continue;
+      this.#pods.set(uid, pod);
+      if (this.#isRejected(uid)) continue;
+      this.podWorkers.updatePod({ updateType: "update", pod, startTime: this.#clock.now() });
+    }
+  }
+
+  /** Pods gone from config: kill them (`HandlePodRemoves`). */
+  handlePodRemoves(removed: readonly DeepReadonly<Pod>[]): void {
+    for (const pod of removed) {
+      const uid = pod.metadata?.uid;
+      if (!uid) continue;
+      this.#pods.delete(uid);
+      this.#admitted.delete(uid);
+      this.podWorkers.updatePod({ updateType: "kill", pod, startTime: this.#clock.now() });
+    }
+  }
+
+  /** Status-only changes: keep the newest copy (`HandlePodReconcile`). */
+  handlePodReconcile(reconciled: readonly DeepReadonly<Pod>[]): void {
+    for (const pod of reconciled) {
+      const uid = pod.metadata?.uid;
+      if (uid) this.#pods.set(uid, pod);
+    }
+  }
+
+  /** Pods due for a sync (`HandlePodSyncs`). */
+  handlePodSyncs(toSync: readonly DeepReadonly<Pod>[]): void {
+    for (const pod of toSync) {
+      const uid = pod.metadata?.uid;
+      if (!uid || this.#isRejected(uid)) continue;
+      this.podWorkers.updatePod({ updateType: "sync", pod, startTime: this.#clock.now() });
+    }
+  }
+
+  /** Every 2 s (`HandlePodCleanups`): forget finished workers, restart known pods, kill orphans, reap runtime pods. */
+  handlePodCleanups(): void {
+    const configPods = [...this.#pods.values()];
+    const working = this.podWorkers.syncKnownPods(configPods);
+    this.#probeManager.cleanupPods((uid) => {
+      const state = working.get(uid)?.state;
+      return state === "sync" || state === "terminating";
+    });
+    this.statusManager.removeOrphanedStatuses((uid) => this.#pods.has(uid) || working.has(uid));
+    for (const pod of configPods) {
+      const uid = pod.metadata?.uid ?? "";
+      if (working.has(uid) || this.#isRejected(uid) || isTerminalPod(pod)) continue;
+      // Known to config but not to the workers: a UID reused after its old worker was forgotten.
+      this.podWorkers.updatePod({ updateType: "create", pod, startTime: this.#clock.now() });
+    }
+    const runtimePods = new Map<string, RunningPod>();
+    for (const sandbox of this.runtime.listPodSandboxes()) {
+      runtimePods.set(sandbox.podUid, {
+        id: sandbox.podUid,
+        name: sandbox.name,
+        namespace: sandbox.namespace,
+      });
+    }
+    for (const [uid, runningPod] of runtimePods) {
+      if (!working.has(uid) && !this.#pods.has(uid)) {
+        const status = this.#pleg.get(uid);
+        const anyRunning =
+          status === undefined
+            ? true
+            : status.containers.some((c) => c.state === "running") ||
+              status.sandboxes.some((s) => s.state === "ready");
+        if (anyRunning) {
+          this.podWorkers.updatePod({ updateType: "kill", runningPod });
+          continue;
+        }
+      }
+      if (this.podWorkers.shouldPodContentBeRemoved(uid) && this.podWorkers.shouldPodRuntimeBeRemoved(uid)) {
+        void this.#runtimeManager.removePod(uid);
+      }
+    }
+    for (const uid of this.#admitted) {
+      if (!this.#pods.has(uid) || this.podWorkers.isPodKnownTerminated(uid)) this.#admitted.delete(uid);
+    }
+    this.#runtimeManager.gc();
+  }
+
+  // --- helpers --------------------------------------------------------------
+
+  #generateStatus(pod: ConfigPod, runtimeStatus: RuntimePodStatus, podIsTerminal: boolean): PodStatus {
+    const uid = pod.metadata?.uid ?? "";
+    return generateAPIPodStatus(pod, runtimeStatus, {
+      oldStatus: this.statusManager.getPodStatus(uid) ?? pod.status,
+      podIsTerminal,
+      nodeIPs: [this.#nodeIP],
+      runtimeName: this.runtime.runtimeName,
+      startFailures: this.#runtimeManager.startFailures(uid),
+      probeState: (name, id) => this.#probeManager.containerState(uid, name, id),
+      deleting: pod.metadata?.deletionTimestamp !== undefined,
+    });
+  }
+
+  #rejectPod(pod: DeepReadonly<Pod>, reason: string, message: string): void {
+    this.#recorder.event(
+      {
+        kind: "Pod",
+        apiVersion: "v1",
+        namespace: pod.metadata?.namespace ?? "",
+        name: pod.metadata?.name ?? "",
+        uid: pod.metadata?.uid ?? "",
+      },
+      "Warning",
+      reason,
+      message,
+    );
+    this.statusManager.setPodStatus(pod, {
+      phase: "Failed",
+      reason,
+      message: `Pod was rejected: ${message}`,
+    });
+  }
+
+  #isRejected(uid: string): boolean {
+    if (this.#admitted.has(uid)) return false;
+    const status = this.statusManager.getPodStatus(uid);
+    return status?.phase === "Failed" && status.message?.startsWith("Pod was rejected: ") === true;
+  }
+
+  /** Counts against the node's resources: admitted, not terminal, not known to have stopped. */
+  #isActive(pod: DeepReadonly<Pod>): boolean {
+    const uid = pod.metadata?.uid ?? "";
+    if (this.podWorkers.isPodKnownTerminated(uid)) return false;
+    const phase = this.statusManager.getPodStatus(uid)?.phase ?? pod.status?.phase;
+    return !(phase === "Succeeded" || phase === "Failed") || this.podWorkers.couldHaveRunningContainers(uid);
+  }
+
+  #runtimeProblem(): string | undefined {
+    const last = this.#pleg.lastRelistTime();
+    if (!Number.isFinite(last)) return undefined;
+    const since = this.#clock.now() - last;
+    return since > 180_000
+      ? `PLEG is not healthy: pleg was last seen active ${Math.round(since / 1000)}s ago; threshold is 3m0s`
+      : undefined;
+  }
+
+  #syncAt(uid: string, atMs: number): void {
+    const timer = this.#clock.setTimeout(
+      () => {
+        this.#timers.delete(timer);
+        this.#send({ kind: "sync", uids: [uid] });
+      },
+      Math.max(0, atMs - this.#clock.now()),
+    );
+    this.#timers.add(timer);
+  }
+
+  #tick(kind: "sync" | "housekeeping", periodMs: number, signal: AbortSignal): void {
+    if (signal.aborted) return;
+    const timer = this.#clock.setTimeout(() => {
+      this.#timers.delete(timer);
+      this.#send({ kind });
+      this.#tick(kind, periodMs, signal);
+    }, periodMs);
+    this.#timers.add(timer);
+  }
+
+  async #nodeStatusLoop(signal: AbortSignal): Promise<void> {
+    const periodMs = this.#options.nodeStatusUpdateFrequencyMs ?? 10_000;
+    while (!signal.aborted) {
+      try {
+        await this.nodeStatus.syncNodeStatus(signal);
+      } catch (error) {
+        if (!signal.aborted)
+          this.#logger.error({ err: error, node: this.nodeName }, "unable to update node status");
+      }
+      try {
+        await this.#clock.sleep(jitter(periodMs, 0.04, this.#random), { signal });
+      } catch {
+        return;
+      }
+    }
+  }
+
+  async #leaseLoop(signal: AbortSignal): Promise<void> {
+    let retryMs = 200;
+    while (!signal.aborted) {
+      let waitMs = jitter(this.nodeLease.renewIntervalMs, 0.04, this.#random);
+      if (this.nodeStatus.registered) {
+        try {
+          await this.nodeLease.sync(signal);
+          retryMs = 200;
+        } catch (error) {
+          if (signal.aborted) return;
+          this.#logger.error({ err: error, node: this.nodeName }, "failed to renew the node lease");
+          waitMs = retryMs;
+          retryMs = Math.min(retryMs * 2, 7000);
+        }
+      } else {
+        waitMs = 100;
+      }
+      try {
+        await this.#clock.sleep(waitMs, { signal });
+      } catch {
+        return;
+      }
+    }
+  }
+
+  async #runInformer(signal: AbortSignal): Promise<void> {
+    const informer = new SharedIndexInformer<Pod>({
+      listerWatcher: listerWatcher(this.#client, pods),
+      resource: pods,
+      fieldSelector: `spec.nodeName=${this.nodeName}`,
+      clock: this.#clock,
+    });
+    informer.addEventHandler(this.podHandler);
+    const run = informer.run(signal);
+    while (!signal.aborted && !informer.hasSynced()) {
+      try {
+        await this.#clock.sleep(10, { signal });
+      } catch {
+        break;
+      }
+    }
+    if (informer.hasSynced()) this.#sourcesReady = true;
+    await run;
+  }
+}
+
+/** What the config source calls a change (`kubetypes` ops): DELETE for a new deletionTimestamp, RECONCILE for status only. */
+export function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigOp | undefined {
+  if (
+    old.metadata?.resourceVersion === pod.metadata?.resourceVersion &&
+    old.metadata?.resourceVersion !== undefined
+  )
+    return undefined;
+  if (pod.metadata?.deletionTimestamp !== undefined && old.metadata?.deletionTimestamp === undefined)
+    return "DELETE";
+  if (
+    JSON.stringify(old.spec) === JSON.stringify(pod.spec) &&
+    JSON.stringify(old.metadata?.labels) === JSON.stringify(pod.metadata?.labels) &&
+    JSON.stringify(old.metadata?.annotations) === JSON.stringify(pod.metadata?.annotations) &&
+    old.metadata?.deletionGracePeriodSeconds === pod.metadata?.deletionGracePeriodSeconds
+  )
+    return "RECONCILE";
+  return "UPDATE";
+}
+
+function isTerminalPod(pod: DeepReadonly<Pod>): boolean {
+  return pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";
+}
+
+function podOf(obj: DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>): DeepReadonly<Pod> {
+  return isDeletedFinalStateUnknown(obj) ? obj.obj : obj;
+}
+
+function jitter(ms: number, factor: number, random: () => number): number {
+  return ms + random() * factor * ms;
+}

@@ -1,0 +1,273 @@
+// The pod lifecycle event generator (`pkg/kubelet/pleg`) and the runtime pod
+// status cache it keeps fresh (`kubecontainer.Cache`). The generic PLEG
+// relists the runtime every second, turns container state changes into
+// events (ContainerStarted, ContainerDied, ContainerRemoved) and refreshes
+// the cache entry of every pod that changed; `getNewerThan` is what a pod
+// worker waits on before it syncs. When the runtime reports its own events
+// (CRI's container events, upstream's EventedPLEG) a changed pod is refreshed
+// at once instead of at the next relist.
+import { type Clock, realClock } from "@reconcile/clock";
+import type { PodStatusCache } from "./pod-workers/index.js";
+import type { ContainerRecord, ContainerRuntime, PodSandbox } from "./runtime/runtime.js";
+
+/** What the runtime knows of one pod (`kubecontainer.PodStatus`). */
+export interface RuntimePodStatus {
+  readonly uid: string;
+  readonly name: string;
+  readonly namespace: string;
+  /** Newest first. */
+  readonly sandboxes: readonly PodSandbox[];
+  /** Newest first. */
+  readonly containers: readonly ContainerRecord[];
+  /** The newest ready sandbox's IPs. */
+  readonly ips: readonly string[];
+}
+
+export type PodLifecycleEventType = "ContainerStarted" | "ContainerDied" | "ContainerRemoved";
+
+export interface PodLifecycleEvent {
+  readonly podUid: string;
+  readonly type: PodLifecycleEventType;
+  readonly containerId: string;
+}
+
+export interface PlegOptions {
+  runtime: ContainerRuntime;
+  /** Called with each batch of events of one relist. */
+  onEvents: (events: readonly PodLifecycleEvent[]) => void;
+  /** Relist period (`genericPlegRelistPeriod`). Default 1,000 ms. */
+  relistPeriodMs?: number | undefined;
+  /** Default `realClock`. */
+  clock?: Clock | undefined;
+}
+
+/** Whether a status has no running container and no ready sandbox (`isPodStatusCacheTerminal`). */
+export function isRuntimePodStatusTerminal(status: RuntimePodStatus): boolean {
+  return (
+    !status.containers.some((c) => c.state === "running") &&
+    !status.sandboxes.some((s) => s.state === "ready")
+  );
+}
+
+/** See the file comment. */
+export class Pleg implements PodStatusCache<RuntimePodStatus> {
+  readonly #runtime: ContainerRuntime;
+  readonly #onEvents: (events: readonly PodLifecycleEvent[]) => void;
+  readonly #relistPeriodMs: number;
+  readonly #clock: Clock;
+  readonly #cache = new Map<string, { status: RuntimePodStatus; modified: number }>();
+  /** Container states seen by the last relist, per pod. */
+  readonly #seen = new Map<string, Map<string, ContainerRecord["state"]>>();
+  readonly #waiters = new Set<{ uid: string; minTime: number; resolve: (s: RuntimePodStatus) => void }>();
+  readonly #dirtyPods = new Set<string>();
+  #globalTimestamp = Number.NEGATIVE_INFINITY;
+  #lastRelist = Number.NEGATIVE_INFINITY;
+  #eventFlushScheduled = false;
+
+  constructor(options: PlegOptions) {
+    this.#runtime = options.runtime;
+    this.#onEvents = options.onEvents;
+    this.#relistPeriodMs = options.relistPeriodMs ?? 1000;
+    this.#clock = options.clock ?? realClock;
+  }
+
+  /** Relists every period until `signal` aborts; resolves once stopped. */
+  async run({ signal }: { signal: AbortSignal }): Promise<void> {
+    const unsubscribe = this.#runtime.onEvent?.((event) => this.#podChanged(event.podUid));
+    try {
+      while (!signal.aborted) {
+        this.relist();
+        try {
+          await this.#clock.sleep(this.#relistPeriodMs, { signal });
+        } catch {
+          break;
+        }
+      }
+    } finally {
+      unsubscribe?.();
+      for (const waiter of this.#waiters) waiter.resolve(this.#statusOrEmpty(waiter.uid));
+      this.#waiters.clear();
+    }
+  }
+
+  /** When the last relist ran (for the `PLEG is not healthy` check). */
+  lastRelistTime(): number {
+    return this.#lastRelist;
+  }
+
+  /** Lists the runtime, records events for what changed and refreshes those pods' cache entries. */
+  relist(): void {
+    const now = this.#clock.now();
+    const byPod = groupByPod(this.#runtime);
+    const events: PodLifecycleEvent[] = [];
+    const uids = new Set([...byPod.keys(), ...this.#seen.keys()]);
+    for (const uid of uids) {
+      const current = byPod.get(uid);
+      const before = this.#seen.get(uid);
+      const after = new Map<string, ContainerRecord["state"]>();
+      for (const container of current?.containers ?? []) after.set(container.id, container.state);
+      let changed = current === undefined || before === undefined || !this.#cache.has(uid);
+      for (const id of new Set([...(before?.keys() ?? []), ...after.keys()])) {
+        const generated = eventsFor(uid, id, before?.get(id), after.get(id));
+        if (generated.length > 0 || before?.get(id) !== after.get(id)) changed = true;
+        events.push(...generated);
+      }
+      if (current === undefined) {
+        this.#seen.delete(uid);
+        this.#cache.delete(uid);
+        continue;
+      }
+      this.#seen.set(uid, after);
+      if (changed || this.#dirtyPods.has(uid)) this.#cache.set(uid, { status: current, modified: now });
+    }
+    this.#dirtyPods.clear();
+    this.#lastRelist = now;
+    this.#globalTimestamp = now;
+    this.#wake();
+    if (events.length > 0) this.#onEvents(events);
+  }
+
+  get(uid: string): RuntimePodStatus | undefined {
+    return this.#cache.get(uid)?.status;
+  }
+
+  /** The runtime's status of a pod right now, bypassing the cache (`GetPodStatus`), and caches it. */
+  inspect(uid: string, name: string, namespace: string): RuntimePodStatus {
+    const status = statusOf(this.#runtime, uid) ?? emptyStatus(uid, name, namespace);
+    this.#cache.set(uid, { status, modified: this.#clock.now() });
+    return status;
+  }
+
+  getNewerThan(uid: string, minTime: number, signal: AbortSignal): Promise<RuntimePodStatus> {
+    const ready = this.#ifNewerThan(uid, minTime);
+    if (ready !== undefined) return Promise.resolve(ready);
+    if (signal.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        uid,
+        minTime,
+        resolve: (status: RuntimePodStatus) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(status);
+        },
+      };
+      const onAbort = () => {
+        this.#waiters.delete(waiter);
+        reject(signal.reason);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#waiters.add(waiter);
+    });
+  }
+
+  /** A runtime event: refresh that pod soon, without waiting for the next relist. */
+  #podChanged(uid: string): void {
+    this.#dirtyPods.add(uid);
+    if (this.#eventFlushScheduled) return;
+    this.#eventFlushScheduled = true;
+    queueMicrotask(() => {
+      this.#eventFlushScheduled = false;
+      if (this.#dirtyPods.size > 0) this.relist();
+    });
+  }
+
+  #ifNewerThan(uid: string, minTime: number): RuntimePodStatus | undefined {
+    const entry = this.#cache.get(uid);
+    // As kubecontainer.Cache: a global timestamp after minTime vouches for every pod.
+    if (this.#globalTimestamp > minTime) return entry?.status ?? emptyStatus(uid, "", "");
+    if (entry !== undefined && entry.modified >= minTime) return entry.status;
+    return undefined;
+  }
+
+  #wake(): void {
+    for (const waiter of this.#waiters) {
+      const status = this.#ifNewerThan(waiter.uid, waiter.minTime);
+      if (status === undefined) continue;
+      this.#waiters.delete(waiter);
+      waiter.resolve(status);
+    }
+  }
+
+  #statusOrEmpty(uid: string): RuntimePodStatus {
+    return this.#cache.get(uid)?.status ?? emptyStatus(uid, "", "");
+  }
+}
+
+/** The events of one container between two relists (`generateEvents`). */
+function eventsFor(
+  podUid: string,
+  containerId: string,
+  before: ContainerRecord["state"] | undefined,
+  after: ContainerRecord["state"] | undefined,
+): PodLifecycleEvent[] {
+  const was = plegState(before);
+  const now = plegState(after);
+  if (was === now) return [];
+  const event = (type: PodLifecycleEventType): PodLifecycleEvent => ({ podUid, type, containerId });
+  switch (now) {
+    case "running":
+      return [event("ContainerStarted")];
+    case "exited":
+      return [event("ContainerDied")];
+    case "unknown":
+      return []; // ContainerChanged is never sent on the channel
+    case "non-existent":
+      if (was === "exited") return [event("ContainerRemoved")];
+      if (was === "running") return [event("ContainerDied"), event("ContainerRemoved")];
+      return [];
+  }
+}
+
+function plegState(
+  state: ContainerRecord["state"] | undefined,
+): "running" | "exited" | "unknown" | "non-existent" {
+  if (state === undefined) return "non-existent";
+  if (state === "created") return "unknown";
+  return state;
+}
+
+function groupByPod(runtime: ContainerRuntime): Map<string, RuntimePodStatus> {
+  const sandboxes = new Map<string, PodSandbox[]>();
+  for (const sandbox of runtime.listPodSandboxes()) {
+    const list = sandboxes.get(sandbox.podUid);
+    if (list === undefined) sandboxes.set(sandbox.podUid, [sandbox]);
+    else list.push(sandbox);
+  }
+  const containers = new Map<string, ContainerRecord[]>();
+  for (const container of runtime.listContainers()) {
+    const list = containers.get(container.podUid);
+    if (list === undefined) containers.set(container.podUid, [container]);
+    else list.push(container);
+  }
+  const result = new Map<string, RuntimePodStatus>();
+  for (const [uid, podSandboxes] of sandboxes) {
+    result.set(uid, makeStatus(uid, podSandboxes, containers.get(uid) ?? []));
+  }
+  return result;
+}
+
+function statusOf(runtime: ContainerRuntime, uid: string): RuntimePodStatus | undefined {
+  const sandboxes = runtime.listPodSandboxes({ podUid: uid });
+  if (sandboxes.length === 0) return undefined;
+  return makeStatus(uid, [...sandboxes], [...runtime.listContainers({ podUid: uid })]);
+}
+
+function makeStatus(uid: string, sandboxes: PodSandbox[], containers: ContainerRecord[]): RuntimePodStatus {
+  // Newest first; creation times can tie on a clock that stands still, so the attempt breaks ties.
+  sandboxes.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
+  containers.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
+  const newest = sandboxes[0];
+  const ready = newest?.state === "ready" ? newest : undefined;
+  return {
+    uid,
+    name: newest?.name ?? "",
+    namespace: newest?.namespace ?? "",
+    sandboxes,
+    containers,
+    ips: ready?.ip !== undefined ? [ready.ip] : [],
+  };
+}
+
+export function emptyStatus(uid: string, name: string, namespace: string): RuntimePodStatus {
+  return { uid, name, namespace, sandboxes: [], containers: [], ips: [] };
+}

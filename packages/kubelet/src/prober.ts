@@ -1,0 +1,252 @@
+// The kubelet's probe manager (`pkg/kubelet/prober`): one worker per
+// container and probe type (startup, liveness, readiness), probing on the
+// probe's period through the runtime, counting consecutive results against
+// successThreshold / failureThreshold, and reporting changes. A recorded
+// liveness or startup failure puts the worker on hold until the container
+// is replaced.
+import type { DeepReadonly } from "@reconcile/api";
+import type { Clock } from "@reconcile/clock";
+import type { EventRecorder } from "@reconcile/controller";
+import type { Container, Pod, PodStatus, Probe } from "kubernetes-types/core/v1";
+import type { ContainerRuntime, ProbeType } from "./runtime/runtime.js";
+import { podRef } from "./runtime-manager.js";
+
+type ReadonlyPod = DeepReadonly<Pod>;
+
+/** A probe result change, delivered to the sync loop. */
+export interface ProbeUpdate {
+  readonly type: ProbeType;
+  readonly podUid: string;
+  /** `<runtime>://<id>`, as in the container's status. */
+  readonly containerId: string;
+  readonly success: boolean;
+}
+
+export interface ProbeManagerOptions {
+  runtime: ContainerRuntime;
+  recorder: EventRecorder;
+  clock: Clock;
+  /** The status the kubelet last generated for a pod (the status manager's cache). */
+  getPodStatus: (uid: string) => DeepReadonly<PodStatus> | undefined;
+  onUpdate: (update: ProbeUpdate) => void;
+}
+
+type Result = "success" | "failure" | "unknown";
+
+const typeNames: Record<ProbeType, string> = {
+  startup: "Startup",
+  liveness: "Liveness",
+  readiness: "Readiness",
+};
+
+class Worker {
+  containerId: string | undefined;
+  result: Result;
+  lastResult: Result = "unknown";
+  runLength = 0;
+  onHold = false;
+  stopped = false;
+  timer: unknown;
+
+  constructor(
+    readonly manager: ProbeManager,
+    readonly pod: ReadonlyPod,
+    readonly container: DeepReadonly<Container>,
+    readonly type: ProbeType,
+    readonly probe: DeepReadonly<Probe>,
+  ) {
+    this.result = initialResult(type);
+  }
+}
+
+/** See the file comment. */
+export class ProbeManager {
+  readonly #options: ProbeManagerOptions;
+  /** podUid → workers of that pod. */
+  readonly #workers = new Map<string, Worker[]>();
+
+  constructor(options: ProbeManagerOptions) {
+    this.#options = options;
+  }
+
+  /** Starts workers for every probe of the pod's containers (`AddPod`); idempotent. */
+  addPod(pod: ReadonlyPod): void {
+    const uid = pod.metadata?.uid;
+    if (!uid || this.#workers.has(uid)) return;
+    const workers: Worker[] = [];
+    for (const container of pod.spec?.containers ?? []) {
+      for (const type of ["startup", "liveness", "readiness"] as const) {
+        const probe = container[`${type}Probe`];
+        if (probe === undefined) continue;
+        const worker = new Worker(this, pod, container, type, probe);
+        workers.push(worker);
+        this.#schedule(worker, 0);
+      }
+    }
+    this.#workers.set(uid, workers);
+  }
+
+  /** Stops the liveness and startup workers of a terminating pod; readiness goes on. */
+  stopLivenessAndStartup(uid: string): void {
+    for (const worker of this.#workers.get(uid) ?? []) {
+      if (worker.type !== "readiness") this.#stop(worker);
+    }
+  }
+
+  /** Stops every worker of the pod (`RemovePod`). */
+  removePod(uid: string): void {
+    for (const worker of this.#workers.get(uid) ?? []) this.#stop(worker);
+    this.#workers.delete(uid);
+  }
+
+  /** Stops the workers of pods for which `keep` answers false (`CleanupPods`). */
+  cleanupPods(keep: (uid: string) => boolean): void {
+    for (const uid of [...this.#workers.keys()]) if (!keep(uid)) this.removePod(uid);
+  }
+
+  stopAll(): void {
+    for (const uid of [...this.#workers.keys()]) this.removePod(uid);
+  }
+
+  /**
+   * `started` and `ready` of a running container (`UpdatePodStatus`): started
+   * once its startup probe succeeded (or it has none), ready once started and
+   * its readiness probe succeeded (or it has none). A readiness worker with
+   * no success yet is run at once, so readiness is known right after start.
+   */
+  containerState(
+    podUid: string,
+    containerName: string,
+    containerId: string,
+  ): { started: boolean; ready: boolean } {
+    const workers = this.#workers.get(podUid)?.filter((w) => w.container.name === containerName) ?? [];
+    const startup = workers.find((w) => w.type === "startup");
+    const readiness = workers.find((w) => w.type === "readiness");
+    const started =
+      startup === undefined || (startup.containerId === containerId && startup.result === "success");
+    let ready = started;
+    if (readiness !== undefined) {
+      ready = started && readiness.containerId === containerId && readiness.result === "success";
+      if (!ready && started && !readiness.stopped) this.#schedule(readiness, 0);
+    }
+    return { started, ready };
+  }
+
+  /** A liveness or startup failure recorded for a running container, for `computePodActions`. */
+  failure(
+    podUid: string,
+    containerId: string,
+  ): { type: "liveness" | "startup"; gracePeriodSeconds: number | undefined } | undefined {
+    for (const worker of this.#workers.get(podUid) ?? []) {
+      if (worker.type === "readiness" || worker.containerId === undefined) continue;
+      if (worker.containerId.endsWith(`://${containerId}`) && worker.result === "failure")
+        return {
+          type: worker.type,
+          gracePeriodSeconds: worker.probe.terminationGracePeriodSeconds ?? undefined,
+        };
+    }
+    return undefined;
+  }
+
+  #schedule(worker: Worker, delayMs: number): void {
+    if (worker.stopped) return;
+    const { clock } = this.#options;
+    if (worker.timer !== undefined) clock.clearTimeout(worker.timer);
+    worker.timer = clock.setTimeout(() => {
+      worker.timer = undefined;
+      if (worker.stopped) return;
+      const keepGoing = this.#doProbe(worker);
+      if (keepGoing) this.#schedule(worker, (worker.probe.periodSeconds ?? 10) * 1000);
+      else this.#stop(worker);
+    }, delayMs);
+  }
+
+  #stop(worker: Worker): void {
+    worker.stopped = true;
+    if (worker.timer !== undefined) this.#options.clock.clearTimeout(worker.timer);
+    worker.timer = undefined;
+  }
+
+  /** One probe run (`doProbe`); false stops the worker. */
+  #doProbe(worker: Worker): boolean {
+    const { pod, container, type, probe } = worker;
+    const uid = pod.metadata?.uid ?? "";
+    const status = this.#options.getPodStatus(uid);
+    if (status === undefined) return true;
+    if (status.phase === "Failed" || status.phase === "Succeeded") return false;
+    const containerStatus = status.containerStatuses?.find((c) => c.name === container.name);
+    if (containerStatus?.containerID === undefined) return true;
+    if (worker.containerId !== containerStatus.containerID) {
+      if (worker.containerId !== undefined) {
+        worker.result = initialResult(type);
+        worker.lastResult = "unknown";
+        worker.runLength = 0;
+      }
+      worker.containerId = containerStatus.containerID;
+      worker.onHold = false;
+    }
+    if (worker.onHold) return true;
+    if (containerStatus.state?.running === undefined) {
+      this.#set(worker, "failure");
+      return !(containerStatus.state?.terminated !== undefined && pod.spec?.restartPolicy === "Never");
+    }
+    if (pod.metadata?.deletionTimestamp !== undefined && type !== "readiness") {
+      this.#set(worker, "success");
+      return false;
+    }
+    const startedAt = Date.parse(containerStatus.state.running.startedAt ?? "");
+    const ranSeconds = Math.floor((this.#options.clock.now() - startedAt) / 1000);
+    if (ranSeconds < (probe.initialDelaySeconds ?? 0)) return true;
+    if (type === "startup" && containerStatus.started) return true;
+    if (type !== "startup" && !containerStatus.started && this.#hasStartupProbe(worker)) return true;
+
+    const id = containerStatus.containerID.slice(containerStatus.containerID.indexOf("://") + 3);
+    const answer = this.#options.runtime.probe?.(id, type) ?? { success: true, output: "" };
+    const result: Result = answer.success ? "success" : "failure";
+    if (!answer.success) {
+      this.#options.recorder.event(
+        podRef(pod, `spec.containers{${container.name}}`),
+        "Warning",
+        "Unhealthy",
+        `${typeNames[type]} probe failed: ${answer.output}`,
+      );
+    }
+    if (worker.lastResult === result) worker.runLength++;
+    else {
+      worker.lastResult = result;
+      worker.runLength = 1;
+    }
+    const threshold = result === "success" ? (probe.successThreshold ?? 1) : (probe.failureThreshold ?? 3);
+    if (worker.runLength < threshold) return true;
+    this.#set(worker, result);
+    if (result === "failure" && type !== "readiness") {
+      // The container will be restarted; probe again only once it has been.
+      worker.onHold = true;
+      worker.runLength = 0;
+    }
+    return true;
+  }
+
+  #hasStartupProbe(worker: Worker): boolean {
+    return worker.container.startupProbe !== undefined;
+  }
+
+  #set(worker: Worker, result: Result): void {
+    if (worker.result === result) return;
+    worker.result = result;
+    if (worker.containerId === undefined) return;
+    this.#options.onUpdate({
+      type: worker.type,
+      podUid: worker.pod.metadata?.uid ?? "",
+      containerId: worker.containerId,
+      success: result === "success",
+    });
+  }
+}
+
+/** A worker's result when it first binds to a container: not ready, alive, not started. */
+function initialResult(type: ProbeType): Result {
+  if (type === "readiness") return "failure";
+  if (type === "liveness") return "success";
+  return "unknown";
+}
