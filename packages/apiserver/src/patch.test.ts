@@ -319,6 +319,30 @@ describe("strategicMergePatch", () => {
       expected: ["sidecar=side:1", "app=app:2"],
     },
     {
+      name: "places each element once when $setElementOrder names it twice, and keeps unnamed ones after",
+      patch: {
+        spec: {
+          "$setElementOrder/containers": [{ name: "app" }, { name: "app" }, { name: "absent" }],
+          containers: [{ name: "new", image: "new:1" }],
+        },
+      },
+      check: (r) => r.spec.containers.map((c) => c.name),
+      expected: ["app", "sidecar", "new"],
+    },
+    {
+      name: "deletes an element by merge key with $patch: delete and appends new keys",
+      patch: {
+        spec: {
+          containers: [
+            { name: "sidecar", $patch: "delete" },
+            { name: "third", image: "third:1" },
+          ],
+        },
+      },
+      check: (r) => r.spec.containers.map((c) => `${c.name}=${c.image}`),
+      expected: ["app=app:1", "third=third:1"],
+    },
+    {
       name: "replaces a map with $patch: replace",
       patch: { status: { $patch: "replace", phase: "Running" } },
       check: (r) => r.status,

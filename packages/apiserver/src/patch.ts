@@ -266,8 +266,10 @@ function mergeMap(
       const field = key.slice(deleteFromPrimitiveListPrefix.length);
       if (!Array.isArray(value)) throw newBadRequest(`${key} must be a list`);
       const current = result[field];
-      if (Array.isArray(current))
-        result[field] = current.filter((item) => !value.some((v) => jsonEqual(v, item)));
+      if (Array.isArray(current)) {
+        const deleted = new Set(value.map(identityKey));
+        result[field] = current.filter((item) => !deleted.has(identityKey(item)));
+      }
       continue;
     }
     if (value === null) {
@@ -296,7 +298,8 @@ function mergeMap(
   const retainKeys = patch.$retainKeys;
   if (retainKeys !== undefined) {
     if (!Array.isArray(retainKeys)) throw newBadRequest(`$retainKeys must be a list at ${pathText(path)}`);
-    for (const key of Object.keys(result)) if (!retainKeys.includes(key)) delete result[key];
+    const retained = new Set(retainKeys);
+    for (const key of Object.keys(result)) if (!retained.has(key)) delete result[key];
   }
   return result;
 }
@@ -311,43 +314,118 @@ function mergeList(original: unknown[], patch: unknown[], field: string, path: s
     if (patch.some((item) => item.$patch === "replace")) {
       return patch.filter((item) => item.$patch !== "replace").map((item) => stripDirectives(copyJson(item)));
     }
-    const result = [...original] as Record<string, unknown>[];
-    for (const item of patch) {
-      if (!(mergeKey in item))
-        throw newBadRequest(`map: ${JSON.stringify(item)} does not contain declared merge key: ${mergeKey}`);
-      const index = result.findIndex((existing) => jsonEqual(existing[mergeKey], item[mergeKey]));
-      if (item.$patch === "delete") {
-        if (index !== -1) result.splice(index, 1);
-        continue;
-      }
-      if (index === -1) result.push(stripDirectives(copyJson(item)));
-      else {
-        const merged = mergeMap(result[index]!, item, path);
-        if (merged === undefined) result.splice(index, 1);
-        else result[index] = merged;
-      }
-    }
-    return result;
+    return mergeByKey(original as Record<string, unknown>[], patch, mergeKey, path);
   }
   if (mergedPrimitiveLists.has(field)) {
     const result = [...original];
-    for (const item of patch) if (!result.some((existing) => jsonEqual(existing, item))) result.push(item);
+    const present = new Set(original.map(identityKey));
+    for (const item of patch) {
+      const key = identityKey(item);
+      if (!present.has(key)) {
+        present.add(key);
+        result.push(item);
+      }
+    }
     return result;
   }
   return patch.map((item) => (isJsonObject(item) ? stripDirectives(copyJson(item)) : item));
 }
 
-/** Orders `list` as `order` names its elements; elements it does not name keep their place after them. */
+/**
+ * Merges a patch list into a list of maps element by element, matching them by
+ * merge key through a map (linear in both lists): a patch element merges into
+ * the first element with its key, `$patch: delete` removes it, and an element
+ * with a new key is appended.
+ */
+function mergeByKey(
+  original: Record<string, unknown>[],
+  patch: Record<string, unknown>[],
+  mergeKey: string,
+  path: string[],
+): unknown[] {
+  const slots: (Record<string, unknown> | undefined)[] = [...original];
+  // The slots holding each key, in list order; `first` skips those already deleted.
+  const byKey = new Map<string, { slots: number[]; first: number }>();
+  const remember = (key: string, slot: number) => {
+    const entry = byKey.get(key);
+    if (entry === undefined) byKey.set(key, { slots: [slot], first: 0 });
+    else entry.slots.push(slot);
+  };
+  for (let slot = 0; slot < slots.length; slot++) remember(identityKey(slots[slot]![mergeKey]), slot);
+  for (const item of patch) {
+    if (!(mergeKey in item))
+      throw newBadRequest(`map: ${JSON.stringify(item)} does not contain declared merge key: ${mergeKey}`);
+    const key = identityKey(item[mergeKey]);
+    const entry = byKey.get(key);
+    const slot = entry === undefined ? undefined : entry.slots[entry.first];
+    if (slot === undefined) {
+      if (item.$patch === "delete") continue;
+      slots.push(stripDirectives(copyJson(item)));
+      remember(key, slots.length - 1);
+      continue;
+    }
+    const merged = item.$patch === "delete" ? undefined : mergeMap(slots[slot]!, item, path);
+    slots[slot] = merged;
+    if (merged === undefined) entry!.first++;
+  }
+  return slots.filter((item) => item !== undefined);
+}
+
+/**
+ * Orders `list` as `order` names its elements (by merge key, or by value for
+ * scalars); elements it does not name keep their order after them. Each
+ * element is placed once, found through a map rather than a search per name.
+ */
 function reorder(list: unknown[], order: unknown[], mergeKey: string | undefined): unknown[] {
   const identity = (item: unknown) => (mergeKey !== undefined && isJsonObject(item) ? item[mergeKey] : item);
-  const wanted = order.map((item) => identity(item));
+  // The indexes of the elements with each key, in list order; `next` is the first not yet placed.
+  const byKey = new Map<string, { indexes: number[]; next: number }>();
+  list.forEach((item, index) => {
+    const key = identityKey(identity(item));
+    const entry = byKey.get(key);
+    if (entry === undefined) byKey.set(key, { indexes: [index], next: 0 });
+    else entry.indexes.push(index);
+  });
+  const placed = new Array<boolean>(list.length).fill(false);
   const ordered: unknown[] = [];
-  for (const key of wanted) {
-    const found = list.find((item) => jsonEqual(identity(item), key));
-    if (found !== undefined) ordered.push(found);
+  for (const wanted of order) {
+    const entry = byKey.get(identityKey(identity(wanted)));
+    const index = entry?.indexes[entry.next];
+    if (index === undefined) continue;
+    entry!.next++;
+    placed[index] = true;
+    ordered.push(list[index]);
   }
-  for (const item of list) if (!ordered.includes(item)) ordered.push(item);
+  for (let index = 0; index < list.length; index++) if (!placed[index]) ordered.push(list[index]);
   return ordered;
+}
+
+/**
+ * A string that two JSON values share exactly when they are equal
+ * (`jsonEqual`): the key under which merge keys and scalar list elements
+ * are matched.
+ */
+function identityKey(value: unknown): string {
+  switch (typeof value) {
+    case "string":
+      return `s${value}`;
+    case "number":
+      return `n${value}`;
+    case "boolean":
+      return `b${value}`;
+    case "undefined":
+      return "u";
+    default:
+      return `j${JSON.stringify(value, sortedMembers)}`;
+  }
+}
+
+/** A JSON.stringify replacer writing object members in sorted order, so that member order does not matter. */
+function sortedMembers(_key: string, value: unknown): unknown {
+  if (!isJsonObject(value)) return value;
+  const sorted: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) setMember(sorted, key, value[key]);
+  return sorted;
 }
 
 /** `target[key] = value`, as an own data member even for the key "__proto__". */
