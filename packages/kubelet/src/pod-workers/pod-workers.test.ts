@@ -1316,10 +1316,39 @@ describe("run", () => {
     expect(processed.size).toBe(0);
   });
 
+  it("an update pending at the stop is never synced", async () => {
+    const { workers, syncer, processed } = createPodWorkers();
+    const original = syncer.syncPod;
+    syncer.syncPod = async (signal, ...rest) => {
+      await original(signal, ...rest);
+      return untilAborted(signal);
+    };
+    const controller = new AbortController();
+    const running = workers.run({ signal: controller.signal });
+    workers.updatePod({ updateType: "create", pod: newNamedPod("1", "ns", "v1") });
+    await turn();
+    workers.updatePod({ updateType: "update", pod: newNamedPod("1", "ns", "v2") });
+    controller.abort();
+    await running;
+    for (let i = 0; i < 5; i++) await turn();
+    expect(processed.get("1")).toEqual([{ name: "v1", updateType: "create" }]);
+  });
+
   it("resolves at once with no workers when the signal is already aborted", async () => {
     const { workers } = createPodWorkers();
     await expect(workers.run({ signal: AbortSignal.abort() })).resolves.toBeUndefined();
   });
+});
+
+it("ignores an update for a pod without a UID", async () => {
+  const { workers, processed, drain } = createPodWorkers();
+  workers.updatePod({
+    updateType: "create",
+    pod: { metadata: { name: "p", namespace: "ns" }, spec: { containers: [] } },
+  });
+  await drain();
+  expect(workers.inspectUIDs()).toEqual([]);
+  expect(processed.size).toBe(0);
 });
 
 it("rejects a negative or infinite resync interval", () => {

@@ -295,6 +295,13 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
       name = options.pod.metadata?.name ?? "";
       namespace = options.pod.metadata?.namespace ?? "";
     }
+    if (uid === "") {
+      this.#logger.error(
+        { pod: `${namespace}/${name}`, updateType: options.updateType },
+        "Pod update has no UID, ignored",
+      );
+      return;
+    }
 
     const now = this.#clock.now();
     let firstTime = false;
@@ -498,6 +505,8 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
     let lastSyncTime = 0;
     while (await channel.receive()) {
       if (this.#hooks.workerWake) await this.#hooks.workerWake(uid);
+      // a stop ends the worker even with an update pending
+      if (this.#stop.signal.aborted) return;
       const start = this.#startPodSync(uid);
       if (start === undefined) continue;
       if (!start.canEverStart) return;
