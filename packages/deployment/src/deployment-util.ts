@@ -491,9 +491,9 @@ function withoutHashLabel(template: PodTemplateSpec | DeepReadonly<PodTemplateSp
 }
 
 /**
- * Deep equality where an absent field, `null`, an empty list and an empty
- * map are all the same (apimachinery's semantic equality treats nil and empty
- * alike, and JSON drops the difference anyway).
+ * Deep equality where an absent field, `null`, an empty list and a map of
+ * nothing but such are all the same (apimachinery's semantic equality treats
+ * nil and empty alike, and JSON drops the difference anyway).
  */
 export function semanticEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
@@ -514,7 +514,7 @@ export function semanticEqual(a: unknown, b: unknown): boolean {
 function isEmptyValue(value: unknown): boolean {
   if (value === undefined || value === null) return true;
   if (Array.isArray(value)) return value.length === 0;
-  if (typeof value === "object") return Object.keys(value).length === 0;
+  if (typeof value === "object") return Object.values(value).every(isEmptyValue);
   return false;
 }
 
