@@ -26,7 +26,8 @@ export function decodeContinue(text: string): ContinueToken {
   if (typeof parsed !== "object" || parsed === null) throw invalid("it is not a JSON object");
   const { v, rv, start } = parsed as { v?: unknown; rv?: unknown; start?: unknown };
   if (v !== "meta.k8s.io/v1") throw invalid(`the encoded version ${JSON.stringify(v)} is not supported`);
-  if (typeof rv !== "number" || !Number.isInteger(rv) || rv < 1)
+  // Revisions are safe integers; 1e300 is an integer to JavaScript, and no revision.
+  if (typeof rv !== "number" || !Number.isSafeInteger(rv) || rv < 1)
     throw invalid("the resource version is not valid");
   if (typeof start !== "string" || start.startsWith("/") || start.split("/").includes(".."))
     throw invalid("the start key is not valid");

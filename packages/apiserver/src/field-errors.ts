@@ -43,6 +43,15 @@ export class FieldErrors {
     });
   }
 
+  /** `field.TooLong`: the value is omitted, as apimachinery omits it. */
+  tooLong(field: string, maxBytes: number): void {
+    this.list.push({
+      type: "FieldValueTooLong",
+      field,
+      message: `${field}: Too long: may not be more than ${maxBytes} bytes`,
+    });
+  }
+
   forbidden(field: string, detail: string): void {
     this.list.push({ type: "FieldValueForbidden", field, message: `${field}: Forbidden: ${detail}` });
   }

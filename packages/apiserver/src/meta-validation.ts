@@ -11,6 +11,15 @@ export const dnsLabelName: NameRule = isDNS1123Label;
 /** The longest total size of an object's annotations (`TotalAnnotationSizeLimitB`). */
 const totalAnnotationSizeLimit = 256 * 1024;
 
+/** apimachinery's `IsValidPathSegmentName`: why a name cannot be one segment of a path (none: it can). */
+export function pathSegmentProblems(name: string): string[] {
+  if (name === "." || name === "..") return [`may not be '${name}'`];
+  const problems: string[] = [];
+  if (name.includes("/")) problems.push("may not contain '/'");
+  if (name.includes("%")) problems.push("may not contain '%'");
+  return problems;
+}
+
 /** `ValidateObjectMeta`: name, labels, annotations, owner references, finalizers. */
 export function validateObjectMeta(
   object: KubeObject,

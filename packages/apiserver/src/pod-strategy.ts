@@ -26,7 +26,9 @@ export const podStrategy: Strategy = {
   validateUpdate(object, old, errors) {
     const spec = (object as Pod).spec;
     const oldSpec = (old as Pod).spec;
+    // Without containers there is nothing to compare; validate has said spec.containers is required.
     if (spec === undefined || oldSpec === undefined) return;
+    if (!Array.isArray(spec.containers) || !Array.isArray(oldSpec.containers)) return;
     // Only what kube-apiserver lets an update change: images, activeDeadlineSeconds, tolerations,
     // and (a reconcile extension standing in for the pods/binding subresource) nodeName once.
     const comparable = copyJson(spec);

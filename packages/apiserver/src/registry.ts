@@ -30,7 +30,7 @@ import type { Clock } from "@reconcile/clock";
 import { decodeContinue, encodeContinue } from "./continue-token.js";
 import { FieldErrors } from "./field-errors.js";
 import { copyJson, isJsonObject, jsonEqual, type Mutable } from "./json.js";
-import { validateObjectMeta } from "./meta-validation.js";
+import { pathSegmentProblems, validateLabels, validateObjectMeta } from "./meta-validation.js";
 import { applyPatch, type PatchType } from "./patch.js";
 import { kindSchemas, objectMetaSchema, typeProblem } from "./schema.js";
 import type { Storage, StorageEvent } from "./storage.js";
@@ -446,6 +446,7 @@ export class Registry {
         const updated = copyJson(existing);
         const updatedMeta = (updated.metadata ??= {}) as MutableMeta;
         const now = this.#clock.now();
+        if (!(now + period * 1000 <= latestTimestampMs)) throw gracePeriodTooLong(period);
         if (updatedMeta.deletionTimestamp === undefined) {
           updatedMeta.deletionTimestamp = rfc3339(now + period * 1000);
           updatedMeta.deletionGracePeriodSeconds = period;
@@ -702,6 +703,16 @@ export class Registry {
       typeProblem(object.metadata, objectMetaSchema, "metadata") ??
       typeProblem(object, kindSchemas[`${resource.group}/${resource.kind}`] ?? "any", "");
     if (problem) throw newBadRequest(`${what}: ${problem}`);
+    // A "__proto__" key is dropped below (it would become a prototype); in labels and annotations,
+    // where it is no valid key, it is answered as kube-apiserver answers any invalid key.
+    const protoKeys = new FieldErrors();
+    for (const field of ["labels", "annotations"] as const) {
+      const map = object.metadata?.[field];
+      if (isJsonObject(map) && Object.hasOwn(map, "__proto__"))
+        validateLabels(Object.fromEntries([["__proto__", ""]]), `metadata.${field}`, protoKeys);
+    }
+    if (!protoKeys.empty)
+      throw newInvalid(groupKindOf(resource), String(object.metadata?.name ?? ""), protoKeys.list);
     // Kubernetes reads a JSON null as "absent"; so do we, everywhere below.
     return withoutNulls({
       apiVersion,
@@ -766,15 +777,26 @@ export class Registry {
 
   #objectKey(resource: ResourceDescriptor, namespace: string | undefined, name: string): string {
     if (typeof name !== "string" || name === "") throw newBadRequest("a name is required");
-    if (name.includes("/") || name === "." || name === "..")
-      throw newBadRequest(`invalid name ${JSON.stringify(name)}`);
+    // As kube-apiserver's NamespaceKeyFunc: a name that is not one path segment would address another key.
+    const problems = pathSegmentProblems(name);
+    if (problems.length > 0)
+      throw newBadRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${problems.join(";")}`);
     if (resource.namespaced && !namespace)
       throw newBadRequest(`a namespace is required for ${resource.plural}: bind the client to a namespace`);
-    return this.keyOf(resource, namespace, name);
+    return this.keyOf(resource, this.#checkNamespace(resource, namespace), name);
   }
 
   #collectionPrefix(resource: ResourceDescriptor, namespace: string | undefined): string {
+    namespace = this.#checkNamespace(resource, namespace);
     return resource.namespaced && namespace ? `${prefixOf(resource)}${namespace}/` : prefixOf(resource);
+  }
+
+  #checkNamespace(resource: ResourceDescriptor, namespace: string | undefined): string | undefined {
+    if (!resource.namespaced || !namespace) return namespace;
+    const problems = pathSegmentProblems(namespace);
+    if (problems.length > 0)
+      throw newBadRequest(`Namespace parameter invalid: ${JSON.stringify(namespace)}: ${problems.join(";")}`);
+    return namespace;
   }
 
   #predicate(
@@ -873,6 +895,19 @@ function parseLimit(limit: number | undefined): number | undefined {
   if (!Number.isInteger(limit) || limit < 0)
     throw newBadRequest(`limit: Invalid value: ${limit}: must be a non-negative integer`);
   return limit === 0 ? undefined : limit;
+}
+
+/** The latest time RFC 3339 (and Go's metav1.Time) can write: the end of year 9999. */
+const latestTimestampMs = Date.UTC(9999, 11, 31, 23, 59, 59);
+
+function gracePeriodTooLong(period: number): StatusError {
+  return newInvalid({ group: "meta.k8s.io", kind: "DeleteOptions" }, "", [
+    {
+      type: "FieldValueInvalid",
+      field: "gracePeriodSeconds",
+      message: `gracePeriodSeconds: Invalid value: ${period}: the deletion time it gives is after 9999-12-31T23:59:59Z, the latest a timestamp can be`,
+    },
+  ]);
 }
 
 function requestTooLarge(limit: number): StatusError {

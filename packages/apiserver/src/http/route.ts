@@ -1,4 +1,5 @@
 import type { ResourceDescriptor } from "@reconcile/api";
+import { pathSegmentProblems } from "../meta-validation.js";
 
 /** What a request path names. */
 export type Route =
@@ -19,18 +20,46 @@ export type Route =
       name: string | undefined;
       subresource: "status" | "scale" | undefined;
     }
-  | { kind: "notFound" };
+  | { kind: "notFound" }
+  /** A path segment no object could be named by (`..`, `a%2Fb`): a 400 before anything acts on it. */
+  | { kind: "invalid"; message: string };
 
 /**
- * Parses a request path into a {@link Route}: discovery, OpenAPI, health, or a
- * resource collection, object or subresource (`/api/v1/namespaces/{ns}/pods/{name}/status`,
- * `/apis/apps/v1/deployments`). Throws a `URIError` on malformed percent-encoding.
+ * Parses a request path, exactly as sent (dot segments not resolved), into a
+ * {@link Route}: discovery, OpenAPI, health, or a resource collection, object
+ * or subresource (`/api/v1/namespaces/{ns}/pods/{name}/status`,
+ * `/apis/apps/v1/deployments`). A segment that decodes to `.` or `..`, or
+ * contains `/` or `%`, makes the route `invalid`: resolved, it would name
+ * another object (`pods/..` is the namespace), so kube's path-segment rule
+ * (`IsValidPathSegmentName`) holds for every segment. Throws a `URIError` on
+ * malformed percent-encoding.
  */
 export function parseRoute(pathname: string, resources: readonly ResourceDescriptor[]): Route {
   const segments = pathname
     .split("/")
     .filter((s) => s !== "")
     .map(decodeURIComponent);
+  const bad = segments.findIndex((segment) => pathSegmentProblems(segment).length > 0);
+  const route = routeOf(segments, resources);
+  if (bad === -1) return route;
+  // Name the parameter as kube-apiserver's key functions do when the segment is one.
+  let parameter = "Path segment";
+  if (route.kind === "resource" && route.name !== undefined && segments.lastIndexOf(route.name) === bad)
+    parameter = "Name parameter";
+  else if (
+    route.kind === "resource" &&
+    route.namespace !== undefined &&
+    segments.indexOf(route.namespace) === bad
+  )
+    parameter = "Namespace parameter";
+  const segment = segments[bad]!;
+  return {
+    kind: "invalid",
+    message: `${parameter} invalid: ${JSON.stringify(segment)}: ${pathSegmentProblems(segment).join(";")}`,
+  };
+}
+
+function routeOf(segments: string[], resources: readonly ResourceDescriptor[]): Route {
   const [first, ...rest] = segments;
   if (first === undefined) return { kind: "notFound" };
   if (segments.length === 1) {

@@ -353,7 +353,7 @@ describe("the REST API over HTTP", () => {
       "content-type": "application/json-patch+json",
     });
     expect(json.body).toMatchObject({ spec: { replicas: 4 } });
-    const reapplied = await call(url, "PATCH", path, deployment("web", 2), {
+    const reapplied = await call(url, "PATCH", `${path}?fieldManager=kubectl`, deployment("web", 2), {
       "content-type": "application/apply-patch+yaml",
     });
     expect(reapplied.code).toBe(200);
@@ -630,7 +630,7 @@ describe("watch over HTTP", () => {
     // once the kernel's socket buffers (up to 36 MiB here) are full: 50 MB of events overflow them.
     const stalled = net.connect(server.port, "127.0.0.1");
     await new Promise<void>((resolve) => stalled.once("connect", () => resolve()));
-    stalled.write("GET /api/v1/namespaces/default/configmaps?watch=true HTTP/1.1\r\nHost: test\r\n\r\n");
+    stalled.write("GET /api/v1/namespaces/default/configmaps?watch=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
     stalled.pause();
     const healthy = watchLines(url, "/api/v1/namespaces/default/configmaps?watch=true");
     await healthy.opened;

@@ -1,12 +1,14 @@
 import { timingSafeEqual } from "node:crypto";
 import * as http from "node:http";
-import type { AddressInfo } from "node:net";
+import { type AddressInfo, isIPv4, isIPv6, type Socket } from "node:net";
 import {
   apiVersionOf,
   type KubeObject,
   type ListOptions,
   newBadRequest,
   newInternalError,
+  newInvalid,
+  newTimeout,
   newUnauthorized,
   type ResourceDescriptor,
   StatusError,
@@ -14,6 +16,7 @@ import {
 } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { ApiServer } from "../api-server.js";
+import { FieldErrors } from "../field-errors.js";
 import { isJsonObject } from "../json.js";
 import { applyPatch } from "../patch.js";
 import type { Registry, RegistryDeleteOptions } from "../registry.js";
@@ -48,11 +51,26 @@ export interface HttpHandlerOptions {
   maxRequestBytes?: number | undefined;
   /**
    * When set, every request but `/healthz`, `/livez`, `/readyz` and `/version`
-   * needs `Authorization: Bearer <token>`; others get a 401 Status. Default: no auth.
+   * needs `Authorization: Bearer <token>`; others get a 401 Status. Default: no
+   * auth, and then only requests whose `Host` is a loopback name or address
+   * are answered (others get a 403), so a web page cannot reach the server
+   * through DNS rebinding.
    */
   token?: string | undefined;
   /** `host:port` advertised in `/api`. Default: the request's Host header. */
   serverAddress?: string | undefined;
+  /**
+   * A request other than a watch that has not been answered in this time gets
+   * a 504 Timeout (or, with its answer under way, its connection closed), as
+   * kube-apiserver's `--request-timeout`. Measured on `clock`. Default 60,000 ms.
+   */
+  requestTimeoutMs?: number | undefined;
+  /**
+   * A watch whose client has taken nothing of what the server wrote for this
+   * long is closed: a client that stops reading must not hold a watch (and its
+   * buffered events) forever. Measured on `clock`. Default 30,000 ms.
+   */
+  watchWriteTimeoutMs?: number | undefined;
 }
 
 type RequestHandler = (request: http.IncomingMessage, response: http.ServerResponse) => void;
@@ -71,6 +89,10 @@ export function createRequestHandler(options: HttpHandlerOptions): RequestHandle
   };
 }
 
+/** kube-apiserver's `--request-timeout` default. */
+const defaultRequestTimeoutMs = 60_000;
+const defaultWatchWriteTimeoutMs = 30_000;
+
 export interface ListenOptions {
   /** Default `127.0.0.1`. */
   host?: string | undefined;
@@ -80,6 +102,24 @@ export interface ListenOptions {
   token?: string | undefined;
   /** Default 3 MiB. */
   maxRequestBytes?: number | undefined;
+  /**
+   * The most connections held open at once. A connection beyond it displaces
+   * the oldest idle one, preferring connections that never carried an
+   * authorized request, so a flood of idle connections cannot lock clients
+   * out; when none is idle, the new connection is closed. Default 4,096.
+   */
+  maxConnections?: number | undefined;
+  /** Time to receive a request's headers, from connection or keep-alive reuse (kube's `ReadHeaderTimeout`). Default 32,000 ms. */
+  headersTimeoutMs?: number | undefined;
+  /**
+   * Time to receive a whole request, and to answer one that is not a watch
+   * (see {@link HttpHandlerOptions.requestTimeoutMs}). Default 60,000 ms.
+   */
+  requestTimeoutMs?: number | undefined;
+  /** How long an idle keep-alive connection stays open (kube's `IdleTimeout`). Default 90,000 ms. */
+  keepAliveTimeoutMs?: number | undefined;
+  /** See {@link HttpHandlerOptions.watchWriteTimeoutMs}. Default 30,000 ms. */
+  watchWriteTimeoutMs?: number | undefined;
   /** Aborting closes the server, as {@link ListeningApiServer.close} does. */
   signal?: AbortSignal | undefined;
 }
@@ -100,17 +140,41 @@ export interface ListeningApiServer {
 /** Serves `apiServer` over HTTP (`apiServer.listen` in spirit). Resolves once it listens. */
 export async function listen(apiServer: ApiServer, options: ListenOptions = {}): Promise<ListeningApiServer> {
   const host = options.host ?? "127.0.0.1";
+  const requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
+  const headersTimeoutMs = options.headersTimeoutMs ?? 32_000;
   const handler = createRequestHandler({
     registry: apiServer.registry,
     clock: apiServer.clock,
     maxRequestBytes: options.maxRequestBytes,
     token: options.token,
+    requestTimeoutMs,
+    watchWriteTimeoutMs: options.watchWriteTimeoutMs,
   });
-  const server = http.createServer({ keepAliveTimeout: 65_000 }, handler);
-  server.on("clientError", (_error, socket) => {
-    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-    else socket.destroy();
+  const limiter = new ConnectionLimiter(options.maxConnections ?? 4096);
+  const serve: RequestHandler = (request, response) => {
+    limiter.busy(request.socket, response);
+    handler(request, response);
+  };
+  const server = http.createServer(
+    {
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? 90_000,
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // Node checks those two timeouts on this interval (default 30 s, which would double them).
+      connectionsCheckingInterval: Math.max(10, Math.min(headersTimeoutMs, requestTimeoutMs) / 4),
+    },
+    serve,
+  );
+  server.on("connection", (socket: Socket) => limiter.accept(socket));
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) socket.destroy();
+    else if (error.code === "ERR_HTTP_REQUEST_TIMEOUT")
+      socket.end("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n");
+    else socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
   });
+  // Answered by the handler, which sends 100 Continue only when it is about to read the body:
+  // an over-limit body is refused with a 413 the client need not send.
+  server.on("checkContinue", serve);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.port ?? 0, host, () => {
@@ -152,52 +216,79 @@ class RestHandler {
   readonly #token: Buffer | undefined;
   readonly #serverAddress: string | undefined;
   readonly #openApi: ReturnType<typeof openApiDocuments>;
+  readonly #requestTimeoutMs: number;
+  readonly #watchWriteTimeoutMs: number;
 
   constructor(options: HttpHandlerOptions) {
     this.#registry = options.registry;
     this.#clock = options.clock ?? realClock;
     this.#maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
-    this.#token = options.token === undefined ? undefined : Buffer.from(`Bearer ${options.token}`);
+    this.#token = options.token === undefined ? undefined : Buffer.from(options.token);
     this.#serverAddress = options.serverAddress;
     this.#openApi = openApiDocuments(this.#registry.resources);
+    this.#requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
+    this.#watchWriteTimeoutMs = options.watchWriteTimeoutMs ?? defaultWatchWriteTimeoutMs;
   }
 
   async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? "/", "http://localhost");
+    const { pathname, search } = splitTarget(request.url ?? "");
+    const query = new URLSearchParams(search);
+    const method = request.method ?? "GET";
+    if (!(method === "GET" && isTrue(query.get("watch")))) this.#limitTime(response);
+    if (this.#token === undefined) {
+      const host = request.headers.host;
+      if (!isLoopbackHost(host)) {
+        request.resume();
+        throw new StatusError({
+          code: 403,
+          reason: "Forbidden",
+          message: `the Host ${JSON.stringify(host ?? "")} is not a loopback name or address; a server without a token answers only requests addressed to localhost`,
+        });
+      }
+    }
     let route: Route;
     try {
-      route = parseRoute(url.pathname, this.#registry.resources);
+      route = parseRoute(pathname, this.#registry.resources);
     } catch {
-      throw newBadRequest(`the request path ${JSON.stringify(url.pathname)} is not properly escaped`);
+      throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
+    }
+    if (route.kind === "invalid") {
+      request.resume();
+      throw newBadRequest(route.message);
     }
     const isPublic = route.kind === "health" || route.kind === "version";
     if (this.#token !== undefined && !isPublic && !this.#authorized(request)) {
       request.resume();
       throw newUnauthorized();
     }
-    const method = request.method ?? "GET";
+    if (this.#token === undefined || !isPublic) authorizedSockets.add(request.socket);
     if (route.kind !== "resource") {
       request.resume();
       if (method !== "GET" && method !== "HEAD" && route.kind !== "notFound")
-        throw notAllowed(method, url.pathname);
+        throw notAllowed(method, pathname);
       return this.#serveStatic(route, request, response);
     }
     const { resource, namespace, name, subresource } = route;
-    const query = url.searchParams;
     const dryRun = parseDryRun(query);
     if (name === undefined) {
+      // Across all namespaces kube-apiserver serves only list and watch (no create, no deletecollection).
+      if (resource.namespaced && namespace === undefined && method !== "GET") {
+        request.resume();
+        throw notAllowed(method, pathname);
+      }
       switch (method) {
         case "GET":
           request.resume();
           if (isTrue(query.get("watch"))) return this.#watch(resource, namespace, query, request, response);
           return this.#list(resource, namespace, query, request, response);
         case "POST": {
-          const body = decodeObjectBody(request.headers["content-type"], await this.#body(request));
+          validateWriteOptions("CreateOptions", query);
+          const body = decodeObjectBody(request.headers["content-type"], await this.#body(request, response));
           const created = await this.#registry.create(resource, namespace, body, { dryRun });
           return send(response, 201, created);
         }
         case "DELETE": {
-          const options = await this.#deleteOptions(request, query);
+          const options = await this.#deleteOptions(request, response, query);
           const deleted = await this.#registry.deleteCollection(resource, namespace, {
             ...options,
             labelSelector: query.get("labelSelector") ?? undefined,
@@ -208,7 +299,7 @@ class RestHandler {
         }
         default:
           request.resume();
-          throw notAllowed(method, url.pathname);
+          throw notAllowed(method, pathname);
       }
     }
     switch (method) {
@@ -234,7 +325,8 @@ class RestHandler {
         return send(response, 200, object);
       }
       case "PUT": {
-        const body = decodeObjectBody(request.headers["content-type"], await this.#body(request));
+        validateWriteOptions("UpdateOptions", query);
+        const body = decodeObjectBody(request.headers["content-type"], await this.#body(request, response));
         if (subresource === "scale") {
           return send(
             response,
@@ -249,7 +341,11 @@ class RestHandler {
         return send(response, 200, updated);
       }
       case "PATCH": {
-        const { type, patch } = decodePatchBody(request.headers["content-type"], await this.#body(request));
+        validatePatchOptions(request.headers["content-type"], query);
+        const { type, patch } = decodePatchBody(
+          request.headers["content-type"],
+          await this.#body(request, response),
+        );
         if (subresource === "scale") {
           if (type === "apply")
             throw newBadRequest("apply patches are not supported on the scale subresource");
@@ -289,9 +385,9 @@ class RestHandler {
       case "DELETE": {
         if (subresource !== undefined) {
           request.resume();
-          throw notAllowed(method, url.pathname);
+          throw notAllowed(method, pathname);
         }
-        const options = await this.#deleteOptions(request, query);
+        const options = await this.#deleteOptions(request, response, query);
         const result = await this.#registry.delete(resource, namespace, name, options);
         const pending =
           result.metadata?.deletionTimestamp !== undefined &&
@@ -300,29 +396,60 @@ class RestHandler {
       }
       default:
         request.resume();
-        throw notAllowed(method, url.pathname);
+        throw notAllowed(method, pathname);
     }
   }
 
   /** Answers a failure with its Status (a 500 InternalError for anything that is not a StatusError). */
   fail(response: http.ServerResponse, error: unknown): void {
     const statusError = StatusError.isInstance(error) ? error : newInternalError(error);
+    if (response.writableEnded) return; // answered already: the request timed out
     if (response.headersSent) {
       response.destroy();
       return;
     }
-    send(response, statusError.status.code || 500, statusError.status);
+    const code = statusError.status.code || 500;
+    // The body of a refused request may be unread (or, after no 100 Continue, unsent): the connection cannot carry another.
+    if (code === 413) response.shouldKeepAlive = false;
+    send(response, code, statusError.status);
   }
 
+  /**
+   * kube-apiserver's bearer token authenticator: the scheme in any case, one
+   * space, a non-empty token (anything after a further space is ignored).
+   */
   #authorized(request: http.IncomingMessage): boolean {
     const header = request.headers.authorization;
     if (header === undefined || this.#token === undefined) return false;
-    const given = Buffer.from(header);
+    const [scheme, token] = header.trim().split(" ", 2);
+    if (scheme?.toLowerCase() !== "bearer" || !token) return false;
+    const given = Buffer.from(token);
     return given.length === this.#token.length && timingSafeEqual(given, this.#token);
   }
 
-  #body(request: http.IncomingMessage): Promise<Buffer> {
+  /** Reads the body, telling a client that waits for it (`Expect: 100-continue`) to send it only if it may. */
+  #body(request: http.IncomingMessage, response: http.ServerResponse): Promise<Buffer> {
+    const declared = Number(request.headers["content-length"]);
+    if (/\b100-continue\b/i.test(request.headers.expect ?? "") && !(declared > this.#maxRequestBytes))
+      response.writeContinue();
     return readRequestBody(request, this.#maxRequestBytes);
+  }
+
+  /** Answers with a 504 (or closes the connection, the answer begun) a request not answered in time. */
+  #limitTime(response: http.ServerResponse): void {
+    const timer = this.#clock.setTimeout(() => {
+      if (response.writableEnded || response.destroyed) return;
+      if (response.headersSent) {
+        response.destroy();
+        return;
+      }
+      response.shouldKeepAlive = false;
+      const error = newTimeout(
+        "request did not complete within requested timeout - context deadline exceeded",
+      );
+      send(response, 504, error.status);
+    }, this.#requestTimeoutMs);
+    response.once("close", () => this.#clock.clearTimeout(timer));
   }
 
   #serveStatic(route: Route, request: http.IncomingMessage, response: http.ServerResponse): void {
@@ -404,6 +531,7 @@ class RestHandler {
     const tableVersion = requestedTableVersion(request.headers.accept);
     const includeObject = tableVersion === undefined ? undefined : parseIncludeObjectParam(query);
     const timeout = query.get("timeoutSeconds");
+    const timeoutSeconds = timeout === null ? undefined : parseNumber("timeoutSeconds", timeout);
     const stop = new AbortController();
     const onClose = () => stop.abort();
     response.on("close", onClose);
@@ -412,9 +540,15 @@ class RestHandler {
       labelSelector: query.get("labelSelector") ?? undefined,
       fieldSelector: query.get("fieldSelector") ?? undefined,
       allowWatchBookmarks: isTrue(query.get("allowWatchBookmarks")),
-      timeoutSeconds: timeout === null ? undefined : parseNumber("timeoutSeconds", timeout),
+      timeoutSeconds,
       signal: stop.signal,
     });
+    // The registry ends the event stream at timeoutSeconds; this ends it here too, where the
+    // server may be waiting on a client that reads nothing.
+    const clock = this.#clock;
+    const timer = timeoutSeconds
+      ? clock.setTimeout(() => stop.abort(), Math.min(timeoutSeconds * 1000, 2_147_483_647))
+      : undefined;
     try {
       response.writeHead(200, {
         "Content-Type": tableVersion === undefined ? jsonContentType : tableContentType(tableVersion),
@@ -455,20 +589,57 @@ class RestHandler {
           response.cork();
           process.nextTick(uncork);
         }
-        if (!response.write(`${line}\n`)) await drained(response);
+        if (!response.write(`${line}\n`) && !(await this.#drainedInTime(response, stop.signal))) {
+          // The client took nothing for watchWriteTimeoutMs, or the watch ended while it was not reading.
+          response.destroy();
+          break;
+        }
       }
     } finally {
+      if (timer !== undefined) clock.clearTimeout(timer);
       watch.stop();
       response.off("close", onClose);
-      if (!response.writableEnded && !response.destroyed) response.end();
+      if (!response.writableEnded && !response.destroyed) this.#endInTime(response);
     }
+  }
+
+  /**
+   * Resolves true when the response can take more, false when it closed, the
+   * watch was stopped, or the client took nothing for watchWriteTimeoutMs.
+   */
+  #drainedInTime(response: http.ServerResponse, stopped: AbortSignal): Promise<boolean> {
+    if (stopped.aborted || response.destroyed) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const done = (drained: boolean) => {
+        this.#clock.clearTimeout(timer);
+        response.off("drain", onDrain);
+        response.off("close", onClose);
+        stopped.removeEventListener("abort", onClose);
+        resolve(drained);
+      };
+      const onDrain = () => done(true);
+      const onClose = () => done(false);
+      const timer = this.#clock.setTimeout(onClose, this.#watchWriteTimeoutMs);
+      response.on("drain", onDrain);
+      response.on("close", onClose);
+      stopped.addEventListener("abort", onClose, { once: true });
+    });
+  }
+
+  /** Ends a watch's response; one its client does not read to the end in watchWriteTimeoutMs is closed. */
+  #endInTime(response: http.ServerResponse): void {
+    response.end();
+    if (response.writableFinished) return;
+    const timer = this.#clock.setTimeout(() => response.destroy(), this.#watchWriteTimeoutMs);
+    response.once("close", () => this.#clock.clearTimeout(timer));
   }
 
   async #deleteOptions(
     request: http.IncomingMessage,
+    response: http.ServerResponse,
     query: URLSearchParams,
   ): Promise<RegistryDeleteOptions> {
-    const body = await this.#body(request);
+    const body = await this.#body(request, response);
     const options: RegistryDeleteOptions = {};
     const fromBody = body.length === 0 ? {} : parseJson(body);
     if (!isJsonObject(fromBody)) throw newBadRequest("the DeleteOptions body must be a JSON object");
@@ -528,6 +699,8 @@ function send(
   body: unknown,
   contentType = jsonContentType,
 ): void {
+  // A request answered already (it timed out) or whose client left gets nothing more.
+  if (response.headersSent || response.destroyed) return;
   const text = JSON.stringify(body);
   response.writeHead(code, {
     "Content-Type": contentType,
@@ -553,6 +726,7 @@ async function sendList(
   items: readonly unknown[],
   contentType: string,
 ): Promise<void> {
+  if (response.headersSent || response.destroyed) return;
   const head = JSON.stringify({ ...envelope, [itemsKey]: [] });
   response.writeHead(200, { "Content-Type": contentType, "Cache-Control": "no-cache, private" });
   let batch = head.slice(0, -2);
@@ -658,4 +832,152 @@ function parseNumber(name: string, value: string): number {
 
 function isTrue(value: string | null): boolean {
   return value === "true" || value === "1";
+}
+
+/**
+ * The path and query of a request target, the path exactly as sent. Only the
+ * origin form (`/path?query`) and the absolute form (`http://host/path`) name
+ * a resource; anything else (`//x`, `*`, `http://[`) is a 400.
+ */
+function splitTarget(target: string): { pathname: string; search: string } {
+  let rest = target;
+  const absolute = /^https?:\/\/[^/?#]*/i.exec(target);
+  if (absolute !== null) {
+    if (!URL.canParse(absolute[0]))
+      throw newBadRequest(`the request target ${JSON.stringify(target)} is malformed`);
+    rest = target.slice(absolute[0].length) || "/";
+  }
+  if (!rest.startsWith("/") || rest.startsWith("//"))
+    throw newBadRequest(`the request target ${JSON.stringify(target)} is not a path`);
+  const question = rest.indexOf("?");
+  return question === -1
+    ? { pathname: rest, search: "" }
+    : { pathname: rest.slice(0, question), search: rest.slice(question + 1) };
+}
+
+/**
+ * Whether a Host header names this machine: `localhost` (and `*.localhost`,
+ * which browsers resolve to loopback themselves), 127.0.0.0/8 or ::1. A page
+ * that rebinds its own name to 127.0.0.1 still sends its own name.
+ */
+function isLoopbackHost(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  let host = header.trim().toLowerCase();
+  if (host.startsWith("[")) {
+    const end = host.indexOf("]");
+    if (end === -1) return false;
+    host = host.slice(1, end);
+    return (
+      isIPv6(host) && (host === "::1" || /^::ffff:127\.[0-9.]+$/.test(host) || host === "0:0:0:0:0:0:0:1")
+    );
+  }
+  const colon = host.lastIndexOf(":");
+  if (colon !== -1) host = host.slice(0, colon);
+  if (host.endsWith(".")) host = host.slice(0, -1);
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  return isIPv4(host) && host.startsWith("127.");
+}
+
+/** Sockets that have carried an authorized request; the connection limit spares them longest. */
+const authorizedSockets = new WeakSet<Socket>();
+
+/**
+ * Holds the number of open connections at a cap. A connection beyond it
+ * displaces the oldest idle one (no request in flight), first among those
+ * that never carried an authorized request; with none idle it is refused. A
+ * flood of idle connections so cannot lock out clients, nor exhaust file
+ * descriptors, while connections busy with requests or watches are never cut.
+ */
+class ConnectionLimiter {
+  readonly #max: number;
+  /** Idle connections in the order they became idle (a Map keeps insertion order). */
+  readonly #idle = new Map<Socket, true>();
+  readonly #inFlight = new Map<Socket, number>();
+  #open = 0;
+
+  constructor(max: number) {
+    if (!(Number.isInteger(max) && max >= 1))
+      throw new RangeError(`maxConnections must be a positive integer, got ${max}`);
+    this.#max = max;
+  }
+
+  accept(socket: Socket): void {
+    if (this.#open >= this.#max) {
+      const victim = this.#oldestIdle();
+      if (victim === undefined) {
+        socket.destroy();
+        return;
+      }
+      this.#forget(victim);
+      victim.destroy();
+    }
+    this.#open++;
+    this.#idle.set(socket, true);
+    socket.once("close", () => this.#forget(socket));
+  }
+
+  /** A request on `socket` runs until `response` closes. */
+  busy(socket: Socket, response: http.ServerResponse): void {
+    if (!this.#idle.delete(socket) && !this.#inFlight.has(socket)) return; // already displaced
+    this.#inFlight.set(socket, (this.#inFlight.get(socket) ?? 0) + 1);
+    response.once("close", () => {
+      const left = (this.#inFlight.get(socket) ?? 1) - 1;
+      if (left > 0) {
+        this.#inFlight.set(socket, left);
+        return;
+      }
+      if (!this.#inFlight.delete(socket) || socket.destroyed) return;
+      this.#idle.set(socket, true);
+    });
+  }
+
+  #oldestIdle(): Socket | undefined {
+    let oldest: Socket | undefined;
+    for (const socket of this.#idle.keys()) {
+      if (!authorizedSockets.has(socket)) return socket;
+      oldest ??= socket;
+    }
+    return oldest;
+  }
+
+  #forget(socket: Socket): void {
+    if (this.#idle.delete(socket) || this.#inFlight.delete(socket)) this.#open--;
+  }
+}
+
+/** kube-apiserver's `ValidateFieldManager` and `ValidateDryRun` for create and update. */
+function validateWriteOptions(kind: "CreateOptions" | "UpdateOptions", query: URLSearchParams): void {
+  const errors = new FieldErrors();
+  validateFieldManager(query.get("fieldManager") ?? "", errors);
+  if (!errors.empty) throw newInvalid({ group: "meta.k8s.io", kind }, "", errors.list);
+}
+
+/**
+ * kube-apiserver's `ValidatePatchOptions`: an apply names its field manager;
+ * only an apply may force.
+ */
+function validatePatchOptions(contentType: string | undefined, query: URLSearchParams): void {
+  const errors = new FieldErrors();
+  const apply = /^application\/apply-patch\+(yaml|json)\b/i.test(contentType?.trim() ?? "");
+  const fieldManager = query.get("fieldManager") ?? "";
+  if (!apply && query.has("force")) errors.forbidden("force", "may not be specified for non-apply patch");
+  if (apply && fieldManager === "") errors.required("fieldManager", "is required for apply patch");
+  validateFieldManager(fieldManager, errors);
+  if (!errors.empty) throw newInvalid({ group: "meta.k8s.io", kind: "PatchOptions" }, "", errors.list);
+}
+
+const fieldManagerMaxLength = 128;
+
+function validateFieldManager(fieldManager: string, errors: FieldErrors): void {
+  if (Buffer.byteLength(fieldManager) > fieldManagerMaxLength)
+    errors.tooLong("fieldManager", fieldManagerMaxLength);
+  // Go's unicode.IsPrint: no control, format, private-use or unassigned characters, no separator but the space.
+  let position = 0;
+  for (const character of fieldManager) {
+    if (character !== " " && /[\p{C}\p{Z}]/u.test(character)) {
+      const code = character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+      errors.invalid("fieldManager", fieldManager, `invalid character U+${code} (at position ${position})`);
+    }
+    position += Buffer.byteLength(character);
+  }
 }
