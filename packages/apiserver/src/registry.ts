@@ -30,6 +30,7 @@ import type { Clock } from "@reconcile/clock";
 import { decodeContinue, encodeContinue } from "./continue-token.js";
 import { FieldErrors } from "./field-errors.js";
 import { copyJson, isJsonObject, jsonEqual, type Mutable } from "./json.js";
+import { checkNesting } from "./limits.js";
 import { pathSegmentProblems, validateLabels, validateObjectMeta } from "./meta-validation.js";
 import { applyPatch, type PatchType } from "./patch.js";
 import { kindSchemas, objectMetaSchema, typeProblem } from "./schema.js";
@@ -343,6 +344,7 @@ export class Registry {
   ): Promise<KubeObject> {
     await this.#ready;
     resource = this.#served(resource);
+    checkNesting(patch, "the patch");
     const size = jsonSize(patch);
     if (size > this.#maxObjectBytes) throw requestTooLarge(this.#maxObjectBytes);
     const key = this.#objectKey(resource, namespace, name);
@@ -682,6 +684,8 @@ export class Registry {
     const what = `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}`;
     if (!isJsonObject(body))
       throw newBadRequest(`${what}: the body must be a JSON object, got ${jsonTypeOf(body)}`);
+    // Before anything recurses into it: nothing accepted may be too deep for a later request.
+    checkNesting(body, `${what}: the object`);
     let text: string;
     try {
       text = JSON.stringify(body);

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { type KubeObject, newBadRequest, newRequestEntityTooLarge, StatusError } from "@reconcile/api";
+import { checkNesting } from "../limits.js";
 import { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
 import { mediaTypeOf } from "./negotiation.js";
 
@@ -47,7 +48,9 @@ export function decodeObjectBody(contentType: string | undefined, body: Buffer):
   const media = mediaTypeOf(contentType);
   if (media === protobufMediaType) {
     try {
-      return decodeKubernetesProtobuf(body) satisfies KubeObject;
+      const object = decodeKubernetesProtobuf(body) satisfies KubeObject;
+      checkNesting(object, "the request body");
+      return object;
     } catch (error) {
       if (error instanceof ProtobufDecodeError) {
         throw newBadRequest(`the protobuf body could not be decoded: ${error.message}`);
@@ -87,20 +90,27 @@ export function decodePatchBody(
   }
   if (type === "apply") {
     // kubectl sends apply patches as JSON, which is valid YAML; YAML proper is not supported.
+    let patch: unknown;
     try {
-      return { type, patch: JSON.parse(body.toString("utf8")) };
+      patch = JSON.parse(body.toString("utf8"));
     } catch {
       throw newBadRequest("the apply patch could not be decoded: only the JSON form of YAML is supported");
     }
+    checkNesting(patch, "the request body");
+    return { type, patch };
   }
   return { type, patch: parseJson(body) };
 }
 
+/** Parses a JSON body; one nested too deep for the server is a 400 (`JSON.parse` itself does not recurse). */
 export function parseJson(body: Buffer): unknown {
   if (body.length === 0) throw newBadRequest("the request body is empty");
+  let value: unknown;
   try {
-    return JSON.parse(body.toString("utf8"));
+    value = JSON.parse(body.toString("utf8"));
   } catch (error) {
     throw newBadRequest(`the request body is not valid JSON: ${(error as Error).message}`);
   }
+  checkNesting(value, "the request body");
+  return value;
 }

@@ -1,0 +1,213 @@
+import { type ConfigMap, configMaps } from "@reconcile/api";
+import { FakeClock } from "@reconcile/clock";
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiServer } from "./api-server.js";
+import type { ListeningApiServer } from "./http/server.js";
+import { maxNestingDepth, nestsDeeperThan } from "./limits.js";
+
+const running: ApiServer[] = [];
+afterEach(async () => {
+  for (const api of running.splice(0)) await api.close();
+});
+
+function newServer(): ApiServer {
+  const api = new ApiServer({ clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")) });
+  running.push(api);
+  return api;
+}
+
+async function start(): Promise<{ api: ApiServer; http: ListeningApiServer }> {
+  const api = newServer();
+  return { api, http: await api.listen() };
+}
+
+interface Answer {
+  code: number;
+  body: { reason?: string; message?: string; items?: unknown[]; metadata?: { resourceVersion?: string } };
+}
+
+async function call(
+  http: ListeningApiServer,
+  method: string,
+  path: string,
+  body?: string | Uint8Array,
+  contentType = "application/json",
+): Promise<Answer> {
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = body;
+    init.headers = { "content-type": contentType };
+  }
+  const response = await fetch(http.url + path, init);
+  const text = await response.text();
+  return { code: response.status, body: text ? JSON.parse(text) : {} };
+}
+
+/** JSON text of arrays nested `depth` deep around a string. */
+function nestedArrays(depth: number): string {
+  return `${"[".repeat(depth)}"x"${"]".repeat(depth)}`;
+}
+
+function nestedValue(depth: number): unknown {
+  let value: unknown = "x";
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
+const cmPath = "/api/v1/namespaces/default/configmaps";
+
+describe("nestsDeeperThan", () => {
+  it("counts objects and arrays, not scalars, and measures any depth without recursion", () => {
+    expect(nestsDeeperThan("x", 0)).toBe(false);
+    expect(nestsDeeperThan({}, 1)).toBe(false);
+    expect(nestsDeeperThan({}, 0)).toBe(true);
+    expect(nestsDeeperThan({ a: [{ b: 1 }] }, 3)).toBe(false);
+    expect(nestsDeeperThan({ a: [{ b: 1 }] }, 2)).toBe(true);
+    expect(nestsDeeperThan(nestedValue(100_000), 99_999)).toBe(true);
+    expect(nestsDeeperThan(nestedValue(100_000), 100_000)).toBe(false);
+  });
+
+  it("takes a value that contains itself for too deep", () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(nestsDeeperThan(cyclic)).toBe(true);
+  });
+});
+
+describe("deep nesting", () => {
+  it("answers 400 naming the limit for a JSON body 3,000 deep; the resource stays readable and deletable", async () => {
+    const { http } = await start();
+    expect((await call(http, "POST", cmPath, JSON.stringify({ metadata: { name: "ok" } }))).code).toBe(201);
+    const body = `{"metadata":{"name":"deep"},"nested":${nestedArrays(3000)}}`;
+    const created = await call(http, "POST", cmPath, body);
+    expect(created.code).toBe(400);
+    expect(created.body.reason).toBe("BadRequest");
+    expect(created.body.message).toBe(`the request body is nested more than ${maxNestingDepth} levels deep`);
+    expect((await call(http, "GET", `${cmPath}/deep`)).code).toBe(404);
+    expect((await call(http, "GET", `${cmPath}/ok`)).code).toBe(200);
+    expect((await call(http, "GET", cmPath)).body.items).toHaveLength(1);
+    expect((await call(http, "GET", "/api/v1/configmaps")).body.items).toHaveLength(1);
+    expect((await call(http, "DELETE", `${cmPath}/ok`)).code).toBe(200);
+  });
+
+  it("answers 400 for over-deep update, patch and apply bodies of every patch type", async () => {
+    const { http } = await start();
+    expect((await call(http, "POST", cmPath, JSON.stringify({ metadata: { name: "cm" } }))).code).toBe(201);
+    const deep = nestedArrays(3000);
+    const update = await call(http, "PUT", `${cmPath}/cm`, `{"metadata":{"name":"cm"},"nested":${deep}}`);
+    expect([update.code, update.body.message]).toEqual([
+      400,
+      `the request body is nested more than ${maxNestingDepth} levels deep`,
+    ]);
+    for (const [type, body] of [
+      ["application/merge-patch+json", `{"nested":${deep}}`],
+      ["application/strategic-merge-patch+json", `{"nested":${deep}}`],
+      ["application/json-patch+json", `[{"op":"add","path":"/nested","value":${deep}}]`],
+      ["application/apply-patch+yaml", `{"apiVersion":"v1","kind":"ConfigMap","nested":${deep}}`],
+    ] as const) {
+      const answer = await call(http, "PATCH", `${cmPath}/cm?fieldManager=test`, body, type);
+      expect([type, answer.code, answer.body.message]).toEqual([
+        type,
+        400,
+        `the request body is nested more than ${maxNestingDepth} levels deep`,
+      ]);
+    }
+    const stored = await call(http, "GET", `${cmPath}/cm`);
+    expect([stored.code, stored.body.metadata?.resourceVersion]).toEqual([200, expect.any(String)]);
+    expect((await call(http, "DELETE", `${cmPath}/cm`)).code).toBe(200);
+  });
+
+  it("accepts a body exactly at the limit and serves it back", async () => {
+    const { http } = await start();
+    // The object is level 1 and its member level 2, so the array holds maxNestingDepth - 1 levels.
+    const body = `{"metadata":{"name":"edge"},"nested":${nestedArrays(maxNestingDepth - 1)}}`;
+    expect((await call(http, "POST", cmPath, body)).code).toBe(201);
+    const got = await call(http, "GET", `${cmPath}/edge`);
+    expect(got.code).toBe(200);
+    expect(nestsDeeperThan(got.body, maxNestingDepth)).toBe(false);
+    expect(nestsDeeperThan(got.body, maxNestingDepth - 1)).toBe(true);
+    const over = `{"metadata":{"name":"over"},"nested":${nestedArrays(maxNestingDepth)}}`;
+    expect((await call(http, "POST", cmPath, over)).code).toBe(400);
+  });
+
+  it("answers 400 on every write of the in-process client, and nothing is stored", async () => {
+    const api = newServer();
+    const client = api.client().resource(configMaps, "default");
+    const deep = nestedValue(3000);
+    const rejected = (run: () => Promise<unknown>) =>
+      run().then(
+        () => "accepted",
+        (error: { status?: { code: number; message: string } }) => [
+          error.status?.code,
+          error.status?.message,
+        ],
+      );
+    const message = (what: string) => `${what} is nested more than ${maxNestingDepth} levels deep`;
+    const tooDeep = (what: string) => [400, expect.stringContaining(message(what))];
+    expect(
+      await rejected(() => client.create({ metadata: { name: "deep" }, nested: deep } as ConfigMap)),
+    ).toEqual(tooDeep("the object"));
+    await client.create({ metadata: { name: "cm" } });
+    const before = await client.get("cm");
+    expect(await rejected(() => client.update({ ...before, nested: deep } as ConfigMap))).toEqual(
+      tooDeep("the object"),
+    );
+    for (const type of ["merge", "strategic-merge", "apply"] as const) {
+      expect(
+        await rejected(() => client.patch("cm", { nested: deep }, { type, fieldManager: "test" })),
+      ).toEqual(tooDeep("the patch"));
+    }
+    expect(
+      await rejected(() =>
+        client.patch("cm", [{ op: "add", path: "/nested", value: deep }], { type: "json" }),
+      ),
+    ).toEqual(tooDeep("the patch"));
+    expect(await client.get("cm")).toEqual(before);
+    expect((await client.list()).items.map((item) => item.metadata?.name)).toEqual(["cm"]);
+    await client.delete("cm");
+  });
+
+  it("answers 400 for a pod whose container nests too deep through an unknown field, over HTTP", async () => {
+    const { http } = await start();
+    const body = `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i","extra":${nestedArrays(2000)}}]}}`;
+    const answer = await call(http, "POST", "/api/v1/namespaces/default/pods", body);
+    expect(answer.code).toBe(400);
+    expect((await call(http, "GET", "/api/v1/namespaces/default/pods")).body.items).toEqual([]);
+  });
+});
+
+describe("JSON patch amplification", () => {
+  it("answers 422 for 26 copies of the document into itself (1.3 KB of patch), and stores nothing", async () => {
+    const { http } = await start();
+    expect(
+      (await call(http, "POST", cmPath, JSON.stringify({ metadata: { name: "cm" }, data: { a: "b" } }))).code,
+    ).toBe(201);
+    const before = await call(http, "GET", `${cmPath}/cm`);
+    const doubling = Array.from({ length: 26 }, (_, i) => ({ op: "copy", from: "", path: `/copy${i}` }));
+    const body = JSON.stringify(doubling);
+    expect(body.length).toBeLessThan(1400);
+    const answer = await call(http, "PATCH", `${cmPath}/cm`, body, "application/json-patch+json");
+    expect(answer.code).toBe(422);
+    expect(answer.body.reason).toBe("Invalid");
+    expect(answer.body.message).toMatch(/exceeding the limit 3145728$/);
+    expect(await call(http, "GET", `${cmPath}/cm`)).toEqual(before);
+  });
+
+  it("answers 413 for a JSON patch of 10,001 operations, as kube-apiserver", async () => {
+    const { http } = await start();
+    expect((await call(http, "POST", cmPath, JSON.stringify({ metadata: { name: "cm" } }))).code).toBe(201);
+    const ops = Array.from({ length: 10_001 }, () => ({ op: "test", path: "/kind", value: "ConfigMap" }));
+    const answer = await call(
+      http,
+      "PATCH",
+      `${cmPath}/cm`,
+      JSON.stringify(ops),
+      "application/json-patch+json",
+    );
+    expect([answer.code, answer.body.reason, answer.body.message]).toEqual([
+      413,
+      "RequestEntityTooLarge",
+      "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001",
+    ]);
+  });
+});
