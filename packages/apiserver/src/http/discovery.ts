@@ -14,6 +14,17 @@ export const resourceVerbs = [
 ];
 const subresourceVerbs = ["get", "patch", "update"];
 
+/** A resource's verbs: kube-apiserver serves no deletecollection of namespaces. */
+export function verbsOf(resource: Pick<ResourceDescriptor, "group" | "plural">): string[] {
+  return servesDeleteCollection(resource)
+    ? resourceVerbs
+    : resourceVerbs.filter((v) => v !== "deletecollection");
+}
+
+export function servesDeleteCollection(resource: Pick<ResourceDescriptor, "group" | "plural">): boolean {
+  return !(resource.group === "" && resource.plural === "namespaces");
+}
+
 /** `/version`: minor 32, so that kubectl's dispatcher runs its built-in v1.32. */
 export function versionInfo(): Record<string, string> {
   return {
@@ -105,7 +116,7 @@ export function apiResourceList(
       singularName: resource.singular,
       namespaced: resource.namespaced,
       kind: resource.kind,
-      verbs: resourceVerbs,
+      verbs: verbsOf(resource),
       ...(resource.shortNames.length > 0 ? { shortNames: [...resource.shortNames] } : {}),
       ...(resource.categories.length > 0 ? { categories: [...resource.categories] } : {}),
       storageVersionHash: createHash("sha256")
@@ -165,7 +176,7 @@ export function aggregatedDiscovery(resources: readonly ResourceDescriptor[], co
           responseKind: { group: resource.group, version: resource.version, kind: resource.kind },
           scope: resource.namespaced ? "Namespaced" : "Cluster",
           singularResource: resource.singular,
-          verbs: resourceVerbs,
+          verbs: verbsOf(resource),
           ...(resource.shortNames.length > 0 ? { shortNames: [...resource.shortNames] } : {}),
           ...(resource.categories.length > 0 ? { categories: [...resource.categories] } : {}),
           ...(resource.subresources.length > 0

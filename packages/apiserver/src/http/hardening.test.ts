@@ -210,6 +210,27 @@ describe("collections across all namespaces", () => {
     // A cluster-scoped kind's collection is the kind's only collection: deletecollection is served.
     expect((await request(port, "DELETE", "/api/v1/nodes")).code).toBe(200);
   });
+
+  it("serve no deletecollection of namespaces (405), as kube-apiserver, and discovery says so", async () => {
+    const { port } = await start();
+    await createNamespace(port, "ns1");
+    const deleted = await request(port, "DELETE", "/api/v1/namespaces");
+    expect([deleted.code, deleted.body.reason]).toEqual([405, "MethodNotAllowed"]);
+    const ns = await request(port, "GET", "/api/v1/namespaces/ns1");
+    expect((ns.body.metadata as { deletionTimestamp?: string }).deletionTimestamp).toBeUndefined();
+    const core = await request(port, "GET", "/api/v1");
+    const resources = core.body.resources as { name: string; verbs: string[] }[];
+    expect(resources.find((r) => r.name === "namespaces")?.verbs).toEqual([
+      "create",
+      "delete",
+      "get",
+      "list",
+      "patch",
+      "update",
+      "watch",
+    ]);
+    expect(resources.find((r) => r.name === "pods")?.verbs).toContain("deletecollection");
+  });
 });
 
 describe("malformed requests", () => {

@@ -27,6 +27,7 @@ import {
   apiGroupList,
   apiResourceList,
   apiVersions,
+  servesDeleteCollection,
   versionInfo,
 } from "./discovery.js";
 import { kubeconfigFor } from "./kubeconfig.js";
@@ -272,7 +273,10 @@ class RestHandler {
     const dryRun = parseDryRun(query);
     if (name === undefined) {
       // Across all namespaces kube-apiserver serves only list and watch (no create, no deletecollection).
-      if (resource.namespaced && namespace === undefined && method !== "GET") {
+      if (
+        (resource.namespaced && namespace === undefined && method !== "GET") ||
+        (method === "DELETE" && !servesDeleteCollection(resource))
+      ) {
         request.resume();
         throw notAllowed(method, pathname);
       }
