@@ -1,15 +1,17 @@
 // The control plane the demo scenarios run: shared informers, the ReplicaSet
-// controller, and a stand-in for the kubelet, all on one embedded API server.
+// and Deployment controllers, and a stand-in for the kubelet, all on one
+// embedded API server.
 import { type Pod, pods, replicaSets } from "@reconcile/api";
 import type { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
+import { DeploymentController } from "@reconcile/deployment";
 import { type SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
 import { ReplicaSetController } from "@reconcile/replicaset";
 
 export interface ControlPlane {
   /** Resolves once every informer has synced (rejects after 5 s, naming the ones that did not). */
   readonly synced: Promise<void>;
-  /** Stops the controller, the kubelet stand-in and the informers; resolves once all have stopped. */
+  /** Stops the controllers, the kubelet stand-in and the informers; resolves once all have stopped. */
   stop(): Promise<void>;
 }
 
@@ -23,8 +25,10 @@ export function startControlPlane(server: ApiServer): ControlPlane {
     podInformer,
     replicaSetInformer: factory.forResource(replicaSets),
   });
+  const deploymentController = DeploymentController.fromInformerFactory(factory, { client });
   factory.start(abort.signal);
   const controllerRun = controller.run({ signal: abort.signal, workers: 5 });
+  const deploymentControllerRun = deploymentController.run({ signal: abort.signal, workers: 5 });
   const kubelet = startKubeletStandIn(client, podInformer, abort.signal);
   const synced = factory.waitForCacheSync(abort.signal, { timeoutMs: 5_000 }).then(() => {});
   synced.catch(() => {}); // reported to whoever awaits it
@@ -32,7 +36,7 @@ export function startControlPlane(server: ApiServer): ControlPlane {
     synced,
     async stop() {
       abort.abort();
-      await Promise.all([controllerRun, kubelet]);
+      await Promise.all([controllerRun, deploymentControllerRun, kubelet]);
       await factory.shutdown();
     },
   };

@@ -21,7 +21,7 @@ export async function serve(): Promise<boolean> {
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, listening.kubeconfig(), { mode: 0o600 });
 
-  console.log(`API server on ${listening.url}, ReplicaSet controller running. Try:
+  console.log(`API server on ${listening.url}, ReplicaSet and Deployment controllers running. Try:
 
   export KUBECONFIG=${kubeconfig}
   kubectl api-resources
@@ -38,6 +38,10 @@ export async function serve(): Promise<boolean> {
   YAML
   kubectl get rs,pods -o wide
   kubectl scale rs web --replicas=5 && kubectl get pods -w
+  kubectl create deployment hello --image=nginx:1.27 --replicas=3
+  kubectl rollout status deployment/hello
+  kubectl set image deployment/hello nginx=nginx:1.28 && kubectl rollout status deployment/hello
+  kubectl rollout history deployment/hello && kubectl rollout undo deployment/hello
 
 Ctrl-C stops it.`);
 
