@@ -126,10 +126,11 @@ export interface SelectingOwner extends KubeObject {
 /**
  * The owners in `child`'s namespace whose selector, non-empty and valid,
  * matches the child's labels (upstream `GetPodReplicaSets`,
- * `getDeploymentsForReplicaSet`). A child without labels matches nothing.
+ * `getDeploymentsForReplicaSet`). A child without labels matches nothing,
+ * and neither does an owner without a `spec.selector` ({@link SelectingOwner}).
  * `owners` needs the `namespace` index, which every informer has.
  */
-export function ownersSelecting<O extends SelectingOwner>(
+export function ownersSelecting<O>(
   owners: Pick<ControllerIndexer<O>, "byIndex">,
   child: DeepReadonly<KubeObject>,
 ): DeepReadonly<O>[] {

@@ -8,6 +8,7 @@ import {
   pods,
   StatusError,
 } from "@reconcile/api";
+import type { Client, DeleteOptions, PatchOptions, WriteOptions } from "@reconcile/client";
 import { describe, expect, it } from "vitest";
 import { ClientPodControl, getPodFromTemplate, validateControllerRef } from "./pod-control.js";
 import { FakeEventRecorder } from "./testing/fake-event-recorder.js";
@@ -171,5 +172,55 @@ describe("ClientPodControl", () => {
     await expect(control.patchPod("prod", "nope", {})).rejects.toThrow(
       newNotFound({ group: "", resource: "pods" }, "nope").message,
     );
+  });
+});
+
+describe("ClientPodControl with a signal", () => {
+  /** A client whose pod calls wait until aborted, recording the signal each call got. */
+  function hangingClient() {
+    const base = new RecordingClient();
+    const signals: (AbortSignal | undefined)[] = [];
+    const hang = (options: { signal?: AbortSignal | undefined } | undefined) => {
+      signals.push(options?.signal);
+      const signal = options?.signal;
+      return new Promise<never>((_resolve, reject) => {
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    };
+    const client: Client = {
+      resource: (resource, namespace) => {
+        const inner = base.resource(resource, namespace);
+        return new Proxy(inner, {
+          get(target, property) {
+            if (property === "create") return (_obj: unknown, options?: WriteOptions) => hang(options);
+            if (property === "delete") return (_name: string, options?: DeleteOptions) => hang(options);
+            if (property === "patch")
+              return (_name: string, _patch: unknown, options?: PatchOptions) => hang(options);
+            return Reflect.get(target, property);
+          },
+        });
+      },
+    };
+    return { client, signals };
+  }
+
+  it("passes the signal to every API call; an aborted call rejects at once and records no Event", async () => {
+    const { client, signals } = hangingClient();
+    const recorder = new FakeEventRecorder();
+    const control = new ClientPodControl({ client, recorder });
+    const abort = new AbortController();
+    const { signal } = abort;
+    const calls = [
+      control.createPods("prod", template, rs, controllerRef, { signal }),
+      control.createPodsWithGenerateName("prod", template, rs, controllerRef, "web-x-", { signal }),
+      control.deletePod("prod", "web-1", rs, { signal }),
+      control.patchPod("prod", "web-1", { metadata: { labels: { a: "b" } } }, { signal }),
+    ].map((call) => call.catch((error: unknown) => error));
+    await Promise.resolve();
+    expect(signals).toEqual([signal, signal, signal, signal]);
+    abort.abort();
+    const errors = await Promise.all(calls);
+    expect(errors.every((error) => (error as Error).name === "AbortError")).toBe(true);
+    expect(recorder.events).toEqual([]);
   });
 });

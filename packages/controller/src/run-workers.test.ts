@@ -3,6 +3,7 @@ import { RateLimitingQueue } from "@reconcile/workqueue";
 import { describe, expect, it } from "vitest";
 import type { Logger } from "./logger.js";
 import { runWorkers, type SyncContext } from "./run-workers.js";
+import { type SyncOutcome, TerminalError } from "./sync-result.js";
 
 function setup() {
   const clock = new FakeClock();
@@ -323,5 +324,143 @@ describe("runWorkers", () => {
     await expect(
       runWorkers({ queue, signal: controller.signal, sync: async () => {}, ...bad }),
     ).rejects.toThrow(message);
+  });
+
+  it("a result with requeueAfterMs adds the key again after that delay, with its backoff reset", async () => {
+    const { clock, queue, controller } = setup();
+    let attempts = 0;
+    queue.add("ns/a");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      sync: async () => {
+        attempts++;
+        if (attempts === 1) throw new Error("conflict");
+        return attempts === 2 ? { requeueAfterMs: 30_000 } : undefined;
+      },
+    });
+    await settle(clock);
+    await clock.advance(5);
+    await settle(clock);
+    expect(attempts).toBe(2);
+    expect(queue.numRequeues("ns/a")).toBe(0);
+    await clock.advance(29_999);
+    await settle(clock);
+    expect(attempts).toBe(2);
+    await clock.advance(1);
+    await settle(clock);
+    expect(attempts).toBe(3);
+    await clock.advance(60_000);
+    await settle(clock);
+    expect(attempts).toBe(3);
+    controller.abort();
+    await run;
+  });
+
+  it("a TerminalError is logged and counted but not retried; the next add syncs the key again", async () => {
+    const { clock, queue, controller } = setup();
+    const records: LogRecord[] = [];
+    const outcomes: [string, SyncOutcome][] = [];
+    let attempts = 0;
+    queue.add("ns/a");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      name: "replicaset",
+      logger: recordingLogger(records),
+      metrics: { observeSync: (name, outcome) => outcomes.push([name, outcome]) },
+      sync: async () => {
+        attempts++;
+        if (attempts === 1) throw new TerminalError("selector is invalid");
+      },
+    });
+    await settle(clock);
+    expect(attempts).toBe(1);
+    expect(queue.numRequeues("ns/a")).toBe(0);
+    await clock.advance(60_000);
+    await settle(clock);
+    expect(attempts).toBe(1);
+    expect(
+      records.filter((r) => r.level === "error").map((r) => [r.msg, (r.obj.err as Error).message]),
+    ).toEqual([["Reconciler error (terminal, not retried)", "selector is invalid"]]);
+    queue.add("ns/a");
+    await settle(clock);
+    expect(attempts).toBe(2);
+    expect(outcomes).toEqual([
+      ["replicaset", "terminal_error"],
+      ["replicaset", "success"],
+    ]);
+    controller.abort();
+    await run;
+  });
+
+  it("reports each sync's outcome and duration on the clock to metrics", async () => {
+    const { clock, queue, controller } = setup();
+    const observed: [SyncOutcome, number][] = [];
+    queue.add("ns/slow");
+    queue.add("ns/fail");
+    queue.add("ns/later");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      clock,
+      metrics: { observeSync: (_name, outcome, seconds) => observed.push([outcome, seconds]) },
+      sync: async (key) => {
+        if (key === "ns/slow") await clock.sleep(1500);
+        if (key === "ns/fail") throw new Error("boom");
+        if (key === "ns/later") return { requeueAfterMs: 1000 };
+        return undefined;
+      },
+    });
+    await settle(clock);
+    await clock.advance(1500);
+    await settle(clock);
+    expect(observed.slice(0, 3)).toEqual([
+      ["success", 1.5],
+      ["error", 0],
+      ["requeue_after", 0],
+    ]);
+    controller.abort();
+    await run;
+  });
+
+  it("a metrics sink that throws does not end the worker", async () => {
+    const { clock, queue, controller } = setup();
+    const synced: string[] = [];
+    queue.add("ns/a");
+    queue.add("ns/b");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      metrics: {
+        observeSync() {
+          throw new Error("sink broke");
+        },
+      },
+      sync: async (key) => {
+        synced.push(key);
+      },
+    });
+    await settle(clock);
+    expect(synced).toEqual(["ns/a", "ns/b"]);
+    controller.abort();
+    await expect(run).resolves.toBeUndefined();
+  });
+});
+
+describe("TerminalError", () => {
+  it("wraps any error once, keeping it as cause, and is recognised across copies by its marker", () => {
+    const cause = new Error("bad selector");
+    const wrapped = TerminalError.wrap(cause);
+    expect(wrapped.message).toBe("bad selector");
+    expect(wrapped.cause).toBe(cause);
+    expect(wrapped.code).toBe("controller.terminal");
+    expect(TerminalError.wrap(wrapped)).toBe(wrapped);
+    expect(TerminalError.isTerminal(wrapped)).toBe(true);
+    expect(TerminalError.isTerminal(cause)).toBe(false);
+    const foreign = Object.assign(new Error("x"), {
+      [Symbol.for("reconcile.controller.terminal-error")]: true,
+    });
+    expect(TerminalError.isTerminal(foreign)).toBe(true);
   });
 });

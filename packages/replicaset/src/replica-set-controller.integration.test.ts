@@ -478,4 +478,45 @@ describe("ReplicaSet controller on the embedded API server", () => {
     expect((await ownedActivePods(client, rs)).length).toBe(30);
     expect((await client.resource(pods, namespace).list()).items).toHaveLength(30);
   });
+
+  it("starts syncing on a FakeClock nobody advances: the caches' synced signal needs no timer", async () => {
+    const cluster = startCluster();
+    const { client } = cluster;
+    await client.resource(replicaSets, namespace).create(newReplicaSet("web", 3));
+    startController(cluster);
+    const rs = await getRS(client, "web");
+    for (let turn = 0; turn < 1000 && (await ownedActivePods(client, rs)).length < 3; turn++) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    expect((await ownedActivePods(client, rs)).length).toBe(3);
+  });
+
+  it("stops without waiting for a pod create in flight: the worker's signal aborts it", async () => {
+    const cluster = startCluster();
+    const { client, clock } = cluster;
+    let started = 0;
+    let aborted = 0;
+    const hanging = interceptingClient(client, ({ verb, resource, args }) => {
+      if (resource !== "pods" || verb !== "create") return;
+      started++;
+      const signal = (args[1] as { signal?: AbortSignal } | undefined)?.signal;
+      // A request that never answers: only the caller's signal ends it.
+      return new Promise<void>((_resolve, reject) => {
+        signal?.addEventListener(
+          "abort",
+          () => {
+            aborted++;
+            reject(signal.reason);
+          },
+          { once: true },
+        );
+      });
+    });
+    const running = startController(cluster, { controllerClient: hanging });
+    await client.resource(replicaSets, namespace).create(newReplicaSet("web", 1));
+    await eventually(clock, () => started === 1);
+    await running.stop();
+    expect(aborted).toBe(1);
+    expect((await client.resource(pods, namespace).list()).items).toHaveLength(0);
+  });
 });

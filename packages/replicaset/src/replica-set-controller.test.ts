@@ -12,7 +12,7 @@ import {
   StatusError,
 } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
-import type { Logger } from "@reconcile/controller";
+import { type Logger, type PodControl, TerminalError } from "@reconcile/controller";
 import { FakePodControl, RecordingClient } from "@reconcile/controller/testing";
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import { describe, expect, it } from "vitest";
@@ -492,6 +492,53 @@ describe("ReplicaSetController.syncReplicaSet", () => {
     expect(clock.pendingTimers().map((t) => t.in)).toEqual([60_000]);
     await clock.advance(60_000);
     expect(await queuedKeys(controller.queue)).toEqual([rsKey]);
+  });
+
+  it("rejects an invalid selector with a TerminalError (not retried) and touches no pod or status", async () => {
+    const { podControl, client, controller, addReplicaSet } = setup();
+    const rs = newReplicaSet(2);
+    rs.spec!.selector = { matchExpressions: [{ key: "app", operator: "Bogus", values: ["x"] }] };
+    addReplicaSet(rs);
+    const error = await controller.syncReplicaSet(rsKey).catch((e: unknown) => e);
+    expect(TerminalError.isTerminal(error)).toBe(true);
+    expect((error as Error).message).toMatch(
+      /^error converting pod selector to selector for rs default\/foobar: /,
+    );
+    validateSyncReplicaSet(podControl, 0, 0, 0);
+    expect(client.actionsOf("updateStatus")).toEqual([]);
+  });
+
+  it("passes the sync's signal to pod creates and status writes", async () => {
+    const podControl = new FakePodControl();
+    const createSignals: (AbortSignal | undefined)[] = [];
+    const create = podControl.createPods.bind(podControl);
+    podControl.createPods = (
+      ...[ns, template, object, ref, options]: Parameters<PodControl["createPods"]>
+    ) => {
+      createSignals.push(options?.signal);
+      return create(ns, template, object, ref);
+    };
+    const { client, controller, addReplicaSet } = setup({ podControl });
+    const statusSignals: (AbortSignal | undefined)[] = [];
+    const resource = client.resource.bind(client);
+    client.resource = (descriptor, ns) =>
+      new Proxy(resource(descriptor, ns), {
+        get(target, property) {
+          const value = Reflect.get(target, property);
+          if (property === "updateStatus") {
+            return (obj: never, options?: { signal?: AbortSignal }) => {
+              statusSignals.push(options?.signal);
+              return target.updateStatus(obj, options);
+            };
+          }
+          return typeof value === "function" ? value.bind(target) : value;
+        },
+      });
+    addReplicaSet(newReplicaSet(2));
+    const signal = new AbortController().signal;
+    await controller.syncReplicaSet(rsKey, { signal });
+    expect(createSignals).toEqual([signal, signal]);
+    expect(statusSignals).toEqual([signal]);
   });
 
   it("drops a key whose ReplicaSet is gone and forgets its expectations", async () => {
