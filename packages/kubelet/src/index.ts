@@ -1,1 +1,40 @@
+export { type AdmissionFailure, type Allocatable, admitPod, podRequests } from "./admission.js";
+export { Kubelet, type KubeletOptions } from "./kubelet.js";
+export { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
+export { microTime, NodeLease, type NodeLeaseOptions, nodeLeaseNamespace } from "./node-lease.js";
+export { NodeSimulator, type NodeSimulatorOptions } from "./node-simulator.js";
+export { defaultNodeResources, type NodeResources, NodeStatusManager } from "./node-status.js";
+export {
+  isRuntimePodStatusTerminal,
+  Pleg,
+  type PodLifecycleEvent,
+  type PodLifecycleEventType,
+  type RuntimePodStatus,
+} from "./pleg.js";
+export { generateAPIPodStatus, getPhase, qosClassOf } from "./pod-status.js";
 export * from "./pod-workers/index.js";
+export type {
+  ContainerConfig,
+  ContainerRecord,
+  ContainerRuntime,
+  ContainerState,
+  ImageRecord,
+  LogLine,
+  PodSandbox,
+  PodSandboxConfig,
+  ProbeAnswer,
+  ProbeType,
+  PulledImage,
+  RuntimeEvent,
+  SandboxState,
+} from "./runtime/runtime.js";
+export { RuntimeError } from "./runtime/runtime.js";
+export {
+  type ContainerBehaviour,
+  defaultContainerBehaviour,
+  SimulatedRuntime,
+  type SimulatedRuntimeOptions,
+  simulationAnnotationPrefix,
+} from "./runtime/simulated-runtime.js";
+export { computePodActions, type PodActions } from "./runtime-manager.js";
+export { StatusManager } from "./status-manager.js";

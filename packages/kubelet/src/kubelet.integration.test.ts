@@ -164,4 +164,219 @@ describe("Kubelet", () => {
       "Normal Started Started container web",
     ]);
   });
+
+  it("restarts a crashing container at once, then after 10 s, 20 s and 40 s, reporting CrashLoopBackOff in between", async () => {
+    const { client, clock } = await startNode();
+    const created = await client
+      .resource(pods, "default")
+      .create(
+        pod("crash", {
+          annotations: { "sim.reconcile.dev/exit-after": "0", "sim.reconcile.dev/exit-code": "1" },
+        }),
+      );
+    const uid = created.metadata?.uid;
+    const restarts: number[] = [];
+    let last = -1;
+    for (let t = 0; t <= 85_000; t += 500) {
+      const status = (await getPod(client, "crash")).status?.containerStatuses?.[0];
+      const count = status?.restartCount ?? 0;
+      if (count !== last) {
+        restarts.push(t);
+        last = count;
+      }
+      await advance(clock, 500);
+    }
+    // Sampled every 500 ms: restart 1 at once, then 10 s, 20 s and 40 s after each crash, at the
+    // backoff's expiry; the status names CrashLoopBackOff from the sync after the one that hit the
+    // backoff (the workers' error retry, 10 s later).
+    expect(restarts.slice(0, 5)).toEqual([0, 500, 10_000, 30_000, 70_000]);
+    const status = (await getPod(client, "crash")).status;
+    expect(status?.phase).toBe("Running");
+    const web = status?.containerStatuses?.[0];
+    expect(web?.state?.waiting).toEqual({
+      reason: "CrashLoopBackOff",
+      message: `back-off 1m20s restarting failed container=web pod=crash_default(${uid})`,
+    });
+    expect(web?.lastState?.terminated).toMatchObject({ exitCode: 1, reason: "Error" });
+    expect(await eventsOf(client, "crash")).toContainEqual(
+      expect.stringMatching(
+        new RegExp(
+          `^Warning BackOff Back-off restarting failed container web in pod crash_default\\(${uid}\\)`,
+        ),
+      ),
+    );
+  });
+
+  it("restarts a container whose liveness probe fails failureThreshold times, with Unhealthy and Killing events", async () => {
+    const { client, clock } = await startNode();
+    await client.resource(pods, "default").create(
+      pod("live", {
+        annotations: { "sim.reconcile.dev/liveness-fail-after": "5s" },
+        spec: {
+          containers: [
+            {
+              name: "web",
+              image: "nginx:1.25",
+              livenessProbe: { httpGet: { path: "/", port: 80 }, periodSeconds: 2, failureThreshold: 3 },
+            },
+          ],
+        },
+      }),
+    );
+    await advance(clock, 5_000);
+    expect((await getPod(client, "live")).status?.containerStatuses?.[0]?.restartCount).toBe(0);
+    await advance(clock, 8_000);
+    const web = (await getPod(client, "live")).status?.containerStatuses?.[0];
+    expect(web?.restartCount).toBe(1);
+    expect(web?.lastState?.terminated).toMatchObject({ exitCode: 0, reason: "Completed" });
+    const seen = await eventsOf(client, "live");
+    expect(seen).toContain(
+      "Warning Unhealthy Liveness probe failed: HTTP probe failed with statuscode: 500 (x3)",
+    );
+    expect(seen).toContain("Normal Killing Container web failed liveness probe, will be restarted");
+  });
+
+  it("flips Ready when the readiness probe starts to succeed", async () => {
+    const { client, clock } = await startNode();
+    await client.resource(pods, "default").create(
+      pod("ready", {
+        annotations: { "sim.reconcile.dev/ready-after": "3s" },
+        spec: {
+          containers: [
+            {
+              name: "web",
+              image: "nginx:1.25",
+              readinessProbe: { tcpSocket: { port: 80 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      }),
+    );
+    await advance(clock, 1_000);
+    let status = (await getPod(client, "ready")).status;
+    expect(status?.phase).toBe("Running");
+    expect(status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "ContainersNotReady",
+      message: "containers with unready status: [web]",
+    });
+    await advance(clock, 3_000);
+    status = (await getPod(client, "ready")).status;
+    expect(status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
+    expect(status?.containerStatuses?.[0]?.ready).toBe(true);
+  });
+
+  it("stops a deleted pod's containers within the grace period and then deletes it with grace 0", async () => {
+    const { client, clock } = await startNode();
+    await client.resource(pods, "default").create(
+      pod("slow", {
+        annotations: { "sim.reconcile.dev/termination": "ignore" },
+        spec: { terminationGracePeriodSeconds: 5 },
+      }),
+    );
+    await advance(clock, 1_000);
+    await client.resource(pods, "default").delete("slow");
+    await advance(clock, 4_000);
+    const terminating = await getPod(client, "slow");
+    expect(terminating.metadata?.deletionTimestamp).toBeDefined();
+    expect(terminating.status?.containerStatuses?.[0]?.state?.running).toBeDefined();
+    await advance(clock, 3_000);
+    await expect(getPod(client, "slow")).rejects.toThrow('pods "slow" not found');
+    expect(await eventsOf(client, "slow")).toContain("Normal Killing Stopping container web");
+  });
+
+  it("leaves pods of other nodes and unbound pods alone", async () => {
+    const { client, clock } = await startNode();
+    await client
+      .resource(pods, "default")
+      .create({ ...pod("elsewhere"), spec: { ...pod("x").spec!, nodeName: "node-2" } });
+    await client
+      .resource(pods, "default")
+      .create({ ...pod("unbound"), spec: { containers: [{ name: "web", image: "nginx" }] } });
+    await advance(clock, 3_000);
+    expect((await getPod(client, "elsewhere")).status).toEqual({ phase: "Pending", qosClass: "BestEffort" });
+    expect((await getPod(client, "unbound")).status).toEqual({ phase: "Pending", qosClass: "BestEffort" });
+  });
+
+  it("rejects a pod that does not fit the allocatable cpu: Failed with OutOfcpu and a Warning event", async () => {
+    const { client, clock } = await startNode({ resources: { cpu: "2" } });
+    const big = pod("big", {
+      spec: { containers: [{ name: "web", image: "nginx:1.25", resources: { requests: { cpu: "1500m" } } }] },
+    });
+    await client.resource(pods, "default").create(big);
+    await advance(clock, 1_000);
+    await client
+      .resource(pods, "default")
+      .create({ ...big, metadata: { name: "bigger", namespace: "default" } });
+    await advance(clock, 1_000);
+    expect((await getPod(client, "big")).status?.phase).toBe("Running");
+    const rejected = await getPod(client, "bigger");
+    expect(rejected.status).toMatchObject({
+      phase: "Failed",
+      reason: "OutOfcpu",
+      message:
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 1500, used: 1500, capacity: 2000",
+    });
+    expect(await eventsOf(client, "bigger")).toEqual([
+      "Warning OutOfcpu Node didn't have enough resource: cpu, requested: 1500, used: 1500, capacity: 2000",
+    ]);
+  });
+
+  it("a pod that never restarts ends Succeeded once its container exits 0, and is not deleted", async () => {
+    const { client, clock } = await startNode();
+    await client
+      .resource(pods, "default")
+      .create(
+        pod("job", {
+          annotations: { "sim.reconcile.dev/exit-after": "2s" },
+          spec: { restartPolicy: "Never" },
+        }),
+      );
+    await advance(clock, 4_000);
+    const done = await getPod(client, "job");
+    expect(done.status?.phase).toBe("Succeeded");
+    expect(done.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({
+      exitCode: 0,
+      reason: "Completed",
+    });
+    expect(done.status?.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "PodCompleted",
+    });
+  });
+
+  it("serves container logs, with previous, tail and timestamps, and upstream's errors", async () => {
+    const { client, clock, kubelet } = await startNode();
+    await client.resource(pods, "default").create(
+      pod("talk", {
+        annotations: {
+          "sim.reconcile.dev/log": "one\ntwo\nthree",
+          "sim.reconcile.dev/exit-after": "1s",
+          "sim.reconcile.dev/exit-code": "3",
+        },
+        spec: { restartPolicy: "OnFailure" },
+      }),
+    );
+    await advance(clock, 1_500);
+    const logs = (options = {}) => kubelet.containerLogs("default", "talk", "web", options);
+    expect(logs()).toMatchObject({ ok: true, text: "one\ntwo\nthree\n" });
+    expect(logs({ previous: true })).toMatchObject({
+      ok: true,
+      text: "one\ntwo\nthree\nexiting with code 3\n",
+    });
+    expect(logs({ tailLines: 1, timestamps: true })).toMatchObject({
+      ok: true,
+      text: "2026-01-01T00:00:01.000000000Z three\n",
+    });
+    expect(kubelet.containerLogs("default", "talk", "db", {})).toEqual({
+      ok: false,
+      code: 404,
+      message: 'container "db" not found in pod "talk"',
+    });
+    expect(kubelet.containerLogs("default", "nope", "web", {})).toEqual({
+      ok: false,
+      code: 404,
+      message: 'pod "nope" does not exist',
+    });
+  });
 });

@@ -1,0 +1,128 @@
+// Many kubelets in one process, for demos and scale tests: N nodes, each a
+// whole Kubelet with its own simulated runtime, pod CIDR and node IP, fed
+// by one shared pod informer instead of N watches. Each pod event goes to
+// the kubelet its `spec.nodeName` names, as N field-selected watches would
+// deliver it.
+import { type DeepReadonly, isDeletedFinalStateUnknown, type Pod, pods } from "@reconcile/api";
+import { type Client, listerWatcher } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import type { Logger } from "@reconcile/controller";
+import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
+import { Kubelet, type KubeletOptions } from "./kubelet.js";
+
+export interface NodeSimulatorOptions {
+  /** Where the nodes read pods and write everything. Required. */
+  client: Client;
+  /** How many nodes (named `<namePrefix><i>`, from 1), or their names. Required. */
+  nodes: number | readonly string[];
+  /** Default "node-". */
+  namePrefix?: string | undefined;
+  /**
+   * A shared informer on all pods to feed the nodes from; the simulator adds
+   * one handler and leaves running it to the caller. Default: the simulator
+   * runs its own.
+   */
+  podInformer?: SharedIndexInformer<Pod> | undefined;
+  /**
+   * Per-node options over the defaults: node i (from 0) gets pod CIDR
+   * `10.244.<i>.0/24` and node IP `10.0.<i / 250>.<i % 250 + 2>`.
+   */
+  kubeletOptions?: ((name: string, index: number) => Partial<KubeletOptions>) | undefined;
+  /** Default `realClock`. */
+  clock?: Clock | undefined;
+  random?: (() => number) | undefined;
+  logger?: Logger | undefined;
+}
+
+/** See the file comment. */
+export class NodeSimulator {
+  readonly kubelets: readonly Kubelet[];
+  readonly #byName = new Map<string, Kubelet>();
+  readonly #options: NodeSimulatorOptions;
+  readonly #clock: Clock;
+  #running = false;
+
+  constructor(options: NodeSimulatorOptions) {
+    if (options?.client === undefined) throw new TypeError("NodeSimulator: client is required");
+    const names =
+      typeof options.nodes === "number"
+        ? Array.from({ length: options.nodes }, (_, i) => `${options.namePrefix ?? "node-"}${i + 1}`)
+        : [...options.nodes];
+    if (names.length > 65_536)
+      throw new RangeError("NodeSimulator: at most 65,536 nodes (one /24 pod CIDR each)");
+    this.#options = options;
+    this.#clock = options.clock ?? realClock;
+    this.kubelets = names.map((nodeName, i) => {
+      const kubelet = new Kubelet({
+        nodeName,
+        client: options.client,
+        clock: this.#clock,
+        random: options.random,
+        logger: options.logger,
+        podSource: "external",
+        podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
+        nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
+        ...options.kubeletOptions?.(nodeName, i),
+      });
+      this.#byName.set(nodeName, kubelet);
+      return kubelet;
+    });
+  }
+
+  /** The kubelet of a node, by name. */
+  kubelet(nodeName: string): Kubelet | undefined {
+    return this.#byName.get(nodeName);
+  }
+
+  /** Runs every node until `signal` aborts; resolves once all have stopped. */
+  async run({ signal }: { signal: AbortSignal }): Promise<void> {
+    if (this.#running) throw new Error("NodeSimulator: already running");
+    this.#running = true;
+    const ownInformer = this.#options.podInformer === undefined;
+    const informer =
+      this.#options.podInformer ??
+      new SharedIndexInformer<Pod>({
+        listerWatcher: listerWatcher(this.#options.client, pods),
+        resource: pods,
+        clock: this.#clock,
+      });
+    const registration = informer.addEventHandler(this.#router());
+    const tasks = this.kubelets.map((kubelet) => kubelet.run({ signal }));
+    if (ownInformer) tasks.push(informer.run(signal));
+    tasks.push(this.#markReadyOnSync(informer, signal));
+    await Promise.allSettled(tasks);
+    if (!ownInformer && !informer.isStopped()) informer.removeEventHandler(registration);
+  }
+
+  #router(): ResourceEventHandler<Pod> {
+    const to = (pod: DeepReadonly<Pod>) => {
+      const name = pod.spec?.nodeName;
+      return name ? this.#byName.get(name) : undefined;
+    };
+    return {
+      onAdd: (pod, initial) => to(pod)?.podHandler.onAdd?.(pod, initial),
+      onUpdate: (old, pod) => {
+        const kubelet = to(pod);
+        if (kubelet === undefined) return;
+        // A pod bound by this update is new to its node, as a field-selected watch would report it.
+        if (old.spec?.nodeName !== pod.spec?.nodeName) kubelet.podHandler.onAdd?.(pod, false);
+        else kubelet.podHandler.onUpdate?.(old, pod);
+      },
+      onDelete: (obj) => {
+        const pod = isDeletedFinalStateUnknown(obj) ? obj.obj : obj;
+        to(pod)?.podHandler.onDelete?.(obj);
+      },
+    };
+  }
+
+  async #markReadyOnSync(informer: SharedIndexInformer<Pod>, signal: AbortSignal): Promise<void> {
+    while (!signal.aborted && !informer.hasSynced()) {
+      try {
+        await this.#clock.sleep(10, { signal });
+      } catch {
+        return;
+      }
+    }
+    if (informer.hasSynced()) for (const kubelet of this.kubelets) kubelet.markSourcesReady();
+  }
+}
