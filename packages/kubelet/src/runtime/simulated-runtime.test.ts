@@ -141,7 +141,10 @@ describe("SimulatedRuntime", () => {
       reason: "Error",
       finishedAt: 3000,
     });
-    expect(runtime.readLogs(id).map((l) => [l.stream, l.text])).toEqual([["stderr", "exiting with code 2"]]);
+    expect(runtime.readLogs(id).map((l) => [l.stream, l.text])).toEqual([
+      ["stdout", "simulated container web started (image docker.io/library/nginx:latest)"],
+      ["stderr", "exiting with code 2"],
+    ]);
   });
 
   it.each([

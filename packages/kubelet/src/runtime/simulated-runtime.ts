@@ -52,7 +52,7 @@ export interface ContainerBehaviour {
   termination: "graceful" | "default" | "ignore";
   /** Time the process needs to exit after SIGTERM (SIGKILL still ends it at the grace period). Annotation `termination-delay`. */
   terminationDelayMs: number;
-  /** Lines written to stdout at start, separated by newlines. Annotation `log`. */
+  /** Lines written to stdout at start, separated by newlines. Annotation `log`. Default: one line saying the container started. */
   log: string | undefined;
   /** A `tick <n>` line every this long while running. Annotation `log-every`. */
   logEveryMs: number;
@@ -269,7 +269,8 @@ export class SimulatedRuntime implements ContainerRuntime {
     if (entry.record.state !== "created") return; // stopped while starting
     const now = this.#clock.now();
     entry.record = { ...entry.record, state: "running", startedAt: now };
-    for (const text of (behaviour.log ?? "").split("\n")) {
+    const greeting = `simulated container ${entry.record.name} started (image ${entry.record.image})`;
+    for (const text of (behaviour.log ?? greeting).split("\n")) {
       if (text !== "") this.#write(entry, "stdout", text);
     }
     if (Number.isFinite(behaviour.exitAfterMs)) {
