@@ -1,17 +1,30 @@
 // The control plane the demo scenarios run: shared informers, the ReplicaSet
-// and Deployment controllers, and a stand-in for the kubelet, all on one
-// embedded API server.
-import { type Pod, pods, replicaSets } from "@reconcile/api";
+// and Deployment controllers, three simulated nodes (kubelets with a
+// simulated container runtime), and a stand-in binder in place of a
+// scheduler, all on one embedded API server.
+import {
+  type DeepReadonly,
+  isConflict,
+  isDeletedFinalStateUnknown,
+  isNotFound,
+  type Pod,
+  pods,
+  replicaSets,
+} from "@reconcile/api";
 import type { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { DeploymentController } from "@reconcile/deployment";
 import { type SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
+import { NodeSimulator } from "@reconcile/kubelet";
 import { ReplicaSetController } from "@reconcile/replicaset";
+
+/** The demo's nodes. */
+export const nodeNames = ["node-1", "node-2", "node-3"] as const;
 
 export interface ControlPlane {
   /** Resolves once every informer has synced (rejects after 5 s, naming the ones that did not). */
   readonly synced: Promise<void>;
-  /** Stops the controllers, the kubelet stand-in and the informers; resolves once all have stopped. */
+  /** Stops the controllers, the nodes, the binder and the informers; resolves once all have stopped. */
   stop(): Promise<void>;
 }
 
@@ -29,62 +42,63 @@ export function startControlPlane(server: ApiServer): ControlPlane {
   factory.start(abort.signal);
   const controllerRun = controller.run({ signal: abort.signal, workers: 5 });
   const deploymentControllerRun = deploymentController.run({ signal: abort.signal, workers: 5 });
-  const kubelet = startKubeletStandIn(client, podInformer, abort.signal);
+  const nodes = new NodeSimulator({ client, nodes: [...nodeNames], podInformer });
+  const nodesRun = nodes.run({ signal: abort.signal });
+  const binder = startBinderStandIn(client, podInformer, abort.signal);
   const synced = factory.waitForCacheSync(abort.signal, { timeoutMs: 5_000 }).then(() => {});
   synced.catch(() => {}); // reported to whoever awaits it
   return {
     synced,
     async stop() {
       abort.abort();
-      await Promise.all([controllerRun, deploymentControllerRun, kubelet]);
+      await Promise.all([controllerRun, deploymentControllerRun, nodesRun, binder]);
       await factory.shutdown();
     },
   };
 }
 
 /**
- * Stands in for the kubelet until the pod-workers package exists: marks every
- * new pod Running and Ready 200 ms after it appears.
+ * Stands in for the scheduler until it lands, with the smallest step that
+ * lets the nodes run pods: each new unbound pod is bound to the node that
+ * has the fewest pods (by setting `spec.nodeName`, which the API server
+ * accepts once). No filtering, scoring, resources or `Scheduled` event.
  */
-async function startKubeletStandIn(
+async function startBinderStandIn(
   client: Client,
   podInformer: SharedIndexInformer<Pod>,
   signal: AbortSignal,
 ): Promise<void> {
-  const timers = new Set<ReturnType<typeof setTimeout>>();
-  podInformer.addEventHandler({
-    onAdd: (pod) => {
-      if (pod.status?.phase === "Running" || pod.metadata?.deletionTimestamp) return;
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        const now = new Date().toISOString();
-        const running: Pod = {
-          ...(structuredClone(pod) as Pod),
-          status: {
-            phase: "Running",
-            startTime: now,
-            conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }],
-            containerStatuses: (pod.spec?.containers ?? []).map((container) => ({
-              name: container.name,
-              image: container.image ?? "",
-              imageID: "",
-              ready: true,
-              started: true,
-              restartCount: 0,
-              state: { running: { startedAt: now } },
-            })),
-          },
-        };
-        client
-          .resource(pods, pod.metadata?.namespace)
-          .updateStatus(running, { signal })
-          .catch(() => {
-            // The pod was deleted or changed meanwhile: nothing to mark.
-          });
-      }, 200);
-      timers.add(timer);
+  // Where each pod is (or is being) bound, so that pods created together spread out.
+  const placed = new Map<string, string>();
+  const bind = async (pod: DeepReadonly<Pod>) => {
+    const uid = pod.metadata?.uid ?? "";
+    if (pod.spec?.nodeName) {
+      placed.set(uid, pod.spec.nodeName);
+      return;
+    }
+    if (placed.has(uid) || pod.metadata?.deletionTimestamp || signal.aborted) return;
+    const counts = new Map<string, number>(nodeNames.map((name) => [name, 0]));
+    for (const node of placed.values()) counts.set(node, (counts.get(node) ?? 0) + 1);
+    const [node] = [...counts].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))[0]!;
+    placed.set(uid, node);
+    const bound = structuredClone(pod) as Pod;
+    bound.spec = { ...bound.spec!, nodeName: node };
+    try {
+      await client.resource(pods, pod.metadata?.namespace).update(bound, { signal });
+    } catch (error) {
+      placed.delete(uid);
+      // Deleted, or changed meanwhile (its next event binds it): nothing to do now.
+      if (!isNotFound(error) && !isConflict(error) && !signal.aborted)
+        console.error("binding failed:", error);
+    }
+  };
+  const registration = podInformer.addEventHandler({
+    onAdd: (pod) => bind(pod),
+    onUpdate: (_, pod) => bind(pod),
+    onDelete: (obj) => {
+      placed.delete((isDeletedFinalStateUnknown(obj) ? obj.obj : obj).metadata?.uid ?? "");
     },
   });
   await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
-  for (const timer of timers) clearTimeout(timer);
+  if (!podInformer.isStopped()) podInformer.removeEventHandler(registration);
 }

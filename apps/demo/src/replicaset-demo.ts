@@ -3,8 +3,9 @@
 // event travels reflector → DeltaFIFO → handler → workqueue → sync → client
 // write → storage → watch, and the table below redraws as it does.
 //
-// There is no kubelet yet: a small stand-in marks each new pod Running and
-// Ready shortly after it appears, so readiness shows up in the status.
+// Three simulated nodes run the pods (a stand-in binder places each new pod
+// on the node with the fewest), so readiness in the status comes from real
+// kubelets driving a simulated container runtime.
 import { isPodActive, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";

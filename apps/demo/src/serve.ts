@@ -21,10 +21,11 @@ export async function serve(): Promise<boolean> {
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, listening.kubeconfig(), { mode: 0o600 });
 
-  console.log(`API server on ${listening.url}, ReplicaSet and Deployment controllers running. Try:
+  console.log(`API server on ${listening.url}, ReplicaSet and Deployment controllers and three simulated nodes running. Try:
 
   export KUBECONFIG=${kubeconfig}
   kubectl api-resources
+  kubectl get nodes -o wide
   kubectl create -f - <<'YAML'
   apiVersion: apps/v1
   kind: ReplicaSet
@@ -37,6 +38,8 @@ export async function serve(): Promise<boolean> {
       spec: { containers: [{ name: web, image: nginx:1.27 }] }
   YAML
   kubectl get rs,pods -o wide
+  kubectl describe pod -l app=web
+  kubectl logs -l app=web
   kubectl scale rs web --replicas=5 && kubectl get pods -w
   kubectl create deployment hello --image=nginx:1.27 --replicas=3
   kubectl rollout status deployment/hello
