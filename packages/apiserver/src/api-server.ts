@@ -14,6 +14,11 @@ export interface ApiServerOptions {
   clock?: Clock | undefined;
   /** How many changes the in-memory storage keeps for watches and continue tokens. Default: 10,000. Ignored with `storage`. */
   historySize?: number | undefined;
+  /**
+   * The memory budget of the in-memory storage's history, in bytes of JSON: older changes leave it
+   * once it holds more. Default: 128 MiB. Ignored with `storage`.
+   */
+  historyBytes?: number | undefined;
   /** How many unread events one watcher may have before it is closed. Default: 10,000. Ignored with `storage`. */
   watchBufferSize?: number | undefined;
   /** Interval of BOOKMARK events on watches that allow them. Default: 60,000 ms. */
@@ -53,6 +58,8 @@ export class ApiServer {
       new MemoryStorage({
         clock: this.clock,
         historySize: options.historySize,
+        historyBytes: options.historyBytes,
+        maxObjectBytes: options.maxObjectBytes,
         watchBufferSize: options.watchBufferSize,
       });
     const ready = createInitialNamespaces(this.storage, this.clock);

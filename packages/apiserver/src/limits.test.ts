@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
 import type { ListeningApiServer } from "./http/server.js";
 import { maxNestingDepth, nestsDeeperThan } from "./limits.js";
+import type { MemoryStorage } from "./memory-storage.js";
 
 const running: ApiServer[] = [];
 afterEach(async () => {
@@ -209,5 +210,79 @@ describe("JSON patch amplification", () => {
       "RequestEntityTooLarge",
       "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001",
     ]);
+  });
+});
+
+describe("object size and history budget", () => {
+  const limit = 1.5 * 1024 * 1024;
+  const rejected = (run: () => Promise<unknown>) =>
+    run().then(
+      () => "accepted",
+      (error: { status?: { code: number; reason: string; message: string } }) => error.status,
+    );
+
+  it("answers 413 naming the 1.5 MiB limit on every write path, in process and over HTTP; nothing is stored", async () => {
+    const { api, http } = await start();
+    const client = api.client().resource(configMaps, "default");
+    const tooLarge = {
+      code: 413,
+      reason: "RequestEntityTooLarge",
+      message: `Request entity too large: limit is ${limit}`,
+    };
+    const big = "x".repeat(limit);
+    expect(await rejected(() => client.create({ metadata: { name: "big" }, data: { big } }))).toMatchObject(
+      tooLarge,
+    );
+    await client.create({ metadata: { name: "cm" }, data: { a: "b" } });
+    const before = await client.get("cm");
+    expect(await rejected(() => client.update({ ...before, data: { big } }))).toMatchObject(tooLarge);
+    expect(await rejected(() => client.patch("cm", { data: { big } }, { type: "merge" }))).toMatchObject(
+      tooLarge,
+    );
+    const posted = await call(
+      http,
+      "POST",
+      cmPath,
+      JSON.stringify({ metadata: { name: "big" }, data: { big } }),
+    );
+    expect([posted.code, posted.body.message]).toEqual([413, tooLarge.message]);
+    // Under the limit in characters, over it in bytes: the storage measures what it stores.
+    const wide = "é".repeat(900_000);
+    expect(await rejected(() => client.create({ metadata: { name: "wide" }, data: { wide } }))).toMatchObject(
+      {
+        code: 413,
+        reason: "RequestEntityTooLarge",
+        message: expect.stringMatching(
+          /^Request entity too large: the object is 18\d{5} bytes of JSON; limit is 1572864$/,
+        ),
+      },
+    );
+    expect(await client.get("cm")).toEqual(before);
+    expect((await client.list()).items.map((item) => item.metadata?.name)).toEqual(["cm"]);
+  });
+
+  it("keeps the history within its budget under updates of a 1.4 MB ConfigMap; a watch from before answers 410", async () => {
+    const api = new ApiServer({ historyBytes: 16 * 1024 * 1024, garbageCollection: false });
+    running.push(api);
+    const storage = api.storage as MemoryStorage;
+    const client = api.client().resource(configMaps, "default");
+    const data = (version: number) => ({ blob: String(version).padEnd(1_400_000, "x") });
+    const first = await client.create({ metadata: { name: "big" }, data: data(0) });
+    let stored: ConfigMap = first;
+    let largest = 0;
+    for (let version = 1; version <= 30; version++) {
+      stored = await client.update({ ...stored, data: data(version) });
+      largest = Math.max(largest, storage.historyBytes);
+    }
+    expect(largest).toBeLessThanOrEqual(16 * 1024 * 1024);
+    // 11 changes of ~1.4 MB fit in 16 MiB, the initial namespaces long gone.
+    expect(storage.historyLength).toBe(11);
+    const watched = await client.watch({ resourceVersion: first.metadata!.resourceVersion! });
+    const events: { type: string; code: number | undefined; reason: string | undefined }[] = [];
+    for await (const event of watched) {
+      const status = event.object as { code?: number; reason?: string };
+      events.push({ type: event.type, code: status.code, reason: status.reason });
+    }
+    expect(events).toEqual([{ type: "ERROR", code: 410, reason: "Expired" }]);
   });
 });

@@ -5,6 +5,10 @@ import { MemoryStorage } from "./memory-storage.js";
 import { StorageError, type StorageEvent, type StorageWatcher } from "./storage.js";
 import { describeStorageConformance } from "./testing/storage-conformance.js";
 
+function withText(name: string, text: string): KubeObject {
+  return { metadata: { name, namespace: "ns" }, data: { text } } as KubeObject;
+}
+
 function obj(name: string, labels: Record<string, string> = {}): KubeObject {
   return { metadata: { name, namespace: "ns", labels } };
 }
@@ -110,5 +114,96 @@ describe("MemoryStorage", () => {
     storage.close();
     expect(await drain(watcher, 1)).toEqual([]);
     expect(watcher.closeReason).toBe("storage closed");
+  });
+
+  describe("memory budget", () => {
+    /** A ConfigMap of about `bytes` bytes of JSON. */
+    const large = (name: string, bytes: number, version = 0): KubeObject =>
+      ({
+        metadata: { name, namespace: "ns" },
+        data: { blob: String(version).padEnd(bytes, "x") },
+      }) as KubeObject;
+    const mib = 1024 * 1024;
+
+    it("refuses an object over maxObjectBytes with ObjectTooLarge naming the limit; nothing changes", async () => {
+      const storage = new MemoryStorage({ maxObjectBytes: 10_000 });
+      await storage.create(key("a"), large("a", 5_000));
+      const refused = (write: Promise<unknown>) =>
+        write.then(
+          () => "stored",
+          (error: StorageError) => [error.storageCode, error.message],
+        );
+      expect(await refused(storage.create(key("b"), large("b", 10_000)))).toEqual([
+        "ObjectTooLarge",
+        expect.stringMatching(/^the object is 100\d\d bytes of JSON; limit is 10000$/),
+      ]);
+      expect(await refused(storage.update(key("a"), large("a", 20_000)))).toEqual([
+        "ObjectTooLarge",
+        expect.stringMatching(/limit is 10000$/),
+      ]);
+      // Bytes, not characters: 6,000 two-byte characters are 12,000 bytes.
+      expect(await refused(storage.create(key("c"), withText("c", "é".repeat(6_000))))).toEqual([
+        "ObjectTooLarge",
+        expect.stringMatching(/^the object is 120\d\d bytes/),
+      ]);
+      expect(await storage.currentRevision()).toBe(1);
+      expect((await storage.get(key("a")))?.metadata?.resourceVersion).toBe("1");
+      expect(await storage.get(key("b"))).toBeUndefined();
+      expect(storage.historyLength).toBe(1);
+    });
+
+    it("keeps the history within historyBytes under churn of large objects, and expires what left it", async () => {
+      const storage = new MemoryStorage({ historyBytes: 8 * mib });
+      const objectBytes = 1_000_000;
+      await storage.create(key("big"), large("big", objectBytes));
+      let largest = 0;
+      for (let version = 1; version <= 100; version++) {
+        await storage.update(key("big"), large("big", objectBytes, version));
+        largest = Math.max(largest, storage.historyBytes);
+      }
+      expect(largest).toBeLessThanOrEqual(8 * mib);
+      // Eight changes of ~1,000,100 bytes fit in 8 MiB; a ninth would not.
+      expect(storage.historyLength).toBe(8);
+      expect(storage.historyBytes).toBeGreaterThan(8 * objectBytes);
+      expect(storage.compactedRevision).toBe(101 - 8);
+      const old = storage.watch("/core/pods/", { fromRevision: 1 });
+      expect(await drain(old, 2)).toEqual(["ERROR too old resource version: 1 (93)"]);
+      // Deletes count what they hold too, and the count limit still applies.
+      await storage.delete(key("big"));
+      expect(storage.historyLength).toBe(8);
+      expect(storage.historyBytes).toBeLessThanOrEqual(8 * mib);
+    });
+
+    it("keeps the newest change even when it alone is larger than the budget", async () => {
+      const storage = new MemoryStorage({ historyBytes: 1_000 });
+      await storage.create(key("a"), large("a", 3_000));
+      await storage.create(key("b"), large("b", 2_000));
+      expect(storage.historyLength).toBe(1);
+      expect(storage.historyBytes).toBeGreaterThan(2_000);
+      expect(storage.compactedRevision).toBe(1);
+    });
+
+    it("closes a watcher whose unread events left the history with one ERROR Expired, dropping its backlog", async () => {
+      const storage = new MemoryStorage({ historyBytes: 50_000 });
+      const slow = storage.watch("/core/pods/", { fromRevision: 0 });
+      const fast = storage.watch("/core/pods/", { fromRevision: 0 });
+      const seen: string[] = [];
+      const reading = (async () => {
+        for await (const event of fast) {
+          seen.push(summary(event));
+          if (seen.length === 10) return;
+        }
+      })();
+      for (let i = 0; i < 10; i++) {
+        await storage.create(key(`p${i}`), large(`p${i}`, 10_000));
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await reading;
+      expect(seen).toHaveLength(10);
+      expect(fast.closeReason).toBe("stopped");
+      // Revision 1 left the history when the fifth object came in: the slow watcher had not read it.
+      expect(slow.closeReason).toBe("too old resource version: 0 (1)");
+      expect(await drain(slow, 10)).toEqual(["ERROR too old resource version: 0 (1)"]);
+    });
   });
 });

@@ -1,6 +1,7 @@
 import type { KubeObject } from "@reconcile/api";
 import type { Clock, TimerHandle } from "@reconcile/clock";
 import { realClock } from "@reconcile/clock";
+import { defaultMaxObjectBytes } from "./limits.js";
 import { RingBuffer } from "./ring-buffer.js";
 import {
   type Storage,
@@ -20,6 +21,18 @@ export interface MemoryStorageOptions {
   /** How many changes the history keeps for watches and continue tokens. Default: 10,000. */
   historySize?: number | undefined;
   /**
+   * The memory budget of the history, in bytes of JSON of the objects it
+   * holds: the oldest changes leave it once it holds more (the newest always
+   * stays), and a watcher with unread events that left it is closed with an
+   * ERROR `Expired` event. Default: 128 MiB.
+   */
+  historyBytes?: number | undefined;
+  /**
+   * The largest object stored, in bytes of JSON; a larger one is refused with
+   * `ObjectTooLarge` (etcd's request limit). Default: 1.5 MiB.
+   */
+  maxObjectBytes?: number | undefined;
+  /**
    * How many live events one watcher may have unread before it is closed
    * (it then resumes from the last revision it read). Default: 10,000.
    */
@@ -34,11 +47,15 @@ interface Change {
   object: KubeObject;
   /** The state before the change (MODIFIED and DELETED). */
   previous: KubeObject | undefined;
+  /** What the change holds, in bytes of JSON: the object written, or the object deleted. */
+  bytes: number;
 }
 
 interface Entry {
   object: KubeObject;
   revision: number;
+  /** The object's size in bytes of JSON. */
+  bytes: number;
 }
 
 /** The keys of one resource (all keys sharing their first two path segments), kept sortable. */
@@ -56,19 +73,26 @@ interface Watch {
   bookmarkTimer: TimerHandle | undefined;
 }
 
+/** The default memory budget of the history, in bytes of JSON. */
+export const defaultHistoryBytes = 128 * 1024 * 1024;
+
 /**
  * The in-memory `Storage`: one global revision counter, a map per resource,
- * and a ring buffer of the last `historySize` changes from which watches are
- * replayed and older list snapshots (continue tokens) are reconstructed.
+ * and a ring buffer of the last changes (at most `historySize` of them and
+ * `historyBytes` of JSON) from which watches are replayed and older list
+ * snapshots (continue tokens) are reconstructed.
  */
 export class MemoryStorage implements Storage {
   readonly #clock: Clock;
   readonly #historySize: number;
+  readonly #historyBudget: number;
+  readonly #maxObjectBytes: number;
   readonly #watchBufferSize: number;
   readonly #buckets = new Map<string, Bucket>();
   readonly #history: RingBuffer<Change>;
   readonly #watches = new Set<Watch>();
   #revision = 0;
+  #historyBytes = 0;
   #closed = false;
   /** The last reconstructed snapshot, so that paging through one does not rebuild it per page. */
   #snapshotCache: { prefix: string; revision: number; keys: string[]; objects: KubeObject[] } | undefined;
@@ -76,6 +100,8 @@ export class MemoryStorage implements Storage {
   constructor(options: MemoryStorageOptions = {}) {
     this.#clock = options.clock ?? realClock;
     this.#historySize = positiveInteger("historySize", options.historySize ?? 10_000);
+    this.#historyBudget = positiveInteger("historyBytes", options.historyBytes ?? defaultHistoryBytes);
+    this.#maxObjectBytes = positiveInteger("maxObjectBytes", options.maxObjectBytes ?? defaultMaxObjectBytes);
     this.#watchBufferSize = positiveInteger("watchBufferSize", options.watchBufferSize ?? 10_000);
     this.#history = new RingBuffer<Change>(Math.min(this.#historySize, 1024));
   }
@@ -95,6 +121,16 @@ export class MemoryStorage implements Storage {
     return oldest === undefined ? this.#revision : oldest.revision - 1;
   }
 
+  /** How many bytes of JSON the history holds now (at most `historyBytes`, unless its one newest change is larger). */
+  get historyBytes(): number {
+    return this.#historyBytes;
+  }
+
+  /** How many changes the history holds now. */
+  get historyLength(): number {
+    return this.#history.length;
+  }
+
   /** How many objects are stored. */
   get size(): number {
     let size = 0;
@@ -105,11 +141,13 @@ export class MemoryStorage implements Storage {
   async create(key: string, object: KubeObject): Promise<KubeObject> {
     const bucket = this.#bucketFor(key, true)!;
     if (bucket.entries.has(key)) throw new StorageError("KeyExists", key, `key ${key} already exists`);
-    const revision = ++this.#revision;
+    const revision = this.#revision + 1;
     setResourceVersion(object, revision);
-    bucket.entries.set(key, { object, revision });
+    const bytes = this.#measure(key, object);
+    this.#revision = revision;
+    bucket.entries.set(key, { object, revision, bytes });
     bucket.sortedKeys = undefined;
-    this.#record({ type: "ADDED", key, revision, object, previous: undefined });
+    this.#record({ type: "ADDED", key, revision, object, previous: undefined, bytes });
     return object;
   }
 
@@ -119,10 +157,12 @@ export class MemoryStorage implements Storage {
 
   async update(key: string, object: KubeObject, expectedRevision?: number): Promise<KubeObject> {
     const { bucket, entry } = this.#existing(key, expectedRevision);
-    const revision = ++this.#revision;
+    const revision = this.#revision + 1;
     setResourceVersion(object, revision);
-    bucket.entries.set(key, { object, revision });
-    this.#record({ type: "MODIFIED", key, revision, object, previous: entry.object });
+    const bytes = this.#measure(key, object);
+    this.#revision = revision;
+    bucket.entries.set(key, { object, revision, bytes });
+    this.#record({ type: "MODIFIED", key, revision, object, previous: entry.object, bytes });
     return object;
   }
 
@@ -132,8 +172,27 @@ export class MemoryStorage implements Storage {
     bucket.entries.delete(key);
     bucket.sortedKeys = undefined;
     const last = withResourceVersion(entry.object, revision);
-    this.#record({ type: "DELETED", key, revision, object: last, previous: entry.object });
+    this.#record({
+      type: "DELETED",
+      key,
+      revision,
+      object: last,
+      previous: entry.object,
+      bytes: entry.bytes,
+    });
     return last;
+  }
+
+  /** The size of `object` in bytes of JSON; larger than `maxObjectBytes` is refused, as etcd refuses the request. */
+  #measure(key: string, object: KubeObject): number {
+    const bytes = Buffer.byteLength(JSON.stringify(object));
+    if (bytes > this.#maxObjectBytes)
+      throw new StorageError(
+        "ObjectTooLarge",
+        key,
+        `the object is ${bytes} bytes of JSON; limit is ${this.#maxObjectBytes}`,
+      );
+    return bytes;
   }
 
   /** The stored entry of `key` and its bucket, for a write that requires it to exist at `expectedRevision`. */
@@ -273,9 +332,25 @@ export class MemoryStorage implements Storage {
   }
 
   #record(change: Change): void {
-    if (this.#history.length >= this.#historySize) this.#history.shift();
+    if (this.#history.length >= this.#historySize) this.#historyBytes -= this.#history.shift()!.bytes;
     this.#history.push(change);
+    this.#historyBytes += change.bytes;
+    let overBudget = false;
+    while (this.#historyBytes > this.#historyBudget && this.#history.length > 1) {
+      this.#historyBytes -= this.#history.shift()!.bytes;
+      overBudget = true;
+    }
+    // A watcher still holding events that left the history would keep their objects alive
+    // past the budget: it is closed, as if it had asked for a revision already compacted.
+    const compacted = overBudget ? this.compactedRevision : 0;
     for (const watch of this.#watches) {
+      if (overBudget) {
+        const oldest = watch.channel.oldestQueuedRevision;
+        if (oldest !== undefined && oldest <= compacted) {
+          watch.channel.fail(tooOldResourceVersion(oldest - 1, compacted), change.revision);
+          continue;
+        }
+      }
       if (change.revision <= watch.after || !change.key.startsWith(watch.prefix)) continue;
       const event = eventFor(change, watch.predicate);
       if (event !== undefined) watch.channel.push(event);

@@ -4,6 +4,7 @@ import {
   newConflict,
   newInternalError,
   newNotFound,
+  newRequestEntityTooLarge,
   newResourceExpired,
   newTimeout,
   newTooManyRequests,
@@ -33,6 +34,8 @@ export function toStatusError(error: unknown, gr: GroupResource, name: string): 
         return tooLargeResourceVersion(error.message);
       case "WatcherTooSlow":
         return newTooManyRequests(error.message);
+      case "ObjectTooLarge":
+        return newRequestEntityTooLarge(error.message);
     }
   }
   return newInternalError(error);

@@ -112,7 +112,9 @@ export type StorageErrorCode =
   | "Expired"
   | "TooLargeResourceVersion"
   /** A watcher fell too far behind and was closed. */
-  | "WatcherTooSlow";
+  | "WatcherTooSlow"
+  /** An object larger than the storage takes (etcd's request limit). */
+  | "ObjectTooLarge";
 
 /** A storage-level failure; the registry turns it into the matching `StatusError`. */
 export class StorageError extends ReconcileError {

@@ -36,6 +36,12 @@ export class WatchChannel implements StorageWatcher {
     return this.#live.length;
   }
 
+  /** The revision of the oldest event queued and not yet read, or undefined when nothing is queued. */
+  get oldestQueuedRevision(): number | undefined {
+    if (this.#initialIndex < this.#initial.length) return this.#initial[this.#initialIndex]!.revision;
+    return this.#live.at(0)?.revision;
+  }
+
   /** Queues the events every watcher starts with; call before any `push`. */
   setInitial(events: StorageEvent[]): void {
     this.#initial = events;
@@ -60,6 +66,20 @@ export class WatchChannel implements StorageWatcher {
     }
     this.#live.push(event);
     this.#notify();
+  }
+
+  /**
+   * Ends the watch with one ERROR event, dropping whatever is still queued:
+   * the reader resumes from the last revision it read (a reflector relists if
+   * that has left the history too).
+   */
+  fail(error: StorageError, revision: number): void {
+    if (this.#closeReason !== undefined) return;
+    this.#initial = [];
+    this.#initialIndex = 0;
+    this.#live.clear();
+    this.#live.push({ type: "ERROR", revision, error });
+    this.close(error.message);
   }
 
   /** Ends the watch: what is queued can still be read, then iteration ends. */
