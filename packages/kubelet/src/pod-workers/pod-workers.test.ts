@@ -646,6 +646,55 @@ describe("kills are never lost", () => {
   });
 });
 
+describe("the state handed to syncs", () => {
+  it("keeps the last mirror pod and a known pod's spec across updates that lack them (mergeLastUpdate)", async () => {
+    const { workers, drain } = createPodWorkers();
+    const staticPod = newNamedPod("s", "kube-system", "etcd", true);
+    const mirrorPod = newNamedPod("m", "kube-system", "etcd");
+    workers.updatePod({ updateType: "create", pod: staticPod, mirrorPod });
+    await drain();
+    workers.updatePod({
+      updateType: "update",
+      pod: withLabel(newNamedPod("s", "kube-system", "etcd", true), "v", "2"),
+    });
+    await drain();
+    expect(workers.inspectStatus("s")!.activeUpdate).toEqual({
+      updateType: "sync",
+      pod: withLabel(newNamedPod("s", "kube-system", "etcd", true), "v", "2"),
+      mirrorPod,
+    });
+  });
+
+  it("coalesced updates keep the earliest start time", () => {
+    const { workers } = createPodWorkers();
+    workers.updatePod({ updateType: "create", pod: newNamedPod("1", "ns", "p"), startTime: 500 });
+    workers.updatePod({ updateType: "update", pod: newNamedPod("1", "ns", "p"), startTime: 900 });
+    expect(workers.inspectStatus("1")!.pendingUpdate).toMatchObject({ updateType: "update", startTime: 500 });
+  });
+
+  it("an eviction makes the pod's content removable even before it terminates", async () => {
+    const { workers, syncer, drain } = createPodWorkers();
+    const release = gate();
+    syncer.syncTerminatingPod = async () => {
+      await release.promise;
+    };
+    workers.updatePod({ updateType: "create", pod: newNamedPod("1", "ns", "p") });
+    await drain();
+    workers.updatePod({
+      updateType: "kill",
+      pod: newNamedPod("1", "ns", "p"),
+      killPodOptions: { evict: true },
+    });
+    await turn();
+    expect(workers.shouldPodContentBeRemoved("1")).toBe(true);
+    expect(workers.shouldPodRuntimeBeRemoved("1")).toBe(false);
+    expect(workers.couldHaveRunningContainers("1")).toBe(true);
+    release.open();
+    await drain();
+    expect(workers.shouldPodRuntimeBeRemoved("1")).toBe(true);
+  });
+});
+
 describe("grace periods only shrink", () => {
   it("a shorter grace period cancels the in-flight terminating sync and re-runs it with the shorter one", async () => {
     const { workers, syncer, processed, drain } = createPodWorkers();
