@@ -1,8 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
 
-// Counts the deep comparisons a patch makes: a merge that searched the list for
-// every patch element compared elements a quadratic number of times.
+// Counts the deep comparisons and copies a patch makes: a merge that searched the
+// list for every patch element compared elements a quadratic number of times,
+// and one that copied each level it descended copied deep values once per level.
 const comparisons = vi.hoisted(() => ({ count: 0 }));
+const copies = vi.hoisted(() => ({ bytes: 0 }));
 vi.mock("./json.js", async (importOriginal) => {
   const original = await importOriginal<typeof import("./json.js")>();
   return {
@@ -11,10 +13,14 @@ vi.mock("./json.js", async (importOriginal) => {
       comparisons.count++;
       return original.jsonEqual(a, b);
     },
+    copyJson: <T>(value: T): T => {
+      copies.bytes += JSON.stringify(value)?.length ?? 0;
+      return original.copyJson(value);
+    },
   };
 });
 
-const { strategicMergePatch } = await import("./patch.js");
+const { mergePatch, strategicMergePatch } = await import("./patch.js");
 
 describe("strategic merge patch of long lists", () => {
   const count = 2_000;
@@ -50,5 +56,26 @@ describe("strategic merge patch of long lists", () => {
     };
     expect(merged.metadata.finalizers).toEqual(finalizers);
     expect(comparisons.count).toBeLessThanOrEqual(count);
+  });
+});
+
+describe("merge patches of deep objects", () => {
+  it("copy the original once, however deep the patch reaches", () => {
+    const depth = 200;
+    let original: Record<string, unknown> = { blob: "x".repeat(10_000) };
+    let patch: Record<string, unknown> = { added: true };
+    for (let i = 0; i < depth; i++) {
+      original = { a: original };
+      patch = { a: patch };
+    }
+    copies.bytes = 0;
+    const result = mergePatch(original, patch);
+    let leaf = result as Record<string, unknown>;
+    for (let i = 0; i < depth; i++) leaf = leaf.a as Record<string, unknown>;
+    expect(leaf).toEqual({ blob: "x".repeat(10_000), added: true });
+    expect(copies.bytes).toBeLessThanOrEqual(2 * JSON.stringify(original).length);
+    copies.bytes = 0;
+    expect(strategicMergePatch(original, patch)).toEqual(result);
+    expect(copies.bytes).toBeLessThanOrEqual(2 * JSON.stringify(original).length);
   });
 });

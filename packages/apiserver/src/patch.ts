@@ -25,15 +25,31 @@ export function applyPatch(type: Exclude<PatchType, "apply">, original: unknown,
   }
 }
 
-/** JSON Merge Patch (RFC 7386): objects merge recursively, null deletes, anything else replaces. */
+/**
+ * JSON Merge Patch (RFC 7386): objects merge recursively, null deletes,
+ * anything else replaces. The original is copied once and merged into in
+ * place, so the work is linear in the sizes of the two, however deep.
+ */
 export function mergePatch(original: unknown, patch: unknown): unknown {
   if (!isJsonObject(patch)) return copyJson(patch);
-  const result: Record<string, unknown> = isJsonObject(original) ? copyJson(original) : {};
+  return mergeInto(isJsonObject(original) ? copyJson(original) : {}, patch);
+}
+
+function mergeInto(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   for (const [key, value] of Object.entries(patch)) {
-    if (value === null) delete result[key];
-    else result[key] = mergePatch(result[key], value);
+    if (value === null) {
+      delete target[key];
+      continue;
+    }
+    // Own members only, as in the strategic merge below: "__proto__" is an ordinary key.
+    const current = Object.hasOwn(target, key) ? target[key] : undefined;
+    setMember(
+      target,
+      key,
+      isJsonObject(value) ? mergeInto(isJsonObject(current) ? current : {}, value) : copyJson(value),
+    );
   }
-  return result;
+  return target;
 }
 
 // ---------------------------------------------------------------------------
