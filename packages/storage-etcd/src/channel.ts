@@ -9,6 +9,7 @@ import { StorageError, type StorageEvent, type StorageWatcher } from "@reconcile
 export class EventChannel implements StorageWatcher {
   readonly #limit: number;
   readonly #onStop: () => void;
+  #alsoOnStop: (() => void) | undefined;
   #queue: StorageEvent[] = [];
   #head = 0;
   #initialRemaining = 0;
@@ -65,7 +66,14 @@ export class EventChannel implements StorageWatcher {
     if (this.#closeReason !== undefined) return;
     this.#closeReason = reason;
     this.#onStop();
+    this.#alsoOnStop?.();
     this.#notify();
+  }
+
+  /** Also calls `callback` when the channel closes (once). */
+  onClose(callback: () => void): void {
+    if (this.#closeReason !== undefined) callback();
+    else this.#alsoOnStop = callback;
   }
 
   stop(): void {
@@ -84,10 +92,13 @@ export class EventChannel implements StorageWatcher {
     if (event !== undefined) return Promise.resolve({ done: false, value: event });
     if (this.#closeReason !== undefined) return Promise.resolve({ done: true, value: undefined });
     return new Promise((resolve) => {
-      this.#wake = () => {
+      const wake = () => {
         const next = this.#poll();
-        resolve(next === undefined ? { done: true, value: undefined } : { done: false, value: next });
+        if (next !== undefined) resolve({ done: false, value: next });
+        else if (this.#closeReason !== undefined) resolve({ done: true, value: undefined });
+        else this.#wake = wake; // woken with nothing to read (an empty batch): keep waiting
       };
+      this.#wake = wake;
     });
   }
 

@@ -42,6 +42,16 @@ export interface EtcdStorageOptions extends KeyLayoutOptions {
   clock?: Clock | undefined;
 }
 
+/** Receives a subscription's changes; see {@link EtcdStorage.subscribe}. */
+export interface WatchSink {
+  /** A change, with the storage key it happened to. */
+  event(event: StorageEvent, key: string): void;
+  /** etcd has sent every change up to `revision`. */
+  progress(revision: number): void;
+  /** The subscription cannot go on; `revision` is the last one delivered. */
+  error(error: Error, revision: number): void;
+}
+
 /** Items read per etcd call for lists without a limit, and the cap when a selector makes pages grow. */
 const maxPageSize = 10_000;
 
@@ -63,6 +73,7 @@ export class EtcdStorage implements Storage {
   readonly #watchBufferSize: number;
   readonly #clock: Clock;
   readonly #watchers = new Set<EventChannel>();
+  readonly #subscriptions = new Set<() => void>();
   readonly #compaction: AbortController | undefined;
   #closed = false;
   /** The newest revision any response has shown: at least that of every write acknowledged. */
@@ -83,6 +94,11 @@ export class EtcdStorage implements Storage {
       const compactor = new Compactor({ client: this.client, intervalMs: interval, clock: this.#clock });
       compactor.run({ signal: this.#compaction.signal }).catch(() => {});
     }
+  }
+
+  /** The newest revision any etcd response has shown so far: at least that of every write acknowledged. */
+  get knownRevision(): number {
+    return this.#knownRevision;
   }
 
   async currentRevision(): Promise<number> {
@@ -156,6 +172,24 @@ export class EtcdStorage implements Storage {
   }
 
   async list(prefix: string, options: StorageListOptions = {}): Promise<StorageListResult> {
+    return this.#list(prefix, options, undefined);
+  }
+
+  /** Every object under `prefix` with its storage key, read at one revision (the watch cache's list). */
+  async listEntries(
+    prefix: string,
+    revision?: number,
+  ): Promise<{ entries: [string, KubeObject][]; revision: number }> {
+    const keys: string[] = [];
+    const result = await this.#list(prefix, revision ? { revision } : {}, keys);
+    return { entries: result.items.map((object, i) => [keys[i]!, object]), revision: result.revision };
+  }
+
+  async #list(
+    prefix: string,
+    options: StorageListOptions,
+    keys: string[] | undefined,
+  ): Promise<StorageListResult> {
     const range = this.#rangeOf(prefix);
     const { predicate } = options;
     const limit = options.limit !== undefined && options.limit > 0 ? options.limit : 0;
@@ -189,7 +223,10 @@ export class EtcdStorage implements Storage {
         const etcdKey = kv.key.toString("utf8");
         if (range.filter !== undefined && !range.filter(etcdKey)) continue;
         const object = this.#decode(etcdKey, kv.value, Number(kv.mod_revision));
-        if (predicate === undefined || predicate(object)) items.push(object);
+        if (predicate === undefined || predicate(object)) {
+          items.push(object);
+          keys?.push(this.layout.fromEtcd(etcdKey));
+        }
       }
       remaining = Number(response.count) - consumed;
       if (limitReached || !more) break;
@@ -287,8 +324,58 @@ export class EtcdStorage implements Storage {
     return channel;
   }
 
+  /**
+   * Every change under `prefix` after `fromRevision`, unfiltered, handed to
+   * `sink` as it arrives (no queue): the watch cache's feed. `sink.error` is
+   * called at most once and ends the subscription; so does `stop()`.
+   */
+  subscribe(prefix: string, fromRevision: number, sink: WatchSink): { stop(): void } {
+    const range = this.#rangeOf(prefix);
+    let ended = false;
+    const etcdWatch = openEtcdWatch({
+      client: this.client,
+      key: range.key,
+      rangeEnd: range.end,
+      startRevision: fromRevision + 1,
+      clock: this.#clock,
+      onEvents: (events) => {
+        for (const event of events) {
+          if (ended) return;
+          const revision = Number(event.kv.mod_revision);
+          if (range.filter !== undefined && !range.filter(event.kv.key.toString("utf8"))) continue;
+          let translated: StorageEvent | undefined;
+          try {
+            translated = translateEvent(event, (value, rv) => this.#decode(prefix, value, rv), undefined);
+          } catch (error) {
+            end();
+            sink.error(error as Error, revision);
+            return;
+          }
+          if (translated !== undefined)
+            sink.event(translated, this.layout.fromEtcd(event.kv.key.toString("utf8")));
+        }
+      },
+      onProgress: (revision) => sink.progress(revision),
+      onError: (error) => {
+        if (ended) return;
+        end();
+        sink.error(error, etcdWatch.nextRevision - 1);
+      },
+    });
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      etcdWatch.stop();
+      this.#subscriptions.delete(end);
+    };
+    this.#subscriptions.add(end);
+    if (this.#closed) end();
+    return { stop: end };
+  }
+
   close(): void {
     if (this.#closed) return;
+    for (const end of [...this.#subscriptions]) end();
     this.#closed = true;
     this.#compaction?.abort();
     for (const watcher of [...this.#watchers]) watcher.close("storage closed");

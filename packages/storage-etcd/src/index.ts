@@ -1,3 +1,4 @@
+export { CachedStorage, type CachedStorageOptions } from "./cacher.js";
 export { createEtcdClient } from "./client.js";
 export { Compactor, type CompactorOptions, compactRevisionKey } from "./compactor.js";
 export {
@@ -7,6 +8,6 @@ export {
   startEtcd,
   startEtcdCluster,
 } from "./etcd-process.js";
-export { EtcdStorage, type EtcdStorageOptions } from "./etcd-storage.js";
+export { EtcdStorage, type EtcdStorageOptions, type WatchSink } from "./etcd-storage.js";
 export { KeyLayout, type KeyLayoutOptions } from "./keys.js";
 export { type Decoder, translateEvent } from "./watcher.js";

@@ -40,8 +40,7 @@ function etcdEvent(
 
 const decode = (value: Buffer, revision: number): KubeObject => {
   const object = JSON.parse(value.toString("utf8")) as KubeObject;
-  object.metadata!.resourceVersion = String(revision);
-  return object;
+  return { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
 };
 const web = (o: KubeObject) => o.metadata?.labels?.app === "web";
 
