@@ -3,6 +3,7 @@ import { FakeEventRecorder } from "@reconcile/controller/testing";
 import type { Pod, PodStatus } from "kubernetes-types/core/v1";
 import { describe, expect, it } from "vitest";
 import {
+  allowPodStart,
   calculateEffectiveGracePeriod,
   DefaultPodWorkers,
   killPodNow,
@@ -1072,6 +1073,158 @@ describe("static pods", () => {
         ["8-static", { state: "sync", orphan: false, hasConfig: true, static: true }],
       ]),
     );
+  });
+
+  // upstream's Test_allowPodStart table
+  const newStaticPod = (uid: string, name: string): Pod => ({
+    metadata: { uid, name, annotations: { "kubernetes.io/config.source": "file" } },
+    spec: { containers: [], terminationGracePeriodSeconds: 30 },
+  });
+  const st = (fullname: string, fields: { terminatingAt?: number; terminatedAt?: number } = {}) => ({
+    fullname,
+    terminatingAt: fields.terminatingAt ?? 0,
+    terminatedAt: fields.terminatedAt ?? 0,
+  });
+  it.each([
+    {
+      desc: "non-static pod",
+      pod: newNamedPod("uid-0", "ns", "test"),
+      statuses: { "uid-0": st("test_"), "uid-1": st("test_") },
+      started: {},
+      waiting: {},
+      expectedStarted: {},
+      expectedWaiting: {},
+      allowed: true,
+      allowedEver: true,
+    },
+    {
+      desc: "non-static pod when there is a started static pod with the same full name",
+      pod: newNamedPod("uid-0", "ns", "test"),
+      statuses: { "uid-0": st("test_"), "uid-1": st("test_") },
+      started: { test_: "uid-1" },
+      waiting: {},
+      expectedStarted: { test_: "uid-1" },
+      expectedWaiting: {},
+      allowed: true,
+      allowedEver: true,
+    },
+    {
+      desc: "static pod when there are no started static pods with the same full name",
+      pod: newStaticPod("uid-0", "foo"),
+      statuses: { "uid-0": st("foo_"), "uid-1": st("bar_") },
+      started: { bar_: "uid-1" },
+      waiting: {},
+      expectedStarted: { foo_: "uid-0", bar_: "uid-1" },
+      expectedWaiting: {},
+      allowed: true,
+      allowedEver: true,
+    },
+    {
+      desc: "static pod when there is a started static pod with the same full name",
+      pod: newStaticPod("uid-0", "foo"),
+      statuses: { "uid-0": st("foo_"), "uid-1": st("foo_") },
+      started: { foo_: "uid-1" },
+      waiting: {},
+      expectedStarted: { foo_: "uid-1" },
+      expectedWaiting: {},
+      allowed: false,
+      allowedEver: true,
+    },
+    {
+      desc: "static pod if the static pod has already started",
+      pod: newStaticPod("uid-0", "foo"),
+      statuses: { "uid-0": st("foo_") },
+      started: { foo_: "uid-0" },
+      waiting: {},
+      expectedStarted: { foo_: "uid-0" },
+      expectedWaiting: {},
+      allowed: true,
+      allowedEver: true,
+    },
+    {
+      desc: "static pod if the static pod is the first pod waiting to start",
+      pod: newStaticPod("uid-0", "foo"),
+      statuses: { "uid-0": st("foo_") },
+      started: {},
+      waiting: { foo_: ["uid-0"] },
+      expectedStarted: { foo_: "uid-0" },
+      expectedWaiting: {},
+      allowed: true,
+      allowedEver: true,
+    },
+    {
+      desc: "static pod if the static pod is not the first pod waiting to start",
+      pod: newStaticPod("uid-0", "foo"),
+      statuses: { "uid-0": st("foo_"), "uid-1": st("foo_") },
+      started: {},
+      waiting: { foo_: ["uid-1", "uid-0"] },
+      expectedStarted: {},
+      expectedWaiting: { foo_: ["uid-1", "uid-0"] },
+      allowed: false,
+      allowedEver: true,
+    },
+    {
+      desc: "static pod if the static pod is the first valid pod waiting to start / clean up until picking the first valid pod",
+      pod: newStaticPod("uid-0", "foo"),
+      statuses: { "uid-0": st("foo_"), "uid-1": st("foo_") },
+      started: {},
+      waiting: { foo_: ["uid-2", "uid-2", "uid-3", "uid-0", "uid-1"] },
+      expectedStarted: { foo_: "uid-0" },
+      expectedWaiting: { foo_: ["uid-1"] },
+      allowed: true,
+      allowedEver: true,
+    },
+    {
+      desc: "static pod if the static pod is the first pod that is not termination requested and waiting to start",
+      pod: newStaticPod("uid-0", "foo"),
+      statuses: {
+        "uid-0": st("foo_"),
+        "uid-1": st("foo_"),
+        "uid-2": st("foo_", { terminatingAt: 1 }),
+        "uid-3": st("foo_", { terminatedAt: 1 }),
+      },
+      started: {},
+      waiting: { foo_: ["uid-2", "uid-3", "uid-0", "uid-1"] },
+      expectedStarted: { foo_: "uid-0" },
+      expectedWaiting: { foo_: ["uid-1"] },
+      allowed: true,
+      allowedEver: true,
+    },
+    {
+      desc: "static pod if there is no sync status for the pod should be denied",
+      pod: newStaticPod("uid-0", "foo"),
+      statuses: {
+        "uid-1": st("foo_"),
+        "uid-2": st("foo_", { terminatingAt: 1 }),
+        "uid-3": st("foo_", { terminatedAt: 1 }),
+      },
+      started: {},
+      waiting: { foo_: ["uid-1"] },
+      expectedStarted: {},
+      expectedWaiting: { foo_: ["uid-1"] },
+      allowed: false,
+      allowedEver: false,
+    },
+    {
+      desc: "static pod if the static pod is terminated should not be allowed",
+      pod: newStaticPod("uid-0", "foo"),
+      statuses: { "uid-0": st("foo_", { terminatingAt: 1 }) },
+      started: {},
+      waiting: { foo_: ["uid-2", "uid-3", "uid-0", "uid-1"] },
+      expectedStarted: {},
+      expectedWaiting: { foo_: ["uid-2", "uid-3", "uid-0", "uid-1"] },
+      allowed: false,
+      allowedEver: false,
+    },
+  ])("allowPodStart: $desc", (tc) => {
+    const state = {
+      podSyncStatuses: new Map(Object.entries(tc.statuses)),
+      startedStaticPodsByFullname: new Map<string, string>(Object.entries(tc.started)),
+      waitingToStartStaticPodsByFullname: new Map<string, string[]>(Object.entries(tc.waiting)),
+    };
+    expect(allowPodStart(tc.pod, state)).toEqual({ canStart: tc.allowed, canEverStart: tc.allowedEver });
+    expect(state.startedStaticPodsByFullname).toEqual(new Map(Object.entries(tc.expectedStarted)));
+    expect(state.waitingToStartStaticPodsByFullname).toEqual(new Map(Object.entries(tc.expectedWaiting)));
   });
 
   it("isPodForMirrorPodTerminatingByFullName is true only while the started static pod terminates", async () => {

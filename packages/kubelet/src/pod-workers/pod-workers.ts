@@ -657,47 +657,21 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
     return { signal, workType: work, update, canStart: true, canEverStart: true };
   }
 
-  /**
-   * Whether the pod may start now, and whether it ever can (`allowPodStart`).
-   * Only static pods wait: one started UID per full name, in arrival order.
-   */
+  /** {@link allowPodStart} on this instance's state; a static pod that must wait is retried after the backoff. */
   #allowPodStart(pod: ConfigPod): { canStart: boolean; canEverStart: boolean } {
-    if (!isStaticPod(pod)) return { canStart: true, canEverStart: true };
     const uid = pod.metadata?.uid ?? "";
-    const status = this.#podSyncStatuses.get(uid);
-    if (status === undefined) {
+    const verdict = allowPodStart(pod, {
+      podSyncStatuses: this.#podSyncStatuses,
+      startedStaticPodsByFullname: this.#startedStaticPodsByFullname,
+      waitingToStartStaticPodsByFullname: this.#waitingToStartStaticPodsByFullname,
+    });
+    if (!verdict.canEverStart && !this.#podSyncStatuses.has(uid)) {
       this.#logger.error({ podUID: uid }, "Pod sync status does not exist, the worker should not be running");
-      return { canStart: false, canEverStart: false };
     }
-    if (isTerminationRequested(status)) return { canStart: false, canEverStart: false };
-    if (!this.#allowStaticPodStart(status.fullname, uid)) {
+    if (verdict.canEverStart && !verdict.canStart) {
       this.#workQueue.enqueue(uid, this.#jitter(this.#backOffPeriodMs, workerBackOffPeriodJitterFactor));
-      return { canStart: false, canEverStart: true };
     }
-    return { canStart: true, canEverStart: true };
-  }
-
-  #allowStaticPodStart(fullname: string, uid: string): boolean {
-    const startedUID = this.#startedStaticPodsByFullname.get(fullname);
-    if (startedUID !== undefined) return startedUID === uid;
-
-    let waiting = this.#waitingToStartStaticPodsByFullname.get(fullname) ?? [];
-    for (let i = 0; i < waiting.length; i++) {
-      const waitingUID = waiting[i]!;
-      const status = this.#podSyncStatuses.get(waitingUID);
-      // skip waiters that are gone or already terminating
-      if (status === undefined || isTerminationRequested(status) || isTerminated(status)) continue;
-      if (waitingUID !== uid) {
-        this.#waitingToStartStaticPodsByFullname.set(fullname, waiting.slice(i));
-        return false;
-      }
-      waiting = waiting.slice(i + 1);
-      break;
-    }
-    if (waiting.length > 0) this.#waitingToStartStaticPodsByFullname.set(fullname, waiting);
-    else this.#waitingToStartStaticPodsByFullname.delete(fullname);
-    this.#startedStaticPodsByFullname.set(fullname, uid);
-    return true;
+    return verdict;
   }
 
   /** A pod told to terminate before it could start finishes without any sync (`cleanupUnstartedPod`). */
@@ -895,6 +869,58 @@ class WorkerChannel {
     this.#wake = undefined;
     wake?.();
   }
+}
+
+/** The pod workers' bookkeeping of static pods, by full name. @internal exported for tests */
+export interface StaticPodStarts {
+  readonly podSyncStatuses: ReadonlyMap<
+    string,
+    Pick<PodSyncStatus, "fullname" | "terminatingAt" | "terminatedAt">
+  >;
+  readonly startedStaticPodsByFullname: Map<string, string>;
+  readonly waitingToStartStaticPodsByFullname: Map<string, string[]>;
+}
+
+/**
+ * Whether the pod may start now, and whether it ever can (`allowPodStart`).
+ * Only static pods wait: one started UID per full name, the others in the
+ * order they arrived, skipping waiters already gone or terminating. A pod
+ * allowed to start is recorded as the started one for its name.
+ * @internal exported for tests
+ */
+export function allowPodStart(
+  pod: ConfigPod,
+  state: StaticPodStarts,
+): { canStart: boolean; canEverStart: boolean } {
+  if (!isStaticPod(pod)) return { canStart: true, canEverStart: true };
+  const uid = pod.metadata?.uid ?? "";
+  const status = state.podSyncStatuses.get(uid);
+  if (status === undefined || status.terminatingAt !== 0) return { canStart: false, canEverStart: false };
+  if (!allowStaticPodStart(status.fullname, uid, state)) return { canStart: false, canEverStart: true };
+  return { canStart: true, canEverStart: true };
+}
+
+function allowStaticPodStart(fullname: string, uid: string, state: StaticPodStarts): boolean {
+  const startedUID = state.startedStaticPodsByFullname.get(fullname);
+  if (startedUID !== undefined) return startedUID === uid;
+
+  let waiting = state.waitingToStartStaticPodsByFullname.get(fullname) ?? [];
+  for (let i = 0; i < waiting.length; i++) {
+    const waitingUID = waiting[i]!;
+    const status = state.podSyncStatuses.get(waitingUID);
+    // skip waiters that are gone or already terminating
+    if (status === undefined || status.terminatingAt !== 0 || status.terminatedAt !== 0) continue;
+    if (waitingUID !== uid) {
+      state.waitingToStartStaticPodsByFullname.set(fullname, waiting.slice(i));
+      return false;
+    }
+    waiting = waiting.slice(i + 1);
+    break;
+  }
+  if (waiting.length > 0) state.waitingToStartStaticPodsByFullname.set(fullname, waiting);
+  else state.waitingToStartStaticPodsByFullname.delete(fullname);
+  state.startedStaticPodsByFullname.set(fullname, uid);
+  return true;
 }
 
 function newPodSyncStatus<R extends RunningPod>(now: number, fullname: string): PodSyncStatus<R> {
