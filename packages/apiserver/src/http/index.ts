@@ -1,5 +1,6 @@
 export { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
 export { type KubeconfigOptions, kubeconfigFor } from "./kubeconfig.js";
+export type { ContainerLogResponse, KubeletConnection, PodLogOptions } from "./pod-connect.js";
 export {
   createRequestHandler,
   type HttpHandlerOptions,

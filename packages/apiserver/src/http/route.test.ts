@@ -19,7 +19,16 @@ describe("parseRoute", () => {
     ["/api/v1/bogus", { kind: "notFound" }],
     ["/nothing/here", { kind: "notFound" }],
     ["/api/v1/pods/p", { kind: "notFound" }],
-    ["/api/v1/namespaces/default/pods/p/log", { kind: "notFound" }],
+    [
+      "/api/v1/namespaces/default/pods/p/log",
+      { kind: "podConnect", namespace: "default", name: "p", action: "log" },
+    ],
+    [
+      "/api/v1/namespaces/default/pods/p/exec",
+      { kind: "podConnect", namespace: "default", name: "p", action: "exec" },
+    ],
+    ["/api/v1/namespaces/default/pods/p/log/x", { kind: "notFound" }],
+    ["/api/v1/namespaces/default/pods/p/logs", { kind: "notFound" }],
     ["/api/v1/namespaces/default/pods/p/scale", { kind: "notFound" }],
   ])("%s is %o", (path, expected) => {
     expect(route(path)).toEqual(expected);

@@ -1,5 +1,6 @@
 import type { ResourceDescriptor } from "@reconcile/api";
 import { pathSegmentProblems } from "../meta-validation.js";
+import { type PodConnectAction, podConnectActions } from "./pod-connect.js";
 
 /** What a request path names. */
 export type Route =
@@ -20,6 +21,8 @@ export type Route =
       name: string | undefined;
       subresource: "status" | "scale" | undefined;
     }
+  /** `pods/{name}/log`, `exec`, `attach`, `portforward`: answered through the pod's kubelet. */
+  | { kind: "podConnect"; namespace: string; name: string; action: PodConnectAction }
   | { kind: "notFound" }
   /** A path segment no object could be named by (`..`, `a%2Fb`): a 400 before anything acts on it. */
   | { kind: "invalid"; message: string };
@@ -101,6 +104,16 @@ function routeOf(segments: string[], resources: readonly ResourceDescriptor[]): 
   // /namespaces/{ns}/{plural}[/{name}[/{sub}]] — unless it is the namespace object itself.
   if (tail[0] === "namespaces" && tail.length >= 3) {
     const namespaced = find(tail[2]);
+    const action = tail[5] === undefined ? (tail[4] as PodConnectAction | undefined) : undefined;
+    if (
+      group === "" &&
+      tail[2] === "pods" &&
+      tail[3] !== undefined &&
+      action &&
+      podConnectActions.includes(action)
+    ) {
+      return { kind: "podConnect", namespace: tail[1]!, name: tail[3], action };
+    }
     if (namespaced?.namespaced) {
       return resourceRoute(namespaced, tail[1], tail.slice(3));
     }

@@ -33,6 +33,7 @@ import {
 import { kubeconfigFor } from "./kubeconfig.js";
 import { acceptsAggregatedDiscovery, requestedTableVersion } from "./negotiation.js";
 import { openApiDocuments } from "./openapi.js";
+import { type KubeletConnection, servePodConnect } from "./pod-connect.js";
 import {
   decodeObjectBody,
   decodePatchBody,
@@ -72,6 +73,8 @@ export interface HttpHandlerOptions {
    * buffered events) forever. Measured on `clock`. Default 30,000 ms.
    */
   watchWriteTimeoutMs?: number | undefined;
+  /** How `pods/log` reaches the pod's kubelet. Default: none (logs of a pod on a node are a 500). */
+  kubeletConnection?: KubeletConnection | undefined;
 }
 
 type RequestHandler = (request: http.IncomingMessage, response: http.ServerResponse) => void;
@@ -97,6 +100,8 @@ const defaultWatchWriteTimeoutMs = 30_000;
 export interface ListenOptions {
   /** Default `127.0.0.1`. */
   host?: string | undefined;
+  /** How `pods/log` reaches the pod's kubelet. Default: none. */
+  kubeletConnection?: KubeletConnection | undefined;
   /** Default 0: a free port. */
   port?: number | undefined;
   /** Require this bearer token (see {@link HttpHandlerOptions.token}). Default: none. */
@@ -150,6 +155,7 @@ export async function listen(apiServer: ApiServer, options: ListenOptions = {}):
     token: options.token,
     requestTimeoutMs,
     watchWriteTimeoutMs: options.watchWriteTimeoutMs,
+    kubeletConnection: options.kubeletConnection,
   });
   const limiter = new ConnectionLimiter(options.maxConnections ?? 4096);
   const serve: RequestHandler = (request, response) => {
@@ -167,11 +173,30 @@ export async function listen(apiServer: ApiServer, options: ListenOptions = {}):
     serve,
   );
   server.on("connection", (socket: Socket) => limiter.accept(socket));
+  // What node:http cannot parse, or does not receive in time, is answered with a Status too.
   server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) socket.destroy();
-    else if (error.code === "ERR_HTTP_REQUEST_TIMEOUT")
-      socket.end("HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n");
-    else socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
+    const status = timedOut
+      ? { code: 408, reason: "Timeout", message: "the request was not received in time" }
+      : {
+          code: 400,
+          reason: "BadRequest",
+          message: `the request could not be parsed (${error.code ?? error.message})`,
+        };
+    const text = JSON.stringify({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      ...status,
+    });
+    socket.end(
+      `HTTP/1.1 ${status.code} ${timedOut ? "Request Timeout" : "Bad Request"}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
   });
   // Answered by the handler, which sends 100 Continue only when it is about to read the body:
   // an over-limit body is refused with a 413 the client need not send.
@@ -219,6 +244,7 @@ class RestHandler {
   readonly #openApi: ReturnType<typeof openApiDocuments>;
   readonly #requestTimeoutMs: number;
   readonly #watchWriteTimeoutMs: number;
+  readonly #kubeletConnection: KubeletConnection | undefined;
 
   constructor(options: HttpHandlerOptions) {
     this.#registry = options.registry;
@@ -229,6 +255,7 @@ class RestHandler {
     this.#openApi = openApiDocuments(this.#registry.resources);
     this.#requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
     this.#watchWriteTimeoutMs = options.watchWriteTimeoutMs ?? defaultWatchWriteTimeoutMs;
+    this.#kubeletConnection = options.kubeletConnection;
   }
 
   async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
@@ -263,6 +290,20 @@ class RestHandler {
       throw newUnauthorized();
     }
     if (this.#token === undefined || !isPublic) authorizedSockets.add(request.socket);
+    if (route.kind === "podConnect") {
+      const { namespace, name, action } = route;
+      return servePodConnect(
+        this.#registry,
+        this.#kubeletConnection,
+        action,
+        namespace,
+        name,
+        method,
+        query,
+        request,
+        response,
+      );
+    }
     if (route.kind !== "resource") {
       request.resume();
       if (method !== "GET" && method !== "HEAD" && route.kind !== "notFound")
