@@ -22,6 +22,8 @@ import { ReplicaSetController } from "@reconcile/replicaset";
 export const nodeNames = ["node-1", "node-2", "node-3"] as const;
 
 export interface ControlPlane {
+  /** The simulated nodes, whose kubelets answer `pods/log`. */
+  readonly nodes: NodeSimulator;
   /** Resolves once every informer has synced (rejects after 5 s, naming the ones that did not). */
   readonly synced: Promise<void>;
   /** Stops the controllers, the nodes, the binder and the informers; resolves once all have stopped. */
@@ -48,6 +50,7 @@ export function startControlPlane(server: ApiServer): ControlPlane {
   const synced = factory.waitForCacheSync(abort.signal, { timeoutMs: 5_000 }).then(() => {});
   synced.catch(() => {}); // reported to whoever awaits it
   return {
+    nodes,
     synced,
     async stop() {
       abort.abort();

@@ -15,7 +15,7 @@ export async function serve(): Promise<boolean> {
   }
   const server = new ApiServer();
   const controlPlane = startControlPlane(server);
-  const listening = await server.listen({ port });
+  const listening = await server.listen({ port, kubeletConnection: controlPlane.nodes.kubeletConnection() });
   await controlPlane.synced;
   const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   const kubeconfig = join(dir, "kubeconfig");

@@ -9,6 +9,7 @@ import { type Clock, realClock } from "@reconcile/clock";
 import type { Logger } from "@reconcile/controller";
 import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
 import { Kubelet, type KubeletOptions } from "./kubelet.js";
+import type { ContainerLogOptions, ContainerLogResult } from "./logs.js";
 
 export interface NodeSimulatorOptions {
   /** Where the nodes read pods and write everything. Required. */
@@ -72,6 +73,26 @@ export class NodeSimulator {
   /** The kubelet of a node, by name. */
   kubelet(nodeName: string): Kubelet | undefined {
     return this.#byName.get(nodeName);
+  }
+
+  /**
+   * How an API server reaches these kubelets for `pods/log` (the shape of
+   * `@reconcile/apiserver`'s `KubeletConnection`): undefined for a node this
+   * simulator does not run.
+   */
+  kubeletConnection(): {
+    containerLogs(
+      nodeName: string,
+      namespace: string,
+      podName: string,
+      container: string,
+      options: ContainerLogOptions,
+    ): ContainerLogResult | undefined;
+  } {
+    return {
+      containerLogs: (nodeName, namespace, podName, container, options) =>
+        this.#byName.get(nodeName)?.containerLogs(namespace, podName, container, options),
+    };
   }
 
   /** Runs every node until `signal` aborts; resolves once all have stopped. */
