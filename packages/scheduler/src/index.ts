@@ -1,1 +1,42 @@
-export {};
+export { type Binder, ClientBinder } from "./binder.js";
+export { SchedulerCache } from "./cache.js";
+export { type Diagnosis, fitErrorMessage, truncateMessage } from "./fit-error.js";
+export {
+  type ClusterEvent,
+  type Code,
+  type CycleState,
+  defaultNormalizeScore,
+  isRejected,
+  maxNodeScore,
+  type Plugin,
+  type Status,
+  skipStatus,
+  successStatus,
+  unresolvable,
+  unschedulable,
+} from "./framework.js";
+export { type HostPort, hostPortsOf, NodeInfo, type PodInfo, podInfo } from "./node-info.js";
+export * from "./plugins/index.js";
+export { milliValue, parseQuantity, QuantityError, value } from "./quantity.js";
+export {
+  defaultMemoryRequest,
+  defaultMilliCPURequest,
+  emptyResource,
+  nodeAllocatable,
+  podRequests,
+  type Resource,
+} from "./resources.js";
+export {
+  defaultSchedulerName,
+  FitError,
+  type ScheduleResult,
+  Scheduler,
+  type SchedulerMetrics,
+  type SchedulerOptions,
+} from "./scheduler.js";
+export {
+  type PendingPods,
+  type QueuedPodInfo,
+  SchedulingQueue,
+  type SchedulingQueueOptions,
+} from "./scheduling-queue.js";

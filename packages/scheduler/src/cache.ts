@@ -1,0 +1,135 @@
+import type { DeepReadonly, Node, Pod } from "@reconcile/api";
+import { NodeInfo } from "./node-info.js";
+
+/**
+ * The scheduler's view of nodes and of the pods on them (upstream
+ * `internal/cache`): pods bound or created with a nodeName, and pods the
+ * scheduler has assumed onto a node before the binding is observed, so a pod
+ * counts against its node at once. Assumed pods never expire (upstream's TTL
+ * is 0 since 1.23); the informer's add of the bound pod replaces the assumed
+ * copy, and a failed bind forgets it. A deleted node with pods left stays as a
+ * ghost, outside {@link nodeList}, until its last pod goes.
+ */
+export class SchedulerCache {
+  readonly #nodes = new Map<string, NodeInfo>();
+  /** uid → the node the pod is accounted on, and whether it is only assumed. */
+  readonly #pods = new Map<string, { nodeName: string; assumed: boolean; bindingFinished: boolean }>();
+  #nodeList: NodeInfo[] | undefined;
+
+  /** The nodes that exist, in the order they were added (the snapshot a cycle filters over). */
+  nodeList(): readonly NodeInfo[] {
+    if (this.#nodeList === undefined) {
+      this.#nodeList = [...this.#nodes.values()].filter((info) => info.node !== undefined);
+    }
+    return this.#nodeList;
+  }
+
+  nodeInfo(name: string): NodeInfo | undefined {
+    return this.#nodes.get(name);
+  }
+
+  /** Pods accounted on nodes, and how many of them are only assumed. */
+  counts(): { nodes: number; pods: number; assumedPods: number } {
+    let assumedPods = 0;
+    for (const state of this.#pods.values()) if (state.assumed) assumedPods++;
+    return { nodes: this.nodeList().length, pods: this.#pods.size, assumedPods };
+  }
+
+  addNode(node: DeepReadonly<Node>): void {
+    const name = node.metadata?.name ?? "";
+    const existing = this.#nodes.get(name);
+    if (existing !== undefined) {
+      const wasGhost = existing.node === undefined;
+      existing.setNode(node);
+      if (wasGhost) this.#nodeList = undefined;
+      return;
+    }
+    this.#nodes.set(name, new NodeInfo(node));
+    this.#nodeList = undefined;
+  }
+
+  updateNode(node: DeepReadonly<Node>): void {
+    this.addNode(node);
+  }
+
+  removeNode(name: string): void {
+    const info = this.#nodes.get(name);
+    if (info === undefined) return;
+    if (info.pods.size === 0) this.#nodes.delete(name);
+    else info.node = undefined; // a ghost until its pods go
+    this.#nodeList = undefined;
+  }
+
+  isAssumed(uid: string): boolean {
+    return this.#pods.get(uid)?.assumed === true;
+  }
+
+  /** Accounts `pod` (whose spec.nodeName is the chosen node) on its node before it is bound. */
+  assumePod(pod: DeepReadonly<Pod>): void {
+    const uid = pod.metadata?.uid ?? "";
+    if (this.#pods.has(uid))
+      throw new Error(`pod ${podName(pod)} (${uid}) is in the cache, so can't be assumed`);
+    const nodeName = pod.spec?.nodeName ?? "";
+    this.#nodeInfoFor(nodeName).addPod(pod, uid);
+    this.#pods.set(uid, { nodeName, assumed: true, bindingFinished: false });
+  }
+
+  finishBinding(uid: string): void {
+    const state = this.#pods.get(uid);
+    if (state?.assumed) state.bindingFinished = true;
+  }
+
+  /** Drops an assumed pod (its bind failed). A pod that is no longer only assumed is left alone. */
+  forgetPod(uid: string): void {
+    const state = this.#pods.get(uid);
+    if (state === undefined || !state.assumed) return;
+    this.#removeFromNode(uid, state.nodeName);
+    this.#pods.delete(uid);
+  }
+
+  /** A pod with a nodeName seen by the informer: replaces its assumed copy, or is accounted anew. */
+  addPod(pod: DeepReadonly<Pod>): void {
+    const uid = pod.metadata?.uid ?? "";
+    const nodeName = pod.spec?.nodeName ?? "";
+    const state = this.#pods.get(uid);
+    if (state !== undefined) this.#removeFromNode(uid, state.nodeName);
+    this.#nodeInfoFor(nodeName).addPod(pod, uid);
+    this.#pods.set(uid, { nodeName, assumed: false, bindingFinished: true });
+  }
+
+  updatePod(pod: DeepReadonly<Pod>): void {
+    const state = this.#pods.get(pod.metadata?.uid ?? "");
+    // Updates of a pod still only assumed are ignored, as upstream.
+    if (state?.assumed) return;
+    this.addPod(pod);
+  }
+
+  removePod(pod: DeepReadonly<Pod>): void {
+    const uid = pod.metadata?.uid ?? "";
+    const state = this.#pods.get(uid);
+    if (state === undefined) return;
+    this.#removeFromNode(uid, state.nodeName);
+    this.#pods.delete(uid);
+  }
+
+  #nodeInfoFor(nodeName: string): NodeInfo {
+    let info = this.#nodes.get(nodeName);
+    if (info === undefined) {
+      // A pod names a node not seen (yet): account it on a ghost that becomes the node when it appears.
+      info = new NodeInfo();
+      this.#nodes.set(nodeName, info);
+    }
+    return info;
+  }
+
+  #removeFromNode(uid: string, nodeName: string): void {
+    const info = this.#nodes.get(nodeName);
+    if (info === undefined) return;
+    info.removePod(uid);
+    if (info.node === undefined && info.pods.size === 0) this.#nodes.delete(nodeName);
+  }
+}
+
+function podName(pod: DeepReadonly<Pod>): string {
+  return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
+}

@@ -1,0 +1,47 @@
+import type { Status } from "./framework.js";
+
+/** Why no node fit (upstream `FitError`): per-node filter statuses, or one PreFilter message. */
+export interface Diagnosis {
+  /** The first rejecting filter's status, for each node that got one. */
+  nodeToStatus: Map<string, Status>;
+  /** Set when a PreFilter rejected the pod; the histogram is then left out. */
+  preFilterMsg?: string | undefined;
+  /** The PostFilter (preemption) text appended after the histogram. */
+  postFilterMsg?: string | undefined;
+  /** Plugins that rejected the pod: what the queue waits on before retrying it. */
+  unschedulablePlugins: Set<string>;
+}
+
+/**
+ * `0/<N> nodes are available: <histogram>.` as upstream's `FitError.Error()`
+ * writes it: each reason with the number of nodes that gave it, sorted as
+ * strings ("10 Insufficient memory" before "2 node(s) had …"), or the
+ * PreFilter message instead; then the PostFilter text.
+ */
+export function fitErrorMessage(numAllNodes: number, diagnosis: Diagnosis): string {
+  let message = `0/${numAllNodes} nodes are available:`;
+  if (diagnosis.preFilterMsg) {
+    message += ` ${diagnosis.preFilterMsg}.`;
+  } else {
+    const histogram = new Map<string, number>();
+    for (const status of diagnosis.nodeToStatus.values()) {
+      for (const reason of status.reasons) histogram.set(reason, (histogram.get(reason) ?? 0) + 1);
+    }
+    const items = [...histogram].map(([reason, count]) => `${count} ${reason}`).sort(compareStrings);
+    if (items.length > 0) message += ` ${items.join(", ")}.`;
+  }
+  if (diagnosis.postFilterMsg) message += ` ${diagnosis.postFilterMsg}`;
+  return message;
+}
+
+/** An Event note at most 1024 characters long: longer ones keep 1020 and end in " ..." (upstream `truncateMessage`). */
+export function truncateMessage(message: string): string {
+  const limit = 1024;
+  if (message.length <= limit) return message;
+  return `${message.slice(0, limit - 4)} ...`;
+}
+
+// Go's sort.Strings: byte order, not locale order.
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,93 @@
+import type { DeepReadonly, Pod } from "@reconcile/api";
+import type { NodeInfo } from "./node-info.js";
+
+/** The outcome of a plugin call (upstream `framework.Code`). */
+export type Code = "Success" | "Error" | "Unschedulable" | "UnschedulableAndUnresolvable" | "Skip";
+
+/** A plugin's verdict: a code and the reasons users see in `FailedScheduling` messages. */
+export interface Status {
+  code: Code;
+  reasons: string[];
+  /** The plugin that returned it; filled in by the framework. */
+  plugin?: string;
+}
+
+export const successStatus: Status = Object.freeze({ code: "Success", reasons: [] }) as Status;
+export const skipStatus: Status = Object.freeze({ code: "Skip", reasons: [] }) as Status;
+
+export function unschedulable(...reasons: string[]): Status {
+  return { code: "Unschedulable", reasons };
+}
+
+export function unresolvable(...reasons: string[]): Status {
+  return { code: "UnschedulableAndUnresolvable", reasons };
+}
+
+/** Unschedulable, UnschedulableAndUnresolvable (the codes that park a pod rather than back it off as an error). */
+export function isRejected(status: Status): boolean {
+  return status.code === "Unschedulable" || status.code === "UnschedulableAndUnresolvable";
+}
+
+/** Data plugins keep for one scheduling cycle of one pod, by plugin name (upstream `CycleState`). */
+export type CycleState = Map<string, unknown>;
+
+/** Kinds of cluster change that may make a rejected pod schedulable (upstream `ClusterEvent`). */
+export type ClusterEvent =
+  | "NodeAdd"
+  | "NodeAllocatableChange"
+  | "NodeLabelChange"
+  | "NodeTaintChange"
+  | "AssignedPodDelete"
+  | "PodTolerationChange"
+  | "PodUpdate"
+  | "UnschedulableTimeout"
+  | "ForceActivate";
+
+/**
+ * A scheduling plugin (upstream `framework.Plugin` with its extension
+ * points). Every method is synchronous: a scheduling cycle runs without
+ * yielding, so the cache cannot change under it.
+ */
+export interface Plugin {
+  readonly name: string;
+  /** Score weight in the default profile. Default 1 (only plugins with `score` use it). */
+  readonly weight?: number;
+  /** The cluster events after which a pod this plugin rejected may fit (upstream `EventsToRegister`). */
+  readonly events?: readonly ClusterEvent[];
+  /** Once per cycle before Filter; Skip turns this plugin's Filter off for the cycle; a rejection fails the attempt. */
+  preFilter?(state: CycleState, pod: DeepReadonly<Pod>, nodes: readonly NodeInfo[]): Status;
+  /** Whether `pod` fits on `nodeInfo`. */
+  filter?(state: CycleState, pod: DeepReadonly<Pod>, nodeInfo: NodeInfo): Status;
+  /** Once per cycle before Score, with the feasible nodes; Skip turns this plugin's Score off. */
+  preScore?(
+    state: CycleState,
+    pod: DeepReadonly<Pod>,
+    nodes: readonly NodeInfo[],
+    allNodes: readonly NodeInfo[],
+  ): Status;
+  /** A raw score for `nodeInfo`. */
+  score?(state: CycleState, pod: DeepReadonly<Pod>, nodeInfo: NodeInfo): number;
+  /** Maps the raw scores of every feasible node into [0, 100], in place. */
+  normalizeScore?(state: CycleState, pod: DeepReadonly<Pod>, scores: number[]): void;
+}
+
+/** The highest normalized score (upstream `MaxNodeScore`). */
+export const maxNodeScore = 100;
+
+/**
+ * Upstream's `DefaultNormalizeScore`: scales so the highest is 100 (all 0 when
+ * the highest is 0); `reverse` flips it (100 − score), so fewer is better.
+ */
+export function defaultNormalizeScore(scores: number[], reverse: boolean): void {
+  let max = 0;
+  for (const score of scores) if (score > max) max = score;
+  if (max === 0) {
+    if (reverse) scores.fill(maxNodeScore);
+    return;
+  }
+  for (let i = 0; i < scores.length; i++) {
+    let score = Math.trunc((maxNodeScore * scores[i]!) / max);
+    if (reverse) score = maxNodeScore - score;
+    scores[i] = score;
+  }
+}

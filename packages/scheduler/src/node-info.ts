@@ -1,0 +1,123 @@
+import type { DeepReadonly, Node, Pod } from "@reconcile/api";
+import {
+  addResource,
+  emptyResource,
+  nodeAllocatable,
+  podRequests,
+  type Resource,
+  subtractResource,
+} from "./resources.js";
+
+/** One host port a pod uses: protocol, IP (0.0.0.0 for all) and port. */
+export interface HostPort {
+  ip: string;
+  protocol: string;
+  port: number;
+}
+
+/** A pod as the cache keeps it: the object, its requests, and its host ports. */
+export interface PodInfo {
+  pod: DeepReadonly<Pod>;
+  requests: Resource;
+  nonZeroRequests: Resource;
+  hostPorts: HostPort[];
+  /** The uid of the pod's ReplicaSet, ReplicationController or StatefulSet, unless the pod is terminating. */
+  controllerUID: string | undefined;
+}
+
+/**
+ * A node and what its pods (bound, assumed, or created with a nodeName) use
+ * (upstream `framework.NodeInfo`). `node` is undefined for a node that was
+ * deleted while pods still name it (a ghost).
+ */
+export class NodeInfo {
+  node: DeepReadonly<Node> | undefined;
+  allocatable: Resource = emptyResource();
+  readonly pods = new Map<string, PodInfo>();
+  /** Σ requests of the node's pods: what Filter and balanced allocation use. */
+  readonly requested: Resource = emptyResource();
+  /** The same with 100m / 200Mi for containers that request no cpu / memory: what least-allocated scoring uses. */
+  readonly nonZeroRequested: Resource = emptyResource();
+  readonly usedPorts: HostPort[] = [];
+  /** Non-terminating pods per controller uid, for default topology spreading. */
+  readonly podsByController = new Map<string, number>();
+
+  constructor(node?: DeepReadonly<Node>) {
+    if (node !== undefined) this.setNode(node);
+  }
+
+  get name(): string {
+    return this.node?.metadata?.name ?? "";
+  }
+
+  setNode(node: DeepReadonly<Node>): void {
+    this.node = node;
+    this.allocatable = nodeAllocatable(node);
+  }
+
+  addPod(pod: DeepReadonly<Pod>, uid: string): void {
+    const info = podInfo(pod);
+    this.pods.set(uid, info);
+    addResource(this.requested, info.requests);
+    addResource(this.nonZeroRequested, info.nonZeroRequests);
+    this.usedPorts.push(...info.hostPorts);
+    if (info.controllerUID !== undefined) {
+      this.podsByController.set(info.controllerUID, (this.podsByController.get(info.controllerUID) ?? 0) + 1);
+    }
+  }
+
+  removePod(uid: string): boolean {
+    const info = this.pods.get(uid);
+    if (info === undefined) return false;
+    this.pods.delete(uid);
+    subtractResource(this.requested, info.requests);
+    subtractResource(this.nonZeroRequested, info.nonZeroRequests);
+    for (const port of info.hostPorts) {
+      const at = this.usedPorts.findIndex(
+        (used) => used.ip === port.ip && used.protocol === port.protocol && used.port === port.port,
+      );
+      if (at !== -1) this.usedPorts.splice(at, 1);
+    }
+    if (info.controllerUID !== undefined) {
+      const left = (this.podsByController.get(info.controllerUID) ?? 0) - 1;
+      if (left > 0) this.podsByController.set(info.controllerUID, left);
+      else this.podsByController.delete(info.controllerUID);
+    }
+    return true;
+  }
+}
+
+/** The pod's requests and host ports, computed once. */
+export function podInfo(pod: DeepReadonly<Pod>): PodInfo {
+  return {
+    pod,
+    requests: podRequests(pod),
+    nonZeroRequests: podRequests(pod, { nonZero: true }),
+    hostPorts: hostPortsOf(pod),
+    controllerUID: pod.metadata?.deletionTimestamp ? undefined : spreadingControllerUID(pod),
+  };
+}
+
+const spreadingKinds = new Set(["ReplicaSet", "ReplicationController", "StatefulSet"]);
+
+/** The uid of the controller whose pods default topology spreading spreads: a ReplicaSet, ReplicationController or StatefulSet. */
+export function spreadingControllerUID(pod: DeepReadonly<Pod>): string | undefined {
+  const ref = pod.metadata?.ownerReferences?.find((owner) => owner.controller === true);
+  return ref !== undefined && spreadingKinds.has(ref.kind) ? ref.uid : undefined;
+}
+
+/** Container ports with a hostPort; protocol defaults to TCP and hostIP to 0.0.0.0 (upstream `getContainerPorts`). */
+export function hostPortsOf(pod: DeepReadonly<Pod>): HostPort[] {
+  const ports: HostPort[] = [];
+  const containers = [
+    ...(pod.spec?.containers ?? []),
+    ...(pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === "Always"),
+  ];
+  for (const container of containers) {
+    for (const port of container.ports ?? []) {
+      if (!port.hostPort || port.hostPort <= 0) continue;
+      ports.push({ ip: port.hostIP || "0.0.0.0", protocol: port.protocol || "TCP", port: port.hostPort });
+    }
+  }
+  return ports;
+}

@@ -1,0 +1,68 @@
+import type { DeepReadonly } from "@reconcile/api";
+import type { Taint, Toleration } from "kubernetes-types/core/v1";
+import { defaultNormalizeScore, type Plugin, successStatus, unresolvable } from "../framework.js";
+
+/** Whether `toleration` tolerates `taint` (upstream `Toleration.ToleratesTaint`). */
+export function toleratesTaint(toleration: DeepReadonly<Toleration>, taint: DeepReadonly<Taint>): boolean {
+  if (toleration.effect && toleration.effect !== taint.effect) return false;
+  if (toleration.key && toleration.key !== taint.key) return false;
+  switch (toleration.operator ?? "Equal") {
+    case "":
+    case "Equal":
+      return (toleration.value ?? "") === (taint.value ?? "");
+    case "Exists":
+      return true;
+    default:
+      return false;
+  }
+}
+
+/** The first taint, among those `inScope` accepts, that no toleration tolerates (upstream `FindMatchingUntoleratedTaint`). */
+export function findUntoleratedTaint(
+  taints: readonly DeepReadonly<Taint>[],
+  tolerations: readonly DeepReadonly<Toleration>[],
+  inScope: (taint: DeepReadonly<Taint>) => boolean,
+): DeepReadonly<Taint> | undefined {
+  for (const taint of taints) {
+    if (!inScope(taint)) continue;
+    if (!tolerations.some((toleration) => toleratesTaint(toleration, taint))) return taint;
+  }
+  return undefined;
+}
+
+const noScheduleOrNoExecute = (taint: DeepReadonly<Taint>) =>
+  taint.effect === "NoSchedule" || taint.effect === "NoExecute";
+
+/**
+ * TaintToleration: a pod fits a node only if it tolerates every NoSchedule and
+ * NoExecute taint; among feasible nodes, fewer untolerated PreferNoSchedule
+ * taints score higher.
+ */
+export const taintToleration: Plugin = {
+  name: "TaintToleration",
+  weight: 3,
+  events: ["NodeAdd", "NodeTaintChange", "PodTolerationChange"],
+  filter(_state, pod, nodeInfo) {
+    const taint = findUntoleratedTaint(
+      nodeInfo.node?.spec?.taints ?? [],
+      pod.spec?.tolerations ?? [],
+      noScheduleOrNoExecute,
+    );
+    if (taint === undefined) return successStatus;
+    return unresolvable(`node(s) had untolerated taint {${taint.key}: ${taint.value ?? ""}}`);
+  },
+  score(_state, pod, nodeInfo) {
+    const tolerations = (pod.spec?.tolerations ?? []).filter(
+      (toleration) => !toleration.effect || toleration.effect === "PreferNoSchedule",
+    );
+    let count = 0;
+    for (const taint of nodeInfo.node?.spec?.taints ?? []) {
+      if (taint.effect !== "PreferNoSchedule") continue;
+      if (!tolerations.some((toleration) => toleratesTaint(toleration, taint))) count++;
+    }
+    return count;
+  },
+  normalizeScore(_state, _pod, scores) {
+    defaultNormalizeScore(scores, true);
+  },
+};

@@ -1,0 +1,665 @@
+import {
+  type DeepReadonly,
+  metaNamespaceKeyFunc,
+  type Node,
+  nodes as nodesResource,
+  type Pod,
+  type PodCondition,
+  pods as podsResource,
+} from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import {
+  ClientEventRecorder,
+  type ControllerInformer,
+  type EventRecorder,
+  type Logger,
+  noopLogger,
+  objectFromTombstone,
+  waitForInformersSynced,
+} from "@reconcile/controller";
+import { type Binder, ClientBinder, rfc3339 } from "./binder.js";
+import { SchedulerCache } from "./cache.js";
+import { type Diagnosis, fitErrorMessage, truncateMessage } from "./fit-error.js";
+import { type ClusterEvent, type CycleState, maxNodeScore, type Plugin, type Status } from "./framework.js";
+import type { NodeInfo } from "./node-info.js";
+import { defaultPlugins } from "./plugins/index.js";
+import { type QueuedPodInfo, SchedulingQueue } from "./scheduling-queue.js";
+
+/** The scheduler name pods get by default (`spec.schedulerName`). */
+export const defaultSchedulerName = "default-scheduler";
+
+/** How a scheduling attempt ended, as `scheduler_schedule_attempts_total{result}` labels it. */
+export type ScheduleResult = "scheduled" | "unschedulable" | "error";
+
+/** Scheduler metrics (no-op by default); an adapter maps them to upstream's names. */
+export interface SchedulerMetrics {
+  /** `scheduler_schedule_attempts_total` and `scheduler_scheduling_attempt_duration_seconds`. */
+  scheduleAttempt(result: ScheduleResult, profile: string, durationSeconds: number): void;
+  /** `scheduler_pod_scheduling_sli_duration_seconds` (from first entering activeQ to bound) and `scheduler_pod_scheduling_attempts`. */
+  podScheduled(attempts: number, sliDurationSeconds: number): void;
+}
+
+export interface SchedulerOptions {
+  /** Binds pods (through the default binder), patches their PodScheduled condition, writes Events. Required. */
+  client: Client;
+  /** Informer over pods of every namespace. Required. */
+  podInformer: ControllerInformer<Pod>;
+  /** Informer over nodes. Required. */
+  nodeInformer: ControllerInformer<Node>;
+  /** Pods whose `spec.schedulerName` is this are scheduled; all others are left alone. Default "default-scheduler". */
+  schedulerName?: string | undefined;
+  /** Time for the queue's backoff and flushes and for condition times. Default `realClock`. */
+  clock?: Clock | undefined;
+  /** How a pod is bound to its node. Default: a {@link ClientBinder} over `client`. */
+  binder?: Binder | undefined;
+  /** Where Scheduled / FailedScheduling Events go. Default: a `ClientEventRecorder` over `client`, component `schedulerName`. */
+  eventRecorder?: EventRecorder | undefined;
+  /** Filter and score plugins, in order. Default: {@link defaultPlugins}. */
+  plugins?: readonly Plugin[] | undefined;
+  /** Percentage of nodes to find feasible before scoring; 0 = upstream's adaptive rule. Default 0. */
+  percentageOfNodesToScore?: number | undefined;
+  /** Backoff after the first failure, doubling. Default 1,000 ms. */
+  podInitialBackoffMs?: number | undefined;
+  /** Backoff ceiling. Default 10,000 ms. */
+  podMaxBackoffMs?: number | undefined;
+  /** Picks among equally scored nodes; values in [0, 1). Default `Math.random`. */
+  random?: (() => number) | undefined;
+  /** Default: no logging. */
+  logger?: Logger | undefined;
+  /** Default: no metrics. */
+  metrics?: SchedulerMetrics | undefined;
+}
+
+/** Where a successful cycle puts the pod. */
+interface ScheduleResultOk {
+  nodeName: string;
+  evaluatedNodes: number;
+  feasibleNodes: number;
+}
+
+/** A cycle that found no node. */
+export class FitError extends Error {
+  constructor(
+    readonly numAllNodes: number,
+    readonly diagnosis: Diagnosis,
+  ) {
+    super(fitErrorMessage(numAllNodes, diagnosis));
+    this.name = "FitError";
+  }
+}
+
+const noNodesAvailableMessage = "no nodes available to schedule pods";
+// Upstream's minimum number of feasible nodes to find, and the adaptive percentage's floor.
+const minFeasibleNodesToFind = 100;
+const minFeasibleNodesPercentageToFind = 5;
+
+/**
+ * A kube-scheduler in miniature (upstream `pkg/scheduler`): pods whose
+ * `schedulerName` is ours wait in a {@link SchedulingQueue}; each cycle runs
+ * the plugins' PreFilter and Filter over the cached nodes, scores the
+ * feasible ones, assumes the pod onto the best (so it counts there at once)
+ * and binds it in the background; a pod that fits nowhere gets a
+ * `FailedScheduling` Event with upstream's message
+ * (`0/3 nodes are available: 3 Insufficient cpu.`) and a `PodScheduled=False`
+ * condition, and waits for a cluster event that could help it.
+ */
+export class Scheduler {
+  readonly queue: SchedulingQueue;
+  readonly cache = new SchedulerCache();
+  readonly schedulerName: string;
+  readonly #client: Client;
+  readonly #podInformer: ControllerInformer<Pod>;
+  readonly #nodeInformer: ControllerInformer<Node>;
+  readonly #clock: Clock;
+  readonly #binder: Binder;
+  readonly #recorder: EventRecorder;
+  readonly #ownedRecorder: ClientEventRecorder | undefined;
+  readonly #plugins: readonly Plugin[];
+  readonly #percentageOfNodesToScore: number;
+  readonly #random: () => number;
+  readonly #logger: Logger;
+  readonly #metrics: SchedulerMetrics | undefined;
+  readonly #bindings = new Set<Promise<void>>();
+  #nextStartNodeIndex = 0;
+  #signal: AbortSignal = new AbortController().signal;
+
+  constructor(options: SchedulerOptions) {
+    if (!options?.client) throw new TypeError("Scheduler: client is required");
+    if (!options.podInformer) throw new TypeError("Scheduler: podInformer is required");
+    if (!options.nodeInformer) throw new TypeError("Scheduler: nodeInformer is required");
+    const percentage = options.percentageOfNodesToScore ?? 0;
+    if (!(percentage >= 0 && percentage <= 100)) {
+      throw new RangeError(`Scheduler: percentageOfNodesToScore must be within [0, 100], got ${percentage}`);
+    }
+    this.#client = options.client;
+    this.#podInformer = options.podInformer;
+    this.#nodeInformer = options.nodeInformer;
+    this.schedulerName = options.schedulerName ?? defaultSchedulerName;
+    this.#clock = options.clock ?? realClock;
+    this.#plugins = options.plugins ?? defaultPlugins;
+    this.#percentageOfNodesToScore = percentage;
+    this.#random = options.random ?? Math.random;
+    this.#logger = (options.logger ?? noopLogger).child({ component: this.schedulerName });
+    this.#metrics = options.metrics;
+    this.#binder = options.binder ?? new ClientBinder({ client: this.#client, now: () => this.#clock.now() });
+    if (options.eventRecorder === undefined) {
+      this.#ownedRecorder = new ClientEventRecorder({
+        client: this.#client,
+        component: this.schedulerName,
+        clock: this.#clock,
+        logger: this.#logger,
+      });
+    }
+    this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
+    const pluginEvents = new Map<string, ReadonlySet<ClusterEvent>>();
+    for (const plugin of this.#plugins) pluginEvents.set(plugin.name, new Set(plugin.events ?? []));
+    this.queue = new SchedulingQueue({
+      clock: this.#clock,
+      pluginEvents,
+      podInitialBackoffMs: options.podInitialBackoffMs,
+      podMaxBackoffMs: options.podMaxBackoffMs,
+    });
+    this.#podInformer.addEventHandler({
+      onAdd: (pod) => this.#onPodAdd(pod),
+      onUpdate: (oldPod, newPod) => this.#onPodUpdate(oldPod, newPod),
+      onDelete: (obj) => this.#onPodDelete(objectFromTombstone(obj)),
+    });
+    this.#nodeInformer.addEventHandler({
+      onAdd: (node) => this.#onNodeAdd(node),
+      onUpdate: (oldNode, newNode) => this.#onNodeUpdate(oldNode, newNode),
+      onDelete: (obj) => this.cache.removeNode(objectFromTombstone(obj)?.metadata?.name ?? ""),
+    });
+  }
+
+  /** Builds the scheduler on a `SharedInformerFactory`'s pod and node informers; start the factory after this. */
+  static fromInformerFactory(
+    factory: {
+      forResource(resource: typeof podsResource): ControllerInformer<Pod>;
+      forResource(resource: typeof nodesResource): ControllerInformer<Node>;
+    },
+    options: Omit<SchedulerOptions, "podInformer" | "nodeInformer">,
+  ): Scheduler {
+    return new Scheduler({
+      ...options,
+      podInformer: factory.forResource(podsResource),
+      nodeInformer: factory.forResource(nodesResource),
+    });
+  }
+
+  /**
+   * Waits for the pod and node caches, then schedules one pod at a time
+   * until `signal` aborts. Settles once the queue's timers are cleared, the
+   * bindings in flight have ended (the signal aborts their requests) and
+   * pending Events are written.
+   */
+  async run({ signal }: { signal: AbortSignal }): Promise<void> {
+    this.#signal = signal;
+    const queueRun = this.queue.run({ signal });
+    try {
+      const synced = await waitForInformersSynced({
+        informers: { pods: this.#podInformer, nodes: this.#nodeInformer },
+        signal,
+        clock: this.#clock,
+      });
+      if (!synced) return;
+      this.#logger.info({}, "Caches are synced, scheduling");
+      for (;;) {
+        const info = await this.queue.pop(signal);
+        if (info === undefined) break;
+        try {
+          this.scheduleOne(info);
+        } catch (error) {
+          // Only a failing logger or recorder can get here: the pod must not be lost.
+          this.queue.done(info.key);
+          this.queue.addUnschedulableIfNotPresent(info, this.queue.schedulingCycle());
+          this.#logger.error({ err: error }, "Scheduling cycle failed");
+        }
+        // One cycle at a time, but let informer events and bindings run in between.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.queue.close();
+      await queueRun;
+      await Promise.allSettled(this.#bindings);
+      await this.#ownedRecorder?.flush();
+    }
+  }
+
+  /**
+   * One scheduling cycle for a popped pod (upstream `ScheduleOne`): filter,
+   * score, assume, then bind in the background. Synchronous up to the bind,
+   * so the cache cannot change under it.
+   */
+  scheduleOne(info: QueuedPodInfo): void {
+    const pod = info.pod;
+    const uid = pod.metadata?.uid ?? "";
+    if (pod.metadata?.deletionTimestamp) {
+      this.queue.done(uid);
+      this.#recorder.event(
+        withKind(pod),
+        "Warning",
+        "FailedScheduling",
+        `skip schedule deleting pod: ${pod.metadata.namespace}/${pod.metadata.name}`,
+      );
+      return;
+    }
+    if (this.cache.isAssumed(uid)) {
+      this.queue.done(uid);
+      return;
+    }
+    const cycle = this.queue.schedulingCycle();
+    const started = this.#clock.now();
+    let result: ScheduleResultOk;
+    try {
+      result = this.schedulePod(pod);
+    } catch (error) {
+      this.#handleFailure(info, error, cycle, started);
+      return;
+    }
+    const assumed: DeepReadonly<Pod> = { ...pod, spec: { ...pod.spec!, nodeName: result.nodeName } };
+    this.cache.assumePod(assumed);
+    this.queue.done(uid);
+    const binding = this.#bind(info, assumed, result.nodeName, cycle, started);
+    this.#bindings.add(binding);
+    void binding.finally(() => this.#bindings.delete(binding));
+  }
+
+  /**
+   * Picks a node for `pod` (upstream `schedulePod`), or throws a FitError
+   * whose message is the FailedScheduling text. Exposed for tests and tools;
+   * it neither assumes nor binds.
+   */
+  schedulePod(pod: DeepReadonly<Pod>): ScheduleResultOk {
+    const allNodes = this.cache.nodeList();
+    if (allNodes.length === 0) {
+      throw new FitError(0, {
+        nodeToStatus: new Map(),
+        unschedulablePlugins: new Set(),
+        preFilterMsg: noNodesAvailableMessage,
+      });
+    }
+    const state: CycleState = new Map();
+    const diagnosis: Diagnosis = { nodeToStatus: new Map(), unschedulablePlugins: new Set() };
+    const filters: Plugin[] = [];
+    let preFilterRejection: Status | undefined;
+    for (const plugin of this.#plugins) {
+      if (plugin.filter === undefined) continue;
+      const status = plugin.preFilter?.(state, pod, allNodes);
+      if (status?.code === "Skip") continue;
+      filters.push(plugin);
+      if (status === undefined || status.code === "Success") continue;
+      if (status.code === "Error")
+        throw new Error(`running PreFilter plugin "${plugin.name}": ${status.reasons.join(", ")}`);
+      diagnosis.unschedulablePlugins.add(plugin.name);
+      preFilterRejection ??= status;
+      if (status.code === "UnschedulableAndUnresolvable") break;
+    }
+    if (preFilterRejection !== undefined) {
+      diagnosis.preFilterMsg = preFilterRejection.reasons.join(", ");
+      throw new FitError(allNodes.length, diagnosis);
+    }
+
+    const feasible = this.#findNodesThatPassFilters(state, pod, allNodes, filters, diagnosis);
+    if (feasible.length === 0) {
+      diagnosis.postFilterMsg = this.#postFilterMessage(pod, allNodes, diagnosis, filters);
+      throw new FitError(allNodes.length, diagnosis);
+    }
+    const evaluatedNodes = feasible.length + diagnosis.nodeToStatus.size;
+    if (feasible.length === 1) {
+      return { nodeName: feasible[0]!.name, evaluatedNodes, feasibleNodes: 1 };
+    }
+    const totals = this.#prioritizeNodes(state, pod, feasible, allNodes);
+    return { nodeName: this.#selectHost(feasible, totals), evaluatedNodes, feasibleNodes: feasible.length };
+  }
+
+  /**
+   * How many feasible nodes to find before scoring (upstream
+   * `numFeasibleNodesToFind`): all below 100 nodes; else
+   * `percentageOfNodesToScore`, or adaptively `50 − nodes/125` percent but at
+   * least 5 %, and at least 100 nodes.
+   */
+  numFeasibleNodesToFind(numAllNodes: number): number {
+    if (numAllNodes < minFeasibleNodesToFind) return numAllNodes;
+    let percentage = this.#percentageOfNodesToScore;
+    if (percentage === 0) {
+      percentage = Math.max(50 - Math.trunc(numAllNodes / 125), minFeasibleNodesPercentageToFind);
+    }
+    const count = Math.trunc((numAllNodes * percentage) / 100);
+    return count < minFeasibleNodesToFind ? minFeasibleNodesToFind : count;
+  }
+
+  // --- the cycle's steps ------------------------------------------------------
+
+  #findNodesThatPassFilters(
+    state: CycleState,
+    pod: DeepReadonly<Pod>,
+    allNodes: readonly NodeInfo[],
+    filters: readonly Plugin[],
+    diagnosis: Diagnosis,
+  ): NodeInfo[] {
+    const want = this.numFeasibleNodesToFind(allNodes.length);
+    const feasible: NodeInfo[] = [];
+    const n = allNodes.length;
+    const start = this.#nextStartNodeIndex % n;
+    let processed = 0;
+    for (let i = 0; i < n && feasible.length < want; i++) {
+      const nodeInfo = allNodes[(start + i) % n]!;
+      processed++;
+      const status = runFilters(filters, state, pod, nodeInfo);
+      if (status === undefined) {
+        feasible.push(nodeInfo);
+        continue;
+      }
+      if (status.code === "Error") {
+        throw new Error(
+          `running Filter plugin "${status.plugin}" on node "${nodeInfo.name}": ${status.reasons.join(", ")}`,
+        );
+      }
+      diagnosis.nodeToStatus.set(nodeInfo.name, status);
+      diagnosis.unschedulablePlugins.add(status.plugin ?? "");
+    }
+    this.#nextStartNodeIndex = (start + processed) % n;
+    return feasible;
+  }
+
+  #prioritizeNodes(
+    state: CycleState,
+    pod: DeepReadonly<Pod>,
+    feasible: readonly NodeInfo[],
+    allNodes: readonly NodeInfo[],
+  ): number[] {
+    const totals = new Array<number>(feasible.length).fill(0);
+    for (const plugin of this.#plugins) {
+      if (plugin.score === undefined) continue;
+      const status = plugin.preScore?.(state, pod, feasible, allNodes);
+      if (status?.code === "Skip") continue;
+      if (status !== undefined && status.code !== "Success") {
+        throw new Error(`running PreScore plugin "${plugin.name}": ${status.reasons.join(", ")}`);
+      }
+      const scores = feasible.map((nodeInfo) => plugin.score!(state, pod, nodeInfo));
+      plugin.normalizeScore?.(state, pod, scores);
+      const weight = plugin.weight ?? 1;
+      for (let i = 0; i < scores.length; i++) {
+        const score = scores[i]!;
+        if (score < 0 || score > maxNodeScore) {
+          throw new Error(
+            `plugin "${plugin.name}" returns an invalid score ${score}, it should in the range of [0, 100] after normalizing`,
+          );
+        }
+        totals[i]! += score * weight;
+      }
+    }
+    return totals;
+  }
+
+  // The highest total; ties broken uniformly at random by reservoir sampling (upstream selectHost).
+  #selectHost(feasible: readonly NodeInfo[], totals: readonly number[]): string {
+    let best = 0;
+    let ties = 1;
+    for (let i = 1; i < totals.length; i++) {
+      if (totals[i]! > totals[best]!) {
+        best = i;
+        ties = 1;
+      } else if (totals[i] === totals[best]) {
+        ties++;
+        if (this.#random() * ties < 1) best = i;
+      }
+    }
+    return feasible[best]!.name;
+  }
+
+  /**
+   * DefaultPreemption's text when no pod is preempted (this scheduler does not
+   * preempt): over the nodes that failed with plain Unschedulable, removing
+   * every lower-priority pod either still does not fit (that node's reasons)
+   * or finds no victim. Undefined when preemption could help somewhere.
+   */
+  #postFilterMessage(
+    pod: DeepReadonly<Pod>,
+    allNodes: readonly NodeInfo[],
+    diagnosis: Diagnosis,
+    filters: readonly Plugin[],
+  ): string | undefined {
+    if (pod.spec?.preemptionPolicy === "Never")
+      return "preemption: not eligible due to preemptionPolicy=Never.";
+    const priority = pod.spec?.priority ?? 0;
+    const statuses = new Map<string, Status>();
+    for (const nodeInfo of allNodes) {
+      const status = diagnosis.nodeToStatus.get(nodeInfo.name);
+      if (status === undefined || status.code !== "Unschedulable") continue;
+      const victims = [...nodeInfo.pods.entries()].filter(
+        ([, info]) => (info.pod.spec?.priority ?? 0) < priority,
+      );
+      if (victims.length === 0) {
+        statuses.set(nodeInfo.name, {
+          code: "UnschedulableAndUnresolvable",
+          reasons: ["No preemption victims found for incoming pod"],
+        });
+        continue;
+      }
+      // Try the node without its lower-priority pods, then put them back.
+      for (const [uid] of victims) nodeInfo.removePod(uid);
+      const after = runFilters(filters, new Map(), pod, nodeInfo);
+      for (const [uid, info] of victims) nodeInfo.addPod(info.pod, uid);
+      if (after === undefined) return undefined; // a preemption candidate: not performed here
+      statuses.set(nodeInfo.name, after);
+    }
+    const absent = allNodes.length - statuses.size;
+    const histogram: Diagnosis = { nodeToStatus: statuses, unschedulablePlugins: new Set() };
+    let message = fitErrorMessage(allNodes.length, histogram);
+    if (absent > 0) {
+      // Nodes where preemption cannot help are counted under one reason, as upstream's absent-nodes status.
+      const withAbsent = new Map(statuses);
+      for (let i = 0; i < absent; i++) {
+        withAbsent.set(`\u0000absent-${i}`, {
+          code: "UnschedulableAndUnresolvable",
+          reasons: ["Preemption is not helpful for scheduling"],
+        });
+      }
+      message = fitErrorMessage(allNodes.length, {
+        nodeToStatus: withAbsent,
+        unschedulablePlugins: new Set(),
+      });
+    }
+    return `preemption: ${message}`;
+  }
+
+  async #bind(
+    info: QueuedPodInfo,
+    assumed: DeepReadonly<Pod>,
+    nodeName: string,
+    cycle: number,
+    started: number,
+  ): Promise<void> {
+    const uid = assumed.metadata?.uid ?? "";
+    try {
+      await this.#binder.bind(assumed, nodeName, { signal: this.#signal });
+    } catch (error) {
+      this.cache.forgetPod(uid);
+      // Resources the pod held may let a parked pod fit now.
+      this.queue.moveAllToActiveOrBackoffQueue("AssignedPodDelete");
+      if (this.#signal.aborted) return;
+      this.#handleFailure(info, error, cycle, started, true);
+      return;
+    }
+    this.cache.finishBinding(uid);
+    const { namespace, name } = assumed.metadata ?? {};
+    this.#recorder.event(
+      withKind(assumed),
+      "Normal",
+      "Scheduled",
+      `Successfully assigned ${namespace}/${name} to ${nodeName}`,
+    );
+    const seconds = (this.#clock.now() - started) / 1000;
+    this.#metrics?.scheduleAttempt("scheduled", this.schedulerName, seconds);
+    this.#metrics?.podScheduled(
+      info.attempts,
+      (this.#clock.now() - (info.initialAttemptTimestamp ?? started)) / 1000,
+    );
+  }
+
+  // upstream handleSchedulingFailure: Event, requeue from the informer's copy, PodScheduled=False.
+  #handleFailure(
+    info: QueuedPodInfo,
+    error: unknown,
+    cycle: number,
+    started: number,
+    afterAssume = false,
+  ): void {
+    const fit = error instanceof FitError ? error : undefined;
+    const reason = fit !== undefined ? "Unschedulable" : "SchedulerError";
+    const message = error instanceof Error ? error.message : String(error);
+    const pod = info.pod;
+    const key = metaNamespaceKeyFunc(pod);
+    this.#metrics?.scheduleAttempt(
+      fit ? "unschedulable" : "error",
+      this.schedulerName,
+      (this.#clock.now() - started) / 1000,
+    );
+    const current = this.#podInformer.getIndexer().getByKey(key);
+    if (current !== undefined && current.metadata?.uid === info.key && !current.spec?.nodeName) {
+      info.pod = current;
+      info.unschedulablePlugins = fit?.diagnosis.unschedulablePlugins ?? new Set();
+      this.queue.addUnschedulableIfNotPresent(info, cycle);
+    }
+    if (!afterAssume) this.queue.done(info.key);
+    if (current === undefined || current.metadata?.uid !== info.key) return; // deleted meanwhile
+    this.#logger.debug(
+      { namespace: pod.metadata?.namespace, name: pod.metadata?.name, reason, err: error },
+      "Unable to schedule pod",
+    );
+    this.#recorder.event(withKind(current), "Warning", "FailedScheduling", truncateMessage(message));
+    void this.#setPodScheduledFalse(current, reason, message);
+  }
+
+  async #setPodScheduledFalse(pod: DeepReadonly<Pod>, reason: string, message: string): Promise<void> {
+    const existing = pod.status?.conditions?.find((condition) => condition.type === "PodScheduled");
+    if (existing?.status === "False" && existing.reason === reason && existing.message === message) return;
+    const condition: PodCondition = {
+      type: "PodScheduled",
+      status: "False",
+      reason,
+      message,
+      lastTransitionTime:
+        existing?.status === "False" && existing.lastTransitionTime
+          ? existing.lastTransitionTime
+          : rfc3339(this.#clock.now()),
+    };
+    try {
+      await this.#client
+        .resource(podsResource, pod.metadata?.namespace ?? "")
+        .patch(
+          pod.metadata?.name ?? "",
+          { status: { conditions: [condition] } },
+          { type: "strategic-merge", subresource: "status", signal: this.#signal },
+        );
+    } catch (error) {
+      if (!this.#signal.aborted) this.#logger.error({ err: error }, "Error updating pod condition");
+    }
+  }
+
+  // --- informer events --------------------------------------------------------
+
+  #responsible(pod: DeepReadonly<Pod>): boolean {
+    return (pod.spec?.schedulerName || defaultSchedulerName) === this.schedulerName;
+  }
+
+  #onPodAdd(pod: DeepReadonly<Pod>): void {
+    if (isTerminal(pod)) return;
+    if (pod.spec?.nodeName) {
+      this.cache.addPod(pod);
+      return;
+    }
+    if (this.#responsible(pod)) this.queue.add(pod);
+  }
+
+  #onPodUpdate(oldPod: DeepReadonly<Pod>, newPod: DeepReadonly<Pod>): void {
+    if (isTerminal(newPod)) {
+      this.#onPodDelete(newPod);
+      return;
+    }
+    if (newPod.spec?.nodeName) {
+      if (!oldPod.spec?.nodeName) this.queue.delete(newPod);
+      this.cache.updatePod(newPod);
+      return;
+    }
+    if (this.#responsible(newPod)) this.queue.update(oldPod, newPod);
+  }
+
+  #onPodDelete(pod: DeepReadonly<Pod> | undefined): void {
+    if (pod?.metadata === undefined) return;
+    if (pod.spec?.nodeName) {
+      this.cache.removePod(pod);
+      this.queue.moveAllToActiveOrBackoffQueue("AssignedPodDelete");
+      return;
+    }
+    // An assumed pod deleted while binding frees its node at once.
+    if (this.cache.isAssumed(pod.metadata.uid ?? "")) {
+      this.cache.forgetPod(pod.metadata.uid ?? "");
+      this.queue.moveAllToActiveOrBackoffQueue("AssignedPodDelete");
+    }
+    this.queue.delete(pod);
+  }
+
+  #onNodeAdd(node: DeepReadonly<Node>): void {
+    this.cache.addNode(node);
+    this.queue.moveAllToActiveOrBackoffQueue("NodeAdd", (pod) => this.#fitsNode(pod, node));
+  }
+
+  #onNodeUpdate(oldNode: DeepReadonly<Node>, newNode: DeepReadonly<Node>): void {
+    this.cache.updateNode(newNode);
+    const events: ClusterEvent[] = [];
+    if (JSON.stringify(oldNode.status?.allocatable) !== JSON.stringify(newNode.status?.allocatable)) {
+      events.push("NodeAllocatableChange");
+    }
+    if (JSON.stringify(oldNode.metadata?.labels ?? {}) !== JSON.stringify(newNode.metadata?.labels ?? {})) {
+      events.push("NodeLabelChange");
+    }
+    if (
+      JSON.stringify(oldNode.spec?.taints ?? []) !== JSON.stringify(newNode.spec?.taints ?? []) ||
+      Boolean(oldNode.spec?.unschedulable) !== Boolean(newNode.spec?.unschedulable)
+    ) {
+      events.push("NodeTaintChange");
+    }
+    for (const event of events) {
+      this.queue.moveAllToActiveOrBackoffQueue(event, (pod) => this.#fitsNode(pod, newNode));
+    }
+  }
+
+  // The cheap check before moving a parked pod on a node event: does it pass every filter on that node?
+  #fitsNode(pod: DeepReadonly<Pod>, node: DeepReadonly<Node>): boolean {
+    const nodeInfo = this.cache.nodeInfo(node.metadata?.name ?? "");
+    if (nodeInfo === undefined) return false;
+    const state: CycleState = new Map();
+    const filters = this.#plugins.filter((plugin) => {
+      if (plugin.filter === undefined) return false;
+      return plugin.preFilter?.(state, pod, [nodeInfo])?.code !== "Skip";
+    });
+    return runFilters(filters, state, pod, nodeInfo) === undefined;
+  }
+}
+
+// The first non-success status of the filters on one node, with its plugin; undefined when all pass.
+function runFilters(
+  filters: readonly Plugin[],
+  state: CycleState,
+  pod: DeepReadonly<Pod>,
+  nodeInfo: NodeInfo,
+): Status | undefined {
+  for (const plugin of filters) {
+    const status = plugin.filter!(state, pod, nodeInfo);
+    if (status.code === "Success") continue;
+    return { ...status, plugin: plugin.name };
+  }
+  return undefined;
+}
+
+function isTerminal(pod: DeepReadonly<Pod>): boolean {
+  const phase = pod.status?.phase;
+  return phase === "Succeeded" || phase === "Failed";
+}
+
+function withKind(pod: DeepReadonly<Pod>): DeepReadonly<Pod> {
+  return pod.kind ? pod : { ...pod, apiVersion: "v1", kind: "Pod" };
+}
