@@ -57,7 +57,7 @@ function rs(name: string, replicas: number, created = newTimestamp): ReplicaSet 
     kind: "ReplicaSet",
     metadata: { name, namespace: "default", creationTimestamp: created },
     spec: { replicas, selector: { matchLabels: {} }, template: {} },
-    status: {},
+    status: { replicas: 0 },
   };
 }
 
@@ -297,12 +297,12 @@ describe("scale (TestScale)", () => {
 describe("cleanupDeployment (TestDeploymentController_cleanupDeployment)", () => {
   const withStatus = (name: string, specReplicas: number, statusReplicas: number, revision: number) => {
     const r = rs(name, specReplicas);
-    r.status = { replicas: statusReplicas };
+    Object.assign(r, { status: { replicas: statusReplicas } });
     r.metadata!.annotations = { [revisionAnnotation]: String(revision) };
     return r;
   };
   const alreadyDeleted = withStatus("foo-1", 0, 0, 1);
-  alreadyDeleted.metadata!.deletionTimestamp = newTimestamp;
+  Object.assign(alreadyDeleted.metadata!, { deletionTimestamp: newTimestamp });
   const cases: [string, ReplicaSet[], number, string[]][] = [
     [
       "3 scaled-down, limit 1",
@@ -341,7 +341,7 @@ describe("cleanupDeployment (TestDeploymentController_cleanupDeployment)", () =>
   it("skips a ReplicaSet whose latest generation is not yet observed", async () => {
     const { client, rollout, seed } = harness();
     const r = seed(withStatus("foo-1", 0, 0, 1));
-    r.metadata!.generation = 2;
+    Object.assign(r.metadata!, { generation: 2 });
     r.status!.observedGeneration = 1;
     await rollout.cleanupDeployment([r], newDeployment(1, { revisionHistoryLimit: 0 }));
     expect(client.actionsOf("delete")).toEqual([]);
@@ -389,9 +389,9 @@ describe("reconcileOldReplicaSets (TestDeploymentController_reconcileOldReplicaS
   )("%i replicas, maxUnavailable %i, old %i, new %i, available %i/%i → %s", async (replicas, unavailable, oldReplicas, newReplicas, oldAvailable, newAvailable, expected) => {
     const { client, rollout, seed } = harness();
     const newRS = rs("foo-new", newReplicas);
-    newRS.status = { availableReplicas: newAvailable };
+    Object.assign(newRS, { status: { availableReplicas: newAvailable } });
     const oldRS = rs("foo-old", oldReplicas, oldTimestamp);
-    oldRS.status = { availableReplicas: oldAvailable };
+    Object.assign(oldRS, { status: { availableReplicas: oldAvailable } });
     const seededNew = seed(newRS);
     const seededOld = seed(oldRS);
     const d = newDeployment(replicas, { maxSurge: 0, maxUnavailable: unavailable });
@@ -416,7 +416,7 @@ describe("cleanupUnhealthyReplicas (TestDeploymentController_cleanupUnhealthyRep
   )("old %i with %i available, at most %i → %i cleaned", async (oldReplicas, ready, max, expected) => {
     const { client, rollout, seed } = harness();
     const oldRS = rs("foo-v2", oldReplicas);
-    oldRS.status = { availableReplicas: ready };
+    Object.assign(oldRS, { status: { availableReplicas: ready } });
     const d = newDeployment(10, { maxSurge: 2, maxUnavailable: 2 });
     const result = await rollout.cleanupUnhealthyReplicas([seed(oldRS)], d, max);
     expect(result.scaledDown).toBe(expected);
@@ -438,7 +438,7 @@ describe("scaleDownOldReplicaSetsForRollingUpdate (TestDeploymentController_scal
   )("%i replicas, maxUnavailable %i, %i available of old %i → %s", async (replicas, unavailable, ready, oldReplicas, expected) => {
     const { client, rollout, seed } = harness();
     const oldRS = rs("foo-v2", oldReplicas);
-    oldRS.status = { availableReplicas: ready };
+    Object.assign(oldRS, { status: { availableReplicas: ready } });
     const seeded = seed(oldRS);
     const d = newDeployment(replicas, { maxSurge: 0, maxUnavailable: unavailable });
     await rollout.scaleDownOldReplicaSetsForRollingUpdate([seeded], [seeded], d);
@@ -467,8 +467,8 @@ describe("recreate (TestScaleDownOldReplicaSets, TestOldPodsRunning)", () => {
   const pod = (phase: string): DeepReadonly<Pod> => ({ metadata: { name: phase }, status: { phase } });
   const withUID = (uid: string, statusReplicas = 0) => {
     const r = rs(uid, 0);
-    r.metadata!.uid = uid;
-    r.status = { replicas: statusReplicas };
+    Object.assign(r.metadata!, { uid: uid });
+    Object.assign(r, { status: { replicas: statusReplicas } });
     return r;
   };
   const cases: [
@@ -669,9 +669,9 @@ describe("syncRolloutStatus (TestSyncRolloutStatus)", () => {
     const { client, rollout, seed } = harness();
     client.seed(deployments, d);
     const stored = client.peek(deployments, "default", "foo")!;
-    d.metadata!.resourceVersion = stored.metadata!.resourceVersion!;
+    Object.assign(d.metadata!, { resourceVersion: stored.metadata!.resourceVersion! });
     const newRS = rs("foo-new", newReplicas);
-    newRS.status = newRSStatus;
+    Object.assign(newRS, { status: newRSStatus });
     const seeded = seed(newRS);
     await rollout.syncRolloutStatus([seeded], seeded, d);
     const updates = client.actionsOf("updateStatus", "deployments");
@@ -681,13 +681,13 @@ describe("syncRolloutStatus (TestSyncRolloutStatus)", () => {
   const pdsDeployment = (conditions: DeploymentCondition[], status: DeploymentStatus = {}) => {
     const d = newDeployment(2, { maxSurge: 1, maxUnavailable: 0 });
     d.spec!.progressDeadlineSeconds = 60;
-    d.status = { ...status, conditions };
+    Object.assign(d, { status: { ...status, conditions } });
     return d;
   };
 
   it("General: remove Progressing condition and do not estimate progress if deployment has no Progress Deadline", async () => {
     const d = newDeployment(2, { maxSurge: 1, maxUnavailable: 0 });
-    d.status = { conditions: [progressingCondition("ReplicaSetUpdated")] };
+    Object.assign(d, { status: { conditions: [progressingCondition("ReplicaSetUpdated")] } });
     const status = await run(d, { replicas: 2, readyReplicas: 2, availableReplicas: 2 });
     expect(status?.conditions?.map((c) => c.type)).toEqual(["Available"]);
   });
@@ -815,7 +815,9 @@ describe("getNewReplicaSet", () => {
     d.spec!.progressDeadlineSeconds = 600;
     d.metadata!.annotations = { "kubernetes.io/change-cause": "v2" };
     client.seed(deployments, d);
-    d.metadata!.resourceVersion = client.peek(deployments, "default", "foo")!.metadata!.resourceVersion!;
+    Object.assign(d.metadata!, {
+      resourceVersion: client.peek(deployments, "default", "foo")!.metadata!.resourceVersion!,
+    });
     const old = rs("foo-old", 4, oldTimestamp);
     old.metadata!.annotations = { [revisionAnnotation]: "3" };
     old.spec!.template = { metadata: { labels: { foo: "bar", version: "1" } } };
@@ -860,7 +862,9 @@ describe("getNewReplicaSet", () => {
     const { client } = harness();
     const d = newDeployment(1);
     client.seed(deployments, d);
-    d.metadata!.resourceVersion = client.peek(deployments, "default", "foo")!.metadata!.resourceVersion!;
+    Object.assign(d.metadata!, {
+      resourceVersion: client.peek(deployments, "default", "foo")!.metadata!.resourceVersion!,
+    });
     const firstName = `foo-${computeHash(d.spec!.template)}`;
     const squatter = rs(firstName, 1);
     squatter.spec!.template = { metadata: { labels: { other: "template" } } };
