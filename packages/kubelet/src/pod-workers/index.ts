@@ -16,6 +16,7 @@ export type {
   PodWorkerState,
   PodWorkerSync,
   PodWorkers,
+  PodWorkersMetrics,
   PodWorkersOptions,
   PodWorkQueue,
   RunnablePodWorkers,

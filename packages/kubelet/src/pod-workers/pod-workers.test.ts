@@ -15,6 +15,7 @@ import type {
   PodStatusCache,
   PodStatusFunc,
   PodSyncer,
+  PodWorkersMetrics,
   PodWorkQueue,
   RunningPod,
   SyncPodType,
@@ -106,6 +107,7 @@ function createPodWorkers(
     random?: () => number;
     resyncIntervalMs?: number;
     backOffPeriodMs?: number;
+    metrics?: PodWorkersMetrics;
   } = {},
 ) {
   const clock = new FakeClock(1 * second);
@@ -150,6 +152,7 @@ function createPodWorkers(
       recorder,
       clock,
       random: options.random ?? (() => 0),
+      metrics: options.metrics,
     },
     options.hooks,
   );
@@ -1445,6 +1448,48 @@ describe("completeWork requeues through the work queue", () => {
       { uid: "1", minTime: 0 },
       { uid: "1", minTime: 1 * second },
     ]);
+  });
+});
+
+describe("metrics", () => {
+  it("observes how long each update took until acted on, and the containers of each started pod", async () => {
+    const durations: [string, number][] = [];
+    const containers: number[] = [];
+    const { workers, syncer, clock, drain } = createPodWorkers({
+      metrics: {
+        observePodWorkerDuration: (type, seconds) => durations.push([type, seconds]),
+        observeContainersPerPod: (count) => containers.push(count),
+      },
+    });
+    const original = syncer.syncPod;
+    syncer.syncPod = async (...args) => {
+      clock.setTime(clock.now() + 2 * second);
+      return original(...args);
+    };
+    const pod: Pod = { ...newNamedPod("1", "ns", "p"), spec: { containers: [{ name: "a" }, { name: "b" }] } };
+    workers.updatePod({ updateType: "create", pod, startTime: clock.now() });
+    await drain();
+    workers.updatePod({ updateType: "kill", pod, startTime: clock.now() - 500 });
+    await drain();
+    // the update replayed into the terminated phase has no start time (upstream does not copy it)
+    expect(durations).toEqual([
+      ["create", 2],
+      ["kill", 0.5],
+    ]);
+    expect(containers).toEqual([2]);
+  });
+
+  it("a throwing metrics provider neither stops the worker nor loses the update", async () => {
+    const { workers, processed, drain } = createPodWorkers({
+      metrics: {
+        observeContainersPerPod: () => {
+          throw new Error("registry closed");
+        },
+      },
+    });
+    workers.updatePod({ updateType: "create", pod: newNamedPod("1", "ns", "p"), startTime: 1 });
+    await drain();
+    expect(processed.get("1")).toEqual([{ name: "p", updateType: "create" }]);
   });
 });
 

@@ -9,10 +9,12 @@ import type {
   PodSyncer,
   PodWorkerState,
   PodWorkerSync,
+  PodWorkersMetrics,
   PodWorkersOptions,
   PodWorkQueue,
   RunnablePodWorkers,
   RunningPod,
+  SyncPodType,
   UpdatePodOptions,
 } from "./types.js";
 
@@ -175,6 +177,7 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
   readonly #logger: Logger;
   readonly #clock: Clock;
   readonly #random: () => number;
+  readonly #metrics: PodWorkersMetrics;
   readonly #hooks: PodWorkersTestHooks;
 
   /** True once `syncKnownPods` has run: every pod that should exist has been sent. */
@@ -197,6 +200,7 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
     this.#logger = options.logger ?? noopLogger;
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
+    this.#metrics = options.metrics ?? {};
     this.#hooks = hooks;
   }
 
@@ -509,7 +513,10 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
       if (this.#stop.signal.aborted) return;
       const start = this.#startPodSync(uid);
       if (start === undefined) continue;
-      if (!start.canEverStart) return;
+      if (!start.canEverStart) {
+        this.#observeDuration("terminated", start.update.startTime);
+        return;
+      }
       if (!start.canStart) continue;
       const { signal, workType: work, update } = start;
 
@@ -581,11 +588,13 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
         }
       } else if (work === "terminated") {
         this.#completeTerminated(uid);
+        this.#observeDuration("terminated", update.startTime);
         return;
       } else if (work === "terminating") {
         // a runtime pod has no config to clean up after: it is done
         if (update.runningPod !== undefined) {
           this.#completeTerminatingRuntimePod(uid);
+          this.#observeDuration(update.updateType, update.startTime);
           return;
         }
         this.#completeTerminating(uid);
@@ -595,6 +604,7 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
         phaseTransition = true;
       }
       this.#completeWork(uid, phaseTransition, failure?.error);
+      this.#observeDuration(update.updateType, update.startTime);
     }
   }
 
@@ -654,6 +664,11 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
     }
     status.startedAt = this.#clock.now();
     mergeLastUpdate(status, update);
+    try {
+      this.#metrics.observeContainersPerPod?.(update.pod.spec?.containers?.length ?? 0);
+    } catch (error) {
+      this.#logger.error({ err: errorMessage(error) }, "Recording a pod worker metric threw");
+    }
     return { signal, workType: work, update, canStart: true, canEverStart: true };
   }
 
@@ -816,6 +831,16 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
       onCompleted();
     } catch (error) {
       this.#logger.error({ err: errorMessage(error) }, "Kill completion callback threw");
+    }
+  }
+
+  /** Observes how long the worker took to act on an update, when its start time is known. */
+  #observeDuration(operationType: SyncPodType | "terminated", startTime: number | undefined): void {
+    if (startTime === undefined || startTime === 0) return;
+    try {
+      this.#metrics.observePodWorkerDuration?.(operationType, (this.#clock.now() - startTime) / 1000);
+    } catch (error) {
+      this.#logger.error({ err: errorMessage(error) }, "Recording a pod worker metric threw");
     }
   }
 

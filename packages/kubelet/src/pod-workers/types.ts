@@ -193,6 +193,23 @@ export interface PodWorkersOptions<S, R extends RunningPod = RunningPod> {
   clock?: Clock | undefined;
   /** The jitter source, a number in [0, 1). Default `Math.random`. */
   random?: (() => number) | undefined;
+  /** Where the workers' metrics go. Default: recorded nowhere. */
+  metrics?: PodWorkersMetrics | undefined;
+}
+
+/**
+ * The pod workers' metrics, with the kubelet's names for an adapter to use
+ * (`kubelet_pod_worker_duration_seconds`, `kubelet_containers_per_pod_count`).
+ */
+export interface PodWorkersMetrics {
+  /**
+   * Seconds from an update's `startTime` until the worker finished acting on
+   * it, by operation: the update type (`create`, `update`, `sync`, `kill`), or
+   * `terminated` once the pod is finished.
+   */
+  observePodWorkerDuration?(operationType: SyncPodType | "terminated", seconds: number): void;
+  /** The number of containers of each pod the workers start. */
+  observeContainersPerPod?(count: number): void;
 }
 
 /**
