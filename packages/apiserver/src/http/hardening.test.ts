@@ -468,6 +468,32 @@ describe("connections", () => {
     expect(received).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n|^$/);
   });
 
+  it("answers a request not answered in requestTimeoutMs with a 504 Timeout and closes its connection", async () => {
+    const { clock, port } = await start();
+    const socket = net.connect(port, "127.0.0.1");
+    sockets.push(socket);
+    let received = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => {
+      received += chunk;
+    });
+    const closed = new Promise((resolve) => socket.on("close", resolve));
+    // A body announced and never sent: the handler waits for it.
+    socket.write(
+      "PUT /api/v1/namespaces/default/configmaps/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{",
+    );
+    await vi.waitFor(() => expect(clock.pendingTimers().map((timer) => timer.in)).toContain(60_000));
+    await clock.advance(60_000);
+    await closed;
+    expect(received.split("\r\n")[0]).toBe("HTTP/1.1 504 Gateway Timeout");
+    expect(JSON.parse(received.slice(received.indexOf("\r\n\r\n") + 4))).toMatchObject({
+      kind: "Status",
+      code: 504,
+      reason: "Timeout",
+      message: "Timeout: request did not complete within requested timeout - context deadline exceeded",
+    });
+  });
+
   it("applies kube's timeouts by default: headers 32 s, requests 60 s, idle keep-alive 90 s", async () => {
     const { server } = await start();
     expect([

@@ -262,7 +262,6 @@ class RestHandler {
     const { pathname, search } = splitTarget(request.url ?? "");
     const query = new URLSearchParams(search);
     const method = request.method ?? "GET";
-    if (!(method === "GET" && isTrue(query.get("watch")))) this.#limitTime(response);
     if (this.#token === undefined) {
       const host = request.headers.host;
       if (!isLoopbackHost(host)) {
@@ -280,6 +279,9 @@ class RestHandler {
     } catch {
       throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
     }
+    // Long-running requests (watch, and log, exec, attach, portforward) have no deadline, as kube-apiserver's.
+    if (!((method === "GET" && isTrue(query.get("watch"))) || route.kind === "podConnect"))
+      this.#limitTime(response);
     if (route.kind === "invalid") {
       request.resume();
       throw newBadRequest(route.message);
