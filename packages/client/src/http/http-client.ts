@@ -463,6 +463,7 @@ function readBody(response: http.IncomingMessage, signal: AbortSignal | undefine
       reject(error);
     });
     response.on("close", () => {
+      signal?.removeEventListener("abort", onAbort);
       if (!response.complete) reject(new Error("the connection closed before the response ended"));
     });
   });
