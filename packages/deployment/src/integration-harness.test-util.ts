@@ -14,7 +14,7 @@ import {
 } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
-import { FakeClock } from "@reconcile/clock";
+import { type Clock, FakeClock } from "@reconcile/clock";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { ReplicaSetController } from "@reconcile/replicaset";
 import { DeploymentController } from "./deployment-controller.js";
@@ -58,7 +58,7 @@ export interface KubeletStandIn {
   idle(): Promise<void>;
 }
 
-export function startControllers(cluster: Cluster): Controllers {
+export function startControllers(cluster: { client: Client; clock: Clock }): Controllers {
   const { client, clock } = cluster;
   const abort = new AbortController();
   const factory = new SharedInformerFactory({ client, clock, detectMutations: true });
