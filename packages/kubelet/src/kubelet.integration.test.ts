@@ -167,13 +167,11 @@ describe("Kubelet", () => {
 
   it("restarts a crashing container at once, then after 10 s, 20 s and 40 s, reporting CrashLoopBackOff in between", async () => {
     const { client, clock } = await startNode();
-    const created = await client
-      .resource(pods, "default")
-      .create(
-        pod("crash", {
-          annotations: { "sim.reconcile.dev/exit-after": "0", "sim.reconcile.dev/exit-code": "1" },
-        }),
-      );
+    const created = await client.resource(pods, "default").create(
+      pod("crash", {
+        annotations: { "sim.reconcile.dev/exit-after": "0", "sim.reconcile.dev/exit-code": "1" },
+      }),
+    );
     const uid = created.metadata?.uid;
     const restarts: number[] = [];
     let last = -1;
@@ -324,14 +322,12 @@ describe("Kubelet", () => {
 
   it("a pod that never restarts ends Succeeded once its container exits 0, and is not deleted", async () => {
     const { client, clock } = await startNode();
-    await client
-      .resource(pods, "default")
-      .create(
-        pod("job", {
-          annotations: { "sim.reconcile.dev/exit-after": "2s" },
-          spec: { restartPolicy: "Never" },
-        }),
-      );
+    await client.resource(pods, "default").create(
+      pod("job", {
+        annotations: { "sim.reconcile.dev/exit-after": "2s" },
+        spec: { restartPolicy: "Never" },
+      }),
+    );
     await advance(clock, 4_000);
     const done = await getPod(client, "job");
     expect(done.status?.phase).toBe("Succeeded");

@@ -6,6 +6,7 @@
 // workers call: syncPod, syncTerminatingPod, syncTerminatingRuntimePod and
 // syncTerminatedPod. Around them: the node's registration and status, its
 // Lease, the status manager, the probe manager and container logs.
+import { setMaxListeners } from "node:events";
 import {
   type DeepReadonly,
   type DeletedFinalStateUnknown,
@@ -232,6 +233,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   async run({ signal }: { signal: AbortSignal }): Promise<void> {
     if (this.#running) throw new Error(`Kubelet ${this.nodeName}: already running`);
     this.#running = true;
+    // Every component of the kubelet listens on the signal; many kubelets may share it.
+    setMaxListeners(0, signal);
     this.#recorder.event(nodeRef(this.nodeName), "Normal", "Starting", "Starting kubelet.");
     const tasks: Promise<void>[] = [
       this.#nodeStatusLoop(signal),

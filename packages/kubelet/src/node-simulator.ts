@@ -3,6 +3,7 @@
 // by one shared pod informer instead of N watches. Each pod event goes to
 // the kubelet its `spec.nodeName` names, as N field-selected watches would
 // deliver it.
+import { setMaxListeners } from "node:events";
 import { type DeepReadonly, isDeletedFinalStateUnknown, type Pod, pods } from "@reconcile/api";
 import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
@@ -99,6 +100,7 @@ export class NodeSimulator {
   async run({ signal }: { signal: AbortSignal }): Promise<void> {
     if (this.#running) throw new Error("NodeSimulator: already running");
     this.#running = true;
+    setMaxListeners(0, signal);
     const ownInformer = this.#options.podInformer === undefined;
     const informer =
       this.#options.podInformer ??

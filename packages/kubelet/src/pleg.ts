@@ -165,7 +165,9 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
     this.#dirtyPods.add(uid);
     if (this.#eventFlushScheduled) return;
     this.#eventFlushScheduled = true;
-    queueMicrotask(() => {
+    // A macrotask, as an event stream delivers: the sync that caused the change finishes first,
+    // so the refreshed entry is newer than that sync and the next one need not wait for a relist.
+    setImmediate(() => {
       this.#eventFlushScheduled = false;
       if (this.#dirtyPods.size > 0) this.relist();
     });

@@ -1,0 +1,274 @@
+// Kubelet benchmarks, in process on the embedded API server with the
+// simulated runtime at its defaults (no delays), on the real clock:
+//
+// (a) 100 nodes × 100 pods bound at once (created with spec.nodeName): seconds
+//     until every pod is Running and Ready; pods/s; bound → Ready latency
+//     (create call → the pod's Ready condition seen True through a watch),
+//     p50 and p99; API writes per pod (status patches, events, deletes).
+//     Goal: ≥ 5,000 pods/s with p99 ≤ 200 ms.
+// (b) 1,000 idle nodes heartbeating (leases every 10 s, node status on
+//     change or every 5 min): CPU share of one core over a 20 s window once
+//     all are registered, and API writes/s. Goal: ≤ 10 % of a core.
+// (c) kubelet-side heap: per idle node (heap with the 1,000 nodes running
+//     minus after they stop, the server keeping their Nodes and Leases), and
+//     per running pod (heap with (a)'s pods running minus after the nodes
+//     stop). Goal: ≤ 100 KB per idle node.
+//
+// 3 measured runs after 1 warm-up for (a), 3 runs for (b)/(c); medians reported.
+import { type KubeObject, type Pod, pods } from "@reconcile/api";
+import { ApiServer } from "@reconcile/apiserver";
+import type { Client, ResourceClient } from "@reconcile/client";
+import { listerWatcher } from "@reconcile/client";
+import { SharedIndexInformer } from "@reconcile/informer";
+import { type Measurement, measure, median, writeResults } from "../../../tools/bench/index.js";
+import { NodeSimulator } from "../src/index.js";
+
+const writeVerbs = new Set(["create", "update", "updateStatus", "patch", "delete", "deleteCollection"]);
+
+/** Counts the writes sent through `inner`. */
+function countingClient(inner: Client, counter: { writes: number }): Client {
+  return {
+    resource<T extends KubeObject>(
+      resource: Parameters<Client["resource"]>[0],
+      ns?: string,
+    ): ResourceClient<T> {
+      const target = inner.resource(resource, ns) as unknown as ResourceClient<T>;
+      return new Proxy(target, {
+        get(object, property, receiver) {
+          const value = Reflect.get(object, property, receiver);
+          if (typeof value !== "function") return value;
+          if (writeVerbs.has(String(property))) {
+            return (...args: unknown[]) => {
+              counter.writes++;
+              return (value as (...a: unknown[]) => unknown).apply(object, args);
+            };
+          }
+          return value.bind(object);
+        },
+      });
+    },
+  } as Client;
+}
+
+function gcHeap(): number {
+  global.gc?.();
+  global.gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+}
+
+interface BoundRun {
+  seconds: number;
+  p50Ms: number;
+  p99Ms: number;
+  writesPerPod: number;
+  heapPerPodKb: number;
+}
+
+async function boundPods(nodeCount: number, podsPerNode: number): Promise<BoundRun> {
+  const server = new ApiServer({ historySize: 200_000, watchBufferSize: 500_000 });
+  const client = server.client();
+  const counter = { writes: 0 };
+  const abort = new AbortController();
+  const simulator = new NodeSimulator({ client: countingClient(client, counter), nodes: nodeCount });
+  const running = simulator.run({ signal: abort.signal });
+  const total = nodeCount * podsPerNode;
+  const createdAt = new Map<string, number>();
+  const latencies: number[] = [];
+  let allReady: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    allReady = resolve;
+  });
+  // The observer: a separate informer that sees each pod turn Ready.
+  const watcher = new SharedIndexInformer<Pod>({
+    listerWatcher: listerWatcher(client, pods),
+    resource: pods,
+  });
+  const seen = new Set<string>();
+  const onPod = (pod: Pod) => {
+    const name = pod.metadata?.name ?? "";
+    if (seen.has(name)) return;
+    if (pod.status?.phase !== "Running") return;
+    if (pod.status.conditions?.find((c) => c.type === "Ready")?.status !== "True") return;
+    const at = createdAt.get(name);
+    if (at === undefined) return;
+    seen.add(name);
+    latencies.push(performance.now() - at);
+    if (seen.size === total) allReady();
+  };
+  watcher.addEventHandler({ onAdd: (p) => onPod(p as Pod), onUpdate: (_, p) => onPod(p as Pod) });
+  const watcherRun = watcher.run(abort.signal);
+  while (!watcher.hasSynced() || simulator.kubelets.some((k) => !k.nodeStatus.registered)) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const podClient = client.resource(pods, "default");
+  gcHeap();
+  counter.writes = 0;
+  const started = performance.now();
+  const creates: Promise<unknown>[] = [];
+  for (let p = 0; p < podsPerNode; p++) {
+    for (let n = 0; n < nodeCount; n++) {
+      const name = `p-${n + 1}-${p}`;
+      createdAt.set(name, performance.now());
+      creates.push(
+        podClient.create({
+          metadata: { name, namespace: "default" },
+          spec: {
+            nodeName: `node-${n + 1}`,
+            containers: [{ name: "app", image: "registry.example.com/app:1.0" }],
+          },
+        }),
+      );
+    }
+  }
+  await Promise.all(creates);
+  await done;
+  const seconds = (performance.now() - started) / 1000;
+  // Let the last status writes and events land before counting and weighing.
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const writes = counter.writes;
+  const withPods = gcHeap();
+  abort.abort();
+  await Promise.all([running, watcherRun]);
+  // The watcher's cache holds the pods too: drop it with the nodes and count only the kubelets' share.
+  const withoutNodes = gcHeap();
+  await server.close();
+  return {
+    seconds,
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    writesPerPod: writes / total,
+    heapPerPodKb: (withPods - withoutNodes) / total / 1024,
+  };
+}
+
+interface IdleRun {
+  cpuShare: number;
+  writesPerSecond: number;
+  heapPerNodeKb: number;
+}
+
+async function idleNodes(nodeCount: number, windowMs: number): Promise<IdleRun> {
+  const server = new ApiServer();
+  const client = server.client();
+  const counter = { writes: 0 };
+  const abort = new AbortController();
+  const simulator = new NodeSimulator({ client: countingClient(client, counter), nodes: nodeCount });
+  const running = simulator.run({ signal: abort.signal });
+  while (simulator.kubelets.some((k) => !k.nodeStatus.registered || k.nodeLease.writes === 0)) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  // Past the start-up burst: every node has registered and written its first lease.
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  counter.writes = 0;
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, windowMs));
+  const elapsedMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
+  const writes = counter.writes;
+  const withNodes = gcHeap();
+  abort.abort();
+  await running;
+  const withoutNodes = gcHeap();
+  await server.close();
+  return {
+    cpuShare: (cpu.user + cpu.system) / 1000 / elapsedMs,
+    writesPerSecond: writes / (elapsedMs / 1000),
+    heapPerNodeKb: (withNodes - withoutNodes) / nodeCount / 1024,
+  };
+}
+
+async function fromRuns(
+  name: string,
+  unit: string,
+  higherIsBetter: boolean,
+  values: number[],
+  target?: number,
+): Promise<Measurement> {
+  return measure(
+    {
+      name,
+      unit,
+      higherIsBetter,
+      runs: values.length,
+      warmups: 0,
+      ...(target !== undefined ? { target } : {}),
+    },
+    () => values.shift()!,
+  );
+}
+
+const bound: BoundRun[] = [];
+await boundPods(100, 100); // warm-up
+for (let i = 0; i < 3; i++) bound.push(await boundPods(100, 100));
+const idle: IdleRun[] = [];
+for (let i = 0; i < 3; i++) idle.push(await idleNodes(1_000, 20_000));
+
+const label = "(a) 100 nodes × 100 pods bound at once";
+const results = [
+  await fromRuns(
+    `${label}: seconds until all Running and Ready`,
+    "s",
+    false,
+    bound.map((r) => r.seconds),
+  ),
+  await fromRuns(
+    `${label}: pods/s`,
+    "pods/s",
+    true,
+    bound.map((r) => 10_000 / r.seconds),
+    5_000,
+  ),
+  await fromRuns(
+    `${label}: bound → Ready p50`,
+    "ms",
+    false,
+    bound.map((r) => r.p50Ms),
+  ),
+  await fromRuns(
+    `${label}: bound → Ready p99`,
+    "ms",
+    false,
+    bound.map((r) => r.p99Ms),
+    200,
+  ),
+  await fromRuns(
+    `${label}: API writes per pod`,
+    "writes/pod",
+    false,
+    bound.map((r) => r.writesPerPod),
+  ),
+  await fromRuns(
+    "(b) 1,000 idle nodes: CPU share of one core",
+    "core",
+    false,
+    idle.map((r) => r.cpuShare),
+    0.1,
+  ),
+  await fromRuns(
+    "(b) 1,000 idle nodes: API writes/s",
+    "writes/s",
+    false,
+    idle.map((r) => r.writesPerSecond),
+  ),
+  await fromRuns(
+    "(c) kubelet heap per idle node",
+    "KB",
+    false,
+    idle.map((r) => r.heapPerNodeKb),
+    100,
+  ),
+  await fromRuns(
+    "(c) kubelet heap per running pod",
+    "KB",
+    false,
+    bound.map((r) => r.heapPerPodKb),
+  ),
+];
+void median;
+writeResults("kubelet", results);
