@@ -162,16 +162,37 @@ describe("MemoryStorage", () => {
         largest = Math.max(largest, storage.historyBytes);
       }
       expect(largest).toBeLessThanOrEqual(8 * mib);
-      // Eight changes of ~1,000,100 bytes fit in 8 MiB; a ninth would not.
-      expect(storage.historyLength).toBe(8);
+      // Eight objects of ~1,000,100 bytes fit in 8 MiB: seven changes and the state the oldest replaced.
+      expect(storage.historyLength).toBe(7);
       expect(storage.historyBytes).toBeGreaterThan(8 * objectBytes);
-      expect(storage.compactedRevision).toBe(101 - 8);
+      expect(storage.compactedRevision).toBe(101 - 7);
       const old = storage.watch("/core/pods/", { fromRevision: 1 });
-      expect(await drain(old, 2)).toEqual(["ERROR too old resource version: 1 (93)"]);
-      // Deletes count what they hold too, and the count limit still applies.
+      expect(await drain(old, 2)).toEqual(["ERROR too old resource version: 1 (94)"]);
+      // The delete holds nothing new: the change that wrote the object is still in the history.
       await storage.delete(key("big"));
       expect(storage.historyLength).toBe(8);
       expect(storage.historyBytes).toBeLessThanOrEqual(8 * mib);
+    });
+
+    it("counts a replaced state the history keeps alive, once, where it is held", async () => {
+      const storage = new MemoryStorage({ historyBytes: 4 * mib });
+      const objectBytes = 1_000_000;
+      for (const name of ["a", "b", "c", "d"]) await storage.create(key(name), large(name, objectBytes));
+      expect(storage.historyLength).toBe(4);
+      // The update keeps a's first state alive (as its previous) after a's ADDED leaves: five
+      // objects would be held, so b's ADDED goes too.
+      await storage.update(key("a"), large("a", objectBytes, 1));
+      expect(storage.historyLength).toBe(3);
+      expect(storage.compactedRevision).toBe(2);
+      expect(storage.historyBytes).toBeGreaterThan(4 * objectBytes);
+      expect(storage.historyBytes).toBeLessThanOrEqual(4 * mib);
+      // A delete holds nothing new while the change that wrote the object is in the history.
+      const before = storage.historyBytes;
+      await storage.delete(key("c"));
+      expect(storage.historyBytes).toBe(before);
+      // Continue tokens still see the replaced state within the history.
+      const list = await storage.list("/core/pods/ns/", { revision: 4 });
+      expect(list.items.map((item) => item.metadata?.resourceVersion)).toEqual(["1", "2", "3", "4"]);
     });
 
     it("keeps the newest change even when it alone is larger than the budget", async () => {

@@ -47,8 +47,16 @@ interface Change {
   object: KubeObject;
   /** The state before the change (MODIFIED and DELETED). */
   previous: KubeObject | undefined;
-  /** What the change holds, in bytes of JSON: the object written, or the object deleted. */
+  /** The size of `object` in bytes of JSON (for DELETED, of the object deleted). */
+  objectBytes: number;
+  /**
+   * What the history holds through this change, in bytes of JSON: the object
+   * written (not for DELETED, whose object is the one deleted), and the state
+   * it replaced unless an earlier change in the history holds that already.
+   */
   bytes: number;
+  /** The next change of the same key, once there is one: it holds this change's object as `previous`. */
+  next: Change | undefined;
 }
 
 interface Entry {
@@ -90,6 +98,8 @@ export class MemoryStorage implements Storage {
   readonly #watchBufferSize: number;
   readonly #buckets = new Map<string, Bucket>();
   readonly #history: RingBuffer<Change>;
+  /** The newest change of each key in the history. */
+  readonly #lastChange = new Map<string, Change>();
   readonly #watches = new Set<Watch>();
   #revision = 0;
   #historyBytes = 0;
@@ -147,7 +157,16 @@ export class MemoryStorage implements Storage {
     this.#revision = revision;
     bucket.entries.set(key, { object, revision, bytes });
     bucket.sortedKeys = undefined;
-    this.#record({ type: "ADDED", key, revision, object, previous: undefined, bytes });
+    this.#record({
+      type: "ADDED",
+      key,
+      revision,
+      object,
+      previous: undefined,
+      objectBytes: bytes,
+      bytes,
+      next: undefined,
+    });
     return object;
   }
 
@@ -162,7 +181,16 @@ export class MemoryStorage implements Storage {
     const bytes = this.#measure(key, object);
     this.#revision = revision;
     bucket.entries.set(key, { object, revision, bytes });
-    this.#record({ type: "MODIFIED", key, revision, object, previous: entry.object, bytes });
+    this.#record({
+      type: "MODIFIED",
+      key,
+      revision,
+      object,
+      previous: entry.object,
+      objectBytes: bytes,
+      bytes: bytes + entry.bytes,
+      next: undefined,
+    });
     return object;
   }
 
@@ -178,7 +206,9 @@ export class MemoryStorage implements Storage {
       revision,
       object: last,
       previous: entry.object,
+      objectBytes: entry.bytes,
       bytes: entry.bytes,
+      next: undefined,
     });
     return last;
   }
@@ -331,15 +361,34 @@ export class MemoryStorage implements Storage {
     return events;
   }
 
+  /**
+   * Appends `change` to the history, evicts what exceeds the count and the
+   * memory budget, and sends the change to the watchers. The caller counts in
+   * `change.bytes` the state the change replaced; if an earlier change in the
+   * history wrote that state, it is counted there instead.
+   */
   #record(change: Change): void {
-    if (this.#history.length >= this.#historySize) this.#historyBytes -= this.#history.shift()!.bytes;
+    const earlier = this.#lastChange.get(change.key);
+    if (earlier !== undefined && change.previous !== undefined) {
+      // The state this change replaced is the object the earlier change wrote: counted there.
+      earlier.next = change;
+      change.bytes -= earlier.objectBytes;
+    }
+    this.#lastChange.set(change.key, change);
+    if (this.#history.length >= this.#historySize) this.#evictOldest();
     this.#history.push(change);
     this.#historyBytes += change.bytes;
     let overBudget = false;
     while (this.#historyBytes > this.#historyBudget && this.#history.length > 1) {
-      this.#historyBytes -= this.#history.shift()!.bytes;
+      this.#evictOldest();
       overBudget = true;
     }
+    if (
+      overBudget &&
+      this.#snapshotCache !== undefined &&
+      this.#snapshotCache.revision < this.compactedRevision
+    )
+      this.#snapshotCache = undefined;
     // A watcher still holding events that left the history would keep their objects alive
     // past the budget: it is closed, as if it had asked for a revision already compacted.
     const compacted = overBudget ? this.compactedRevision : 0;
@@ -355,6 +404,17 @@ export class MemoryStorage implements Storage {
       const event = eventFor(change, watch.predicate);
       if (event !== undefined) watch.channel.push(event);
     }
+  }
+
+  /** Drops the oldest change; an object a later change still holds as `previous` stays counted, there. */
+  #evictOldest(): void {
+    const oldest = this.#history.shift()!;
+    this.#historyBytes -= oldest.bytes;
+    if (oldest.next !== undefined && oldest.type !== "DELETED") {
+      oldest.next.bytes += oldest.objectBytes;
+      this.#historyBytes += oldest.objectBytes;
+    }
+    if (this.#lastChange.get(oldest.key) === oldest) this.#lastChange.delete(oldest.key);
   }
 
   /** The state under `prefix` at `revision`: the current state with newer changes undone. */
