@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiServer } from "@reconcile/apiserver";
 import { startControlPlane } from "./control-plane.js";
+import { etcdFromArgs } from "./etcd-flags.js";
 
 export async function serve(): Promise<boolean> {
   const port = Number(process.env.PORT ?? 0);
@@ -13,7 +14,12 @@ export async function serve(): Promise<boolean> {
     console.error(`PORT must be a port number (0 for a free one), got ${JSON.stringify(process.env.PORT)}`);
     return false;
   }
-  const server = new ApiServer();
+  const etcd = await etcdFromArgs(process.argv.slice(3));
+  if (typeof etcd === "string") {
+    console.error(etcd);
+    return false;
+  }
+  const server = new ApiServer({ storage: etcd.storage });
   const controlPlane = startControlPlane(server);
   const listening = await server.listen({ port, kubeletConnection: controlPlane.nodes.kubeletConnection() });
   await controlPlane.synced;
@@ -21,6 +27,7 @@ export async function serve(): Promise<boolean> {
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, listening.kubeconfig(), { mode: 0o600 });
 
+  console.log(etcd.description);
   console.log(`API server on ${listening.url}, ReplicaSet and Deployment controllers and three simulated nodes running. Try:
 
   export KUBECONFIG=${kubeconfig}
@@ -55,6 +62,7 @@ Ctrl-C stops it.`);
   console.log("\nstopping…");
   await controlPlane.stop();
   await server.close();
+  await etcd.stop();
   rmSync(dir, { recursive: true, force: true });
   return true;
 }

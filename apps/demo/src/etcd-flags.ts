@@ -1,0 +1,58 @@
+// `serve --etcd <endpoints>` keeps the cluster in an existing etcd; `serve --etcd-data-dir DIR`
+// starts a local etcd over DIR. Either way the cluster survives restarts of the demo.
+import type { Storage } from "@reconcile/apiserver";
+import { CachedStorage, type EtcdCluster, EtcdStorage, startEtcd } from "@reconcile/storage-etcd";
+
+export interface EtcdChoice {
+  /** Undefined: the default in-memory storage. */
+  storage: Storage | undefined;
+  /** One line saying where the cluster lives. */
+  description: string;
+  /** Stops the local etcd, if one was started (after the API server has closed). */
+  stop(): Promise<void>;
+}
+
+/** Reads `--etcd` / `--etcd-data-dir` from `args`; a string is a usage error. */
+export async function etcdFromArgs(args: readonly string[]): Promise<EtcdChoice | string> {
+  let endpoints: string | undefined;
+  let dataDir: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const [flag, inline] = args[i]!.split(/=(.*)/s, 2) as [string, string | undefined];
+    if (flag !== "--etcd" && flag !== "--etcd-data-dir")
+      return `unknown option ${flag}; serve takes --etcd <endpoints> or --etcd-data-dir <dir>`;
+    const value = inline ?? args[++i];
+    if (value === undefined || value === "") return `${flag} needs a value`;
+    if (flag === "--etcd") endpoints = value;
+    else dataDir = value;
+  }
+  if (endpoints !== undefined && dataDir !== undefined) return "choose one of --etcd and --etcd-data-dir";
+  if (endpoints === undefined && dataDir === undefined)
+    return { storage: undefined, description: "objects in memory", stop: async () => {} };
+  let local: EtcdCluster | undefined;
+  if (dataDir !== undefined) {
+    try {
+      local = await startEtcd({ dataDir });
+    } catch (error) {
+      return `could not start etcd over ${dataDir}: ${(error as Error).message}`;
+    }
+    endpoints = local.endpoints.join(",");
+  }
+  const etcd = new EtcdStorage({ endpoints: endpoints! });
+  try {
+    await etcd.currentRevision();
+  } catch (error) {
+    etcd.close();
+    await local?.stop();
+    return `etcd at ${endpoints} does not answer: ${(error as Error).message}`;
+  }
+  return {
+    storage: new CachedStorage({ storage: etcd }),
+    description:
+      local === undefined
+        ? `objects in etcd at ${endpoints}`
+        : `objects in a local etcd (${endpoints}) over ${dataDir}`,
+    stop: async () => {
+      await local?.stop();
+    },
+  };
+}
