@@ -213,9 +213,15 @@ export class MemoryStorage implements Storage {
     return last;
   }
 
-  /** The size of `object` in bytes of JSON; larger than `maxObjectBytes` is refused, as etcd refuses the request. */
+  /**
+   * The size of `object` in bytes of JSON (in UTF-16 code units when a third
+   * of the limit or less, as the history's budget needs no more precision);
+   * larger than `maxObjectBytes` is refused, as etcd refuses the request.
+   */
   #measure(key: string, object: KubeObject): number {
-    const bytes = Buffer.byteLength(JSON.stringify(object));
+    const text = JSON.stringify(object);
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: count them exactly only when that could pass the limit.
+    const bytes = text.length * 3 <= this.#maxObjectBytes ? text.length : Buffer.byteLength(text);
     if (bytes > this.#maxObjectBytes)
       throw new StorageError(
         "ObjectTooLarge",
