@@ -131,6 +131,41 @@ describe("deep nesting", () => {
     expect((await call(http, "POST", cmPath, over)).code).toBe(400);
   });
 
+  it("serves an object nested to the limit on every path: list, watch, patches, copies, delete", async () => {
+    const { api, http } = await start();
+    // Objects inside arrays, so that strategic merge walks every level of the deepest member.
+    let nested: unknown = { leaf: "x" };
+    for (let i = 2; i < maxNestingDepth - 1; i++) nested = i % 2 ? [nested] : { a: nested };
+    const object = { metadata: { name: "edge", labels: { a: "1" } }, nested };
+    expect(nestsDeeperThan(object, maxNestingDepth)).toBe(false);
+    expect((await call(http, "POST", cmPath, JSON.stringify(object))).code).toBe(201);
+    const client = api.client().resource(configMaps, "default");
+    const watch = await client.watch({ resourceVersion: "0" });
+    for await (const event of watch) {
+      expect(event.type).toBe("ADDED");
+      expect(structuredClone(event.object).metadata?.name).toBe("edge");
+      break;
+    }
+    expect((await call(http, "GET", cmPath)).body.items).toHaveLength(1);
+    expect((await call(http, "GET", "/api/v1/configmaps")).body.items).toHaveLength(1);
+    for (const [type, body] of [
+      ["application/merge-patch+json", '{"metadata":{"labels":{"a":"2"}},"nested":null}'],
+      [
+        "application/strategic-merge-patch+json",
+        JSON.stringify({ metadata: { labels: { a: "3" } }, nested }),
+      ],
+      ["application/json-patch+json", '[{"op":"replace","path":"/metadata/labels/a","value":"4"}]'],
+    ] as const) {
+      const answer = await call(http, "PATCH", `${cmPath}/edge`, body, type);
+      expect([type, answer.code]).toEqual([type, 200]);
+    }
+    const copied = await client.patch("edge", [{ op: "copy", from: "/nested", path: "/copy" }], {
+      type: "json",
+    });
+    expect(nestsDeeperThan(structuredClone(copied), maxNestingDepth)).toBe(false);
+    expect((await call(http, "DELETE", `${cmPath}/edge`)).code).toBe(200);
+  });
+
   it("answers 400 on every write of the in-process client, and nothing is stored", async () => {
     const api = newServer();
     const client = api.client().resource(configMaps, "default");
