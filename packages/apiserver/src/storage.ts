@@ -14,7 +14,11 @@ import { ReconcileError } from "@reconcile/api";
 export interface Storage {
   /** The revision of the newest write (0 before any). */
   currentRevision(): Promise<number>;
-  /** Stores a new object. Rejects with `KeyExists` if the key is taken. */
+  /**
+   * Stores a new object. Rejects with `KeyExists` if the key is taken, and
+   * with `ObjectTooLarge` if the object is larger than the backend stores
+   * (as `update` does; etcd's request limit).
+   */
   create(key: string, object: KubeObject): Promise<KubeObject>;
   /** The object under `key`, or undefined. */
   get(key: string): Promise<KubeObject | undefined>;
