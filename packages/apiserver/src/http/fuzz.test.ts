@@ -1,4 +1,5 @@
 import * as http from "node:http";
+import * as net from "node:net";
 import { FakeClock } from "@reconcile/clock";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -773,4 +774,90 @@ describe("fuzzing the REST API over HTTP", () => {
     },
     30_000 + numRuns * 25,
   );
+
+  it(
+    "answers malformed HTTP itself (request lines, headers, framing) with a 4xx or by closing, and keeps serving",
+    async () => {
+      const requestLine = fc.tuple(
+        fc.constantFrom("GET", "POST", "DELETE", "PATCH", "get", "G\u00c9T", "", "GET GET"),
+        fc.constantFrom(
+          "/api/v1/namespaces/fuzz/configmaps",
+          "//",
+          "*",
+          "http://[",
+          "http://127.0.0.1/api/v1/namespaces",
+          "/api/v1/namespaces/keep/pods/..",
+          "/\u00e9",
+          "/a b",
+          "",
+          `/${"a".repeat(20_000)}`,
+        ),
+        fc.constantFrom("HTTP/1.1", "HTTP/1.0", "HTTP/2.0", "HTTP/9", "", "HTTP/1.1 extra"),
+      );
+      const header = fc.constantFrom(
+        "Host: 127.0.0.1",
+        "Host: evil.example",
+        "Host:",
+        "Content-Length: 5",
+        "Content-Length: -1",
+        "Content-Length: 99999999999999999999",
+        "Content-Length: 1\r\nContent-Length: 2",
+        "Transfer-Encoding: chunked",
+        "Transfer-Encoding: gzip, chunked",
+        "Expect: 100-continue",
+        "Expect: 200-ok",
+        "Content-Type: application/json",
+        "Authorization: Bearer",
+        "Authorization: bearer \u00ff",
+        `X-Big: ${"b".repeat(20_000)}`,
+        "No-Colon",
+        " Leading: space",
+        "Bad\u0000Name: x",
+      );
+      const raw = fc
+        .record({
+          line: requestLine,
+          headers: fc.array(header, { maxLength: 5 }),
+          body: fc.constantFrom("", "{}", "0\r\n\r\n", "zzzzz", "5\r\nhello\r\n0\r\n\r\n"),
+        })
+        .map(
+          ({ line, headers, body }) =>
+            `${line.join(" ")}\r\n${[...headers, "Connection: close"].join("\r\n")}\r\n\r\n${body}`,
+        );
+      await fc.assert(
+        fc.asyncProperty(raw, async (text) => {
+          const answer = await rawExchange(text);
+          const status = /^HTTP\/1\.[01] ([0-9]{3})/.exec(answer);
+          // Nothing at all is an answer too: the server closed a connection it could not read.
+          if (status !== null)
+            expect(
+              Number(status[1]),
+              `${JSON.stringify(text.slice(0, 200))} -> ${answer.slice(0, 200)}`,
+            ).toBeLessThan(500);
+          const health = await send({ method: "GET", path: "/healthz" });
+          expect(health.code).toBe(200);
+        }),
+        { seed, numRuns: Math.ceil(numRuns / 4), endOnFailure: true },
+      );
+      expect(await snapshot()).toEqual(before);
+    },
+    30_000 + numRuns * 10,
+  );
 });
+
+/** Writes raw bytes on a new connection and collects what comes back until the server closes it (or 100 Continue is all). */
+function rawExchange(text: string): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = net.connect(server.port, "127.0.0.1");
+    let received = "";
+    socket.setEncoding("latin1");
+    socket.on("data", (chunk: string) => {
+      received += chunk;
+      // A server waiting for a body it was promised has answered all it will.
+      if (received === "HTTP/1.1 100 Continue\r\n\r\n") socket.destroy();
+    });
+    socket.on("error", () => {});
+    socket.on("close", () => resolve(received));
+    socket.end(text, "latin1");
+  });
+}
