@@ -84,6 +84,10 @@ export class FaultProxy {
 
   /** Starts a proxy listening on a free port (or `options.port`). */
   static async start(options: FaultProxyOptions): Promise<FaultProxy> {
+    checkRates(options.faults ?? {});
+    const target = new URL(options.target);
+    if (target.protocol !== "http:")
+      throw new TypeError(`FaultProxy: target must be http, not ${options.target}`);
     const server = http.createServer();
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
