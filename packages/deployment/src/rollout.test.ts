@@ -882,3 +882,35 @@ describe("getNewReplicaSet", () => {
     expect(second.metadata?.name).toBe(`foo-${computeHash(d.spec!.template, 1)}`);
   });
 });
+
+describe("one sync, several steps", () => {
+  it("a step reads the ReplicaSet as an earlier step of the same sync wrote it, not the cache's stale copy", async () => {
+    const { client, rollout, seed } = harness();
+    const d = newDeployment(2, { maxSurge: 1, maxUnavailable: 0 });
+    client.seed(deployments, d);
+    Object.assign(d.metadata!, {
+      resourceVersion: client.peek(deployments, "default", "foo")!.metadata!.resourceVersion,
+    });
+    // Rolled back to revision 1's template: its ReplicaSet is the new one again.
+    const back = rs("foo-1", 0, olderTimestamp);
+    Object.assign(back.spec!, { template: structuredClone(d.spec!.template) });
+    back.metadata!.annotations = { [revisionAnnotation]: "1" };
+    const current = rs("foo-2", 2, oldTimestamp);
+    current.metadata!.annotations = { [revisionAnnotation]: "2" };
+    Object.assign(current, { status: { replicas: 2, availableReplicas: 2 } });
+    const cached = [seed(back), seed(current)];
+    expect(await rollout.isScalingEvent(d, cached)).toBe(false);
+    await rollout.rolloutRolling(d, cached);
+    const updates = client
+      .actionsOf("update", "replicasets")
+      .map((a) => [
+        a.name,
+        (a.body as ReplicaSet).spec?.replicas,
+        (a.body as ReplicaSet).metadata?.annotations?.[revisionAnnotation],
+      ]);
+    expect(updates).toEqual([
+      ["foo-1", 0, "3"],
+      ["foo-1", 1, "3"],
+    ]);
+  });
+});

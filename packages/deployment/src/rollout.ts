@@ -117,6 +117,9 @@ export class DeploymentRollout {
   readonly #clock: Clock;
   readonly #options: DeploymentRolloutOptions;
   readonly #logger: Logger;
+  // ReplicaSets as this sync wrote them: a later step reads them instead of
+  // the cache's older copy, which would only meet a 409 Conflict.
+  readonly #written = new Map<string, ReplicaSet>();
 
   constructor(options: DeploymentRolloutOptions) {
     this.#client = options.client;
@@ -189,8 +192,12 @@ export class DeploymentRollout {
     rsList: readonly AnyReplicaSet[],
     create: boolean,
   ): Promise<[AnyReplicaSet | undefined, AnyReplicaSet[]]> {
-    const [, allOldRSs] = findOldReplicaSets(d, rsList);
-    const newRS = await this.getNewReplicaSet(d, rsList, allOldRSs, create);
+    const current = rsList.map((rs) => this.#written.get(rs.metadata?.uid ?? "") ?? rs);
+    for (const [uid, rs] of this.#written) {
+      if (!rsList.some((listed) => listed.metadata?.uid === uid)) current.push(rs);
+    }
+    const [, allOldRSs] = findOldReplicaSets(d, current);
+    const newRS = await this.getNewReplicaSet(d, current, allOldRSs, create);
     return [newRS, allOldRSs];
   }
 
@@ -228,7 +235,7 @@ export class DeploymentRollout {
         if (d.spec?.minReadySeconds === undefined) delete spec.minReadySeconds;
         else spec.minReadySeconds = d.spec.minReadySeconds;
         // The Deployment's revision follows on the next sync, as upstream.
-        return await this.#client.resource(replicaSets, namespace).update(rsCopy, this.#callOptions());
+        return await this.#updateReplicaSet(rsCopy);
       }
       let needsUpdate = setDeploymentRevision(d, rsCopy.metadata?.annotations?.[revisionAnnotationKey]);
       if (hasProgressDeadline(d) && getDeploymentCondition(status, "Progressing") === undefined) {
@@ -271,6 +278,7 @@ export class DeploymentRollout {
     let createdRS: AnyReplicaSet;
     try {
       createdRS = await this.#client.resource(replicaSets, namespace).create(newRS, this.#callOptions());
+      this.#written.set(createdRS.metadata?.uid ?? "", createdRS);
     } catch (error) {
       if (isAlreadyExists(error)) {
         // A slow cache, or a hash collision with a ReplicaSet of another template.
@@ -414,9 +422,7 @@ export class DeploymentRollout {
     const rsCopy = structuredClone(rs) as ReplicaSet;
     (rsCopy.spec ??= { selector: {} }).replicas = newScale;
     setReplicasAnnotations(rsCopy, desired, max);
-    const updated = await this.#client
-      .resource(replicaSets, rsCopy.metadata?.namespace ?? "")
-      .update(rsCopy, this.#callOptions());
+    const updated = await this.#updateReplicaSet(rsCopy);
     if (sizeNeedsUpdate) {
       this.#recorder.event(
         eventTarget(d),
@@ -844,6 +850,14 @@ export class DeploymentRollout {
     }
     this.#options.enqueueAfter?.(key, after + 1000);
     return after;
+  }
+
+  async #updateReplicaSet(rs: ReplicaSet): Promise<ReplicaSet> {
+    const updated = await this.#client
+      .resource(replicaSets, rs.metadata?.namespace ?? "")
+      .update(rs, this.#callOptions());
+    this.#written.set(updated.metadata?.uid ?? "", updated);
+    return updated;
   }
 
   async #updateStatus(d: Deployment): Promise<void> {
