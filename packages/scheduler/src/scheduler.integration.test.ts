@@ -88,10 +88,19 @@ describe("Scheduler on the embedded API server", () => {
       spec: {
         replicas: 6,
         selector: { matchLabels: { app: "web" } },
-        template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "app", image: "pause" }] } },
+        template: {
+          metadata: { labels: { app: "web" } },
+          spec: { containers: [{ name: "app", image: "pause" }] },
+        },
       },
     });
-    const owner = { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web", uid: rs.metadata!.uid!, controller: true };
+    const owner = {
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      name: "web",
+      uid: rs.metadata!.uid!,
+      controller: true,
+    };
     for (let i = 0; i < 6; i++) {
       const p = pod(`web-${i}`);
       p.metadata!.ownerReferences = [owner];
@@ -137,7 +146,9 @@ describe("Scheduler on the embedded API server", () => {
     const { clock, client } = start();
     await client.resource(nodes).create(node("n1"));
     await client.resource(pods, namespace).create(pod("mine"));
-    await client.resource(pods, namespace).create(pod("theirs", "100m", { schedulerName: "other-scheduler" }));
+    await client
+      .resource(pods, namespace)
+      .create(pod("theirs", "100m", { schedulerName: "other-scheduler" }));
     await eventually(clock, async () => (await nodeOf(client, "mine")) === "n1");
     await clock.advance(30_000);
     expect(await nodeOf(client, "theirs")).toBeUndefined();

@@ -580,8 +580,14 @@ export class Scheduler {
       return;
     }
     if (newPod.spec?.nodeName) {
-      if (!oldPod.spec?.nodeName) this.queue.delete(newPod);
-      this.cache.updatePod(newPod);
+      if (oldPod.spec?.nodeName) {
+        this.cache.updatePod(newPod);
+        return;
+      }
+      // Just bound: it leaves the queue, and its bound copy replaces the assumed one (upstream's
+      // filtered handlers see a delete of the unassigned pod and an add of the assigned one).
+      this.queue.delete(newPod);
+      this.cache.addPod(newPod);
       return;
     }
     if (this.#responsible(newPod)) this.queue.update(oldPod, newPod);

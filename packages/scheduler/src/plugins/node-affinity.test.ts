@@ -8,10 +8,16 @@ import { node, nodeInfoOf, runFilter, runScore } from "./testing.js";
 const fits = { code: "Success", reasons: [] };
 const mismatch = { code: "UnschedulableAndUnresolvable", reasons: [errReasonPodNotMatchNodeSelector] };
 
-function podWith(options: { nodeSelector?: Record<string, string>; required?: NodeSelectorTerm[]; affinity?: NodeAffinity }): Pod {
+function podWith(options: {
+  nodeSelector?: Record<string, string>;
+  required?: NodeSelectorTerm[];
+  affinity?: NodeAffinity;
+}): Pod {
   const nodeAffinityValue: NodeAffinity | undefined =
     options.affinity ??
-    (options.required ? { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: options.required } } : undefined);
+    (options.required
+      ? { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: options.required } }
+      : undefined);
   return {
     metadata: { name: "pod" },
     spec: {
@@ -26,24 +32,45 @@ describe("NodeAffinity Filter", () => {
   it.each([
     { name: "no selector", pod: podWith({}), labels: {}, want: fits },
     { name: "missing labels", pod: podWith({ nodeSelector: { foo: "bar" } }), labels: {}, want: mismatch },
-    { name: "same labels", pod: podWith({ nodeSelector: { foo: "bar" } }), labels: { foo: "bar" }, want: fits },
-    { name: "node labels are superset", pod: podWith({ nodeSelector: { foo: "bar" } }), labels: { foo: "bar", baz: "blah" }, want: fits },
-    { name: "node labels are subset", pod: podWith({ nodeSelector: { foo: "bar", baz: "blah" } }), labels: { foo: "bar" }, want: mismatch },
+    {
+      name: "same labels",
+      pod: podWith({ nodeSelector: { foo: "bar" } }),
+      labels: { foo: "bar" },
+      want: fits,
+    },
+    {
+      name: "node labels are superset",
+      pod: podWith({ nodeSelector: { foo: "bar" } }),
+      labels: { foo: "bar", baz: "blah" },
+      want: fits,
+    },
+    {
+      name: "node labels are subset",
+      pod: podWith({ nodeSelector: { foo: "bar", baz: "blah" } }),
+      labels: { foo: "bar" },
+      want: mismatch,
+    },
     {
       name: "In operator that matches the node",
-      pod: podWith({ required: [{ matchExpressions: [{ key: "foo", operator: "In", values: ["bar", "value2"] }] }] }),
+      pod: podWith({
+        required: [{ matchExpressions: [{ key: "foo", operator: "In", values: ["bar", "value2"] }] }],
+      }),
       labels: { foo: "bar" },
       want: fits,
     },
     {
       name: "Gt operator that matches the node",
-      pod: podWith({ required: [{ matchExpressions: [{ key: "kernel-version", operator: "Gt", values: ["0204"] }] }] }),
+      pod: podWith({
+        required: [{ matchExpressions: [{ key: "kernel-version", operator: "Gt", values: ["0204"] }] }],
+      }),
       labels: { "kernel-version": "0206" },
       want: fits,
     },
     {
       name: "NotIn operator that matches the node",
-      pod: podWith({ required: [{ matchExpressions: [{ key: "mem-type", operator: "NotIn", values: ["DDR", "DDR2"] }] }] }),
+      pod: podWith({
+        required: [{ matchExpressions: [{ key: "mem-type", operator: "NotIn", values: ["DDR", "DDR2"] }] }],
+      }),
       labels: { "mem-type": "DDR3" },
       want: fits,
     },
@@ -55,7 +82,9 @@ describe("NodeAffinity Filter", () => {
     },
     {
       name: "affinity that does not match the node",
-      pod: podWith({ required: [{ matchExpressions: [{ key: "foo", operator: "In", values: ["value1", "value2"] }] }] }),
+      pod: podWith({
+        required: [{ matchExpressions: [{ key: "foo", operator: "In", values: ["value1", "value2"] }] }],
+      }),
       labels: { foo: "bar" },
       want: mismatch,
     },
@@ -114,7 +143,9 @@ describe("NodeAffinity Filter", () => {
     },
     {
       name: "an Exists expression with values is invalid and never matches",
-      pod: podWith({ required: [{ matchExpressions: [{ key: "foo", operator: "Exists", values: ["bar"] }] }] }),
+      pod: podWith({
+        required: [{ matchExpressions: [{ key: "foo", operator: "Exists", values: ["bar"] }] }],
+      }),
       labels: { foo: "bar" },
       want: mismatch,
     },
@@ -129,19 +160,26 @@ describe("NodeAffinity Filter", () => {
     },
     {
       name: "nodeSelector and affinity both match",
-      pod: podWith({ nodeSelector: { foo: "bar" }, required: [{ matchExpressions: [{ key: "foo", operator: "Exists" }] }] }),
+      pod: podWith({
+        nodeSelector: { foo: "bar" },
+        required: [{ matchExpressions: [{ key: "foo", operator: "Exists" }] }],
+      }),
       labels: { foo: "bar" },
       want: fits,
     },
     {
       name: "matchFields metadata.name In matches the node's name",
-      pod: podWith({ required: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node1"] }] }] }),
+      pod: podWith({
+        required: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node1"] }] }],
+      }),
       labels: {},
       want: fits,
     },
     {
       name: "matchFields metadata.name In another node does not match",
-      pod: podWith({ required: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node2"] }] }] }),
+      pod: podWith({
+        required: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node2"] }] }],
+      }),
       labels: {},
       want: mismatch,
     },
@@ -170,7 +208,11 @@ describe("NodeAffinity Filter", () => {
       labels: { foo: "bar" },
       want: fits,
     },
-  ] as { name: string; pod: Pod; labels: Record<string, string>; want: object }[])("$name", ({ pod, labels, want }) => {
+  ] as { name: string; pod: Pod; labels: Record<string, string>; want: object }[])("$name", ({
+    pod,
+    labels,
+    want,
+  }) => {
     expect(runFilter(nodeAffinity, pod, nodeInfoOf(node("node1", {}, labels)))).toEqual(want);
   });
 });
@@ -223,7 +265,13 @@ describe("NodeAffinity Score", () => {
       expected: { node1: 18, node5: 100, node2: 36 },
     },
   ])("$name", ({ affinity, nodes, expected }) => {
-    expect(runScore(nodeAffinity, podWith({ affinity }), nodes.map((n) => nodeInfoOf(n)))).toEqual(expected);
+    expect(
+      runScore(
+        nodeAffinity,
+        podWith({ affinity }),
+        nodes.map((n) => nodeInfoOf(n)),
+      ),
+    ).toEqual(expected);
   });
 
   it("is skipped for a pod without preferred terms", () => {

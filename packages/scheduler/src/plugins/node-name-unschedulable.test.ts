@@ -9,18 +9,28 @@ import { node, nodeInfoOf, runFilter } from "./testing.js";
 const fits = { code: "Success", reasons: [] };
 
 describe("NodeName Filter", () => {
-  const pod = (name?: string): Pod => ({ metadata: { name: "p" }, spec: { containers: [], ...(name ? { nodeName: name } : {}) } });
+  const pod = (name?: string): Pod => ({
+    metadata: { name: "p" },
+    spec: { containers: [], ...(name ? { nodeName: name } : {}) },
+  });
   it.each([
     { name: "no host specified", pod: pod(), want: fits },
     { name: "host matches", pod: pod("foo"), want: fits },
-    { name: "host doesn't match", pod: pod("bar"), want: { code: "UnschedulableAndUnresolvable", reasons: [errReasonNodeName] } },
+    {
+      name: "host doesn't match",
+      pod: pod("bar"),
+      want: { code: "UnschedulableAndUnresolvable", reasons: [errReasonNodeName] },
+    },
   ])("$name", ({ pod, want }) => {
     expect(runFilter(nodeName, pod, nodeInfoOf(node("foo")))).toEqual(want);
   });
 });
 
 describe("NodeUnschedulable Filter", () => {
-  const pod = (tolerations: Toleration[] = []): Pod => ({ metadata: { name: "p" }, spec: { containers: [], tolerations } });
+  const pod = (tolerations: Toleration[] = []): Pod => ({
+    metadata: { name: "p" },
+    spec: { containers: [], tolerations },
+  });
   const cordoned = { code: "UnschedulableAndUnresolvable", reasons: [errReasonUnschedulable] };
   it.each([
     { name: "schedulable node", pod: pod(), unschedulable: false, want: fits },

@@ -14,7 +14,12 @@ function podWithPorts(...hostPorts: string[]): Pod {
           name: "c",
           ports: hostPorts.map((spec) => {
             const [protocol, hostIP, port] = spec.split("/");
-            return { containerPort: Number(port), hostPort: Number(port), protocol: protocol!, hostIP: hostIP! };
+            return {
+              containerPort: Number(port),
+              hostPort: Number(port),
+              protocol: protocol!,
+              hostIP: hostIP!,
+            };
           }),
         },
       ],
@@ -28,11 +33,36 @@ const conflict = { code: "Unschedulable", reasons: [errReasonNodePorts] };
 describe("NodePorts Filter", () => {
   it.each([
     { name: "nothing running", pod: podWithPorts(), existing: [], want: fits },
-    { name: "other port", pod: podWithPorts("UDP/127.0.0.1/8080"), existing: [podWithPorts("UDP/127.0.0.1/9090")], want: fits },
-    { name: "same udp port", pod: podWithPorts("UDP/127.0.0.1/8080"), existing: [podWithPorts("UDP/127.0.0.1/8080")], want: conflict },
-    { name: "same tcp port", pod: podWithPorts("TCP/127.0.0.1/8080"), existing: [podWithPorts("TCP/127.0.0.1/8080")], want: conflict },
-    { name: "different host ip", pod: podWithPorts("TCP/127.0.0.1/8080"), existing: [podWithPorts("TCP/127.0.0.2/8080")], want: fits },
-    { name: "different protocol", pod: podWithPorts("UDP/127.0.0.1/8080"), existing: [podWithPorts("TCP/127.0.0.1/8080")], want: fits },
+    {
+      name: "other port",
+      pod: podWithPorts("UDP/127.0.0.1/8080"),
+      existing: [podWithPorts("UDP/127.0.0.1/9090")],
+      want: fits,
+    },
+    {
+      name: "same udp port",
+      pod: podWithPorts("UDP/127.0.0.1/8080"),
+      existing: [podWithPorts("UDP/127.0.0.1/8080")],
+      want: conflict,
+    },
+    {
+      name: "same tcp port",
+      pod: podWithPorts("TCP/127.0.0.1/8080"),
+      existing: [podWithPorts("TCP/127.0.0.1/8080")],
+      want: conflict,
+    },
+    {
+      name: "different host ip",
+      pod: podWithPorts("TCP/127.0.0.1/8080"),
+      existing: [podWithPorts("TCP/127.0.0.2/8080")],
+      want: fits,
+    },
+    {
+      name: "different protocol",
+      pod: podWithPorts("UDP/127.0.0.1/8080"),
+      existing: [podWithPorts("TCP/127.0.0.1/8080")],
+      want: fits,
+    },
     {
       name: "second udp port conflict",
       pod: podWithPorts("UDP/127.0.0.1/8000", "UDP/127.0.0.1/8080"),
@@ -45,15 +75,30 @@ describe("NodePorts Filter", () => {
       existing: [podWithPorts("TCP/127.0.0.1/8001", "UDP/127.0.0.1/8081")],
       want: conflict,
     },
-    { name: "first tcp port conflict due to 0.0.0.0 hostIP", pod: podWithPorts("TCP/0.0.0.0/8001"), existing: [podWithPorts("TCP/127.0.0.1/8001")], want: conflict },
+    {
+      name: "first tcp port conflict due to 0.0.0.0 hostIP",
+      pod: podWithPorts("TCP/0.0.0.0/8001"),
+      existing: [podWithPorts("TCP/127.0.0.1/8001")],
+      want: conflict,
+    },
     {
       name: "TCP hostPort conflict due to 0.0.0.0 hostIP",
       pod: podWithPorts("TCP/10.0.10.10/8001", "TCP/0.0.0.0/8001"),
       existing: [podWithPorts("TCP/127.0.0.1/8001")],
       want: conflict,
     },
-    { name: "second tcp port conflict to 0.0.0.0 hostIP", pod: podWithPorts("TCP/127.0.0.1/8001"), existing: [podWithPorts("TCP/0.0.0.0/8001")], want: conflict },
-    { name: "second different protocol", pod: podWithPorts("UDP/127.0.0.1/8001"), existing: [podWithPorts("TCP/0.0.0.0/8001")], want: fits },
+    {
+      name: "second tcp port conflict to 0.0.0.0 hostIP",
+      pod: podWithPorts("TCP/127.0.0.1/8001"),
+      existing: [podWithPorts("TCP/0.0.0.0/8001")],
+      want: conflict,
+    },
+    {
+      name: "second different protocol",
+      pod: podWithPorts("UDP/127.0.0.1/8001"),
+      existing: [podWithPorts("TCP/0.0.0.0/8001")],
+      want: fits,
+    },
     {
       name: "UDP hostPort conflict due to 0.0.0.0 hostIP",
       pod: podWithPorts("UDP/127.0.0.1/8001"),

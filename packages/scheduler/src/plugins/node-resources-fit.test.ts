@@ -3,9 +3,14 @@
 // allocatable cpu 10m, memory 20, pods 32, example.com/aaa 5, storage 20, hugepages-2Mi 5.
 import type { Container, Node, Pod } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
-import { balancedAllocationScore, leastAllocatedScore, nodeResourcesBalancedAllocation, nodeResourcesFit } from "./node-resources-fit.js";
-import { nodeInfoOf, runFilter, runScore } from "./testing.js";
 import { podRequests } from "../resources.js";
+import {
+  balancedAllocationScore,
+  leastAllocatedScore,
+  nodeResourcesBalancedAllocation,
+  nodeResourcesFit,
+} from "./node-resources-fit.js";
+import { nodeInfoOf, runFilter, runScore } from "./testing.js";
 
 interface Usage {
   cpu?: number;
@@ -62,44 +67,226 @@ const fits = { code: "Success", reasons: [] };
 
 describe("NodeResourcesFit Filter", () => {
   it.each([
-    { name: "no resources requested always fits", pod: resourcePod([]), used: [{ cpu: 10, memory: 20 }], want: fits },
-    { name: "too many resources fails", pod: resourcePod([{ cpu: 1, memory: 1 }]), used: [{ cpu: 10, memory: 20 }], want: insufficient("cpu", "memory") },
-    { name: "too many resources fails due to init container cpu", pod: resourcePod([{ cpu: 1, memory: 1 }], [{ cpu: 3, memory: 1 }]), used: [{ cpu: 8, memory: 19 }], want: insufficient("cpu") },
-    { name: "too many resources fails due to highest init container cpu", pod: resourcePod([{ cpu: 1, memory: 1 }], [{ cpu: 3, memory: 1 }, { cpu: 2, memory: 1 }]), used: [{ cpu: 8, memory: 19 }], want: insufficient("cpu") },
-    { name: "too many resources fails due to init container memory", pod: resourcePod([{ cpu: 1, memory: 1 }], [{ cpu: 1, memory: 3 }]), used: [{ cpu: 9, memory: 19 }], want: insufficient("memory") },
-    { name: "too many resources fails due to highest init container memory", pod: resourcePod([{ cpu: 1, memory: 1 }], [{ cpu: 1, memory: 3 }, { cpu: 1, memory: 2 }]), used: [{ cpu: 9, memory: 19 }], want: insufficient("memory") },
-    { name: "init container fits because it's the max, not sum, of containers and init containers", pod: resourcePod([{ cpu: 1, memory: 1 }], [{ cpu: 1, memory: 1 }]), used: [{ cpu: 9, memory: 19 }], want: fits },
-    { name: "multiple init containers fit because it's the max, not sum", pod: resourcePod([{ cpu: 1, memory: 1 }], [{ cpu: 1, memory: 1 }, { cpu: 1, memory: 1 }]), used: [{ cpu: 9, memory: 19 }], want: fits },
-    { name: "both resources fit", pod: resourcePod([{ cpu: 1, memory: 1 }]), used: [{ cpu: 5, memory: 5 }], want: fits },
-    { name: "one resource memory fits", pod: resourcePod([{ cpu: 2, memory: 1 }]), used: [{ cpu: 9, memory: 5 }], want: insufficient("cpu") },
-    { name: "one resource cpu fits", pod: resourcePod([{ cpu: 1, memory: 2 }]), used: [{ cpu: 5, memory: 19 }], want: insufficient("memory") },
-    { name: "equal edge case", pod: resourcePod([{ cpu: 5, memory: 1 }]), used: [{ cpu: 5, memory: 19 }], want: fits },
-    { name: "equal edge case for init container", pod: resourcePod([{ cpu: 4, memory: 1 }], [{ cpu: 5, memory: 1 }]), used: [{ cpu: 5, memory: 19 }], want: fits },
+    {
+      name: "no resources requested always fits",
+      pod: resourcePod([]),
+      used: [{ cpu: 10, memory: 20 }],
+      want: fits,
+    },
+    {
+      name: "too many resources fails",
+      pod: resourcePod([{ cpu: 1, memory: 1 }]),
+      used: [{ cpu: 10, memory: 20 }],
+      want: insufficient("cpu", "memory"),
+    },
+    {
+      name: "too many resources fails due to init container cpu",
+      pod: resourcePod([{ cpu: 1, memory: 1 }], [{ cpu: 3, memory: 1 }]),
+      used: [{ cpu: 8, memory: 19 }],
+      want: insufficient("cpu"),
+    },
+    {
+      name: "too many resources fails due to highest init container cpu",
+      pod: resourcePod(
+        [{ cpu: 1, memory: 1 }],
+        [
+          { cpu: 3, memory: 1 },
+          { cpu: 2, memory: 1 },
+        ],
+      ),
+      used: [{ cpu: 8, memory: 19 }],
+      want: insufficient("cpu"),
+    },
+    {
+      name: "too many resources fails due to init container memory",
+      pod: resourcePod([{ cpu: 1, memory: 1 }], [{ cpu: 1, memory: 3 }]),
+      used: [{ cpu: 9, memory: 19 }],
+      want: insufficient("memory"),
+    },
+    {
+      name: "too many resources fails due to highest init container memory",
+      pod: resourcePod(
+        [{ cpu: 1, memory: 1 }],
+        [
+          { cpu: 1, memory: 3 },
+          { cpu: 1, memory: 2 },
+        ],
+      ),
+      used: [{ cpu: 9, memory: 19 }],
+      want: insufficient("memory"),
+    },
+    {
+      name: "init container fits because it's the max, not sum, of containers and init containers",
+      pod: resourcePod([{ cpu: 1, memory: 1 }], [{ cpu: 1, memory: 1 }]),
+      used: [{ cpu: 9, memory: 19 }],
+      want: fits,
+    },
+    {
+      name: "multiple init containers fit because it's the max, not sum",
+      pod: resourcePod(
+        [{ cpu: 1, memory: 1 }],
+        [
+          { cpu: 1, memory: 1 },
+          { cpu: 1, memory: 1 },
+        ],
+      ),
+      used: [{ cpu: 9, memory: 19 }],
+      want: fits,
+    },
+    {
+      name: "both resources fit",
+      pod: resourcePod([{ cpu: 1, memory: 1 }]),
+      used: [{ cpu: 5, memory: 5 }],
+      want: fits,
+    },
+    {
+      name: "one resource memory fits",
+      pod: resourcePod([{ cpu: 2, memory: 1 }]),
+      used: [{ cpu: 9, memory: 5 }],
+      want: insufficient("cpu"),
+    },
+    {
+      name: "one resource cpu fits",
+      pod: resourcePod([{ cpu: 1, memory: 2 }]),
+      used: [{ cpu: 5, memory: 19 }],
+      want: insufficient("memory"),
+    },
+    {
+      name: "equal edge case",
+      pod: resourcePod([{ cpu: 5, memory: 1 }]),
+      used: [{ cpu: 5, memory: 19 }],
+      want: fits,
+    },
+    {
+      name: "equal edge case for init container",
+      pod: resourcePod([{ cpu: 4, memory: 1 }], [{ cpu: 5, memory: 1 }]),
+      used: [{ cpu: 5, memory: 19 }],
+      want: fits,
+    },
     { name: "extended resource fits", pod: resourcePod([{ scalar: { [a]: 1 } }]), used: [{}], want: fits },
-    { name: "extended resource fits for init container", pod: resourcePod([], [{ scalar: { [a]: 1 } }]), used: [{}], want: fits },
-    { name: "extended resource capacity enforced", pod: resourcePod([{ cpu: 1, memory: 1, scalar: { [a]: 10 } }]), used: [{ scalar: { [a]: 0 } }], want: insufficient(a) },
-    { name: "extended resource capacity enforced for init container", pod: resourcePod([], [{ cpu: 1, memory: 1, scalar: { [a]: 10 } }]), used: [{ scalar: { [a]: 0 } }], want: insufficient(a) },
-    { name: "extended resource allocatable enforced", pod: resourcePod([{ cpu: 1, memory: 1, scalar: { [a]: 1 } }]), used: [{ scalar: { [a]: 5 } }], want: insufficient(a) },
-    { name: "extended resource allocatable enforced for multiple containers", pod: resourcePod([{ cpu: 1, memory: 1, scalar: { [a]: 3 } }, { cpu: 1, memory: 1, scalar: { [a]: 3 } }]), used: [{ scalar: { [a]: 2 } }], want: insufficient(a) },
-    { name: "extended resource allocatable admits multiple init containers", pod: resourcePod([], [{ cpu: 1, memory: 1, scalar: { [a]: 3 } }, { cpu: 1, memory: 1, scalar: { [a]: 3 } }]), used: [{ scalar: { [a]: 2 } }], want: fits },
-    { name: "extended resource allocatable enforced for multiple init containers", pod: resourcePod([], [{ cpu: 1, memory: 1, scalar: { [a]: 6 } }, { cpu: 1, memory: 1, scalar: { [a]: 3 } }]), used: [{ scalar: { [a]: 2 } }], want: insufficient(a) },
-    { name: "extended resource allocatable enforced for unknown resource", pod: resourcePod([{ cpu: 1, memory: 1, scalar: { [b]: 1 } }]), used: [{}], want: insufficient(b) },
-    { name: "kubernetes.io resource capacity enforced", pod: resourcePod([{ cpu: 1, memory: 1, scalar: { "kubernetes.io/something": 10 } }]), used: [{}], want: insufficient("kubernetes.io/something") },
-    { name: "hugepages resource capacity enforced", pod: resourcePod([{ cpu: 1, memory: 1, scalar: { "hugepages-2Mi": 10 } }]), used: [{ scalar: { "hugepages-2Mi": 0 } }], want: insufficient("hugepages-2Mi") },
-    { name: "hugepages resource allocatable enforced for multiple containers", pod: resourcePod([{ cpu: 1, memory: 1, scalar: { "hugepages-2Mi": 3 } }, { cpu: 1, memory: 1, scalar: { "hugepages-2Mi": 3 } }]), used: [{ scalar: { "hugepages-2Mi": 2 } }], want: insufficient("hugepages-2Mi") },
-    { name: "resources + pod overhead fits", pod: resourcePod([{ cpu: 1, memory: 1 }], [], { cpu: "3m", memory: "13" }), used: [{ cpu: 5, memory: 5 }], want: fits },
-    { name: "requests + overhead does not fit for memory", pod: resourcePod([{ cpu: 1, memory: 1 }], [], { cpu: "1m", memory: "15" }), used: [{ cpu: 5, memory: 5 }], want: insufficient("memory") },
-    { name: "ephemeral storage is enforced", pod: resourcePod([{ cpu: 1, memory: 1, storage: 25 }]), used: [{ cpu: 2, memory: 2 }], want: insufficient("ephemeral-storage") },
-    { name: "ephemeral storage fits", pod: resourcePod([{ cpu: 1, memory: 1, storage: 10 }]), used: [{ cpu: 2, memory: 2 }], want: fits },
+    {
+      name: "extended resource fits for init container",
+      pod: resourcePod([], [{ scalar: { [a]: 1 } }]),
+      used: [{}],
+      want: fits,
+    },
+    {
+      name: "extended resource capacity enforced",
+      pod: resourcePod([{ cpu: 1, memory: 1, scalar: { [a]: 10 } }]),
+      used: [{ scalar: { [a]: 0 } }],
+      want: insufficient(a),
+    },
+    {
+      name: "extended resource capacity enforced for init container",
+      pod: resourcePod([], [{ cpu: 1, memory: 1, scalar: { [a]: 10 } }]),
+      used: [{ scalar: { [a]: 0 } }],
+      want: insufficient(a),
+    },
+    {
+      name: "extended resource allocatable enforced",
+      pod: resourcePod([{ cpu: 1, memory: 1, scalar: { [a]: 1 } }]),
+      used: [{ scalar: { [a]: 5 } }],
+      want: insufficient(a),
+    },
+    {
+      name: "extended resource allocatable enforced for multiple containers",
+      pod: resourcePod([
+        { cpu: 1, memory: 1, scalar: { [a]: 3 } },
+        { cpu: 1, memory: 1, scalar: { [a]: 3 } },
+      ]),
+      used: [{ scalar: { [a]: 2 } }],
+      want: insufficient(a),
+    },
+    {
+      name: "extended resource allocatable admits multiple init containers",
+      pod: resourcePod(
+        [],
+        [
+          { cpu: 1, memory: 1, scalar: { [a]: 3 } },
+          { cpu: 1, memory: 1, scalar: { [a]: 3 } },
+        ],
+      ),
+      used: [{ scalar: { [a]: 2 } }],
+      want: fits,
+    },
+    {
+      name: "extended resource allocatable enforced for multiple init containers",
+      pod: resourcePod(
+        [],
+        [
+          { cpu: 1, memory: 1, scalar: { [a]: 6 } },
+          { cpu: 1, memory: 1, scalar: { [a]: 3 } },
+        ],
+      ),
+      used: [{ scalar: { [a]: 2 } }],
+      want: insufficient(a),
+    },
+    {
+      name: "extended resource allocatable enforced for unknown resource",
+      pod: resourcePod([{ cpu: 1, memory: 1, scalar: { [b]: 1 } }]),
+      used: [{}],
+      want: insufficient(b),
+    },
+    {
+      name: "kubernetes.io resource capacity enforced",
+      pod: resourcePod([{ cpu: 1, memory: 1, scalar: { "kubernetes.io/something": 10 } }]),
+      used: [{}],
+      want: insufficient("kubernetes.io/something"),
+    },
+    {
+      name: "hugepages resource capacity enforced",
+      pod: resourcePod([{ cpu: 1, memory: 1, scalar: { "hugepages-2Mi": 10 } }]),
+      used: [{ scalar: { "hugepages-2Mi": 0 } }],
+      want: insufficient("hugepages-2Mi"),
+    },
+    {
+      name: "hugepages resource allocatable enforced for multiple containers",
+      pod: resourcePod([
+        { cpu: 1, memory: 1, scalar: { "hugepages-2Mi": 3 } },
+        { cpu: 1, memory: 1, scalar: { "hugepages-2Mi": 3 } },
+      ]),
+      used: [{ scalar: { "hugepages-2Mi": 2 } }],
+      want: insufficient("hugepages-2Mi"),
+    },
+    {
+      name: "resources + pod overhead fits",
+      pod: resourcePod([{ cpu: 1, memory: 1 }], [], { cpu: "3m", memory: "13" }),
+      used: [{ cpu: 5, memory: 5 }],
+      want: fits,
+    },
+    {
+      name: "requests + overhead does not fit for memory",
+      pod: resourcePod([{ cpu: 1, memory: 1 }], [], { cpu: "1m", memory: "15" }),
+      used: [{ cpu: 5, memory: 5 }],
+      want: insufficient("memory"),
+    },
+    {
+      name: "ephemeral storage is enforced",
+      pod: resourcePod([{ cpu: 1, memory: 1, storage: 25 }]),
+      used: [{ cpu: 2, memory: 2 }],
+      want: insufficient("ephemeral-storage"),
+    },
+    {
+      name: "ephemeral storage fits",
+      pod: resourcePod([{ cpu: 1, memory: 1, storage: 10 }]),
+      used: [{ cpu: 2, memory: 2 }],
+      want: fits,
+    },
   ] as { name: string; pod: Pod; used: Usage[]; want: object }[])("$name", ({ pod, used, want }) => {
     const nodeInfo = nodeInfoOf(fitNode(), [resourcePod(used)]);
     expect(runFilter(nodeResourcesFit, pod, nodeInfo)).toEqual(want);
   });
 
   it("reports Too many pods when the node is full, even for a pod that requests nothing", () => {
-    const full: Node = { metadata: { name: "node" }, status: { allocatable: { cpu: "10m", memory: "20", pods: "1" } } };
+    const full: Node = {
+      metadata: { name: "node" },
+      status: { allocatable: { cpu: "10m", memory: "20", pods: "1" } },
+    };
     const nodeInfo = nodeInfoOf(full, [resourcePod([{ cpu: 10, memory: 20 }])]);
-    expect(runFilter(nodeResourcesFit, resourcePod([]), nodeInfo)).toEqual({ code: "Unschedulable", reasons: ["Too many pods"] });
+    expect(runFilter(nodeResourcesFit, resourcePod([]), nodeInfo)).toEqual({
+      code: "Unschedulable",
+      reasons: ["Too many pods"],
+    });
     expect(runFilter(nodeResourcesFit, resourcePod([{ cpu: 1, memory: 1 }]), nodeInfo)).toEqual({
       code: "Unschedulable",
       reasons: ["Too many pods", "Insufficient cpu", "Insufficient memory"],
@@ -136,10 +323,19 @@ describe("pod requests", () => {
 
 // upstream least_allocated_test.go / balanced_allocation_test.go: nodes of 4000m / 10000 bytes and 6000m / 10000.
 function machine(name: string, cpu: number, memory: number): Node {
-  return { metadata: { name }, status: { allocatable: { cpu: `${cpu}m`, memory: `${memory}`, pods: "110" } } };
+  return {
+    metadata: { name },
+    status: { allocatable: { cpu: `${cpu}m`, memory: `${memory}`, pods: "110" } },
+  };
 }
-const cpuOnly = resourcePod([{ cpu: 1000, memory: 0 }, { cpu: 2000, memory: 0 }]);
-const cpuAndMemory = resourcePod([{ cpu: 1000, memory: 2000 }, { cpu: 2000, memory: 3000 }]);
+const cpuOnly = resourcePod([
+  { cpu: 1000, memory: 0 },
+  { cpu: 2000, memory: 0 },
+]);
+const cpuAndMemory = resourcePod([
+  { cpu: 1000, memory: 2000 },
+  { cpu: 2000, memory: 3000 },
+]);
 const noResources = resourcePod([]);
 
 describe("NodeResourcesFit LeastAllocated score", () => {
@@ -186,15 +382,21 @@ describe("NodeResourcesFit LeastAllocated score", () => {
       // node1: cpu 6000 > 4000 → 0, memory 100 → 50; node2: cpu (4000-3000)*100/4000 = 25, memory 100 → 62
       expected: { node1: 50, node2: 62 },
     },
-  ] as { name: string; pod: Pod; nodes: Node[]; existing: { node: string; pod: Pod }[]; expected: Record<string, number> }[])(
-    "$name",
-    ({ pod, nodes, existing, expected }) => {
-      const infos = nodes.map((n) =>
-        nodeInfoOf(n, existing.filter((e) => e.node === n.metadata?.name).map((e) => e.pod)),
-      );
-      expect(runScore(nodeResourcesFit, pod, infos)).toEqual(expected);
-    },
-  );
+  ] as {
+    name: string;
+    pod: Pod;
+    nodes: Node[];
+    existing: { node: string; pod: Pod }[];
+    expected: Record<string, number>;
+  }[])("$name", ({ pod, nodes, existing, expected }) => {
+    const infos = nodes.map((n) =>
+      nodeInfoOf(
+        n,
+        existing.filter((e) => e.node === n.metadata?.name).map((e) => e.pod),
+      ),
+    );
+    expect(runScore(nodeResourcesFit, pod, infos)).toEqual(expected);
+  });
 
   it("is the integer mean of the cpu and memory scores", () => {
     const info = nodeInfoOf(machine("n", 4000, 10000));
@@ -231,18 +433,28 @@ describe("NodeResourcesBalancedAllocation score", () => {
       // cpu min(1, 6000/4000) = 1, memory 0.5 → 75
       expected: { node1: 75 },
     },
-  ] as { name: string; pod: Pod; nodes: Node[]; existing: { node: string; pod: Pod }[]; expected: Record<string, number> }[])(
-    "$name",
-    ({ pod, nodes, existing, expected }) => {
-      const infos = nodes.map((n) =>
-        nodeInfoOf(n, existing.filter((e) => e.node === n.metadata?.name).map((e) => e.pod)),
-      );
-      expect(runScore(nodeResourcesBalancedAllocation, pod, infos)).toEqual(expected);
-    },
-  );
+  ] as {
+    name: string;
+    pod: Pod;
+    nodes: Node[];
+    existing: { node: string; pod: Pod }[];
+    expected: Record<string, number>;
+  }[])("$name", ({ pod, nodes, existing, expected }) => {
+    const infos = nodes.map((n) =>
+      nodeInfoOf(
+        n,
+        existing.filter((e) => e.node === n.metadata?.name).map((e) => e.pod),
+      ),
+    );
+    expect(runScore(nodeResourcesBalancedAllocation, pod, infos)).toEqual(expected);
+  });
 
   it("is skipped for a pod that requests neither cpu nor memory", () => {
-    expect(runScore(nodeResourcesBalancedAllocation, noResources, [nodeInfoOf(machine("n", 4000, 10000))])).toBe("skip");
-    expect(balancedAllocationScore(podRequests(noResources), nodeInfoOf(machine("n", 4000, 10000)))).toBe(100);
+    expect(
+      runScore(nodeResourcesBalancedAllocation, noResources, [nodeInfoOf(machine("n", 4000, 10000))]),
+    ).toBe("skip");
+    expect(balancedAllocationScore(podRequests(noResources), nodeInfoOf(machine("n", 4000, 10000)))).toBe(
+      100,
+    );
   });
 });

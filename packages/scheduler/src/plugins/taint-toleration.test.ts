@@ -2,10 +2,13 @@
 import type { Pod } from "@reconcile/api";
 import type { Taint, Toleration } from "kubernetes-types/core/v1";
 import { describe, expect, it } from "vitest";
-import { node, nodeInfoOf, runFilter, runScore } from "./testing.js";
 import { taintToleration, toleratesTaint } from "./taint-toleration.js";
+import { node, nodeInfoOf, runFilter, runScore } from "./testing.js";
 
-const podWith = (tolerations: Toleration[]): Pod => ({ metadata: { name: "pod1" }, spec: { containers: [], tolerations } });
+const podWith = (tolerations: Toleration[]): Pod => ({
+  metadata: { name: "pod1" },
+  spec: { containers: [], tolerations },
+});
 const nodeWith = (name: string, taints: Taint[]) => nodeInfoOf(node(name, { taints }));
 
 describe("TaintToleration Score", () => {
@@ -67,11 +70,16 @@ describe("TaintToleration Score", () => {
     {
       name: "without taints and tolerations, the node without taints wins",
       tolerations: [],
-      nodes: [nodeWith("nodeA", []), nodeWith("nodeB", [{ key: "cpu-type", value: "arm64", effect: "PreferNoSchedule" }])],
+      nodes: [
+        nodeWith("nodeA", []),
+        nodeWith("nodeB", [{ key: "cpu-type", value: "arm64", effect: "PreferNoSchedule" }]),
+      ],
       expected: { nodeA: 100, nodeB: 0 },
     },
   ] as const)("$name", ({ tolerations, nodes, expected }) => {
-    expect(runScore(taintToleration, podWith(tolerations as unknown as Toleration[]), [...nodes])).toEqual(expected);
+    expect(runScore(taintToleration, podWith(tolerations as unknown as Toleration[]), [...nodes])).toEqual(
+      expected,
+    );
   });
 });
 
@@ -141,7 +149,11 @@ describe("TaintToleration Filter", () => {
       taints: [{ key: "node.kubernetes.io/not-ready", effect: "NoExecute" }],
       want: untolerated("node.kubernetes.io/not-ready", ""),
     },
-  ] as { name: string; tolerations: Toleration[]; taints: Taint[]; want?: object }[])("$name", ({ tolerations, taints, want }) => {
+  ] as { name: string; tolerations: Toleration[]; taints: Taint[]; want?: object }[])("$name", ({
+    tolerations,
+    taints,
+    want,
+  }) => {
     expect(runFilter(taintToleration, podWith(tolerations), nodeWith("nodeA", taints))).toEqual(
       want ?? { code: "Success", reasons: [] },
     );

@@ -1,0 +1,302 @@
+import {
+  type DeepReadonly,
+  type KubeObject,
+  metaNamespaceKeyFunc,
+  type Node,
+  type Pod,
+  pods,
+} from "@reconcile/api";
+import { FakeClock } from "@reconcile/clock";
+import type { ControllerEventHandler, ControllerIndexer, ControllerInformer } from "@reconcile/controller";
+import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testing";
+import { describe, expect, it } from "vitest";
+import type { Binder } from "./binder.js";
+import { FitError, Scheduler } from "./scheduler.js";
+
+/** An informer the test drives: `add`/`update`/`remove` change the store and call the handlers. */
+class FakeInformer<T extends KubeObject> implements ControllerInformer<T> {
+  readonly objects = new Map<string, DeepReadonly<T>>();
+  readonly handlers: ControllerEventHandler<T>[] = [];
+  addEventHandler(handler: ControllerEventHandler<T>): unknown {
+    this.handlers.push(handler);
+    return {};
+  }
+  hasSynced(): boolean {
+    return true;
+  }
+  getIndexer(): ControllerIndexer<T> {
+    return {
+      getByKey: (key) => this.objects.get(key),
+      byIndex: () => [],
+      getIndexers: () => ({}),
+      addIndexers: () => {},
+    };
+  }
+  add(obj: T): void {
+    const frozen = obj as DeepReadonly<T>;
+    this.objects.set(metaNamespaceKeyFunc(obj), frozen);
+    for (const handler of this.handlers) handler.onAdd?.(frozen, false);
+  }
+  update(obj: T): void {
+    const key = metaNamespaceKeyFunc(obj);
+    const old = this.objects.get(key)!;
+    this.objects.set(key, obj as DeepReadonly<T>);
+    for (const handler of this.handlers) handler.onUpdate?.(old, obj as DeepReadonly<T>);
+  }
+  remove(obj: T): void {
+    this.objects.delete(metaNamespaceKeyFunc(obj));
+    for (const handler of this.handlers) handler.onDelete?.(obj as DeepReadonly<T>);
+  }
+}
+
+function node(name: string, cpu = "4", extra: Partial<Node> = {}): Node {
+  return {
+    metadata: { name, labels: { "kubernetes.io/hostname": name } },
+    status: { allocatable: { cpu, memory: "32Gi", pods: "110" } },
+    ...extra,
+  };
+}
+
+function pod(name: string, cpu = "100m", spec: Partial<Pod["spec"]> = {}): Pod {
+  return {
+    metadata: { name, namespace: "ns", uid: `uid-${name}`, resourceVersion: "1" },
+    spec: { containers: [{ name: "c", resources: { requests: { cpu } } }], ...spec },
+  };
+}
+
+class RecordingBinder implements Binder {
+  readonly bound: string[] = [];
+  fail: Error | undefined;
+  async bind(p: DeepReadonly<Pod>, nodeName: string): Promise<void> {
+    if (this.fail) throw this.fail;
+    this.bound.push(`${p.metadata?.name}→${nodeName}`);
+  }
+}
+
+function setup(options: { percentageOfNodesToScore?: number; random?: () => number } = {}) {
+  const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
+  const client = new RecordingClient();
+  const podInformer = new FakeInformer<Pod>();
+  const nodeInformer = new FakeInformer<Node>();
+  const recorder = new FakeEventRecorder();
+  const binder = new RecordingBinder();
+  const scheduler = new Scheduler({
+    client,
+    podInformer,
+    nodeInformer,
+    clock,
+    binder,
+    eventRecorder: recorder,
+    random: options.random ?? (() => 0.99),
+    ...(options.percentageOfNodesToScore !== undefined
+      ? { percentageOfNodesToScore: options.percentageOfNodesToScore }
+      : {}),
+  });
+  /** Pops and schedules every active pod, then lets bindings finish. */
+  const scheduleAll = async () => {
+    while (scheduler.queue.pendingPods().active > 0) {
+      const info = await scheduler.queue.pop();
+      scheduler.scheduleOne(info!);
+      await clock.flush();
+    }
+  };
+  return { clock, client, podInformer, nodeInformer, recorder, binder, scheduler, scheduleAll };
+}
+
+describe("Scheduler.numFeasibleNodesToFind (upstream TestNumFeasibleNodesToFind)", () => {
+  it.each([
+    { name: "nodes < 100", nodes: 10, percentage: 0, want: 10 },
+    { name: "nodes = 100", nodes: 100, percentage: 0, want: 100 },
+    { name: "adaptive at 1000 nodes: 42 %", nodes: 1000, percentage: 0, want: 420 },
+    { name: "set percentage 40 at 1000 nodes", nodes: 1000, percentage: 40, want: 400 },
+    {
+      name: "adaptive at 6000 nodes: 50 − 48 = 2 % is raised to the 5 % floor",
+      nodes: 6000,
+      percentage: 0,
+      want: 300,
+    },
+    { name: "adaptive at 5000 nodes: 10 %", nodes: 5000, percentage: 0, want: 500 },
+    { name: "at least 100 nodes", nodes: 150, percentage: 10, want: 100 },
+    { name: "set percentage 100", nodes: 1000, percentage: 100, want: 1000 },
+  ])("$name", ({ nodes, percentage, want }) => {
+    const { scheduler } = setup({ percentageOfNodesToScore: percentage });
+    expect(scheduler.numFeasibleNodesToFind(nodes)).toBe(want);
+  });
+});
+
+describe("Scheduler cycle", () => {
+  it("binds to the best node, records Scheduled, and counts the assumed pod at once", async () => {
+    const { nodeInformer, podInformer, binder, recorder, scheduler, scheduleAll } = setup();
+    nodeInformer.add(node("small", "1"));
+    nodeInformer.add(node("big", "8"));
+    podInformer.add(pod("a", "500m"));
+    await scheduleAll();
+    expect(binder.bound).toEqual(["a→big"]);
+    expect(recorder.events).toEqual(["Normal Scheduled Successfully assigned ns/a to big"]);
+    expect(scheduler.cache.counts()).toEqual({ nodes: 2, pods: 1, assumedPods: 1 });
+    expect(scheduler.cache.nodeInfo("big")?.requested.milliCPU).toBe(500);
+    // The informer then sees the bound pod: it replaces the assumed copy.
+    podInformer.update({ ...pod("a", "500m"), spec: { ...pod("a", "500m").spec!, nodeName: "big" } });
+    expect(scheduler.cache.counts()).toEqual({ nodes: 2, pods: 1, assumedPods: 0 });
+    expect(scheduler.cache.nodeInfo("big")?.requested.milliCPU).toBe(500);
+  });
+
+  it("explains a pod that fits nowhere with one reason per node, parks it, and sets PodScheduled=False", async () => {
+    const { nodeInformer, podInformer, recorder, client, scheduler, scheduleAll, clock } = setup();
+    nodeInformer.add(node("n1", "1"));
+    nodeInformer.add(
+      node("n2", "1", { spec: { taints: [{ key: "dedicated", value: "gpu", effect: "NoSchedule" }] } }),
+    );
+    nodeInformer.add(node("n3", "1", { spec: { unschedulable: true } }));
+    client.seed(pods, pod("big", "2"));
+    podInformer.add(pod("big", "2"));
+    await scheduleAll();
+    const message =
+      "0/3 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint {dedicated: gpu}, 1 node(s) were unschedulable. preemption: 0/3 nodes are available: 1 No preemption victims found for incoming pod, 2 Preemption is not helpful for scheduling.";
+    expect(recorder.events).toEqual([`Warning FailedScheduling ${message}`]);
+    expect(scheduler.queue.whereIs("uid-big")).toBe("unschedulable");
+    await clock.flush();
+    const patches = client.actionsOf("patch", "pods");
+    expect(patches).toHaveLength(1);
+    expect(patches[0]?.body).toEqual({
+      status: {
+        conditions: [
+          {
+            type: "PodScheduled",
+            status: "False",
+            reason: "Unschedulable",
+            message,
+            lastTransitionTime: "2026-01-01T00:00:00Z",
+          },
+        ],
+      },
+    });
+  });
+
+  it("retries a parked pod when a node that fits is added, and not for a node that does not", async () => {
+    const { nodeInformer, podInformer, binder, scheduler, scheduleAll } = setup();
+    nodeInformer.add(node("n1", "1"));
+    podInformer.add(pod("big", "2"));
+    await scheduleAll();
+    nodeInformer.add(node("n2", "1"));
+    expect(scheduler.queue.whereIs("uid-big")).toBe("unschedulable");
+    nodeInformer.add(node("n3", "4"));
+    expect(scheduler.queue.whereIs("uid-big")).toBe("backoff");
+    scheduler.queue.moveAllToActiveOrBackoffQueue("ForceActivate");
+    expect(binder.bound).toEqual([]);
+  });
+
+  it("retries a pod that did not fit for lack of cpu when an assigned pod is deleted", async () => {
+    const { nodeInformer, podInformer, scheduler, scheduleAll } = setup();
+    nodeInformer.add(node("n1", "1"));
+    const hog = pod("hog", "1");
+    hog.spec!.nodeName = "n1";
+    podInformer.add(hog);
+    podInformer.add(pod("waiting", "500m"));
+    await scheduleAll();
+    expect(scheduler.queue.whereIs("uid-waiting")).toBe("unschedulable");
+    podInformer.remove(hog);
+    expect(scheduler.queue.whereIs("uid-waiting")).toBe("backoff");
+  });
+
+  it("reports a PreFilter rejection without a histogram, and no nodes at all", () => {
+    const { scheduler, nodeInformer } = setup();
+    expect(() => scheduler.schedulePod(pod("a"))).toThrow(
+      new FitError(0, {
+        nodeToStatus: new Map(),
+        unschedulablePlugins: new Set(),
+        preFilterMsg: "no nodes available to schedule pods",
+      }).message,
+    );
+    nodeInformer.add(node("n1"));
+    const broken = {
+      name: "Broken",
+      preFilter: () => ({
+        code: "UnschedulableAndUnresolvable" as const,
+        reasons: ["pod has an unsupported volume"],
+      }),
+      filter: () => ({ code: "Success" as const, reasons: [] }),
+    };
+    const custom = new Scheduler({
+      client: new RecordingClient(),
+      podInformer: new FakeInformer<Pod>(),
+      nodeInformer: new FakeInformer<Node>(),
+      plugins: [broken],
+      eventRecorder: new FakeEventRecorder(),
+    });
+    custom.cache.addNode(node("n1"));
+    expect(() => custom.schedulePod(pod("a"))).toThrow(
+      "0/1 nodes are available: pod has an unsupported volume.",
+    );
+  });
+
+  it("breaks ties among equally scored nodes at random", () => {
+    const picks = new Set<string>();
+    for (const r of [0, 0.4, 0.99]) {
+      const { scheduler, nodeInformer } = setup({ random: () => r });
+      for (const name of ["n1", "n2", "n3"]) nodeInformer.add(node(name));
+      picks.add(scheduler.schedulePod(pod("a")).nodeName);
+    }
+    expect(picks.size).toBeGreaterThan(1);
+  });
+
+  it("rotates the node it starts filtering at, as upstream's nextStartNodeIndex", () => {
+    const { scheduler } = setup({ percentageOfNodesToScore: 1 });
+    for (let i = 0; i < 200; i++) scheduler.cache.addNode(node(`n${i}`));
+    // 200 nodes, 1 % → at least 100 nodes; two cycles cover all 200 once.
+    const first = scheduler.schedulePod(pod("a"));
+    const second = scheduler.schedulePod(pod("b"));
+    expect(first.evaluatedNodes).toBe(100);
+    expect(second.evaluatedNodes).toBe(100);
+    const index = (name: string) => Number(name.slice(1));
+    expect(index(first.nodeName)).toBeLessThan(100);
+    expect(index(second.nodeName)).toBeGreaterThanOrEqual(100);
+  });
+
+  it("forgets the assumed pod when binding fails and backs the pod off", async () => {
+    const { nodeInformer, podInformer, binder, recorder, scheduler, scheduleAll } = setup();
+    binder.fail = new Error("connection reset");
+    nodeInformer.add(node("n1"));
+    podInformer.add(pod("a"));
+    await scheduleAll();
+    expect(scheduler.cache.counts()).toEqual({ nodes: 1, pods: 0, assumedPods: 0 });
+    expect(scheduler.queue.whereIs("uid-a")).toBe("backoff");
+    expect(recorder.events).toEqual(["Warning FailedScheduling connection reset"]);
+  });
+
+  it("leaves pods of another scheduler, and pods already bound, out of the queue", () => {
+    const { podInformer, scheduler } = setup();
+    podInformer.add(pod("theirs", "1", { schedulerName: "other" }));
+    podInformer.add(pod("bound", "1", { nodeName: "n1" }));
+    podInformer.add(pod("done", "1"));
+    podInformer.update({ ...pod("done", "1"), status: { phase: "Succeeded" } });
+    expect(scheduler.queue.pendingPods()).toEqual({ active: 0, backoff: 0, unschedulable: 0, gated: 0 });
+    expect(scheduler.cache.counts().pods).toBe(1);
+  });
+
+  it("skips a pod being deleted with upstream's event", async () => {
+    const { podInformer, nodeInformer, recorder, binder, scheduleAll } = setup();
+    nodeInformer.add(node("n1"));
+    const going = pod("going");
+    const deleting: Pod = {
+      ...going,
+      metadata: { ...going.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" },
+    };
+    podInformer.add(deleting);
+    await scheduleAll();
+    expect(binder.bound).toEqual([]);
+    expect(recorder.events).toEqual(["Warning FailedScheduling skip schedule deleting pod: ns/going"]);
+  });
+
+  it("rejects a percentageOfNodesToScore outside [0, 100]", () => {
+    expect(
+      () =>
+        new Scheduler({
+          client: new RecordingClient(),
+          podInformer: new FakeInformer<Pod>(),
+          nodeInformer: new FakeInformer<Node>(),
+          percentageOfNodesToScore: 101,
+        }),
+    ).toThrow("Scheduler: percentageOfNodesToScore must be within [0, 100], got 101");
+  });
+});
