@@ -221,7 +221,7 @@ const name = (valid: boolean) =>
     : fc.constantFrom(...oddNames);
 
 /** Served resources by group-version prefix, and some that are not served. */
-const collections = [
+const collections: [prefix: string, plural: string, namespaced: boolean][] = [
   ["/api/v1", "pods", true],
   ["/api/v1", "configmaps", true],
   ["/apis/apps/v1", "deployments", true],
@@ -234,7 +234,7 @@ const collections = [
   ["/api/v2", "pods", true],
   ["/api/v1", "", true],
   ["/api/v1", "..", true],
-] as const;
+];
 
 /**
  * Paths into the namespace `keep` always end in an odd name: a valid one, or
