@@ -277,8 +277,9 @@ export class DeploymentRollout {
     let alreadyExists = false;
     let createdRS: AnyReplicaSet;
     try {
-      createdRS = await this.#client.resource(replicaSets, namespace).create(newRS, this.#callOptions());
-      this.#written.set(createdRS.metadata?.uid ?? "", createdRS);
+      const created = await this.#client.resource(replicaSets, namespace).create(newRS, this.#callOptions());
+      this.#written.set(created.metadata?.uid ?? "", created);
+      createdRS = created;
     } catch (error) {
       if (isAlreadyExists(error)) {
         // A slow cache, or a hash collision with a ReplicaSet of another template.
