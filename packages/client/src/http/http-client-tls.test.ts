@@ -83,4 +83,43 @@ current-context: x
     );
     client.close();
   });
+
+  it("says a write may have been applied only once the TLS handshake completed", async () => {
+    let posts = 0;
+    const server = https.createServer({ cert: pem.serverCert, key: pem.serverKey }, (req, res) => {
+      req.resume();
+      req.on("end", () => {
+        posts++;
+        // The write is applied; the connection goes away before any answer.
+        res.socket?.destroy();
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const clientFor = async (trustCa: boolean) =>
+      new HttpClient({
+        kubeConfig: await loadKubeConfig({
+          yaml: `apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "${url}"${trustCa ? `, certificate-authority-data: ${b64(pem.ca)}` : ""}}}]
+users: [{name: u, user: {token: t}}]
+contexts: [{name: x, context: {cluster: c, user: u}}]
+current-context: x
+`,
+        }),
+      });
+    const untrusting = await clientFor(false);
+    await expect(untrusting.resource(pods, "default").create({ metadata: { name: "p" } })).rejects.toThrow(
+      /unable to reach the API server at https:\/\/127\.0\.0\.1:\d+: .*certificate/,
+    );
+    expect(posts).toBe(0);
+    untrusting.close();
+    const trusting = await clientFor(true);
+    await expect(trusting.resource(pods, "default").create({ metadata: { name: "p" } })).rejects.toThrow(
+      "the server may have processed it, so it was not sent again",
+    );
+    expect(posts).toBe(1);
+    trusting.close();
+  });
 });
