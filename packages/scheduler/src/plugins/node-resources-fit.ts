@@ -51,30 +51,59 @@ export function fitsRequest(requests: Resource, nodeInfo: NodeInfo): Insufficien
   ) {
     return insufficient;
   }
-  const check = (resourceName: string, requested: number, allocatable: number, used: number) => {
-    if (requested > 0 && requested > allocatable - used) {
-      insufficient.push({
-        resourceName,
-        reason: `Insufficient ${resourceName}`,
-        requested,
-        used,
-        capacity: allocatable,
-      });
-    }
-  };
   const { allocatable, requested } = nodeInfo;
-  check("cpu", requests.milliCPU, allocatable.milliCPU, requested.milliCPU);
-  check("memory", requests.memory, allocatable.memory, requested.memory);
-  check(
+  checkResource(insufficient, "cpu", requests.milliCPU, allocatable.milliCPU, requested.milliCPU);
+  checkResource(insufficient, "memory", requests.memory, allocatable.memory, requested.memory);
+  checkResource(
+    insufficient,
     "ephemeral-storage",
     requests.ephemeralStorage,
     allocatable.ephemeralStorage,
     requested.ephemeralStorage,
   );
   for (const [name, amount] of requests.scalar) {
-    check(name, amount, allocatable.scalar.get(name) ?? 0, requested.scalar.get(name) ?? 0);
+    checkResource(
+      insufficient,
+      name,
+      amount,
+      allocatable.scalar.get(name) ?? 0,
+      requested.scalar.get(name) ?? 0,
+    );
   }
   return insufficient;
+}
+
+// The common case without allocating: room for one more pod, and for every resource requested.
+function fitsQuickly(requests: Resource, nodeInfo: NodeInfo): boolean {
+  const { allocatable, requested } = nodeInfo;
+  if (nodeInfo.pods.size + 1 > allocatable.allowedPodNumber) return false;
+  if (requests.milliCPU > 0 && requests.milliCPU > allocatable.milliCPU - requested.milliCPU) return false;
+  if (requests.memory > 0 && requests.memory > allocatable.memory - requested.memory) return false;
+  if (
+    requests.ephemeralStorage > 0 &&
+    requests.ephemeralStorage > allocatable.ephemeralStorage - requested.ephemeralStorage
+  ) {
+    return false;
+  }
+  return requests.scalar.size === 0;
+}
+
+function checkResource(
+  insufficient: InsufficientResource[],
+  resourceName: string,
+  requested: number,
+  allocatable: number,
+  used: number,
+): void {
+  if (requested > 0 && requested > allocatable - used) {
+    insufficient.push({
+      resourceName,
+      reason: `Insufficient ${resourceName}`,
+      requested,
+      used,
+      capacity: allocatable,
+    });
+  }
 }
 
 /** The pod's requests for this cycle, computed in PreFilter (or now, if PreFilter did not run). */
@@ -94,18 +123,22 @@ export function fitState(state: CycleState, pod: DeepReadonly<Pod>): FitState {
  * 0 when over; the weighted mean, in integers.
  */
 export function leastAllocatedScore(nonZeroPodRequests: Resource, nodeInfo: NodeInfo): number {
+  const { allocatable, nonZeroRequested } = nodeInfo;
   let total = 0;
   let weights = 0;
-  const resources: [number, number][] = [
-    [nodeInfo.nonZeroRequested.milliCPU + nonZeroPodRequests.milliCPU, nodeInfo.allocatable.milliCPU],
-    [nodeInfo.nonZeroRequested.memory + nonZeroPodRequests.memory, nodeInfo.allocatable.memory],
-  ];
-  for (const [requested, capacity] of resources) {
-    if (capacity === 0) continue;
-    total += requested > capacity ? 0 : Math.trunc(((capacity - requested) * maxNodeScore) / capacity);
+  if (allocatable.milliCPU > 0) {
+    total += leastRequested(nonZeroRequested.milliCPU + nonZeroPodRequests.milliCPU, allocatable.milliCPU);
+    weights++;
+  }
+  if (allocatable.memory > 0) {
+    total += leastRequested(nonZeroRequested.memory + nonZeroPodRequests.memory, allocatable.memory);
     weights++;
   }
   return weights === 0 ? 0 : Math.trunc(total / weights);
+}
+
+function leastRequested(requested: number, capacity: number): number {
+  return requested > capacity ? 0 : Math.trunc(((capacity - requested) * maxNodeScore) / capacity);
 }
 
 /**
@@ -122,7 +155,9 @@ export const nodeResourcesFit: Plugin = {
     return successStatus;
   },
   filter(state, pod, nodeInfo): Status {
-    const insufficient = fitsRequest(fitState(state, pod).requests, nodeInfo);
+    const { requests } = fitState(state, pod);
+    if (fitsQuickly(requests, nodeInfo)) return successStatus;
+    const insufficient = fitsRequest(requests, nodeInfo);
     if (insufficient.length === 0) return successStatus;
     return unschedulable(...insufficient.map((resource) => resource.reason));
   },
@@ -153,16 +188,10 @@ export const nodeResourcesBalancedAllocation: Plugin = {
 };
 
 export function balancedAllocationScore(podRequests: Resource, nodeInfo: NodeInfo): number {
-  const fractions: number[] = [];
-  const pairs: [number, number][] = [
-    [nodeInfo.requested.milliCPU + podRequests.milliCPU, nodeInfo.allocatable.milliCPU],
-    [nodeInfo.requested.memory + podRequests.memory, nodeInfo.allocatable.memory],
-  ];
-  for (const [requested, capacity] of pairs) {
-    if (capacity === 0) continue;
-    fractions.push(Math.min(1, requested / capacity));
-  }
-  let std = 0;
-  if (fractions.length === 2) std = Math.abs(fractions[0]! - fractions[1]!) / 2;
-  return Math.trunc((1 - std) * maxNodeScore);
+  const { allocatable, requested } = nodeInfo;
+  // With fewer than two resources there is no spread: the standard deviation is 0.
+  if (allocatable.milliCPU <= 0 || allocatable.memory <= 0) return maxNodeScore;
+  const cpu = Math.min(1, (requested.milliCPU + podRequests.milliCPU) / allocatable.milliCPU);
+  const memory = Math.min(1, (requested.memory + podRequests.memory) / allocatable.memory);
+  return Math.trunc((1 - Math.abs(cpu - memory) / 2) * maxNodeScore);
 }

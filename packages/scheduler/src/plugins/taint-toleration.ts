@@ -30,6 +30,8 @@ export function findUntoleratedTaint(
   return undefined;
 }
 
+const preScoreKey = "PreScoreTaintToleration";
+
 const noScheduleOrNoExecute = (taint: DeepReadonly<Taint>) =>
   taint.effect === "NoSchedule" || taint.effect === "NoExecute";
 
@@ -43,20 +45,31 @@ export const taintToleration: Plugin = {
   weight: 3,
   events: ["NodeAdd", "NodeTaintChange", "PodTolerationChange"],
   filter(_state, pod, nodeInfo) {
-    const taint = findUntoleratedTaint(
-      nodeInfo.node?.spec?.taints ?? [],
-      pod.spec?.tolerations ?? [],
-      noScheduleOrNoExecute,
-    );
+    const taints = nodeInfo.node?.spec?.taints;
+    if (taints === undefined || taints.length === 0) return successStatus;
+    const taint = findUntoleratedTaint(taints, pod.spec?.tolerations ?? [], noScheduleOrNoExecute);
     if (taint === undefined) return successStatus;
     return unresolvable(`node(s) had untolerated taint {${taint.key}: ${taint.value ?? ""}}`);
   },
-  score(_state, pod, nodeInfo) {
-    const tolerations = (pod.spec?.tolerations ?? []).filter(
-      (toleration) => !toleration.effect || toleration.effect === "PreferNoSchedule",
+  preScore(state, pod) {
+    // The tolerations that can tolerate PreferNoSchedule taints, once per cycle.
+    state.set(
+      preScoreKey,
+      (pod.spec?.tolerations ?? []).filter(
+        (toleration) => !toleration.effect || toleration.effect === "PreferNoSchedule",
+      ),
     );
+    return successStatus;
+  },
+  score(state, pod, nodeInfo) {
+    const taints = nodeInfo.node?.spec?.taints;
+    if (taints === undefined || taints.length === 0) return 0;
+    const tolerations =
+      (state.get(preScoreKey) as readonly DeepReadonly<Toleration>[] | undefined) ??
+      pod.spec?.tolerations ??
+      [];
     let count = 0;
-    for (const taint of nodeInfo.node?.spec?.taints ?? []) {
+    for (const taint of taints) {
       if (taint.effect !== "PreferNoSchedule") continue;
       if (!tolerations.some((toleration) => toleratesTaint(toleration, taint))) count++;
     }
