@@ -25,21 +25,28 @@ export function admitPod(
   allocatable: Allocatable,
   nodeLabels: Readonly<Record<string, string>>,
 ): AdmissionFailure | undefined {
-  if (others.length + 1 > allocatable.pods) return insufficient("pods", 1, others.length, allocatable.pods);
-  const request = podRequests(pod);
-  if (request.milliCpu > 0 || request.memory > 0) {
-    let usedCpu = 0;
-    let usedMemory = 0;
-    for (const other of others) {
-      const used = podRequests(other);
-      usedCpu += used.milliCpu;
-      usedMemory += used.memory;
-    }
-    if (request.milliCpu > 0 && usedCpu + request.milliCpu > allocatable.milliCpu)
-      return insufficient("cpu", request.milliCpu, usedCpu, allocatable.milliCpu);
-    if (request.memory > 0 && usedMemory + request.memory > allocatable.memory)
-      return insufficient("memory", request.memory, usedMemory, allocatable.memory);
+  const used = { milliCpu: 0, memory: 0 };
+  for (const other of others) {
+    const requests = podRequests(other);
+    used.milliCpu += requests.milliCpu;
+    used.memory += requests.memory;
   }
+  return admitPodWithUsage(pod, podRequests(pod), { pods: others.length, ...used }, allocatable, nodeLabels);
+}
+
+/** {@link admitPod} with the other pods already summed up: their count and their requests. */
+export function admitPodWithUsage(
+  pod: DeepReadonly<Pod>,
+  request: { milliCpu: number; memory: number },
+  used: { pods: number; milliCpu: number; memory: number },
+  allocatable: Allocatable,
+  nodeLabels: Readonly<Record<string, string>>,
+): AdmissionFailure | undefined {
+  if (used.pods + 1 > allocatable.pods) return insufficient("pods", 1, used.pods, allocatable.pods);
+  if (request.milliCpu > 0 && used.milliCpu + request.milliCpu > allocatable.milliCpu)
+    return insufficient("cpu", request.milliCpu, used.milliCpu, allocatable.milliCpu);
+  if (request.memory > 0 && used.memory + request.memory > allocatable.memory)
+    return insufficient("memory", request.memory, used.memory, allocatable.memory);
   for (const [key, value] of Object.entries(pod.spec?.nodeSelector ?? {})) {
     if (nodeLabels[key] !== value)
       return {

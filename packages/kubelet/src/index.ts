@@ -1,4 +1,10 @@
-export { type AdmissionFailure, type Allocatable, admitPod, podRequests } from "./admission.js";
+export {
+  type AdmissionFailure,
+  type Allocatable,
+  admitPod,
+  admitPodWithUsage,
+  podRequests,
+} from "./admission.js";
 export { Kubelet, type KubeletOptions } from "./kubelet.js";
 export { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
 export { microTime, NodeLease, type NodeLeaseOptions, nodeLeaseNamespace } from "./node-lease.js";

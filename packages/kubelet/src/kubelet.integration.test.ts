@@ -126,6 +126,25 @@ describe("Kubelet", () => {
     expect(renewed.spec?.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
+  it("writes the node status only when it changes, or every 5 minutes, and records the node events", async () => {
+    const { client, clock, kubelet } = await startNode();
+    expect(kubelet.nodeStatus.writes).toBe(1); // the registration
+    await advance(clock, 290_000);
+    expect(kubelet.nodeStatus.writes).toBe(1);
+    await advance(clock, 20_000);
+    expect(kubelet.nodeStatus.writes).toBe(2);
+    const node = await client.resource(nodes).get("node-1");
+    const ready = node.status?.conditions?.find((c) => c.type === "Ready");
+    expect(Date.parse(ready?.lastHeartbeatTime ?? "") - start).toBeGreaterThanOrEqual(300_000);
+    expect(ready?.lastTransitionTime).toBe("2026-01-01T00:00:00Z");
+    expect(await eventsOf(client, "node-1")).toEqual([
+      "Normal Starting Starting kubelet.",
+      "Normal NodeHasSufficientMemory Node node-1 status is now: NodeHasSufficientMemory",
+      "Normal NodeHasNoDiskPressure Node node-1 status is now: NodeHasNoDiskPressure",
+      "Normal NodeHasSufficientPID Node node-1 status is now: NodeHasSufficientPID",
+    ]);
+  });
+
   it("runs a bound pod: Running and Ready with container statuses, IPs, startTime, qosClass and the events", async () => {
     const { client, clock } = await startNode({ nodeIP: "10.0.0.7", podCIDR: "10.244.7.0/24" });
     await client.resource(pods, "default").create(pod("web"));

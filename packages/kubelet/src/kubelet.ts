@@ -19,7 +19,7 @@ import { type Clock, realClock } from "@reconcile/clock";
 import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
 import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
 import type { PodStatus } from "kubernetes-types/core/v1";
-import { admitPod } from "./admission.js";
+import { admitPodWithUsage, podRequests } from "./admission.js";
 import { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
 import { NodeLease } from "./node-lease.js";
 import { defaultNodeResources, type NodeResources, NodeStatusManager, nodeRef } from "./node-status.js";
@@ -123,8 +123,9 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   readonly #options: KubeletOptions;
   /** The pod manager: pods from config, by UID. */
   readonly #pods = new Map<string, DeepReadonly<Pod>>();
-  /** Admitted pods' UIDs: the ones admission counts as using resources. */
-  readonly #admitted = new Set<string>();
+  /** Admitted pods and their requests: what admission counts as used, and their sum. */
+  readonly #admitted = new Map<string, { milliCpu: number; memory: number }>();
+  readonly #usage = { pods: 0, milliCpu: 0, memory: 0 };
   readonly #loop: LoopMessage[] = [];
   #wakeLoop: (() => void) | undefined;
   readonly #timers = new Set<unknown>();
@@ -350,7 +351,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     const status = this.#generateStatus(pod, podStatus, true);
     this.statusManager.setPodStatus(pod, status);
     this.#probeManager.removePod(uid);
-    this.#admitted.delete(uid);
+    this.#release(uid);
     // No volumes to unmount in a simulated node: the pod is finished.
     this.statusManager.terminatePod(pod, structuredClone(status));
   }
@@ -457,14 +458,13 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       if (!uid) continue;
       this.#pods.set(uid, pod);
       if (!this.podWorkers.isPodTerminationRequested(uid) && !isTerminalPod(pod)) {
-        const others: DeepReadonly<Pod>[] = [];
-        for (const other of this.#admitted) {
-          const otherPod = this.#pods.get(other);
-          if (otherPod !== undefined && other !== uid && this.#isActive(otherPod)) others.push(otherPod);
-        }
-        const verdict = admitPod(
+        // The admitted pods' sum, kept as they come and go; upstream re-adds the active pods each time.
+        const used = this.#usage;
+        const requests = podRequests(pod);
+        const verdict = admitPodWithUsage(
           pod,
-          others,
+          requests,
+          used,
           this.nodeStatus.allocatable(),
           this.nodeStatus.initialNodeLabels(),
         );
@@ -472,7 +472,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
           this.#rejectPod(pod, verdict.reason, verdict.message);
           continue;
         }
-        this.#admitted.add(uid);
+        this.#admit(uid, requests);
       }
       this.podWorkers.updatePod({ updateType: "create", pod, startTime: this.#clock.now() });
     }
@@ -495,7 +495,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       const uid = pod.metadata?.uid;
       if (!uid) continue;
       this.#pods.delete(uid);
-      this.#admitted.delete(uid);
+      this.#release(uid);
       this.podWorkers.updatePod({ updateType: "kill", pod, startTime: this.#clock.now() });
     }
   }
@@ -557,8 +557,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         void this.#runtimeManager.removePod(uid);
       }
     }
-    for (const uid of this.#admitted) {
-      if (!this.#pods.has(uid) || this.podWorkers.isPodKnownTerminated(uid)) this.#admitted.delete(uid);
+    for (const uid of this.#admitted.keys()) {
+      if (!this.#pods.has(uid) || !this.#isActive(this.#pods.get(uid)!)) this.#release(uid);
     }
     this.#runtimeManager.gc();
   }
@@ -576,6 +576,24 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       probeState: (name, id) => this.#probeManager.containerState(uid, name, id),
       deleting: pod.metadata?.deletionTimestamp !== undefined,
     });
+  }
+
+  #admit(uid: string, requests: { milliCpu: number; memory: number }): void {
+    this.#release(uid);
+    this.#admitted.set(uid, requests);
+    this.#usage.pods++;
+    this.#usage.milliCpu += requests.milliCpu;
+    this.#usage.memory += requests.memory;
+  }
+
+  /** The pod no longer uses the node's resources (stopped for good, or gone). */
+  #release(uid: string): void {
+    const requests = this.#admitted.get(uid);
+    if (requests === undefined) return;
+    this.#admitted.delete(uid);
+    this.#usage.pods--;
+    this.#usage.milliCpu -= requests.milliCpu;
+    this.#usage.memory -= requests.memory;
   }
 
   #rejectPod(pod: DeepReadonly<Pod>, reason: string, message: string): void {

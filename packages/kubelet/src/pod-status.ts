@@ -169,6 +169,20 @@ export function getPhase(
 
 /** `GetPodQOS` for cpu and memory. */
 export function qosClassOf(pod: ReadonlyPod): "Guaranteed" | "Burstable" | "BestEffort" {
+  const spec = pod.spec;
+  if (spec === undefined) return "BestEffort";
+  let qos = qosBySpec.get(spec);
+  if (qos === undefined) {
+    qos = computeQosClass(pod);
+    qosBySpec.set(spec, qos);
+  }
+  return qos;
+}
+
+// Specs from an informer's cache are never mutated, only replaced.
+const qosBySpec = new WeakMap<object, "Guaranteed" | "Burstable" | "BestEffort">();
+
+function computeQosClass(pod: ReadonlyPod): "Guaranteed" | "Burstable" | "BestEffort" {
   const containers = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])];
   let anySet = false;
   let guaranteed = containers.length > 0;

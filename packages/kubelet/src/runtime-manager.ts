@@ -572,8 +572,16 @@ function statusOfRecord(record: ContainerRecord | undefined): ContainerStatus | 
 
 /** `HashContainer`: any change of the container's spec gives a new hash. */
 export function containerHash(container: ReadonlyContainer): string {
-  return createHash("sha256").update(JSON.stringify(container)).digest("hex").slice(0, 8);
+  // Cached per object: pods from an informer's cache are never mutated, only replaced.
+  let hash = hashes.get(container);
+  if (hash === undefined) {
+    hash = createHash("sha256").update(JSON.stringify(container)).digest("hex").slice(0, 8);
+    hashes.set(container, hash);
+  }
+  return hash;
 }
+
+const hashes = new WeakMap<object, string>();
 
 export function sandboxConfigOf(pod: ReadonlyPod, attempt: number): PodSandboxConfig {
   return {

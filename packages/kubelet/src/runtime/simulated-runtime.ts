@@ -124,6 +124,7 @@ export class SimulatedRuntime implements ContainerRuntime {
   readonly #ipsInUse = new Set<number>();
   #nextIp = 2;
   #counter = 0;
+  readonly #idPrefixes: Record<string, string> = {};
 
   constructor(options: SimulatedRuntimeOptions = {}) {
     this.#clock = options.clock ?? realClock;
@@ -450,7 +451,9 @@ export class SimulatedRuntime implements ContainerRuntime {
 
   #newId(kind: string): string {
     this.#counter++;
-    return sha256Hex(`${this.#seed}/${kind}/${this.#counter}`);
+    // 64 hex digits, unique per seed: a hash of the seed and kind, then the counter.
+    const prefix = (this.#idPrefixes[kind] ??= sha256Hex(`${this.#seed}/${kind}`).slice(0, 48));
+    return prefix + this.#counter.toString(16).padStart(16, "0");
   }
 
   #recordImage(name: string): ImageRecord {
