@@ -339,8 +339,7 @@ export class DeploymentController {
     }
 
     const rsList = await this.#getReplicaSetsForDeployment(d, context.signal);
-    const podMap = this.#getPodMapForDeployment(d, rsList);
-    await this.#syncRollout(rollout, d, rsList, podMap);
+    await this.#syncRollout(rollout, d, rsList);
     return requeueAfterMs === undefined ? undefined : { requeueAfterMs };
   }
 
@@ -348,7 +347,6 @@ export class DeploymentController {
     rollout: DeploymentRollout,
     d: Deployment,
     rsList: readonly AnyReplicaSet[],
-    podMap: PodMap,
   ): Promise<void> {
     if (d.metadata?.deletionTimestamp != null) return rollout.syncStatusOnly(d, rsList);
     await rollout.checkPausedConditions(d);
@@ -357,7 +355,9 @@ export class DeploymentController {
     if (getRollbackTo(d) !== undefined) return rollout.rollback(d, rsList);
     if (await rollout.isScalingEvent(d, rsList)) return rollout.sync(d, rsList);
     const strategy = d.spec?.strategy?.type ?? "RollingUpdate";
-    if (strategy === "Recreate") return rollout.rolloutRecreate(d, rsList, podMap);
+    // Only Recreate reads the pods (upstream lists them on every sync).
+    if (strategy === "Recreate")
+      return rollout.rolloutRecreate(d, rsList, this.#getPodMapForDeployment(d, rsList));
     if (strategy === "RollingUpdate") return rollout.rolloutRolling(d, rsList);
     throw new TerminalError(`unexpected deployment strategy type: ${strategy}`);
   }
