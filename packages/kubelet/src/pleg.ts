@@ -73,7 +73,7 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
 
   /** Relists every period until `signal` aborts; resolves once stopped. */
   async run({ signal }: { signal: AbortSignal }): Promise<void> {
-    const unsubscribe = this.#runtime.onEvent?.((event) => this.#podChanged(event.podUid));
+    const stop = this.start();
     try {
       while (!signal.aborted) {
         this.relist();
@@ -84,10 +84,28 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
         }
       }
     } finally {
+      stop();
+    }
+  }
+
+  /**
+   * Listens to the runtime's events without relisting on a timer, for an
+   * owner that calls {@link relist} from its own tick (the kubelet shares one
+   * timer among its loops). The returned function stops listening and
+   * releases every waiter.
+   */
+  start(): () => void {
+    const unsubscribe = this.#runtime.onEvent?.((event) => this.#podChanged(event.podUid));
+    return () => {
       unsubscribe?.();
       for (const waiter of this.#waiters) waiter.resolve(this.#statusOrEmpty(waiter.uid));
       this.#waiters.clear();
-    }
+    };
+  }
+
+  /** The relist period this PLEG was given. */
+  get relistPeriodMs(): number {
+    return this.#relistPeriodMs;
   }
 
   /** When the last relist ran (for the `PLEG is not healthy` check). */
