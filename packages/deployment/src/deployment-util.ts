@@ -142,11 +142,8 @@ export function newRSNewReplicas(
   const replicas = replicasOf(d);
   if (strategy === "Recreate") return replicas;
   if (strategy !== "RollingUpdate") throw new Error(`deployment type ${strategy} isn't supported`);
-  const surge = getScaledValueFromIntOrPercent(
-    d.spec?.strategy?.rollingUpdate?.maxSurge ?? "25%",
-    replicas,
-    true,
-  );
+  // An absent maxSurge is 0, as in resolveFenceposts (the API server defaults it to 25%).
+  const surge = getScaledValueFromIntOrPercent(d.spec?.strategy?.rollingUpdate?.maxSurge ?? 0, replicas, true);
   const currentPodCount = getReplicaCountForReplicaSets(allRSs);
   const maxTotalPods = replicas + surge;
   const newReplicas = rsReplicas(newRS);
