@@ -101,7 +101,8 @@ async function boundPods(nodeCount: number, podsPerNode: number): Promise<BoundR
     if (seen.size === total) allReady();
   };
   watcher.addEventHandler({ onAdd: (p) => onPod(p as Pod), onUpdate: (_, p) => onPod(p as Pod) });
-  const watcherRun = watcher.run(abort.signal);
+  const stopWatcher = new AbortController();
+  const watcherRun = watcher.run(stopWatcher.signal);
   while (!watcher.hasSynced() || simulator.kubelets.some((k) => !k.nodeStatus.registered)) {
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
@@ -131,10 +132,12 @@ async function boundPods(nodeCount: number, podsPerNode: number): Promise<BoundR
   // Let the last status writes and events land before counting and weighing.
   await new Promise((resolve) => setTimeout(resolve, 500));
   const writes = counter.writes;
+  // The observer's cache holds the pods too: drop it first, so that only the kubelets' share is weighed.
+  stopWatcher.abort();
+  await watcherRun;
   const withPods = gcHeap();
   abort.abort();
-  await Promise.all([running, watcherRun]);
-  // The watcher's cache holds the pods too: drop it with the nodes and count only the kubelets' share.
+  await running;
   const withoutNodes = gcHeap();
   await server.close();
   return {
