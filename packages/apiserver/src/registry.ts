@@ -18,6 +18,7 @@ import {
   objectFieldSet,
   parseFieldSelector,
   parseSelector,
+  pods,
   type ResourceDescriptor,
   type Scale,
   type Selector,
@@ -33,6 +34,7 @@ import { copyJson, isJsonObject, jsonEqual, type Mutable } from "./json.js";
 import { checkNesting } from "./limits.js";
 import { pathSegmentProblems, validateLabels, validateObjectMeta } from "./meta-validation.js";
 import { applyPatch, type PatchType } from "./patch.js";
+import { assignPod, decodeBinding } from "./pod-binding.js";
 import { kindSchemas, objectMetaSchema, typeProblem } from "./schema.js";
 import type { Storage, StorageEvent } from "./storage.js";
 import { StorageError } from "./storage.js";
@@ -497,6 +499,32 @@ export class Registry {
       }
     }
     return { ...listed, items: deleted };
+  }
+
+  /**
+   * `POST pods/{name}/binding` (kube-apiserver's `BindingREST`): checks the
+   * Binding, then sets the pod's `spec.nodeName` and `PodScheduled=True` in
+   * one write (see `pod-binding.ts` for the rules and their errors).
+   */
+  async bindPod(namespace: string, name: string, body: unknown, options: DryRunOption = {}): Promise<void> {
+    await this.#ready;
+    const resource = this.#served(pods);
+    const binding = decodeBinding(body, name);
+    const gr = groupResourceOf(resource);
+    const key = this.#objectKey(resource, namespace, name);
+    for (let attempt = 0; ; attempt++) {
+      const existing = await this.#storage.get(key);
+      if (existing === undefined) throw newNotFound(gr, name);
+      const bound = assignPod(existing, binding, rfc3339(this.#clock.now()));
+      if (options.dryRun === "All") return;
+      try {
+        await this.#storage.update(key, bound, Number(existing.metadata?.resourceVersion));
+        return;
+      } catch (error) {
+        if (StorageError.is(error, "Conflict") && attempt < updateAttempts) continue;
+        throw toStatusError(error, gr, name);
+      }
+    }
   }
 
   async getScale(resource: ResourceDescriptor, namespace: string | undefined, name: string): Promise<Scale> {

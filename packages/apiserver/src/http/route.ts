@@ -21,6 +21,8 @@ export type Route =
       name: string | undefined;
       subresource: "status" | "scale" | undefined;
     }
+  /** `pods/{name}/binding`: a scheduler assigns the pod to a node. */
+  | { kind: "podBinding"; namespace: string; name: string }
   /** `pods/{name}/log`, `exec`, `attach`, `portforward`: answered through the pod's kubelet. */
   | { kind: "podConnect"; namespace: string; name: string; action: PodConnectAction }
   | { kind: "notFound" }
@@ -113,6 +115,15 @@ function routeOf(segments: string[], resources: readonly ResourceDescriptor[]): 
       podConnectActions.includes(action)
     ) {
       return { kind: "podConnect", namespace: tail[1]!, name: tail[3], action };
+    }
+    if (
+      group === "" &&
+      tail[2] === "pods" &&
+      tail[3] !== undefined &&
+      tail[4] === "binding" &&
+      tail.length === 5
+    ) {
+      return { kind: "podBinding", namespace: tail[1]!, name: tail[3] };
     }
     if (namespaced?.namespaced) {
       return resourceRoute(namespaced, tail[1], tail.slice(3));

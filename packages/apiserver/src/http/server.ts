@@ -292,6 +292,22 @@ class RestHandler {
       throw newUnauthorized();
     }
     if (this.#token === undefined || !isPublic) authorizedSockets.add(request.socket);
+    if (route.kind === "podBinding") {
+      if (method !== "POST") {
+        request.resume();
+        throw notAllowed(method, pathname);
+      }
+      validateWriteOptions("CreateOptions", query);
+      const body = decodeObjectBody(request.headers["content-type"], await this.#body(request, response));
+      await this.#registry.bindPod(route.namespace, route.name, body, { dryRun: parseDryRun(query) });
+      return send(response, 201, {
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Success",
+        code: 201,
+      });
+    }
     if (route.kind === "podConnect") {
       const { namespace, name, action } = route;
       return servePodConnect(

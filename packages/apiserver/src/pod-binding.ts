@@ -1,0 +1,114 @@
+import {
+  type KubeObject,
+  newBadRequest,
+  newConflict,
+  newInvalid,
+  type Pod,
+  type PodCondition,
+} from "@reconcile/api";
+import { FieldErrors } from "./field-errors.js";
+import { copyJson, isJsonObject } from "./json.js";
+
+/** A core/v1 Binding: the pod (by metadata) and the node it goes to. */
+export interface Binding {
+  name: string;
+  uid: string | undefined;
+  resourceVersion: string | undefined;
+  annotations: Record<string, string>;
+  nodeName: string;
+}
+
+const podsBinding = { group: "", resource: "pods/binding" };
+
+/**
+ * Reads and checks a Binding posted to `pods/{name}/binding` (kube-apiserver's
+ * `BindingREST.Create` and `ValidatePodBinding`): its name must be the URL's
+ * (400), `target.kind` empty or `Node` and `target.name` set (422). The node
+ * itself is not looked up, as upstream.
+ */
+export function decodeBinding(body: unknown, urlName: string): Binding {
+  if (!isJsonObject(body)) throw newBadRequest("the request body is not a Binding object");
+  const meta = isJsonObject(body.metadata) ? body.metadata : {};
+  const name = typeof meta.name === "string" ? meta.name : "";
+  if (name !== urlName) throw newBadRequest("name in URL does not match name in Binding object");
+  const target = isJsonObject(body.target) ? body.target : {};
+  const kind = typeof target.kind === "string" ? target.kind : "";
+  const nodeName = typeof target.name === "string" ? target.name : "";
+  const errors = new FieldErrors();
+  if (kind !== "" && kind !== "Node") errors.notSupported("target.kind", kind, ["Node", "<empty>"]);
+  if (nodeName === "") errors.required("target.name");
+  if (!errors.empty) throw newInvalid({ group: "", kind: "Binding" }, name, errors.list);
+  const annotations: Record<string, string> = {};
+  if (isJsonObject(meta.annotations)) {
+    for (const [key, value] of Object.entries(meta.annotations)) {
+      if (typeof value === "string") annotations[key] = value;
+    }
+  }
+  return {
+    name,
+    uid: typeof meta.uid === "string" && meta.uid !== "" ? meta.uid : undefined,
+    resourceVersion:
+      typeof meta.resourceVersion === "string" && meta.resourceVersion !== ""
+        ? meta.resourceVersion
+        : undefined,
+    annotations,
+    nodeName,
+  };
+}
+
+/**
+ * The pod after the binding (upstream `setPodNodeAndMetadata`): `spec.nodeName`
+ * set, the Binding's annotations merged, `PodScheduled=True`. A pod being
+ * deleted, already assigned, still gated, or not matching the Binding's uid or
+ * resourceVersion is a 409 Conflict.
+ */
+export function assignPod(existing: KubeObject, binding: Binding, now: string): KubeObject {
+  const pod = copyJson(existing) as Pod & { metadata: NonNullable<Pod["metadata"]> };
+  const meta = pod.metadata;
+  const name = meta.name ?? binding.name;
+  if (binding.uid !== undefined && binding.uid !== meta.uid) {
+    throw newConflict(
+      { group: "", resource: "pods" },
+      name,
+      `Precondition failed: UID in precondition: ${binding.uid}, UID in object meta: ${meta.uid ?? ""}`,
+    );
+  }
+  if (binding.resourceVersion !== undefined && binding.resourceVersion !== meta.resourceVersion) {
+    throw newConflict({ group: "", resource: "pods" }, name);
+  }
+  if (meta.deletionTimestamp) {
+    throw newConflict(podsBinding, name, `pod ${name} is being deleted, cannot be assigned to a host`);
+  }
+  const spec = (pod.spec ??= { containers: [] });
+  if (spec.nodeName) {
+    throw newConflict(
+      podsBinding,
+      name,
+      `pod ${name} is already assigned to node ${JSON.stringify(spec.nodeName)}`,
+    );
+  }
+  if ((spec.schedulingGates ?? []).length > 0) {
+    throw newConflict(podsBinding, name, `pod ${name} has non-empty .spec.schedulingGates`);
+  }
+  spec.nodeName = binding.nodeName;
+  if (Object.keys(binding.annotations).length > 0) {
+    (meta as { annotations?: Record<string, string> }).annotations = {
+      ...meta.annotations,
+      ...binding.annotations,
+    };
+  }
+  const writable = pod as { status?: { conditions?: PodCondition[] } };
+  const status = (writable.status ??= {});
+  const conditions = (status.conditions ??= []);
+  const at = conditions.findIndex((condition) => condition.type === "PodScheduled");
+  const previous = at === -1 ? undefined : conditions[at];
+  const condition: PodCondition = {
+    type: "PodScheduled",
+    status: "True",
+    lastTransitionTime:
+      previous?.status === "True" && previous.lastTransitionTime ? previous.lastTransitionTime : now,
+  };
+  if (at === -1) conditions.push(condition);
+  else conditions[at] = condition;
+  return pod as KubeObject;
+}
