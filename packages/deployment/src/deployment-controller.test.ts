@@ -310,3 +310,20 @@ describe("event handlers", () => {
     expect(await f.queued()).toEqual([]);
   });
 });
+
+describe("run", () => {
+  it("syncs queued Deployments with its workers and settles once stopped", async () => {
+    const f = fixture();
+    f.addDeployment(deployment("foo", 1));
+    f.controller.addDeployment(f.dInformer.indexer.getByKey("default/foo")!);
+    const stop = new AbortController();
+    const running = f.controller.run({ signal: stop.signal, workers: 2 });
+    for (let i = 0; i < 100 && f.client.actionsOf("create", "replicasets").length === 0; i++) {
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(f.client.actionsOf("create", "replicasets")).toHaveLength(1);
+    stop.abort();
+    await expect(running).resolves.toBeUndefined();
+    expect(f.controller.queue.shuttingDown()).toBe(true);
+  });
+});
