@@ -115,7 +115,10 @@ export interface ListenOptions {
    * out; when none is idle, the new connection is closed. Default 4,096.
    */
   maxConnections?: number | undefined;
-  /** Time to receive a request's headers, from connection or keep-alive reuse (kube's `ReadHeaderTimeout`). Default 32,000 ms. */
+  /**
+   * Time to receive a request's headers, from connection or keep-alive reuse
+   * (kube's `ReadHeaderTimeout`); at most `requestTimeoutMs`. Default 32,000 ms.
+   */
   headersTimeoutMs?: number | undefined;
   /**
    * Time to receive a whole request, and to answer one that is not a watch
