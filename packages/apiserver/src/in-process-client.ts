@@ -43,6 +43,23 @@ export class InProcessClient implements Client {
       resource.namespaced ? namespace : undefined,
     );
   }
+
+  /**
+   * Posts a core/v1 Binding to `pods/{name}/binding` (client-go's
+   * `Pods(namespace).Bind`), which the `Client` interface has no call for:
+   * sets the pod's `spec.nodeName` and `PodScheduled=True` in one write.
+   */
+  async bindPod(namespace: string, binding: unknown, options: WriteOptions = {}): Promise<void> {
+    const { signal } = options;
+    signal?.throwIfAborted();
+    const name = nameOf(binding);
+    try {
+      await this.#registry.bindPod(namespace, name, copyJson(binding), { dryRun: options.dryRun });
+    } catch (error) {
+      throw StatusError.isInstance(error) ? error : newInternalError(error);
+    }
+    signal?.throwIfAborted();
+  }
 }
 
 class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T> {

@@ -11,16 +11,30 @@ export interface Binder {
   ): Promise<void>;
 }
 
+/** A core/v1 Binding for `pod` onto `nodeName`, carrying the pod's uid as a precondition. */
+export function newBinding(pod: DeepReadonly<Pod>, nodeName: string) {
+  return {
+    apiVersion: "v1",
+    kind: "Binding",
+    metadata: {
+      namespace: pod.metadata?.namespace ?? "",
+      name: pod.metadata?.name ?? "",
+      uid: pod.metadata?.uid ?? "",
+    },
+    target: { kind: "Node", name: nodeName },
+  };
+}
+
 /**
- * A {@link Binder} over a `Client`. kube-scheduler posts a `Binding` to the
- * `pods/binding` subresource, which sets `spec.nodeName` and the
- * `PodScheduled=True` condition in one write. The `Client` interface has no
- * way to post to that subresource yet, so this binder makes the same change
- * in two writes the embedded API server accepts: a patch that sets
- * `spec.nodeName` once (with the pod's uid as a precondition, as a Binding
- * carries it), then a status patch with `PodScheduled=True`. A real
- * kube-apiserver refuses the first write (nodeName is immutable by update):
- * use a binder that posts Bindings there.
+ * The {@link Binder} kube-scheduler's DefaultBinder is: it posts a Binding to
+ * the pod's `pods/binding` subresource, which sets `spec.nodeName` and
+ * `PodScheduled=True` in one write. The `Client` interface has no call for
+ * that subresource, so the binder uses what the client offers: `bindPod` (the
+ * embedded API server's in-process client), or `requestJson` (`HttpClient`,
+ * for any cluster). Any other `Client` (a test double) gets the same effect in
+ * two writes: a patch that sets `spec.nodeName` with the pod's uid as a
+ * precondition (the embedded server accepts a first nodeName by update), then
+ * a status patch with `PodScheduled=True`.
  */
 export class ClientBinder implements Binder {
   readonly #client: Client;
@@ -36,8 +50,25 @@ export class ClientBinder implements Binder {
     nodeName: string,
     options: { signal?: AbortSignal | undefined } = {},
   ): Promise<void> {
-    const resource = this.#client.resource(pods, pod.metadata?.namespace ?? "");
+    const namespace = pod.metadata?.namespace ?? "";
     const name = pod.metadata?.name ?? "";
+    const binding = newBinding(pod, nodeName);
+    const client = this.#client as Client & Partial<BindingClient> & Partial<RawClient>;
+    if (typeof client.bindPod === "function") {
+      await client.bindPod(namespace, binding, { signal: options.signal });
+      return;
+    }
+    if (typeof client.requestJson === "function") {
+      await client.requestJson({
+        method: "POST",
+        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(name)}/binding`,
+        body: binding,
+        idempotent: false,
+        signal: options.signal,
+      });
+      return;
+    }
+    const resource = this.#client.resource(pods, namespace);
     await resource.patch(
       name,
       { metadata: { uid: pod.metadata?.uid }, spec: { nodeName } },
@@ -53,6 +84,22 @@ export class ClientBinder implements Binder {
       { type: "strategic-merge", subresource: "status", signal: options.signal },
     );
   }
+}
+
+/** A client with a call for `pods/binding` (the embedded API server's in-process client). */
+interface BindingClient {
+  bindPod(namespace: string, binding: unknown, options: { signal?: AbortSignal | undefined }): Promise<void>;
+}
+
+/** A client that sends raw requests (`HttpClient`). */
+interface RawClient {
+  requestJson(request: {
+    method: "POST";
+    path: string;
+    body: unknown;
+    idempotent: boolean;
+    signal?: AbortSignal | undefined;
+  }): Promise<unknown>;
 }
 
 /** RFC 3339 with whole seconds, as Kubernetes writes condition times. */

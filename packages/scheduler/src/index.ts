@@ -1,4 +1,4 @@
-export { type Binder, ClientBinder } from "./binder.js";
+export { type Binder, ClientBinder, newBinding } from "./binder.js";
 export { SchedulerCache } from "./cache.js";
 export { type Diagnosis, fitErrorMessage, truncateMessage } from "./fit-error.js";
 export {

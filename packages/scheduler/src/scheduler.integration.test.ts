@@ -2,8 +2,8 @@
 // server, bindings and conditions go through the in-process client, and time
 // is a FakeClock the tests advance.
 import { events as eventsResource, type Node, nodes, type Pod, pods, replicaSets } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
-import type { Client } from "@reconcile/client";
+import { ApiServer, listen } from "@reconcile/apiserver";
+import { type Client, HttpClient, loadKubeConfig } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { afterEach, describe, expect, it } from "vitest";
@@ -162,5 +162,55 @@ describe("Scheduler on the embedded API server", () => {
     for (const name of ["a", "b"]) await client.resource(pods, namespace).create(pod(name, "600m"));
     await eventually(clock, async () => Boolean((await nodeOf(client, "a")) && (await nodeOf(client, "b"))));
     expect(new Set([await nodeOf(client, "a"), await nodeOf(client, "b")])).toEqual(new Set(["n1", "n2"]));
+  });
+
+  it("binds through pods/binding over HTTP when its client is an HttpClient", async () => {
+    const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
+    const server = new ApiServer({ clock });
+    const listening = await listen(server);
+    const http = new HttpClient({
+      kubeConfig: await loadKubeConfig({ yaml: listening.kubeconfig() }),
+      qps: Number.POSITIVE_INFINITY,
+    });
+    const direct = server.client();
+    const factory = new SharedInformerFactory({ client: direct, clock });
+    const writes: string[] = [];
+    const recording: Client = {
+      resource: (resource, ns) => {
+        const inner = http.resource(resource, ns);
+        return new Proxy(inner, {
+          get(target, property) {
+            const value = Reflect.get(target, property);
+            if (typeof value !== "function") return value;
+            return (...args: unknown[]) => {
+              if (resource.plural === "pods") writes.push(String(property));
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          },
+        });
+      },
+    };
+    const scheduler = Scheduler.fromInformerFactory(factory, {
+      client: Object.assign(recording, { requestJson: http.requestJson.bind(http) }),
+      clock,
+    });
+    const abort = new AbortController();
+    factory.start(abort.signal);
+    const run = scheduler.run({ signal: abort.signal });
+    cleanups.push(async () => {
+      abort.abort();
+      await run;
+      await factory.shutdown();
+      http.close();
+      await listening.close();
+      await server.close();
+    });
+    await direct.resource(nodes).create(node("n1"));
+    await direct.resource(pods, namespace).create(pod("web"));
+    await eventually(clock, async () => (await nodeOf(direct, "web")) === "n1");
+    const bound = await direct.resource(pods, namespace).get("web");
+    expect(bound.status?.conditions?.find((c) => c.type === "PodScheduled")?.status).toBe("True");
+    // One Binding, no pod patch: the subresource did both in one write.
+    expect(writes).toEqual([]);
   });
 });
