@@ -100,6 +100,33 @@ describe("Deployment controller on the embedded API server", () => {
     ]);
   });
 
+  it("is Available only once minReadySeconds have passed since its pods became ready", async () => {
+    const { cluster } = start();
+    const d = newDeployment("web", 2);
+    d.spec!.minReadySeconds = 10;
+    await cluster.client.resource(deployments, namespace).create(d);
+    const available = async () =>
+      (await getDeployment(cluster.client, "web")).status?.conditions?.find((c) => c.type === "Available");
+    await eventually(
+      cluster.clock,
+      async () => (await getDeployment(cluster.client, "web")).status?.readyReplicas === 2,
+      {
+        limitMs: 2_000,
+      },
+    );
+    const readyAt = cluster.clock.now();
+    expect(await available()).toMatchObject({ status: "False", reason: "MinimumReplicasUnavailable" });
+    await eventually(cluster.clock, async () => (await available())?.status === "True", {
+      stepMs: 100,
+      limitMs: 15_000,
+    });
+    expect(cluster.clock.now() - readyAt).toBeGreaterThanOrEqual(9_000);
+    const created = await getDeployment(cluster.client, "web");
+    const [rs] = await ownedReplicaSets(cluster.client, created);
+    expect(rs!.spec?.minReadySeconds).toBe(10);
+    expect(await rolloutComplete(cluster.client, "web")).toBe(true);
+  });
+
   const rollingCases: [string, number, number | string, number | string, number, number][] = [
     ["maxSurge 1, maxUnavailable 0", 4, 1, 0, 1, 0],
     ["maxSurge 25%, maxUnavailable 25%", 10, "25%", "25%", 3, 2],

@@ -64,7 +64,7 @@ export function startControllers(cluster: { client: Client; clock: Clock }): Con
   const factory = new SharedInformerFactory({ client, clock, detectMutations: true });
   const rsController = ReplicaSetController.fromInformerFactory(factory, { client, clock });
   const podInformer = factory.forResource(pods);
-  const kubelet = kubeletStandIn(client, podInformer);
+  const kubelet = kubeletStandIn(client, podInformer, clock);
   factory.start(abort.signal);
   const rsRun = rsController.run({ signal: abort.signal, workers: 5 });
 
@@ -110,6 +110,7 @@ function kubeletStandIn(
     }): unknown;
     getIndexer(): { list(): DeepReadonly<Pod>[] };
   },
+  clock: Clock,
 ): KubeletStandIn {
   const inFlight = new Set<Promise<unknown>>();
   const handled = new Set<string>();
@@ -128,7 +129,7 @@ function kubeletStandIn(
     }
     if (isReady(pod) || handled.has(`ready/${pod.metadata?.uid}`) || !stand.ready(pod)) return;
     handled.add(`ready/${pod.metadata?.uid}`);
-    const now = "2026-01-01T00:00:00Z";
+    const now = new Date(Math.floor(clock.now() / 1000) * 1000).toISOString().replace(".000Z", "Z");
     track(
       podClient.updateStatus({
         ...(structuredClone(pod) as Pod),
