@@ -127,6 +127,28 @@ describe("Deployment controller on the embedded API server", () => {
     expect(await rolloutComplete(cluster.client, "web")).toBe(true);
   });
 
+  it("resolves a hash collision by bumping collisionCount and creating a ReplicaSet under the next name", async () => {
+    const { cluster } = start();
+    const created = await createAndComplete(cluster, newDeployment("web", 1));
+    const [original] = await ownedReplicaSets(cluster.client, created);
+    // Someone changes the ReplicaSet's template: its name no longer stands for the Deployment's template.
+    const changed = structuredClone(original!);
+    changed.spec!.template!.spec!.terminationGracePeriodSeconds = 5;
+    await cluster.client.resource(replicaSets, namespace).update(changed);
+    await eventually(
+      cluster.clock,
+      async () => (await getDeployment(cluster.client, "web")).status?.collisionCount === 1,
+    );
+    await eventually(cluster.clock, () => rolloutComplete(cluster.client, "web"));
+    const rss = await ownedReplicaSets(cluster.client, created);
+    expect(rss).toHaveLength(2);
+    const newest = rss.find((rs) => rs.metadata?.name !== original!.metadata?.name)!;
+    expect(newest.metadata?.labels?.["pod-template-hash"]).not.toBe(
+      original!.metadata?.labels?.["pod-template-hash"],
+    );
+    expect(newest.spec?.replicas).toBe(1);
+  });
+
   const rollingCases: [string, number, number | string, number | string, number, number][] = [
     ["maxSurge 1, maxUnavailable 0", 4, 1, 0, 1, 0],
     ["maxSurge 25%, maxUnavailable 25%", 10, "25%", "25%", 3, 2],
