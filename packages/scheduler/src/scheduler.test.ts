@@ -299,4 +299,34 @@ describe("Scheduler cycle", () => {
         }),
     ).toThrow("Scheduler: percentageOfNodesToScore must be within [0, 100], got 101");
   });
+
+  it("reports each attempt's result and the scheduled pod's attempts to metrics", async () => {
+    const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
+    const podInformer = new FakeInformer<Pod>();
+    const nodeInformer = new FakeInformer<Node>();
+    const attempts: string[] = [];
+    const scheduled: number[] = [];
+    const scheduler = new Scheduler({
+      client: new RecordingClient(),
+      podInformer,
+      nodeInformer,
+      clock,
+      binder: new RecordingBinder(),
+      eventRecorder: new FakeEventRecorder(),
+      metrics: {
+        scheduleAttempt: (result, profile) => attempts.push(`${profile} ${result}`),
+        podScheduled: (count) => scheduled.push(count),
+      },
+    });
+    nodeInformer.add(node("n1", "1"));
+    podInformer.add(pod("big", "2"));
+    scheduler.scheduleOne((await scheduler.queue.pop())!);
+    nodeInformer.add(node("n2", "4"));
+    await clock.advance(1000);
+    scheduler.queue.flushBackoffQCompleted();
+    scheduler.scheduleOne((await scheduler.queue.pop())!);
+    await clock.flush();
+    expect(attempts).toEqual(["default-scheduler unschedulable", "default-scheduler scheduled"]);
+    expect(scheduled).toEqual([2]);
+  });
 });
