@@ -68,7 +68,8 @@ describe("pods/binding", () => {
       code: 409,
       body: {
         reason: "Conflict",
-        message: 'Operation cannot be fulfilled on pods/binding "bound": pod bound is already assigned to node "node-1"',
+        message:
+          'Operation cannot be fulfilled on pods/binding "bound": pod bound is already assigned to node "node-1"',
       },
     });
     await create("gated", { schedulingGates: [{ name: "example.com/wait" }] });
@@ -76,9 +77,13 @@ describe("pods/binding", () => {
       'Operation cannot be fulfilled on pods/binding "gated": pod gated has non-empty .spec.schedulingGates',
     );
     await create("other");
-    expect(await post("other", binding("other", "node-1", { uid: "not-its-uid" }))).toMatchObject({ code: 409 });
+    expect(await post("other", binding("other", "node-1", { uid: "not-its-uid" }))).toMatchObject({
+      code: 409,
+    });
     await create("going", { nodeName: "" });
-    await client.resource(pods, "default").patch("going", { metadata: { finalizers: ["example.com/hold"] } }, { type: "merge" });
+    await client
+      .resource(pods, "default")
+      .patch("going", { metadata: { finalizers: ["example.com/hold"] } }, { type: "merge" });
     await client.resource(pods, "default").delete("going");
     expect((await post("going", binding("going", "node-1"))).body.message).toBe(
       'Operation cannot be fulfilled on pods/binding "going": pod going is being deleted, cannot be assigned to a host',
