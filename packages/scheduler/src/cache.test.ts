@@ -66,4 +66,13 @@ describe("SchedulerCache", () => {
     expect(cache.nodeList().map((info) => info.name)).toEqual(["n9"]);
     expect(cache.nodeInfo("n9")?.requested.milliCPU).toBe(1000);
   });
+
+  it("leaves the cache as it was when a pod's requests cannot be read", () => {
+    const cache = new SchedulerCache();
+    cache.addNode(node("n1"));
+    cache.addPod(pod("a", "n1", "1"));
+    expect(() => cache.addPod(pod("a", "n1", "lots"))).toThrow('got "lots"');
+    expect(cache.nodeInfo("n1")?.requested.milliCPU).toBe(1000);
+    expect(cache.counts()).toEqual({ nodes: 1, pods: 1, assumedPods: 0 });
+  });
 });

@@ -1,5 +1,5 @@
 import type { DeepReadonly, Node, Pod } from "@reconcile/api";
-import { NodeInfo } from "./node-info.js";
+import { NodeInfo, podInfo } from "./node-info.js";
 
 /**
  * The scheduler's view of nodes and of the pods on them (upstream
@@ -70,7 +70,8 @@ export class SchedulerCache {
     if (this.#pods.has(uid))
       throw new Error(`pod ${podName(pod)} (${uid}) is in the cache, so can't be assumed`);
     const nodeName = pod.spec?.nodeName ?? "";
-    this.#nodeInfoFor(nodeName).addPod(pod, uid);
+    const info = podInfo(pod); // may throw on a malformed quantity: before anything changes
+    this.#nodeInfoFor(nodeName).addPod(pod, uid, info);
     this.#pods.set(uid, { nodeName, assumed: true, bindingFinished: false });
   }
 
@@ -91,9 +92,10 @@ export class SchedulerCache {
   addPod(pod: DeepReadonly<Pod>): void {
     const uid = pod.metadata?.uid ?? "";
     const nodeName = pod.spec?.nodeName ?? "";
+    const info = podInfo(pod); // may throw on a malformed quantity: before anything changes
     const state = this.#pods.get(uid);
     if (state !== undefined) this.#removeFromNode(uid, state.nodeName);
-    this.#nodeInfoFor(nodeName).addPod(pod, uid);
+    this.#nodeInfoFor(nodeName).addPod(pod, uid, info);
     this.#pods.set(uid, { nodeName, assumed: false, bindingFinished: true });
   }
 

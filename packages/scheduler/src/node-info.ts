@@ -55,8 +55,8 @@ export class NodeInfo {
     this.allocatable = nodeAllocatable(node);
   }
 
-  addPod(pod: DeepReadonly<Pod>, uid: string): void {
-    const info = podInfo(pod);
+  /** Accounts the pod; `info` may be passed when computed already (it must be `podInfo(pod)`). */
+  addPod(pod: DeepReadonly<Pod>, uid: string, info: PodInfo = podInfo(pod)): void {
     this.pods.set(uid, info);
     addResource(this.requested, info.requests);
     addResource(this.nonZeroRequested, info.nonZeroRequests);
