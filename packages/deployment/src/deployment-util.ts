@@ -143,7 +143,11 @@ export function newRSNewReplicas(
   if (strategy === "Recreate") return replicas;
   if (strategy !== "RollingUpdate") throw new Error(`deployment type ${strategy} isn't supported`);
   // An absent maxSurge is 0, as in resolveFenceposts (the API server defaults it to 25%).
-  const surge = getScaledValueFromIntOrPercent(d.spec?.strategy?.rollingUpdate?.maxSurge ?? 0, replicas, true);
+  const surge = getScaledValueFromIntOrPercent(
+    d.spec?.strategy?.rollingUpdate?.maxSurge ?? 0,
+    replicas,
+    true,
+  );
   const currentPodCount = getReplicaCountForReplicaSets(allRSs);
   const maxTotalPods = replicas + surge;
   const newReplicas = rsReplicas(newRS);
