@@ -283,6 +283,35 @@ describe("Kubelet", () => {
     expect(status?.containerStatuses?.[0]?.ready).toBe(true);
   });
 
+  it("gates liveness and readiness on the startup probe: not started, not ready, until it succeeds", async () => {
+    const { client, clock } = await startNode();
+    await client.resource(pods, "default").create(
+      pod("slowstart", {
+        annotations: { "sim.reconcile.dev/startup-after": "3s" },
+        spec: {
+          containers: [
+            {
+              name: "web",
+              image: "nginx:1.25",
+              startupProbe: { httpGet: { path: "/", port: 80 }, periodSeconds: 1, failureThreshold: 10 },
+              livenessProbe: { httpGet: { path: "/", port: 80 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      }),
+    );
+    await advance(clock, 1_500);
+    let web = (await getPod(client, "slowstart")).status?.containerStatuses?.[0];
+    expect(web).toMatchObject({ started: false, ready: false, state: { running: {} } });
+    await advance(clock, 3_000);
+    web = (await getPod(client, "slowstart")).status?.containerStatuses?.[0];
+    expect(web).toMatchObject({ started: true, ready: true, restartCount: 0 });
+    // Probed once a second from the container's start: at 1 s and 2 s it fails, at 3 s it succeeds.
+    expect(await eventsOf(client, "slowstart")).toContain(
+      "Warning Unhealthy Startup probe failed: HTTP probe failed with statuscode: 503 (x2)",
+    );
+  });
+
   it("stops a deleted pod's containers within the grace period and then deletes it with grace 0", async () => {
     const { client, clock } = await startNode();
     await client.resource(pods, "default").create(
