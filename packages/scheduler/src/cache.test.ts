@@ -75,4 +75,25 @@ describe("SchedulerCache", () => {
     expect(cache.nodeInfo("n1")?.requested.milliCPU).toBe(1000);
     expect(cache.counts()).toEqual({ nodes: 1, pods: 1, assumedPods: 0 });
   });
+
+  it("lists nodes interleaved across zones, zones in the order first seen", () => {
+    const cache = new SchedulerCache();
+    const zoned = (name: string, zone?: string): Node => ({
+      metadata: { name, labels: zone ? { "topology.kubernetes.io/zone": zone } : {} },
+      status: { allocatable: { pods: "110" } },
+    });
+    for (const [name, zone] of [
+      ["a1", "a"],
+      ["a2", "a"],
+      ["a3", "a"],
+      ["b1", "b"],
+      ["none1", undefined],
+      ["b2", "b"],
+    ] as const) {
+      cache.addNode(zoned(name, zone));
+    }
+    expect(cache.nodeList().map((info) => info.name)).toEqual(["a1", "b1", "none1", "a2", "b2", "a3"]);
+    cache.updateNode(zoned("a1", "b"));
+    expect(cache.nodeList().map((info) => info.name)).toEqual(["a1", "a2", "none1", "b1", "a3", "b2"]);
+  });
 });

@@ -16,10 +16,28 @@ export class SchedulerCache {
   readonly #pods = new Map<string, { nodeName: string; assumed: boolean; bindingFinished: boolean }>();
   #nodeList: NodeInfo[] | undefined;
 
-  /** The nodes that exist, in the order they were added (the snapshot a cycle filters over). */
+  /**
+   * The nodes that exist, the snapshot a cycle filters over, interleaved
+   * across zones as upstream's `NodeTree` lists them: the first node of each
+   * zone (zones in the order first seen), then the second of each, and so
+   * on; nodes without zone labels form one zone.
+   */
   nodeList(): readonly NodeInfo[] {
     if (this.#nodeList === undefined) {
-      this.#nodeList = [...this.#nodes.values()].filter((info) => info.node !== undefined);
+      const zones = new Map<string, NodeInfo[]>();
+      for (const info of this.#nodes.values()) {
+        if (info.node === undefined) continue;
+        const zone = zoneKey(info.node);
+        let members = zones.get(zone);
+        if (members === undefined) zones.set(zone, (members = []));
+        members.push(info);
+      }
+      const list: NodeInfo[] = [];
+      const groups = [...zones.values()];
+      for (let i = 0; list.length < this.#nodes.size && groups.some((group) => i < group.length); i++) {
+        for (const group of groups) if (i < group.length) list.push(group[i]!);
+      }
+      this.#nodeList = list;
     }
     return this.#nodeList;
   }
@@ -39,9 +57,9 @@ export class SchedulerCache {
     const name = node.metadata?.name ?? "";
     const existing = this.#nodes.get(name);
     if (existing !== undefined) {
-      const wasGhost = existing.node === undefined;
+      const moved = existing.node === undefined || zoneKey(existing.node) !== zoneKey(node);
       existing.setNode(node);
-      if (wasGhost) this.#nodeList = undefined;
+      if (moved) this.#nodeList = undefined;
       return;
     }
     this.#nodes.set(name, new NodeInfo(node));
@@ -134,4 +152,14 @@ export class SchedulerCache {
 
 function podName(pod: DeepReadonly<Pod>): string {
   return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
+}
+
+// upstream utilnode.GetZoneKey: region and zone labels (the GA ones, else the deprecated beta ones).
+function zoneKey(node: DeepReadonly<Node>): string {
+  const labels = node.metadata?.labels ?? {};
+  const region =
+    labels["topology.kubernetes.io/region"] ?? labels["failure-domain.beta.kubernetes.io/region"] ?? "";
+  const zone =
+    labels["topology.kubernetes.io/zone"] ?? labels["failure-domain.beta.kubernetes.io/zone"] ?? "";
+  return region === "" && zone === "" ? "" : `${region}:\x00:${zone}`;
 }

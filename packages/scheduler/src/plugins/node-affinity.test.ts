@@ -1,6 +1,6 @@
 // Cases from upstream's nodeaffinity node_affinity_test.go (TestNodeAffinity, TestNodeAffinityPriority).
 import type { Pod } from "@reconcile/api";
-import type { NodeAffinity, NodeSelectorTerm } from "kubernetes-types/core/v1";
+import type { NodeAffinity, NodeSelectorTerm } from "kubernetes-types/core/v1.js";
 import { describe, expect, it } from "vitest";
 import { errReasonPodNotMatchNodeSelector, nodeAffinity } from "./node-affinity.js";
 import { node, nodeInfoOf, runFilter, runScore } from "./testing.js";

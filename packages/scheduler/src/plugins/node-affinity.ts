@@ -1,5 +1,5 @@
 import type { DeepReadonly, Node, Pod } from "@reconcile/api";
-import type { NodeSelectorRequirement, NodeSelectorTerm } from "kubernetes-types/core/v1";
+import type { NodeSelectorRequirement, NodeSelectorTerm } from "kubernetes-types/core/v1.js";
 import { defaultNormalizeScore, type Plugin, skipStatus, successStatus, unresolvable } from "../framework.js";
 
 export const errReasonPodNotMatchNodeSelector = "node(s) didn't match Pod's node affinity/selector";

@@ -1,6 +1,6 @@
 // Cases from upstream's nodename node_name_test.go and nodeunschedulable node_unschedulable_test.go.
 import type { Pod } from "@reconcile/api";
-import type { Toleration } from "kubernetes-types/core/v1";
+import type { Toleration } from "kubernetes-types/core/v1.js";
 import { describe, expect, it } from "vitest";
 import { errReasonNodeName, nodeName } from "./node-name.js";
 import { errReasonUnschedulable, nodeUnschedulable } from "./node-unschedulable.js";

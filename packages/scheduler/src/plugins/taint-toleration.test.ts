@@ -1,6 +1,6 @@
 // Cases from upstream's taint_toleration_test.go (TestTaintTolerationScore, TestTaintTolerationFilter).
 import type { Pod } from "@reconcile/api";
-import type { Taint, Toleration } from "kubernetes-types/core/v1";
+import type { Taint, Toleration } from "kubernetes-types/core/v1.js";
 import { describe, expect, it } from "vitest";
 import { taintToleration, toleratesTaint } from "./taint-toleration.js";
 import { node, nodeInfoOf, runFilter, runScore } from "./testing.js";

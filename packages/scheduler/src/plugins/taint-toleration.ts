@@ -1,5 +1,5 @@
 import type { DeepReadonly } from "@reconcile/api";
-import type { Taint, Toleration } from "kubernetes-types/core/v1";
+import type { Taint, Toleration } from "kubernetes-types/core/v1.js";
 import { defaultNormalizeScore, type Plugin, successStatus, unresolvable } from "../framework.js";
 
 /** Whether `toleration` tolerates `taint` (upstream `Toleration.ToleratesTaint`). */
