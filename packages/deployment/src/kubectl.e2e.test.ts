@@ -67,7 +67,9 @@ async function rolloutStatus(): Promise<string> {
 
 async function webReplicaSets(): Promise<ReplicaSet[]> {
   const items = (await api.client().resource(replicaSets, "default").list()).items;
-  return items.sort((a, b) => revision(a) - revision(b));
+  return items
+    .filter((rs) => rs.metadata?.name?.startsWith("web-"))
+    .sort((a, b) => revision(a) - revision(b));
 }
 
 function revision(obj: ReplicaSet | Deployment): number {
@@ -152,7 +154,7 @@ describe("kubectl against the Deployment controller", () => {
   });
 
   it("rollout restart replaces every pod through a new revision", async () => {
-    const before = (await api.client().resource(replicaSets, "default").list()).items.length;
+    const before = (await webReplicaSets()).length;
     expect(await ok("rollout", "restart", "deployment/web")).toContain("deployment.apps/web restarted");
     expect(await rolloutStatus()).toContain('deployment "web" successfully rolled out');
     const rss = await webReplicaSets();
@@ -181,5 +183,30 @@ describe("kubectl against the Deployment controller", () => {
       /ScalingReplicaSet\s+.*deployment-controller\s+Scaled up replica set web-[456789bcdf]+ from 0 to 3/,
     );
     expect(describe).toMatch(/NewReplicaSet:\s+web-[456789bcdf]+ \(2\/2 replicas created\)/);
+  });
+});
+
+describe("kubectl and the progress deadline", () => {
+  it("rollout status fails once progressDeadlineSeconds pass without progress, and a fix completes the rollout", async () => {
+    controllers.kubelet.ready = (pod) => pod.spec?.containers[0]?.image !== "nginx:broken";
+    await ok("create", "deployment", "slow", "--image=nginx:1.27", "--replicas=2");
+    await ok("rollout", "status", "deployment/slow", "--timeout=20s");
+    await ok("patch", "deployment", "slow", "-p", '{"spec":{"progressDeadlineSeconds":2}}');
+    await ok("set", "image", "deployment/slow", "nginx=nginx:broken");
+    const stuck = await kubectl("rollout", "status", "deployment/slow", "--timeout=20s");
+    expect(stuck.code).not.toBe(0);
+    expect(stuck.stderr).toContain('deployment "slow" exceeded its progress deadline');
+    const reason = await ok(
+      "get",
+      "deployment",
+      "slow",
+      "-o",
+      'jsonpath={.status.conditions[?(@.type=="Progressing")].reason}',
+    );
+    expect(reason).toBe("ProgressDeadlineExceeded");
+    await ok("set", "image", "deployment/slow", "nginx=nginx:1.28");
+    expect(await ok("rollout", "status", "deployment/slow", "--timeout=20s")).toContain(
+      'deployment "slow" successfully rolled out',
+    );
   });
 });
