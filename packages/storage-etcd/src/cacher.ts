@@ -358,9 +358,14 @@ class ResourceCache {
       previous,
     };
     this.#record(change);
+    // Watchers without a predicate all receive the same event object (events are read-only).
+    let unfiltered: StorageEvent | undefined;
     for (const watcher of this.#watchers) {
       if (change.revision <= watcher.after || !key.startsWith(watcher.prefix)) continue;
-      const translated = eventFor(change, watcher.predicate);
+      const translated =
+        watcher.predicate === undefined
+          ? (unfiltered ??= { type: change.type, object, revision: change.revision })
+          : eventFor(change, watcher.predicate);
       if (translated !== undefined) watcher.channel.push(translated);
     }
     this.#advance(change.revision);
