@@ -120,7 +120,8 @@ export class Scheduler {
   readonly #random: () => number;
   readonly #logger: Logger;
   readonly #metrics: SchedulerMetrics | undefined;
-  readonly #bindings = new Set<Promise<void>>();
+  /** Bindings and condition writes in flight; `run` settles only after they have. */
+  readonly #writes = new Set<Promise<void>>();
   #nextStartNodeIndex = 0;
   #signal: AbortSignal = new AbortController().signal;
 
@@ -221,7 +222,7 @@ export class Scheduler {
     } finally {
       this.queue.close();
       await queueRun;
-      await Promise.allSettled(this.#bindings);
+      await Promise.allSettled(this.#writes);
       await this.#ownedRecorder?.flush();
     }
   }
@@ -260,9 +261,7 @@ export class Scheduler {
     const assumed: DeepReadonly<Pod> = { ...pod, spec: { ...pod.spec!, nodeName: result.nodeName } };
     this.cache.assumePod(assumed);
     this.queue.done(uid);
-    const binding = this.#bind(info, assumed, result.nodeName, cycle, started);
-    this.#bindings.add(binding);
-    void binding.finally(() => this.#bindings.delete(binding));
+    this.#track(this.#bind(info, assumed, result.nodeName, cycle, started));
   }
 
   /**
@@ -465,6 +464,15 @@ export class Scheduler {
     return `preemption: ${message}`;
   }
 
+  #track(write: Promise<void>): void {
+    this.#writes.add(write);
+    // Both writes handle their own failures; only a throwing logger or recorder can reject them.
+    const forget = () => {
+      this.#writes.delete(write);
+    };
+    write.then(forget, forget);
+  }
+
   async #bind(
     info: QueuedPodInfo,
     assumed: DeepReadonly<Pod>,
@@ -530,7 +538,7 @@ export class Scheduler {
       "Unable to schedule pod",
     );
     this.#recorder.event(withKind(current), "Warning", "FailedScheduling", truncateMessage(message));
-    void this.#setPodScheduledFalse(current, reason, message);
+    this.#track(this.#setPodScheduledFalse(current, reason, message));
   }
 
   async #setPodScheduledFalse(pod: DeepReadonly<Pod>, reason: string, message: string): Promise<void> {
