@@ -34,6 +34,8 @@ function start(options: { schedulerName?: string } = {}) {
     await run;
     await factory.shutdown();
     await server.close();
+    // A full stop: the queue's flush timers and every other timer are gone.
+    expect(clock.pendingTimers()).toEqual([]);
   });
   return { clock, client, scheduler };
 }
