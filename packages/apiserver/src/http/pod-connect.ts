@@ -164,7 +164,11 @@ function parseLogOptions(name: string, query: URLSearchParams): PodLogOptions {
     options.sinceTime = sinceTime;
   }
   const invalid = (field: string, badValue: number, detail: string) =>
-    errors.push({ type: "FieldValueInvalid", field, message: `${field}: Invalid value: ${badValue}: ${detail}` });
+    errors.push({
+      type: "FieldValueInvalid",
+      field,
+      message: `${field}: Invalid value: ${badValue}: ${detail}`,
+    });
   if (options.sinceSeconds !== undefined && options.sinceSeconds < 1)
     invalid("sinceSeconds", options.sinceSeconds, "must be greater than 0");
   if (options.sinceSeconds !== undefined && options.sinceTime !== undefined)
