@@ -14,6 +14,17 @@ export const podStrategy: Strategy = {
   prepareForCreate(object) {
     const pod = object as Mutable<Pod>;
     pod.status = { phase: "Pending", qosClass: qosClassOf(pod.spec) };
+    // A gated pod is marked as such at creation (upstream applySchedulingGatedCondition).
+    if ((pod.spec?.schedulingGates ?? []).length > 0) {
+      pod.status.conditions = [
+        {
+          type: "PodScheduled",
+          status: "False",
+          reason: "SchedulingGated",
+          message: "Scheduling is blocked due to non-empty scheduling gates",
+        },
+      ];
+    }
   },
   applyDefaults(object) {
     const pod = object as Pod;

@@ -116,3 +116,19 @@ describe("pods/binding", () => {
     expect((await client.resource(pods, "default").get("web")).spec?.nodeName).toBeUndefined();
   });
 });
+
+describe("a pod created with scheduling gates", () => {
+  it("gets PodScheduled=False with reason SchedulingGated, as kube-apiserver sets it", async () => {
+    const { create } = await start();
+    const gated = await create("gated", { schedulingGates: [{ name: "example.com/wait" }] });
+    expect(gated.status?.conditions).toEqual([
+      {
+        type: "PodScheduled",
+        status: "False",
+        reason: "SchedulingGated",
+        message: "Scheduling is blocked due to non-empty scheduling gates",
+      },
+    ]);
+    expect((await create("free")).status?.conditions).toBeUndefined();
+  });
+});
