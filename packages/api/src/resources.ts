@@ -1,5 +1,5 @@
-import type { Job } from "kubernetes-types/batch/v1";
-import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1";
+import type { Job } from "kubernetes-types/batch/v1.js";
+import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.js";
 import type { GroupKind, GroupResource } from "./errors.js";
 import type { Deployment, Event, KubeObject, Lease, Namespace, Node, Pod, ReplicaSet } from "./types.js";
 

@@ -1,12 +1,12 @@
-import type { Deployment, ReplicaSet } from "kubernetes-types/apps/v1";
-import type { Lease } from "kubernetes-types/coordination/v1";
-import type { Event, Namespace, Node, Pod } from "kubernetes-types/core/v1";
-import type { ObjectMeta } from "kubernetes-types/meta/v1";
+import type { Deployment, ReplicaSet } from "kubernetes-types/apps/v1.js";
+import type { Lease } from "kubernetes-types/coordination/v1.js";
+import type { Event, Namespace, Node, Pod } from "kubernetes-types/core/v1.js";
+import type { ObjectMeta } from "kubernetes-types/meta/v1.js";
 
-export type { Deployment, DeploymentList, ReplicaSet, ReplicaSetList } from "kubernetes-types/apps/v1";
-export type { Scale } from "kubernetes-types/autoscaling/v1";
-export type { Job } from "kubernetes-types/batch/v1";
-export type { Lease, LeaseList } from "kubernetes-types/coordination/v1";
+export type { Deployment, DeploymentList, ReplicaSet, ReplicaSetList } from "kubernetes-types/apps/v1.js";
+export type { Scale } from "kubernetes-types/autoscaling/v1.js";
+export type { Job } from "kubernetes-types/batch/v1.js";
+export type { Lease, LeaseList } from "kubernetes-types/coordination/v1.js";
 export type {
   ConfigMap,
   Container,
@@ -24,7 +24,7 @@ export type {
   PodTemplateSpec,
   Secret,
   Service,
-} from "kubernetes-types/core/v1";
+} from "kubernetes-types/core/v1.js";
 export type {
   LabelSelector,
   LabelSelectorRequirement,
@@ -34,7 +34,7 @@ export type {
   Status,
   StatusCause,
   StatusDetails,
-} from "kubernetes-types/meta/v1";
+} from "kubernetes-types/meta/v1.js";
 
 /** Any Kubernetes object in wire format: what every resource has in common. */
 export interface KubeObject {

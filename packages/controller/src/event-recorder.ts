@@ -1,7 +1,7 @@
 import { type DeepReadonly, type Event, events, isNotFound, type KubeObject } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
-import type { ObjectReference } from "kubernetes-types/core/v1";
+import type { ObjectReference } from "kubernetes-types/core/v1.js";
 import { type Logger, noopLogger } from "./logger.js";
 
 /** `Normal` or `Warning`, as core/v1 Events. */

@@ -1,6 +1,6 @@
 // Tables ported from upstream pkg/controller/deployment/util/deployment_util_test.go.
 import type { Deployment, ReplicaSet } from "@reconcile/api";
-import type { DeploymentCondition, DeploymentStatus } from "kubernetes-types/apps/v1";
+import type { DeploymentCondition, DeploymentStatus } from "kubernetes-types/apps/v1.js";
 import { describe, expect, it } from "vitest";
 import {
   bySizeNewer,

@@ -1,5 +1,5 @@
 import type { DeepReadonly, Deployment, PodTemplateSpec, ReplicaSet } from "@reconcile/api";
-import type { DeploymentCondition, DeploymentStatus, ReplicaSetCondition } from "kubernetes-types/apps/v1";
+import type { DeploymentCondition, DeploymentStatus, ReplicaSetCondition } from "kubernetes-types/apps/v1.js";
 
 // Upstream pkg/controller/deployment/util/deployment_util.go, as pure functions.
 

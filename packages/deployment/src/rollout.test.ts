@@ -11,7 +11,7 @@ import {
 } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testing";
-import type { DeploymentCondition, DeploymentStatus } from "kubernetes-types/apps/v1";
+import type { DeploymentCondition, DeploymentStatus } from "kubernetes-types/apps/v1.js";
 import { describe, expect, it } from "vitest";
 import { maxSurge, revisionAnnotation, setReplicasAnnotations } from "./deployment-util.js";
 import { DeploymentRollout, oldPodsRunning } from "./rollout.js";

@@ -14,7 +14,7 @@ import {
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import { type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
-import type { DeploymentStatus } from "kubernetes-types/apps/v1";
+import type { DeploymentStatus } from "kubernetes-types/apps/v1.js";
 import {
   type AnyReplicaSet,
   byCreationTimestamp,

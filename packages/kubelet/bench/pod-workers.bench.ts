@@ -13,7 +13,7 @@
 //     (after gc), per pod.
 //
 // 5 measured runs after 1 warm-up; medians reported.
-import type { Pod } from "kubernetes-types/core/v1";
+import type { Pod } from "kubernetes-types/core/v1.js";
 import { measure, writeResults } from "../../../tools/bench/index.js";
 import {
   BasicWorkQueue,

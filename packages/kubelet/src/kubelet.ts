@@ -18,7 +18,7 @@ import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
 import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
-import type { PodStatus } from "kubernetes-types/core/v1";
+import type { PodStatus } from "kubernetes-types/core/v1.js";
 import { admitPodWithUsage, podRequests } from "./admission.js";
 import { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
 import { NodeLease } from "./node-lease.js";

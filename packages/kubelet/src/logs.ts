@@ -5,7 +5,7 @@
 // by since / tail / limitBytes and optionally prefixed with timestamps.
 import type { DeepReadonly, Pod } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
-import type { ContainerStatus, PodStatus } from "kubernetes-types/core/v1";
+import type { ContainerStatus, PodStatus } from "kubernetes-types/core/v1.js";
 import type { ContainerRuntime, LogLine } from "./runtime/runtime.js";
 
 /** `PodLogOptions`, as the kubelet receives them. */

@@ -8,7 +8,7 @@ import { type DeepReadonly, isAlreadyExists, isNotFound, nodes } from "@reconcil
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder, Logger } from "@reconcile/controller";
-import type { Node, NodeCondition, NodeStatus } from "kubernetes-types/core/v1";
+import type { Node, NodeCondition, NodeStatus } from "kubernetes-types/core/v1.js";
 import { seconds } from "./pod-status.js";
 import { wholeUnits } from "./quantity.js";
 import type { ContainerRuntime } from "./runtime/runtime.js";

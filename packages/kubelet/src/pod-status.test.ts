@@ -1,5 +1,5 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
-import type { ContainerStatus } from "kubernetes-types/core/v1";
+import type { ContainerStatus } from "kubernetes-types/core/v1.js";
 import { describe, expect, it } from "vitest";
 import { emptyStatus, type RuntimePodStatus } from "./pleg.js";
 import { generateAPIPodStatus, getPhase, qosClassOf } from "./pod-status.js";

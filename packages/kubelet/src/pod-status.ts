@@ -11,7 +11,7 @@ import type {
   Pod,
   PodCondition,
   PodStatus,
-} from "kubernetes-types/core/v1";
+} from "kubernetes-types/core/v1.js";
 import type { RuntimePodStatus } from "./pleg.js";
 import type { ContainerRecord } from "./runtime/runtime.js";
 

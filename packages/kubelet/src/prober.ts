@@ -7,7 +7,7 @@
 import type { DeepReadonly } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder } from "@reconcile/controller";
-import type { Container, Pod, PodStatus, Probe } from "kubernetes-types/core/v1";
+import type { Container, Pod, PodStatus, Probe } from "kubernetes-types/core/v1.js";
 import type { ContainerRuntime, ProbeType } from "./runtime/runtime.js";
 import { podRef } from "./runtime-manager.js";
 

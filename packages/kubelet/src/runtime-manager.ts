@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { DeepReadonly } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder } from "@reconcile/controller";
-import type { Container, ContainerStatus, Pod, PodStatus } from "kubernetes-types/core/v1";
+import type { Container, ContainerStatus, Pod, PodStatus } from "kubernetes-types/core/v1.js";
 import { Backoff } from "./backoff.js";
 import type { RuntimePodStatus } from "./pleg.js";
 import { type StartFailure, shouldContainerBeRestarted } from "./pod-status.js";

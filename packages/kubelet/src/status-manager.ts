@@ -7,7 +7,7 @@ import { type DeepReadonly, isConflict, isNotFound, pods } from "@reconcile/api"
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { type Logger, noopLogger } from "@reconcile/controller";
-import type { ContainerStatus, Pod, PodCondition, PodStatus } from "kubernetes-types/core/v1";
+import type { ContainerStatus, Pod, PodCondition, PodStatus } from "kubernetes-types/core/v1.js";
 import { kubeletConditionTypes, seconds } from "./pod-status.js";
 
 export interface StatusManagerOptions {

@@ -8,7 +8,7 @@ import {
   selectorFromSet,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { ReplicaSetCondition, ReplicaSetStatus } from "kubernetes-types/apps/v1";
+import type { ReplicaSetCondition, ReplicaSetStatus } from "kubernetes-types/apps/v1.js";
 
 /** The condition type a ReplicaSet gets when creating or deleting pods fails. */
 export const replicaSetReplicaFailure = "ReplicaFailure";

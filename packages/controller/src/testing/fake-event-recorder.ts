@@ -1,5 +1,5 @@
 import type { DeepReadonly, KubeObject } from "@reconcile/api";
-import type { ObjectReference } from "kubernetes-types/core/v1";
+import type { ObjectReference } from "kubernetes-types/core/v1.js";
 import type { EventRecorder, EventType } from "../event-recorder.js";
 
 /** An {@link EventRecorder} that keeps `"<type> <reason> <message>"` strings (client-go's `FakeRecorder`). */

@@ -1,6 +1,6 @@
 import { FakeClock } from "@reconcile/clock";
 import { FakeEventRecorder } from "@reconcile/controller/testing";
-import type { Pod, PodStatus } from "kubernetes-types/core/v1";
+import type { Pod, PodStatus } from "kubernetes-types/core/v1.js";
 import { describe, expect, it } from "vitest";
 import {
   allowPodStart,

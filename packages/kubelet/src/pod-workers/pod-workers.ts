@@ -1,6 +1,6 @@
 import { type Clock, realClock } from "@reconcile/clock";
 import { type EventRecorder, type Logger, noopEventRecorder, noopLogger } from "@reconcile/controller";
-import type { ObjectReference } from "kubernetes-types/core/v1";
+import type { ObjectReference } from "kubernetes-types/core/v1.js";
 import type {
   ConfigPod,
   KillPodOptions,

@@ -1,7 +1,7 @@
 import type { DeepReadonly } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder, Logger } from "@reconcile/controller";
-import type { Pod, PodStatus } from "kubernetes-types/core/v1";
+import type { Pod, PodStatus } from "kubernetes-types/core/v1.js";
 
 /**
  * Why a pod is being synced (kubelet `SyncPodType`): `sync` is a periodic or
