@@ -69,18 +69,21 @@ class RecordingStore implements ReflectorStore<KubeObject> {
   resync() {}
 }
 
-/** A ListerWatcher of config maps on whichever server `target()` names at each call. */
-function listerWatcher(target: () => ApiServer) {
+/**
+ * A ListerWatcher of config maps on whichever server `target()` names at each
+ * call; a pending promise stands for a server that is down (calls wait for it).
+ */
+function listerWatcher(target: () => ApiServer | Promise<ApiServer>) {
   let lists = 0;
   return {
     get lists() {
       return lists;
     },
-    list: (options: object) => {
+    list: async (options: object) => {
       lists++;
-      return target().registry.list(configMaps, "default", options);
+      return (await target()).registry.list(configMaps, "default", options);
     },
-    watch: (options: object) => target().registry.watch(configMaps, "default", options),
+    watch: async (options: object) => (await target()).registry.watch(configMaps, "default", options),
   };
 }
 
@@ -172,7 +175,8 @@ describe("durability over etcd", () => {
 
   it("lets a reflector resume its watch on the restarted server without a relist while the revision is in etcd's history", async () => {
     const prefix = `/resume-${++prefixes}`;
-    let current = apiServer(prefix);
+    const first = apiServer(prefix);
+    let current: ApiServer | Promise<ApiServer> = first;
     const lw = listerWatcher(() => current);
     const store = new RecordingStore();
     const reflector = new Reflector({
@@ -183,16 +187,19 @@ describe("durability over etcd", () => {
     const controller = new AbortController();
     const running = reflector.run(controller.signal);
     try {
-      await current.registry.create(configMaps, "default", configMap("a"));
+      await first.registry.create(configMaps, "default", configMap("a"));
       await vi.waitFor(() => expect(store.objects.has("a")).toBe(true));
-      // The server goes away; while it is down another server writes, then ours comes back.
-      const old = current;
-      const other = apiServer(prefix);
-      current = other;
-      await old.close();
-      await other.registry.create(configMaps, "default", configMap("b"));
-      current = apiServer(prefix);
-      await current.registry.create(configMaps, "default", configMap("c"));
+      // The server goes down; while it is down another server writes; then it comes back.
+      let restart!: (server: ApiServer) => void;
+      current = new Promise<ApiServer>((resolve) => {
+        restart = resolve;
+      });
+      await first.close();
+      await apiServer(prefix).registry.create(configMaps, "default", configMap("b"));
+      const restarted = apiServer(prefix);
+      restart(restarted);
+      current = restarted;
+      await restarted.registry.create(configMaps, "default", configMap("c"));
       await vi.waitFor(() => expect([...store.objects.keys()].sort()).toEqual(["a", "b", "c"]));
       expect(lw.lists).toBe(1);
       expect(store.replaces).toBe(1);
@@ -204,7 +211,8 @@ describe("durability over etcd", () => {
 
   it("answers that reflector with 410 once etcd has compacted its revision, and the reflector relists", async () => {
     const prefix = `/compacted-${++prefixes}`;
-    let current = apiServer(prefix);
+    const first = apiServer(prefix);
+    let current: ApiServer | Promise<ApiServer> = first;
     const lw = listerWatcher(() => current);
     const store = new RecordingStore();
     const reflector = new Reflector({
@@ -215,17 +223,22 @@ describe("durability over etcd", () => {
     const controller = new AbortController();
     const running = reflector.run(controller.signal);
     try {
-      await current.registry.create(configMaps, "default", configMap("a"));
+      await first.registry.create(configMaps, "default", configMap("a"));
       await vi.waitFor(() => expect(store.objects.has("a")).toBe(true));
-      const old = current;
+      let restart!: (server: ApiServer) => void;
+      current = new Promise<ApiServer>((resolve) => {
+        restart = resolve;
+      });
+      await first.close();
+      // While it is down, another server writes and etcd compacts past the reflector's version.
       const other = apiServer(prefix);
-      current = other;
-      await old.close();
       await other.registry.create(configMaps, "default", configMap("b"));
       await other.registry.create(configMaps, "default", configMap("c"));
       const etcdStorage = (other.storage as CachedStorage).storage;
       await etcdStorage.client.kv.compact({ revision: await etcdStorage.currentRevision() });
-      current = apiServer(prefix);
+      const restarted = apiServer(prefix);
+      restart(restarted);
+      current = restarted;
       await vi.waitFor(() => expect([...store.objects.keys()].sort()).toEqual(["a", "b", "c"]));
       expect(lw.lists).toBe(2);
     } finally {
