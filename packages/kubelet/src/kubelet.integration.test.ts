@@ -423,4 +423,64 @@ describe("Kubelet", () => {
       message: 'pod "nope" does not exist',
     });
   });
+
+  it("reports ErrImagePull, then ImagePullBackOff while the pull backs off, and logs explain why there are none", async () => {
+    const { client, clock, kubelet } = await startNode();
+    await client
+      .resource(pods, "default")
+      .create(pod("nopull", { annotations: { "sim.reconcile.dev/pull-error": "manifest unknown" } }));
+    await advance(clock, 1_000);
+    const waitingReason = async () =>
+      (await getPod(client, "nopull")).status?.containerStatuses?.[0]?.state?.waiting?.reason;
+    expect(await waitingReason()).toBe("ContainerCreating");
+    await advance(clock, 10_000);
+    expect(await waitingReason()).toBe("ErrImagePull");
+    expect(kubelet.containerLogs("default", "nopull", "web", {})).toEqual({
+      ok: false,
+      code: 400,
+      message: `container "web" in pod "nopull" is waiting to start: image can't be pulled`,
+    });
+    // Syncs retry 10 s after each failure, on the next 1 s tick: pulls at 0 s and 11 s fail; at 22 s
+    // the pull is backing off (20 s from the last), which the status shows from the sync after (33 s).
+    await advance(clock, 24_000);
+    expect(await waitingReason()).toBe("ImagePullBackOff");
+    // Pulls at 0 s, 11 s and 33 s (backoff 10 s, then 20 s), the one at 22 s held back.
+    const seen = await eventsOf(client, "nopull");
+    expect(seen).toContain(
+      'Warning Failed Failed to pull image "nginx:1.25": rpc error: code = NotFound desc = failed to pull and unpack image "docker.io/library/nginx:1.25": manifest unknown (x3)',
+    );
+    expect(seen).toContain("Warning Failed Error: ErrImagePull (x3)");
+    expect(seen).toContain('Normal BackOff Back-off pulling image "nginx:1.25"');
+    expect(seen).toContain("Warning Failed Error: ImagePullBackOff");
+  });
+
+  it("follows a running container's log until it exits", async () => {
+    const { client, clock, kubelet } = await startNode();
+    await client.resource(pods, "default").create(
+      pod("ticker", {
+        annotations: {
+          "sim.reconcile.dev/log": "start",
+          "sim.reconcile.dev/log-every": "1s",
+          "sim.reconcile.dev/exit-after": "2500ms",
+        },
+        spec: { restartPolicy: "Never" },
+      }),
+    );
+    await advance(clock, 100);
+    const result = kubelet.containerLogs("default", "ticker", "web", { follow: true });
+    if (!result.ok || result.follow === undefined) throw new Error("expected a followable log");
+    let text = result.text;
+    let ended = false;
+    result.follow(
+      (chunk) => {
+        text += chunk;
+      },
+      () => {
+        ended = true;
+      },
+    );
+    await advance(clock, 3_000);
+    expect(text).toBe("start\ntick 1\ntick 2\nexiting with code 0\n");
+    expect(ended).toBe(true);
+  });
 });
