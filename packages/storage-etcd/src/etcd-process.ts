@@ -207,9 +207,9 @@ class Member implements EtcdProcess {
     child.stderr?.on("data", (chunk: Buffer) => {
       this.#log = (this.#log + chunk.toString("utf8")).slice(-8192);
     });
-    // The member must not outlive the process that started it (a test run that crashes).
-    child.unref();
-    (child.stderr as { unref?: () => void } | null)?.unref?.();
+    // The member must not outlive the process that started it (a test run that fails hard).
+    running.add(child);
+    child.once("exit", () => running.delete(child));
     await this.#waitHealthy(child);
   }
 
@@ -255,6 +255,12 @@ class Member implements EtcdProcess {
     );
   }
 }
+
+/** Every member this process started and that still runs: killed if the process exits first. */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
 
 /** Free loopback ports, each held until all are chosen so that none repeats. */
 async function freePorts(count: number): Promise<number[]> {
