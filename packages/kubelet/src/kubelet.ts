@@ -554,7 +554,12 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         }
       }
       if (this.podWorkers.shouldPodContentBeRemoved(uid) && this.podWorkers.shouldPodRuntimeBeRemoved(uid)) {
-        void this.#runtimeManager.removePod(uid);
+        this.#runtimeManager.removePod(uid).catch((error: unknown) => {
+          this.#logger.error(
+            { err: error, node: this.nodeName, podUid: uid },
+            "failed to remove the pod's sandboxes",
+          );
+        });
       }
     }
     for (const uid of this.#admitted.keys()) {

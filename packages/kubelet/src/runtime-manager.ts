@@ -387,7 +387,10 @@ export class RuntimeManager {
     for (const container of status.containers) {
       const count = (seen.get(container.name) ?? 0) + 1;
       seen.set(container.name, count);
-      if (count > 2 && container.state === "exited") void this.runtime.removeContainer(container.id);
+      if (count > 2 && container.state === "exited") {
+        // Best effort, as upstream's container GC: a removal that fails is retried at the next sync.
+        this.runtime.removeContainer(container.id).catch(() => {});
+      }
     }
     void pod;
   }
