@@ -29,6 +29,7 @@ export {
 export {
   defaultSchedulerName,
   FitError,
+  NoNodesAvailableError,
   type ScheduleResult,
   Scheduler,
   type SchedulerMetrics,

@@ -11,7 +11,7 @@ import type { ControllerEventHandler, ControllerIndexer, ControllerInformer } fr
 import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testing";
 import { describe, expect, it } from "vitest";
 import type { Binder } from "./binder.js";
-import { FitError, Scheduler } from "./scheduler.js";
+import { NoNodesAvailableError, Scheduler } from "./scheduler.js";
 
 /** An informer the test drives: `add`/`update`/`remove` change the store and call the handlers. */
 class FakeInformer<T extends KubeObject> implements ControllerInformer<T> {
@@ -201,13 +201,7 @@ describe("Scheduler cycle", () => {
 
   it("reports a PreFilter rejection without a histogram, and no nodes at all", () => {
     const { scheduler, nodeInformer } = setup();
-    expect(() => scheduler.schedulePod(pod("a"))).toThrow(
-      new FitError(0, {
-        nodeToStatus: new Map(),
-        unschedulablePlugins: new Set(),
-        preFilterMsg: "no nodes available to schedule pods",
-      }).message,
-    );
+    expect(() => scheduler.schedulePod(pod("a"))).toThrow("no nodes available to schedule pods");
     nodeInformer.add(node("n1"));
     const broken = {
       name: "Broken",
@@ -328,5 +322,19 @@ describe("Scheduler cycle", () => {
     await clock.flush();
     expect(attempts).toEqual(["default-scheduler unschedulable", "default-scheduler scheduled"]);
     expect(scheduled).toEqual([2]);
+  });
+
+  it("without any node, reports 'no nodes available to schedule pods' as Unschedulable and backs the pod off", async () => {
+    const { podInformer, recorder, client, scheduler, scheduleAll, clock } = setup();
+    client.seed(pods, pod("a"));
+    podInformer.add(pod("a"));
+    await scheduleAll();
+    await clock.flush();
+    expect(recorder.events).toEqual(["Warning FailedScheduling no nodes available to schedule pods"]);
+    expect(scheduler.queue.whereIs("uid-a")).toBe("backoff");
+    const body = client.actionsOf("patch", "pods")[0]?.body as {
+      status: { conditions: { reason: string }[] };
+    };
+    expect(body.status.conditions[0]?.reason).toBe("Unschedulable");
   });
 });

@@ -89,7 +89,17 @@ export class FitError extends Error {
   }
 }
 
-const noNodesAvailableMessage = "no nodes available to schedule pods";
+/**
+ * No node exists at all (upstream `ErrNoNodesAvailable`): the pod is
+ * Unschedulable with this message, and backs off like after an error, since
+ * no plugin rejected it.
+ */
+export class NoNodesAvailableError extends Error {
+  constructor() {
+    super("no nodes available to schedule pods");
+    this.name = "NoNodesAvailableError";
+  }
+}
 // Upstream's minimum number of feasible nodes to find, and the adaptive percentage's floor.
 const minFeasibleNodesToFind = 100;
 const minFeasibleNodesPercentageToFind = 5;
@@ -271,13 +281,7 @@ export class Scheduler {
    */
   schedulePod(pod: DeepReadonly<Pod>): ScheduleResultOk {
     const allNodes = this.cache.nodeList();
-    if (allNodes.length === 0) {
-      throw new FitError(0, {
-        nodeToStatus: new Map(),
-        unschedulablePlugins: new Set(),
-        preFilterMsg: noNodesAvailableMessage,
-      });
-    }
+    if (allNodes.length === 0) throw new NoNodesAvailableError();
     const state: CycleState = new Map();
     const diagnosis: Diagnosis = { nodeToStatus: new Map(), unschedulablePlugins: new Set() };
     const filters: Plugin[] = [];
@@ -516,12 +520,14 @@ export class Scheduler {
     afterAssume = false,
   ): void {
     const fit = error instanceof FitError ? error : undefined;
-    const reason = fit !== undefined ? "Unschedulable" : "SchedulerError";
+    // Rejected (Unschedulable) when no node fits or there is none; anything else is a SchedulerError.
+    const rejected = fit !== undefined || error instanceof NoNodesAvailableError;
+    const reason = rejected ? "Unschedulable" : "SchedulerError";
     const message = error instanceof Error ? error.message : String(error);
     const pod = info.pod;
     const key = metaNamespaceKeyFunc(pod);
     this.#metrics?.scheduleAttempt(
-      fit ? "unschedulable" : "error",
+      rejected ? "unschedulable" : "error",
       this.schedulerName,
       (this.#clock.now() - started) / 1000,
     );
