@@ -1,1 +1,24 @@
-export {};
+export {
+  type ControllerContext,
+  type ControllerDescriptor,
+  ControllerDescriptors,
+  type RunnableController,
+} from "./controller-descriptors.js";
+export {
+  ControllerManager,
+  type ControllerManagerOptions,
+  LeaderElectionLostError,
+  type LeaderElectionOptions,
+} from "./controller-manager.js";
+export { isControllerEnabled, parseControllersFlag, UnknownControllerError } from "./controllers-flag.js";
+export {
+  deploymentControllerDescriptor,
+  newControllerDescriptors,
+  replicaSetControllerDescriptor,
+} from "./default-controllers.js";
+export { type HealthCheck, type HealthResponse, healthResponse, pingCheck } from "./health.js";
+export {
+  prometheusLeaderElectionMetrics,
+  prometheusWorkqueueMetrics,
+  runningManagedControllersGauge,
+} from "./metrics.js";

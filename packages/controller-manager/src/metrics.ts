@@ -1,0 +1,132 @@
+import type { LeaderMetricsProvider } from "@reconcile/leader-election";
+import type { MetricsProvider } from "@reconcile/workqueue";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+/** client-go's workqueue histogram buckets: 10 buckets from 1 µs, ×10 each. */
+const queueBuckets = Array.from({ length: 10 }, (_, i) => 10 ** (i - 6));
+
+/**
+ * The workqueue `MetricsProvider` on prom-client, with client-go's metric
+ * names (`workqueue_depth`, `workqueue_adds_total`,
+ * `workqueue_queue_duration_seconds`, `workqueue_work_duration_seconds`,
+ * `workqueue_unfinished_work_seconds`,
+ * `workqueue_longest_running_processor_seconds`, `workqueue_retries_total`),
+ * each labelled with the queue's `name`. Registers the families in
+ * `registry` once; call it once per registry.
+ */
+export function prometheusWorkqueueMetrics(registry: Registry): MetricsProvider {
+  const registers = [registry];
+  const labelNames = ["name"] as const;
+  const depth = new Gauge({
+    name: "workqueue_depth",
+    help: "Current depth of workqueue",
+    labelNames,
+    registers,
+  });
+  const adds = new Counter({
+    name: "workqueue_adds_total",
+    help: "Total number of adds handled by workqueue",
+    labelNames,
+    registers,
+  });
+  const latency = new Histogram({
+    name: "workqueue_queue_duration_seconds",
+    help: "How long in seconds an item stays in workqueue before being requested.",
+    labelNames,
+    buckets: queueBuckets,
+    registers,
+  });
+  const workDuration = new Histogram({
+    name: "workqueue_work_duration_seconds",
+    help: "How long in seconds processing an item from workqueue takes.",
+    labelNames,
+    buckets: queueBuckets,
+    registers,
+  });
+  const unfinished = new Gauge({
+    name: "workqueue_unfinished_work_seconds",
+    help: "How many seconds of work has done that is in progress and hasn't been observed by work_duration. Large values indicate stuck threads. One can deduce the number of stuck threads by observing the rate at which this increases.",
+    labelNames,
+    registers,
+  });
+  const longest = new Gauge({
+    name: "workqueue_longest_running_processor_seconds",
+    help: "How many seconds has the longest running processor for workqueue been running.",
+    labelNames,
+    registers,
+  });
+  const retries = new Counter({
+    name: "workqueue_retries_total",
+    help: "Total number of retries handled by workqueue",
+    labelNames,
+    registers,
+  });
+  return {
+    newDepthMetric: (name) => {
+      const child = depth.labels(name);
+      return { inc: () => child.inc(), dec: () => child.dec() };
+    },
+    newAddsMetric: (name) => {
+      const child = adds.labels(name);
+      return { inc: () => child.inc() };
+    },
+    newLatencyMetric: (name) => {
+      const child = latency.labels(name);
+      return { observe: (value) => child.observe(value) };
+    },
+    newWorkDurationMetric: (name) => {
+      const child = workDuration.labels(name);
+      return { observe: (value) => child.observe(value) };
+    },
+    newUnfinishedWorkSecondsMetric: (name) => {
+      const child = unfinished.labels(name);
+      return { set: (value) => child.set(value) };
+    },
+    newLongestRunningProcessorSecondsMetric: (name) => {
+      const child = longest.labels(name);
+      return { set: (value) => child.set(value) };
+    },
+    newRetriesMetric: (name) => {
+      const child = retries.labels(name);
+      return { inc: () => child.inc() };
+    },
+  };
+}
+
+/**
+ * The leader-election `LeaderMetricsProvider` on prom-client:
+ * `leader_election_master_status{name}` (1 while leading, else 0) and
+ * `leader_election_slowpath_total{name}`.
+ */
+export function prometheusLeaderElectionMetrics(registry: Registry): LeaderMetricsProvider {
+  const registers = [registry];
+  const status = new Gauge({
+    name: "leader_election_master_status",
+    help: "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    labelNames: ["name"] as const,
+    registers,
+  });
+  const slowpath = new Counter({
+    name: "leader_election_slowpath_total",
+    help: "Total number of slow path exercised in renewing leader leases. 'name' is the string used to identify the lease. Please make sure to group by name.",
+    labelNames: ["name"] as const,
+    registers,
+  });
+  return {
+    newLeaderMetric: () => ({
+      on: (name) => status.labels(name).set(1),
+      off: (name) => status.labels(name).set(0),
+      slowpathExercised: (name) => slowpath.labels(name).inc(),
+    }),
+  };
+}
+
+/** `running_managed_controllers{name,manager}`: 1 while a controller runs. */
+export function runningManagedControllersGauge(registry: Registry): Gauge<"name" | "manager"> {
+  return new Gauge({
+    name: "running_managed_controllers",
+    help: "Indicates where instances of a controller are currently running",
+    labelNames: ["name", "manager"] as const,
+    registers: [registry],
+  });
+}
