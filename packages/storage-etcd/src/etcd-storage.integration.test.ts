@@ -74,6 +74,14 @@ describe("EtcdStorage on etcd", () => {
     expect((await s.get("/core/pods/ns/a"))?.metadata?.resourceVersion).toBe(kv.mod_revision);
   });
 
+  it("refuses keys with a dot segment, which could name another object's path", async () => {
+    const s = storage();
+    for (const key of ["/core/pods/ns/..", "/core/pods/../secrets/x", "/core/pods/ns/."]) {
+      await expect(s.create(key, pod("x"))).rejects.toThrow(`invalid key: ${key}`);
+    }
+    expect((await s.list("/")).items).toEqual([]);
+  });
+
   it("pages through one snapshot: later pages read at the first page's revision", async () => {
     const s = storage();
     for (const name of ["a", "b", "c", "d"]) await s.create(`/core/pods/ns/${name}`, pod(name));

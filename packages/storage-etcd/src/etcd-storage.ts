@@ -397,9 +397,11 @@ export class EtcdStorage implements Storage {
     }
   }
 
+  /** The etcd key of one object; rejects keys that are not one path per object, as upstream's key checks. */
   #objectKey(key: string): Buffer {
     const etcdKey = this.layout.toEtcd(key);
-    if (etcdKey === undefined || etcdKey.endsWith("/")) throw new TypeError(`invalid key: ${key}`);
+    if (etcdKey === undefined || etcdKey.endsWith("/") || hasDotSegment(key))
+      throw new Error(`invalid key: ${key}`);
     return Buffer.from(etcdKey);
   }
 
@@ -525,6 +527,11 @@ export class EtcdStorage implements Storage {
 }
 
 const zeroByte = Buffer.from([0]);
+
+/** Whether a key has a `.` or `..` segment (which would let a name escape its directory). */
+function hasDotSegment(key: string): boolean {
+  return key.split("/").some((segment) => segment === "." || segment === "..");
+}
 
 /** JSON without `metadata.resourceVersion`, which is the key's mod revision and never stored. */
 function encode(object: KubeObject): Buffer {
