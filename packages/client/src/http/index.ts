@@ -5,6 +5,11 @@ export {
   type KubeConfigLike,
   type RequestRateLimiter,
 } from "./http-client.js";
-export { createHttpClient, type LoadKubeConfigOptions, loadKubeConfig } from "./kube-config.js";
+export {
+  createHttpClient,
+  type LoadedKubeConfig,
+  type LoadKubeConfigOptions,
+  loadKubeConfig,
+} from "./kube-config.js";
 export { type TokenBucketOptions, TokenBucketRateLimiter } from "./token-bucket.js";
 export { parseWatchStream, type WatchStreamOptions } from "./watch-stream.js";

@@ -1,8 +1,9 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { ReconcileError } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
-import { createHttpClient, loadKubeConfig } from "./kube-config.js";
+import { createHttpClient, importClientNode, loadKubeConfig } from "./kube-config.js";
 
 const config = `apiVersion: v1
 kind: Config
@@ -49,5 +50,29 @@ describe("loadKubeConfig and createHttpClient", () => {
     await expect(loadKubeConfig({ yaml: config, context: "third" })).rejects.toThrow(
       'the kubeconfig has no context "third" (it has first, second)',
     );
+  });
+
+  it("without @kubernetes/client-node installed, names the package to install", async () => {
+    const notFound = Object.assign(
+      new Error(
+        "Cannot find package '@kubernetes/client-node' imported from /app/node_modules/@reconcile/client/dist/index.js",
+      ),
+      { code: "ERR_MODULE_NOT_FOUND" },
+    );
+    const error = await importClientNode(() => Promise.reject(notFound)).catch((e: unknown) => e);
+    expect(ReconcileError.isInstance(error)).toBe(true);
+    expect(error).toMatchObject({
+      code: "client.missing-peer-dependency",
+      message:
+        "loading a kubeconfig needs @kubernetes/client-node, an optional peer dependency of @reconcile/client that is not installed: run `npm install @kubernetes/client-node`",
+      cause: notFound,
+    });
+  });
+
+  it("passes on other failures to load it as they are", async () => {
+    const broken = Object.assign(new Error("Cannot find package 'ws' imported from client-node"), {
+      code: "ERR_MODULE_NOT_FOUND",
+    });
+    await expect(importClientNode(() => Promise.reject(broken))).rejects.toBe(broken);
   });
 });
