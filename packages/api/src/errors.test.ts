@@ -203,7 +203,8 @@ describe("StatusError constructors", () => {
     expect(error.statusCode).toBe(code);
     expect(error.reason).toBe(reason);
     expect(error.message).toBe(message);
-    expect(error.code).toBe(`status.${reason}`);
+    expect(error.code).toBe(code);
+    expect(error.errorCode).toBe(`status.${reason}`);
     expect(error.status).toMatchObject({
       apiVersion: "v1",
       kind: "Status",
@@ -306,7 +307,18 @@ describe("StatusError predicates", () => {
     const error = new StatusError({ reason: "NotFound" });
     expect(error.message).toBe("the server responded with code 0");
     expect(error.statusCode).toBe(0);
-    expect(new StatusError({}).code).toBe("status.Unknown");
+    expect(error.code).toBe(0);
+    expect(new StatusError({}).errorCode).toBe("status.Unknown");
+  });
+
+  it("code is the HTTP status code, as client-go's ErrStatus.Code and client-node's ApiException.code", () => {
+    const error = newConflict({ group: "apps", resource: "replicasets" }, "web");
+    expect(error.code).toBe(409);
+    expect(error.reason).toBe("Conflict");
+    expect(error.errorCode).toBe("status.Conflict");
+    const caught: unknown = error;
+    expect(ReconcileError.isInstance(caught) && caught.code === 409).toBe(true);
+    expect(StatusError.isInstance(caught) && caught.code === 409).toBe(true);
   });
 });
 

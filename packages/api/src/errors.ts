@@ -3,21 +3,23 @@ import type { Status, StatusCause, StatusDetails } from "./types.js";
 const reconcileErrorMarker = Symbol.for("reconcile.error");
 
 /**
- * The base of every error reconcile throws on purpose. `code` is a stable
- * string to switch on; `isInstance` works across duplicated installs of the
- * package (it checks a `Symbol.for` marker, not the prototype chain).
+ * The base of every error reconcile throws on purpose. `code` is stable to
+ * switch on: a string such as `"selector.parse"`, except on `StatusError`,
+ * where it is the HTTP status code as client-go's `StatusError.ErrStatus.Code`
+ * has it. `isInstance` works across duplicated installs of the package (it
+ * checks a `Symbol.for` marker, not the prototype chain).
  */
-export class ReconcileError extends Error {
+export class ReconcileError<Code extends string | number = string> extends Error {
   readonly [reconcileErrorMarker] = true;
-  readonly code: string;
+  readonly code: Code;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: Code, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = "ReconcileError";
     this.code = code;
   }
 
-  static isInstance(error: unknown): error is ReconcileError {
+  static isInstance(error: unknown): error is ReconcileError<string | number> {
     return (
       typeof error === "object" &&
       error !== null &&
@@ -54,14 +56,17 @@ const statusErrorMarker = Symbol.for("reconcile.status-error");
 /**
  * An API error: a failed call to the API server, carrying the Kubernetes
  * `Status` the server sent (or would have sent). Every `Client` failure is one.
+ * `code` is the HTTP status code (404, 409, …) as in client-go's
+ * `ErrStatus.Code` and client-node's `ApiException.code`; `reason` says why
+ * (`"NotFound"`, `"Conflict"`, …); `status` is the whole `Status`.
  */
-export class StatusError extends ReconcileError {
+export class StatusError extends ReconcileError<number> {
   readonly [statusErrorMarker] = true;
   readonly status: Status & { code: number; reason: StatusReason; message: string };
 
   constructor(status: Status, options?: { cause?: unknown }) {
     const message = status.message ?? `the server responded with code ${status.code ?? 0}`;
-    super(`status.${status.reason || "Unknown"}`, message, options);
+    super(status.code ?? 0, message, options);
     this.name = "StatusError";
     this.status = {
       ...status,
@@ -79,9 +84,20 @@ export class StatusError extends ReconcileError {
     return this.status.reason;
   }
 
-  /** The HTTP status code. */
+  /** The HTTP status code: the same number as `code`. */
   get statusCode(): number {
     return this.status.code;
+  }
+
+  /**
+   * The string code this error had before `code` became the HTTP status
+   * code: `"status."` and the reason (`"status.NotFound"`), or
+   * `"status.Unknown"` without one.
+   * @deprecated Switch on `reason` (or `code` for the HTTP status code); this
+   * alias goes away in the next minor release.
+   */
+  get errorCode(): string {
+    return `status.${this.status.reason || "Unknown"}`;
   }
 
   get details(): StatusDetails | undefined {
