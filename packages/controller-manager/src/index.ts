@@ -1,4 +1,10 @@
 export {
+  type ControllerManagerFlags,
+  FlagError,
+  parseControllerManagerFlags,
+  runControllerManagerCommand,
+} from "./command.js";
+export {
   type ControllerContext,
   type ControllerDescriptor,
   ControllerDescriptors,
@@ -17,6 +23,7 @@ export {
   replicaSetControllerDescriptor,
 } from "./default-controllers.js";
 export { type HealthCheck, type HealthResponse, healthResponse, pingCheck } from "./health.js";
+export { type JsonLoggerOptions, jsonLogger } from "./json-logger.js";
 export {
   prometheusLeaderElectionMetrics,
   prometheusWorkqueueMetrics,

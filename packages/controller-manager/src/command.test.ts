@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { leases, pods, replicaSets } from "@reconcile/api";
+import { ApiServer } from "@reconcile/apiserver";
+import { describe, expect, it } from "vitest";
+import { FlagError, parseControllerManagerFlags, runControllerManagerCommand } from "./command.js";
+
+describe("parseControllerManagerFlags", () => {
+  it("has kube-controller-manager's defaults", () => {
+    expect(parseControllerManagerFlags([])).toEqual({
+      kubeconfig: undefined,
+      controllers: "*",
+      leaderElect: true,
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      leaseNamespace: "kube-system",
+      leaseName: "kube-controller-manager",
+      bindAddress: "127.0.0.1",
+      port: 10257,
+      kubeApiQps: 20,
+      kubeApiBurst: 30,
+    });
+  });
+
+  it("reads durations, booleans and numbers", () => {
+    const flags = parseControllerManagerFlags([
+      "--leader-elect=false",
+      "--leader-elect-lease-duration=30s",
+      "--leader-elect-retry-period",
+      "500ms",
+      "--port=0",
+      "--controllers=*,-deployment",
+    ]);
+    expect(flags).toMatchObject({
+      leaderElect: false,
+      leaseDurationMs: 30_000,
+      retryPeriodMs: 500,
+      port: 0,
+      controllers: "*,-deployment",
+    });
+  });
+
+  it("refuses positional arguments, unknown flags and bad values with a message naming them", () => {
+    expect(() => parseControllerManagerFlags(["extra"])).toThrow(
+      new FlagError('"kube-controller-manager" does not take any arguments, got ["extra"]'),
+    );
+    expect(() => parseControllerManagerFlags(["--nope=1"])).toThrow(/--nope/);
+    expect(() => parseControllerManagerFlags(["--port=70000"])).toThrow(
+      'invalid argument "70000" for "--port" flag',
+    );
+    expect(() => parseControllerManagerFlags(["--leader-elect=yes"])).toThrow(
+      'invalid argument "yes" for "--leader-elect" flag: must be true or false',
+    );
+    expect(() => parseControllerManagerFlags(["--leader-elect-renew-deadline=10"])).toThrow(
+      /"--leader-elect-renew-deadline" flag: not a duration/,
+    );
+  });
+});
+
+describe("runControllerManagerCommand", () => {
+  it("runs against an API server over HTTP from a kubeconfig, serves /healthz, and exits 0 on stop", async () => {
+    const server = new ApiServer();
+    const listening = await server.listen();
+    const dir = mkdtempSync(join(tmpdir(), "cm-command-"));
+    const kubeconfig = join(dir, "kubeconfig");
+    writeFileSync(kubeconfig, listening.kubeconfig());
+    const lines: string[] = [];
+    const stop = new AbortController();
+    try {
+      const exit = runControllerManagerCommand(
+        [
+          `--kubeconfig=${kubeconfig}`,
+          "--port=0",
+          "--controllers=replicaset",
+          "--leader-elect-retry-period=100ms",
+        ],
+        { signal: stop.signal, write: (line) => lines.push(line) },
+      );
+      const client = server.client();
+      await client.resource(replicaSets, "default").create({
+        metadata: { name: "web", namespace: "default" },
+        spec: {
+          replicas: 2,
+          selector: { matchLabels: { app: "web" } },
+          template: {
+            metadata: { labels: { app: "web" } },
+            spec: { containers: [{ name: "c", image: "nginx" }] },
+          },
+        },
+      });
+      await expect
+        .poll(async () => (await client.resource(pods, "default").list()).items.length, { timeout: 10_000 })
+        .toBe(2);
+      const serving = lines
+        .map((line) => JSON.parse(line))
+        .find((r) => r.msg === "Serving healthz and metrics");
+      expect(serving).toMatchObject({
+        level: 30,
+        component: "kube-controller-manager",
+        controllers: ["replicaset-controller"],
+      });
+      const healthz = await fetch(`${serving.url}/healthz?verbose`);
+      expect(await healthz.text()).toBe(
+        "[+]leaderElection ok\n[+]replicaset-controller ok\nhealthz check passed\n",
+      );
+      const lease = await client.resource(leases, "kube-system").get("kube-controller-manager");
+      expect(lease.spec?.leaseDurationSeconds).toBe(15);
+      stop.abort();
+      expect(await exit).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await server.close();
+    }
+  });
+
+  it("exits 1 with the reason on a bad --controllers entry", async () => {
+    const lines: string[] = [];
+    const server = new ApiServer();
+    const listening = await server.listen();
+    const dir = mkdtempSync(join(tmpdir(), "cm-command-"));
+    const kubeconfig = join(dir, "kubeconfig");
+    writeFileSync(kubeconfig, listening.kubeconfig());
+    try {
+      const code = await runControllerManagerCommand(
+        [`--kubeconfig=${kubeconfig}`, "--controllers=*,-bogus"],
+        {
+          write: (line) => lines.push(line),
+        },
+      );
+      expect(code).toBe(1);
+      expect(lines).toEqual(["Error: bogus is not in the list of known controllers\n"]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,194 @@
+import { parseArgs } from "node:util";
+import { createHttpClient } from "@reconcile/client";
+import { collectDefaultMetrics, Registry } from "prom-client";
+import { ControllerManager, LeaderElectionLostError } from "./controller-manager.js";
+import { newControllerDescriptors } from "./default-controllers.js";
+import { jsonLogger } from "./json-logger.js";
+
+/** The flags of the `reconcile-controller-manager` command, parsed. */
+export interface ControllerManagerFlags {
+  kubeconfig: string | undefined;
+  controllers: string;
+  leaderElect: boolean;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  leaseNamespace: string;
+  leaseName: string;
+  bindAddress: string;
+  port: number;
+  kubeApiQps: number;
+  kubeApiBurst: number;
+}
+
+/** A flag was wrong; the command prints it and exits 1. */
+export class FlagError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "FlagError";
+  }
+}
+
+/**
+ * Parses kube-controller-manager's flags that apply here, with its defaults:
+ * `--kubeconfig`, `--controllers` (`*`), `--leader-elect` (true),
+ * `--leader-elect-lease-duration` (15s), `--leader-elect-renew-deadline`
+ * (10s), `--leader-elect-retry-period` (2s),
+ * `--leader-elect-resource-namespace` (kube-system),
+ * `--leader-elect-resource-name` (kube-controller-manager), `--bind-address`,
+ * `--port` (10257, plain HTTP), `--kube-api-qps` (20), `--kube-api-burst` (30).
+ * Positional arguments are refused, as upstream refuses them.
+ */
+export function parseControllerManagerFlags(argv: readonly string[]): ControllerManagerFlags {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    throw new FlagError(error instanceof Error ? error.message : String(error));
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length > 0) {
+    throw new FlagError(
+      `"kube-controller-manager" does not take any arguments, got ${JSON.stringify(positionals)}`,
+    );
+  }
+  return {
+    kubeconfig: values.kubeconfig,
+    controllers: values.controllers ?? "*",
+    leaderElect: parseBool("--leader-elect", values["leader-elect"] ?? "true"),
+    leaseDurationMs: parseDuration(
+      "--leader-elect-lease-duration",
+      values["leader-elect-lease-duration"] ?? "15s",
+    ),
+    renewDeadlineMs: parseDuration(
+      "--leader-elect-renew-deadline",
+      values["leader-elect-renew-deadline"] ?? "10s",
+    ),
+    retryPeriodMs: parseDuration("--leader-elect-retry-period", values["leader-elect-retry-period"] ?? "2s"),
+    leaseNamespace: values["leader-elect-resource-namespace"] ?? "kube-system",
+    leaseName: values["leader-elect-resource-name"] ?? "kube-controller-manager",
+    bindAddress: values["bind-address"] ?? "127.0.0.1",
+    port: parseNumber("--port", values.port ?? "10257", { integer: true, min: 0, max: 65535 }),
+    kubeApiQps: parseNumber("--kube-api-qps", values["kube-api-qps"] ?? "20", { min: 0 }),
+    kubeApiBurst: parseNumber("--kube-api-burst", values["kube-api-burst"] ?? "30", {
+      integer: true,
+      min: 1,
+    }),
+  };
+}
+
+/**
+ * The command: builds an `HttpClient` from the kubeconfig, serves
+ * `/healthz`, `/readyz` and `/metrics`, and runs the manager until SIGINT or
+ * SIGTERM (or `signal`). Resolves with the exit code: 0 after a clean stop,
+ * 1 on a flag error or when leadership is lost (as kube-controller-manager).
+ */
+export async function runControllerManagerCommand(
+  argv: readonly string[],
+  options: { signal?: AbortSignal; write?: (line: string) => void } = {},
+): Promise<number> {
+  const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const logger = jsonLogger({ write, bindings: { component: "kube-controller-manager" } });
+  let flags: ControllerManagerFlags;
+  let manager: ControllerManager;
+  const registry = new Registry();
+  try {
+    flags = parseControllerManagerFlags(argv);
+    const client = await createHttpClient({
+      path: flags.kubeconfig,
+      qps: flags.kubeApiQps,
+      burst: flags.kubeApiBurst,
+      userAgent: "kube-controller-manager/reconcile",
+    });
+    manager = new ControllerManager({
+      client,
+      controllers: flags.controllers,
+      descriptors: newControllerDescriptors(),
+      leaderElection: flags.leaderElect && {
+        namespace: flags.leaseNamespace,
+        name: flags.leaseName,
+        leaseDurationMs: flags.leaseDurationMs,
+        renewDeadlineMs: flags.renewDeadlineMs,
+        retryPeriodMs: flags.retryPeriodMs,
+      },
+      logger,
+      registry,
+    });
+  } catch (error) {
+    write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+  collectDefaultMetrics({ register: registry });
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  options.signal?.addEventListener("abort", onSignal, { once: true });
+  const server = await manager.listen({ host: flags.bindAddress, port: flags.port });
+  logger.info({ url: server.url, controllers: manager.enabledControllers }, "Serving healthz and metrics");
+  try {
+    await manager.run({ signal: stop.signal });
+    return 0;
+  } catch (error) {
+    if (!(error instanceof LeaderElectionLostError))
+      logger.error({ err: error }, "controller manager failed");
+    return 1;
+  } finally {
+    process.off("SIGINT", onSignal);
+    process.off("SIGTERM", onSignal);
+    await server.close();
+  }
+}
+
+function parse(argv: readonly string[]) {
+  return parseArgs({
+    args: [...argv],
+    allowPositionals: true,
+    strict: true,
+    options: {
+      kubeconfig: { type: "string" },
+      controllers: { type: "string" },
+      "leader-elect": { type: "string" },
+      "leader-elect-lease-duration": { type: "string" },
+      "leader-elect-renew-deadline": { type: "string" },
+      "leader-elect-retry-period": { type: "string" },
+      "leader-elect-resource-namespace": { type: "string" },
+      "leader-elect-resource-name": { type: "string" },
+      "bind-address": { type: "string" },
+      port: { type: "string" },
+      "kube-api-qps": { type: "string" },
+      "kube-api-burst": { type: "string" },
+    },
+  });
+}
+
+function parseBool(flag: string, value: string): boolean {
+  if (value === "true") return true;
+  if (value === "false") return false;
+  throw new FlagError(`invalid argument "${value}" for "${flag}" flag: must be true or false`);
+}
+
+/** A Go duration of whole units: `15s`, `500ms`, `1m`. */
+function parseDuration(flag: string, value: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value);
+  if (match === null)
+    throw new FlagError(`invalid argument "${value}" for "${flag}" flag: not a duration like 15s`);
+  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as "ms" | "s" | "m" | "h"];
+  return Number(match[1]) * unit;
+}
+
+function parseNumber(
+  flag: string,
+  value: string,
+  rule: { integer?: boolean; min?: number; max?: number },
+): number {
+  const n = Number(value);
+  const ok =
+    value.trim() !== "" &&
+    Number.isFinite(n) &&
+    (!rule.integer || Number.isInteger(n)) &&
+    (rule.min === undefined || n >= rule.min) &&
+    (rule.max === undefined || n <= rule.max);
+  if (!ok) throw new FlagError(`invalid argument "${value}" for "${flag}" flag`);
+  return n;
+}
