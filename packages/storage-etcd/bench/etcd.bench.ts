@@ -10,8 +10,9 @@
 // (c) watch fan-out: 1,000 watchers × 10,000 events through CachedStorage vs
 //     MemoryStorage, timed from the first write until every watcher has every
 //     event. Goal: ≥ 50% of the memory backend's deliveries/s.
-// (d) watch delivery latency through CachedStorage: from the write's
-//     acknowledgement to the event reaching a watcher, p50 and p99 of 2,000.
+// (d) watch delivery latency through CachedStorage: from issuing a write to a
+//     watcher reading its event (p50, p99 of 2,000), and p99 past the write's
+//     own acknowledgement.
 //
 // 3 measured runs after 1 warm-up (a, c, d); medians reported.
 import type { KubeObject } from "@reconcile/api";
@@ -278,7 +279,7 @@ try {
     const samples = 2_000;
     const latency = await measure(
       {
-        name: "d: CachedStorage watch delivery latency p99 (write acknowledged → event read)",
+        name: "d: CachedStorage watch delivery latency p99 (write issued → event read by a watcher)",
         unit: "ms",
         higherIsBetter: false,
         runs: 3,
@@ -290,28 +291,34 @@ try {
         const watcher = cached.watch("/core/pods/", { fromRevision: await cached.currentRevision() });
         const iterator = watcher[Symbol.asyncIterator]();
         const delays: number[] = [];
+        const afterAck: number[] = [];
         for (let i = 0; i < samples; i++) {
-          const written = cached.create(`/core/pods/bench/l${i}`, pod(`l${i}`));
-          const received = iterator.next().then(() => performance.now());
-          await written;
-          const acknowledged = performance.now();
-          delays.push(Math.max(0, (await received) - acknowledged));
+          const issued = performance.now();
+          const written = cached.create(`/core/pods/bench/l${i}`, pod(`l${i}`)).then(() => performance.now());
+          const received = await iterator.next().then(() => performance.now());
+          delays.push(received - issued);
+          // The event often arrives before the write's own response.
+          afterAck.push(Math.max(0, received - (await written)));
         }
         cached.close();
         delays.sort((a, b) => a - b);
+        afterAck.sort((a, b) => a - b);
         latencies.p50.push(delays[Math.floor(samples * 0.5)]!);
-        const p99 = delays[Math.floor(samples * 0.99)]!;
-        latencies.p99.push(p99);
-        return p99;
+        latencies.p99.push(afterAck[Math.floor(samples * 0.99)]!);
+        return delays[Math.floor(samples * 0.99)]!;
       },
     );
     measurements.push(latency);
-    console.log(`   p50 ${median(latencies.p50).toFixed(3)} ms`);
+    console.log(
+      `   p50 ${median(latencies.p50).toFixed(3)} ms; p99 after the write's acknowledgement ${median(latencies.p99).toFixed(3)} ms`,
+    );
   }
 
   writeResults("storage-etcd", measurements, {
     etcd: "Debian etcd-server 3.4.23, one member on loopback, --unsafe-no-fsync",
-    ...(latencies.p50.length > 0 ? { latencyP50Ms: median(latencies.p50) } : {}),
+    ...(latencies.p50.length > 0
+      ? { latencyP50Ms: median(latencies.p50), latencyP99AfterAckMs: median(latencies.p99) }
+      : {}),
   });
 } finally {
   client.close();
