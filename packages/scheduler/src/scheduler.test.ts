@@ -201,7 +201,7 @@ describe("Scheduler cycle", () => {
 
   it("reports a PreFilter rejection without a histogram, and no nodes at all", () => {
     const { scheduler, nodeInformer } = setup();
-    expect(() => scheduler.schedulePod(pod("a"))).toThrow("no nodes available to schedule pods");
+    expect(() => scheduler.schedulePod(pod("a"))).toThrow(NoNodesAvailableError);
     nodeInformer.add(node("n1"));
     const broken = {
       name: "Broken",
