@@ -1,7 +1,8 @@
-import { type Deployment, deployments, type Pod, pods, replicaSets } from "@reconcile/api";
+import { builtinResources, type Deployment, deployments, type Pod, pods, replicaSets } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
+import { endpointsResources } from "@reconcile/endpoints";
 import { InterceptingClient } from "@reconcile/leader-election/testing";
 import { afterEach, describe, expect, it } from "vitest";
 import { ControllerManager, LeaderElectionLostError } from "./controller-manager.js";
@@ -18,7 +19,7 @@ afterEach(async () => {
 
 function cluster() {
   const clock = new FakeClock(start);
-  const server = new ApiServer({ clock });
+  const server = new ApiServer({ clock, resources: [...builtinResources, ...endpointsResources] });
   cleanup.push(() => server.close());
   /** Advances time in steps until `condition` holds; fails after `maxMs`. */
   async function until(condition: () => boolean | Promise<boolean>, maxMs = 60_000, stepMs = 100) {
@@ -89,9 +90,14 @@ describe("ControllerManager", () => {
   it("runs the controllers that --controllers enables, canonicalising aliases", () => {
     const env = cluster();
     const all = new ControllerManager({ client: env.client });
-    expect(all.enabledControllers).toEqual(["replicaset-controller", "deployment-controller"]);
-    const some = new ControllerManager({ client: env.client, controllers: "*,-deployment" });
-    expect(some.enabledControllers).toEqual(["replicaset-controller"]);
+    expect(all.enabledControllers).toEqual([
+      "endpoints-controller",
+      "endpointslice-controller",
+      "replicaset-controller",
+      "deployment-controller",
+    ]);
+    const some = new ControllerManager({ client: env.client, controllers: "*,-deployment,-endpoint" });
+    expect(some.enabledControllers).toEqual(["endpointslice-controller", "replicaset-controller"]);
     const named = new ControllerManager({ client: env.client, controllers: ["deployment-controller"] });
     expect(named.enabledControllers).toEqual(["deployment-controller"]);
     expect(() => new ControllerManager({ client: env.client, controllers: "*,-nosuch" })).toThrow(
@@ -206,7 +212,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

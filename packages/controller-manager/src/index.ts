@@ -19,6 +19,8 @@ export {
 export { isControllerEnabled, parseControllersFlag, UnknownControllerError } from "./controllers-flag.js";
 export {
   deploymentControllerDescriptor,
+  endpointSliceControllerDescriptor,
+  endpointsControllerDescriptor,
   newControllerDescriptors,
   replicaSetControllerDescriptor,
 } from "./default-controllers.js";
