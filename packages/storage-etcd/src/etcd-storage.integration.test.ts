@@ -259,9 +259,12 @@ describe("EtcdStorage on etcd", () => {
   it("fails with a 504 Timeout once the request deadline passes on a member that does not answer", async () => {
     const own = await startEtcd();
     try {
-      const s = new EtcdStorage({ endpoints: own.endpoints, compactionIntervalMs: 0, requestTimeoutMs: 300 });
+      const setup = new EtcdStorage({ endpoints: own.endpoints, compactionIntervalMs: 0 });
+      opened.push(setup);
+      await setup.create("/core/pods/ns/a", pod("a"));
+      const s = new EtcdStorage({ endpoints: own.endpoints, compactionIntervalMs: 0, requestTimeoutMs: 500 });
       opened.push(s);
-      await s.create("/core/pods/ns/a", pod("a"));
+      expect((await s.get("/core/pods/ns/a"))?.metadata?.name).toBe("a");
       process.kill(own.members[0]!.pid!, "SIGSTOP");
       try {
         const read = await s.get("/core/pods/ns/a").catch((e: unknown) => e);
