@@ -8,6 +8,9 @@ import { CachedStorage } from "./cacher.js";
 import { type EtcdCluster, startEtcd } from "./etcd-process.js";
 import { EtcdStorage } from "./etcd-storage.js";
 
+/** Generous: the machine running the tests may be busy. */
+const eventually = { timeout: 10_000, interval: 20 };
+
 let etcd: EtcdCluster;
 let prefixes = 0;
 const servers: ApiServer[] = [];
@@ -188,7 +191,7 @@ describe("durability over etcd", () => {
     const running = reflector.run(controller.signal);
     try {
       await first.registry.create(configMaps, "default", configMap("a"));
-      await vi.waitFor(() => expect(store.objects.has("a")).toBe(true));
+      await vi.waitFor(() => expect(store.objects.has("a")).toBe(true), eventually);
       // The server goes down; while it is down another server writes; then it comes back.
       let restart!: (server: ApiServer) => void;
       current = new Promise<ApiServer>((resolve) => {
@@ -200,7 +203,7 @@ describe("durability over etcd", () => {
       restart(restarted);
       current = restarted;
       await restarted.registry.create(configMaps, "default", configMap("c"));
-      await vi.waitFor(() => expect([...store.objects.keys()].sort()).toEqual(["a", "b", "c"]));
+      await vi.waitFor(() => expect([...store.objects.keys()].sort()).toEqual(["a", "b", "c"]), eventually);
       expect(lw.lists).toBe(1);
       expect(store.replaces).toBe(1);
     } finally {
@@ -224,7 +227,7 @@ describe("durability over etcd", () => {
     const running = reflector.run(controller.signal);
     try {
       await first.registry.create(configMaps, "default", configMap("a"));
-      await vi.waitFor(() => expect(store.objects.has("a")).toBe(true));
+      await vi.waitFor(() => expect(store.objects.has("a")).toBe(true), eventually);
       let restart!: (server: ApiServer) => void;
       current = new Promise<ApiServer>((resolve) => {
         restart = resolve;
@@ -239,7 +242,7 @@ describe("durability over etcd", () => {
       const restarted = apiServer(prefix);
       restart(restarted);
       current = restarted;
-      await vi.waitFor(() => expect([...store.objects.keys()].sort()).toEqual(["a", "b", "c"]));
+      await vi.waitFor(() => expect([...store.objects.keys()].sort()).toEqual(["a", "b", "c"]), eventually);
       expect(lw.lists).toBe(2);
     } finally {
       controller.abort();
@@ -270,7 +273,7 @@ describe("durability over etcd", () => {
       await vi.waitFor(() => {
         expect([...storeOne.objects.keys()].sort()).toEqual(expected);
         expect(view(storeTwo)).toEqual(view(storeOne));
-      });
+      }, eventually);
       // A conflicting write through the other server is refused: etcd serialises both.
       const cm = await one.registry.get(configMaps, "default", "cm-1");
       await two.registry.update(configMaps, "default", "cm-1", { ...cm, data: { by: "two" } });
