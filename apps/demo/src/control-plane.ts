@@ -11,8 +11,7 @@ import {
   pods,
   replicaSets,
 } from "@reconcile/api";
-import type { ApiServer } from "@reconcile/apiserver";
-import type { Client } from "@reconcile/client";
+import { type ApiServer, InProcessClient } from "@reconcile/apiserver";
 import { DeploymentController } from "@reconcile/deployment";
 import { type SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
 import { NodeSimulator } from "@reconcile/kubelet";
@@ -46,7 +45,10 @@ export function startControlPlane(server: ApiServer): ControlPlane {
   const deploymentControllerRun = deploymentController.run({ signal: abort.signal, workers: 5 });
   const nodes = new NodeSimulator({ client, nodes: [...nodeNames], podInformer });
   const nodesRun = nodes.run({ signal: abort.signal });
-  const binder = startBinderStandIn(client, podInformer, abort.signal);
+  const binder =
+    client instanceof InProcessClient
+      ? startBinderStandIn(client, podInformer, abort.signal)
+      : Promise.resolve();
   const synced = factory.waitForCacheSync(abort.signal, { timeoutMs: 5_000 }).then(() => {});
   synced.catch(() => {}); // reported to whoever awaits it
   return {
@@ -63,11 +65,12 @@ export function startControlPlane(server: ApiServer): ControlPlane {
 /**
  * Stands in for the scheduler until it lands, with the smallest step that
  * lets the nodes run pods: each new unbound pod is bound to the node that
- * has the fewest pods (by setting `spec.nodeName`, which the API server
- * accepts once). No filtering, scoring, resources or `Scheduled` event.
+ * has the fewest pods, through `pods/{name}/binding` as a scheduler binds
+ * (which sets `spec.nodeName` and PodScheduled). No filtering, scoring,
+ * resources or `Scheduled` event.
  */
 async function startBinderStandIn(
-  client: Client,
+  client: InProcessClient,
   podInformer: SharedIndexInformer<Pod>,
   signal: AbortSignal,
 ): Promise<void> {
@@ -84,10 +87,15 @@ async function startBinderStandIn(
     for (const node of placed.values()) counts.set(node, (counts.get(node) ?? 0) + 1);
     const [node] = [...counts].sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0]))[0]!;
     placed.set(uid, node);
-    const bound = structuredClone(pod) as Pod;
-    bound.spec = { ...bound.spec!, nodeName: node };
+    const namespace = pod.metadata?.namespace ?? "default";
+    const binding = {
+      apiVersion: "v1",
+      kind: "Binding",
+      metadata: { name: pod.metadata?.name, namespace, uid },
+      target: { apiVersion: "v1", kind: "Node", name: node },
+    };
     try {
-      await client.resource(pods, pod.metadata?.namespace).update(bound, { signal });
+      await client.bindPod(namespace, binding, { signal });
     } catch (error) {
       placed.delete(uid);
       // Deleted, or changed meanwhile (its next event binds it): nothing to do now.
