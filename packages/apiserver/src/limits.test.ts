@@ -143,7 +143,7 @@ describe("deep nesting", () => {
     const watch = await client.watch({ resourceVersion: "0" });
     for await (const event of watch) {
       expect(event.type).toBe("ADDED");
-      expect(structuredClone(event.object).metadata?.name).toBe("edge");
+      expect((structuredClone(event.object) as ConfigMap).metadata?.name).toBe("edge");
       break;
     }
     expect((await call(http, "GET", cmPath)).body.items).toHaveLength(1);
