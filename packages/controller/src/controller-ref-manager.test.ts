@@ -336,3 +336,42 @@ describe("recheckDeletionTimestamp", () => {
     );
   });
 });
+
+describe("ref managers with a signal", () => {
+  it("pass it to every adopt and release patch", async () => {
+    const signals: (AbortSignal | undefined)[] = [];
+    const podControl = new FakePodControl();
+    podControl.patchPod = async (_namespace, _name, _patch, options) => {
+      signals.push(options?.signal);
+    };
+    const { signal } = new AbortController();
+    const manager = new PodControllerRefManager({
+      podControl,
+      controller: replicaSet(),
+      controllerKind,
+      selector,
+      signal,
+    });
+    await manager.claimPods([
+      pod("orphan", { app: "web" }),
+      pod("stray", { app: "db" }, { owner: ownerRef("rs-uid") }),
+    ]);
+    const rsSignals: (AbortSignal | undefined)[] = [];
+    const rsManager = new ReplicaSetControllerRefManager({
+      replicaSetControl: {
+        patchReplicaSet: async (_namespace, _name, _patch, options) => {
+          rsSignals.push(options?.signal);
+        },
+      },
+      controller: { metadata: { name: "deploy", namespace: "prod", uid: "d-uid" } },
+      controllerKind: { apiVersion: "apps/v1", kind: "Deployment" },
+      selector,
+      signal,
+    });
+    await rsManager.claimReplicaSets([
+      { ...replicaSet(), metadata: { name: "rs", namespace: "prod", uid: "x", labels: { app: "web" } } },
+    ]);
+    expect(signals).toEqual([signal, signal]);
+    expect(rsSignals).toEqual([signal]);
+  });
+});

@@ -45,6 +45,8 @@ export interface ControllerRefManagerOptions {
   canAdopt?: CanAdoptFunc | undefined;
   /** Finalizers added on adoption and removed on release. Default none. */
   finalizers?: readonly string[] | undefined;
+  /** Aborts the adopt and release patches (pass the sync's signal). Default: none. */
+  signal?: AbortSignal | undefined;
 }
 
 type Decision = "owned" | "ignore" | "adopt" | "release";
@@ -64,6 +66,7 @@ export class BaseControllerRefManager {
   readonly controllerKind: ControllerKind;
   readonly selector: Selector;
   readonly finalizers: readonly string[];
+  readonly signal: AbortSignal | undefined;
   readonly #canAdoptFunc: CanAdoptFunc | undefined;
   #canAdoptResult: Promise<void> | undefined;
 
@@ -79,6 +82,7 @@ export class BaseControllerRefManager {
     this.controllerKind = options.controllerKind;
     this.selector = options.selector;
     this.finalizers = options.finalizers ?? [];
+    this.signal = options.signal;
     this.#canAdoptFunc = options.canAdopt;
   }
 
@@ -239,7 +243,9 @@ export class PodControllerRefManager extends BaseControllerRefManager {
   async adoptPod(pod: Pod | DeepReadonly<Pod>): Promise<void> {
     await this.checkCanAdopt("Pod", pod);
     const meta = pod.metadata!;
-    await this.#podControl.patchPod(meta.namespace ?? "", meta.name ?? "", this.adoptPatch(meta.uid ?? ""));
+    await this.#podControl.patchPod(meta.namespace ?? "", meta.name ?? "", this.adoptPatch(meta.uid ?? ""), {
+      signal: this.signal,
+    });
   }
 
   /**
@@ -253,6 +259,9 @@ export class PodControllerRefManager extends BaseControllerRefManager {
         meta.namespace ?? "",
         meta.name ?? "",
         this.releasePatch(meta.uid ?? ""),
+        {
+          signal: this.signal,
+        },
       );
     } catch (error) {
       if (isNotFound(error) || isInvalid(error)) return;
@@ -263,7 +272,12 @@ export class PodControllerRefManager extends BaseControllerRefManager {
 
 /** How controllers patch ReplicaSets (upstream `RSControlInterface`). */
 export interface ReplicaSetControl {
-  patchReplicaSet(namespace: string, name: string, patch: unknown): Promise<void>;
+  patchReplicaSet(
+    namespace: string,
+    name: string,
+    patch: unknown,
+    options?: { signal?: AbortSignal | undefined },
+  ): Promise<void>;
 }
 
 /** {@link ReplicaSetControl} over a `Client` (strategic-merge patches). */
@@ -274,8 +288,15 @@ export class ClientReplicaSetControl implements ReplicaSetControl {
     this.#client = options.client;
   }
 
-  async patchReplicaSet(namespace: string, name: string, patch: unknown): Promise<void> {
-    await this.#client.resource(replicaSets, namespace).patch(name, patch, { type: "strategic-merge" });
+  async patchReplicaSet(
+    namespace: string,
+    name: string,
+    patch: unknown,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<void> {
+    await this.#client
+      .resource(replicaSets, namespace)
+      .patch(name, patch, { type: "strategic-merge", signal: options.signal });
   }
 }
 
@@ -313,6 +334,9 @@ export class ReplicaSetControllerRefManager extends BaseControllerRefManager {
       meta.namespace ?? "",
       meta.name ?? "",
       this.adoptPatch(meta.uid ?? ""),
+      {
+        signal: this.signal,
+      },
     );
   }
 
@@ -323,6 +347,9 @@ export class ReplicaSetControllerRefManager extends BaseControllerRefManager {
         meta.namespace ?? "",
         meta.name ?? "",
         this.releasePatch(meta.uid ?? ""),
+        {
+          signal: this.signal,
+        },
       );
     } catch (error) {
       if (isNotFound(error) || isInvalid(error)) return;

@@ -425,6 +425,7 @@ export class ReplicaSetController {
       controllerKind: { apiVersion: "apps/v1", kind: controllerKind.kind },
       selector,
       canAdopt,
+      signal,
     });
     const { claimed, errors } = await manager.claimPods(pods);
     if (errors.length === 1) throw errors[0];

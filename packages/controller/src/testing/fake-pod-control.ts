@@ -1,5 +1,5 @@
 import type { DeepReadonly, KubeObject, OwnerReference, PodTemplateSpec } from "@reconcile/api";
-import type { PodControl } from "../pod-control.js";
+import type { PodControl, PodControlCallOptions } from "../pod-control.js";
 
 /**
  * A {@link PodControl} that only records what it was asked (upstream
@@ -28,8 +28,9 @@ export class FakePodControl implements PodControl {
     template: PodTemplateSpec | DeepReadonly<PodTemplateSpec>,
     controllerObject: KubeObject | DeepReadonly<KubeObject>,
     controllerRef: OwnerReference,
+    options?: PodControlCallOptions,
   ): Promise<void> {
-    return this.createPodsWithGenerateName(namespace, template, controllerObject, controllerRef, "");
+    return this.createPodsWithGenerateName(namespace, template, controllerObject, controllerRef, "", options);
   }
 
   async createPodsWithGenerateName(
@@ -38,6 +39,7 @@ export class FakePodControl implements PodControl {
     _controllerObject: KubeObject | DeepReadonly<KubeObject>,
     controllerRef: OwnerReference,
     _generateName: string,
+    _options?: PodControlCallOptions,
   ): Promise<void> {
     this.createCallCount++;
     if (this.createLimit !== 0 && this.createCallCount > this.createLimit) {
@@ -50,12 +52,22 @@ export class FakePodControl implements PodControl {
     if (this.err) throw this.err;
   }
 
-  async deletePod(_namespace: string, podName: string): Promise<void> {
+  async deletePod(
+    _namespace: string,
+    podName: string,
+    _controllerObject?: unknown,
+    _options?: PodControlCallOptions,
+  ): Promise<void> {
     this.deletePodNames.push(podName);
     if (this.err) throw this.err;
   }
 
-  async patchPod(namespace: string, name: string, patch: unknown): Promise<void> {
+  async patchPod(
+    namespace: string,
+    name: string,
+    patch: unknown,
+    _options?: PodControlCallOptions,
+  ): Promise<void> {
     this.patches.push({ namespace, name, patch: structuredClone(patch) });
     if (this.err) throw this.err;
   }
