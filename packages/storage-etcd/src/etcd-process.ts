@@ -9,8 +9,6 @@ export interface EtcdProcessOptions {
   dataDir?: string | undefined;
   /** The etcd executable. Default: `etcd` on the PATH. */
   binary?: string | undefined;
-  /** Client port. Default: a free loopback port. */
-  clientPort?: number | undefined;
   /**
    * Skip fsync (much faster; a machine crash may lose the last writes, a killed
    * process does not). Default: true for a temporary directory, false otherwise.
@@ -67,7 +65,7 @@ export async function startEtcd(options: EtcdProcessOptions = {}): Promise<EtcdC
  * healthy.
  */
 export async function startEtcdCluster(
-  options: Omit<EtcdProcessOptions, "clientPort"> & { members: number },
+  options: EtcdProcessOptions & { members: number },
 ): Promise<EtcdCluster> {
   let lastError: unknown;
   for (let attempt = 0; attempt < 4; attempt++) {
