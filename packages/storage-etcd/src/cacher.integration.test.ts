@@ -2,7 +2,7 @@ import type { KubeObject } from "@reconcile/api";
 import type { StorageEvent, StorageWatcher } from "@reconcile/apiserver";
 import { FakeClock } from "@reconcile/clock";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { describeStorageConformance } from "../../apiserver/src/testing/storage-conformance.js";
+import { describeStorageConformance } from "../../apiserver/src/storage/testing/storage-conformance.js";
 import { CachedStorage, type CachedStorageOptions } from "./cacher.js";
 import { type EtcdCluster, startEtcd } from "./etcd-process.js";
 import { EtcdStorage } from "./etcd-storage.js";

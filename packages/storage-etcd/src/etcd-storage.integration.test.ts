@@ -2,7 +2,7 @@ import { isInternalError, isTimeout, type KubeObject, type StatusError } from "@
 import { StorageError, type StorageEvent, type StorageWatcher } from "@reconcile/apiserver";
 import { FakeClock } from "@reconcile/clock";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { describeStorageConformance } from "../../apiserver/src/testing/storage-conformance.js";
+import { describeStorageConformance } from "../../apiserver/src/storage/testing/storage-conformance.js";
 import { createEtcdClient } from "./client.js";
 import { type EtcdCluster, startEtcd } from "./etcd-process.js";
 import { EtcdStorage, type EtcdStorageOptions } from "./etcd-storage.js";
