@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Pod, pods } from "@reconcile/api";
 import { ApiServer, listen } from "@reconcile/apiserver";
+import { FakeClock } from "@reconcile/clock";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { NodeSimulator } from "./node-simulator.js";
 
@@ -20,9 +21,11 @@ let kubectl: (args: string[]) => Promise<Result>;
 let stop: () => Promise<void>;
 
 beforeAll(async () => {
-  const api = new ApiServer();
+  // Cluster time is a FakeClock moved by the setup below; kubectl runs in real time against it.
+  const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
+  const api = new ApiServer({ clock });
   const client = api.client();
-  const nodes = new NodeSimulator({ client, nodes: 2 });
+  const nodes = new NodeSimulator({ client, nodes: 2, clock, random: () => 0 });
   const abort = new AbortController();
   const running = nodes.run({ signal: abort.signal });
   const server = await listen(api, { kubeletConnection: nodes.kubeletConnection() });
@@ -60,14 +63,15 @@ beforeAll(async () => {
     "sim.reconcile.dev/exit-code": "1",
     "sim.reconcile.dev/log": "boom",
   });
-  // Wait (on the real clock: kubectl is a real process) until both web pods run and the crash restarted.
-  for (let i = 0; i < 200; i++) {
+  // Move cluster time until both web pods run and the crashing one has restarted.
+  for (let i = 0; i < 100; i++) {
+    await clock.advance(100);
+    for (let j = 0; j < 20; j++) await clock.flush();
     const list = await client.resource(pods, "default").list();
     const byName = new Map(list.items.map((p) => [p.metadata?.name, p]));
     const running = ["web-a", "web-b"].every((n) => byName.get(n)?.status?.phase === "Running");
     const restarted = (byName.get("crash")?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 1;
     if (running && restarted) break;
-    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }, 30_000);
 
