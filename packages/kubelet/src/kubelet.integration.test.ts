@@ -184,6 +184,18 @@ describe("Kubelet", () => {
     ]);
   });
 
+  it("patches a pod's status only when it changes: resyncs of a steady pod write nothing", async () => {
+    const { client, clock, kubelet } = await startNode();
+    await client.resource(pods, "default").create(pod("steady"));
+    await advance(clock, 2_000);
+    const patches = kubelet.statusManager.stats.patches;
+    const version = (await getPod(client, "steady")).metadata?.resourceVersion;
+    expect(patches).toBe(2); // ContainerCreating, then Running and Ready
+    await advance(clock, 120_000); // past the 60–90 s resync and the status manager's 10 s sweeps
+    expect(kubelet.statusManager.stats.patches).toBe(patches);
+    expect((await getPod(client, "steady")).metadata?.resourceVersion).toBe(version);
+  });
+
   it("restarts a crashing container at once, then after 10 s, 20 s and 40 s, reporting CrashLoopBackOff in between", async () => {
     const { client, clock } = await startNode();
     const created = await client.resource(pods, "default").create(
