@@ -1,16 +1,28 @@
-// `npm run demo` runs the ReplicaSet slice; `npm run demo -- serve` serves the same control
-// plane to kubectl; `npm run demo -- workqueue` runs the workqueue tour.
+// `npm run demo` tells the whole story (Deployment, scheduler, nodes, a lost
+// node); `npm run demo -- ha` shows leader election taking over mid-rollout;
+// `npm run demo -- serve [--nodes N]` serves the cluster to kubectl;
+// `npm run demo -- replicaset` is the first slice (a ReplicaSet alone);
+// `npm run demo -- workqueue` tours the workqueue.
+import { setMaxListeners } from "node:events";
+import { runHaDemo } from "./ha-demo.js";
 import { runReplicaSetDemo } from "./replicaset-demo.js";
 import { serve } from "./serve.js";
+import { runStoryDemo } from "./story-demo.js";
 import { runWorkqueueDemo } from "./workqueue-demo.js";
 
+// Every informer of a factory listens to the factory's stop signal; a controller manager has more than
+// Node's default of 10 informers, which is not a leak.
+setMaxListeners(100);
+
 const scenarios: Record<string, () => Promise<boolean>> = {
-  replicaset: runReplicaSetDemo,
+  story: runStoryDemo,
+  ha: runHaDemo,
   serve,
+  replicaset: runReplicaSetDemo,
   workqueue: runWorkqueueDemo,
 };
 
-const name = process.argv[2] ?? "replicaset";
+const name = process.argv[2] ?? "story";
 const scenario = scenarios[name];
 if (scenario === undefined) {
   console.error(`unknown scenario "${name}"; choose one of: ${Object.keys(scenarios).join(", ")}`);

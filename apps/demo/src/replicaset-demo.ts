@@ -3,13 +3,11 @@
 // event travels reflector → DeltaFIFO → handler → workqueue → sync → client
 // write → storage → watch, and the table below redraws as it does.
 //
-// Three simulated nodes run the pods (a stand-in binder places each new pod
-// on the node with the fewest), so readiness in the status comes from real
-// kubelets driving a simulated container runtime.
+// The scheduler places the pods on three simulated nodes, so readiness in
+// the status comes from real kubelets driving a simulated container runtime.
 import { isPodActive, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
-import { startControlPlane } from "./control-plane.js";
+import { newApiServer, startCluster } from "./cluster.js";
 
 const namespace = "default";
 const rsName = "web";
@@ -29,9 +27,9 @@ interface ClusterView {
 }
 
 export async function runReplicaSetDemo(): Promise<boolean> {
-  const server = new ApiServer();
+  const server = newApiServer();
   const client = server.client();
-  const controlPlane = startControlPlane(server);
+  const controlPlane = startCluster(server, { nodes: 3 });
 
   let deletedPod = "";
   const steps: Step[] = [

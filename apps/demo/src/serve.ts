@@ -1,11 +1,11 @@
-// `npm run demo -- serve`: the control plane behind a real Kubernetes REST
-// API on 127.0.0.1, for kubectl. Writes a kubeconfig, prints how to use it,
+// `npm run demo -- serve [--nodes N]`: the cluster (controller manager,
+// scheduler, N simulated nodes) behind a real Kubernetes REST API on
+// 127.0.0.1, for kubectl. Writes a kubeconfig, prints how to use it,
 // and runs until Ctrl-C (or SIGTERM), then stops everything cleanly.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiServer } from "@reconcile/apiserver";
-import { startControlPlane } from "./control-plane.js";
+import { newApiServer, startCluster } from "./cluster.js";
 import { etcdFromArgs } from "./etcd-flags.js";
 
 export async function serve(): Promise<boolean> {
@@ -14,21 +14,37 @@ export async function serve(): Promise<boolean> {
     console.error(`PORT must be a port number (0 for a free one), got ${JSON.stringify(process.env.PORT)}`);
     return false;
   }
-  const etcd = await etcdFromArgs(process.argv.slice(3));
+  const args = process.argv.slice(3);
+  const nodesAt = args.findIndex((arg) => arg === "--nodes" || arg.startsWith("--nodes="));
+  let nodeCount = 3;
+  if (nodesAt !== -1) {
+    const [flag, inline] = args[nodesAt]!.split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = inline ?? args[nodesAt + 1];
+    nodeCount = Number(value);
+    if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > 5_000) {
+      console.error(
+        `${flag} needs a whole number of nodes from 1 to 5000, got ${JSON.stringify(value ?? "")}`,
+      );
+      return false;
+    }
+    args.splice(nodesAt, inline === undefined ? 2 : 1);
+  }
+  const etcd = await etcdFromArgs(args);
   if (typeof etcd === "string") {
     console.error(etcd);
     return false;
   }
-  const server = new ApiServer({ storage: etcd.storage });
-  const controlPlane = startControlPlane(server);
-  const listening = await server.listen({ port, kubeletConnection: controlPlane.nodes.kubeletConnection() });
+  const server = newApiServer({ storage: etcd.storage });
+  const controlPlane = startCluster(server, { nodes: nodeCount });
+  const listening = await server.listen({ port, kubeletConnection: controlPlane.kubeletConnection() });
+  const managerHealth = await controlPlane.controllerManagers[0]!.manager.listen();
   await controlPlane.synced;
   const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, listening.kubeconfig(), { mode: 0o600 });
 
   console.log(etcd.description);
-  console.log(`API server on ${listening.url}, ReplicaSet and Deployment controllers and three simulated nodes running. Try:
+  console.log(`API server on ${listening.url}; the controller manager (its /healthz, /readyz and /metrics on ${managerHealth.url}), the scheduler and ${nodeCount} simulated nodes running. Try:
 
   export KUBECONFIG=${kubeconfig}
   kubectl api-resources
@@ -52,6 +68,10 @@ export async function serve(): Promise<boolean> {
   kubectl rollout status deployment/hello
   kubectl set image deployment/hello nginx=nginx:1.28 && kubectl rollout status deployment/hello
   kubectl rollout history deployment/hello && kubectl rollout undo deployment/hello
+  kubectl create service clusterip hello --tcp=80:80 && kubectl get endpoints,endpointslices -l app=hello
+  kubectl describe pod -l app=hello   # Scheduled … Pulled … Started events
+  kubectl cordon node-1 && kubectl get nodes
+  curl -s ${managerHealth.url}/healthz?verbose; curl -s ${managerHealth.url}/metrics | grep ^workqueue_adds_total
 
 Ctrl-C stops it.`);
 
@@ -60,6 +80,7 @@ Ctrl-C stops it.`);
     process.once("SIGTERM", resolve);
   });
   console.log("\nstopping…");
+  await managerHealth.close();
   await controlPlane.stop();
   await server.close();
   await etcd.stop();

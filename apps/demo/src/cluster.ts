@@ -1,0 +1,201 @@
+// The cluster every demo scenario runs: an API server (serving Endpoints and
+// EndpointSlices too), controller managers (leader-elected on
+// kube-system/kube-controller-manager), schedulers (leader-elected on
+// kube-system/kube-scheduler), and simulated nodes, each node its own
+// kubelet that can be stopped on its own ("the node stops heartbeating").
+// Thin wiring: every piece of logic lives in a package.
+import { setMaxListeners } from "node:events";
+import { builtinResources, type Pod, pods } from "@reconcile/api";
+import { ApiServer, type ApiServerOptions } from "@reconcile/apiserver";
+import type { Client } from "@reconcile/client";
+import { listerWatcher } from "@reconcile/client";
+import { ControllerManager, type LeaderElectionOptions } from "@reconcile/controller-manager";
+import { endpointsResources } from "@reconcile/endpoints";
+import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
+import { NodeSimulator } from "@reconcile/kubelet";
+import { LeaderElector, LeaseLock } from "@reconcile/leader-election";
+import { Scheduler } from "@reconcile/scheduler";
+
+/** An API server that serves the built-in resources plus Endpoints and EndpointSlices. */
+export function newApiServer(options: ApiServerOptions = {}): ApiServer {
+  return new ApiServer({ ...options, resources: [...builtinResources, ...endpointsResources] });
+}
+
+export interface ClusterOptions {
+  /** Simulated nodes, named node-1 … node-N. Default 3. */
+  nodes?: number;
+  /** Controller managers competing for their Lease. Default 1. */
+  controllerManagers?: number;
+  /** Schedulers competing for their Lease. Default 1. */
+  schedulers?: number;
+  /** Lease timing of both elections. Default: upstream's 15 s / 10 s / 2 s. */
+  election?: Pick<LeaderElectionOptions, "leaseDurationMs" | "renewDeadlineMs" | "retryPeriodMs">;
+}
+
+/** One controller manager or scheduler process, as far as the demo is concerned. */
+export interface Component {
+  readonly identity: string;
+  /** Whether it is the acting leader now. */
+  isLeader(): boolean;
+  /** Kills it: stops without giving up its Lease, as a crashed process would. */
+  kill(): Promise<void>;
+  readonly killed: boolean;
+}
+
+export interface Cluster {
+  readonly client: Client;
+  readonly nodeNames: readonly string[];
+  readonly controllerManagers: readonly (Component & { manager: ControllerManager })[];
+  readonly schedulers: readonly Component[];
+  /** Stops a node's kubelet: it stops heartbeating and leaves its pods as they were. */
+  stopNode(name: string): Promise<void>;
+  /** How the API server reaches the nodes' kubelets for `pods/log`. */
+  kubeletConnection(): ReturnType<NodeSimulator["kubeletConnection"]>;
+  /** Resolves once the nodes' shared pod cache has synced. */
+  readonly synced: Promise<void>;
+  /** Stops everything still running; resolves once all has stopped. */
+  stop(): Promise<void>;
+}
+
+export function startCluster(server: ApiServer, options: ClusterOptions = {}): Cluster {
+  const client = server.client();
+  const abort = new AbortController();
+  setMaxListeners(0, abort.signal); // every component listens to it
+  const tasks: Promise<unknown>[] = [];
+  const nodeCount = options.nodes ?? 3;
+  const nodeNames = Array.from({ length: nodeCount }, (_, i) => `node-${i + 1}`);
+
+  // Nodes: one simulator per node (so each can stop alone), fed by one shared pod informer.
+  const podInformer = new SharedIndexInformer<Pod>({
+    listerWatcher: listerWatcher(client, pods),
+    resource: pods,
+  });
+  const nodeStops = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  const simulators = nodeNames.map((name, i) => {
+    const simulator = new NodeSimulator({
+      client,
+      nodes: [name],
+      podInformer,
+      kubeletOptions: () => ({
+        podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
+        nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
+      }),
+    });
+    const nodeAbort = new AbortController();
+    const done = simulator.run({ signal: AbortSignal.any([abort.signal, nodeAbort.signal]) });
+    nodeStops.set(name, { abort: nodeAbort, done });
+    tasks.push(done);
+    return simulator;
+  });
+  tasks.push(podInformer.run(abort.signal));
+
+  const controllerManagers = Array.from({ length: options.controllerManagers ?? 1 }, (_, i) => {
+    const identity = `kube-controller-manager-${i + 1}`;
+    const manager = new ControllerManager({
+      client,
+      leaderElection: { identity, ...options.election },
+    });
+    return {
+      manager,
+      ...component(
+        identity,
+        abort.signal,
+        tasks,
+        (signal) => manager.run({ signal }),
+        () => manager.isActing(),
+      ),
+    };
+  });
+
+  const schedulers = Array.from({ length: options.schedulers ?? 1 }, (_, i) => {
+    const identity = `kube-scheduler-${i + 1}`;
+    let leading = false;
+    const run = (signal: AbortSignal) =>
+      new LeaderElector({
+        lock: new LeaseLock({ client, namespace: "kube-system", name: "kube-scheduler", identity }),
+        name: "kube-scheduler",
+        ...options.election,
+        callbacks: {
+          onStartedLeading: async (term) => {
+            leading = true;
+            try {
+              await runScheduler(client, term);
+            } finally {
+              leading = false;
+            }
+          },
+          onStoppedLeading: () => {},
+        },
+      }).run(signal);
+    return component(identity, abort.signal, tasks, run, () => leading);
+  });
+
+  const synced = podInformer.whenSynced();
+  return {
+    client,
+    nodeNames,
+    controllerManagers,
+    schedulers,
+    async stopNode(name) {
+      const node = nodeStops.get(name);
+      if (node === undefined) throw new Error(`no node ${name}`);
+      node.abort.abort();
+      await node.done;
+    },
+    kubeletConnection: () => ({
+      containerLogs: (nodeName, namespace, podName, container, logOptions) => {
+        for (const simulator of simulators) {
+          const result = simulator
+            .kubeletConnection()
+            .containerLogs(nodeName, namespace, podName, container, logOptions);
+          if (result !== undefined) return result;
+        }
+        return undefined;
+      },
+    }),
+    synced,
+    async stop() {
+      abort.abort();
+      await Promise.allSettled(tasks);
+    },
+  };
+}
+
+/** One scheduler term: its own informers, run until the term ends. */
+async function runScheduler(client: Client, signal: AbortSignal): Promise<void> {
+  const factory = new SharedInformerFactory({ client });
+  const scheduler = Scheduler.fromInformerFactory(factory, { client });
+  factory.start(signal);
+  try {
+    await scheduler.run({ signal });
+  } finally {
+    await factory.shutdown();
+  }
+}
+
+function component(
+  identity: string,
+  clusterSignal: AbortSignal,
+  tasks: Promise<unknown>[],
+  run: (signal: AbortSignal) => Promise<void>,
+  isLeader: () => boolean,
+): Component {
+  const own = new AbortController();
+  const done = run(AbortSignal.any([clusterSignal, own.signal])).catch((error) => {
+    if (!clusterSignal.aborted && !own.signal.aborted) console.error(`${identity} stopped:`, error);
+  });
+  tasks.push(done);
+  let killed = false;
+  return {
+    identity,
+    isLeader: () => !killed && isLeader(),
+    get killed() {
+      return killed;
+    },
+    async kill() {
+      killed = true;
+      own.abort();
+      await done;
+    },
+  };
+}
