@@ -3,16 +3,11 @@
 // `npm run demo -- serve [--nodes N]` serves the cluster to kubectl;
 // `npm run demo -- replicaset` is the first slice (a ReplicaSet alone);
 // `npm run demo -- workqueue` tours the workqueue.
-import { setMaxListeners } from "node:events";
 import { runHaDemo } from "./ha-demo.js";
 import { runReplicaSetDemo } from "./replicaset-demo.js";
 import { serve } from "./serve.js";
 import { runStoryDemo } from "./story-demo.js";
 import { runWorkqueueDemo } from "./workqueue-demo.js";
-
-// Every informer of a factory listens to the factory's stop signal; a controller manager has more than
-// Node's default of 10 informers, which is not a leak.
-setMaxListeners(100);
 
 const scenarios: Record<string, () => Promise<boolean>> = {
   story: runStoryDemo,

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { type KubeObject, ReconcileError, type ResourceDescriptor } from "@reconcile/api";
 import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
@@ -120,6 +121,9 @@ export class SharedInformerFactory {
   start(signal: AbortSignal): void {
     if (this.#shuttingDown) return;
     const stop = AbortSignal.any([signal, this.#stop.signal]);
+    // Every informer (and its reflector) listens to this one signal; a factory may hold more than
+    // Node's default of 10 without any leak.
+    setMaxListeners(0, stop);
     for (const [key, informer] of this.#informers) {
       if (this.#running.has(key)) continue;
       this.#running.set(

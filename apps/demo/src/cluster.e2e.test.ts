@@ -1,0 +1,161 @@
+// The real kubectl against the demo's cluster: API server over HTTP, the
+// leader-elected controller manager (ReplicaSet, Deployment, Endpoints,
+// EndpointSlice controllers), the scheduler and three simulated nodes.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Cluster, newApiServer, startCluster } from "./cluster.js";
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+let cluster: Cluster;
+let close: () => Promise<void>;
+let kubectl: (...args: string[]) => Promise<Result>;
+let managerUrl: string;
+
+beforeAll(async () => {
+  const api = newApiServer();
+  cluster = startCluster(api, { nodes: 3 });
+  const listening = await api.listen({ port: 0, kubeletConnection: cluster.kubeletConnection() });
+  const health = await cluster.controllerManagers[0]!.manager.listen();
+  managerUrl = health.url;
+  await cluster.synced;
+  const home = await mkdtemp(join(tmpdir(), "reconcile-demo-e2e-"));
+  const kubeconfig = join(home, "kubeconfig");
+  await writeFile(kubeconfig, listening.kubeconfig());
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
+  kubectl = (...args) =>
+    new Promise((resolve) => {
+      execFile(
+        "kubectl",
+        [...args, "--request-timeout=20s"],
+        { env, timeout: 30_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
+      );
+    });
+  close = async () => {
+    await health.close();
+    await cluster.stop();
+    await listening.close();
+    await api.close();
+    await rm(home, { recursive: true, force: true });
+  };
+});
+
+afterAll(async () => {
+  await close?.();
+});
+
+async function ok(...args: string[]): Promise<string> {
+  const result = await kubectl(...args);
+  if (result.code !== 0)
+    throw new Error(`kubectl ${args.join(" ")} failed (${result.code}): ${result.stderr}`);
+  return result.stdout;
+}
+
+describe("kubectl against the composed cluster", () => {
+  it("get nodes lists the three simulated nodes, Ready", async () => {
+    await expect
+      .poll(async () => ok("get", "nodes", "--no-headers"), { timeout: 10_000 })
+      .toMatch(/node-3\s+Ready/);
+    const lines = (await ok("get", "nodes", "--no-headers")).trim().split("\n");
+    expect(lines.map((line) => line.split(/\s+/).slice(0, 2))).toEqual([
+      ["node-1", "Ready"],
+      ["node-2", "Ready"],
+      ["node-3", "Ready"],
+    ]);
+  });
+
+  it("a Deployment rolls out; get pods -o wide shows each pod's node and IP, one pod per node", async () => {
+    expect(await ok("create", "deployment", "web", "--image=nginx:1.27", "--replicas=3", "--port=80")).toBe(
+      "deployment.apps/web created\n",
+    );
+    expect(await ok("rollout", "status", "deployment/web", "--timeout=20s")).toContain(
+      'deployment "web" successfully rolled out',
+    );
+    const rows = (await ok("get", "pods", "-o", "wide", "--no-headers", "-l", "app=web"))
+      .trim()
+      .split("\n")
+      .map((line) => line.split(/\s+/));
+    expect(rows).toHaveLength(3);
+    for (const row of rows) {
+      expect(row[1]).toBe("1/1");
+      expect(row[2]).toBe("Running");
+      expect(row[5]).toMatch(/^10\.244\.\d+\.\d+$/);
+    }
+    expect(rows.map((row) => row[6]).sort()).toEqual(["node-1", "node-2", "node-3"]);
+  });
+
+  it("describe pod shows Scheduled, then the kubelet's Pulling … Started events", async () => {
+    const name = (
+      await ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}")
+    ).trim();
+    const described = await ok("describe", "pod", name);
+    const reasons = described
+      .slice(described.indexOf("Events:"))
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/)[1])
+      .filter((reason) => reason && !["Reason", "------"].includes(reason));
+    expect(reasons).toEqual(["Scheduled", "Pulling", "Pulled", "Created", "Started"]);
+    expect(described).toMatch(/Successfully assigned default\/\S+ to node-\d/);
+  });
+
+  it("expose: the Service's Endpoints and EndpointSlice list the ready pods' IPs on the target port", async () => {
+    expect(await ok("expose", "deployment", "web", "--port=8080", "--target-port=80")).toBe(
+      "service/web exposed\n",
+    );
+    const podIPs = (await ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].status.podIP}"))
+      .trim()
+      .split(" ")
+      .sort();
+    await expect
+      .poll(
+        async () =>
+          (await ok("get", "endpoints", "web", "-o", "jsonpath={.subsets[*].addresses[*].ip}"))
+            .trim()
+            .split(" ")
+            .sort(),
+        { timeout: 10_000 },
+      )
+      .toEqual(podIPs);
+    expect(await ok("get", "endpoints", "web", "-o", "jsonpath={.subsets[0].ports[0].port}")).toBe("80");
+    const slices = JSON.parse(
+      await ok("get", "endpointslices", "-l", "kubernetes.io/service-name=web", "-o", "json"),
+    );
+    expect(slices.items).toHaveLength(1);
+    expect(slices.items[0].metadata.labels["endpointslice.kubernetes.io/managed-by"]).toBe(
+      "endpointslice-controller.k8s.io",
+    );
+    expect(slices.items[0].endpoints.map((e: { addresses: string[] }) => e.addresses[0]).sort()).toEqual(
+      podIPs,
+    );
+  });
+
+  it("cordon marks the node unschedulable, and the scheduler places new pods elsewhere", async () => {
+    expect(await ok("cordon", "node-1")).toBe("node/node-1 cordoned\n");
+    expect(await ok("get", "node", "node-1", "--no-headers")).toMatch(/^node-1\s+Ready,SchedulingDisabled/);
+    await ok("scale", "deployment/web", "--replicas=6");
+    await ok("rollout", "status", "deployment/web", "--timeout=20s");
+    const nodes = (await ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.nodeName}"))
+      .trim()
+      .split(" ");
+    expect(nodes.filter((node) => node === "node-1")).toHaveLength(1); // only the pod placed before the cordon
+    expect(nodes).toHaveLength(6);
+    expect(await ok("uncordon", "node-1")).toBe("node/node-1 uncordoned\n");
+  });
+
+  it("the controller manager's /healthz and /metrics answer", async () => {
+    expect(await (await fetch(`${managerUrl}/healthz`)).text()).toBe("ok");
+    const metrics = await (await fetch(`${managerUrl}/metrics`)).text();
+    expect(metrics).toContain('leader_election_master_status{name="kube-controller-manager"} 1');
+    expect(metrics).toMatch(/workqueue_adds_total\{name="endpoint"\} [1-9]/);
+    expect(metrics).toMatch(/workqueue_adds_total\{name="endpoint_slice"\} [1-9]/);
+  });
+});
