@@ -15,7 +15,7 @@ import {
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
-import { MemoryStorage } from "./memory-storage.js";
+import { MemoryStorage } from "./storage/memory-storage.js";
 
 const servers: ApiServer[] = [];
 function newServer(options: ConstructorParameters<typeof ApiServer>[0] = {}): ApiServer {

@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import { builtinResources, type ResourceDescriptor } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
-import { GarbageCollector } from "./garbage-collector.js";
+import { GarbageCollector } from "./gc/garbage-collector.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
-import { InProcessClient } from "./in-process-client.js";
-import { MemoryStorage } from "./memory-storage.js";
-import { Registry, rfc3339 } from "./registry.js";
-import { type Storage, StorageError } from "./storage.js";
+import { InProcessClient } from "./registry/in-process-client.js";
+import { Registry, rfc3339 } from "./registry/registry.js";
+import { MemoryStorage } from "./storage/memory-storage.js";
+import { type Storage, StorageError } from "./storage/storage.js";
 
 export interface ApiServerOptions {
   /** Source of time: creation and deletion timestamps, bookmarks, watch timeouts. Default: `realClock`. */

@@ -1,9 +1,8 @@
 export { ApiServer, type ApiServerOptions, initialNamespaces } from "./api-server.js";
-export { GarbageCollector, type GarbageCollectorOptions } from "./garbage-collector.js";
+export { GarbageCollector, type GarbageCollectorOptions } from "./gc/garbage-collector.js";
 export * from "./http/index.js";
-export { InProcessClient } from "./in-process-client.js";
-export { MemoryStorage, type MemoryStorageOptions } from "./memory-storage.js";
-export { applyPatch, jsonPatch, mergePatch, type PatchType, strategicMergePatch } from "./patch.js";
+export { InProcessClient } from "./registry/in-process-client.js";
+export { applyPatch, jsonPatch, mergePatch, type PatchType, strategicMergePatch } from "./registry/patch.js";
 export {
   foregroundFinalizer,
   orphanFinalizer,
@@ -11,7 +10,8 @@ export {
   type RegistryDeleteOptions,
   type RegistryOptions,
   type RegistryWatch,
-} from "./registry.js";
+} from "./registry/registry.js";
+export { MemoryStorage, type MemoryStorageOptions } from "./storage/memory-storage.js";
 export {
   type Storage,
   StorageError,
@@ -22,4 +22,4 @@ export {
   type StorageListResult,
   type StorageWatcher,
   type StorageWatchOptions,
-} from "./storage.js";
+} from "./storage/storage.js";

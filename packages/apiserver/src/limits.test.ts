@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
 import type { ListeningApiServer } from "./http/server.js";
 import { maxNestingDepth, nestsDeeperThan } from "./limits.js";
-import type { MemoryStorage } from "./memory-storage.js";
+import type { MemoryStorage } from "./storage/memory-storage.js";
 
 const running: ApiServer[] = [];
 afterEach(async () => {

@@ -1,7 +1,7 @@
 import { isConflict, isNotFound, type OwnerReference, type ResourceDescriptor } from "@reconcile/api";
-import { copyJson } from "./json.js";
-import { foregroundFinalizer, orphanFinalizer, type Registry } from "./registry.js";
-import type { Storage, StorageEvent, StorageWatcher } from "./storage.js";
+import { copyJson } from "../json.js";
+import { foregroundFinalizer, orphanFinalizer, type Registry } from "../registry/registry.js";
+import type { Storage, StorageEvent, StorageWatcher } from "../storage/storage.js";
 
 export interface GarbageCollectorOptions {
   registry: Registry;

@@ -7,5 +7,6 @@ export {
   type ListeningApiServer,
   type ListenOptions,
   listen,
+  type Servable,
 } from "./server.js";
 export { type IncludeObject, type Table, type TableOptions, type TableRow, toTable } from "./table.js";

@@ -14,7 +14,7 @@ import {
   pods,
   StatusError,
 } from "@reconcile/api";
-import type { Registry } from "../registry.js";
+import type { Registry } from "../registry/registry.js";
 
 /** `PodLogOptions` as the kubelet receives them. */
 export interface PodLogOptions {

@@ -1,5 +1,5 @@
 import type { ResourceDescriptor } from "@reconcile/api";
-import { pathSegmentProblems } from "../meta-validation.js";
+import { pathSegmentProblems } from "../registry/meta-validation.js";
 import { type PodConnectAction, podConnectActions } from "./pod-connect.js";
 
 /** What a request path names. */

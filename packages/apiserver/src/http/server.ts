@@ -15,11 +15,10 @@ import {
   type WatchEvent,
 } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
-import type { ApiServer } from "../api-server.js";
-import { FieldErrors } from "../field-errors.js";
 import { isJsonObject } from "../json.js";
-import { applyPatch } from "../patch.js";
-import type { Registry, RegistryDeleteOptions } from "../registry.js";
+import { FieldErrors } from "../registry/field-errors.js";
+import { applyPatch } from "../registry/patch.js";
+import type { Registry, RegistryDeleteOptions } from "../registry/registry.js";
 import {
   aggregatedDiscovery,
   aggregatedDiscoveryContentType,
@@ -133,7 +132,16 @@ export interface ListenOptions {
   signal?: AbortSignal | undefined;
 }
 
-/** A listening HTTP server for an {@link ApiServer}. */
+/**
+ * What {@link listen} serves: an `ApiServer` is one, and so is any pair of a
+ * registry and its clock (the parts {@link createRequestHandler} takes too).
+ */
+export interface Servable {
+  readonly registry: Registry;
+  readonly clock?: Clock | undefined;
+}
+
+/** A listening HTTP server for an `ApiServer`. */
 export interface ListeningApiServer {
   /** `http://host:port`. */
   readonly url: string;
@@ -146,14 +154,17 @@ export interface ListeningApiServer {
   close(): Promise<void>;
 }
 
-/** Serves `apiServer` over HTTP (`apiServer.listen` in spirit). Resolves once it listens. */
-export async function listen(apiServer: ApiServer, options: ListenOptions = {}): Promise<ListeningApiServer> {
+/** Serves a registry over HTTP (`apiServer.listen` in spirit). Resolves once it listens. */
+export async function listen(
+  { registry, clock }: Servable,
+  options: ListenOptions = {},
+): Promise<ListeningApiServer> {
   const host = options.host ?? "127.0.0.1";
   const requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
   const headersTimeoutMs = options.headersTimeoutMs ?? 32_000;
   const handler = createRequestHandler({
-    registry: apiServer.registry,
-    clock: apiServer.clock,
+    registry,
+    clock,
     maxRequestBytes: options.maxRequestBytes,
     token: options.token,
     requestTimeoutMs,

@@ -1,7 +1,7 @@
 import { type Deployment, deployments, isConflict } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer } from "./index.js";
+import { ApiServer } from "../index.js";
 
 const servers: ApiServer[] = [];
 afterEach(async () => {

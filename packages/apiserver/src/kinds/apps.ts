@@ -1,10 +1,10 @@
 import type { Deployment, LabelSelector, PodTemplateSpec, ReplicaSet } from "@reconcile/api";
 import { InvalidLabelSelectorError, labelSelectorAsSelector } from "@reconcile/api";
-import type { FieldErrors } from "./field-errors.js";
-import { copyJson, jsonEqual, type Mutable } from "./json.js";
-import { validateLabels } from "./meta-validation.js";
-import { applyPodSpecDefaults, validatePodSpec } from "./pod-strategy.js";
-import type { Strategy } from "./strategy.js";
+import { copyJson, jsonEqual, type Mutable } from "../json.js";
+import type { FieldErrors } from "../registry/field-errors.js";
+import { validateLabels } from "../registry/meta-validation.js";
+import type { Strategy } from "../registry/strategy.js";
+import { applyPodSpecDefaults, validatePodSpec } from "./pod.js";
 
 const strategyTypes = ["Recreate", "RollingUpdate"];
 

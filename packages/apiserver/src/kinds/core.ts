@@ -1,7 +1,7 @@
 import type { Event, Lease, Namespace } from "@reconcile/api";
-import type { FieldErrors } from "./field-errors.js";
-import { dnsLabelName } from "./meta-validation.js";
-import type { Strategy } from "./strategy.js";
+import type { FieldErrors } from "../registry/field-errors.js";
+import { dnsLabelName } from "../registry/meta-validation.js";
+import type { Strategy } from "../registry/strategy.js";
 
 const eventTypes = ["Normal", "Warning"];
 

@@ -6,8 +6,8 @@ import {
   type Pod,
   type PodCondition,
 } from "@reconcile/api";
-import { FieldErrors } from "./field-errors.js";
-import { copyJson, isJsonObject } from "./json.js";
+import { copyJson, isJsonObject } from "../json.js";
+import { FieldErrors } from "../registry/field-errors.js";
 
 /** A core/v1 Binding: the pod (by metadata) and the node it goes to. */
 export interface Binding {

@@ -1,8 +1,8 @@
 import type { Container, Pod, PodSpec } from "@reconcile/api";
 import { isDNS1123Label } from "@reconcile/api";
-import type { FieldErrors } from "./field-errors.js";
-import { copyJson, jsonEqual, type Mutable } from "./json.js";
-import type { Strategy } from "./strategy.js";
+import { copyJson, jsonEqual, type Mutable } from "../json.js";
+import type { FieldErrors } from "../registry/field-errors.js";
+import type { Strategy } from "../registry/strategy.js";
 
 const restartPolicies = ["Always", "OnFailure", "Never"];
 const pullPolicies = ["Always", "IfNotPresent", "Never"];

@@ -1,5 +1,5 @@
 import { describeClientConformance } from "@reconcile/client/testing";
-import { ApiServer } from "./api-server.js";
+import { ApiServer } from "../api-server.js";
 
 describeClientConformance("in-process client of ApiServer", async () => {
   const server = new ApiServer();

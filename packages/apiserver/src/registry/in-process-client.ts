@@ -20,7 +20,7 @@ import type {
   ResourceClient,
   WriteOptions,
 } from "@reconcile/client";
-import { copyJson } from "./json.js";
+import { copyJson } from "../json.js";
 import type { Registry } from "./registry.js";
 
 /**

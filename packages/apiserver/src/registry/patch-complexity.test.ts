@@ -6,7 +6,7 @@ import { describe, expect, it, vi } from "vitest";
 const comparisons = vi.hoisted(() => ({ count: 0 }));
 const copies = vi.hoisted(() => ({ bytes: 0 }));
 vi.mock("./json.js", async (importOriginal) => {
-  const original = await importOriginal<typeof import("./json.js")>();
+  const original = await importOriginal<typeof import("../json.js")>();
   return {
     ...original,
     jsonEqual: (a: unknown, b: unknown) => {

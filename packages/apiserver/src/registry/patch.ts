@@ -1,6 +1,11 @@
 import { newBadRequest, newRequestEntityTooLarge, StatusError } from "@reconcile/api";
-import { copyJson, isJsonObject, jsonEqual } from "./json.js";
-import { maxJsonPatchCopyBytes, maxJsonPatchOperations, maxNestingDepth, nestsDeeperThan } from "./limits.js";
+import { copyJson, isJsonObject, jsonEqual } from "../json.js";
+import {
+  maxJsonPatchCopyBytes,
+  maxJsonPatchOperations,
+  maxNestingDepth,
+  nestsDeeperThan,
+} from "../limits.js";
 
 export type PatchType = "merge" | "json" | "strategic-merge" | "apply";
 

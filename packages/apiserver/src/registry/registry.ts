@@ -28,18 +28,24 @@ import {
   type WatchOptions,
 } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
+import { copyJson, isJsonObject, jsonEqual, type Mutable } from "../json.js";
+import { assignPod, decodeBinding } from "../kinds/pod-binding.js";
+import { strategyFor } from "../kinds/strategies.js";
+import { checkNesting } from "../limits.js";
+import type { Storage, StorageEvent } from "../storage/storage.js";
+import { StorageError } from "../storage/storage.js";
+import { continueExpiredMessage, tooLargeResourceVersion, toStatusError } from "../storage/storage-errors.js";
 import { decodeContinue, encodeContinue } from "./continue-token.js";
 import { FieldErrors } from "./field-errors.js";
-import { copyJson, isJsonObject, jsonEqual, type Mutable } from "./json.js";
-import { checkNesting } from "./limits.js";
-import { pathSegmentProblems, validateLabels, validateObjectMeta } from "./meta-validation.js";
+import {
+  dnsSubdomainName,
+  pathSegmentProblems,
+  validateLabels,
+  validateObjectMeta,
+} from "./meta-validation.js";
 import { applyPatch, type PatchType } from "./patch.js";
-import { assignPod, decodeBinding } from "./pod-binding.js";
 import { kindSchemas, objectMetaSchema, typeProblem } from "./schema.js";
-import type { Storage, StorageEvent } from "./storage.js";
-import { StorageError } from "./storage.js";
-import { continueExpiredMessage, tooLargeResourceVersion, toStatusError } from "./storage-errors.js";
-import { type Strategy, strategyFor } from "./strategy.js";
+import type { Strategy } from "./strategy.js";
 
 /** Namespaces that can never be deleted (kube-apiserver's NamespaceLifecycle admission). */
 const immortalNamespaces: ReadonlySet<string> = new Set(["default", "kube-system", "kube-public"]);
@@ -859,7 +865,7 @@ export class Registry {
   }
 }
 
-const defaultNameRule = (name: string) => strategyFor({ group: "", kind: "" }).nameRule!(name);
+const defaultNameRule = dnsSubdomainName;
 
 type MutableMeta = Mutable<NonNullable<KubeObject["metadata"]>>;
 

@@ -1,9 +1,6 @@
-import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
-import { appsStrategies } from "./apps-strategy.js";
-import { coreStrategies } from "./core-strategies.js";
+import type { KubeObject } from "@reconcile/api";
 import type { FieldErrors } from "./field-errors.js";
-import { dnsSubdomainName, type NameRule } from "./meta-validation.js";
-import { podStrategy } from "./pod-strategy.js";
+import type { NameRule } from "./meta-validation.js";
 
 /**
  * What differs between kinds (kube-apiserver's `RESTCreateStrategy`,
@@ -36,17 +33,4 @@ export interface Strategy {
     statusReplicas(object: KubeObject): number;
     selector(object: KubeObject): string;
   };
-}
-
-const strategies: Readonly<Record<string, Strategy>> = {
-  "/Pod": podStrategy,
-  ...appsStrategies,
-  ...coreStrategies,
-};
-
-const genericStrategy: Strategy = { nameRule: dnsSubdomainName };
-
-/** The strategy of a resource's kind; kinds without one are stored with name validation only. */
-export function strategyFor(resource: Pick<ResourceDescriptor, "group" | "kind">): Strategy {
-  return strategies[`${resource.group}/${resource.kind}`] ?? genericStrategy;
 }

@@ -1,7 +1,7 @@
 import type { KubeObject } from "@reconcile/api";
 import type { Clock, TimerHandle } from "@reconcile/clock";
 import { realClock } from "@reconcile/clock";
-import { defaultMaxObjectBytes } from "./limits.js";
+import { defaultMaxObjectBytes } from "../limits.js";
 import { RingBuffer } from "./ring-buffer.js";
 import {
   type Storage,

@@ -2,7 +2,7 @@ import { type KubeObject, type ObjectList, type Pod, pods, type WatchEvent } fro
 import { FakeClock } from "@reconcile/clock";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { ApiServer } from "./api-server.js";
+import { ApiServer } from "../api-server.js";
 import { MemoryStorage } from "./memory-storage.js";
 import type { WatchChannel } from "./watch-channel.js";
 
