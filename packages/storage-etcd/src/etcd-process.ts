@@ -196,8 +196,11 @@ class Member implements EtcdProcess {
         if (this.#child === child) this.#child = undefined;
         resolve();
       });
-      child.once("error", (error) => {
-        this.#log += `\n${error.message}`;
+      child.once("error", (error: NodeJS.ErrnoException) => {
+        this.#log +=
+          error.code === "ENOENT"
+            ? `\n${c.binary} is not installed (not on the PATH); on Debian: apt-get install etcd-server`
+            : `\n${error.message}`;
         if (this.#child === child) this.#child = undefined;
         resolve();
       });
