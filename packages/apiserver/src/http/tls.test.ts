@@ -1,0 +1,58 @@
+import { X509Certificate } from "node:crypto";
+import { once } from "node:events";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import { describe, expect, it } from "vitest";
+import { generateServingCertificates } from "./tls.js";
+
+describe("generateServingCertificates", () => {
+  it("issues a CA and a serving certificate for the loopback names that the CA verifies", async () => {
+    const notBefore = new Date("2026-01-01T00:00:00Z");
+    const { ca, serving } = generateServingCertificates({ notBefore, caCommonName: "test-ca" });
+    const caCert = new X509Certificate(ca.cert);
+    const leaf = new X509Certificate(serving.cert);
+    expect(caCert.ca).toBe(true);
+    expect(caCert.subject).toBe("CN=test-ca");
+    expect(leaf.ca).toBe(false);
+    expect(leaf.issuer).toBe("CN=test-ca");
+    expect(leaf.verify(caCert.publicKey)).toBe(true);
+    expect(leaf.checkIssued(caCert)).toBe(true);
+    expect(leaf.subjectAltName).toBe("DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1");
+    expect(leaf.checkHost("localhost")).toBe("localhost");
+    expect(leaf.checkIP("127.0.0.1")).toBe("127.0.0.1");
+    expect(leaf.checkHost("example.com")).toBeUndefined();
+    expect(new Date(leaf.validFrom).toISOString()).toBe("2026-01-01T00:00:00.000Z");
+    expect(new Date(leaf.validTo).toISOString()).toBe("2027-01-01T00:00:00.000Z");
+    expect(serving.key).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
+  });
+
+  it("serves HTTPS that a client trusting only the CA accepts, and one trusting another CA refuses", async () => {
+    const { ca, serving } = generateServingCertificates();
+    const other = generateServingCertificates();
+    const server = https.createServer({ cert: serving.cert, key: serving.key }, (_request, response) => {
+      response.end("ok");
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    const get = (trusted: string) =>
+      new Promise<string>((resolve, reject) => {
+        https
+          .get(`https://127.0.0.1:${port}/`, { ca: trusted }, (response) => {
+            let body = "";
+            response.on("data", (chunk) => {
+              body += chunk;
+            });
+            response.on("end", () => resolve(body));
+          })
+          .on("error", reject);
+      });
+    try {
+      await expect(get(ca.cert)).resolves.toBe("ok");
+      await expect(get(other.ca.cert)).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,117 @@
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import forge from "node-forge";
+/** A PEM certificate and its PEM (PKCS#8) private key. */
+export interface CertificateAndKey {
+  cert: string;
+  key: string;
+}
+
+/** What {@link generateServingCertificates} returns: the CA and a serving certificate it signed. */
+export interface ServingCertificates {
+  /** The self-signed CA, as a kubeconfig's `certificate-authority-data` carries it (PEM). */
+  ca: CertificateAndKey;
+  /** The serving certificate (PEM, the leaf only) and its key, for `https.createServer`. */
+  serving: CertificateAndKey;
+}
+
+export interface ServingCertificateOptions {
+  /** DNS names in the serving certificate. Default `["localhost"]`. */
+  dnsNames?: readonly string[] | undefined;
+  /** IP addresses in the serving certificate. Default `["127.0.0.1", "::1"]`. */
+  ipAddresses?: readonly string[] | undefined;
+  /** The time the certificates start being valid. Default: now, less one hour (clock skew). */
+  notBefore?: Date | undefined;
+  /**
+   * How long both certificates are valid, in days. Default 365, as kube-apiserver's
+   * self-signed serving certificate (`GenerateSelfSignedCertKey`) is valid for a year.
+   */
+  validityDays?: number | undefined;
+  /** The CA's common name. Default `reconcile-ca@<unix seconds>`, as kube-apiserver names its own. */
+  caCommonName?: string | undefined;
+}
+
+/**
+ * A CA and a serving certificate for the loopback names and addresses, generated
+ * fresh (RSA 2048, keys made by Node's own crypto). kube-apiserver, given no
+ * certificate, does the same for itself (`GenerateSelfSignedCertKey`: a
+ * `<host>-ca@<time>` CA signing `<host>@<time>`), so a client can pin the CA
+ * instead of skipping verification.
+ */
+export function generateServingCertificates(options: ServingCertificateOptions = {}): ServingCertificates {
+  const notBefore = options.notBefore ?? new Date(Date.now() - 60 * 60 * 1000);
+  const notAfter = new Date(notBefore.getTime() + (options.validityDays ?? 365) * 24 * 60 * 60 * 1000);
+  const stamp = Math.floor(notBefore.getTime() / 1000);
+  const dnsNames = options.dnsNames ?? ["localhost"];
+  const ipAddresses = options.ipAddresses ?? ["127.0.0.1", "::1"];
+
+  const caKeys = newKeyPair();
+  const caSubject = [{ name: "commonName", value: options.caCommonName ?? `reconcile-ca@${stamp}` }];
+  const caCert = forge.pki.createCertificate();
+  caCert.publicKey = caKeys.publicKey;
+  caCert.serialNumber = randomSerial();
+  caCert.validity.notBefore = notBefore;
+  caCert.validity.notAfter = notAfter;
+  caCert.setSubject(caSubject);
+  caCert.setIssuer(caSubject);
+  caCert.setExtensions([
+    { name: "basicConstraints", cA: true, critical: true },
+    { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    { name: "subjectKeyIdentifier" },
+  ]);
+  caCert.sign(caKeys.privateKey, forge.md.sha256.create());
+
+  const servingKeys = newKeyPair();
+  const servingCert = forge.pki.createCertificate();
+  servingCert.publicKey = servingKeys.publicKey;
+  servingCert.serialNumber = randomSerial();
+  servingCert.validity.notBefore = notBefore;
+  servingCert.validity.notAfter = notAfter;
+  servingCert.setSubject([
+    { name: "commonName", value: `${dnsNames[0] ?? ipAddresses[0] ?? "localhost"}@${stamp}` },
+  ]);
+  servingCert.setIssuer(caSubject);
+  servingCert.setExtensions([
+    { name: "basicConstraints", cA: false, critical: true },
+    { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: "extKeyUsage", serverAuth: true },
+    {
+      name: "subjectAltName",
+      altNames: [
+        ...dnsNames.map((value) => ({ type: 2, value })),
+        ...ipAddresses.map((ip) => ({ type: 7, ip })),
+      ],
+    },
+    { name: "authorityKeyIdentifier", keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
+  ]);
+  servingCert.sign(caKeys.privateKey, forge.md.sha256.create());
+
+  return {
+    ca: { cert: forge.pki.certificateToPem(caCert), key: caKeys.privateKeyPem },
+    serving: { cert: forge.pki.certificateToPem(servingCert), key: servingKeys.privateKeyPem },
+  };
+}
+
+/** Node's native key generation: forge's own is pure JavaScript and takes seconds. */
+function newKeyPair(): {
+  publicKey: forge.pki.rsa.PublicKey;
+  privateKey: forge.pki.rsa.PrivateKey;
+  privateKeyPem: string;
+} {
+  const { publicKey, privateKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: "spki", format: "pem" },
+    privateKeyEncoding: { type: "pkcs8", format: "pem" },
+  });
+  return {
+    publicKey: forge.pki.publicKeyFromPem(publicKey) as forge.pki.rsa.PublicKey,
+    privateKey: forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey,
+    privateKeyPem: privateKey,
+  };
+}
+
+/** A positive serial number of 128 random bits, hex (RFC 5280: at most 20 octets, positive). */
+function randomSerial(): string {
+  const bytes = randomBytes(16);
+  bytes[0] = (bytes[0] ?? 0) & 0x7f;
+  return bytes.toString("hex");
+}
