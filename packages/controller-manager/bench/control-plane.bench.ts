@@ -1,0 +1,204 @@
+// The control plane in one process (issue's §6): the embedded API server,
+// the controller manager (ReplicaSet and Deployment controllers), the
+// scheduler and 100 simulated nodes, on the real clock.
+//
+// (a) a 3,000-replica Deployment created → Available (every replica
+//     updated, ready and available): seconds. Goal ≤ 10 s… for the rollout;
+//     this one is reported for reference.
+// (b) pod startup latency during (a), created → Ready, p50 and p99, seen
+//     through a watch (the pod's ADDED event → its Ready condition True).
+//     Kubernetes' SLO: p99 ≤ 5 s; goal: p99 ≤ 1 s.
+// (c) the same Deployment rolled to a new image → complete: seconds. Goal ≤ 10 s.
+//
+// Each run starts a fresh cluster; 3 runs, medians reported.
+import { builtinResources, type Deployment, deployments, isPodReady, type Pod, pods } from "@reconcile/api";
+import { ApiServer } from "@reconcile/apiserver";
+import { listerWatcher } from "@reconcile/client";
+import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
+import { median, writeResults } from "../../../tools/bench/index.js";
+import { NodeSimulator } from "../../kubelet/src/index.js";
+import { Scheduler } from "../../scheduler/src/index.js";
+import { ControllerManager } from "../src/index.js";
+
+const nodeCount = Number(process.env.NODES ?? 100);
+const replicas = Number(process.env.REPLICAS ?? 3000);
+const runs = Number(process.env.RUNS ?? 3);
+
+interface Run {
+  availableSeconds: number;
+  rolloutSeconds: number;
+  startupP50Ms: number;
+  startupP99Ms: number;
+  pods: number;
+}
+
+async function once(): Promise<Run> {
+  const server = new ApiServer({ resources: builtinResources });
+  const client = server.client();
+  const stop = new AbortController();
+  const podInformer = new SharedIndexInformer<Pod>({
+    listerWatcher: listerWatcher(client, pods),
+    resource: pods,
+  });
+  const nodes = new NodeSimulator({ client, nodes: nodeCount, podInformer });
+  const manager = new ControllerManager({
+    client,
+    controllers: "replicaset,deployment",
+    leaderElection: false,
+  });
+  const schedulerFactory = new SharedInformerFactory({ client });
+  const scheduler = Scheduler.fromInformerFactory(schedulerFactory, { client });
+
+  // Startup latency: first seen (ADDED) → first seen Ready, per pod uid.
+  const seen = new Map<string, number>();
+  const latencies: number[] = [];
+  podInformer.addEventHandler({
+    onAdd: (pod) => {
+      seen.set(pod.metadata?.uid ?? "", performance.now());
+    },
+    onUpdate: (_, pod) => {
+      const uid = pod.metadata?.uid ?? "";
+      const added = seen.get(uid);
+      if (added !== undefined && isPodReady(pod)) {
+        latencies.push(performance.now() - added);
+        seen.delete(uid);
+      }
+    },
+  });
+
+  const tasks = [
+    podInformer.run(stop.signal),
+    nodes.run({ signal: stop.signal }),
+    manager.run({ signal: stop.signal }),
+    scheduler.run({ signal: stop.signal }),
+  ];
+  schedulerFactory.start(stop.signal);
+  await podInformer.whenSynced();
+  await schedulerFactory.waitForCacheSync(stop.signal);
+  while ((await client.resource(nodes_()).list()).items.length < nodeCount) await sleep(50);
+
+  const started = performance.now();
+  await client.resource(deployments, "default").create(deployment("nginx:1.27"));
+  await until(async () => complete(await client.resource(deployments, "default").get("web"), "nginx:1.27"));
+  const availableSeconds = (performance.now() - started) / 1000;
+  const startup = [...latencies];
+
+  const rolled = performance.now();
+  const d = await client.resource(deployments, "default").get("web");
+  d.spec!.template.spec!.containers[0]!.image = "nginx:1.28";
+  await client.resource(deployments, "default").update(d);
+  await until(async () => complete(await client.resource(deployments, "default").get("web"), "nginx:1.28"));
+  const rolloutSeconds = (performance.now() - rolled) / 1000;
+
+  stop.abort();
+  await Promise.allSettled(tasks);
+  await schedulerFactory.shutdown();
+  await server.close();
+  return {
+    availableSeconds,
+    rolloutSeconds,
+    startupP50Ms: percentile(startup, 0.5),
+    startupP99Ms: percentile(startup, 0.99),
+    pods: startup.length,
+  };
+}
+
+function nodes_() {
+  return builtinResources.find((r) => r.plural === "nodes")!;
+}
+
+function deployment(image: string): Deployment {
+  const labels = { app: "web" };
+  return {
+    metadata: { name: "web", namespace: "default" },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          containers: [{ name: "nginx", image, resources: { requests: { cpu: "10m", memory: "16Mi" } } }],
+        },
+      },
+    },
+  };
+}
+
+function complete(d: Deployment, image: string): boolean {
+  const s = d.status;
+  return (
+    d.spec?.template.spec?.containers[0]?.image === image &&
+    s?.observedGeneration === d.metadata?.generation &&
+    s?.updatedReplicas === replicas &&
+    s?.replicas === replicas &&
+    s?.availableReplicas === replicas
+  );
+}
+
+async function until(condition: () => Promise<boolean>, timeoutMs = 300_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await condition())) {
+    if (performance.now() > deadline) throw new Error(`not reached within ${timeoutMs} ms`);
+    await sleep(20);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+}
+
+const results: Run[] = [];
+for (let i = 0; i < runs; i++) {
+  const run = await once();
+  console.log(
+    `run ${i + 1}: available in ${run.availableSeconds.toFixed(2)} s, rollout ${run.rolloutSeconds.toFixed(2)} s, startup p50 ${run.startupP50Ms.toFixed(0)} ms p99 ${run.startupP99Ms.toFixed(0)} ms (${run.pods} pods)`,
+  );
+  results.push(run);
+}
+const measurement = (
+  name: string,
+  unit: string,
+  values: number[],
+  target: number,
+): Parameters<typeof writeResults>[1][number] => ({
+  name,
+  unit,
+  higherIsBetter: false,
+  runs: values,
+  median: median(values),
+  target,
+});
+const measurements = [
+  measurement(
+    `a: ${replicas}-replica Deployment created → Available, ${nodeCount} nodes`,
+    "s",
+    results.map((r) => r.availableSeconds),
+    10,
+  ),
+  measurement(
+    "b: pod startup created → Ready, p50",
+    "ms",
+    results.map((r) => r.startupP50Ms),
+    1000,
+  ),
+  measurement(
+    "b: pod startup created → Ready, p99 (SLO 5000 ms)",
+    "ms",
+    results.map((r) => r.startupP99Ms),
+    1000,
+  ),
+  measurement(
+    `c: rolled to a new image → complete`,
+    "s",
+    results.map((r) => r.rolloutSeconds),
+    10,
+  ),
+];
+for (const m of measurements) console.log(`${m.name}: median ${m.median.toFixed(2)} ${m.unit}`);
+writeResults("control-plane", measurements, { nodes: nodeCount, replicas });
