@@ -74,12 +74,19 @@ export function escapeFieldValue(value: string): string {
 export function objectFieldSet(
   resource: Pick<ResourceDescriptor, "group" | "kind" | "namespaced">,
   obj: KubeObject | DeepReadonly<KubeObject>,
+  kindFields: SelectableFields | undefined = selectableFieldsOf(resource),
 ): Record<string, string> {
   const fields: Record<string, string> = { "metadata.name": obj.metadata?.name ?? "" };
   if (resource.namespaced) fields["metadata.namespace"] = obj.metadata?.namespace ?? "";
-  const kindFields = kindFieldSets[`${resource.group}/${resource.kind}`];
   if (kindFields) Object.assign(fields, kindFields.fields(obj as never));
   return fields;
+}
+
+/** The selectable fields of a built-in kind, or undefined for a kind with metadata fields only. */
+export function selectableFieldsOf(
+  resource: Pick<ResourceDescriptor, "group" | "kind">,
+): SelectableFields | undefined {
+  return kindFieldSets[`${resource.group}/${resource.kind}`];
 }
 
 /** The field labels a kind can be selected by. */
@@ -106,8 +113,8 @@ export function validateFieldSelector(
 export function fieldSelectorError(
   resource: Pick<ResourceDescriptor, "group" | "kind" | "namespaced">,
   selector: FieldSelector,
+  kindFields: SelectableFields | undefined = selectableFieldsOf(resource),
 ): StatusError | undefined {
-  const kindFields = kindFieldSets[`${resource.group}/${resource.kind}`];
   const supported = kindFields ? kindFields.labels : defaultLabels;
   for (const { field } of selector.requirements()) {
     if (supported.includes(field)) continue;
@@ -226,10 +233,14 @@ function unescapeFieldValue(value: string, fail: (reason: string, offset: number
 // ---------------------------------------------------------------------------
 // Per-kind selectable fields, as each kind's registry strategy defines them.
 
-interface KindFields {
-  labels: readonly string[];
+/** A kind's selectable fields (its `ToSelectableFields`): the labels, and their values for one object. */
+export interface SelectableFields {
+  /** Every label a field selector may name, metadata's included. */
+  readonly labels: readonly string[];
   fields(obj: never): Record<string, string>;
 }
+
+type KindFields = SelectableFields;
 
 const defaultLabels: readonly string[] = Object.freeze(["metadata.name", "metadata.namespace"]);
 

@@ -1,9 +1,12 @@
 import { randomUUID } from "node:crypto";
-import { builtinResources, type ResourceDescriptor } from "@reconcile/api";
+import type { ResourceDescriptor } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { GarbageCollector } from "./gc/garbage-collector.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
+import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
+import type { ResourceDefinition } from "./kinds/definition.js";
+import { ResourceDefinitions } from "./registry/definitions.js";
 import { InProcessClient } from "./registry/in-process-client.js";
 import { Registry, rfc3339 } from "./registry/registry.js";
 import { MemoryStorage } from "./storage/memory-storage.js";
@@ -25,8 +28,14 @@ export interface ApiServerOptions {
   bookmarkIntervalMs?: number | undefined;
   /** Where objects live. Default: a new `MemoryStorage` with `clock`, `historySize` and `watchBufferSize`. */
   storage?: Storage | undefined;
-  /** The resources served. Default: `builtinResources` from `@reconcile/api`. */
+  /**
+   * The resources served, each with its built-in definition (or, for a kind
+   * reconcile does not know, the defaults of `defineKind`). Default: every
+   * built-in kind. Ignored with `definitions`.
+   */
   resources?: readonly ResourceDescriptor[] | undefined;
+  /** The kinds served at start, in discovery order. Default: the built-in definitions. */
+  definitions?: readonly ResourceDefinition[] | undefined;
   /** The largest object accepted, in bytes of JSON (kube-apiserver's etcd limit). Default: 1.5 MiB. */
   maxObjectBytes?: number | undefined;
   /** Run the garbage collector (deletion propagation through ownerReferences). Default: true. */
@@ -67,7 +76,9 @@ export class ApiServer {
     this.registry = new Registry({
       storage: this.storage,
       clock: this.clock,
-      resources: options.resources ?? builtinResources,
+      definitions: new ResourceDefinitions(
+        options.definitions ?? options.resources?.map(definitionFor) ?? builtinDefinitions,
+      ),
       maxObjectBytes: options.maxObjectBytes ?? 1.5 * 1024 * 1024,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       ready,
@@ -82,6 +93,14 @@ export class ApiServer {
         () => {},
       );
     }
+  }
+
+  /**
+   * The kinds this server serves, live: `definitions.add(defineKind({ descriptor }))`
+   * serves a new kind over HTTP and through the in-process client from the next request on.
+   */
+  get definitions(): ResourceDefinitions {
+    return this.registry.definitions;
   }
 
   /** A client that calls this server in process. */

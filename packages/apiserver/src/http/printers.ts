@@ -37,263 +37,268 @@ const ageOf = (object: KubeObject, now: number) => age(object.metadata?.creation
 const num = (value: unknown) => (typeof value === "number" ? value : 0);
 const orNone = (value: unknown) => (typeof value === "string" && value !== "" ? value : "<none>");
 
-/** The columns kube-apiserver prints for the kinds kubectl users look at most, by `group/kind`. */
-export const printers: Readonly<Record<string, Printer>> = {
-  "/Pod": {
-    columns: [
-      nameColumn,
-      column("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
-      column("Status", "string", "The aggregate status of the containers in this pod."),
-      column("Restarts", "string", "The number of times the containers in this pod have been restarted."),
-      ageColumn,
-      column("IP", "string", "IP address allocated to the pod.", 1),
-      column("Node", "string", "Name of the node this pod is assigned to.", 1),
-      column("Nominated Node", "string", "Name of the node nominated by the scheduler.", 1),
-      column("Readiness Gates", "string", "The readiness gates of the pod.", 1),
-    ],
-    cells(pod: Loose, now) {
-      const statuses: Loose[] = Array.isArray(pod.status?.containerStatuses)
-        ? pod.status.containerStatuses
-        : [];
-      const containers: Loose[] = Array.isArray(pod.spec?.containers) ? pod.spec.containers : [];
-      const ready = statuses.filter((s) => s?.ready === true).length;
-      const restarts = statuses.reduce((sum, s) => sum + num(s?.restartCount), 0);
-      // "3 (2m ago)": the time of the latest restart, as kubectl shows it.
-      let lastRestart = Number.NaN;
-      for (const s of statuses) {
-        const finishedAt = Date.parse(s?.lastState?.terminated?.finishedAt ?? "");
-        if (num(s?.restartCount) > 0 && !Number.isNaN(finishedAt) && !(finishedAt <= lastRestart)) {
-          lastRestart = finishedAt;
-        }
+export const podPrinter: Printer = {
+  columns: [
+    nameColumn,
+    column("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
+    column("Status", "string", "The aggregate status of the containers in this pod."),
+    column("Restarts", "string", "The number of times the containers in this pod have been restarted."),
+    ageColumn,
+    column("IP", "string", "IP address allocated to the pod.", 1),
+    column("Node", "string", "Name of the node this pod is assigned to.", 1),
+    column("Nominated Node", "string", "Name of the node nominated by the scheduler.", 1),
+    column("Readiness Gates", "string", "The readiness gates of the pod.", 1),
+  ],
+  cells(pod: Loose, now) {
+    const statuses: Loose[] = Array.isArray(pod.status?.containerStatuses)
+      ? pod.status.containerStatuses
+      : [];
+    const containers: Loose[] = Array.isArray(pod.spec?.containers) ? pod.spec.containers : [];
+    const ready = statuses.filter((s) => s?.ready === true).length;
+    const restarts = statuses.reduce((sum, s) => sum + num(s?.restartCount), 0);
+    // "3 (2m ago)": the time of the latest restart, as kubectl shows it.
+    let lastRestart = Number.NaN;
+    for (const s of statuses) {
+      const finishedAt = Date.parse(s?.lastState?.terminated?.finishedAt ?? "");
+      if (num(s?.restartCount) > 0 && !Number.isNaN(finishedAt) && !(finishedAt <= lastRestart)) {
+        lastRestart = finishedAt;
       }
-      const gates: Loose[] = Array.isArray(pod.spec?.readinessGates) ? pod.spec.readinessGates : [];
-      const conditions: Loose[] = Array.isArray(pod.status?.conditions) ? pod.status.conditions : [];
-      const gatesReady = gates.filter((g) =>
-        conditions.some((c) => c?.type === g?.conditionType && c?.status === "True"),
-      ).length;
-      return [
-        nameOf(pod),
-        `${ready}/${containers.length}`,
-        podStatusReason(pod),
-        Number.isNaN(lastRestart)
-          ? String(restarts)
-          : `${restarts} (${humanDuration(now - lastRestart)} ago)`,
-        ageOf(pod, now),
-        orNone(pod.status?.podIP),
-        orNone(pod.spec?.nodeName),
-        orNone(pod.status?.nominatedNodeName),
-        gates.length === 0 ? "<none>" : `${gatesReady}/${gates.length}`,
-      ];
-    },
+    }
+    const gates: Loose[] = Array.isArray(pod.spec?.readinessGates) ? pod.spec.readinessGates : [];
+    const conditions: Loose[] = Array.isArray(pod.status?.conditions) ? pod.status.conditions : [];
+    const gatesReady = gates.filter((g) =>
+      conditions.some((c) => c?.type === g?.conditionType && c?.status === "True"),
+    ).length;
+    return [
+      nameOf(pod),
+      `${ready}/${containers.length}`,
+      podStatusReason(pod),
+      Number.isNaN(lastRestart) ? String(restarts) : `${restarts} (${humanDuration(now - lastRestart)} ago)`,
+      ageOf(pod, now),
+      orNone(pod.status?.podIP),
+      orNone(pod.spec?.nodeName),
+      orNone(pod.status?.nominatedNodeName),
+      gates.length === 0 ? "<none>" : `${gatesReady}/${gates.length}`,
+    ];
   },
-  "apps/ReplicaSet": {
-    columns: [
-      nameColumn,
-      column("Desired", "integer", "Number of desired pods."),
-      column("Current", "integer", "Number of actually running pods."),
-      column("Ready", "integer", "Number of ready pods."),
-      ageColumn,
-      column("Containers", "string", "Names of each container in the template.", 1),
-      column("Images", "string", "Images referenced by each container in the template.", 1),
-      column("Selector", "string", "Label selector for pods.", 1),
-    ],
-    cells(rs: Loose, now) {
-      return [
-        nameOf(rs),
-        num(rs.spec?.replicas ?? 1),
-        num(rs.status?.replicas),
-        num(rs.status?.readyReplicas),
-        ageOf(rs, now),
-        ...templateCells(rs),
-      ];
-    },
+};
+
+export const replicaSetPrinter: Printer = {
+  columns: [
+    nameColumn,
+    column("Desired", "integer", "Number of desired pods."),
+    column("Current", "integer", "Number of actually running pods."),
+    column("Ready", "integer", "Number of ready pods."),
+    ageColumn,
+    column("Containers", "string", "Names of each container in the template.", 1),
+    column("Images", "string", "Images referenced by each container in the template.", 1),
+    column("Selector", "string", "Label selector for pods.", 1),
+  ],
+  cells(rs: Loose, now) {
+    return [
+      nameOf(rs),
+      num(rs.spec?.replicas ?? 1),
+      num(rs.status?.replicas),
+      num(rs.status?.readyReplicas),
+      ageOf(rs, now),
+      ...templateCells(rs),
+    ];
   },
-  "apps/Deployment": {
-    columns: [
-      nameColumn,
-      column("Ready", "string", "Number of the pod with ready state."),
-      column(
-        "Up-to-date",
-        "integer",
-        "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
-      ),
-      column("Available", "integer", "Total number of available pods (ready for at least minReadySeconds)."),
-      ageColumn,
-      column("Containers", "string", "Names of each container in the template.", 1),
-      column("Images", "string", "Images referenced by each container in the template.", 1),
-      column("Selector", "string", "Label selector for pods.", 1),
-    ],
-    cells(deployment: Loose, now) {
-      return [
-        nameOf(deployment),
-        `${num(deployment.status?.readyReplicas)}/${num(deployment.spec?.replicas ?? 1)}`,
-        num(deployment.status?.updatedReplicas),
-        num(deployment.status?.availableReplicas),
-        ageOf(deployment, now),
-        ...templateCells(deployment),
-      ];
-    },
+};
+
+export const deploymentPrinter: Printer = {
+  columns: [
+    nameColumn,
+    column("Ready", "string", "Number of the pod with ready state."),
+    column(
+      "Up-to-date",
+      "integer",
+      "Total number of non-terminated pods targeted by this deployment that have the desired template spec.",
+    ),
+    column("Available", "integer", "Total number of available pods (ready for at least minReadySeconds)."),
+    ageColumn,
+    column("Containers", "string", "Names of each container in the template.", 1),
+    column("Images", "string", "Images referenced by each container in the template.", 1),
+    column("Selector", "string", "Label selector for pods.", 1),
+  ],
+  cells(deployment: Loose, now) {
+    return [
+      nameOf(deployment),
+      `${num(deployment.status?.readyReplicas)}/${num(deployment.spec?.replicas ?? 1)}`,
+      num(deployment.status?.updatedReplicas),
+      num(deployment.status?.availableReplicas),
+      ageOf(deployment, now),
+      ...templateCells(deployment),
+    ];
   },
-  "coordination.k8s.io/Lease": {
-    columns: [nameColumn, column("Holder", "string", "The holder of the lease."), ageColumn],
-    cells(lease: Loose, now) {
-      return [
-        nameOf(lease),
-        typeof lease.spec?.holderIdentity === "string" ? lease.spec.holderIdentity : "",
-        ageOf(lease, now),
-      ];
-    },
+};
+
+export const leasePrinter: Printer = {
+  columns: [nameColumn, column("Holder", "string", "The holder of the lease."), ageColumn],
+  cells(lease: Loose, now) {
+    return [
+      nameOf(lease),
+      typeof lease.spec?.holderIdentity === "string" ? lease.spec.holderIdentity : "",
+      ageOf(lease, now),
+    ];
   },
-  "/Node": {
-    columns: [
-      nameColumn,
-      column("Status", "string", "The status of the node."),
-      column("Roles", "string", "The roles of the node."),
-      ageColumn,
-      column("Version", "string", "Kubelet version reported by the node."),
-      column("Internal-IP", "string", "The internal IP of the node.", 1),
-      column("External-IP", "string", "The external IP of the node.", 1),
-      column("OS-Image", "string", "OS image reported by the node.", 1),
-      column("Kernel-Version", "string", "Kernel version reported by the node.", 1),
-      column("Container-Runtime", "string", "Container runtime reported by the node.", 1),
-    ],
-    cells(node: Loose, now) {
-      const info = node.status?.nodeInfo ?? {};
-      const addresses: Loose[] = Array.isArray(node.status?.addresses) ? node.status.addresses : [];
-      const address = (type: string) => orNone(addresses.find((a) => a?.type === type)?.address);
-      const unknown = (value: unknown) => (typeof value === "string" && value !== "" ? value : "<unknown>");
-      return [
-        nameOf(node),
-        nodeStatus(node),
-        nodeRoles(node),
-        ageOf(node, now),
-        typeof info.kubeletVersion === "string" ? info.kubeletVersion : "",
-        address("InternalIP"),
-        address("ExternalIP"),
-        unknown(info.osImage),
-        unknown(info.kernelVersion),
-        unknown(info.containerRuntimeVersion),
-      ];
-    },
+};
+
+export const nodePrinter: Printer = {
+  columns: [
+    nameColumn,
+    column("Status", "string", "The status of the node."),
+    column("Roles", "string", "The roles of the node."),
+    ageColumn,
+    column("Version", "string", "Kubelet version reported by the node."),
+    column("Internal-IP", "string", "The internal IP of the node.", 1),
+    column("External-IP", "string", "The external IP of the node.", 1),
+    column("OS-Image", "string", "OS image reported by the node.", 1),
+    column("Kernel-Version", "string", "Kernel version reported by the node.", 1),
+    column("Container-Runtime", "string", "Container runtime reported by the node.", 1),
+  ],
+  cells(node: Loose, now) {
+    const info = node.status?.nodeInfo ?? {};
+    const addresses: Loose[] = Array.isArray(node.status?.addresses) ? node.status.addresses : [];
+    const address = (type: string) => orNone(addresses.find((a) => a?.type === type)?.address);
+    const unknown = (value: unknown) => (typeof value === "string" && value !== "" ? value : "<unknown>");
+    return [
+      nameOf(node),
+      nodeStatus(node),
+      nodeRoles(node),
+      ageOf(node, now),
+      typeof info.kubeletVersion === "string" ? info.kubeletVersion : "",
+      address("InternalIP"),
+      address("ExternalIP"),
+      unknown(info.osImage),
+      unknown(info.kernelVersion),
+      unknown(info.containerRuntimeVersion),
+    ];
   },
-  "/Event": {
-    columns: [
-      column("Last Seen", "string", "Time of the last occurrence."),
-      column("Type", "string", "Type of this event (Normal, Warning)."),
-      column("Reason", "string", "Short, machine understandable string for the transition."),
-      column("Object", "string", "The object this event is about."),
-      column("Subobject", "string", "The specific part of the object this event is about.", 1),
-      column("Source", "string", "The component reporting this event.", 1),
-      column("Message", "string", "A human-readable description of the status of this operation."),
-      column("First Seen", "string", "Time of the first occurrence.", 1),
-      column("Count", "integer", "The number of times this event has occurred.", 1),
-      column("Name", "string", "Name must be unique within a namespace.", 1, "name"),
-    ],
-    cells(event: Loose, now) {
-      const involved = event.involvedObject ?? {};
-      const first = event.firstTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp;
-      const last = event.lastTimestamp ?? event.eventTime ?? first;
-      const count = num(event.count ?? event.series?.count);
-      const lastSeen = count > 1 ? `${age(last, now)} (x${count} over ${age(first, now)})` : age(last, now);
-      const source = [event.source?.component, event.source?.host].filter(
-        (p) => typeof p === "string" && p !== "",
-      );
-      return [
-        lastSeen,
-        event.type ?? "",
-        event.reason ?? "",
-        `${String(involved.kind ?? "").toLowerCase()}/${involved.name ?? ""}`,
-        involved.fieldPath ?? "",
-        source.join(", "),
-        event.message ?? "",
-        age(first, now),
-        count,
-        nameOf(event),
-      ];
-    },
+};
+
+export const eventPrinter: Printer = {
+  columns: [
+    column("Last Seen", "string", "Time of the last occurrence."),
+    column("Type", "string", "Type of this event (Normal, Warning)."),
+    column("Reason", "string", "Short, machine understandable string for the transition."),
+    column("Object", "string", "The object this event is about."),
+    column("Subobject", "string", "The specific part of the object this event is about.", 1),
+    column("Source", "string", "The component reporting this event.", 1),
+    column("Message", "string", "A human-readable description of the status of this operation."),
+    column("First Seen", "string", "Time of the first occurrence.", 1),
+    column("Count", "integer", "The number of times this event has occurred.", 1),
+    column("Name", "string", "Name must be unique within a namespace.", 1, "name"),
+  ],
+  cells(event: Loose, now) {
+    const involved = event.involvedObject ?? {};
+    const first = event.firstTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp;
+    const last = event.lastTimestamp ?? event.eventTime ?? first;
+    const count = num(event.count ?? event.series?.count);
+    const lastSeen = count > 1 ? `${age(last, now)} (x${count} over ${age(first, now)})` : age(last, now);
+    const source = [event.source?.component, event.source?.host].filter(
+      (p) => typeof p === "string" && p !== "",
+    );
+    return [
+      lastSeen,
+      event.type ?? "",
+      event.reason ?? "",
+      `${String(involved.kind ?? "").toLowerCase()}/${involved.name ?? ""}`,
+      involved.fieldPath ?? "",
+      source.join(", "),
+      event.message ?? "",
+      age(first, now),
+      count,
+      nameOf(event),
+    ];
   },
-  "batch/Job": {
-    columns: [
-      nameColumn,
-      column("Status", "string", "Status of the job."),
-      column("Completions", "string", "The completed pods against the desired ones."),
-      column("Duration", "string", "Time the job took, or has been running."),
-      ageColumn,
-      column("Containers", "string", "Names of each container in the template.", 1),
-      column("Images", "string", "Images referenced by each container in the template.", 1),
-      column("Selector", "string", "Label selector for pods.", 1),
-    ],
-    cells(job: Loose, now) {
-      const succeeded = num(job.status?.succeeded);
-      const completions = job.spec?.completions;
-      const parallelism = num(job.spec?.parallelism ?? 1);
-      const completionText =
-        typeof completions === "number"
-          ? `${succeeded}/${completions}`
-          : parallelism > 1
-            ? `${succeeded}/1 of ${parallelism}`
-            : `${succeeded}/1`;
-      const start = Date.parse(job.status?.startTime ?? "");
-      const end = Date.parse(job.status?.completionTime ?? "");
-      const duration = Number.isNaN(start) ? "" : humanDuration((Number.isNaN(end) ? now : end) - start);
-      return [nameOf(job), jobStatus(job), completionText, duration, ageOf(job, now), ...templateCells(job)];
-    },
+};
+
+export const jobPrinter: Printer = {
+  columns: [
+    nameColumn,
+    column("Status", "string", "Status of the job."),
+    column("Completions", "string", "The completed pods against the desired ones."),
+    column("Duration", "string", "Time the job took, or has been running."),
+    ageColumn,
+    column("Containers", "string", "Names of each container in the template.", 1),
+    column("Images", "string", "Images referenced by each container in the template.", 1),
+    column("Selector", "string", "Label selector for pods.", 1),
+  ],
+  cells(job: Loose, now) {
+    const succeeded = num(job.status?.succeeded);
+    const completions = job.spec?.completions;
+    const parallelism = num(job.spec?.parallelism ?? 1);
+    const completionText =
+      typeof completions === "number"
+        ? `${succeeded}/${completions}`
+        : parallelism > 1
+          ? `${succeeded}/1 of ${parallelism}`
+          : `${succeeded}/1`;
+    const start = Date.parse(job.status?.startTime ?? "");
+    const end = Date.parse(job.status?.completionTime ?? "");
+    const duration = Number.isNaN(start) ? "" : humanDuration((Number.isNaN(end) ? now : end) - start);
+    return [nameOf(job), jobStatus(job), completionText, duration, ageOf(job, now), ...templateCells(job)];
   },
-  "/Namespace": {
-    columns: [nameColumn, column("Status", "string", "The status of the namespace."), ageColumn],
-    cells(namespace: Loose, now) {
-      return [nameOf(namespace), namespace.status?.phase ?? "", ageOf(namespace, now)];
-    },
+};
+
+export const namespacePrinter: Printer = {
+  columns: [nameColumn, column("Status", "string", "The status of the namespace."), ageColumn],
+  cells(namespace: Loose, now) {
+    return [nameOf(namespace), namespace.status?.phase ?? "", ageOf(namespace, now)];
   },
-  "/ConfigMap": {
-    columns: [nameColumn, column("Data", "string", "Number of data entries."), ageColumn],
-    cells(configMap: Loose, now) {
-      const count = Object.keys(configMap.data ?? {}).length + Object.keys(configMap.binaryData ?? {}).length;
-      return [nameOf(configMap), count, ageOf(configMap, now)];
-    },
+};
+
+export const configMapPrinter: Printer = {
+  columns: [nameColumn, column("Data", "string", "Number of data entries."), ageColumn],
+  cells(configMap: Loose, now) {
+    const count = Object.keys(configMap.data ?? {}).length + Object.keys(configMap.binaryData ?? {}).length;
+    return [nameOf(configMap), count, ageOf(configMap, now)];
   },
-  "/Secret": {
-    columns: [
-      nameColumn,
-      column("Type", "string", "The type of the secret."),
-      column("Data", "string", "Number of data entries."),
-      ageColumn,
-    ],
-    cells(secret: Loose, now) {
-      return [
-        nameOf(secret),
-        secret.type ?? "Opaque",
-        Object.keys(secret.data ?? {}).length,
-        ageOf(secret, now),
-      ];
-    },
+};
+
+export const secretPrinter: Printer = {
+  columns: [
+    nameColumn,
+    column("Type", "string", "The type of the secret."),
+    column("Data", "string", "Number of data entries."),
+    ageColumn,
+  ],
+  cells(secret: Loose, now) {
+    return [
+      nameOf(secret),
+      secret.type ?? "Opaque",
+      Object.keys(secret.data ?? {}).length,
+      ageOf(secret, now),
+    ];
   },
-  "/Service": {
-    columns: [
-      nameColumn,
-      column("Type", "string", "The type of the service."),
-      column("Cluster-IP", "string", "The cluster IP of the service."),
-      column("External-IP", "string", "The external IPs of the service."),
-      column("Port(s)", "string", "The ports of the service."),
-      ageColumn,
-      column("Selector", "string", "The selector of the service.", 1),
-    ],
-    cells(service: Loose, now) {
-      const ports: Loose[] = Array.isArray(service.spec?.ports) ? service.spec.ports : [];
-      const portText = ports
-        .map((p) => `${p?.port ?? ""}${p?.nodePort ? `:${p.nodePort}` : ""}/${p?.protocol ?? "TCP"}`)
-        .join(",");
-      const externalIPs: Loose[] = Array.isArray(service.spec?.externalIPs) ? service.spec.externalIPs : [];
-      return [
-        nameOf(service),
-        service.spec?.type ?? "ClusterIP",
-        orNone(service.spec?.clusterIP),
-        externalIPs.length > 0 ? externalIPs.join(",") : "<none>",
-        portText === "" ? "<none>" : portText,
-        ageOf(service, now),
-        formatSelectorMap(service.spec?.selector),
-      ];
-    },
+};
+
+export const servicePrinter: Printer = {
+  columns: [
+    nameColumn,
+    column("Type", "string", "The type of the service."),
+    column("Cluster-IP", "string", "The cluster IP of the service."),
+    column("External-IP", "string", "The external IPs of the service."),
+    column("Port(s)", "string", "The ports of the service."),
+    ageColumn,
+    column("Selector", "string", "The selector of the service.", 1),
+  ],
+  cells(service: Loose, now) {
+    const ports: Loose[] = Array.isArray(service.spec?.ports) ? service.spec.ports : [];
+    const portText = ports
+      .map((p) => `${p?.port ?? ""}${p?.nodePort ? `:${p.nodePort}` : ""}/${p?.protocol ?? "TCP"}`)
+      .join(",");
+    const externalIPs: Loose[] = Array.isArray(service.spec?.externalIPs) ? service.spec.externalIPs : [];
+    return [
+      nameOf(service),
+      service.spec?.type ?? "ClusterIP",
+      orNone(service.spec?.clusterIP),
+      externalIPs.length > 0 ? externalIPs.join(",") : "<none>",
+      portText === "" ? "<none>" : portText,
+      ageOf(service, now),
+      formatSelectorMap(service.spec?.selector),
+    ];
   },
 };
 
@@ -307,10 +312,6 @@ export const defaultPrinter: Printer = {
     return [nameOf(object), object.metadata?.creationTimestamp ?? null];
   },
 };
-
-export function printerFor(group: string, kind: string): Printer {
-  return printers[`${group}/${kind}`] ?? defaultPrinter;
-}
 
 /** Why a pod is in its state, as `kubectl get pods` shows it in STATUS. */
 function podStatusReason(pod: Loose): string {

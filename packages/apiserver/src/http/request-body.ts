@@ -44,11 +44,15 @@ export function readRequestBody(request: IncomingMessage, maxBytes: number): Pro
 }
 
 /** Decodes an object body: JSON, or a Kubernetes protobuf body kubectl's generators send. */
-export function decodeObjectBody(contentType: string | undefined, body: Buffer): unknown {
+export function decodeObjectBody(
+  contentType: string | undefined,
+  body: Buffer,
+  messageOf?: (apiVersion: string, kind: string) => string | undefined,
+): unknown {
   const media = mediaTypeOf(contentType);
   if (media === protobufMediaType) {
     try {
-      const object = decodeKubernetesProtobuf(body) satisfies KubeObject;
+      const object = decodeKubernetesProtobuf(body, messageOf) satisfies KubeObject;
       checkNesting(object, "the request body");
       return object;
     } catch (error) {

@@ -33,6 +33,7 @@ import { kubeconfigFor } from "./kubeconfig.js";
 import { acceptsAggregatedDiscovery, requestedTableVersion } from "./negotiation.js";
 import { openApiDocuments } from "./openapi.js";
 import { type KubeletConnection, servePodConnect } from "./pod-connect.js";
+import type { Printer } from "./printers.js";
 import {
   decodeObjectBody,
   decodePatchBody,
@@ -255,7 +256,8 @@ class RestHandler {
   readonly #maxRequestBytes: number;
   readonly #token: Buffer | undefined;
   readonly #serverAddress: string | undefined;
-  readonly #openApi: ReturnType<typeof openApiDocuments>;
+  /** OpenAPI of the definitions' generation it was computed at, recomputed when that changes. */
+  #openApi: { generation: number; documents: ReturnType<typeof openApiDocuments> } | undefined;
   readonly #requestTimeoutMs: number;
   readonly #watchWriteTimeoutMs: number;
   readonly #kubeletConnection: KubeletConnection | undefined;
@@ -266,7 +268,6 @@ class RestHandler {
     this.#maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
     this.#token = options.token === undefined ? undefined : Buffer.from(options.token);
     this.#serverAddress = options.serverAddress;
-    this.#openApi = openApiDocuments(this.#registry.resources);
     this.#requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
     this.#watchWriteTimeoutMs = options.watchWriteTimeoutMs ?? defaultWatchWriteTimeoutMs;
     this.#kubeletConnection = options.kubeletConnection;
@@ -312,7 +313,11 @@ class RestHandler {
         throw notAllowed(method, pathname);
       }
       validateWriteOptions("CreateOptions", query);
-      const body = decodeObjectBody(request.headers["content-type"], await this.#body(request, response));
+      const body = decodeObjectBody(
+        request.headers["content-type"],
+        await this.#body(request, response),
+        this.#protobufMessageOf,
+      );
       await this.#registry.bindPod(route.namespace, route.name, body, { dryRun: parseDryRun(query) });
       return send(response, 201, {
         kind: "Status",
@@ -360,7 +365,11 @@ class RestHandler {
           return this.#list(resource, namespace, query, request, response);
         case "POST": {
           validateWriteOptions("CreateOptions", query);
-          const body = decodeObjectBody(request.headers["content-type"], await this.#body(request, response));
+          const body = decodeObjectBody(
+            request.headers["content-type"],
+            await this.#body(request, response),
+            this.#protobufMessageOf,
+          );
           const created = await this.#registry.create(resource, namespace, body, { dryRun });
           return send(response, 201, created);
         }
@@ -394,6 +403,7 @@ class RestHandler {
             {
               now: this.#clock.now(),
               version: tableVersion,
+              printer: this.#printerOf(resource),
               includeObject: parseIncludeObjectParam(query),
             },
           );
@@ -403,7 +413,11 @@ class RestHandler {
       }
       case "PUT": {
         validateWriteOptions("UpdateOptions", query);
-        const body = decodeObjectBody(request.headers["content-type"], await this.#body(request, response));
+        const body = decodeObjectBody(
+          request.headers["content-type"],
+          await this.#body(request, response),
+          this.#protobufMessageOf,
+        );
         if (subresource === "scale") {
           return send(
             response,
@@ -495,6 +509,23 @@ class RestHandler {
    * kube-apiserver's bearer token authenticator: the scheme in any case, one
    * space, a non-empty token (anything after a further space is ignored).
    */
+  /** OpenAPI of the kinds served now; computed once per change of the served set. */
+  #openApiDocuments(): ReturnType<typeof openApiDocuments> {
+    const generation = this.#registry.definitions.generation;
+    if (this.#openApi?.generation !== generation)
+      this.#openApi = { generation, documents: openApiDocuments(this.#registry.resources) };
+    return this.#openApi.documents;
+  }
+
+  /** The protobuf message of a served kind, for kubectl's protobuf bodies. */
+  readonly #protobufMessageOf = (apiVersion: string, kind: string): string | undefined =>
+    this.#registry.definitions.forKind(apiVersion, kind)?.protobufMessage;
+
+  /** The columns a served resource prints with. */
+  #printerOf(resource: ResourceDescriptor): Printer | undefined {
+    return this.#registry.definitions.get(resource)?.printer;
+  }
+
   #authorized(request: http.IncomingMessage): boolean {
     const header = request.headers.authorization;
     if (header === undefined || this.#token === undefined) return false;
@@ -564,10 +595,10 @@ class RestHandler {
         sendOrNotFound(response, apiResourceList(resources, route.group, route.version));
         return;
       case "openapiIndex":
-        send(response, 200, this.#openApi.index);
+        send(response, 200, this.#openApiDocuments().index);
         return;
       case "openapiDocument":
-        sendOrNotFound(response, this.#openApi.byPath.get(route.path));
+        sendOrNotFound(response, this.#openApiDocuments().byPath.get(route.path));
         return;
       default:
         sendOrNotFound(response, undefined);
@@ -589,6 +620,7 @@ class RestHandler {
       const table = toTable(resource, list.items, list.metadata, {
         now: this.#clock.now(),
         version: tableVersion,
+        printer: this.#printerOf(resource),
         includeObject,
       });
       const { rows, ...rest } = table;
@@ -651,6 +683,7 @@ class RestHandler {
             {
               now: this.#clock.now(),
               version: tableVersion,
+              printer: this.#printerOf(resource),
               includeObject,
               noHeaders: headersSent,
             },

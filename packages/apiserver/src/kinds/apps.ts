@@ -1,9 +1,18 @@
 import type { Deployment, LabelSelector, PodTemplateSpec, ReplicaSet } from "@reconcile/api";
-import { InvalidLabelSelectorError, labelSelectorAsSelector } from "@reconcile/api";
+import {
+  deployments,
+  InvalidLabelSelectorError,
+  labelSelectorAsSelector,
+  replicaSets,
+  selectableFieldsOf,
+} from "@reconcile/api";
+import { deploymentPrinter, replicaSetPrinter } from "../http/printers.js";
 import { copyJson, jsonEqual, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { validateLabels } from "../registry/meta-validation.js";
+import { deploymentSchema, replicaSetSchema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
+import { defineKind } from "./definition.js";
 import { applyPodSpecDefaults, validatePodSpec } from "./pod.js";
 
 const strategyTypes = ["Recreate", "RollingUpdate"];
@@ -113,10 +122,21 @@ const replicaSetStrategy: Strategy = {
   scale: replicasScale(),
 };
 
-export const appsStrategies: Readonly<Record<string, Strategy>> = {
-  "apps/Deployment": deploymentStrategy,
-  "apps/ReplicaSet": replicaSetStrategy,
-};
+export const deploymentDefinition = defineKind({
+  descriptor: deployments,
+  strategy: deploymentStrategy,
+  schema: deploymentSchema,
+  printer: deploymentPrinter,
+  protobufMessage: "Deployment",
+});
+
+export const replicaSetDefinition = defineKind({
+  descriptor: replicaSets,
+  strategy: replicaSetStrategy,
+  schema: replicaSetSchema,
+  selectableFields: selectableFieldsOf(replicaSets),
+  printer: replicaSetPrinter,
+});
 
 function replicasScale(): NonNullable<Strategy["scale"]> {
   type Scalable = { spec?: { replicas?: number; selector?: LabelSelector }; status?: { replicas?: number } };

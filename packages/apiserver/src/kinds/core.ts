@@ -1,7 +1,35 @@
 import type { Event, Lease, Namespace } from "@reconcile/api";
+import {
+  configMaps,
+  events,
+  leases,
+  namespaces,
+  nodes,
+  secrets,
+  selectableFieldsOf,
+  services,
+} from "@reconcile/api";
+import {
+  configMapPrinter,
+  eventPrinter,
+  leasePrinter,
+  namespacePrinter,
+  nodePrinter,
+  secretPrinter,
+  servicePrinter,
+} from "../http/printers.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { dnsLabelName } from "../registry/meta-validation.js";
+import {
+  configMapSchema,
+  eventSchema,
+  leaseSchema,
+  namespaceSchema,
+  nodeSchema,
+  secretSchema,
+} from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
+import { defineKind } from "./definition.js";
 
 const eventTypes = ["Normal", "Warning"];
 
@@ -56,12 +84,58 @@ const nodeStrategy: Strategy = {
   },
 };
 
-export const coreStrategies: Readonly<Record<string, Strategy>> = {
-  "coordination.k8s.io/Lease": leaseStrategy,
-  "/Event": eventStrategy,
-  "/Namespace": namespaceStrategy,
-  "/Node": nodeStrategy,
-};
+export const eventDefinition = defineKind({
+  descriptor: events,
+  strategy: eventStrategy,
+  schema: eventSchema,
+  selectableFields: selectableFieldsOf(events),
+  printer: eventPrinter,
+});
+
+export const nodeDefinition = defineKind({
+  descriptor: nodes,
+  strategy: nodeStrategy,
+  schema: nodeSchema,
+  selectableFields: selectableFieldsOf(nodes),
+  printer: nodePrinter,
+});
+
+export const namespaceDefinition = defineKind({
+  descriptor: namespaces,
+  strategy: namespaceStrategy,
+  schema: namespaceSchema,
+  selectableFields: selectableFieldsOf(namespaces),
+  printer: namespacePrinter,
+  protobufMessage: "Namespace",
+});
+
+export const configMapDefinition = defineKind({
+  descriptor: configMaps,
+  schema: configMapSchema,
+  printer: configMapPrinter,
+  protobufMessage: "ConfigMap",
+});
+
+export const secretDefinition = defineKind({
+  descriptor: secrets,
+  schema: secretSchema,
+  selectableFields: selectableFieldsOf(secrets),
+  printer: secretPrinter,
+  protobufMessage: "Secret",
+});
+
+export const serviceDefinition = defineKind({
+  descriptor: services,
+  printer: servicePrinter,
+  protobufMessage: "Service",
+});
+
+export const leaseDefinition = defineKind({
+  descriptor: leases,
+  strategy: leaseStrategy,
+  schema: leaseSchema,
+  printer: leasePrinter,
+});
 
 /** MicroTime / Time fields: RFC 3339. */
 function validateTime(value: string | undefined, field: string, errors: FieldErrors): void {

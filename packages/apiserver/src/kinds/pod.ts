@@ -1,8 +1,11 @@
 import type { Container, Pod, PodSpec } from "@reconcile/api";
-import { isDNS1123Label } from "@reconcile/api";
+import { isDNS1123Label, pods, selectableFieldsOf } from "@reconcile/api";
+import { podPrinter } from "../http/printers.js";
 import { copyJson, jsonEqual, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { podSchema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
+import { defineKind } from "./definition.js";
 
 const restartPolicies = ["Always", "OnFailure", "Never"];
 const pullPolicies = ["Always", "IfNotPresent", "Never"];
@@ -77,6 +80,15 @@ export const podStrategy: Strategy = {
 };
 
 /** `SetDefaults_PodSpec` and `SetDefaults_Container` for the fields reconcile uses. */
+export const podDefinition = defineKind({
+  descriptor: pods,
+  strategy: podStrategy,
+  schema: podSchema,
+  selectableFields: selectableFieldsOf(pods),
+  printer: podPrinter,
+  protobufMessage: "Pod",
+});
+
 export function applyPodSpecDefaults(spec: PodSpec): void {
   spec.restartPolicy ??= "Always";
   spec.terminationGracePeriodSeconds ??= 30;

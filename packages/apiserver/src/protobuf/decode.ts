@@ -22,7 +22,10 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * {@link ProtobufDecodeError} naming the problem for anything malformed or
  * for a kind the decoder has no table for.
  */
-export function decodeKubernetesProtobuf(body: Uint8Array): KubeObject {
+export function decodeKubernetesProtobuf(
+  body: Uint8Array,
+  messageOf: (apiVersion: string, kind: string) => string | undefined = builtinMessageOf,
+): KubeObject {
   if (body.length < envelopeMagic.length || envelopeMagic.some((byte, i) => body[i] !== byte)) {
     throw new ProtobufDecodeError('the body does not start with the Kubernetes protobuf prefix "k8s\\x00"');
   }
@@ -35,7 +38,7 @@ export function decodeKubernetesProtobuf(body: Uint8Array): KubeObject {
   if (encoding !== undefined && encoding !== "") {
     throw new ProtobufDecodeError(`unsupported protobuf content encoding ${JSON.stringify(encoding)}`);
   }
-  const message = kindMessages[`${apiVersion}/${kind}`];
+  const message = messageOf(apiVersion, kind);
   if (message === undefined) {
     throw new ProtobufDecodeError(
       `protobuf bodies of ${apiVersion ? `${apiVersion}, ` : ""}Kind=${kind} are not supported; send JSON`,
@@ -43,6 +46,11 @@ export function decodeKubernetesProtobuf(body: Uint8Array): KubeObject {
   }
   const raw = rawBytes.get(unknown) ?? new Uint8Array(0);
   return { apiVersion, kind, ...decodeMessage(raw, message, 0) };
+}
+
+/** The top-level message of a built-in kind, by `apiVersion` and `kind`. */
+function builtinMessageOf(apiVersion: string, kind: string): string | undefined {
+  return kindMessages[`${apiVersion}/${kind}`];
 }
 
 /** The `raw` bytes of decoded `runtime.Unknown`s, kept out of the JSON form. */

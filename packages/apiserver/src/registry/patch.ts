@@ -9,13 +9,21 @@ import {
 
 export type PatchType = "merge" | "json" | "strategic-merge" | "apply";
 
+/** List field name → the key its elements merge on in a strategic merge patch. */
+export type MergeKeys = Readonly<Record<string, string>>;
+
 /**
  * Applies a patch to a copy of `original` and returns the result; `original`
  * is left untouched. Malformed patches are 400 BadRequest, JSON Patch
  * operations that cannot apply (a failed `test`, a missing path) are 422, as
  * kube-apiserver answers them.
  */
-export function applyPatch(type: Exclude<PatchType, "apply">, original: unknown, patch: unknown): unknown {
+export function applyPatch(
+  type: Exclude<PatchType, "apply">,
+  original: unknown,
+  patch: unknown,
+  mergeKeys: MergeKeys = defaultMergeKeys,
+): unknown {
   switch (type) {
     case "merge":
       if (!isJsonObject(patch)) throw newBadRequest("a merge patch must be a JSON object");
@@ -24,7 +32,7 @@ export function applyPatch(type: Exclude<PatchType, "apply">, original: unknown,
       return jsonPatch(original, patch);
     case "strategic-merge":
       if (!isJsonObject(patch)) throw newBadRequest("a strategic merge patch must be a JSON object");
-      return strategicMergePatch(original, patch);
+      return strategicMergePatch(original, patch, mergeKeys);
     default:
       throw newBadRequest(`unknown patch type ${JSON.stringify(type)}`);
   }
@@ -232,7 +240,7 @@ function arrayIndex(token: string, max: number, fail: (reason: string) => never)
  * (the Go struct tags of k8s.io/api), by field name. Lists not named here
  * are replaced as a whole, as atomic lists are.
  */
-const mergeKeys: Readonly<Record<string, string>> = {
+export const defaultMergeKeys: MergeKeys = {
   containers: "name",
   initContainers: "name",
   ephemeralContainers: "name",
@@ -262,14 +270,19 @@ const deleteFromPrimitiveListPrefix = "$deleteFromPrimitiveList/";
  * (`replace`, `delete`, `merge`), `$retainKeys`, `$setElementOrder/<list>` and
  * `$deleteFromPrimitiveList/<list>` are honoured.
  */
-export function strategicMergePatch(original: unknown, patch: Record<string, unknown>): unknown {
-  return mergeMap(isJsonObject(original) ? copyJson(original) : {}, patch, []);
+export function strategicMergePatch(
+  original: unknown,
+  patch: Record<string, unknown>,
+  mergeKeys: MergeKeys = defaultMergeKeys,
+): unknown {
+  return mergeMap(isJsonObject(original) ? copyJson(original) : {}, patch, [], mergeKeys);
 }
 
 function mergeMap(
   original: Record<string, unknown>,
   patch: Record<string, unknown>,
   path: string[],
+  mergeKeys: MergeKeys,
 ): Record<string, unknown> | undefined {
   const directive = patch.$patch;
   if (directive === "delete") return undefined;
@@ -300,11 +313,15 @@ function mergeMap(
     // Own members only: `result["__proto__"]` would otherwise be Object.prototype, merged into in place.
     const current = Object.hasOwn(result, key) ? result[key] : undefined;
     if (isJsonObject(value)) {
-      const merged = mergeMap(isJsonObject(current) ? current : {}, value, [...path, key]);
+      const merged = mergeMap(isJsonObject(current) ? current : {}, value, [...path, key], mergeKeys);
       if (merged === undefined) delete result[key];
       else setMember(result, key, merged);
     } else if (Array.isArray(value)) {
-      setMember(result, key, mergeList(Array.isArray(current) ? current : [], value, key, [...path, key]));
+      setMember(
+        result,
+        key,
+        mergeList(Array.isArray(current) ? current : [], value, key, [...path, key], mergeKeys),
+      );
     } else {
       setMember(result, key, value);
     }
@@ -325,7 +342,13 @@ function mergeMap(
   return result;
 }
 
-function mergeList(original: unknown[], patch: unknown[], field: string, path: string[]): unknown[] {
+function mergeList(
+  original: unknown[],
+  patch: unknown[],
+  field: string,
+  path: string[],
+  mergeKeys: MergeKeys,
+): unknown[] {
   // Container ports merge on containerPort, a Service's ports on port.
   const servicePorts =
     field === "ports" &&
@@ -335,7 +358,7 @@ function mergeList(original: unknown[], patch: unknown[], field: string, path: s
     if (patch.some((item) => item.$patch === "replace")) {
       return patch.filter((item) => item.$patch !== "replace").map((item) => stripDirectives(copyJson(item)));
     }
-    return mergeByKey(original as Record<string, unknown>[], patch, mergeKey, path);
+    return mergeByKey(original as Record<string, unknown>[], patch, mergeKey, path, mergeKeys);
   }
   if (mergedPrimitiveLists.has(field)) {
     const result = [...original];
@@ -363,6 +386,7 @@ function mergeByKey(
   patch: Record<string, unknown>[],
   mergeKey: string,
   path: string[],
+  mergeKeys: MergeKeys,
 ): unknown[] {
   const slots: (Record<string, unknown> | undefined)[] = [...original];
   // The slots holding each key, in list order; `first` skips those already deleted.
@@ -385,7 +409,7 @@ function mergeByKey(
       remember(key, slots.length - 1);
       continue;
     }
-    const merged = item.$patch === "delete" ? undefined : mergeMap(slots[slot]!, item, path);
+    const merged = item.$patch === "delete" ? undefined : mergeMap(slots[slot]!, item, path, mergeKeys);
     slots[slot] = merged;
     if (merged === undefined) entry!.first++;
   }

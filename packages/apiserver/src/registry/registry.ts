@@ -29,13 +29,15 @@ import {
 } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import { copyJson, isJsonObject, jsonEqual, type Mutable } from "../json.js";
+import { definitionFor } from "../kinds/builtin.js";
+import type { ResourceDefinition } from "../kinds/definition.js";
 import { assignPod, decodeBinding } from "../kinds/pod-binding.js";
-import { strategyFor } from "../kinds/strategies.js";
 import { checkNesting } from "../limits.js";
 import type { Storage, StorageEvent } from "../storage/storage.js";
 import { StorageError } from "../storage/storage.js";
 import { continueExpiredMessage, tooLargeResourceVersion, toStatusError } from "../storage/storage-errors.js";
 import { decodeContinue, encodeContinue } from "./continue-token.js";
+import { ResourceDefinitions } from "./definitions.js";
 import { FieldErrors } from "./field-errors.js";
 import {
   dnsSubdomainName,
@@ -44,7 +46,7 @@ import {
   validateObjectMeta,
 } from "./meta-validation.js";
 import { applyPatch, type PatchType } from "./patch.js";
-import { kindSchemas, objectMetaSchema, typeProblem } from "./schema.js";
+import { objectMetaSchema, typeProblem } from "./schema.js";
 import type { Strategy } from "./strategy.js";
 
 /** Namespaces that can never be deleted (kube-apiserver's NamespaceLifecycle admission). */
@@ -56,8 +58,13 @@ export interface RegistryOptions {
   storage: Storage;
   /** Time for timestamps and watch timeouts. */
   clock: Clock;
-  /** The resources served; requests for any other resource are 404. */
-  resources: readonly ResourceDescriptor[];
+  /**
+   * The kinds served, live: adding one serves it at once. Default: the
+   * built-in definitions of `resources`.
+   */
+  definitions?: ResourceDefinitions | undefined;
+  /** The resources served, when `definitions` is not given; requests for any other resource are 404. */
+  resources?: readonly ResourceDescriptor[] | undefined;
   /** Largest accepted object, in bytes of JSON. */
   maxObjectBytes: number;
   /** Bookmark interval for watches that allow bookmarks. */
@@ -100,9 +107,7 @@ const updateAttempts = 16;
 export class Registry {
   readonly #storage: Storage;
   readonly #clock: Clock;
-  readonly #resources: readonly ResourceDescriptor[];
-  readonly #byGroupPlural = new Map<string, ResourceDescriptor>();
-  readonly #byApiVersionKind = new Map<string, ResourceDescriptor>();
+  readonly #definitions: ResourceDefinitions;
   readonly #maxObjectBytes: number;
   readonly #bookmarkIntervalMs: number;
   readonly #ready: Promise<void> | undefined;
@@ -112,24 +117,26 @@ export class Registry {
   constructor(options: RegistryOptions) {
     this.#storage = options.storage;
     this.#clock = options.clock;
-    this.#resources = options.resources;
+    this.#definitions =
+      options.definitions ?? new ResourceDefinitions((options.resources ?? []).map(definitionFor));
     this.#maxObjectBytes = options.maxObjectBytes;
     this.#bookmarkIntervalMs = options.bookmarkIntervalMs;
     this.#ready = options.ready;
-    for (const resource of options.resources) {
-      this.#byGroupPlural.set(`${resource.group}/${resource.plural}`, resource);
-      this.#byApiVersionKind.set(`${apiVersionOf(resource)}/${resource.kind}`, resource);
-    }
   }
 
-  /** The resources served, in discovery order. */
+  /** The resources served now, in discovery order. */
   get resources(): readonly ResourceDescriptor[] {
-    return this.#resources;
+    return this.#definitions.descriptors();
+  }
+
+  /** The live set of served kinds: add a definition to serve a kind from the next request on. */
+  get definitions(): ResourceDefinitions {
+    return this.#definitions;
   }
 
   /** The served resource for an owner reference's `apiVersion` and `kind`, if any. */
   resourceForKind(apiVersion: string, kind: string): ResourceDescriptor | undefined {
-    return this.#byApiVersionKind.get(`${apiVersion}/${kind}`);
+    return this.#definitions.forKind(apiVersion, kind)?.descriptor;
   }
 
   /** The storage key of one object. */
@@ -291,7 +298,7 @@ export class Registry {
   ): Promise<KubeObject> {
     await this.#ready;
     resource = this.#served(resource);
-    const strategy = strategyFor(resource);
+    const strategy = this.#definitionOf(resource).strategy;
     const object = this.#decode(resource, body);
     const meta = (object.metadata ??= {}) as MutableMeta;
     this.#reconcileNamespace(resource, meta, namespace);
@@ -372,7 +379,12 @@ export class Registry {
     }
     const ns = resource.namespaced ? namespace : undefined;
     return this.#guaranteedUpdate(resource, ns, name, undefined, options, (existing) => {
-      const patched = applyPatch(patchType === "apply" ? "strategic-merge" : patchType, existing, patch);
+      const patched = applyPatch(
+        patchType === "apply" ? "strategic-merge" : patchType,
+        existing,
+        patch,
+        this.#definitionOf(resource).mergeKeys,
+      );
       if (!isJsonObject(patched))
         throw newBadRequest("the patch made the object something other than a JSON object");
       const decoded = this.#decode(resource, patched);
@@ -411,7 +423,7 @@ export class Registry {
     if (grace !== undefined && !Number.isInteger(grace))
       throw newBadRequest(`gracePeriodSeconds: Invalid value: ${grace}: must be an integer`);
     const key = this.#objectKey(resource, namespace, name);
-    const strategy = strategyFor(resource);
+    const strategy = this.#definitionOf(resource).strategy;
     for (let attempt = 0; ; attempt++) {
       const existing = await this.#storage.get(key);
       if (existing === undefined) throw newNotFound(gr, name);
@@ -596,7 +608,7 @@ export class Registry {
   ): Promise<KubeObject> {
     const gr = groupResourceOf(resource);
     const key = this.#objectKey(resource, namespace, name);
-    const strategy = strategyFor(resource);
+    const strategy = this.#definitionOf(resource).strategy;
     const statusOnly = options.subresource === "status";
     if (statusOnly && !resource.subresources.includes("status")) throw newNotFound(gr, `${name}/status`);
     for (let attempt = 0; ; attempt++) {
@@ -739,7 +751,7 @@ export class Registry {
       );
     const problem =
       typeProblem(object.metadata, objectMetaSchema, "metadata") ??
-      typeProblem(object, kindSchemas[`${resource.group}/${resource.kind}`] ?? "any", "");
+      typeProblem(object, this.#definitionOf(resource).schema, "");
     if (problem) throw newBadRequest(`${what}: ${problem}`);
     // A "__proto__" key is dropped below (it would become a prototype); in labels and annotations,
     // where it is no valid key, it is answered as kube-apiserver answers any invalid key.
@@ -795,7 +807,7 @@ export class Registry {
   }
 
   #served(resource: ResourceDescriptor): ResourceDescriptor {
-    const served = this.#byGroupPlural.get(`${resource.group}/${resource.plural}`);
+    const served = this.#definitions.get(resource)?.descriptor;
     if (served === undefined)
       throw new StatusError({
         code: 404,
@@ -806,8 +818,13 @@ export class Registry {
     return served;
   }
 
+  /** The definition a served resource is handled by (its built-in one if it was removed meanwhile). */
+  #definitionOf(resource: ResourceDescriptor): ResourceDefinition {
+    return this.#definitions.get(resource) ?? definitionFor(resource);
+  }
+
   #scaleOf(resource: ResourceDescriptor): NonNullable<Strategy["scale"]> {
-    const scale = strategyFor(resource).scale;
+    const scale = this.#definitionOf(resource).strategy.scale;
     if (scale === undefined || !resource.subresources.includes("scale"))
       throw newMethodNotSupported(groupResourceOf(resource), "scale");
     return scale;
@@ -850,8 +867,9 @@ export class Registry {
     } catch (error) {
       throw newBadRequest((error as Error).message);
     }
+    const selectable = this.#definitionOf(resource).selectableFields;
     if (fields !== undefined) {
-      const problem = fieldSelectorError(resource, fields);
+      const problem = fieldSelectorError(resource, fields, selectable);
       if (problem) throw problem;
     }
     if (labels?.empty()) labels = undefined;
@@ -860,7 +878,7 @@ export class Registry {
     return {
       matches: (object) =>
         (labels === undefined || labels.matches(object.metadata?.labels)) &&
-        (fields === undefined || fields.matches(objectFieldSet(resource, object))),
+        (fields === undefined || fields.matches(objectFieldSet(resource, object, selectable))),
     };
   }
 }

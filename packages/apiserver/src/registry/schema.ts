@@ -170,115 +170,124 @@ export const podSpecSchema: Schema = {
 
 const podTemplateSchema: Schema = { fields: { metadata: objectMetaSchema, spec: podSpecSchema } };
 
-/** Top-level schemas by `group/Kind`; kinds not listed get the metadata check only. */
-export const kindSchemas: Readonly<Record<string, Schema>> = {
-  "/Pod": {
-    fields: {
-      spec: podSpecSchema,
-      status: {
-        fields: {
-          phase: "string",
-          conditions: { array: { fields: { type: "string", status: "string" } } },
-          podIP: "string",
-          hostIP: "string",
-        },
+export const podSchema: Schema = {
+  fields: {
+    spec: podSpecSchema,
+    status: {
+      fields: {
+        phase: "string",
+        conditions: { array: { fields: { type: "string", status: "string" } } },
+        podIP: "string",
+        hostIP: "string",
       },
     },
   },
-  "apps/Deployment": {
-    fields: {
-      spec: {
-        fields: {
-          replicas: "int32",
-          selector: labelSelectorSchema,
-          template: podTemplateSchema,
-          strategy: {
-            fields: {
-              type: "string",
-              rollingUpdate: { fields: { maxSurge: "intOrString", maxUnavailable: "intOrString" } },
-            },
+};
+
+export const deploymentSchema: Schema = {
+  fields: {
+    spec: {
+      fields: {
+        replicas: "int32",
+        selector: labelSelectorSchema,
+        template: podTemplateSchema,
+        strategy: {
+          fields: {
+            type: "string",
+            rollingUpdate: { fields: { maxSurge: "intOrString", maxUnavailable: "intOrString" } },
           },
-          minReadySeconds: "int32",
-          revisionHistoryLimit: "int32",
-          paused: "boolean",
-          progressDeadlineSeconds: "int32",
         },
+        minReadySeconds: "int32",
+        revisionHistoryLimit: "int32",
+        paused: "boolean",
+        progressDeadlineSeconds: "int32",
       },
-      status: {
-        fields: {
-          observedGeneration: "integer",
-          replicas: "int32",
-          updatedReplicas: "int32",
-          readyReplicas: "int32",
-          availableReplicas: "int32",
-          unavailableReplicas: "int32",
-          collisionCount: "int32",
-          conditions: { array: { fields: { type: "string", status: "string" } } },
-        },
+    },
+    status: {
+      fields: {
+        observedGeneration: "integer",
+        replicas: "int32",
+        updatedReplicas: "int32",
+        readyReplicas: "int32",
+        availableReplicas: "int32",
+        unavailableReplicas: "int32",
+        collisionCount: "int32",
+        conditions: { array: { fields: { type: "string", status: "string" } } },
       },
     },
   },
-  "apps/ReplicaSet": {
-    fields: {
-      spec: {
-        fields: {
-          replicas: "int32",
-          minReadySeconds: "int32",
-          selector: labelSelectorSchema,
-          template: podTemplateSchema,
-        },
+};
+
+export const replicaSetSchema: Schema = {
+  fields: {
+    spec: {
+      fields: {
+        replicas: "int32",
+        minReadySeconds: "int32",
+        selector: labelSelectorSchema,
+        template: podTemplateSchema,
       },
-      status: {
-        fields: {
-          replicas: "int32",
-          fullyLabeledReplicas: "int32",
-          readyReplicas: "int32",
-          availableReplicas: "int32",
-          observedGeneration: "integer",
-          conditions: { array: { fields: { type: "string", status: "string" } } },
-        },
+    },
+    status: {
+      fields: {
+        replicas: "int32",
+        fullyLabeledReplicas: "int32",
+        readyReplicas: "int32",
+        availableReplicas: "int32",
+        observedGeneration: "integer",
+        conditions: { array: { fields: { type: "string", status: "string" } } },
       },
     },
   },
-  "coordination.k8s.io/Lease": {
-    fields: {
-      spec: {
-        fields: {
-          holderIdentity: "string",
-          leaseDurationSeconds: "int32",
-          acquireTime: "string",
-          renewTime: "string",
-          leaseTransitions: "int32",
-        },
+};
+
+export const leaseSchema: Schema = {
+  fields: {
+    spec: {
+      fields: {
+        holderIdentity: "string",
+        leaseDurationSeconds: "int32",
+        acquireTime: "string",
+        renewTime: "string",
+        leaseTransitions: "int32",
       },
     },
   },
-  "/Event": {
-    fields: {
-      involvedObject: {
-        fields: {
-          kind: "string",
-          namespace: "string",
-          name: "string",
-          uid: "string",
-          apiVersion: "string",
-          resourceVersion: "string",
-          fieldPath: "string",
-        },
+};
+
+export const eventSchema: Schema = {
+  fields: {
+    involvedObject: {
+      fields: {
+        kind: "string",
+        namespace: "string",
+        name: "string",
+        uid: "string",
+        apiVersion: "string",
+        resourceVersion: "string",
+        fieldPath: "string",
       },
-      reason: "string",
-      message: "string",
-      type: "string",
-      count: "int32",
-      firstTimestamp: "string",
-      lastTimestamp: "string",
-      source: { fields: { component: "string", host: "string" } },
     },
+    reason: "string",
+    message: "string",
+    type: "string",
+    count: "int32",
+    firstTimestamp: "string",
+    lastTimestamp: "string",
+    source: { fields: { component: "string", host: "string" } },
   },
-  "/Node": {
-    fields: { spec: { fields: { unschedulable: "boolean", podCIDR: "string", providerID: "string" } } },
-  },
-  "/Namespace": { fields: { spec: { fields: { finalizers: strings } } } },
-  "/ConfigMap": { fields: { data: stringMap, binaryData: stringMap, immutable: "boolean" } },
-  "/Secret": { fields: { data: stringMap, stringData: stringMap, type: "string", immutable: "boolean" } },
+};
+
+export const nodeSchema: Schema = {
+  fields: { spec: { fields: { unschedulable: "boolean", podCIDR: "string", providerID: "string" } } },
+};
+
+export const namespaceSchema: Schema = { fields: { spec: { fields: { finalizers: strings } } } };
+
+export const configMapSchema: Schema = {
+  fields: { data: stringMap, binaryData: stringMap, immutable: "boolean" },
+};
+
+export const secretSchema: Schema = {
+  fields: { data: stringMap, stringData: stringMap, type: "string", immutable: "boolean" },
 };

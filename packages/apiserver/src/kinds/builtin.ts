@@ -1,0 +1,44 @@
+import type { ResourceDescriptor } from "@reconcile/api";
+import { deploymentDefinition, replicaSetDefinition } from "./apps.js";
+import { jobDefinition } from "./batch.js";
+import {
+  configMapDefinition,
+  eventDefinition,
+  leaseDefinition,
+  namespaceDefinition,
+  nodeDefinition,
+  secretDefinition,
+  serviceDefinition,
+} from "./core.js";
+import { defineKind, type ResourceDefinition } from "./definition.js";
+import { podDefinition } from "./pod.js";
+
+/** The kinds reconcile serves by default, in discovery order (that of `builtinResources`). */
+export const builtinDefinitions: readonly ResourceDefinition[] = [
+  podDefinition,
+  eventDefinition,
+  nodeDefinition,
+  namespaceDefinition,
+  configMapDefinition,
+  secretDefinition,
+  serviceDefinition,
+  replicaSetDefinition,
+  deploymentDefinition,
+  jobDefinition,
+  leaseDefinition,
+] as ResourceDefinition[];
+
+const builtinByKind = new Map(
+  builtinDefinitions.map((d) => [`${d.descriptor.group}/${d.descriptor.kind}`, d]),
+);
+
+/**
+ * The definition to serve a descriptor with: the built-in kind's parts under
+ * the given descriptor, or the defaults for a kind reconcile does not know
+ * (name validation only, the default table).
+ */
+export function definitionFor(descriptor: ResourceDescriptor): ResourceDefinition {
+  const builtin = builtinByKind.get(`${descriptor.group}/${descriptor.kind}`);
+  if (builtin === undefined) return defineKind({ descriptor });
+  return builtin.descriptor === descriptor ? builtin : Object.freeze({ ...builtin, descriptor });
+}

@@ -1,0 +1,64 @@
+import type { KubeObject, ResourceDescriptor, SelectableFields } from "@reconcile/api";
+import { defaultPrinter, type Printer } from "../http/printers.js";
+import { dnsSubdomainName } from "../registry/meta-validation.js";
+import { defaultMergeKeys } from "../registry/patch.js";
+import type { Schema } from "../registry/schema.js";
+import type { Strategy } from "../registry/strategy.js";
+
+/**
+ * Everything the server knows about one kind, in one value: what
+ * kube-apiserver spreads over a resource's `RESTStorage`, its strategies, its
+ * OpenAPI schema, its table convertor and its selectable fields. Built-in
+ * kinds are defined under `kinds/`; a custom kind (a CRD, in time) is one
+ * more definition added to the live {@link ResourceDefinitions} of a running
+ * server.
+ */
+export interface ResourceDefinition<T extends KubeObject = KubeObject> {
+  /** Group, version, kind, plural, scope, short names, categories, served subresources. */
+  readonly descriptor: ResourceDescriptor<T>;
+  /** Defaulting, validation and the per-kind rules of create, update, status and scale. */
+  readonly strategy: Strategy;
+  /** The shape the decoder checks the body against; `"any"` checks metadata only. */
+  readonly schema: Schema;
+  /** The fields beyond metadata a field selector may name, if the kind has any. */
+  readonly selectableFields: SelectableFields | undefined;
+  /** The columns of `kubectl get` (a `meta.k8s.io/v1` Table). */
+  readonly printer: Printer;
+  /** The top-level protobuf message a client may send for this kind, if any. */
+  readonly protobufMessage: string | undefined;
+  /** List field name → merge key, for strategic merge patches of this kind. */
+  readonly mergeKeys: Readonly<Record<string, string>>;
+}
+
+/** What {@link defineKind} needs: the descriptor; every other part has a default. */
+export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
+  descriptor: ResourceDescriptor<T>;
+  /** Default: names are DNS-1123 subdomains; nothing else is checked. */
+  strategy?: Strategy | undefined;
+  /** Default: `"any"` (metadata is still checked). */
+  schema?: Schema | undefined;
+  /** Default: only `metadata.name` (and `metadata.namespace` for namespaced kinds). */
+  selectableFields?: SelectableFields | undefined;
+  /** Default: Name and Created At, as kube-apiserver's default table. */
+  printer?: Printer | undefined;
+  /** Default: none, so a protobuf body of this kind is refused with a 415-style 400 naming JSON. */
+  protobufMessage?: string | undefined;
+  /** Default: the merge keys of the built-in kinds' lists (containers by name, conditions by type, …). */
+  mergeKeys?: Readonly<Record<string, string>> | undefined;
+}
+
+/** The strategy of a kind that declares none: name validation only. */
+export const genericStrategy: Strategy = { nameRule: dnsSubdomainName };
+
+/** A definition with every part not given filled by its default. */
+export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>): ResourceDefinition<T> {
+  return Object.freeze({
+    descriptor: init.descriptor,
+    strategy: init.strategy ?? genericStrategy,
+    schema: init.schema ?? "any",
+    selectableFields: init.selectableFields,
+    printer: init.printer ?? defaultPrinter,
+    protobufMessage: init.protobufMessage,
+    mergeKeys: init.mergeKeys ?? defaultMergeKeys,
+  });
+}
