@@ -1,0 +1,47 @@
+import { additionalSchema, isObject, itemSchema, type JSONSchemaProps } from "./schema.js";
+
+/**
+ * Applies the schema's defaults in place, as apiextensions-apiserver's structural defaulting: a property with
+ * a `default` is set when absent, or when it is `null` and the property is not nullable; defaulting then recurses
+ * into every present key, just-defaulted ones included. `null` items of arrays and of `additionalProperties`
+ * maps take the item or value default the same way. The root's `metadata` is never defaulted.
+ */
+export function applyDefaults(value: unknown, schema: JSONSchemaProps): void {
+  defaultValue(value, schema, true);
+}
+
+function defaultValue(value: unknown, schema: JSONSchemaProps | undefined, root: boolean): void {
+  if (!schema) return;
+  if (Array.isArray(value)) {
+    const items = itemSchema(schema);
+    if (!items) return;
+    for (let i = 0; i < value.length; i++) {
+      if (value[i] === null && items.default !== undefined && !items.nullable)
+        value[i] = structuredClone(items.default);
+      defaultValue(value[i], items, false);
+    }
+    return;
+  }
+  if (!isObject(value)) return;
+  for (const [key, property] of Object.entries(schema.properties ?? {})) {
+    if (root && key === "metadata") continue;
+    if (property.default === undefined) continue;
+    const current = value[key];
+    if (current === undefined || (current === null && !property.nullable)) {
+      value[key] = structuredClone(property.default);
+    }
+  }
+  const additional = additionalSchema(schema);
+  for (const key of Object.keys(value)) {
+    if (root && key === "metadata") continue;
+    const declared = schema.properties?.[key];
+    if (declared) {
+      defaultValue(value[key], declared, false);
+    } else if (additional) {
+      if (value[key] === null && additional.default !== undefined && !additional.nullable) {
+        value[key] = structuredClone(additional.default);
+      }
+      defaultValue(value[key], additional, false);
+    }
+  }
+}

@@ -1,0 +1,17 @@
+export { compileRules, escapeProperty, validateCEL } from "./cel.js";
+export {
+  type DecodeResult,
+  decodeCustomResource,
+  defaultOnRead,
+  type FieldValidation,
+  unknownFieldsMessage,
+  unknownFieldWarning,
+  validateCustomResource,
+  validateCustomResourceStatus,
+} from "./custom-resource.js";
+export { applyDefaults } from "./defaulting.js";
+export { SchemaErrors, showValue } from "./errors.js";
+export { dropNulls, prune } from "./pruning.js";
+export type { JSONSchemaProps, ValidationRule } from "./schema.js";
+export { validateStructuralSchema } from "./structural.js";
+export { validateEmbeddedResources, validateListTypes, validateOpenAPI } from "./validation.js";
