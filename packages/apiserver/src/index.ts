@@ -1,8 +1,27 @@
 export { ApiServer, type ApiServerOptions, initialNamespaces } from "./api-server.js";
 export { GarbageCollector, type GarbageCollectorOptions } from "./gc/garbage-collector.js";
 export * from "./http/index.js";
+export type { Printer, TableColumnDefinition } from "./http/printers.js";
+export { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
+export {
+  defineKind,
+  genericStrategy,
+  type ResourceDefinition,
+  type ResourceDefinitionInit,
+} from "./kinds/definition.js";
+export { type DefinitionsChange, ResourceDefinitions } from "./registry/definitions.js";
+export type { FieldErrors } from "./registry/field-errors.js";
 export { InProcessClient } from "./registry/in-process-client.js";
-export { applyPatch, jsonPatch, mergePatch, type PatchType, strategicMergePatch } from "./registry/patch.js";
+export type { NameRule } from "./registry/meta-validation.js";
+export {
+  applyPatch,
+  defaultMergeKeys,
+  jsonPatch,
+  type MergeKeys,
+  mergePatch,
+  type PatchType,
+  strategicMergePatch,
+} from "./registry/patch.js";
 export {
   foregroundFinalizer,
   orphanFinalizer,
@@ -11,6 +30,8 @@ export {
   type RegistryOptions,
   type RegistryWatch,
 } from "./registry/registry.js";
+export type { Schema } from "./registry/schema.js";
+export type { Strategy } from "./registry/strategy.js";
 export { MemoryStorage, type MemoryStorageOptions } from "./storage/memory-storage.js";
 export {
   type Storage,
