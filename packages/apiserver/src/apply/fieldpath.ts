@@ -1,0 +1,261 @@
+/**
+ * Field sets: tries of paths into an object, as structured-merge-diff's
+ * `fieldpath.Set` keeps them, with the `FieldsV1` encoding of managedFields.
+ *
+ * A node's key is the path element in its FieldsV1 spelling: `f:<name>` for a
+ * field or map key, `k:<json>` for an item of a keyed list (key fields sorted
+ * by name), `v:<json>` for an item of a set, `i:<n>` for an index.
+ */
+
+export type Scalar = string | number | boolean | null;
+
+/** One path element, decoded. */
+export type PathElement =
+  | { field: string }
+  | { key: ReadonlyArray<readonly [string, Scalar]> }
+  | { value: Scalar }
+  | { index: number };
+
+export class FieldSet {
+  /** Whether the path ending at this node is itself in the set (FieldsV1's `"."`). */
+  member = false;
+  readonly children = new Map<string, FieldSet>();
+
+  /** The child node for an element key, created when absent. */
+  child(element: string): FieldSet {
+    let node = this.children.get(element);
+    if (node === undefined) {
+      node = new FieldSet();
+      this.children.set(element, node);
+    }
+    return node;
+  }
+
+  /** Inserts a path (a list of element keys) as a member. */
+  insert(path: readonly string[]): this {
+    let node: FieldSet = this;
+    for (const element of path) node = node.child(element);
+    node.member = true;
+    return this;
+  }
+
+  has(path: readonly string[]): boolean {
+    let node: FieldSet | undefined = this;
+    for (const element of path) {
+      node = node.children.get(element);
+      if (node === undefined) return false;
+    }
+    return node.member;
+  }
+
+  /** No member anywhere below (or at) this node. */
+  empty(): boolean {
+    if (this.member) return false;
+    for (const child of this.children.values()) if (!child.empty()) return false;
+    return true;
+  }
+
+  clone(): FieldSet {
+    const copy = new FieldSet();
+    copy.member = this.member;
+    for (const [element, child] of this.children) copy.children.set(element, child.clone());
+    return copy;
+  }
+
+  union(other: FieldSet): FieldSet {
+    const result = this.clone();
+    result.#addAll(other);
+    return result;
+  }
+
+  #addAll(other: FieldSet): void {
+    if (other.member) this.member = true;
+    for (const [element, child] of other.children) this.child(element).#addAll(child);
+  }
+
+  difference(other: FieldSet): FieldSet {
+    const result = new FieldSet();
+    result.member = this.member && !other.member;
+    for (const [element, child] of this.children) {
+      const theirs = other.children.get(element);
+      const rest = theirs === undefined ? child.clone() : child.difference(theirs);
+      if (!rest.empty()) result.children.set(element, rest);
+    }
+    return result;
+  }
+
+  intersection(other: FieldSet): FieldSet {
+    const result = new FieldSet();
+    result.member = this.member && other.member;
+    for (const [element, child] of this.children) {
+      const theirs = other.children.get(element);
+      if (theirs === undefined) continue;
+      const both = child.intersection(theirs);
+      if (!both.empty()) result.children.set(element, both);
+    }
+    return result;
+  }
+
+  /** Drops nodes with no member below them. */
+  compact(): this {
+    for (const [element, child] of this.children) {
+      child.compact();
+      if (child.empty()) this.children.delete(element);
+    }
+    return this;
+  }
+
+  /**
+   * Every member path, in structured-merge-diff's iteration order: at each
+   * level the members first, then the paths below, each sorted as FieldsV1 sorts.
+   */
+  paths(): string[][] {
+    const out: string[][] = [];
+    const walk = (node: FieldSet, prefix: string[]) => {
+      const elements = [...node.children.keys()].sort(compareElements);
+      for (const element of elements) if (node.children.get(element)!.member) out.push([...prefix, element]);
+      for (const element of elements) walk(node.children.get(element)!, [...prefix, element]);
+    };
+    walk(this, []);
+    return out;
+  }
+
+  /** The FieldsV1 JSON object: `"."` first, then the elements in upstream's order. */
+  toFieldsV1(): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    if (this.member && this.children.size > 0) out["."] = {};
+    for (const element of [...this.children.keys()].sort(compareElements)) {
+      const child = this.children.get(element)!;
+      if (child.empty()) continue;
+      out[element] = child.toFieldsV1();
+    }
+    return out;
+  }
+
+  /** Reads a FieldsV1 object. Throws on a malformed element key; ignores unknown prefixes, as upstream does. */
+  static fromFieldsV1(value: unknown): FieldSet {
+    const set = new FieldSet();
+    const read = (node: FieldSet, json: unknown) => {
+      if (typeof json !== "object" || json === null || Array.isArray(json)) {
+        throw new Error("FieldsV1 must be a JSON object");
+      }
+      const entries = Object.entries(json as Record<string, unknown>);
+      if (entries.length === 0) node.member = true;
+      for (const [element, child] of entries) {
+        if (element === ".") {
+          node.member = true;
+          continue;
+        }
+        if (element[1] !== ":") throw new Error(`unexpected path element ${JSON.stringify(element)}`);
+        if (!"fkvi".includes(element[0]!)) continue;
+        const canonical = canonicalElement(element);
+        read(node.child(canonical), child);
+      }
+    };
+    read(set, value);
+    return set;
+  }
+}
+
+/** The element key of a struct field or map key. */
+export function fieldElement(name: string): string {
+  return `f:${name}`;
+}
+
+/** The element key of a keyed list item: `k:` and its key fields as compact JSON, sorted by name. */
+export function keyElement(fields: Record<string, Scalar>): string {
+  const sorted: Record<string, Scalar> = {};
+  for (const name of Object.keys(fields).sort()) sorted[name] = fields[name]!;
+  return `k:${JSON.stringify(sorted)}`;
+}
+
+/** The element key of a set item. */
+export function valueElement(value: Scalar): string {
+  return `v:${JSON.stringify(value)}`;
+}
+
+export function indexElement(index: number): string {
+  return `i:${index}`;
+}
+
+export function parseElement(element: string): PathElement {
+  const body = element.slice(2);
+  switch (element[0]) {
+    case "f":
+      return { field: body };
+    case "k": {
+      const fields = JSON.parse(body) as Record<string, Scalar>;
+      return { key: Object.keys(fields).map((name) => [name, fields[name]!] as const) };
+    }
+    case "v":
+      return { value: JSON.parse(body) as Scalar };
+    case "i":
+      return { index: Number(body) };
+    default:
+      throw new Error(`unexpected path element ${JSON.stringify(element)}`);
+  }
+}
+
+/**
+ * A path as conflict messages print it (structured-merge-diff's `Path.String`):
+ * `.spec.replicas`, `[name="nginx"]`, `[="a"]` for set values, `[3]` for indexes.
+ */
+export function pathString(path: readonly string[]): string {
+  let out = "";
+  for (const element of path) {
+    const parsed = parseElement(element);
+    if ("field" in parsed) out += `.${parsed.field}`;
+    else if ("key" in parsed)
+      out += `[${[...parsed.key]
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([name, value]) => `${name}=${JSON.stringify(value)}`)
+        .join(",")}]`;
+    else if ("value" in parsed) out += `[=${JSON.stringify(parsed.value)}]`;
+    else out += `[${parsed.index}]`;
+  }
+  return out;
+}
+
+/** Upstream's element order: fields by name, then keys, then values, then indexes. */
+export function compareElements(a: string, b: string): number {
+  const rank = (element: string) => "fkvi".indexOf(element[0]!);
+  if (rank(a) !== rank(b)) return rank(a) - rank(b);
+  const pa = parseElement(a);
+  const pb = parseElement(b);
+  if ("field" in pa && "field" in pb) return compareStrings(pa.field, pb.field);
+  if ("index" in pa && "index" in pb) return pa.index - pb.index;
+  if ("value" in pa && "value" in pb) return compareScalars(pa.value, pb.value);
+  if ("key" in pa && "key" in pb) {
+    const ka = [...pa.key].sort(([x], [y]) => compareStrings(x, y));
+    const kb = [...pb.key].sort(([x], [y]) => compareStrings(x, y));
+    for (let i = 0; i < Math.min(ka.length, kb.length); i++) {
+      const byName = compareStrings(ka[i]![0], kb[i]![0]);
+      if (byName !== 0) return byName;
+      const byValue = compareScalars(ka[i]![1], kb[i]![1]);
+      if (byValue !== 0) return byValue;
+    }
+    return ka.length - kb.length;
+  }
+  return 0;
+}
+
+/** null < numbers < strings < booleans, then by value (structured-merge-diff's value order). */
+export function compareScalars(a: Scalar, b: Scalar): number {
+  const rank = (v: Scalar) => (v === null ? 0 : typeof v === "number" ? 1 : typeof v === "string" ? 2 : 3);
+  if (rank(a) !== rank(b)) return rank(a) - rank(b);
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  if (typeof a === "string" && typeof b === "string") return compareStrings(a, b);
+  if (typeof a === "boolean" && typeof b === "boolean") return Number(a) - Number(b);
+  return 0;
+}
+
+function compareStrings(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Re-spells a decoded `k:` element with its key fields sorted, so equal keys meet in the trie. */
+function canonicalElement(element: string): string {
+  if (element[0] !== "k") return element;
+  const parsed = parseElement(element) as { key: ReadonlyArray<readonly [string, Scalar]> };
+  return keyElement(Object.fromEntries(parsed.key));
+}

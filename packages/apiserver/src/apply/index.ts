@@ -1,0 +1,40 @@
+export {
+  compareElements,
+  FieldSet,
+  fieldElement,
+  indexElement,
+  keyElement,
+  type PathElement,
+  parseElement,
+  pathString,
+  type Scalar,
+  valueElement,
+} from "./fieldpath.js";
+export {
+  type ApplyOptions,
+  applyConfiguration,
+  capUpdateManagers,
+  decodeManagedFields,
+  encodeManagedFields,
+  type FieldManager,
+  fieldManagerMaxLength,
+  forceNotAllowed,
+  identity,
+  type ManagedFieldsEntry,
+  managerFromUserAgent,
+  maxUpdateManagers,
+  newApplyConflict,
+  trackUpdate,
+  type UpdateOptions,
+  validateFieldManager,
+} from "./managed-fields.js";
+export {
+  builtinTypes,
+  type OpenAPISchema,
+  objectMeta,
+  type StructType,
+  type TypeNode,
+  typeFor,
+  typeFromOpenAPI,
+} from "./schema.js";
+export { type Comparison, compare, merge, removeFields, TypedValueError, toFieldSet } from "./typed.js";

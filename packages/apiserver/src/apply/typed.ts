@@ -1,0 +1,316 @@
+import { FieldSet, fieldElement, keyElement, pathString, type Scalar, valueElement } from "./fieldpath.js";
+import { fieldType, resolve, type TypeNode } from "./schema.js";
+
+/** A value that does not fit its type, e.g. duplicate items in an applied keyed list. */
+export class TypedValueError extends Error {
+  override name = "TypedValueError";
+}
+
+/**
+ * The field set an applied configuration claims (structured-merge-diff's
+ * `ToFieldSet`): scalars, atomic values, empty maps, nulls, undeclared map
+ * keys and every item of an associative list are members; declared struct
+ * fields holding non-empty objects are only parents.
+ */
+export function toFieldSet(value: unknown, type: TypeNode): FieldSet {
+  const set = new FieldSet();
+  collect(value, type, set, []);
+  return set.compact();
+}
+
+export interface Comparison {
+  added: FieldSet;
+  modified: FieldSet;
+  removed: FieldSet;
+}
+
+/**
+ * What changed from `before` to `after` (structured-merge-diff's `Compare`), with
+ * an Update's notion of membership: changed leaves, and every node that did not
+ * exist before (except structs present in Go's zero value), are members.
+ * `removed` holds each removed node with everything below it.
+ */
+export function compare(before: unknown, after: unknown, type: TypeNode): Comparison {
+  const result: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() };
+  diff(before, after, type, result, []);
+  result.added.compact();
+  result.modified.compact();
+  result.removed.compact();
+  return result;
+}
+
+/**
+ * Merges an applied configuration into the live object (structured-merge-diff's
+ * `Merge`): scalars and atomic values are replaced, granular maps and structs
+ * united, associative lists merged item by item, keeping the configuration's
+ * order for the items it names. Returns a new value; neither input changes.
+ */
+export function merge(live: unknown, config: unknown, type: TypeNode): unknown {
+  if (config === undefined) return live;
+  if (live === undefined) return structuredClone(config);
+  const t = resolve(type, config);
+  if (config === null) return isGranular(t) ? live : null;
+  if (bothEmpty(live, config)) return structuredClone(config);
+  switch (t.kind) {
+    case "struct":
+    case "map": {
+      if (t.atomic || !isObject(live) || !isObject(config)) return structuredClone(config);
+      const out: Record<string, unknown> = { ...live };
+      for (const [name, value] of Object.entries(config)) {
+        const merged = merge(live[name], value, fieldType(t, name).type);
+        // A null decodes to an absent field in kube-apiserver's typed objects.
+        if (merged === null) delete out[name];
+        else out[name] = merged;
+      }
+      return out;
+    }
+    case "list": {
+      if (t.listType === "atomic" || !Array.isArray(live) || !Array.isArray(config))
+        return structuredClone(config);
+      const identify = itemIdentity(t);
+      const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
+      const liveByKey = new Map<string, unknown>();
+      for (const item of live) liveByKey.set(identify(item), item);
+      const merged: Array<{ key: string; value: unknown }> = config.map((item) => {
+        const key = identify(item);
+        return { key, value: merge(liveByKey.get(key), item, itemType) };
+      });
+      // Live-only items stay right after the item that preceded them in the live list.
+      const position = new Map(merged.map((entry, index) => [entry.key, index] as const));
+      let previous: string | undefined;
+      for (const item of live) {
+        const key = identify(item);
+        if (!position.has(key)) {
+          const at = previous === undefined ? 0 : merged.findIndex((entry) => entry.key === previous) + 1;
+          merged.splice(at, 0, { key, value: item });
+          position.set(key, at);
+        }
+        previous = key;
+      }
+      return merged.map((entry) => entry.value);
+    }
+    default:
+      return structuredClone(config);
+  }
+}
+
+/**
+ * Removes from `value` (in place) every member path of `remove`, except a
+ * declared struct field under which `keep` still has members: structured-merge-
+ * diff keeps such parents, while map keys and list items go with their owners.
+ */
+export function removeFields(value: unknown, remove: FieldSet, keep: FieldSet, type: TypeNode): void {
+  const t = resolve(type, value);
+  for (const [element, node] of remove.children) {
+    const kept = keep.children.get(element);
+    if (isObject(value) && element.startsWith("f:") && (t.kind === "struct" || t.kind === "map")) {
+      const name = element.slice(2);
+      if (!(name in value)) continue;
+      const { type: childType, declared } = fieldType(t, name);
+      if (node.member && !(declared && kept !== undefined && !kept.empty())) {
+        delete value[name];
+        continue;
+      }
+      removeFields(value[name], node, kept ?? new FieldSet(), childType);
+      continue;
+    }
+    if (Array.isArray(value) && t.kind === "list" && t.listType !== "atomic") {
+      const identify = itemIdentity(t);
+      const index = value.findIndex((item) => identify(item) === element);
+      if (index < 0) continue;
+      if (node.member) {
+        value.splice(index, 1);
+        continue;
+      }
+      if (t.listType === "map") removeFields(value[index], node, kept ?? new FieldSet(), t.items);
+    }
+  }
+}
+
+function collect(value: unknown, type: TypeNode, node: FieldSet, path: string[]): void {
+  const t = resolve(type, value);
+  if (value === null || value === undefined) {
+    node.member = true;
+    return;
+  }
+  switch (t.kind) {
+    case "scalar":
+      node.member = true;
+      return;
+    case "list": {
+      if (t.listType === "atomic" || !Array.isArray(value)) {
+        node.member = true;
+        return;
+      }
+      const identify = itemIdentity(t);
+      const seen = new Set<string>();
+      for (const item of value) {
+        const element = identify(item);
+        if (seen.has(element)) {
+          throw new TypedValueError(
+            `${pathString(path)}: duplicate entries for key ${pathString([element])}`,
+          );
+        }
+        seen.add(element);
+        const child = node.child(element);
+        if (t.listType === "map") collect(item, t.items, child, [...path, element]);
+        child.member = true;
+      }
+      return;
+    }
+    case "struct":
+    case "map": {
+      if (t.atomic || !isObject(value) || Object.keys(value).length === 0) {
+        node.member = true;
+        return;
+      }
+      for (const [name, child] of Object.entries(value)) {
+        const element = fieldElement(name);
+        const { type: childType, declared } = fieldType(t, name);
+        const childNode = node.child(element);
+        if (!declared) childNode.member = true;
+        collect(child, childType, childNode, [...path, element]);
+      }
+      return;
+    }
+    default:
+      node.member = true;
+  }
+}
+
+function diff(before: unknown, after: unknown, type: TypeNode, out: Comparison, path: string[]): void {
+  if (before === undefined && after === undefined) return;
+  if (after === undefined) {
+    out.removed.insert(path);
+    everything(before, type, out.removed, path);
+    return;
+  }
+  if (before === undefined) {
+    added(after, type, out.added, path);
+    return;
+  }
+  const t = resolve(type, after);
+  const leaf =
+    before === null ||
+    after === null ||
+    bothEmpty(before, after) ||
+    t.kind === "scalar" ||
+    t.kind === "deduced" ||
+    (t.kind === "list" && t.listType === "atomic") ||
+    ((t.kind === "struct" || t.kind === "map") && t.atomic === true) ||
+    resolve(type, before).kind !== t.kind ||
+    Array.isArray(before) !== Array.isArray(after);
+  if (leaf) {
+    if (!deepEqual(before, after)) out.modified.insert(path);
+    return;
+  }
+  if (t.kind === "list") {
+    const identify = itemIdentity(t);
+    const beforeItems = new Map<string, unknown>();
+    for (const item of before as unknown[]) beforeItems.set(identify(item), item);
+    const afterItems = new Map<string, unknown>();
+    for (const item of after as unknown[]) afterItems.set(identify(item), item);
+    const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
+    for (const [element, item] of afterItems) {
+      if (!beforeItems.has(element)) added(item, itemType, out.added, [...path, element], true);
+      else if (t.listType === "map") diff(beforeItems.get(element), item, itemType, out, [...path, element]);
+    }
+    for (const [element, item] of beforeItems) {
+      if (!afterItems.has(element)) {
+        out.removed.insert([...path, element]);
+        everything(item, itemType, out.removed, [...path, element]);
+      }
+    }
+    return;
+  }
+  if ((t.kind === "struct" || t.kind === "map") && isObject(before) && isObject(after)) {
+    for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      diff(before[name], after[name], fieldType(t, name).type, out, [...path, fieldElement(name)]);
+    }
+  }
+}
+
+/** An added subtree: every node is a member, except structs that exist in the zero value. */
+function added(value: unknown, type: TypeNode, set: FieldSet, path: string[], listItem = false): void {
+  const t = resolve(type, value);
+  if (listItem || !("zero" in t && t.zero === true)) set.insert(path);
+  if (value === null || bothEmpty(value, value)) return;
+  if (t.kind === "list" && t.listType !== "atomic" && Array.isArray(value)) {
+    const identify = itemIdentity(t);
+    const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
+    for (const item of value) added(item, itemType, set, [...path, identify(item)], true);
+  } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value)) {
+    for (const [name, child] of Object.entries(value)) {
+      added(child, fieldType(t, name).type, set, [...path, fieldElement(name)]);
+    }
+  }
+}
+
+/** Every node of a subtree, as members (for removals: owners lose all of it). */
+function everything(value: unknown, type: TypeNode, set: FieldSet, path: string[]): void {
+  const t = resolve(type, value);
+  set.insert(path);
+  if (t.kind === "list" && t.listType !== "atomic" && Array.isArray(value)) {
+    const identify = itemIdentity(t);
+    const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
+    for (const item of value) everything(item, itemType, set, [...path, identify(item)]);
+  } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value)) {
+    for (const [name, child] of Object.entries(value)) {
+      everything(child, fieldType(t, name).type, set, [...path, fieldElement(name)]);
+    }
+  }
+}
+
+type ListType = Extract<TypeNode, { kind: "list" }>;
+
+/** A function naming a list item by its key fields or value (as a string, for maps). */
+function itemIdentity(t: ListType): (item: unknown) => string {
+  if (t.listType === "map") {
+    return (item) => {
+      const fields: Record<string, Scalar> = {};
+      const record = isObject(item) ? item : {};
+      for (const key of t.keys) {
+        const value = record[key] ?? t.keyDefaults?.[key];
+        if (value !== undefined) fields[key] = value as Scalar;
+      }
+      if (Object.keys(fields).length === 0) {
+        throw new TypedValueError(
+          `associative list with keys has an element that omits all key fields ${JSON.stringify(t.keys)}`,
+        );
+      }
+      return keyElement(fields);
+    };
+  }
+  return (item) => valueElement(item as Scalar);
+}
+
+function isGranular(t: TypeNode): boolean {
+  return (t.kind === "struct" || t.kind === "map") && !t.atomic;
+}
+
+function bothEmpty(a: unknown, b: unknown): boolean {
+  return isEmptyContainer(a) && isEmptyContainer(b);
+}
+
+function isEmptyContainer(value: unknown): boolean {
+  if (Array.isArray(value)) return value.length === 0;
+  return isObject(value) && Object.keys(value).length === 0;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+export function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, index) => deepEqual(item, b[index]));
+  }
+  if (isObject(a) && isObject(b)) {
+    const keys = Object.keys(a);
+    if (keys.length !== Object.keys(b).length) return false;
+    return keys.every((key) => key in b && deepEqual(a[key], b[key]));
+  }
+  return false;
+}
