@@ -151,11 +151,14 @@ describe("kubectl against the composed cluster", () => {
     expect(await ok("uncordon", "node-1")).toBe("node/node-1 uncordoned\n");
   });
 
-  it("the controller manager's /healthz and /metrics answer", async () => {
+  it("the controller manager's /healthz and /metrics answer, /metrics with the scheduler's families too", async () => {
     expect(await (await fetch(`${managerUrl}/healthz`)).text()).toBe("ok");
     const metrics = await (await fetch(`${managerUrl}/metrics`)).text();
     expect(metrics).toContain('leader_election_master_status{name="kube-controller-manager"} 1');
     expect(metrics).toMatch(/workqueue_adds_total\{name="endpoint"\} [1-9]/);
     expect(metrics).toMatch(/workqueue_adds_total\{name="endpoint_slice"\} [1-9]/);
+    expect(metrics).toMatch(
+      /scheduler_schedule_attempts_total\{result="scheduled",profile="default-scheduler"\} [1-9]/,
+    );
   });
 });

@@ -9,7 +9,12 @@ import { builtinResources, type Pod, pods } from "@reconcile/api";
 import { ApiServer, type ApiServerOptions } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { listerWatcher } from "@reconcile/client";
-import { ControllerManager, type LeaderElectionOptions } from "@reconcile/controller-manager";
+import {
+  ControllerManager,
+  type LeaderElectionOptions,
+  prometheusSchedulerMetrics,
+  type SchedulerMetricsSeam,
+} from "@reconcile/controller-manager";
 import { endpointsResources } from "@reconcile/endpoints";
 import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
 import { NodeSimulator } from "@reconcile/kubelet";
@@ -107,6 +112,8 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     };
   });
 
+  // One process, one /metrics: the schedulers' families join the first manager's registry.
+  const schedulerMetrics = prometheusSchedulerMetrics(controllerManagers[0]!.manager.registry);
   const schedulers = Array.from({ length: options.schedulers ?? 1 }, (_, i) => {
     const identity = `kube-scheduler-${i + 1}`;
     let leading = false;
@@ -119,7 +126,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
           onStartedLeading: async (term) => {
             leading = true;
             try {
-              await runScheduler(client, term);
+              await runScheduler(client, term, schedulerMetrics);
             } finally {
               leading = false;
             }
@@ -162,9 +169,13 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
 }
 
 /** One scheduler term: its own informers, run until the term ends. */
-async function runScheduler(client: Client, signal: AbortSignal): Promise<void> {
+async function runScheduler(
+  client: Client,
+  signal: AbortSignal,
+  metrics: SchedulerMetricsSeam,
+): Promise<void> {
   const factory = new SharedInformerFactory({ client });
-  const scheduler = Scheduler.fromInformerFactory(factory, { client });
+  const scheduler = Scheduler.fromInformerFactory(factory, { client, metrics });
   factory.start(signal);
   try {
     await scheduler.run({ signal });

@@ -28,6 +28,8 @@ export { type HealthCheck, type HealthResponse, healthResponse, pingCheck } from
 export { type JsonLoggerOptions, jsonLogger } from "./json-logger.js";
 export {
   prometheusLeaderElectionMetrics,
+  prometheusSchedulerMetrics,
   prometheusWorkqueueMetrics,
   runningManagedControllersGauge,
+  type SchedulerMetricsSeam,
 } from "./metrics.js";

@@ -130,3 +130,66 @@ export function runningManagedControllersGauge(registry: Registry): Gauge<"name"
     registers: [registry],
   });
 }
+
+/** The scheduler's metrics seam (`SchedulerMetrics` of `@reconcile/scheduler`), by shape. */
+export interface SchedulerMetricsSeam {
+  scheduleAttempt(
+    result: "scheduled" | "unschedulable" | "error",
+    profile: string,
+    durationSeconds: number,
+  ): void;
+  podScheduled(attempts: number, sliDurationSeconds: number): void;
+}
+
+/**
+ * `@reconcile/scheduler`'s metrics on prom-client with kube-scheduler's
+ * names, labels and buckets: `scheduler_schedule_attempts_total{result,profile}`,
+ * `scheduler_scheduling_attempt_duration_seconds{result,profile}`,
+ * `scheduler_pod_scheduling_sli_duration_seconds{attempts}` and
+ * `scheduler_pod_scheduling_attempts`. For a process that runs a scheduler
+ * next to this manager and serves one `/metrics`.
+ */
+export function prometheusSchedulerMetrics(registry: Registry): SchedulerMetricsSeam {
+  const registers = [registry];
+  const attempts = new Counter({
+    name: "scheduler_schedule_attempts_total",
+    help: "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, while 'error' means an internal scheduler problem.",
+    labelNames: ["result", "profile"] as const,
+    registers,
+  });
+  const attemptDuration = new Histogram({
+    name: "scheduler_scheduling_attempt_duration_seconds",
+    help: "Scheduling attempt latency in seconds (scheduling algorithm + binding)",
+    labelNames: ["result", "profile"] as const,
+    buckets: exponentialBuckets(0.001, 2, 15),
+    registers,
+  });
+  const sli = new Histogram({
+    name: "scheduler_pod_scheduling_sli_duration_seconds",
+    help: "E2e latency for a pod being scheduled, from the time the pod enters the scheduling queue and might involve multiple scheduling attempts.",
+    labelNames: ["attempts"] as const,
+    buckets: exponentialBuckets(0.01, 2, 20),
+    registers,
+  });
+  const podAttempts = new Histogram({
+    name: "scheduler_pod_scheduling_attempts",
+    help: "Number of attempts to successfully schedule a pod.",
+    buckets: exponentialBuckets(1, 2, 5),
+    registers,
+  });
+  return {
+    scheduleAttempt(result, profile, durationSeconds) {
+      attempts.labels(result, profile).inc();
+      attemptDuration.labels(result, profile).observe(durationSeconds);
+    },
+    podScheduled(count, sliDurationSeconds) {
+      sli.labels(String(count)).observe(sliDurationSeconds);
+      podAttempts.observe(count);
+    },
+  };
+}
+
+/** Prometheus' `ExponentialBuckets(start, factor, count)`. */
+function exponentialBuckets(start: number, factor: number, count: number): number[] {
+  return Array.from({ length: count }, (_, i) => start * factor ** i);
+}

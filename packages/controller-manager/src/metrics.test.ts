@@ -1,0 +1,41 @@
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { prometheusSchedulerMetrics, prometheusWorkqueueMetrics } from "./metrics.js";
+
+describe("prometheus adapters", () => {
+  it("workqueue metrics carry client-go's names with the queue's name label", async () => {
+    const registry = new Registry();
+    const provider = prometheusWorkqueueMetrics(registry);
+    provider.newAddsMetric("deployment").inc();
+    provider.newDepthMetric("deployment").inc();
+    provider.newLatencyMetric("deployment").observe(0.002);
+    provider.newRetriesMetric("deployment").inc();
+    const text = await registry.metrics();
+    expect(text).toContain('workqueue_adds_total{name="deployment"} 1');
+    expect(text).toContain('workqueue_depth{name="deployment"} 1');
+    expect(text).toContain('workqueue_retries_total{name="deployment"} 1');
+    expect(text).toContain('workqueue_queue_duration_seconds_bucket{le="0.01",name="deployment"} 1');
+    expect(text).toContain('workqueue_queue_duration_seconds_bucket{le="0.001",name="deployment"} 0');
+  });
+
+  it("scheduler metrics carry kube-scheduler's names, labels and buckets", async () => {
+    const registry = new Registry();
+    const metrics = prometheusSchedulerMetrics(registry);
+    metrics.scheduleAttempt("scheduled", "default-scheduler", 0.003);
+    metrics.scheduleAttempt("unschedulable", "default-scheduler", 0.001);
+    metrics.podScheduled(2, 0.05);
+    const text = await registry.metrics();
+    expect(text).toContain(
+      'scheduler_schedule_attempts_total{result="scheduled",profile="default-scheduler"} 1',
+    );
+    expect(text).toContain(
+      'scheduler_schedule_attempts_total{result="unschedulable",profile="default-scheduler"} 1',
+    );
+    expect(text).toContain(
+      'scheduler_scheduling_attempt_duration_seconds_bucket{le="0.004",result="scheduled",profile="default-scheduler"} 1',
+    );
+    expect(text).toContain('scheduler_pod_scheduling_sli_duration_seconds_bucket{le="0.08",attempts="2"} 1');
+    expect(text).toContain('scheduler_pod_scheduling_sli_duration_seconds_bucket{le="0.04",attempts="2"} 0');
+    expect(text).toContain('scheduler_pod_scheduling_attempts_bucket{le="2"} 1');
+  });
+});
