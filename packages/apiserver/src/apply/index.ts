@@ -10,7 +10,9 @@ export {
   type Scalar,
   valueElement,
 } from "./fieldpath.js";
+export { applyWithLastApplied, lastAppliedAnnotation } from "./last-applied.js";
 export {
+  ApplyConflictError,
   type ApplyOptions,
   applyConfiguration,
   capUpdateManagers,

@@ -248,7 +248,7 @@ describe("applyConfiguration", () => {
     expect((live.spec as Obj).strategy).toEqual({ type: "RollingUpdate", rollingUpdate: { maxSurge: 1 } });
   });
 
-  it("merges keyed lists by key: config order for its items, live-only items after their live predecessor", () => {
+  it("merges keyed lists by key: config order for its items, a live-only item where the walk over live meets it", () => {
     const withPorts = (ports: Obj[]) =>
       ({
         apiVersion: "v1",
@@ -259,10 +259,10 @@ describe("applyConfiguration", () => {
     let live = update(undefined, withPorts([{ port: 1 }, { port: 2 }, { port: 3 }]), "creator");
     live = apply(live, withPorts([{ port: 3, name: "c" }, { port: 4 }, { port: 1, name: "a" }]), "m");
     expect((live.spec as { ports: Obj[] }).ports).toEqual([
+      { port: 2 },
       { port: 3, name: "c" },
       { port: 4 },
       { port: 1, name: "a" },
-      { port: 2 },
     ]);
   });
 

@@ -292,7 +292,7 @@ export function forceNotAllowed(): StatusError {
  * prints the message verbatim): one cause per field, the manager named with its
  * subresource and, for Update entries, the apiVersion.
  */
-export function newApplyConflict(conflicts: ReadonlyMap<FieldManager, FieldSet>): StatusError {
+export function newApplyConflict(conflicts: ReadonlyMap<FieldManager, FieldSet>): ApplyConflictError {
   const byManager = [...conflicts].sort(([a], [b]) =>
     identity(a) < identity(b) ? -1 : identity(a) > identity(b) ? 1 : 0,
   );
@@ -309,7 +309,17 @@ export function newApplyConflict(conflicts: ReadonlyMap<FieldManager, FieldSet>)
     causes.length === 1
       ? `Apply failed with 1 conflict: ${causes[0]!.message}: ${causes[0]!.field}`
       : `Apply failed with ${causes.length} conflicts: ${blocks.join("\n")}`;
-  return new StatusError({ code: 409, reason: "Conflict", message, details: { causes } as never });
+  return new ApplyConflictError({ code: 409, reason: "Conflict", message, details: { causes } }, conflicts);
+}
+
+/** The 409 of a conflicting apply, with the conflicting fields of each manager. */
+export class ApplyConflictError extends StatusError {
+  constructor(
+    status: ConstructorParameters<typeof StatusError>[0],
+    readonly conflicts: ReadonlyMap<FieldManager, FieldSet>,
+  ) {
+    super(status);
+  }
 }
 
 /** Reads `metadata.managedFields`. Throws on an entry kube-apiserver could not decode. */

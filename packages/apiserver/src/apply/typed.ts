@@ -67,31 +67,77 @@ export function merge(live: unknown, config: unknown, type: TypeNode): unknown {
     case "list": {
       if (t.listType === "atomic" || !Array.isArray(live) || !Array.isArray(config))
         return structuredClone(config);
-      const identify = itemIdentity(t);
       const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
-      const liveByKey = new Map<string, unknown>();
-      for (const item of live) liveByKey.set(identify(item), item);
-      const merged: Array<{ key: string; value: unknown }> = config.map((item) => {
-        const key = identify(item);
-        return { key, value: merge(liveByKey.get(key), item, itemType) };
-      });
-      // Live-only items stay right after the item that preceded them in the live list.
-      const position = new Map(merged.map((entry, index) => [entry.key, index] as const));
-      let previous: string | undefined;
-      for (const item of live) {
-        const key = identify(item);
-        if (!position.has(key)) {
-          const at = previous === undefined ? 0 : merged.findIndex((entry) => entry.key === previous) + 1;
-          merged.splice(at, 0, { key, value: item });
-          position.set(key, at);
-        }
-        previous = key;
-      }
-      return merged.map((entry) => entry.value);
+      return mergeListItems(live, config, itemIdentity(t), itemType);
     }
     default:
       return structuredClone(config);
   }
+}
+
+/**
+ * The order of a merged associative list, as structured-merge-diff's list merge
+ * walks both lists at once: items the configuration names follow its order;
+ * a live-only item stays where it was relative to the shared items around it,
+ * so it is emitted as soon as the walk over the live list reaches it.
+ */
+function mergeListItems(
+  live: unknown[],
+  config: unknown[],
+  identify: (item: unknown) => string,
+  itemType: TypeNode,
+): unknown[] {
+  const liveKeys = live.map(identify);
+  const configKeys = config.map(identify);
+  const liveByKey = new Map<string, unknown>();
+  for (const [index, key] of liveKeys.entries()) liveByKey.set(key, live[index]);
+  const configByKey = new Map<string, unknown>();
+  for (const [index, key] of configKeys.entries()) configByKey.set(key, config[index]);
+  const shared = configKeys.filter((key) => liveByKey.has(key));
+  let nextShared = 0;
+  const done = new Set<string>();
+  const out: unknown[] = [];
+  const takeConfig = (index: number) => {
+    const key = configKeys[index]!;
+    done.add(key);
+    out.push(merge(liveByKey.get(key), configByKey.get(key), itemType));
+    if (shared[nextShared] === key) nextShared++;
+  };
+  let l = 0;
+  let c = 0;
+  while (l < live.length || c < config.length) {
+    if (l < live.length && c < config.length) {
+      const key = liveKeys[l]!;
+      if (key === configKeys[c]) {
+        takeConfig(c);
+        l++;
+        c++;
+        continue;
+      }
+      // A shared item the configuration wants later: it is emitted when the configuration gets there.
+      if (configByKey.has(key) && nextShared < shared.length && shared[nextShared] !== key) {
+        l++;
+        continue;
+      }
+    }
+    if (l < live.length) {
+      const key = liveKeys[l]!;
+      if (!configByKey.has(key)) {
+        out.push(live[l]);
+        l++;
+        continue;
+      }
+      if (done.has(key)) {
+        l++;
+        continue;
+      }
+    }
+    if (c < config.length) {
+      takeConfig(c);
+      c++;
+    }
+  }
+  return out;
 }
 
 /**
