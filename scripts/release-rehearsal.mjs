@@ -149,8 +149,10 @@ async function main() {
         () =>
           stepAsync(`type-check the probe (${moduleResolution}, skipLibCheck ${skipLibCheck})`, async () => {
             const name = `tsconfig.${moduleResolution}.${skipLibCheck}.json`;
-            const { include, ...config } = tsconfig({ module, moduleResolution }, skipLibCheck, false);
-            writeJson(join(app, name), { ...config, files: ["src/probe.ts"] });
+            writeJson(join(app, name), {
+              ...tsconfig({ module, moduleResolution }, skipLibCheck, false),
+              include: ["src"],
+            });
             await runAsync("node", [tsc, "-p", name], { cwd: app, env });
           }),
     ),
