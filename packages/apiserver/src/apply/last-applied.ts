@@ -86,7 +86,7 @@ function syncLastApplied(
     if (Object.keys(appliedAnnotations).length === 0)
       delete (applied.metadata as Record<string, unknown>).annotations;
   }
-  const next = { ...annotations, [lastAppliedAnnotation]: JSON.stringify(applied) };
+  const next: Record<string, unknown> = { ...annotations, [lastAppliedAnnotation]: JSON.stringify(applied) };
   let size = 0;
   for (const [key, value] of Object.entries(next)) size += key.length + String(value).length;
   if (size > totalAnnotationSizeLimit) delete next[lastAppliedAnnotation];
