@@ -1,0 +1,276 @@
+import {
+  type DeepReadonly,
+  isDeletedFinalStateUnknown,
+  type KubeObject,
+  type ResourceDescriptor,
+} from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { type EventRecorder, type Logger, runController, TerminalError } from "@reconcile/controller";
+import { type RateLimiter, RateLimitingQueue } from "@reconcile/workqueue";
+import type { Manager } from "./manager.js";
+import { type Predicate, passes } from "./predicates.js";
+
+/** The object a reconcile is about (controller-runtime's `reconcile.Request`); `namespace` is "" for cluster-scoped kinds. */
+export interface Request {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** What a reconcile gets besides the request. */
+export interface ReconcileContext {
+  /** Aborts when the controller stops: pass it to every API call. */
+  readonly signal: AbortSignal;
+  /** Bound to controller, namespace, name and reconcileID. */
+  readonly logger: Logger;
+  readonly reconcileID: string;
+  /** The manager's client. */
+  readonly client: Client;
+  /** Events as this controller. */
+  readonly recorder: EventRecorder;
+  /**
+   * The cached object of `resource` named by `request` from the manager's
+   * shared informers (controller-runtime's cache-backed `client.Get`), or
+   * undefined when it is not there (deleted, or not created yet).
+   */
+  get<T extends KubeObject>(resource: ResourceDescriptor<T>, request: Request): DeepReadonly<T> | undefined;
+}
+
+/**
+ * What a reconcile resolves: nothing when done, or `{ requeueAfterMs }` to
+ * look again after that long without counting a failure. A rejection requeues
+ * the request with the rate limiter's backoff; a `TerminalError` is counted
+ * and not retried.
+ */
+// biome-ignore lint/suspicious/noConfusingVoidType: a reconcile that returns nothing is the common case
+export type ReconcileResult = void | undefined | { requeueAfterMs?: number | undefined };
+
+export type Reconciler = (request: Request, context: ReconcileContext) => Promise<ReconcileResult>;
+
+/** Maps an object of a watched kind to the requests it should trigger (`handler.EnqueueRequestsFromMapFunc`). */
+export type MapFunc<T extends KubeObject> = (obj: DeepReadonly<T>) => readonly Request[];
+
+export interface ControllerOptions {
+  /** Reconciles at once (`MaxConcurrentReconciles`). Default 1. */
+  workers?: number | undefined;
+  /** Backoff of failed requests. Default: the workqueue's controller rate limiter (5 ms doubling to 1000 s per item, 10 qps overall). */
+  rateLimiter?: RateLimiter<string> | undefined;
+  /** Wait this long for the caches before the controller fails. Default: the manager's (2 minutes). */
+  cacheSyncTimeoutMs?: number | undefined;
+}
+
+/** A controller the builder made, registered with its manager. */
+export interface BuiltController {
+  readonly name: string;
+  /** The controller's queue of `namespace/name` keys (to inspect in tests). */
+  readonly queue: RateLimitingQueue<string>;
+}
+
+/** Starts a controller builder on `manager` (controller-runtime's `ctrl.NewControllerManagedBy`). */
+export function newControllerManagedBy(manager: Manager): ControllerBuilder {
+  return new ControllerBuilder(manager);
+}
+
+interface Watch {
+  resource: ResourceDescriptor;
+  map: (obj: DeepReadonly<KubeObject>) => readonly Request[];
+  predicates: readonly Predicate[];
+}
+
+/**
+ * Composes a controller from the kind it reconciles, the kinds it owns and
+ * anything else it watches, on the manager's shared informers.
+ */
+export class ControllerBuilder {
+  readonly #manager: Manager;
+  #for: ResourceDescriptor | undefined;
+  #name: string | undefined;
+  #watches: Watch[] = [];
+  #globalPredicates: Predicate[] = [];
+  #options: ControllerOptions = {};
+
+  constructor(manager: Manager) {
+    this.#manager = manager;
+  }
+
+  /** The kind reconciled: each event of one of its objects requests that object. Required, once. */
+  for<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    options: { predicates?: readonly Predicate<T>[] } = {},
+  ): this {
+    if (this.#for !== undefined)
+      throw new Error(`controller builder: for() was already called with ${this.#for.kind}`);
+    this.#for = resource;
+    this.#watches.unshift({
+      resource,
+      map: (obj) => [requestOf(obj)],
+      predicates: (options.predicates ?? []) as readonly Predicate[],
+    });
+    return this;
+  }
+
+  /**
+   * A kind this controller creates and controls: an event of one of its
+   * objects requests the object's controlling owner when that owner is of the
+   * `for` kind (`handler.EnqueueRequestForOwner` with `OnlyControllerOwner`).
+   * An update whose controller reference moved requests the old owner too.
+   */
+  owns<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    options: { predicates?: readonly Predicate<T>[] } = {},
+  ): this {
+    this.#watches.push({
+      resource,
+      map: (obj) => {
+        const owner = this.#for;
+        if (owner === undefined) return [];
+        const ref = obj.metadata?.ownerReferences?.find((r) => r.controller === true);
+        if (ref === undefined || ref.kind !== owner.kind || groupOf(ref.apiVersion) !== owner.group)
+          return [];
+        return [{ namespace: owner.namespaced ? (obj.metadata?.namespace ?? "") : "", name: ref.name }];
+      },
+      predicates: (options.predicates ?? []) as readonly Predicate[],
+    });
+    return this;
+  }
+
+  /** Any other kind: `map` says which requests an event of one of its objects triggers. */
+  watches<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    map: MapFunc<T>,
+    options: { predicates?: readonly Predicate<T>[] } = {},
+  ): this {
+    this.#watches.push({
+      resource,
+      map: map as Watch["map"],
+      predicates: (options.predicates ?? []) as readonly Predicate[],
+    });
+    return this;
+  }
+
+  /** Predicates applied to the events of every watched kind (`WithEventFilter`). */
+  withEventFilter(...predicates: Predicate[]): this {
+    this.#globalPredicates.push(...predicates);
+    return this;
+  }
+
+  withOptions(options: ControllerOptions): this {
+    this.#options = { ...this.#options, ...options };
+    return this;
+  }
+
+  /** The name in logs, metrics and Events. Default: the `for` kind in lower case. */
+  named(name: string): this {
+    this.#name = name;
+    return this;
+  }
+
+  /**
+   * Registers the controller with the manager: event handlers on the shared
+   * informers now, the workers once the manager runs (and, with leader
+   * election, leads).
+   */
+  complete(reconcile: Reconciler): BuiltController {
+    const primary = this.#for;
+    if (primary === undefined) throw new Error("controller builder: call for(kind) before complete()");
+    const manager = this.#manager;
+    const name = this.#name ?? primary.kind.toLowerCase();
+    const workers = this.#options.workers ?? 1;
+    if (!Number.isInteger(workers) || workers < 1) {
+      throw new RangeError(`controller ${name}: workers must be a positive integer, got ${workers}`);
+    }
+    const queue = new RateLimitingQueue<string>({
+      name,
+      clock: manager.clock,
+      metricsProvider: manager.workqueueMetrics,
+      rateLimiter: this.#options.rateLimiter,
+    });
+    const informers: Record<string, ReturnType<Manager["informers"]["forResource"]>> = {};
+    for (const watch of this.#watches) {
+      const informer = manager.informers.forResource(watch.resource);
+      informers[
+        watch.resource.group ? `${watch.resource.plural}.${watch.resource.group}` : watch.resource.plural
+      ] = informer;
+      const predicates = [...this.#globalPredicates, ...watch.predicates];
+      const enqueue = (obj: DeepReadonly<KubeObject>) => {
+        for (const request of watch.map(obj)) queue.add(keyOf(request));
+      };
+      informer.addEventHandler({
+        onAdd: (obj) => {
+          if (passes(predicates, "create", obj)) enqueue(obj);
+        },
+        onUpdate: (oldObj, newObj) => {
+          if (!passes(predicates, "update", newObj, oldObj)) return;
+          // A child whose controller moved (or any object that now maps elsewhere) also requests where it was;
+          // the queue folds the duplicates.
+          enqueue(newObj);
+          enqueue(oldObj);
+        },
+        onDelete: (obj) => {
+          const last = (isDeletedFinalStateUnknown(obj) ? obj.obj : obj) as DeepReadonly<KubeObject>;
+          if (passes(predicates, "delete", last)) enqueue(last);
+        },
+      });
+    }
+    const recorder = manager.eventRecorderFor(name);
+    const metrics = manager.reconcileMetrics;
+    metrics.maxConcurrentReconciles.labels(name).set(workers);
+    metrics.activeWorkers.labels(name).set(0);
+    const active = metrics.activeWorkers.labels(name);
+    manager.add({
+      name,
+      needLeaderElection: true,
+      start: (signal) =>
+        runController({
+          name,
+          signal,
+          informers,
+          queue,
+          workers,
+          clock: manager.clock,
+          logger: manager.logger,
+          metrics: metrics.syncMetrics,
+          cacheSyncTimeoutMs: this.#options.cacheSyncTimeoutMs ?? manager.cacheSyncTimeoutMs,
+          sync: async (key, { logger, reconcileID, signal: syncSignal }) => {
+            active.inc();
+            try {
+              return await reconcile(splitKey(key), {
+                signal: syncSignal,
+                logger,
+                reconcileID,
+                client: manager.client,
+                recorder,
+                get: (resource, request) => manager.getCached(resource, request),
+              });
+            } finally {
+              active.dec();
+            }
+          },
+        }),
+    });
+    return { name, queue };
+  }
+}
+
+/** The request of an object. */
+export function requestOf(obj: DeepReadonly<KubeObject> | KubeObject): Request {
+  return { namespace: obj.metadata?.namespace ?? "", name: obj.metadata?.name ?? "" };
+}
+
+function keyOf(request: Request): string {
+  return request.namespace ? `${request.namespace}/${request.name}` : request.name;
+}
+
+function splitKey(key: string): Request {
+  const slash = key.indexOf("/");
+  return slash < 0
+    ? { namespace: "", name: key }
+    : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf("/");
+  return slash < 0 ? "" : apiVersion.slice(0, slash);
+}
+
+// Re-exported so a reconcile can throw one without importing the harness.
+export { TerminalError };

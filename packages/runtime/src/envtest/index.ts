@@ -1,0 +1,7 @@
+export { type EventuallyOptions, eventually } from "./eventually.js";
+export {
+  crdDescriptors,
+  startTestEnvironment,
+  type TestEnvironment,
+  type TestEnvironmentOptions,
+} from "./test-environment.js";

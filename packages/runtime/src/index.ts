@@ -1,0 +1,45 @@
+export {
+  type BuiltController,
+  ControllerBuilder,
+  type ControllerOptions,
+  type MapFunc,
+  newControllerManagedBy,
+  type ReconcileContext,
+  type ReconcileResult,
+  type Reconciler,
+  type Request,
+  requestOf,
+  TerminalError,
+} from "./builder.js";
+export {
+  createOrPatch,
+  createOrUpdate,
+  mergePatchBetween,
+  type OperationResult,
+  setControllerReference,
+} from "./create-or-update.js";
+export {
+  addFinalizer,
+  type FinalizerOutcome,
+  hasFinalizer,
+  reconcileFinalizer,
+  removeFinalizer,
+} from "./finalizers.js";
+export { Manager, type ManagerLeaderElectionOptions, type ManagerOptions, type Runnable } from "./manager.js";
+export { prometheusReconcileMetrics, type ReconcileMetrics } from "./metrics.js";
+export {
+  annotationsChanged,
+  generationChanged,
+  labelSelector,
+  labelsChanged,
+  or,
+  type Predicate,
+  resourceVersionChanged,
+} from "./predicates.js";
+export {
+  type Condition,
+  findCondition,
+  setCondition,
+  type UpdateStatusOptions,
+  updateStatus,
+} from "./status.js";

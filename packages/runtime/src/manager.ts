@@ -1,0 +1,351 @@
+import { randomUUID } from "node:crypto";
+import http from "node:http";
+import { hostname } from "node:os";
+import type { DeepReadonly, KubeObject, ResourceDescriptor } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
+import {
+  type HealthCheck,
+  healthResponse,
+  LeaderElectionLostError,
+  prometheusLeaderElectionMetrics,
+  prometheusWorkqueueMetrics,
+} from "@reconcile/controller-manager";
+import { SharedInformerFactory } from "@reconcile/informer";
+import { HealthzAdaptor, LeaderElector, LeaseLock } from "@reconcile/leader-election";
+import type { MetricsProvider } from "@reconcile/workqueue";
+import { Registry } from "prom-client";
+import { prometheusReconcileMetrics, type ReconcileMetrics } from "./metrics.js";
+
+/** Something the manager runs (controller-runtime's `manager.Runnable`). */
+export interface Runnable {
+  readonly name: string;
+  /** Run only while this manager leads (every controller). Default true. */
+  readonly needLeaderElection?: boolean | undefined;
+  /** Runs until `signal` aborts; settles after a full stop. */
+  start(signal: AbortSignal): Promise<void>;
+}
+
+export interface ManagerLeaderElectionOptions {
+  /** Name of the Lease. Required. */
+  name: string;
+  /** Namespace of the Lease. Default `default`. */
+  namespace?: string | undefined;
+  /** This participant's identity. Default: hostname and a random suffix. */
+  identity?: string | undefined;
+  /** Default 15000 (controller-runtime's). */
+  leaseDurationMs?: number | undefined;
+  /** Default 10000. */
+  renewDeadlineMs?: number | undefined;
+  /** Default 2000. */
+  retryPeriodMs?: number | undefined;
+  /** Give the Lease up on a clean stop, so a standby takes over at once. Default true. */
+  releaseOnCancel?: boolean | undefined;
+}
+
+export interface ManagerOptions {
+  /** The client every informer and controller uses. Required. */
+  client: Client;
+  /** Leader election on a Lease gating the controllers. Default: none (every controller runs at once). */
+  leaderElection?: ManagerLeaderElectionOptions | undefined;
+  /** Cache only this namespace. Default: all namespaces. */
+  namespace?: string | undefined;
+  /** Resync period of the informers; 0 never. Default 0. */
+  resyncPeriodMs?: number | undefined;
+  /** How long a controller waits for its caches before failing. Default 120000, as controller-runtime. */
+  cacheSyncTimeoutMs?: number | undefined;
+  /** Default `realClock`. */
+  clock?: Clock | undefined;
+  /** Default: no logging. */
+  logger?: Logger | undefined;
+  /** Where metrics are registered and `/metrics` reads from. Default: a new prom-client registry. */
+  registry?: Registry | undefined;
+}
+
+/**
+ * controller-runtime's `Manager`: one shared informer cache for every
+ * controller, leader election gating the controllers, Events, `/metrics`,
+ * `/healthz` and `/readyz`, and one `run({ signal })` that settles after
+ * everything has stopped.
+ */
+export class Manager {
+  readonly client: Client;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The shared informers: ask for one with `informers.forResource(kind)`, read with `informers.lister(kind)`. */
+  readonly informers: SharedInformerFactory;
+  readonly registry: Registry;
+  readonly cacheSyncTimeoutMs: number;
+  /** This participant's identity in the election and the Events' host. */
+  readonly identity: string;
+  /** @internal the workqueue families, shared by the builder's queues. */
+  readonly workqueueMetrics: MetricsProvider;
+  /** @internal the reconcile families, shared by the builder's controllers. */
+  readonly reconcileMetrics: ReconcileMetrics;
+  readonly #election: ManagerLeaderElectionOptions | undefined;
+  readonly #runnables: Runnable[] = [];
+  readonly #recorders: ClientEventRecorder[] = [];
+  readonly #healthzAdaptor = new HealthzAdaptor();
+  readonly #healthChecks: HealthCheck[] = [];
+  readonly #readyChecks: HealthCheck[] = [];
+  #leaderMetrics;
+  #elector: LeaderElector | undefined;
+  #leading = false;
+  #cachesSynced = false;
+  #running = false;
+
+  constructor(options: ManagerOptions) {
+    if (options?.client === undefined) throw new TypeError("Manager: client is required");
+    this.client = options.client;
+    this.clock = options.clock ?? realClock;
+    this.logger = options.logger ?? noopLogger;
+    this.cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
+    this.#election = options.leaderElection;
+    this.identity = options.leaderElection?.identity || `${hostname()}_${randomUUID()}`;
+    this.registry = options.registry ?? new Registry();
+    this.workqueueMetrics = prometheusWorkqueueMetrics(this.registry);
+    this.reconcileMetrics = prometheusReconcileMetrics(this.registry);
+    this.#leaderMetrics = prometheusLeaderElectionMetrics(this.registry);
+    this.informers = new SharedInformerFactory({
+      client: this.client,
+      clock: this.clock,
+      namespace: options.namespace,
+      resyncPeriodMs: options.resyncPeriodMs,
+      // managedFields are never read by a controller, so never cached (as controller-runtime's default transform).
+      transform: (obj: KubeObject) => {
+        if (obj.metadata?.managedFields === undefined) return obj;
+        const { managedFields: _, ...metadata } = obj.metadata;
+        return { ...obj, metadata };
+      },
+      watchErrorHandler: (error) => this.logger.error({ err: String(error) }, "watch failed"),
+      handlerErrorHandler: (error) => this.logger.error({ err: String(error) }, "event handler failed"),
+    });
+  }
+
+  /**
+   * The object named by `request` in the shared informer of `resource`, or
+   * undefined when it is not cached. Creates the informer on first use (call
+   * before `run`, or it is not started).
+   */
+  getCached<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    request: { namespace: string; name: string },
+  ): DeepReadonly<T> | undefined {
+    const key = resource.namespaced ? `${request.namespace}/${request.name}` : request.name;
+    return this.informers.forResource(resource).getIndexer().getByKey(key);
+  }
+
+  /** Adds a runnable; controllers from the builder add themselves. Call before `run`. */
+  add(runnable: Runnable): void {
+    if (this.#running) throw new Error(`Manager.add(${runnable.name}): the manager is already running`);
+    this.#runnables.push(runnable);
+  }
+
+  /** An Event recorder writing as `component` (controller-runtime's `GetEventRecorderFor`); flushed on stop. */
+  eventRecorderFor(component: string): EventRecorder {
+    const recorder = new ClientEventRecorder({
+      client: this.client,
+      component,
+      host: this.identity,
+      clock: this.clock,
+      logger: this.logger,
+    });
+    this.#recorders.push(recorder);
+    return recorder;
+  }
+
+  /** Adds a `/healthz` check (`AddHealthzCheck`). */
+  addHealthzCheck(name: string, check: () => Error | undefined): void {
+    this.#healthChecks.push({ name, check });
+  }
+
+  /** Adds a `/readyz` check (`AddReadyzCheck`). */
+  addReadyzCheck(name: string, check: () => Error | undefined): void {
+    this.#readyChecks.push({ name, check });
+  }
+
+  /** Whether the controllers run now: leading, or always without election. */
+  isLeader(): boolean {
+    return this.#leading;
+  }
+
+  /**
+   * Starts the informers, then the runnables (those needing leader election
+   * once this manager leads), and runs until `signal` aborts. Settles after
+   * every runnable, Event write, informer and the election have stopped.
+   * Rejects with `LeaderElectionLostError` if leadership is lost, after the
+   * same full stop, and with a runnable's error if one fails (the others are
+   * then stopped).
+   */
+  async run(options: { signal: AbortSignal }): Promise<void> {
+    if (this.#running) throw new Error("Manager.run is already running");
+    this.#running = true;
+    const stop = new AbortController();
+    const onAbort = () => stop.abort();
+    options.signal.addEventListener("abort", onAbort, { once: true });
+    if (options.signal.aborted) stop.abort();
+    const failures: unknown[] = [];
+    const runAll = async (runnables: Runnable[], signal: AbortSignal) => {
+      await Promise.all(
+        runnables.map((runnable) =>
+          runnable.start(signal).catch((error: unknown) => {
+            this.logger.error({ runnable: runnable.name, err: String(error) }, "runnable failed");
+            failures.push(error);
+            stop.abort();
+          }),
+        ),
+      );
+    };
+    try {
+      this.informers.start(stop.signal);
+      const syncWatch = this.informers.waitForCacheSync(stop.signal).then((state) => {
+        this.#cachesSynced = Object.values(state).every(Boolean);
+      });
+      const free = this.#runnables.filter((r) => r.needLeaderElection === false);
+      const gated = this.#runnables.filter((r) => r.needLeaderElection !== false);
+      const freeRun = runAll(free, stop.signal);
+      let lost = false;
+      if (this.#election === undefined) {
+        this.#leading = true;
+        await runAll(gated, stop.signal);
+      } else {
+        lost = await this.#runElected(this.#election, gated, runAll, stop);
+      }
+      stop.abort();
+      await Promise.all([freeRun, syncWatch]);
+      if (failures.length > 0) throw failures[0];
+      if (lost && !options.signal.aborted) throw new LeaderElectionLostError();
+    } finally {
+      this.#leading = false;
+      stop.abort();
+      options.signal.removeEventListener("abort", onAbort);
+      await Promise.all(this.#recorders.map((r) => r.flush()));
+      await this.informers.shutdown();
+      this.#running = false;
+    }
+  }
+
+  /** Runs the election; the gated runnables run while leading. Resolves true when leadership was lost. */
+  async #runElected(
+    election: ManagerLeaderElectionOptions,
+    gated: Runnable[],
+    runAll: (runnables: Runnable[], signal: AbortSignal) => Promise<void>,
+    stop: AbortController,
+  ): Promise<boolean> {
+    const recorder = this.eventRecorderFor(election.name);
+    const elector = new LeaderElector({
+      lock: new LeaseLock({
+        client: this.client,
+        namespace: election.namespace ?? "default",
+        name: election.name,
+        identity: this.identity,
+        eventRecorder: recorder,
+      }),
+      leaseDurationMs: election.leaseDurationMs ?? 15_000,
+      renewDeadlineMs: election.renewDeadlineMs ?? 10_000,
+      retryPeriodMs: election.retryPeriodMs ?? 2_000,
+      releaseOnCancel: election.releaseOnCancel ?? true,
+      name: election.name,
+      clock: this.clock,
+      watchDog: this.#healthzAdaptor,
+      metricsProvider: this.#leaderMetrics,
+      logger: {
+        info: (obj, msg) => this.logger.info(obj, msg),
+        error: (obj, msg) => this.logger.error(obj, msg),
+      },
+      callbacks: {
+        onStartedLeading: async (leading) => {
+          this.#leading = true;
+          try {
+            await runAll(gated, AbortSignal.any([leading, stop.signal]));
+          } finally {
+            this.#leading = false;
+          }
+        },
+        onStoppedLeading: () => {},
+        onNewLeader: (identity) => this.logger.info({ identity }, "new leader elected"),
+      },
+    });
+    this.#elector = elector;
+    await elector.run(stop.signal);
+    return !stop.signal.aborted;
+  }
+
+  /** The holder of the Lease as last observed; undefined without election. */
+  leader(): string | undefined {
+    return this.#elector?.getLeader();
+  }
+
+  /**
+   * Answers `/metrics` (Prometheus text), `/healthz[/<check>]` (the
+   * `leaderElection` watchdog with election, and added checks) and
+   * `/readyz[/<check>]` (added checks and `informer-sync`, failing until the
+   * caches synced); anything else is a 404.
+   */
+  async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    const [, endpoint = "", ...rest] = url.pathname.split("/");
+    if (req.method !== "GET" && req.method !== "HEAD") {
+      res.writeHead(405, { "content-type": "text/plain; charset=utf-8" }).end("method not allowed\n");
+      return;
+    }
+    if (endpoint === "metrics" && rest.length === 0) {
+      const body = await this.registry.metrics();
+      res.writeHead(200, { "content-type": this.registry.contentType }).end(body);
+      return;
+    }
+    if (endpoint === "healthz" || endpoint === "readyz") {
+      const checks: HealthCheck[] = [];
+      if (endpoint === "healthz") {
+        if (this.#election !== undefined) {
+          checks.push({ name: this.#healthzAdaptor.name, check: () => this.#healthzAdaptor.check() });
+        }
+        checks.push(...this.#healthChecks);
+      } else {
+        checks.push({
+          name: "informer-sync",
+          check: () => (this.#cachesSynced ? undefined : new Error("informers not synced")),
+        });
+        checks.push(...this.#readyChecks);
+      }
+      const answer = healthResponse(endpoint, rest.join("/"), url.searchParams.has("verbose"), checks);
+      res
+        .writeHead(answer.status, {
+          "content-type": "text/plain; charset=utf-8",
+          "x-content-type-options": "nosniff",
+        })
+        .end(answer.body);
+      return;
+    }
+    res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("404 page not found\n");
+  }
+
+  /** Serves {@link handle} on `host` (default 127.0.0.1) and `port` (default 0: a free one). */
+  async listen(
+    options: { host?: string; port?: number } = {},
+  ): Promise<{ url: string; close(): Promise<void> }> {
+    const server = http.createServer((req, res) => {
+      this.handle(req, res).catch((error) => {
+        this.logger.error({ err: String(error) }, "serving a health or metrics request failed");
+        if (!res.headersSent) res.writeHead(500).end();
+        else res.destroy();
+      });
+    });
+    const host = options.host ?? "127.0.0.1";
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(options.port ?? 0, host, () => resolve());
+    });
+    const address = server.address();
+    const port = typeof address === "object" && address !== null ? address.port : 0;
+    return {
+      url: `http://${host}:${port}`,
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeAllConnections();
+        }),
+    };
+  }
+}
