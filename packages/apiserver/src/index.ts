@@ -25,6 +25,7 @@ export {
 export {
   foregroundFinalizer,
   orphanFinalizer,
+  type PatchOptions,
   Registry,
   type RegistryDeleteOptions,
   type RegistryOptions,

@@ -3,7 +3,6 @@ import * as http from "node:http";
 import { type AddressInfo, isIPv4, isIPv6, type Socket } from "node:net";
 import {
   apiVersionOf,
-  type KubeObject,
   type ListOptions,
   newBadRequest,
   newInternalError,
@@ -459,19 +458,19 @@ class RestHandler {
           );
         }
         const force = query.get("force");
-        const existed =
-          type === "apply"
-            ? await this.#registry.get(resource, namespace, name).then(
-                () => true,
-                () => false,
-              )
-            : true;
-        const patched = await this.#registry.patch(resource, namespace, name, type, patch, {
-          dryRun,
-          ...(subresource === "status" ? { subresource } : {}),
-          ...(force !== null ? { force: isTrue(force) } : {}),
-        });
-        return send(response, existed ? 200 : 201, patched);
+        const { object, created } = await this.#registry.patchWithOutcome(
+          resource,
+          namespace,
+          name,
+          type,
+          patch,
+          {
+            dryRun,
+            ...(subresource === "status" ? { subresource } : {}),
+            ...(force !== null ? { force: isTrue(force) } : {}),
+          },
+        );
+        return send(response, created ? 201 : 200, object);
       }
       case "DELETE": {
         if (subresource !== undefined) {
@@ -479,11 +478,15 @@ class RestHandler {
           throw notAllowed(method, pathname);
         }
         const options = await this.#deleteOptions(request, response, query);
-        const result = await this.#registry.delete(resource, namespace, name, options);
-        const pending =
-          result.metadata?.deletionTimestamp !== undefined &&
-          !(await this.#gone(resource, namespace, result));
-        return send(response, pending ? 202 : 200, result);
+        const { object, deleted } = await this.#registry.deleteWithOutcome(
+          resource,
+          namespace,
+          name,
+          options,
+        );
+        // 202 Accepted: the object is marked (graceful deletion, finalizers) and stays for now.
+        const pending = object.metadata?.deletionTimestamp !== undefined && !deleted;
+        return send(response, pending ? 202 : 200, object);
       }
       default:
         request.resume();
@@ -786,20 +789,6 @@ class RestHandler {
     if (Array.isArray(dryRun) && dryRun.includes("All")) options.dryRun = "All";
     else if (parseDryRun(query) === "All") options.dryRun = "All";
     return options;
-  }
-
-  /** Whether the object a delete returned is gone from storage (deleted at once) rather than marked. */
-  async #gone(
-    resource: ResourceDescriptor,
-    namespace: string | undefined,
-    object: KubeObject,
-  ): Promise<boolean> {
-    try {
-      const current = await this.#registry.get(resource, namespace, object.metadata?.name ?? "");
-      return current.metadata?.uid !== object.metadata?.uid;
-    } catch {
-      return true;
-    }
   }
 }
 

@@ -77,6 +77,11 @@ export interface DryRunOption {
   dryRun?: "All" | undefined;
 }
 
+export interface PatchOptions extends DryRunOption {
+  subresource?: "status" | undefined;
+  force?: boolean | undefined;
+}
+
 export interface RegistryDeleteOptions extends DryRunOption {
   gracePeriodSeconds?: number | undefined;
   propagationPolicy?: string | undefined;
@@ -355,8 +360,24 @@ export class Registry {
     name: string,
     patchType: PatchType,
     patch: unknown,
-    options: DryRunOption & { subresource?: "status" | undefined; force?: boolean | undefined } = {},
+    options: PatchOptions = {},
   ): Promise<KubeObject> {
+    return (await this.patchWithOutcome(resource, namespace, name, patchType, patch, options)).object;
+  }
+
+  /**
+   * {@link patch}, telling whether the object was created (an apply patch of an
+   * absent object: 201, not 200) from the write itself, not from a second read
+   * that a concurrent writer could make wrong (genericregistry.Store's `created`).
+   */
+  async patchWithOutcome(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: PatchOptions = {},
+  ): Promise<{ object: KubeObject; created: boolean }> {
     await this.#ready;
     resource = this.#served(resource);
     checkNesting(patch, "the patch");
@@ -374,11 +395,12 @@ export class Registry {
             `the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`,
           );
         const named = meta === undefined || meta === null || isJsonObject(meta) ? { ...meta, name } : meta;
-        return this.create(resource, namespace, { ...patch, metadata: named }, options);
+        const object = await this.create(resource, namespace, { ...patch, metadata: named }, options);
+        return { object, created: true };
       }
     }
     const ns = resource.namespaced ? namespace : undefined;
-    return this.#guaranteedUpdate(resource, ns, name, undefined, options, (existing) => {
+    const object = await this.#guaranteedUpdate(resource, ns, name, undefined, options, (existing) => {
       const patched = applyPatch(
         patchType === "apply" ? "strategic-merge" : patchType,
         existing,
@@ -400,6 +422,7 @@ export class Registry {
         );
       return decoded;
     });
+    return { object, created: false };
   }
 
   async delete(
@@ -408,6 +431,21 @@ export class Registry {
     name: string,
     options: RegistryDeleteOptions = {},
   ): Promise<KubeObject> {
+    return (await this.deleteWithOutcome(resource, namespace, name, options)).object;
+  }
+
+  /**
+   * {@link delete}, telling whether the object left storage (200) or was only
+   * marked for graceful deletion or finalizers (202), from the write itself
+   * rather than a second read (genericregistry.Store's `deleted`). A dry run
+   * deletes nothing.
+   */
+  async deleteWithOutcome(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    options: RegistryDeleteOptions = {},
+  ): Promise<{ object: KubeObject; deleted: boolean }> {
     await this.#ready;
     resource = this.#served(resource);
     const gr = groupResourceOf(resource);
@@ -460,8 +498,8 @@ export class Registry {
       const pending = finalizers.size > 0;
       try {
         if (!pending && period === 0) {
-          if (options.dryRun === "All") return existing;
-          return await this.#storage.delete(key, revision);
+          if (options.dryRun === "All") return { object: existing, deleted: false };
+          return { object: await this.#storage.delete(key, revision), deleted: true };
         }
         // Graceful deletion (BeforeDelete): mark the object; it stays until its grace runs out
         // (a delete with grace 0) and its finalizers are cleared.
@@ -481,11 +519,12 @@ export class Registry {
         if (pending) updatedMeta.finalizers = [...finalizers];
         else delete updatedMeta.finalizers;
         if (!pending && updatedMeta.deletionGracePeriodSeconds === 0) {
-          if (options.dryRun === "All") return existing;
-          return await this.#storage.delete(key, revision);
+          if (options.dryRun === "All") return { object: existing, deleted: false };
+          return { object: await this.#storage.delete(key, revision), deleted: true };
         }
-        if (jsonEqual(updated, existing) || options.dryRun === "All") return existing;
-        return await this.#storage.update(key, updated, revision);
+        if (jsonEqual(updated, existing) || options.dryRun === "All")
+          return { object: existing, deleted: false };
+        return { object: await this.#storage.update(key, updated, revision), deleted: false };
       } catch (error) {
         if (StorageError.is(error, "Conflict") && attempt < updateAttempts) continue;
         throw toStatusError(error, gr, name);
