@@ -164,9 +164,13 @@ export function fieldElement(name: string): string {
 
 /** The element key of a keyed list item: `k:` and its key fields as compact JSON, sorted by name. */
 export function keyElement(fields: Record<string, Scalar>): string {
-  const sorted: Record<string, Scalar> = {};
-  for (const name of Object.keys(fields).sort()) sorted[name] = fields[name]!;
-  return `k:${JSON.stringify(sorted)}`;
+  let out = "k:{";
+  let first = true;
+  for (const name of Object.keys(fields).sort()) {
+    out += `${first ? "" : ","}${JSON.stringify(name)}:${JSON.stringify(fields[name])}`;
+    first = false;
+  }
+  return `${out}}`;
 }
 
 /** The element key of a set item. */
@@ -218,16 +222,17 @@ export function pathString(path: readonly string[]): string {
 
 /** Upstream's element order: fields by name, then keys, then values, then indexes. */
 export function compareElements(a: string, b: string): number {
-  const rank = (element: string) => "fkvi".indexOf(element[0]!);
-  if (rank(a) !== rank(b)) return rank(a) - rank(b);
-  const pa = parseElement(a);
-  const pb = parseElement(b);
-  if ("field" in pa && "field" in pb) return compareStrings(pa.field, pb.field);
+  const byKind = elementRank(a) - elementRank(b);
+  if (byKind !== 0) return byKind;
+  if (a[0] === "f") return compareStrings(a, b);
+  const pa = parseCached(a);
+  const pb = parseCached(b);
   if ("index" in pa && "index" in pb) return pa.index - pb.index;
   if ("value" in pa && "value" in pb) return compareScalars(pa.value, pb.value);
   if ("key" in pa && "key" in pb) {
-    const ka = [...pa.key].sort(([x], [y]) => compareStrings(x, y));
-    const kb = [...pb.key].sort(([x], [y]) => compareStrings(x, y));
+    // Key fields are spelled sorted by name (keyElement), so they compare in order.
+    const ka = pa.key;
+    const kb = pb.key;
     for (let i = 0; i < Math.min(ka.length, kb.length); i++) {
       const byName = compareStrings(ka[i]![0], kb[i]![0]);
       if (byName !== 0) return byName;
@@ -239,14 +244,44 @@ export function compareElements(a: string, b: string): number {
   return 0;
 }
 
+function elementRank(element: string): number {
+  switch (element[0]) {
+    case "f":
+      return 0;
+    case "k":
+      return 1;
+    case "v":
+      return 2;
+    default:
+      return 3;
+  }
+}
+
+/** Parsed `k:`/`v:` elements; the same few keys recur across a kind's objects. */
+const parsedElements = new Map<string, PathElement>();
+
+function parseCached(element: string): PathElement {
+  let parsed = parsedElements.get(element);
+  if (parsed === undefined) {
+    if (parsedElements.size >= 10_000) parsedElements.clear();
+    parsed = parseElement(element);
+    parsedElements.set(element, parsed);
+  }
+  return parsed;
+}
+
 /** null < numbers < strings < booleans, then by value (structured-merge-diff's value order). */
 export function compareScalars(a: Scalar, b: Scalar): number {
-  const rank = (v: Scalar) => (v === null ? 0 : typeof v === "number" ? 1 : typeof v === "string" ? 2 : 3);
-  if (rank(a) !== rank(b)) return rank(a) - rank(b);
+  const byType = scalarRank(a) - scalarRank(b);
+  if (byType !== 0) return byType;
   if (typeof a === "number" && typeof b === "number") return a - b;
   if (typeof a === "string" && typeof b === "string") return compareStrings(a, b);
   if (typeof a === "boolean" && typeof b === "boolean") return Number(a) - Number(b);
   return 0;
+}
+
+function scalarRank(value: Scalar): number {
+  return value === null ? 0 : typeof value === "number" ? 1 : typeof value === "string" ? 2 : 3;
 }
 
 function compareStrings(a: string, b: string): number {
@@ -255,7 +290,7 @@ function compareStrings(a: string, b: string): number {
 
 /** Re-spells a decoded `k:` element with its key fields sorted, so equal keys meet in the trie. */
 function canonicalElement(element: string): string {
-  if (element[0] !== "k") return element;
+  if (element[0] !== "k" || !element.includes(",")) return element;
   const parsed = parseElement(element) as { key: ReadonlyArray<readonly [string, Scalar]> };
   return keyElement(Object.fromEntries(parsed.key));
 }

@@ -1,4 +1,4 @@
-import { FieldSet, fieldElement, keyElement, pathString, type Scalar, valueElement } from "./fieldpath.js";
+import { FieldSet, fieldElement, pathString, type Scalar, valueElement } from "./fieldpath.js";
 import { fieldType, resolve, type TypeNode } from "./schema.js";
 
 /** A value that does not fit its type, e.g. duplicate items in an applied keyed list. */
@@ -227,7 +227,6 @@ function collect(value: unknown, type: TypeNode, node: FieldSet, path: string[])
 function diff(before: unknown, after: unknown, type: TypeNode, out: Comparison, path: string[]): void {
   if (before === undefined && after === undefined) return;
   if (after === undefined) {
-    out.removed.insert(path);
     everything(before, type, out.removed, path);
     return;
   }
@@ -258,20 +257,31 @@ function diff(before: unknown, after: unknown, type: TypeNode, out: Comparison, 
     for (const item of after as unknown[]) afterItems.set(identify(item), item);
     const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
     for (const [element, item] of afterItems) {
-      if (!beforeItems.has(element)) added(item, itemType, out.added, [...path, element], true);
-      else if (t.listType === "map") diff(beforeItems.get(element), item, itemType, out, [...path, element]);
+      path.push(element);
+      if (!beforeItems.has(element)) added(item, itemType, out.added, path, true);
+      else if (t.listType === "map") diff(beforeItems.get(element), item, itemType, out, path);
+      path.pop();
     }
     for (const [element, item] of beforeItems) {
       if (!afterItems.has(element)) {
-        out.removed.insert([...path, element]);
-        everything(item, itemType, out.removed, [...path, element]);
+        path.push(element);
+        everything(item, itemType, out.removed, path);
+        path.pop();
       }
     }
     return;
   }
   if ((t.kind === "struct" || t.kind === "map") && isObject(before) && isObject(after)) {
-    for (const name of new Set([...Object.keys(before), ...Object.keys(after)])) {
-      diff(before[name], after[name], fieldType(t, name).type, out, [...path, fieldElement(name)]);
+    for (const name in before) {
+      path.push(fieldElement(name));
+      diff(before[name], after[name], fieldType(t, name).type, out, path);
+      path.pop();
+    }
+    for (const name in after) {
+      if (name in before) continue;
+      path.push(fieldElement(name));
+      diff(undefined, after[name], fieldType(t, name).type, out, path);
+      path.pop();
     }
   }
 }
@@ -284,10 +294,16 @@ function added(value: unknown, type: TypeNode, set: FieldSet, path: string[], li
   if (t.kind === "list" && t.listType !== "atomic" && Array.isArray(value)) {
     const identify = itemIdentity(t);
     const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
-    for (const item of value) added(item, itemType, set, [...path, identify(item)], true);
+    for (const item of value) {
+      path.push(identify(item));
+      added(item, itemType, set, path, true);
+      path.pop();
+    }
   } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value)) {
-    for (const [name, child] of Object.entries(value)) {
-      added(child, fieldType(t, name).type, set, [...path, fieldElement(name)]);
+    for (const name in value) {
+      path.push(fieldElement(name));
+      added(value[name], fieldType(t, name).type, set, path);
+      path.pop();
     }
   }
 }
@@ -299,35 +315,58 @@ function everything(value: unknown, type: TypeNode, set: FieldSet, path: string[
   if (t.kind === "list" && t.listType !== "atomic" && Array.isArray(value)) {
     const identify = itemIdentity(t);
     const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
-    for (const item of value) everything(item, itemType, set, [...path, identify(item)]);
+    for (const item of value) {
+      path.push(identify(item));
+      everything(item, itemType, set, path);
+      path.pop();
+    }
   } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value)) {
-    for (const [name, child] of Object.entries(value)) {
-      everything(child, fieldType(t, name).type, set, [...path, fieldElement(name)]);
+    for (const name in value) {
+      path.push(fieldElement(name));
+      everything(value[name], fieldType(t, name).type, set, path);
+      path.pop();
     }
   }
 }
 
 type ListType = Extract<TypeNode, { kind: "list" }>;
 
-/** A function naming a list item by its key fields or value (as a string, for maps). */
+/** A function naming a list item by its element key (`k:` or `v:`); cached per list type. */
 function itemIdentity(t: ListType): (item: unknown) => string {
-  if (t.listType === "map") {
-    return (item) => {
-      const fields: Record<string, Scalar> = {};
-      const record = isObject(item) ? item : {};
-      for (const key of t.keys) {
-        const value = record[key] ?? t.keyDefaults?.[key];
-        if (value !== undefined) fields[key] = value as Scalar;
-      }
-      if (Object.keys(fields).length === 0) {
-        throw new TypedValueError(
-          `associative list with keys has an element that omits all key fields ${JSON.stringify(t.keys)}`,
-        );
-      }
-      return keyElement(fields);
-    };
+  let identify = identities.get(t);
+  if (identify === undefined) {
+    identify = t.listType === "map" ? keyIdentity(t) : valueIdentity;
+    identities.set(t, identify);
   }
-  return (item) => valueElement(item as Scalar);
+  return identify;
+}
+
+const identities = new WeakMap<ListType, (item: unknown) => string>();
+
+function valueIdentity(item: unknown): string {
+  return valueElement(item as Scalar);
+}
+
+function keyIdentity(t: Extract<ListType, { listType: "map" }>): (item: unknown) => string {
+  const keys = [...t.keys].sort();
+  const names = keys.map((key) => JSON.stringify(key));
+  return (item) => {
+    const record = isObject(item) ? item : {};
+    let out = "k:{";
+    let count = 0;
+    for (let i = 0; i < keys.length; i++) {
+      const value = record[keys[i]!] ?? t.keyDefaults?.[keys[i]!];
+      if (value === undefined) continue;
+      out += `${count === 0 ? "" : ","}${names[i]}:${JSON.stringify(value)}`;
+      count++;
+    }
+    if (count === 0) {
+      throw new TypedValueError(
+        `associative list with keys has an element that omits all key fields ${JSON.stringify(t.keys)}`,
+      );
+    }
+    return `${out}}`;
+  };
 }
 
 function isGranular(t: TypeNode): boolean {
