@@ -102,7 +102,7 @@ const updateUs = await measure(
     const start = performance.now();
     for (let i = 1; i <= writes; i++) {
       const next = manifest(i);
-      next.metadata = { ...next.metadata, resourceVersion: current.metadata?.resourceVersion };
+      next.metadata = { ...next.metadata, resourceVersion: current.metadata?.resourceVersion ?? "" };
       current = await client.update(next);
     }
     const elapsed = performance.now() - start;
