@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ResourceDescriptor } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
+import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
@@ -40,6 +41,11 @@ export interface ApiServerOptions {
   maxObjectBytes?: number | undefined;
   /** Run the garbage collector (deletion propagation through ownerReferences). Default: true. */
   garbageCollection?: boolean | undefined;
+  /**
+   * Serve `apiextensions.k8s.io/v1` CustomResourceDefinitions and, once established, the kinds they
+   * define (added to `definitions` at run time). Default: false.
+   */
+  customResourceDefinitions?: boolean | undefined;
 }
 
 /** The namespaces every cluster starts with. */
@@ -58,6 +64,7 @@ export class ApiServer {
   readonly #client: Client;
   readonly #ready: Promise<void>;
   readonly #listeners = new Set<ListeningApiServer>();
+  readonly #crdController: { stop: AbortController; done: Promise<void> } | undefined;
   #closed = false;
 
   constructor(options: ApiServerOptions = {}) {
@@ -84,6 +91,20 @@ export class ApiServer {
       ready,
     });
     this.#client = new InProcessClient(this.registry);
+    if (options.customResourceDefinitions) {
+      this.registry.definitions.add(customResourceDefinitionKind);
+      const stop = new AbortController();
+      const controller = new CustomResourceDefinitionController({
+        client: this.#client,
+        definitions: this.registry.definitions,
+        now: () => this.clock.now(),
+      });
+      const done = ready.then(
+        () => controller.run({ signal: stop.signal }),
+        () => {},
+      );
+      this.#crdController = { stop, done };
+    }
     if (options.garbageCollection ?? true) {
       this.#garbageCollector = new GarbageCollector({ registry: this.registry, storage: this.storage });
       // A storage that cannot take the initial namespaces fails every request with that error;
@@ -140,7 +161,9 @@ export class ApiServer {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.all([...this.#listeners].map((listening) => listening.close()));
+    this.#crdController?.stop.abort();
     this.registry.closeWatches();
+    await this.#crdController?.done;
     await this.#garbageCollector?.stop();
     this.storage.close();
   }

@@ -1,0 +1,158 @@
+import { defineResource, type KubeObject, type WatchEvent } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
+import type { ResourceDefinitions } from "../registry/definitions.js";
+import { rfc3339 } from "../registry/registry.js";
+import { definitionForCustomResource } from "./custom-kind.js";
+import {
+  type CustomResourceDefinition,
+  defaultCustomResourceDefinition,
+  validateCustomResourceDefinition,
+} from "./definition-validation.js";
+import { acceptNames, isServable } from "./naming.js";
+
+/** `apiextensions.k8s.io/v1` CustomResourceDefinitions: cluster-scoped, short names `crd` and `crds`. */
+export const customResourceDefinitions = defineResource<CustomResourceDefinition>({
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
+  shortNames: ["crd", "crds"],
+  categories: ["api-extensions"],
+  subresources: ["status"],
+});
+
+/**
+ * The CRD kind itself: v1 defaulting, upstream's validation, status wiped on create and kept from the stored
+ * object on a main-resource update (the controllers own it).
+ */
+export const customResourceDefinitionKind: ResourceDefinition = defineKind({
+  descriptor: customResourceDefinitions,
+  strategy: {
+    ...genericStrategy,
+    prepareForCreate(object) {
+      delete (object as CustomResourceDefinition).status;
+    },
+    applyDefaults(object) {
+      defaultCustomResourceDefinition(object as CustomResourceDefinition);
+    },
+    validate(object, errors) {
+      errors.list.push(...validateCustomResourceDefinition(object as CustomResourceDefinition));
+    },
+    validateUpdate(object, old, errors) {
+      const seen = new Set(errors.list.map((e) => e.message));
+      for (const error of validateCustomResourceDefinition(
+        object as CustomResourceDefinition,
+        old as CustomResourceDefinition,
+      )) {
+        if (!seen.has(error.message)) errors.list.push(error);
+      }
+    },
+  },
+}) as ResourceDefinition;
+
+export interface CustomResourceDefinitionControllerOptions {
+  /** A client of the server whose CRDs are served (the in-process client). */
+  client: Client;
+  /** The server's live definitions, where each established CRD's kind is added. */
+  definitions: ResourceDefinitions;
+  /** The time written into conditions, in milliseconds since the epoch. */
+  now: () => number;
+}
+
+/**
+ * Serves the kinds CRDs define, as apiextensions-apiserver's naming, establishing and finalizing controllers
+ * together: it accepts names (reporting conflicts within a group), sets `NamesAccepted` and `Established`,
+ * adds the kind's definition once its names are accepted and replaces it when the CRD changes; when a CRD is
+ * deleted it deletes the kind's objects and stops serving the kind.
+ */
+export class CustomResourceDefinitionController {
+  readonly #client: Client;
+  readonly #definitions: ResourceDefinitions;
+  readonly #now: () => number;
+  readonly #crds = new Map<string, CustomResourceDefinition>();
+
+  constructor(options: CustomResourceDefinitionControllerOptions) {
+    this.#client = options.client;
+    this.#definitions = options.definitions;
+    this.#now = options.now;
+  }
+
+  /** Watches CRDs until `signal` aborts; settles once the watch has ended. */
+  async run({ signal }: { signal: AbortSignal }): Promise<void> {
+    const crds = this.#client.resource(customResourceDefinitions);
+    while (!signal.aborted) {
+      try {
+        const events = await crds.watch({ resourceVersion: "0", signal });
+        for await (const event of events)
+          await this.#handle(event as WatchEvent<CustomResourceDefinition>, signal);
+      } catch (error) {
+        if (signal.aborted) break;
+        // A failed watch is restarted; the synthetic ADDED events bring the state back.
+        void error;
+      }
+    }
+  }
+
+  async #handle(event: WatchEvent<CustomResourceDefinition>, signal: AbortSignal): Promise<void> {
+    if (event.type !== "ADDED" && event.type !== "MODIFIED" && event.type !== "DELETED") return;
+    const crd = event.object as CustomResourceDefinition;
+    const name = crd.metadata?.name ?? "";
+    if (event.type === "DELETED") {
+      this.#crds.delete(name);
+      await this.#uninstall(crd, signal);
+      await this.#requeueGroup(crd.spec.group, name, signal);
+      return;
+    }
+    this.#crds.set(name, crd);
+    await this.#reconcile(crd, signal);
+  }
+
+  async #reconcile(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {
+    const status = acceptNames(crd, [...this.#crds.values()], rfc3339(this.#now()));
+    if (JSON.stringify(status) !== JSON.stringify(crd.status)) {
+      try {
+        const updated = await this.#client
+          .resource(customResourceDefinitions)
+          .updateStatus({ ...crd, status }, { signal });
+        this.#crds.set(updated.metadata?.name ?? "", updated);
+        // The MODIFIED event of this write installs the kind.
+        await this.#requeueGroup(crd.spec.group, crd.metadata?.name ?? "", signal);
+      } catch {
+        // A conflict means a newer version is on its way as an event.
+      }
+      return;
+    }
+    if (crd.metadata?.deletionTimestamp || !isServable(crd)) return;
+    const definition = definitionForCustomResource(crd);
+    if (definition) this.#definitions.add(definition);
+  }
+
+  /** Other CRDs of the group may now have their names free (or taken): look at them again. */
+  async #requeueGroup(group: string, except: string, signal: AbortSignal): Promise<void> {
+    for (const other of [...this.#crds.values()]) {
+      if (other.spec.group !== group || other.metadata?.name === except) continue;
+      const accepted = other.status?.conditions?.find((c) => c.type === "NamesAccepted")?.status === "True";
+      if (!accepted) await this.#reconcile(other, signal);
+    }
+  }
+
+  async #uninstall(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {
+    const definition = definitionForCustomResource(crd);
+    if (!definition) return;
+    const served = this.#definitions.get(definition.descriptor);
+    if (!served) return;
+    const objects = this.#client.resource(served.descriptor as typeof served.descriptor);
+    try {
+      const list = await objects.list({ signal });
+      const namespaces = new Set(list.items.map((o: KubeObject) => o.metadata?.namespace ?? ""));
+      for (const namespace of namespaces) {
+        await this.#client.resource(served.descriptor, namespace || undefined).deleteCollection({ signal });
+      }
+    } catch {
+      // Objects that could not be deleted stay stored; the kind stops being served either way.
+    }
+    this.#definitions.remove(served.descriptor);
+  }
+}

@@ -1,0 +1,256 @@
+import { FakeClock } from "@reconcile/clock";
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiServer } from "../api-server.js";
+import type { ListeningApiServer } from "../http/server.js";
+import { customResourceDefinitions } from "./controller.js";
+import type { CustomResourceDefinition } from "./definition-validation.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers read loosely, asserted exactly
+type Json = any;
+
+const running: ApiServer[] = [];
+afterEach(async () => {
+  for (const api of running.splice(0)) await api.close();
+});
+
+async function start(): Promise<{ api: ApiServer; http: ListeningApiServer }> {
+  const api = new ApiServer({
+    clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")),
+    customResourceDefinitions: true,
+  });
+  running.push(api);
+  return { api, http: await api.listen() };
+}
+
+async function call(http: ListeningApiServer, method: string, path: string, body?: unknown, accept?: string) {
+  const headers: Record<string, string> = {};
+  if (body !== undefined)
+    headers["content-type"] = method === "PATCH" ? "application/merge-patch+json" : "application/json";
+  if (accept) headers.accept = accept;
+  const init: RequestInit = { method, headers };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const response = await fetch(http.url + path, init);
+  const text = await response.text();
+  return { code: response.status, body: (text ? JSON.parse(text) : {}) as Json };
+}
+
+/** Resolves once the CRD's condition has the status, by watching it (no polling on the clock). */
+async function condition(
+  api: ApiServer,
+  name: string,
+  type: string,
+  status = "True",
+): Promise<CustomResourceDefinition> {
+  const stop = new AbortController();
+  const events = await api
+    .client()
+    .resource(customResourceDefinitions)
+    .watch({ resourceVersion: "0", signal: stop.signal });
+  try {
+    for await (const event of events) {
+      const crd = event.object as CustomResourceDefinition;
+      if (crd.metadata?.name !== name) continue;
+      if (crd.status?.conditions?.some((c) => c.type === type && c.status === status)) return crd;
+    }
+  } finally {
+    stop.abort();
+  }
+  throw new Error("watch ended");
+}
+
+const crontabCRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "crontabs.stable.example.com" },
+  spec: {
+    group: "stable.example.com",
+    scope: "Namespaced",
+    names: { plural: "crontabs", kind: "CronTab", shortNames: ["ct"] },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        schema: {
+          openAPIV3Schema: {
+            type: "object",
+            properties: {
+              spec: {
+                type: "object",
+                properties: {
+                  cronSpec: { type: "string", pattern: "^(\\S+ ){4}\\S+$" },
+                  image: { type: "string" },
+                  replicas: { type: "integer", minimum: 0, default: 1 },
+                },
+                required: ["cronSpec"],
+                "x-kubernetes-validations": [{ rule: "self.replicas <= 10", message: "at most 10 replicas" }],
+              },
+              status: {
+                type: "object",
+                properties: { replicas: { type: "integer" }, selector: { type: "string" } },
+              },
+            },
+          },
+        },
+        subresources: {
+          status: {},
+          scale: {
+            specReplicasPath: ".spec.replicas",
+            statusReplicasPath: ".status.replicas",
+            labelSelectorPath: ".status.selector",
+          },
+        },
+        additionalPrinterColumns: [
+          { name: "Spec", type: "string", jsonPath: ".spec.cronSpec" },
+          { name: "Replicas", type: "integer", jsonPath: ".spec.replicas" },
+        ],
+      },
+    ],
+  },
+};
+
+const crontabs = "/apis/stable.example.com/v1/namespaces/default/crontabs";
+
+describe("CustomResourceDefinitions on a running server", () => {
+  it("create → established and served → objects validated, defaulted, printed, scaled → delete → objects gone, kind not served", async () => {
+    const { api, http } = await start();
+    const created = await call(
+      http,
+      "POST",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+      crontabCRD,
+    );
+    expect(created.code).toBe(201);
+    expect(created.body.spec.names).toEqual({
+      plural: "crontabs",
+      singular: "crontab",
+      kind: "CronTab",
+      listKind: "CronTabList",
+      shortNames: ["ct"],
+    });
+    const established = await condition(api, "crontabs.stable.example.com", "Established");
+    expect(established.status?.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
+      ["NamesAccepted", "True", "NoConflicts"],
+      ["Established", "True", "InitialNamesAccepted"],
+    ]);
+    expect(established.status?.storedVersions).toEqual(["v1"]);
+
+    const resources = (await call(http, "GET", "/apis/stable.example.com/v1")).body.resources;
+    expect(resources.map((r: Json) => r.name)).toEqual(["crontabs", "crontabs/status", "crontabs/scale"]);
+    expect(resources.find((r: Json) => r.name === "crontabs")).toMatchObject({
+      kind: "CronTab",
+      namespaced: true,
+      shortNames: ["ct"],
+    });
+
+    const object = await call(http, "POST", crontabs, {
+      apiVersion: "stable.example.com/v1",
+      kind: "CronTab",
+      metadata: { name: "nightly" },
+      spec: { cronSpec: "0 0 * * *", image: "backup", unknown: true },
+      status: { replicas: 9 },
+    });
+    expect(object.code).toBe(201);
+    expect(object.body.spec).toEqual({ cronSpec: "0 0 * * *", image: "backup", replicas: 1 });
+    expect(object.body.status).toBeUndefined();
+    expect(object.body.metadata.generation).toBe(1);
+
+    const invalid = await call(http, "POST", crontabs, {
+      apiVersion: "stable.example.com/v1",
+      kind: "CronTab",
+      metadata: { name: "bad" },
+      spec: { cronSpec: "nope", replicas: "three" },
+    });
+    expect(invalid.code).toBe(422);
+    expect(invalid.body.message).toBe(
+      'CronTab.stable.example.com "bad" is invalid: [spec.cronSpec: Invalid value: "nope": spec.cronSpec in body should match \'^(\\S+ ){4}\\S+$\', spec.replicas: Invalid value: "string": spec.replicas in body must be of type integer: "string", <nil>: Invalid value: "null": some validation rules were not checked because the object was invalid; correct the existing errors to complete validation]',
+    );
+    const tooMany = await call(http, "POST", crontabs, {
+      apiVersion: "stable.example.com/v1",
+      kind: "CronTab",
+      metadata: { name: "big" },
+      spec: { cronSpec: "0 0 * * *", replicas: 11 },
+    });
+    expect(tooMany.body.message).toBe(
+      'CronTab.stable.example.com "big" is invalid: spec: Invalid value: "object": at most 10 replicas',
+    );
+
+    const table = await call(
+      http,
+      "GET",
+      crontabs,
+      undefined,
+      "application/json;as=Table;v=v1;g=meta.k8s.io",
+    );
+    expect(table.body.columnDefinitions.map((c: Json) => c.name)).toEqual(["Name", "Spec", "Replicas"]);
+    expect(table.body.rows.map((r: Json) => r.cells)).toEqual([["nightly", "0 0 * * *", 1]]);
+
+    const scaled = await call(http, "PATCH", `${crontabs}/nightly/scale`, { spec: { replicas: 3 } });
+    expect(scaled.code).toBe(200);
+    expect(scaled.body).toMatchObject({ kind: "Scale", spec: { replicas: 3 } });
+    const afterScale = await call(http, "GET", `${crontabs}/nightly`);
+    expect(afterScale.body.spec.replicas).toBe(3);
+    expect(afterScale.body.metadata.generation).toBe(2);
+
+    const status = await call(http, "PATCH", `${crontabs}/nightly/status`, {
+      status: { replicas: 3, selector: "app=x" },
+      spec: { image: "ignored" },
+    });
+    expect(status.code).toBe(200);
+    expect(status.body.status).toEqual({ replicas: 3, selector: "app=x" });
+    expect(status.body.spec.image).toBe("backup");
+
+    expect((await api.storage.list("/stable.example.com/crontabs/")).items).toHaveLength(1);
+    const deleted = await call(
+      http,
+      "DELETE",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com",
+    );
+    expect(deleted.code).toBe(200);
+    await waitUntil(async () => (await call(http, "GET", crontabs)).code === 404);
+    expect((await call(http, "GET", "/apis/stable.example.com/v1")).code).toBe(404);
+    expect(await api.storage.list("/stable.example.com/crontabs/")).toMatchObject({ items: [] });
+  });
+
+  it("reports a kind already taken in the group as KindConflict and serves nothing for it", async () => {
+    const { api, http } = await start();
+    expect(
+      (await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crontabCRD)).code,
+    ).toBe(201);
+    await condition(api, "crontabs.stable.example.com", "Established");
+    const clash = structuredClone(crontabCRD);
+    clash.metadata.name = "crontabs2.stable.example.com";
+    clash.spec.names = { plural: "crontabs2", kind: "CronTab", shortNames: [] } as Json;
+    expect(
+      (await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", clash)).code,
+    ).toBe(201);
+    const rejected = await condition(api, "crontabs2.stable.example.com", "NamesAccepted", "False");
+    expect(rejected.status?.conditions?.[0]).toMatchObject({
+      reason: "ListKindConflict",
+      message: '"CronTabList" is already in use',
+    });
+    expect((await call(http, "GET", "/apis/stable.example.com/v1/namespaces/default/crontabs2")).code).toBe(
+      404,
+    );
+  });
+
+  it("refuses an invalid CRD with upstream's 422", async () => {
+    const { http } = await start();
+    const bad = structuredClone(crontabCRD) as Json;
+    bad.spec.versions[0].schema.openAPIV3Schema.properties.spec.type = undefined;
+    const answer = await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", bad);
+    expect(answer.code).toBe(422);
+    expect(answer.body.message).toBe(
+      'CustomResourceDefinition.apiextensions.k8s.io "crontabs.stable.example.com" is invalid: spec.validation.openAPIV3Schema.properties[spec].type: Required value: must not be empty for specified object fields',
+    );
+  });
+});
+
+/** Waits for background work driven by watch events (no clock involved) by yielding to the event loop. */
+async function waitUntil(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 1000; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  throw new Error("condition never held");
+}
