@@ -1,4 +1,5 @@
 export { ApiServer, type ApiServerOptions, initialNamespaces } from "./api-server.js";
+export * from "./crd/index.js";
 export { GarbageCollector, type GarbageCollectorOptions } from "./gc/garbage-collector.js";
 export * from "./http/index.js";
 export type { Printer, TableColumnDefinition } from "./http/printers.js";
@@ -8,6 +9,8 @@ export {
   genericStrategy,
   type ResourceDefinition,
   type ResourceDefinitionInit,
+  type SubresourceHandler,
+  type SubresourceStore,
 } from "./kinds/definition.js";
 export { type DefinitionsChange, ResourceDefinitions } from "./registry/definitions.js";
 export type { FieldErrors } from "./registry/field-errors.js";

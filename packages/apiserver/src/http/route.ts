@@ -21,8 +21,17 @@ export type Route =
       name: string | undefined;
       subresource: "status" | "scale" | undefined;
     }
-  /** `pods/{name}/binding`: a scheduler assigns the pod to a node. */
-  | { kind: "podBinding"; namespace: string; name: string }
+  /**
+   * A body POSTed to a subresource its kind's definition handles
+   * (`pods/{name}/binding`: a scheduler assigns the pod to a node).
+   */
+  | {
+      kind: "subresourceCreate";
+      resource: ResourceDescriptor;
+      namespace: string | undefined;
+      name: string;
+      subresource: string;
+    }
   /** `pods/{name}/log`, `exec`, `attach`, `portforward`: answered through the pod's kubelet. */
   | { kind: "podConnect"; namespace: string; name: string; action: PodConnectAction }
   | { kind: "notFound" }
@@ -39,13 +48,18 @@ export type Route =
  * (`IsValidPathSegmentName`) holds for every segment. Throws a `URIError` on
  * malformed percent-encoding.
  */
-export function parseRoute(pathname: string, resources: readonly ResourceDescriptor[]): Route {
+export function parseRoute(
+  pathname: string,
+  resources: readonly ResourceDescriptor[],
+  /** The subresources a resource's definition answers POSTs on (binding, eviction…). */
+  postSubresources: (resource: ResourceDescriptor) => readonly string[] = () => [],
+): Route {
   const segments = pathname
     .split("/")
     .filter((s) => s !== "")
     .map(decodeURIComponent);
   const bad = segments.findIndex((segment) => pathSegmentProblems(segment).length > 0);
-  const route = routeOf(segments, resources);
+  const route = routeOf(segments, resources, postSubresources);
   if (bad === -1) return route;
   // Name the parameter as kube-apiserver's key functions do when the segment is one.
   let parameter = "Path segment";
@@ -64,7 +78,11 @@ export function parseRoute(pathname: string, resources: readonly ResourceDescrip
   };
 }
 
-function routeOf(segments: string[], resources: readonly ResourceDescriptor[]): Route {
+function routeOf(
+  segments: string[],
+  resources: readonly ResourceDescriptor[],
+  postSubresources: (resource: ResourceDescriptor) => readonly string[],
+): Route {
   const [first, ...rest] = segments;
   if (first === undefined) return { kind: "notFound" };
   if (segments.length === 1) {
@@ -116,29 +134,27 @@ function routeOf(segments: string[], resources: readonly ResourceDescriptor[]): 
     ) {
       return { kind: "podConnect", namespace: tail[1]!, name: tail[3], action };
     }
-    if (
-      group === "" &&
-      tail[2] === "pods" &&
-      tail[3] !== undefined &&
-      tail[4] === "binding" &&
-      tail.length === 5
-    ) {
-      return { kind: "podBinding", namespace: tail[1]!, name: tail[3] };
-    }
     if (namespaced?.namespaced) {
-      return resourceRoute(namespaced, tail[1], tail.slice(3));
+      return resourceRoute(namespaced, tail[1], tail.slice(3), postSubresources);
     }
   }
   const resource = find(tail[0]);
   if (resource === undefined) return { kind: "notFound" };
   // A namespaced kind's collection across all namespaces; its objects need a namespace.
   if (resource.namespaced && tail.length > 1) return { kind: "notFound" };
-  return resourceRoute(resource, undefined, tail.slice(1));
+  return resourceRoute(resource, undefined, tail.slice(1), postSubresources);
 }
 
-function resourceRoute(resource: ResourceDescriptor, namespace: string | undefined, rest: string[]): Route {
+function resourceRoute(
+  resource: ResourceDescriptor,
+  namespace: string | undefined,
+  rest: string[],
+  postSubresources: (resource: ResourceDescriptor) => readonly string[],
+): Route {
   if (rest.length > 2) return { kind: "notFound" };
   const [name, subresource] = rest;
+  if (name !== undefined && subresource !== undefined && postSubresources(resource).includes(subresource))
+    return { kind: "subresourceCreate", resource, namespace, name, subresource };
   if (subresource !== undefined) {
     if (
       (subresource !== "status" && subresource !== "scale") ||

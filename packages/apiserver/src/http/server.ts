@@ -289,7 +289,7 @@ class RestHandler {
     }
     let route: Route;
     try {
-      route = parseRoute(pathname, this.#registry.resources);
+      route = parseRoute(pathname, this.#registry.resources, this.#postSubresources);
     } catch {
       throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
     }
@@ -306,7 +306,7 @@ class RestHandler {
       throw newUnauthorized();
     }
     if (this.#token === undefined || !isPublic) authorizedSockets.add(request.socket);
-    if (route.kind === "podBinding") {
+    if (route.kind === "subresourceCreate") {
       if (method !== "POST") {
         request.resume();
         throw notAllowed(method, pathname);
@@ -317,7 +317,16 @@ class RestHandler {
         await this.#body(request, response),
         this.#protobufMessageOf,
       );
-      await this.#registry.bindPod(route.namespace, route.name, body, { dryRun: parseDryRun(query) });
+      await this.#registry.createSubresource(
+        route.resource,
+        route.namespace,
+        route.name,
+        route.subresource,
+        body,
+        {
+          dryRun: parseDryRun(query),
+        },
+      );
       return send(response, 201, {
         kind: "Status",
         apiVersion: "v1",
@@ -523,6 +532,10 @@ class RestHandler {
   /** The protobuf message of a served kind, for kubectl's protobuf bodies. */
   readonly #protobufMessageOf = (apiVersion: string, kind: string): string | undefined =>
     this.#registry.definitions.forKind(apiVersion, kind)?.protobufMessage;
+
+  /** The subresources a served resource's definition answers POSTs on. */
+  readonly #postSubresources = (resource: ResourceDescriptor): readonly string[] =>
+    Object.keys(this.#registry.definitions.get(resource)?.subresources ?? {});
 
   /** The columns a served resource prints with. */
   #printerOf(resource: ResourceDescriptor): Printer | undefined {

@@ -28,6 +28,46 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   readonly protobufMessage: string | undefined;
   /** List field name → merge key, for strategic merge patches of this kind. */
   readonly mergeKeys: Readonly<Record<string, string>>;
+  /**
+   * Subresources answered by POSTing a body to one object, by name
+   * (`binding` for pods; `eviction` in time). `status` and `scale` are
+   * served through the strategy and the descriptor.
+   */
+  readonly subresources: Readonly<Record<string, SubresourceHandler>>;
+}
+
+/**
+ * A subresource that takes a POSTed body for one object, as kube-apiserver's
+ * per-subresource `rest.Creater` (BindingREST, EvictionREST). The server
+ * answers 201 with a Success Status once `create` resolves; what it throws
+ * (a `StatusError`) is the answer otherwise.
+ */
+export interface SubresourceHandler {
+  create(
+    store: SubresourceStore,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: { dryRun?: "All" | undefined },
+  ): Promise<void>;
+}
+
+/** What a {@link SubresourceHandler} may do with objects of its kind. */
+export interface SubresourceStore {
+  /** The time now, RFC 3339. */
+  now(): string;
+  /**
+   * Reads the object (404 if absent), writes `tryUpdate(existing)` with the
+   * read resourceVersion as precondition and retries on a conflict
+   * (GuaranteedUpdate). The result is stored as returned: no defaulting or
+   * validation beyond what `tryUpdate` does. A dry run writes nothing.
+   */
+  update(
+    namespace: string | undefined,
+    name: string,
+    tryUpdate: (existing: KubeObject) => KubeObject,
+    options: { dryRun?: "All" | undefined },
+  ): Promise<KubeObject>;
 }
 
 /** What {@link defineKind} needs: the descriptor; every other part has a default. */
@@ -45,6 +85,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   protobufMessage?: string | undefined;
   /** Default: the merge keys of the built-in kinds' lists (containers by name, conditions by type, …). */
   mergeKeys?: Readonly<Record<string, string>> | undefined;
+  /** Default: none. */
+  subresources?: Readonly<Record<string, SubresourceHandler>> | undefined;
 }
 
 /** The strategy of a kind that declares none: name validation only. */
@@ -60,5 +102,6 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     printer: init.printer ?? defaultPrinter,
     protobufMessage: init.protobufMessage,
     mergeKeys: init.mergeKeys ?? defaultMergeKeys,
+    subresources: init.subresources ?? {},
   });
 }

@@ -8,6 +8,18 @@ import {
 } from "@reconcile/api";
 import { copyJson, isJsonObject } from "../json.js";
 import { FieldErrors } from "../registry/field-errors.js";
+import type { SubresourceHandler } from "./definition.js";
+
+/**
+ * `POST pods/{name}/binding` (kube-apiserver's `BindingREST`): one write that
+ * assigns the pod to the Binding's node.
+ */
+export const podBindingHandler: SubresourceHandler = {
+  async create(store, namespace, name, body, options) {
+    const binding = decodeBinding(body, name);
+    await store.update(namespace, name, (existing) => assignPod(existing, binding, store.now()), options);
+  },
+};
 
 /** A core/v1 Binding: the pod (by metadata) and the node it goes to. */
 export interface Binding {

@@ -6,6 +6,7 @@ import type { FieldErrors } from "../registry/field-errors.js";
 import { podSchema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
+import { podBindingHandler } from "./pod-binding.js";
 
 const restartPolicies = ["Always", "OnFailure", "Never"];
 const pullPolicies = ["Always", "IfNotPresent", "Never"];
@@ -87,6 +88,7 @@ export const podDefinition = defineKind({
   selectableFields: selectableFieldsOf(pods),
   printer: podPrinter,
   protobufMessage: "Pod",
+  subresources: { binding: podBindingHandler },
 });
 
 export function applyPodSpecDefaults(spec: PodSpec): void {

@@ -31,7 +31,6 @@ import type { Clock } from "@reconcile/clock";
 import { copyJson, isJsonObject, jsonEqual, type Mutable } from "../json.js";
 import { definitionFor } from "../kinds/builtin.js";
 import type { ResourceDefinition } from "../kinds/definition.js";
-import { assignPod, decodeBinding } from "../kinds/pod-binding.js";
 import { checkNesting } from "../limits.js";
 import type { Storage, StorageEvent } from "../storage/storage.js";
 import { StorageError } from "../storage/storage.js";
@@ -563,20 +562,60 @@ export class Registry {
    * Binding, then sets the pod's `spec.nodeName` and `PodScheduled=True` in
    * one write (see `pod-binding.ts` for the rules and their errors).
    */
+  /** `POST pods/{name}/binding`: assigns the pod to the Binding's node in one write. */
   async bindPod(namespace: string, name: string, body: unknown, options: DryRunOption = {}): Promise<void> {
+    await this.createSubresource(pods, namespace, name, "binding", body, options);
+  }
+
+  /**
+   * POSTs a body to a subresource its kind's definition handles (binding,
+   * eviction…); 404 if the kind has no such subresource.
+   */
+  async createSubresource(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    subresource: string,
+    body: unknown,
+    options: DryRunOption = {},
+  ): Promise<void> {
     await this.#ready;
-    const resource = this.#served(pods);
-    const binding = decodeBinding(body, name);
+    resource = this.#served(resource);
+    const handler = Object.hasOwn(this.#definitionOf(resource).subresources, subresource)
+      ? this.#definitionOf(resource).subresources[subresource]
+      : undefined;
+    if (handler === undefined) throw newNotFound(groupResourceOf(resource), `${name}/${subresource}`);
+    const served = resource;
+    await handler.create(
+      {
+        now: () => rfc3339(this.#clock.now()),
+        update: (ns, objectName, tryUpdate, updateOptions) =>
+          this.#rawUpdate(served, ns, objectName, tryUpdate, updateOptions),
+      },
+      namespace,
+      name,
+      body,
+      options,
+    );
+  }
+
+  /** GuaranteedUpdate without the strategy: what a subresource handler writes is stored as it is. */
+  async #rawUpdate(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    tryUpdate: (existing: KubeObject) => KubeObject,
+    options: DryRunOption,
+  ): Promise<KubeObject> {
     const gr = groupResourceOf(resource);
     const key = this.#objectKey(resource, namespace, name);
     for (let attempt = 0; ; attempt++) {
       const existing = await this.#storage.get(key);
       if (existing === undefined) throw newNotFound(gr, name);
-      const bound = assignPod(existing, binding, rfc3339(this.#clock.now()));
-      if (options.dryRun === "All") return;
+      const updated = tryUpdate(existing);
+      if (options.dryRun === "All") return updated;
       try {
-        await this.#storage.update(key, bound, Number(existing.metadata?.resourceVersion));
-        return;
+        return await this.#storage.update(key, updated, Number(existing.metadata?.resourceVersion));
       } catch (error) {
         if (StorageError.is(error, "Conflict") && attempt < updateAttempts) continue;
         throw toStatusError(error, gr, name);
