@@ -184,3 +184,16 @@ function steps(path: string): (string | number)[] {
   }
   return out;
 }
+
+/**
+ * A custom kind's structural schema at a version (the served version when none is named): what server-side
+ * apply reads for `x-kubernetes-list-type`, `x-kubernetes-list-map-keys` and `x-kubernetes-map-type`.
+ */
+export function structuralSchemaOf(
+  crd: CustomResourceDefinition,
+  version?: string,
+): JSONSchemaProps | undefined {
+  const chosen =
+    version === undefined ? servedVersion(crd) : crd.spec.versions.find((v) => v.name === version);
+  return chosen?.schema?.openAPIV3Schema;
+}

@@ -1,5 +1,12 @@
 export { compileRules, escapeProperty, validateCEL } from "./cel.js";
 export {
+  CustomResourceDefinitionController,
+  type CustomResourceDefinitionControllerOptions,
+  customResourceDefinitionKind,
+  customResourceDefinitions,
+} from "./controller.js";
+export { definitionForCustomResource, servedVersion, structuralSchemaOf } from "./custom-kind.js";
+export {
   type DecodeResult,
   decodeCustomResource,
   defaultOnRead,
