@@ -1,4 +1,4 @@
-import { type ConfigMap, configMaps, defineResource, type KubeObject } from "@reconcile/api";
+import { type ConfigMap, configMaps, defineResource, type KubeObject, newBadRequest } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
@@ -157,6 +157,44 @@ describe("a definition registered on a running server", () => {
     await client.resource(widgets, "default").delete("w", { propagationPolicy: "Background" });
     await api.flush();
     expect(await names()).toEqual([]);
+  });
+
+  it("serves a subresource handler of the new kind: a POST runs it, other verbs are 405, other names 404", async () => {
+    const { api, http } = await start();
+    api.definitions.add(
+      defineKind({
+        ...widgetDefinition,
+        subresources: {
+          resize: {
+            async create(store, namespace, name, body, options) {
+              const size = (body as { size?: unknown }).size;
+              if (typeof size !== "number") throw newBadRequest("size must be a number");
+              await store.update(namespace, name, (w) => ({ ...w, spec: { size } }), options);
+            },
+          },
+        },
+      }),
+    );
+    expect((await call(http, "POST", widgetPath, { metadata: { name: "w" }, spec: { size: 1 } })).code).toBe(
+      201,
+    );
+    expect((await call(http, "POST", `${widgetPath}/w/resize?dryRun=All`, { size: 5 })).code).toBe(201);
+    expect((await call(http, "GET", `${widgetPath}/w`)).body.spec).toEqual({ size: 1 });
+    expect((await call(http, "POST", `${widgetPath}/w/resize`, { size: 7 })).body).toEqual({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Success",
+      code: 201,
+    });
+    expect((await call(http, "GET", `${widgetPath}/w`)).body.spec).toEqual({ size: 7 });
+    expect((await call(http, "POST", `${widgetPath}/w/resize`, { size: "x" })).body).toMatchObject({
+      code: 400,
+      message: "size must be a number",
+    });
+    expect((await call(http, "POST", `${widgetPath}/nope/resize`, { size: 2 })).code).toBe(404);
+    expect((await call(http, "GET", `${widgetPath}/w/resize`)).code).toBe(405);
+    expect((await call(http, "POST", `${widgetPath}/w/shrink`, { size: 2 })).code).toBe(404);
   });
 
   it("refuses a second plural for a served kind, and replaces a definition of the same plural", () => {
