@@ -48,3 +48,4 @@ export {
   type StorageWatcher,
   type StorageWatchOptions,
 } from "./storage/storage.js";
+export * from "./crd/index.js";
