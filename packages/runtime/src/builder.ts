@@ -5,6 +5,7 @@ import {
   type ResourceDescriptor,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
+import type { Clock } from "@reconcile/clock";
 import { type EventRecorder, type Logger, runController, TerminalError } from "@reconcile/controller";
 import { type RateLimiter, RateLimitingQueue } from "@reconcile/workqueue";
 import type { Manager } from "./manager.js";
@@ -25,6 +26,8 @@ export interface ReconcileContext {
   readonly reconcileID: string;
   /** The manager's client. */
   readonly client: Client;
+  /** The manager's clock: read the time here, so tests on a `FakeClock` see fake time. */
+  readonly clock: Clock;
   /** Events as this controller. */
   readonly recorder: EventRecorder;
   /**
@@ -238,6 +241,7 @@ export class ControllerBuilder {
                 logger,
                 reconcileID,
                 client: manager.client,
+                clock: manager.clock,
                 recorder,
                 get: (resource, request) => manager.getCached(resource, request),
               });

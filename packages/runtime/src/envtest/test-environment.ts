@@ -3,7 +3,7 @@ import { defineResource, type ResourceDescriptor } from "@reconcile/api";
 import { ApiServer, defineKind, type ListeningApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
-import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1";
+import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
 
 export interface TestEnvironmentOptions {
   /**
