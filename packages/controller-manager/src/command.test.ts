@@ -21,6 +21,7 @@ describe("parseControllerManagerFlags", () => {
       port: 10257,
       kubeApiQps: 20,
       kubeApiBurst: 30,
+      help: false,
     });
   });
 
@@ -60,6 +61,15 @@ describe("parseControllerManagerFlags", () => {
 });
 
 describe("runControllerManagerCommand", () => {
+  it("--help lists every controller and the disabled-by-default ones, and exits 0", async () => {
+    let text = "";
+    expect(await runControllerManagerCommand(["--help"], { out: (t) => (text += t) })).toBe(0);
+    expect(text).toContain(
+      "All controllers: deployment-controller, endpoints-controller, endpointslice-controller, replicaset-controller",
+    );
+    expect(text).toContain('Disabled-by-default controllers: none (default "*")');
+  });
+
   it("runs against an API server over HTTP from a kubeconfig, serves /healthz, and exits 0 on stop", async () => {
     const server = new ApiServer();
     const listening = await server.listen();

@@ -19,6 +19,7 @@ export interface ControllerManagerFlags {
   port: number;
   kubeApiQps: number;
   kubeApiBurst: number;
+  help: boolean;
 }
 
 /** A flag was wrong; the command prints it and exits 1. */
@@ -74,6 +75,7 @@ export function parseControllerManagerFlags(argv: readonly string[]): Controller
       integer: true,
       min: 1,
     }),
+    help: values.help === true,
   };
 }
 
@@ -85,7 +87,7 @@ export function parseControllerManagerFlags(argv: readonly string[]): Controller
  */
 export async function runControllerManagerCommand(
   argv: readonly string[],
-  options: { signal?: AbortSignal; write?: (line: string) => void } = {},
+  options: { signal?: AbortSignal; write?: (line: string) => void; out?: (text: string) => void } = {},
 ): Promise<number> {
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const logger = jsonLogger({ write, bindings: { component: "kube-controller-manager" } });
@@ -94,6 +96,10 @@ export async function runControllerManagerCommand(
   const registry = new Registry();
   try {
     flags = parseControllerManagerFlags(argv);
+    if (flags.help) {
+      (options.out ?? ((text: string) => process.stdout.write(text)))(usage(newControllerDescriptors()));
+      return 0;
+    }
     const client = await createHttpClient({
       path: flags.kubeconfig,
       qps: flags.kubeApiQps,
@@ -140,6 +146,30 @@ export async function runControllerManagerCommand(
   }
 }
 
+/** The `--help` text; `--controllers` is described as upstream describes it. */
+export function usage(descriptors: ReturnType<typeof newControllerDescriptors>): string {
+  return `reconcile-controller-manager: kube-controller-manager's control loops against any API server.
+
+Flags:
+  --kubeconfig string                        kubeconfig file (default: KUBECONFIG, ~/.kube/config, in-cluster)
+  --controllers string                       A list of controllers to enable. '*' enables all on-by-default controllers,
+                                             'foo' enables the controller named 'foo', '-foo' disables the controller named 'foo'.
+                                             All controllers: ${descriptors.knownControllers().join(", ")}
+                                             Disabled-by-default controllers: ${descriptors.disabledByDefaultControllers().join(", ") || "none"} (default "*")
+  --leader-elect                             elect a leader on a Lease before running the controllers (default true)
+  --leader-elect-lease-duration duration     (default 15s)
+  --leader-elect-renew-deadline duration     (default 10s)
+  --leader-elect-retry-period duration       (default 2s)
+  --leader-elect-resource-namespace string   (default "kube-system")
+  --leader-elect-resource-name string        (default "kube-controller-manager")
+  --bind-address string                      where /healthz, /readyz and /metrics are served (default "127.0.0.1")
+  --port int                                 their port, plain HTTP; 0 picks a free one (default 10257)
+  --kube-api-qps float                       (default 20)
+  --kube-api-burst int                       (default 30)
+  -h, --help                                 this text
+`;
+}
+
 function parse(argv: readonly string[]) {
   return parseArgs({
     args: [...argv],
@@ -158,6 +188,7 @@ function parse(argv: readonly string[]) {
       port: { type: "string" },
       "kube-api-qps": { type: "string" },
       "kube-api-burst": { type: "string" },
+      help: { type: "boolean", short: "h" },
     },
   });
 }

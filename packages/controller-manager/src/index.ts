@@ -3,6 +3,7 @@ export {
   FlagError,
   parseControllerManagerFlags,
   runControllerManagerCommand,
+  usage,
 } from "./command.js";
 export {
   type ControllerContext,
