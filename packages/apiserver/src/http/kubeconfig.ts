@@ -7,12 +7,18 @@ export interface KubeconfigOptions {
   namespace?: string | undefined;
   /** The name of the cluster, user and context. Default `reconcile`. */
   name?: string | undefined;
+  /**
+   * The CA (PEM) that signed an `https://` server's certificate, written as
+   * `certificate-authority-data` so that clients verify the server. Default: none.
+   */
+  certificateAuthority?: string | undefined;
 }
 
 /**
- * A kubeconfig (YAML) for a running server, for kubectl or any client. It sets
- * `insecure-skip-tls-verify` because `@kubernetes/client-node` refuses plain
- * `http://` servers without it; kubectl ignores it for http.
+ * A kubeconfig (YAML) for a running server, for kubectl or any client. With a
+ * CA it carries `certificate-authority-data`; without one it sets
+ * `insecure-skip-tls-verify`, because `@kubernetes/client-node` refuses plain
+ * `http://` servers without it (kubectl ignores it for http).
  */
 export function kubeconfigFor(options: KubeconfigOptions): string {
   const name = options.name ?? "reconcile";
@@ -24,7 +30,9 @@ export function kubeconfigFor(options: KubeconfigOptions): string {
     `- name: ${quote(name)}`,
     "  cluster:",
     `    server: ${quote(options.server)}`,
-    "    insecure-skip-tls-verify: true",
+    options.certificateAuthority === undefined
+      ? "    insecure-skip-tls-verify: true"
+      : `    certificate-authority-data: ${Buffer.from(options.certificateAuthority).toString("base64")}`,
     "users:",
     `- name: ${quote(name)}`,
     options.token === undefined ? "  user: {}" : `  user:\n    token: ${quote(options.token)}`,

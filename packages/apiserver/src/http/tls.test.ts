@@ -2,13 +2,16 @@ import { X509Certificate } from "node:crypto";
 import { once } from "node:events";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
+import { pods } from "@reconcile/api";
+import { HttpClient, loadKubeConfig } from "@reconcile/client";
 import { describe, expect, it } from "vitest";
+import { kubeconfigFor } from "./kubeconfig.js";
 import { generateServingCertificates } from "./tls.js";
 
 describe("generateServingCertificates", () => {
   it("issues a CA and a serving certificate for the loopback names that the CA verifies", async () => {
     const notBefore = new Date("2026-01-01T00:00:00Z");
-    const { ca, serving } = generateServingCertificates({ notBefore, caCommonName: "test-ca" });
+    const { ca, serving } = await generateServingCertificates({ notBefore, caCommonName: "test-ca" });
     const caCert = new X509Certificate(ca.cert);
     const leaf = new X509Certificate(serving.cert);
     expect(caCert.ca).toBe(true);
@@ -27,8 +30,8 @@ describe("generateServingCertificates", () => {
   });
 
   it("serves HTTPS that a client trusting only the CA accepts, and one trusting another CA refuses", async () => {
-    const { ca, serving } = generateServingCertificates();
-    const other = generateServingCertificates();
+    const { ca, serving } = await generateServingCertificates();
+    const other = await generateServingCertificates();
     const server = https.createServer({ cert: serving.cert, key: serving.key }, (_request, response) => {
       response.end("ok");
     });
@@ -50,6 +53,37 @@ describe("generateServingCertificates", () => {
     try {
       await expect(get(ca.cert)).resolves.toBe("ok");
       await expect(get(other.ca.cert)).rejects.toThrow(/self[- ]signed|unable to verify|certificate/i);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  it("gives a kubeconfig with certificate-authority-data and the token that HttpClient verifies the server with", async () => {
+    const { ca, serving } = await generateServingCertificates();
+    let authorization: string | undefined;
+    const server = https.createServer({ cert: serving.cert, key: serving.key }, (request, response) => {
+      authorization = request.headers.authorization;
+      response.writeHead(200, { "content-type": "application/json" });
+      response.end(
+        JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "p", namespace: "default" } }),
+      );
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const { port } = server.address() as AddressInfo;
+    try {
+      const yaml = kubeconfigFor({
+        server: `https://127.0.0.1:${port}`,
+        token: "s3cret",
+        certificateAuthority: ca.cert,
+      });
+      expect(yaml).toContain(`certificate-authority-data: ${Buffer.from(ca.cert).toString("base64")}`);
+      expect(yaml).not.toContain("insecure-skip-tls-verify");
+      const client = new HttpClient({ kubeConfig: await loadKubeConfig({ yaml }) });
+      const pod = await client.resource(pods, "default").get("p");
+      expect(pod.metadata?.name).toBe("p");
+      expect(authorization).toBe("Bearer s3cret");
     } finally {
       server.closeAllConnections();
       server.close();

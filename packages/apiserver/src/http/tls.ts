@@ -1,4 +1,5 @@
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { generateKeyPair, randomBytes, sign } from "node:crypto";
+import { promisify } from "node:util";
 import forge from "node-forge";
 /** A PEM certificate and its PEM (PKCS#8) private key. */
 export interface CertificateAndKey {
@@ -37,14 +38,17 @@ export interface ServingCertificateOptions {
  * `<host>-ca@<time>` CA signing `<host>@<time>`), so a client can pin the CA
  * instead of skipping verification.
  */
-export function generateServingCertificates(options: ServingCertificateOptions = {}): ServingCertificates {
+export async function generateServingCertificates(
+  options: ServingCertificateOptions = {},
+): Promise<ServingCertificates> {
   const notBefore = options.notBefore ?? new Date(Date.now() - 60 * 60 * 1000);
   const notAfter = new Date(notBefore.getTime() + (options.validityDays ?? 365) * 24 * 60 * 60 * 1000);
   const stamp = Math.floor(notBefore.getTime() / 1000);
   const dnsNames = options.dnsNames ?? ["localhost"];
   const ipAddresses = options.ipAddresses ?? ["127.0.0.1", "::1"];
 
-  const caKeys = newKeyPair();
+  // Both keys at once, off the event loop (RSA key generation takes a while).
+  const [caKeys, servingKeys] = await Promise.all([newKeyPair(), newKeyPair()]);
   const caSubject = [{ name: "commonName", value: options.caCommonName ?? `reconcile-ca@${stamp}` }];
   const caCert = forge.pki.createCertificate();
   caCert.publicKey = caKeys.publicKey;
@@ -58,9 +62,8 @@ export function generateServingCertificates(options: ServingCertificateOptions =
     { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: "subjectKeyIdentifier" },
   ]);
-  caCert.sign(caKeys.privateKey, forge.md.sha256.create());
+  signCertificate(caCert, caKeys.privateKeyPem);
 
-  const servingKeys = newKeyPair();
   const servingCert = forge.pki.createCertificate();
   servingCert.publicKey = servingKeys.publicKey;
   servingCert.serialNumber = randomSerial();
@@ -83,7 +86,7 @@ export function generateServingCertificates(options: ServingCertificateOptions =
     },
     { name: "authorityKeyIdentifier", keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
   ]);
-  servingCert.sign(caKeys.privateKey, forge.md.sha256.create());
+  signCertificate(servingCert, caKeys.privateKeyPem);
 
   return {
     ca: { cert: forge.pki.certificateToPem(caCert), key: caKeys.privateKeyPem },
@@ -91,23 +94,37 @@ export function generateServingCertificates(options: ServingCertificateOptions =
   };
 }
 
+/**
+ * Signs with Node's crypto (SHA-256 with RSA): forge's own RSA is pure
+ * JavaScript and takes a second or more per signature on a busy machine.
+ */
+function signCertificate(cert: forge.pki.Certificate, privateKeyPem: string): void {
+  const algorithm = forge.pki.oids.sha256WithRSAEncryption!;
+  cert.signatureOid = algorithm;
+  cert.siginfo.algorithmOid = algorithm;
+  const tbs = forge.asn1.toDer(tbsCertificate(cert)).getBytes();
+  cert.signature = sign("sha256", Buffer.from(tbs, "binary"), privateKeyPem).toString("binary");
+}
+
 /** Node's native key generation: forge's own is pure JavaScript and takes seconds. */
-function newKeyPair(): {
-  publicKey: forge.pki.rsa.PublicKey;
-  privateKey: forge.pki.rsa.PrivateKey;
-  privateKeyPem: string;
-} {
-  const { publicKey, privateKey } = generateKeyPairSync("rsa", {
+async function newKeyPair(): Promise<{ publicKey: forge.pki.rsa.PublicKey; privateKeyPem: string }> {
+  const { publicKey, privateKey } = await generateRsaKeyPair("rsa", {
     modulusLength: 2048,
     publicKeyEncoding: { type: "spki", format: "pem" },
     privateKeyEncoding: { type: "pkcs8", format: "pem" },
   });
   return {
     publicKey: forge.pki.publicKeyFromPem(publicKey) as forge.pki.rsa.PublicKey,
-    privateKey: forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey,
     privateKeyPem: privateKey,
   };
 }
+
+const generateRsaKeyPair = promisify(generateKeyPair);
+
+/** forge's `pki.getTBSCertificate`, which its type definitions leave out. */
+const tbsCertificate = (
+  forge.pki as unknown as { getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1 }
+).getTBSCertificate;
 
 /** A positive serial number of 128 random bits, hex (RFC 5280: at most 20 octets, positive). */
 function randomSerial(): string {
