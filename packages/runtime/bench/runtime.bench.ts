@@ -44,7 +44,7 @@ const workers = 4;
 const namespace = "default";
 
 async function cluster(): Promise<ApiServer> {
-  const server = new ApiServer({ garbageCollector: false });
+  const server = new ApiServer({ garbageCollection: false });
   server.definitions.add(defineKind({ descriptor: widgets }));
   const client = server.client().resource(widgets, namespace);
   const batch = 200;
