@@ -5,6 +5,7 @@ import {
   isObject,
   itemSchema,
   type JSONSchemaProps,
+  subtreeHas,
   type ValidationRule,
 } from "./schema.js";
 
@@ -121,7 +122,7 @@ function walk(
   path: string,
   resource: boolean,
 ): void {
-  if (value === null || value === undefined) return;
+  if (value === null || value === undefined || !subtreeHas(schema, "rules")) return;
   const rules = schema["x-kubernetes-validations"];
   if (rules?.length) {
     const self = toCEL(value, schema, resource);

@@ -1,4 +1,11 @@
-import { additionalSchema, isObject, itemSchema, type JSONSchemaProps } from "./schema.js";
+import {
+  additionalSchema,
+  copyJson,
+  isObject,
+  itemSchema,
+  type JSONSchemaProps,
+  subtreeHas,
+} from "./schema.js";
 
 /**
  * Applies the schema's defaults in place, as apiextensions-apiserver's structural defaulting: a property with
@@ -11,13 +18,13 @@ export function applyDefaults(value: unknown, schema: JSONSchemaProps): void {
 }
 
 function defaultValue(value: unknown, schema: JSONSchemaProps | undefined, root: boolean): void {
-  if (!schema) return;
+  if (!schema || !subtreeHas(schema, "defaults")) return;
   if (Array.isArray(value)) {
     const items = itemSchema(schema);
     if (!items) return;
     for (let i = 0; i < value.length; i++) {
       if (value[i] === null && items.default !== undefined && !items.nullable)
-        value[i] = structuredClone(items.default);
+        value[i] = copyJson(items.default);
       defaultValue(value[i], items, false);
     }
     return;
@@ -28,7 +35,7 @@ function defaultValue(value: unknown, schema: JSONSchemaProps | undefined, root:
     if (property.default === undefined) continue;
     const current = value[key];
     if (current === undefined || (current === null && !property.nullable)) {
-      value[key] = structuredClone(property.default);
+      value[key] = copyJson(property.default);
     }
   }
   const additional = additionalSchema(schema);
@@ -39,7 +46,7 @@ function defaultValue(value: unknown, schema: JSONSchemaProps | undefined, root:
       defaultValue(value[key], declared, false);
     } else if (additional) {
       if (value[key] === null && additional.default !== undefined && !additional.nullable) {
-        value[key] = structuredClone(additional.default);
+        value[key] = copyJson(additional.default);
       }
       defaultValue(value[key], additional, false);
     }

@@ -66,3 +66,43 @@ export function itemSchema(schema: JSONSchemaProps): JSONSchemaProps | undefined
 export function additionalSchema(schema: JSONSchemaProps): JSONSchemaProps | undefined {
   return isObject(schema.additionalProperties) ? (schema.additionalProperties as JSONSchemaProps) : undefined;
 }
+
+type Feature = "listTypes" | "embedded" | "rules" | "defaults";
+const featureCache: Record<Feature, WeakMap<JSONSchemaProps, boolean>> = {
+  listTypes: new WeakMap(),
+  embedded: new WeakMap(),
+  rules: new WeakMap(),
+  defaults: new WeakMap(),
+};
+
+/**
+ * Whether a schema or anything below it uses a feature, remembered per schema node: walks over objects
+ * skip the subtrees that cannot contribute (most of a typical object).
+ */
+export function subtreeHas(schema: JSONSchemaProps, feature: Feature): boolean {
+  const cache = featureCache[feature];
+  let has = cache.get(schema);
+  if (has !== undefined) return has;
+  has =
+    (feature === "listTypes" &&
+      (schema["x-kubernetes-list-type"] === "set" || schema["x-kubernetes-list-type"] === "map")) ||
+    (feature === "embedded" && schema["x-kubernetes-embedded-resource"] === true) ||
+    (feature === "rules" && (schema["x-kubernetes-validations"]?.length ?? 0) > 0) ||
+    (feature === "defaults" && schema.default !== undefined);
+  if (!has) {
+    const children = [
+      ...Object.values(schema.properties ?? {}),
+      ...(isObject(schema.items) ? [schema.items as JSONSchemaProps] : []),
+      ...(isObject(schema.additionalProperties) ? [schema.additionalProperties as JSONSchemaProps] : []),
+    ];
+    has = children.some((child) => subtreeHas(child, feature));
+  }
+  cache.set(schema, has);
+  return has;
+}
+
+/** A deep copy of a JSON value (defaults are copied into every object that takes them). */
+export function copyJson<T>(value: T): T {
+  if (value === null || typeof value !== "object") return value;
+  return JSON.parse(JSON.stringify(value)) as T;
+}

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { type SchemaErrors, showValue } from "./errors.js";
 import { formatValidator, validatedFormats } from "./formats.js";
-import { additionalSchema, isObject, itemSchema, type JSONSchemaProps } from "./schema.js";
+import { additionalSchema, isObject, itemSchema, type JSONSchemaProps, subtreeHas } from "./schema.js";
 
 /**
  * Validates a value against a structural schema with kube-openapi's messages, e.g.
@@ -29,7 +29,7 @@ export function validateListTypes(
   errors: SchemaErrors,
   path = "",
 ): void {
-  if (value === null || value === undefined) return;
+  if (value === null || value === undefined || !subtreeHas(schema, "listTypes")) return;
   if (Array.isArray(value)) {
     const items = itemSchema(schema);
     const listType = schema["x-kubernetes-list-type"];
@@ -41,7 +41,10 @@ export function validateListTypes(
           listType === "set"
             ? item
             : Object.fromEntries(keys.map((k) => [k, isObject(item) ? (item[k] ?? null) : null]));
-        const key = JSON.stringify(identity);
+        const key =
+          typeof identity === "object" && identity !== null
+            ? JSON.stringify(identity)
+            : `${typeof identity}:${identity}`;
         if (seen.has(key)) errors.duplicate(`${path}[${i}]`, identity);
         seen.add(key);
       });
@@ -68,6 +71,7 @@ export function validateEmbeddedResources(
   errors: SchemaErrors,
   path = "",
 ): void {
+  if (!subtreeHas(schema, "embedded")) return;
   if (Array.isArray(value)) {
     const items = itemSchema(schema);
     if (items)
