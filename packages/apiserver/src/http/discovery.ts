@@ -14,6 +14,24 @@ export const resourceVerbs = [
 ];
 const subresourceVerbs = ["get", "patch", "update"];
 
+/**
+ * The create-only subresources of built-in kinds, with the kind they take, as
+ * kube-apiserver lists them: kubectl drain evicts only if `pods/eviction`
+ * appears with group `policy`, version `v1` and kind `Eviction`.
+ */
+const createSubresources: Readonly<
+  Record<string, readonly { name: string; group: string; version: string; kind: string }[]>
+> = {
+  pods: [
+    { name: "binding", group: "", version: "v1", kind: "Binding" },
+    { name: "eviction", group: "policy", version: "v1", kind: "Eviction" },
+  ],
+};
+
+function createSubresourcesOf(resource: ResourceDescriptor) {
+  return resource.group === "" ? (createSubresources[resource.plural] ?? []) : [];
+}
+
 /** A resource's verbs: kube-apiserver serves no deletecollection of namespaces. */
 export function verbsOf(resource: Pick<ResourceDescriptor, "group" | "plural">): string[] {
   return servesDeleteCollection(resource)
@@ -135,6 +153,16 @@ export function apiResourceList(
         verbs: subresourceVerbs,
       });
     }
+    for (const subresource of createSubresourcesOf(resource)) {
+      list.push({
+        name: `${resource.plural}/${subresource.name}`,
+        singularName: "",
+        namespaced: resource.namespaced,
+        ...(subresource.group === "" ? {} : { group: subresource.group, version: subresource.version }),
+        kind: subresource.kind,
+        verbs: ["create"],
+      });
+    }
   }
   return {
     kind: "APIResourceList",
@@ -179,16 +207,27 @@ export function aggregatedDiscovery(resources: readonly ResourceDescriptor[], co
           verbs: verbsOf(resource),
           ...(resource.shortNames.length > 0 ? { shortNames: [...resource.shortNames] } : {}),
           ...(resource.categories.length > 0 ? { categories: [...resource.categories] } : {}),
-          ...(resource.subresources.length > 0
+          ...(resource.subresources.length + createSubresourcesOf(resource).length > 0
             ? {
-                subresources: resource.subresources.map((subresource) => ({
-                  subresource,
-                  responseKind:
-                    subresource === "scale"
-                      ? { group: "autoscaling", version: "v1", kind: "Scale" }
-                      : { group: resource.group, version: resource.version, kind: resource.kind },
-                  verbs: subresourceVerbs,
-                })),
+                subresources: [
+                  ...resource.subresources.map((subresource) => ({
+                    subresource,
+                    responseKind:
+                      subresource === "scale"
+                        ? { group: "autoscaling", version: "v1", kind: "Scale" }
+                        : { group: resource.group, version: resource.version, kind: resource.kind },
+                    verbs: subresourceVerbs,
+                  })),
+                  ...createSubresourcesOf(resource).map((subresource) => ({
+                    subresource: subresource.name,
+                    responseKind: {
+                      group: subresource.group,
+                      version: subresource.version,
+                      kind: subresource.kind,
+                    },
+                    verbs: ["create"],
+                  })),
+                ],
               }
             : {}),
         })),

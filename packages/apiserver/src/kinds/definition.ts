@@ -68,6 +68,18 @@ export interface SubresourceStore {
     tryUpdate: (existing: KubeObject) => KubeObject,
     options: { dryRun?: "All" | undefined },
   ): Promise<KubeObject>;
+  /** Reads the object; 404 if absent. */
+  get(namespace: string | undefined, name: string): Promise<KubeObject>;
+  /** Deletes the object as `DELETE` would (grace period, finalizers, preconditions). */
+  delete(namespace: string | undefined, name: string, options: SubresourceDeleteOptions): Promise<void>;
+}
+
+/** The DeleteOptions a subresource handler may pass on (an Eviction's). */
+export interface SubresourceDeleteOptions {
+  gracePeriodSeconds?: number | undefined;
+  propagationPolicy?: string | undefined;
+  preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
+  dryRun?: "All" | undefined;
 }
 
 /** What {@link defineKind} needs: the descriptor; every other part has a default. */

@@ -7,6 +7,7 @@ import { podSchema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { podBindingHandler } from "./pod-binding.js";
+import { podEvictionHandler } from "./pod-eviction.js";
 
 const restartPolicies = ["Always", "OnFailure", "Never"];
 const pullPolicies = ["Always", "IfNotPresent", "Never"];
@@ -88,7 +89,7 @@ export const podDefinition = defineKind({
   selectableFields: selectableFieldsOf(pods),
   printer: podPrinter,
   protobufMessage: "Pod",
-  subresources: { binding: podBindingHandler },
+  subresources: { binding: podBindingHandler, eviction: podEvictionHandler },
 });
 
 export function applyPodSpecDefaults(spec: PodSpec): void {

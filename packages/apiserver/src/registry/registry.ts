@@ -591,6 +591,10 @@ export class Registry {
         now: () => rfc3339(this.#clock.now()),
         update: (ns, objectName, tryUpdate, updateOptions) =>
           this.#rawUpdate(served, ns, objectName, tryUpdate, updateOptions),
+        get: (ns, objectName) => this.get(served, ns, objectName),
+        delete: async (ns, objectName, deleteOptions) => {
+          await this.deleteWithOutcome(served, ns, objectName, deleteOptions);
+        },
       },
       namespace,
       name,
