@@ -151,6 +151,35 @@ describe("kubectl against the composed cluster", () => {
     expect(await ok("uncordon", "node-1")).toBe("node/node-1 uncordoned\n");
   });
 
+  it("drain --ignore-daemonsets --delete-emptydir-data evicts a node's pods through pods/eviction; they come back elsewhere", async () => {
+    const before = (await ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.nodeName}"))
+      .trim()
+      .split(" ");
+    const onNode2 = before.filter((node) => node === "node-2").length;
+    expect(onNode2).toBeGreaterThan(0);
+    const drained = await kubectl(
+      "drain",
+      "node-2",
+      "--ignore-daemonsets",
+      "--delete-emptydir-data",
+      "--timeout=20s",
+    );
+    expect(drained.code).toBe(0);
+    const lines = drained.stdout.trim().split("\n");
+    expect(lines[0]).toBe("node/node-2 cordoned");
+    expect(lines.filter((line) => /^evicting pod default\/web-/.test(line))).toHaveLength(onNode2);
+    expect(lines.filter((line) => /^pod\/web-\S+ evicted$/.test(line))).toHaveLength(onNode2);
+    expect(lines.at(-1)).toBe("node/node-2 drained");
+    expect(await ok("get", "node", "node-2", "--no-headers")).toMatch(/^node-2\s+Ready,SchedulingDisabled/);
+    await ok("rollout", "status", "deployment/web", "--timeout=20s");
+    const after = (await ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.nodeName}"))
+      .trim()
+      .split(" ");
+    expect(after).toHaveLength(6);
+    expect(after).not.toContain("node-2");
+    expect(await ok("uncordon", "node-2")).toBe("node/node-2 uncordoned\n");
+  });
+
   it("the controller manager's /healthz and /metrics answer, /metrics with the scheduler's families too", async () => {
     expect(await (await fetch(`${managerUrl}/healthz`)).text()).toBe("ok");
     const metrics = await (await fetch(`${managerUrl}/metrics`)).text();
