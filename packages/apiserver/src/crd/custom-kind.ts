@@ -1,4 +1,5 @@
 import { defineResource, type KubeObject } from "@reconcile/api";
+import { type OpenAPISchema, typeFromOpenAPI } from "../apply/schema.js";
 import { age } from "../http/human-duration.js";
 import type { Printer, TableColumnDefinition } from "../http/printers.js";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
@@ -47,6 +48,7 @@ export function definitionForCustomResource(crd: CustomResourceDefinition): Reso
   };
   return defineKind({
     descriptor,
+    applyType: typeFromOpenAPI(schema as OpenAPISchema),
     strategy: customResourceStrategy(schema, version),
     printer: customResourcePrinter(version.additionalPrinterColumns ?? []),
   });

@@ -1,4 +1,5 @@
 import type { KubeObject, ResourceDescriptor, SelectableFields } from "@reconcile/api";
+import type { TypeNode } from "../apply/schema.js";
 import { defaultPrinter, type Printer } from "../http/printers.js";
 import { dnsSubdomainName } from "../registry/meta-validation.js";
 import { defaultMergeKeys } from "../registry/patch.js";
@@ -34,6 +35,11 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * served through the strategy and the descriptor.
    */
   readonly subresources: Readonly<Record<string, SubresourceHandler>>;
+  /**
+   * Server-side apply's merge semantics (list types, map keys, atomic
+   * structs); undefined uses the built-in table, deduced for unknown kinds.
+   */
+  readonly applyType: TypeNode | undefined;
 }
 
 /**
@@ -99,6 +105,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   mergeKeys?: Readonly<Record<string, string>> | undefined;
   /** Default: none. */
   subresources?: Readonly<Record<string, SubresourceHandler>> | undefined;
+  /** Default: the built-in table's entry for the kind (`typeFor`), deduced for unknown kinds. */
+  applyType?: TypeNode | undefined;
 }
 
 /** The strategy of a kind that declares none: name validation only. */
@@ -115,5 +123,6 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     protobufMessage: init.protobufMessage,
     mergeKeys: init.mergeKeys ?? defaultMergeKeys,
     subresources: init.subresources ?? {},
+    applyType: init.applyType,
   });
 }

@@ -660,17 +660,26 @@ describe("patch", () => {
     expect(patched.status).toEqual({ replicas: 1 });
   });
 
-  it("approximates server-side apply: creates when absent, merges strategically when present", async () => {
+  it("server-side apply creates when absent, merges another manager's fields and removes what its manager dropped", async () => {
     const client = newServer().client().resource(deployments, "default");
     const created = await client.patch("web", deployment("web"), { type: "apply", fieldManager: "kubectl" });
     expect(created.metadata?.generation).toBe(1);
-    const applied = await client.patch(
+    expect(created.metadata?.managedFields?.map((e) => [e.manager, e.operation])).toEqual([
+      ["kubectl", "Apply"],
+    ]);
+    const scaled = await client.patch(
       "web",
       { apiVersion: "apps/v1", kind: "Deployment", metadata: { name: "web" }, spec: { replicas: 3 } },
-      { type: "apply", fieldManager: "kubectl" },
+      { type: "apply", fieldManager: "scaler" },
     );
-    expect(applied.spec?.replicas).toBe(3);
-    expect(applied.spec?.template.spec?.containers.map((c) => c.name)).toEqual(["app"]);
+    expect(scaled.spec?.replicas).toBe(3);
+    expect(scaled.spec?.template.spec?.containers.map((c) => c.name)).toEqual(["app"]);
+    // kubectl drops the container's image from its configuration: nobody else owns it, so it goes.
+    const dropped = deployment("web");
+    delete dropped.spec!.template.spec!.containers[0]!.image;
+    await expect(client.patch("web", dropped, { type: "apply", fieldManager: "kubectl" })).rejects.toThrow(
+      /spec\.template\.spec\.containers\[0\]\.image: Required value/,
+    );
   });
 
   it("answers 400 for a server-side apply that would create an object under another name than the URL's", async () => {

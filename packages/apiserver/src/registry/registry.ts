@@ -28,8 +28,10 @@ import {
   type WatchOptions,
 } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
+import { applyWithLastApplied, type TypeNode, trackUpdate, typeFor } from "../apply/index.js";
 import { copyJson, isJsonObject, jsonEqual, type Mutable } from "../json.js";
 import { definitionFor } from "../kinds/builtin.js";
+import { allocateServiceIP, type ClusterIPAllocator, serviceIPOf } from "../kinds/service-ips.js";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { checkNesting } from "../limits.js";
 import type { Storage, StorageEvent } from "../storage/storage.js";
@@ -70,10 +72,19 @@ export interface RegistryOptions {
   bookmarkIntervalMs: number;
   /** Resolves once the storage holds the initial namespaces; every request waits for it. */
   ready?: Promise<void>;
+  /** Where Services take their cluster IPs from; without it, Services get none. */
+  serviceIPs?: ClusterIPAllocator | undefined;
 }
 
 export interface DryRunOption {
   dryRun?: "All" | undefined;
+  /**
+   * The manager that `metadata.managedFields` credits with this write: the
+   * `fieldManager` parameter, or the User-Agent's product (see
+   * `managerFromUserAgent`). Default `unknown`, as kube-apiserver names a
+   * writer that gives neither.
+   */
+  fieldManager?: string | undefined;
 }
 
 export interface PatchOptions extends DryRunOption {
@@ -115,6 +126,7 @@ export class Registry {
   readonly #maxObjectBytes: number;
   readonly #bookmarkIntervalMs: number;
   readonly #ready: Promise<void> | undefined;
+  readonly #serviceIPs: ClusterIPAllocator | undefined;
   /** How to stop each watch being served. */
   readonly #watches = new Set<() => void>();
 
@@ -126,6 +138,7 @@ export class Registry {
     this.#maxObjectBytes = options.maxObjectBytes;
     this.#bookmarkIntervalMs = options.bookmarkIntervalMs;
     this.#ready = options.ready;
+    this.#serviceIPs = options.serviceIPs;
   }
 
   /** The resources served now, in discovery order. */
@@ -298,7 +311,7 @@ export class Registry {
     resource: ResourceDescriptor,
     namespace: string | undefined,
     body: unknown,
-    options: DryRunOption = {},
+    options: DryRunOption & { managedFieldsComputed?: boolean | undefined } = {},
   ): Promise<KubeObject> {
     await this.#ready;
     resource = this.#served(resource);
@@ -316,16 +329,28 @@ export class Registry {
     meta.generation = 1;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
-    delete meta.managedFields;
+    if (options.managedFieldsComputed) {
+      // An apply that creates: the apply computed the ownership; defaulted fields stay unowned.
+    } else {
+      delete meta.managedFields;
+      const tracked = this.#ownershipAfterUpdate(resource, undefined, object, options, "").metadata
+        ?.managedFields;
+      if (tracked !== undefined) meta.managedFields = tracked;
+    }
     const generateName = meta.generateName;
     const explicitName = Boolean(meta.name);
     for (let attempt = 0; ; attempt++) {
       if (!explicitName && generateName) meta.name = generateName + randomSuffix();
       this.#validate(resource, strategy, object, undefined);
-      if (options.dryRun === "All") return object;
+      const allocated = this.#allocate(resource, object);
+      if (options.dryRun === "All") {
+        this.#release(allocated);
+        return object;
+      }
       try {
         return await this.#storage.create(this.keyOf(resource, meta.namespace, meta.name!), object);
       } catch (error) {
+        this.#release(allocated);
         const retry = StorageError.is(error, "KeyExists") && !explicitName && attempt < generateNameAttempts;
         if (!retry) throw toStatusError(error, groupResourceOf(resource), meta.name ?? "");
       }
@@ -382,30 +407,10 @@ export class Registry {
     checkNesting(patch, "the patch");
     const size = jsonSize(patch);
     if (size > this.#maxObjectBytes) throw requestTooLarge(this.#maxObjectBytes);
-    const key = this.#objectKey(resource, namespace, name);
-    if (patchType === "apply") {
-      // Server-side apply, approximated: create when absent, else a strategic merge of the applied configuration.
-      if ((await this.#storage.get(key)) === undefined) {
-        if (!isJsonObject(patch)) throw newBadRequest("an apply patch must be a JSON object");
-        // The object is created under the URL's name, as an update would be.
-        const meta = patch.metadata;
-        if (isJsonObject(meta) && meta.name !== undefined && meta.name !== null && meta.name !== name)
-          throw newBadRequest(
-            `the name of the object (${String(meta.name)}) does not match the name on the URL (${name})`,
-          );
-        const named = meta === undefined || meta === null || isJsonObject(meta) ? { ...meta, name } : meta;
-        const object = await this.create(resource, namespace, { ...patch, metadata: named }, options);
-        return { object, created: true };
-      }
-    }
+    if (patchType === "apply") return this.#apply(resource, namespace, name, patch, options);
     const ns = resource.namespaced ? namespace : undefined;
     const object = await this.#guaranteedUpdate(resource, ns, name, undefined, options, (existing) => {
-      const patched = applyPatch(
-        patchType === "apply" ? "strategic-merge" : patchType,
-        existing,
-        patch,
-        this.#definitionOf(resource).mergeKeys,
-      );
+      const patched = applyPatch(patchType, existing, patch, this.#definitionOf(resource).mergeKeys);
       if (!isJsonObject(patched))
         throw newBadRequest("the patch made the object something other than a JSON object");
       const decoded = this.#decode(resource, patched);
@@ -422,6 +427,108 @@ export class Registry {
       return decoded;
     });
     return { object, created: false };
+  }
+
+  /**
+   * Server-side apply (`application/apply-patch+yaml`): the configuration is
+   * merged into the live object by the kind's list types and keys, fields the
+   * manager dropped are removed, and a value another manager owns is a 409
+   * unless `force` (see `apply/`). Creates the object when it is absent.
+   */
+  async #apply(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<{ object: KubeObject; created: boolean }> {
+    if (!isJsonObject(patch)) throw newBadRequest("an apply patch must be a JSON object");
+    const apiVersion = apiVersionOf(resource);
+    if (patch.apiVersion !== apiVersion || patch.kind !== resource.kind) {
+      const [group, version] = String(patch.apiVersion ?? "").includes("/")
+        ? String(patch.apiVersion).split("/", 2)
+        : ["", String(patch.apiVersion ?? "")];
+      throw newBadRequest(`invalid object type: ${group}/${version}, Kind=${String(patch.kind ?? "")}`);
+    }
+    const meta = isJsonObject(patch.metadata) ? patch.metadata : {};
+    if (meta.managedFields !== undefined && meta.managedFields !== null)
+      throw newBadRequest("metadata.managedFields must be nil");
+    if (meta.name !== name)
+      throw newBadRequest(
+        `the name of the object (${String(meta.name ?? "")}) does not match the name on the URL (${name})`,
+      );
+    const ns = resource.namespaced ? namespace : undefined;
+    if (ns && meta.namespace !== undefined && meta.namespace !== null && meta.namespace !== ns)
+      throw newBadRequest(
+        `the namespace of the object (${String(meta.namespace)}) does not match the namespace on the request (${ns})`,
+      );
+    const subresource = options.subresource ?? "";
+    const applyOptions = {
+      manager: options.fieldManager ?? "unknown",
+      apiVersion,
+      force: options.force === true,
+      now: new Date(this.#clock.now()),
+      type: this.#applyTypeOf(resource),
+      subresource,
+      resetFields: resetFieldsOf(resource, subresource),
+    };
+    const key = this.#objectKey(resource, namespace, name);
+    if ((await this.#storage.get(key)) === undefined) {
+      if (meta.uid !== undefined && meta.uid !== null && meta.uid !== "")
+        throw newConflict(
+          groupResourceOf(resource),
+          name,
+          `uid mismatch: the provided object specified uid ${String(meta.uid)}, and no existing object was found`,
+        );
+      const config = this.#decode(resource, patch);
+      const applied = applyWithLastApplied({ ...applyOptions, live: undefined, config: asJson(config) });
+      const object = await this.create(resource, namespace, applied, {
+        ...options,
+        managedFieldsComputed: true,
+      });
+      return { object, created: true };
+    }
+    const object = await this.#guaranteedUpdate(
+      resource,
+      ns,
+      name,
+      undefined,
+      { ...options, managedFieldsComputed: true },
+      (existing) => {
+        const config = this.#decode(resource, patch);
+        return applyWithLastApplied({
+          ...applyOptions,
+          live: asJson(existing),
+          config: asJson(config),
+        }) as KubeObject;
+      },
+    );
+    return { object, created: false };
+  }
+
+  /** `metadata.managedFields` after a write that is not an apply (kube-apiserver's field manager on Update). */
+  #ownershipAfterUpdate(
+    resource: ResourceDescriptor,
+    existing: KubeObject | undefined,
+    object: KubeObject,
+    options: DryRunOption,
+    subresource: string,
+  ): KubeObject {
+    return trackUpdate({
+      before: existing === undefined ? undefined : asJson(existing),
+      after: asJson(object),
+      manager: options.fieldManager ?? "unknown",
+      apiVersion: apiVersionOf(resource),
+      now: new Date(this.#clock.now()),
+      type: this.#applyTypeOf(resource),
+      subresource,
+      resetFields: resetFieldsOf(resource, subresource),
+    }) as KubeObject;
+  }
+
+  /** The merge semantics apply uses for a kind: its definition's, else the built-in table's (deduced for unknown kinds). */
+  #applyTypeOf(resource: ResourceDescriptor): TypeNode {
+    return this.#definitionOf(resource).applyType ?? typeFor(apiVersionOf(resource), resource.kind);
   }
 
   async delete(
@@ -498,7 +605,7 @@ export class Registry {
       try {
         if (!pending && period === 0) {
           if (options.dryRun === "All") return { object: existing, deleted: false };
-          return { object: await this.#storage.delete(key, revision), deleted: true };
+          return { object: this.#removed(resource, await this.#storage.delete(key, revision)), deleted: true };
         }
         // Graceful deletion (BeforeDelete): mark the object; it stays until its grace runs out
         // (a delete with grace 0) and its finalizers are cleared.
@@ -519,7 +626,7 @@ export class Registry {
         else delete updatedMeta.finalizers;
         if (!pending && updatedMeta.deletionGracePeriodSeconds === 0) {
           if (options.dryRun === "All") return { object: existing, deleted: false };
-          return { object: await this.#storage.delete(key, revision), deleted: true };
+          return { object: this.#removed(resource, await this.#storage.delete(key, revision)), deleted: true };
         }
         if (jsonEqual(updated, existing) || options.dryRun === "All")
           return { object: existing, deleted: false };
@@ -603,6 +710,22 @@ export class Registry {
     );
   }
 
+  /** Takes a new Service's cluster IP (or the one it asks for); the address, to give back if the write fails. */
+  #allocate(resource: ResourceDescriptor, object: KubeObject): string | undefined {
+    if (this.#serviceIPs === undefined || !isServices(resource)) return undefined;
+    return allocateServiceIP(this.#serviceIPs, object);
+  }
+
+  #release(ip: string | undefined): void {
+    if (ip !== undefined) this.#serviceIPs?.release(ip);
+  }
+
+  /** An object gone from storage: a Service's cluster IP is free again. */
+  #removed(resource: ResourceDescriptor, object: KubeObject): KubeObject {
+    if (isServices(resource)) this.#release(serviceIPOf(object));
+    return object;
+  }
+
   /** GuaranteedUpdate without the strategy: what a subresource handler writes is stored as it is. */
   async #rawUpdate(
     resource: ResourceDescriptor,
@@ -667,11 +790,19 @@ export class Registry {
     }
     const precondition = requested.metadata?.resourceVersion || undefined;
     const ns = resource.namespaced ? namespace : undefined;
-    const updated = await this.#guaranteedUpdate(resource, ns, name, precondition, options, (existing) => {
-      const copy = copyJson(existing);
-      scale.setReplicas(copy, replicas);
-      return copy;
-    });
+    const scaleOptions = { ...options, subresource: "scale" as const };
+    const updated = await this.#guaranteedUpdate(
+      resource,
+      ns,
+      name,
+      precondition,
+      scaleOptions,
+      (existing) => {
+        const copy = copyJson(existing);
+        scale.setReplicas(copy, replicas);
+        return copy;
+      },
+    );
     return toScale(scale, updated);
   }
 
@@ -685,7 +816,11 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     precondition: string | undefined,
-    options: DryRunOption & { subresource?: "status" | undefined },
+    options: DryRunOption & {
+      subresource?: "status" | "scale" | undefined;
+      /** The write is an apply: `tryUpdate` returns the object with its managedFields already computed. */
+      managedFieldsComputed?: boolean | undefined;
+    },
     tryUpdate: (existing: KubeObject) => KubeObject,
   ): Promise<KubeObject> {
     const gr = groupResourceOf(resource);
@@ -712,7 +847,19 @@ export class Registry {
       const patchedVersion = requested.metadata?.resourceVersion;
       if (precondition === undefined && patchedVersion && patchedVersion !== existingMeta.resourceVersion)
         throw newConflict(gr, name);
-      const object = this.#prepareUpdate(resource, strategy, requested, existing, statusOnly);
+      const requestedFields = requested.metadata?.managedFields;
+      let object = this.#prepareUpdate(resource, strategy, requested, existing, statusOnly);
+      if (options.managedFieldsComputed) {
+        const meta = (object.metadata ??= {}) as MutableMeta;
+        if (requestedFields === undefined) delete meta.managedFields;
+        else meta.managedFields = requestedFields;
+      } else {
+        const sent = {
+          ...object,
+          metadata: { ...object.metadata, managedFields: requestedFields },
+        } as KubeObject;
+        object = this.#ownershipAfterUpdate(resource, existing, sent, options, options.subresource ?? "");
+      }
       if (jsonEqual(object, existing)) return existing; // nothing changed: no write, no event
       const finalized =
         object.metadata?.deletionTimestamp !== undefined &&
@@ -722,7 +869,7 @@ export class Registry {
       try {
         const revision = Number(existingMeta.resourceVersion);
         // The last finalizer removed from an object being deleted: the update completes the delete.
-        if (finalized) return await this.#storage.delete(key, revision);
+        if (finalized) return this.#removed(resource, await this.#storage.delete(key, revision));
         return await this.#storage.update(key, object, revision);
       } catch (error) {
         if (StorageError.is(error, "Conflict") && precondition === undefined && attempt < updateAttempts)
@@ -1081,4 +1228,24 @@ function withoutNulls(value: unknown): unknown {
 function setOrDelete<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
   if (value === undefined) delete target[key];
   else target[key] = value;
+}
+
+/**
+ * The paths an endpoint's strategy resets, so they are never owned through it
+ * (kube-apiserver's `ResetFieldsStrategy`): a main resource with a status
+ * subresource keeps its status; `/status` keeps the spec.
+ */
+function resetFieldsOf(resource: ResourceDescriptor, subresource: string): string[][] {
+  if (subresource === "status") return [["spec"]];
+  if (subresource === "" && resource.subresources.includes("status")) return [["status"]];
+  return [];
+}
+
+/** An object as the apply engine reads it: plain JSON. */
+function asJson(object: KubeObject): Record<string, unknown> {
+  return object as unknown as Record<string, unknown>;
+}
+
+function isServices(resource: ResourceDescriptor): boolean {
+  return resource.group === "" && resource.plural === "services";
 }
