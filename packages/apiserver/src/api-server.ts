@@ -7,6 +7,7 @@ import { GarbageCollector } from "./gc/garbage-collector.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 import type { ResourceDefinition } from "./kinds/definition.js";
+import { ClusterIPAllocator, defaultServiceCIDR, serviceIPOf } from "./kinds/service-ips.js";
 import { ResourceDefinitions } from "./registry/definitions.js";
 import { InProcessClient } from "./registry/in-process-client.js";
 import { Registry, rfc3339 } from "./registry/registry.js";
@@ -46,6 +47,16 @@ export interface ApiServerOptions {
    * define (added to `definitions` at run time). Default: false.
    */
   customResourceDefinitions?: boolean | undefined;
+  /**
+   * The IPv4 range Services take cluster IPs from (`--service-cluster-ip-range`). Default:
+   * kubeadm's `10.96.0.0/12`. The allocated set is recovered from the stored Services at start.
+   */
+  serviceClusterIPRange?: string | undefined;
+  /**
+   * Keep the `default/kubernetes` Service (the range's first IP, port `https` 443 → 6443), as
+   * kube-apiserver does. Default: true.
+   */
+  kubernetesService?: boolean | undefined;
 }
 
 /** The namespaces every cluster starts with. */
@@ -60,6 +71,8 @@ export class ApiServer {
   readonly storage: Storage;
   readonly registry: Registry;
   readonly clock: Clock;
+  /** The Services' cluster IPs: the range and what is taken. */
+  readonly serviceIPs: ClusterIPAllocator;
   readonly #garbageCollector: GarbageCollector | undefined;
   readonly #client: Client;
   readonly #ready: Promise<void>;
@@ -78,7 +91,11 @@ export class ApiServer {
         maxObjectBytes: options.maxObjectBytes,
         watchBufferSize: options.watchBufferSize,
       });
-    const ready = createInitialNamespaces(this.storage, this.clock);
+    this.serviceIPs = new ClusterIPAllocator(options.serviceClusterIPRange ?? defaultServiceCIDR);
+    const storage = this.storage;
+    const ready = createInitialNamespaces(storage, this.clock).then(() =>
+      recoverServiceIPs(storage, this.serviceIPs, this.clock, options.kubernetesService ?? true),
+    );
     this.#ready = ready;
     this.registry = new Registry({
       storage: this.storage,
@@ -89,6 +106,7 @@ export class ApiServer {
       maxObjectBytes: options.maxObjectBytes ?? 1.5 * 1024 * 1024,
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       ready,
+      serviceIPs: this.serviceIPs,
     });
     this.#client = new InProcessClient(this.registry);
     if (options.customResourceDefinitions) {
@@ -97,7 +115,7 @@ export class ApiServer {
       const controller = new CustomResourceDefinitionController({
         client: this.#client,
         definitions: this.registry.definitions,
-        now: () => this.clock.now(),
+        clock: this.clock,
       });
       const done = ready.then(
         () => controller.run({ signal: stop.signal }),
@@ -187,5 +205,54 @@ async function createInitialNamespaces(storage: Storage, clock: Clock): Promise<
     } catch (error) {
       if (!StorageError.is(error, "KeyExists")) throw error;
     }
+  }
+}
+
+/**
+ * Marks every stored Service's cluster IP taken (kube-apiserver's repair of
+ * the allocator from storage), then creates `default/kubernetes` on the
+ * range's first IP if it is missing.
+ */
+async function recoverServiceIPs(
+  storage: Storage,
+  allocator: ClusterIPAllocator,
+  clock: Clock,
+  kubernetesService: boolean,
+): Promise<void> {
+  const stored = await storage.list("/core/services/");
+  for (const service of stored.items) {
+    const ip = serviceIPOf(service);
+    if (ip !== undefined) allocator.restore(ip);
+  }
+  if (!kubernetesService) return;
+  if (stored.items.some((s) => s.metadata?.namespace === "default" && s.metadata.name === "kubernetes"))
+    return;
+  const ip = allocator.first;
+  allocator.restore(ip);
+  try {
+    await storage.create("/core/services/default/kubernetes", {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: {
+        name: "kubernetes",
+        namespace: "default",
+        uid: randomUUID(),
+        creationTimestamp: rfc3339(clock.now()),
+        labels: { component: "apiserver", provider: "kubernetes" },
+      },
+      spec: {
+        type: "ClusterIP",
+        clusterIP: ip,
+        clusterIPs: [ip],
+        ipFamilies: ["IPv4"],
+        ipFamilyPolicy: "SingleStack",
+        internalTrafficPolicy: "Cluster",
+        sessionAffinity: "None",
+        ports: [{ name: "https", port: 443, protocol: "TCP", targetPort: 6443 }],
+      },
+      status: { loadBalancer: {} },
+    } as never);
+  } catch (error) {
+    if (!StorageError.is(error, "KeyExists")) throw error;
   }
 }

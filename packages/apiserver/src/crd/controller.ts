@@ -1,5 +1,6 @@
 import { defineResource, type KubeObject, type WatchEvent } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
+import type { Clock } from "@reconcile/clock";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
 import type { ResourceDefinitions } from "../registry/definitions.js";
 import { rfc3339 } from "../registry/registry.js";
@@ -57,8 +58,8 @@ export interface CustomResourceDefinitionControllerOptions {
   client: Client;
   /** The server's live definitions, where each established CRD's kind is added. */
   definitions: ResourceDefinitions;
-  /** The time written into conditions, in milliseconds since the epoch. */
-  now: () => number;
+  /** The time written into conditions, and what a failed watch waits on before it is restarted. */
+  clock: Clock;
 }
 
 /**
@@ -70,13 +71,13 @@ export interface CustomResourceDefinitionControllerOptions {
 export class CustomResourceDefinitionController {
   readonly #client: Client;
   readonly #definitions: ResourceDefinitions;
-  readonly #now: () => number;
+  readonly #clock: Clock;
   readonly #crds = new Map<string, CustomResourceDefinition>();
 
   constructor(options: CustomResourceDefinitionControllerOptions) {
     this.#client = options.client;
     this.#definitions = options.definitions;
-    this.#now = options.now;
+    this.#clock = options.clock;
   }
 
   /** Watches CRDs until `signal` aborts; settles once the watch has ended. */
@@ -87,11 +88,10 @@ export class CustomResourceDefinitionController {
         const events = await crds.watch({ resourceVersion: "0", signal });
         for await (const event of events)
           await this.#handle(event as WatchEvent<CustomResourceDefinition>, signal);
-      } catch (error) {
-        if (signal.aborted) break;
-        // A failed watch is restarted; the synthetic ADDED events bring the state back.
-        void error;
+      } catch {
+        // A failed watch is restarted after a second; its synthetic ADDED events bring the state back.
       }
+      if (!signal.aborted) await this.#clock.sleep(1000, { signal }).catch(() => {});
     }
   }
 
@@ -110,7 +110,7 @@ export class CustomResourceDefinitionController {
   }
 
   async #reconcile(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {
-    const status = acceptNames(crd, [...this.#crds.values()], rfc3339(this.#now()));
+    const status = acceptNames(crd, [...this.#crds.values()], rfc3339(this.#clock.now()));
     if (JSON.stringify(status) !== JSON.stringify(crd.status)) {
       try {
         const updated = await this.#client
