@@ -357,6 +357,9 @@ class RestHandler {
     }
     const { resource, namespace, name, subresource } = route;
     const dryRun = parseDryRun(query);
+    // Whom managedFields credit: fieldManager, else the User-Agent's product (the registry derives it).
+    const fieldManager = query.get("fieldManager") || undefined;
+    const userAgent = request.headers["user-agent"];
     if (name === undefined) {
       // Across all namespaces kube-apiserver serves only list and watch (no create, no deletecollection).
       if (
@@ -378,7 +381,11 @@ class RestHandler {
             await this.#body(request, response),
             this.#protobufMessageOf,
           );
-          const created = await this.#registry.create(resource, namespace, body, { dryRun });
+          const created = await this.#registry.create(resource, namespace, body, {
+            dryRun,
+            fieldManager,
+            userAgent,
+          });
           return send(response, 201, created);
         }
         case "DELETE": {
@@ -430,11 +437,17 @@ class RestHandler {
           return send(
             response,
             200,
-            await this.#registry.updateScale(resource, namespace, name, body, { dryRun }),
+            await this.#registry.updateScale(resource, namespace, name, body, {
+              dryRun,
+              fieldManager,
+              userAgent,
+            }),
           );
         }
         const updated = await this.#registry.update(resource, namespace, name, body, {
           dryRun,
+          fieldManager,
+          userAgent,
           ...(subresource === "status" ? { subresource } : {}),
         });
         return send(response, 200, updated);
@@ -463,7 +476,11 @@ class RestHandler {
           return send(
             response,
             200,
-            await this.#registry.updateScale(resource, namespace, name, patched, { dryRun }),
+            await this.#registry.updateScale(resource, namespace, name, patched, {
+              dryRun,
+              fieldManager,
+              userAgent,
+            }),
           );
         }
         const force = query.get("force");
@@ -475,6 +492,8 @@ class RestHandler {
           patch,
           {
             dryRun,
+            fieldManager,
+            userAgent,
             ...(subresource === "status" ? { subresource } : {}),
             ...(force !== null ? { force: isTrue(force) } : {}),
           },

@@ -31,8 +31,8 @@ import type { Clock } from "@reconcile/clock";
 import { applyWithLastApplied, type TypeNode, trackUpdate, typeFor } from "../apply/index.js";
 import { copyJson, isJsonObject, jsonEqual, type Mutable } from "../json.js";
 import { definitionFor } from "../kinds/builtin.js";
-import { allocateServiceIP, type ClusterIPAllocator, serviceIPOf } from "../kinds/service-ips.js";
 import type { ResourceDefinition } from "../kinds/definition.js";
+import { allocateServiceIP, type ClusterIPAllocator, serviceIPOf } from "../kinds/service-ips.js";
 import { checkNesting } from "../limits.js";
 import type { Storage, StorageEvent } from "../storage/storage.js";
 import { StorageError } from "../storage/storage.js";
@@ -85,6 +85,8 @@ export interface DryRunOption {
    * writer that gives neither.
    */
   fieldManager?: string | undefined;
+  /** The request's User-Agent, whose product names the manager when `fieldManager` is not given. */
+  userAgent?: string | undefined;
 }
 
 export interface PatchOptions extends DryRunOption {
@@ -464,7 +466,7 @@ export class Registry {
       );
     const subresource = options.subresource ?? "";
     const applyOptions = {
-      manager: options.fieldManager ?? "unknown",
+      manager: managerOf(options),
       apiVersion,
       force: options.force === true,
       now: new Date(this.#clock.now()),
@@ -517,7 +519,7 @@ export class Registry {
     return trackUpdate({
       before: existing === undefined ? undefined : asJson(existing),
       after: asJson(object),
-      manager: options.fieldManager ?? "unknown",
+      manager: managerOf(options),
       apiVersion: apiVersionOf(resource),
       now: new Date(this.#clock.now()),
       type: this.#applyTypeOf(resource),
@@ -605,7 +607,10 @@ export class Registry {
       try {
         if (!pending && period === 0) {
           if (options.dryRun === "All") return { object: existing, deleted: false };
-          return { object: this.#removed(resource, await this.#storage.delete(key, revision)), deleted: true };
+          return {
+            object: this.#removed(resource, await this.#storage.delete(key, revision)),
+            deleted: true,
+          };
         }
         // Graceful deletion (BeforeDelete): mark the object; it stays until its grace runs out
         // (a delete with grace 0) and its finalizers are cleared.
@@ -626,7 +631,10 @@ export class Registry {
         else delete updatedMeta.finalizers;
         if (!pending && updatedMeta.deletionGracePeriodSeconds === 0) {
           if (options.dryRun === "All") return { object: existing, deleted: false };
-          return { object: this.#removed(resource, await this.#storage.delete(key, revision)), deleted: true };
+          return {
+            object: this.#removed(resource, await this.#storage.delete(key, revision)),
+            deleted: true,
+          };
         }
         if (jsonEqual(updated, existing) || options.dryRun === "All")
           return { object: existing, deleted: false };
@@ -1248,4 +1256,9 @@ function asJson(object: KubeObject): Record<string, unknown> {
 
 function isServices(resource: ResourceDescriptor): boolean {
   return resource.group === "" && resource.plural === "services";
+}
+
+/** The manager a write is credited to: `fieldManager`, else the User-Agent's product, else `unknown`. */
+function managerOf(options: DryRunOption): string {
+  return options.fieldManager || managerFromUserAgent(options.userAgent);
 }
