@@ -28,7 +28,13 @@ import {
   type WatchOptions,
 } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
-import { applyWithLastApplied, type TypeNode, trackUpdate, typeFor } from "../apply/index.js";
+import {
+  applyWithLastApplied,
+  managerFromUserAgent,
+  type TypeNode,
+  trackUpdate,
+  typeFor,
+} from "../apply/index.js";
 import { copyJson, isJsonObject, jsonEqual, type Mutable } from "../json.js";
 import { definitionFor } from "../kinds/builtin.js";
 import type { ResourceDefinition } from "../kinds/definition.js";
