@@ -51,7 +51,7 @@ export function harness(): Harness {
 export function service(name: string, spec: Service["spec"], labels?: Record<string, string>): Service {
   return {
     metadata: { name, namespace, ...(labels ? { labels } : {}) },
-    spec: { clusterIP: "10.0.0.10", ...spec },
+    spec: { ...spec },
   };
 }
 
