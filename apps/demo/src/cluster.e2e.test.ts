@@ -111,6 +111,13 @@ describe("kubectl against the composed cluster", () => {
     expect(await ok("expose", "deployment", "web", "--port=8080", "--target-port=80")).toBe(
       "service/web exposed\n",
     );
+    // A cluster IP from the service CIDR (10.96.0.0/12), shown as kubectl shows a real cluster's.
+    expect(await ok("get", "service", "web", "--no-headers")).toMatch(
+      /^web\s+ClusterIP\s+10\.(9[6-9]|10[0-9]|11[01])\.\d+\.\d+\s+<none>\s+8080\/TCP\s+\S+\n$/,
+    );
+    expect(await ok("get", "service", "kubernetes", "--no-headers")).toMatch(
+      /^kubernetes\s+ClusterIP\s+10\.96\.0\.1\s+<none>\s+443\/TCP\s+\S+\n$/,
+    );
     const podIPs = (await ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].status.podIP}"))
       .trim()
       .split(" ")
