@@ -73,6 +73,7 @@ describe("the Website operator", () => {
     expect(deployment.metadata?.ownerReferences).toEqual([owner]);
     const service = await env.client.resource(services, "default").get("blog");
     expect(service.spec?.ports).toEqual([{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }]);
+    expect(service.spec?.selector).toEqual({ app: "website", "example.reconcile.dev/website": "blog" });
     expect(service.metadata?.ownerReferences).toEqual([owner]);
   });
 
@@ -118,7 +119,10 @@ describe("the Website operator", () => {
     await env.apiServer.flush();
     await settle(async () => (await env.client.resource(configMaps, "default").list()).items.length === 0);
     expect((await env.client.resource(deployments, "default").list()).items).toEqual([]);
-    expect((await env.client.resource(services, "default").list()).items).toEqual([]);
+    const serviceNames = (await env.client.resource(services, "default").list()).items.map(
+      (s) => s.metadata?.name,
+    );
+    expect(serviceNames).not.toContain("blog");
     await settle(async () =>
       (await env.client.resource(events, "default").list()).items.some((e) => e.reason === "Deleted"),
     );

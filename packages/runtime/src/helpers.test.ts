@@ -149,10 +149,8 @@ describe("helpers against the API server", () => {
     const added = await addFinalizer(cms, cm, "example.com/f");
     expect(added.metadata?.finalizers).toEqual(["example.com/f"]);
     expect(await addFinalizer(cms, added, "example.com/f")).toBe(added);
-    const stale = {
-      ...added,
-      metadata: { ...added.metadata, resourceVersion: cm.metadata?.resourceVersion },
-    };
+    const stale = structuredClone(added) as unknown as ConfigMap;
+    stale.metadata = { ...stale.metadata, resourceVersion: cm.metadata!.resourceVersion! };
     await expect(removeFinalizer(cms, stale, "example.com/f")).rejects.toSatisfy(isConflict);
     const removed = await removeFinalizer(cms, added, "example.com/f");
     expect(hasFinalizer(removed, "example.com/f")).toBe(false);

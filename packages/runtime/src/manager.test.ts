@@ -148,11 +148,13 @@ describe("startTestEnvironment", () => {
           spec: { x: 1 },
         }),
       });
-      expect(created.status).toBe(201);
+      expect([created.status, created.status === 201 ? "" : await created.text()]).toEqual([201, ""]);
       const listed = await fetch(`${env.url}/apis/example.com/v1/namespaces/default/gadgets`);
-      expect((await listed.json()).items.map((g: { metadata: { name: string } }) => g.metadata.name)).toEqual(
-        ["g"],
-      );
+      expect(
+        ((await listed.json()) as { items: { metadata: { name: string } }[] }).items.map(
+          (g: { metadata: { name: string } }) => g.metadata.name,
+        ),
+      ).toEqual(["g"]);
     } finally {
       await env.stop();
     }
