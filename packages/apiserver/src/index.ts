@@ -1,8 +1,15 @@
 export { ApiServer, type ApiServerOptions, initialNamespaces } from "./api-server.js";
 export * from "./crd/index.js";
+export * from "./crd/index.js";
 export { GarbageCollector, type GarbageCollectorOptions } from "./gc/garbage-collector.js";
 export * from "./http/index.js";
 export type { Printer, TableColumnDefinition } from "./http/printers.js";
+export {
+  type ApiServerMetrics,
+  type RequestLabels,
+  type RequestLogger,
+  requestLabels,
+} from "./http/request-metrics.js";
 export { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 export {
   defineKind,
@@ -48,4 +55,3 @@ export {
   type StorageWatcher,
   type StorageWatchOptions,
 } from "./storage/storage.js";
-export * from "./crd/index.js";

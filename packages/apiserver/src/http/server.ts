@@ -40,12 +40,15 @@ import {
   parseJson,
   readRequestBody,
 } from "./request-body.js";
+import { type ApiServerMetrics, observeRequest, type RequestLogger } from "./request-metrics.js";
 import { parseRoute, type Route } from "./route.js";
 import { parseIncludeObject, tableContentType, toTable } from "./table.js";
 
 export interface HttpHandlerOptions {
   /** The registry every request runs through (the one the in-process client uses). */
   registry: Registry;
+  /** Serves `GET /metrics` from it, after reporting the storage object counts. */
+  metrics?: ApiServerMetrics | undefined;
   /** Ages in Tables are computed with it. Default `realClock`. */
   clock?: Clock | undefined;
   /** The largest request body accepted, in bytes. Default 3 MiB (kube-apiserver's). */
@@ -97,6 +100,14 @@ const defaultRequestTimeoutMs = 60_000;
 const defaultWatchWriteTimeoutMs = 30_000;
 
 export interface ListenOptions {
+  /**
+   * Where request and storage metrics go, and what `GET /metrics` serves
+   * (`prometheusApiServerMetrics` of @reconcile/controller-manager is one).
+   * Default: none, and `/metrics` is 404.
+   */
+  metrics?: ApiServerMetrics | undefined;
+  /** A request log line per request (verb, URI, resource, status, latency) in pino's shape. Default: none. */
+  requestLog?: RequestLogger | undefined;
   /** Default `127.0.0.1`. */
   host?: string | undefined;
   /** How `pods/log` reaches the pod's kubelet. Default: none. */
@@ -170,10 +181,13 @@ export async function listen(
     requestTimeoutMs,
     watchWriteTimeoutMs: options.watchWriteTimeoutMs,
     kubeletConnection: options.kubeletConnection,
+    metrics: options.metrics,
   });
   const limiter = new ConnectionLimiter(options.maxConnections ?? 4096);
   const serve: RequestHandler = (request, response) => {
     limiter.busy(request.socket, response);
+    if (options.metrics !== undefined || options.requestLog !== undefined)
+      observeRequest(request, response, options.metrics, options.requestLog);
     handler(request, response);
   };
   const server = http.createServer(
@@ -260,6 +274,7 @@ class RestHandler {
   readonly #requestTimeoutMs: number;
   readonly #watchWriteTimeoutMs: number;
   readonly #kubeletConnection: KubeletConnection | undefined;
+  readonly #metrics: ApiServerMetrics | undefined;
 
   constructor(options: HttpHandlerOptions) {
     this.#registry = options.registry;
@@ -270,6 +285,7 @@ class RestHandler {
     this.#requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
     this.#watchWriteTimeoutMs = options.watchWriteTimeoutMs ?? defaultWatchWriteTimeoutMs;
     this.#kubeletConnection = options.kubeletConnection;
+    this.#metrics = options.metrics;
   }
 
   async handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
@@ -306,6 +322,10 @@ class RestHandler {
       throw newUnauthorized();
     }
     if (this.#token === undefined || !isPublic) authorizedSockets.add(request.socket);
+    if (pathname === "/metrics" && method === "GET" && this.#metrics !== undefined) {
+      request.resume();
+      return this.#serveMetrics(this.#metrics, response);
+    }
     if (route.kind === "subresourceCreate") {
       if (method !== "POST") {
         request.resume();
@@ -777,6 +797,20 @@ class RestHandler {
     if (response.writableFinished) return;
     const timer = this.#clock.setTimeout(() => response.destroy(), this.#watchWriteTimeoutMs);
     response.once("close", () => this.#clock.clearTimeout(timer));
+  }
+
+  /** `GET /metrics`: storage object counts as of now (kube-apiserver's `apiserver_storage_objects`), then the exposition. */
+  async #serveMetrics(metrics: ApiServerMetrics, response: http.ServerResponse): Promise<void> {
+    for (const resource of this.#registry.resources) {
+      const list = await this.#registry.list(resource, undefined, {});
+      metrics.storageObjects(
+        resource.group ? `${resource.plural}.${resource.group}` : resource.plural,
+        list.items.length,
+      );
+    }
+    const { contentType, body } = await metrics.expose();
+    response.writeHead(200, { "content-type": contentType });
+    response.end(body);
   }
 
   async #deleteOptions(
