@@ -28,6 +28,8 @@ export {
 export { type HealthCheck, type HealthResponse, healthResponse, pingCheck } from "./health.js";
 export { type JsonLoggerOptions, jsonLogger } from "./json-logger.js";
 export {
+  type ApiServerMetricsSeam,
+  prometheusApiServerMetrics,
   prometheusLeaderElectionMetrics,
   prometheusSchedulerMetrics,
   prometheusWorkqueueMetrics,

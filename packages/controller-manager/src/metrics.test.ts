@@ -1,6 +1,10 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
-import { prometheusSchedulerMetrics, prometheusWorkqueueMetrics } from "./metrics.js";
+import {
+  prometheusApiServerMetrics,
+  prometheusSchedulerMetrics,
+  prometheusWorkqueueMetrics,
+} from "./metrics.js";
 
 describe("prometheus adapters", () => {
   it("workqueue metrics carry client-go's names with the queue's name label", async () => {
@@ -37,5 +41,36 @@ describe("prometheus adapters", () => {
     expect(text).toContain('scheduler_pod_scheduling_sli_duration_seconds_bucket{le="0.08",attempts="2"} 1');
     expect(text).toContain('scheduler_pod_scheduling_sli_duration_seconds_bucket{le="0.04",attempts="2"} 0');
     expect(text).toContain('scheduler_pod_scheduling_attempts_bucket{le="2"} 1');
+  });
+
+  it("API server metrics carry kube-apiserver's names, labels and buckets", async () => {
+    const registry = new Registry();
+    const metrics = prometheusApiServerMetrics(registry);
+    const labels = {
+      verb: "LIST",
+      group: "apps",
+      version: "v1",
+      resource: "deployments",
+      subresource: "",
+      scope: "namespace",
+      component: "apiserver",
+      code: "200",
+    };
+    metrics.request(labels, 0.03);
+    metrics.request({ ...labels, code: "404" }, 0.001);
+    metrics.storageObjects("pods", 7);
+    const { contentType, body } = await metrics.expose();
+    expect(contentType).toBe(registry.contentType);
+    expect(body).toContain(
+      'apiserver_request_total{verb="LIST",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver",code="200"} 1',
+    );
+    expect(body).toContain('code="404"} 1');
+    expect(body).toContain(
+      'apiserver_request_duration_seconds_bucket{le="0.005",verb="LIST",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver"} 1',
+    );
+    expect(body).toContain(
+      'apiserver_request_duration_seconds_bucket{le="0.05",verb="LIST",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver"} 2',
+    );
+    expect(body).toContain('apiserver_storage_objects{resource="pods"} 7');
   });
 });

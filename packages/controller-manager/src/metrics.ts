@@ -1,6 +1,6 @@
 import type { LeaderMetricsProvider } from "@reconcile/leader-election";
 import type { MetricsProvider } from "@reconcile/workqueue";
-import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** client-go's workqueue histogram buckets: 10 buckets from 1 µs, ×10 each. */
 const queueBuckets = Array.from({ length: 10 }, (_, i) => 10 ** (i - 6));
@@ -192,4 +192,81 @@ export function prometheusSchedulerMetrics(registry: Registry): SchedulerMetrics
 /** Prometheus' `ExponentialBuckets(start, factor, count)`. */
 function exponentialBuckets(start: number, factor: number, count: number): number[] {
   return Array.from({ length: count }, (_, i) => start * factor ** i);
+}
+
+/** The API server's metrics seam (`ApiServerMetrics` of `@reconcile/apiserver`), by shape. */
+export interface ApiServerMetricsSeam {
+  request(
+    labels: {
+      verb: string;
+      group: string;
+      version: string;
+      resource: string;
+      subresource: string;
+      scope: string;
+      component: string;
+      code: string;
+    },
+    durationSeconds: number,
+  ): void;
+  storageObjects(resource: string, count: number): void;
+  expose(): Promise<{ contentType: string; body: string }>;
+}
+
+/** kube-apiserver's `apiserver_request_duration_seconds` buckets. */
+const apiServerRequestBuckets = [
+  0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60,
+];
+
+/**
+ * `@reconcile/apiserver`'s metrics on prom-client with kube-apiserver's names,
+ * labels and buckets: `apiserver_request_total{verb,group,version,resource,subresource,scope,component,code}`,
+ * `apiserver_request_duration_seconds{verb,group,version,resource,subresource,scope,component}`
+ * and `apiserver_storage_objects{resource}`; `expose()` serves the whole
+ * `registry` (default: a new one of its own), so pass it as the API server's
+ * `metrics` listen option.
+ */
+export function prometheusApiServerMetrics(registry: Registry = new Registry()): ApiServerMetricsSeam {
+  const registers = [registry];
+  const requestLabelNames = [
+    "verb",
+    "group",
+    "version",
+    "resource",
+    "subresource",
+    "scope",
+    "component",
+  ] as const;
+  const total = new Counter({
+    name: "apiserver_request_total",
+    help: "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
+    labelNames: [...requestLabelNames, "code"] as const,
+    registers,
+  });
+  const duration = new Histogram({
+    name: "apiserver_request_duration_seconds",
+    help: "Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.",
+    labelNames: requestLabelNames,
+    buckets: apiServerRequestBuckets,
+    registers,
+  });
+  const objects = new Gauge({
+    name: "apiserver_storage_objects",
+    help: "Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
+    labelNames: ["resource"] as const,
+    registers,
+  });
+  return {
+    request(labels, durationSeconds) {
+      total.inc(labels);
+      const { code: _code, ...withoutCode } = labels;
+      duration.observe(withoutCode, durationSeconds);
+    },
+    storageObjects(resource, count) {
+      objects.set({ resource }, count);
+    },
+    async expose() {
+      return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+  };
 }
