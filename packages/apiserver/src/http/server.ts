@@ -1,5 +1,6 @@
 import { timingSafeEqual } from "node:crypto";
 import * as http from "node:http";
+import * as https from "node:https";
 import { type AddressInfo, isIPv4, isIPv6, type Socket } from "node:net";
 import {
   apiVersionOf,
@@ -43,6 +44,7 @@ import {
 import { type ApiServerMetrics, observeRequest, type RequestLogger } from "./request-metrics.js";
 import { parseRoute, type Route } from "./route.js";
 import { parseIncludeObject, tableContentType, toTable } from "./table.js";
+import { generateServingCertificates } from "./tls.js";
 
 export interface HttpHandlerOptions {
   /** The registry every request runs through (the one the in-process client uses). */
@@ -116,6 +118,14 @@ export interface ListenOptions {
   port?: number | undefined;
   /** Require this bearer token (see {@link HttpHandlerOptions.token}). Default: none. */
   token?: string | undefined;
+  /**
+   * Serve HTTPS: `true` generates a CA and a serving certificate for
+   * `localhost`, `127.0.0.1`, `::1` and the host at start (as kube-apiserver
+   * does without `--tls-cert-file`); or give the PEM certificate and key, and
+   * the CA that signed it for the kubeconfig. kubectl sends a bearer token only
+   * over HTTPS. Default `false`: plain HTTP.
+   */
+  tls?: boolean | { cert: string; key: string; ca?: string | undefined } | undefined;
   /** Default 3 MiB. */
   maxRequestBytes?: number | undefined;
   /**
@@ -154,12 +164,14 @@ export interface Servable {
 
 /** A listening HTTP server for an `ApiServer`. */
 export interface ListeningApiServer {
-  /** `http://host:port`. */
+  /** `http://host:port`, or `https://host:port` with `tls`. */
   readonly url: string;
+  /** The CA (PEM) clients verify the server with, when it serves HTTPS and one is known. */
+  readonly certificateAuthority: string | undefined;
   readonly host: string;
   readonly port: number;
   readonly server: http.Server;
-  /** A kubeconfig (YAML) for this server, with the token if one is required. */
+  /** A kubeconfig (YAML) for this server, with the token if one is required and the CA if known. */
   kubeconfig(options?: { namespace?: string | undefined; name?: string | undefined }): string;
   /** Stops accepting connections, ends open watches and closes every socket. */
   close(): Promise<void>;
@@ -190,17 +202,22 @@ export async function listen(
       observeRequest(request, response, options.metrics, options.requestLog);
     handler(request, response);
   };
-  const server = http.createServer(
-    {
-      keepAliveTimeout: options.keepAliveTimeoutMs ?? 90_000,
-      headersTimeout: headersTimeoutMs,
-      requestTimeout: requestTimeoutMs,
-      // Node checks those two timeouts on this interval (default 30 s, which would double them).
-      connectionsCheckingInterval: Math.max(10, Math.min(headersTimeoutMs, requestTimeoutMs) / 4),
-    },
-    serve,
+  const serverOptions: http.ServerOptions = {
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 90_000,
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    // Node checks those two timeouts on this interval (default 30 s, which would double them).
+    connectionsCheckingInterval: Math.max(10, Math.min(headersTimeoutMs, requestTimeoutMs) / 4),
+  };
+  const tls = await servingCertificateFor(options.tls, host);
+  const server: http.Server =
+    tls === undefined
+      ? http.createServer(serverOptions, serve)
+      : https.createServer({ ...serverOptions, cert: tls.cert, key: tls.key }, serve);
+  // Requests arrive on the TLS socket, so that is the one the limiter must know.
+  server.on(tls === undefined ? "connection" : "secureConnection", (socket: Socket) =>
+    limiter.accept(socket),
   );
-  server.on("connection", (socket: Socket) => limiter.accept(socket));
   // What node:http cannot parse, or does not receive in time, is answered with a Status too.
   server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) {
@@ -237,7 +254,7 @@ export async function listen(
     });
   });
   const port = (server.address() as AddressInfo).port;
-  const url = `http://${host.includes(":") ? `[${host}]` : host}:${port}`;
+  const url = `${tls === undefined ? "http" : "https"}://${host.includes(":") ? `[${host}]` : host}:${port}`;
   const closed = new Promise<void>((resolve) => server.once("close", () => resolve()));
   const close = (): Promise<void> => {
     options.signal?.removeEventListener("abort", onAbort);
@@ -252,13 +269,35 @@ export async function listen(
   else options.signal?.addEventListener("abort", onAbort, { once: true });
   return {
     url,
+    certificateAuthority: tls?.ca,
     host,
     port,
     server,
     kubeconfig: (kubeconfigOptions = {}) =>
-      kubeconfigFor({ server: url, token: options.token, ...kubeconfigOptions }),
+      kubeconfigFor({
+        server: url,
+        token: options.token,
+        certificateAuthority: tls?.ca,
+        ...kubeconfigOptions,
+      }),
     close,
   };
+}
+
+/** The certificate and key to serve HTTPS with, generated when `tls` is `true`; undefined for plain HTTP. */
+async function servingCertificateFor(
+  tls: ListenOptions["tls"],
+  host: string,
+): Promise<{ cert: string; key: string; ca: string | undefined } | undefined> {
+  if (tls === undefined || tls === false) return undefined;
+  if (tls !== true) return { cert: tls.cert, key: tls.key, ca: tls.ca };
+  const loopback = ["127.0.0.1", "::1"];
+  const isAddress = isIPv4(host) || isIPv6(host);
+  const { ca, serving } = await generateServingCertificates({
+    dnsNames: isAddress || host === "localhost" ? ["localhost"] : ["localhost", host],
+    ipAddresses: isAddress && !loopback.includes(host) ? [...loopback, host] : loopback,
+  });
+  return { cert: serving.cert, key: serving.key, ca: ca.cert };
 }
 
 const jsonContentType = "application/json";

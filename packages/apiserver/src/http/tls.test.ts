@@ -1,11 +1,17 @@
+import { execFile } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { once } from "node:events";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { pods } from "@reconcile/api";
 import { HttpClient, loadKubeConfig } from "@reconcile/client";
 import { describe, expect, it } from "vitest";
+import { ApiServer } from "../api-server.js";
 import { kubeconfigFor } from "./kubeconfig.js";
+import { listen } from "./server.js";
 import { generateServingCertificates } from "./tls.js";
 
 describe("generateServingCertificates", () => {
@@ -87,6 +93,54 @@ describe("generateServingCertificates", () => {
     } finally {
       server.closeAllConnections();
       server.close();
+    }
+  });
+});
+
+describe("listen({ tls: true })", () => {
+  it("serves HTTPS with a generated CA that the kubeconfig carries, and kubectl authenticates with the token", async () => {
+    const api = new ApiServer();
+    const server = await listen(api, { tls: true, token: "t0ken" });
+    const home = await mkdtemp(join(tmpdir(), "reconcile-tls-"));
+    try {
+      expect(server.url).toMatch(/^https:\/\/127\.0\.0\.1:\d+$/);
+      expect(server.certificateAuthority).toMatch(/^-----BEGIN CERTIFICATE-----/);
+      const kubeconfig = join(home, "kubeconfig");
+      await writeFile(kubeconfig, server.kubeconfig());
+      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
+      const kubectl = (args: string[]) =>
+        new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+          // stdin closed at once: a 401 makes kubectl prompt for a username otherwise.
+          execFile(
+            "kubectl",
+            [...args, "--request-timeout=20s"],
+            { env, timeout: 30_000 },
+            (error, stdout, stderr) => {
+              resolve({
+                code: error ? (typeof error.code === "number" ? error.code : 1) : 0,
+                stdout,
+                stderr,
+              });
+            },
+          ).stdin?.end();
+        });
+      const listed = await kubectl(["get", "namespace", "default", "-o", "name"]);
+      expect(listed).toEqual({ code: 0, stdout: "namespace/default\n", stderr: "" });
+      const client = new HttpClient({ kubeConfig: await loadKubeConfig({ yaml: server.kubeconfig() }) });
+      expect((await client.resource(pods, "default").list()).items).toEqual([]);
+      // Without the token, the server answers 401.
+      const anonymous = kubeconfigFor({
+        server: server.url,
+        certificateAuthority: server.certificateAuthority,
+      });
+      const stranger = new HttpClient({ kubeConfig: await loadKubeConfig({ yaml: anonymous }) });
+      await expect(stranger.resource(pods, "default").list()).rejects.toMatchObject({
+        status: { code: 401 },
+      });
+    } finally {
+      await server.close();
+      await api.close();
+      await rm(home, { recursive: true, force: true });
     }
   });
 });

@@ -49,7 +49,9 @@ export async function generateServingCertificates(
 
   // Both keys at once, off the event loop (RSA key generation takes a while).
   const [caKeys, servingKeys] = await Promise.all([newKeyPair(), newKeyPair()]);
-  const caSubject = [{ name: "commonName", value: options.caCommonName ?? `reconcile-ca@${stamp}` }];
+  const caSubject = [
+    { name: "commonName", value: options.caCommonName ?? `reconcile-ca@${stamp}`, valueTagClass: utf8 },
+  ];
   const caCert = forge.pki.createCertificate();
   caCert.publicKey = caKeys.publicKey;
   caCert.serialNumber = randomSerial();
@@ -70,7 +72,11 @@ export async function generateServingCertificates(
   servingCert.validity.notBefore = notBefore;
   servingCert.validity.notAfter = notAfter;
   servingCert.setSubject([
-    { name: "commonName", value: `${dnsNames[0] ?? ipAddresses[0] ?? "localhost"}@${stamp}` },
+    {
+      name: "commonName",
+      value: `${dnsNames[0] ?? ipAddresses[0] ?? "localhost"}@${stamp}`,
+      valueTagClass: utf8,
+    },
   ]);
   servingCert.setIssuer(caSubject);
   servingCert.setExtensions([
@@ -93,6 +99,9 @@ export async function generateServingCertificates(
     serving: { cert: forge.pki.certificateToPem(servingCert), key: servingKeys.privateKeyPem },
   };
 }
+
+/** Names are UTF8String: Go's x509 (kubectl) refuses "@" in the default PrintableString. */
+const utf8 = forge.asn1.Type.UTF8 as unknown as forge.asn1.Class;
 
 /**
  * Signs with Node's crypto (SHA-256 with RSA): forge's own RSA is pure
