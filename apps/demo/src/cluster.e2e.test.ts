@@ -5,6 +5,7 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { prometheusApiServerMetrics } from "@reconcile/controller-manager";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Cluster, newApiServer, startCluster } from "./cluster.js";
 
@@ -22,7 +23,11 @@ let managerUrl: string;
 beforeAll(async () => {
   const api = newApiServer();
   cluster = startCluster(api, { nodes: 3 });
-  const listening = await api.listen({ port: 0, kubeletConnection: cluster.kubeletConnection() });
+  const listening = await api.listen({
+    port: 0,
+    kubeletConnection: cluster.kubeletConnection(),
+    metrics: prometheusApiServerMetrics(),
+  });
   const health = await cluster.controllerManagers[0]!.manager.listen();
   managerUrl = health.url;
   await cluster.synced;
@@ -185,6 +190,22 @@ describe("kubectl against the composed cluster", () => {
     expect(after).toHaveLength(6);
     expect(after).not.toContain("node-2");
     expect(await ok("uncordon", "node-2")).toBe("node/node-2 uncordoned\n");
+  });
+
+  it("get --raw /metrics: the API server's request counts and latencies, and its stored objects", async () => {
+    await ok("get", "pods");
+    const metrics = await ok("get", "--raw", "/metrics");
+    expect(metrics).toMatch(
+      /^apiserver_request_total\{verb="LIST",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver",code="200"\} [1-9]\d*$/m,
+    );
+    expect(metrics).toMatch(
+      /^apiserver_request_total\{verb="POST",group="",version="v1",resource="pods",subresource="eviction",scope="resource",component="apiserver",code="201"\} [1-9]\d*$/m,
+    );
+    expect(metrics).toMatch(
+      /^apiserver_request_duration_seconds_count\{verb="LIST",group="apps",version="v1",resource="deployments",/m,
+    );
+    expect(metrics).toMatch(/^apiserver_storage_objects\{resource="nodes"\} 3$/m);
+    expect(metrics).toMatch(/^apiserver_storage_objects\{resource="deployments.apps"\} 1$/m);
   });
 
   it("the controller manager's /healthz and /metrics answer, /metrics with the scheduler's families too", async () => {

@@ -2,9 +2,10 @@
 // scheduler, N simulated nodes) behind a real Kubernetes REST API on
 // 127.0.0.1, for kubectl. Writes a kubeconfig, prints how to use it,
 // and runs until Ctrl-C (or SIGTERM), then stops everything cleanly.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jsonLogger, prometheusApiServerMetrics } from "@reconcile/controller-manager";
 import { newApiServer, startCluster } from "./cluster.js";
 import { etcdFromArgs } from "./etcd-flags.js";
 
@@ -36,10 +37,20 @@ export async function serve(): Promise<boolean> {
   }
   const server = newApiServer({ storage: etcd.storage });
   const controlPlane = startCluster(server, { nodes: nodeCount });
-  const listening = await server.listen({ port, kubeletConnection: controlPlane.kubeletConnection() });
+  const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
+  // The API server's request log (one pino-shaped JSON line per request) goes to a file, off the console.
+  const requestLogPath = join(dir, "apiserver-requests.log");
+  const listening = await server.listen({
+    port,
+    kubeletConnection: controlPlane.kubeletConnection(),
+    metrics: prometheusApiServerMetrics(),
+    requestLog: jsonLogger({
+      bindings: { component: "kube-apiserver" },
+      write: (line) => appendFileSync(requestLogPath, line),
+    }),
+  });
   const managerHealth = await controlPlane.controllerManagers[0]!.manager.listen();
   await controlPlane.synced;
-  const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, listening.kubeconfig(), { mode: 0o600 });
 
@@ -72,6 +83,8 @@ export async function serve(): Promise<boolean> {
   kubectl describe pod -l app=hello   # Scheduled … Pulled … Started events
   kubectl cordon node-1 && kubectl get nodes
   curl -s ${managerHealth.url}/healthz?verbose; curl -s ${managerHealth.url}/metrics | grep ^workqueue_adds_total
+  kubectl get --raw /metrics | grep ^apiserver_request_total
+  tail -f ${requestLogPath}   # the API server's request log
 
 Ctrl-C stops it.`);
 
