@@ -3,7 +3,7 @@ import { validateCEL } from "./cel.js";
 import { applyDefaults } from "./defaulting.js";
 import { SchemaErrors } from "./errors.js";
 import { dropNulls, prune } from "./pruning.js";
-import type { JSONSchemaProps, JsonObject } from "./schema.js";
+import { type JSONSchemaProps, type JsonObject, subtreeHas } from "./schema.js";
 import { validateEmbeddedResources, validateListTypes, validateOpenAPI } from "./validation.js";
 
 export type FieldValidation = "Strict" | "Warn" | "Ignore";
@@ -45,7 +45,8 @@ export function unknownFieldWarning(path: string): string {
 }
 
 // Upstream skips CEL when an earlier error shows the object's shape is wrong (cel.go's
-// hasBlockingErr: Unsupported, Required, Too long, Too many, TypeInvalid).
+// hasBlockingErr: Unsupported, Required, Too long, Too many, TypeInvalid), and says so only when the
+// schema has rules to skip.
 const blocking = new Set<FieldError["type"]>([
   "FieldValueNotSupported",
   "FieldValueRequired",
@@ -74,6 +75,7 @@ export function validateCustomResource(
     if (old) validateListTypes(old, schema, oldErrors);
     if (oldErrors.list.length === 0) errors.list.push(...listErrors.list);
   }
+  if (!subtreeHas(schema, "rules")) return errors.list;
   if (errors.list.some((e) => blocking.has(e.type))) {
     errors.invalid(
       "",
