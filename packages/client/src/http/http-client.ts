@@ -80,6 +80,19 @@ export interface HttpClientOptions {
   onWarning?: ((message: string) => void) | undefined;
   /** Default `realClock`. */
   clock?: Clock | undefined;
+  /** Where each attempt's result and latency go (client-go's `rest_client_*` metrics). Default: nowhere. */
+  metrics?: RestClientMetrics | undefined;
+}
+
+/**
+ * client-go's REST client metrics seam (`k8s.io/client-go/tools/metrics`),
+ * called once per attempt: `rest_client_requests_total{code,method,host}` and
+ * `rest_client_request_duration_seconds{verb,host}`. `host` is the server's
+ * `host:port`; a request that got no answer reports code `<error>`.
+ */
+export interface RestClientMetrics {
+  requestResult(code: string, method: string, host: string): void;
+  requestLatency(verb: string, host: string, seconds: number): void;
 }
 
 /** One request, for paths the typed resource clients do not cover (`requestJson`, `requestList`). */
@@ -128,6 +141,7 @@ export class HttpClient implements Client {
   private readonly clock: Clock;
   private readonly agent: http.Agent;
   private readonly onWarning: ((message: string) => void) | undefined;
+  private readonly metrics: RestClientMetrics | undefined;
 
   constructor(options: HttpClientOptions) {
     const cluster = options.kubeConfig.getCurrentCluster();
@@ -152,6 +166,7 @@ export class HttpClient implements Client {
     this.userAgent = options.userAgent ?? "reconcile-client/0.1 (node)";
     this.maxWatchLineBytes = options.maxWatchLineBytes;
     this.onWarning = options.onWarning;
+    this.metrics = options.metrics;
     // No cap on sockets: each open watch holds one (HTTP/1.1), and a cap would starve
     // other requests behind long-lived watches. The token bucket bounds the rest.
     this.agent =
@@ -335,9 +350,17 @@ export class HttpClient implements Client {
     }
     options.agent = this.agent;
     const transport = url.protocol === "https:" ? https : http;
+    const metrics = this.metrics;
+    const started = this.clock.now();
+    let answered = false;
     return new Promise<http.IncomingMessage>((resolve, reject) => {
       let timer: unknown;
       const request = transport.request(url, options, (response) => {
+        answered = true;
+        if (metrics !== undefined) {
+          metrics.requestLatency(spec.method, url.host, (this.clock.now() - started) / 1000);
+          metrics.requestResult(String(response.statusCode ?? 0), spec.method, url.host);
+        }
         requestOf.set(response, request);
         if (spec.watch && timer !== undefined) this.clock.clearTimeout(timer);
         resolve(response);
@@ -366,6 +389,7 @@ export class HttpClient implements Client {
       });
       request.on("error", (error) => {
         cleanup();
+        if (!answered) metrics?.requestResult("<error>", spec.method, url.host);
         if (written) writtenRequests.add(error);
         // A kept-alive socket the server closed while it sat idle fails with a reset.
         if (request.reusedSocket && (error as NodeJS.ErrnoException).code === "ECONNRESET") {

@@ -4,6 +4,7 @@ export {
   type HttpRequest,
   type KubeConfigLike,
   type RequestRateLimiter,
+  type RestClientMetrics,
 } from "./http-client.js";
 export {
   createHttpClient,
