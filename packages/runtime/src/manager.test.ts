@@ -127,7 +127,20 @@ describe("startTestEnvironment", () => {
             group: "example.com",
             scope: "Namespaced",
             names: { kind: "Gadget", plural: "gadgets" },
-            versions: [{ name: "v1", served: true, storage: true, subresources: { status: {} } }],
+            versions: [
+              {
+                name: "v1",
+                served: true,
+                storage: true,
+                subresources: { status: {} },
+                schema: {
+                  openAPIV3Schema: {
+                    type: "object",
+                    properties: { spec: { type: "object", properties: { x: { type: "integer" } } } },
+                  },
+                },
+              },
+            ],
           },
         },
       ],

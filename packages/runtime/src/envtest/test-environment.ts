@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { defineResource, type ResourceDescriptor } from "@reconcile/api";
-import { ApiServer, defineKind, type ListeningApiServer } from "@reconcile/apiserver";
+import { ApiServer, customResourceDefinitions, type ListeningApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
@@ -26,7 +26,7 @@ export interface TestEnvironment {
   readonly apiServer: ApiServer;
   /** An in-process client: no sockets, no serialization. */
   readonly client: Client;
-  /** The installed CRDs, each with the `Established` and `NamesAccepted` conditions True. */
+  /** The installed CRDs as the server holds them, each with the `Established` condition True. */
   readonly crds: readonly CustomResourceDefinition[];
   /** `http://127.0.0.1:<port>`; undefined with `http: false`. */
   readonly url: string | undefined;
@@ -44,10 +44,12 @@ export interface TestEnvironment {
 export async function startTestEnvironment(options: TestEnvironmentOptions = {}): Promise<TestEnvironment> {
   const crds: CustomResourceDefinition[] = [];
   for (const source of options.crds ?? []) crds.push(...(await loadCRDs(source)));
-  const apiServer = new ApiServer({ clock: options.clock });
+  for (const crd of crds) crdDescriptors(crd); // a clear TypeError before anything starts
+  const apiServer = new ApiServer({ clock: options.clock, customResourceDefinitions: true });
   let listening: ListeningApiServer | undefined;
   try {
-    const installed = crds.map((crd) => installCRD(apiServer, crd));
+    const installed: CustomResourceDefinition[] = [];
+    for (const crd of crds) installed.push(await installCRD(apiServer, crd));
     if (options.http ?? true) listening = await apiServer.listen();
     return {
       apiServer,
@@ -112,39 +114,39 @@ export function crdDescriptors(crd: CustomResourceDefinition): ResourceDescripto
     );
 }
 
-// The CRD's kinds are served through the server's live definitions: the
-// first served version is registered (the storage version of one resource),
-// with metadata validation only; schemas, defaults and CEL rules of the CRD
-// are not applied here.
-function installCRD(apiServer: ApiServer, crd: CustomResourceDefinition): CustomResourceDefinition {
-  const [descriptor] = crdDescriptors(crd);
-  if (descriptor === undefined) {
-    throw new TypeError(`CustomResourceDefinition ${crd.metadata?.name}: no version is served`);
-  }
-  if (apiServer.definitions.get(descriptor) !== undefined) {
-    throw new Error(`${descriptor.plural}.${descriptor.group} is already served`);
-  }
-  apiServer.definitions.add(defineKind({ descriptor }));
-  const now = new Date(apiServer.clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z");
-  const condition = (type: string, reason: string, message: string) => ({
-    type,
-    status: "True",
-    reason,
-    message,
-    lastTransitionTime: now,
-  });
-  return {
+/** How long a CRD may take to become Established before the start fails (real time: the server's controller is watch-driven). */
+const establishTimeoutMs = 10_000;
+
+// Creates the CRD as `kubectl apply` would and waits, as envtest's WaitForCRDs does, until the
+// server's CRD controller reports it Established and serves its kind.
+async function installCRD(
+  apiServer: ApiServer,
+  crd: CustomResourceDefinition,
+): Promise<CustomResourceDefinition> {
+  const client = apiServer.client().resource(customResourceDefinitions);
+  // The server's CRD type and kubernetes-types' differ only in optionality.
+  const created = (await client.create({
     ...structuredClone(crd),
-    metadata: { ...crd.metadata, name: `${descriptor.plural}.${descriptor.group}` },
-    status: {
-      acceptedNames: crd.spec.names,
-      storedVersions: [descriptor.version],
-      conditions: [
-        condition("NamesAccepted", "NoConflicts", "no conflicts found"),
-        condition("Established", "InitialNamesAccepted", "the initial names have been accepted"),
-      ],
-    },
-  };
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+  } as never)) as unknown as CustomResourceDefinition;
+  const name = created.metadata?.name ?? "";
+  const [descriptor] = crdDescriptors(created);
+  const deadline = performance.now() + establishTimeoutMs;
+  for (;;) {
+    const current = (await client.get(name)) as unknown as CustomResourceDefinition;
+    const established = current.status?.conditions?.find((c) => c.type === "Established")?.status === "True";
+    if (established && descriptor !== undefined && apiServer.definitions.get(descriptor) !== undefined)
+      return current;
+    if (performance.now() > deadline) {
+      const conditions = JSON.stringify(current.status?.conditions ?? []);
+      throw new Error(
+        `CustomResourceDefinition ${name} was not established within ${establishTimeoutMs} ms: ${conditions}`,
+      );
+    }
+    // A macrotask, not a timer on the server's clock: a FakeClock nobody advances cannot stall the start.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
 async function loadCRDs(source: CustomResourceDefinition | string): Promise<CustomResourceDefinition[]> {
