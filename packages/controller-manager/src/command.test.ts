@@ -115,6 +115,10 @@ describe("runControllerManagerCommand", () => {
       expect(await healthz.text()).toBe(
         "[+]leaderElection ok\n[+]replicaset-controller ok\nhealthz check passed\n",
       );
+      const host = new URL(listening.url).host;
+      expect(await (await fetch(`${serving.url}/metrics`)).text()).toMatch(
+        new RegExp(`^rest_client_requests_total\\{code="200",method="GET",host="${host}"\\} [1-9]`, "m"),
+      );
       const lease = await client.resource(leases, "kube-system").get("kube-controller-manager");
       expect(lease.spec?.leaseDurationSeconds).toBe(15);
       stop.abort();

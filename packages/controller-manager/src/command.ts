@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Registry } from "prom-client";
 import { ControllerManager, LeaderElectionLostError } from "./controller-manager.js";
 import { newControllerDescriptors } from "./default-controllers.js";
 import { jsonLogger } from "./json-logger.js";
+import { prometheusRestClientMetrics } from "./metrics.js";
 
 /** The flags of the `reconcile-controller-manager` command, parsed. */
 export interface ControllerManagerFlags {
@@ -105,6 +106,7 @@ export async function runControllerManagerCommand(
       qps: flags.kubeApiQps,
       burst: flags.kubeApiBurst,
       userAgent: "kube-controller-manager/reconcile",
+      metrics: prometheusRestClientMetrics(registry),
     });
     manager = new ControllerManager({
       client,

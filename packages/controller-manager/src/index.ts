@@ -31,6 +31,7 @@ export {
   type ApiServerMetricsSeam,
   prometheusApiServerMetrics,
   prometheusLeaderElectionMetrics,
+  prometheusRestClientMetrics,
   prometheusSchedulerMetrics,
   prometheusWorkqueueMetrics,
   runningManagedControllersGauge,

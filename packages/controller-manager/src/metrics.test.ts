@@ -2,6 +2,7 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import {
   prometheusApiServerMetrics,
+  prometheusRestClientMetrics,
   prometheusSchedulerMetrics,
   prometheusWorkqueueMetrics,
 } from "./metrics.js";
@@ -72,5 +73,24 @@ describe("prometheus adapters", () => {
       'apiserver_request_duration_seconds_bucket{le="0.05",verb="LIST",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver"} 2',
     );
     expect(body).toContain('apiserver_storage_objects{resource="pods"} 7');
+  });
+
+  it("REST client metrics carry client-go's names and labels", async () => {
+    const registry = new Registry();
+    const metrics = prometheusRestClientMetrics(registry);
+    metrics.requestResult("200", "GET", "127.0.0.1:6443");
+    metrics.requestResult("<error>", "POST", "127.0.0.1:6443");
+    metrics.requestLatency("GET", "127.0.0.1:6443", 0.02);
+    const body = await registry.metrics();
+    expect(body).toContain('rest_client_requests_total{code="200",method="GET",host="127.0.0.1:6443"} 1');
+    expect(body).toContain(
+      'rest_client_requests_total{code="<error>",method="POST",host="127.0.0.1:6443"} 1',
+    );
+    expect(body).toContain(
+      'rest_client_request_duration_seconds_bucket{le="0.025",verb="GET",host="127.0.0.1:6443"} 1',
+    );
+    expect(body).toContain(
+      'rest_client_request_duration_seconds_bucket{le="0.005",verb="GET",host="127.0.0.1:6443"} 0',
+    );
   });
 });

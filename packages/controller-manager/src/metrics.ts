@@ -270,3 +270,39 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     },
   };
 }
+
+/** client-go's `rest_client_request_duration_seconds` buckets. */
+const restClientBuckets = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
+
+/**
+ * HttpClient's `metrics` option (`RestClientMetrics` of `@reconcile/client`)
+ * on prom-client with client-go's names: `rest_client_requests_total{code,method,host}`
+ * and `rest_client_request_duration_seconds{verb,host}`.
+ */
+export function prometheusRestClientMetrics(registry: Registry): {
+  requestResult(code: string, method: string, host: string): void;
+  requestLatency(verb: string, host: string, seconds: number): void;
+} {
+  const registers = [registry];
+  const requests = new Counter({
+    name: "rest_client_requests_total",
+    help: "Number of HTTP requests, partitioned by status code, method, and host.",
+    labelNames: ["code", "method", "host"] as const,
+    registers,
+  });
+  const latency = new Histogram({
+    name: "rest_client_request_duration_seconds",
+    help: "Request latency in seconds. Broken down by verb, and host.",
+    labelNames: ["verb", "host"] as const,
+    buckets: restClientBuckets,
+    registers,
+  });
+  return {
+    requestResult(code, method, host) {
+      requests.inc({ code, method, host });
+    },
+    requestLatency(verb, host, seconds) {
+      latency.observe({ verb, host }, seconds);
+    },
+  };
+}
