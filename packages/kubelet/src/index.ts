@@ -5,7 +5,7 @@ export {
   admitPodWithUsage,
   podRequests,
 } from "./admission.js";
-export { Kubelet, type KubeletOptions } from "./kubelet.js";
+export { Kubelet, type KubeletMetrics, type KubeletOptions } from "./kubelet.js";
 export { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
 export { microTime, NodeLease, type NodeLeaseOptions, nodeLeaseNamespace } from "./node-lease.js";
 export { NodeSimulator, type NodeSimulatorOptions } from "./node-simulator.js";

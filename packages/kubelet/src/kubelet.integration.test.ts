@@ -145,6 +145,26 @@ describe("Kubelet", () => {
     ]);
   });
 
+  it("reports pod start SLI once per pod and pod worker durations by operation through its metrics seam", async () => {
+    const starts: number[] = [];
+    const workers: [string, number][] = [];
+    const { client, clock } = await startNode({
+      metrics: {
+        observePodStartSLIDuration: (seconds) => starts.push(seconds),
+        observePodWorkerDuration: (operation, seconds) => workers.push([operation, seconds]),
+      },
+    });
+    await advance(clock, 500);
+    await client.resource(pods, "default").create(pod("web"));
+    await advance(clock, 3000);
+    expect((await getPod(client, "web")).status?.phase).toBe("Running");
+    expect(starts).toHaveLength(1);
+    expect(starts[0]).toBeGreaterThan(0);
+    expect(starts[0]).toBeLessThanOrEqual(1);
+    expect(workers.some(([operation]) => operation === "create")).toBe(true);
+    for (const [, seconds] of workers) expect(seconds).toBeGreaterThanOrEqual(0);
+  });
+
   it("runs a bound pod: Running and Ready with container statuses, IPs, startTime, qosClass and the events", async () => {
     const { client, clock } = await startNode({ nodeIP: "10.0.0.7", podCIDR: "10.244.7.0/24" });
     await client.resource(pods, "default").create(pod("web"));

@@ -31,6 +31,7 @@ import {
   newPodWorkers,
   type PodStatusFunc,
   type PodSyncer,
+  type PodWorkersMetrics,
   type RunnablePodWorkers,
   type RunningPod,
   type SyncPodType,
@@ -81,6 +82,21 @@ export interface KubeletOptions {
   clock?: Clock | undefined;
   /** Jitter source in [0, 1). Default `Math.random`. */
   random?: (() => number) | undefined;
+  /** Where the kubelet's metrics go (see {@link KubeletMetrics}). Default: recorded nowhere. */
+  metrics?: KubeletMetrics | undefined;
+}
+
+/**
+ * The kubelet's metrics seam, with upstream's names for an adapter to use:
+ * the pod workers' `kubelet_pod_worker_duration_seconds{operation_type}` and
+ * `kubelet_pod_start_sli_duration_seconds`.
+ */
+export interface KubeletMetrics extends PodWorkersMetrics {
+  /**
+   * Seconds from a pod's `creationTimestamp` until the kubelet first saw all
+   * of its containers running (upstream's pod startup latency tracker), once per pod.
+   */
+  observePodStartSLIDuration?(seconds: number): void;
 }
 
 type ConfigOp = "ADD" | "UPDATE" | "DELETE" | "REMOVE" | "RECONCILE";
@@ -111,6 +127,9 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   readonly #clock: Clock;
   readonly #random: () => number;
   readonly #logger: Logger;
+  readonly #metrics: KubeletMetrics | undefined;
+  /** Pods whose start has been reported to `metrics`. */
+  readonly #startObserved = new Set<string>();
   readonly #recorder: EventRecorder;
   readonly #ownsRecorder: boolean;
   readonly #ownsRuntime: boolean;
@@ -141,6 +160,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
     this.#logger = options.logger ?? noopLogger;
+    this.#metrics = options.metrics;
     this.#podSource = options.podSource ?? "informer";
     this.#nodeIP = options.nodeIP ?? "10.0.0.2";
     const podCIDR = options.podCIDR ?? "10.244.0.0/24";
@@ -215,6 +235,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       logger: this.#logger,
       clock: this.#clock,
       random: this.#random,
+      metrics: options.metrics,
     });
     this.podHandler = {
       onAdd: (pod) => this.#send({ kind: "config", op: "ADD", pods: [pod] }),
@@ -302,6 +323,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     const uid = pod.metadata?.uid ?? "";
     const apiStatus = this.#generateStatus(pod, podStatus, false);
     this.statusManager.setPodStatus(pod, apiStatus);
+    this.#observePodStart(pod, apiStatus);
     if (apiStatus.phase === "Succeeded" || apiStatus.phase === "Failed") return true;
     this.#probeManager.addPod(pod);
     const result = await this.#runtimeManager.syncPod(
@@ -313,6 +335,19 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     );
     if (result.error !== undefined) throw result.error;
     return false;
+  }
+
+  /** Reports the pod's start once every container of it is running. */
+  #observePodStart(pod: ConfigPod, status: PodStatus): void {
+    const observe = this.#metrics?.observePodStartSLIDuration;
+    const uid = pod.metadata?.uid ?? "";
+    if (observe === undefined || this.#startObserved.has(uid)) return;
+    const containers = status.containerStatuses ?? [];
+    const created = Date.parse(pod.metadata?.creationTimestamp ?? "");
+    if (containers.length === 0 || Number.isNaN(created)) return;
+    if (!containers.every((container) => container.state?.running !== undefined)) return;
+    this.#startObserved.add(uid);
+    observe.call(this.#metrics, Math.max(0, (this.#clock.now() - created) / 1000));
   }
 
   async syncTerminatingPod(
@@ -526,6 +561,9 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       return state === "sync" || state === "terminating";
     });
     this.statusManager.removeOrphanedStatuses((uid) => this.#pods.has(uid) || working.has(uid));
+    for (const uid of this.#startObserved) {
+      if (!this.#pods.has(uid) && !working.has(uid)) this.#startObserved.delete(uid);
+    }
     for (const pod of configPods) {
       const uid = pod.metadata?.uid ?? "";
       if (working.has(uid) || this.#isRejected(uid) || isTerminalPod(pod)) continue;
