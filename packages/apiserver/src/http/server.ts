@@ -43,6 +43,13 @@ import {
 } from "./request-body.js";
 import { type ApiServerMetrics, observeRequest, type RequestLogger } from "./request-metrics.js";
 import { parseRoute, type Route } from "./route.js";
+import {
+  requestUser,
+  selfSubjectAccessReview,
+  selfSubjectAccessReviewPath,
+  selfSubjectReview,
+  selfSubjectReviewPath,
+} from "./self-reviews.js";
 import { parseIncludeObject, tableContentType, toTable } from "./table.js";
 import { generateServingCertificates } from "./tls.js";
 
@@ -361,6 +368,19 @@ class RestHandler {
       throw newUnauthorized();
     }
     if (this.#token === undefined || !isPublic) authorizedSockets.add(request.socket);
+    if (
+      method === "POST" &&
+      (pathname === selfSubjectReviewPath || pathname === selfSubjectAccessReviewPath)
+    ) {
+      const raw = await this.#body(request, response);
+      const json = (request.headers["content-type"] ?? "application/json").startsWith("application/json");
+      const user = requestUser(this.#token !== undefined);
+      const review =
+        pathname === selfSubjectReviewPath
+          ? selfSubjectReview(user)
+          : selfSubjectAccessReview(json ? parseJson(raw) : undefined);
+      return send(response, 201, review);
+    }
     if (pathname === "/metrics" && method === "GET" && this.#metrics !== undefined) {
       request.resume();
       return this.#serveMetrics(this.#metrics, response);
