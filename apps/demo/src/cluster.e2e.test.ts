@@ -217,5 +217,9 @@ describe("kubectl against the composed cluster", () => {
     expect(metrics).toMatch(
       /scheduler_schedule_attempts_total\{result="scheduled",profile="default-scheduler"\} [1-9]/,
     );
+    expect(metrics).toMatch(/^kubelet_pod_start_sli_duration_seconds_count [1-9]\d*$/m);
+    expect(metrics).toMatch(
+      /^kubelet_pod_worker_duration_seconds_count\{operation_type="create"\} [1-9]\d*$/m,
+    );
   });
 });

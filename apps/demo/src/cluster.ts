@@ -11,7 +11,9 @@ import type { Client } from "@reconcile/client";
 import { listerWatcher } from "@reconcile/client";
 import {
   ControllerManager,
+  type KubeletMetricsSeam,
   type LeaderElectionOptions,
+  prometheusKubeletMetrics,
   prometheusSchedulerMetrics,
   type SchedulerMetricsSeam,
 } from "@reconcile/controller-manager";
@@ -76,6 +78,14 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     resource: pods,
   });
   const nodeStops = new Map<string, { abort: AbortController; done: Promise<void> }>();
+  // The kubelets' metrics join the first manager's registry once it exists (below); nothing is
+  // observed before then, as no pod runs before the controllers do.
+  let kubeletMetrics: KubeletMetricsSeam | undefined;
+  const metrics = {
+    observePodWorkerDuration: (operation: string, seconds: number) =>
+      kubeletMetrics?.observePodWorkerDuration(operation, seconds),
+    observePodStartSLIDuration: (seconds: number) => kubeletMetrics?.observePodStartSLIDuration(seconds),
+  };
   const simulators = nodeNames.map((name, i) => {
     const simulator = new NodeSimulator({
       client,
@@ -84,6 +94,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
       kubeletOptions: () => ({
         podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
         nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
+        metrics,
       }),
     });
     const nodeAbort = new AbortController();
@@ -114,6 +125,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
 
   // One process, one /metrics: the schedulers' families join the first manager's registry.
   const schedulerMetrics = prometheusSchedulerMetrics(controllerManagers[0]!.manager.registry);
+  kubeletMetrics = prometheusKubeletMetrics(controllerManagers[0]!.manager.registry);
   const schedulers = Array.from({ length: options.schedulers ?? 1 }, (_, i) => {
     const identity = `kube-scheduler-${i + 1}`;
     let leading = false;

@@ -29,7 +29,9 @@ export { type HealthCheck, type HealthResponse, healthResponse, pingCheck } from
 export { type JsonLoggerOptions, jsonLogger } from "./json-logger.js";
 export {
   type ApiServerMetricsSeam,
+  type KubeletMetricsSeam,
   prometheusApiServerMetrics,
+  prometheusKubeletMetrics,
   prometheusLeaderElectionMetrics,
   prometheusRestClientMetrics,
   prometheusSchedulerMetrics,

@@ -2,6 +2,7 @@ import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import {
   prometheusApiServerMetrics,
+  prometheusKubeletMetrics,
   prometheusRestClientMetrics,
   prometheusSchedulerMetrics,
   prometheusWorkqueueMetrics,
@@ -92,5 +93,19 @@ describe("prometheus adapters", () => {
     expect(body).toContain(
       'rest_client_request_duration_seconds_bucket{le="0.005",verb="GET",host="127.0.0.1:6443"} 0',
     );
+  });
+
+  it("kubelet metrics carry the kubelet's names, labels and buckets", async () => {
+    const registry = new Registry();
+    const metrics = prometheusKubeletMetrics(registry);
+    metrics.observePodWorkerDuration("create", 0.02);
+    metrics.observePodStartSLIDuration(1.5);
+    const body = await registry.metrics();
+    expect(body).toContain(
+      'kubelet_pod_worker_duration_seconds_bucket{le="0.025",operation_type="create"} 1',
+    );
+    expect(body).toContain('kubelet_pod_worker_duration_seconds_bucket{le="0.01",operation_type="create"} 0');
+    expect(body).toContain('kubelet_pod_start_sli_duration_seconds_bucket{le="1"} 0');
+    expect(body).toContain('kubelet_pod_start_sli_duration_seconds_bucket{le="2"} 1');
   });
 });

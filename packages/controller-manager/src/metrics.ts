@@ -306,3 +306,44 @@ export function prometheusRestClientMetrics(registry: Registry): {
     },
   };
 }
+
+/** The kubelet's metrics seam (`KubeletMetrics` of `@reconcile/kubelet`), by shape. */
+export interface KubeletMetricsSeam {
+  observePodWorkerDuration(operationType: string, seconds: number): void;
+  observePodStartSLIDuration(seconds: number): void;
+}
+
+/**
+ * `@reconcile/kubelet`'s metrics on prom-client with the kubelet's names and
+ * buckets: `kubelet_pod_worker_duration_seconds{operation_type}` and
+ * `kubelet_pod_start_sli_duration_seconds`. One adapter may serve every
+ * simulated kubelet of a process (the series are then summed over them).
+ */
+export function prometheusKubeletMetrics(registry: Registry): KubeletMetricsSeam {
+  const registers = [registry];
+  const worker = new Histogram({
+    name: "kubelet_pod_worker_duration_seconds",
+    help: "Duration in seconds to sync a single pod. Broken down by operation type: create, update, or sync",
+    labelNames: ["operation_type"] as const,
+    // Prometheus' DefBuckets, as the kubelet's.
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+  const start = new Histogram({
+    name: "kubelet_pod_start_sli_duration_seconds",
+    help: "Duration in seconds to start a pod, excluding time to pull images and run init containers, measured from pod creation timestamp to when all its containers are reported as started and observed via watch",
+    buckets: [
+      0.5, 1, 2, 3, 4, 5, 6, 8, 10, 20, 30, 45, 60, 120, 180, 240, 300, 360, 480, 600, 900, 1200, 1800, 2700,
+      3600,
+    ],
+    registers,
+  });
+  return {
+    observePodWorkerDuration(operationType, seconds) {
+      worker.observe({ operation_type: operationType }, seconds);
+    },
+    observePodStartSLIDuration(seconds) {
+      start.observe(seconds);
+    },
+  };
+}
