@@ -1,7 +1,9 @@
-// `npm run demo -- serve [--nodes N]`: the cluster (controller manager,
-// scheduler, N simulated nodes) behind a real Kubernetes REST API on
-// 127.0.0.1, for kubectl. Writes a kubeconfig, prints how to use it,
-// and runs until Ctrl-C (or SIGTERM), then stops everything cleanly.
+// `npm run demo -- serve [--nodes N] [--plain-http]`: the cluster (controller
+// manager, scheduler, N simulated nodes) behind a real Kubernetes REST API on
+// 127.0.0.1, for kubectl: HTTPS with a generated CA and bearer token (plain
+// HTTP on loopback only when asked). Writes a kubeconfig, prints how to use
+// it, and runs until Ctrl-C (or SIGTERM), then stops everything cleanly.
+import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -30,6 +32,9 @@ export async function serve(): Promise<boolean> {
     }
     args.splice(nodesAt, inline === undefined ? 2 : 1);
   }
+  const plainAt = args.indexOf("--plain-http");
+  const plainHttp = plainAt !== -1;
+  if (plainHttp) args.splice(plainAt, 1);
   const etcd = await etcdFromArgs(args);
   if (typeof etcd === "string") {
     console.error(etcd);
@@ -40,8 +45,11 @@ export async function serve(): Promise<boolean> {
   const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   // The API server's request log (one pino-shaped JSON line per request) goes to a file, off the console.
   const requestLogPath = join(dir, "apiserver-requests.log");
+  // kubectl sends a bearer token only over HTTPS: by default the server makes a CA and a token.
+  const security = plainHttp ? {} : { tls: true, token: randomBytes(24).toString("base64url") };
   const listening = await server.listen({
     port,
+    ...security,
     kubeletConnection: controlPlane.kubeletConnection(),
     metrics: prometheusApiServerMetrics(),
     requestLog: jsonLogger({
@@ -59,6 +67,7 @@ export async function serve(): Promise<boolean> {
 
   export KUBECONFIG=${kubeconfig}
   kubectl api-resources
+  kubectl auth whoami && kubectl auth can-i create deployments
   kubectl get nodes -o wide
   kubectl create -f - <<'YAML'
   apiVersion: apps/v1
@@ -82,6 +91,8 @@ export async function serve(): Promise<boolean> {
   kubectl create service clusterip hello --tcp=80:80 && kubectl get endpoints,endpointslices -l app=hello
   kubectl describe pod -l app=hello   # Scheduled … Pulled … Started events
   kubectl cordon node-1 && kubectl get nodes
+  kubectl create configmap settings --from-literal=color=red --dry-run=client -o yaml | kubectl apply --server-side -f -
+  kubectl get configmap settings -o yaml --show-managed-fields
   curl -s ${managerHealth.url}/healthz?verbose; curl -s ${managerHealth.url}/metrics | grep ^workqueue_adds_total
   kubectl get --raw /metrics | grep ^apiserver_request_total
   tail -f ${requestLogPath}   # the API server's request log
