@@ -353,9 +353,20 @@ describe("the REST API over HTTP", () => {
       "content-type": "application/json-patch+json",
     });
     expect(json.body).toMatchObject({ spec: { replicas: 4 } });
-    const reapplied = await call(url, "PATCH", `${path}?fieldManager=kubectl`, deployment("web", 2), {
+    // The JSON patch took spec.replicas over: applying another value conflicts, unless forced.
+    const conflicting = await call(url, "PATCH", `${path}?fieldManager=kubectl`, deployment("web", 2), {
       "content-type": "application/apply-patch+yaml",
     });
+    expect([conflicting.code, conflicting.body.reason]).toEqual([409, "Conflict"]);
+    const reapplied = await call(
+      url,
+      "PATCH",
+      `${path}?fieldManager=kubectl&force=true`,
+      deployment("web", 2),
+      {
+        "content-type": "application/apply-patch+yaml",
+      },
+    );
     expect(reapplied.code).toBe(200);
     const unsupported = await call(url, "PATCH", path, {}, { "content-type": "text/plain" });
     expect(unsupported.code).toBe(415);
@@ -462,7 +473,7 @@ describe("the REST API over HTTP", () => {
 
   it("answers 404 NotFound to a path it does not serve, whatever the method", async () => {
     const { url } = await start();
-    const review = await call(url, "POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {});
+    const review = await call(url, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {});
     expect([review.code, review.body.reason]).toEqual([404, "NotFound"]);
     const put = await call(url, "PUT", "/version", {});
     expect([put.code, put.body.reason]).toEqual([405, "MethodNotAllowed"]);
