@@ -203,10 +203,13 @@ export class ControllerBuilder {
         },
         onUpdate: (oldObj, newObj) => {
           if (!passes(predicates, "update", newObj, oldObj)) return;
-          // A child whose controller moved (or any object that now maps elsewhere) also requests where it was;
-          // the queue folds the duplicates.
-          enqueue(newObj);
-          enqueue(oldObj);
+          // A child whose controller moved (or any object that now maps elsewhere) also requests where it was.
+          const keys = watch.map(newObj).map(keyOf);
+          for (const key of keys) queue.add(key);
+          for (const request of watch.map(oldObj)) {
+            const key = keyOf(request);
+            if (!keys.includes(key)) queue.add(key);
+          }
         },
         onDelete: (obj) => {
           const last = (isDeletedFinalStateUnknown(obj) ? obj.obj : obj) as DeepReadonly<KubeObject>;

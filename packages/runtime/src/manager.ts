@@ -85,6 +85,8 @@ export class Manager {
   readonly reconcileMetrics: ReconcileMetrics;
   readonly #election: ManagerLeaderElectionOptions | undefined;
   readonly #runnables: Runnable[] = [];
+  // One lookup per descriptor: getCached runs once per reconcile.
+  readonly #indexers = new WeakMap<ResourceDescriptor, { getByKey(key: string): unknown }>();
   readonly #recorders: ClientEventRecorder[] = [];
   readonly #healthzAdaptor = new HealthzAdaptor();
   readonly #healthChecks: HealthCheck[] = [];
@@ -133,7 +135,12 @@ export class Manager {
     request: { namespace: string; name: string },
   ): DeepReadonly<T> | undefined {
     const key = resource.namespaced ? `${request.namespace}/${request.name}` : request.name;
-    return this.informers.forResource(resource).getIndexer().getByKey(key);
+    let indexer = this.#indexers.get(resource);
+    if (indexer === undefined) {
+      indexer = this.informers.forResource(resource).getIndexer();
+      this.#indexers.set(resource, indexer);
+    }
+    return indexer.getByKey(key) as DeepReadonly<T> | undefined;
   }
 
   /** Adds a runnable; controllers from the builder add themselves. Call before `run`. */
