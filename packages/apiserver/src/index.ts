@@ -1,4 +1,21 @@
 export { ApiServer, type ApiServerOptions, initialNamespaces } from "./api-server.js";
+export {
+  ApplyConflictError,
+  type ApplyOptions,
+  applyConfiguration,
+  applyWithLastApplied,
+  type FieldManager,
+  FieldSet,
+  lastAppliedAnnotation,
+  type ManagedFieldsEntry,
+  managerFromUserAgent,
+  type OpenAPISchema,
+  type TypeNode,
+  trackUpdate,
+  typeFor,
+  typeFromOpenAPI,
+  type UpdateOptions,
+} from "./apply/index.js";
 export * from "./crd/index.js";
 export * from "./crd/index.js";
 export { GarbageCollector, type GarbageCollectorOptions } from "./gc/garbage-collector.js";

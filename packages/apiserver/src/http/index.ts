@@ -10,3 +10,9 @@ export {
   type Servable,
 } from "./server.js";
 export { type IncludeObject, type Table, type TableOptions, type TableRow, toTable } from "./table.js";
+export {
+  type CertificateAndKey,
+  generateServingCertificates,
+  type ServingCertificateOptions,
+  type ServingCertificates,
+} from "./tls.js";
