@@ -51,10 +51,15 @@ function summarize(event: WatchEvent<KubeObject>): string {
 }
 
 describe("ApiServer", () => {
-  it("starts with the default, kube-system and kube-node-lease namespaces", async () => {
+  it("starts with the default, kube-system, kube-public and kube-node-lease namespaces", async () => {
     const client = newServer().client();
     const list = await client.resource(namespaces).list();
-    expect(list.items.map((ns) => ns.metadata?.name)).toEqual(["default", "kube-node-lease", "kube-system"]);
+    expect(list.items.map((ns) => ns.metadata?.name)).toEqual([
+      "default",
+      "kube-node-lease",
+      "kube-public",
+      "kube-system",
+    ]);
     expect(list.items.every((ns) => ns.status?.phase === "Active")).toBe(true);
   });
 
@@ -345,6 +350,7 @@ describe("ApiServer.listen", () => {
     expect(namespaces.items.map((ns) => ns.metadata.name).sort()).toEqual([
       "default",
       "kube-node-lease",
+      "kube-public",
       "kube-system",
     ]);
     await server.close();

@@ -60,7 +60,7 @@ export interface ApiServerOptions {
 }
 
 /** The namespaces every cluster starts with. */
-export const initialNamespaces = ["default", "kube-system", "kube-node-lease"] as const;
+export const initialNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"] as const;
 
 /**
  * An embedded API server: storage with resourceVersions and watch history,

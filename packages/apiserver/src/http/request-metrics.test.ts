@@ -104,7 +104,7 @@ describe("metrics and the request log over HTTP", () => {
     expect(scrape.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
     expect(await scrape.text()).toBe("up 1\n");
     expect(counts.get("pods")).toBe(1);
-    expect(counts.get("namespaces")).toBe(3);
+    expect(counts.get("namespaces")).toBe(4);
     expect(counts.get("services")).toBe(1); // default/kubernetes
     expect(counts.get("deployments.apps")).toBe(0);
     await expect.poll(() => requests.length).toBe(3);
