@@ -240,15 +240,13 @@ export interface SelectableFields {
   fields(obj: never): Record<string, string>;
 }
 
-type KindFields = SelectableFields;
-
 const defaultLabels: readonly string[] = Object.freeze(["metadata.name", "metadata.namespace"]);
 
 function kindFields<T>(
   metadataLabels: readonly string[],
   fields: (obj: DeepReadonly<T>) => Record<string, string>,
   labels: readonly string[],
-): KindFields {
+): SelectableFields {
   return {
     labels: Object.freeze([...metadataLabels, ...labels]),
     fields: fields as (obj: never) => Record<string, string>,
@@ -258,7 +256,7 @@ function kindFields<T>(
 const namespacedMeta = ["metadata.name", "metadata.namespace"];
 const clusterMeta = ["metadata.name"];
 
-const kindFieldSets: Record<string, KindFields | undefined> = {
+const kindFieldSets: Record<string, SelectableFields | undefined> = {
   "/Pod": kindFields<Pod>(
     namespacedMeta,
     (pod) => ({
