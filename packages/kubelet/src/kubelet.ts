@@ -792,7 +792,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
 }
 
 /** What the config source calls a change (`kubetypes` ops): DELETE for a new deletionTimestamp, RECONCILE for status only. */
-export function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigOp | undefined {
+function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigOp | undefined {
   if (
     old.metadata?.resourceVersion === pod.metadata?.resourceVersion &&
     old.metadata?.resourceVersion !== undefined

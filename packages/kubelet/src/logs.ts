@@ -142,6 +142,6 @@ function containerIdFor(
 }
 
 /** RFC 3339 with nine fractional digits, as CRI log timestamps print. */
-export function nanoTimestamp(ms: number): string {
+function nanoTimestamp(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000000Z");
 }

@@ -298,7 +298,7 @@ export class NodeStatusManager {
 }
 
 /** `nodeStatusHasChanged`: conditions compared without heartbeat times, the rest as is. */
-export function nodeStatusHasChanged(old: DeepReadonly<NodeStatus>, next: DeepReadonly<NodeStatus>): boolean {
+function nodeStatusHasChanged(old: DeepReadonly<NodeStatus>, next: DeepReadonly<NodeStatus>): boolean {
   const strip = (s: DeepReadonly<NodeStatus>) => ({
     ...s,
     conditions: [...(s.conditions ?? [])]

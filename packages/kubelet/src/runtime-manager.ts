@@ -586,7 +586,7 @@ export function containerHash(container: ReadonlyContainer): string {
 
 const hashes = new WeakMap<object, string>();
 
-export function sandboxConfigOf(pod: ReadonlyPod, attempt: number): PodSandboxConfig {
+function sandboxConfigOf(pod: ReadonlyPod, attempt: number): PodSandboxConfig {
   return {
     podUid: pod.metadata?.uid ?? "",
     name: pod.metadata?.name ?? "",

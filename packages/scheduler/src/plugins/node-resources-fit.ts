@@ -107,7 +107,7 @@ function checkResource(
 }
 
 /** The pod's requests for this cycle, computed in PreFilter (or now, if PreFilter did not run). */
-export function fitState(state: CycleState, pod: DeepReadonly<Pod>): FitState {
+function fitState(state: CycleState, pod: DeepReadonly<Pod>): FitState {
   let fit = state.get(stateKey) as FitState | undefined;
   if (fit === undefined) {
     fit = { requests: podRequests(pod), nonZeroRequests: podRequests(pod, { nonZero: true }) };
