@@ -6,7 +6,7 @@ export const compactedText = "required revision has been compacted";
 export const futureRevisionText = "required revision is a future revision";
 
 /** The text of an etcd or gRPC failure without grpc-js' `"<code> <NAME>: "` prefix, as etcd sent it. */
-export function etcdText(error: unknown): string {
+function etcdText(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   return message.replace(/^\d+ [A-Z_]+: /, "");
 }

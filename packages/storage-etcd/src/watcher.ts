@@ -75,7 +75,7 @@ export interface EtcdWatch {
 }
 
 /** kube-apiserver's message for a watch whose start revision has been compacted. */
-export const watchTooOldMessage = "The resourceVersion for the provided watch is too old.";
+const watchTooOldMessage = "The resourceVersion for the provided watch is too old.";
 
 /**
  * One etcd watch with previous values and progress notifications, on its own
