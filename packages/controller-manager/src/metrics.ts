@@ -1,6 +1,6 @@
 import type { LeaderMetricsProvider } from "@reconcile/leader-election";
 import type { MetricsProvider } from "@reconcile/workqueue";
-import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, exponentialBuckets, Gauge, Histogram, Registry } from "prom-client";
 
 /** client-go's workqueue histogram buckets: 10 buckets from 1 µs, ×10 each. */
 const queueBuckets = Array.from({ length: 10 }, (_, i) => 10 ** (i - 6));
@@ -187,11 +187,6 @@ export function prometheusSchedulerMetrics(registry: Registry): SchedulerMetrics
       podAttempts.observe(count);
     },
   };
-}
-
-/** Prometheus' `ExponentialBuckets(start, factor, count)`. */
-function exponentialBuckets(start: number, factor: number, count: number): number[] {
-  return Array.from({ length: count }, (_, i) => start * factor ** i);
 }
 
 /** The API server's metrics seam (`ApiServerMetrics` of `@reconcile/apiserver`), by shape. */
