@@ -5,7 +5,7 @@
 //
 // The scheduler places the pods on three simulated nodes, so readiness in
 // the status comes from real kubelets driving a simulated container runtime.
-import { isPodActive, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
+import { isPodActive, isPodReady, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { newApiServer, startCluster } from "./cluster.js";
 
@@ -132,15 +132,11 @@ function settled(view: ClusterView, replicas: number): boolean {
   return (
     view.pods.length === replicas &&
     active.length === replicas &&
-    active.every(isReady) &&
+    active.every(isPodReady) &&
     status?.replicas === replicas &&
     status.readyReplicas === replicas &&
     status.observedGeneration === view.rs?.metadata?.generation
   );
-}
-
-function isReady(pod: Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 }
 
 /** Redraws the current table in place on a terminal; prints one final table per step otherwise. */
@@ -178,7 +174,7 @@ function render(heading: string, view: ClusterView): string[] {
   const sorted = [...view.pods].sort((a, b) => a.metadata!.name!.localeCompare(b.metadata!.name!));
   for (const pod of sorted) {
     const status = pod.metadata?.deletionTimestamp ? "Terminating" : (pod.status?.phase ?? "Pending");
-    lines.push(`  ${pad(pod.metadata?.name, 17)}  ${pad(status, 11)}  ${isReady(pod) ? "1/1" : "0/1"}`);
+    lines.push(`  ${pad(pod.metadata?.name, 17)}  ${pad(status, 11)}  ${isPodReady(pod) ? "1/1" : "0/1"}`);
   }
   return lines;
 }

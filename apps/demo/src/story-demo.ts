@@ -8,10 +8,10 @@ import {
   type Deployment,
   deployments,
   isPodActive,
+  isPodReady,
   leases,
   type Node,
   nodes,
-  type Pod,
   pods,
   type ReplicaSet,
   replicaSets,
@@ -264,14 +264,16 @@ export function complete(view: View, replicas: number, image: string): boolean {
     status?.availableReplicas === replicas &&
     view.pods.length === replicas &&
     active.length === replicas &&
-    active.every((p) => isReady(p) && p.status?.phase === "Running" && p.spec?.containers[0]?.image === image)
+    active.every(
+      (p) => isPodReady(p) && p.status?.phase === "Running" && p.spec?.containers[0]?.image === image,
+    )
   );
 }
 
 /** The Service's Endpoints and slices list exactly the ready pods' IPs (`replicas` of them). */
 export function endpointsReady(view: View, replicas: number): boolean {
   const podIPs = view.pods
-    .filter(isReady)
+    .filter(isPodReady)
     .map((p) => p.status?.podIP ?? "")
     .sort();
   const endpointIPs = (view.endpoints?.subsets ?? [])
@@ -287,10 +289,6 @@ export function endpointsReady(view: View, replicas: number): boolean {
     JSON.stringify(endpointIPs) === JSON.stringify(podIPs) &&
     JSON.stringify(sliceIPs) === JSON.stringify(podIPs)
   );
-}
-
-export function isReady(pod: Pod): boolean {
-  return pod.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
 }
 
 export type { Endpoints, EndpointSlice, Node };
