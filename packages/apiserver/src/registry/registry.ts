@@ -1227,8 +1227,12 @@ function jsonTypeOf(value: unknown): string {
   return typeof value;
 }
 
+/** Drops null members in place: `value` is #decode's private copy, so nothing is copied again. */
 function withoutNulls(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) value[i] = withoutNulls(value[i]);
+    return value;
+  }
   if (isJsonObject(value)) {
     for (const key of Object.keys(value)) {
       // A "__proto__" member (JSON.parse makes it an own key) would become a prototype in any copy.
