@@ -35,11 +35,6 @@ export function podAddress(pod: DeepReadonly<Pod>, service: DeepReadonly<Service
   return ips.find((ip) => ip !== "" && ip.includes(":") === wantV6);
 }
 
-/** Ready=True: the pod serves. */
-export function podServing(pod: DeepReadonly<Pod>): boolean {
-  return isPodReady(pod);
-}
-
 /**
  * The pod port a Service port targets (upstream `podutil.FindPort`): a
  * number as is (absent or 0 means the Service port itself, as defaulting

@@ -1,6 +1,7 @@
 import {
   type DeepReadonly,
   isNotFound,
+  isPodReady,
   metaNamespaceKeyFunc,
   type Pod,
   pods,
@@ -33,7 +34,6 @@ import {
   headlessServiceLabel,
   isHeadless,
   podAddress,
-  podServing,
   podsForService,
   sameRecord,
   selectsPods,
@@ -277,7 +277,7 @@ export function desiredSubsets(
     };
     const hostname = endpointHostname(pod, service);
     if (hostname !== undefined) address.hostname = hostname;
-    const ready = publishNotReady || podServing(pod);
+    const ready = publishNotReady || isPodReady(pod);
     const ports: EndpointPort[] = [];
     if (servicePorts.length === 0) {
       // A headless Service without ports still lists its pods, in a subset without ports.

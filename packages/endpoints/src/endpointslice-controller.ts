@@ -1,6 +1,7 @@
 import {
   type DeepReadonly,
   isNotFound,
+  isPodReady,
   metaNamespaceKeyFunc,
   type Node,
   nodes,
@@ -37,7 +38,6 @@ import {
   isHeadless,
   managedByLabel,
   podAddress,
-  podServing,
   podsForService,
   selectsPods,
   serviceNameLabel,
@@ -333,7 +333,7 @@ export class EndpointSliceController {
         missingNode = nodeName;
         continue;
       }
-      const serving = podServing(pod);
+      const serving = isPodReady(pod);
       const terminating = Boolean(pod.metadata?.deletionTimestamp);
       const endpoint: Endpoint = {
         addresses: [ip],
