@@ -60,12 +60,9 @@ export function showValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Joins a child path as field.Path does: `a.b`, `a[3]`, `a[key]`. */
+/** Joins a child path as field.Path does: `a.b`. */
 export function childPath(parent: string, name: string): string {
   return parent === "" ? name : `${parent}.${name}`;
-}
-export function indexPath(parent: string, index: number | string): string {
-  return `${parent}[${index}]`;
 }
 
 function suffix(detail: string): string {

@@ -1,5 +1,4 @@
 import { SchemaErrors } from "./errors.js";
-import { formatValidator } from "./formats.js";
 import { isObject, type JSONSchemaProps } from "./schema.js";
 
 /**
@@ -404,9 +403,4 @@ function checkPattern(pattern: string, path: string, errors: SchemaErrors): void
       `must be a valid regular expression, but isn't: error parsing regexp: ${reason}`,
     );
   }
-}
-
-/** Whether a `format` is one kube-openapi validates (others are published but unchecked). */
-export function isValidatedFormat(format: string): boolean {
-  return formatValidator(format) !== undefined;
 }
