@@ -469,11 +469,21 @@ export class EtcdStorage implements Storage {
    * A read, repeated (within the deadline) while the member is unreachable or
    * has no leader, as the Go client repeats reads; another member may answer.
    */
-  #read<T>(key: string, call: (deadline: Date) => Promise<T>): Promise<T> {
-    return this.#repeat(key, call, (error) => {
-      const text = String((error as Error)?.message);
-      return !text.includes(compactedText) && !text.includes(futureRevisionText) && retriableRead(error);
-    });
+  async #read<T>(key: string, call: (deadline: Date) => Promise<T>): Promise<T> {
+    const deadline = new Date(Date.now() + this.#timeoutMs);
+    let backoffMs = 25;
+    for (;;) {
+      try {
+        return this.#observe(await call(deadline));
+      } catch (error) {
+        const text = String((error as Error)?.message);
+        if (text.includes(compactedText) || text.includes(futureRevisionText) || !retriableRead(error))
+          throw fromEtcdError(error, key);
+        if (Date.now() + backoffMs >= deadline.getTime()) throw fromEtcdError(error, key);
+        await new Promise((resolve) => setTimeout(resolve, backoffMs));
+        backoffMs = Math.min(backoffMs * 2, 1_000);
+      }
+    }
   }
 
   /**
@@ -481,23 +491,14 @@ export class EtcdStorage implements Storage {
    * connection to the member): a write that may have reached etcd is never
    * sent twice, and its unknown outcome is reported as a failure.
    */
-  #write<T>(key: string, call: (deadline: Date) => Promise<T>): Promise<T> {
-    return this.#repeat(key, call, neverSent);
-  }
-
-  /** Calls `call` until it succeeds, fails in a way `repeatable` rejects, or the next back-off would pass the deadline. */
-  async #repeat<T>(
-    key: string,
-    call: (deadline: Date) => Promise<T>,
-    repeatable: (error: unknown) => boolean,
-  ): Promise<T> {
+  async #write<T>(key: string, call: (deadline: Date) => Promise<T>): Promise<T> {
     const deadline = new Date(Date.now() + this.#timeoutMs);
     let backoffMs = 25;
     for (;;) {
       try {
         return this.#observe(await call(deadline));
       } catch (error) {
-        if (!repeatable(error) || Date.now() + backoffMs >= deadline.getTime())
+        if (!neverSent(error) || Date.now() + backoffMs >= deadline.getTime())
           throw fromEtcdError(error, key);
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
         backoffMs = Math.min(backoffMs * 2, 1_000);
