@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  errorMessage,
   isAlreadyExists,
   isBadRequest,
   isConflict,
@@ -341,5 +342,15 @@ describe("suggestsClientDelay", () => {
     ["a plain error", new Error("x"), undefined],
   ])("%s → %s", (_name, error, expected) => {
     expect(suggestsClientDelay(error)).toBe(expected);
+  });
+});
+
+describe("errorMessage", () => {
+  it("is an Error's message, or the thrown value as a string", () => {
+    expect(errorMessage(new TypeError("bad input"))).toBe("bad input");
+    expect(errorMessage(newNotFound({ group: "", resource: "pods" }, "web"))).toBe('pods "web" not found');
+    expect(errorMessage("plain text")).toBe("plain text");
+    expect(errorMessage(42)).toBe("42");
+    expect(errorMessage(undefined)).toBe("undefined");
   });
 });

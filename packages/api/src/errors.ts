@@ -28,6 +28,14 @@ export class ReconcileError<Code extends string | number = string> extends Error
   }
 }
 
+/**
+ * The message line of anything thrown: an `Error`'s `message`, anything else
+ * as `String(value)`. For log records and for the text of a wrapping error.
+ */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** Kubernetes' `metav1.StatusReason` values. */
 export type StatusReason =
   | ""
@@ -257,7 +265,7 @@ export function newTooManyRequests(message: string, retryAfterSeconds = 0): Stat
 }
 
 export function newInternalError(cause: unknown): StatusError {
-  const text = cause instanceof Error ? cause.message : String(cause);
+  const text = errorMessage(cause);
   return new StatusError(
     {
       code: 500,

@@ -1,5 +1,11 @@
-import type { Container, DeepReadonly, Node, Pod } from "@reconcile/api";
-import { milliValue, value } from "./quantity.js";
+import {
+  type Container,
+  type DeepReadonly,
+  milliValue,
+  type Node,
+  type Pod,
+  quantityValue,
+} from "@reconcile/api";
 
 /**
  * An amount of every resource the scheduler accounts for (upstream
@@ -28,7 +34,7 @@ export function nodeAllocatable(node: DeepReadonly<Node>): Resource {
   const list = node.status?.allocatable ?? node.status?.capacity ?? {};
   const result = emptyResource();
   for (const [name, quantity] of Object.entries(list)) {
-    if (name === "pods") result.allowedPodNumber = value(quantity);
+    if (name === "pods") result.allowedPodNumber = quantityValue(quantity);
     else addQuantity(result, name, quantity);
   }
   return result;
@@ -105,17 +111,17 @@ function addQuantity(target: Resource, name: string, quantity: string | number):
       target.milliCPU += milliValue(quantity);
       return;
     case "memory":
-      target.memory += value(quantity);
+      target.memory += quantityValue(quantity);
       return;
     case "ephemeral-storage":
-      target.ephemeralStorage += value(quantity);
+      target.ephemeralStorage += quantityValue(quantity);
       return;
     case "pods":
-      target.allowedPodNumber += value(quantity);
+      target.allowedPodNumber += quantityValue(quantity);
       return;
     default:
       if (isScalarResourceName(name))
-        target.scalar.set(name, (target.scalar.get(name) ?? 0) + value(quantity));
+        target.scalar.set(name, (target.scalar.get(name) ?? 0) + quantityValue(quantity));
   }
 }
 
