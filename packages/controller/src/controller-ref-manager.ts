@@ -1,5 +1,6 @@
 import {
   type DeepReadonly,
+  errorMessage,
   isInvalid,
   isNotFound,
   type KubeObject,
@@ -199,7 +200,7 @@ export class BaseControllerRefManager {
     } catch (error) {
       const meta = obj.metadata;
       throw new Error(
-        `can't adopt ${kind} ${meta?.namespace}/${meta?.name} (${meta?.uid}): ${error instanceof Error ? error.message : String(error)}`,
+        `can't adopt ${kind} ${meta?.namespace}/${meta?.name} (${meta?.uid}): ${errorMessage(error)}`,
         { cause: error },
       );
     }
@@ -372,12 +373,9 @@ export function recheckDeletionTimestamp(
     try {
       fresh = await getObject();
     } catch (error) {
-      throw new Error(
-        `can't recheck DeletionTimestamp: ${error instanceof Error ? error.message : String(error)}`,
-        {
-          cause: error,
-        },
-      );
+      throw new Error(`can't recheck DeletionTimestamp: ${errorMessage(error)}`, {
+        cause: error,
+      });
     }
     const meta = fresh.metadata;
     if (meta?.deletionTimestamp != null) {

@@ -1,6 +1,7 @@
-import { type DeepReadonly, type Event, events, isNotFound, type KubeObject } from "@reconcile/api";
+import { type DeepReadonly, type Event, events, isNotFound, type KubeObject, rfc3339 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
+import { TokenBucket } from "@reconcile/workqueue";
 import type { ObjectReference } from "kubernetes-types/core/v1.js";
 import { type Logger, noopLogger } from "./logger.js";
 
@@ -54,11 +55,6 @@ interface SeenEvent {
   firstTimestamp: string;
 }
 
-interface SpamBucket {
-  tokens: number;
-  last: number;
-}
-
 /**
  * An {@link EventRecorder} that writes core/v1 Events through a `Client`, as
  * client-go's broadcaster with its event correlator does: a repeat of an
@@ -77,7 +73,7 @@ export class ClientEventRecorder implements EventRecorder {
   readonly #spamQps: number;
   readonly #maxCachedEvents: number;
   readonly #seen = new Map<string, SeenEvent>();
-  readonly #spam = new Map<string, SpamBucket>();
+  readonly #spam = new Map<string, TokenBucket>();
   readonly #tails = new Map<string, Promise<void>>();
   #sequence = 0;
 
@@ -90,6 +86,8 @@ export class ClientEventRecorder implements EventRecorder {
     this.#logger = options.logger ?? noopLogger;
     this.#spamBurst = options.spamBurst ?? 25;
     this.#spamQps = options.spamQps ?? 1 / 300;
+    // Checked here, not when the first bucket is made: recording an event never throws.
+    new TokenBucket({ qps: this.#spamQps, burst: this.#spamBurst });
     this.#maxCachedEvents = options.maxCachedEvents ?? 4096;
   }
 
@@ -132,19 +130,13 @@ export class ClientEventRecorder implements EventRecorder {
 
   // The spam filter: a token bucket per involved object (client-go's EventSourceObjectSpamFilter).
   #allow(objectKey: string): boolean {
-    const now = this.#clock.now();
     let bucket = this.#spam.get(objectKey);
     if (bucket === undefined) {
-      bucket = { tokens: this.#spamBurst, last: now };
+      bucket = new TokenBucket({ qps: this.#spamQps, burst: this.#spamBurst, clock: this.#clock });
       this.#spam.set(objectKey, bucket);
       if (this.#spam.size > this.#maxCachedEvents) this.#spam.delete(this.#spam.keys().next().value!);
-    } else {
-      bucket.tokens = Math.min(this.#spamBurst, bucket.tokens + ((now - bucket.last) / 1000) * this.#spamQps);
-      bucket.last = now;
     }
-    if (bucket.tokens < 1 - 1e-9) return false; // tolerate rounding in the refill sum
-    bucket.tokens = Math.max(0, bucket.tokens - 1);
-    return true;
+    return bucket.tryTake();
   }
 
   async #write(
@@ -239,9 +231,4 @@ function referenceOf(
   const reference = object as ObjectReference;
   if (!reference.kind || !reference.name) return undefined;
   return { ...reference };
-}
-
-// metav1.Time marshals to whole seconds.
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }

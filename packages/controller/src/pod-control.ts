@@ -1,5 +1,6 @@
 import {
   type DeepReadonly,
+  errorMessage,
   isDNS1123Subdomain,
   isNotFound,
   type KubeObject,
@@ -118,7 +119,7 @@ export class ClientPodControl implements PodControl {
           eventTarget,
           "Warning",
           failedCreatePodReason,
-          `Error creating: ${messageOf(error)}`,
+          `Error creating: ${errorMessage(error)}`,
         );
       }
       throw error;
@@ -145,9 +146,9 @@ export class ClientPodControl implements PodControl {
         controllerObject,
         "Warning",
         failedDeletePodReason,
-        `Error deleting: ${messageOf(error)}`,
+        `Error deleting: ${errorMessage(error)}`,
       );
-      throw new Error(`unable to delete pods: ${messageOf(error)}`, { cause: error });
+      throw new Error(`unable to delete pods: ${errorMessage(error)}`, { cause: error });
     }
     this.#recorder.event(controllerObject, "Normal", successfulDeletePodReason, `Deleted pod: ${podName}`);
   }
@@ -227,8 +228,4 @@ function withKind(
 function hasStatusCause(error: unknown, causeType: string): boolean {
   if (!StatusError.isInstance(error)) return false;
   return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,4 @@
-import { ReconcileError } from "@reconcile/api";
+import { errorMessage, ReconcileError } from "@reconcile/api";
 
 /**
  * What a sync may return (controller-runtime's `reconcile.Result`): nothing
@@ -29,7 +29,7 @@ export class TerminalError extends ReconcileError {
   /** Wraps `error` (kept as `cause`, its message reused) unless it already is terminal. */
   static wrap(error: unknown): TerminalError {
     if (TerminalError.isTerminal(error)) return error;
-    return new TerminalError(error instanceof Error ? error.message : String(error), { cause: error });
+    return new TerminalError(errorMessage(error), { cause: error });
   }
 
   /** True for a TerminalError, also one from another copy of this package. */

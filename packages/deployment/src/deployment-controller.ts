@@ -3,6 +3,7 @@ import {
   type DeletedFinalStateUnknown,
   type Deployment,
   deployments,
+  errorMessage,
   getControllerOf,
   type KubeObject,
   labelSelectorAsSelector,
@@ -380,7 +381,7 @@ export class DeploymentController {
     } catch (error) {
       // Retrying cannot fix a selector; an edit of the Deployment syncs it again.
       throw new TerminalError(
-        `deployment ${namespace}/${name} has invalid label selector: ${error instanceof Error ? error.message : String(error)}`,
+        `deployment ${namespace}/${name} has invalid label selector: ${errorMessage(error)}`,
       );
     }
     const canAdopt = recheckDeletionTimestamp(async () => {

@@ -1,4 +1,5 @@
 import type { DeepReadonly, Deployment, PodTemplateSpec, ReplicaSet } from "@reconcile/api";
+import { rfc3339 } from "@reconcile/api";
 import type { DeploymentCondition, DeploymentStatus, ReplicaSetCondition } from "kubernetes-types/apps/v1.js";
 
 // Upstream pkg/controller/deployment/util/deployment_util.go, as pure functions.
@@ -227,7 +228,7 @@ export function newDeploymentCondition(
   message: string,
   nowMs: number,
 ): DeploymentCondition {
-  const time = formatTime(nowMs);
+  const time = rfc3339(nowMs);
   return { type, status, lastUpdateTime: time, lastTransitionTime: time, reason, message };
 }
 
@@ -674,9 +675,4 @@ export function replicasOf(d: AnyDeployment): number {
 /** `spec.replicas` of a ReplicaSet, defaulting to 1 as the API server does. */
 export function rsReplicas(rs: AnyReplicaSet): number {
   return rs.spec?.replicas ?? 1;
-}
-
-/** RFC 3339 with whole seconds, as metav1.Time is written. */
-export function formatTime(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
 }

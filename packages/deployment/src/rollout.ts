@@ -2,6 +2,7 @@ import {
   type DeepReadonly,
   type Deployment,
   deployments,
+  errorMessage,
   getControllerOf,
   isAlreadyExists,
   isNotFound,
@@ -981,8 +982,4 @@ function deploymentKey(d: Deployment): string {
 function hasStatusCause(error: unknown, causeType: string): boolean {
   if (!StatusError.isInstance(error)) return false;
   return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

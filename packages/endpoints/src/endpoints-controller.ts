@@ -1,5 +1,6 @@
 import {
   type DeepReadonly,
+  errorMessage,
   isNotFound,
   isPodReady,
   metaNamespaceKeyFunc,
@@ -236,10 +237,10 @@ export class EndpointsController {
         "Warning",
         current === undefined ? "FailedToCreateEndpoint" : "FailedToUpdateEndpoint",
         current === undefined
-          ? `Failed to create endpoint for service ${key}: ${messageOf(error)}`
-          : `Failed to update endpoint ${key}: ${messageOf(error)}`,
+          ? `Failed to create endpoint for service ${key}: ${errorMessage(error)}`
+          : `Failed to update endpoint ${key}: ${errorMessage(error)}`,
       );
-      this.#logger.warn({ namespace, name, verb, err: messageOf(error) }, "writing Endpoints failed");
+      this.#logger.warn({ namespace, name, verb, err: errorMessage(error) }, "writing Endpoints failed");
       throw error;
     }
     return {};
@@ -377,8 +378,4 @@ function comparePorts(a: EndpointPort, b: EndpointPort): number {
 
 function compareAddresses(a: EndpointAddress, b: EndpointAddress): number {
   return a.ip < b.ip ? -1 : a.ip > b.ip ? 1 : (a.targetRef?.uid ?? "").localeCompare(b.targetRef?.uid ?? "");
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

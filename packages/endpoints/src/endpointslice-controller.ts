@@ -1,5 +1,6 @@
 import {
   type DeepReadonly,
+  errorMessage,
   isNotFound,
   isPodReady,
   metaNamespaceKeyFunc,
@@ -285,7 +286,7 @@ export class EndpointSliceController {
         service as Service,
         "Warning",
         "FailedToUpdateEndpointSlices",
-        `Error updating Endpoint Slices for Service ${key}: ${error instanceof Error ? error.message : String(error)}`,
+        `Error updating Endpoint Slices for Service ${key}: ${errorMessage(error)}`,
       );
       throw error;
     }

@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { type KubeObject, ReconcileError, type ResourceDescriptor } from "@reconcile/api";
+import { errorMessage, type KubeObject, ReconcileError, type ResourceDescriptor } from "@reconcile/api";
 import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { TransformFunc } from "./delta-fifo.js";
@@ -49,7 +49,7 @@ export class CacheSyncTimeoutError extends ReconcileError {
   constructor(timeoutMs: number, unsynced: readonly { informer: string; lastError: unknown }[]) {
     const names = unsynced
       .map(({ informer, lastError }) =>
-        lastError === undefined ? informer : `${informer} (last error: ${messageOf(lastError)})`,
+        lastError === undefined ? informer : `${informer} (last error: ${errorMessage(lastError)})`,
       )
       .join(", ");
     super("informer.cache-sync-timeout", `caches did not sync within ${timeoutMs}ms: ${names}`);
@@ -191,8 +191,4 @@ export class SharedInformerFactory {
 
 function resourceKey(resource: Pick<ResourceDescriptor, "group" | "plural">): string {
   return resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -1,4 +1,5 @@
 import {
+  errorMessage,
   isGone,
   isResourceExpired,
   isTooManyRequests,
@@ -82,7 +83,7 @@ export class IdleWatchError extends ReconcileError {
 /** A watch stream broke (connection reset, bad data) and was restarted from the last resourceVersion. */
 export class WatchStreamError extends ReconcileError {
   constructor(name: string, cause: unknown) {
-    super("reflector.watch-stream", `${name}: watch stream failed: ${messageOf(cause)}`, { cause });
+    super("reflector.watch-stream", `${name}: watch stream failed: ${errorMessage(cause)}`, { cause });
     this.name = "WatchStreamError";
   }
 }
@@ -466,7 +467,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
 /** Logs with `console.warn`; 410s (routine relists) are not logged. */
 export function defaultWatchErrorHandler(error: unknown, context: { name: string }): void {
   if (isResourceExpired(error) || isGone(error)) return;
-  console.warn(`${context.name}: ${messageOf(error)}`);
+  console.warn(`${context.name}: ${errorMessage(error)}`);
 }
 
 function isTooLargeResourceVersion(error: unknown): boolean {
@@ -480,10 +481,6 @@ function isConnectionRefused(error: unknown): boolean {
     if ((e as { code?: unknown }).code === "ECONNREFUSED") return true;
   }
   return false;
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function nonNegative(name: string, value: number): number {

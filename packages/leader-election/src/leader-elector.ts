@@ -1,10 +1,10 @@
-import { isConflict, isNotFound, newTimeout } from "@reconcile/api";
+import { isConflict, isNotFound, newTimeout, rfc3339Micro } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import { LeaderElectionError } from "./errors.js";
 import type { HealthzAdaptor } from "./healthz-adaptor.js";
 import { type LeaderElectionLogger, silentLogger } from "./logger.js";
 import { type LeaderMetric, type LeaderMetricsProvider, noopLeaderMetricsProvider } from "./metrics.js";
-import { formatMicroTime, type LeaderElectionRecord } from "./record.js";
+import type { LeaderElectionRecord } from "./record.js";
 import type { LockRecord, ResourceLock } from "./resource-lock.js";
 
 /** client-go's `JitterFactor`: acquire retries wait retryPeriod × (1 + [0, 1.2)). */
@@ -204,7 +204,7 @@ export class LeaderElector {
     const signal = options?.signal ?? neverAborted;
     const { lock, clock, logger } = this.#config;
     const now = clock.now();
-    const nowTime = formatMicroTime(now);
+    const nowTime = rfc3339Micro(now);
     const desired: LeaderElectionRecord = {
       holderIdentity: lock.identity(),
       leaseDurationSeconds: this.#config.leaseDurationMs / 1000,
@@ -399,7 +399,7 @@ export class LeaderElector {
         }
         // Only what we hold is ours to release.
         if (!this.isLeader()) return true;
-        const now = formatMicroTime(clock.now());
+        const now = rfc3339Micro(clock.now());
         const released: LeaderElectionRecord = {
           holderIdentity: "",
           leaseDurationSeconds: 1,

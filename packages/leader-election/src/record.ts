@@ -1,4 +1,4 @@
-import type { Lease } from "@reconcile/api";
+import { type Lease, rfc3339Micro } from "@reconcile/api";
 
 type LeaseSpec = NonNullable<Lease["spec"]>;
 
@@ -62,10 +62,6 @@ export function rawRecord(record: LeaderElectionRecord): string {
 /**
  * Formats a clock reading (ms since the epoch, fractions allowed) as a
  * Kubernetes `MicroTime`: `2006-01-02T15:04:05.000000Z`.
+ * @deprecated Use `rfc3339Micro` from `@reconcile/api`.
  */
-export function formatMicroTime(ms: number): string {
-  const whole = Math.floor(ms);
-  const micros = Math.min(999, Math.round((ms - whole) * 1000));
-  const iso = new Date(whole).toISOString(); // ...T15:04:05.123Z
-  return `${iso.slice(0, -1)}${String(micros).padStart(3, "0")}Z`;
-}
+export const formatMicroTime: (ms: number) => string = rfc3339Micro;

@@ -1,4 +1,4 @@
-import { type DeepReadonly, isConflict, type KubeObject } from "@reconcile/api";
+import { type DeepReadonly, isConflict, type KubeObject, rfc3339 } from "@reconcile/api";
 import type { ResourceClient } from "@reconcile/client";
 
 /** A `metav1.Condition`. */
@@ -19,7 +19,7 @@ export interface Condition {
  */
 export function setCondition(conditions: Condition[], condition: Condition, now: Date): boolean {
   const existing = conditions.find((c) => c.type === condition.type);
-  const time = condition.lastTransitionTime ?? now.toISOString().replace(/\.\d{3}Z$/, "Z");
+  const time = condition.lastTransitionTime ?? rfc3339(now.getTime());
   if (existing === undefined) {
     conditions.push({ ...condition, lastTransitionTime: time });
     return true;

@@ -1,5 +1,5 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
-import { pods } from "@reconcile/api";
+import { pods, rfc3339 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 
 /** Binds a pod to a node (upstream `DefaultBinder`'s `Bind`). Rejects with the API error when it fails. */
@@ -100,9 +100,4 @@ interface RawClient {
     idempotent: boolean;
     signal?: AbortSignal | undefined;
   }): Promise<unknown>;
-}
-
-/** RFC 3339 with whole seconds, as Kubernetes writes condition times. */
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }

@@ -1,11 +1,13 @@
 import {
   type DeepReadonly,
+  errorMessage,
   metaNamespaceKeyFunc,
   type Node,
   nodes as nodesResource,
   type Pod,
   type PodCondition,
   pods as podsResource,
+  rfc3339,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
@@ -18,7 +20,7 @@ import {
   objectFromTombstone,
   waitForInformersSynced,
 } from "@reconcile/controller";
-import { type Binder, ClientBinder, rfc3339 } from "./binder.js";
+import { type Binder, ClientBinder } from "./binder.js";
 import { SchedulerCache } from "./cache.js";
 import { type Diagnosis, fitErrorMessage, truncateMessage } from "./fit-error.js";
 import { type ClusterEvent, type CycleState, maxNodeScore, type Plugin, type Status } from "./framework.js";
@@ -523,7 +525,7 @@ export class Scheduler {
     // Rejected (Unschedulable) when no node fits or there is none; anything else is a SchedulerError.
     const rejected = fit !== undefined || error instanceof NoNodesAvailableError;
     const reason = rejected ? "Unschedulable" : "SchedulerError";
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     const pod = info.pod;
     const key = metaNamespaceKeyFunc(pod);
     this.#metrics?.scheduleAttempt(

@@ -1,4 +1,4 @@
-import { StatusError } from "@reconcile/api";
+import { errorMessage, StatusError } from "@reconcile/api";
 import { StorageError } from "@reconcile/apiserver";
 
 /** etcd's texts for a read at a compacted or a future revision (gRPC OutOfRange). */
@@ -7,7 +7,7 @@ export const futureRevisionText = "required revision is a future revision";
 
 /** The text of an etcd or gRPC failure without grpc-js' `"<code> <NAME>: "` prefix, as etcd sent it. */
 function etcdText(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   return message.replace(/^\d+ [A-Z_]+: /, "");
 }
 
@@ -41,7 +41,7 @@ export function fromEtcdError(error: unknown, key: string): Error {
   const text = etcdText(error);
   if (text.includes(compactedText)) return new StorageError("Expired", key, text);
   if (text.includes(futureRevisionText)) return new StorageError("TooLargeResourceVersion", key, text);
-  const message = error instanceof Error ? error.message : String(error);
+  const message = errorMessage(error);
   if (message.startsWith("4 DEADLINE_EXCEEDED") || message.includes("Deadline exceeded")) {
     return new StatusError(
       {

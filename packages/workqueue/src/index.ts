@@ -27,3 +27,4 @@ export {
   type WithMaxWaitRateLimiterOptions,
 } from "./rate-limiters.js";
 export { RateLimitingQueue, type RateLimitingQueueOptions } from "./rate-limiting-queue.js";
+export { TokenBucket, type TokenBucketOptions } from "./token-bucket.js";

@@ -1,4 +1,5 @@
 import { type Clock, realClock } from "./clock.js";
+import { TokenBucket } from "./token-bucket.js";
 
 /**
  * Decides how long an item waits before it is retried (client-go's
@@ -74,11 +75,7 @@ export interface BucketRateLimiterOptions {
  * at 10 qps with an empty bucket the next calls wait 100 ms, 200 ms, 300 ms, ...
  */
 export class BucketRateLimiter<T> implements RateLimiter<T> {
-  readonly #qps: number;
-  readonly #burst: number;
-  readonly #clock: Clock;
-  #tokens: number;
-  #last: number;
+  readonly #bucket: TokenBucket;
 
   constructor(options: BucketRateLimiterOptions) {
     const where = "BucketRateLimiter";
@@ -90,23 +87,11 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
     if (!Number.isInteger(burst) || burst < 1) {
       throw new RangeError(`${where}: burst must be a positive integer, got ${String(burst)}`);
     }
-    this.#qps = qps;
-    this.#burst = burst;
-    this.#clock = clock;
-    this.#tokens = burst;
-    this.#last = clock.now();
+    this.#bucket = new TokenBucket({ qps, burst, clock });
   }
 
   when(_item: T): number {
-    if (this.#qps === Number.POSITIVE_INFINITY) return 0;
-    const now = this.#clock.now();
-    // Refill for the time since the last reservation. Time running backwards refills nothing and
-    // restarts the count from the earlier time, as x/time/rate does.
-    const elapsed = now > this.#last ? now - this.#last : 0;
-    this.#last = now;
-    const tokens = Math.min(this.#burst, this.#tokens + (elapsed * this.#qps) / 1000) - 1;
-    this.#tokens = tokens;
-    return tokens < 0 ? (-tokens * 1000) / this.#qps : 0;
+    return this.#bucket.reserve();
   }
 
   /** No-op: the bucket tracks no items. */

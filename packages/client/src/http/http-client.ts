@@ -4,6 +4,7 @@ import { TLSSocket } from "node:tls";
 import {
   apiVersionOf,
   type DeepReadonly,
+  errorMessage,
   type KubeObject,
   type ListOptions,
   newBadRequest,
@@ -343,7 +344,7 @@ export class HttpClient implements Client {
         {
           code: 401,
           reason: "Unauthorized",
-          message: `getting credentials from the kubeconfig failed: ${error instanceof Error ? error.message : String(error)}`,
+          message: `getting credentials from the kubeconfig failed: ${errorMessage(error)}`,
         },
         { cause: error },
       );
@@ -431,7 +432,7 @@ function notJson(error: unknown): StatusError {
     {
       code: 500,
       reason: "InternalError",
-      message: `the server sent a response that is not JSON (${error instanceof Error ? error.message : String(error)})`,
+      message: `the server sent a response that is not JSON (${errorMessage(error)})`,
     },
     { cause: error },
   );
@@ -461,7 +462,7 @@ function parseRetryAfter(header: string | string[] | undefined): number | undefi
 
 /** A non-idempotent request whose connection failed after it was written: it may have been applied. */
 function unknownOutcomeError(server: string, spec: HttpRequest, cause: unknown): StatusError {
-  const text = cause instanceof Error ? cause.message : String(cause);
+  const text = errorMessage(cause);
   return new StatusError(
     {
       code: 503,

@@ -1,4 +1,4 @@
-import { type Status, StatusError, type StatusReason } from "@reconcile/api";
+import { errorMessage, type Status, StatusError, type StatusReason } from "@reconcile/api";
 
 /** The reason and message client-go gives an error response that carries no Status (`NewGenericServerResponse`). */
 const genericResponses: Readonly<Record<number, [StatusReason, string]>> = {
@@ -52,7 +52,7 @@ export function statusErrorFromResponse(code: number, body: string, retryAfterSe
 
 /** A failure to reach the server at all (refused, reset, DNS, TLS) as a 503 `StatusError` keeping the cause. */
 export function connectionError(server: string, cause: unknown): StatusError {
-  const text = cause instanceof Error ? cause.message : String(cause);
+  const text = errorMessage(cause);
   return new StatusError(
     {
       code: 503,

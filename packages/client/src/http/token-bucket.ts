@@ -1,4 +1,5 @@
 import { type Clock, realClock } from "@reconcile/clock";
+import { TokenBucket } from "@reconcile/workqueue";
 
 export interface TokenBucketOptions {
   /** Tokens added per second. Default 5 (client-go's default QPS). `Infinity` switches limiting off. */
@@ -12,15 +13,15 @@ export interface TokenBucketOptions {
 /**
  * A token bucket like client-go's `flowcontrol.NewTokenBucketRateLimiter`: it
  * starts full with `burst` tokens and refills at `qps` per second. `wait`
- * reserves a token at once and sleeps until it is due, so waiters are served
- * in order; an aborted wait gives its reservation back.
+ * reserves a token of `@reconcile/workqueue`'s `TokenBucket` at once and
+ * sleeps until it is due, so waiters are served in order; an aborted wait
+ * gives its reservation back.
  */
 export class TokenBucketRateLimiter {
   readonly qps: number;
   readonly burst: number;
   private readonly clock: Clock;
-  private tokens: number;
-  private last: number;
+  private readonly bucket: TokenBucket;
 
   constructor(options: TokenBucketOptions = {}) {
     const qps = options.qps ?? 5;
@@ -32,39 +33,24 @@ export class TokenBucketRateLimiter {
     this.qps = qps;
     this.burst = burst;
     this.clock = options.clock ?? realClock;
-    this.tokens = burst;
-    this.last = this.clock.now();
+    this.bucket = new TokenBucket({ qps, burst, clock: this.clock });
   }
 
   /** Takes a token if one is available now; never waits. */
   tryAccept(): boolean {
-    if (this.qps === Number.POSITIVE_INFINITY) return true;
-    this.refill();
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
+    return this.bucket.tryTake();
   }
 
   /** Resolves when the caller may go; rejects with the signal's reason if it aborts first. */
   async wait(signal?: AbortSignal): Promise<void> {
     if (signal?.aborted) throw signal.reason;
-    if (this.qps === Number.POSITIVE_INFINITY) return;
-    this.refill();
-    this.tokens -= 1;
-    if (this.tokens >= 0) return;
-    const delay = (-this.tokens / this.qps) * 1000;
+    const delay = this.bucket.reserve();
+    if (delay === 0) return;
     try {
       await this.clock.sleep(delay, { signal });
     } catch (error) {
-      this.tokens += 1;
+      this.bucket.cancel();
       throw error;
     }
-  }
-
-  private refill(): void {
-    const now = this.clock.now();
-    const elapsed = Math.max(0, now - this.last);
-    this.last = now;
-    this.tokens = Math.min(this.burst, this.tokens + (elapsed / 1000) * this.qps);
   }
 }

@@ -9,6 +9,7 @@ import {
   newMethodNotSupported,
   newNotFound,
   type ResourceDescriptor,
+  rfc3339,
 } from "@reconcile/api";
 import type { CallOptions, Client, ResourceClient } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
@@ -82,7 +83,7 @@ export class FakeLeaseClient implements Client {
           namespace: action.namespace,
           resourceVersion: String(++this.#resourceVersion),
           uid: `uid-${this.#resourceVersion}`,
-          creationTimestamp: new Date(this.#clock.now()).toISOString().replace(/\.\d+Z$/, "Z"),
+          creationTimestamp: rfc3339(this.#clock.now()),
         };
         this.#store.set(key, lease);
         return structuredClone(lease);

@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { defineResource, type ResourceDescriptor } from "@reconcile/api";
+import { defineResource, errorMessage, type ResourceDescriptor } from "@reconcile/api";
 import { ApiServer, customResourceDefinitions, type ListeningApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
@@ -155,7 +155,7 @@ async function loadCRDs(source: CustomResourceDefinition | string): Promise<Cust
   try {
     parsed = JSON.parse(await readFile(source, "utf8"));
   } catch (error) {
-    throw new Error(`reading CRDs from ${source}: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(`reading CRDs from ${source}: ${errorMessage(error)}`);
   }
   const items = (parsed as { kind?: string; items?: unknown[] }).kind?.endsWith("List")
     ? ((parsed as { items?: unknown[] }).items ?? [])
