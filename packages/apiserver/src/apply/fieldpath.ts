@@ -62,26 +62,54 @@ export class FieldSet {
     return copy;
   }
 
-  union(other: FieldSet): FieldSet {
-    const result = this.clone();
-    result.#addAll(other);
-    return result;
-  }
+  /*
+   * The set operations below never modify their operands and share unchanged
+   * subtrees with them (and may return an operand itself), so a set must not be
+   * modified once it is built: `insert`, `child` and `compact` are for building.
+   */
 
-  #addAll(other: FieldSet): void {
-    if (other.member) this.member = true;
-    for (const [element, child] of other.children) this.child(element).#addAll(child);
+  union(other: FieldSet): FieldSet {
+    if (other === this || other.empty()) return this;
+    if (this.empty()) return other;
+    let result: FieldSet | undefined;
+    const own = () => {
+      if (result === undefined) {
+        result = new FieldSet();
+        result.member = this.member;
+        for (const [element, child] of this.children) result.children.set(element, child);
+      }
+      return result;
+    };
+    if (other.member && !this.member) own().member = true;
+    for (const [element, theirs] of other.children) {
+      const mine = this.children.get(element);
+      const both = mine === undefined ? theirs : mine.union(theirs);
+      if (both !== mine) own().children.set(element, both);
+    }
+    return result ?? this;
   }
 
   difference(other: FieldSet): FieldSet {
-    const result = new FieldSet();
-    result.member = this.member && !other.member;
-    for (const [element, child] of this.children) {
+    if (other === this) return new FieldSet();
+    let result: FieldSet | undefined;
+    const own = () => {
+      if (result === undefined) {
+        result = new FieldSet();
+        result.member = this.member;
+        for (const [element, child] of this.children) result.children.set(element, child);
+      }
+      return result;
+    };
+    if (this.member && other.member) own().member = false;
+    for (const [element, mine] of this.children) {
       const theirs = other.children.get(element);
-      const rest = theirs === undefined ? child.clone() : child.difference(theirs);
-      if (!rest.empty()) result.children.set(element, rest);
+      if (theirs === undefined) continue;
+      const rest = mine.difference(theirs);
+      if (rest === mine) continue;
+      if (rest.empty()) own().children.delete(element);
+      else own().children.set(element, rest);
     }
-    return result;
+    return result ?? this;
   }
 
   intersection(other: FieldSet): FieldSet {
@@ -92,6 +120,61 @@ export class FieldSet {
       if (theirs === undefined) continue;
       const both = child.intersection(theirs);
       if (!both.empty()) result.children.set(element, both);
+    }
+    return result;
+  }
+
+  /** Whether the two sets have a member in common. */
+  overlaps(other: FieldSet): boolean {
+    if (this.member && other.member) return true;
+    const [small, large] = this.children.size <= other.children.size ? [this, other] : [other, this];
+    for (const [element, child] of small.children) {
+      const theirs = large.children.get(element);
+      if (theirs !== undefined && child.overlaps(theirs)) return true;
+    }
+    return false;
+  }
+
+  /** This set without the children `elements` of the node at `path` (the rest shared). */
+  without(path: readonly string[], elements: readonly string[]): FieldSet {
+    if (path.length === 0) {
+      if (!elements.some((element) => this.children.has(element))) return this;
+      const result = new FieldSet();
+      result.member = this.member;
+      for (const [element, child] of this.children)
+        if (!elements.includes(element)) result.children.set(element, child);
+      return result;
+    }
+    const child = this.children.get(path[0]!);
+    if (child === undefined) return this;
+    const rest = child.without(path.slice(1), elements);
+    if (rest === child) return this;
+    const result = new FieldSet();
+    result.member = this.member;
+    for (const [element, node] of this.children) {
+      if (element !== path[0]) result.children.set(element, node);
+      else if (!rest.empty()) result.children.set(element, rest);
+    }
+    return result;
+  }
+
+  /** This set with the node at `path` no longer a member itself (its children kept). */
+  withoutMember(path: readonly string[]): FieldSet {
+    if (path.length === 0) {
+      if (!this.member) return this;
+      const result = new FieldSet();
+      for (const [element, child] of this.children) result.children.set(element, child);
+      return result;
+    }
+    const child = this.children.get(path[0]!);
+    if (child === undefined) return this;
+    const rest = child.withoutMember(path.slice(1));
+    if (rest === child) return this;
+    const result = new FieldSet();
+    result.member = this.member;
+    for (const [element, node] of this.children) {
+      if (element !== path[0]) result.children.set(element, node);
+      else if (!rest.empty()) result.children.set(element, rest);
     }
     return result;
   }

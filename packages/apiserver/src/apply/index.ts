@@ -10,6 +10,7 @@ export {
   type Scalar,
   valueElement,
 } from "./fieldpath.js";
+export { decodeFieldsV1, encodeFieldSet, type FieldsV1, isSharedFieldsV1 } from "./fields-v1.js";
 export { applyWithLastApplied, lastAppliedAnnotation } from "./last-applied.js";
 export {
   ApplyConflictError,

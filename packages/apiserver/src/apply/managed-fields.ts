@@ -1,7 +1,19 @@
 import { type FieldError, newInvalid, StatusError } from "@reconcile/api";
 import { FieldSet, fieldElement, pathString } from "./fieldpath.js";
-import { type TypeNode, typeFor } from "./schema.js";
-import { compare, deepEqual, isObject, merge, removeFields, TypedValueError, toFieldSet } from "./typed.js";
+import { decodeFieldsV1, encodeFieldSet, type FieldsV1, internFieldsV1 } from "./fields-v1.js";
+import { childType, resolve, type TypeNode, typeFor } from "./schema.js";
+import {
+  addedFieldsText,
+  addedFieldsV1Text,
+  compare,
+  DuplicateItems,
+  deepEqual,
+  isObject,
+  merge,
+  removeFields,
+  TypedValueError,
+  toFieldSet,
+} from "./typed.js";
 
 /** One entry of `metadata.managedFields`, with its keys in kube-apiserver's order. */
 export interface ManagedFieldsEntry {
@@ -10,7 +22,8 @@ export interface ManagedFieldsEntry {
   apiVersion?: string;
   time?: string;
   fieldsType?: "FieldsV1";
-  fieldsV1?: Record<string, unknown>;
+  /** Shared and frozen in stored objects (see `fields-v1.ts`): copy before modifying. */
+  fieldsV1?: FieldsV1;
   subresource?: string;
 }
 
@@ -170,8 +183,11 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
     return withManagedFields(options.after, []);
   }
   let managers: FieldManager[];
+  // Most writes send back what they read: decode the stored list then, whose field sets are cached.
   const fromRequest =
-    subresource === "" && Array.isArray(sent) && sent.length > 0 ? tryDecode(sent) : undefined;
+    subresource === "" && Array.isArray(sent) && sent.length > 0
+      ? tryDecode(sent === stored || deepEqual(sent, stored) ? stored : sent)
+      : undefined;
   if (fromRequest !== undefined) managers = fromRequest;
   else if (
     options.before !== undefined &&
@@ -180,8 +196,28 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
     return withManagedFields(options.after, []);
   } else managers = decodeOrEmpty(stored);
 
-  const before = options.before === undefined ? undefined : withoutManagedFields(options.before);
   const after = withoutManagedFields(options.after);
+  if (options.before === undefined && managers.length === 0) {
+    // A create: the manager owns everything it wrote. Serialized straight from the object.
+    const text = createdFieldsText(after, type, options.resetFields);
+    if (text !== undefined) {
+      if (text === "{}") return withManagedFields(after, []);
+      const entry: ManagedFieldsEntry = {
+        manager: options.manager,
+        operation: "Update",
+        apiVersion: options.apiVersion,
+        time: rfc3339(options.now),
+        fieldsType: "FieldsV1",
+        fieldsV1: internFieldsV1(text),
+      };
+      if (subresource !== "") entry.subresource = subresource;
+      return {
+        ...after,
+        metadata: { ...(isObject(after.metadata) ? after.metadata : {}), managedFields: [entry] },
+      };
+    }
+  }
+  const before = options.before === undefined ? undefined : withoutManagedFields(options.before);
   const changes = compare(before, after, type);
   const changed = withoutReset(strip(changes.modified.union(changes.added)), options.resetFields);
   const removed = strip(changes.removed);
@@ -342,7 +378,7 @@ export function decodeManagedFields(list: unknown): FieldManager[] {
       apiVersion: entry.apiVersion,
       time: typeof entry.time === "string" ? entry.time : undefined,
       subresource: String(entry.subresource ?? ""),
-      fields: FieldSet.fromFieldsV1(entry.fieldsV1 ?? {}),
+      fields: decodeFieldsV1(entry.fieldsV1 ?? {}),
     };
     byIdentity.set(identity(manager), manager); // the last of two same entries wins
   }
@@ -369,7 +405,7 @@ export function encodeManagedFields(managers: readonly FieldManager[]): ManagedF
       };
       if (m.time !== undefined) entry.time = m.time;
       entry.fieldsType = "FieldsV1";
-      entry.fieldsV1 = m.fields.toFieldsV1();
+      entry.fieldsV1 = encodeFieldSet(m.fields);
       if (m.subresource !== "") entry.subresource = m.subresource;
       return entry;
     });
@@ -451,29 +487,73 @@ const strippedMetadata = [
   "resourceVersion",
 ];
 
+const metadataElement = fieldElement("metadata");
+const strippedRoot = [fieldElement("apiVersion"), fieldElement("kind")];
+const strippedMetadataElements = strippedMetadata.map(fieldElement);
+
 function strip(set: FieldSet): FieldSet {
-  const out = set.clone();
-  out.member = false;
-  out.children.delete(fieldElement("apiVersion"));
-  out.children.delete(fieldElement("kind"));
-  const metadata = out.children.get(fieldElement("metadata"));
-  if (metadata !== undefined) {
-    metadata.member = false;
-    for (const name of strippedMetadata) metadata.children.delete(fieldElement(name));
-  }
-  return out.compact();
+  return set
+    .withoutMember([])
+    .without([], strippedRoot)
+    .withoutMember([metadataElement])
+    .without([metadataElement], strippedMetadataElements);
 }
+
+/**
+ * `strip(withoutReset(compare(undefined, object).added))` as FieldsV1 text, or
+ * undefined where that takes the general path (reset paths below the root,
+ * a keyed list with a repeated key, an object that is not a granular struct).
+ */
+function createdFieldsText(
+  object: JsonObject,
+  type: TypeNode,
+  resetFields: ReadonlyArray<readonly string[]> | undefined,
+): string | undefined {
+  const t = resolve(type, object);
+  if ((t.kind !== "struct" && t.kind !== "map") || t.atomic) return undefined;
+  let skip = strippedRootNames;
+  if (resetFields !== undefined && resetFields.length > 0) {
+    if (resetFields.some((path) => path.length !== 1)) return undefined;
+    skip = new Set([...strippedRootNames, ...resetFields.map((path) => path[0]!)]);
+  }
+  try {
+    let body = "";
+    for (const name of Object.keys(object).sort()) {
+      if (skip.has(name)) continue;
+      const type = childType(t, name);
+      const text =
+        name === "metadata"
+          ? metadataText(object.metadata, type)
+          : addedFieldsV1Text(object[name], type, false);
+      if (text !== undefined) body += `,${JSON.stringify(fieldElement(name))}:${text}`;
+    }
+    return `{${body.slice(1)}}`;
+  } catch (error) {
+    if (error instanceof DuplicateItems) return undefined;
+    throw error;
+  }
+}
+
+/** The created metadata's FieldsV1 text: never a member itself, without the fields never tracked. */
+function metadataText(metadata: unknown, type: TypeNode): string | undefined {
+  const t = resolve(type, metadata);
+  if (!isObject(metadata) || (t.kind !== "struct" && t.kind !== "map") || t.atomic) return undefined;
+  const children = addedFieldsText(metadata, t, strippedMetadataNames);
+  return children === "" ? undefined : `{${children.slice(1)}}`;
+}
+
+const strippedRootNames: ReadonlySet<string> = new Set(["apiVersion", "kind"]);
+const strippedMetadataNames: ReadonlySet<string> = new Set(strippedMetadata);
 
 /** Removes whole subtrees: the paths an endpoint resets are never owned through it. */
 function withoutReset(set: FieldSet, paths: ReadonlyArray<readonly string[]> | undefined): FieldSet {
-  if (paths === undefined || paths.length === 0) return set;
-  const out = set.clone();
+  if (paths === undefined) return set;
+  let out = set;
   for (const path of paths) {
-    let node: FieldSet | undefined = out;
-    for (const name of path.slice(0, -1)) node = node?.children.get(fieldElement(name));
-    node?.children.delete(fieldElement(path[path.length - 1] ?? ""));
+    if (path.length === 0) continue;
+    out = out.without(path.slice(0, -1).map(fieldElement), [fieldElement(path[path.length - 1]!)]);
   }
-  return out.compact();
+  return out;
 }
 
 function managedFieldsOf(object: JsonObject): unknown {

@@ -78,13 +78,22 @@ export function fieldType(type: TypeNode, name: string): { type: TypeNode; decla
   return { type: deduced, declared: false };
 }
 
+/** The child type of a struct or map key ({@link fieldType} without the allocation, for hot walks). */
+export function childType(type: TypeNode, name: string): TypeNode {
+  if (type.kind === "struct") return type.fields[name] ?? type.rest ?? deduced;
+  if (type.kind === "map") return type.values;
+  return deduced;
+}
+
 /** A `deduced` type made concrete by the value it describes. */
 export function resolve(type: TypeNode, value: unknown): TypeNode {
   if (type.kind !== "deduced") return type;
   if (Array.isArray(value)) return atomicList;
-  if (typeof value === "object" && value !== null) return mapOf(deduced);
+  if (typeof value === "object" && value !== null) return deducedMap;
   return scalar;
 }
+
+const deducedMap = mapOf(deduced);
 
 /** The parts of an OpenAPI v3 schema (a CRD's structural schema) that decide merge semantics. */
 export interface OpenAPISchema {

@@ -1,5 +1,13 @@
-import { FieldSet, fieldElement, pathString, type Scalar, valueElement } from "./fieldpath.js";
-import { fieldType, resolve, type TypeNode } from "./schema.js";
+import {
+  compareElements,
+  FieldSet,
+  fieldElement,
+  pathString,
+  type Scalar,
+  valueElement,
+} from "./fieldpath.js";
+import { quoteElement, quoteField } from "./fields-v1.js";
+import { childType, fieldType, resolve, type TypeNode } from "./schema.js";
 
 /** A value that does not fit its type, e.g. duplicate items in an applied keyed list. */
 export class TypedValueError extends Error {
@@ -57,7 +65,7 @@ export function merge(live: unknown, config: unknown, type: TypeNode): unknown {
       if (t.atomic || !isObject(live) || !isObject(config)) return structuredClone(config);
       const out: Record<string, unknown> = { ...live };
       for (const [name, value] of Object.entries(config)) {
-        const merged = merge(live[name], value, fieldType(t, name).type);
+        const merged = merge(live[name], value, childType(t, name));
         // A null decodes to an absent field in kube-apiserver's typed objects.
         if (merged === null) delete out[name];
         else out[name] = merged;
@@ -274,13 +282,13 @@ function diff(before: unknown, after: unknown, type: TypeNode, out: Comparison, 
   if ((t.kind === "struct" || t.kind === "map") && isObject(before) && isObject(after)) {
     for (const name in before) {
       path.push(fieldElement(name));
-      diff(before[name], after[name], fieldType(t, name).type, out, path);
+      diff(before[name], after[name], childType(t, name), out, path);
       path.pop();
     }
     for (const name in after) {
       if (name in before) continue;
       path.push(fieldElement(name));
-      diff(undefined, after[name], fieldType(t, name).type, out, path);
+      diff(undefined, after[name], childType(t, name), out, path);
       path.pop();
     }
   }
@@ -302,11 +310,63 @@ function added(value: unknown, type: TypeNode, set: FieldSet, path: string[], li
   } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value)) {
     for (const name in value) {
       path.push(fieldElement(name));
-      added(value[name], fieldType(t, name).type, set, path);
+      added(value[name], childType(t, name), set, path);
       path.pop();
     }
   }
 }
+
+/**
+ * `added(value, …)` serialized as FieldsV1 without building the set: the
+ * JSON text of the subtree, or undefined when it holds no member. A keyed
+ * list with two items of one key throws {@link DuplicateItems} (the set would
+ * unite them; callers take the general path then).
+ */
+export function addedFieldsV1Text(value: unknown, type: TypeNode, listItem: boolean): string | undefined {
+  const t = resolve(type, value);
+  const member = listItem || !("zero" in t && t.zero === true);
+  let body = "";
+  if (value !== null && !isEmptyContainer(value)) {
+    if (t.kind === "list" && t.listType !== "atomic" && Array.isArray(value)) {
+      const identify = itemIdentity(t);
+      const itemType = t.listType === "map" ? t.items : scalarType;
+      const items = value.map((item) => [identify(item), item] as const);
+      items.sort((a, b) => compareElements(a[0], b[0]));
+      for (let i = 0; i < items.length; i++) {
+        const [element, item] = items[i]!;
+        if (i > 0 && items[i - 1]![0] === element) throw new DuplicateItems();
+        body += `,${quoteElement(element)}:${addedFieldsV1Text(item, itemType, true)}`;
+      }
+    } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value)) {
+      body = addedFieldsText(value, t, undefined);
+    }
+  }
+  if (body === "") return member ? "{}" : undefined;
+  return member ? `{".":{}${body}}` : `{${body.slice(1)}}`;
+}
+
+/**
+ * The children of a granular struct or map as {@link addedFieldsV1Text} writes
+ * them (each preceded by a comma), in FieldsV1 order, leaving out `skip`.
+ */
+export function addedFieldsText(
+  value: Record<string, unknown>,
+  type: TypeNode,
+  skip: ReadonlySet<string> | undefined,
+): string {
+  let body = "";
+  for (const name of Object.keys(value).sort()) {
+    if (skip?.has(name)) continue;
+    const text = addedFieldsV1Text(value[name], childType(type, name), false);
+    if (text !== undefined) body += `,${quoteField(name)}:${text}`;
+  }
+  return body;
+}
+
+/** Two items of a keyed list with the same key, met while serializing. */
+export class DuplicateItems extends Error {}
+
+const scalarType: TypeNode = { kind: "scalar" };
 
 /** Every node of a subtree, as members (for removals: owners lose all of it). */
 function everything(value: unknown, type: TypeNode, set: FieldSet, path: string[]): void {
@@ -323,7 +383,7 @@ function everything(value: unknown, type: TypeNode, set: FieldSet, path: string[
   } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value)) {
     for (const name in value) {
       path.push(fieldElement(name));
-      everything(value[name], fieldType(t, name).type, set, path);
+      everything(value[name], childType(t, name), set, path);
       path.pop();
     }
   }
@@ -379,7 +439,9 @@ function bothEmpty(a: unknown, b: unknown): boolean {
 
 function isEmptyContainer(value: unknown): boolean {
   if (Array.isArray(value)) return value.length === 0;
-  return isObject(value) && Object.keys(value).length === 0;
+  if (!isObject(value)) return false;
+  for (const _ in value) return false;
+  return true;
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {
@@ -388,14 +450,20 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 
 export function deepEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, index) => deepEqual(item, b[index]));
+    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
+    return true;
   }
-  if (isObject(a) && isObject(b)) {
-    const keys = Object.keys(a);
-    if (keys.length !== Object.keys(b).length) return false;
-    return keys.every((key) => key in b && deepEqual(a[key], b[key]));
+  if (Array.isArray(b)) return false;
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  let count = 0;
+  for (const key in ra) {
+    if (!Object.hasOwn(rb, key) || !deepEqual(ra[key], rb[key])) return false;
+    count++;
   }
-  return false;
+  for (const _ in rb) count--;
+  return count === 0;
 }

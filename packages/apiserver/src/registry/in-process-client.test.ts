@@ -1,7 +1,48 @@
+import { type ConfigMap, configMaps } from "@reconcile/api";
 import { describeClientConformance } from "@reconcile/client/testing";
+import { describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
 
 describeClientConformance("in-process client of ApiServer", async () => {
   const server = new ApiServer();
   return { client: server.client(), close: () => server.close() };
+});
+
+describe("managedFields through the in-process client", () => {
+  it("hands out the stored FieldsV1 trees frozen and shared, and takes them back on update", async () => {
+    const server = new ApiServer();
+    try {
+      const client = server.client().resource(configMaps, "default");
+      const template = (name: string): ConfigMap => ({
+        metadata: { name, labels: { app: "web" } },
+        data: { a: "1" },
+      });
+      const a = await client.create(template("a"));
+      const b = await client.create(template("b"));
+      const treeOf = (object: ConfigMap) => object.metadata?.managedFields?.[0]?.fieldsV1 as object;
+      expect(treeOf(a)).toBe(treeOf(b));
+      expect(Object.isFrozen(treeOf(a))).toBe(true);
+      expect(treeOf(await client.get("a"))).toBe(treeOf(a));
+
+      // A value the same manager owns changes: ownership (and so the tree) stays.
+      const changed = await client.update({ ...a, data: { a: "2" } });
+      expect(changed.data).toEqual({ a: "2" });
+      expect(treeOf(changed)).toBe(treeOf(a));
+      // A new field: a new tree, and the other object keeps the old one.
+      const grown = await client.update({ ...changed, data: { a: "2", b: "3" } });
+      expect(grown.metadata?.managedFields?.[0]?.fieldsV1).toEqual({
+        "f:data": { ".": {}, "f:a": {}, "f:b": {} },
+        "f:metadata": { "f:labels": { ".": {}, "f:app": {} } },
+      });
+      expect(treeOf(await client.get("b"))).toBe(treeOf(b));
+      // The shared trees come back unchanged in a later read of the whole list, copied or not.
+      const list = await client.list();
+      expect(list.items.map((item) => Object.keys(treeOf(item)).sort())).toEqual([
+        ["f:data", "f:metadata"],
+        ["f:data", "f:metadata"],
+      ]);
+    } finally {
+      await server.close();
+    }
+  });
 });

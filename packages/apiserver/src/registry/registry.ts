@@ -30,12 +30,14 @@ import {
 import type { Clock } from "@reconcile/clock";
 import {
   applyWithLastApplied,
+  type FieldsV1,
+  isSharedFieldsV1,
   managerFromUserAgent,
   type TypeNode,
   trackUpdate,
   typeFor,
 } from "../apply/index.js";
-import { copyJson, isJsonObject, jsonEqual, type Mutable } from "../json.js";
+import { copyJson, isJsonObject, jsonEqual, jsonLength, type Mutable } from "../json.js";
 import { definitionFor } from "../kinds/builtin.js";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { allocateServiceIP, type ClusterIPAllocator, serviceIPOf } from "../kinds/service-ips.js";
@@ -975,14 +977,20 @@ export class Registry {
       throw newBadRequest(`${what}: the body must be a JSON object, got ${jsonTypeOf(body)}`);
     // Before anything recurses into it: nothing accepted may be too deep for a later request.
     checkNesting(body, `${what}: the object`);
+    // FieldsV1 trees this server shared with the reader come back as they went out: they stay shared.
+    const { copyable, sharedTrees, sharedLength } = withSharedFieldsApart(body);
     let text: string;
     try {
-      text = JSON.stringify(body);
+      text = JSON.stringify(copyable);
     } catch (error) {
       throw newBadRequest(`${what}: the body is not JSON: ${(error as Error).message}`);
     }
-    if (text.length > this.#maxObjectBytes) throw requestTooLarge(this.#maxObjectBytes);
+    if (text.length + sharedLength > this.#maxObjectBytes) throw requestTooLarge(this.#maxObjectBytes);
     const object = JSON.parse(text) as KubeObject;
+    if (sharedTrees !== undefined) {
+      const entries = object.metadata!.managedFields as Array<Record<string, unknown>>;
+      for (const [index, tree] of sharedTrees) entries[index]!.fieldsV1 = tree;
+    }
     const apiVersion = apiVersionOf(resource);
     if (object.apiVersion !== undefined && object.apiVersion !== "" && object.apiVersion !== apiVersion)
       throw newBadRequest(
@@ -1228,7 +1236,38 @@ function jsonTypeOf(value: unknown): string {
 }
 
 /** Drops null members in place: `value` is #decode's private copy, so nothing is copied again. */
+/**
+ * The body to copy, with the shared FieldsV1 trees of its managedFields left
+ * out (by entry index), and their JSON length.
+ */
+function withSharedFieldsApart(body: Record<string, unknown>): {
+  copyable: Record<string, unknown>;
+  sharedTrees: Map<number, FieldsV1> | undefined;
+  sharedLength: number;
+} {
+  const metadata = body.metadata;
+  if (!isJsonObject(metadata) || !Array.isArray(metadata.managedFields))
+    return { copyable: body, sharedTrees: undefined, sharedLength: 0 };
+  let sharedTrees: Map<number, FieldsV1> | undefined;
+  let sharedLength = 0;
+  const entries = (metadata.managedFields as unknown[]).map((entry, index) => {
+    if (!isJsonObject(entry) || !isSharedFieldsV1(entry.fieldsV1)) return entry;
+    sharedTrees ??= new Map();
+    sharedTrees.set(index, entry.fieldsV1);
+    sharedLength += jsonLength(entry.fieldsV1);
+    return { ...entry, fieldsV1: {} };
+  });
+  if (sharedTrees === undefined) return { copyable: body, sharedTrees, sharedLength };
+  return {
+    copyable: { ...body, metadata: { ...metadata, managedFields: entries } },
+    sharedTrees,
+    sharedLength,
+  };
+}
+
 function withoutNulls(value: unknown): unknown {
+  // Frozen values are the shared FieldsV1 trees, which hold no null.
+  if (typeof value === "object" && value !== null && Object.isFrozen(value)) return value;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) value[i] = withoutNulls(value[i]);
     return value;

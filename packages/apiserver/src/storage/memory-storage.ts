@@ -1,6 +1,7 @@
 import type { KubeObject } from "@reconcile/api";
 import type { Clock, TimerHandle } from "@reconcile/clock";
 import { realClock } from "@reconcile/clock";
+import { objectJsonLength } from "../json.js";
 import { defaultMaxObjectBytes } from "../limits.js";
 import { RingBuffer } from "./ring-buffer.js";
 import {
@@ -219,9 +220,14 @@ export class MemoryStorage implements Storage {
    * larger than `maxObjectBytes` is refused, as etcd refuses the request.
    */
   #measure(key: string, object: KubeObject): number {
-    const text = JSON.stringify(object);
     // A UTF-16 code unit is at most 3 bytes of UTF-8: count them exactly only when that could pass the limit.
-    const bytes = text.length * 3 <= this.#maxObjectBytes ? text.length : Buffer.byteLength(text);
+    const length = objectJsonLength(object);
+    let bytes: number;
+    if (length !== undefined && length * 3 <= this.#maxObjectBytes) bytes = length;
+    else {
+      const text = JSON.stringify(object);
+      bytes = text.length * 3 <= this.#maxObjectBytes ? text.length : Buffer.byteLength(text);
+    }
     if (bytes > this.#maxObjectBytes)
       throw new StorageError(
         "ObjectTooLarge",
