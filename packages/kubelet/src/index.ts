@@ -6,7 +6,9 @@ export {
   podRequests,
 } from "./admission.js";
 export { Kubelet, type KubeletMetrics, type KubeletOptions } from "./kubelet.js";
+export { formatPod, runLifecycleHandler } from "./lifecycle.js";
 export { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
+export { NodeFilesystem, normalisePath } from "./node-filesystem.js";
 export { microTime, NodeLease, type NodeLeaseOptions, nodeLeaseNamespace } from "./node-lease.js";
 export { NodeSimulator, type NodeSimulatorOptions } from "./node-simulator.js";
 export { defaultNodeResources, type NodeResources, NodeStatusManager } from "./node-status.js";
@@ -24,8 +26,11 @@ export type {
   ContainerRecord,
   ContainerRuntime,
   ContainerState,
+  ExecResult,
+  HttpGetRequest,
   ImageRecord,
   LogLine,
+  Mount,
   PodSandbox,
   PodSandboxConfig,
   ProbeAnswer,
@@ -44,3 +49,10 @@ export {
 } from "./runtime/simulated-runtime.js";
 export { computePodActions, type PodActions } from "./runtime-manager.js";
 export { StatusManager } from "./status-manager.js";
+export {
+  persistentVolumeClaims,
+  podAttachAndMountTimeoutMs,
+  VolumeManager,
+  type VolumeManagerOptions,
+  VolumeMountError,
+} from "./volume-manager.js";

@@ -21,6 +21,7 @@ import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/infor
 import type { PodStatus } from "kubernetes-types/core/v1.js";
 import { admitPodWithUsage, podRequests } from "./admission.js";
 import { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
+import { NodeFilesystem } from "./node-filesystem.js";
 import { NodeLease } from "./node-lease.js";
 import { defaultNodeResources, type NodeResources, NodeStatusManager, nodeRef } from "./node-status.js";
 import { isRuntimePodStatusTerminal, Pleg, type PodLifecycleEvent, type RuntimePodStatus } from "./pleg.js";
@@ -39,8 +40,9 @@ import {
 import { ProbeManager, type ProbeUpdate } from "./prober.js";
 import type { ContainerRuntime } from "./runtime/runtime.js";
 import { SimulatedRuntime } from "./runtime/simulated-runtime.js";
-import { RuntimeManager } from "./runtime-manager.js";
+import { podRef, RuntimeManager } from "./runtime-manager.js";
 import { StatusManager } from "./status-manager.js";
+import { VolumeManager, VolumeMountError } from "./volume-manager.js";
 
 export interface KubeletOptions {
   /** The node's name (`--hostname-override`). Required. */
@@ -120,6 +122,12 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   readonly nodeStatus: NodeStatusManager;
   readonly nodeLease: NodeLease;
   readonly podWorkers: RunnablePodWorkers;
+  /**
+   * The node's files: volumes are set up here and containers see them
+   * through their mounts. A {@link SimulatedRuntime}'s own, else a new one.
+   */
+  readonly filesystem: NodeFilesystem;
+  readonly volumeManager: VolumeManager;
   /** Feeds this kubelet its pods when `podSource` is `external`. */
   readonly podHandler: ResourceEventHandler<Pod>;
 
@@ -167,6 +175,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.#ownsRuntime = options.runtime === undefined;
     this.runtime =
       options.runtime ?? new SimulatedRuntime({ clock: this.#clock, seed: options.nodeName, podCIDR });
+    this.filesystem =
+      this.runtime instanceof SimulatedRuntime ? this.runtime.filesystem : new NodeFilesystem();
     this.#ownsRecorder = options.recorder === undefined;
     this.#recorder =
       options.recorder ??
@@ -195,6 +205,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       recorder: this.#recorder,
       clock: this.#clock,
       onBackoffExpired: (uid, at) => this.#syncAt(uid, at),
+      mountsFor: (pod, container) => this.volumeManager.mountsFor(pod, container),
     });
     this.#probeManager = new ProbeManager({
       runtime: this.runtime,
@@ -217,6 +228,14 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       logger: this.#logger,
       runtimeProblem: () => this.#runtimeProblem(),
       reportFrequencyMs: options.nodeStatusReportFrequencyMs ?? 300_000,
+    });
+    this.volumeManager = new VolumeManager({
+      client: this.#client,
+      recorder: this.#recorder,
+      filesystem: this.filesystem,
+      clock: this.#clock,
+      logger: this.#logger,
+      allocatable: () => this.nodeStatus.allocatable(),
     });
     this.nodeLease = new NodeLease({
       client: this.#client,
@@ -326,11 +345,26 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.#observePodStart(pod, apiStatus);
     if (apiStatus.phase === "Succeeded" || apiStatus.phase === "Failed") return true;
     this.#probeManager.addPod(pod);
+    try {
+      await this.volumeManager.waitForAttachAndMount(pod, signal);
+    } catch (error) {
+      if (error instanceof VolumeMountError)
+        this.#recorder.event(
+          podRef(pod),
+          "Warning",
+          "FailedMount",
+          `Unable to attach or mount volumes: ${error.message}`,
+        );
+      throw error;
+    }
     const result = await this.#runtimeManager.syncPod(
       pod,
       podStatus,
       this.statusManager.getPodStatus(uid),
-      { failure: (containerId) => this.#probeManager.failure(uid, containerId) },
+      {
+        failure: (containerId) => this.#probeManager.failure(uid, containerId),
+        startup: (containerId) => this.#probeManager.startup(uid, containerId),
+      },
       signal,
     );
     if (result.error !== undefined) throw result.error;
@@ -387,7 +421,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.statusManager.setPodStatus(pod, status);
     this.#probeManager.removePod(uid);
     this.#release(uid);
-    // No volumes to unmount in a simulated node: the pod is finished.
+    // Containers are gone: tear the volumes down (`WaitForUnmount`), then the pod is finished.
+    this.volumeManager.unmountPod(uid);
     this.statusManager.terminatePod(pod, structuredClone(status));
   }
 

@@ -103,6 +103,7 @@ describe("qosClassOf", () => {
 describe("generateAPIPodStatus", () => {
   const record = (over: Partial<ContainerRecord>): ContainerRecord => ({
     id: "a".repeat(64),
+    mounts: [],
     sandboxId: "s",
     podUid: "uid-1",
     name: "a",

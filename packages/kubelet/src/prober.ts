@@ -8,7 +8,7 @@ import type { DeepReadonly } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder } from "@reconcile/controller";
 import type { Container, Pod, PodStatus, Probe } from "kubernetes-types/core/v1.js";
-import type { ContainerRuntime, ProbeType } from "./runtime/runtime.js";
+import type { ContainerRuntime, ProbeAnswer, ProbeType } from "./runtime/runtime.js";
 import { podRef } from "./runtime-manager.js";
 
 type ReadonlyPod = DeepReadonly<Pod>;
@@ -46,6 +46,8 @@ class Worker {
   runLength = 0;
   onHold = false;
   stopped = false;
+  /** A probe is in flight: the timer waits for it. */
+  probing = false;
   timer: unknown;
 
   constructor(
@@ -74,7 +76,9 @@ export class ProbeManager {
     const uid = pod.metadata?.uid;
     if (!uid || this.#workers.has(uid)) return;
     const workers: Worker[] = [];
-    for (const container of pod.spec?.containers ?? []) {
+    // Sidecars (restartable init containers) are probed like regular containers.
+    const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === "Always");
+    for (const container of [...sidecars, ...(pod.spec?.containers ?? [])]) {
       for (const type of ["startup", "liveness", "readiness"] as const) {
         const probe = container[`${type}Probe`];
         if (probe === undefined) continue;
@@ -133,17 +137,21 @@ export class ProbeManager {
   }
 
   /** A liveness or startup failure recorded for a running container, for `computePodActions`. */
-  failure(
-    podUid: string,
-    containerId: string,
-  ): { type: "liveness" | "startup"; gracePeriodSeconds: number | undefined } | undefined {
+  failure(podUid: string, containerId: string): { type: "liveness" | "startup" } | undefined {
     for (const worker of this.#workers.get(podUid) ?? []) {
       if (worker.type === "readiness" || worker.containerId === undefined) continue;
       if (worker.containerId.endsWith(`://${containerId}`) && worker.result === "failure")
-        return {
-          type: worker.type,
-          gracePeriodSeconds: worker.probe.terminationGracePeriodSeconds ?? undefined,
-        };
+        return { type: worker.type };
+    }
+    return undefined;
+  }
+
+  /** The startup probe's verdict on a running container, undefined until it has one. */
+  startup(podUid: string, containerId: string): "success" | "failure" | undefined {
+    for (const worker of this.#workers.get(podUid) ?? []) {
+      if (worker.type !== "startup" || worker.containerId === undefined) continue;
+      if (worker.containerId.endsWith(`://${containerId}`) && worker.result !== "unknown")
+        return worker.result;
     }
     return undefined;
   }
@@ -154,10 +162,22 @@ export class ProbeManager {
     if (worker.timer !== undefined) clock.clearTimeout(worker.timer);
     worker.timer = clock.setTimeout(() => {
       worker.timer = undefined;
-      if (worker.stopped) return;
-      const keepGoing = this.#doProbe(worker);
-      if (keepGoing) this.#schedule(worker, (worker.probe.periodSeconds ?? 10) * 1000);
-      else this.#stop(worker);
+      if (worker.stopped || worker.probing) return;
+      const startedAt = clock.now();
+      worker.probing = true;
+      void this.#doProbe(worker).then(
+        (keepGoing) => {
+          worker.probing = false;
+          // The period runs from the last probe's start, as upstream's ticker does.
+          const periodMs = (worker.probe.periodSeconds ?? 10) * 1000;
+          if (keepGoing) this.#schedule(worker, Math.max(0, startedAt + periodMs - clock.now()));
+          else this.#stop(worker);
+        },
+        () => {
+          worker.probing = false;
+          this.#schedule(worker, (worker.probe.periodSeconds ?? 10) * 1000);
+        },
+      );
     }, delayMs);
   }
 
@@ -168,13 +188,16 @@ export class ProbeManager {
   }
 
   /** One probe run (`doProbe`); false stops the worker. */
-  #doProbe(worker: Worker): boolean {
+  async #doProbe(worker: Worker): Promise<boolean> {
     const { pod, container, type, probe } = worker;
     const uid = pod.metadata?.uid ?? "";
     const status = this.#options.getPodStatus(uid);
     if (status === undefined) return true;
     if (status.phase === "Failed" || status.phase === "Succeeded") return false;
-    const containerStatus = status.containerStatuses?.find((c) => c.name === container.name);
+    const sidecar = isSidecar(pod, container.name);
+    const containerStatus = (sidecar ? status.initContainerStatuses : status.containerStatuses)?.find(
+      (c) => c.name === container.name,
+    );
     if (containerStatus?.containerID === undefined) return true;
     if (worker.containerId !== containerStatus.containerID) {
       if (worker.containerId !== undefined) {
@@ -201,11 +224,12 @@ export class ProbeManager {
     if (type !== "startup" && !containerStatus.started && this.#hasStartupProbe(worker)) return true;
 
     const id = containerStatus.containerID.slice(containerStatus.containerID.indexOf("://") + 3);
-    const answer = this.#options.runtime.probe?.(id, type) ?? { success: true, output: "" };
+    const answer = await this.#runProbe(worker, id, status.podIP ?? "");
+    if (worker.stopped || worker.containerId !== containerStatus.containerID) return !worker.stopped;
     const result: Result = answer.success ? "success" : "failure";
     if (!answer.success) {
       this.#options.recorder.event(
-        podRef(pod, `spec.containers{${container.name}}`),
+        podRef(pod, `spec.${sidecar ? "initContainers" : "containers"}{${container.name}}`),
         "Warning",
         "Unhealthy",
         `${typeNames[type]} probe failed: ${answer.output}`,
@@ -227,6 +251,27 @@ export class ProbeManager {
     return true;
   }
 
+  /**
+   * Asks the runtime, failing the probe at `timeoutSeconds` (default 1) with
+   * the text upstream's exec, HTTP, TCP and gRPC probers give a timeout.
+   */
+  async #runProbe(worker: Worker, containerId: string, podIP: string): Promise<ProbeAnswer> {
+    const { runtime, clock } = this.#options;
+    const answer = runtime.probe?.(containerId, worker.type) ?? { success: true, output: "" };
+    if (!(answer instanceof Promise)) return answer;
+    const timeoutSeconds = worker.probe.timeoutSeconds ?? 1;
+    const stop = new AbortController();
+    const timedOut = clock.sleep(timeoutSeconds * 1000, { signal: stop.signal }).then(
+      () => ({ success: false, output: timeoutMessage(worker, podIP, timeoutSeconds) }),
+      () => new Promise<never>(() => {}),
+    );
+    try {
+      return await Promise.race([answer, timedOut]);
+    } finally {
+      stop.abort();
+    }
+  }
+
   #hasStartupProbe(worker: Worker): boolean {
     return worker.container.startupProbe !== undefined;
   }
@@ -242,6 +287,34 @@ export class ProbeManager {
       success: result === "success",
     });
   }
+}
+
+/** Whether the named container is a sidecar: an init container with `restartPolicy: Always`. */
+export function isSidecar(pod: ReadonlyPod, name: string): boolean {
+  return pod.spec?.initContainers?.some((c) => c.name === name && c.restartPolicy === "Always") === true;
+}
+
+/** What upstream's probers report when a handler outlives `timeoutSeconds`. */
+function timeoutMessage(worker: Worker, podIP: string, timeoutSeconds: number): string {
+  const { probe, container } = worker;
+  const port = (value: number | string | undefined): string => {
+    if (typeof value === "string" && !/^\d+$/.test(value))
+      return String(container.ports?.find((p) => p.name === value)?.containerPort ?? value);
+    return String(value ?? "");
+  };
+  if (probe.exec !== undefined)
+    return `command ${JSON.stringify((probe.exec.command ?? []).join(" "))} timed out`;
+  if (probe.httpGet !== undefined) {
+    const host = probe.httpGet.host || podIP;
+    const path = probe.httpGet.path ?? "";
+    const url = `${(probe.httpGet.scheme ?? "HTTP").toLowerCase()}://${host}:${port(probe.httpGet.port)}${path && !path.startsWith("/") ? "/" : ""}${path}`;
+    return `Get "${url}": context deadline exceeded (Client.Timeout exceeded while awaiting headers)`;
+  }
+  if (probe.tcpSocket !== undefined)
+    return `dial tcp ${probe.tcpSocket.host || podIP}:${port(probe.tcpSocket.port)}: i/o timeout`;
+  if (probe.grpc !== undefined)
+    return `timeout: failed to connect service "${podIP}:${probe.grpc.port}" within ${timeoutSeconds}s`;
+  return "probe timed out";
 }
 
 /** A worker's result when it first binds to a container: not ready, alive, not started. */

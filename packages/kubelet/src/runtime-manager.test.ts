@@ -39,6 +39,7 @@ function container(
   )!;
   return {
     id: `id-${name}`,
+    mounts: [],
     sandboxId: "s1",
     podUid: "u",
     name,
@@ -70,7 +71,7 @@ describe("computePodActions", () => {
       killPod: true,
       createSandbox: true,
       attempt: 0,
-      nextInitContainerToStart: undefined,
+      initContainersToStart: [],
       containersToStart: [0, 1],
       containersToKill: [],
     });
@@ -80,7 +81,7 @@ describe("computePodActions", () => {
     const actions = computePodActions(spec("Always", ["i1", "i2"]), status([], []), noProbes);
     expect(actions).toMatchObject({
       createSandbox: true,
-      nextInitContainerToStart: 0,
+      initContainersToStart: [0],
       containersToStart: [],
     });
   });
@@ -130,8 +131,7 @@ describe("computePodActions", () => {
   it("kills a container whose liveness probe failed and restarts it unless restartPolicy is Never", () => {
     const pod = spec("Always");
     const probes = {
-      failure: (id: string) =>
-        id === "id-a" ? { type: "liveness" as const, gracePeriodSeconds: 5 } : undefined,
+      failure: (id: string) => (id === "id-a" ? { type: "liveness" as const } : undefined),
     };
     const actions = computePodActions(
       pod,
@@ -144,7 +144,7 @@ describe("computePodActions", () => {
         id: "id-a",
         name: "a",
         message: "Container a failed liveness probe, will be restarted",
-        gracePeriodSeconds: 5,
+        reason: "livenessProbe",
       },
     ]);
     const never = computePodActions(
@@ -197,16 +197,16 @@ describe("computePodActions", () => {
     const pod = spec("Always", ["i1", "i2"]);
     expect(
       computePodActions(pod, status([sandbox()], [container(pod, "i1", "exited", 0)]), noProbes)
-        .nextInitContainerToStart,
-    ).toBe(1);
+        .initContainersToStart,
+    ).toEqual([1]);
     expect(
       computePodActions(pod, status([sandbox()], [container(pod, "i1", "exited", 1)]), noProbes)
-        .nextInitContainerToStart,
-    ).toBe(0);
+        .initContainersToStart,
+    ).toEqual([0]);
     expect(
       computePodActions(pod, status([sandbox()], [container(pod, "i1", "running")]), noProbes),
     ).toMatchObject({
-      nextInitContainerToStart: undefined,
+      initContainersToStart: [],
       containersToStart: [],
     });
     const done = computePodActions(

@@ -9,9 +9,10 @@ import type { Clock } from "@reconcile/clock";
 import type { EventRecorder } from "@reconcile/controller";
 import type { Container, ContainerStatus, Pod, PodStatus } from "kubernetes-types/core/v1.js";
 import { Backoff } from "./backoff.js";
+import { runLifecycleHandler } from "./lifecycle.js";
 import type { RuntimePodStatus } from "./pleg.js";
 import { type StartFailure, shouldContainerBeRestarted } from "./pod-status.js";
-import type { ContainerRecord, ContainerRuntime, PodSandboxConfig } from "./runtime/runtime.js";
+import type { ContainerRecord, ContainerRuntime, Mount, PodSandboxConfig } from "./runtime/runtime.js";
 
 type ReadonlyPod = DeepReadonly<Pod>;
 type ReadonlyContainer = DeepReadonly<Container>;
@@ -22,9 +23,12 @@ export interface ContainerToKill {
   readonly name: string;
   /** The `Killing` event's message. */
   readonly message: string;
-  /** The probe's own grace period, for a probe-triggered kill. */
-  readonly gracePeriodSeconds: number | undefined;
+  /** Why, when a probe failed: its own `terminationGracePeriodSeconds` then applies. */
+  readonly reason: KillReason;
 }
+
+/** `containerKillReason`: which probe's grace period applies to a kill. */
+export type KillReason = "startupProbe" | "livenessProbe" | "postStartHook" | undefined;
 
 /** What `computePodActions` decided (`podActions`). */
 export interface PodActions {
@@ -32,8 +36,8 @@ export interface PodActions {
   createSandbox: boolean;
   /** The attempt number of the sandbox to create. */
   attempt: number;
-  /** Index into `spec.initContainers` to start next, if any. */
-  nextInitContainerToStart: number | undefined;
+  /** Indexes into `spec.initContainers` to start, in order: the next init container and sidecars to restart. */
+  initContainersToStart: number[];
   /** Indexes into `spec.containers` to start. */
   containersToStart: number[];
   containersToKill: ContainerToKill[];
@@ -42,9 +46,9 @@ export interface PodActions {
 /** Probe outcomes `computePodActions` reads. */
 export interface ProbeVerdicts {
   /** A liveness or startup failure of this running container, or undefined. */
-  failure(
-    containerId: string,
-  ): { type: "liveness" | "startup"; gracePeriodSeconds: number | undefined } | undefined;
+  failure(containerId: string): { type: "liveness" | "startup" } | undefined;
+  /** The startup probe's result for a running container; undefined while it has not run. */
+  startup?(containerId: string): "success" | "failure" | undefined;
 }
 
 export interface RuntimeManagerOptions {
@@ -57,6 +61,8 @@ export interface RuntimeManagerOptions {
   maxBackoffMs?: number | undefined;
   /** Called when a container's backoff ends, so the pod can be synced right then. */
   onBackoffExpired?: ((podUid: string, atMs: number) => void) | undefined;
+  /** The bind mounts of a container, from its pod's mounted volumes. Default: none. */
+  mountsFor?: ((pod: ReadonlyPod, container: ReadonlyContainer) => Mount[]) | undefined;
 }
 
 /** The outcome of one `syncPod`: an error fails the sync (the workers retry it). */
@@ -72,6 +78,7 @@ export class RuntimeManager {
   readonly #containerBackoff: Backoff;
   readonly #imageBackoff: Backoff;
   readonly #onBackoffExpired: RuntimeManagerOptions["onBackoffExpired"];
+  readonly #mountsFor: RuntimeManagerOptions["mountsFor"];
   /** The last failed start per pod UID and container name (`ReasonCache`). */
   readonly #startFailures = new Map<string, Map<string, StartFailure>>();
 
@@ -86,6 +93,7 @@ export class RuntimeManager {
     );
     this.#imageBackoff = new Backoff(options.clock, 10_000, 300_000);
     this.#onBackoffExpired = options.onBackoffExpired;
+    this.#mountsFor = options.mountsFor;
   }
 
   /** The pod's remembered start failures, for its status. */
@@ -128,7 +136,7 @@ export class RuntimeManager {
     } else {
       await Promise.all(
         actions.containersToKill.map((kill) =>
-          this.#killContainer(pod, kill.id, kill.name, kill.message, kill.gracePeriodSeconds),
+          this.#killContainer(pod, kill.id, kill.name, kill.message, kill.reason, undefined, undefined),
         ),
       );
     }
@@ -156,22 +164,23 @@ export class RuntimeManager {
       : runtimeStatus;
     const previous = actions.createSandbox ? runtimeStatus : status;
 
-    if (actions.nextInitContainerToStart !== undefined) {
-      const container = pod.spec?.initContainers?.[actions.nextInitContainerToStart];
-      if (container !== undefined) {
-        const error = await this.#startContainer(
-          pod,
-          container,
-          "initContainers",
-          sandboxId,
-          sandboxConfig,
-          previous,
-          apiStatus,
-          signal,
-        );
-        // A failed init container start ends this sync: nothing else may run yet.
-        if (error !== undefined) return { error };
-      }
+    for (const index of actions.initContainersToStart) {
+      const container = pod.spec?.initContainers?.[index];
+      if (container === undefined) continue;
+      const error = await this.#startContainer(
+        pod,
+        container,
+        "initContainers",
+        sandboxId,
+        sandboxConfig,
+        previous,
+        apiStatus,
+        signal,
+      );
+      if (error === undefined) continue;
+      // A sidecar that fails to start is retried later; a failed init container ends this sync.
+      if (container.restartPolicy === "Always") errors.push(error);
+      else return { error };
     }
     for (const index of actions.containersToStart) {
       const container = pod.spec?.containers?.[index];
@@ -194,8 +203,9 @@ export class RuntimeManager {
 
   /**
    * Stops every container of the pod (each within its grace period, at least
-   * 2 s), then its sandboxes (`KillPod`). `gracePeriodOverride` comes from the
-   * pod workers' effective grace period.
+   * 2 s, after its preStop hook), then its sandboxes (`KillPod`).
+   * `gracePeriodOverride` comes from the pod workers' effective grace period.
+   * Sidecars stop after the main containers, the last one first.
    */
   async killPod(
     pod: ReadonlyPod | undefined,
@@ -203,6 +213,14 @@ export class RuntimeManager {
     gracePeriodOverride: number | undefined,
   ): Promise<void> {
     const running = runtimeStatus.containers.filter((c) => c.state === "running" || c.state === "created");
+    const ordering =
+      pod?.spec?.initContainers?.some((c) => c.restartPolicy === "Always") === true
+        ? new TerminationOrdering(
+            pod,
+            running.map((c) => c.name),
+            this.#clock,
+          )
+        : undefined;
     await Promise.all(
       running.map((container) =>
         pod === undefined
@@ -211,8 +229,10 @@ export class RuntimeManager {
               pod,
               container.id,
               container.name,
-              `Stopping container ${container.name}`,
+              "",
+              undefined,
               gracePeriodOverride,
+              ordering,
             ),
       ),
     );
@@ -228,23 +248,60 @@ export class RuntimeManager {
     this.forgetPod(podUid);
   }
 
+  /**
+   * `killContainer`: the Killing event, the preStop hook (its time counted
+   * against the grace period), the wait for the container's turn (sidecars),
+   * then a stop with what is left of the grace period, at least 2 s.
+   */
   async #killContainer(
     pod: ReadonlyPod,
     containerId: string,
     name: string,
     message: string,
+    reason: KillReason,
     gracePeriodOverride: number | undefined,
+    ordering: TerminationOrdering | undefined,
   ): Promise<void> {
     const fieldPath = fieldPathOf(pod, name);
-    this.#recorder.event(podRef(pod, fieldPath), "Normal", "Killing", message);
-    // killContainer: the pod's deletion grace, else an override (probe or kill), else the spec's; at least 2 s.
-    let grace =
-      pod.metadata?.deletionGracePeriodSeconds ??
-      gracePeriodOverride ??
-      pod.spec?.terminationGracePeriodSeconds ??
-      2;
-    if (gracePeriodOverride !== undefined) grace = Math.min(grace, gracePeriodOverride);
-    await this.runtime.stopContainer(containerId, Math.max(grace, 2));
+    const spec = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find(
+      (c) => c.name === name,
+    );
+    let grace = terminationGracePeriod(pod, spec, reason);
+    this.#recorder.event(
+      podRef(pod, fieldPath),
+      "Normal",
+      "Killing",
+      message || `Stopping container ${name}`,
+    );
+    if (gracePeriodOverride !== undefined) grace = gracePeriodOverride;
+    const preStop = spec?.lifecycle?.preStop;
+    if (spec !== undefined && preStop !== undefined && grace > 0) {
+      const started = this.#clock.now();
+      const hook = runLifecycleHandler(
+        { runtime: this.runtime, clock: this.#clock, pod, container: spec, containerId },
+        preStop,
+      ).then((failure) => {
+        // The failure's text stays out of the event, so that secrets do not leak through it.
+        if (failure !== undefined)
+          this.#recorder.event(podRef(pod, fieldPath), "Warning", "FailedPreStopHook", "PreStopHook failed");
+      });
+      await this.#within(hook, grace * 1000);
+      grace -= Math.floor((this.#clock.now() - started) / 1000);
+    }
+    if (ordering !== undefined && grace > 0) grace -= await ordering.waitForTurn(name, grace);
+    await this.runtime.stopContainer(containerId, Math.max(grace, minimumGracePeriodSeconds));
+    ordering?.containerTerminated(name);
+  }
+
+  /** Waits for `work`, at most `ms` on the clock. */
+  async #within(work: Promise<unknown>, ms: number): Promise<void> {
+    const stop = new AbortController();
+    const timeout = this.#clock.sleep(ms, { signal: stop.signal }).catch(() => {});
+    try {
+      await Promise.race([work, timeout]);
+    } finally {
+      stop.abort();
+    }
   }
 
   async #startContainer(
@@ -314,6 +371,7 @@ export class RuntimeManager {
         specHash: hash,
         command: container.command,
         args: container.args,
+        mounts: this.#mountsFor?.(pod, container) ?? [],
       });
     } catch (error) {
       this.#recorder.event(ref, "Warning", "Failed", `Error: ${messageOf(error)}`);
@@ -329,6 +387,29 @@ export class RuntimeManager {
       return asError(error);
     }
     this.#recorder.event(ref, "Normal", "Started", `Started container ${container.name}`);
+    // postStart: the sync (so the container's Running status) waits for it; a failure kills the container.
+    const postStart = container.lifecycle?.postStart;
+    if (postStart !== undefined) {
+      const failure = await runLifecycleHandler(
+        { runtime: this.runtime, clock: this.#clock, pod, container, containerId },
+        postStart,
+        signal,
+      );
+      if (failure !== undefined) {
+        this.#recorder.event(ref, "Warning", "FailedPostStartHook", "PostStartHook failed");
+        await this.#killContainer(
+          pod,
+          containerId,
+          container.name,
+          "FailedPostStartHook",
+          "postStartHook",
+          undefined,
+          undefined,
+        );
+        failures.set(container.name, { reason: "PostStartHookError", message: failure });
+        return new Error(failure);
+      }
+    }
     failures.delete(container.name);
     return undefined;
   }
@@ -426,7 +507,7 @@ export function computePodActions(
     killPod: sandboxChanged,
     createSandbox: sandboxChanged,
     attempt,
-    nextInitContainerToStart: undefined,
+    initContainersToStart: [],
     containersToStart: [],
     containersToKill: [],
   };
@@ -451,16 +532,15 @@ export function computePodActions(
       return actions;
     }
     if (inits.length > 0) {
-      actions.nextInitContainerToStart = 0;
+      actions.initContainersToStart = [0];
       actions.containersToStart = [];
     }
     return actions;
   }
 
-  // Existing sandbox: initialization first (walked from the last init container back).
-  const initialized = initializationDone(pod, status, actions);
-  if (actions.killPod) return actions;
-  if (!initialized) return actions;
+  // Existing sandbox: initialization first, sidecars kept running.
+  const initialized = computeInitContainerActions(pod, status, probes, actions);
+  if (actions.killPod || !initialized) return actions;
 
   let keep = 0;
   containers.forEach((container, index) => {
@@ -472,7 +552,7 @@ export function computePodActions(
             id: current.id,
             name: container.name,
             message: `Container is in "unknown" state, try killing it before restart`,
-            gracePeriodSeconds: undefined,
+            reason: undefined,
           });
         }
         actions.containersToStart.push(index);
@@ -480,76 +560,226 @@ export function computePodActions(
       return;
     }
     const hash = containerHash(container);
-    let reason: string | undefined;
+    let message: string | undefined;
     let restart = policy !== "Never";
-    let probeGrace: number | undefined;
+    let reason: KillReason;
     if (current.specHash !== hash) {
-      reason = `Container ${container.name} definition changed`;
+      message = `Container ${container.name} definition changed`;
       restart = true;
     } else {
       const failure = probes.failure(current.id);
       if (failure !== undefined) {
-        reason = `Container ${container.name} failed ${failure.type} probe`;
-        probeGrace = failure.gracePeriodSeconds;
+        message = `Container ${container.name} failed ${failure.type} probe`;
+        reason = failure.type === "liveness" ? "livenessProbe" : "startupProbe";
       }
     }
-    if (reason === undefined) {
+    if (message === undefined) {
       keep++;
       return;
     }
     if (restart) {
-      reason += ", will be restarted";
+      message += ", will be restarted";
       actions.containersToStart.push(index);
     }
-    actions.containersToKill.push({
-      id: current.id,
-      name: container.name,
-      message: reason,
-      gracePeriodSeconds: probeGrace,
-    });
+    actions.containersToKill.push({ id: current.id, name: container.name, message, reason });
   });
   if (keep === 0 && actions.containersToStart.length === 0) {
     actions.killPod = true;
     actions.containersToKill = [];
+    // Sidecars must not keep a pod alive whose main containers are done.
+    actions.initContainersToStart = [];
   }
   return actions;
 }
 
-/** The init-container part of `computePodActions`; true once every init container succeeded. */
-function initializationDone(pod: ReadonlyPod, status: RuntimePodStatus, actions: PodActions): boolean {
+/**
+ * The init-container part of `computePodActions` (`computeInitContainerActions`,
+ * sidecar-aware since v1.29): walking the init containers from the last one
+ * back, start the next one not yet run, restart failed ones (unless the pod
+ * never restarts), and keep sidecars (`restartPolicy: Always`) running —
+ * restarted when they exit, killed when their startup or liveness probe
+ * fails. The next init container starts only after a sidecar has started
+ * (its startup probe, if any, succeeded). True once the pod is initialized.
+ */
+function computeInitContainerActions(
+  pod: ReadonlyPod,
+  status: RuntimePodStatus,
+  probes: ProbeVerdicts,
+  actions: PodActions,
+): boolean {
   const inits = pod.spec?.initContainers ?? [];
   if (inits.length === 0) return true;
   const containers = pod.spec?.containers ?? [];
-  if (status.containers.some((c) => containers.some((s) => s.name === c.name))) return true;
-  const policy = pod.spec?.restartPolicy ?? "Always";
+  let podHasInitialized = status.containers.some(
+    (c) => (c.state === "created" || c.state === "running") && containers.some((s) => s.name === c.name),
+  );
+  let previouslyInitialized = podHasInitialized;
+  const restartOnFailure = (pod.spec?.restartPolicy ?? "Always") !== "Never";
+  const toStart: number[] = [];
   for (let i = inits.length - 1; i >= 0; i--) {
     const init = inits[i] as ReadonlyContainer;
+    const sidecar = init.restartPolicy === "Always";
     const current = status.containers.find((c) => c.name === init.name);
-    if (current === undefined) continue;
-    if (current.state === "running" || current.state === "created") return false;
-    if (current.state === "exited" && current.exitCode === 0) {
-      if (i === inits.length - 1) return true;
-      actions.nextInitContainerToStart = i + 1;
-      return false;
+    if (current === undefined) {
+      if (previouslyInitialized && sidecar) toStart.push(i);
+      continue;
     }
-    // Failed (or unknown): restart it, unless the pod never restarts anything.
-    if (policy === "Never") {
-      actions.killPod = true;
-      return false;
+    if (previouslyInitialized && !sidecar) continue;
+    switch (current.state) {
+      case "created":
+        toStart.push(i);
+        break;
+      case "running": {
+        if (!sidecar) break;
+        if (init.startupProbe !== undefined) {
+          const startup = probes.startup?.(current.id);
+          if (startup === undefined) break;
+          if (startup === "failure") {
+            actions.containersToKill.push({
+              id: current.id,
+              name: init.name,
+              message: `Init container ${init.name} failed startup probe`,
+              reason: "startupProbe",
+            });
+            toStart.push(i);
+            break;
+          }
+        }
+        if (i === inits.length - 1) podHasInitialized = true;
+        else if (!previouslyInitialized) toStart.push(i + 1);
+        if (current.specHash !== containerHash(init)) {
+          actions.containersToKill.push({
+            id: current.id,
+            name: init.name,
+            message: `Init container ${init.name} definition changed`,
+            reason: undefined,
+          });
+          toStart.push(i);
+          break;
+        }
+        if (init.livenessProbe !== undefined && probes.failure(current.id)?.type === "liveness") {
+          actions.containersToKill.push({
+            id: current.id,
+            name: init.name,
+            message: `Init container ${init.name} failed liveness probe`,
+            reason: "livenessProbe",
+          });
+          toStart.push(i);
+        }
+        break;
+      }
+      case "exited":
+        if (sidecar) {
+          toStart.push(i);
+          break;
+        }
+        if (current.exitCode !== 0) {
+          if (!restartOnFailure) {
+            actions.killPod = true;
+            actions.initContainersToStart = [];
+            return false;
+          }
+          toStart.push(i);
+          break;
+        }
+        if (i === inits.length - 1) podHasInitialized = true;
+        else toStart.push(i + 1);
+        break;
+      default:
+        if (!sidecar && !restartOnFailure) {
+          actions.killPod = true;
+          actions.initContainersToStart = [];
+          return false;
+        }
+        actions.containersToKill.push({
+          id: current.id,
+          name: init.name,
+          message: `Init container is in "${current.state}" state, try killing it before restart`,
+          reason: undefined,
+        });
+        toStart.push(i);
     }
-    if (current.state === "unknown") {
-      actions.containersToKill.push({
-        id: current.id,
-        name: init.name,
-        message: `Init container is in "unknown" state, try killing it before restart`,
-        gracePeriodSeconds: undefined,
-      });
-    }
-    actions.nextInitContainerToStart = i;
-    return false;
+    if (!previouslyInitialized) previouslyInitialized = true;
   }
-  actions.nextInitContainerToStart = 0;
-  return false;
+  if (!previouslyInitialized) toStart.push(0);
+  actions.initContainersToStart = toStart.reverse();
+  return podHasInitialized;
+}
+
+/** `minimumGracePeriodInSeconds`: every container gets at least this long to stop. */
+const minimumGracePeriodSeconds = 2;
+
+/**
+ * `setTerminationGracePeriod`: the pod's deletion grace period, else the
+ * failed probe's own `terminationGracePeriodSeconds`, else the spec's, else 2.
+ */
+function terminationGracePeriod(
+  pod: ReadonlyPod,
+  container: ReadonlyContainer | undefined,
+  reason: KillReason,
+): number {
+  const deletion = pod.metadata?.deletionGracePeriodSeconds;
+  if (deletion !== undefined) return deletion;
+  const spec = pod.spec?.terminationGracePeriodSeconds;
+  if (spec === undefined) return minimumGracePeriodSeconds;
+  const probe =
+    reason === "startupProbe"
+      ? container?.startupProbe
+      : reason === "livenessProbe"
+        ? container?.livenessProbe
+        : undefined;
+  return probe?.terminationGracePeriodSeconds ?? spec;
+}
+
+/**
+ * `terminationOrdering`: sidecars stop only after every main container and
+ * every later sidecar has stopped (so in reverse order), each waiting at
+ * most its grace period.
+ */
+class TerminationOrdering {
+  readonly #terminated = new Map<string, { promise: Promise<void>; resolve: () => void }>();
+  readonly #prereqs = new Map<string, Promise<void>[]>();
+  readonly #clock: Clock;
+
+  constructor(pod: ReadonlyPod, running: readonly string[], clock: Clock) {
+    this.#clock = clock;
+    const channel = (name: string) => {
+      let resolve = () => {};
+      const promise = new Promise<void>((r) => {
+        resolve = r;
+      });
+      this.#terminated.set(name, { promise, resolve });
+      if (!running.includes(name)) resolve();
+      return promise;
+    };
+    const mains = (pod.spec?.containers ?? []).map((c) => channel(c.name));
+    let later: Promise<void> | undefined;
+    for (const init of [...(pod.spec?.initContainers ?? [])].reverse()) {
+      const done = channel(init.name);
+      if (init.restartPolicy !== "Always") continue;
+      this.#prereqs.set(init.name, later === undefined ? mains : [...mains, later]);
+      later = done;
+    }
+  }
+
+  /** Waits for the container's turn, at most `graceSeconds`; returns the whole seconds waited. */
+  async waitForTurn(name: string, graceSeconds: number): Promise<number> {
+    const prereqs = this.#prereqs.get(name);
+    if (prereqs === undefined || graceSeconds <= 0) return 0;
+    const started = this.#clock.now();
+    const stop = new AbortController();
+    const timeout = this.#clock.sleep(graceSeconds * 1000, { signal: stop.signal }).catch(() => {});
+    try {
+      await Promise.race([Promise.all(prereqs), timeout]);
+    } finally {
+      stop.abort();
+    }
+    return Math.floor((this.#clock.now() - started) / 1000);
+  }
+
+  containerTerminated(name: string): void {
+    this.#terminated.get(name)?.resolve();
+  }
 }
 
 function statusOfRecord(record: ContainerRecord | undefined): ContainerStatus | undefined {

@@ -52,6 +52,32 @@ export interface ContainerConfig {
   specHash: string;
   command?: readonly string[] | undefined;
   args?: readonly string[] | undefined;
+  /** Directories and files of the node bind-mounted into the container (CRI's `mounts`). */
+  mounts?: readonly Mount[] | undefined;
+}
+
+/** A bind mount of a node path into a container (CRI's `Mount`, plus the pod's volume name). */
+export interface Mount {
+  /** The volume's name in the pod spec. */
+  readonly name: string;
+  readonly containerPath: string;
+  readonly hostPath: string;
+  readonly readOnly: boolean;
+}
+
+/** What `execSync` answers (CRI's `ExecSyncResponse`). */
+export interface ExecResult {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** An HTTP GET the kubelet sends to a container (a probe or a lifecycle hook). */
+export interface HttpGetRequest {
+  readonly scheme: "HTTP" | "HTTPS";
+  readonly host: string;
+  readonly port: number | string;
+  readonly path: string;
 }
 
 export interface ContainerRecord {
@@ -73,6 +99,8 @@ export interface ContainerRecord {
   /** `Completed`, `Error`, `OOMKilled`, … for exited containers. */
   readonly reason: string | undefined;
   readonly message: string | undefined;
+  /** The bind mounts it was created with. */
+  readonly mounts: readonly Mount[];
 }
 
 export interface ImageRecord {
@@ -147,15 +175,33 @@ export interface ContainerRuntime {
    */
   followLogs(containerId: string, onLine: (line: LogLine) => void, onEnd: () => void): () => void;
 
-  /** Answers a probe of a running container. Runtimes that cannot probe leave it out. */
-  probe?(containerId: string, type: ProbeType): ProbeAnswer;
+  /**
+   * Runs a command in a running container and waits for it (CRI's
+   * `ExecSync`); rejects with a `Timeout` RuntimeError once `timeoutMs` has
+   * passed (0: no limit). Runtimes that cannot exec leave it out.
+   */
+  execSync?(containerId: string, command: readonly string[], timeoutMs: number): Promise<ExecResult>;
+  /**
+   * Sends an HTTP GET to the container, as the kubelet's HTTP lifecycle
+   * handler does; resolves with the status code, rejects with the transport
+   * error's text (`dial tcp …: connect: connection refused`).
+   */
+  httpGet?(containerId: string, request: HttpGetRequest): Promise<{ statusCode: number }>;
+  /** A file as the container sees it (its own layer or a mount), or undefined. */
+  readFile?(containerId: string, path: string): string | undefined;
+  /**
+   * Answers a probe of a running container, at once or after the time the
+   * handler takes (the prober fails it at `timeoutSeconds`). Runtimes that
+   * cannot probe leave it out.
+   */
+  probe?(containerId: string, type: ProbeType): ProbeAnswer | Promise<ProbeAnswer>;
   /** Subscribes to container lifecycle events; returns a function that unsubscribes. */
   onEvent?(listener: (event: RuntimeEvent) => void): () => void;
 }
 
 /** What a runtime rejects with. `code` names the CRI-level failure. */
 export class RuntimeError extends Error {
-  readonly code: "NotFound" | "ImagePull" | "StartError" | "InvalidState" | "Unsupported";
+  readonly code: "NotFound" | "ImagePull" | "StartError" | "InvalidState" | "Unsupported" | "Timeout";
 
   constructor(code: RuntimeError["code"], message: string) {
     super(message);

@@ -183,17 +183,17 @@ describe("SimulatedRuntime", () => {
       "sim.reconcile.dev/startup-after": "1s",
       "sim.reconcile.dev/liveness-fail-after": "10s",
     });
-    expect(runtime.probe(id, "readiness")).toEqual({
+    expect(await runtime.probe(id, "readiness")).toEqual({
       success: false,
       output: "HTTP probe failed with statuscode: 503",
     });
-    expect(runtime.probe(id, "startup").success).toBe(false);
-    expect(runtime.probe(id, "liveness").success).toBe(true);
+    expect((await runtime.probe(id, "startup")).success).toBe(false);
+    expect((await runtime.probe(id, "liveness")).success).toBe(true);
     await clock.advance(2000);
-    expect(runtime.probe(id, "readiness").success).toBe(true);
-    expect(runtime.probe(id, "startup").success).toBe(true);
+    expect((await runtime.probe(id, "readiness")).success).toBe(true);
+    expect((await runtime.probe(id, "startup")).success).toBe(true);
     await clock.advance(8000);
-    expect(runtime.probe(id, "liveness")).toEqual({
+    expect(await runtime.probe(id, "liveness")).toEqual({
       success: false,
       output: "HTTP probe failed with statuscode: 500",
     });

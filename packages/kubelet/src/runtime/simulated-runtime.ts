@@ -6,10 +6,13 @@
 // `simulationAnnotationPrefix`); the defaults succeed at once.
 import { createHash } from "node:crypto";
 import { type Clock, realClock } from "@reconcile/clock";
+import { NodeFilesystem, normalisePath } from "../node-filesystem.js";
 import {
   type ContainerConfig,
   type ContainerRecord,
   type ContainerRuntime,
+  type ExecResult,
+  type HttpGetRequest,
   type ImageRecord,
   type LogLine,
   type PodSandbox,
@@ -56,6 +59,12 @@ export interface ContainerBehaviour {
   log: string | undefined;
   /** A `tick <n>` line every this long while running. Annotation `log-every`. */
   logEveryMs: number;
+  /** Every probe handler takes this long to answer (over `timeoutSeconds` it fails). Annotation `probe-delay`. */
+  probeDelayMs: number;
+  /** An HTTP GET (a lifecycle hook's) takes this long to answer. Annotation `http-delay`. */
+  httpDelayMs: number;
+  /** Nothing listens: HTTP GETs fail with "connection refused". Annotation `http-refused` (`true`). */
+  httpRefused: boolean;
 }
 
 export const defaultContainerBehaviour: Readonly<ContainerBehaviour> = Object.freeze({
@@ -72,6 +81,9 @@ export const defaultContainerBehaviour: Readonly<ContainerBehaviour> = Object.fr
   terminationDelayMs: 0,
   log: undefined,
   logEveryMs: Number.POSITIVE_INFINITY,
+  probeDelayMs: 0,
+  httpDelayMs: 0,
+  httpRefused: false,
 });
 
 export interface SimulatedRuntimeOptions {
@@ -89,6 +101,8 @@ export interface SimulatedRuntimeOptions {
   runtimeName?: string | undefined;
   /** Default "1.7.13-sim". */
   runtimeVersion?: string | undefined;
+  /** The node's files, which mounts expose to containers. Default: an empty one. */
+  filesystem?: NodeFilesystem | undefined;
 }
 
 interface SandboxEntry {
@@ -105,12 +119,18 @@ interface ContainerEntry {
   timers: Set<unknown>;
   /** A stop in progress: later stops join it. */
   stopping: Promise<void> | undefined;
+  /** The container's own writable layer: files written outside its mounts. */
+  layer: NodeFilesystem;
+  /** The sandbox's IP, for the HTTP GETs it answers. */
+  ip: string | undefined;
 }
 
 /** See the file comment. */
 export class SimulatedRuntime implements ContainerRuntime {
   readonly runtimeName: string;
   readonly runtimeVersion: string;
+  /** The node's files: what the kubelet mounts, containers see. */
+  readonly filesystem: NodeFilesystem;
   readonly #clock: Clock;
   readonly #seed: string;
   readonly #defaults: ContainerBehaviour;
@@ -132,6 +152,7 @@ export class SimulatedRuntime implements ContainerRuntime {
     this.runtimeName = options.runtimeName ?? "containerd";
     this.runtimeVersion = options.runtimeVersion ?? "1.7.13-sim";
     this.#defaults = { ...defaultContainerBehaviour, ...options.defaults };
+    this.filesystem = options.filesystem ?? new NodeFilesystem();
     const [base, count] = parseCIDR(options.podCIDR ?? "10.244.0.0/24");
     this.#ipBase = base;
     this.#ipCount = count;
@@ -244,6 +265,7 @@ export class SimulatedRuntime implements ContainerRuntime {
       exitCode: undefined,
       reason: undefined,
       message: undefined,
+      mounts: config.mounts ?? [],
     };
     this.#containers.set(id, {
       record,
@@ -252,6 +274,8 @@ export class SimulatedRuntime implements ContainerRuntime {
       followers: new Set(),
       timers: new Set(),
       stopping: undefined,
+      layer: new NodeFilesystem(),
+      ip: sandbox.sandbox.ip,
     });
     sandbox.containers.add(id);
     this.#emit("ContainerCreated", record);
@@ -365,12 +389,95 @@ export class SimulatedRuntime implements ContainerRuntime {
     return () => entry.followers.delete(follower);
   }
 
-  probe(containerId: string, type: ProbeType): ProbeAnswer {
+  probe(containerId: string, type: ProbeType): ProbeAnswer | Promise<ProbeAnswer> {
     const entry = this.#entry(containerId);
     const { record, behaviour } = entry;
     if (record.state !== "running" || record.startedAt === undefined)
       return { success: false, output: `container ${record.name} is not running` };
-    const ranMs = this.#clock.now() - record.startedAt;
+    if (behaviour.probeDelayMs > 0) {
+      // The handler answers what it would have answered when it was asked.
+      const answer = this.#probeAnswer(entry, type);
+      return this.#clock.sleep(behaviour.probeDelayMs).then(() => answer);
+    }
+    return this.#probeAnswer(entry, type);
+  }
+
+  /**
+   * Runs a command of a small shell in the container: `sh -c` scripts of
+   * commands joined by `;`, `&&` and `||`; `true`, `false`, `exit N`,
+   * `sleep N` (on the clock), `echo … [> file | >> file]`, `cat`, `ls`,
+   * `test`/`[ -e|-f|-d path ]`, `touch`, `mkdir -p`, `rm [-rf]`. Paths resolve
+   * through the container's mounts (read-only ones refuse writes), else to its
+   * own layer. Anything else exits 127.
+   */
+  async execSync(containerId: string, command: readonly string[], timeoutMs: number): Promise<ExecResult> {
+    const entry = this.#entry(containerId);
+    if (entry.record.state !== "running")
+      throw new RuntimeError("InvalidState", `container ${containerId} is not running`);
+    const run = runShell(command, {
+      clock: this.#clock,
+      resolve: (path) => this.#resolve(entry, path),
+    });
+    if (!(timeoutMs > 0)) return run;
+    const stop = new AbortController();
+    const timeout = this.#clock.sleep(timeoutMs, { signal: stop.signal }).then(
+      () => {
+        throw new RuntimeError("Timeout", `command ${JSON.stringify(command.join(" "))} timed out`);
+      },
+      () => new Promise<never>(() => {}),
+    );
+    try {
+      return await Promise.race([run, timeout]);
+    } finally {
+      stop.abort();
+    }
+  }
+
+  async httpGet(containerId: string, request: HttpGetRequest): Promise<{ statusCode: number }> {
+    const entry = this.#entry(containerId);
+    const host = request.host || entry.ip || "127.0.0.1";
+    const url = `${request.scheme.toLowerCase()}://${host}:${request.port}${request.path.startsWith("/") ? "" : "/"}${request.path}`;
+    if (entry.behaviour.httpDelayMs > 0) await this.#clock.sleep(entry.behaviour.httpDelayMs);
+    if (entry.record.state !== "running" || entry.behaviour.httpRefused)
+      throw new RuntimeError(
+        "Unsupported",
+        `Get "${url}": dial tcp ${host}:${request.port}: connect: connection refused`,
+      );
+    return { statusCode: 200 };
+  }
+
+  readFile(containerId: string, path: string): string | undefined {
+    const entry = this.#containers.get(containerId);
+    if (entry === undefined) return undefined;
+    const target = this.#resolve(entry, path);
+    const data = target.filesystem.readFile(target.path);
+    return data === undefined ? undefined : new TextDecoder().decode(data);
+  }
+
+  /** Where a container path lives: under the deepest mount that holds it, else in the container's layer. */
+  #resolve(entry: ContainerEntry, path: string): ResolvedPath {
+    const normal = normalisePath(path);
+    let best: ContainerRecord["mounts"][number] | undefined;
+    for (const mount of entry.record.mounts) {
+      const root = normalisePath(mount.containerPath);
+      if (
+        (normal === root || normal.startsWith(`${root}/`) || root === "/") &&
+        (best === undefined || root.length > normalisePath(best.containerPath).length)
+      )
+        best = mount;
+    }
+    if (best === undefined) return { filesystem: entry.layer, path: normal, readOnly: false };
+    const rest = normal.slice(normalisePath(best.containerPath).length);
+    return {
+      filesystem: this.filesystem,
+      path: normalisePath(`${best.hostPath}/${rest}`),
+      readOnly: best.readOnly,
+    };
+  }
+
+  #probeAnswer(entry: ContainerEntry, type: ProbeType): ProbeAnswer {
+    const { record, behaviour } = entry;
+    const ranMs = this.#clock.now() - (record.startedAt ?? record.createdAt);
     switch (type) {
       case "readiness":
         return ranMs >= behaviour.readyAfterMs
@@ -518,6 +625,10 @@ export function behaviourFor(
   duration("liveness-fail-after", "livenessFailAfterMs");
   duration("termination-delay", "terminationDelayMs");
   duration("log-every", "logEveryMs");
+  duration("probe-delay", "probeDelayMs");
+  duration("http-delay", "httpDelayMs");
+  const httpRefused = read("http-refused");
+  if (httpRefused === "true" || httpRefused === "false") behaviour.httpRefused = httpRefused === "true";
   const pullError = read("pull-error");
   if (pullError !== undefined) behaviour.pullError = pullError;
   const exitCode = read("exit-code");
@@ -593,4 +704,179 @@ function parseIPv4(ip: string): number {
 
 function formatIPv4(value: number): string {
   return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join(".");
+}
+
+/** A container path resolved to the filesystem that holds it. */
+interface ResolvedPath {
+  filesystem: NodeFilesystem;
+  path: string;
+  readOnly: boolean;
+}
+
+interface ShellContext {
+  clock: Clock;
+  resolve: (path: string) => ResolvedPath;
+}
+
+/** See `SimulatedRuntime.execSync`. */
+async function runShell(command: readonly string[], context: ShellContext): Promise<ExecResult> {
+  const [program, flag, script] = command;
+  if (
+    (program === "sh" || program === "/bin/sh" || program === "bash" || program === "/bin/bash") &&
+    flag === "-c"
+  )
+    return runScript(script ?? "", context);
+  return runCommand([...command], context);
+}
+
+async function runScript(script: string, context: ShellContext): Promise<ExecResult> {
+  let stdout = "";
+  let stderr = "";
+  let exitCode = 0;
+  let skip: "&&" | "||" | undefined;
+  for (const { words, next } of parseScript(script)) {
+    const runs = skip === undefined || (skip === "&&" ? exitCode === 0 : exitCode !== 0);
+    if (runs && words.length > 0) {
+      if (words[0] === "exit") {
+        return { exitCode: Number(words[1] ?? exitCode) || 0, stdout, stderr };
+      }
+      const result = await runCommand(words, context);
+      stdout += result.stdout;
+      stderr += result.stderr;
+      exitCode = result.exitCode;
+    }
+    skip = next === ";" ? undefined : next;
+  }
+  return { exitCode, stdout, stderr };
+}
+
+/** Splits a script into commands (words, quotes honoured) and the operator after each. */
+function parseScript(script: string): { words: string[]; next: ";" | "&&" | "||" | undefined }[] {
+  const commands: { words: string[]; next: ";" | "&&" | "||" | undefined }[] = [];
+  let words: string[] = [];
+  let word: string | undefined;
+  for (let i = 0; i < script.length; i++) {
+    const char = script[i] as string;
+    const pair = script.slice(i, i + 2);
+    if (char === "'" || char === '"') {
+      const end = script.indexOf(char, i + 1);
+      word = (word ?? "") + script.slice(i + 1, end === -1 ? script.length : end);
+      i = end === -1 ? script.length : end;
+    } else if (pair === "&&" || pair === "||" || char === ";" || char === "\n") {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+      commands.push({ words, next: pair === "&&" || pair === "||" ? pair : ";" });
+      words = [];
+      if (pair === "&&" || pair === "||") i++;
+    } else if (char === " " || char === "\t") {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+    } else if (char === ">") {
+      if (word !== undefined) words.push(word);
+      word = undefined;
+      if (script[i + 1] === ">") {
+        words.push(">>");
+        i++;
+      } else words.push(">");
+    } else word = (word ?? "") + char;
+  }
+  if (word !== undefined) words.push(word);
+  commands.push({ words, next: undefined });
+  return commands;
+}
+
+async function runCommand(argv: string[], context: ShellContext): Promise<ExecResult> {
+  const ok = (stdout = ""): ExecResult => ({ exitCode: 0, stdout, stderr: "" });
+  const fail = (stderr: string, exitCode = 1): ExecResult => ({
+    exitCode,
+    stdout: "",
+    stderr: `${stderr}\n`,
+  });
+  const [name = "", ...args] = argv;
+  const program = name.slice(name.lastIndexOf("/") + 1);
+  switch (program) {
+    case "true":
+    case ":":
+      return ok();
+    case "false":
+      return { exitCode: 1, stdout: "", stderr: "" };
+    case "sleep": {
+      const seconds = Number(args[0]);
+      if (!(seconds >= 0)) return fail(`sleep: invalid time interval '${args[0] ?? ""}'`);
+      await context.clock.sleep(seconds * 1000);
+      return ok();
+    }
+    case "echo": {
+      const redirect = args.findIndex((a) => a === ">" || a === ">>");
+      const text = `${(redirect === -1 ? args : args.slice(0, redirect)).join(" ")}\n`;
+      if (redirect === -1) return ok(text);
+      const file = args[redirect + 1];
+      if (file === undefined) return fail("sh: syntax error: unexpected newline", 2);
+      const target = context.resolve(file);
+      if (target.readOnly) return fail(`sh: can't create ${file}: Read-only file system`);
+      const before =
+        args[redirect] === ">>" ? new TextDecoder().decode(target.filesystem.readFile(target.path)) : "";
+      target.filesystem.writeFile(target.path, before + text);
+      return ok();
+    }
+    case "cat": {
+      let stdout = "";
+      for (const file of args) {
+        const target = context.resolve(file);
+        const data = target.filesystem.readFile(target.path);
+        if (data === undefined)
+          return {
+            exitCode: 1,
+            stdout,
+            stderr: target.filesystem.isDirectory(target.path)
+              ? `cat: read error: Is a directory\n`
+              : `cat: can't open '${file}': No such file or directory\n`,
+          };
+        stdout += new TextDecoder().decode(data);
+      }
+      return ok(stdout);
+    }
+    case "ls": {
+      const dir = args.find((a) => !a.startsWith("-")) ?? "/";
+      const target = context.resolve(dir);
+      if (target.filesystem.readFile(target.path) !== undefined) return ok(`${dir}\n`);
+      const names = target.filesystem.list(target.path);
+      if (names === undefined) return fail(`ls: ${dir}: No such file or directory`);
+      return ok(names.map((n) => `${n}\n`).join(""));
+    }
+    case "test":
+    case "[": {
+      const operands = program === "[" ? args.slice(0, -1) : args;
+      const [test, path] = operands;
+      if (path === undefined) return { exitCode: 1, stdout: "", stderr: "" };
+      const target = context.resolve(path);
+      const holds =
+        test === "-d"
+          ? target.filesystem.isDirectory(target.path)
+          : test === "-f"
+            ? target.filesystem.readFile(target.path) !== undefined
+            : target.filesystem.exists(target.path);
+      return { exitCode: holds ? 0 : 1, stdout: "", stderr: "" };
+    }
+    case "touch":
+    case "mkdir":
+    case "rm": {
+      for (const path of args.filter((a) => !a.startsWith("-"))) {
+        const target = context.resolve(path);
+        if (target.readOnly) return fail(`${program}: ${path}: Read-only file system`);
+        if (program === "touch") {
+          if (target.filesystem.readFile(target.path) === undefined)
+            target.filesystem.writeFile(target.path, "");
+        } else if (program === "mkdir") target.filesystem.mkdir(target.path);
+        else if (target.filesystem.exists(target.path) || !args.includes("-f")) {
+          if (!target.filesystem.exists(target.path))
+            return fail(`rm: can't remove '${path}': No such file or directory`);
+          target.filesystem.remove(target.path);
+        }
+      }
+      return ok();
+    }
+    default:
+      return fail(`sh: ${name}: not found`, 127);
+  }
 }
