@@ -1,6 +1,6 @@
 import { FakeClock } from "@reconcile/clock";
 import { CacheSyncTimeoutError } from "@reconcile/informer";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { waitForInformersSynced } from "./cache-sync.js";
 
 /** An informer whose sync the test triggers; `signal: false` leaves out `whenSynced` (a fake that must be polled). */
@@ -103,36 +103,42 @@ describe("waitForInformersSynced", () => {
     ).toBe(false);
   });
 
-  it("polls an informer without whenSynced every pollIntervalMs on the clock", async () => {
-    const clock = new FakeClock();
-    const fake = informer({ signal: false });
-    let settled = false;
-    const waiting = waitForInformersSynced({
-      informers: { fake },
-      signal: new AbortController().signal,
-      clock,
-      pollIntervalMs: 50,
-    }).then((result) => {
-      settled = true;
-      return result;
-    });
-    await clock.advance(50);
-    expect(settled).toBe(false);
-    fake.sync();
-    await clock.advance(49);
-    expect(settled).toBe(false);
-    await clock.advance(1);
-    expect(await waiting).toBe(true);
-    expect(clock.pendingTimers()).toEqual([]);
+  it("polls an informer without whenSynced every pollIntervalMs on the real timers, so a FakeClock nobody advances does not hang it", async () => {
+    vi.useFakeTimers();
+    try {
+      const clock = new FakeClock();
+      const fake = informer({ signal: false });
+      let settled = false;
+      const waiting = waitForInformersSynced({
+        informers: { fake },
+        signal: new AbortController().signal,
+        clock,
+        pollIntervalMs: 50,
+      }).then((result) => {
+        settled = true;
+        return result;
+      });
+      await vi.advanceTimersByTimeAsync(50);
+      expect(settled).toBe(false);
+      fake.sync();
+      await vi.advanceTimersByTimeAsync(49);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(await waiting).toBe(true);
+      expect(clock.pendingTimers()).toEqual([]);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("rejects bad options with a message naming them", async () => {
     const signal = new AbortController().signal;
     await expect(waitForInformersSynced({ informers: {}, signal, timeoutMs: -1 })).rejects.toThrow(
-      "waitForInformersSynced: timeoutMs must be a finite non-negative number, got -1",
+      "waitForCacheSync: timeoutMs must be a finite non-negative number, got -1",
     );
     await expect(waitForInformersSynced({ informers: {}, signal, pollIntervalMs: 0 })).rejects.toThrow(
-      "waitForInformersSynced: pollIntervalMs must be a positive number, got 0",
+      "waitForCacheSync: pollIntervalMs must be a positive number, got 0",
     );
   });
 });

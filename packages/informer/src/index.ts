@@ -22,7 +22,6 @@ export {
   type TransformFunc,
 } from "./delta-fifo.js";
 export {
-  CacheSyncTimeoutError,
   type FactoryWaitOptions,
   type ForResourceOptions,
   SharedInformerFactory,
@@ -62,6 +61,9 @@ export {
 } from "./store.js";
 export {
   type CacheSyncSource,
+  CacheSyncTimeoutError,
   type WaitForCacheSyncOptions,
+  type WaitForNamedCacheSyncOptions,
   waitForCacheSync,
+  waitForNamedCacheSync,
 } from "./wait-for-cache-sync.js";

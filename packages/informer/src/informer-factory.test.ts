@@ -14,8 +14,9 @@ import {
 import type { Client, ResourceClient } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
-import { CacheSyncTimeoutError, SharedInformerFactory } from "./informer-factory.js";
+import { SharedInformerFactory } from "./informer-factory.js";
 import { FakeListerWatcher } from "./testing/index.js";
+import { CacheSyncTimeoutError } from "./wait-for-cache-sync.js";
 
 /** A Client whose list/watch are FakeListerWatchers, one per resource; records the namespace asked for. */
 function fakeClient(sources: Record<string, FakeListerWatcher<KubeObject>>) {

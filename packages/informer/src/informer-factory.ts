@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import { errorMessage, type KubeObject, ReconcileError, type ResourceDescriptor } from "@reconcile/api";
+import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
 import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { TransformFunc } from "./delta-fifo.js";
@@ -7,6 +7,7 @@ import { createLister, type Lister } from "./lister.js";
 import type { WatchErrorHandler } from "./reflector.js";
 import { type HandlerErrorHandler, SharedIndexInformer } from "./shared-informer.js";
 import type { Indexers } from "./store.js";
+import { waitForNamedCacheSync } from "./wait-for-cache-sync.js";
 
 export interface SharedInformerFactoryOptions {
   /** The client informers list and watch through. */
@@ -41,21 +42,6 @@ export interface ForResourceOptions<T extends KubeObject> {
 export interface FactoryWaitOptions {
   /** Fail with {@link CacheSyncTimeoutError} after this long; 0 or absent waits until the signal aborts. */
   timeoutMs?: number | undefined;
-}
-
-/** Informers did not sync in time; names each one and the last error it met. */
-export class CacheSyncTimeoutError extends ReconcileError {
-  readonly unsynced: readonly { informer: string; lastError: unknown }[];
-  constructor(timeoutMs: number, unsynced: readonly { informer: string; lastError: unknown }[]) {
-    const names = unsynced
-      .map(({ informer, lastError }) =>
-        lastError === undefined ? informer : `${informer} (last error: ${errorMessage(lastError)})`,
-      )
-      .join(", ");
-    super("informer.cache-sync-timeout", `caches did not sync within ${timeoutMs}ms: ${names}`);
-    this.name = "CacheSyncTimeoutError";
-    this.unsynced = unsynced;
-  }
 }
 
 /**
@@ -145,40 +131,13 @@ export class SharedInformerFactory {
     options: FactoryWaitOptions = {},
   ): Promise<Record<string, boolean>> {
     const started = Array.from(this.#informers).filter(([key]) => this.#running.has(key));
-    const state = () => Object.fromEntries(started.map(([key, informer]) => [key, informer.hasSynced()]));
-    if (started.every(([, informer]) => informer.hasSynced()) || signal.aborted) return state();
-    // Settling for any reason aborts `done`, which clears the timeout and the listeners.
-    const finished = new AbortController();
-    const done = AbortSignal.any([signal, finished.signal]);
-    const stopped = new Promise<"aborted">((resolve) =>
-      done.addEventListener("abort", () => resolve("aborted"), { once: true }),
-    );
-    const racers: Promise<"synced" | "aborted" | "timeout">[] = [
-      Promise.all(started.map(([, informer]) => informer.whenSynced())).then(() => "synced" as const),
-      stopped,
-    ];
-    if (options.timeoutMs) {
-      racers.push(
-        this.#clock.sleep(options.timeoutMs, { signal: done }).then(
-          () => "timeout" as const,
-          () => "aborted" as const,
-        ),
-      );
-    }
-    let outcome: "synced" | "aborted" | "timeout";
-    try {
-      outcome = await Promise.race(racers);
-    } finally {
-      finished.abort();
-    }
-    const laggards = started.filter(([, informer]) => !informer.hasSynced());
-    if (outcome === "timeout" && laggards.length > 0) {
-      throw new CacheSyncTimeoutError(
-        options.timeoutMs!,
-        laggards.map(([key, informer]) => ({ informer: key, lastError: informer.lastWatchError() })),
-      );
-    }
-    return state();
+    await waitForNamedCacheSync({
+      informers: Object.fromEntries(started),
+      signal,
+      timeoutMs: options.timeoutMs,
+      clock: this.#clock,
+    });
+    return Object.fromEntries(started.map(([key, informer]) => [key, informer.hasSynced()]));
   }
 
   /** Stops every informer and resolves once all have fully stopped. Later `start` calls do nothing. */

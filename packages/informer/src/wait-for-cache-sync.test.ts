@@ -1,6 +1,6 @@
 import { FakeClock } from "@reconcile/clock";
-import { describe, expect, it } from "vitest";
-import { waitForCacheSync } from "./wait-for-cache-sync.js";
+import { describe, expect, it, vi } from "vitest";
+import { CacheSyncTimeoutError, waitForCacheSync, waitForNamedCacheSync } from "./wait-for-cache-sync.js";
 
 describe("waitForCacheSync", () => {
   it("resolves true at once when everything has synced", async () => {
@@ -13,20 +13,41 @@ describe("waitForCacheSync", () => {
     ).toBe(true);
   });
 
-  it("polls every 100ms until every function reports synced", async () => {
+  it("polls every 100ms on the real timers until every function reports synced, whatever the clock", async () => {
+    vi.useFakeTimers();
+    try {
+      const clock = new FakeClock();
+      let synced = false;
+      let checks = 0;
+      const result = waitForCacheSync({ signal: new AbortController().signal, clock }, () => {
+        checks++;
+        return synced;
+      });
+      await vi.advanceTimersByTimeAsync(250);
+      expect(checks).toBe(4); // twice at once (all synced already? then the poll's first check), then at 100 and 200
+      synced = true;
+      await vi.advanceTimersByTimeAsync(50);
+      expect(await result).toBe(true);
+      expect(checks).toBe(5);
+      expect(clock.pendingTimers()).toEqual([]);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("does not hang on a FakeClock nobody advances (the function turns true on a real tick)", async () => {
     const clock = new FakeClock();
     let synced = false;
-    let checks = 0;
-    const result = waitForCacheSync({ signal: new AbortController().signal, clock }, () => {
-      checks++;
-      return synced;
-    });
-    await clock.advance(250);
-    expect(checks).toBe(3);
-    synced = true;
-    await clock.advance(50);
-    expect(await result).toBe(true);
-    expect(checks).toBe(4);
+    setTimeout(() => {
+      synced = true;
+    }, 5);
+    expect(
+      await waitForCacheSync(
+        { signal: new AbortController().signal, clock, pollIntervalMs: 10 },
+        () => synced,
+      ),
+    ).toBe(true);
     expect(clock.pendingTimers()).toEqual([]);
   });
 
@@ -109,20 +130,65 @@ describe("waitForCacheSync on informers", () => {
     expect(clock.pendingTimers()).toEqual([]);
   });
 
-  it("polls plain functions once the informers have synced", async () => {
+  it("waits for informers and plain functions together", async () => {
+    vi.useFakeTimers();
+    try {
+      const clock = new FakeClock();
+      const informer = fakeInformer();
+      let functionSynced = false;
+      let settled = false;
+      const result = waitForCacheSync(
+        { signal: new AbortController().signal, clock },
+        informer,
+        () => functionSynced,
+      ).then((value) => {
+        settled = true;
+        return value;
+      });
+      functionSynced = true;
+      await vi.advanceTimersByTimeAsync(100);
+      expect(settled).toBe(false);
+      informer.sync();
+      expect(await result).toBe(true);
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});
+
+describe("waitForNamedCacheSync", () => {
+  it("rejects with a CacheSyncTimeoutError naming what did not sync and its last watch error", async () => {
     const clock = new FakeClock();
-    const informer = fakeInformer();
-    let functionSynced = false;
-    const result = waitForCacheSync(
-      { signal: new AbortController().signal, clock },
-      informer,
-      () => functionSynced,
+    const pods = { hasSynced: () => true };
+    const nodes = {
+      hasSynced: () => false,
+      whenSynced: () => new Promise<void>(() => {}),
+      lastWatchError: () => new Error("nodes is forbidden"),
+    };
+    const waiting = waitForNamedCacheSync({
+      informers: { pods, nodes, leases: () => false },
+      signal: new AbortController().signal,
+      clock,
+      timeoutMs: 2000,
+    }).catch((error: unknown) => error);
+    await clock.advance(2000);
+    const error = await waiting;
+    expect(CacheSyncTimeoutError.isInstance(error)).toBe(true);
+    expect((error as CacheSyncTimeoutError).code).toBe("informer.cache-sync-timeout");
+    expect((error as Error).message).toBe(
+      "caches did not sync within 2000ms: nodes (last error: nodes is forbidden), leases",
     );
-    informer.sync();
-    await clock.flush();
-    expect(clock.pendingTimers().map((timer) => timer.in)).toEqual([100]);
-    functionSynced = true;
-    await clock.advance(100);
-    expect(await result).toBe(true);
+    expect(clock.pendingTimers()).toEqual([]);
+  });
+
+  it("rejects options it cannot use, naming them", async () => {
+    const signal = new AbortController().signal;
+    await expect(waitForNamedCacheSync({ informers: {}, signal, timeoutMs: Number.NaN })).rejects.toThrow(
+      "waitForCacheSync: timeoutMs must be a finite non-negative number, got NaN",
+    );
+    await expect(waitForCacheSync({ signal, pollIntervalMs: -5 })).rejects.toThrow(
+      "waitForCacheSync: pollIntervalMs must be a positive number, got -5",
+    );
   });
 });
