@@ -38,6 +38,9 @@ export type Route =
   /** A path segment no object could be named by (`..`, `a%2Fb`): a 400 before anything acts on it. */
   | { kind: "invalid"; message: string };
 
+/** A route to a resource collection, object, or its status or scale. */
+export type ResourceRoute = Extract<Route, { kind: "resource" }>;
+
 /**
  * Parses a request path, exactly as sent (dot segments not resolved), into a
  * {@link Route}: discovery, OpenAPI, health, or a resource collection, object

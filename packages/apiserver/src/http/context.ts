@@ -1,0 +1,109 @@
+import type * as http from "node:http";
+import type { ResourceDescriptor } from "@reconcile/api";
+import { type Clock, realClock } from "@reconcile/clock";
+import type { Registry } from "../registry/registry.js";
+import { openApiDocuments } from "./openapi.js";
+import type { KubeletConnection } from "./pod-connect.js";
+import type { Printer } from "./printers.js";
+import { defaultMaxRequestBytes, readRequestBody } from "./request-body.js";
+import type { ApiServerMetrics } from "./request-metrics.js";
+
+export interface HttpHandlerOptions {
+  /** The registry every request runs through (the one the in-process client uses). */
+  registry: Registry;
+  /** Serves `GET /metrics` from it, after reporting the storage object counts. */
+  metrics?: ApiServerMetrics | undefined;
+  /** Ages in Tables are computed with it. Default `realClock`. */
+  clock?: Clock | undefined;
+  /** The largest request body accepted, in bytes. Default 3 MiB (kube-apiserver's). */
+  maxRequestBytes?: number | undefined;
+  /**
+   * When set, every request but `/healthz`, `/livez`, `/readyz` and `/version`
+   * needs `Authorization: Bearer <token>`; others get a 401 Status. Default: no
+   * auth, and then only requests whose `Host` is a loopback name or address
+   * are answered (others get a 403), so a web page cannot reach the server
+   * through DNS rebinding.
+   */
+  token?: string | undefined;
+  /** `host:port` advertised in `/api`. Default: the request's Host header. */
+  serverAddress?: string | undefined;
+  /**
+   * A request other than a watch that has not been answered in this time gets
+   * a 504 Timeout (or, with its answer under way, its connection closed), as
+   * kube-apiserver's `--request-timeout`. Measured on `clock`. Default 60,000 ms.
+   */
+  requestTimeoutMs?: number | undefined;
+  /**
+   * A watch whose client has taken nothing of what the server wrote for this
+   * long is closed: a client that stops reading must not hold a watch (and its
+   * buffered events) forever. Measured on `clock`. Default 30,000 ms.
+   */
+  watchWriteTimeoutMs?: number | undefined;
+  /** How `pods/log` reaches the pod's kubelet. Default: none (logs of a pod on a node are a 500). */
+  kubeletConnection?: KubeletConnection | undefined;
+}
+
+/** kube-apiserver's `--request-timeout` default. */
+export const defaultRequestTimeoutMs = 60_000;
+const defaultWatchWriteTimeoutMs = 30_000;
+
+/**
+ * What every request of one handler shares: its options with their defaults
+ * applied, and the per-kind facts (printer, protobuf message, POST
+ * subresources, OpenAPI) read from the registry's definitions per request, so
+ * a kind defined at run time is served at once.
+ */
+export class HandlerContext {
+  readonly registry: Registry;
+  readonly clock: Clock;
+  readonly maxRequestBytes: number;
+  readonly token: Buffer | undefined;
+  readonly serverAddress: string | undefined;
+  readonly requestTimeoutMs: number;
+  readonly watchWriteTimeoutMs: number;
+  readonly kubeletConnection: KubeletConnection | undefined;
+  readonly metrics: ApiServerMetrics | undefined;
+  /** OpenAPI of the definitions' generation it was computed at, recomputed when that changes. */
+  #openApi: { generation: number; documents: ReturnType<typeof openApiDocuments> } | undefined;
+
+  constructor(options: HttpHandlerOptions) {
+    this.registry = options.registry;
+    this.clock = options.clock ?? realClock;
+    this.maxRequestBytes = options.maxRequestBytes ?? defaultMaxRequestBytes;
+    this.token = options.token === undefined ? undefined : Buffer.from(options.token);
+    this.serverAddress = options.serverAddress;
+    this.requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
+    this.watchWriteTimeoutMs = options.watchWriteTimeoutMs ?? defaultWatchWriteTimeoutMs;
+    this.kubeletConnection = options.kubeletConnection;
+    this.metrics = options.metrics;
+  }
+
+  /** Reads the body, telling a client that waits for it (`Expect: 100-continue`) to send it only if it may. */
+  body(request: http.IncomingMessage, response: http.ServerResponse): Promise<Buffer> {
+    const declared = Number(request.headers["content-length"]);
+    if (/\b100-continue\b/i.test(request.headers.expect ?? "") && !(declared > this.maxRequestBytes))
+      response.writeContinue();
+    return readRequestBody(request, this.maxRequestBytes);
+  }
+
+  /** OpenAPI of the kinds served now; computed once per change of the served set. */
+  openApiDocuments(): ReturnType<typeof openApiDocuments> {
+    const generation = this.registry.definitions.generation;
+    if (this.#openApi?.generation !== generation)
+      this.#openApi = { generation, documents: openApiDocuments(this.registry.resources) };
+    return this.#openApi.documents;
+  }
+
+  /** The protobuf message of a served kind, for kubectl's protobuf bodies. */
+  readonly protobufMessageOf = (apiVersion: string, kind: string): string | undefined =>
+    this.registry.definitions.forKind(apiVersion, kind)?.protobufMessage;
+
+  /** The subresources a served resource's definition answers POSTs on. */
+  readonly postSubresources = (resource: ResourceDescriptor): readonly string[] =>
+    Object.keys(this.registry.definitions.get(resource)?.subresources ?? {});
+
+  /** The columns a served resource prints with. */
+  printerOf(resource: ResourceDescriptor): Printer | undefined {
+    return this.registry.definitions.get(resource)?.printer;
+  }
+}

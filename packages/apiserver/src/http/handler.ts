@@ -1,0 +1,171 @@
+import type * as http from "node:http";
+import { newBadRequest } from "@reconcile/api";
+import { checkHost, checkToken, splitTarget } from "./access.js";
+import { markAuthorized } from "./connection-limiter.js";
+import { HandlerContext, type HttpHandlerOptions } from "./context.js";
+import { serveMetrics, serveNonResource } from "./non-resource.js";
+import { isTrue, parseDryRun, type WriteOptions } from "./parameters.js";
+import { servePodConnect } from "./pod-connect.js";
+import { serveGet, serveList } from "./reads.js";
+import { parseJson } from "./request-body.js";
+import { limitTime, notAllowed, send, sendFailure } from "./respond.js";
+import { parseRoute, type ResourceRoute, type Route } from "./route.js";
+import {
+  requestUser,
+  selfSubjectAccessReview,
+  selfSubjectAccessReviewPath,
+  selfSubjectReview,
+  selfSubjectReviewPath,
+} from "./self-reviews.js";
+import { serveSubresourceCreate } from "./subresources.js";
+import { serveWatch } from "./watch.js";
+import {
+  collectionAllows,
+  serveCreate,
+  serveDelete,
+  serveDeleteCollection,
+  servePatch,
+  serveUpdate,
+} from "./writes.js";
+
+export type { HttpHandlerOptions } from "./context.js";
+
+export type RequestHandler = (request: http.IncomingMessage, response: http.ServerResponse) => void;
+
+/**
+ * The Kubernetes REST API as a `node:http` request handler: discovery,
+ * OpenAPI, health, and every verb on the registry's resources (list, watch,
+ * get, create, update, patch in four kinds, delete, deletecollection, the
+ * status and scale subresources), with Table output for kubectl. Failures are
+ * answered with Status objects; nothing a client sends throws out of it.
+ */
+export function createRequestHandler(options: HttpHandlerOptions): RequestHandler {
+  const context = new HandlerContext(options);
+  return (request, response) => {
+    handle(context, request, response).catch((error: unknown) => sendFailure(response, error));
+  };
+}
+
+/**
+ * Routes one request: who may ask (Host, token), its deadline, then the
+ * non-resource paths, subresource POSTs, pod connections, and the verbs on a
+ * resource collection or object.
+ */
+async function handle(
+  context: HandlerContext,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): Promise<void> {
+  const { pathname, search } = splitTarget(request.url ?? "");
+  const query = new URLSearchParams(search);
+  const method = request.method ?? "GET";
+  checkHost(request, context.token);
+  let route: Route;
+  try {
+    route = parseRoute(pathname, context.registry.resources, context.postSubresources);
+  } catch {
+    throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
+  }
+  // Long-running requests (watch, and log, exec, attach, portforward) have no deadline, as kube-apiserver's.
+  if (!((method === "GET" && isTrue(query.get("watch"))) || route.kind === "podConnect"))
+    limitTime(response, context.clock, context.requestTimeoutMs);
+  if (route.kind === "invalid") {
+    request.resume();
+    throw newBadRequest(route.message);
+  }
+  const isPublic = route.kind === "health" || route.kind === "version";
+  checkToken(request, context.token, isPublic);
+  if (context.token === undefined || !isPublic) markAuthorized(request.socket);
+  if (method === "POST" && (pathname === selfSubjectReviewPath || pathname === selfSubjectAccessReviewPath)) {
+    const raw = await context.body(request, response);
+    const json = (request.headers["content-type"] ?? "application/json").startsWith("application/json");
+    const user = requestUser(context.token !== undefined);
+    const review =
+      pathname === selfSubjectReviewPath
+        ? selfSubjectReview(user)
+        : selfSubjectAccessReview(json ? parseJson(raw) : undefined);
+    return send(response, 201, review);
+  }
+  if (pathname === "/metrics" && method === "GET" && context.metrics !== undefined) {
+    request.resume();
+    return serveMetrics(context, context.metrics, response);
+  }
+  if (route.kind === "subresourceCreate")
+    return serveSubresourceCreate(context, route, method, pathname, query, request, response);
+  if (route.kind === "podConnect") {
+    const { namespace, name, action } = route;
+    return servePodConnect(
+      context.registry,
+      context.kubeletConnection,
+      action,
+      namespace,
+      name,
+      method,
+      query,
+      request,
+      response,
+    );
+  }
+  if (route.kind !== "resource") {
+    request.resume();
+    if (method !== "GET" && method !== "HEAD" && route.kind !== "notFound")
+      throw notAllowed(method, pathname);
+    return serveNonResource(context, route, request, response);
+  }
+  const write: WriteOptions = {
+    dryRun: parseDryRun(query),
+    fieldManager: query.get("fieldManager") || undefined,
+    userAgent: request.headers["user-agent"],
+  };
+  if (route.name === undefined)
+    return serveCollection(context, route, method, pathname, query, write, request, response);
+  const object = route as ResourceRoute & { name: string };
+  switch (method) {
+    case "GET": {
+      request.resume();
+      const { resource, namespace, name, subresource } = object;
+      return serveGet(context, resource, namespace, name, subresource, query, request, response);
+    }
+    case "PUT":
+      return serveUpdate(context, object, query, write, request, response);
+    case "PATCH":
+      return servePatch(context, object, query, write, request, response);
+    case "DELETE":
+      return serveDelete(context, object, method, pathname, query, request, response);
+    default:
+      request.resume();
+      throw notAllowed(method, pathname);
+  }
+}
+
+/** The verbs on a collection: list or watch, create, deletecollection. */
+async function serveCollection(
+  context: HandlerContext,
+  route: ResourceRoute,
+  method: string,
+  pathname: string,
+  query: URLSearchParams,
+  write: WriteOptions,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): Promise<void> {
+  const { resource, namespace } = route;
+  if (!collectionAllows(resource, namespace, method)) {
+    request.resume();
+    throw notAllowed(method, pathname);
+  }
+  switch (method) {
+    case "GET":
+      request.resume();
+      if (isTrue(query.get("watch")))
+        return serveWatch(context, resource, namespace, query, request, response);
+      return serveList(context, resource, namespace, query, request, response);
+    case "POST":
+      return serveCreate(context, route, query, write, request, response);
+    case "DELETE":
+      return serveDeleteCollection(context, route, query, request, response);
+    default:
+      request.resume();
+      throw notAllowed(method, pathname);
+  }
+}

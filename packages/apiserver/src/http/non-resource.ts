@@ -1,0 +1,86 @@
+import type * as http from "node:http";
+import type { HandlerContext } from "./context.js";
+import {
+  aggregatedDiscovery,
+  aggregatedDiscoveryContentType,
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  versionInfo,
+} from "./discovery.js";
+import { acceptsAggregatedDiscovery } from "./negotiation.js";
+import type { ApiServerMetrics } from "./request-metrics.js";
+import { send, sendOrNotFound } from "./respond.js";
+import type { Route } from "./route.js";
+
+/** Paths that name no resource: version, health, discovery (legacy and aggregated), OpenAPI. */
+export function serveNonResource(
+  context: HandlerContext,
+  route: Route,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): void {
+  const resources = context.registry.resources;
+  switch (route.kind) {
+    case "version":
+      send(response, 200, versionInfo());
+      return;
+    case "health":
+      response.writeHead(200, {
+        "Content-Type": "text/plain; charset=utf-8",
+        "X-Content-Type-Options": "nosniff",
+      });
+      response.end("ok");
+      return;
+    case "api":
+    case "apis":
+      if (acceptsAggregatedDiscovery(request.headers.accept)) {
+        send(
+          response,
+          200,
+          aggregatedDiscovery(resources, route.kind === "api"),
+          aggregatedDiscoveryContentType,
+        );
+      } else if (route.kind === "api") {
+        send(response, 200, apiVersions(resources, context.serverAddress ?? request.headers.host ?? ""));
+      } else {
+        send(response, 200, apiGroupList(resources));
+      }
+      return;
+    case "group":
+      sendOrNotFound(response, apiGroup(resources, route.group));
+      return;
+    case "groupVersion":
+      sendOrNotFound(response, apiResourceList(resources, route.group, route.version));
+      return;
+    case "openapiIndex":
+      send(response, 200, context.openApiDocuments().index);
+      return;
+    case "openapiDocument":
+      sendOrNotFound(response, context.openApiDocuments().byPath.get(route.path));
+      return;
+    default:
+      sendOrNotFound(response, undefined);
+      return;
+  }
+}
+
+/** `GET /metrics`: storage object counts as of now (kube-apiserver's `apiserver_storage_objects`), then the exposition. */
+export async function serveMetrics(
+  context: HandlerContext,
+  metrics: ApiServerMetrics,
+  response: http.ServerResponse,
+): Promise<void> {
+  const registry = context.registry;
+  for (const resource of registry.resources) {
+    const list = await registry.list(resource, undefined, {});
+    metrics.storageObjects(
+      resource.group ? `${resource.plural}.${resource.group}` : resource.plural,
+      list.items.length,
+    );
+  }
+  const { contentType, body } = await metrics.expose();
+  response.writeHead(200, { "content-type": contentType });
+  response.end(body);
+}

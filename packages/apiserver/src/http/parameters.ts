@@ -1,0 +1,143 @@
+import { type ListOptions, newBadRequest, newInvalid } from "@reconcile/api";
+import { isJsonObject } from "../json.js";
+import { FieldErrors } from "../registry/field-errors.js";
+import type { RegistryDeleteOptions } from "../registry/registry.js";
+import { parseJson } from "./request-body.js";
+import { parseIncludeObject } from "./table.js";
+
+/** What every write passes on to the registry: dry run, and whom managedFields credit. */
+export interface WriteOptions {
+  dryRun: "All" | undefined;
+  /** `fieldManager`; else the registry derives one from the User-Agent's product. */
+  fieldManager: string | undefined;
+  userAgent: string | undefined;
+}
+
+/** A list's options from its query: selectors, paging and resourceVersion semantics. */
+export function listOptions(query: URLSearchParams): ListOptions {
+  const limit = query.get("limit");
+  const match = query.get("resourceVersionMatch");
+  if (match !== null && match !== "" && match !== "NotOlderThan" && match !== "Exact") {
+    throw newBadRequest(
+      `resourceVersionMatch: Unsupported value: "${match}": supported values: "Exact", "NotOlderThan"`,
+    );
+  }
+  return {
+    labelSelector: query.get("labelSelector") ?? undefined,
+    fieldSelector: query.get("fieldSelector") ?? undefined,
+    limit: limit === null || limit === "" ? undefined : parseNumber("limit", limit),
+    continue: query.get("continue") ?? undefined,
+    resourceVersion: query.get("resourceVersion") ?? undefined,
+    resourceVersionMatch: match === null || match === "" ? undefined : match,
+  };
+}
+
+/**
+ * A delete's options from its DeleteOptions body, else its query (grace
+ * period, propagation or the older `orphanDependents`, preconditions, dry run).
+ */
+export function deleteOptions(body: Buffer, query: URLSearchParams): RegistryDeleteOptions {
+  const options: RegistryDeleteOptions = {};
+  const fromBody = body.length === 0 ? {} : parseJson(body);
+  if (!isJsonObject(fromBody)) throw newBadRequest("the DeleteOptions body must be a JSON object");
+  const grace = fromBody.gracePeriodSeconds ?? query.get("gracePeriodSeconds") ?? undefined;
+  if (grace !== undefined) {
+    const seconds = typeof grace === "number" ? grace : parseNumber("gracePeriodSeconds", String(grace));
+    options.gracePeriodSeconds = seconds;
+  }
+  const policy = fromBody.propagationPolicy ?? query.get("propagationPolicy") ?? undefined;
+  if (policy !== undefined) {
+    if (typeof policy !== "string") throw newBadRequest("propagationPolicy must be a string");
+    options.propagationPolicy = policy;
+  } else {
+    const orphan = fromBody.orphanDependents ?? query.get("orphanDependents") ?? undefined;
+    if (orphan !== undefined)
+      options.propagationPolicy = orphan === true || orphan === "true" ? "Orphan" : "Background";
+  }
+  const preconditions = fromBody.preconditions;
+  if (preconditions !== undefined && preconditions !== null) {
+    if (!isJsonObject(preconditions)) throw newBadRequest("preconditions must be an object");
+    const { uid, resourceVersion } = preconditions;
+    if (
+      (uid !== undefined && typeof uid !== "string") ||
+      (resourceVersion !== undefined && typeof resourceVersion !== "string")
+    ) {
+      throw newBadRequest("preconditions.uid and preconditions.resourceVersion must be strings");
+    }
+    options.preconditions = {
+      ...(uid !== undefined ? { uid } : {}),
+      ...(resourceVersion !== undefined ? { resourceVersion } : {}),
+    };
+  }
+  const dryRun = fromBody.dryRun;
+  if (Array.isArray(dryRun) && dryRun.includes("All")) options.dryRun = "All";
+  else if (parseDryRun(query) === "All") options.dryRun = "All";
+  return options;
+}
+
+/** `includeObject` of a Table request, a 400 when it names no policy. */
+export function parseIncludeObjectParam(query: URLSearchParams) {
+  try {
+    return parseIncludeObject(query.get("includeObject"));
+  } catch (error) {
+    throw newBadRequest((error as Error).message);
+  }
+}
+
+/** `dryRun`: absent, or `All` in every value. */
+export function parseDryRun(query: URLSearchParams): "All" | undefined {
+  const values = query.getAll("dryRun");
+  if (values.length === 0) return undefined;
+  for (const value of values) {
+    if (value !== "All")
+      throw newBadRequest(`dryRun: Unsupported value: "${value}": supported values: "All"`);
+  }
+  return "All";
+}
+
+export function parseNumber(name: string, value: string): number {
+  if (!/^-?[0-9]+$/.test(value))
+    throw newBadRequest(`${name}: Invalid value: "${value}": must be an integer`);
+  return Number(value);
+}
+
+export function isTrue(value: string | null): boolean {
+  return value === "true" || value === "1";
+}
+
+/** kube-apiserver's `ValidateFieldManager` and `ValidateDryRun` for create and update. */
+export function validateWriteOptions(kind: "CreateOptions" | "UpdateOptions", query: URLSearchParams): void {
+  const errors = new FieldErrors();
+  validateFieldManager(query.get("fieldManager") ?? "", errors);
+  if (!errors.empty) throw newInvalid({ group: "meta.k8s.io", kind }, "", errors.list);
+}
+
+/**
+ * kube-apiserver's `ValidatePatchOptions`: an apply names its field manager;
+ * only an apply may force.
+ */
+export function validatePatchOptions(contentType: string | undefined, query: URLSearchParams): void {
+  const errors = new FieldErrors();
+  const apply = /^application\/apply-patch\+(yaml|json)\b/i.test(contentType?.trim() ?? "");
+  const fieldManager = query.get("fieldManager") ?? "";
+  if (!apply && query.has("force")) errors.forbidden("force", "may not be specified for non-apply patch");
+  if (apply && fieldManager === "") errors.required("fieldManager", "is required for apply patch");
+  validateFieldManager(fieldManager, errors);
+  if (!errors.empty) throw newInvalid({ group: "meta.k8s.io", kind: "PatchOptions" }, "", errors.list);
+}
+
+const fieldManagerMaxLength = 128;
+
+function validateFieldManager(fieldManager: string, errors: FieldErrors): void {
+  if (Buffer.byteLength(fieldManager) > fieldManagerMaxLength)
+    errors.tooLong("fieldManager", fieldManagerMaxLength);
+  // Go's unicode.IsPrint: no control, format, private-use or unassigned characters, no separator but the space.
+  let position = 0;
+  for (const character of fieldManager) {
+    if (character !== " " && /[\p{C}\p{Z}]/u.test(character)) {
+      const code = character.codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0");
+      errors.invalid("fieldManager", fieldManager, `invalid character U+${code} (at position ${position})`);
+    }
+    position += Buffer.byteLength(character);
+  }
+}

@@ -1,0 +1,65 @@
+import type * as http from "node:http";
+import type { ResourceDescriptor } from "@reconcile/api";
+import type { HandlerContext } from "./context.js";
+import { requestedTableVersion } from "./negotiation.js";
+import { listOptions, parseIncludeObjectParam } from "./parameters.js";
+import { jsonContentType, send, sendList } from "./respond.js";
+import { tableContentType, toTable } from "./table.js";
+
+/** `GET` of one object, or of its scale subresource; as a Table when the client asks for one. */
+export async function serveGet(
+  context: HandlerContext,
+  resource: ResourceDescriptor,
+  namespace: string | undefined,
+  name: string,
+  subresource: "status" | "scale" | undefined,
+  query: URLSearchParams,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): Promise<void> {
+  const registry = context.registry;
+  if (subresource === "scale") return send(response, 200, await registry.getScale(resource, namespace, name));
+  const object = await registry.get(resource, namespace, name);
+  const tableVersion = requestedTableVersion(request.headers.accept);
+  if (tableVersion !== undefined) {
+    const table = toTable(
+      resource,
+      [object],
+      {},
+      {
+        now: context.clock.now(),
+        version: tableVersion,
+        printer: context.printerOf(resource),
+        includeObject: parseIncludeObjectParam(query),
+      },
+    );
+    return send(response, 200, table, tableContentType(tableVersion));
+  }
+  return send(response, 200, object);
+}
+
+/** `GET` of a collection: a list, or a Table of it, streamed item by item. */
+export async function serveList(
+  context: HandlerContext,
+  resource: ResourceDescriptor,
+  namespace: string | undefined,
+  query: URLSearchParams,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): Promise<void> {
+  const tableVersion = requestedTableVersion(request.headers.accept);
+  const includeObject = tableVersion === undefined ? undefined : parseIncludeObjectParam(query);
+  const list = await context.registry.list(resource, namespace, listOptions(query));
+  if (tableVersion !== undefined) {
+    const table = toTable(resource, list.items, list.metadata, {
+      now: context.clock.now(),
+      version: tableVersion,
+      printer: context.printerOf(resource),
+      includeObject,
+    });
+    const { rows, ...rest } = table;
+    return sendList(response, rest, "rows", rows, tableContentType(tableVersion));
+  }
+  const { items, ...envelope } = list;
+  return sendList(response, envelope, "items", items, jsonContentType);
+}

@@ -1,0 +1,123 @@
+import type * as http from "node:http";
+import { newInternalError, newTimeout, StatusError } from "@reconcile/api";
+import type { Clock } from "@reconcile/clock";
+
+export const jsonContentType = "application/json";
+
+/** Sends a body as JSON, unless the request was answered already (it timed out) or its client left. */
+export function send(
+  response: http.ServerResponse,
+  code: number,
+  body: unknown,
+  contentType = jsonContentType,
+): void {
+  if (response.headersSent || response.destroyed) return;
+  const text = JSON.stringify(body);
+  response.writeHead(code, {
+    "Content-Type": contentType,
+    "Content-Length": Buffer.byteLength(text),
+    "Cache-Control": "no-cache, private",
+  });
+  response.end(text);
+}
+
+/**
+ * Sends a list item by item: the envelope, then the items in batches, waiting
+ * for the socket to drain and yielding to the event loop between batches. A
+ * 100,000-pod list so never holds the server's event loop in one
+ * `JSON.stringify`, nor needs one string of the whole body.
+ */
+export async function sendList(
+  response: http.ServerResponse,
+  envelope: object,
+  itemsKey: string,
+  items: readonly unknown[],
+  contentType: string,
+): Promise<void> {
+  if (response.headersSent || response.destroyed) return;
+  const head = JSON.stringify({ ...envelope, [itemsKey]: [] });
+  response.writeHead(200, { "Content-Type": contentType, "Cache-Control": "no-cache, private" });
+  let batch = head.slice(0, -2);
+  for (let i = 0; i < items.length; i++) {
+    batch += (i === 0 ? "" : ",") + JSON.stringify(items[i]);
+    if (batch.length >= listBatchBytes) {
+      if (response.destroyed) return;
+      if (!response.write(batch)) await drained(response);
+      batch = "";
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  response.end(`${batch}]}`);
+}
+
+/** A 200 with the body, or kube-apiserver's 404 Status when there is none. */
+export function sendOrNotFound(response: http.ServerResponse, body: object | undefined): void {
+  if (body !== undefined) {
+    send(response, 200, body);
+    return;
+  }
+  send(response, 404, {
+    kind: "Status",
+    apiVersion: "v1",
+    metadata: {},
+    status: "Failure",
+    message: "the server could not find the requested resource",
+    reason: "NotFound",
+    details: {},
+    code: 404,
+  });
+}
+
+/** Answers a failure with its Status (a 500 InternalError for anything that is not a StatusError). */
+export function sendFailure(response: http.ServerResponse, error: unknown): void {
+  const statusError = StatusError.isInstance(error) ? error : newInternalError(error);
+  if (response.writableEnded) return; // answered already: the request timed out
+  if (response.headersSent) {
+    response.destroy();
+    return;
+  }
+  const code = statusError.status.code || 500;
+  // The body of a refused request may be unread (or, after no 100 Continue, unsent): the connection cannot carry another.
+  if (code === 413) response.shouldKeepAlive = false;
+  send(response, code, statusError.status);
+}
+
+/** kube-apiserver's 405 for a verb the path does not serve. */
+export function notAllowed(method: string, path: string): StatusError {
+  return new StatusError({
+    code: 405,
+    reason: "MethodNotAllowed",
+    message: `the server does not allow this method on the requested resource (${method} ${path})`,
+  });
+}
+
+/** Answers with a 504 (or closes the connection, the answer begun) a request not answered in `timeoutMs`. */
+export function limitTime(response: http.ServerResponse, clock: Clock, timeoutMs: number): void {
+  const timer = clock.setTimeout(() => {
+    if (response.writableEnded || response.destroyed) return;
+    if (response.headersSent) {
+      response.destroy();
+      return;
+    }
+    response.shouldKeepAlive = false;
+    const error = newTimeout("request did not complete within requested timeout - context deadline exceeded");
+    send(response, 504, error.status);
+  }, timeoutMs);
+  response.once("close", () => clock.clearTimeout(timer));
+}
+
+/** A list's items are serialized in batches of this many bytes, each written on its own. */
+const listBatchBytes = 256 * 1024;
+
+/** Resolves when the response can take more, or has closed. */
+function drained(response: http.ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      response.off("drain", done);
+      response.off("close", done);
+      resolve();
+    };
+    response.on("drain", done);
+    response.on("close", done);
+  });
+}
