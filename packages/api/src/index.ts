@@ -3,6 +3,7 @@ export * from "./fields.js";
 export * from "./keys.js";
 export * from "./labels.js";
 export * from "./list-watch.js";
+export * from "./logger.js";
 export * from "./owner-references.js";
 export * from "./pods.js";
 export * from "./quantity.js";

@@ -1,5 +1,5 @@
 import { setMaxListeners } from "node:events";
-import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
+import { type KubeObject, type Logger, noopLogger, type ResourceDescriptor } from "@reconcile/api";
 import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { TransformFunc } from "./delta-fifo.js";
@@ -22,14 +22,16 @@ export interface SharedInformerFactoryOptions {
   fieldSelector?: string | undefined;
   /** Transform applied by every informer (e.g. drop `metadata.managedFields`). Default: none. */
   transform?: TransformFunc<KubeObject> | undefined;
-  /** Passed to every informer. Default: `console.warn` (410s are not logged). */
+  /** Passed to every informer. Default: each informer logs on `logger` (410s are not logged). */
   watchErrorHandler?: WatchErrorHandler | undefined;
-  /** Passed to every informer. Default: `console.error`. */
+  /** Passed to every informer. Default: each informer logs on `logger`. */
   handlerErrorHandler?: HandlerErrorHandler | undefined;
   /** Deep-freeze cached objects (see `SharedIndexInformer`). Default: `RECONCILE_CACHE_MUTATION_DETECTOR`. */
   detectMutations?: boolean | undefined;
   /** Default: `realClock`. */
   clock?: Clock | undefined;
+  /** Given to every informer, and where an informer that fails outright is reported. Default: `noopLogger` (nothing). */
+  logger?: Logger | undefined;
 }
 
 export interface ForResourceOptions<T extends KubeObject> {
@@ -88,6 +90,7 @@ export class SharedInformerFactory {
       transform: o.transform as TransformFunc<T> | undefined,
       watchErrorHandler: o.watchErrorHandler,
       handlerErrorHandler: o.handlerErrorHandler,
+      logger: o.logger,
       detectMutations: o.detectMutations,
       clock: this.#clock,
     });
@@ -114,7 +117,11 @@ export class SharedInformerFactory {
       if (this.#running.has(key)) continue;
       this.#running.set(
         key,
-        informer.run(stop).catch((error) => console.error(`informer ${key} failed:`, error)),
+        informer
+          .run(stop)
+          .catch((error) =>
+            (this.#options.logger ?? noopLogger).error({ informer: key, err: error }, "informer failed"),
+          ),
       );
     }
   }

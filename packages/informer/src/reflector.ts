@@ -5,6 +5,8 @@ import {
   isTooManyRequests,
   type KubeObject,
   type ListerWatcher,
+  type Logger,
+  noopLogger,
   ReconcileError,
   type Status,
   StatusError,
@@ -50,8 +52,10 @@ export interface ReflectorOptions<T extends KubeObject> {
   idleTimeoutMs?: number | undefined;
   /** Backoff between failed attempts. Default: 800 ms doubling to 30 s, reset after 2 minutes quiet. */
   backoff?: BackoffOptions | undefined;
-  /** Called with every error before the reflector retries. Default: `console.warn` (routine 410s are not logged). */
+  /** Called with every error before the reflector retries. Default: logs it on `logger` at warn (routine 410s are not logged). */
   watchErrorHandler?: WatchErrorHandler | undefined;
+  /** Where the default `watchErrorHandler` logs. Default: `noopLogger` (nothing). */
+  logger?: Logger | undefined;
   /** Default: `realClock`. */
   clock?: Clock | undefined;
   /** Source of jitter, in [0, 1). Default: `Math.random`. */
@@ -133,7 +137,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
     this.#backoff = new Backoff(options.backoff ?? {}, this.#clock, this.#random);
-    this.#watchErrorHandler = options.watchErrorHandler ?? defaultWatchErrorHandler;
+    this.#watchErrorHandler = options.watchErrorHandler ?? logWatchErrors(options.logger ?? noopLogger);
   }
 
   /** The resourceVersion of the last list or watch event seen; "" before the first list. */
@@ -464,10 +468,12 @@ export class Reflector<T extends KubeObject = KubeObject> {
   }
 }
 
-/** Logs with `console.warn`; 410s (routine relists) are not logged. */
-export function defaultWatchErrorHandler(error: unknown, context: { name: string }): void {
-  if (isResourceExpired(error) || isGone(error)) return;
-  console.warn(`${context.name}: ${errorMessage(error)}`);
+/** The default watch error handler: logs each error on `logger` at warn, except 410s (routine relists). */
+export function logWatchErrors(logger: Logger): WatchErrorHandler {
+  return (error, context) => {
+    if (isResourceExpired(error) || isGone(error)) return;
+    logger.warn({ reflector: context.name, err: error }, `watch of ${context.name} failed; retrying`);
+  };
 }
 
 function isTooLargeResourceVersion(error: unknown): boolean {

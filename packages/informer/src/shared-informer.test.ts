@@ -1,6 +1,6 @@
-import { type DeepReadonly, isDeletedFinalStateUnknown, type Pod, pods } from "@reconcile/api";
+import { type DeepReadonly, isDeletedFinalStateUnknown, type Logger, type Pod, pods } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ResourceEventHandler } from "./processor-listener.js";
 import {
   determineResyncPeriod,
@@ -314,6 +314,51 @@ describe("SharedIndexInformer", () => {
       "handler bug",
       "handler bug",
     ]);
+  });
+
+  it("without error handlers, logs handler and watch errors on its logger (410s aside) and never on the console", async () => {
+    const records: string[] = [];
+    const logger: Logger = {
+      debug: () => {},
+      info: () => {},
+      warn: (obj, msg) => void records.push(`warn ${msg} ${(obj.err as Error).message}`),
+      error: (obj, msg) => void records.push(`error ${msg} ${(obj.err as Error).message}`),
+      child: () => logger,
+    };
+    const console = vi.spyOn(globalThis.console, "warn");
+    const consoleError = vi.spyOn(globalThis.console, "error");
+    try {
+      const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")] });
+      lw.failNextList(new Error("forbidden"));
+      const h = setup(lw, { watchErrorHandler: undefined, handlerErrorHandler: undefined, logger });
+      h.informer.addEventHandler({
+        onAdd: () => {
+          throw new Error("handler bug");
+        },
+      });
+      h.run();
+      await h.clock.advance(800);
+      expect(records).toEqual([
+        "warn watch of pods failed; retrying forbidden",
+        "error informer pods: event handler onAdd failed handler bug",
+      ]);
+      const quiet = setup(new FakeListerWatcher<Pod>({ objects: [pod("a")] }), {
+        watchErrorHandler: undefined,
+        handlerErrorHandler: undefined,
+      });
+      quiet.informer.addEventHandler({
+        onAdd: () => {
+          throw new Error("handler bug");
+        },
+      });
+      quiet.run();
+      await quiet.clock.flush();
+      expect(console).not.toHaveBeenCalled();
+      expect(consoleError).not.toHaveBeenCalled();
+    } finally {
+      console.mockRestore();
+      consoleError.mockRestore();
+    }
   });
 
   it("a slow handler does not hold back the others", async () => {

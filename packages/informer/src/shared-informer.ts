@@ -3,6 +3,8 @@ import {
   deletionHandlingMetaNamespaceKeyFunc,
   type KubeObject,
   type ListerWatcher,
+  type Logger,
+  noopLogger,
   type ResourceDescriptor,
 } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
@@ -15,7 +17,7 @@ import {
   ProcessorListener,
   type ResourceEventHandler,
 } from "./processor-listener.js";
-import { defaultWatchErrorHandler, Reflector, type WatchErrorHandler } from "./reflector.js";
+import { logWatchErrors, Reflector, type WatchErrorHandler } from "./reflector.js";
 import { createIndexer, type Indexer, type Indexers, type Store } from "./store.js";
 
 /** Reports an error thrown (or rejected) by an event handler; the informer carries on. */
@@ -41,10 +43,12 @@ export interface SharedIndexInformerOptions<T extends KubeObject> {
   fieldSelector?: string | undefined;
   /** Rewrites each object before it is cached (e.g. drop `metadata.managedFields`). Default: none. */
   transform?: TransformFunc<T> | undefined;
-  /** Called with every list/watch error before the retry. Default: `console.warn` (410s are not logged). */
+  /** Called with every list/watch error before the retry. Default: logs it on `logger` at warn (410s are not logged). */
   watchErrorHandler?: WatchErrorHandler | undefined;
-  /** Called when a handler throws or rejects. Default: `console.error`. */
+  /** Called when a handler throws or rejects. Default: logs it on `logger` at error. */
   handlerErrorHandler?: HandlerErrorHandler | undefined;
+  /** Where the default error handlers log. Default: `noopLogger` (nothing). */
+  logger?: Logger | undefined;
   /**
    * Deep-freezes every cached object, so that a handler or lister caller
    * mutating one throws a TypeError at the mutation. Default: true if the
@@ -93,6 +97,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
   #resyncCheckPeriodMs: number;
   #transform: TransformFunc<T> | undefined;
   #watchErrorHandler: WatchErrorHandler | undefined;
+  readonly #defaultWatchErrorHandler: WatchErrorHandler;
   readonly #handlerErrorHandler: HandlerErrorHandler;
   readonly #detectMutations: boolean;
   #fifo: DeltaFIFO<T> | undefined;
@@ -127,7 +132,9 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     this.#resyncCheckPeriodMs = this.#defaultResyncPeriodMs;
     this.#transform = options.transform;
     this.#watchErrorHandler = options.watchErrorHandler;
-    this.#handlerErrorHandler = options.handlerErrorHandler ?? defaultHandlerErrorHandler;
+    const logger = options.logger ?? noopLogger;
+    this.#defaultWatchErrorHandler = logWatchErrors(logger);
+    this.#handlerErrorHandler = options.handlerErrorHandler ?? logHandlerErrors(logger);
     this.#detectMutations =
       options.detectMutations ??
       (typeof process !== "undefined" && process.env?.RECONCILE_CACHE_MUTATION_DETECTOR === "true");
@@ -291,7 +298,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       watchErrorHandler: (error, context) => {
         this.#lastError = error;
         if (userErrorHandler) userErrorHandler(error, context);
-        else defaultWatchErrorHandler(error, context);
+        else this.#defaultWatchErrorHandler(error, context);
       },
     });
     this.#reflector = reflector;
@@ -324,7 +331,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
         // A failing index function or similar: the deltas of that key are dropped, the informer goes on.
         this.#lastError = error;
         try {
-          (this.#watchErrorHandler ?? defaultWatchErrorHandler)(error, { name: this.name });
+          (this.#watchErrorHandler ?? this.#defaultWatchErrorHandler)(error, { name: this.name });
         } catch {
           // ignore a failing reporter
         }
@@ -385,9 +392,10 @@ export function determineResyncPeriod(desiredMs: number, checkMs: number): numbe
   return desiredMs < checkMs ? checkMs : desiredMs;
 }
 
-function defaultHandlerErrorHandler(
-  error: unknown,
-  context: { informer: string; method: HandlerMethod },
-): void {
-  console.error(`informer ${context.informer}: event handler ${context.method} failed:`, error);
+function logHandlerErrors(logger: Logger): HandlerErrorHandler {
+  return (error, context) =>
+    logger.error(
+      { informer: context.informer, method: context.method, err: error },
+      `informer ${context.informer}: event handler ${context.method} failed`,
+    );
 }

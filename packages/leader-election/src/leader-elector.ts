@@ -1,8 +1,8 @@
-import { isConflict, isNotFound, newTimeout, rfc3339Micro } from "@reconcile/api";
+import { isConflict, isNotFound, type Logger, newTimeout, rfc3339Micro } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import { LeaderElectionError } from "./errors.js";
 import type { HealthzAdaptor } from "./healthz-adaptor.js";
-import { type LeaderElectionLogger, silentLogger } from "./logger.js";
+import { completeLogger, type LeaderElectionLogger } from "./logger.js";
 import { type LeaderMetric, type LeaderMetricsProvider, noopLeaderMetricsProvider } from "./metrics.js";
 import type { LeaderElectionRecord } from "./record.js";
 import type { LockRecord, ResourceLock } from "./resource-lock.js";
@@ -67,8 +67,8 @@ export interface LeaderElectionConfig {
   clock?: Clock | undefined;
   /** Default: no metrics. */
   metricsProvider?: LeaderMetricsProvider | undefined;
-  /** Default: silent. */
-  logger?: LeaderElectionLogger | undefined;
+  /** Where the elector reports what it does. Default: `noopLogger` (nothing). */
+  logger?: Logger | LeaderElectionLogger | undefined;
   /** Source of the acquire jitter, values in [0, 1). Default `Math.random`. */
   random?: (() => number) | undefined;
 }
@@ -84,7 +84,7 @@ interface ResolvedConfig {
   releaseOnCancel: boolean;
   name: string;
   clock: Clock;
-  logger: LeaderElectionLogger;
+  logger: Logger;
   random: () => number;
 }
 
@@ -220,7 +220,7 @@ export class LeaderElector {
         await this.#call(signal, (s) => lock.update(renewed, { signal: s }));
         return this.#succeeded(renewed, now);
       } catch (error) {
-        logger.debug?.(
+        logger.debug(
           { lock: lock.describe(), err: error },
           "Failed to update lease optimistically, falling back to slow path",
         );
@@ -251,7 +251,7 @@ export class LeaderElector {
       this.#observedRawRecord = current.raw;
     }
     if (current.record.holderIdentity !== "" && this.#isLeaseValid(now) && !this.isLeader()) {
-      logger.debug?.(
+      logger.debug(
         { lock: lock.describe(), holder: current.record.holderIdentity },
         "Lease is held and has not yet expired",
       );
@@ -339,7 +339,7 @@ export class LeaderElector {
               () => stop("lost"),
               this.#lastSuccessfulAttemptAt + renewDeadlineMs - clock.now(),
             );
-            logger.debug?.({ lock: lock.describe() }, "Successfully renewed lease");
+            logger.debug({ lock: lock.describe() }, "Successfully renewed lease");
             break;
           }
           if (!this.isLeader()) {
@@ -411,7 +411,7 @@ export class LeaderElector {
           await this.#call(timeout.signal, (s) => lock.update(released, { signal: s }));
         } catch (error) {
           if (isConflict(error) && conflicts < maxReleaseConflicts) {
-            logger.debug?.({ lock: lock.describe() }, "Conflict when releasing lease, retrying");
+            logger.debug({ lock: lock.describe() }, "Conflict when releasing lease, retrying");
             continue;
           }
           logger.error({ lock: lock.describe(), err: error }, "Failed to release lease");
@@ -597,7 +597,7 @@ function validate(config: LeaderElectionConfig): ResolvedConfig {
     releaseOnCancel: config.releaseOnCancel ?? false,
     name: config.name ?? "",
     clock: config.clock ?? realClock,
-    logger: config.logger ?? silentLogger,
+    logger: completeLogger(config.logger),
     random: config.random ?? Math.random,
   };
 }

@@ -120,8 +120,8 @@ export class Manager {
         const { managedFields: _, ...metadata } = obj.metadata;
         return { ...obj, metadata };
       },
-      watchErrorHandler: (error) => this.logger.error({ err: String(error) }, "watch failed"),
-      handlerErrorHandler: (error) => this.logger.error({ err: String(error) }, "event handler failed"),
+      // Watch errors at warn (routine 410s not at all), handler errors at error, as client-go logs them.
+      logger: this.logger,
     });
   }
 
@@ -257,10 +257,7 @@ export class Manager {
       clock: this.clock,
       watchDog: this.#healthzAdaptor,
       metricsProvider: this.#leaderMetrics,
-      logger: {
-        info: (obj, msg) => this.logger.info(obj, msg),
-        error: (obj, msg) => this.logger.error(obj, msg),
-      },
+      logger: this.logger,
       callbacks: {
         onStartedLeading: async (leading) => {
           this.#leading = true;
