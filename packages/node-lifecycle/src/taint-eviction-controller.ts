@@ -1,0 +1,359 @@
+import {
+  type DeepReadonly,
+  isNotFound,
+  type Node,
+  nodes,
+  type Pod,
+  pods,
+  rfc3339,
+  splitMetaNamespaceKey,
+} from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import { type Clock, realClock } from "@reconcile/clock";
+import {
+  ClientEventRecorder,
+  type ControllerInformer,
+  type EventRecorder,
+  type Logger,
+  noopLogger,
+  objectFromTombstone,
+  runWorkers,
+  waitForInformersSynced,
+} from "@reconcile/controller";
+import { Queue } from "@reconcile/workqueue";
+import type { ObjectReference, Taint, Toleration } from "kubernetes-types/core/v1.js";
+import { ensureNodeNameIndex, podKey, podsOnNode, updatePodCondition } from "./pods.js";
+import { getMatchingTolerations, getMinTolerationTimeMs, getNoExecuteTaints } from "./taints.js";
+import { TimedWorkerQueue } from "./timed-workers.js";
+
+/** The controller's name in kube-controller-manager and the source of its Events. */
+export const taintEvictionControllerName = "taint-eviction-controller";
+/** The reason of the Events about scheduled and cancelled deletions. */
+export const taintManagerEvictionReason = "TaintManagerEviction";
+/** The reason of the `DisruptionTarget` condition set before the deletion. */
+export const deletionByTaintManagerReason = "DeletionByTaintManager";
+
+export interface TaintEvictionControllerOptions {
+  /** Where pods are deleted and their status written. Required. */
+  client: Client;
+  podInformer: ControllerInformer<Pod>;
+  nodeInformer: ControllerInformer<Node>;
+  /** Default `realClock`. */
+  clock?: Clock | undefined;
+  /** Default: a `ClientEventRecorder` for `taint-eviction-controller`, flushed when the controller stops. */
+  eventRecorder?: EventRecorder | undefined;
+  /** Default: silent. */
+  logger?: Logger | undefined;
+  /** Attempts of one deletion before it is given up until the next pod or node change (upstream 5). Default 5. */
+  deleteRetries?: number | undefined;
+  /** Pause between those attempts (upstream 10 ms). Default 10. */
+  deleteRetryDelayMs?: number | undefined;
+}
+
+/**
+ * kube-controller-manager's taint eviction controller
+ * (`taint-eviction-controller`, upstream's NoExecute taint manager): a pod
+ * bound to a node with a NoExecute taint it does not tolerate is deleted at
+ * once; one that tolerates every such taint is deleted when the shortest
+ * `tolerationSeconds` of the tolerations it uses runs out (never, if none sets
+ * one). When the taints go or the pod comes to tolerate them, the scheduled
+ * deletion is cancelled. Before deleting, the pod gets the `DisruptionTarget`
+ * condition (reason `DeletionByTaintManager`).
+ */
+export class TaintEvictionController {
+  readonly #client: Client;
+  readonly #pods: ControllerInformer<Pod>;
+  readonly #nodes: ControllerInformer<Node>;
+  readonly #clock: Clock;
+  readonly #recorder: EventRecorder;
+  readonly #ownedRecorder: ClientEventRecorder | undefined;
+  readonly #logger: Logger;
+  readonly #deleteRetries: number;
+  readonly #deleteRetryDelayMs: number;
+  /** NoExecute taints of the nodes that have any (upstream `taintedNodes`). */
+  readonly #taintedNodes = new Map<string, Taint[]>();
+  readonly #nodeQueue: Queue<string>;
+  readonly #podQueue: Queue<string>;
+  readonly #evictions: TimedWorkerQueue;
+  /** Pods deleted by this controller since it started (upstream `taint_eviction_controller_pod_deletions_total`). */
+  podDeletions = 0;
+
+  constructor(options: TaintEvictionControllerOptions) {
+    this.#client = options.client;
+    this.#pods = options.podInformer;
+    this.#nodes = options.nodeInformer;
+    this.#clock = options.clock ?? realClock;
+    this.#logger = (options.logger ?? noopLogger).child({ controller: taintEvictionControllerName });
+    this.#deleteRetries = options.deleteRetries ?? 5;
+    this.#deleteRetryDelayMs = options.deleteRetryDelayMs ?? 10;
+    if (options.eventRecorder === undefined) {
+      this.#ownedRecorder = new ClientEventRecorder({
+        client: this.#client,
+        component: taintEvictionControllerName,
+        clock: this.#clock,
+        logger: this.#logger,
+      });
+    }
+    this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
+    this.#nodeQueue = new Queue<string>({ name: "noexec_taint_node", clock: this.#clock });
+    this.#podQueue = new Queue<string>({ name: "noexec_taint_pod", clock: this.#clock });
+    this.#evictions = new TimedWorkerQueue({
+      clock: this.#clock,
+      work: (key, fireAt) => this.#deletePod(key, fireAt),
+    });
+    ensureNodeNameIndex(this.#pods.getIndexer());
+
+    this.#pods.addEventHandler({
+      onAdd: (pod) => this.#podUpdated(undefined, pod),
+      onUpdate: (oldPod, pod) => this.#podUpdated(oldPod, pod),
+      onDelete: (obj) => this.#podUpdated(objectFromTombstone(obj), undefined),
+    });
+    this.#nodes.addEventHandler({
+      onAdd: (node) => this.#nodeUpdated(undefined, node),
+      onUpdate: (oldNode, node) => this.#nodeUpdated(oldNode, node),
+      onDelete: (obj) => this.#nodeUpdated(objectFromTombstone(obj), undefined),
+    });
+  }
+
+  /** Builds the controller on a `SharedInformerFactory`: its pod and Node informers. */
+  static fromInformerFactory(
+    factory: {
+      forResource(resource: typeof pods): ControllerInformer<Pod>;
+      forResource(resource: typeof nodes): ControllerInformer<Node>;
+    },
+    options: Omit<TaintEvictionControllerOptions, "podInformer" | "nodeInformer">,
+  ): TaintEvictionController {
+    return new TaintEvictionController({
+      ...options,
+      podInformer: factory.forResource(pods),
+      nodeInformer: factory.forResource(nodes),
+    });
+  }
+
+  /**
+   * Waits for the caches, then handles node and pod changes (default 8
+   * workers each, upstream `UpdateWorkerSize`) until `signal` aborts; pending
+   * deletions are cancelled and running ones awaited before it settles.
+   */
+  async run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
+    const { signal } = options;
+    const workers = options.workers ?? 8;
+    this.#logger.info({}, "Starting taint eviction controller");
+    try {
+      const synced = await waitForInformersSynced({
+        informers: { pods: this.#pods, nodes: this.#nodes },
+        signal,
+        clock: this.#clock,
+      });
+      if (!synced) return;
+      const common = { signal, workers, logger: this.#logger, clock: this.#clock, maxRetries: 0 };
+      await Promise.all([
+        runWorkers({
+          ...common,
+          name: "noexec_taint_node",
+          queue: asWorkerQueue(this.#nodeQueue),
+          sync: async (name) => {
+            this.handleNodeUpdate(name);
+            return {};
+          },
+        }),
+        runWorkers({
+          ...common,
+          name: "noexec_taint_pod",
+          queue: asWorkerQueue(this.#podQueue),
+          sync: async (key) => {
+            this.handlePodUpdate(key);
+            return {};
+          },
+        }),
+      ]);
+    } finally {
+      this.#nodeQueue.shutDown();
+      this.#podQueue.shutDown();
+      await this.#evictions.stop();
+      await this.#ownedRecorder?.flush();
+      this.#logger.info({}, "Shutting down taint eviction controller");
+    }
+  }
+
+  /** Keys (`namespace/name`) of the pods whose deletion is scheduled and not yet due. */
+  scheduledEvictions(): string[] {
+    return this.#evictions.scheduledKeys();
+  }
+
+  /** Re-reads a node's NoExecute taints and (re)schedules or cancels its pods' deletions (upstream `handleNodeUpdate`). */
+  handleNodeUpdate(nodeName: string): void {
+    const node = this.#nodes.getIndexer().getByKey(nodeName);
+    if (node === undefined) {
+      this.#taintedNodes.delete(nodeName);
+      return;
+    }
+    const taints = getNoExecuteTaints(node.spec?.taints);
+    if (taints.length === 0) this.#taintedNodes.delete(nodeName);
+    else this.#taintedNodes.set(nodeName, taints);
+    // The taints are recorded before the pods are listed: a pod arriving later is handled on its own event.
+    const podsHere = podsOnNode(this.#pods.getIndexer(), nodeName);
+    if (taints.length === 0) {
+      for (const pod of podsHere) this.#cancelWorkWithEvent(podKey(pod));
+      return;
+    }
+    const now = this.#clock.now();
+    for (const pod of podsHere) {
+      this.#processPodOnNode(podKey(pod), nodeName, pod.spec?.tolerations ?? [], taints, now);
+    }
+    return;
+  }
+
+  /** Schedules, keeps or cancels one pod's deletion after it changed (upstream `handlePodUpdate`). */
+  handlePodUpdate(key: string): void {
+    const { namespace, name } = splitMetaNamespaceKey(key);
+    const pod = this.#pods.getIndexer().getByKey(`${namespace}/${name}`);
+    if (pod === undefined) {
+      this.#cancelWorkWithEvent(key);
+      return;
+    }
+    const nodeName = pod.spec?.nodeName;
+    if (!nodeName) return;
+    const taints = this.#taintedNodes.get(nodeName);
+    // No NoExecute taints (or no node): any deletion was cancelled when they went.
+    if (taints === undefined) return;
+    this.#processPodOnNode(key, nodeName, pod.spec?.tolerations ?? [], taints, this.#clock.now());
+    return;
+  }
+
+  #podUpdated(oldPod: DeepReadonly<Pod> | undefined, pod: DeepReadonly<Pod> | undefined): void {
+    if (
+      oldPod !== undefined &&
+      pod !== undefined &&
+      oldPod.spec?.nodeName === pod.spec?.nodeName &&
+      JSON.stringify(oldPod.spec?.tolerations ?? []) === JSON.stringify(pod.spec?.tolerations ?? [])
+    ) {
+      return;
+    }
+    const subject = pod ?? oldPod;
+    if (subject !== undefined) this.#podQueue.add(podKey(subject));
+  }
+
+  #nodeUpdated(oldNode: DeepReadonly<Node> | undefined, node: DeepReadonly<Node> | undefined): void {
+    if (
+      oldNode !== undefined &&
+      node !== undefined &&
+      JSON.stringify(getNoExecuteTaints(oldNode.spec?.taints)) ===
+        JSON.stringify(getNoExecuteTaints(node.spec?.taints))
+    ) {
+      return;
+    }
+    const name = (node ?? oldNode)?.metadata?.name;
+    if (name) this.#nodeQueue.add(name);
+  }
+
+  /** Upstream `processPodOnNode`. */
+  #processPodOnNode(
+    key: string,
+    nodeName: string,
+    tolerations: readonly DeepReadonly<Toleration>[],
+    taints: readonly Taint[],
+    now: number,
+  ): void {
+    if (taints.length === 0) this.#cancelWorkWithEvent(key);
+    const { allTolerated, used } = getMatchingTolerations(taints, tolerations);
+    if (!allTolerated) {
+      this.#logger.info(
+        { pod: key, node: nodeName },
+        "Not all taints are tolerated after update for pod on node",
+      );
+      // Whatever was scheduled goes: the pod is deleted now.
+      this.#cancelWorkWithEvent(key);
+      this.#evictions.addWork(key, now, now);
+      return;
+    }
+    const minTolerationMs = getMinTolerationTimeMs(used);
+    if (minTolerationMs < 0) {
+      this.#cancelWorkWithEvent(key);
+      return;
+    }
+    let startTime = now;
+    const triggerTime = now + minTolerationMs;
+    const scheduled = this.#evictions.getWorker(key);
+    if (scheduled !== undefined && scheduled !== null) {
+      startTime = scheduled.createdAt;
+      // Upstream keeps the running countdown when it started earlier.
+      if (startTime + minTolerationMs < triggerTime) return;
+      this.#cancelWorkWithEvent(key);
+    }
+    this.#evictions.addWork(key, startTime, triggerTime);
+  }
+
+  #cancelWorkWithEvent(key: string): void {
+    if (!this.#evictions.cancelWork(key)) return;
+    this.#recorder.event(
+      podReference(key),
+      "Normal",
+      taintManagerEvictionReason,
+      `Cancelling deletion of Pod ${key}`,
+    );
+  }
+
+  /** Upstream `deletePodHandler`: the Event, then up to `deleteRetries` attempts of condition + delete. */
+  async #deletePod(key: string, _fireAt: number): Promise<void> {
+    this.#logger.info({ pod: key }, "NoExecuteTaintManager is deleting pod");
+    this.#recorder.event(
+      podReference(key),
+      "Normal",
+      taintManagerEvictionReason,
+      `Marking for deletion Pod ${key}`,
+    );
+    let lastError: unknown;
+    for (let attempt = 0; attempt < this.#deleteRetries; attempt++) {
+      try {
+        await this.#addConditionAndDeletePod(key);
+        this.podDeletions++;
+        return;
+      } catch (error) {
+        if (isNotFound(error)) return;
+        lastError = error;
+      }
+      await this.#clock.sleep(this.#deleteRetryDelayMs);
+    }
+    this.#logger.error({ pod: key, err: lastError }, "Failed to delete pod after retries");
+    throw lastError;
+  }
+
+  async #addConditionAndDeletePod(key: string): Promise<void> {
+    const { namespace, name } = splitMetaNamespaceKey(key);
+    const podClient = this.#client.resource(pods, namespace);
+    const pod = await podClient.get(name);
+    const status = structuredClone(pod.status ?? {});
+    const changed = updatePodCondition(
+      status,
+      {
+        type: "DisruptionTarget",
+        status: "True",
+        reason: deletionByTaintManagerReason,
+        message: "Taint manager: deleting due to NoExecute taint",
+      },
+      rfc3339(this.#clock.now()),
+    );
+    // A conflict fails this attempt; the next one reads the pod afresh.
+    if (changed) await podClient.updateStatus({ ...pod, status });
+    await podClient.delete(name, { preconditions: { uid: pod.metadata?.uid } });
+  }
+}
+
+function podReference(key: string): ObjectReference {
+  const { namespace, name } = splitMetaNamespaceKey(key);
+  return { apiVersion: "v1", kind: "Pod", namespace, name };
+}
+
+/** The plain `Queue` as the worker loop's queue: no rate limiter, so a failed key is simply dropped (upstream does not retry these either). */
+function asWorkerQueue(queue: Queue<string>) {
+  return {
+    get: () => queue.get(),
+    done: (key: string) => queue.done(key),
+    forget: () => {},
+    addRateLimited: (key: string) => queue.add(key),
+    addAfter: (key: string) => queue.add(key),
+    numRequeues: () => 0,
+    shutDown: () => queue.shutDown(),
+  };
+}
