@@ -599,7 +599,7 @@ describe("LeaderElector.run", () => {
         },
       }),
       clock: h.clock,
-      logger: { info() {}, error: (_, msg) => errors.push(msg) },
+      logger: { info() {}, error: (_, msg) => errors.push(msg ?? "") },
       callbacks: {
         onStartedLeading: () => void h.log.push("started"),
         onStoppedLeading: () => h.log.push("stopped"),
