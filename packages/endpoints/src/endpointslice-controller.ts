@@ -135,7 +135,7 @@ export class EndpointSliceController {
         name: "endpoint_slice",
         rateLimiter: new MaxOfRateLimiter({
           limiters: [
-            new ItemExponentialFailureRateLimiter({ baseDelay: 1_000, maxDelay: 1_000_000 }),
+            new ItemExponentialFailureRateLimiter({ baseDelayMs: 1_000, maxDelayMs: 1_000_000 }),
             new BucketRateLimiter({ qps: 10, burst: 100, clock: this.#clock }),
           ],
         }),

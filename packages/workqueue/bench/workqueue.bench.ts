@@ -137,7 +137,7 @@ async function workloadB(): Promise<number> {
 async function workloadC(): Promise<number> {
   const keys = makeKeys(distinctKeys);
   const queue = new RateLimitingQueue<string>({
-    rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelay: 5, maxDelay: 1_000_000 }),
+    rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 5, maxDelayMs: 1_000_000 }),
   });
   collectGarbage();
   const cpuStart = cpuMs();

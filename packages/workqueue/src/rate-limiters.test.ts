@@ -31,7 +31,7 @@ function stepLimiter(base: number, max: number, threshold: number): RateLimiter<
 
 describe("ItemExponentialFailureRateLimiter", () => {
   it("doubles the delay per failure of an item, independently per item, and forget starts over", () => {
-    const limiter = new ItemExponentialFailureRateLimiter<string>({ baseDelay: 1, maxDelay: second });
+    const limiter = new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: 1, maxDelayMs: second });
     expect(delays(limiter, "one", 5)).toEqual([1, 2, 4, 8, 16]);
     expect(limiter.numRequeues("one")).toBe(5);
     expect(delays(limiter, "two", 2)).toEqual([1, 2]);
@@ -42,27 +42,27 @@ describe("ItemExponentialFailureRateLimiter", () => {
   });
 
   it.each([
-    { baseDelay: 1, maxDelay: 1_000 * second, warmup: 5, expected: 32 },
-    { baseDelay: 1, maxDelay: 1_000 * second, warmup: 1_000, expected: 1_000 * second },
-    { baseDelay: minute, maxDelay: 1_000 * hour, warmup: 2, expected: 4 * minute },
-    { baseDelay: minute, maxDelay: 1_000 * hour, warmup: 1_000, expected: 1_000 * hour },
-    { baseDelay: 5, maxDelay: 1_000 * second, warmup: 5_000, expected: 1_000 * second },
-    { baseDelay: 0, maxDelay: 1_000 * second, warmup: 5_000, expected: 0 },
-  ])("after $warmup failures from $baseDelay ms the next delay is $expected ms (no overflow)", ({
-    baseDelay,
-    maxDelay,
+    { baseDelayMs: 1, maxDelayMs: 1_000 * second, warmup: 5, expected: 32 },
+    { baseDelayMs: 1, maxDelayMs: 1_000 * second, warmup: 1_000, expected: 1_000 * second },
+    { baseDelayMs: minute, maxDelayMs: 1_000 * hour, warmup: 2, expected: 4 * minute },
+    { baseDelayMs: minute, maxDelayMs: 1_000 * hour, warmup: 1_000, expected: 1_000 * hour },
+    { baseDelayMs: 5, maxDelayMs: 1_000 * second, warmup: 5_000, expected: 1_000 * second },
+    { baseDelayMs: 0, maxDelayMs: 1_000 * second, warmup: 5_000, expected: 0 },
+  ])("after $warmup failures from $baseDelayMs ms the next delay is $expected ms (no overflow)", ({
+    baseDelayMs,
+    maxDelayMs,
     warmup,
     expected,
   }) => {
-    const limiter = new ItemExponentialFailureRateLimiter<string>({ baseDelay, maxDelay });
+    const limiter = new ItemExponentialFailureRateLimiter<string>({ baseDelayMs, maxDelayMs });
     delays(limiter, "item", warmup);
     expect(limiter.when("item")).toBe(expected);
   });
 
   it.each([
-    [{ baseDelay: -1, maxDelay: 10 }, "baseDelay must be a finite number of ms >= 0, got -1"],
-    [{ baseDelay: 1, maxDelay: Number.NaN }, "maxDelay must be a finite number of ms >= 0, got NaN"],
-    [{ baseDelay: 1 } as never, "maxDelay must be a finite number of ms >= 0, got undefined"],
+    [{ baseDelayMs: -1, maxDelayMs: 10 }, "baseDelayMs must be a finite number of ms >= 0, got -1"],
+    [{ baseDelayMs: 1, maxDelayMs: Number.NaN }, "maxDelayMs must be a finite number of ms >= 0, got NaN"],
+    [{ baseDelayMs: 1 } as never, "maxDelayMs must be a finite number of ms >= 0, got undefined"],
   ])("rejects %o", (options, message) => {
     expect(() => new ItemExponentialFailureRateLimiter(options)).toThrow(
       `ItemExponentialFailureRateLimiter: ${message}`,
@@ -73,8 +73,8 @@ describe("ItemExponentialFailureRateLimiter", () => {
 describe("ItemFastSlowRateLimiter", () => {
   it("is fast for maxFastAttempts failures, then slow, per item", () => {
     const limiter = new ItemFastSlowRateLimiter<string>({
-      fastDelay: 5,
-      slowDelay: 10 * second,
+      fastDelayMs: 5,
+      slowDelayMs: 10 * second,
       maxFastAttempts: 3,
     });
     expect(delays(limiter, "one", 5)).toEqual([5, 5, 5, 10 * second, 10 * second]);
@@ -87,9 +87,29 @@ describe("ItemFastSlowRateLimiter", () => {
   });
 
   it("rejects a fractional maxFastAttempts", () => {
-    expect(() => new ItemFastSlowRateLimiter({ fastDelay: 1, slowDelay: 2, maxFastAttempts: 1.5 })).toThrow(
-      "ItemFastSlowRateLimiter: maxFastAttempts must be a non-negative integer, got 1.5",
+    expect(
+      () => new ItemFastSlowRateLimiter({ fastDelayMs: 1, slowDelayMs: 2, maxFastAttempts: 1.5 }),
+    ).toThrow("ItemFastSlowRateLimiter: maxFastAttempts must be a non-negative integer, got 1.5");
+  });
+});
+
+describe("the option names before …Ms (deprecated, still read)", () => {
+  it("reads baseDelay/maxDelay, fastDelay/slowDelay and maxDelay as the …Ms options", () => {
+    const exponential = new ItemExponentialFailureRateLimiter<string>({ baseDelay: 2, maxDelay: 5 });
+    expect(delays(exponential, "a", 3)).toEqual([2, 4, 5]);
+    const fastSlow = new ItemFastSlowRateLimiter<string>({ fastDelay: 1, slowDelay: 9, maxFastAttempts: 1 });
+    expect(delays(fastSlow, "a", 2)).toEqual([1, 9]);
+    const capped = new WithMaxWaitRateLimiter<string>({ limiter: exponential, maxDelay: 3 });
+    expect(capped.when("b")).toBe(2);
+    expect(capped.when("b")).toBe(3);
+  });
+
+  it("names the old option in its error, and prefers the new name when both are given", () => {
+    expect(() => new ItemExponentialFailureRateLimiter({ baseDelay: -1, maxDelay: 1 })).toThrow(
+      "ItemExponentialFailureRateLimiter: baseDelay must be a finite number of ms >= 0, got -1",
     );
+    const both = { baseDelayMs: 3, baseDelay: 100, maxDelayMs: 10 } as never;
+    expect(new ItemExponentialFailureRateLimiter<string>(both).when("a")).toBe(3);
   });
 });
 
@@ -97,8 +117,8 @@ describe("MaxOfRateLimiter", () => {
   it("returns the longest delay, counts the most requeues and forgets in every limiter", () => {
     const limiter = new MaxOfRateLimiter<string>({
       limiters: [
-        new ItemFastSlowRateLimiter({ fastDelay: 5, slowDelay: 3 * second, maxFastAttempts: 3 }),
-        new ItemExponentialFailureRateLimiter({ baseDelay: 1, maxDelay: second }),
+        new ItemFastSlowRateLimiter({ fastDelayMs: 5, slowDelayMs: 3 * second, maxFastAttempts: 3 }),
+        new ItemExponentialFailureRateLimiter({ baseDelayMs: 1, maxDelayMs: second }),
       ],
     });
     expect(delays(limiter, "one", 5)).toEqual([5, 5, 5, 3 * second, 3 * second]);
@@ -124,15 +144,15 @@ describe("WithMaxWaitRateLimiter", () => {
   it("caps the wrapped limiter's delays", () => {
     const limiter = new WithMaxWaitRateLimiter<unknown>({
       limiter: stepLimiter(5, 1_000 * second, 100),
-      maxDelay: 500 * second,
+      maxDelayMs: 500 * second,
     });
     for (let i = 0; i < 100; i++) expect(limiter.when(i)).toBe(5);
     for (let i = 100; i < 200; i++) expect(limiter.when(i)).toBe(500 * second);
   });
 
   it("forwards forget and numRequeues", () => {
-    const inner = new ItemExponentialFailureRateLimiter<string>({ baseDelay: 1, maxDelay: second });
-    const limiter = new WithMaxWaitRateLimiter({ limiter: inner, maxDelay: 3 });
+    const inner = new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: 1, maxDelayMs: second });
+    const limiter = new WithMaxWaitRateLimiter({ limiter: inner, maxDelayMs: 3 });
     expect(delays(limiter, "a", 4)).toEqual([1, 2, 3, 3]);
     expect(limiter.numRequeues("a")).toBe(4);
     limiter.forget("a");

@@ -16,15 +16,23 @@ export interface RateLimiter<T> {
 
 /** Options of {@link ItemExponentialFailureRateLimiter}. */
 export interface ItemExponentialFailureRateLimiterOptions {
-  /** Delay after the first failure, in ms. Doubles with every further failure. */
+  /** Delay after the first failure, in ms. Doubles with every further failure. Required. */
+  baseDelayMs: number;
+  /** Upper bound of the delay, in ms. Required. */
+  maxDelayMs: number;
+}
+
+/** @deprecated The option names before they said their unit: use `baseDelayMs` and `maxDelayMs`. */
+export interface LegacyItemExponentialFailureRateLimiterOptions {
+  /** @deprecated Use `baseDelayMs`. */
   baseDelay: number;
-  /** Upper bound of the delay, in ms. */
+  /** @deprecated Use `maxDelayMs`. */
   maxDelay: number;
 }
 
 /**
- * Per-item exponential backoff: `baseDelay * 2^failures`, capped at
- * `maxDelay`. Items back off independently; `forget` starts an item over.
+ * Per-item exponential backoff: `baseDelayMs * 2^failures`, capped at
+ * `maxDelayMs`. Items back off independently; `forget` starts an item over.
  * Every failing item is remembered until it is forgotten.
  */
 export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
@@ -32,11 +40,13 @@ export class ItemExponentialFailureRateLimiter<T> implements RateLimiter<T> {
   readonly #baseDelay: number;
   readonly #maxDelay: number;
 
-  constructor(options: ItemExponentialFailureRateLimiterOptions) {
+  constructor(
+    options: ItemExponentialFailureRateLimiterOptions | LegacyItemExponentialFailureRateLimiterOptions,
+  ) {
     const where = "ItemExponentialFailureRateLimiter";
     checkOptions(options, where);
-    this.#baseDelay = checkDuration(options.baseDelay, where, "baseDelay");
-    this.#maxDelay = checkDuration(options.maxDelay, where, "maxDelay");
+    this.#baseDelay = durationOption(options, where, "baseDelayMs", "baseDelay");
+    this.#maxDelay = durationOption(options, where, "maxDelayMs", "maxDelay");
   }
 
   when(item: T): number {
@@ -105,11 +115,20 @@ export class BucketRateLimiter<T> implements RateLimiter<T> {
 
 /** Options of {@link ItemFastSlowRateLimiter}. */
 export interface ItemFastSlowRateLimiterOptions {
-  /** Delay for the first `maxFastAttempts` failures of an item, in ms. */
+  /** Delay for the first `maxFastAttempts` failures of an item, in ms. Required. */
+  fastDelayMs: number;
+  /** Delay for every later failure, in ms. Required. */
+  slowDelayMs: number;
+  /** How many failures get `fastDelayMs`. Required. */
+  maxFastAttempts: number;
+}
+
+/** @deprecated The option names before they said their unit: use `fastDelayMs` and `slowDelayMs`. */
+export interface LegacyItemFastSlowRateLimiterOptions {
+  /** @deprecated Use `fastDelayMs`. */
   fastDelay: number;
-  /** Delay for every later failure, in ms. */
+  /** @deprecated Use `slowDelayMs`. */
   slowDelay: number;
-  /** How many failures get `fastDelay`. */
   maxFastAttempts: number;
 }
 
@@ -120,11 +139,11 @@ export class ItemFastSlowRateLimiter<T> implements RateLimiter<T> {
   readonly #slowDelay: number;
   readonly #maxFastAttempts: number;
 
-  constructor(options: ItemFastSlowRateLimiterOptions) {
+  constructor(options: ItemFastSlowRateLimiterOptions | LegacyItemFastSlowRateLimiterOptions) {
     const where = "ItemFastSlowRateLimiter";
     checkOptions(options, where);
-    this.#fastDelay = checkDuration(options.fastDelay, where, "fastDelay");
-    this.#slowDelay = checkDuration(options.slowDelay, where, "slowDelay");
+    this.#fastDelay = durationOption(options, where, "fastDelayMs", "fastDelay");
+    this.#slowDelay = durationOption(options, where, "slowDelayMs", "slowDelay");
     const { maxFastAttempts } = options;
     if (!Number.isInteger(maxFastAttempts) || maxFastAttempts < 0) {
       throw new RangeError(
@@ -203,7 +222,14 @@ export class MaxOfRateLimiter<T> implements RateLimiter<T> {
 export interface WithMaxWaitRateLimiterOptions<T> {
   /** The limiter whose delays are capped. */
   limiter: RateLimiter<T>;
-  /** Longest delay returned, in ms. */
+  /** Longest delay returned, in ms. Required. */
+  maxDelayMs: number;
+}
+
+/** @deprecated The option names before they said their unit: use `maxDelayMs`. */
+export interface LegacyWithMaxWaitRateLimiterOptions<T> {
+  limiter: RateLimiter<T>;
+  /** @deprecated Use `maxDelayMs`. */
   maxDelay: number;
 }
 
@@ -212,11 +238,11 @@ export class WithMaxWaitRateLimiter<T> implements RateLimiter<T> {
   readonly #limiter: RateLimiter<T>;
   readonly #maxDelay: number;
 
-  constructor(options: WithMaxWaitRateLimiterOptions<T>) {
+  constructor(options: WithMaxWaitRateLimiterOptions<T> | LegacyWithMaxWaitRateLimiterOptions<T>) {
     const where = "WithMaxWaitRateLimiter";
     checkOptions(options, where);
     this.#limiter = checkLimiter(options.limiter, `${where}: limiter`);
-    this.#maxDelay = checkDuration(options.maxDelay, where, "maxDelay");
+    this.#maxDelay = durationOption(options, where, "maxDelayMs", "maxDelay");
   }
 
   when(item: T): number {
@@ -249,7 +275,7 @@ export function defaultControllerRateLimiter<T>(
 ): RateLimiter<T> {
   return new MaxOfRateLimiter<T>({
     limiters: [
-      new ItemExponentialFailureRateLimiter<T>({ baseDelay: 5, maxDelay: 1_000_000 }),
+      new ItemExponentialFailureRateLimiter<T>({ baseDelayMs: 5, maxDelayMs: 1_000_000 }),
       new BucketRateLimiter<T>({ qps: 10, burst: 100, clock: options.clock }),
     ],
   });
@@ -259,6 +285,15 @@ function checkOptions(options: unknown, where: string): void {
   if (typeof options !== "object" || options === null) {
     throw new TypeError(`${where}: options must be an object, got ${String(options)}`);
   }
+}
+
+// A duration under its `…Ms` name, or under the name it had before (deprecated; read for one release).
+function durationOption(options: object, where: string, field: string, legacyField: string): number {
+  const record = options as Record<string, unknown>;
+  if (record[field] === undefined && record[legacyField] !== undefined) {
+    return checkDuration(record[legacyField], where, legacyField);
+  }
+  return checkDuration(record[field], where, field);
 }
 
 function checkDuration(value: unknown, where: string, field: string): number {

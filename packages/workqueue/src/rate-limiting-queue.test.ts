@@ -8,7 +8,7 @@ describe("RateLimitingQueue", () => {
     const clock = new FakeClock();
     const queue = new RateLimitingQueue<string>({
       clock,
-      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelay: 1, maxDelay: 1_000 }),
+      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 1, maxDelayMs: 1_000 }),
     });
 
     queue.addRateLimited("one");
@@ -62,7 +62,7 @@ describe("RateLimitingQueue", () => {
     const clock = new FakeClock();
     const queue = new RateLimitingQueue<string>({
       clock,
-      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelay: 10, maxDelay: 1_000 }),
+      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 10, maxDelayMs: 1_000 }),
     });
     const attempts: number[] = [];
     const maxRetries = 3;

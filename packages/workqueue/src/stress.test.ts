@@ -111,7 +111,7 @@ describe("stress with retries", () => {
     const clock = new FakeClock();
     const queue = new RateLimitingQueue<string>({
       clock,
-      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelay: 1, maxDelay: 50 }),
+      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 1, maxDelayMs: 50 }),
     });
     const checker = new HoldChecker();
     const keys = Array.from({ length: 30 }, (_, i) => `ns/name-${i}`);
