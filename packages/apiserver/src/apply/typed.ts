@@ -257,6 +257,8 @@ function diff(before: unknown, after: unknown, type: TypeNode, out: Comparison, 
     if (!deepEqual(before, after)) out.modified.insert(path);
     return;
   }
+  // Most of an updated object is unchanged: comparing costs far less than walking it by type.
+  if (deepEqual(before, after)) return;
   if (t.kind === "list") {
     const identify = itemIdentity(t);
     const beforeItems = new Map<string, unknown>();
