@@ -277,8 +277,9 @@ export class TaintEvictionController {
     const scheduled = this.#evictions.getWorker(key);
     if (scheduled !== undefined && scheduled !== null) {
       startTime = scheduled.createdAt;
-      // Upstream keeps the running countdown when it started earlier.
-      if (startTime + minTolerationMs < triggerTime) return;
+      // The running countdown is kept (upstream: when it started earlier, which on a wall clock is
+      // always; on a clock that has not moved, the same instant counts as earlier too).
+      if (startTime + minTolerationMs <= triggerTime) return;
       this.#cancelWorkWithEvent(key);
     }
     this.#evictions.addWork(key, startTime, triggerTime);
