@@ -1,6 +1,6 @@
 import { splitMetaNamespaceKey } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
-import type { GetResult } from "@reconcile/workqueue";
+import type { RateLimitingInterface } from "@reconcile/workqueue";
 import { type Logger, noopLogger } from "./logger.js";
 import {
   noopSyncMetrics,
@@ -10,16 +10,11 @@ import {
   TerminalError,
 } from "./sync-result.js";
 
-/** The queue operations the worker loop uses; `RateLimitingQueue` from `@reconcile/workqueue` has them all. */
-export interface WorkerQueue<T> {
-  get(): Promise<GetResult<T>>;
-  done(item: T): void;
-  forget(item: T): void;
-  addRateLimited(item: T): void;
-  addAfter(item: T, delayMs: number): void;
-  numRequeues(item: T): number;
-  shutDown(): void;
-}
+/** The queue operations the worker loop uses: any `RateLimitingInterface` from `@reconcile/workqueue` has them. */
+export type WorkerQueue<T> = Pick<
+  RateLimitingInterface<T>,
+  "get" | "done" | "forget" | "addRateLimited" | "addAfter" | "numRequeues" | "shutDown"
+>;
 
 /** What each sync receives besides its key. */
 export interface SyncContext {

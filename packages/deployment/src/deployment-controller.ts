@@ -36,7 +36,7 @@ import {
   type SyncResult,
   TerminalError,
 } from "@reconcile/controller";
-import { RateLimitingQueue } from "@reconcile/workqueue";
+import { type RateLimitingInterface, RateLimitingQueue } from "@reconcile/workqueue";
 import { type AnyReplicaSet, getRollbackTo } from "./deployment-util.js";
 import { DeploymentRollout, eventTarget, type PodMap } from "./rollout.js";
 
@@ -63,7 +63,7 @@ export interface DeploymentControllerOptions {
   /** Where Events go. Default: a `ClientEventRecorder` over `client` with component "deployment-controller". */
   eventRecorder?: EventRecorder | undefined;
   /** The work queue of Deployment keys. Default: a `RateLimitingQueue` with the default controller rate limiter on `clock`. */
-  queue?: RateLimitingQueue<string> | undefined;
+  queue?: RateLimitingInterface<string> | undefined;
   /** Logs syncs and failures (pino's call shape). Default: no logging. */
   logger?: Logger | undefined;
   /** How often `run` polls an informer without a synced signal (a test fake), in ms. Default 100. */
@@ -83,7 +83,7 @@ export interface DeploymentControllerOptions {
  * and conditions.
  */
 export class DeploymentController {
-  readonly queue: RateLimitingQueue<string>;
+  readonly queue: RateLimitingInterface<string>;
   readonly #client: Client;
   readonly #dInformer: ControllerInformer<Deployment>;
   readonly #rsInformer: ControllerInformer<ReplicaSet>;

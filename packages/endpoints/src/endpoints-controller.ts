@@ -21,7 +21,7 @@ import {
   runController,
   type SyncResult,
 } from "@reconcile/controller";
-import { RateLimitingQueue } from "@reconcile/workqueue";
+import { type RateLimitingInterface, RateLimitingQueue } from "@reconcile/workqueue";
 import type {
   EndpointAddress,
   EndpointPort,
@@ -61,7 +61,7 @@ export interface EndpointsControllerOptions {
   /** Default: a `ClientEventRecorder` for `endpoint-controller`, flushed when the controller stops. */
   eventRecorder?: EventRecorder | undefined;
   /** Default: a rate-limiting queue named `endpoint`. */
-  queue?: RateLimitingQueue<string> | undefined;
+  queue?: RateLimitingInterface<string> | undefined;
   /** Default: silent. */
   logger?: Logger | undefined;
 }
@@ -76,7 +76,7 @@ export interface EndpointsControllerOptions {
  * Endpoints when the Service goes; writes nothing when nothing changed.
  */
 export class EndpointsController {
-  readonly queue: RateLimitingQueue<string>;
+  readonly queue: RateLimitingInterface<string>;
   readonly #client: Client;
   readonly #services: ControllerInformer<Service>;
   readonly #pods: ControllerInformer<Pod>;

@@ -27,6 +27,7 @@ import {
   BucketRateLimiter,
   ItemExponentialFailureRateLimiter,
   MaxOfRateLimiter,
+  type RateLimitingInterface,
   RateLimitingQueue,
 } from "@reconcile/workqueue";
 import type { Service } from "kubernetes-types/core/v1.js";
@@ -66,7 +67,7 @@ export interface EndpointSliceControllerOptions {
   /** Default: a `ClientEventRecorder` for `endpoint-slice-controller`, flushed when the controller stops. */
   eventRecorder?: EventRecorder | undefined;
   /** Default: a rate-limiting queue named `endpoint_slice` (per item 1 s doubling to 1000 s, overall 10/s burst 100). */
-  queue?: RateLimitingQueue<string> | undefined;
+  queue?: RateLimitingInterface<string> | undefined;
   /** Default: silent. */
   logger?: Logger | undefined;
 }
@@ -90,7 +91,7 @@ export class StaleEndpointSlicesError extends Error {
  * a Service with no endpoints keeps one empty placeholder slice.
  */
 export class EndpointSliceController {
-  readonly queue: RateLimitingQueue<string>;
+  readonly queue: RateLimitingInterface<string>;
   readonly #client: Client;
   readonly #services: ControllerInformer<Service>;
   readonly #pods: ControllerInformer<Pod>;

@@ -1,4 +1,5 @@
 import { type Clock, realClock } from "./clock.js";
+import type { DelayingInterface } from "./interfaces.js";
 import { type ItemState, WAITING } from "./item-state.js";
 import type { CounterMetric } from "./metrics.js";
 import { noopMetricsProvider } from "./metrics.js";
@@ -14,7 +15,7 @@ const maxTimerMs = 2_147_483_647;
  * single timer armed for the earliest one; a waiting item added again keeps
  * its earlier ready time. Waiting items are dropped at shutdown.
  */
-export class DelayingQueue<T> extends Queue<T> {
+export class DelayingQueue<T> extends Queue<T> implements DelayingInterface<T> {
   readonly #clock: Clock;
   readonly #waiting = new ReadyHeap<ItemState<T>>();
   #timer: unknown;

@@ -1,5 +1,6 @@
 export { type Clock, realClock } from "./clock.js";
 export { DelayingQueue } from "./delaying-queue.js";
+export type { DelayingInterface, QueueInterface, RateLimitingInterface } from "./interfaces.js";
 export {
   type CounterMetric,
   type GaugeMetric,

@@ -1,5 +1,6 @@
 import { type Clock, realClock } from "./clock.js";
 import { Fifo } from "./fifo.js";
+import type { QueueInterface } from "./interfaces.js";
 import { DIRTY, ItemState, PROCESSING, WAITING } from "./item-state.js";
 import {
   checkMetricsProvider,
@@ -38,7 +39,7 @@ const shutdownPromise: Promise<GetResult<never>> = Promise.resolve(shutdownResul
  * Items are compared as `Map` keys are (by value for strings and numbers, by
  * reference for objects), so use string keys such as `namespace/name`.
  */
-export class Queue<T> {
+export class Queue<T> implements QueueInterface<T> {
   /**
    * Every item that is dirty, processing or waiting (client-go's two sets and
    * the delaying queue's map in one): `add` and `done` cost one lookup each,

@@ -1,4 +1,5 @@
 import { DelayingQueue } from "./delaying-queue.js";
+import type { RateLimitingInterface } from "./interfaces.js";
 import type { QueueOptions } from "./queue.js";
 import { checkLimiter, defaultControllerRateLimiter, type RateLimiter } from "./rate-limiters.js";
 
@@ -16,7 +17,7 @@ export interface RateLimitingQueueOptions<T> extends QueueOptions {
  * decides (client-go's rate-limiting queue). The usual worker loop:
  * on success `forget(key)`; on failure `addRateLimited(key)`; `done(key)` either way.
  */
-export class RateLimitingQueue<T> extends DelayingQueue<T> {
+export class RateLimitingQueue<T> extends DelayingQueue<T> implements RateLimitingInterface<T> {
   readonly #rateLimiter: RateLimiter<T>;
 
   constructor(options: RateLimitingQueueOptions<T> = {}) {
