@@ -385,7 +385,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   }
 
   async syncTerminatingPod(
-    _signal: AbortSignal,
+    signal: AbortSignal,
     pod: ConfigPod,
     podStatus: RuntimePodStatus,
     gracePeriod: number | undefined,
@@ -397,7 +397,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.statusManager.setPodStatus(pod, before);
     this.#probeManager.stopLivenessAndStartup(uid);
     const current = this.#pleg.inspect(uid, pod.metadata?.name ?? "", pod.metadata?.namespace ?? "");
-    await this.#runtimeManager.killPod(pod, current, gracePeriod);
+    await this.#runtimeManager.killPod(pod, current, gracePeriod, signal);
     const stopped = this.#pleg.inspect(uid, pod.metadata?.name ?? "", pod.metadata?.namespace ?? "");
     if (stopped.containers.some((c) => c.state === "running"))
       throw new Error("detected running containers after a successful KillPod");
@@ -406,10 +406,10 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.statusManager.setPodStatus(pod, final);
   }
 
-  async syncTerminatingRuntimePod(_signal: AbortSignal, runningPod: RunningPod): Promise<void> {
+  async syncTerminatingRuntimePod(signal: AbortSignal, runningPod: RunningPod): Promise<void> {
     const status = this.#pleg.inspect(runningPod.id, runningPod.name, runningPod.namespace);
     // A pod with no config left is killed at once (grace period 1, as upstream).
-    await this.#runtimeManager.killPod(undefined, status, 1);
+    await this.#runtimeManager.killPod(undefined, status, 1, signal);
     const after = this.#pleg.inspect(runningPod.id, runningPod.name, runningPod.namespace);
     if (after.containers.some((c) => c.state === "running"))
       throw new Error("detected running containers after a successful KillPod");

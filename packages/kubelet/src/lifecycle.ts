@@ -35,7 +35,7 @@ export async function runLifecycleHandler(
     let output = "";
     try {
       if (runtime.execSync === undefined) throw new Error("the container runtime does not support exec");
-      const result = await runtime.execSync(target.containerId, command, 0);
+      const result = await whileNotAborted(runtime.execSync(target.containerId, command, 0), signal);
       output = result.stdout + result.stderr;
       // The CRI client's CodeExitError.
       if (result.exitCode !== 0)
@@ -52,12 +52,13 @@ export async function runLifecycleHandler(
       if (runtime.httpGet === undefined)
         throw new Error("the container runtime does not support HTTP handlers");
       // Any answer is a success: only a transport error fails an HTTP hook, as upstream.
-      await runtime.httpGet(target.containerId, {
+      const request = runtime.httpGet(target.containerId, {
         scheme: httpGet.scheme === "HTTPS" ? "HTTPS" : "HTTP",
         host: httpGet.host ?? "",
         port: resolvePort(container, httpGet.port),
         path: httpGet.path ?? "",
       });
+      await whileNotAborted(request, signal);
       return undefined;
     } catch (caught) {
       return `HTTP lifecycle hook (${httpGet.path ?? ""}) ${where} failed - error: ${messageOf(caught)}`;
@@ -84,6 +85,19 @@ export function resolvePort(container: DeepReadonly<Container>, port: number | s
 /** `format.Pod`: `name_namespace(uid)`. */
 export function formatPod(pod: DeepReadonly<Pod>): string {
   return `${pod.metadata?.name}_${pod.metadata?.namespace}(${pod.metadata?.uid})`;
+}
+
+/** `work`, or a "context canceled" rejection once `signal` aborts. */
+function whileNotAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  work.catch(() => {});
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(new Error("context canceled"));
+      signal.addEventListener("abort", () => reject(new Error("context canceled")), { once: true });
+    }),
+  ]);
 }
 
 function messageOf(error: unknown): string {

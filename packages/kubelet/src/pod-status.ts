@@ -109,7 +109,10 @@ export function generateAPIPodStatus(
   return status;
 }
 
-/** `getPhase(pod, statuses, podIsTerminal)`; sidecar init containers are not modelled. */
+/**
+ * `getPhase(pod, statuses, podIsTerminal)`, with v1.29's sidecars: a running
+ * sidecar counts as running (pending until started), an exited one not at all.
+ */
 export function getPhase(
   pod: ReadonlyPod,
   initStatuses: readonly ContainerStatus[],
@@ -119,8 +122,26 @@ export function getPhase(
   const restartPolicy = pod.spec?.restartPolicy ?? "Always";
   let pendingInit = 0;
   let failedInit = 0;
+  let pendingSidecars = 0;
+  let unknown = 0;
+  let running = 0;
   for (const container of pod.spec?.initContainers ?? []) {
     const status = initStatuses.find((s) => s.name === container.name);
+    if (container.restartPolicy === "Always") {
+      if (status === undefined) unknown++;
+      else if (status.state?.running) {
+        if (!status.started) pendingSidecars++;
+        running++;
+      } else if (status.state?.terminated) {
+        // An exited sidecar does not count.
+      } else if (status.state?.waiting) {
+        if (!status.lastState?.terminated) pendingSidecars++;
+      } else {
+        pendingSidecars++;
+        unknown++;
+      }
+      continue;
+    }
     if (status === undefined) {
       pendingInit++;
       continue;
@@ -133,8 +154,6 @@ export function getPhase(
       else if (!status.lastState?.terminated) pendingInit++;
     } else pendingInit++;
   }
-  let unknown = 0;
-  let running = 0;
   let waiting = 0;
   let stopped = 0;
   let succeeded = 0;
@@ -155,7 +174,7 @@ export function getPhase(
   }
   if (failedInit > 0 && restartPolicy === "Never") return "Failed";
   const anyStarted = statuses.some((s) => s.state?.running || s.state?.terminated || s.lastState?.terminated);
-  if ((pendingInit > 0 && !anyStarted) || waiting > 0) return "Pending";
+  if (((pendingInit > 0 || pendingSidecars > 0) && !anyStarted) || waiting > 0) return "Pending";
   if (running > 0 && unknown === 0) return "Running";
   if (running === 0 && stopped > 0 && unknown === 0) {
     if (podIsTerminal) return stopped === succeeded ? "Succeeded" : "Failed";
@@ -257,8 +276,12 @@ function convertContainerStatuses(
       const probed = options.probeState(container.name, status.containerID);
       status.started = probed.started;
       status.ready = probed.ready;
-    } else if (field === "initContainerStatuses" && status.state?.terminated?.exitCode === 0) {
-      // An init container that finished its job counts as ready.
+    } else if (
+      field === "initContainerStatuses" &&
+      container.restartPolicy !== "Always" &&
+      status.state?.terminated?.exitCode === 0
+    ) {
+      // An init container that finished its job counts as ready (a sidecar that exited does not).
       status.ready = true;
     }
     result.push(status);
@@ -329,7 +352,9 @@ function initializedCondition(
   for (const container of inits) {
     const status = initStatuses.find((s) => s.name === container.name);
     if (status === undefined) unknown.push(container.name);
-    else if (!status.ready) incomplete.push(container.name);
+    // A sidecar has done its part once it has started.
+    else if (container.restartPolicy === "Always" ? !status.started : !status.ready)
+      incomplete.push(container.name);
   }
   if (unknown.length === 0 && incomplete.length === 0) return condition("Initialized", true);
   const parts: string[] = [];
@@ -344,25 +369,32 @@ function readyConditions(
   statuses: readonly ContainerStatus[],
   phase: string,
 ): [PodCondition, PodCondition] {
-  const containersReady = containersReadyCondition(pod, statuses, phase);
+  const containersReady = containersReadyCondition(pod, initStatuses, statuses, phase);
   let ready: PodCondition;
   if (containersReady.status !== "True") {
     ready = { ...containersReady, type: "Ready" };
   } else {
     ready = readinessGatesCondition(pod) ?? condition("Ready", true);
   }
-  void initStatuses;
   return [ready, containersReady];
 }
 
 function containersReadyCondition(
   pod: ReadonlyPod,
+  initStatuses: readonly ContainerStatus[],
   statuses: readonly ContainerStatus[],
   phase: string,
 ): PodCondition {
   if (phase === "Failed") return condition("ContainersReady", false, "PodFailed");
   const unknown: string[] = [];
   const unready: string[] = [];
+  // Sidecars first, then the regular containers (`GenerateContainersReadyCondition`).
+  for (const container of pod.spec?.initContainers ?? []) {
+    if (container.restartPolicy !== "Always" || phase === "Succeeded") continue;
+    const status = initStatuses.find((s) => s.name === container.name);
+    if (status === undefined) unknown.push(container.name);
+    else if (!status.ready) unready.push(container.name);
+  }
   for (const container of pod.spec?.containers ?? []) {
     const status = statuses.find((s) => s.name === container.name);
     if (status === undefined) unknown.push(container.name);

@@ -131,12 +131,21 @@ export class RuntimeManager {
       );
     }
     if (actions.killPod) {
-      await this.killPod(pod, runtimeStatus, undefined);
+      await this.killPod(pod, runtimeStatus, undefined, signal);
       if (!actions.createSandbox) return { error: undefined };
     } else {
       await Promise.all(
         actions.containersToKill.map((kill) =>
-          this.#killContainer(pod, kill.id, kill.name, kill.message, kill.reason, undefined, undefined),
+          this.#killContainer(
+            pod,
+            kill.id,
+            kill.name,
+            kill.message,
+            kill.reason,
+            undefined,
+            undefined,
+            signal,
+          ),
         ),
       );
     }
@@ -205,12 +214,14 @@ export class RuntimeManager {
    * Stops every container of the pod (each within its grace period, at least
    * 2 s, after its preStop hook), then its sandboxes (`KillPod`).
    * `gracePeriodOverride` comes from the pod workers' effective grace period.
-   * Sidecars stop after the main containers, the last one first.
+   * Sidecars stop after the main containers, the last one first. Once
+   * `signal` aborts the kill is no longer awaited (it goes on in the runtime).
    */
   async killPod(
     pod: ReadonlyPod | undefined,
     runtimeStatus: RuntimePodStatus,
     gracePeriodOverride: number | undefined,
+    signal?: AbortSignal,
   ): Promise<void> {
     const running = runtimeStatus.containers.filter((c) => c.state === "running" || c.state === "created");
     const ordering =
@@ -224,7 +235,7 @@ export class RuntimeManager {
     await Promise.all(
       running.map((container) =>
         pod === undefined
-          ? this.runtime.stopContainer(container.id, gracePeriodOverride ?? 2)
+          ? unlessAborted(this.runtime.stopContainer(container.id, gracePeriodOverride ?? 2), signal)
           : this.#killContainer(
               pod,
               container.id,
@@ -233,6 +244,7 @@ export class RuntimeManager {
               undefined,
               gracePeriodOverride,
               ordering,
+              signal,
             ),
       ),
     );
@@ -261,6 +273,7 @@ export class RuntimeManager {
     reason: KillReason,
     gracePeriodOverride: number | undefined,
     ordering: TerminationOrdering | undefined,
+    signal: AbortSignal | undefined,
   ): Promise<void> {
     const fieldPath = fieldPathOf(pod, name);
     const spec = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find(
@@ -285,11 +298,15 @@ export class RuntimeManager {
         if (failure !== undefined)
           this.#recorder.event(podRef(pod, fieldPath), "Warning", "FailedPreStopHook", "PreStopHook failed");
       });
-      await this.#within(hook, grace * 1000);
+      await unlessAborted(this.#within(hook, grace * 1000), signal);
       grace -= Math.floor((this.#clock.now() - started) / 1000);
     }
-    if (ordering !== undefined && grace > 0) grace -= await ordering.waitForTurn(name, grace);
-    await this.runtime.stopContainer(containerId, Math.max(grace, minimumGracePeriodSeconds));
+    if (ordering !== undefined && grace > 0)
+      grace -= await unlessAborted(ordering.waitForTurn(name, grace), signal);
+    await unlessAborted(
+      this.runtime.stopContainer(containerId, Math.max(grace, minimumGracePeriodSeconds)),
+      signal,
+    );
     ordering?.containerTerminated(name);
   }
 
@@ -344,7 +361,7 @@ export class RuntimeManager {
     }
 
     const image = container.image ?? "";
-    const imageError = await this.#ensureImage(pod, container, ref, sandboxConfig);
+    const imageError = await this.#ensureImage(pod, container, ref, sandboxConfig, signal);
     if (imageError !== undefined) {
       failures.set(container.name, imageError);
       return new Error(imageError.message);
@@ -380,7 +397,7 @@ export class RuntimeManager {
     }
     this.#recorder.event(ref, "Normal", "Created", `Created container ${container.name}`);
     try {
-      await this.runtime.startContainer(containerId);
+      await unlessAborted(this.runtime.startContainer(containerId), signal);
     } catch (error) {
       this.#recorder.event(ref, "Warning", "Failed", `Error: ${messageOf(error)}`);
       failures.set(container.name, { reason: "RunContainerError", message: messageOf(error) });
@@ -405,6 +422,7 @@ export class RuntimeManager {
           "postStartHook",
           undefined,
           undefined,
+          signal,
         );
         failures.set(container.name, { reason: "PostStartHookError", message: failure });
         return new Error(failure);
@@ -420,6 +438,7 @@ export class RuntimeManager {
     container: ReadonlyContainer,
     ref: PodRef,
     sandboxConfig: PodSandboxConfig,
+    signal: AbortSignal,
   ): Promise<StartFailure | undefined> {
     const image = container.image ?? "";
     const policy = container.imagePullPolicy ?? "IfNotPresent";
@@ -444,7 +463,7 @@ export class RuntimeManager {
     this.#recorder.event(ref, "Normal", "Pulling", `Pulling image "${image}"`);
     const started = this.#clock.now();
     try {
-      const pulled = await this.runtime.pullImage(image, sandboxConfig);
+      const pulled = await unlessAborted(this.runtime.pullImage(image, sandboxConfig), signal);
       const took = goDuration(this.#clock.now() - started);
       this.#recorder.event(
         ref,
@@ -454,6 +473,7 @@ export class RuntimeManager {
       );
       return undefined;
     } catch (error) {
+      if (signal.aborted) throw error;
       this.#imageBackoff.next(backoffKey, this.#clock.now());
       const message = messageOf(error);
       this.#recorder.event(ref, "Warning", "Failed", `Failed to pull image "${image}": ${message}`);
@@ -868,6 +888,32 @@ export function goDuration(ms: number): string {
   if (hours > 0) return `${hours}h${minutes}m${secondsText}`;
   if (minutes > 0) return `${minutes}m${secondsText}`;
   return secondsText;
+}
+
+/**
+ * `work`, or a rejection with the signal's reason once it aborts; the work
+ * itself goes on unawaited, as a CRI call whose context was canceled.
+ */
+function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work;
+  if (signal.aborted) {
+    work.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 function messageOf(error: unknown): string {

@@ -323,9 +323,15 @@ function recomputeReadiness(pod: DeepReadonly<Pod>, status: PodStatus): void {
   const ready = status.conditions?.find((c) => c.type === "Ready");
   if (containersReady === undefined || ready === undefined) return;
   if (status.phase === "Failed" || status.phase === "Succeeded") return;
-  const unready = (pod.spec?.containers ?? [])
-    .map((c) => c.name)
-    .filter((name) => !(status.containerStatuses ?? []).find((s) => s.name === name)?.ready);
+  const sidecars = (pod.spec?.initContainers ?? []).filter((c) => c.restartPolicy === "Always");
+  const unready = [
+    ...sidecars
+      .map((c) => c.name)
+      .filter((name) => !(status.initContainerStatuses ?? []).find((s) => s.name === name)?.ready),
+    ...(pod.spec?.containers ?? [])
+      .map((c) => c.name)
+      .filter((name) => !(status.containerStatuses ?? []).find((s) => s.name === name)?.ready),
+  ];
   const set = (c: PodCondition, ok: boolean, message: string) => {
     c.status = ok ? "True" : "False";
     if (ok) {
