@@ -439,23 +439,21 @@ describe("sidecar containers", () => {
 describe("probe timeouts and grace periods", () => {
   it("fails a probe whose handler outlives timeoutSeconds, with the HTTP client's timeout text", async () => {
     const { client, clock } = await startNode();
-    await client
-      .resource(pods, "default")
-      .create(
-        pod(
-          "slow",
-          [
-            web({
-              readinessProbe: {
-                httpGet: { path: "/healthz", port: 8080 },
-                periodSeconds: 2,
-                timeoutSeconds: 1,
-              },
-            }),
-          ],
-          { annotations: { "sim.reconcile.dev/probe-delay": "1500ms" } },
-        ),
-      );
+    await client.resource(pods, "default").create(
+      pod(
+        "slow",
+        [
+          web({
+            readinessProbe: {
+              httpGet: { path: "/healthz", port: 8080 },
+              periodSeconds: 2,
+              timeoutSeconds: 1,
+            },
+          }),
+        ],
+        { annotations: { "sim.reconcile.dev/probe-delay": "1500ms" } },
+      ),
+    );
     await advance(clock, 5000);
     const status = (await getPod(client, "slow")).status;
     expect(status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("False");
@@ -468,23 +466,21 @@ describe("probe timeouts and grace periods", () => {
 
   it("passes the same probe when timeoutSeconds leaves it time", async () => {
     const { client, clock } = await startNode();
-    await client
-      .resource(pods, "default")
-      .create(
-        pod(
-          "slow",
-          [
-            web({
-              readinessProbe: {
-                httpGet: { path: "/healthz", port: 8080 },
-                periodSeconds: 2,
-                timeoutSeconds: 2,
-              },
-            }),
-          ],
-          { annotations: { "sim.reconcile.dev/probe-delay": "1500ms" } },
-        ),
-      );
+    await client.resource(pods, "default").create(
+      pod(
+        "slow",
+        [
+          web({
+            readinessProbe: {
+              httpGet: { path: "/healthz", port: 8080 },
+              periodSeconds: 2,
+              timeoutSeconds: 2,
+            },
+          }),
+        ],
+        { annotations: { "sim.reconcile.dev/probe-delay": "1500ms" } },
+      ),
+    );
     await advance(clock, 3000);
     expect((await getPod(client, "slow")).status?.conditions?.find((c) => c.type === "Ready")?.status).toBe(
       "True",
