@@ -1,7 +1,9 @@
 import type * as http from "node:http";
 import type { ResourceDescriptor } from "@reconcile/api";
+import { duplicateFields, type FieldValidation, parseFieldValidation } from "../registry/field-validation.js";
 import type { HandlerContext } from "./context.js";
 import { servesDeleteCollection } from "./discovery.js";
+import { mediaTypeOf } from "./negotiation.js";
 import {
   deleteOptions,
   isTrue,
@@ -40,13 +42,11 @@ export async function serveCreate(
   response: http.ServerResponse,
 ): Promise<void> {
   validateWriteOptions("CreateOptions", query);
-  const body = decodeObjectBody(
-    request.headers["content-type"],
-    await context.body(request, response),
-    context.protobufMessageOf,
-  );
-  const created = await context.registry.create(resource, namespace, body, write);
-  return send(response, 201, created);
+  const text = await context.body(request, response);
+  const fieldValidation = fieldValidationOf(query, request.headers["content-type"], text);
+  const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
+  const created = await context.registry.create(resource, namespace, body, { ...write, fieldValidation });
+  return sendWithWarnings(response, 201, created, fieldValidation);
 }
 
 /** `DELETE` of a collection: the list of what was deleted (or marked for deletion). */
@@ -77,19 +77,18 @@ export async function serveUpdate(
   response: http.ServerResponse,
 ): Promise<void> {
   validateWriteOptions("UpdateOptions", query);
-  const body = decodeObjectBody(
-    request.headers["content-type"],
-    await context.body(request, response),
-    context.protobufMessageOf,
-  );
+  const text = await context.body(request, response);
+  const fieldValidation = fieldValidationOf(query, request.headers["content-type"], text);
+  const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
   if (subresource === "scale") {
     return send(response, 200, await updateScale(context, resource, namespace, name, body, write));
   }
   const updated = await context.registry.update(resource, namespace, name, body, {
     ...write,
+    fieldValidation,
     ...(subresource === "status" ? { subresource } : {}),
   });
-  return send(response, 200, updated);
+  return sendWithWarnings(response, 200, updated, fieldValidation);
 }
 
 /** `PATCH` of an object, its status or its scale; a 201 when an apply created the object. */
@@ -102,9 +101,12 @@ export async function servePatch(
   response: http.ServerResponse,
 ): Promise<void> {
   validatePatchOptions(request.headers["content-type"], query);
-  const { type, patch } = decodePatchBody(
-    request.headers["content-type"],
-    await context.body(request, response),
+  const text = await context.body(request, response);
+  const { type, patch } = decodePatchBody(request.headers["content-type"], text);
+  const fieldValidation = fieldValidationOf(
+    query,
+    type === "apply" ? undefined : request.headers["content-type"],
+    text,
   );
   if (subresource === "scale") {
     return send(response, 200, await patchScale(context, resource, namespace, name, type, patch, write));
@@ -118,11 +120,12 @@ export async function servePatch(
     patch,
     {
       ...write,
+      fieldValidation,
       ...(subresource === "status" ? { subresource } : {}),
       ...(force !== null ? { force: isTrue(force) } : {}),
     },
   );
-  return send(response, created ? 201 : 200, object);
+  return sendWithWarnings(response, created ? 201 : 200, object, fieldValidation);
 }
 
 /** `DELETE` of an object: 200 when it is gone, 202 when it is only marked (grace period, finalizers). */
@@ -143,4 +146,38 @@ export async function serveDelete(
   const { object, deleted } = await context.registry.deleteWithOutcome(resource, namespace, name, options);
   const pending = object.metadata?.deletionTimestamp !== undefined && !deleted;
   return send(response, pending ? 202 : 200, object);
+}
+
+/**
+ * The write's `fieldValidation`, with the keys its JSON body gives twice
+ * (unless the directive is Ignore; a protobuf body cannot repeat a field).
+ */
+function fieldValidationOf(
+  query: URLSearchParams,
+  contentType: string | undefined,
+  body: Buffer,
+): FieldValidation {
+  const directive = parseFieldValidation(query.get("fieldValidation"));
+  const json = contentType !== undefined && /json/.test(mediaTypeOf(contentType));
+  const duplicates = directive !== "Ignore" && json ? duplicateFields(body.toString("utf8")) : [];
+  return { directive, duplicates, warnings: [] };
+}
+
+/**
+ * Sends the answer with one `Warning: 299 - "<text>"` header per warning, in
+ * order and without repeats, as kube-apiserver's warning recorder does.
+ */
+function sendWithWarnings(
+  response: http.ServerResponse,
+  code: number,
+  body: unknown,
+  fieldValidation: FieldValidation,
+): void {
+  const warnings = [...new Set(fieldValidation.warnings)];
+  if (warnings.length > 0 && !response.headersSent)
+    response.setHeader(
+      "Warning",
+      warnings.map((text) => `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`),
+    );
+  send(response, code, body);
 }

@@ -5,6 +5,7 @@ import { dnsSubdomainName } from "../registry/meta-validation.js";
 import { defaultMergeKeys } from "../registry/patch.js";
 import type { Schema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
+import { builtinKindSchema, type KindSchema } from "../schemas/kind-schema.js";
 
 /**
  * Everything the server knows about one kind, in one value: what
@@ -40,6 +41,13 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * structs); undefined uses the built-in table, deduced for unknown kinds.
    */
   readonly applyType: TypeNode | undefined;
+  /**
+   * The kind's OpenAPI schema: published under `/openapi/v3` for `kubectl
+   * explain`, and the fields a body may hold (others are dropped and reported
+   * as `fieldValidation` says). Undefined: no schema is published and no field
+   * is unknown.
+   */
+  readonly openAPI: KindSchema | undefined;
 }
 
 /**
@@ -107,6 +115,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   subresources?: Readonly<Record<string, SubresourceHandler>> | undefined;
   /** Default: the built-in table's entry for the kind (`typeFor`), deduced for unknown kinds. */
   applyType?: TypeNode | undefined;
+  /** Default: Kubernetes' own schema (1.32) of the descriptor's group, version and kind, if it defines one. */
+  openAPI?: KindSchema | undefined;
 }
 
 /** The strategy of a kind that declares none: name validation only. */
@@ -124,5 +134,9 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     mergeKeys: init.mergeKeys ?? defaultMergeKeys,
     subresources: init.subresources ?? {},
     applyType: init.applyType,
+    openAPI:
+      "openAPI" in init
+        ? init.openAPI
+        : builtinKindSchema(init.descriptor.group, init.descriptor.version, init.descriptor.kind),
   });
 }

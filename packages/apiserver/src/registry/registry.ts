@@ -48,6 +48,7 @@ import { continueExpiredMessage, tooLargeResourceVersion, toStatusError } from "
 import { decodeContinue, encodeContinue } from "./continue-token.js";
 import { ResourceDefinitions } from "./definitions.js";
 import { FieldErrors } from "./field-errors.js";
+import { type FieldValidation, reportFieldProblems } from "./field-validation.js";
 import {
   dnsSubdomainName,
   pathSegmentProblems,
@@ -95,6 +96,12 @@ export interface DryRunOption {
   fieldManager?: string | undefined;
   /** The request's User-Agent, whose product names the manager when `fieldManager` is not given. */
   userAgent?: string | undefined;
+  /**
+   * What to do about fields the kind's schema does not declare and fields
+   * given twice (`fieldValidation`); they are dropped in any case. Default:
+   * Warn, with nowhere for the warnings to go.
+   */
+  fieldValidation?: FieldValidation | undefined;
 }
 
 export interface PatchOptions extends DryRunOption {
@@ -326,7 +333,7 @@ export class Registry {
     await this.#ready;
     resource = this.#served(resource);
     const strategy = this.#definitionOf(resource).strategy;
-    const object = this.#decode(resource, body);
+    const object = this.#decode(resource, body, options.fieldValidation);
     const meta = (object.metadata ??= {}) as MutableMeta;
     this.#reconcileNamespace(resource, meta, namespace);
     if (meta.resourceVersion)
@@ -376,7 +383,7 @@ export class Registry {
   ): Promise<KubeObject> {
     await this.#ready;
     resource = this.#served(resource);
-    const object = this.#decode(resource, body);
+    const object = this.#decode(resource, body, options.fieldValidation);
     const meta = (object.metadata ??= {});
     this.#reconcileNamespace(resource, meta, namespace);
     if (meta.name !== undefined && meta.name !== name)
@@ -423,7 +430,7 @@ export class Registry {
       const patched = applyPatch(patchType, existing, patch, this.#definitionOf(resource).mergeKeys);
       if (!isJsonObject(patched))
         throw newBadRequest("the patch made the object something other than a JSON object");
-      const decoded = this.#decode(resource, patched);
+      const decoded = this.#decode(resource, patched, options.fieldValidation, "patch");
       // As kube-apiserver's checkName: a patch may not rename the object or move it.
       const meta = decoded.metadata ?? {};
       if (meta.name !== undefined && meta.name !== name)
@@ -490,7 +497,7 @@ export class Registry {
           name,
           `uid mismatch: the provided object specified uid ${String(meta.uid)}, and no existing object was found`,
         );
-      const config = this.#decode(resource, patch);
+      const config = this.#decode(resource, patch, undefined, "apply", name);
       const applied = applyWithLastApplied({ ...applyOptions, live: undefined, config: asJson(config) });
       const object = await this.create(resource, namespace, applied, {
         ...options,
@@ -505,7 +512,7 @@ export class Registry {
       undefined,
       { ...options, managedFieldsComputed: true },
       (existing) => {
-        const config = this.#decode(resource, patch);
+        const config = this.#decode(resource, patch, undefined, "apply", name);
         return applyWithLastApplied({
           ...applyOptions,
           live: asJson(existing),
@@ -971,7 +978,13 @@ export class Registry {
    * The body as an object of this resource: a private copy (JSON round trip, which also
    * measures it), kind and apiVersion checked and filled, field types checked.
    */
-  #decode(resource: ResourceDescriptor, body: unknown): KubeObject {
+  #decode(
+    resource: ResourceDescriptor,
+    body: unknown,
+    fieldValidation?: FieldValidation,
+    verb: "write" | "patch" | "apply" = "write",
+    name = "",
+  ): KubeObject {
     const what = `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}`;
     if (!isJsonObject(body))
       throw newBadRequest(`${what}: the body must be a JSON object, got ${jsonTypeOf(body)}`);
@@ -1004,6 +1017,18 @@ export class Registry {
       typeProblem(object.metadata, objectMetaSchema, "metadata") ??
       typeProblem(object, this.#definitionOf(resource).schema, "");
     if (problem) throw newBadRequest(`${what}: ${problem}`);
+    const unknown =
+      this.#definitionOf(resource).openAPI?.pruneUnknownFields(object as Record<string, unknown>) ?? [];
+    if (verb === "apply" && unknown.length > 0) {
+      // Server-side apply types the configuration by the schema whatever the directive (SMD's typed patch).
+      const namespace = resource.namespaced ? `${String(object.metadata?.namespace ?? "")}/` : "";
+      throw new StatusError({
+        code: 500,
+        reason: "InternalError",
+        message: `failed to create typed patch object (${namespace}${name}; ${apiVersion}, Kind=${resource.kind}): ${unknown.map((path) => `.${path}: field not declared in schema`).join(", ")}`,
+      });
+    }
+    reportFieldProblems(fieldValidation, unknown, verb === "patch" ? { what, patched: text } : { what });
     // A "__proto__" key is dropped below (it would become a prototype); in labels and annotations,
     // where it is no valid key, it is answered as kube-apiserver answers any invalid key.
     const protoKeys = new FieldErrors();

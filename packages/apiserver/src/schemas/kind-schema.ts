@@ -1,0 +1,215 @@
+import { builtinDefinitionsJSON, builtinKindDefinitionNames } from "./builtin-openapi.generated.js";
+
+/**
+ * An OpenAPI schema object as the documents carry it: `type`, `properties`,
+ * `items`, `additionalProperties`, `$ref` (`#/definitions/<name>`),
+ * `description`, `required` and the `x-kubernetes-*` extensions.
+ */
+export type OpenAPIDefinition = Readonly<Record<string, unknown>>;
+
+/**
+ * What the server knows of one kind's OpenAPI schema: the definitions that
+ * `/openapi/v3` publishes (so `kubectl explain` can walk them) and the fields
+ * a body may hold (so unknown ones are found, pruned and reported as
+ * `fieldValidation` says).
+ */
+export interface KindSchema {
+  /** The name of the kind's own definition (`io.k8s.api.apps.v1.Deployment`, `com.example.stable.v1.CronTab`). */
+  readonly name: string;
+  /** The kind's definition and every definition it references, by name; refs read `#/definitions/<name>`. */
+  definitions(): Readonly<Record<string, OpenAPIDefinition>>;
+  /**
+   * Removes, in place, every field of `object` its schema does not declare
+   * and returns their paths (`spec.replicass`, `spec.template.spec.containers[0].imagee`),
+   * in the order kube-apiserver's decoder reports them.
+   */
+  pruneUnknownFields(object: Record<string, unknown>): string[];
+}
+
+/**
+ * The schema of a built-in kind at the minor the server advertises (1.32),
+ * from Kubernetes' own OpenAPI document (see `builtin-openapi.generated.ts`),
+ * or undefined for a kind Kubernetes does not define. Nothing is parsed until
+ * a schema is first used.
+ */
+export function builtinKindSchema(group: string, version: string, kind: string): KindSchema | undefined {
+  const name = builtinKindDefinitionNames[`${group}/${version}/${kind}`];
+  if (name === undefined) return undefined;
+  let schema = builtinSchemas.get(name);
+  if (schema === undefined) {
+    schema = new DefinitionSchema(name, builtinDefinitions);
+    builtinSchemas.set(name, schema);
+  }
+  return schema;
+}
+
+/** Every built-in definition by name, parsed on first call. */
+export function builtinDefinitions(): Readonly<Record<string, OpenAPIDefinition>> {
+  parsedDefinitions ??= JSON.parse(builtinDefinitionsJSON) as Record<string, OpenAPIDefinition>;
+  return parsedDefinitions;
+}
+
+let parsedDefinitions: Record<string, OpenAPIDefinition> | undefined;
+const builtinSchemas = new Map<string, KindSchema>();
+
+/** A kind's schema over a set of definitions where every `$ref` resolves. */
+export class DefinitionSchema implements KindSchema {
+  readonly name: string;
+  readonly #all: () => Readonly<Record<string, OpenAPIDefinition>>;
+  #closure: Readonly<Record<string, OpenAPIDefinition>> | undefined;
+  #fields: FieldNode | undefined;
+
+  constructor(name: string, definitions: () => Readonly<Record<string, OpenAPIDefinition>>) {
+    this.name = name;
+    this.#all = definitions;
+  }
+
+  definitions(): Readonly<Record<string, OpenAPIDefinition>> {
+    this.#closure ??= referencedDefinitions(this.#all(), this.name);
+    return this.#closure;
+  }
+
+  pruneUnknownFields(object: Record<string, unknown>): string[] {
+    this.#fields ??= compileFields(this.#all(), this.name);
+    const unknown: string[] = [];
+    pruneFields(object, this.#fields, [], unknown);
+    return unknown;
+  }
+}
+
+/** `name`'s definition and all it references, transitively. */
+export function referencedDefinitions(
+  all: Readonly<Record<string, OpenAPIDefinition>>,
+  name: string,
+): Readonly<Record<string, OpenAPIDefinition>> {
+  const out: Record<string, OpenAPIDefinition> = {};
+  const visit = (definitionName: string) => {
+    if (Object.hasOwn(out, definitionName)) return;
+    const definition = all[definitionName];
+    if (definition === undefined) return;
+    out[definitionName] = definition;
+    forEachRef(definition, visit);
+  };
+  visit(name);
+  return out;
+}
+
+/** Calls `found` with the definition name of every `$ref` in a schema. */
+export function forEachRef(schema: unknown, found: (name: string) => void): void {
+  if (Array.isArray(schema)) for (const item of schema) forEachRef(item, found);
+  else if (schema !== null && typeof schema === "object")
+    for (const [key, value] of Object.entries(schema)) {
+      // JSONSchemaProps declares a property named "$ref": only a string is a reference.
+      if (key === "$ref" && typeof value === "string") found(refName(value));
+      else forEachRef(value, found);
+    }
+}
+
+export function refName(ref: string): string {
+  return ref.slice(ref.lastIndexOf("/") + 1);
+}
+
+/**
+ * The fields a value may hold: a struct's declared fields (`null` where
+ * anything goes below), a map's value, a list's item. A node with none of
+ * them takes any value.
+ */
+interface FieldNode {
+  fields?: Map<string, FieldNode | null>;
+  values?: FieldNode;
+  items?: FieldNode;
+}
+
+function compileFields(all: Readonly<Record<string, OpenAPIDefinition>>, root: string): FieldNode {
+  const byName = new Map<string, FieldNode | null>();
+  const ofDefinition = (name: string): FieldNode | null => {
+    const known = byName.get(name);
+    if (known !== undefined) return known;
+    const definition = all[name];
+    if (definition === undefined) return null;
+    // Registered before its fields are compiled, so recursive definitions (JSONSchemaProps) end.
+    const node: FieldNode = {};
+    byName.set(name, node);
+    const compiled = ofSchema(definition);
+    if (compiled === null) {
+      byName.set(name, null);
+      return null;
+    }
+    Object.assign(node, compiled);
+    return node;
+  };
+  const ofSchema = (schema: OpenAPIDefinition): FieldNode | null => {
+    if (schema["x-kubernetes-preserve-unknown-fields"] === true) return null;
+    const ref = schema.$ref;
+    if (typeof ref === "string") return ofDefinition(refName(ref));
+    const allOf = schema.allOf;
+    if (Array.isArray(allOf) && allOf.length === 1) return ofSchema(allOf[0] as OpenAPIDefinition);
+    const items = schema.items;
+    if (isRecord(items)) {
+      const item = ofSchema(items);
+      return item === null ? null : { items: item };
+    }
+    const properties = schema.properties;
+    if (isRecord(properties)) {
+      const fields = new Map<string, FieldNode | null>();
+      for (const [key, property] of Object.entries(properties))
+        fields.set(key, isRecord(property) ? ofSchema(property) : null);
+      return { fields };
+    }
+    const additional = schema.additionalProperties;
+    if (isRecord(additional)) {
+      const values = ofSchema(additional);
+      return values === null ? null : { values };
+    }
+    return null;
+  };
+  return ofDefinition(root) ?? {};
+}
+
+/** Removes unknown fields below `value`; `path` holds the segments so far, joined only when one is found. */
+function pruneFields(value: unknown, node: FieldNode, path: string[], unknown: string[]): void {
+  if (value === null || typeof value !== "object") return;
+  if (node.items !== undefined) {
+    if (!Array.isArray(value)) return;
+    for (let i = 0; i < value.length; i++) {
+      path.push(`[${i}]`);
+      pruneFields(value[i], node.items, path, unknown);
+      path.pop();
+    }
+    return;
+  }
+  if (Array.isArray(value)) return;
+  const record = value as Record<string, unknown>;
+  if (node.values !== undefined) {
+    for (const key of Object.keys(record)) {
+      path.push(key);
+      pruneFields(record[key], node.values, path, unknown);
+      path.pop();
+    }
+    return;
+  }
+  const fields = node.fields;
+  if (fields === undefined) return;
+  for (const key of Object.keys(record)) {
+    const child = fields.get(key);
+    if (child === undefined) {
+      unknown.push(joinPath(path, key));
+      delete record[key];
+    } else if (child !== null) {
+      path.push(key);
+      pruneFields(record[key], child, path, unknown);
+      path.pop();
+    }
+  }
+}
+
+/** `spec`, `template`, `[0]`, `x` → `spec.template[0].x`. */
+function joinPath(path: readonly string[], last: string): string {
+  let out = "";
+  for (const segment of path) out += segment.startsWith("[") || out === "" ? segment : `.${segment}`;
+  return out === "" ? last : `${out}.${last}`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
