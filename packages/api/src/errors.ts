@@ -4,27 +4,41 @@ const reconcileErrorMarker = Symbol.for("reconcile.error");
 
 /**
  * The base of every error reconcile throws on purpose. `code` is stable to
- * switch on: a string such as `"selector.parse"`, except on `StatusError`,
- * where it is the HTTP status code as client-go's `StatusError.ErrStatus.Code`
- * has it. `isInstance` works across duplicated installs of the package (it
- * checks a `Symbol.for` marker, not the prototype chain).
+ * switch on, in one style: `"<package>.<kebab-case-reason>"` (such as
+ * `"informer.fifo-closed"` or `"leader-election.invalid-config"`), except on
+ * `StatusError`, where it is the HTTP status code as client-go's
+ * `StatusError.ErrStatus.Code` has it. Where a code was renamed to that
+ * style, the one before is on `legacyCode` for a release.
+ *
+ * `isInstance` works across duplicated installs of a package: it checks a
+ * `Symbol.for` marker, not the prototype chain, so use it (or each
+ * subclass's own `isInstance`) rather than `instanceof`.
  */
 export class ReconcileError<Code extends string | number = string> extends Error {
   readonly [reconcileErrorMarker] = true;
   readonly code: Code;
+  /**
+   * The code this error had before codes took the `<package>.<kebab-reason>`
+   * style (`"fifo.closed"` for `"informer.fifo-closed"`); undefined where the
+   * code did not change.
+   * @deprecated Switch on `code`; this goes away in the next minor release.
+   */
+  readonly legacyCode: string | undefined;
 
-  constructor(code: Code, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: Code, message: string, options?: { cause?: unknown; legacyCode?: string | undefined }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ReconcileError";
     this.code = code;
+    this.legacyCode = options?.legacyCode;
   }
 
   static isInstance(error: unknown): error is ReconcileError<string | number> {
-    return (
-      typeof error === "object" &&
-      error !== null &&
-      (error as Record<symbol, unknown>)[reconcileErrorMarker] === true
-    );
+    return ReconcileError.hasMarker(error, reconcileErrorMarker);
+  }
+
+  /** Whether `error` carries `marker` (a `Symbol.for` key set to true): the check behind every `isInstance`. */
+  static hasMarker(error: unknown, marker: symbol): boolean {
+    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[marker] === true;
   }
 }
 
@@ -113,11 +127,7 @@ export class StatusError extends ReconcileError<number> {
   }
 
   static override isInstance(error: unknown): error is StatusError {
-    return (
-      typeof error === "object" &&
-      error !== null &&
-      (error as Record<symbol, unknown>)[statusErrorMarker] === true
-    );
+    return ReconcileError.hasMarker(error, statusErrorMarker);
   }
 }
 

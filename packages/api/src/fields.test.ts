@@ -60,7 +60,8 @@ describe("parseFieldSelector", () => {
     expect(error.message).toBe(
       `invalid field selector ${JSON.stringify(text)}: ${reason} (at position ${position})`,
     );
-    expect(error.code).toBe("selector.parse");
+    expect(error.code).toBe("api.selector-parse");
+    expect(error.legacyCode).toBe("selector.parse");
   });
 
   it("rejects a value that is not a string", () => {

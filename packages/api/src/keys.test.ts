@@ -45,6 +45,14 @@ describe("keys", () => {
     expect(tombstone.obj).toBe(obj);
   });
 
+  it("recognises a tombstone made by another copy of the package (a Symbol.for marker, not instanceof)", () => {
+    const obj: KubeObject = { metadata: { name: "web" } };
+    const foreign = { [Symbol.for("reconcile.deleted-final-state-unknown")]: true, key: "ns/web", obj };
+    expect(isDeletedFinalStateUnknown<KubeObject>(foreign as never)).toBe(true);
+    expect(deletionHandlingMetaNamespaceKeyFunc(foreign as never)).toBe("ns/web");
+    expect(isDeletedFinalStateUnknown<KubeObject | null>(null)).toBe(false);
+  });
+
   it.each([
     ["name", { namespace: "", name: "name" }],
     ["ns/name", { namespace: "ns", name: "name" }],

@@ -1,11 +1,14 @@
 import type { DeepReadonly, KubeObject } from "./types.js";
 
+const tombstoneMarker = Symbol.for("reconcile.deleted-final-state-unknown");
+
 /**
  * A tombstone: the informer missed the delete of `key` (for example because
  * the watch was down) and `obj` is the last state it knew. Delete handlers
  * receive `T | DeletedFinalStateUnknown<T>`; check with {@link isDeletedFinalStateUnknown}.
  */
 export class DeletedFinalStateUnknown<T> {
+  readonly [tombstoneMarker] = true;
   readonly key: string;
   readonly obj: T;
   constructor(key: string, obj: T) {
@@ -14,10 +17,19 @@ export class DeletedFinalStateUnknown<T> {
   }
 }
 
+/**
+ * Whether `value` is a tombstone. Checks a `Symbol.for` marker rather than
+ * `instanceof`, so a tombstone made by another copy of this package (two
+ * versions installed side by side) is recognised too.
+ */
 export function isDeletedFinalStateUnknown<T>(
   value: T | DeletedFinalStateUnknown<T>,
 ): value is DeletedFinalStateUnknown<T> {
-  return value instanceof DeletedFinalStateUnknown;
+  return (
+    typeof value === "object" &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[tombstoneMarker] === true
+  );
 }
 
 /** A key function, as client-go's `KeyFunc`. */
@@ -47,7 +59,7 @@ export function metaNamespaceKeyFunc(obj: KubeObject | DeepReadonly<KubeObject> 
 export function deletionHandlingMetaNamespaceKeyFunc<T extends KubeObject>(
   obj: T | DeepReadonly<T> | DeletedFinalStateUnknown<T | DeepReadonly<T>>,
 ): string {
-  if (obj instanceof DeletedFinalStateUnknown) return obj.key;
+  if (isDeletedFinalStateUnknown(obj)) return obj.key;
   return metaNamespaceKeyFunc(obj);
 }
 

@@ -126,7 +126,8 @@ describe("parseSelector", () => {
     expect(error.message).toBe(
       `invalid label selector ${JSON.stringify(text)}: ${reason} (at position ${position})`,
     );
-    expect(error.code).toBe("selector.parse");
+    expect(error.code).toBe("api.selector-parse");
+    expect(SelectorParseError.isInstance(error)).toBe(true);
     expect(ReconcileError.isInstance(error)).toBe(true);
   });
 });
@@ -330,7 +331,10 @@ describe("labelSelectorAsSelector", () => {
     }
     expect(caught).toBeInstanceOf(InvalidLabelSelectorError);
     expect((caught as InvalidLabelSelectorError).message).toBe(message);
-    expect((caught as InvalidLabelSelectorError).code).toBe("selector.invalid");
+    expect((caught as InvalidLabelSelectorError).code).toBe("api.invalid-label-selector");
+    expect((caught as InvalidLabelSelectorError).legacyCode).toBe("selector.invalid");
+    expect(InvalidLabelSelectorError.isInstance(caught)).toBe(true);
+    expect(SelectorParseError.isInstance(caught)).toBe(false);
   });
 });
 

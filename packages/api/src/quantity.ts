@@ -10,8 +10,11 @@ export type QuantityFormat = "DecimalExponent" | "BinarySI" | "DecimalSI";
 /** Anything that reads as a quantity: its string form, a JSON number, or a parsed one. */
 export type QuantityLike = string | number | Quantity;
 
+const quantityErrorMarker = Symbol.for("reconcile.quantity-error");
+
 /** A string that is not a quantity. `code` is `"api.invalid-quantity"`; the message is apimachinery's. */
 export class QuantityError extends ReconcileError<"api.invalid-quantity"> {
+  readonly [quantityErrorMarker] = true;
   /** What was given to parse. */
   readonly input: unknown;
 
@@ -19,6 +22,10 @@ export class QuantityError extends ReconcileError<"api.invalid-quantity"> {
     super("api.invalid-quantity", `${problem}, got ${JSON.stringify(input) ?? String(input)}`);
     this.name = "QuantityError";
     this.input = input;
+  }
+
+  static override isInstance(error: unknown): error is QuantityError {
+    return ReconcileError.hasMarker(error, quantityErrorMarker);
   }
 }
 
@@ -197,7 +204,7 @@ const maxExponent = 1000;
 const maxBinary = 2n ** 63n - 1n;
 
 function toQuantity(quantity: QuantityLike): Quantity {
-  return quantity instanceof Quantity ? quantity : Quantity.parse(quantity);
+  return typeof quantity === "object" ? quantity : Quantity.parse(quantity);
 }
 
 function parseText(text: string, input: unknown): Quantity {

@@ -1,7 +1,8 @@
 import {
   type DeepReadonly,
-  DeletedFinalStateUnknown,
+  type DeletedFinalStateUnknown,
   getControllerOf,
+  isDeletedFinalStateUnknown,
   type KubeObject,
   type LabelSelector,
   labelSelectorAsSelector,
@@ -41,7 +42,7 @@ export function resolveControllerRef<O>(
 
 /** The object a delete handler received: itself, or the last state a tombstone holds. */
 export function objectFromTombstone<T>(obj: T | DeletedFinalStateUnknown<T>): T {
-  return obj instanceof DeletedFinalStateUnknown ? obj.obj : obj;
+  return isDeletedFinalStateUnknown(obj) ? obj.obj : obj;
 }
 
 export interface OwnerEventHandlerOptions<O> {

@@ -34,11 +34,12 @@ export class TerminalError extends ReconcileError {
 
   /** True for a TerminalError, also one from another copy of this package. */
   static isTerminal(error: unknown): error is TerminalError {
-    return (
-      typeof error === "object" &&
-      error !== null &&
-      (error as Record<symbol, unknown>)[terminalMarker] === true
-    );
+    return ReconcileError.hasMarker(error, terminalMarker);
+  }
+
+  /** The same check as {@link TerminalError.isTerminal}, under the name every reconcile error has. */
+  static override isInstance(error: unknown): error is TerminalError {
+    return ReconcileError.hasMarker(error, terminalMarker);
   }
 }
 

@@ -80,6 +80,10 @@ describe("DeltaFIFO", () => {
     draining.close();
     expect((await popOne(draining))[0]).toEqual(["Added:foo=1"]);
     await expect(draining.pop(() => {})).rejects.toBeInstanceOf(FIFOClosedError);
+    const closed = await draining.pop(() => {}).catch((error: unknown) => error);
+    expect(FIFOClosedError.isInstance(closed)).toBe(true);
+    expect((closed as FIFOClosedError).code).toBe("informer.fifo-closed");
+    expect((closed as FIFOClosedError).legacyCode).toBe("fifo.closed");
     expect(draining.isClosed()).toBe(true);
   });
 

@@ -1,6 +1,7 @@
 import {
   type DeepReadonly,
   DeletedFinalStateUnknown,
+  isDeletedFinalStateUnknown,
   type KubeObject,
   metaNamespaceKeyFunc,
   ReconcileError,
@@ -61,11 +62,19 @@ export interface DeltaFIFOOptions<T> {
   onSynced?: (() => void) | undefined;
 }
 
+const fifoClosedMarker = Symbol.for("reconcile.fifo-closed-error");
+
 /** Pop on a closed, drained DeltaFIFO (client-go's `ErrFIFOClosed`). */
 export class FIFOClosedError extends ReconcileError {
+  readonly [fifoClosedMarker] = true;
+
   constructor() {
-    super("fifo.closed", "DeltaFIFO: manipulating with closed queue");
+    super("informer.fifo-closed", "DeltaFIFO: manipulating with closed queue", { legacyCode: "fifo.closed" });
     this.name = "FIFOClosedError";
+  }
+
+  static override isInstance(error: unknown): error is FIFOClosedError {
+    return ReconcileError.hasMarker(error, fifoClosedMarker);
   }
 }
 
@@ -107,7 +116,7 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
       if (newest === undefined) throw new TypeError("DeltaFIFO: cannot compute the key of an empty Deltas");
       return this.keyOf(newest.object);
     }
-    if (obj instanceof DeletedFinalStateUnknown) return obj.key;
+    if (isDeletedFinalStateUnknown(obj)) return obj.key;
     return this.#keyFunction(obj as DeepReadonly<T>);
   }
 
@@ -165,7 +174,7 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
     for (const [key, deltas] of this.#items) {
       if (keys.has(key)) continue;
       let last = newestDelta(deltas)!.object;
-      if (last instanceof DeletedFinalStateUnknown) last = last.obj;
+      if (isDeletedFinalStateUnknown(last)) last = last.obj;
       this.#queueAction("Deleted", new DeletedFinalStateUnknown(key, last));
       queuedDeletions++;
     }
@@ -287,7 +296,7 @@ export class DeltaFIFO<T extends KubeObject = KubeObject> {
 
   #queueAction(type: DeltaType, obj: DeltaObject<T>): void {
     const key = this.keyOf(obj);
-    if (this.#transformer !== undefined && type !== "Sync" && !(obj instanceof DeletedFinalStateUnknown)) {
+    if (this.#transformer !== undefined && type !== "Sync" && !isDeletedFinalStateUnknown(obj)) {
       obj = this.#transformer(obj as T) as DeepReadonly<T>;
     }
     const delta: Delta<T> = { type, object: obj };
@@ -318,6 +327,6 @@ function dedupDeltas<T>(deltas: Delta<T>[]): void {
   const a = deltas[n - 1]!;
   const b = deltas[n - 2]!;
   if (a.type !== "Deleted" || b.type !== "Deleted") return;
-  if (b.object instanceof DeletedFinalStateUnknown) deltas[n - 2] = a;
+  if (isDeletedFinalStateUnknown(b.object)) deltas[n - 2] = a;
   deltas.length = n - 1;
 }

@@ -231,6 +231,9 @@ describe("Reflector", () => {
     await h.clock.flush();
     expect(h.errors).toHaveLength(1);
     expect(h.errors[0]).toBeInstanceOf(VeryShortWatchError);
+    expect(VeryShortWatchError.isInstance(h.errors[0])).toBe(true);
+    expect((h.errors[0] as VeryShortWatchError).code).toBe("informer.very-short-watch");
+    expect((h.errors[0] as VeryShortWatchError).legacyCode).toBe("reflector.very-short-watch");
     await h.clock.advance(800);
     expect(lw.listCalls.map((o) => o.resourceVersion)).toEqual(["0", "1"]);
   });

@@ -63,32 +63,61 @@ export interface ReflectorOptions<T extends KubeObject> {
 }
 
 /** A watch closed within a second without any event: something is wrong; relist. */
+const veryShortWatchErrorMarker = Symbol.for("reconcile.very-short-watch-error");
+
 export class VeryShortWatchError extends ReconcileError {
+  readonly [veryShortWatchErrorMarker] = true;
+
   constructor(name: string) {
     super(
-      "reflector.very-short-watch",
+      "informer.very-short-watch",
       `${name}: very short watch: the watch closed within 1s without events`,
+      { legacyCode: "reflector.very-short-watch" },
     );
     this.name = "VeryShortWatchError";
+  }
+
+  static override isInstance(error: unknown): error is VeryShortWatchError {
+    return ReconcileError.hasMarker(error, veryShortWatchErrorMarker);
   }
 }
 
 /** A watch that went quiet for longer than `idleTimeoutMs` was restarted. */
+const idleWatchErrorMarker = Symbol.for("reconcile.idle-watch-error");
+
 export class IdleWatchError extends ReconcileError {
+  readonly [idleWatchErrorMarker] = true;
+
   constructor(name: string, idleMs: number) {
     super(
-      "reflector.idle-watch",
+      "informer.idle-watch",
       `${name}: no watch event or bookmark for ${idleMs}ms; restarting the watch`,
+      { legacyCode: "reflector.idle-watch" },
     );
     this.name = "IdleWatchError";
+  }
+
+  static override isInstance(error: unknown): error is IdleWatchError {
+    return ReconcileError.hasMarker(error, idleWatchErrorMarker);
   }
 }
 
 /** A watch stream broke (connection reset, bad data) and was restarted from the last resourceVersion. */
+const watchStreamErrorMarker = Symbol.for("reconcile.watch-stream-error");
+
 export class WatchStreamError extends ReconcileError {
+  readonly [watchStreamErrorMarker] = true;
+
   constructor(name: string, cause: unknown) {
-    super("reflector.watch-stream", `${name}: watch stream failed: ${errorMessage(cause)}`, { cause });
+    super("informer.watch-stream", `${name}: watch stream failed: ${errorMessage(cause)}`, {
+      cause,
+      legacyCode: "reflector.watch-stream",
+    });
     this.name = "WatchStreamError";
+  }
+
+  static override isInstance(error: unknown): error is WatchStreamError {
+    return ReconcileError.hasMarker(error, watchStreamErrorMarker);
   }
 }
 

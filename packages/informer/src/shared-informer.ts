@@ -327,7 +327,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
           if (++drained % yieldEvery === 0) await new Promise<void>((resolve) => setImmediate(resolve));
         }
       } catch (error) {
-        if (error instanceof FIFOClosedError) return;
+        if (FIFOClosedError.isInstance(error)) return;
         // A failing index function or similar: the deltas of that key are dropped, the informer goes on.
         this.#lastError = error;
         try {

@@ -135,6 +135,14 @@ describe("Indexer", () => {
     expect(() => indexer.indexKeys("nope", "x")).toThrow("Index with name nope does not exist");
     expect(() => indexer.index("nope", pod("a", "b"))).toThrow("Index with name nope does not exist");
     expect(indexer.listIndexFuncValues("nope")).toEqual([]);
+    let caught: unknown;
+    try {
+      indexer.byIndex("nope", "x");
+    } catch (error) {
+      caught = error;
+    }
+    expect(IndexError.isInstance(caught)).toBe(true);
+    expect((caught as IndexError).code).toBe("informer.index");
   });
 
   it("a throwing index function rejects the write and leaves the store as it was", () => {

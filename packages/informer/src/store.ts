@@ -3,6 +3,7 @@ import {
   type DeletedFinalStateUnknown,
   deletionHandlingMetaNamespaceKeyFunc,
   type KubeObject,
+  ReconcileError,
 } from "@reconcile/api";
 
 /** A multi-valued index function (client-go's `IndexFunc`): the values `obj` is indexed under. */
@@ -71,11 +72,19 @@ export interface IndexerOptions<T> {
   namespaceIndex?: boolean | undefined;
 }
 
+const indexErrorMarker = Symbol.for("reconcile.index-error");
+
 /** Thrown for misuse of an index: an unknown index name, a name conflict, a failing index function. */
-export class IndexError extends Error {
+export class IndexError extends ReconcileError {
+  readonly [indexErrorMarker] = true;
+
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super("informer.index", message, options);
     this.name = "IndexError";
+  }
+
+  static override isInstance(error: unknown): error is IndexError {
+    return ReconcileError.hasMarker(error, indexErrorMarker);
   }
 }
 

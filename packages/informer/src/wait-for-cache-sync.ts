@@ -30,8 +30,11 @@ export interface WaitForNamedCacheSyncOptions extends WaitForCacheSyncOptions {
   informers: Readonly<Record<string, CacheSyncSource>>;
 }
 
+const cacheSyncTimeoutMarker = Symbol.for("reconcile.cache-sync-timeout-error");
+
 /** Informers did not sync in time; names each one and the last error it met. */
 export class CacheSyncTimeoutError extends ReconcileError {
+  readonly [cacheSyncTimeoutMarker] = true;
   readonly unsynced: readonly { informer: string; lastError: unknown }[];
   constructor(timeoutMs: number, unsynced: readonly { informer: string; lastError: unknown }[]) {
     const names = unsynced
@@ -42,6 +45,10 @@ export class CacheSyncTimeoutError extends ReconcileError {
     super("informer.cache-sync-timeout", `caches did not sync within ${timeoutMs}ms: ${names}`);
     this.name = "CacheSyncTimeoutError";
     this.unsynced = unsynced;
+  }
+
+  static override isInstance(error: unknown): error is CacheSyncTimeoutError {
+    return ReconcileError.hasMarker(error, cacheSyncTimeoutMarker);
   }
 }
 
@@ -145,7 +152,7 @@ export async function waitForCacheSync(
   try {
     return await waitForNamedCacheSync({ ...options, informers });
   } catch (error) {
-    if (CacheSyncTimeoutError.isInstance(error) && error.code === "informer.cache-sync-timeout") return false;
+    if (CacheSyncTimeoutError.isInstance(error)) return false;
     throw error;
   }
 }

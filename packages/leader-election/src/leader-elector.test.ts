@@ -5,6 +5,7 @@ import {
   newConflict,
   newInternalError,
   newNotFound,
+  ReconcileError,
 } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
@@ -205,7 +206,12 @@ describe("LeaderElector config validation", () => {
     }
     expect(thrown).toBeInstanceOf(LeaderElectionError);
     expect((thrown as LeaderElectionError).message).toBe(message);
-    expect((thrown as LeaderElectionError).code).toBe("leaderelection.invalid-config");
+    expect((thrown as LeaderElectionError).code).toBe("leader-election.invalid-config");
+    expect((thrown as LeaderElectionError).legacyCode).toBe("leaderelection.invalid-config");
+    expect(LeaderElectionError.isInstance(thrown)).toBe(true);
+    expect(LeaderElectionError.isInstance(new ReconcileError("informer.fifo-closed", "not this one"))).toBe(
+      false,
+    );
   });
 
   it("runLeaderElection rejects an invalid config without calling any callback", async () => {
@@ -720,7 +726,7 @@ describe("LeaderElector.run", () => {
     const h = harness();
     await startRun(h);
     await expect(h.elector.run()).rejects.toSatisfy(
-      (e: unknown) => LeaderElectionError.isInstance(e) && e.code === "leaderelection.already-running",
+      (e: unknown) => LeaderElectionError.isInstance(e) && e.code === "leader-election.already-running",
     );
   });
 
@@ -821,7 +827,7 @@ describe("LeaderElector.check and HealthzAdaptor", () => {
     await startRun(h);
     h.react = () => Promise.reject(newInternalError("down"));
     await h.clock.advance(16_001);
-    expect(adaptor.check()?.code).toBe("leaderelection.renew-overdue");
+    expect(adaptor.check()?.code).toBe("leader-election.renew-overdue");
   });
 
   it("the adaptor rejects a negative timeout", () => {

@@ -133,7 +133,10 @@ export class LeaderElector {
    */
   async run(signal: AbortSignal = neverAborted): Promise<void> {
     if (this.#running) {
-      throw new LeaderElectionError("leaderelection.already-running", "LeaderElector.run is already running");
+      throw new LeaderElectionError(
+        "leader-election.already-running",
+        "LeaderElector.run is already running",
+      );
     }
     this.#running = true;
     try {
@@ -181,7 +184,7 @@ export class LeaderElector {
     const sinceObserved = this.#config.clock.now() - this.#observedTime;
     if (sinceObserved > this.#config.leaseDurationMs + maxTolerableExpiredLeaseMs) {
       return new LeaderElectionError(
-        "leaderelection.renew-overdue",
+        "leader-election.renew-overdue",
         `failed election to renew leadership on lease ${this.#config.name}`,
       );
     }
@@ -308,7 +311,7 @@ export class LeaderElector {
     const stop = (reason: StopReason) => {
       if (leading.signal.aborted) return;
       stopReason = reason;
-      leading.abort(new LeaderElectionError("leaderelection.stopped", `stopped leading (${reason})`));
+      leading.abort(new LeaderElectionError("leader-election.stopped", `stopped leading (${reason})`));
     };
     const onCancel = () => stop("cancelled");
     signal.addEventListener("abort", onCancel, { once: true });
@@ -548,7 +551,7 @@ async function sleepUnlessAborted(clock: Clock, ms: number, signal: AbortSignal)
 }
 
 function invalid(message: string): LeaderElectionError {
-  return new LeaderElectionError("leaderelection.invalid-config", message);
+  return new LeaderElectionError("leader-election.invalid-config", message);
 }
 
 function duration(config: LeaderElectionConfig, field: keyof LeaderElectionConfig, fallback: number): number {

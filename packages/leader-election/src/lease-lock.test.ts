@@ -53,7 +53,7 @@ describe("LeaseLock", () => {
     const failure = lock.update(record("baz"));
     await expect(failure).rejects.toThrow("lease not initialized, call get or create first");
     await expect(failure).rejects.toSatisfy(
-      (e: unknown) => LeaderElectionError.isInstance(e) && e.code === "leaderelection.lock-not-initialized",
+      (e: unknown) => LeaderElectionError.isInstance(e) && e.code === "leader-election.lock-not-initialized",
     );
     expect(client.actions).toEqual([]);
   });

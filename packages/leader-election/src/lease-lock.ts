@@ -41,19 +41,19 @@ export class LeaseLock implements ResourceLock {
 
   constructor(options: LeaseLockOptions) {
     if (typeof options?.client?.resource !== "function") {
-      throw new LeaderElectionError("leaderelection.invalid-config", "LeaseLock: client must be a Client");
+      throw new LeaderElectionError("leader-election.invalid-config", "LeaseLock: client must be a Client");
     }
     for (const field of ["namespace", "name"] as const) {
       if (typeof options[field] !== "string" || options[field] === "") {
         throw new LeaderElectionError(
-          "leaderelection.invalid-config",
+          "leader-election.invalid-config",
           `LeaseLock: ${field} must be a non-empty string, got ${JSON.stringify(options[field])}`,
         );
       }
     }
     if (typeof options.identity !== "string") {
       throw new LeaderElectionError(
-        "leaderelection.invalid-config",
+        "leader-election.invalid-config",
         `LeaseLock: identity must be a string, got ${typeof options.identity}`,
       );
     }
@@ -90,7 +90,7 @@ export class LeaseLock implements ResourceLock {
     const cached = this.#lease;
     if (cached === undefined) {
       throw new LeaderElectionError(
-        "leaderelection.lock-not-initialized",
+        "leader-election.lock-not-initialized",
         "lease not initialized, call get or create first",
       );
     }

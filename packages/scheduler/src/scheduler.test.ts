@@ -202,6 +202,14 @@ describe("Scheduler cycle", () => {
   it("reports a PreFilter rejection without a histogram, and no nodes at all", () => {
     const { scheduler, nodeInformer } = setup();
     expect(() => scheduler.schedulePod(pod("a"))).toThrow(NoNodesAvailableError);
+    let none: unknown;
+    try {
+      scheduler.schedulePod(pod("a"));
+    } catch (error) {
+      none = error;
+    }
+    expect(NoNodesAvailableError.isInstance(none)).toBe(true);
+    expect((none as NoNodesAvailableError).code).toBe("scheduler.no-nodes-available");
     nodeInformer.add(node("n1"));
     const broken = {
       name: "Broken",

@@ -7,6 +7,7 @@ import {
   type Pod,
   type PodCondition,
   pods as podsResource,
+  ReconcileError,
   rfc3339,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -80,14 +81,23 @@ interface ScheduleResultOk {
   feasibleNodes: number;
 }
 
-/** A cycle that found no node. */
-export class FitError extends Error {
+const fitErrorMarker = Symbol.for("reconcile.fit-error");
+const noNodesAvailableMarker = Symbol.for("reconcile.no-nodes-available-error");
+
+/** A cycle that found no node (upstream `FitError`). `code` is `"scheduler.fit"`. */
+export class FitError extends ReconcileError {
+  readonly [fitErrorMarker] = true;
+
   constructor(
     readonly numAllNodes: number,
     readonly diagnosis: Diagnosis,
   ) {
-    super(fitErrorMessage(numAllNodes, diagnosis));
+    super("scheduler.fit", fitErrorMessage(numAllNodes, diagnosis));
     this.name = "FitError";
+  }
+
+  static override isInstance(error: unknown): error is FitError {
+    return ReconcileError.hasMarker(error, fitErrorMarker);
   }
 }
 
@@ -96,10 +106,16 @@ export class FitError extends Error {
  * Unschedulable with this message, and backs off like after an error, since
  * no plugin rejected it.
  */
-export class NoNodesAvailableError extends Error {
+export class NoNodesAvailableError extends ReconcileError {
+  readonly [noNodesAvailableMarker] = true;
+
   constructor() {
-    super("no nodes available to schedule pods");
+    super("scheduler.no-nodes-available", "no nodes available to schedule pods");
     this.name = "NoNodesAvailableError";
+  }
+
+  static override isInstance(error: unknown): error is NoNodesAvailableError {
+    return ReconcileError.hasMarker(error, noNodesAvailableMarker);
   }
 }
 // Upstream's minimum number of feasible nodes to find, and the adaptive percentage's floor.
@@ -521,9 +537,9 @@ export class Scheduler {
     started: number,
     afterAssume = false,
   ): void {
-    const fit = error instanceof FitError ? error : undefined;
+    const fit = FitError.isInstance(error) ? error : undefined;
     // Rejected (Unschedulable) when no node fits or there is none; anything else is a SchedulerError.
-    const rejected = fit !== undefined || error instanceof NoNodesAvailableError;
+    const rejected = fit !== undefined || NoNodesAvailableError.isInstance(error);
     const reason = rejected ? "Unschedulable" : "SchedulerError";
     const message = errorMessage(error);
     const pod = info.pod;
