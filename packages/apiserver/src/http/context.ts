@@ -90,7 +90,7 @@ export class HandlerContext {
   openApiDocuments(): ReturnType<typeof openApiDocuments> {
     const generation = this.registry.definitions.generation;
     if (this.#openApi?.generation !== generation)
-      this.#openApi = { generation, documents: openApiDocuments(this.registry.resources) };
+      this.#openApi = { generation, documents: openApiDocuments(this.registry.definitions.list()) };
     return this.#openApi.documents;
   }
 

@@ -209,6 +209,8 @@ describe("duplicateFields", () => {
     ['{"s":"{\\"x\\":1,\\"x\\":2}","t":[[{"k":1,"k":2}]]}', ["t[0][0].k"]],
     ['{"a":{"b":1},"c":{"b":1}}', []],
     ['{"a\\"b":1,"a\\"b":2}', ['a"b']],
+    ['[{},"x",{"y":[{}, "y"],"y":1}]', ["[2].y"]],
+    ['{"a":[],"b":{},"b":2}', ["b"]],
   ] as const)("%s → %j", (text, expected) => {
     expect(duplicateFields(text)).toEqual(expected);
   });

@@ -105,16 +105,16 @@ export function duplicateFields(text: string): string[] {
         else if (d === 0x5c /* \ */) escaped = true;
         else if (d === 0x22) break;
       }
-      if (expectKey) {
+      const frame = frames.at(-1);
+      if (expectKey && frame?.keys !== undefined) {
         let key: string;
         try {
           key = JSON.parse(text.slice(i, end + 1)) as string;
         } catch {
           return found;
         }
-        const frame = frames.at(-1)!;
-        if (frame.keys!.has(key)) found.push(path(key));
-        else frame.keys!.add(key);
+        if (frame.keys.has(key)) found.push(path(key));
+        else frame.keys.add(key);
         pendingKey = key;
         expectKey = false;
       }
@@ -124,8 +124,10 @@ export function duplicateFields(text: string): string[] {
       expectKey = true;
     } else if (c === 0x5b /* [ */) {
       frames.push({ index: 0, segment: segmentFor() });
+      expectKey = false;
     } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
       frames.pop();
+      expectKey = false;
     } else if (c === 0x2c /* , */) {
       const frame = frames.at(-1);
       if (frame?.keys !== undefined) expectKey = true;

@@ -108,3 +108,39 @@ describe("kubectl and strict field validation", () => {
     );
   });
 });
+
+describe("kubectl explain", () => {
+  it("explains a built-in field from Kubernetes' own schema", async () => {
+    const { kubectl } = await kubectlCluster();
+    const result = await kubectl(["explain", "deployment.spec.replicas"]);
+    expect(result).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: `GROUP:      apps
+KIND:       Deployment
+VERSION:    v1
+
+FIELD: replicas <integer>
+
+
+DESCRIPTION:
+    Number of desired pods. This is a pointer to distinguish between explicit
+    zero and not specified. Defaults to 1.
+    
+
+`,
+    });
+  });
+
+  it("lists a kind's fields with their types, and refuses a field the kind does not have", async () => {
+    const { kubectl } = await kubectlCluster();
+    const result = await kubectl(["explain", "pods.spec.containers"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("FIELD: containers <[]Container>");
+    expect(result.stdout).toMatch(/\n {2}image\t<string>\n/);
+    expect(result.stdout).toMatch(/\n {2}name\t<string> -required-\n/);
+    const missing = await kubectl(["explain", "deployment.spec.replicass"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe('error: field "replicass" does not exist\n');
+  });
+});
