@@ -72,19 +72,16 @@ export class FieldSet {
     if (other === this || other.empty()) return this;
     if (this.empty()) return other;
     let result: FieldSet | undefined;
-    const own = () => {
-      if (result === undefined) {
-        result = new FieldSet();
-        result.member = this.member;
-        for (const [element, child] of this.children) result.children.set(element, child);
-      }
-      return result;
-    };
-    if (other.member && !this.member) own().member = true;
+    if (other.member && !this.member) {
+      result = this.#shallowCopy();
+      result.member = true;
+    }
     for (const [element, theirs] of other.children) {
       const mine = this.children.get(element);
       const both = mine === undefined ? theirs : mine.union(theirs);
-      if (both !== mine) own().children.set(element, both);
+      if (both === mine) continue;
+      result ??= this.#shallowCopy();
+      result.children.set(element, both);
     }
     return result ?? this;
   }
@@ -92,24 +89,39 @@ export class FieldSet {
   difference(other: FieldSet): FieldSet {
     if (other === this) return new FieldSet();
     let result: FieldSet | undefined;
-    const own = () => {
-      if (result === undefined) {
-        result = new FieldSet();
-        result.member = this.member;
-        for (const [element, child] of this.children) result.children.set(element, child);
-      }
-      return result;
-    };
-    if (this.member && other.member) own().member = false;
+    if (this.member && other.member) {
+      result = this.#shallowCopy();
+      result.member = false;
+    }
     for (const [element, mine] of this.children) {
       const theirs = other.children.get(element);
       if (theirs === undefined) continue;
       const rest = mine.difference(theirs);
       if (rest === mine) continue;
-      if (rest.empty()) own().children.delete(element);
-      else own().children.set(element, rest);
+      result ??= this.#shallowCopy();
+      if (rest.empty()) result.children.delete(element);
+      else result.children.set(element, rest);
     }
     return result ?? this;
+  }
+
+  /** Whether both sets have the same members. */
+  equals(other: FieldSet): boolean {
+    if (other === this) return true;
+    if (this.member !== other.member || this.children.size !== other.children.size) return false;
+    for (const [element, mine] of this.children) {
+      const theirs = other.children.get(element);
+      if (theirs === undefined || !mine.equals(theirs)) return false;
+    }
+    return true;
+  }
+
+  /** A new node with this one's membership and children (the children shared). */
+  #shallowCopy(): FieldSet {
+    const copy = new FieldSet();
+    copy.member = this.member;
+    for (const [element, child] of this.children) copy.children.set(element, child);
+    return copy;
   }
 
   intersection(other: FieldSet): FieldSet {

@@ -112,6 +112,8 @@ export function applyConfiguration(options: ApplyOptions): JsonObject {
     subresource,
   });
   const applier = managers.find((m) => identity(m) === applierId);
+  // Re-applying the same configuration: keep the set (and so its encoded tree).
+  if (applier !== undefined && newSet.equals(applier.fields)) newSet = applier.fields;
   const others = managers.filter((m) => m !== applier);
 
   let ownedByOthers = new FieldSet();

@@ -1,3 +1,4 @@
+import { copyJson } from "../json.js";
 import {
   compareElements,
   FieldSet,
@@ -55,14 +56,14 @@ export function compare(before: unknown, after: unknown, type: TypeNode): Compar
  */
 export function merge(live: unknown, config: unknown, type: TypeNode): unknown {
   if (config === undefined) return live;
-  if (live === undefined) return structuredClone(config);
+  if (live === undefined) return copyJson(config);
   const t = resolve(type, config);
   if (config === null) return isGranular(t) ? live : null;
-  if (bothEmpty(live, config)) return structuredClone(config);
+  if (bothEmpty(live, config)) return copyJson(config);
   switch (t.kind) {
     case "struct":
     case "map": {
-      if (t.atomic || !isObject(live) || !isObject(config)) return structuredClone(config);
+      if (t.atomic || !isObject(live) || !isObject(config)) return copyJson(config);
       const out: Record<string, unknown> = { ...live };
       for (const [name, value] of Object.entries(config)) {
         const merged = merge(live[name], value, childType(t, name));
@@ -73,13 +74,12 @@ export function merge(live: unknown, config: unknown, type: TypeNode): unknown {
       return out;
     }
     case "list": {
-      if (t.listType === "atomic" || !Array.isArray(live) || !Array.isArray(config))
-        return structuredClone(config);
+      if (t.listType === "atomic" || !Array.isArray(live) || !Array.isArray(config)) return copyJson(config);
       const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
       return mergeListItems(live, config, itemIdentity(t), itemType);
     }
     default:
-      return structuredClone(config);
+      return copyJson(config);
   }
 }
 
