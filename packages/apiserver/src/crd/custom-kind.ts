@@ -11,6 +11,7 @@ import type {
   CustomResourceDefinitionVersion,
   PrinterColumn,
 } from "./definition-validation.js";
+import { customKindSchema } from "./openapi.js";
 import { isObject, type JSONSchemaProps, type JsonObject } from "./schema.js";
 
 /**
@@ -51,6 +52,7 @@ export function definitionForCustomResource(crd: CustomResourceDefinition): Reso
     applyType: typeFromOpenAPI(schema as OpenAPISchema),
     strategy: customResourceStrategy(schema, version),
     printer: customResourcePrinter(version.additionalPrinterColumns ?? []),
+    openAPI: customKindSchema(descriptor, schema),
   });
 }
 

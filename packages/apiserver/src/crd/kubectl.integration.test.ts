@@ -149,4 +149,57 @@ describe("kubectl with CustomResourceDefinitions", () => {
     const gone = await kubectl(["get", "crontabs.stable.example.com"]);
     expect(gone.code).toBe(1);
   }, 60_000);
+
+  it("explains the custom kind from its schema and refuses its unknown fields under kubectl's Strict", async () => {
+    const { kubectl } = await cluster();
+    await kubectl(["apply", "-f", "-"], crd);
+    await kubectl([
+      "wait",
+      "--for=condition=established",
+      "crd/crontabs.stable.example.com",
+      "--timeout=20s",
+    ]);
+
+    const explained = await kubectl(["explain", "crontab.spec"]);
+    expect(explained).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: `GROUP:      stable.example.com
+KIND:       CronTab
+VERSION:    v1
+
+FIELD: spec <Object>
+
+
+DESCRIPTION:
+    <empty>
+FIELDS:
+  cronSpec\t<string>
+    <no description>
+
+  image\t<string>
+    <no description>
+
+  replicas\t<integer>
+    <no description>
+
+
+`,
+    });
+
+    const strict = await kubectl(["create", "-f", "-"], crontab("typo", "  cronSpec: x\n  imagee: y"));
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toBe(
+      'Error from server (BadRequest): error when creating "STDIN": CronTab in version "v1" cannot be handled as a CronTab: strict decoding error: unknown field "spec.imagee"\n',
+    );
+    const warned = await kubectl(
+      ["create", "--validate=warn", "-f", "-"],
+      crontab("typo", "  cronSpec: x\n  imagee: y"),
+    );
+    expect(warned).toEqual({
+      code: 0,
+      stdout: "crontab.stable.example.com/typo created\n",
+      stderr: 'Warning: unknown field "spec.imagee"\n',
+    });
+  }, 60_000);
 });
