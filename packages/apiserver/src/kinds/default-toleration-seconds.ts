@@ -1,0 +1,35 @@
+import type { PodSpec } from "@reconcile/api";
+import type { Toleration } from "kubernetes-types/core/v1.js";
+
+/** `--default-not-ready-toleration-seconds` and `--default-unreachable-toleration-seconds` of kube-apiserver. */
+export const defaultTolerationSeconds = 300;
+
+const notReadyTaint = "node.kubernetes.io/not-ready";
+const unreachableTaint = "node.kubernetes.io/unreachable";
+
+/**
+ * The DefaultTolerationSeconds admission plugin: a pod that does not already
+ * tolerate the `not-ready` and `unreachable` NoExecute taints gets
+ * `{operator: Exists, effect: NoExecute, tolerationSeconds: 300}` for each, so
+ * the taint eviction controller evicts it five minutes after its node fails
+ * rather than at once. A toleration with an empty key or effect counts as
+ * tolerating them.
+ */
+export function admitDefaultTolerationSeconds(spec: PodSpec, seconds = defaultTolerationSeconds): void {
+  const tolerations = spec.tolerations ?? [];
+  const tolerates = (key: string) =>
+    tolerations.some((t) => (!t.key || t.key === key) && (!t.effect || t.effect === "NoExecute"));
+  const added: Toleration[] = [];
+  if (!tolerates(notReadyTaint)) {
+    added.push({ key: notReadyTaint, operator: "Exists", effect: "NoExecute", tolerationSeconds: seconds });
+  }
+  if (!tolerates(unreachableTaint)) {
+    added.push({
+      key: unreachableTaint,
+      operator: "Exists",
+      effect: "NoExecute",
+      tolerationSeconds: seconds,
+    });
+  }
+  if (added.length > 0) spec.tolerations = [...tolerations, ...added];
+}
