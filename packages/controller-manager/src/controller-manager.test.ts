@@ -95,8 +95,13 @@ describe("ControllerManager", () => {
       "endpointslice-controller",
       "replicaset-controller",
       "deployment-controller",
+      "node-lifecycle-controller",
+      "taint-eviction-controller",
     ]);
-    const some = new ControllerManager({ client: env.client, controllers: "*,-deployment,-endpoint" });
+    const some = new ControllerManager({
+      client: env.client,
+      controllers: "*,-deployment,-endpoint,-nodelifecycle,-taint-eviction-controller",
+    });
     expect(some.enabledControllers).toEqual(["endpointslice-controller", "replicaset-controller"]);
     const named = new ControllerManager({ client: env.client, controllers: ["deployment-controller"] });
     expect(named.enabledControllers).toEqual(["deployment-controller"]);
@@ -212,7 +217,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

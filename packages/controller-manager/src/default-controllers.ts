@@ -1,5 +1,10 @@
 import { DeploymentController } from "@reconcile/deployment";
 import { EndpointSliceController, EndpointsController } from "@reconcile/endpoints";
+import {
+  NodeLifecycleController,
+  type NodeLifecycleControllerOptions,
+  TaintEvictionController,
+} from "@reconcile/node-lifecycle";
 import { ReplicaSetController } from "@reconcile/replicaset";
 import {
   BucketRateLimiter,
@@ -87,16 +92,75 @@ export const endpointSliceControllerDescriptor: ControllerDescriptor = {
     }),
 };
 
+/** The node lifecycle controller's flags (`--node-monitor-period`, `--node-monitor-grace-period`, …); upstream's defaults where unset. */
+export type NodeLifecycleSettings = Pick<
+  NodeLifecycleControllerOptions,
+  | "nodeMonitorPeriodMs"
+  | "nodeMonitorGracePeriodMs"
+  | "nodeStartupGracePeriodMs"
+  | "nodeEvictionRate"
+  | "secondaryNodeEvictionRate"
+  | "largeClusterSizeThreshold"
+  | "unhealthyZoneThreshold"
+>;
+
+/**
+ * `node-lifecycle-controller` (alias `nodelifecycle`): node health from status
+ * and Leases, condition taints, rate-limited NoExecute tainting; queues
+ * `node_lifecycle_controller` and `node_lifecycle_controller_pods`, 8 node workers.
+ */
+export function newNodeLifecycleControllerDescriptor(
+  settings: NodeLifecycleSettings = {},
+): ControllerDescriptor {
+  return {
+    name: "node-lifecycle-controller",
+    aliases: ["nodelifecycle"],
+    defaultWorkers: 8,
+    construct: (context) =>
+      NodeLifecycleController.fromInformerFactory(context.informerFactory, {
+        ...settings,
+        client: context.client,
+        clock: context.clock,
+        logger: context.logger,
+        queueMetricsProvider: context.queueMetricsProvider,
+      }),
+  };
+}
+
+/** `node-lifecycle-controller` with upstream's defaults (5 s monitor period, 50 s grace, 60 s startup grace, 0.1 nodes/s). */
+export const nodeLifecycleControllerDescriptor: ControllerDescriptor = newNodeLifecycleControllerDescriptor();
+
+/** `taint-eviction-controller`: deletes pods from nodes with NoExecute taints they do not tolerate; 8 workers. */
+export const taintEvictionControllerDescriptor: ControllerDescriptor = {
+  name: "taint-eviction-controller",
+  defaultWorkers: 8,
+  construct: (context) =>
+    TaintEvictionController.fromInformerFactory(context.informerFactory, {
+      client: context.client,
+      clock: context.clock,
+      logger: context.logger,
+    }),
+};
+
+export interface ControllerDescriptorsOptions {
+  /** Flags of `node-lifecycle-controller`. Default: upstream's. */
+  nodeLifecycle?: NodeLifecycleSettings | undefined;
+}
+
 /**
  * The controllers this package knows, as kube-controller-manager's
  * `NewControllerDescriptors`: each call returns a fresh table, so callers may
  * register their own controllers on it.
  */
-export function newControllerDescriptors(): ControllerDescriptors {
+export function newControllerDescriptors(options: ControllerDescriptorsOptions = {}): ControllerDescriptors {
   return new ControllerDescriptors([
     endpointsControllerDescriptor,
     endpointSliceControllerDescriptor,
     replicaSetControllerDescriptor,
     deploymentControllerDescriptor,
+    options.nodeLifecycle === undefined
+      ? nodeLifecycleControllerDescriptor
+      : newNodeLifecycleControllerDescriptor(options.nodeLifecycle),
+    taintEvictionControllerDescriptor,
   ]);
 }

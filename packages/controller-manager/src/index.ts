@@ -19,11 +19,16 @@ export {
 } from "./controller-manager.js";
 export { isControllerEnabled, parseControllersFlag, UnknownControllerError } from "./controllers-flag.js";
 export {
+  type ControllerDescriptorsOptions,
   deploymentControllerDescriptor,
   endpointSliceControllerDescriptor,
   endpointsControllerDescriptor,
+  type NodeLifecycleSettings,
   newControllerDescriptors,
+  newNodeLifecycleControllerDescriptor,
+  nodeLifecycleControllerDescriptor,
   replicaSetControllerDescriptor,
+  taintEvictionControllerDescriptor,
 } from "./default-controllers.js";
 export { type HealthCheck, type HealthResponse, healthResponse, pingCheck } from "./health.js";
 export { type JsonLoggerOptions, jsonLogger } from "./json-logger.js";
