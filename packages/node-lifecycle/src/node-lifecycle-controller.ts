@@ -27,6 +27,7 @@ import { type MetricsProvider, parallelizeUntil, RateLimitingQueue } from "@reco
 import type { NodeCondition, NodeStatus, ObjectReference, Taint } from "kubernetes-types/core/v1.js";
 import { ensureNodeNameIndex, podsOnNode, updatePodCondition } from "./pods.js";
 import { RateLimitedTimedQueue } from "./rate-limited-timed-queue.js";
+import { childSignal } from "./signals.js";
 import {
   notReadyTaintTemplate,
   swapNodeTaints,
@@ -249,7 +250,8 @@ export class NodeLifecycleController {
    * workers until `signal` aborts; settles after a full stop.
    */
   async run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    const { signal } = options;
+    // One listener on the caller's signal; the loops, workers and sleeps listen to this one.
+    const signal = childSignal(options.signal);
     this.#logger.info({}, "Starting node controller");
     try {
       const synced = await waitForInformersSynced({

@@ -23,6 +23,7 @@ import {
 import { Queue } from "@reconcile/workqueue";
 import type { ObjectReference, Taint, Toleration } from "kubernetes-types/core/v1.js";
 import { ensureNodeNameIndex, podKey, podsOnNode, updatePodCondition } from "./pods.js";
+import { childSignal } from "./signals.js";
 import { getMatchingTolerations, getMinTolerationTimeMs, getNoExecuteTaints } from "./taints.js";
 import { TimedWorkerQueue } from "./timed-workers.js";
 
@@ -136,7 +137,8 @@ export class TaintEvictionController {
    * deletions are cancelled and running ones awaited before it settles.
    */
   async run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    const { signal } = options;
+    // One listener on the caller's signal; the loops, workers and sleeps listen to this one.
+    const signal = childSignal(options.signal);
     const workers = options.workers ?? 8;
     this.#logger.info({}, "Starting taint eviction controller");
     try {
