@@ -2,6 +2,7 @@ export * from "./errors.js";
 export * from "./fields.js";
 export * from "./keys.js";
 export * from "./labels.js";
+export * from "./lifecycle.js";
 export * from "./list-watch.js";
 export * from "./logger.js";
 export * from "./owner-references.js";

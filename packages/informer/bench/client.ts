@@ -56,7 +56,7 @@ function ours(transform: boolean): Client {
   let running: Promise<void> | undefined;
   return {
     sync: () => {
-      running = informer.run(controller.signal);
+      running = informer.run({ signal: controller.signal });
       return synced.promise;
     },
     burstDone: () => burst.promise,

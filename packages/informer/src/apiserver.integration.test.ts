@@ -155,7 +155,7 @@ async function setup(
       ),
   });
   const controller = new AbortController();
-  const done = informer.run(controller.signal);
+  const done = informer.run({ signal: controller.signal });
   const settle = async () => {
     for (let i = 0; i < 20; i++) await clock.flush();
   };

@@ -64,6 +64,31 @@ describe("SharedInformerFactory", () => {
     expect(clock.pendingTimers()).toEqual([]);
   });
 
+  it("run({ signal }) starts the informers and settles only after abort and a full stop", async () => {
+    const podSource = new FakeListerWatcher<KubeObject>({
+      objects: [{ metadata: { namespace: "a", name: "p" } }],
+    });
+    const { client } = fakeClient({ pods: podSource });
+    const clock = new FakeClock();
+    const factory = new SharedInformerFactory({ client, clock });
+    const informer = factory.forResource<Pod>(pods);
+    const controller = new AbortController();
+    let settled = false;
+    const running = factory.run({ signal: controller.signal }).then(() => {
+      settled = true;
+    });
+    await informer.whenSynced();
+    expect(informer.hasSynced()).toBe(true);
+    await clock.flush();
+    expect(settled).toBe(false);
+    controller.abort();
+    await running;
+    expect(podSource.watchCalls).toHaveLength(1);
+    expect(clock.pendingTimers()).toEqual([]);
+    factory.start(new AbortController().signal);
+    expect(podSource.listCalls).toHaveLength(1); // nothing starts again after the run ended
+  });
+
   it("does not scope cluster-scoped resources to the factory's namespace", () => {
     const { client, scopes } = fakeClient({ namespaces: new FakeListerWatcher() });
     const factory = new SharedInformerFactory({ client, namespace: "a" });

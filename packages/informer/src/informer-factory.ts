@@ -1,5 +1,11 @@
 import { setMaxListeners } from "node:events";
-import { type KubeObject, type Logger, noopLogger, type ResourceDescriptor } from "@reconcile/api";
+import {
+  type KubeObject,
+  type Logger,
+  noopLogger,
+  type ResourceDescriptor,
+  type RunOptions,
+} from "@reconcile/api";
 import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { TransformFunc } from "./delta-fifo.js";
@@ -104,6 +110,20 @@ export class SharedInformerFactory {
   }
 
   /**
+   * The one lifecycle shape: starts every informer asked for so far, and
+   * settles once `signal` has aborted and every informer has fully stopped
+   * (client-go's `Start` and `Shutdown` in one call). Informers asked for
+   * later need a `start` of their own, as in client-go.
+   */
+  async run({ signal }: RunOptions): Promise<void> {
+    this.start(signal);
+    if (!signal.aborted) {
+      await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+    }
+    await this.shutdown();
+  }
+
+  /**
    * Starts every informer not started yet; they run until `signal` aborts or
    * `shutdown()`. A no-op after `shutdown()`.
    */
@@ -118,7 +138,7 @@ export class SharedInformerFactory {
       this.#running.set(
         key,
         informer
-          .run(stop)
+          .run({ signal: stop })
           .catch((error) =>
             (this.#options.logger ?? noopLogger).error({ informer: key, err: error }, "informer failed"),
           ),

@@ -72,7 +72,7 @@ function start(lw = new FakeListerWatcher<Pod>(), options: Partial<ReflectorOpti
     ...options,
   });
   const controller = new AbortController();
-  const done = reflector.run(controller.signal);
+  const done = reflector.run({ signal: controller.signal });
   const harness = {
     clock,
     lw,

@@ -8,6 +8,8 @@ import {
   type Logger,
   noopLogger,
   ReconcileError,
+  type RunOptions,
+  runSignal,
   type Status,
   StatusError,
   type WatchEvent,
@@ -184,7 +186,11 @@ export class Reflector<T extends KubeObject = KubeObject> {
    * retried after a backoff. Settles once the current watch is closed and no
    * timer is left.
    */
-  async run(signal: AbortSignal): Promise<void> {
+  run(options: RunOptions): Promise<void>;
+  /** @deprecated Pass `{ signal }`, the one lifecycle shape; a bare signal is read until the next minor release. */
+  run(signal: AbortSignal): Promise<void>;
+  async run(options: RunOptions | AbortSignal): Promise<void> {
+    const signal = runSignal(options);
     if (this.#running) throw new Error(`${this.name}: already running`);
     this.#running = true;
     try {

@@ -73,7 +73,7 @@ function setup(
     watchErrors,
     handlerErrors,
     run: () => {
-      done = informer.run(controller.signal);
+      done = informer.run({ signal: controller.signal });
     },
     stop: async () => {
       controller.abort();

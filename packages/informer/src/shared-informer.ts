@@ -6,6 +6,8 @@ import {
   type Logger,
   noopLogger,
   type ResourceDescriptor,
+  type RunOptions,
+  runSignal,
 } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { BackoffOptions } from "./backoff.js";
@@ -261,7 +263,11 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
    * watch is closed, timers are cleared and every handler call in flight
    * has returned.
    */
-  async run(signal: AbortSignal): Promise<void> {
+  run(options: RunOptions): Promise<void>;
+  /** @deprecated Pass `{ signal }`, the one lifecycle shape; a bare signal is read until the next minor release. */
+  run(signal: AbortSignal): Promise<void>;
+  async run(options: RunOptions | AbortSignal): Promise<void> {
+    const signal = runSignal(options);
     if (this.#started) throw new Error(`informer ${this.name} has already started`);
     this.#started = true;
     if (signal.aborted) {
@@ -307,7 +313,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     const stopFifo = () => fifo.close();
     signal.addEventListener("abort", stopFifo, { once: true });
     try {
-      await Promise.all([reflector.run(signal), this.#processLoop(fifo, signal)]);
+      await Promise.all([reflector.run({ signal }), this.#processLoop(fifo, signal)]);
     } finally {
       signal.removeEventListener("abort", stopFifo);
       this.#stopped = true;

@@ -50,7 +50,7 @@ async function failover(s: Settings, release: boolean): Promise<number> {
       releaseOnCancel: release,
       callbacks: { onStartedLeading: onLeading, onStoppedLeading() {} },
     });
-    return { controller, done: elector.run(controller.signal) };
+    return { controller, done: elector.run({ signal: controller.signal }) };
   };
 
   let leaderUp!: () => void;

@@ -57,7 +57,7 @@ function setup(backend: Backend) {
       done: undefined,
       elector: undefined as unknown as LeaderElector,
       run() {
-        p.done = p.elector.run(p.controller.signal);
+        p.done = p.elector.run({ signal: p.controller.signal });
       },
     };
     const client = new InterceptingClient(server, (call, next) => p.intercept(call, next));

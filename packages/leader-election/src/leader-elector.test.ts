@@ -115,7 +115,7 @@ afterEach(async () => {
 /** Starts `run` and lets the first attempt finish. */
 async function startRun(h: ReturnType<typeof harness>) {
   const controller = new AbortController();
-  const done = h.elector.run(controller.signal);
+  const done = h.elector.run({ signal: controller.signal });
   done.catch(() => {});
   running.push({ controller, done });
   await h.clock.flush();
@@ -788,7 +788,7 @@ describe("any ResourceLock", () => {
       clock,
       callbacks: { onStartedLeading() {}, onStoppedLeading() {} },
     });
-    const done = elector.run(controller.signal);
+    const done = elector.run({ signal: controller.signal });
     await clock.advance(4_000);
     controller.abort();
     await done;

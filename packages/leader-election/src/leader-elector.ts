@@ -1,4 +1,12 @@
-import { isConflict, isNotFound, type Logger, newTimeout, rfc3339Micro } from "@reconcile/api";
+import {
+  isConflict,
+  isNotFound,
+  type Logger,
+  newTimeout,
+  type RunOptions,
+  rfc3339Micro,
+  runSignal,
+} from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import { LeaderElectionError } from "./errors.js";
 import type { HealthzAdaptor } from "./healthz-adaptor.js";
@@ -131,7 +139,11 @@ export class LeaderElector {
    * promise returned by `onStartedLeading` settled. Rejects with the error of
    * `onStartedLeading` or `onStoppedLeading` if one failed.
    */
-  async run(signal: AbortSignal = neverAborted): Promise<void> {
+  run(options: RunOptions): Promise<void>;
+  /** @deprecated Pass `{ signal }`, the one lifecycle shape; a bare signal (or none) is read until the next minor release. */
+  run(signal?: AbortSignal): Promise<void>;
+  async run(options: RunOptions | AbortSignal = neverAborted): Promise<void> {
+    const signal = runSignal(options);
     if (this.#running) {
       throw new LeaderElectionError(
         "leader-election.already-running",
@@ -513,9 +525,15 @@ export class LeaderElector {
  * Builds an elector and runs it (client-go's `RunOrDie`): rejects at once if
  * the config is invalid, else settles as {@link LeaderElector.run}.
  */
-export async function runLeaderElection(config: LeaderElectionConfig, signal?: AbortSignal): Promise<void> {
+export function runLeaderElection(config: LeaderElectionConfig, options: RunOptions): Promise<void>;
+/** @deprecated Pass `{ signal }`, the one lifecycle shape; a bare signal (or none) is read until the next minor release. */
+export function runLeaderElection(config: LeaderElectionConfig, signal?: AbortSignal): Promise<void>;
+export async function runLeaderElection(
+  config: LeaderElectionConfig,
+  options: RunOptions | AbortSignal = neverAborted,
+): Promise<void> {
   const elector = new LeaderElector(config);
-  await elector.run(signal);
+  await elector.run({ signal: runSignal(options) });
 }
 
 type WorkOutcome = { failed: false } | { failed: true; error: unknown };

@@ -153,7 +153,7 @@ async function simulate(
           onStoppedLeading() {},
         },
       });
-      await elector.run(controller.signal);
+      await elector.run({ signal: controller.signal });
       clock.clearTimeout(lifetime);
       stopping.signal.removeEventListener("abort", onStop);
     }

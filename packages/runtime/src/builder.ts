@@ -225,7 +225,7 @@ export class ControllerBuilder {
     manager.add({
       name,
       needLeaderElection: true,
-      start: (signal) =>
+      run: ({ signal }) =>
         runController({
           name,
           signal,

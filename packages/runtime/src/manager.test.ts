@@ -97,7 +97,7 @@ describe("Manager", () => {
     let stoppedCleanly = false;
     manager.add({
       name: "steady",
-      start: (signal) =>
+      run: ({ signal }) =>
         new Promise<void>((resolve) =>
           signal.addEventListener("abort", () => {
             stoppedCleanly = true;
@@ -108,6 +108,7 @@ describe("Manager", () => {
     manager.add({
       name: "broken",
       needLeaderElection: false,
+      // A runnable in the deprecated start(signal) shape is still run.
       start: async () => Promise.reject(new Error("boom")),
     });
     await expect(manager.run({ signal: new AbortController().signal })).rejects.toThrow("boom");

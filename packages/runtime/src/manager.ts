@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { hostname } from "node:os";
-import type { DeepReadonly, KubeObject, ResourceDescriptor } from "@reconcile/api";
+import type { DeepReadonly, KubeObject, ResourceDescriptor, RunOptions } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
@@ -18,14 +18,24 @@ import type { MetricsProvider } from "@reconcile/workqueue";
 import { Registry } from "prom-client";
 import { prometheusReconcileMetrics, type ReconcileMetrics } from "./metrics.js";
 
-/** Something the manager runs (controller-runtime's `manager.Runnable`). */
-export interface Runnable {
+/**
+ * Something the manager runs (controller-runtime's `manager.Runnable`), in
+ * the one lifecycle shape: `run({ signal })` settles after a full stop.
+ */
+export type Runnable = {
   readonly name: string;
   /** Run only while this manager leads (every controller). Default true. */
   readonly needLeaderElection?: boolean | undefined;
-  /** Runs until `signal` aborts; settles after a full stop. */
-  start(signal: AbortSignal): Promise<void>;
-}
+} & (
+  | {
+      /** Runs until `signal` aborts; settles after a full stop. */
+      run(options: RunOptions): Promise<void>;
+    }
+  | {
+      /** @deprecated Implement `run({ signal })`; `start(signal)` is called until the next minor release. */
+      start(signal: AbortSignal): Promise<void>;
+    }
+);
 
 export interface ManagerLeaderElectionOptions {
   /** Name of the Lease. Required. */
@@ -196,7 +206,7 @@ export class Manager {
     const runAll = async (runnables: Runnable[], signal: AbortSignal) => {
       await Promise.all(
         runnables.map((runnable) =>
-          runnable.start(signal).catch((error: unknown) => {
+          ("run" in runnable ? runnable.run({ signal }) : runnable.start(signal)).catch((error: unknown) => {
             this.logger.error({ runnable: runnable.name, err: String(error) }, "runnable failed");
             failures.push(error);
             stop.abort();
@@ -272,7 +282,7 @@ export class Manager {
       },
     });
     this.#elector = elector;
-    await elector.run(stop.signal);
+    await elector.run({ signal: stop.signal });
     return !stop.signal.aborted;
   }
 

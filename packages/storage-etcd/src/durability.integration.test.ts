@@ -188,7 +188,7 @@ describe("durability over etcd", () => {
       backoff: { initialMs: 10, maxMs: 50 },
     });
     const controller = new AbortController();
-    const running = reflector.run(controller.signal);
+    const running = reflector.run({ signal: controller.signal });
     try {
       await first.registry.create(configMaps, "default", configMap("a"));
       await vi.waitFor(() => expect(store.objects.has("a")).toBe(true), eventually);
@@ -224,7 +224,7 @@ describe("durability over etcd", () => {
       backoff: { initialMs: 10, maxMs: 50 },
     });
     const controller = new AbortController();
-    const running = reflector.run(controller.signal);
+    const running = reflector.run({ signal: controller.signal });
     try {
       await first.registry.create(configMaps, "default", configMap("a"));
       await vi.waitFor(() => expect(store.objects.has("a")).toBe(true), eventually);
@@ -260,7 +260,7 @@ describe("durability over etcd", () => {
     const reflectors = [
       new Reflector({ listerWatcher: listerWatcher(() => one) as never, store: storeOne }),
       new Reflector({ listerWatcher: listerWatcher(() => two) as never, store: storeTwo }),
-    ].map((reflector) => reflector.run(controller.signal));
+    ].map((reflector) => reflector.run({ signal: controller.signal }));
     try {
       for (let i = 0; i < 10; i++) {
         const server = i % 2 === 0 ? one : two;
