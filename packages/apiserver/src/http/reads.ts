@@ -1,6 +1,7 @@
 import type * as http from "node:http";
 import type { ResourceDescriptor } from "@reconcile/api";
 import type { HandlerContext } from "./context.js";
+import { listItemEncoder } from "./list-encoding.js";
 import { requestedTableVersion } from "./negotiation.js";
 import { listOptions, parseIncludeObjectParam } from "./parameters.js";
 import { jsonContentType, send, sendList } from "./respond.js";
@@ -61,5 +62,5 @@ export async function serveList(
     return sendList(response, rest, "rows", rows, tableContentType(tableVersion));
   }
   const { items, ...envelope } = list;
-  return sendList(response, envelope, "items", items, jsonContentType);
+  return sendList(response, envelope, "items", items, jsonContentType, listItemEncoder(resource));
 }

@@ -25,7 +25,8 @@ export function send(
  * Sends a list item by item: the envelope, then the items in batches, waiting
  * for the socket to drain and yielding to the event loop between batches. A
  * 100,000-pod list so never holds the server's event loop in one
- * `JSON.stringify`, nor needs one string of the whole body.
+ * `JSON.stringify`, nor needs one string of the whole body. Each item is
+ * written by `encode` (default `JSON.stringify`).
  */
 export async function sendList(
   response: http.ServerResponse,
@@ -33,13 +34,14 @@ export async function sendList(
   itemsKey: string,
   items: readonly unknown[],
   contentType: string,
+  encode: (item: unknown) => string = JSON.stringify,
 ): Promise<void> {
   if (response.headersSent || response.destroyed) return;
   const head = JSON.stringify({ ...envelope, [itemsKey]: [] });
   response.writeHead(200, { "Content-Type": contentType, "Cache-Control": "no-cache, private" });
   let batch = head.slice(0, -2);
   for (let i = 0; i < items.length; i++) {
-    batch += (i === 0 ? "" : ",") + JSON.stringify(items[i]);
+    batch += (i === 0 ? "" : ",") + encode(items[i]);
     if (batch.length >= listBatchBytes) {
       if (response.destroyed) return;
       if (!response.write(batch)) await drained(response);

@@ -3,6 +3,7 @@ import type { ResourceDescriptor } from "@reconcile/api";
 import { duplicateFields, type FieldValidation, parseFieldValidation } from "../registry/field-validation.js";
 import type { HandlerContext } from "./context.js";
 import { servesDeleteCollection } from "./discovery.js";
+import { listItemEncoder } from "./list-encoding.js";
 import { mediaTypeOf } from "./negotiation.js";
 import {
   deleteOptions,
@@ -64,7 +65,7 @@ export async function serveDeleteCollection(
     fieldSelector: query.get("fieldSelector") ?? undefined,
   });
   const { items, ...envelope } = deleted;
-  return sendList(response, envelope, "items", items, jsonContentType);
+  return sendList(response, envelope, "items", items, jsonContentType, listItemEncoder(resource));
 }
 
 /** `PUT` of an object, its status or its scale. */

@@ -30,6 +30,7 @@ import type {
 } from "../client.js";
 import { patchContentTypes } from "../client.js";
 import { ListDecoder } from "./list-decoder.js";
+import { withItemTypeMeta } from "./list-type-meta.js";
 import { connectionError, statusErrorFromResponse } from "./status.js";
 import { TokenBucketRateLimiter } from "./token-bucket.js";
 import { parseWatchStream } from "./watch-stream.js";
@@ -532,7 +533,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
         idempotent: true,
         signal: options.signal,
       })
-      .then((list) => ({ ...list, metadata: list.metadata ?? {}, items: list.items ?? [] }));
+      .then((list) => withItemTypeMeta({ ...list, metadata: list.metadata ?? {}, items: list.items ?? [] }));
   }
 
   async watch(options: WatchOptions = {}): Promise<AsyncIterable<WatchEvent<T>>> {
@@ -626,7 +627,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     });
     if ((result as { kind?: string }).kind === "Status") return { metadata: {}, items: [] };
     const list = result as ObjectList<T>;
-    return { ...list, metadata: list.metadata ?? {}, items: list.items ?? [] };
+    return withItemTypeMeta({ ...list, metadata: list.metadata ?? {}, items: list.items ?? [] });
   }
 
   async getScale(name: string, options: CallOptions = {}): Promise<Scale> {
