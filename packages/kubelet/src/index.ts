@@ -48,6 +48,14 @@ export {
   simulationAnnotationPrefix,
 } from "./runtime/simulated-runtime.js";
 export { computePodActions, type PodActions } from "./runtime-manager.js";
+export {
+  applyStaticPodDefaults,
+  configHashAnnotationKey,
+  configMirrorAnnotationKey,
+  isMirrorPod,
+  mirrorPodOf,
+  readStaticPods,
+} from "./static-pods.js";
 export { StatusManager } from "./status-manager.js";
 export {
   persistentVolumeClaims,

@@ -10,7 +10,11 @@ import { setMaxListeners } from "node:events";
 import {
   type DeepReadonly,
   type DeletedFinalStateUnknown,
+  isAlreadyExists,
+  isConflict,
   isDeletedFinalStateUnknown,
+  isNotFound,
+  nodes,
   type Pod,
   pods,
 } from "@reconcile/api";
@@ -41,6 +45,7 @@ import { ProbeManager, type ProbeUpdate } from "./prober.js";
 import type { ContainerRuntime } from "./runtime/runtime.js";
 import { SimulatedRuntime } from "./runtime/simulated-runtime.js";
 import { podRef, RuntimeManager } from "./runtime-manager.js";
+import { isMirrorPod, isMirrorPodOf, mirrorPodOf, podFullName, readStaticPods } from "./static-pods.js";
 import { StatusManager } from "./status-manager.js";
 import { VolumeManager, VolumeMountError } from "./volume-manager.js";
 
@@ -86,6 +91,13 @@ export interface KubeletOptions {
   random?: (() => number) | undefined;
   /** Where the kubelet's metrics go (see {@link KubeletMetrics}). Default: recorded nowhere. */
   metrics?: KubeletMetrics | undefined;
+  /**
+   * A directory of static pod manifests (`staticPodPath`): JSON pods the
+   * kubelet runs on its own and mirrors to the API server. Default: none.
+   */
+  staticPodPath?: string | undefined;
+  /** How often the manifest directory is read (`fileCheckFrequency`). Default 20,000 ms. */
+  staticPodCheckFrequencyMs?: number | undefined;
 }
 
 /**
@@ -150,6 +162,10 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   readonly #options: KubeletOptions;
   /** The pod manager: pods from config, by UID. */
   readonly #pods = new Map<string, DeepReadonly<Pod>>();
+  /** Mirror pods from the API server, by full name (`<name>_<namespace>`). */
+  readonly #mirrorPods = new Map<string, DeepReadonly<Pod>>();
+  /** Static pods from the manifest directory: full name → UID. */
+  readonly #staticPods = new Map<string, string>();
   /** Admitted pods and their requests: what admission counts as used, and their sum. */
   readonly #admitted = new Map<string, { milliCpu: number; memory: number }>();
   readonly #usage = { pods: 0, milliCpu: 0, memory: 0 };
@@ -196,7 +212,11 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.#workQueue = new BasicWorkQueue({ clock: this.#clock });
     this.statusManager = new StatusManager({
       client: this.#client,
-      getPod: (uid) => this.#pods.get(uid),
+      getPod: (uid) => this.#apiPodOf(uid),
+      isStaticPod: (uid) => {
+        const pod = this.#pods.get(uid);
+        return pod !== undefined && this.#staticPods.get(podFullName(pod)) === uid;
+      },
       clock: this.#clock,
       logger: this.#logger,
     });
@@ -284,6 +304,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       this.podWorkers.run({ signal }),
     ];
     if (this.#podSource === "informer") tasks.push(this.#runInformer(signal));
+    if (this.#options.staticPodPath !== undefined) tasks.push(this.#runFileSource(signal));
     const stopPleg = this.#pleg.start();
     this.#heartbeat(signal);
     tasks.push(this.#syncLoop(signal));
@@ -340,6 +361,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     podStatus: RuntimePodStatus,
   ): Promise<boolean> {
     const uid = pod.metadata?.uid ?? "";
+    if (this.#staticPods.get(podFullName(pod)) === uid) await this.#syncMirrorPod(pod);
     const apiStatus = this.#generateStatus(pod, podStatus, false);
     this.statusManager.setPodStatus(pod, apiStatus);
     this.#observePodStart(pod, apiStatus);
@@ -526,6 +548,10 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     for (const pod of sorted) {
       const uid = pod.metadata?.uid;
       if (!uid) continue;
+      if (isMirrorPod(pod)) {
+        this.#handleMirrorPod(pod, true);
+        continue;
+      }
       this.#pods.set(uid, pod);
       if (!this.podWorkers.isPodTerminationRequested(uid) && !isTerminalPod(pod)) {
         // The admitted pods' sum, kept as they come and go; upstream re-adds the active pods each time.
@@ -544,7 +570,12 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         }
         this.#admit(uid, requests);
       }
-      this.podWorkers.updatePod({ updateType: "create", pod, startTime: this.#clock.now() });
+      this.podWorkers.updatePod({
+        updateType: "create",
+        pod,
+        mirrorPod: this.#mirrorPods.get(podFullName(pod)),
+        startTime: this.#clock.now(),
+      });
     }
   }
 
@@ -553,6 +584,10 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     for (const pod of updated) {
       const uid = pod.metadata?.uid;
       if (!uid) continue;
+      if (isMirrorPod(pod)) {
+        this.#handleMirrorPod(pod, false);
+        continue;
+      }
       this.#pods.set(uid, pod);
       if (this.#isRejected(uid)) continue;
       this.podWorkers.updatePod({ updateType: "update", pod, startTime: this.#clock.now() });
@@ -564,6 +599,13 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     for (const pod of removed) {
       const uid = pod.metadata?.uid;
       if (!uid) continue;
+      if (isMirrorPod(pod)) {
+        // A deleted mirror pod: its static pod is synced, which creates a new one.
+        const fullName = podFullName(pod);
+        if (this.#mirrorPods.get(fullName)?.metadata?.uid === uid) this.#mirrorPods.delete(fullName);
+        this.#syncStaticPodOf(fullName);
+        continue;
+      }
       this.#pods.delete(uid);
       this.#release(uid);
       this.podWorkers.updatePod({ updateType: "kill", pod, startTime: this.#clock.now() });
@@ -574,7 +616,9 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   handlePodReconcile(reconciled: readonly DeepReadonly<Pod>[]): void {
     for (const pod of reconciled) {
       const uid = pod.metadata?.uid;
-      if (uid) this.#pods.set(uid, pod);
+      if (!uid) continue;
+      if (isMirrorPod(pod)) this.#mirrorPods.set(podFullName(pod), pod);
+      else this.#pods.set(uid, pod);
     }
   }
 
@@ -638,7 +682,145 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     for (const uid of this.#admitted.keys()) {
       if (!this.#pods.has(uid) || !this.#isActive(this.#pods.get(uid)!)) this.#release(uid);
     }
+    this.#deleteOrphanedMirrorPods();
     this.#runtimeManager.gc();
+  }
+
+  // --- static and mirror pods ---------------------------------------------
+
+  /** The pod as the API server holds it: a static pod's mirror pod, or the pod itself. */
+  #apiPodOf(uid: string): DeepReadonly<Pod> | undefined {
+    const pod = this.#pods.get(uid);
+    if (pod === undefined) return undefined;
+    const fullName = podFullName(pod);
+    if (this.#staticPods.get(fullName) !== uid) return pod;
+    const mirror = this.#mirrorPods.get(fullName);
+    return mirror !== undefined && isMirrorPodOf(mirror, pod) ? mirror : undefined;
+  }
+
+  /** A mirror pod arrived or changed (`handleMirrorPod`): its static pod is synced. */
+  #handleMirrorPod(mirror: DeepReadonly<Pod>, added: boolean): void {
+    const fullName = podFullName(mirror);
+    this.#mirrorPods.set(fullName, mirror);
+    const staticUid = this.#staticPods.get(fullName);
+    // A new mirror pod starts without the static pod's status: write it again.
+    if (added && staticUid !== undefined) this.statusManager.resync(staticUid);
+    this.#syncStaticPodOf(fullName);
+  }
+
+  #syncStaticPodOf(fullName: string): void {
+    const uid = this.#staticPods.get(fullName);
+    const pod = uid === undefined ? undefined : this.#pods.get(uid);
+    if (pod === undefined || uid === undefined || this.#isRejected(uid)) return;
+    this.podWorkers.updatePod({
+      updateType: "update",
+      pod,
+      mirrorPod: this.#mirrorPods.get(fullName),
+      startTime: this.#clock.now(),
+    });
+  }
+
+  /**
+   * The mirror pod part of `syncPod`: one that is being deleted or belongs
+   * to an older version of the static pod is deleted, and a missing one is
+   * created (once the Node exists, owned by it).
+   */
+  async #syncMirrorPod(pod: ConfigPod): Promise<void> {
+    const fullName = podFullName(pod);
+    const mirror = this.#mirrorPods.get(fullName);
+    const resource = this.#client.resource(pods, pod.metadata?.namespace ?? "");
+    try {
+      let deleted = false;
+      if (
+        mirror !== undefined &&
+        (mirror.metadata?.deletionTimestamp !== undefined || !isMirrorPodOf(mirror, pod))
+      ) {
+        await resource
+          .delete(mirror.metadata?.name ?? "", {
+            gracePeriodSeconds: 0,
+            preconditions: { uid: mirror.metadata?.uid ?? "" },
+          })
+          .catch((error: unknown) => {
+            if (!isNotFound(error) && !isConflict(error)) throw error;
+          });
+        this.#mirrorPods.delete(fullName);
+        deleted = true;
+      }
+      if (mirror !== undefined && !deleted) return;
+      const node = await this.#client.resource(nodes).get(this.nodeName);
+      if (node.metadata?.deletionTimestamp !== undefined) return;
+      const created = await resource
+        .create(mirrorPodOf(pod, this.nodeName, node.metadata?.uid ?? ""))
+        .catch((error: unknown) => {
+          if (isAlreadyExists(error)) return undefined;
+          throw error;
+        });
+      if (created !== undefined) this.#handleMirrorPod(created, true);
+    } catch (error) {
+      this.#logger.error({ err: error, node: this.nodeName, pod: fullName }, "failed to sync the mirror pod");
+    }
+  }
+
+  /** Housekeeping (`deleteOrphanedMirrorPods`): mirror pods whose static pod is gone and stopped. */
+  #deleteOrphanedMirrorPods(): void {
+    for (const [fullName, mirror] of this.#mirrorPods) {
+      const uid = this.#staticPods.get(fullName);
+      if (uid !== undefined && this.#pods.has(uid)) continue;
+      if (this.podWorkers.isPodForMirrorPodTerminatingByFullName(fullName)) continue;
+      this.#mirrorPods.delete(fullName);
+      this.#client
+        .resource(pods, mirror.metadata?.namespace ?? "")
+        .delete(mirror.metadata?.name ?? "", {
+          gracePeriodSeconds: 0,
+          preconditions: { uid: mirror.metadata?.uid ?? "" },
+        })
+        .catch((error: unknown) => {
+          if (!isNotFound(error) && !isConflict(error))
+            this.#logger.error(
+              { err: error, node: this.nodeName, pod: fullName },
+              "failed to delete an orphaned mirror pod",
+            );
+        });
+    }
+  }
+
+  /**
+   * The file source: reads the manifest directory now and every
+   * `staticPodCheckFrequencyMs`, and turns what changed into config
+   * messages (a changed manifest is a new UID: the old pod goes, the new one comes).
+   */
+  async #runFileSource(signal: AbortSignal): Promise<void> {
+    const directory = this.#options.staticPodPath as string;
+    const periodMs = this.#options.staticPodCheckFrequencyMs ?? 20_000;
+    const reported = new Set<string>();
+    while (!signal.aborted) {
+      const { pods: found, errors } = readStaticPods(directory, this.nodeName);
+      for (const error of errors) {
+        if (reported.has(error.file)) continue;
+        reported.add(error.file);
+        this.#logger.error(
+          { node: this.nodeName, file: error.file, err: error.message },
+          "could not read a static pod manifest",
+        );
+      }
+      const seen = new Set(found.map((pod) => pod.metadata?.uid ?? ""));
+      const removed: DeepReadonly<Pod>[] = [];
+      for (const [fullName, uid] of this.#staticPods) {
+        if (seen.has(uid)) continue;
+        const pod = this.#pods.get(uid);
+        this.#staticPods.delete(fullName);
+        if (pod !== undefined) removed.push(pod);
+      }
+      const added = found.filter((pod) => this.#staticPods.get(podFullName(pod)) !== pod.metadata?.uid);
+      for (const pod of added) this.#staticPods.set(podFullName(pod), pod.metadata?.uid ?? "");
+      if (removed.length > 0) this.#send({ kind: "config", op: "REMOVE", pods: removed });
+      if (added.length > 0) this.#send({ kind: "config", op: "ADD", pods: added });
+      try {
+        await this.#clock.sleep(periodMs, { signal });
+      } catch {
+        return;
+      }
+    }
   }
 
   // --- helpers --------------------------------------------------------------

@@ -12,8 +12,13 @@ import { kubeletConditionTypes, seconds } from "./pod-status.js";
 
 export interface StatusManagerOptions {
   client: Client;
-  /** The kubelet's view of a pod (its informer cache), for the patch's base and deletion checks. */
+  /**
+   * The pod as the API server holds it (the kubelet's informer cache), for the
+   * patch's base and deletion checks: a static pod's mirror pod, undefined while it has none.
+   */
   getPod: (uid: string) => DeepReadonly<Pod> | undefined;
+  /** Whether the UID is a static pod's, whose status goes to its mirror pod. Default: none is. */
+  isStaticPod?: ((uid: string) => boolean) | undefined;
   /** Retry period for statuses that failed to write (`syncPeriod`). Default 10,000 ms. */
   syncPeriodMs?: number | undefined;
   clock?: Clock | undefined;
@@ -44,6 +49,7 @@ export class StatusManager {
   readonly stats: StatusManagerStats = { patches: 0, deletes: 0 };
   readonly #client: Client;
   readonly #getPod: StatusManagerOptions["getPod"];
+  readonly #isStaticPod: (uid: string) => boolean;
   readonly #syncPeriodMs: number;
   readonly #clock: Clock;
   readonly #logger: Logger;
@@ -56,6 +62,7 @@ export class StatusManager {
   constructor(options: StatusManagerOptions) {
     this.#client = options.client;
     this.#getPod = options.getPod;
+    this.#isStaticPod = options.isStaticPod ?? (() => false);
     this.#syncPeriodMs = options.syncPeriodMs ?? 10_000;
     this.#clock = options.clock ?? realClock;
     this.#logger = options.logger ?? noopLogger;
@@ -163,6 +170,16 @@ export class StatusManager {
     if (entry !== undefined) entry.podIsFinished = true;
   }
 
+  /** Writes the pod's cached status again, even unchanged (a new mirror pod starts without it). */
+  resync(uid: string): void {
+    const entry = this.#entries.get(uid);
+    if (entry === undefined) return;
+    entry.apiVersion = Math.min(entry.apiVersion, entry.version - 1);
+    entry.apiStatus = undefined;
+    this.#dirty.add(uid);
+    this.#scheduleFlush();
+  }
+
   /** Forgets pods the kubelet no longer knows (`RemoveOrphanedStatuses`). */
   removeOrphanedStatuses(known: (uid: string) => boolean): void {
     for (const uid of this.#entries.keys()) {
@@ -229,6 +246,10 @@ export class StatusManager {
 
   async #syncPod(uid: string, entry: Entry): Promise<void> {
     const pod = this.#getPod(uid);
+    const isStatic = this.#isStaticPod(uid);
+    // A static pod without a mirror pod yet: the sync period retries it.
+    if (isStatic && pod === undefined) return;
+    const apiUid = pod?.metadata?.uid ?? uid;
     const version = entry.version;
     const apiBase = entry.apiStatus ?? pod?.status ?? {};
     const merged = mergeConditions(pod?.status?.conditions ?? apiBase.conditions, entry.status);
@@ -240,7 +261,7 @@ export class StatusManager {
         this.stats.patches++;
         written = await resource.patch(
           entry.name,
-          { metadata: { uid }, status: diff },
+          { metadata: { uid: apiUid }, status: diff },
           { type: "merge", subresource: "status", signal: this.#signal },
         );
         entry.apiStatus = written.status ?? merged;
@@ -249,6 +270,11 @@ export class StatusManager {
       }
       entry.apiVersion = Math.max(entry.apiVersion, version);
     } catch (error) {
+      if (isStatic && (isNotFound(error) || isConflict(error))) {
+        // The mirror pod went or was replaced: written again once a new one is known.
+        entry.apiStatus = undefined;
+        return;
+      }
       if (isNotFound(error) || (isConflict(error) && pod?.metadata?.uid !== uid)) {
         // The pod is gone (or was recreated under a new UID): nothing to write.
         this.#entries.delete(uid);
