@@ -13,6 +13,8 @@ import {
   ControllerManager,
   type KubeletMetricsSeam,
   type LeaderElectionOptions,
+  type NodeLifecycleSettings,
+  newControllerDescriptors,
   prometheusKubeletMetrics,
   prometheusSchedulerMetrics,
   type SchedulerMetricsSeam,
@@ -37,6 +39,12 @@ export interface ClusterOptions {
   schedulers?: number;
   /** Lease timing of both elections. Default: upstream's 15 s / 10 s / 2 s. */
   election?: Pick<LeaderElectionOptions, "leaseDurationMs" | "renewDeadlineMs" | "retryPeriodMs">;
+  /**
+   * How fast a silent node is noticed: the kubelets' node Lease duration (renewed every quarter of
+   * it) and the node lifecycle controller's flags. Default: upstream's (40 s Lease, 5 s monitor
+   * period, 50 s grace period).
+   */
+  nodeLifecycle?: { leaseDurationSeconds: number; settings: NodeLifecycleSettings } | undefined;
 }
 
 /** One controller manager or scheduler process, as far as the demo is concerned. */
@@ -95,6 +103,9 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
         podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
         nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
         metrics,
+        ...(options.nodeLifecycle
+          ? { nodeLeaseDurationSeconds: options.nodeLifecycle.leaseDurationSeconds }
+          : {}),
       }),
     });
     const nodeAbort = new AbortController();
@@ -110,6 +121,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     const manager = new ControllerManager({
       client,
       leaderElection: { identity, ...options.election },
+      descriptors: newControllerDescriptors({ nodeLifecycle: options.nodeLifecycle?.settings }),
     });
     return {
       manager,
