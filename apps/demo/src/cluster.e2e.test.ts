@@ -22,7 +22,18 @@ let managerUrl: string;
 
 beforeAll(async () => {
   const api = newApiServer();
-  cluster = startCluster(api, { nodes: 3 });
+  // A lost node is noticed in seconds: upstream's node lifecycle timings divided by ten.
+  cluster = startCluster(api, {
+    nodes: 3,
+    nodeLifecycle: {
+      leaseDurationSeconds: 4,
+      settings: {
+        nodeMonitorPeriodMs: 500,
+        nodeMonitorGracePeriodMs: 5_000,
+        nodeStartupGracePeriodMs: 6_000,
+      },
+    },
+  });
   const listening = await api.listen({
     port: 0,
     kubeletConnection: cluster.kubeletConnection(),
@@ -57,6 +68,15 @@ beforeAll(async () => {
 afterAll(async () => {
   await close?.();
 });
+
+/** Polls `check` every 200 ms for up to 20 s. */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error("condition not reached in 20 s");
+}
 
 async function ok(...args: string[]): Promise<string> {
   const result = await kubectl(...args);
@@ -153,6 +173,12 @@ describe("kubectl against the composed cluster", () => {
   it("cordon marks the node unschedulable, and the scheduler places new pods elsewhere", async () => {
     expect(await ok("cordon", "node-1")).toBe("node/node-1 cordoned\n");
     expect(await ok("get", "node", "node-1", "--no-headers")).toMatch(/^node-1\s+Ready,SchedulingDisabled/);
+    // The node lifecycle controller mirrors spec.unschedulable as a taint.
+    await eventually(async () =>
+      /^Taints:\s+node\.kubernetes\.io\/unschedulable:NoSchedule$/m.test(
+        await ok("describe", "node", "node-1"),
+      ),
+    );
     await ok("scale", "deployment/web", "--replicas=6");
     await ok("rollout", "status", "deployment/web", "--timeout=20s");
     const nodes = (await ok("get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.nodeName}"))
@@ -220,6 +246,36 @@ describe("kubectl against the composed cluster", () => {
     expect(metrics).toMatch(/^kubelet_pod_start_sli_duration_seconds_count [1-9]\d*$/m);
     expect(metrics).toMatch(
       /^kubelet_pod_worker_duration_seconds_count\{operation_type="create"\} [1-9]\d*$/m,
+    );
+  });
+
+  it("a node whose kubelet stops heartbeating goes NotReady, with the conditions, taints and events of a real cluster", async () => {
+    await cluster.stopNode("node-3");
+    await eventually(async () =>
+      /^node-3\s+NotReady\s/.test(await ok("get", "node", "node-3", "--no-headers")),
+    );
+    // The NoExecute taint follows on the next monitor pass, through the zone's rate-limited queue.
+    const taintsOf = (text: string) =>
+      (/^Taints:([\s\S]*?)^Unschedulable:/m.exec(text)?.[1] ?? "").trim().split(/\s+/).sort();
+    await eventually(async () => taintsOf(await ok("describe", "node", "node-3")).length === 2);
+    const described = await ok("describe", "node", "node-3");
+    expect(taintsOf(described)).toEqual([
+      "node.kubernetes.io/unreachable:NoExecute",
+      "node.kubernetes.io/unreachable:NoSchedule",
+    ]);
+    for (const type of ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]) {
+      expect(described).toMatch(
+        new RegExp(
+          `^\\s+${type}\\s+Unknown\\s.*\\sNodeStatusUnknown\\s+Kubelet stopped posting node status\\.$`,
+          "m",
+        ),
+      );
+    }
+    expect(described).toMatch(
+      /Normal\s+NodeNotReady\s+.*node-controller\s+Node node-3 status is now: NodeNotReady/,
+    );
+    expect(described).toMatch(
+      /Normal\s+RegisteredNode\s+.*node-controller\s+Node node-3 event: Registered Node node-3 in Controller/,
     );
   });
 });
