@@ -2,7 +2,6 @@
 // syncDeployment's writes, and the event handlers' enqueues, on hand-fed
 // caches and a RecordingClient.
 
-import type { KubeObject } from "@reconcile/api";
 import {
   type DeepReadonly,
   DeletedFinalStateUnknown,
@@ -14,26 +13,11 @@ import {
   replicaSets,
 } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
-import type { ControllerEventHandler, ControllerInformer } from "@reconcile/controller";
 import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testing";
-import { createIndexer, type Indexer } from "@reconcile/informer";
+import { FakeInformer } from "@reconcile/informer/testing";
 import { describe, expect, it } from "vitest";
 import { DeploymentController } from "./deployment-controller.js";
 import { revisionAnnotation } from "./deployment-util.js";
-
-class FakeInformer<T extends KubeObject> implements ControllerInformer<T> {
-  readonly indexer: Indexer<T> = createIndexer<T>();
-  readonly handlers: ControllerEventHandler<T>[] = [];
-  addEventHandler(handler: ControllerEventHandler<T>) {
-    this.handlers.push(handler);
-  }
-  hasSynced() {
-    return true;
-  }
-  getIndexer() {
-    return this.indexer;
-  }
-}
 
 function deployment(
   name: string,
@@ -114,12 +98,12 @@ function fixture() {
   /** Puts an object into the API (the RecordingClient) and the cache alike. */
   const addDeployment = (d: Deployment) => {
     const stored = client.seed(deployments, d);
-    dInformer.indexer.add(stored);
+    dInformer.getIndexer().add(stored);
     return stored;
   };
   const addReplicaSet = (rs: ReplicaSet) => {
     const stored = client.seed(replicaSets, rs);
-    rsInformer.indexer.add(stored);
+    rsInformer.getIndexer().add(stored);
     return stored;
   };
   const queued = async () => {
@@ -300,10 +284,10 @@ describe("event handlers", () => {
       spec: { containers: [] },
     });
     const remaining = pod("p2", rs);
-    f.podInformer.indexer.add(remaining);
+    f.podInformer.getIndexer().add(remaining);
     f.controller.deletePod(pod("p1", rs));
     expect(await f.queued()).toEqual([]);
-    f.podInformer.indexer.delete(remaining);
+    f.podInformer.getIndexer().delete(remaining);
     f.controller.deletePod(new DeletedFinalStateUnknown("default/p2", remaining as DeepReadonly<Pod>));
     expect(await f.queued()).toEqual(["default/foo"]);
     f.controller.deletePod(pod("p3", barRS));
@@ -315,7 +299,7 @@ describe("run", () => {
   it("syncs queued Deployments with its workers and settles once stopped", async () => {
     const f = fixture();
     f.addDeployment(deployment("foo", 1));
-    f.controller.addDeployment(f.dInformer.indexer.getByKey("default/foo")!);
+    f.controller.addDeployment(f.dInformer.getIndexer().getByKey("default/foo")!);
     const stop = new AbortController();
     const running = f.controller.run({ signal: stop.signal, workers: 2 });
     for (let i = 0; i < 100 && f.client.actionsOf("create", "replicasets").length === 0; i++) {

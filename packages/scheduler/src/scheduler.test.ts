@@ -1,53 +1,10 @@
-import {
-  type DeepReadonly,
-  type KubeObject,
-  metaNamespaceKeyFunc,
-  type Node,
-  type Pod,
-  pods,
-} from "@reconcile/api";
+import { type DeepReadonly, type Node, type Pod, pods } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
-import type { ControllerEventHandler, ControllerIndexer, ControllerInformer } from "@reconcile/controller";
 import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testing";
+import { FakeInformer } from "@reconcile/informer/testing";
 import { describe, expect, it } from "vitest";
 import type { Binder } from "./binder.js";
 import { NoNodesAvailableError, Scheduler } from "./scheduler.js";
-
-/** An informer the test drives: `add`/`update`/`remove` change the store and call the handlers. */
-class FakeInformer<T extends KubeObject> implements ControllerInformer<T> {
-  readonly objects = new Map<string, DeepReadonly<T>>();
-  readonly handlers: ControllerEventHandler<T>[] = [];
-  addEventHandler(handler: ControllerEventHandler<T>): unknown {
-    this.handlers.push(handler);
-    return {};
-  }
-  hasSynced(): boolean {
-    return true;
-  }
-  getIndexer(): ControllerIndexer<T> {
-    return {
-      getByKey: (key) => this.objects.get(key),
-      byIndex: () => [],
-      getIndexers: () => ({}),
-      addIndexers: () => {},
-    };
-  }
-  add(obj: T): void {
-    const frozen = obj as DeepReadonly<T>;
-    this.objects.set(metaNamespaceKeyFunc(obj), frozen);
-    for (const handler of this.handlers) handler.onAdd?.(frozen, false);
-  }
-  update(obj: T): void {
-    const key = metaNamespaceKeyFunc(obj);
-    const old = this.objects.get(key)!;
-    this.objects.set(key, obj as DeepReadonly<T>);
-    for (const handler of this.handlers) handler.onUpdate?.(old, obj as DeepReadonly<T>);
-  }
-  remove(obj: T): void {
-    this.objects.delete(metaNamespaceKeyFunc(obj));
-    for (const handler of this.handlers) handler.onDelete?.(obj as DeepReadonly<T>);
-  }
-}
 
 function node(name: string, cpu = "4", extra: Partial<Node> = {}): Node {
   return {
@@ -195,7 +152,7 @@ describe("Scheduler cycle", () => {
     podInformer.add(pod("waiting", "500m"));
     await scheduleAll();
     expect(scheduler.queue.whereIs("uid-waiting")).toBe("unschedulable");
-    podInformer.remove(hog);
+    podInformer.delete(hog);
     expect(scheduler.queue.whereIs("uid-waiting")).toBe("backoff");
   });
 

@@ -1,0 +1,15 @@
+export {
+  type ConfigMapOptions,
+  configMap,
+  type DeploymentOptions,
+  deployment,
+  type MetaOptions,
+  type NodeOptions,
+  node,
+  type PodOptions,
+  pod,
+  type ReplicaSetOptions,
+  replicaSet,
+  type ServiceOptions,
+  service,
+} from "./builders.js";
