@@ -379,7 +379,7 @@ export class NodeLifecycleController {
       }
       this.#nodesToRetry.delete(name);
     });
-    this.#handleDisruption(zoneConditions, allNodes, signal);
+    await this.#handleDisruption(zoneConditions, allNodes, signal);
   }
 
   /**
@@ -735,11 +735,11 @@ export class NodeLifecycleController {
   }
 
   /** Upstream `handleDisruption`: zone states from the Ready conditions, and the tainting rates they call for. */
-  #handleDisruption(
+  async #handleDisruption(
     zoneConditions: ReadonlyMap<string, (DeepReadonly<NodeCondition> | undefined)[]>,
     allNodes: readonly DeepReadonly<Node>[],
     signal?: AbortSignal,
-  ): void {
+  ): Promise<void> {
     const newZoneStates = new Map<string, ZoneState>();
     let allAreFullyDisrupted = true;
     for (const [zone, conditions] of zoneConditions) {
@@ -766,9 +766,7 @@ export class NodeLifecycleController {
         {},
         "Controller detected that all Nodes are not-Ready. Entering master disruption mode",
       );
-      for (const node of allNodes) {
-        void this.#markNodeAsReachable(node, signal);
-      }
+      await Promise.all(allNodes.map((node) => this.#markNodeAsReachable(node, signal)));
       for (const zone of this.#zoneStates.keys()) this.#zoneTainters.get(zone)?.swapLimiter(0);
       for (const zone of this.#zoneStates.keys()) this.#zoneStates.set(zone, "FullDisruption");
       return;
