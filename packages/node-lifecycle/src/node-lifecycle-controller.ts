@@ -89,7 +89,8 @@ export interface NodeLifecycleControllerOptions {
 
 /** What the controller remembers about a node between passes (upstream `nodeHealthData`). */
 interface NodeHealth {
-  status: NodeStatus;
+  /** The status last seen; cached objects are never mutated, so it is kept without a copy. */
+  status: DeepReadonly<NodeStatus>;
   /** When the controller last saw the kubelet alive: a new Ready heartbeat or a renewed Lease. */
   probeTimestamp: number;
   readyTransitionTimestamp: number;
@@ -502,7 +503,7 @@ export class NodeLifecycleController {
     const now = this.#clock.now();
     const created = parseTime(node.metadata?.creationTimestamp) ?? now;
     let health = this.#nodeHealth.get(name);
-    const status = structuredClone((node.status ?? {}) as NodeStatus);
+    const status: DeepReadonly<NodeStatus> = node.status ?? {};
     const currentReady = getNodeCondition(node.status, "Ready");
     let observedReady: DeepReadonly<NodeCondition>;
     let gracePeriod: number;
@@ -559,7 +560,7 @@ export class NodeLifecycleController {
     if (now > health.probeTimestamp + gracePeriod) {
       const nowTimestamp = rfc3339(now);
       const updatedStatus = structuredClone((node.status ?? {}) as NodeStatus);
-      const updated: Node = { ...structuredClone(node as Node), status: updatedStatus };
+      const updated: Node = { ...(node as Node), status: updatedStatus };
       const conditions = (updatedStatus.conditions ??= []);
       for (const type of conditionsSetUnknown) {
         const condition = conditions.find((c) => c.type === type);
@@ -585,7 +586,7 @@ export class NodeLifecycleController {
       if (JSON.stringify(current) !== JSON.stringify(observedReady)) {
         await this.#client.resource(nodes).updateStatus(updated, { signal });
         this.#nodeHealth.set(name, {
-          status: updated.status as NodeStatus,
+          status: updatedStatus,
           probeTimestamp: health.probeTimestamp,
           readyTransitionTimestamp: now,
           lease: observedLease,
