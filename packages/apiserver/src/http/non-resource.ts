@@ -1,4 +1,5 @@
 import type * as http from "node:http";
+import { openAPIV2ProtobufType } from "../schemas/openapi-v2.js";
 import type { HandlerContext } from "./context.js";
 import {
   aggregatedDiscovery,
@@ -60,6 +61,19 @@ export function serveNonResource(
     case "openapiDocument":
       sendOrNotFound(response, context.openApiDocuments().byPath.get(route.path));
       return;
+    case "openapiV2": {
+      // kubectl asks for gnostic's protobuf; anyone else gets JSON.
+      const v2 = context.openApiDocuments().v2();
+      if ((request.headers.accept ?? "").includes(openAPIV2ProtobufType)) {
+        // As kube-openapi answers it: the `@` of the requested type is no valid media type for Go's parser.
+        response.writeHead(200, {
+          "Content-Type": "application/octet-stream",
+          "Content-Length": v2.protobuf.length,
+        });
+        response.end(v2.protobuf);
+      } else send(response, 200, v2.json);
+      return;
+    }
     default:
       sendOrNotFound(response, undefined);
       return;

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { ResourceDescriptor } from "@reconcile/api";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { builtinKindSchema, type KindSchema, type OpenAPIDefinition } from "../schemas/kind-schema.js";
+import { encodeOpenAPIV2, openAPIV2Document } from "../schemas/openapi-v2.js";
 import { groupVersions } from "./discovery.js";
 
 /**
@@ -16,6 +17,8 @@ export interface OpenApiDocuments {
   index: object;
   /** `GET /openapi/v3/{path}` by path (`api/v1`, `apis/apps/v1`). */
   byPath: ReadonlyMap<string, object>;
+  /** `GET /openapi/v2`: every kind's definitions in one document, as JSON and as gnostic protobuf; built on first use. */
+  v2(): { json: object; protobuf: Buffer };
 }
 
 /**
@@ -41,6 +44,7 @@ export function openApiDocuments(
   }
   const byPath = new Map<string, object>();
   const paths: Record<string, { serverRelativeURL: string }> = {};
+  const allDefinitions: Record<string, OpenAPIDefinition> = {};
   for (const gv of groupVersions(descriptors)) {
     const path = gv.group === "" ? `api/${gv.version}` : `apis/${gv.group}/${gv.version}`;
     const operations: Record<string, object> = {};
@@ -55,8 +59,10 @@ export function openApiDocuments(
         : { type: "object" };
       operations[item] = { patch: patchOperation(resource, bodySchema) };
       if (kindSchema === undefined) continue;
-      for (const [name, definition] of Object.entries(kindSchema.definitions()))
+      for (const [name, definition] of Object.entries(kindSchema.definitions())) {
         if (!Object.hasOwn(schemas, name)) schemas[name] = toOpenAPIV3(definition);
+        allDefinitions[name] ??= definition;
+      }
     }
     const document = {
       openapi: "3.0.0",
@@ -72,7 +78,18 @@ export function openApiDocuments(
     byPath.set(path, document);
     paths[path] = { serverRelativeURL: `/openapi/v3/${path}?hash=${hash}` };
   }
-  return { index: { paths }, byPath };
+  let v2: { json: object; protobuf: Buffer } | undefined;
+  return {
+    index: { paths },
+    byPath,
+    v2() {
+      if (v2 === undefined) {
+        const json = openAPIV2Document(allDefinitions);
+        v2 = { json, protobuf: encodeOpenAPIV2(json) };
+      }
+      return v2;
+    },
+  };
 }
 
 function patchOperation(resource: ResourceDescriptor, bodySchema: object): object {

@@ -12,6 +12,7 @@ export type Route =
   | { kind: "groupVersion"; group: string; version: string }
   | { kind: "openapiIndex" }
   | { kind: "openapiDocument"; path: string }
+  | { kind: "openapiV2" }
   | {
       kind: "resource";
       resource: ResourceDescriptor;
@@ -98,6 +99,7 @@ function routeOf(
   if ((first === "healthz" || first === "livez" || first === "readyz") && rest.length === 1) {
     return { kind: "health", check: first };
   }
+  if (first === "openapi" && rest[0] === "v2" && rest.length === 1) return { kind: "openapiV2" };
   if (first === "openapi" && rest[0] === "v3") {
     return rest.length === 1
       ? { kind: "openapiIndex" }

@@ -1,6 +1,7 @@
 import type { ResourceDescriptor } from "@reconcile/api";
 import { deploymentDefinition, replicaSetDefinition } from "./apps.js";
 import { jobDefinition } from "./batch.js";
+import { clusterDefinitions } from "./cluster.js";
 import {
   configMapDefinition,
   eventDefinition,
@@ -12,8 +13,13 @@ import {
 } from "./core.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
 import { podDefinition } from "./pod.js";
+import { workloadDefinitions } from "./workloads.js";
 
-/** The kinds reconcile serves by default, in discovery order (that of `builtinResources`). */
+/**
+ * The kinds reconcile serves by default, in discovery order: those of `builtinResources`, then
+ * the kinds served as storage only (workloads without controllers, configuration, storage,
+ * networking, policy and RBAC kinds that manifests and kubectl's prune allow-list use).
+ */
 export const builtinDefinitions: readonly ResourceDefinition[] = [
   podDefinition,
   eventDefinition,
@@ -26,6 +32,8 @@ export const builtinDefinitions: readonly ResourceDefinition[] = [
   deploymentDefinition,
   jobDefinition,
   leaseDefinition,
+  ...workloadDefinitions,
+  ...clusterDefinitions,
 ] as ResourceDefinition[];
 
 const builtinByKind = new Map(

@@ -84,7 +84,19 @@ describe("a definition registered on a running server", () => {
     api.definitions.add(widgetDefinition);
 
     const groups = (await call(http, "GET", "/apis")).body.groups.map((g: { name: string }) => g.name);
-    expect(groups).toEqual(["apps", "batch", "coordination.k8s.io", "example.com"]);
+    expect(groups).toEqual([
+      "apps",
+      "batch",
+      "coordination.k8s.io",
+      "autoscaling",
+      "policy",
+      "discovery.k8s.io",
+      "networking.k8s.io",
+      "rbac.authorization.k8s.io",
+      "storage.k8s.io",
+      "scheduling.k8s.io",
+      "example.com",
+    ]);
     expect((await call(http, "GET", "/apis/example.com/v1")).body.resources).toEqual([
       {
         name: "widgets",

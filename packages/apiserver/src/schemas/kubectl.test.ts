@@ -1,57 +1,12 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { deployments } from "@reconcile/api";
+import { rm } from "node:fs/promises";
+import { configMaps, deployments } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer, type ApiServerOptions } from "../api-server.js";
-import { listen } from "../http/server.js";
+import { closeKubectlClusters, kubectlCluster } from "./kubectl.test-util.js";
+
+afterEach(closeKubectlClusters);
 
 // End-to-end: the real kubectl (v1.32, on the PATH) against the built-in kinds' schemas —
 // strict field validation as kubectl asks for it, and `kubectl explain`.
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-export async function kubectlCluster(options: ApiServerOptions = {}) {
-  const api = new ApiServer(options);
-  const server = await listen(api);
-  const home = await mkdtemp(join(tmpdir(), "reconcile-kubectl-schemas-"));
-  const kubeconfig = join(home, "kubeconfig");
-  await writeFile(kubeconfig, server.kubeconfig());
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
-  cleanups.push(async () => {
-    await server.close();
-    await api.close();
-    await rm(home, { recursive: true, force: true });
-  });
-  const kubectl = (args: string[]): Promise<Result> =>
-    new Promise((resolve) => {
-      execFile(
-        "kubectl",
-        [...args, "--request-timeout=20s"],
-        { env, timeout: 30_000 },
-        (error, stdout, stderr) => {
-          const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-          resolve({ code, stdout, stderr });
-        },
-      );
-    });
-  const file = async (name: string, content: string) => {
-    const path = join(home, name);
-    await writeFile(path, content);
-    return path;
-  };
-  return { api, client: api.client(), kubectl, file };
-}
 
 const misspelt = `apiVersion: apps/v1
 kind: Deployment
@@ -142,5 +97,78 @@ DESCRIPTION:
     const missing = await kubectl(["explain", "deployment.spec.replicass"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toBe('error: field "replicass" does not exist\n');
+  });
+});
+
+const labelled = (kind: string, apiVersion: string, name: string, body = "") => `apiVersion: ${apiVersion}
+kind: ${kind}
+metadata:
+  name: ${name}
+  namespace: default
+  labels: { app: x }
+${body}`;
+
+describe("kubectl apply of a List and with --prune", () => {
+  it("applies every item of a kind: List, validating them against the OpenAPI v2 document", async () => {
+    const { client, kubectl, file } = await kubectlCluster();
+    const list = `apiVersion: v1
+kind: List
+items:
+- ${labelled("ConfigMap", "v1", "a", "data: { k: v }").replaceAll("\n", "\n  ")}
+- ${labelled("Service", "v1", "b", "spec: { ports: [{ port: 80 }] }").replaceAll("\n", "\n  ")}
+`;
+    const result = await kubectl(["apply", "-f", await file("list.yaml", list)]);
+    expect(result).toEqual({ code: 0, stdout: "configmap/a created\nservice/b created\n", stderr: "" });
+    expect((await client.resource(configMaps, "default").get("a")).data).toEqual({ k: "v" });
+
+    const typo = list.replace("data: { k: v }", "dataa: { k: v }");
+    const refused = await kubectl(["apply", "-f", await file("typo.yaml", typo)]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('unknown field "dataa"');
+  });
+
+  it("prunes, by label, the objects of kubectl's default allow-list that the directory no longer holds", async () => {
+    const { kubectl, file } = await kubectlCluster();
+    const template = `spec:
+  selector: { matchLabels: { app: x } }
+  template:
+    metadata: { labels: { app: x } }
+    spec: { containers: [{ name: c, image: nginx }] }`;
+    await file("a.yaml", labelled("ConfigMap", "v1", "keep"));
+    await file("b.yaml", labelled("ConfigMap", "v1", "drop"));
+    await file("c.yaml", labelled("StatefulSet", "apps/v1", "db", `${template}\n  serviceName: db`));
+    await file("d.yaml", labelled("DaemonSet", "apps/v1", "agent", template));
+    await file(
+      "e.yaml",
+      labelled(
+        "PersistentVolumeClaim",
+        "v1",
+        "data",
+        "spec: { accessModes: [ReadWriteOnce], resources: { requests: { storage: 1Gi } } }",
+      ),
+    );
+    const dir = (await file("a.yaml", labelled("ConfigMap", "v1", "keep"))).replace(/\/a\.yaml$/, "");
+    const first = await kubectl(["apply", "--prune", "-l", "app=x", "-f", dir]);
+    expect(first.code).toBe(0);
+    expect(first.stdout.split("\n").sort()).toEqual([
+      "",
+      "configmap/drop created",
+      "configmap/keep created",
+      "daemonset.apps/agent created",
+      "persistentvolumeclaim/data created",
+      "statefulset.apps/db created",
+    ]);
+    await rm(`${dir}/b.yaml`);
+    await rm(`${dir}/d.yaml`);
+    const second = await kubectl(["apply", "--prune", "-l", "app=x", "-f", dir]);
+    expect(second.code).toBe(0);
+    expect(second.stdout.split("\n").sort()).toEqual([
+      "",
+      "configmap/drop pruned",
+      "configmap/keep unchanged",
+      "daemonset.apps/agent pruned",
+      "persistentvolumeclaim/data unchanged",
+      "statefulset.apps/db unchanged",
+    ]);
   });
 });

@@ -1,0 +1,269 @@
+import { defineResource, type KubeObject } from "@reconcile/api";
+import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { Ingress, IngressClass, NetworkPolicy } from "kubernetes-types/networking/v1.js";
+import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "kubernetes-types/rbac/v1.js";
+import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
+import type { StorageClass } from "kubernetes-types/storage/v1.js";
+import { jsonEqual } from "../json.js";
+import type { FieldErrors } from "../registry/field-errors.js";
+import type { Strategy } from "../registry/strategy.js";
+import { defineKind, type ResourceDefinition } from "./definition.js";
+
+// Configuration, storage, networking, policy and RBAC kinds that manifests and kubectl's prune
+// allow-list use, served as storage with kube-apiserver's defaults and the checks clients rely on.
+// Nothing acts on them: no volume binding, quota accounting, ingress or RBAC enforcement.
+
+type Kube<T> = T & KubeObject;
+
+const core = (kind: string, plural: string, extra: Partial<Parameters<typeof defineResource>[0]> = {}) =>
+  defineResource({ group: "", version: "v1", kind, plural, namespaced: true, ...extra });
+
+export const serviceAccounts = core("ServiceAccount", "serviceaccounts", { shortNames: ["sa"] });
+export const endpoints = core("Endpoints", "endpoints", { shortNames: ["ep"] });
+export const persistentVolumeClaims = core("PersistentVolumeClaim", "persistentvolumeclaims", {
+  shortNames: ["pvc"],
+  subresources: ["status"],
+});
+export const persistentVolumes = core("PersistentVolume", "persistentvolumes", {
+  namespaced: false,
+  shortNames: ["pv"],
+  subresources: ["status"],
+});
+export const resourceQuotas = core("ResourceQuota", "resourcequotas", {
+  shortNames: ["quota"],
+  subresources: ["status"],
+});
+export const limitRanges = core("LimitRange", "limitranges", { shortNames: ["limits"] });
+
+export const endpointSlices = defineResource<Kube<EndpointSlice>>({
+  group: "discovery.k8s.io",
+  version: "v1",
+  kind: "EndpointSlice",
+  plural: "endpointslices",
+  namespaced: true,
+});
+
+const networking = { group: "networking.k8s.io", version: "v1" } as const;
+export const ingresses = defineResource<Kube<Ingress>>({
+  ...networking,
+  kind: "Ingress",
+  plural: "ingresses",
+  namespaced: true,
+  shortNames: ["ing"],
+  subresources: ["status"],
+});
+export const ingressClasses = defineResource<Kube<IngressClass>>({
+  ...networking,
+  kind: "IngressClass",
+  plural: "ingressclasses",
+  namespaced: false,
+});
+export const networkPolicies = defineResource<Kube<NetworkPolicy>>({
+  ...networking,
+  kind: "NetworkPolicy",
+  plural: "networkpolicies",
+  namespaced: true,
+  shortNames: ["netpol"],
+});
+
+const rbac = { group: "rbac.authorization.k8s.io", version: "v1" } as const;
+export const roles = defineResource<Kube<Role>>({ ...rbac, kind: "Role", plural: "roles", namespaced: true });
+export const clusterRoles = defineResource<Kube<ClusterRole>>({
+  ...rbac,
+  kind: "ClusterRole",
+  plural: "clusterroles",
+  namespaced: false,
+});
+export const roleBindings = defineResource<Kube<RoleBinding>>({
+  ...rbac,
+  kind: "RoleBinding",
+  plural: "rolebindings",
+  namespaced: true,
+});
+export const clusterRoleBindings = defineResource<Kube<ClusterRoleBinding>>({
+  ...rbac,
+  kind: "ClusterRoleBinding",
+  plural: "clusterrolebindings",
+  namespaced: false,
+});
+
+export const storageClasses = defineResource<Kube<StorageClass>>({
+  group: "storage.k8s.io",
+  version: "v1",
+  kind: "StorageClass",
+  plural: "storageclasses",
+  namespaced: false,
+  shortNames: ["sc"],
+});
+export const priorityClasses = defineResource<Kube<PriorityClass>>({
+  group: "scheduling.k8s.io",
+  version: "v1",
+  kind: "PriorityClass",
+  plural: "priorityclasses",
+  namespaced: false,
+  shortNames: ["pc"],
+});
+
+const accessModes = ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"];
+const reclaimPolicies = ["Delete", "Recycle", "Retain"];
+
+const persistentVolumeClaimStrategy: Strategy = {
+  prepareForCreate(object) {
+    (object as { status?: PersistentVolumeClaim["status"] }).status = { phase: "Pending" };
+  },
+  applyDefaults(object) {
+    const spec = ((object as Kube<PersistentVolumeClaim>).spec ??= {});
+    spec.volumeMode ??= "Filesystem";
+  },
+  validate(object, errors) {
+    const spec = (object as Kube<PersistentVolumeClaim>).spec ?? {};
+    if ((spec.accessModes ?? []).length === 0)
+      errors.required("spec.accessModes", "at least 1 access mode is required");
+    for (const [i, mode] of (spec.accessModes ?? []).entries())
+      if (!accessModes.includes(mode)) errors.notSupported(`spec.accessModes[${i}]`, mode, accessModes);
+    if (spec.resources?.requests?.storage === undefined && spec.dataSourceRef === undefined)
+      errors.required("spec.resources[storage]");
+  },
+  validateUpdate(object, old, errors) {
+    // Only the requested size (to grow), volume attributes and the volume name may change once bound.
+    const spec = { ...(object as Kube<PersistentVolumeClaim>).spec };
+    const previous = { ...(old as Kube<PersistentVolumeClaim>).spec };
+    for (const mutable of ["resources", "volumeName", "volumeAttributesClassName"] as const) {
+      delete spec[mutable];
+      delete previous[mutable];
+    }
+    if (!jsonEqual(spec, previous))
+      errors.forbidden(
+        "spec",
+        "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims",
+      );
+  },
+};
+
+const persistentVolumeStrategy: Strategy = {
+  prepareForCreate(object) {
+    (object as { status?: PersistentVolume["status"] }).status = { phase: "Pending" };
+  },
+  applyDefaults(object) {
+    const spec = ((object as Kube<PersistentVolume>).spec ??= {});
+    spec.persistentVolumeReclaimPolicy ??= "Retain";
+    spec.volumeMode ??= "Filesystem";
+  },
+  validate(object, errors) {
+    const spec = (object as Kube<PersistentVolume>).spec ?? {};
+    if ((spec.accessModes ?? []).length === 0)
+      errors.required("spec.accessModes", "must specify at least 1 access mode");
+    for (const [i, mode] of (spec.accessModes ?? []).entries())
+      if (!accessModes.includes(mode)) errors.notSupported(`spec.accessModes[${i}]`, mode, accessModes);
+    if (spec.capacity?.storage === undefined) errors.required("spec.capacity");
+    const policy = spec.persistentVolumeReclaimPolicy;
+    if (policy !== undefined && !reclaimPolicies.includes(policy))
+      errors.notSupported("spec.persistentVolumeReclaimPolicy", policy, reclaimPolicies);
+  },
+};
+
+const roleRefImmutable: Strategy["validateUpdate"] = (object, old, errors) => {
+  const roleRef = (object as Kube<RoleBinding>).roleRef;
+  if (!jsonEqual(roleRef, (old as Kube<RoleBinding>).roleRef))
+    errors.invalid("roleRef", roleRef ?? null, "cannot change roleRef");
+};
+
+function validateRules(object: KubeObject, errors: FieldErrors): void {
+  for (const [i, rule] of ((object as Kube<Role>).rules ?? []).entries()) {
+    if ((rule.verbs ?? []).length === 0)
+      errors.required(`rules[${i}].verbs`, "verbs must contain at least one value");
+    const urls = (rule.nonResourceURLs ?? []).length > 0;
+    if (urls && object.kind === "Role")
+      errors.invalid(
+        `rules[${i}].nonResourceURLs`,
+        rule.nonResourceURLs,
+        "namespaced rules cannot apply to non-resource URLs",
+      );
+    if (!urls && (rule.resources ?? []).length === 0)
+      errors.required(`rules[${i}].resources`, "resource rules must supply at least one resource");
+  }
+}
+
+const roleStrategy: Strategy = { validate: validateRules };
+
+const bindingStrategy: Strategy = {
+  validate(object, errors) {
+    const binding = object as Kube<RoleBinding>;
+    if (!binding.roleRef?.name) errors.required("roleRef.name");
+    const kinds = object.kind === "RoleBinding" ? ["Role", "ClusterRole"] : ["ClusterRole"];
+    if (binding.roleRef?.kind !== undefined && !kinds.includes(binding.roleRef.kind))
+      errors.notSupported("roleRef.kind", binding.roleRef.kind, kinds);
+    for (const [i, subject] of (binding.subjects ?? []).entries()) {
+      if (!subject.name) errors.required(`subjects[${i}].name`);
+      if (!["ServiceAccount", "User", "Group"].includes(subject.kind))
+        errors.notSupported(`subjects[${i}].kind`, subject.kind, ["Group", "ServiceAccount", "User"]);
+    }
+  },
+  validateUpdate: roleRefImmutable,
+};
+
+const storageClassStrategy: Strategy = {
+  applyDefaults(object) {
+    const storageClass = object as Kube<StorageClass>;
+    storageClass.reclaimPolicy ??= "Delete";
+    storageClass.volumeBindingMode ??= "Immediate";
+  },
+  validate(object, errors) {
+    if (!(object as Kube<StorageClass>).provisioner) errors.required("provisioner");
+  },
+  validateUpdate(object, old, errors) {
+    for (const field of ["provisioner", "parameters", "reclaimPolicy", "volumeBindingMode"] as const)
+      if (!jsonEqual((object as Kube<StorageClass>)[field], (old as Kube<StorageClass>)[field]))
+        errors.forbidden(field, "updates to " + field + " are forbidden.");
+  },
+};
+
+const priorityClassStrategy: Strategy = {
+  applyDefaults(object) {
+    (object as Kube<PriorityClass>).preemptionPolicy ??= "PreemptLowerPriority";
+  },
+  validate(object, errors) {
+    const value = (object as Kube<PriorityClass>).value;
+    if (value === undefined) errors.required("value");
+    else if (value > 1_000_000_000 && !object.metadata?.name?.startsWith("system-"))
+      errors.forbidden("value", "maximum allowed value of a user defined priority is 1000000000");
+  },
+  validateUpdate(object, old, errors) {
+    if ((object as Kube<PriorityClass>).value !== (old as Kube<PriorityClass>).value)
+      errors.forbidden("value", "may not be changed in an update.");
+  },
+};
+
+const networkPolicyStrategy: Strategy = {
+  applyDefaults(object) {
+    // SetDefaults_NetworkPolicy: Ingress always, Egress when egress rules are given.
+    const spec = ((object as Kube<NetworkPolicy>).spec ??= { podSelector: {} });
+    if (spec.policyTypes === undefined || spec.policyTypes.length === 0)
+      spec.policyTypes = spec.egress !== undefined ? ["Ingress", "Egress"] : ["Ingress"];
+  },
+};
+
+const clearStatus: Strategy["prepareForCreate"] = (object) => {
+  delete (object as { status?: unknown }).status;
+};
+
+/** The kinds of this file, in discovery order. */
+export const clusterDefinitions: readonly ResourceDefinition[] = [
+  defineKind({ descriptor: serviceAccounts }),
+  defineKind({ descriptor: endpoints }),
+  defineKind({ descriptor: persistentVolumeClaims, strategy: persistentVolumeClaimStrategy }),
+  defineKind({ descriptor: persistentVolumes, strategy: persistentVolumeStrategy }),
+  defineKind({ descriptor: resourceQuotas, strategy: { prepareForCreate: clearStatus } }),
+  defineKind({ descriptor: limitRanges }),
+  defineKind({ descriptor: endpointSlices }),
+  defineKind({ descriptor: ingresses, strategy: { prepareForCreate: clearStatus } }),
+  defineKind({ descriptor: ingressClasses }),
+  defineKind({ descriptor: networkPolicies, strategy: networkPolicyStrategy }),
+  defineKind({ descriptor: roles, strategy: roleStrategy }),
+  defineKind({ descriptor: clusterRoles, strategy: roleStrategy }),
+  defineKind({ descriptor: roleBindings, strategy: bindingStrategy }),
+  defineKind({ descriptor: clusterRoleBindings, strategy: bindingStrategy }),
+  defineKind({ descriptor: storageClasses, strategy: storageClassStrategy }),
+  defineKind({ descriptor: priorityClasses, strategy: priorityClassStrategy }),
+] as ResourceDefinition[];

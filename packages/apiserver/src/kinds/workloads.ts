@@ -1,0 +1,321 @@
+import { defineResource, type KubeObject, type LabelSelector, labelSelectorAsSelector } from "@reconcile/api";
+import type { DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
+import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
+import type { CronJob } from "kubernetes-types/batch/v1.js";
+import type { PodTemplateSpec, ReplicationController } from "kubernetes-types/core/v1.js";
+import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
+import { jsonEqual } from "../json.js";
+import type { FieldErrors } from "../registry/field-errors.js";
+import type { Strategy } from "../registry/strategy.js";
+import { defineKind } from "./definition.js";
+import { applyPodSpecDefaults } from "./pod.js";
+
+// Workload kinds served as storage with kube-apiserver's defaults and the checks every client relies
+// on; no controller acts on them (a DaemonSet makes no pods here).
+
+export const daemonSets = defineResource<DaemonSet & KubeObject>({
+  group: "apps",
+  version: "v1",
+  kind: "DaemonSet",
+  plural: "daemonsets",
+  namespaced: true,
+  shortNames: ["ds"],
+  categories: ["all"],
+  subresources: ["status"],
+});
+
+export const statefulSets = defineResource<StatefulSet & KubeObject>({
+  group: "apps",
+  version: "v1",
+  kind: "StatefulSet",
+  plural: "statefulsets",
+  namespaced: true,
+  shortNames: ["sts"],
+  categories: ["all"],
+  subresources: ["status", "scale"],
+});
+
+export const replicationControllers = defineResource<ReplicationController & KubeObject>({
+  group: "",
+  version: "v1",
+  kind: "ReplicationController",
+  plural: "replicationcontrollers",
+  namespaced: true,
+  shortNames: ["rc"],
+  categories: ["all"],
+  subresources: ["status", "scale"],
+});
+
+export const cronJobs = defineResource<CronJob & KubeObject>({
+  group: "batch",
+  version: "v1",
+  kind: "CronJob",
+  plural: "cronjobs",
+  namespaced: true,
+  shortNames: ["cj"],
+  categories: ["all"],
+  subresources: ["status"],
+});
+
+export const horizontalPodAutoscalers = defineResource<HorizontalPodAutoscaler & KubeObject>({
+  group: "autoscaling",
+  version: "v2",
+  kind: "HorizontalPodAutoscaler",
+  plural: "horizontalpodautoscalers",
+  namespaced: true,
+  shortNames: ["hpa"],
+  categories: ["all"],
+  subresources: ["status"],
+});
+
+export const podDisruptionBudgets = defineResource<PodDisruptionBudget & KubeObject>({
+  group: "policy",
+  version: "v1",
+  kind: "PodDisruptionBudget",
+  plural: "poddisruptionbudgets",
+  namespaced: true,
+  shortNames: ["pdb"],
+  subresources: ["status"],
+});
+
+export const daemonSetDefinition = defineKind({
+  descriptor: daemonSets,
+  strategy: {
+    prepareForCreate: clearStatus,
+    applyDefaults(object) {
+      const spec = ((object as DaemonSet).spec ??= { selector: {}, template: {} });
+      const strategy = (spec.updateStrategy ??= {});
+      strategy.type ??= "RollingUpdate";
+      if (strategy.type === "RollingUpdate") {
+        strategy.rollingUpdate ??= {};
+        strategy.rollingUpdate.maxUnavailable ??= 1;
+        strategy.rollingUpdate.maxSurge ??= 0;
+      }
+      spec.revisionHistoryLimit ??= 10;
+      templateDefaults(spec.template);
+    },
+    validate(object, errors) {
+      const spec = (object as DaemonSet).spec;
+      validateSelectorAndTemplate(spec?.selector, spec?.template, errors);
+    },
+    validateUpdate: immutableSelector,
+  },
+});
+
+export const statefulSetDefinition = defineKind({
+  descriptor: statefulSets,
+  strategy: {
+    prepareForCreate: clearStatus,
+    applyDefaults(object) {
+      const spec = ((object as StatefulSet).spec ??= { selector: {}, template: {}, serviceName: "" });
+      spec.replicas ??= 1;
+      spec.podManagementPolicy ??= "OrderedReady";
+      const strategy = (spec.updateStrategy ??= {});
+      strategy.type ??= "RollingUpdate";
+      if (strategy.type === "RollingUpdate") (strategy.rollingUpdate ??= {}).partition ??= 0;
+      spec.revisionHistoryLimit ??= 10;
+      const retention = (spec.persistentVolumeClaimRetentionPolicy ??= {});
+      retention.whenDeleted ??= "Retain";
+      retention.whenScaled ??= "Retain";
+      templateDefaults(spec.template);
+    },
+    validate(object, errors) {
+      const spec = (object as StatefulSet).spec;
+      nonNegative(spec?.replicas, "spec.replicas", errors);
+      validateSelectorAndTemplate(spec?.selector, spec?.template, errors);
+    },
+    validateUpdate: immutableSelector,
+    scale: replicasScale((object) => (object as StatefulSet).spec?.selector),
+  },
+});
+
+export const replicationControllerDefinition = defineKind({
+  descriptor: replicationControllers,
+  strategy: {
+    prepareForCreate: clearStatus,
+    applyDefaults(object) {
+      const spec = ((object as ReplicationController).spec ??= {});
+      spec.replicas ??= 1;
+      // SetDefaults_ReplicationController: the selector and the labels default to the template's labels.
+      const labels = spec.template?.metadata?.labels;
+      if (labels !== undefined) {
+        if (spec.selector === undefined || Object.keys(spec.selector).length === 0)
+          spec.selector = { ...labels };
+        const meta = (object.metadata ??= {});
+        if (meta.labels === undefined || Object.keys(meta.labels).length === 0) meta.labels = { ...labels };
+      }
+      templateDefaults(spec.template);
+    },
+    validate(object, errors) {
+      const spec = (object as ReplicationController).spec;
+      nonNegative(spec?.replicas, "spec.replicas", errors);
+      const selector = spec?.selector ?? {};
+      if (Object.keys(selector).length === 0) errors.required("spec.selector");
+      if (spec?.template === undefined) return errors.required("spec.template");
+      const labels = spec.template.metadata?.labels ?? {};
+      if (Object.entries(selector).some(([key, value]) => labels[key] !== value))
+        errors.invalid(
+          "spec.template.metadata.labels",
+          labels,
+          "`selector` does not match template `labels`",
+        );
+    },
+    scale: replicasScale((object) => {
+      const selector = (object as ReplicationController).spec?.selector;
+      return selector === undefined ? undefined : { matchLabels: selector };
+    }),
+  },
+});
+
+const concurrencyPolicies = ["Allow", "Forbid", "Replace"];
+
+export const cronJobDefinition = defineKind({
+  descriptor: cronJobs,
+  strategy: {
+    prepareForCreate: clearStatus,
+    applyDefaults(object) {
+      const spec = ((object as CronJob).spec ??= { schedule: "", jobTemplate: {} });
+      spec.concurrencyPolicy ??= "Allow";
+      spec.suspend ??= false;
+      spec.successfulJobsHistoryLimit ??= 3;
+      spec.failedJobsHistoryLimit ??= 1;
+      const podSpec = spec.jobTemplate?.spec?.template?.spec;
+      if (podSpec !== undefined) applyPodSpecDefaults(podSpec);
+    },
+    validate(object, errors) {
+      const spec = (object as CronJob).spec;
+      if (spec === undefined) return errors.required("spec");
+      if (!spec.schedule) errors.required("spec.schedule");
+      else if (spec.schedule.trim().split(/\s+/).length !== 5 && !spec.schedule.startsWith("@"))
+        errors.invalid("spec.schedule", spec.schedule, "unparseable schedule: expected exactly 5 fields");
+      if (spec.concurrencyPolicy !== undefined && !concurrencyPolicies.includes(spec.concurrencyPolicy))
+        errors.notSupported("spec.concurrencyPolicy", spec.concurrencyPolicy, concurrencyPolicies);
+      nonNegative(spec.successfulJobsHistoryLimit, "spec.successfulJobsHistoryLimit", errors);
+      nonNegative(spec.failedJobsHistoryLimit, "spec.failedJobsHistoryLimit", errors);
+      if (spec.jobTemplate?.spec?.template === undefined) errors.required("spec.jobTemplate.spec.template");
+    },
+  },
+});
+
+export const horizontalPodAutoscalerDefinition = defineKind({
+  descriptor: horizontalPodAutoscalers,
+  strategy: {
+    prepareForCreate: clearStatus,
+    applyDefaults(object) {
+      const spec = (object as HorizontalPodAutoscaler).spec;
+      if (spec === undefined) return;
+      spec.minReplicas ??= 1;
+      // SetDefaults_HorizontalPodAutoscaler: no metrics means 80% average CPU utilization.
+      if (spec.metrics === undefined || spec.metrics.length === 0)
+        spec.metrics = [
+          {
+            type: "Resource",
+            resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 80 } },
+          },
+        ];
+    },
+    validate(object, errors) {
+      const spec = (object as HorizontalPodAutoscaler).spec;
+      if (spec === undefined) return errors.required("spec");
+      if (!spec.scaleTargetRef?.kind) errors.required("spec.scaleTargetRef.kind");
+      if (!spec.scaleTargetRef?.name) errors.required("spec.scaleTargetRef.name");
+      if (spec.minReplicas !== undefined && spec.minReplicas < 1)
+        errors.invalid("spec.minReplicas", spec.minReplicas, "must be greater than or equal to 1");
+      if (spec.maxReplicas < 1)
+        errors.invalid("spec.maxReplicas", spec.maxReplicas, "must be greater than 0");
+      else if (spec.minReplicas !== undefined && spec.maxReplicas < spec.minReplicas)
+        errors.invalid(
+          "spec.maxReplicas",
+          spec.maxReplicas,
+          "must be greater than or equal to `minReplicas`",
+        );
+    },
+  },
+});
+
+export const podDisruptionBudgetDefinition = defineKind({
+  descriptor: podDisruptionBudgets,
+  strategy: {
+    prepareForCreate: clearStatus,
+    validate(object, errors) {
+      const spec = (object as PodDisruptionBudget).spec ?? {};
+      if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined)
+        errors.invalid("spec", spec, "minAvailable and maxUnavailable cannot be both set");
+    },
+  },
+});
+
+/** The workload kinds, in discovery order. */
+export const workloadDefinitions = [
+  replicationControllerDefinition,
+  daemonSetDefinition,
+  statefulSetDefinition,
+  cronJobDefinition,
+  horizontalPodAutoscalerDefinition,
+  podDisruptionBudgetDefinition,
+];
+
+function clearStatus(object: KubeObject): void {
+  delete (object as { status?: unknown }).status;
+}
+
+function templateDefaults(template: PodTemplateSpec | undefined): void {
+  if (template?.spec !== undefined) applyPodSpecDefaults(template.spec);
+}
+
+function nonNegative(value: number | undefined, field: string, errors: FieldErrors): void {
+  if (value !== undefined && value < 0) errors.invalid(field, value, "must be greater than or equal to 0");
+}
+
+/** A selector (required, non-empty, valid) that selects the template's labels. */
+function validateSelectorAndTemplate(
+  selector: LabelSelector | undefined,
+  template: PodTemplateSpec | undefined,
+  errors: FieldErrors,
+): void {
+  const empty =
+    selector === undefined ||
+    (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0);
+  if (empty) errors.required("spec.selector");
+  if (template === undefined) {
+    errors.required("spec.template");
+    return;
+  }
+  if (empty) return;
+  try {
+    if (!labelSelectorAsSelector(selector).matches(template.metadata?.labels ?? {}))
+      errors.invalid(
+        "spec.template.metadata.labels",
+        template.metadata?.labels ?? {},
+        "`selector` does not match template `labels`",
+      );
+  } catch (error) {
+    errors.invalid("spec.selector", selector, (error as Error).message);
+  }
+}
+
+function immutableSelector(object: KubeObject, old: KubeObject, errors: FieldErrors): void {
+  const selector = (object as { spec?: { selector?: unknown } }).spec?.selector;
+  const previous = (old as { spec?: { selector?: unknown } }).spec?.selector;
+  if (!jsonEqual(selector, previous)) errors.invalid("spec.selector", selector ?? null, "field is immutable");
+}
+
+function replicasScale(
+  selectorOf: (object: KubeObject) => LabelSelector | undefined,
+): NonNullable<Strategy["scale"]> {
+  type Scalable = { spec?: { replicas?: number }; status?: { replicas?: number } };
+  return {
+    replicas: (object) => (object as Scalable).spec?.replicas ?? 0,
+    setReplicas: (object, replicas) => {
+      ((object as Scalable).spec ??= {}).replicas = replicas;
+    },
+    statusReplicas: (object) => (object as Scalable).status?.replicas ?? 0,
+    selector: (object) => {
+      try {
+        return labelSelectorAsSelector(selectorOf(object)).toString();
+      } catch {
+        return "";
+      }
+    },
+  };
+}
