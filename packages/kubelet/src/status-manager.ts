@@ -35,7 +35,6 @@ interface Entry {
   apiVersion: number;
   /** Set by `terminatePod`: the pod may be deleted once its API phase is terminal. */
   podIsFinished: boolean;
-  syncing: boolean;
 }
 
 /** Counters for tests and benchmarks. */
@@ -55,8 +54,11 @@ export class StatusManager {
   readonly #logger: Logger;
   readonly #entries = new Map<string, Entry>();
   readonly #dirty = new Set<string>();
+  /** Pods whose write failed: retried at the next sync period. */
+  readonly #failed = new Set<string>();
   readonly #inFlight = new Set<Promise<void>>();
   #flushScheduled = false;
+  #draining = false;
   #signal: AbortSignal | undefined;
 
   constructor(options: StatusManagerOptions) {
@@ -78,6 +80,8 @@ export class StatusManager {
         break;
       }
       for (const [uid, entry] of this.#entries) if (entry.version > entry.apiVersion) this.#dirty.add(uid);
+      for (const uid of this.#failed) if (this.#entries.has(uid)) this.#dirty.add(uid);
+      this.#failed.clear();
       this.#flush();
     }
     await Promise.allSettled([...this.#inFlight]);
@@ -122,7 +126,6 @@ export class StatusManager {
       apiStatus: pod.status,
       apiVersion: 0,
       podIsFinished: false,
-      syncing: false,
     };
     next.status = status;
     next.version++;
@@ -218,7 +221,7 @@ export class StatusManager {
   }
 
   #scheduleFlush(): void {
-    if (this.#flushScheduled) return;
+    if (this.#flushScheduled || this.#draining) return;
     this.#flushScheduled = true;
     // Statuses set in one turn of the event loop are written together.
     setImmediate(() => {
@@ -228,19 +231,38 @@ export class StatusManager {
   }
 
   #flush(): void {
-    if (this.#signal?.aborted) return;
-    for (const uid of this.#dirty) {
-      const entry = this.#entries.get(uid);
-      if (entry === undefined || entry.syncing) continue;
-      this.#dirty.delete(uid);
-      const sync = this.#syncPod(uid, entry).finally(() => {
-        this.#inFlight.delete(sync);
-        entry.syncing = false;
-        if (entry.version > entry.apiVersion && this.#entries.get(uid) === entry && this.#dirty.has(uid))
-          this.#scheduleFlush();
-      });
-      entry.syncing = true;
-      this.#inFlight.add(sync);
+    if (this.#signal?.aborted || this.#draining || this.#dirty.size === 0) return;
+    const drain = this.#drain().finally(() => this.#inFlight.delete(drain));
+    this.#inFlight.add(drain);
+  }
+
+  /**
+   * Writes the changed statuses one pod at a time, each pod's latest status
+   * (upstream's `syncBatch`, run by one goroutine): a status set while
+   * earlier writes are in flight replaces the one still waiting, so a pod
+   * that goes from ContainerCreating to Running before its turn is written
+   * once. A write that fails waits for the sync period.
+   */
+  async #drain(): Promise<void> {
+    this.#draining = true;
+    const attempted = new Set<string>();
+    try {
+      while (!this.#signal?.aborted) {
+        const batch = [...this.#dirty].filter((uid) => !attempted.has(uid));
+        if (batch.length === 0) break;
+        for (const uid of batch) {
+          this.#dirty.delete(uid);
+          attempted.add(uid);
+          const entry = this.#entries.get(uid);
+          if (entry !== undefined) await this.#syncPod(uid, entry);
+        }
+        // Pods written in this drain and changed since go again in the next turn.
+        for (const uid of this.#dirty) attempted.delete(uid);
+        if (this.#dirty.size === 0) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.#draining = false;
     }
   }
 
@@ -281,7 +303,7 @@ export class StatusManager {
         return;
       }
       this.#logger.error({ err: error, pod: entry.name }, "failed to update the pod's status");
-      this.#dirty.add(uid);
+      this.#failed.add(uid);
       return;
     }
     if (written !== undefined && this.#canBeDeleted(written, entry)) {
@@ -297,7 +319,7 @@ export class StatusManager {
         if (isNotFound(error) || isConflict(error)) this.#entries.delete(uid);
         else {
           this.#logger.error({ err: error, pod: entry.name }, "failed to delete the finished pod");
-          this.#dirty.add(uid);
+          this.#failed.add(uid);
         }
       }
     }
