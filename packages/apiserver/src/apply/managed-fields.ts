@@ -1,4 +1,4 @@
-import { type FieldError, newInvalid, StatusError } from "@reconcile/api";
+import { type FieldError, newInvalid, rfc3339, StatusError } from "@reconcile/api";
 import { FieldSet, fieldElement, pathString } from "./fieldpath.js";
 import { decodeFieldsV1, encodeFieldSet, type FieldsV1, internFieldsV1 } from "./fields-v1.js";
 import { childType, resolve, type TypeNode, typeFor } from "./schema.js";
@@ -144,7 +144,7 @@ export function applyConfiguration(options: ApplyOptions): JsonObject {
       manager: options.manager,
       operation: "Apply",
       apiVersion: options.apiVersion,
-      time: objectChanged ? rfc3339(options.now) : applier?.time,
+      time: objectChanged ? entryTime(options.now) : applier?.time,
       subresource,
       fields: newSet,
     });
@@ -208,7 +208,7 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
         manager: options.manager,
         operation: "Update",
         apiVersion: options.apiVersion,
-        time: rfc3339(options.now),
+        time: entryTime(options.now),
         fieldsType: "FieldsV1",
         fieldsV1: internFieldsV1(text),
       };
@@ -247,7 +247,7 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
       manager: options.manager,
       operation: "Update",
       apiVersion: options.apiVersion,
-      time: changed.empty() ? self?.time : rfc3339(options.now),
+      time: changed.empty() ? self?.time : entryTime(options.now),
       subresource,
       fields,
     });
@@ -604,9 +604,18 @@ function typedPatchError(options: ApplyOptions, error: TypedValueError): StatusE
   });
 }
 
-function rfc3339(date: Date): string {
-  return `${date.toISOString().slice(0, 19)}Z`;
+/** An entry's time: whole seconds; one string per second, shared by the entries written in it. */
+function entryTime(date: Date): string {
+  const second = Math.floor(date.getTime() / 1000);
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastTime = rfc3339(second * 1000);
+  }
+  return lastTime;
 }
+
+let lastSecond = Number.NaN;
+let lastTime = "";
 
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
