@@ -1,4 +1,10 @@
 export {
+  type NodeLifecycleMetrics,
+  noopNodeLifecycleMetrics,
+  noopTaintEvictionMetrics,
+  type TaintEvictionMetrics,
+} from "./metrics.js";
+export {
   computeZoneState,
   NodeLifecycleController,
   type NodeLifecycleControllerOptions,

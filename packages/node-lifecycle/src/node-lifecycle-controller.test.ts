@@ -333,6 +333,36 @@ describe("NodeLifecycleController: NoExecute taints (upstream TestApplyNoExecute
   });
 });
 
+describe("NodeLifecycleController metrics (node_collector_*)", () => {
+  it("reports zone sizes and health after each pass, evictions, and pass durations", async () => {
+    const calls: string[] = [];
+    const durations: number[] = [];
+    await setup({
+      metrics: {
+        zoneHealth: (zone, size, unhealthy) =>
+          calls.push(`zone ${JSON.stringify(zone)} size=${size} unhealthy=${unhealthy}`),
+        eviction: (zone, count) => calls.push(`eviction ${JSON.stringify(zone)} +${count}`),
+        updateNodeHealthDuration: (seconds) => durations.push(seconds),
+        updateAllNodesHealthDuration: (seconds) => durations.push(seconds),
+      },
+    });
+    await createNode(h.client, "node0", { conditions: healthyConditions(start) });
+    await createNode(h.client, "node1", { conditions: healthyConditions(start) });
+    await pass();
+    await setReady(h.client, "node0", "False", start);
+    await pass();
+    await taintPass();
+    expect(calls).toEqual([
+      'eviction "" +0',
+      'zone "" size=2 unhealthy=0',
+      'zone "" size=2 unhealthy=1',
+      'eviction "" +1',
+    ]);
+    // Two nodes and one whole pass, twice; FakeClock does not move while a pass runs.
+    expect(durations).toEqual([0, 0, 0, 0, 0, 0]);
+  });
+});
+
 describe("NodeLifecycleController: zone disruption (upstream TestMonitorNodeHealthEvictPodsWithDisruption)", () => {
   it("computeZoneState: full, partial and normal", () => {
     const ready = { type: "Ready", status: "True" };

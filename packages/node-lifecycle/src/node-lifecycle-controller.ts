@@ -25,6 +25,7 @@ import {
 } from "@reconcile/controller";
 import { type MetricsProvider, parallelizeUntil, RateLimitingQueue } from "@reconcile/workqueue";
 import type { NodeCondition, NodeStatus, ObjectReference, Taint } from "kubernetes-types/core/v1.js";
+import { type NodeLifecycleMetrics, noopNodeLifecycleMetrics } from "./metrics.js";
 import { ensureNodeNameIndex, podsOnNode, updatePodCondition } from "./pods.js";
 import { RateLimitedTimedQueue } from "./rate-limited-timed-queue.js";
 import { childSignal } from "./signals.js";
@@ -67,6 +68,8 @@ export interface NodeLifecycleControllerOptions {
   eventRecorder?: EventRecorder | undefined;
   /** Default: silent. */
   logger?: Logger | undefined;
+  /** The `node_collector_*` families. Default: none. */
+  metrics?: NodeLifecycleMetrics | undefined;
   /** For the `node_lifecycle_controller` and `node_lifecycle_controller_pods` queues. Default: no metrics. */
   queueMetricsProvider?: MetricsProvider | undefined;
   /** `--node-monitor-period`: how often every node's health is checked. Default 5,000 ms. */
@@ -140,6 +143,7 @@ export class NodeLifecycleController {
   readonly #recorder: EventRecorder;
   readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #logger: Logger;
+  readonly #metrics: NodeLifecycleMetrics;
   readonly #monitorPeriodMs: number;
   readonly #monitorGracePeriodMs: number;
   readonly #startupGracePeriodMs: number;
@@ -166,6 +170,7 @@ export class NodeLifecycleController {
     this.#pods = options.podInformer;
     this.#clock = options.clock ?? realClock;
     this.#logger = (options.logger ?? noopLogger).child({ controller: nodeLifecycleControllerName });
+    this.#metrics = options.metrics ?? noopNodeLifecycleMetrics;
     this.#monitorPeriodMs = positive(options.nodeMonitorPeriodMs ?? 5_000, "nodeMonitorPeriodMs");
     this.#monitorGracePeriodMs = positive(
       options.nodeMonitorGracePeriodMs ?? 50_000,
@@ -306,6 +311,7 @@ export class NodeLifecycleController {
    * tainting rates are updated.
    */
   async monitorNodeHealth(signal?: AbortSignal): Promise<void> {
+    const passStarted = this.#clock.now();
     const allNodes = this.#nodes.getIndexer().byIndex("namespace", "");
     const { added, deleted, newZoneRepresentatives } = this.#classifyNodes(allNodes);
     for (const node of newZoneRepresentatives) this.#addZoneTainterFor(node);
@@ -331,6 +337,7 @@ export class NodeLifecycleController {
       if (cached === undefined) return;
       let node: DeepReadonly<Node> = cached;
       let result: HealthResult | undefined;
+      const nodeStarted = this.#clock.now();
       for (let attempt = 0; attempt < 5; attempt++) {
         try {
           result = await this.#tryUpdateNodeHealth(node, signal);
@@ -348,6 +355,7 @@ export class NodeLifecycleController {
           }
         }
       }
+      this.#metrics.updateNodeHealthDuration((this.#clock.now() - nodeStarted) / 1000);
       if (result === undefined) {
         this.#logger.error(
           { node: node.metadata?.name },
@@ -381,6 +389,7 @@ export class NodeLifecycleController {
       this.#nodesToRetry.delete(name);
     });
     await this.#handleDisruption(zoneConditions, allNodes, signal);
+    this.#metrics.updateAllNodesHealthDuration((this.#clock.now() - passStarted) / 1000);
   }
 
   /**
@@ -411,7 +420,10 @@ export class NodeLifecycleController {
           return [true, 0];
         }
         const swapped = await this.#swapTaints(node, [taintToAdd], [oppositeTaint], signal);
-        if (swapped) this.#evictionsByZone.set(zone, (this.#evictionsByZone.get(zone) ?? 0) + 1);
+        if (swapped) {
+          this.#evictionsByZone.set(zone, (this.#evictionsByZone.get(zone) ?? 0) + 1);
+          this.#metrics.eviction(zone, 1);
+        }
         return [swapped, 0];
       });
     }
@@ -490,7 +502,10 @@ export class NodeLifecycleController {
     if (this.#zoneStates.has(zone)) return;
     this.#zoneStates.set(zone, "Initial");
     this.#zoneTainters.set(zone, new RateLimitedTimedQueue({ qps: this.#evictionQps, clock: this.#clock }));
-    if (!this.#evictionsByZone.has(zone)) this.#evictionsByZone.set(zone, 0);
+    if (!this.#evictionsByZone.has(zone)) {
+      this.#evictionsByZone.set(zone, 0);
+      this.#metrics.eviction(zone, 0);
+    }
   }
 
   /**
@@ -744,7 +759,8 @@ export class NodeLifecycleController {
     const newZoneStates = new Map<string, ZoneState>();
     let allAreFullyDisrupted = true;
     for (const [zone, conditions] of zoneConditions) {
-      const { state } = computeZoneState(conditions, this.#unhealthyZoneThreshold);
+      const { notReady, state } = computeZoneState(conditions, this.#unhealthyZoneThreshold);
+      this.#metrics.zoneHealth(zone, conditions.length, notReady);
       if (state !== "FullDisruption") allAreFullyDisrupted = false;
       newZoneStates.set(zone, state);
       if (!this.#zoneStates.has(zone)) this.#zoneStates.set(zone, "Initial");
@@ -752,6 +768,7 @@ export class NodeLifecycleController {
     let allWasFullyDisrupted = true;
     for (const [zone, state] of [...this.#zoneStates]) {
       if (!zoneConditions.has(zone)) {
+        this.#metrics.zoneHealth(zone, 0, 0);
         this.#zoneStates.delete(zone);
         continue;
       }

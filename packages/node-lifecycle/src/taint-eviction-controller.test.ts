@@ -16,6 +16,7 @@ import {
 let h: Harness;
 let controller: TaintEvictionController;
 let running: Promise<void>;
+let deletionLatencies: number[] = [];
 afterEach(async () => {
   await h.stop();
   await running;
@@ -27,10 +28,12 @@ async function setup(options: { nodes?: { name: string; taints?: Taint[] }[]; po
     await createNode(h.client, node.name, node.taints ? { taints: node.taints } : {});
   }
   for (const pod of options.pods ?? []) await createPod(h.client, pod);
+  deletionLatencies = [];
   controller = TaintEvictionController.fromInformerFactory(h.factory, {
     client: h.client,
     clock: h.clock,
     eventRecorder: h.recorder,
+    metrics: { podDeleted: (seconds) => deletionLatencies.push(seconds) },
   });
   await h.start();
   running = controller.run({ signal: h.signal });
@@ -227,6 +230,7 @@ describe("TaintEvictionController: a node changes (upstream TestUpdateNode)", ()
       },
     ]);
     expect(controller.podDeletions).toBe(1);
+    expect(deletionLatencies).toEqual([0]);
   });
 
   it("Added tolerated taint", async () => {

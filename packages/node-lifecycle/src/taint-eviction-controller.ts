@@ -22,6 +22,7 @@ import {
 } from "@reconcile/controller";
 import { Queue } from "@reconcile/workqueue";
 import type { ObjectReference, Taint, Toleration } from "kubernetes-types/core/v1.js";
+import { noopTaintEvictionMetrics, type TaintEvictionMetrics } from "./metrics.js";
 import { ensureNodeNameIndex, podKey, podsOnNode, updatePodCondition } from "./pods.js";
 import { childSignal } from "./signals.js";
 import { getMatchingTolerations, getMinTolerationTimeMs, getNoExecuteTaints } from "./taints.js";
@@ -45,6 +46,8 @@ export interface TaintEvictionControllerOptions {
   eventRecorder?: EventRecorder | undefined;
   /** Default: silent. */
   logger?: Logger | undefined;
+  /** The `taint_eviction_controller_*` families. Default: none. */
+  metrics?: TaintEvictionMetrics | undefined;
   /** Attempts of one deletion before it is given up until the next pod or node change (upstream 5). Default 5. */
   deleteRetries?: number | undefined;
   /** Pause between those attempts (upstream 10 ms). Default 10. */
@@ -69,6 +72,7 @@ export class TaintEvictionController {
   readonly #recorder: EventRecorder;
   readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #logger: Logger;
+  readonly #metrics: TaintEvictionMetrics;
   readonly #deleteRetries: number;
   readonly #deleteRetryDelayMs: number;
   /** NoExecute taints of the nodes that have any (upstream `taintedNodes`). */
@@ -85,6 +89,7 @@ export class TaintEvictionController {
     this.#nodes = options.nodeInformer;
     this.#clock = options.clock ?? realClock;
     this.#logger = (options.logger ?? noopLogger).child({ controller: taintEvictionControllerName });
+    this.#metrics = options.metrics ?? noopTaintEvictionMetrics;
     this.#deleteRetries = options.deleteRetries ?? 5;
     this.#deleteRetryDelayMs = options.deleteRetryDelayMs ?? 10;
     if (options.eventRecorder === undefined) {
@@ -298,7 +303,7 @@ export class TaintEvictionController {
   }
 
   /** Upstream `deletePodHandler`: the Event, then up to `deleteRetries` attempts of condition + delete. */
-  async #deletePod(key: string, _fireAt: number): Promise<void> {
+  async #deletePod(key: string, fireAt: number): Promise<void> {
     this.#logger.info({ pod: key }, "NoExecuteTaintManager is deleting pod");
     this.#recorder.event(
       podReference(key),
@@ -311,6 +316,7 @@ export class TaintEvictionController {
       try {
         await this.#addConditionAndDeletePod(key);
         this.podDeletions++;
+        this.#metrics.podDeleted(Math.max(0, this.#clock.now() - fireAt) / 1000);
         return;
       } catch (error) {
         if (isNotFound(error)) return;
