@@ -240,6 +240,11 @@ describe("kubectl against the composed cluster", () => {
     expect(metrics).toContain('leader_election_master_status{name="kube-controller-manager"} 1');
     expect(metrics).toMatch(/workqueue_adds_total\{name="endpoint"\} [1-9]/);
     expect(metrics).toMatch(/workqueue_adds_total\{name="endpoint_slice"\} [1-9]/);
+    expect(metrics).toContain('node_collector_zone_size{zone=""} 3');
+    expect(metrics).toContain('node_collector_zone_health{zone=""} 100');
+    expect(metrics).toContain('node_collector_evictions_total{zone=""} 0');
+    expect(metrics).toMatch(/^node_collector_update_all_nodes_health_duration_seconds_count [1-9]\d*$/m);
+    expect(metrics).toContain("taint_eviction_controller_pod_deletions_total 0");
     expect(metrics).toMatch(
       /scheduler_schedule_attempts_total\{result="scheduled",profile="default-scheduler"\} [1-9]/,
     );

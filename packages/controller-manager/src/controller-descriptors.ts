@@ -3,6 +3,7 @@ import type { Clock } from "@reconcile/clock";
 import type { Logger } from "@reconcile/controller";
 import type { SharedInformerFactory } from "@reconcile/informer";
 import type { MetricsProvider } from "@reconcile/workqueue";
+import type { Registry } from "prom-client";
 
 /** What every controller initializer gets (kube-controller-manager's `ControllerContext`). */
 export interface ControllerContext {
@@ -15,6 +16,8 @@ export interface ControllerContext {
   readonly logger: Logger;
   /** For the controller's named work queue (`workqueue_*{name}`). */
   readonly queueMetricsProvider: MetricsProvider;
+  /** The manager's `/metrics` registry, for a controller's own families. */
+  readonly registry: Registry;
   /** Concurrent workers of this controller (`--concurrent-*-syncs`), from the manager's `workers` option or the descriptor's default. */
   readonly workers: number;
 }

@@ -335,6 +335,7 @@ export class ControllerManager {
         clock: this.#clock,
         logger: this.#logger,
         queueMetricsProvider: this.#queueMetrics,
+        registry: this.registry,
         workers,
       };
       this.#logger.info({ controller: name }, "Starting controller");

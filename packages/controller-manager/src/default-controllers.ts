@@ -13,6 +13,7 @@ import {
   RateLimitingQueue,
 } from "@reconcile/workqueue";
 import { type ControllerDescriptor, ControllerDescriptors } from "./controller-descriptors.js";
+import { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "./node-lifecycle-metrics.js";
 
 /** `replicaset-controller` (alias `replicaset`): queue `replicaset`, 5 workers, Events from `replicaset-controller` (the controller's own recorder, flushed when it stops). */
 export const replicaSetControllerDescriptor: ControllerDescriptor = {
@@ -123,6 +124,7 @@ export function newNodeLifecycleControllerDescriptor(
         clock: context.clock,
         logger: context.logger,
         queueMetricsProvider: context.queueMetricsProvider,
+        metrics: prometheusNodeLifecycleMetrics(context.registry),
       }),
   };
 }
@@ -139,6 +141,7 @@ export const taintEvictionControllerDescriptor: ControllerDescriptor = {
       client: context.client,
       clock: context.clock,
       logger: context.logger,
+      metrics: prometheusTaintEvictionMetrics(context.registry),
     }),
 };
 

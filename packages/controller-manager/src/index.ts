@@ -44,3 +44,4 @@ export {
   runningManagedControllersGauge,
   type SchedulerMetricsSeam,
 } from "./metrics.js";
+export { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "./node-lifecycle-metrics.js";
