@@ -10,7 +10,16 @@ import {
   defaultCustomResourceDefinition,
   validateCustomResourceDefinition,
 } from "./definition-validation.js";
-import { acceptNames, isServable } from "./naming.js";
+import { acceptNames, isServable, setCondition } from "./naming.js";
+
+/**
+ * The finalizer a CRD's delete adds: the CRD stays, `Terminating`, until its
+ * objects are deleted (apiextensions-apiserver's `CustomResourceCleanupFinalizer`).
+ */
+export const customResourceCleanupFinalizer = "customresourcecleanup.apiextensions.k8s.io";
+
+/** How often a terminating CRD's remaining objects are counted again, as upstream's finalizer polls. */
+const instancePollMs = 5000;
 
 /** `apiextensions.k8s.io/v1` CustomResourceDefinitions: cluster-scoped, short names `crd` and `crds`. */
 export const customResourceDefinitions = defineResource<CustomResourceDefinition>({
@@ -40,6 +49,27 @@ export const customResourceDefinitionKind: ResourceDefinition = defineKind({
     },
     validate(object, errors) {
       errors.list.push(...validateCustomResourceDefinition(object as CustomResourceDefinition));
+    },
+    // The CRD REST's Delete: the first delete marks the CRD and holds it with the cleanup finalizer.
+    deletionFinalizers: [customResourceCleanupFinalizer],
+    prepareForDelete(object) {
+      const crd = object as CustomResourceDefinition;
+      const status = (crd.status ??= { acceptedNames: { plural: "", kind: "" }, storedVersions: [] });
+      setCondition(
+        (status.conditions ??= []),
+        {
+          type: "Terminating",
+          status: "True",
+          reason: "InstanceDeletionPending",
+          message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+        },
+        crd.metadata?.deletionTimestamp ?? "",
+      );
+    },
+    // A `/status` write keeps the request's metadata (so the finalizer controller can remove its
+    // finalizer there) and the stored spec.
+    prepareForStatusUpdate(object, old) {
+      (object as CustomResourceDefinition).spec = structuredClone((old as CustomResourceDefinition).spec);
     },
     validateUpdate(object, old, errors) {
       const seen = new Set(errors.list.map((e) => e.message));
@@ -73,6 +103,8 @@ export class CustomResourceDefinitionController {
   readonly #definitions: ResourceDefinitions;
   readonly #clock: Clock;
   readonly #crds = new Map<string, CustomResourceDefinition>();
+  /** The CRDs whose objects are being deleted, by name, and the work doing it. */
+  readonly #finalizing = new Map<string, Promise<void>>();
 
   constructor(options: CustomResourceDefinitionControllerOptions) {
     this.#client = options.client;
@@ -93,6 +125,7 @@ export class CustomResourceDefinitionController {
       }
       if (!signal.aborted) await this.#clock.sleep(1000, { signal }).catch(() => {});
     }
+    await Promise.allSettled(this.#finalizing.values());
   }
 
   async #handle(event: WatchEvent<CustomResourceDefinition>, signal: AbortSignal): Promise<void> {
@@ -106,7 +139,87 @@ export class CustomResourceDefinitionController {
       return;
     }
     this.#crds.set(name, crd);
+    if (
+      crd.metadata?.deletionTimestamp &&
+      crd.metadata.finalizers?.includes(customResourceCleanupFinalizer)
+    ) {
+      if (!this.#finalizing.has(name)) {
+        const work = this.#finalize(name, signal).finally(() => this.#finalizing.delete(name));
+        this.#finalizing.set(name, work);
+      }
+      return;
+    }
     await this.#reconcile(crd, signal);
+  }
+
+  /**
+   * The finalizing controller: `Terminating` InstanceDeletionInProgress, one deleteCollection per
+   * namespace holding objects, a count every 5 s until none is left (an object's own finalizers hold
+   * the CRD as long as they hold the object), `Terminating=False`, then the finalizer removed through
+   * `/status`, which completes the delete.
+   */
+  async #finalize(name: string, signal: AbortSignal): Promise<void> {
+    const crds = this.#client.resource(customResourceDefinitions);
+    const setTerminating = async (status: "True" | "False", reason: string, message: string) => {
+      const crd = this.#crds.get(name);
+      if (crd === undefined) return undefined;
+      const next = structuredClone(crd);
+      const nextStatus = (next.status ??= { acceptedNames: { plural: "", kind: "" }, storedVersions: [] });
+      setCondition(
+        (nextStatus.conditions ??= []),
+        { type: "Terminating", status, reason, message },
+        rfc3339(this.#clock.now()),
+      );
+      const updated = await crds.updateStatus(next, { signal });
+      this.#crds.set(name, updated);
+      return updated;
+    };
+    while (!signal.aborted) {
+      try {
+        const crd = this.#crds.get(name);
+        if (crd === undefined) return;
+        const established = crd.status?.conditions?.some(
+          (c) => c.type === "Established" && c.status === "True",
+        );
+        if (established) {
+          await setTerminating(
+            "True",
+            "InstanceDeletionInProgress",
+            "CustomResource deletion is in progress",
+          );
+          await this.#deleteInstances(crd, signal);
+          await setTerminating("False", "InstanceDeletionCompleted", "removed all instances");
+        } else {
+          await setTerminating("False", "NeverEstablished", "resource was never established");
+        }
+        const done = structuredClone(this.#crds.get(name)!);
+        done.metadata!.finalizers = (done.metadata?.finalizers ?? []).filter(
+          (f) => f !== customResourceCleanupFinalizer,
+        );
+        await crds.updateStatus(done, { signal });
+        return;
+      } catch {
+        // A conflict or a failed delete: the newest CRD arrives as an event; try again shortly.
+        await this.#clock.sleep(1000, { signal }).catch(() => {});
+        const latest = await crds.get(name, { signal }).catch(() => undefined);
+        if (latest === undefined) return;
+        this.#crds.set(name, latest);
+      }
+    }
+  }
+
+  /** Deletes every object of the CRD's kind and resolves once none is left. */
+  async #deleteInstances(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {
+    const definition = definitionForCustomResource(crd);
+    const served = definition && this.#definitions.get(definition.descriptor);
+    if (!served) return;
+    const objects = this.#client.resource(served.descriptor);
+    const list = await objects.list({ signal });
+    const namespaces = new Set(list.items.map((o: KubeObject) => o.metadata?.namespace ?? ""));
+    for (const namespace of namespaces)
+      await this.#client.resource(served.descriptor, namespace || undefined).deleteCollection({ signal });
+    while ((await objects.list({ signal, limit: 1 })).items.length > 0)
+      await this.#clock.sleep(instancePollMs, { signal });
   }
 
   async #reconcile(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {

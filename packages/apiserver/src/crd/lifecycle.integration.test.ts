@@ -206,10 +206,57 @@ describe("CustomResourceDefinitions on a running server", () => {
       "DELETE",
       "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com",
     );
-    expect(deleted.code).toBe(200);
+    // The CRD REST's delete: marked and held by the cleanup finalizer, Terminating until its objects are gone.
+    expect(deleted.code).toBe(202);
+    expect(deleted.body.metadata.finalizers).toEqual(["customresourcecleanup.apiextensions.k8s.io"]);
+    expect(deleted.body.status.conditions.find((c: Json) => c.type === "Terminating")).toMatchObject({
+      status: "True",
+      reason: "InstanceDeletionPending",
+      message: "CustomResourceDefinition marked for deletion; CustomResource deletion will begin soon",
+    });
     await waitUntil(async () => (await call(http, "GET", crontabs)).code === 404);
+    await waitUntil(
+      async () =>
+        (
+          await call(
+            http,
+            "GET",
+            "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com",
+          )
+        ).code === 404,
+    );
     expect((await call(http, "GET", "/apis/stable.example.com/v1")).code).toBe(404);
     expect(await api.storage.list("/stable.example.com/crontabs/")).toMatchObject({ items: [] });
+  });
+
+  it("a custom object's own finalizer holds its CRD Terminating until it is removed", async () => {
+    const { api, http } = await start();
+    const crdPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com";
+    await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crontabCRD);
+    await condition(api, "crontabs.stable.example.com", "Established");
+    const held = {
+      metadata: { name: "held", finalizers: ["example.com/hold"] },
+      spec: { cronSpec: "* * * * *" },
+    };
+    expect((await call(http, "POST", crontabs, held)).code).toBe(201);
+    expect((await call(http, "DELETE", crdPath)).code).toBe(202);
+    const terminating = await condition(api, "crontabs.stable.example.com", "Terminating");
+    await waitUntil(
+      async () => (await call(http, "GET", `${crontabs}/held`)).body.metadata?.deletionTimestamp,
+    );
+    const inProgress = (await call(http, "GET", crdPath)).body;
+    expect(inProgress.status.conditions.find((c: Json) => c.type === "Terminating")).toMatchObject({
+      status: "True",
+      reason: "InstanceDeletionInProgress",
+      message: "CustomResource deletion is in progress",
+    });
+    expect(terminating.metadata?.deletionTimestamp).toBeDefined();
+    // Updates of existing objects are still served, so the finalizer can be removed.
+    const released = await call(http, "PATCH", `${crontabs}/held`, { metadata: { finalizers: null } });
+    expect(released.code).toBe(200);
+    await (api.clock as FakeClock).advance(5000);
+    await waitUntil(async () => (await call(http, "GET", crdPath)).code === 404);
+    expect((await call(http, "GET", "/apis/stable.example.com/v1")).code).toBe(404);
   });
 
   it("reports a kind already taken in the group as KindConflict and serves nothing for it", async () => {

@@ -115,7 +115,7 @@ function setName<K extends keyof CustomResourceDefinitionNames>(
   else names[key] = value;
 }
 
-function setCondition(
+export function setCondition(
   conditions: CustomResourceDefinitionCondition[],
   next: Omit<CustomResourceDefinitionCondition, "lastTransitionTime">,
   now: string,

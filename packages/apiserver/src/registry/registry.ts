@@ -607,6 +607,8 @@ export class Registry {
         );
       const revision = Number(meta.resourceVersion);
       const finalizers = new Set(meta.finalizers ?? []);
+      if (meta.deletionTimestamp === undefined)
+        for (const finalizer of strategy.deletionFinalizers ?? []) finalizers.add(finalizer);
       if (policy === "Orphan") {
         finalizers.add(orphanFinalizer);
         finalizers.delete(foregroundFinalizer);
@@ -637,6 +639,7 @@ export class Registry {
           updatedMeta.deletionTimestamp = rfc3339(now + period * 1000);
           updatedMeta.deletionGracePeriodSeconds = period;
           updatedMeta.generation = (updatedMeta.generation ?? 0) + 1;
+          strategy.prepareForDelete?.(updated);
         } else if (period < (updatedMeta.deletionGracePeriodSeconds ?? 0)) {
           // A shorter grace period shortens a deletion already under way; a longer one does not extend it.
           updatedMeta.deletionTimestamp = rfc3339(now + period * 1000);

@@ -24,6 +24,13 @@ export interface Strategy {
    * Default: only the status changes.
    */
   prepareForStatusUpdate?(object: KubeObject, old: KubeObject): void;
+  /**
+   * Finalizers the kind's first delete adds, holding the object until what
+   * they stand for is done (a CRD's `customresourcecleanup.apiextensions.k8s.io`).
+   */
+  readonly deletionFinalizers?: readonly string[];
+  /** Marks an object whose deletion begins, in the same write (a CRD's `Terminating` condition). */
+  prepareForDelete?(object: KubeObject): void;
   /** The grace period of a delete, for kinds with graceful deletion (pods). */
   gracePeriodSeconds?(object: KubeObject, requested: number | undefined): number;
   /** The scale subresource: where the replicas live and the selector string. */
