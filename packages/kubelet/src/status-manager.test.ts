@@ -37,54 +37,75 @@ describe("mergePatchDiff", () => {
 });
 
 describe("StatusManager writes", () => {
-  /** A client whose status patches wait until released, recording what was sent and how many ran at once. */
+  /** A client whose status patches wait until released, recording what was sent. */
   function slowClient() {
     const sent: { name: string; phase: unknown }[] = [];
     const waiting: (() => void)[] = [];
-    let inFlight = 0;
-    let maxInFlight = 0;
     const client = {
       resource: () => ({
         async patch(name: string, patch: { status: { phase?: unknown } }) {
-          inFlight++;
-          maxInFlight = Math.max(maxInFlight, inFlight);
           sent.push({ name, phase: patch.status.phase });
           await new Promise<void>((resolve) => waiting.push(resolve));
-          inFlight--;
           return { metadata: { name }, status: patch.status };
         },
       }),
     } as unknown as Client;
-    return { client, sent, release: () => waiting.shift()?.(), maxInFlight: () => maxInFlight };
+    return { client, sent, release: () => waiting.shift()?.() };
   }
   const pod = (name: string): Pod => ({ metadata: { name, namespace: "default", uid: `uid-${name}` } });
   const turn = () => new Promise((resolve) => setImmediate(resolve));
 
-  it("writes one pod at a time, each with its latest status: statuses set meanwhile are coalesced", async () => {
-    const { client, sent, release, maxInFlight } = slowClient();
+  it("writes a pod whose status changed during its write once more, with only the latest status", async () => {
+    const { client, sent, release } = slowClient();
     const manager = new StatusManager({ client, getPod: () => undefined, clock: new FakeClock(0) });
     const stop = new AbortController();
     const running = manager.run({ signal: stop.signal });
     manager.setPodStatus(pod("a"), { phase: "Pending" });
-    manager.setPodStatus(pod("b"), { phase: "Pending" });
     await turn();
-    expect(sent).toEqual([{ name: "a", phase: "Pending" }]);
-    // While a's write is in flight, b runs and a changes again twice.
-    manager.setPodStatus(pod("b"), { phase: "Running" });
     manager.setPodStatus(pod("a"), { phase: "Running" });
     manager.setPodStatus(pod("a"), { phase: "Succeeded" });
-    for (let i = 0; i < 4; i++) {
-      release();
-      await turn();
-    }
+    manager.setPodStatus(pod("b"), { phase: "Pending" });
+    await turn();
+    // b is written at once; a waits for its write in flight.
     expect(sent).toEqual([
       { name: "a", phase: "Pending" },
-      { name: "b", phase: "Running" },
+      { name: "b", phase: "Pending" },
+    ]);
+    release();
+    await turn();
+    await turn();
+    expect(sent).toEqual([
+      { name: "a", phase: "Pending" },
+      { name: "b", phase: "Pending" },
       { name: "a", phase: "Succeeded" },
     ]);
-    expect(maxInFlight()).toBe(1);
     stop.abort();
     release();
+    release();
+    await running;
+  });
+
+  it("retries a failed write at the sync period, not at once", async () => {
+    const clock = new FakeClock(0);
+    let attempts = 0;
+    const client = {
+      resource: () => ({
+        async patch() {
+          attempts++;
+          throw new Error("connection refused");
+        },
+      }),
+    } as unknown as Client;
+    const manager = new StatusManager({ client, getPod: () => undefined, clock, syncPeriodMs: 10_000 });
+    const stop = new AbortController();
+    const running = manager.run({ signal: stop.signal });
+    manager.setPodStatus(pod("a"), { phase: "Pending" });
+    for (let i = 0; i < 5; i++) await turn();
+    expect(attempts).toBe(1);
+    await clock.advance(10_000);
+    for (let i = 0; i < 5; i++) await turn();
+    expect(attempts).toBe(2);
+    stop.abort();
     await running;
   });
 });

@@ -35,6 +35,8 @@ interface Entry {
   apiVersion: number;
   /** Set by `terminatePod`: the pod may be deleted once its API phase is terminal. */
   podIsFinished: boolean;
+  /** A write of this pod is in flight. */
+  syncing: boolean;
 }
 
 /** Counters for tests and benchmarks. */
@@ -58,7 +60,6 @@ export class StatusManager {
   readonly #failed = new Set<string>();
   readonly #inFlight = new Set<Promise<void>>();
   #flushScheduled = false;
-  #draining = false;
   #signal: AbortSignal | undefined;
 
   constructor(options: StatusManagerOptions) {
@@ -126,6 +127,7 @@ export class StatusManager {
       apiStatus: pod.status,
       apiVersion: 0,
       podIsFinished: false,
+      syncing: false,
     };
     next.status = status;
     next.version++;
@@ -221,7 +223,7 @@ export class StatusManager {
   }
 
   #scheduleFlush(): void {
-    if (this.#flushScheduled || this.#draining) return;
+    if (this.#flushScheduled) return;
     this.#flushScheduled = true;
     // Statuses set in one turn of the event loop are written together.
     setImmediate(() => {
@@ -230,39 +232,25 @@ export class StatusManager {
     });
   }
 
-  #flush(): void {
-    if (this.#signal?.aborted || this.#draining || this.#dirty.size === 0) return;
-    const drain = this.#drain().finally(() => this.#inFlight.delete(drain));
-    this.#inFlight.add(drain);
-  }
-
   /**
-   * Writes the changed statuses one pod at a time, each pod's latest status
-   * (upstream's `syncBatch`, run by one goroutine): a status set while
-   * earlier writes are in flight replaces the one still waiting, so a pod
-   * that goes from ContainerCreating to Running before its turn is written
-   * once. A write that fails waits for the sync period.
+   * Starts a write for every changed pod not already being written. A pod's
+   * status that changes while its write is in flight is written once that
+   * write is done, and only its latest version: a pod is never written twice
+   * at once, and intermediate statuses are skipped.
    */
-  async #drain(): Promise<void> {
-    this.#draining = true;
-    const attempted = new Set<string>();
-    try {
-      while (!this.#signal?.aborted) {
-        const batch = [...this.#dirty].filter((uid) => !attempted.has(uid));
-        if (batch.length === 0) break;
-        for (const uid of batch) {
-          this.#dirty.delete(uid);
-          attempted.add(uid);
-          const entry = this.#entries.get(uid);
-          if (entry !== undefined) await this.#syncPod(uid, entry);
-        }
-        // Pods written in this drain and changed since go again in the next turn.
-        for (const uid of this.#dirty) attempted.delete(uid);
-        if (this.#dirty.size === 0) break;
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    } finally {
-      this.#draining = false;
+  #flush(): void {
+    if (this.#signal?.aborted) return;
+    for (const uid of this.#dirty) {
+      const entry = this.#entries.get(uid);
+      if (entry === undefined || entry.syncing) continue;
+      this.#dirty.delete(uid);
+      entry.syncing = true;
+      const sync = this.#syncPod(uid, entry).finally(() => {
+        this.#inFlight.delete(sync);
+        entry.syncing = false;
+        if (this.#dirty.has(uid)) this.#scheduleFlush();
+      });
+      this.#inFlight.add(sync);
     }
   }
 
