@@ -2,8 +2,8 @@ import { type ConfigMap, configMaps } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
-import { builtinDefinitions } from "./kinds/builtin.js";
 import type { ListeningApiServer } from "./http/server.js";
+import { builtinDefinitions } from "./kinds/builtin.js";
 import { maxNestingDepth, nestsDeeperThan } from "./limits.js";
 import type { MemoryStorage } from "./storage/memory-storage.js";
 
