@@ -17,7 +17,6 @@ export {
   type UpdateOptions,
 } from "./apply/index.js";
 export * from "./crd/index.js";
-export * from "./crd/index.js";
 export { GarbageCollector, type GarbageCollectorOptions } from "./gc/garbage-collector.js";
 export * from "./http/index.js";
 export type { Printer, TableColumnDefinition } from "./http/printers.js";
