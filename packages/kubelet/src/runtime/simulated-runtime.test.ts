@@ -240,3 +240,79 @@ describe("SimulatedRuntime", () => {
     expect(seen).toEqual(["ContainerCreated", "ContainerStarted", "ContainerStopped", "ContainerDeleted"]);
   });
 });
+
+describe("SimulatedRuntime.execSync", () => {
+  async function withMounts() {
+    const clock = new FakeClock(0);
+    const runtime = new SimulatedRuntime({ clock });
+    runtime.filesystem.writeFile("/host/config/mode", "fast");
+    runtime.filesystem.mkdir("/host/scratch");
+    const config = sandboxConfig();
+    const sandboxId = await runtime.runPodSandbox(config);
+    await runtime.pullImage("nginx", config);
+    const id = await runtime.createContainer(sandboxId, {
+      name: "web",
+      image: "nginx",
+      attempt: 0,
+      specHash: "h",
+      mounts: [
+        { name: "config", containerPath: "/etc/config", hostPath: "/host/config", readOnly: true },
+        { name: "scratch", containerPath: "/scratch", hostPath: "/host/scratch", readOnly: false },
+      ],
+    });
+    await runtime.startContainer(id);
+    return { clock, runtime, id };
+  }
+
+  it.each([
+    [["true"], 0, "", ""],
+    [["false"], 1, "", ""],
+    [["sh", "-c", "exit 7"], 7, "", ""],
+    [["cat", "/etc/config/mode"], 0, "fast", ""],
+    [["cat", "/etc/config/nope"], 1, "", "cat: can't open '/etc/config/nope': No such file or directory\n"],
+    [["sh", "-c", "echo hi > /scratch/a && cat /scratch/a"], 0, "hi\n", ""],
+    [
+      ["sh", "-c", "echo x > /etc/config/mode"],
+      1,
+      "",
+      "sh: can't create /etc/config/mode: Read-only file system\n",
+    ],
+    [["sh", "-c", "false || echo 'fell back'; echo done"], 0, "fell back\ndone\n", ""],
+    [["sh", "-c", "test -f /etc/config/mode && echo yes"], 0, "yes\n", ""],
+    [["[", "-d", "/scratch", "]"], 0, "", ""],
+    [["ls", "/etc/config"], 0, "mode\n", ""],
+    [["sh", "-c", "touch /tmp/healthy; ls /tmp"], 0, "healthy\n", ""],
+    [["/bin/curl", "localhost"], 127, "", "sh: /bin/curl: not found\n"],
+  ])("%j exits %d", async (command, exitCode, stdout, stderr) => {
+    const { runtime, id } = await withMounts();
+    expect(await runtime.execSync(id, command, 0)).toEqual({ exitCode, stdout, stderr });
+  });
+
+  it("writes outside mounts to the container's own layer, writes inside them to the node", async () => {
+    const { runtime, id } = await withMounts();
+    await runtime.execSync(id, ["sh", "-c", "echo a > /tmp/x; echo b > /scratch/y"], 0);
+    expect(runtime.readFile(id, "/tmp/x")).toBe("a\n");
+    expect(runtime.filesystem.exists("/tmp/x")).toBe(false);
+    expect(new TextDecoder().decode(runtime.filesystem.readFile("/host/scratch/y"))).toBe("b\n");
+  });
+
+  it("sleeps on the clock and times out with the CRI client's text", async () => {
+    const { clock, runtime, id } = await withMounts();
+    const slow = runtime.execSync(id, ["sleep", "5"], 1000);
+    const outcome = slow.then(
+      () => "done",
+      (error: Error) => error.message,
+    );
+    await clock.advance(1000);
+    expect(await outcome).toBe('command "sleep 5" timed out');
+    const quick = runtime.execSync(id, ["sleep", "1"], 2000);
+    await clock.advance(1000);
+    expect(await quick).toEqual({ exitCode: 0, stdout: "", stderr: "" });
+  });
+
+  it("refuses a container that is not running", async () => {
+    const { runtime, id } = await withMounts();
+    await runtime.stopContainer(id, 0);
+    await expect(runtime.execSync(id, ["true"], 0)).rejects.toThrow("is not running");
+  });
+});
