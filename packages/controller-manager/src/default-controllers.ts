@@ -142,6 +142,7 @@ export const taintEvictionControllerDescriptor: ControllerDescriptor = {
       clock: context.clock,
       logger: context.logger,
       metrics: prometheusTaintEvictionMetrics(context.registry),
+      queueMetricsProvider: context.queueMetricsProvider,
     }),
 };
 

@@ -20,7 +20,7 @@ import {
   runWorkers,
   waitForInformersSynced,
 } from "@reconcile/controller";
-import { Queue } from "@reconcile/workqueue";
+import { type MetricsProvider, RateLimitingQueue } from "@reconcile/workqueue";
 import type { ObjectReference, Taint, Toleration } from "kubernetes-types/core/v1.js";
 import { noopTaintEvictionMetrics, type TaintEvictionMetrics } from "./metrics.js";
 import { ensureNodeNameIndex, podKey, podsOnNode, updatePodCondition } from "./pods.js";
@@ -48,6 +48,8 @@ export interface TaintEvictionControllerOptions {
   logger?: Logger | undefined;
   /** The `taint_eviction_controller_*` families. Default: none. */
   metrics?: TaintEvictionMetrics | undefined;
+  /** For the `noexec_taint_node` and `noexec_taint_pod` queues. Default: no metrics. */
+  queueMetricsProvider?: MetricsProvider | undefined;
   /** Attempts of one deletion before it is given up until the next pod or node change (upstream 5). Default 5. */
   deleteRetries?: number | undefined;
   /** Pause between those attempts (upstream 10 ms). Default 10. */
@@ -77,8 +79,8 @@ export class TaintEvictionController {
   readonly #deleteRetryDelayMs: number;
   /** NoExecute taints of the nodes that have any (upstream `taintedNodes`). */
   readonly #taintedNodes = new Map<string, Taint[]>();
-  readonly #nodeQueue: Queue<string>;
-  readonly #podQueue: Queue<string>;
+  readonly #nodeQueue: RateLimitingQueue<string>;
+  readonly #podQueue: RateLimitingQueue<string>;
   readonly #evictions: TimedWorkerQueue;
   /** Pods deleted by this controller since it started (upstream `taint_eviction_controller_pod_deletions_total`). */
   podDeletions = 0;
@@ -101,8 +103,9 @@ export class TaintEvictionController {
       });
     }
     this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
-    this.#nodeQueue = new Queue<string>({ name: "noexec_taint_node", clock: this.#clock });
-    this.#podQueue = new Queue<string>({ name: "noexec_taint_pod", clock: this.#clock });
+    const queueOptions = { clock: this.#clock, metricsProvider: options.queueMetricsProvider };
+    this.#nodeQueue = new RateLimitingQueue<string>({ name: "noexec_taint_node", ...queueOptions });
+    this.#podQueue = new RateLimitingQueue<string>({ name: "noexec_taint_pod", ...queueOptions });
     this.#evictions = new TimedWorkerQueue({
       clock: this.#clock,
       work: (key, fireAt) => this.#deletePod(key, fireAt),
@@ -153,12 +156,12 @@ export class TaintEvictionController {
         clock: this.#clock,
       });
       if (!synced) return;
-      const common = { signal, workers, logger: this.#logger, clock: this.#clock, maxRetries: 0 };
+      const common = { signal, workers, logger: this.#logger, clock: this.#clock };
       await Promise.all([
         runWorkers({
           ...common,
           name: "noexec_taint_node",
-          queue: asWorkerQueue(this.#nodeQueue),
+          queue: this.#nodeQueue,
           sync: async (name) => {
             this.handleNodeUpdate(name);
             return {};
@@ -167,7 +170,7 @@ export class TaintEvictionController {
         runWorkers({
           ...common,
           name: "noexec_taint_pod",
-          queue: asWorkerQueue(this.#podQueue),
+          queue: this.#podQueue,
           sync: async (key) => {
             this.handlePodUpdate(key);
             return {};
@@ -213,8 +216,7 @@ export class TaintEvictionController {
 
   /** Schedules, keeps or cancels one pod's deletion after it changed (upstream `handlePodUpdate`). */
   handlePodUpdate(key: string): void {
-    const { namespace, name } = splitMetaNamespaceKey(key);
-    const pod = this.#pods.getIndexer().getByKey(`${namespace}/${name}`);
+    const pod = this.#pods.getIndexer().getByKey(key);
     if (pod === undefined) {
       this.#cancelWorkWithEvent(key);
       return;
@@ -352,17 +354,4 @@ export class TaintEvictionController {
 function podReference(key: string): ObjectReference {
   const { namespace, name } = splitMetaNamespaceKey(key);
   return { apiVersion: "v1", kind: "Pod", namespace, name };
-}
-
-/** The plain `Queue` as the worker loop's queue: no rate limiter, so a failed key is simply dropped (upstream does not retry these either). */
-function asWorkerQueue(queue: Queue<string>) {
-  return {
-    get: () => queue.get(),
-    done: (key: string) => queue.done(key),
-    forget: () => {},
-    addRateLimited: (key: string) => queue.add(key),
-    addAfter: (key: string) => queue.add(key),
-    numRequeues: () => 0,
-    shutDown: () => queue.shutDown(),
-  };
 }
