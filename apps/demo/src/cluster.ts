@@ -1,11 +1,11 @@
-// The cluster every demo scenario runs: an API server (serving Endpoints and
-// EndpointSlices too), controller managers (leader-elected on
+// The cluster every demo scenario runs: an API server (serving Endpoints,
+// EndpointSlices and CustomResourceDefinitions too), controller managers (leader-elected on
 // kube-system/kube-controller-manager), schedulers (leader-elected on
 // kube-system/kube-scheduler), and simulated nodes, each node its own
 // kubelet that can be stopped on its own ("the node stops heartbeating").
 // Thin wiring: every piece of logic lives in a package.
 import { setMaxListeners } from "node:events";
-import { builtinResources, type Pod, pods } from "@reconcile/api";
+import { type Pod, pods } from "@reconcile/api";
 import { ApiServer, type ApiServerOptions } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { listerWatcher } from "@reconcile/client";
@@ -19,15 +19,17 @@ import {
   prometheusSchedulerMetrics,
   type SchedulerMetricsSeam,
 } from "@reconcile/controller-manager";
-import { endpointsResources } from "@reconcile/endpoints";
 import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
 import { NodeSimulator } from "@reconcile/kubelet";
 import { LeaderElector, LeaseLock } from "@reconcile/leader-election";
 import { Scheduler } from "@reconcile/scheduler";
 
-/** An API server that serves the built-in resources plus Endpoints and EndpointSlices. */
+/**
+ * An API server that serves every built-in kind (Endpoints and EndpointSlices, and the kinds
+ * served as storage only, among them) and CustomResourceDefinitions.
+ */
 export function newApiServer(options: ApiServerOptions = {}): ApiServer {
-  return new ApiServer({ ...options, resources: [...builtinResources, ...endpointsResources] });
+  return new ApiServer({ customResourceDefinitions: true, ...options });
 }
 
 export interface ClusterOptions {

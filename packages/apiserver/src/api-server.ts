@@ -44,7 +44,8 @@ export interface ApiServerOptions {
   garbageCollection?: boolean | undefined;
   /**
    * Serve `apiextensions.k8s.io/v1` CustomResourceDefinitions and, once established, the kinds they
-   * define (added to `definitions` at run time). Default: false.
+   * define (added to `definitions` at run time). Default: true (about 0.3 ms more to start and 8 KB
+   * of heap: one internal watch).
    */
   customResourceDefinitions?: boolean | undefined;
   /**
@@ -109,7 +110,7 @@ export class ApiServer {
       serviceIPs: this.serviceIPs,
     });
     this.#client = new InProcessClient(this.registry);
-    if (options.customResourceDefinitions) {
+    if (options.customResourceDefinitions ?? true) {
       this.registry.definitions.add(customResourceDefinitionKind);
       const stop = new AbortController();
       const controller = new CustomResourceDefinitionController({

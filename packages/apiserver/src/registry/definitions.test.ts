@@ -95,6 +95,7 @@ describe("a definition registered on a running server", () => {
       "rbac.authorization.k8s.io",
       "storage.k8s.io",
       "scheduling.k8s.io",
+      "apiextensions.k8s.io",
       "example.com",
     ]);
     expect((await call(http, "GET", "/apis/example.com/v1")).body.resources).toEqual([
