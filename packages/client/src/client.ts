@@ -89,6 +89,12 @@ export interface ResourceClient<T extends KubeObject = KubeObject> {
   update(object: T | DeepReadonly<T>, options?: WriteOptions): Promise<T>;
   updateStatus(object: T | DeepReadonly<T>, options?: WriteOptions): Promise<T>;
   /**
+   * `PUT namespaces/{name}/finalize`: writes a namespace's `spec.finalizers`
+   * and nothing else (client-go's `NamespaceInterface.Finalize`). Namespaces
+   * only; clients that cannot reach the subresource leave it out.
+   */
+  finalize?(object: T | DeepReadonly<T>, options?: WriteOptions): Promise<T>;
+  /**
    * `patch` is a JSON object (merge, strategic-merge, apply) or a list of
    * operations (json). `subresource` patches `status` or `scale`.
    */

@@ -15,17 +15,22 @@ export const resourceVerbs = [
 const subresourceVerbs = ["get", "patch", "update"];
 
 /**
- * The create-only subresources of built-in kinds, with the kind they take, as
+ * The single-verb subresources of built-in kinds, with the kind they take, as
  * kube-apiserver lists them: kubectl drain evicts only if `pods/eviction`
- * appears with group `policy`, version `v1` and kind `Eviction`.
+ * appears with group `policy`, version `v1` and kind `Eviction`. Verbs
+ * default to `create`.
  */
 const createSubresources: Readonly<
-  Record<string, readonly { name: string; group: string; version: string; kind: string }[]>
+  Record<
+    string,
+    readonly { name: string; group: string; version: string; kind: string; verbs?: readonly string[] }[]
+  >
 > = {
   pods: [
     { name: "binding", group: "", version: "v1", kind: "Binding" },
     { name: "eviction", group: "policy", version: "v1", kind: "Eviction" },
   ],
+  namespaces: [{ name: "finalize", group: "", version: "v1", kind: "Namespace", verbs: ["update"] }],
 };
 
 function createSubresourcesOf(resource: ResourceDescriptor) {
@@ -160,7 +165,7 @@ export function apiResourceList(
         namespaced: resource.namespaced,
         ...(subresource.group === "" ? {} : { group: subresource.group, version: subresource.version }),
         kind: subresource.kind,
-        verbs: ["create"],
+        verbs: [...(subresource.verbs ?? ["create"])],
       });
     }
   }
@@ -225,7 +230,7 @@ export function aggregatedDiscovery(resources: readonly ResourceDescriptor[], co
                       version: subresource.version,
                       kind: subresource.kind,
                     },
-                    verbs: ["create"],
+                    verbs: [...(subresource.verbs ?? ["create"])],
                   })),
                 ],
               }

@@ -120,11 +120,25 @@ async function handle(
   if (route.name === undefined)
     return serveCollection(context, route, method, pathname, query, write, request, response);
   const object = route as ResourceRoute & { name: string };
+  if (object.subresource === "finalize" && method !== "PUT") {
+    // kube-apiserver serves only `update` on namespaces/{name}/finalize.
+    request.resume();
+    throw notAllowed(method, pathname);
+  }
   switch (method) {
     case "GET": {
       request.resume();
       const { resource, namespace, name, subresource } = object;
-      return serveGet(context, resource, namespace, name, subresource, query, request, response);
+      return serveGet(
+        context,
+        resource,
+        namespace,
+        name,
+        subresource as "status" | "scale" | undefined,
+        query,
+        request,
+        response,
+      );
     }
     case "PUT":
       return serveUpdate(context, object, query, write, request, response);

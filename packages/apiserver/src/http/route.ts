@@ -20,7 +20,8 @@ export type Route =
       namespace: string | undefined;
       /** The object's name; undefined for a collection. */
       name: string | undefined;
-      subresource: "status" | "scale" | undefined;
+      /** `finalize` exists for namespaces only, and only for PUT. */
+      subresource: "status" | "scale" | "finalize" | undefined;
     }
   /**
    * A body POSTed to a subresource its kind's definition handles
@@ -160,7 +161,9 @@ function resourceRoute(
   const [name, subresource] = rest;
   if (name !== undefined && subresource !== undefined && postSubresources(resource).includes(subresource))
     return { kind: "subresourceCreate", resource, namespace, name, subresource };
-  if (subresource !== undefined) {
+  const namespaceFinalize =
+    subresource === "finalize" && resource.group === "" && resource.plural === "namespaces";
+  if (subresource !== undefined && !namespaceFinalize) {
     if (
       (subresource !== "status" && subresource !== "scale") ||
       !resource.subresources.includes(subresource)
@@ -173,6 +176,6 @@ function resourceRoute(
     resource,
     namespace,
     name,
-    subresource: subresource as "status" | "scale" | undefined,
+    subresource: subresource as "status" | "scale" | "finalize" | undefined,
   };
 }

@@ -87,7 +87,7 @@ export async function serveUpdate(
   const updated = await context.registry.update(resource, namespace, name, body, {
     ...write,
     fieldValidation,
-    ...(subresource === "status" ? { subresource } : {}),
+    ...(subresource === "status" || subresource === "finalize" ? { subresource } : {}),
   });
   return sendWithWarnings(response, 200, updated, fieldValidation);
 }

@@ -61,10 +61,55 @@ const eventStrategy: Strategy = {
   },
 };
 
+/** The finalizer the namespace controller removes once a namespace is empty (`api.FinalizerKubernetes`). */
+const kubernetesFinalizer = "kubernetes";
+const standardFinalizers = [kubernetesFinalizer, "orphan", "foregroundDeletion"];
+
 const namespaceStrategy: Strategy = {
   nameRule: dnsLabelName,
   prepareForCreate(object) {
-    (object as Namespace).status = { phase: "Active" };
+    const namespace = object as Namespace;
+    namespace.status = { phase: "Active" };
+    // Required on create, kept out of the defaults because it is removed over the namespace's life.
+    const spec = (namespace.spec ??= {});
+    if (!spec.finalizers?.includes(kubernetesFinalizer))
+      spec.finalizers = [...(spec.finalizers ?? []), kubernetesFinalizer];
+  },
+  prepareForUpdate(object, old) {
+    // Only the finalize subresource changes spec.finalizers.
+    const finalizers = (old as Namespace).spec?.finalizers;
+    const namespace = object as Namespace;
+    if (finalizers === undefined) {
+      if (namespace.spec !== undefined) delete namespace.spec.finalizers;
+    } else (namespace.spec ??= {}).finalizers = [...finalizers];
+  },
+  prepareForFinalize(object, old) {
+    // `/finalize` changes spec.finalizers and nothing else.
+    const finalizers = (object as Namespace).spec?.finalizers;
+    for (const key of Object.keys(object)) delete (object as Record<string, unknown>)[key];
+    Object.assign(object, structuredClone(old));
+    const namespace = object as Namespace;
+    if (finalizers === undefined || finalizers.length === 0) {
+      if (namespace.spec !== undefined) delete namespace.spec.finalizers;
+    } else (namespace.spec ??= {}).finalizers = [...finalizers];
+  },
+  validate(object, errors) {
+    for (const [index, finalizer] of ((object as Namespace).spec?.finalizers ?? []).entries()) {
+      // ValidateFinalizerName: standard names, or names qualified by a domain.
+      if (!standardFinalizers.includes(finalizer) && !finalizer.includes("/"))
+        errors.invalid(
+          `spec.finalizers[${index}]`,
+          finalizer,
+          "name is neither a standard finalizer name nor is it fully qualified",
+        );
+    }
+  },
+  holdsDeletion(object) {
+    return ((object as Namespace).spec?.finalizers ?? []).length > 0;
+  },
+  prepareForDelete(object) {
+    // NamespaceREST.Delete: the first delete switches the phase; the controller empties the namespace.
+    (object as Namespace).status = { ...(object as Namespace).status, phase: "Terminating" };
   },
   applyDefaults(object) {
     // Every namespace carries its own name as a label, so selectors can pick namespaces by name.

@@ -48,6 +48,12 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * is unknown.
    */
   readonly openAPI: KindSchema | undefined;
+  /**
+   * Whether `metadata.generation` counts changes of the spec: kube-apiserver
+   * sets it only where the kind's strategy does (`Generation = 1` in
+   * `PrepareForCreate`), so ConfigMaps, Secrets, Services or Namespaces carry none.
+   */
+  readonly tracksGeneration: boolean;
 }
 
 /**
@@ -117,7 +123,39 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   applyType?: TypeNode | undefined;
   /** Default: Kubernetes' own schema (1.32) of the descriptor's group, version and kind, if it defines one. */
   openAPI?: KindSchema | undefined;
+  /** Default: false for the built-in kinds whose upstream (1.32) strategy sets no generation, true otherwise (custom kinds included). */
+  tracksGeneration?: boolean | undefined;
 }
+
+/**
+ * The built-in resources whose 1.32 strategies never set `metadata.generation`
+ * (pods gain it only in 1.33), as `group/plural`.
+ */
+const untrackedGeneration: ReadonlySet<string> = new Set([
+  "/pods",
+  "/podtemplates",
+  "/configmaps",
+  "/secrets",
+  "/namespaces",
+  "/services",
+  "/endpoints",
+  "/events",
+  "/nodes",
+  "/serviceaccounts",
+  "/persistentvolumes",
+  "/persistentvolumeclaims",
+  "/resourcequotas",
+  "/limitranges",
+  "events.k8s.io/events",
+  "coordination.k8s.io/leases",
+  "apps/controllerrevisions",
+  "rbac.authorization.k8s.io/roles",
+  "rbac.authorization.k8s.io/rolebindings",
+  "rbac.authorization.k8s.io/clusterroles",
+  "rbac.authorization.k8s.io/clusterrolebindings",
+  "storage.k8s.io/storageclasses",
+  "scheduling.k8s.io/priorityclasses",
+]);
 
 /** The strategy of a kind that declares none: name validation only. */
 export const genericStrategy: Strategy = { nameRule: dnsSubdomainName };
@@ -138,5 +176,7 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
       "openAPI" in init
         ? init.openAPI
         : builtinKindSchema(init.descriptor.group, init.descriptor.version, init.descriptor.kind),
+    tracksGeneration:
+      init.tracksGeneration ?? !untrackedGeneration.has(`${init.descriptor.group}/${init.descriptor.plural}`),
   });
 }

@@ -153,6 +153,19 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     );
   }
 
+  finalize(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+    return this.#call(
+      options.signal,
+      async () =>
+        copyJson(
+          await this.#registry.update(this.resource, this.#namespaceOf(object), nameOf(object), object, {
+            ...options,
+            subresource: "finalize",
+          }),
+        ) as T,
+    );
+  }
+
   patch(
     name: string,
     patch: unknown,

@@ -332,18 +332,21 @@ export class Registry {
   ): Promise<KubeObject> {
     await this.#ready;
     resource = this.#served(resource);
-    const strategy = this.#definitionOf(resource).strategy;
+    const definition = this.#definitionOf(resource);
+    const strategy = definition.strategy;
     const object = this.#decode(resource, body, options.fieldValidation);
     const meta = (object.metadata ??= {}) as MutableMeta;
     this.#reconcileNamespace(resource, meta, namespace);
     if (meta.resourceVersion)
       throw newBadRequest("resourceVersion should not be set on objects to be created");
-    if (resource.namespaced && meta.namespace) await this.#checkNamespaceOpen(meta.namespace);
+    if (resource.namespaced && meta.namespace)
+      await this.#checkNamespaceOpen(resource, meta.namespace, meta.name ?? "");
     strategy.prepareForCreate?.(object);
     strategy.applyDefaults?.(object);
     meta.uid = randomUUID();
     meta.creationTimestamp = rfc3339(this.#clock.now());
-    meta.generation = 1;
+    if (definition.tracksGeneration) meta.generation = 1;
+    else delete meta.generation;
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     if (options.managedFieldsComputed) {
@@ -379,7 +382,7 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     body: unknown,
-    options: DryRunOption & { subresource?: "status" | undefined } = {},
+    options: DryRunOption & { subresource?: "status" | "finalize" | undefined } = {},
   ): Promise<KubeObject> {
     await this.#ready;
     resource = this.#served(resource);
@@ -620,7 +623,7 @@ export class Registry {
         finalizers.delete(foregroundFinalizer);
       }
       const period = strategy.gracePeriodSeconds?.(existing, grace) ?? 0;
-      const pending = finalizers.size > 0;
+      const pending = finalizers.size > 0 || strategy.holdsDeletion?.(existing) === true;
       try {
         if (!pending && period === 0) {
           if (options.dryRun === "All") return { object: existing, deleted: false };
@@ -638,7 +641,8 @@ export class Registry {
         if (updatedMeta.deletionTimestamp === undefined) {
           updatedMeta.deletionTimestamp = rfc3339(now + period * 1000);
           updatedMeta.deletionGracePeriodSeconds = period;
-          updatedMeta.generation = (updatedMeta.generation ?? 0) + 1;
+          // BeforeDelete counts the deletion as a change only where generation is tracked.
+          if ((updatedMeta.generation ?? 0) > 0) updatedMeta.generation = (updatedMeta.generation ?? 0) + 1;
           strategy.prepareForDelete?.(updated);
         } else if (period < (updatedMeta.deletionGracePeriodSeconds ?? 0)) {
           // A shorter grace period shortens a deletion already under way; a longer one does not extend it.
@@ -843,7 +847,7 @@ export class Registry {
     name: string,
     precondition: string | undefined,
     options: DryRunOption & {
-      subresource?: "status" | "scale" | undefined;
+      subresource?: "status" | "scale" | "finalize" | undefined;
       /** The write is an apply: `tryUpdate` returns the object with its managedFields already computed. */
       managedFieldsComputed?: boolean | undefined;
     },
@@ -854,6 +858,8 @@ export class Registry {
     const strategy = this.#definitionOf(resource).strategy;
     const statusOnly = options.subresource === "status";
     if (statusOnly && !resource.subresources.includes("status")) throw newNotFound(gr, `${name}/status`);
+    const finalize = options.subresource === "finalize";
+    if (finalize && strategy.prepareForFinalize === undefined) throw newNotFound(gr, `${name}/finalize`);
     for (let attempt = 0; ; attempt++) {
       const existing = await this.#storage.get(key);
       if (existing === undefined) throw newNotFound(gr, name);
@@ -874,7 +880,7 @@ export class Registry {
       if (precondition === undefined && patchedVersion && patchedVersion !== existingMeta.resourceVersion)
         throw newConflict(gr, name);
       const requestedFields = requested.metadata?.managedFields;
-      let object = this.#prepareUpdate(resource, strategy, requested, existing, statusOnly);
+      let object = this.#prepareUpdate(resource, strategy, requested, existing, options.subresource);
       if (options.managedFieldsComputed) {
         const meta = (object.metadata ??= {}) as MutableMeta;
         if (requestedFields === undefined) delete meta.managedFields;
@@ -890,7 +896,8 @@ export class Registry {
       const finalized =
         object.metadata?.deletionTimestamp !== undefined &&
         (object.metadata.finalizers ?? []).length === 0 &&
-        (object.metadata.deletionGracePeriodSeconds ?? 0) === 0;
+        (object.metadata.deletionGracePeriodSeconds ?? 0) === 0 &&
+        strategy.holdsDeletion?.(object) !== true;
       if (options.dryRun === "All") return object;
       try {
         const revision = Number(existingMeta.resourceVersion);
@@ -911,11 +918,15 @@ export class Registry {
     strategy: Strategy,
     requested: KubeObject,
     existing: KubeObject,
-    statusOnly: boolean,
+    subresource: string | undefined,
   ): KubeObject {
+    const statusOnly = subresource === "status";
     const existingMeta = existing.metadata ?? {};
     let object: KubeObject & { spec?: unknown; status?: unknown };
-    if (statusOnly && strategy.prepareForStatusUpdate !== undefined) {
+    if (subresource === "finalize" && strategy.prepareForFinalize !== undefined) {
+      object = requested as typeof object;
+      strategy.prepareForFinalize(object, existing);
+    } else if (statusOnly && strategy.prepareForStatusUpdate !== undefined) {
       object = requested as typeof object;
       strategy.prepareForStatusUpdate(object, existing);
     } else if (statusOnly) {
@@ -931,6 +942,7 @@ export class Registry {
         if (status === undefined) delete object.status;
         else object.status = copyJson(status);
       }
+      strategy.prepareForUpdate?.(object, existing);
     }
     const meta = (object.metadata ??= {}) as MutableMeta;
     meta.name = existingMeta.name!;
@@ -947,7 +959,9 @@ export class Registry {
       (object as { spec?: unknown }).spec,
       (existing as { spec?: unknown }).spec,
     );
-    meta.generation = (existingMeta.generation ?? 1) + (specChanged && !statusOnly ? 1 : 0);
+    if (this.#definitionOf(resource).tracksGeneration)
+      meta.generation = (existingMeta.generation ?? 1) + (specChanged && !statusOnly ? 1 : 0);
+    else delete meta.generation;
     if (existingMeta.deletionTimestamp !== undefined) {
       // An object being deleted may lose finalizers but not gain new ones (`ValidateObjectMetaUpdate`).
       const before = new Set(existingMeta.finalizers ?? []);
@@ -1073,15 +1087,23 @@ export class Registry {
     meta.namespace = chosen;
   }
 
-  async #checkNamespaceOpen(namespace: string): Promise<void> {
+  /** NamespaceLifecycle admission on create: the namespace exists and is not being terminated. */
+  async #checkNamespaceOpen(resource: ResourceDescriptor, namespace: string, name: string): Promise<void> {
     const ns = await this.#storage.get(`/core/namespaces/${namespace}`);
     if (ns === undefined) throw newNotFound({ group: "", resource: "namespaces" }, namespace);
     if (ns.metadata?.deletionTimestamp !== undefined) {
-      throw newForbidden(
-        { group: "", resource: "namespaces" },
-        namespace,
+      const { status } = newForbidden(
+        groupResourceOf(resource),
+        name,
         `unable to create new content in namespace ${namespace} because it is being terminated`,
       );
+      // Controllers recognise this cause and drop the create silently.
+      const cause = {
+        type: "NamespaceTerminating",
+        field: "metadata.namespace",
+        message: `namespace ${namespace} is being terminated`,
+      };
+      throw new StatusError({ ...status, details: { ...status.details, causes: [cause] } });
     }
   }
 

@@ -18,6 +18,19 @@ export interface Strategy {
   validate?(object: KubeObject, errors: FieldErrors): void;
   /** Validates an update against the stored object: immutable fields and the like. */
   validateUpdate?(object: KubeObject, old: KubeObject, errors: FieldErrors): void;
+  /** Resets what a plain update may not change (a namespace's `spec.finalizers`), beyond the status. */
+  prepareForUpdate?(object: KubeObject, old: KubeObject): void;
+  /**
+   * Makes a `/finalize` update (namespaces) change only what that subresource
+   * owns; kinds without it answer 404 on `/finalize`.
+   */
+  prepareForFinalize?(object: KubeObject, old: KubeObject): void;
+  /**
+   * Whether the object stays, marked for deletion, even once its
+   * `metadata.finalizers` are gone (a namespace while `spec.finalizers`
+   * remain: upstream's `ShouldDeleteNamespaceDuringUpdate`).
+   */
+  holdsDeletion?(object: KubeObject): boolean;
   /**
    * Resets what a `/status` update may not change, keeping the rest of the
    * request (kube-apiserver's per-kind status strategy `PrepareForUpdate`).

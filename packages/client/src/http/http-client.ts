@@ -582,6 +582,10 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     return this.put(object, "status", options);
   }
 
+  async finalize(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+    return this.put(object, "finalize", options);
+  }
+
   async patch(
     name: string,
     patch: unknown,
@@ -658,7 +662,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
 
   private async put(
     object: T | DeepReadonly<T>,
-    subresource: "status" | undefined,
+    subresource: "status" | "finalize" | undefined,
     options: WriteOptions,
   ): Promise<T> {
     const name = object.metadata?.name;
