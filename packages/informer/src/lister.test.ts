@@ -7,13 +7,13 @@ import {
   pods,
   StatusError,
 } from "@reconcile/api";
+import { pod as buildPod } from "@reconcile/api/testing";
 import { describe, expect, it } from "vitest";
 import { createLister } from "./lister.js";
 import { createIndexer } from "./store.js";
 
-function pod(namespace: string, name: string, labels: Record<string, string> = {}): Pod {
-  return { metadata: { namespace, name, labels } };
-}
+const pod = (namespace: string, name: string, labels: Record<string, string> = {}): Pod =>
+  buildPod(name, { namespace, labels });
 
 function names(objects: readonly { metadata?: { name?: string } }[]): string[] {
   return objects.map((o) => o.metadata!.name!).sort();

@@ -5,6 +5,7 @@ import {
   type Pod,
   StatusError,
 } from "@reconcile/api";
+import { pod as buildPod } from "@reconcile/api/testing";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import {
@@ -16,9 +17,8 @@ import {
 } from "./reflector.js";
 import { FakeListerWatcher } from "./testing/index.js";
 
-function pod(name: string, labels: Record<string, string> = {}): Pod {
-  return { metadata: { namespace: "ns", name, labels } };
-}
+const pod = (name: string, labels: Record<string, string> = {}): Pod =>
+  buildPod(name, { namespace: "ns", labels });
 
 class RecordingStore {
   readonly ops: string[] = [];

@@ -1,4 +1,5 @@
 import { type DeepReadonly, isDeletedFinalStateUnknown, type Logger, type Pod, pods } from "@reconcile/api";
+import { pod as buildPod } from "@reconcile/api/testing";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { ResourceEventHandler } from "./processor-listener.js";
@@ -9,9 +10,8 @@ import {
 } from "./shared-informer.js";
 import { FakeListerWatcher } from "./testing/index.js";
 
-function pod(name: string, labels: Record<string, string> = {}): Pod {
-  return { metadata: { namespace: "ns", name, labels } };
-}
+const pod = (name: string, labels: Record<string, string> = {}): Pod =>
+  buildPod(name, { namespace: "ns", labels });
 
 /** A handler that records calls as strings: "add a true", "update a 1->2", "delete a", "delete-tombstone a". */
 function recorder(): ResourceEventHandler<Pod> & { calls: string[] } {

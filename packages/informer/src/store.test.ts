@@ -1,10 +1,10 @@
 import { type DeepReadonly, DeletedFinalStateUnknown, type Pod } from "@reconcile/api";
+import { pod as buildPod } from "@reconcile/api/testing";
 import { describe, expect, it } from "vitest";
 import { createIndexer, createStore, IndexError, type IndexFunc, namespaceIndex } from "./store.js";
 
-function pod(namespace: string, name: string, labels: Record<string, string> = {}): Pod {
-  return { metadata: { namespace, name, labels } };
-}
+const pod = (namespace: string, name: string, labels: Record<string, string> = {}): Pod =>
+  buildPod(name, { namespace, labels });
 
 const byLabelValues: IndexFunc<Pod> = (p) => {
   const value = p.metadata?.labels?.users;
