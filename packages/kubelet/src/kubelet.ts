@@ -1018,7 +1018,7 @@ function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigO
   if (pod.metadata?.deletionTimestamp !== undefined && old.metadata?.deletionTimestamp === undefined)
     return "DELETE";
   if (
-    JSON.stringify(old.spec) === JSON.stringify(pod.spec) &&
+    specText(old) === specText(pod) &&
     JSON.stringify(old.metadata?.labels) === JSON.stringify(pod.metadata?.labels) &&
     JSON.stringify(old.metadata?.annotations) === JSON.stringify(pod.metadata?.annotations) &&
     old.metadata?.deletionGracePeriodSeconds === pod.metadata?.deletionGracePeriodSeconds
@@ -1026,6 +1026,18 @@ function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigO
     return "RECONCILE";
   return "UPDATE";
 }
+
+/** The pod's spec as JSON, once per cached object: each object is compared as the new and then as the old one. */
+function specText(pod: DeepReadonly<Pod>): string {
+  let text = specTexts.get(pod);
+  if (text === undefined) {
+    text = JSON.stringify(pod.spec);
+    specTexts.set(pod, text);
+  }
+  return text;
+}
+
+const specTexts = new WeakMap<object, string>();
 
 function isTerminalPod(pod: DeepReadonly<Pod>): boolean {
   return pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";

@@ -433,5 +433,14 @@ function condition(type: string, status: boolean, reason?: string, message?: str
 
 /** RFC 3339 at whole seconds, as the status manager normalises every time. */
 export function seconds(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  const second = Math.floor(ms / 1000);
+  // Every status of a sync names the same few seconds: format each once.
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastSecondText = new Date(second * 1000).toISOString().replace(".000Z", "Z");
+  }
+  return lastSecondText;
 }
+
+let lastSecond = Number.NaN;
+let lastSecondText = "";
