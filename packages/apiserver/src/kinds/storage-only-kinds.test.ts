@@ -1,4 +1,5 @@
 import { isInvalid, type KubeObject, type ResourceDescriptor, StatusError } from "@reconcile/api";
+import type { PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
 import { clusterRoleBindings, persistentVolumeClaims, priorityClasses, storageClasses } from "./cluster.js";
@@ -98,10 +99,10 @@ describe("kinds served as storage, with upstream's defaults", () => {
 
   it("a PersistentVolumeClaim starts Pending with a Filesystem volume mode, and needs its access modes", async () => {
     const claims = client(persistentVolumeClaims, "default");
-    const claim = await claims.create({
+    const claim = (await claims.create({
       metadata: { name: "data" },
       spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
-    } as never);
+    } as never)) as PersistentVolumeClaim;
     expect(claim.status).toEqual({ phase: "Pending" });
     expect(claim.spec?.volumeMode).toBe("Filesystem");
     const error = await failure(
