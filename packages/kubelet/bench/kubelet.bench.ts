@@ -13,15 +13,18 @@
 //     minus after they stop, the server keeping their Nodes and Leases), and
 //     per running pod (heap with (a)'s pods running minus after the nodes
 //     stop). Goal: ≤ 100 KB per idle node.
+// (d) the kubelets alone: (a) again, but through a client that answers every
+//     call at once from a map (no API server): pods/s, and the kubelets'
+//     CPU time per pod — what the kubelet side costs, apart from the server.
 //
 // 3 measured runs after 1 warm-up for (a), 3 runs for (b)/(c); medians reported.
-import { type KubeObject, type Pod, pods } from "@reconcile/api";
+import { type KubeObject, newAlreadyExists, newNotFound, type Pod, pods } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client, ResourceClient } from "@reconcile/client";
 import { listerWatcher } from "@reconcile/client";
 import { SharedIndexInformer } from "@reconcile/informer";
 import { type Measurement, measure, median, writeResults } from "../../../tools/bench/index.js";
-import { NodeSimulator } from "../src/index.js";
+import { Kubelet, NodeSimulator } from "../src/index.js";
 
 const writeVerbs = new Set(["create", "update", "updateStatus", "patch", "delete", "deleteCollection"]);
 
@@ -149,6 +152,129 @@ async function boundPods(nodeCount: number, podsPerNode: number): Promise<BoundR
   };
 }
 
+interface AloneRun {
+  seconds: number;
+  cpuMsPerPod: number;
+}
+
+/** A Client that answers at once from a map: creates, updates, JSON merge patches, deletes and gets. */
+function instantClient(onPodStatus: (name: string, status: Pod["status"]) => void): Client {
+  const objects = new Map<string, KubeObject>();
+  let resourceVersion = 1;
+  const stamp = (object: KubeObject): KubeObject => ({
+    ...object,
+    metadata: { ...object.metadata, resourceVersion: String(resourceVersion++) },
+  });
+  return {
+    resource(resource: Parameters<Client["resource"]>[0], ns?: string) {
+      const keyOf = (name: string) => `${resource.plural}/${ns ?? ""}/${name}`;
+      const group = { group: resource.group, resource: resource.plural };
+      return {
+        async get(name: string) {
+          const object = objects.get(keyOf(name));
+          if (object === undefined) throw newNotFound(group, name);
+          return object;
+        },
+        async create(object: KubeObject) {
+          const name = object.metadata?.name ?? `generated-${resourceVersion}`;
+          if (objects.has(keyOf(name))) throw newAlreadyExists(group, name);
+          const created = stamp({
+            ...object,
+            metadata: { ...object.metadata, name, uid: `uid-${resourceVersion}` },
+          });
+          objects.set(keyOf(name), created);
+          return created;
+        },
+        async update(object: KubeObject) {
+          const updated = stamp(object);
+          objects.set(keyOf(object.metadata?.name ?? ""), updated);
+          return updated;
+        },
+        async patch(name: string, patch: Record<string, unknown>) {
+          const patched = stamp(mergePatch(objects.get(keyOf(name)) ?? {}, patch) as KubeObject);
+          objects.set(keyOf(name), patched);
+          if (resource.plural === "pods") onPodStatus(name, (patched as Pod).status);
+          return patched;
+        },
+        async delete(name: string) {
+          objects.delete(keyOf(name));
+          return {};
+        },
+      };
+    },
+  } as unknown as Client;
+}
+
+function mergePatch(target: unknown, patch: unknown): unknown {
+  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch;
+  const merged: Record<string, unknown> =
+    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete merged[key];
+    else merged[key] = mergePatch(merged[key], value);
+  }
+  return merged;
+}
+
+async function kubeletsAlone(nodeCount: number, podsPerNode: number): Promise<AloneRun> {
+  const total = nodeCount * podsPerNode;
+  const ready = new Set<string>();
+  let allReady: () => void = () => {};
+  const done = new Promise<void>((resolve) => {
+    allReady = resolve;
+  });
+  const client = instantClient((name, status) => {
+    if (status?.phase !== "Running") return;
+    if (status.conditions?.find((c) => c.type === "Ready")?.status !== "True") return;
+    ready.add(name);
+    if (ready.size === total) allReady();
+  });
+  const abort = new AbortController();
+  const kubelets = Array.from(
+    { length: nodeCount },
+    (_, i) =>
+      new Kubelet({
+        nodeName: `node-${i + 1}`,
+        client,
+        podSource: "external",
+        podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
+        nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
+      }),
+  );
+  const running = kubelets.map((kubelet) => kubelet.run({ signal: abort.signal }));
+  for (const kubelet of kubelets) kubelet.markSourcesReady();
+  while (kubelets.some((k) => !k.nodeStatus.registered)) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const podClient = client.resource(pods, "default");
+  for (let p = 0; p < podsPerNode; p++) {
+    for (let n = 0; n < nodeCount; n++) {
+      // What the API server would have stored and the informer delivered.
+      const pod = await podClient.create({
+        metadata: {
+          name: `p-${n + 1}-${p}`,
+          namespace: "default",
+          creationTimestamp: new Date().toISOString(),
+        },
+        spec: {
+          nodeName: `node-${n + 1}`,
+          containers: [{ name: "app", image: "registry.example.com/app:1.0" }],
+        },
+        status: { phase: "Pending", qosClass: "BestEffort" },
+      });
+      kubelets[n]?.podHandler.onAdd?.(pod, false);
+    }
+  }
+  await done;
+  const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  abort.abort();
+  await Promise.allSettled(running);
+  return { seconds, cpuMsPerPod: (cpu.user + cpu.system) / 1000 / total };
+}
+
 interface IdleRun {
   cpuShare: number;
   writesPerSecond: number;
@@ -209,6 +335,9 @@ async function fromRuns(
 const bound: BoundRun[] = [];
 await boundPods(100, 100); // warm-up
 for (let i = 0; i < 3; i++) bound.push(await boundPods(100, 100));
+const alone: AloneRun[] = [];
+await kubeletsAlone(100, 100); // warm-up
+for (let i = 0; i < 3; i++) alone.push(await kubeletsAlone(100, 100));
 const idle: IdleRun[] = [];
 for (let i = 0; i < 3; i++) idle.push(await idleNodes(1_000, 20_000));
 
@@ -271,6 +400,18 @@ const results = [
     "KB",
     false,
     bound.map((r) => r.heapPerPodKb),
+  ),
+  await fromRuns(
+    "(d) the kubelets alone, 100 nodes × 100 pods: pods/s",
+    "pods/s",
+    true,
+    alone.map((r) => 10_000 / r.seconds),
+  ),
+  await fromRuns(
+    "(d) the kubelets alone: CPU per pod",
+    "ms",
+    false,
+    alone.map((r) => r.cpuMsPerPod),
   ),
 ];
 void median;
