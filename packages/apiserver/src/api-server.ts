@@ -198,9 +198,9 @@ async function createInitialNamespaces(storage: Storage, clock: Clock): Promise<
           name,
           uid: randomUUID(),
           creationTimestamp: rfc3339(clock.now()),
-          generation: 1,
           labels: { "kubernetes.io/metadata.name": name },
         },
+        spec: { finalizers: ["kubernetes"] },
         status: { phase: "Active" },
       } as never);
     } catch (error) {

@@ -20,6 +20,7 @@ import type {
   ResourceClient,
   WriteOptions,
 } from "@reconcile/client";
+import { verbsOf } from "../http/discovery.js";
 import { copyJson } from "../json.js";
 import type { Registry } from "./registry.js";
 
@@ -42,6 +43,17 @@ export class InProcessClient implements Client {
       resource,
       resource.namespaced ? namespace : undefined,
     );
+  }
+
+  /**
+   * The resources this server serves, with their verbs, as discovery lists
+   * them (custom kinds included), for controllers that act on every kind
+   * (the namespace controller).
+   */
+  serverResources(): { resource: ResourceDescriptor; verbs: string[] }[] {
+    return this.#registry.definitions
+      .descriptors()
+      .map((resource) => ({ resource, verbs: verbsOf(resource) }));
   }
 
   /**
