@@ -15,7 +15,7 @@ import { FakeClock } from "@reconcile/clock";
 import { type Logger, type PodControl, TerminalError } from "@reconcile/controller";
 import { FakePodControl, RecordingClient } from "@reconcile/controller/testing";
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import type { ControllerIndexer, ControllerInformer } from "./informer-types.js";
 import { getPodsToDelete, podKey, ReplicaSetController } from "./replica-set-controller.js";
 
@@ -25,6 +25,8 @@ import { getPodsToDelete, podKey, ReplicaSetController } from "./replica-set-con
 
 class FakeInformer<T extends KubeObject> implements ControllerInformer<T> {
   synced = true;
+  /** How often hasSynced was asked. */
+  syncChecks = 0;
   readonly objects = new Map<string, DeepReadonly<T>>();
   readonly #indexers: Record<string, (obj: DeepReadonly<T>) => readonly string[]> = {
     namespace: (obj) => [obj.metadata?.namespace ?? ""],
@@ -35,6 +37,7 @@ class FakeInformer<T extends KubeObject> implements ControllerInformer<T> {
   }
 
   hasSynced(): boolean {
+    this.syncChecks++;
     return this.synced;
   }
 
@@ -702,10 +705,15 @@ describe("ReplicaSetController.run", () => {
     const abort = new AbortController();
     const run = controller.run({ signal: abort.signal, workers: 2 });
     await clock.advance(100);
+    // Polled twice and found unsynced: no worker has run.
+    await vi.waitFor(() => expect(podInformer.syncChecks).toBeGreaterThanOrEqual(2), {
+      timeout: 2_000,
+      interval: 10,
+    });
     validateSyncReplicaSet(podControl, 0, 0, 0);
     podInformer.synced = true;
-    await clock.advance(100);
-    validateSyncReplicaSet(podControl, 1, 0, 0);
+    // hasSynced is polled on real timers (every 100 ms), as client-go's WaitForCacheSync polls.
+    await vi.waitFor(() => validateSyncReplicaSet(podControl, 1, 0, 0), { timeout: 2_000, interval: 10 });
     abort.abort();
     await run;
     expect(controller.queue.shuttingDown()).toBe(true);
