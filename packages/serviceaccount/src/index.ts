@@ -1,1 +1,5 @@
-export {};
+export {
+  ServiceAccountsController,
+  type ServiceAccountsControllerOptions,
+  serviceAccounts,
+} from "./serviceaccounts-controller.js";
