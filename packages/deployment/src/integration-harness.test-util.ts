@@ -11,6 +11,7 @@ import {
   pods,
   type ReplicaSet,
   replicaSets,
+  rfc3339,
 } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
@@ -129,7 +130,7 @@ function kubeletStandIn(
     }
     if (isReady(pod) || handled.has(`ready/${pod.metadata?.uid}`) || !stand.ready(pod)) return;
     handled.add(`ready/${pod.metadata?.uid}`);
-    const now = new Date(Math.floor(clock.now() / 1000) * 1000).toISOString().replace(".000Z", "Z");
+    const now = rfc3339(clock.now());
     track(
       podClient.updateStatus({
         ...(structuredClone(pod) as Pod),
