@@ -9,6 +9,7 @@ import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
+import { persistentVolumeClaimPrinter, serviceAccountPrinter } from "./storage-only-printers.js";
 
 // Configuration, storage, networking, policy and RBAC kinds that manifests and kubectl's prune
 // allow-list use, served as storage with kube-apiserver's defaults and the checks clients rely on.
@@ -250,9 +251,13 @@ const clearStatus: Strategy["prepareForCreate"] = (object) => {
 
 /** The kinds of this file, in discovery order. */
 export const clusterDefinitions: readonly ResourceDefinition[] = [
-  defineKind({ descriptor: serviceAccounts }),
+  defineKind({ descriptor: serviceAccounts, printer: serviceAccountPrinter }),
   defineKind({ descriptor: endpoints }),
-  defineKind({ descriptor: persistentVolumeClaims, strategy: persistentVolumeClaimStrategy }),
+  defineKind({
+    descriptor: persistentVolumeClaims,
+    strategy: persistentVolumeClaimStrategy,
+    printer: persistentVolumeClaimPrinter,
+  }),
   defineKind({ descriptor: persistentVolumes, strategy: persistentVolumeStrategy }),
   defineKind({ descriptor: resourceQuotas, strategy: { prepareForCreate: clearStatus } }),
   defineKind({ descriptor: limitRanges }),

@@ -9,6 +9,12 @@ import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { applyPodSpecDefaults } from "./pod.js";
+import {
+  cronJobPrinter,
+  daemonSetPrinter,
+  replicationControllerPrinter,
+  statefulSetPrinter,
+} from "./storage-only-printers.js";
 
 // Workload kinds served as storage with kube-apiserver's defaults and the checks every client relies
 // on; no controller acts on them (a DaemonSet makes no pods here).
@@ -80,6 +86,7 @@ export const podDisruptionBudgets = defineResource<PodDisruptionBudget & KubeObj
 
 export const daemonSetDefinition = defineKind({
   descriptor: daemonSets,
+  printer: daemonSetPrinter,
   strategy: {
     prepareForCreate: clearStatus,
     applyDefaults(object) {
@@ -104,6 +111,7 @@ export const daemonSetDefinition = defineKind({
 
 export const statefulSetDefinition = defineKind({
   descriptor: statefulSets,
+  printer: statefulSetPrinter,
   strategy: {
     prepareForCreate: clearStatus,
     applyDefaults(object) {
@@ -131,6 +139,7 @@ export const statefulSetDefinition = defineKind({
 
 export const replicationControllerDefinition = defineKind({
   descriptor: replicationControllers,
+  printer: replicationControllerPrinter,
   strategy: {
     prepareForCreate: clearStatus,
     applyDefaults(object) {
@@ -171,6 +180,7 @@ const concurrencyPolicies = ["Allow", "Forbid", "Replace"];
 
 export const cronJobDefinition = defineKind({
   descriptor: cronJobs,
+  printer: cronJobPrinter,
   strategy: {
     prepareForCreate: clearStatus,
     applyDefaults(object) {

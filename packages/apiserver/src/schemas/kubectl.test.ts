@@ -170,5 +170,20 @@ items:
       "persistentvolumeclaim/data unchanged",
       "statefulset.apps/db unchanged",
     ]);
+    const table = await kubectl(["get", "statefulsets,persistentvolumeclaims"]);
+    const rows = table.stdout.split("\n").map((line) => line.split(/\s{2,}/));
+    expect(rows[0]).toEqual(["NAME", "READY", "AGE"]);
+    expect(rows[1]?.slice(0, 2)).toEqual(["statefulset.apps/db", "0/1"]);
+    expect(rows[3]).toEqual([
+      "NAME",
+      "STATUS",
+      "VOLUME",
+      "CAPACITY",
+      "ACCESS MODES",
+      "STORAGECLASS",
+      "VOLUMEATTRIBUTESCLASS",
+      "AGE",
+    ]);
+    expect(rows[4]?.slice(0, 2)).toEqual(["persistentvolumeclaim/data", "Pending"]);
   });
 });
