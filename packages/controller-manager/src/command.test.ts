@@ -65,7 +65,7 @@ describe("runControllerManagerCommand", () => {
     let text = "";
     expect(await runControllerManagerCommand(["--help"], { out: (t) => (text += t) })).toBe(0);
     expect(text).toContain(
-      "All controllers: deployment-controller, endpoints-controller, endpointslice-controller, node-lifecycle-controller, replicaset-controller, taint-eviction-controller",
+      "All controllers: deployment-controller, endpoints-controller, endpointslice-controller, namespace-controller, node-lifecycle-controller, replicaset-controller, serviceaccount-controller, taint-eviction-controller",
     );
     expect(text).toContain('Disabled-by-default controllers: none (default "*")');
   });

@@ -4,6 +4,7 @@ import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { endpointsResources } from "@reconcile/endpoints";
 import { InterceptingClient } from "@reconcile/leader-election/testing";
+import { serviceAccounts } from "@reconcile/serviceaccount";
 import { afterEach, describe, expect, it } from "vitest";
 import { ControllerManager, LeaderElectionLostError } from "./controller-manager.js";
 import { UnknownControllerError } from "./controllers-flag.js";
@@ -19,7 +20,10 @@ afterEach(async () => {
 
 function cluster() {
   const clock = new FakeClock(start);
-  const server = new ApiServer({ clock, resources: [...builtinResources, ...endpointsResources] });
+  const server = new ApiServer({
+    clock,
+    resources: [...builtinResources, ...endpointsResources, serviceAccounts],
+  });
   cleanup.push(() => server.close());
   /** Advances time in steps until `condition` holds; fails after `maxMs`. */
   async function until(condition: () => boolean | Promise<boolean>, maxMs = 60_000, stepMs = 100) {
@@ -97,12 +101,19 @@ describe("ControllerManager", () => {
       "deployment-controller",
       "node-lifecycle-controller",
       "taint-eviction-controller",
+      "namespace-controller",
+      "serviceaccount-controller",
     ]);
     const some = new ControllerManager({
       client: env.client,
       controllers: "*,-deployment,-endpoint,-nodelifecycle,-taint-eviction-controller",
     });
-    expect(some.enabledControllers).toEqual(["endpointslice-controller", "replicaset-controller"]);
+    expect(some.enabledControllers).toEqual([
+      "endpointslice-controller",
+      "replicaset-controller",
+      "namespace-controller",
+      "serviceaccount-controller",
+    ]);
     const named = new ControllerManager({ client: env.client, controllers: ["deployment-controller"] });
     expect(named.enabledControllers).toEqual(["deployment-controller"]);
     expect(() => new ControllerManager({ client: env.client, controllers: "*,-nosuch" })).toThrow(
@@ -217,7 +228,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

@@ -1,11 +1,13 @@
 import { DeploymentController } from "@reconcile/deployment";
 import { EndpointSliceController, EndpointsController } from "@reconcile/endpoints";
+import { NamespaceController } from "@reconcile/namespace";
 import {
   NodeLifecycleController,
   type NodeLifecycleControllerOptions,
   TaintEvictionController,
 } from "@reconcile/node-lifecycle";
 import { ReplicaSetController } from "@reconcile/replicaset";
+import { ServiceAccountsController } from "@reconcile/serviceaccount";
 import {
   BucketRateLimiter,
   ItemExponentialFailureRateLimiter,
@@ -146,6 +148,48 @@ export const taintEvictionControllerDescriptor: ControllerDescriptor = {
     }),
 };
 
+/**
+ * `namespace-controller` (alias `namespace`): empties namespaces being
+ * deleted, then removes their `kubernetes` finalizer; queue `namespace`
+ * (5 ms → 60 s per-item backoff), 10 workers (`--concurrent-namespace-syncs`).
+ * Discovery comes from the client (the embedded server's table, or `/api` and `/apis`).
+ */
+export const namespaceControllerDescriptor: ControllerDescriptor = {
+  name: "namespace-controller",
+  aliases: ["namespace"],
+  defaultWorkers: 10,
+  construct: (context) =>
+    NamespaceController.fromInformerFactory(context.informerFactory, {
+      client: context.client,
+      clock: context.clock,
+      logger: context.logger,
+      queue: new RateLimitingQueue<string>({
+        name: "namespace",
+        clock: context.clock,
+        metricsProvider: context.queueMetricsProvider,
+        rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelay: 5, maxDelay: 60_000 }),
+      }),
+    }),
+};
+
+/** `serviceaccount-controller` (alias `serviceaccount`): the `default` ServiceAccount of every active namespace; queue `serviceaccount`, 1 worker. */
+export const serviceAccountControllerDescriptor: ControllerDescriptor = {
+  name: "serviceaccount-controller",
+  aliases: ["serviceaccount"],
+  defaultWorkers: 1,
+  construct: (context) =>
+    ServiceAccountsController.fromInformerFactory(context.informerFactory, {
+      client: context.client,
+      clock: context.clock,
+      logger: context.logger,
+      queue: new RateLimitingQueue<string>({
+        name: "serviceaccount",
+        clock: context.clock,
+        metricsProvider: context.queueMetricsProvider,
+      }),
+    }),
+};
+
 export interface ControllerDescriptorsOptions {
   /** Flags of `node-lifecycle-controller`. Default: upstream's. */
   nodeLifecycle?: NodeLifecycleSettings | undefined;
@@ -166,5 +210,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
       ? nodeLifecycleControllerDescriptor
       : newNodeLifecycleControllerDescriptor(options.nodeLifecycle),
     taintEvictionControllerDescriptor,
+    namespaceControllerDescriptor,
+    serviceAccountControllerDescriptor,
   ]);
 }

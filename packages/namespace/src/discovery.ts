@@ -38,7 +38,9 @@ interface RawRequests {
 /**
  * Discovery through `client`: the embedded server's own table when the
  * client is in process, else `/api/v1` and the preferred version of every
- * group under `/apis`. Throws for a client that offers neither.
+ * group under `/apis`. With a client that offers neither (a wrapper), each
+ * discovery rejects, which the namespace controller records as a discovery
+ * failure; pass `discoverResources` then.
  */
 export function discoveryFromClient(client: Client): ResourceDiscovery {
   const served = client as Partial<ServedResources>;
@@ -48,7 +50,7 @@ export function discoveryFromClient(client: Client): ResourceDiscovery {
   }
   const raw = client as Partial<RawRequests>;
   if (typeof raw.requestJson === "function") return httpDiscovery(raw as RawRequests);
-  throw new TypeError("discoveryFromClient: the client offers no discovery; pass discoverResources");
+  return () => Promise.reject(new Error("the client offers no discovery (serverResources or requestJson)"));
 }
 
 interface ApiResourceList {
