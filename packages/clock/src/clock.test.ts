@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { realClock } from "./clock.js";
+import { realClock, sleepUnlessAborted } from "./clock.js";
+import { FakeClock } from "./fake-clock.js";
 
 describe("realClock", () => {
   afterEach(() => {
@@ -50,5 +51,22 @@ describe("realClock", () => {
     controller.abort(new Error("cancelled"));
     await expect(slept).rejects.toThrow("cancelled");
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe("sleepUnlessAborted", () => {
+  it("resolves true after the sleep, false at once when aborted before or during it, and never rejects", async () => {
+    const clock = new FakeClock();
+    const slept = sleepUnlessAborted(clock, 100, new AbortController().signal);
+    await clock.advance(100);
+    expect(await slept).toBe(true);
+    const aborted = new AbortController();
+    aborted.abort(new Error("stop"));
+    expect(await sleepUnlessAborted(clock, 100, aborted.signal)).toBe(false);
+    const during = new AbortController();
+    const waiting = sleepUnlessAborted(clock, 100, during.signal);
+    during.abort();
+    expect(await waiting).toBe(false);
+    expect(clock.pendingTimers()).toEqual([]);
   });
 });

@@ -81,3 +81,22 @@ export function sleepOn(
     signal?.addEventListener("abort", onAbort, { once: true });
   });
 }
+
+/**
+ * Sleeps `ms` on `clock` and resolves true, or resolves false (never
+ * rejects) if `signal` aborts first or has already aborted: the wait of a
+ * retry loop that ends when its component stops.
+ */
+export async function sleepUnlessAborted(
+  clock: Pick<Clock, "sleep">,
+  ms: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  if (signal.aborted) return false;
+  try {
+    await clock.sleep(ms, { signal });
+    return true;
+  } catch {
+    return false;
+  }
+}

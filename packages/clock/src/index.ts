@@ -1,2 +1,2 @@
-export { type Clock, realClock, sleepOn, type TimerHandle } from "./clock.js";
+export { type Clock, realClock, sleepOn, sleepUnlessAborted, type TimerHandle } from "./clock.js";
 export { FakeClock, type PendingTimer } from "./fake-clock.js";

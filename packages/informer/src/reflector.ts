@@ -14,7 +14,7 @@ import {
   StatusError,
   type WatchEvent,
 } from "@reconcile/api";
-import { type Clock, realClock } from "@reconcile/clock";
+import { type Clock, realClock, sleepUnlessAborted } from "@reconcile/clock";
 import { Backoff, type BackoffOptions } from "./backoff.js";
 
 /** Where a reflector writes what it lists and watches: a DeltaFIFO, or any store. */
@@ -202,7 +202,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
           this.#report(error);
         }
         if (signal.aborted) break;
-        if (!(await this.#sleep(this.#backoff.next(), signal))) break;
+        if (!(await sleepUnlessAborted(this.#clock, this.#backoff.next(), signal))) break;
       }
     } finally {
       this.#running = false;
@@ -323,7 +323,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
           if (!isTooManyRequests(error) && !isConnectionRefused(error)) throw error;
           // The server is there but busy (or restarting): back off and watch again; no relist.
           this.#report(error);
-          if (!(await this.#sleep(this.#backoff.next(), signal))) return;
+          if (!(await sleepUnlessAborted(this.#clock, this.#backoff.next(), signal))) return;
           continue;
         }
         const startedAt = this.#clock.now();
@@ -340,7 +340,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
           case "idle":
             continue;
           case "retry":
-            if (!(await this.#sleep(this.#backoff.next(), signal))) return;
+            if (!(await sleepUnlessAborted(this.#clock, this.#backoff.next(), signal))) return;
             continue;
           case "closed":
             if (events === 0 && this.#clock.now() - startedAt < 1000)
@@ -489,16 +489,6 @@ export class Reflector<T extends KubeObject = KubeObject> {
       this.#watchErrorHandler(error, { name: this.name });
     } catch {
       // A failing error handler must not stop the reflector.
-    }
-  }
-
-  /** Sleeps unless aborted; returns false if `signal` aborted. */
-  async #sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-    try {
-      await this.#clock.sleep(ms, { signal });
-      return true;
-    } catch {
-      return false;
     }
   }
 }

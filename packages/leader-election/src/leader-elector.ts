@@ -7,7 +7,7 @@ import {
   rfc3339Micro,
   runSignal,
 } from "@reconcile/api";
-import { type Clock, realClock } from "@reconcile/clock";
+import { type Clock, realClock, sleepUnlessAborted } from "@reconcile/clock";
 import { LeaderElectionError } from "./errors.js";
 import type { HealthzAdaptor } from "./healthz-adaptor.js";
 import { completeLogger, type LeaderElectionLogger } from "./logger.js";
@@ -555,17 +555,6 @@ function keepAcquisition(desired: LeaderElectionRecord, held: LeaderElectionReco
     ...(held.acquireTime === undefined ? {} : { acquireTime: held.acquireTime }),
     leaderTransitions: held.leaderTransitions,
   };
-}
-
-/** Sleeps on `clock`; false if `signal` aborted first. */
-async function sleepUnlessAborted(clock: Clock, ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return false;
-  try {
-    await clock.sleep(ms, { signal });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function invalid(message: string): LeaderElectionError {
