@@ -1,4 +1,4 @@
-import { defineResource, type KubeObject, type WatchEvent } from "@reconcile/api";
+import { defineResource, type KubeObject, StatusError, type WatchEvent } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
@@ -144,6 +144,7 @@ export class CustomResourceDefinitionController {
       crd.metadata.finalizers?.includes(customResourceCleanupFinalizer)
     ) {
       if (!this.#finalizing.has(name)) {
+        this.#refuseCreates(crd);
         const work = this.#finalize(name, signal).finally(() => this.#finalizing.delete(name));
         this.#finalizing.set(name, work);
       }
@@ -206,6 +207,31 @@ export class CustomResourceDefinitionController {
         this.#crds.set(name, latest);
       }
     }
+  }
+
+  /**
+   * While a CRD terminates its kind takes no new objects: a create is upstream's 405 (updates,
+   * patches and deletes are still served, so objects' own finalizers can be removed).
+   */
+  #refuseCreates(crd: CustomResourceDefinition): void {
+    const definition = definitionForCustomResource(crd);
+    const served = definition && this.#definitions.get(definition.descriptor);
+    if (!served) return;
+    this.#definitions.add(
+      Object.freeze({
+        ...served,
+        strategy: {
+          ...served.strategy,
+          prepareForCreate() {
+            throw new StatusError({
+              code: 405,
+              reason: "MethodNotAllowed",
+              message: "create not allowed while custom resource definition is terminating",
+            });
+          },
+        },
+      }),
+    );
   }
 
   /** Deletes every object of the CRD's kind and resolves once none is left. */

@@ -251,6 +251,12 @@ describe("CustomResourceDefinitions on a running server", () => {
       message: "CustomResource deletion is in progress",
     });
     expect(terminating.metadata?.deletionTimestamp).toBeDefined();
+    const refused = await call(http, "POST", crontabs, {
+      metadata: { name: "late" },
+      spec: { cronSpec: "x" },
+    });
+    expect(refused.code).toBe(405);
+    expect(refused.body.message).toBe("create not allowed while custom resource definition is terminating");
     // Updates of existing objects are still served, so the finalizer can be removed.
     const released = await call(http, "PATCH", `${crontabs}/held`, { metadata: { finalizers: null } });
     expect(released.code).toBe(200);
