@@ -1,4 +1,5 @@
 import { type DeepReadonly, type Node, type Pod, pods } from "@reconcile/api";
+import { node as buildNode, pod as buildPod } from "@reconcile/api/testing";
 import { FakeClock } from "@reconcile/clock";
 import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testing";
 import { FakeInformer } from "@reconcile/informer/testing";
@@ -6,20 +7,13 @@ import { describe, expect, it } from "vitest";
 import type { Binder } from "./binder.js";
 import { NoNodesAvailableError, Scheduler } from "./scheduler.js";
 
-function node(name: string, cpu = "4", extra: Partial<Node> = {}): Node {
-  return {
-    metadata: { name, labels: { "kubernetes.io/hostname": name } },
-    status: { allocatable: { cpu, memory: "32Gi", pods: "110" } },
-    ...extra,
-  };
-}
+const node = (name: string, cpu = "4", extra: Partial<Node> = {}): Node => ({
+  ...buildNode(name, { cpu }),
+  ...extra,
+});
 
-function pod(name: string, cpu = "100m", spec: Partial<Pod["spec"]> = {}): Pod {
-  return {
-    metadata: { name, namespace: "ns", uid: `uid-${name}`, resourceVersion: "1" },
-    spec: { containers: [{ name: "c", resources: { requests: { cpu } } }], ...spec },
-  };
-}
+const pod = (name: string, cpu = "100m", spec: Partial<Pod["spec"]> = {}): Pod =>
+  buildPod(name, { namespace: "ns", labels: {}, resourceVersion: "1", requests: { cpu }, spec });
 
 class RecordingBinder implements Binder {
   readonly bound: string[] = [];
