@@ -896,25 +896,24 @@ export function goDuration(ms: number): string {
  */
 function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (signal === undefined) return work;
-  if (signal.aborted) {
-    work.catch(() => {});
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (value) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(value);
-      },
-      (error: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(error);
-      },
-    );
-  });
+  return Promise.race([work, abortionOf(signal)]);
 }
+
+/** One promise per signal that rejects when it aborts: one listener per sync, not one per call. */
+function abortionOf(signal: AbortSignal): Promise<never> {
+  let abortion = abortions.get(signal);
+  if (abortion === undefined) {
+    abortion = new Promise<never>((_, reject) => {
+      if (signal.aborted) reject(signal.reason);
+      else signal.addEventListener("abort", () => reject(signal.reason), { once: true });
+    });
+    abortion.catch(() => {});
+    abortions.set(signal, abortion);
+  }
+  return abortion;
+}
+
+const abortions = new WeakMap<AbortSignal, Promise<never>>();
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
