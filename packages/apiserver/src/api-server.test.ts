@@ -76,11 +76,11 @@ describe("ApiServer", () => {
 
   it("hands out copies: changing a returned object does not change what is stored", async () => {
     const client = newServer().client().resource(pods, "default");
-    const mine = pod("web");
+    const mine = pod("web", {}, { app: "web" });
     const created = await client.create(mine);
     mine.metadata!.labels!.changed = "by-caller";
     created.metadata!.labels!.changed = "by-caller";
-    expect((await client.get("web")).metadata?.labels).toEqual({});
+    expect((await client.get("web")).metadata?.labels).toEqual({ app: "web" });
   });
 
   it("answers 409 AlreadyExists, 404 NotFound and 409 Conflict as kube-apiserver words them", async () => {

@@ -61,6 +61,12 @@ describe("getPodFromTemplate", () => {
     expect(pod.spec).not.toBe(template.spec);
   });
 
+  it("leaves out labels and annotations the template does not have, as upstream's encoding omits empty maps", () => {
+    const bare = { spec: { containers: [{ name: "c", image: "nginx" }] } };
+    const pod = getPodFromTemplate(bare, rs, controllerRef);
+    expect(pod.metadata).toEqual({ generateName: "web-", ownerReferences: [controllerRef] });
+  });
+
   it("falls back to the bare name when the dashed prefix is not a valid name", () => {
     const pod = getPodFromTemplate(template, { metadata: { name: "Web" } }, undefined);
     expect(pod.metadata?.generateName).toBe("Web");

@@ -198,8 +198,11 @@ export function getPodFromTemplate(
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
-      labels: { ...(meta?.labels ?? {}) },
-      annotations: { ...(meta?.annotations ?? {}) },
+      // Empty maps are left out, as upstream's encoding omits them.
+      ...(meta?.labels && Object.keys(meta.labels).length > 0 ? { labels: { ...meta.labels } } : {}),
+      ...(meta?.annotations && Object.keys(meta.annotations).length > 0
+        ? { annotations: { ...meta.annotations } }
+        : {}),
       generateName: podsPrefix(parentObject.metadata?.name ?? ""),
       ...(meta?.finalizers && meta.finalizers.length > 0 ? { finalizers: [...meta.finalizers] } : {}),
       ...(controllerRef ? { ownerReferences: [{ ...controllerRef }] } : {}),

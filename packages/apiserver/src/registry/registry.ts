@@ -347,6 +347,7 @@ export class Registry {
     meta.creationTimestamp = rfc3339(this.#clock.now());
     if (definition.tracksGeneration) meta.generation = 1;
     else delete meta.generation;
+    omitEmptyMetadata(meta);
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
     if (options.managedFieldsComputed) {
@@ -953,6 +954,7 @@ export class Registry {
     setOrDelete(meta, "deletionTimestamp", existingMeta.deletionTimestamp);
     setOrDelete(meta, "deletionGracePeriodSeconds", existingMeta.deletionGracePeriodSeconds);
     if (meta.generateName === undefined) setOrDelete(meta, "generateName", existingMeta.generateName);
+    omitEmptyMetadata(meta);
     delete meta.managedFields;
     strategy.applyDefaults?.(object);
     const specChanged = !jsonEqual(
@@ -1330,6 +1332,18 @@ function withoutNulls(value: unknown): unknown {
     }
   }
   return value;
+}
+
+/**
+ * Drops empty labels, annotations, ownerReferences and finalizers, as
+ * kube-apiserver's encoding omits them (`omitempty`): a pod whose last owner
+ * was released carries no `ownerReferences: []`.
+ */
+function omitEmptyMetadata(meta: MutableMeta): void {
+  if (meta.labels !== undefined && Object.keys(meta.labels).length === 0) delete meta.labels;
+  if (meta.annotations !== undefined && Object.keys(meta.annotations).length === 0) delete meta.annotations;
+  if (meta.ownerReferences?.length === 0) delete meta.ownerReferences;
+  if (meta.finalizers?.length === 0) delete meta.finalizers;
 }
 
 function setOrDelete<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
