@@ -8,6 +8,7 @@ import {
   isTimeout,
   isTooManyRequests,
   isUnauthorized,
+  type Logger,
   pods,
   StatusError,
 } from "@reconcile/api";
@@ -140,6 +141,27 @@ describe("HttpClient requests", () => {
     const client = await clientFor(url, { onWarning: (message) => warnings.push(message) });
     await client.resource(pods, "default").get("p");
     expect(warnings).toEqual(["apps/v1beta1 Deployment is deprecated", 'unknown field "spec.replica"']);
+    client.close();
+  });
+
+  it("logs the server's Warning headers on its logger when no onWarning is given", async () => {
+    const { url } = await serve((_req, res) => {
+      res.setHeader("Warning", '299 - "apps/v1beta1 Deployment is deprecated"');
+      json(res, 200, {});
+    });
+    const records: unknown[] = [];
+    const logger: Logger = {
+      debug: () => {},
+      info: () => {},
+      warn: (obj, msg) => void records.push({ obj, msg }),
+      error: () => {},
+      child: () => logger,
+    };
+    const client = await clientFor(url, { logger });
+    await client.resource(pods, "default").get("p");
+    expect(records).toEqual([
+      { obj: { warning: "apps/v1beta1 Deployment is deprecated" }, msg: "the API server sent a warning" },
+    ]);
     client.close();
   });
 

@@ -7,6 +7,7 @@ import {
   errorMessage,
   type KubeObject,
   type ListOptions,
+  type Logger,
   newBadRequest,
   newTimeout,
   type ObjectList,
@@ -77,9 +78,12 @@ export interface HttpClientOptions {
   maxWatchLineBytes?: number | undefined;
   /**
    * Called with the text of each `Warning` header the server sends (deprecated
-   * APIs, ignored fields), as client-go's `WarningHandler`. Default: ignored.
+   * APIs, ignored fields), as client-go's `WarningHandler`. Default: logged on
+   * `logger` at warn.
    */
   onWarning?: ((message: string) => void) | undefined;
+  /** Where the default `onWarning` logs. Default `noopLogger` (nothing). */
+  logger?: Logger | undefined;
   /** Default `realClock`. */
   clock?: Clock | undefined;
   /** Where each attempt's result and latency go (client-go's `rest_client_*` metrics). Default: nowhere. */
@@ -167,7 +171,12 @@ export class HttpClient implements Client {
     this.retryBackoffMs = options.retryBackoffMs ?? 200;
     this.userAgent = options.userAgent ?? "reconcile-client/0.1 (node)";
     this.maxWatchLineBytes = options.maxWatchLineBytes;
-    this.onWarning = options.onWarning;
+    const logger = options.logger;
+    this.onWarning =
+      options.onWarning ??
+      (logger === undefined
+        ? undefined
+        : (warning) => logger.warn({ warning }, "the API server sent a warning"));
     this.metrics = options.metrics;
     // No cap on sockets: each open watch holds one (HTTP/1.1), and a cap would starve
     // other requests behind long-lived watches. The token bucket bounds the rest.
