@@ -2,7 +2,7 @@
 // heartbeat), ReplicaSets, pods with node and phase, the Service's
 // endpoints, and who leads the control plane. Redraws in place on a
 // terminal; prints one final table per step otherwise.
-import type { Deployment, Lease, Node, Pod, ReplicaSet } from "@reconcile/api";
+import type { Deployment, Lease, Namespace, Node, Pod, ReplicaSet } from "@reconcile/api";
 import type { Endpoints } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 
@@ -16,6 +16,9 @@ export interface View {
   slices: EndpointSlice[];
   /** Lease name in kube-system → holder. */
   leaders: Record<string, string>;
+  namespaces: Namespace[];
+  /** `namespace/name` of every ServiceAccount. */
+  serviceAccounts: string[];
   now: number;
 }
 

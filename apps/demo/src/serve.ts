@@ -91,8 +91,30 @@ export async function serve(): Promise<boolean> {
   kubectl create service clusterip hello --tcp=80:80 && kubectl get endpoints,endpointslices -l app=hello
   kubectl describe pod -l app=hello   # Scheduled … Pulled … Started events
   kubectl cordon node-1 && kubectl get nodes
+  kubectl create namespace scratch && kubectl get sa -A   # default in every namespace
+  kubectl delete namespace scratch --wait=false && kubectl get ns   # Terminating, then gone
   kubectl create configmap settings --from-literal=color=red --dry-run=client -o yaml | kubectl apply --server-side -f -
   kubectl get configmap settings -o yaml --show-managed-fields
+  kubectl explain deployment.spec.replicas
+  kubectl apply -f - <<'YAML'
+  apiVersion: apiextensions.k8s.io/v1
+  kind: CustomResourceDefinition
+  metadata: { name: crontabs.stable.example.com }
+  spec:
+    group: stable.example.com
+    scope: Namespaced
+    names: { plural: crontabs, kind: CronTab, shortNames: [ct] }
+    versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: { type: object, properties: { cronSpec: { type: string }, replicas: { type: integer, default: 1 } } }
+  YAML
+  kubectl wait --for=condition=established crd/crontabs.stable.example.com && kubectl explain crontab.spec
   curl -s ${managerHealth.url}/healthz?verbose; curl -s ${managerHealth.url}/metrics | grep ^workqueue_adds_total
   kubectl get --raw /metrics | grep ^apiserver_request_total
   tail -f ${requestLogPath}   # the API server's request log

@@ -1,16 +1,19 @@
 // `npm run demo`: the whole story on the real clock. An API server, the
 // controller manager (leader-elected), the scheduler and three simulated
 // nodes; a scripted user creates a Deployment, deletes a pod, scales,
-// exposes it, rolls a new image out and back, loses a node, and deletes the
-// Deployment. A live view redraws on a terminal; otherwise each step prints
+// exposes it, rolls a new image out and back, loses a node, creates and
+// deletes a namespace, and deletes the Deployment. A live view redraws on a terminal; otherwise each step prints
 // its final state. The exit code says whether every step reached its state.
 import {
+  configMaps,
   type Deployment,
+  defineResource,
   deployments,
   isPodActive,
   isPodReady,
   leases,
   type Node,
+  namespaces,
   nodes,
   pods,
   type ReplicaSet,
@@ -25,6 +28,15 @@ import { type Cluster, newApiServer, startCluster } from "./cluster.js";
 import { LiveView, type View } from "./live-view.js";
 
 const namespace = "default";
+/** The namespace the story creates and deletes. */
+const scratch = "scratch";
+const serviceAccounts = defineResource({
+  group: "",
+  version: "v1",
+  kind: "ServiceAccount",
+  plural: "serviceaccounts",
+  namespaced: true,
+});
 const name = "web";
 const stepTimeoutMs = 15_000;
 
@@ -133,6 +145,33 @@ export async function runStoryDemo(): Promise<boolean> {
       expected: `no pod left on ${lostNode}; 5 ready on the other nodes`,
     },
     {
+      title: `create namespace ${scratch} with a ConfigMap`,
+      act: async (c) => {
+        await c.resource(namespaces).create({ metadata: { name: scratch } });
+        await c
+          .resource(configMaps, scratch)
+          .create({ metadata: { name: "settings" }, data: { color: "red" } });
+      },
+      reached: (v) =>
+        v.namespaces.some((n) => n.metadata?.name === scratch && n.status?.phase === "Active") &&
+        v.serviceAccounts.includes(`${scratch}/default`),
+      expected: `${scratch} Active with its default ServiceAccount (the serviceaccount controller's)`,
+    },
+    {
+      title: `delete namespace ${scratch}`,
+      // The namespace stays Terminating while the namespace controller deletes what it holds,
+      // then its kubernetes finalizer is removed and the API server removes it.
+      act: (c) =>
+        c
+          .resource(namespaces)
+          .delete(scratch)
+          .then(() => {}),
+      reached: (v) =>
+        !v.namespaces.some((n) => n.metadata?.name === scratch) &&
+        !v.serviceAccounts.some((sa) => sa.startsWith(`${scratch}/`)),
+      expected: `${scratch} Terminating while its ConfigMap and ServiceAccount are deleted, then gone`,
+    },
+    {
       title: `delete Deployment ${name} (cascade)`,
       act: (c) =>
         c
@@ -204,6 +243,10 @@ export async function readView(cluster: Cluster): Promise<View> {
     c.resource(endpointSlices, namespace).list(),
   ]);
   const controlPlane = await c.resource(leases, "kube-system").list();
+  const [nsList, saList] = await Promise.all([
+    c.resource(namespaces).list(),
+    c.resource(serviceAccounts).list(),
+  ]);
   return {
     deployment: d.items.find((x) => x.metadata?.name === name),
     replicaSets: rs.items,
@@ -215,6 +258,8 @@ export async function readView(cluster: Cluster): Promise<View> {
     leaders: Object.fromEntries(
       controlPlane.items.map((l) => [l.metadata?.name ?? "", l.spec?.holderIdentity ?? ""]),
     ),
+    namespaces: nsList.items,
+    serviceAccounts: saList.items.map((sa) => `${sa.metadata?.namespace}/${sa.metadata?.name}`),
     now: Date.now(),
   };
 }
