@@ -407,7 +407,7 @@ class ConditionUpdater {
       const status = failure === undefined ? "False" : "True";
       const { reason, message } = failure ?? okConditions[type];
       const old = current.find((c) => c.type === type);
-      const lastTransitionTime = old !== undefined && old.status === status ? old.lastTransitionTime : now;
+      const lastTransitionTime = old !== undefined && old.status === status ? (old.lastTransitionTime ?? now) : now;
       const condition: NamespaceCondition = { type, status, lastTransitionTime, reason, message };
       if (
         old === undefined ||
