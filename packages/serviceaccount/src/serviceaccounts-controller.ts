@@ -136,6 +136,6 @@ export class ServiceAccountsController {
 function namespaceTerminating(error: unknown): boolean {
   return (
     StatusError.isInstance(error) &&
-    (error.status.details?.causes ?? []).some((cause) => cause.type === "NamespaceTerminating")
+    (error.status.details?.causes ?? []).some((cause) => cause.reason === "NamespaceTerminating")
   );
 }

@@ -125,7 +125,7 @@ describe("namespace lifecycle (upstream NamespaceREST and NamespaceLifecycle adm
         kind: "pods",
         causes: [
           {
-            type: "NamespaceTerminating",
+            reason: "NamespaceTerminating",
             field: "metadata.namespace",
             message: "namespace team is being terminated",
           },

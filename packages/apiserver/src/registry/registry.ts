@@ -1101,7 +1101,7 @@ export class Registry {
       );
       // Controllers recognise this cause and drop the create silently.
       const cause = {
-        type: "NamespaceTerminating",
+        reason: "NamespaceTerminating",
         field: "metadata.namespace",
         message: `namespace ${namespace} is being terminated`,
       };
