@@ -5,13 +5,15 @@ import type { Printer, TableColumnDefinition } from "../http/printers.js";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
-import { decodeCustomResource, validateCustomResource } from "./custom-resource.js";
+import { validateCustomResource } from "./custom-resource.js";
+import { applyDefaults } from "./defaulting.js";
 import type {
   CustomResourceDefinition,
   CustomResourceDefinitionVersion,
   PrinterColumn,
 } from "./definition-validation.js";
 import { customKindSchema } from "./openapi.js";
+import { dropNulls } from "./pruning.js";
 import { isObject, type JSONSchemaProps, type JsonObject } from "./schema.js";
 
 /**
@@ -71,8 +73,11 @@ function customResourceStrategy(schema: JSONSchemaProps, version: CustomResource
       // With the status subresource, create ignores the body's status (upstream's CR strategy).
       if (hasStatus) delete (object as JsonObject).status;
     },
+    // Unknown fields were pruned where the body was decoded (the definition's openAPI, which reports
+    // them as fieldValidation says); what is left of upstream's decode is nulls, then defaults.
     applyDefaults(object) {
-      decodeCustomResource(object as JsonObject, schema);
+      dropNulls(object, schema);
+      applyDefaults(object as JsonObject, schema);
     },
     validate(object, errors) {
       errors.list.push(...validateCustomResource(object as JsonObject, schema));
