@@ -359,6 +359,35 @@ describe("sidecar containers", () => {
     expect(instances(runtime, created.metadata?.uid, "web")).toHaveLength(1);
   });
 
+  it("keep probing a sidecar after it restarts, in a pod that never restarts its containers", async () => {
+    const { client, clock } = await startNode();
+    await client.resource(pods, "default").create(
+      pod("side", [web()], {
+        annotations: {
+          "sim.reconcile.dev/exit-after.proxy": "3s",
+          "sim.reconcile.dev/exit-code.proxy": "1",
+        },
+        spec: {
+          restartPolicy: "Never",
+          initContainers: [
+            {
+              name: "proxy",
+              image: "envoy:1.30",
+              restartPolicy: "Always",
+              readinessProbe: { httpGet: { path: "/ready", port: 9901 }, periodSeconds: 1 },
+            },
+          ],
+        },
+      }),
+    );
+    // Exits at 3 s (restarted at once) and at 6 s (restarted after the 10 s back-off, at 16 s);
+    // in between its status shows it terminated while the prober keeps running.
+    await advance(clock, 18_000);
+    const status = (await getPod(client, "side")).status;
+    expect(status?.initContainerStatuses?.[0]).toMatchObject({ name: "proxy", restartCount: 2, ready: true });
+    expect(status?.conditions?.find((c) => c.type === "Ready")?.status).toBe("True");
+  });
+
   it("hold the pod's readiness: Ready names an unready sidecar", async () => {
     const { client, clock } = await startNode();
     await client.resource(pods, "default").create(

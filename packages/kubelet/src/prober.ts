@@ -211,7 +211,12 @@ export class ProbeManager {
     if (worker.onHold) return true;
     if (containerStatus.state?.running === undefined) {
       this.#set(worker, "failure");
-      return !(containerStatus.state?.terminated !== undefined && pod.spec?.restartPolicy === "Never");
+      // A container that will never run again needs no prober; a sidecar always runs again.
+      return !(
+        containerStatus.state?.terminated !== undefined &&
+        !sidecar &&
+        pod.spec?.restartPolicy === "Never"
+      );
     }
     if (pod.metadata?.deletionTimestamp !== undefined && type !== "readiness") {
       this.#set(worker, "success");
