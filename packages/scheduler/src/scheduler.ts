@@ -118,6 +118,9 @@ export class NoNodesAvailableError extends ReconcileError {
     return ReconcileError.hasMarker(error, noNodesAvailableMarker);
   }
 }
+// How long the scheduling loop runs cycles back to back before it yields to the event loop, in ms.
+const cycleSliceMs = 10;
+
 // Upstream's minimum number of feasible nodes to find, and the adaptive percentage's floor.
 const minFeasibleNodesToFind = 100;
 const minFeasibleNodesPercentageToFind = 5;
@@ -234,17 +237,18 @@ export class Scheduler {
       if (!synced) return;
       this.#logger.info({}, "Caches are synced, scheduling");
       for (;;) {
-        const info = await this.queue.pop(signal);
+        let info = await this.queue.pop(signal);
         if (info === undefined) break;
-        try {
-          this.scheduleOne(info);
-        } catch (error) {
-          // Only a failing logger or recorder can get here: the pod must not be lost.
-          this.queue.done(info.key);
-          this.queue.addUnschedulableIfNotPresent(info, this.queue.schedulingCycle());
-          this.#logger.error({ err: error }, "Scheduling cycle failed");
+        // Cycles run one at a time, several per turn of the event loop: a turn
+        // costs whatever else is waiting (informer events, controller syncs),
+        // so one cycle per turn would pace scheduling by the rest of the
+        // process. After a slice, informer events and bindings get their turn.
+        const sliceEnd = performance.now() + cycleSliceMs;
+        while (info !== undefined) {
+          this.#cycle(info);
+          if (signal.aborted || performance.now() >= sliceEnd) break;
+          info = this.queue.tryPop();
         }
-        // One cycle at a time, but let informer events and bindings run in between.
         await new Promise<void>((resolve) => setImmediate(resolve));
       }
     } finally {
@@ -252,6 +256,17 @@ export class Scheduler {
       await queueRun;
       await Promise.allSettled(this.#writes);
       await this.#ownedRecorder?.flush();
+    }
+  }
+
+  #cycle(info: QueuedPodInfo): void {
+    try {
+      this.scheduleOne(info);
+    } catch (error) {
+      // Only a failing logger or recorder can get here: the pod must not be lost.
+      this.queue.done(info.key);
+      this.queue.addUnschedulableIfNotPresent(info, this.queue.schedulingCycle());
+      this.#logger.error({ err: error }, "Scheduling cycle failed");
     }
   }
 

@@ -50,6 +50,24 @@ async function failAttempt(queue: SchedulingQueue, plugins: string[]): Promise<Q
 }
 
 describe("SchedulingQueue", () => {
+  it("tryPop hands out what pop would, without waiting, and undefined when activeQ is empty", async () => {
+    const { clock, queue } = setup();
+    expect(queue.tryPop()).toBeUndefined();
+    expect(queue.schedulingCycle()).toBe(0);
+    queue.add(pod("low", { priority: 1 }));
+    await clock.advance(1);
+    queue.add(pod("high", { priority: 10 }));
+    const first = queue.tryPop();
+    expect(first?.pod.metadata?.name).toBe("high");
+    expect(first?.attempts).toBe(1);
+    expect(queue.whereIs("uid-high")).toBe("inFlight");
+    expect(queue.schedulingCycle()).toBe(1);
+    expect(queue.tryPop()?.pod.metadata?.name).toBe("low");
+    expect(queue.schedulingCycle()).toBe(2);
+    expect(queue.tryPop()).toBeUndefined();
+    expect(queue.schedulingCycle()).toBe(2);
+  });
+
   it("pops higher priority first, then the earlier queue time", async () => {
     const { clock, queue } = setup();
     queue.add(pod("low", { priority: 1 }));

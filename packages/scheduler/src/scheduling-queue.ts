@@ -200,7 +200,17 @@ export class SchedulingQueue {
         signal?.addEventListener("abort", wake, { once: true });
       });
     }
-    const info = this.#activeQ.pop()!;
+    return this.tryPop();
+  }
+
+  /**
+   * The next pod to schedule if activeQ has one, else undefined at once; the
+   * pod counts as in flight until {@link done}. Lets a caller run several
+   * cycles in one turn of the event loop.
+   */
+  tryPop(): QueuedPodInfo | undefined {
+    const info = this.#activeQ.pop();
+    if (info === undefined) return undefined;
     info.attempts++;
     this.#schedulingCycle++;
     this.#inFlight.add(info.key);
