@@ -177,7 +177,7 @@ describe("fieldValidation on built-in kinds", () => {
     expect((error as StatusError).status).toMatchObject({
       code: 500,
       message:
-        "failed to create typed patch object (/a; v1, Kind=ConfigMap): .dataa: field not declared in schema",
+        "failed to create typed patch object (default/a; v1, Kind=ConfigMap): .dataa: field not declared in schema",
     });
   });
 });

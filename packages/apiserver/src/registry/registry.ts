@@ -501,7 +501,7 @@ export class Registry {
           name,
           `uid mismatch: the provided object specified uid ${String(meta.uid)}, and no existing object was found`,
         );
-      const config = this.#decode(resource, patch, undefined, "apply", name);
+      const config = this.#decode(resource, patch, undefined, "apply", ns ? `${ns}/${name}` : name);
       const applied = applyWithLastApplied({ ...applyOptions, live: undefined, config: asJson(config) });
       const object = await this.create(resource, namespace, applied, {
         ...options,
@@ -516,7 +516,7 @@ export class Registry {
       undefined,
       { ...options, managedFieldsComputed: true },
       (existing) => {
-        const config = this.#decode(resource, patch, undefined, "apply", name);
+        const config = this.#decode(resource, patch, undefined, "apply", ns ? `${ns}/${name}` : name);
         return applyWithLastApplied({
           ...applyOptions,
           live: asJson(existing),
@@ -1002,7 +1002,8 @@ export class Registry {
     body: unknown,
     fieldValidation?: FieldValidation,
     verb: "write" | "patch" | "apply" = "write",
-    name = "",
+    /** `namespace/name` (or `name`), for an apply's error. */
+    qualifiedName = "",
   ): KubeObject {
     const what = `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}`;
     if (!isJsonObject(body))
@@ -1040,11 +1041,10 @@ export class Registry {
       this.#definitionOf(resource).openAPI?.pruneUnknownFields(object as Record<string, unknown>) ?? [];
     if (verb === "apply" && unknown.length > 0) {
       // Server-side apply types the configuration by the schema whatever the directive (SMD's typed patch).
-      const namespace = resource.namespaced ? `${String(object.metadata?.namespace ?? "")}/` : "";
+      // A plain error in kube-apiserver, so its Status has no reason.
       throw new StatusError({
         code: 500,
-        reason: "InternalError",
-        message: `failed to create typed patch object (${namespace}${name}; ${apiVersion}, Kind=${resource.kind}): ${unknown.map((path) => `.${path}: field not declared in schema`).join(", ")}`,
+        message: `failed to create typed patch object (${qualifiedName}; ${apiVersion}, Kind=${resource.kind}): ${unknown.map((path) => `.${path}: field not declared in schema`).join(", ")}`,
       });
     }
     reportFieldProblems(fieldValidation, unknown, verb === "patch" ? { what, patched: text } : { what });

@@ -64,6 +64,19 @@ describe("kubectl and strict field validation", () => {
   });
 });
 
+describe("kubectl apply --server-side and undeclared fields", () => {
+  it("is refused with upstream's typed-patch error", async () => {
+    const { kubectl, file } = await kubectlCluster();
+    const result = await kubectl(["apply", "--server-side", "-f", await file("deploy.yaml", misspelt)]);
+    expect(result).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        "Error from server: failed to create typed patch object (default/web; apps/v1, Kind=Deployment): .spec.replicass: field not declared in schema\n",
+    });
+  });
+});
+
 describe("kubectl explain", () => {
   it("explains a built-in field from Kubernetes' own schema", async () => {
     const { kubectl } = await kubectlCluster();
