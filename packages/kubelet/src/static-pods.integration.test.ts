@@ -10,7 +10,7 @@ import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { Kubelet } from "./kubelet.js";
 import type { SimulatedRuntime } from "./runtime/simulated-runtime.js";
-import { applyStaticPodDefaults } from "./static-pods.js";
+import { applyStaticPodDefaults, readStaticPods } from "./static-pods.js";
 
 const start = Date.parse("2026-01-01T00:00:00Z");
 
@@ -91,6 +91,23 @@ describe("static pods", () => {
       containers: [{ name: "web", image: "nginx", imagePullPolicy: "Always" }],
     });
     expect(pod.status).toEqual({ phase: "Pending" });
+  });
+
+  it("reads one JSON pod per file, skips hidden files, and names what it cannot read", () => {
+    const directory = manifestDir();
+    writeFileSync(join(directory, "etcd.json"), JSON.stringify(etcd()));
+    writeFileSync(join(directory, ".etcd.json.swp"), "{");
+    writeFileSync(join(directory, "broken.json"), "{");
+    writeFileSync(join(directory, "list.json"), JSON.stringify({ kind: "PodList", items: [] }));
+    writeFileSync(join(directory, "nameless.json"), JSON.stringify({ ...etcd(), metadata: {} }));
+    const { pods: found, errors } = readStaticPods(directory, "node-1");
+    expect(found.map((p) => p.metadata?.name)).toEqual(["etcd-node-1"]);
+    expect(errors.map((e) => [e.file.slice(directory.length + 1), e.message])).toEqual([
+      ["broken.json", expect.stringMatching(/JSON/)],
+      ["list.json", 'expected a Pod object, got kind "PodList"'],
+      ["nameless.json", "metadata.name: Required value: name is required"],
+    ]);
+    expect(readStaticPods(join(directory, "missing"), "node-1")).toEqual({ pods: [], errors: [] });
   });
 
   it("runs a static pod and mirrors it to the API server, owned by the Node, with its status", async () => {

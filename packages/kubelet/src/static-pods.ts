@@ -47,7 +47,12 @@ export function readStaticPods(
       const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
       if (typeof parsed !== "object" || parsed === null || (parsed as Pod).kind !== "Pod")
         throw new Error(`expected a Pod object, got kind ${JSON.stringify((parsed as Pod | null)?.kind)}`);
-      pods.push(applyStaticPodDefaults(parsed as Pod, file, nodeName));
+      const manifest = parsed as Pod;
+      // What the API server would refuse, the file source refuses too.
+      if (!manifest.metadata?.name) throw new Error("metadata.name: Required value: name is required");
+      if (!Array.isArray(manifest.spec?.containers) || manifest.spec.containers.length === 0)
+        throw new Error("spec.containers: Required value");
+      pods.push(applyStaticPodDefaults(manifest, file, nodeName));
     } catch (error) {
       errors.push({ file, message: error instanceof Error ? error.message : String(error) });
     }
