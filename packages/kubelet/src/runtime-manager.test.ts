@@ -237,3 +237,167 @@ describe("goDuration", () => {
     expect(goDuration(ms)).toBe(text);
   });
 });
+
+// After upstream's TestComputePodActionsWithRestartableInitContainers (kuberuntime_manager_test.go).
+describe("computePodActions with sidecars (restartable init containers)", () => {
+  const sidecarSpec = (
+    restartPolicy: "Always" | "Never" = "Always",
+    startupProbe = false,
+    inits: { name: string; sidecar: boolean }[] = [
+      { name: "s1", sidecar: true },
+      { name: "s2", sidecar: true },
+      { name: "s3", sidecar: true },
+    ],
+  ): Pod => ({
+    ...spec(restartPolicy),
+    spec: {
+      ...spec(restartPolicy).spec!,
+      initContainers: inits.map(({ name, sidecar }) => ({
+        name,
+        image: "busybox",
+        ...(sidecar ? { restartPolicy: "Always" } : {}),
+        ...(startupProbe && sidecar ? { startupProbe: { exec: { command: ["true"] } } } : {}),
+      })),
+    },
+  });
+  type Case = {
+    name: string;
+    pod: Pod;
+    containers: [string, ContainerRecord["state"], number?][];
+    probes?: {
+      failure?: (id: string) => { type: "liveness" | "startup" } | undefined;
+      startup?: (id: string) => "success" | "failure" | undefined;
+    };
+    expected: { killPod?: boolean; init: number[]; start: number[]; kill: string[] };
+  };
+  const cases: Case[] = [
+    {
+      name: "initialization completed: start every main container",
+      pod: sidecarSpec(),
+      containers: [
+        ["s1", "running"],
+        ["s2", "running"],
+        ["s3", "running"],
+      ],
+      expected: { init: [], start: [0, 1], kill: [] },
+    },
+    {
+      name: "nothing started yet: start the first init container",
+      pod: sidecarSpec(),
+      containers: [],
+      expected: { init: [0], start: [], kill: [] },
+    },
+    {
+      name: "a running sidecar lets the next init container start",
+      pod: sidecarSpec(),
+      containers: [["s1", "running"]],
+      expected: { init: [1], start: [], kill: [] },
+    },
+    {
+      name: "an init container left in the created state is started again",
+      pod: sidecarSpec(),
+      containers: [
+        ["s1", "running"],
+        ["s2", "created"],
+      ],
+      expected: { init: [1], start: [], kill: [] },
+    },
+    {
+      name: "a sidecar whose startup probe has not run yet holds the next one back",
+      pod: sidecarSpec("Always", true),
+      containers: [["s1", "running"]],
+      probes: { startup: () => undefined },
+      expected: { init: [], start: [], kill: [] },
+    },
+    {
+      name: "a sidecar whose startup probe succeeded lets the next one start",
+      pod: sidecarSpec("Always", true),
+      containers: [["s1", "running"]],
+      probes: { startup: () => "success" },
+      expected: { init: [1], start: [], kill: [] },
+    },
+    {
+      name: "a sidecar whose startup probe failed is killed and started again",
+      pod: sidecarSpec("Always", true),
+      containers: [["s1", "running"]],
+      probes: { startup: () => "failure" },
+      expected: { init: [0], start: [], kill: ["s1: Init container s1 failed startup probe"] },
+    },
+    {
+      name: "a sidecar that exited after initialization is restarted; the main containers keep running",
+      pod: sidecarSpec("Never"),
+      containers: [
+        ["s1", "running"],
+        ["s2", "exited", 1],
+        ["s3", "running"],
+        ["a", "running"],
+        ["b", "running"],
+      ],
+      expected: { init: [1], start: [], kill: [] },
+    },
+    {
+      name: "a sidecar failing its liveness probe is killed and restarted",
+      pod: {
+        ...sidecarSpec(),
+        spec: {
+          ...sidecarSpec().spec!,
+          initContainers: sidecarSpec().spec!.initContainers!.map((c) =>
+            c.name === "s2" ? { ...c, livenessProbe: { exec: { command: ["true"] } } } : c,
+          ),
+        },
+      },
+      containers: [
+        ["s1", "running"],
+        ["s2", "running"],
+        ["s3", "running"],
+        ["a", "running"],
+        ["b", "running"],
+      ],
+      probes: { failure: (id) => (id === "id-s2" ? { type: "liveness" } : undefined) },
+      expected: { init: [1], start: [], kill: ["s2: Init container s2 failed liveness probe"] },
+    },
+    {
+      name: "main containers done in a pod that never restarts: the pod is killed, sidecars not restarted",
+      pod: sidecarSpec("Never"),
+      containers: [
+        ["s1", "running"],
+        ["s2", "exited", 137],
+        ["s3", "running"],
+        ["a", "exited", 0],
+        ["b", "exited", 0],
+      ],
+      expected: { killPod: true, init: [], start: [], kill: [] },
+    },
+    {
+      name: "a regular init container after a sidecar runs once; then the main containers start",
+      pod: sidecarSpec("Always", false, [
+        { name: "s1", sidecar: true },
+        { name: "i2", sidecar: false },
+      ]),
+      containers: [
+        ["s1", "running"],
+        ["i2", "exited", 0],
+      ],
+      expected: { init: [], start: [0, 1], kill: [] },
+    },
+  ];
+
+  it.each(cases)("$name", ({ pod, containers, probes, expected }) => {
+    const records = containers.map(([name, state, code]) => container(pod, name, state, code));
+    const actions = computePodActions(pod, status([sandbox()], records), {
+      failure: probes?.failure ?? (() => undefined),
+      startup: probes?.startup ?? (() => "success"),
+    });
+    expect({
+      killPod: actions.killPod,
+      init: actions.initContainersToStart,
+      start: actions.containersToStart,
+      kill: actions.containersToKill.map((k) => `${k.name}: ${k.message}`),
+    }).toEqual({
+      killPod: expected.killPod ?? false,
+      init: expected.init,
+      start: expected.start,
+      kill: expected.kill,
+    });
+  });
+});
