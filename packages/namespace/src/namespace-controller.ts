@@ -16,7 +16,6 @@ import {
   type ControllerInformer,
   type Logger,
   noopLogger,
-  objectFromTombstone,
   runController,
   type SyncResult,
 } from "@reconcile/controller";
@@ -85,11 +84,7 @@ export class NamespaceController {
       if (namespace.metadata?.deletionTimestamp === undefined) return;
       this.queue.addAfter(namespace.metadata.name ?? "", namespaceDeletionGracePeriodMs);
     };
-    this.#namespaces.addEventHandler({
-      onAdd: enqueue,
-      onUpdate: (_, namespace) => enqueue(namespace),
-      onDelete: (obj) => void objectFromTombstone(obj),
-    });
+    this.#namespaces.addEventHandler({ onAdd: enqueue, onUpdate: (_, namespace) => enqueue(namespace) });
   }
 
   /** Builds the controller on a `SharedInformerFactory`'s namespace informer. */
@@ -407,7 +402,8 @@ class ConditionUpdater {
       const status = failure === undefined ? "False" : "True";
       const { reason, message } = failure ?? okConditions[type];
       const old = current.find((c) => c.type === type);
-      const lastTransitionTime = old !== undefined && old.status === status ? (old.lastTransitionTime ?? now) : now;
+      const lastTransitionTime =
+        old !== undefined && old.status === status ? (old.lastTransitionTime ?? now) : now;
       const condition: NamespaceCondition = { type, status, lastTransitionTime, reason, message };
       if (
         old === undefined ||
