@@ -13,7 +13,6 @@ import {
   newInvalid,
   newMethodNotSupported,
   newNotFound,
-  newRequestEntityTooLarge,
   type ObjectList,
   objectFieldSet,
   parseFieldSelector,
@@ -30,14 +29,12 @@ import {
 import type { Clock } from "@reconcile/clock";
 import {
   applyWithLastApplied,
-  type FieldsV1,
-  isSharedFieldsV1,
   managerFromUserAgent,
   type TypeNode,
   trackUpdate,
   typeFor,
 } from "../apply/index.js";
-import { copyJson, isJsonObject, jsonEqual, jsonLength, type Mutable } from "../json.js";
+import { copyJson, isJsonObject, jsonEqual, type Mutable } from "../json.js";
 import { definitionFor } from "../kinds/builtin.js";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { allocateServiceIP, type ClusterIPAllocator, serviceIPOf } from "../kinds/service-ips.js";
@@ -48,15 +45,12 @@ import { continueExpiredMessage, tooLargeResourceVersion, toStatusError } from "
 import { decodeContinue, encodeContinue } from "./continue-token.js";
 import { ResourceDefinitions } from "./definitions.js";
 import { FieldErrors } from "./field-errors.js";
-import { type FieldValidation, reportFieldProblems } from "./field-validation.js";
-import {
-  dnsSubdomainName,
-  pathSegmentProblems,
-  validateLabels,
-  validateObjectMeta,
-} from "./meta-validation.js";
+import type { FieldValidation } from "./field-validation.js";
+import { dnsSubdomainName, validateObjectMeta } from "./meta-validation.js";
 import { applyPatch, type PatchType } from "./patch.js";
 import { objectMetaSchema, typeProblem } from "./schema.js";
+import { type DecodeVerb, decodeObject, jsonSize, requestTooLarge } from "./store/decode.js";
+import { collectionPrefix, keyOf, objectKey } from "./store/keys.js";
 import type { Strategy } from "./strategy.js";
 
 /** Namespaces that can never be deleted (kube-apiserver's NamespaceLifecycle admission). */
@@ -175,7 +169,7 @@ export class Registry {
 
   /** The storage key of one object. */
   keyOf(resource: ResourceDescriptor, namespace: string | undefined, name: string): string {
-    return resource.namespaced ? `${prefixOf(resource)}${namespace}/${name}` : `${prefixOf(resource)}${name}`;
+    return keyOf(resource, namespace, name);
   }
 
   async list(
@@ -993,78 +987,21 @@ export class Registry {
     if (!errors.empty) throw newInvalid(groupKindOf(resource), object.metadata?.name ?? "", errors.list);
   }
 
-  /**
-   * The body as an object of this resource: a private copy (JSON round trip, which also
-   * measures it), kind and apiVersion checked and filled, field types checked.
-   */
   #decode(
     resource: ResourceDescriptor,
     body: unknown,
     fieldValidation?: FieldValidation,
-    verb: "write" | "patch" | "apply" = "write",
-    /** `namespace/name` (or `name`), for an apply's error. */
+    verb: DecodeVerb = "write",
     qualifiedName = "",
   ): KubeObject {
-    const what = `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}`;
-    if (!isJsonObject(body))
-      throw newBadRequest(`${what}: the body must be a JSON object, got ${jsonTypeOf(body)}`);
-    // Before anything recurses into it: nothing accepted may be too deep for a later request.
-    checkNesting(body, `${what}: the object`);
-    // FieldsV1 trees this server shared with the reader come back as they went out: they stay shared.
-    const { copyable, sharedTrees, sharedLength } = withSharedFieldsApart(body);
-    let text: string;
-    try {
-      text = JSON.stringify(copyable);
-    } catch (error) {
-      throw newBadRequest(`${what}: the body is not JSON: ${(error as Error).message}`);
-    }
-    if (text.length + sharedLength > this.#maxObjectBytes) throw requestTooLarge(this.#maxObjectBytes);
-    const object = JSON.parse(text) as KubeObject;
-    if (sharedTrees !== undefined) {
-      const entries = object.metadata!.managedFields as Array<Record<string, unknown>>;
-      for (const [index, tree] of sharedTrees) entries[index]!.fieldsV1 = tree;
-    }
-    const apiVersion = apiVersionOf(resource);
-    if (object.apiVersion !== undefined && object.apiVersion !== "" && object.apiVersion !== apiVersion)
-      throw newBadRequest(
-        `the API version in the data (${String(object.apiVersion)}) does not match the expected API version (${apiVersion})`,
-      );
-    if (object.kind !== undefined && object.kind !== "" && object.kind !== resource.kind)
-      throw newBadRequest(
-        `${what}: the kind in the data (${String(object.kind)}) does not match the expected kind (${resource.kind})`,
-      );
-    const problem =
-      typeProblem(object.metadata, objectMetaSchema, "metadata") ??
-      typeProblem(object, this.#definitionOf(resource).schema, "");
-    if (problem) throw newBadRequest(`${what}: ${problem}`);
-    const unknown =
-      this.#definitionOf(resource).openAPI?.pruneUnknownFields(object as Record<string, unknown>) ?? [];
-    if (verb === "apply" && unknown.length > 0) {
-      // Server-side apply types the configuration by the schema whatever the directive (SMD's typed patch).
-      // A plain error in kube-apiserver, so its Status has no reason.
-      throw new StatusError({
-        code: 500,
-        message: `failed to create typed patch object (${qualifiedName}; ${apiVersion}, Kind=${resource.kind}): ${unknown.map((path) => `.${path}: field not declared in schema`).join(", ")}`,
-      });
-    }
-    reportFieldProblems(fieldValidation, unknown, verb === "patch" ? { what, patched: text } : { what });
-    // A "__proto__" key is dropped below (it would become a prototype); in labels and annotations,
-    // where it is no valid key, it is answered as kube-apiserver answers any invalid key.
-    const protoKeys = new FieldErrors();
-    for (const field of ["labels", "annotations"] as const) {
-      const map = object.metadata?.[field];
-      if (isJsonObject(map) && Object.hasOwn(map, "__proto__"))
-        validateLabels(Object.fromEntries([["__proto__", ""]]), `metadata.${field}`, protoKeys);
-    }
-    if (!protoKeys.empty)
-      throw newInvalid(groupKindOf(resource), String(object.metadata?.name ?? ""), protoKeys.list);
-    // Kubernetes reads a JSON null as "absent"; so do we, everywhere below.
-    return withoutNulls({
-      apiVersion,
-      kind: resource.kind,
-      ...object,
-      metadata: object.metadata ?? {},
-    }) as KubeObject;
+    return decodeObject(
+      this.#definitionOf(resource),
+      this.#maxObjectBytes,
+      body,
+      fieldValidation,
+      verb,
+      qualifiedName,
+    );
   }
 
   /** The namespace of a write: the request's and the object's must agree. */
@@ -1134,27 +1071,11 @@ export class Registry {
   }
 
   #objectKey(resource: ResourceDescriptor, namespace: string | undefined, name: string): string {
-    if (typeof name !== "string" || name === "") throw newBadRequest("a name is required");
-    // As kube-apiserver's NamespaceKeyFunc: a name that is not one path segment would address another key.
-    const problems = pathSegmentProblems(name);
-    if (problems.length > 0)
-      throw newBadRequest(`Name parameter invalid: ${JSON.stringify(name)}: ${problems.join(";")}`);
-    if (resource.namespaced && !namespace)
-      throw newBadRequest(`a namespace is required for ${resource.plural}: bind the client to a namespace`);
-    return this.keyOf(resource, this.#checkNamespace(resource, namespace), name);
+    return objectKey(resource, namespace, name);
   }
 
   #collectionPrefix(resource: ResourceDescriptor, namespace: string | undefined): string {
-    namespace = this.#checkNamespace(resource, namespace);
-    return resource.namespaced && namespace ? `${prefixOf(resource)}${namespace}/` : prefixOf(resource);
-  }
-
-  #checkNamespace(resource: ResourceDescriptor, namespace: string | undefined): string | undefined {
-    if (!resource.namespaced || !namespace) return namespace;
-    const problems = pathSegmentProblems(namespace);
-    if (problems.length > 0)
-      throw newBadRequest(`Namespace parameter invalid: ${JSON.stringify(namespace)}: ${problems.join(";")}`);
-    return namespace;
+    return collectionPrefix(resource, namespace);
   }
 
   #predicate(
@@ -1189,10 +1110,6 @@ export class Registry {
 const defaultNameRule = dnsSubdomainName;
 
 type MutableMeta = Mutable<NonNullable<KubeObject["metadata"]>>;
-
-function prefixOf(resource: Pick<ResourceDescriptor, "group" | "plural">): string {
-  return `/${resource.group || "core"}/${resource.plural}/`;
-}
 
 function toWatchEvent(
   event: StorageEvent,
@@ -1267,71 +1184,6 @@ function gracePeriodTooLong(period: number): StatusError {
       message: `gracePeriodSeconds: Invalid value: ${period}: the deletion time it gives is after 9999-12-31T23:59:59Z, the latest a timestamp can be`,
     },
   ]);
-}
-
-function requestTooLarge(limit: number): StatusError {
-  return newRequestEntityTooLarge(`limit is ${limit}`);
-}
-
-function jsonSize(value: unknown): number {
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch (error) {
-    throw newBadRequest(`the patch is not JSON: ${(error as Error).message}`);
-  }
-}
-
-function jsonTypeOf(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  return typeof value;
-}
-
-/** Drops null members in place: `value` is #decode's private copy, so nothing is copied again. */
-/**
- * The body to copy, with the shared FieldsV1 trees of its managedFields left
- * out (by entry index), and their JSON length.
- */
-function withSharedFieldsApart(body: Record<string, unknown>): {
-  copyable: Record<string, unknown>;
-  sharedTrees: Map<number, FieldsV1> | undefined;
-  sharedLength: number;
-} {
-  const metadata = body.metadata;
-  if (!isJsonObject(metadata) || !Array.isArray(metadata.managedFields))
-    return { copyable: body, sharedTrees: undefined, sharedLength: 0 };
-  let sharedTrees: Map<number, FieldsV1> | undefined;
-  let sharedLength = 0;
-  const entries = (metadata.managedFields as unknown[]).map((entry, index) => {
-    if (!isJsonObject(entry) || !isSharedFieldsV1(entry.fieldsV1)) return entry;
-    sharedTrees ??= new Map();
-    sharedTrees.set(index, entry.fieldsV1);
-    sharedLength += jsonLength(entry.fieldsV1);
-    return { ...entry, fieldsV1: {} };
-  });
-  if (sharedTrees === undefined) return { copyable: body, sharedTrees, sharedLength };
-  return {
-    copyable: { ...body, metadata: { ...metadata, managedFields: entries } },
-    sharedTrees,
-    sharedLength,
-  };
-}
-
-function withoutNulls(value: unknown): unknown {
-  // Frozen values are the shared FieldsV1 trees, which hold no null.
-  if (typeof value === "object" && value !== null && Object.isFrozen(value)) return value;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = withoutNulls(value[i]);
-    return value;
-  }
-  if (isJsonObject(value)) {
-    for (const key of Object.keys(value)) {
-      // A "__proto__" member (JSON.parse makes it an own key) would become a prototype in any copy.
-      if (value[key] === null || key === "__proto__") delete value[key];
-      else value[key] = withoutNulls(value[key]);
-    }
-  }
-  return value;
 }
 
 /**
