@@ -74,6 +74,52 @@ describe("getPhase", () => {
   ] as const)("init containers: %s", (_, policy, inits, phase) => {
     expect(getPhase(podWith(policy, ["a"], ["i"]), inits, [waiting("a")], false)).toBe(phase);
   });
+
+  // After upstream's TestPodPhaseWithRestartAlwaysRestartableInitContainers and
+  // TestPodPhaseWithRestartNeverRestartableInitContainers (kubelet_pods_test.go).
+  const sidecarPod = (policy: "Always" | "Never"): Pod => ({
+    ...podWith(policy, ["a"]),
+    spec: {
+      ...podWith(policy, ["a"]).spec!,
+      initContainers: [{ name: "s", image: "envoy", restartPolicy: "Always" }],
+    },
+  });
+  const started = (status: ContainerStatus, value: boolean): ContainerStatus => ({
+    ...status,
+    started: value,
+  });
+  it.each([
+    ["sidecar waiting, main waiting", "Always", [waiting("s")], [waiting("a")], "Pending"],
+    ["sidecar running, not started", "Always", [started(running("s"), false)], [], "Pending"],
+    [
+      "sidecar running and started, main not yet created",
+      "Always",
+      [started(running("s"), true)],
+      [],
+      "Pending",
+    ],
+    ["sidecar and main running", "Always", [started(running("s"), true)], [running("a")], "Running"],
+    ["sidecar exited, main running", "Always", [exited("s", 1)], [running("a")], "Running"],
+    ["sidecar in back-off, main running", "Always", [waiting("s", 1)], [running("a")], "Running"],
+    [
+      "sidecar restarting, not started, main running",
+      "Always",
+      [started(running("s"), false)],
+      [running("a")],
+      "Running",
+    ],
+    [
+      "main succeeded, sidecar still running, Never",
+      "Never",
+      [started(running("s"), true)],
+      [exited("a", 0)],
+      "Running",
+    ],
+    ["main succeeded, sidecar stopped, Never", "Never", [exited("s", 137)], [exited("a", 0)], "Succeeded"],
+    ["main failed, sidecar stopped, Never", "Never", [exited("s", 0)], [exited("a", 1)], "Failed"],
+  ] as const)("sidecars: %s (%s) is %s", (_, policy, inits, statuses, phase) => {
+    expect(getPhase(sidecarPod(policy), inits, statuses, false)).toBe(phase);
+  });
 });
 
 describe("qosClassOf", () => {
