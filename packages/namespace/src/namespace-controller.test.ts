@@ -127,6 +127,18 @@ describe("NamespaceController", () => {
     await expect(client.resource(namespaces).get("team")).rejects.toMatchObject({ status: { code: 404 } });
   });
 
+  it("finalizes in the same pass when pods were deleted at once, whatever their grace period", async () => {
+    const { client, controller, markDeleted } = await setup();
+    // Unbound: the API server removes it at once, so nothing is left to wait for.
+    await client.resource(pods, "team").create({
+      metadata: { name: "pending" },
+      spec: { terminationGracePeriodSeconds: 30, containers: [{ name: "c", image: "nginx" }] },
+    });
+    await markDeleted();
+    expect(await controller.syncNamespace("team")).toBeUndefined();
+    await expect(client.resource(namespaces).get("team")).rejects.toMatchObject({ status: { code: 404 } });
+  });
+
   it("gives objects held by finalizers 15 s and names the finalizers", async () => {
     const { client, controller, markDeleted } = await setup();
     await client

@@ -267,7 +267,9 @@ export class NamespaceController {
     for (const item of left)
       for (const finalizer of item.metadata?.finalizers ?? [])
         finalizers.set(finalizer, (finalizers.get(finalizer) ?? 0) + 1);
-    if (left.length === 0 || estimate > 0) return { estimate, remaining: left.length, finalizers };
+    // Nothing left: done, whatever the pods' estimate said.
+    if (left.length === 0) return { estimate: 0, remaining: 0, finalizers };
+    if (estimate > 0) return { estimate, remaining: left.length, finalizers };
     // Objects with finalizers are normal (the garbage collector, other controllers): give them time.
     if (finalizers.size > 0)
       return { estimate: finalizerEstimateSeconds, remaining: left.length, finalizers };
