@@ -1,6 +1,6 @@
 // The real kubectl against the demo's cluster: API server over HTTP, the
 // leader-elected controller manager (ReplicaSet, Deployment, Endpoints,
-// EndpointSlice controllers), the scheduler and three simulated nodes.
+// EndpointSlice, namespace and ServiceAccount controllers, …), the scheduler and three simulated nodes.
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -251,6 +251,28 @@ describe("kubectl against the composed cluster", () => {
     expect(metrics).toMatch(/^kubelet_pod_start_sli_duration_seconds_count [1-9]\d*$/m);
     expect(metrics).toMatch(
       /^kubelet_pod_worker_duration_seconds_count\{operation_type="create"\} [1-9]\d*$/m,
+    );
+  });
+
+  it("every namespace has its default ServiceAccount; delete ns shows Terminating while it drains, then it is gone", async () => {
+    await ok("create", "namespace", "scratch");
+    await ok("create", "configmap", "settings", "-n", "scratch", "--from-literal=color=red");
+    await eventually(async () => (await kubectl("get", "sa", "default", "-n", "scratch")).code === 0);
+    const accounts = (await ok("get", "sa", "-A", "--no-headers")).trim().split("\n");
+    expect(accounts.map((line) => line.split(/\s+/).slice(0, 2).join("/"))).toEqual([
+      "default/default",
+      "kube-node-lease/default",
+      "kube-public/default",
+      "kube-system/default",
+      "scratch/default",
+    ]);
+    expect(await ok("delete", "namespace", "scratch", "--wait=false")).toBe('namespace "scratch" deleted\n');
+    expect(await ok("get", "namespace", "scratch", "--no-headers")).toMatch(/^scratch\s+Terminating\s/);
+    // The namespace controller looks 5 s after the delete, empties it, and removes its finalizer.
+    await eventually(async () => (await kubectl("get", "namespace", "scratch")).code !== 0);
+    expect((await kubectl("get", "namespace", "scratch")).stderr).toContain('namespaces "scratch" not found');
+    expect((await kubectl("get", "configmaps", "-n", "scratch")).stderr).toContain(
+      "No resources found in scratch namespace.",
     );
   });
 
