@@ -214,6 +214,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       client: this.#client,
       getPod: (uid) => this.#apiPodOf(uid),
       isStaticPod: (uid) => {
+        if (this.#staticPods.size === 0) return false;
         const pod = this.#pods.get(uid);
         return pod !== undefined && this.#staticPods.get(podFullName(pod)) === uid;
       },
@@ -361,7 +362,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     podStatus: RuntimePodStatus,
   ): Promise<boolean> {
     const uid = pod.metadata?.uid ?? "";
-    if (this.#staticPods.get(podFullName(pod)) === uid) await this.#syncMirrorPod(pod);
+    if (this.#staticPods.size > 0 && this.#staticPods.get(podFullName(pod)) === uid)
+      await this.#syncMirrorPod(pod);
     const apiStatus = this.#generateStatus(pod, podStatus, false);
     this.statusManager.setPodStatus(pod, apiStatus);
     this.#observePodStart(pod, apiStatus);
@@ -691,7 +693,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   /** The pod as the API server holds it: a static pod's mirror pod, or the pod itself. */
   #apiPodOf(uid: string): DeepReadonly<Pod> | undefined {
     const pod = this.#pods.get(uid);
-    if (pod === undefined) return undefined;
+    if (pod === undefined || this.#staticPods.size === 0) return pod;
     const fullName = podFullName(pod);
     if (this.#staticPods.get(fullName) !== uid) return pod;
     const mirror = this.#mirrorPods.get(fullName);

@@ -165,6 +165,7 @@ export class VolumeManager {
    * entry, from its volume's directory (and `subPath`) on the node.
    */
   mountsFor(pod: DeepReadonly<Pod>, container: DeepReadonly<Container>): Mount[] {
+    if (container.volumeMounts === undefined || container.volumeMounts.length === 0) return [];
     const uid = pod.metadata?.uid ?? "";
     const state = this.#pods.get(uid);
     const mounts: Mount[] = [];

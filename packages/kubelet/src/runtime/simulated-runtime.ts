@@ -119,8 +119,8 @@ interface ContainerEntry {
   timers: Set<unknown>;
   /** A stop in progress: later stops join it. */
   stopping: Promise<void> | undefined;
-  /** The container's own writable layer: files written outside its mounts. */
-  layer: NodeFilesystem;
+  /** The container's own writable layer: files written outside its mounts (made on first use). */
+  layer: NodeFilesystem | undefined;
   /** The sandbox's IP, for the HTTP GETs it answers. */
   ip: string | undefined;
 }
@@ -274,7 +274,7 @@ export class SimulatedRuntime implements ContainerRuntime {
       followers: new Set(),
       timers: new Set(),
       stopping: undefined,
-      layer: new NodeFilesystem(),
+      layer: undefined,
       ip: sandbox.sandbox.ip,
     });
     sandbox.containers.add(id);
@@ -466,7 +466,10 @@ export class SimulatedRuntime implements ContainerRuntime {
       )
         best = mount;
     }
-    if (best === undefined) return { filesystem: entry.layer, path: normal, readOnly: false };
+    if (best === undefined) {
+      entry.layer ??= new NodeFilesystem();
+      return { filesystem: entry.layer, path: normal, readOnly: false };
+    }
     const rest = normal.slice(normalisePath(best.containerPath).length);
     return {
       filesystem: this.filesystem,
