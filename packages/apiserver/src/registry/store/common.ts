@@ -1,0 +1,88 @@
+import {
+  apiVersionOf,
+  groupKindOf,
+  type KubeObject,
+  newInvalid,
+  type ResourceDescriptor,
+} from "@reconcile/api";
+import { managerFromUserAgent, type TypeNode, trackUpdate, typeFor } from "../../apply/index.js";
+import type { Mutable } from "../../json.js";
+import { FieldErrors } from "../field-errors.js";
+import { dnsSubdomainName, validateObjectMeta } from "../meta-validation.js";
+import type { DryRunOption, StoreCore } from "./context.js";
+
+export type MutableMeta = Mutable<NonNullable<KubeObject["metadata"]>>;
+
+/** RFC 3339 with seconds, as Kubernetes writes `metav1.Time`. */
+export function rfc3339(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace(".000Z", "Z");
+}
+
+/** Object metadata and the kind's strategy validation; `old` for an update. 422 listing every problem. */
+export function validate(store: StoreCore, object: KubeObject, old: KubeObject | undefined): void {
+  const { resource, definition } = store;
+  const strategy = definition.strategy;
+  const errors = new FieldErrors();
+  validateObjectMeta(object, strategy.nameRule ?? dnsSubdomainName, resource.namespaced, errors);
+  strategy.validate?.(object, errors);
+  if (old !== undefined) strategy.validateUpdate?.(object, old, errors);
+  if (!errors.empty) throw newInvalid(groupKindOf(resource), object.metadata?.name ?? "", errors.list);
+}
+
+/** `metadata.managedFields` after a write that is not an apply (kube-apiserver's field manager on Update). */
+export function ownershipAfterUpdate(
+  store: StoreCore,
+  existing: KubeObject | undefined,
+  object: KubeObject,
+  options: DryRunOption,
+  subresource: string,
+): KubeObject {
+  return trackUpdate({
+    before: existing === undefined ? undefined : asJson(existing),
+    after: asJson(object),
+    manager: managerOf(options),
+    apiVersion: apiVersionOf(store.resource),
+    now: new Date(store.context.clock.now()),
+    type: applyTypeOf(store),
+    subresource,
+    resetFields: resetFieldsOf(store.resource, subresource),
+  }) as KubeObject;
+}
+
+/** The merge semantics apply uses for a kind: its definition's, else the built-in table's (deduced for unknown kinds). */
+export function applyTypeOf(store: StoreCore): TypeNode {
+  return store.definition.applyType ?? typeFor(apiVersionOf(store.resource), store.resource.kind);
+}
+
+/**
+ * The paths an endpoint's strategy resets, so they are never owned through it
+ * (kube-apiserver's `ResetFieldsStrategy`): a main resource with a status
+ * subresource keeps its status; `/status` keeps the spec.
+ */
+export function resetFieldsOf(resource: ResourceDescriptor, subresource: string): string[][] {
+  if (subresource === "status") return [["spec"]];
+  if (subresource === "" && resource.subresources.includes("status")) return [["status"]];
+  return [];
+}
+
+/** The manager a write is credited to: `fieldManager`, else the User-Agent's product, else `unknown`. */
+export function managerOf(options: DryRunOption): string {
+  return options.fieldManager || managerFromUserAgent(options.userAgent);
+}
+
+/** An object as the apply engine reads it: plain JSON. */
+export function asJson(object: KubeObject): Record<string, unknown> {
+  return object as unknown as Record<string, unknown>;
+}
+
+/**
+ * Drops empty labels, annotations, ownerReferences and finalizers, as
+ * kube-apiserver's encoding omits them (`omitempty`): a pod whose last owner
+ * was released carries no `ownerReferences: []`.
+ */
+export function omitEmptyMetadata(meta: MutableMeta): void {
+  if (meta.labels !== undefined && Object.keys(meta.labels).length === 0) delete meta.labels;
+  if (meta.annotations !== undefined && Object.keys(meta.annotations).length === 0) delete meta.annotations;
+  if (meta.ownerReferences?.length === 0) delete meta.ownerReferences;
+  if (meta.finalizers?.length === 0) delete meta.finalizers;
+}

@@ -1,0 +1,196 @@
+import { type KubeObject, newBadRequest, newConflict, newForbidden, newNotFound } from "@reconcile/api";
+import { copyJson, jsonEqual } from "../../json.js";
+import { StorageError } from "../../storage/storage.js";
+import { toStatusError } from "../../storage/storage-errors.js";
+import { type MutableMeta, omitEmptyMetadata, ownershipAfterUpdate, validate } from "./common.js";
+import type { DryRunOption, StoreCore, UpdateOptions } from "./context.js";
+import { reconcileNamespace } from "./create.js";
+import { decodeObject } from "./decode.js";
+import { objectKey } from "./keys.js";
+import { writerFor } from "./writer.js";
+
+/** How many times a read-modify-write is retried after losing a race (GuaranteedUpdate). */
+export const updateAttempts = 16;
+
+/** PUT of a whole object (or of its `/status` or `/finalize`), based on the resourceVersion it carries. */
+export async function updateObject(
+  store: StoreCore,
+  namespace: string | undefined,
+  name: string,
+  body: unknown,
+  options: DryRunOption & { subresource?: "status" | "finalize" | undefined },
+): Promise<KubeObject> {
+  const object = decodeObject(store.definition, store.context.maxObjectBytes, body, options.fieldValidation);
+  const meta = (object.metadata ??= {});
+  reconcileNamespace(store, meta, namespace);
+  if (meta.name !== undefined && meta.name !== name)
+    throw newBadRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
+  meta.name = name;
+  const precondition = meta.resourceVersion || undefined;
+  return guaranteedUpdate(store, meta.namespace, name, precondition, options, () => object);
+}
+
+/**
+ * Read, modify, write, retried while another writer wins the race (kube-apiserver's
+ * GuaranteedUpdate). `precondition` is the resourceVersion the caller based its
+ * change on: a mismatch is a 409 Conflict, never retried.
+ */
+export async function guaranteedUpdate(
+  store: StoreCore,
+  namespace: string | undefined,
+  name: string,
+  precondition: string | undefined,
+  options: UpdateOptions,
+  tryUpdate: (existing: KubeObject) => KubeObject,
+): Promise<KubeObject> {
+  const { resource, gr, context } = store;
+  const key = objectKey(resource, namespace, name);
+  const strategy = store.definition.strategy;
+  const statusOnly = options.subresource === "status";
+  if (statusOnly && !resource.subresources.includes("status")) throw newNotFound(gr, `${name}/status`);
+  const finalize = options.subresource === "finalize";
+  if (finalize && strategy.prepareForFinalize === undefined) throw newNotFound(gr, `${name}/finalize`);
+  const writer = writerFor(store, options);
+  for (let attempt = 0; ; attempt++) {
+    const existing = await context.storage.get(key);
+    if (existing === undefined) throw newNotFound(gr, name);
+    const existingMeta = existing.metadata ?? {};
+    if (precondition !== undefined && precondition !== existingMeta.resourceVersion)
+      throw newConflict(gr, name);
+    const requested = tryUpdate(existing);
+    const requestedUid = requested.metadata?.uid;
+    if (requestedUid && requestedUid !== existingMeta.uid) {
+      // The object was deleted and created again under the same name: this change was meant for the old one.
+      throw newConflict(
+        gr,
+        name,
+        `Precondition failed: UID in precondition: ${requestedUid}, UID in object meta: ${existingMeta.uid ?? ""}`,
+      );
+    }
+    const patchedVersion = requested.metadata?.resourceVersion;
+    if (precondition === undefined && patchedVersion && patchedVersion !== existingMeta.resourceVersion)
+      throw newConflict(gr, name);
+    const requestedFields = requested.metadata?.managedFields;
+    let object = prepareUpdate(store, requested, existing, options.subresource);
+    if (options.managedFieldsComputed) {
+      const meta = (object.metadata ??= {}) as MutableMeta;
+      if (requestedFields === undefined) delete meta.managedFields;
+      else meta.managedFields = requestedFields;
+    } else {
+      const sent = {
+        ...object,
+        metadata: { ...object.metadata, managedFields: requestedFields },
+      } as KubeObject;
+      object = ownershipAfterUpdate(store, existing, sent, options, options.subresource ?? "");
+    }
+    if (jsonEqual(object, existing)) return existing; // nothing changed: no write, no event
+    const finalized =
+      object.metadata?.deletionTimestamp !== undefined &&
+      (object.metadata.finalizers ?? []).length === 0 &&
+      (object.metadata.deletionGracePeriodSeconds ?? 0) === 0 &&
+      strategy.holdsDeletion?.(object) !== true;
+    try {
+      const revision = Number(existingMeta.resourceVersion);
+      // The last finalizer removed from an object being deleted: the update completes the delete.
+      if (finalized) return (await writer.remove(key, revision, object)).object;
+      return await writer.update(key, object, revision);
+    } catch (error) {
+      if (StorageError.is(error, "Conflict") && precondition === undefined && attempt < updateAttempts)
+        continue;
+      throw toStatusError(error, gr, name);
+    }
+  }
+}
+
+/** GuaranteedUpdate without the strategy: what a subresource handler writes is stored as it is. */
+export async function rawUpdate(
+  store: StoreCore,
+  namespace: string | undefined,
+  name: string,
+  tryUpdate: (existing: KubeObject) => KubeObject,
+  options: DryRunOption,
+): Promise<KubeObject> {
+  const key = objectKey(store.resource, namespace, name);
+  const writer = writerFor(store, options);
+  for (let attempt = 0; ; attempt++) {
+    const existing = await store.context.storage.get(key);
+    if (existing === undefined) throw newNotFound(store.gr, name);
+    const updated = tryUpdate(existing);
+    try {
+      return await writer.update(key, updated, Number(existing.metadata?.resourceVersion));
+    } catch (error) {
+      if (StorageError.is(error, "Conflict") && attempt < updateAttempts) continue;
+      throw toStatusError(error, store.gr, name);
+    }
+  }
+}
+
+/** The new state of an update: system fields kept, status or spec kept as the subresource rules say. */
+function prepareUpdate(
+  store: StoreCore,
+  requested: KubeObject,
+  existing: KubeObject,
+  subresource: string | undefined,
+): KubeObject {
+  const { resource, definition } = store;
+  const strategy = definition.strategy;
+  const statusOnly = subresource === "status";
+  const existingMeta = existing.metadata ?? {};
+  let object: KubeObject & { spec?: unknown; status?: unknown };
+  if (subresource === "finalize" && strategy.prepareForFinalize !== undefined) {
+    object = requested as typeof object;
+    strategy.prepareForFinalize(object, existing);
+  } else if (statusOnly && strategy.prepareForStatusUpdate !== undefined) {
+    object = requested as typeof object;
+    strategy.prepareForStatusUpdate(object, existing);
+  } else if (statusOnly) {
+    // `/status` changes the status and nothing else.
+    object = copyJson(existing) as typeof object;
+    const status = (requested as { status?: unknown }).status;
+    if (status === undefined) delete object.status;
+    else object.status = status;
+  } else {
+    object = requested as typeof object;
+    if (resource.subresources.includes("status")) {
+      const status = (existing as { status?: unknown }).status;
+      if (status === undefined) delete object.status;
+      else object.status = copyJson(status);
+    }
+    strategy.prepareForUpdate?.(object, existing);
+  }
+  const meta = (object.metadata ??= {}) as MutableMeta;
+  meta.name = existingMeta.name!;
+  if (resource.namespaced) meta.namespace = existingMeta.namespace!;
+  meta.uid = existingMeta.uid!;
+  meta.creationTimestamp = existingMeta.creationTimestamp!;
+  meta.resourceVersion = existingMeta.resourceVersion!;
+  setOrDelete(meta, "deletionTimestamp", existingMeta.deletionTimestamp);
+  setOrDelete(meta, "deletionGracePeriodSeconds", existingMeta.deletionGracePeriodSeconds);
+  if (meta.generateName === undefined) setOrDelete(meta, "generateName", existingMeta.generateName);
+  omitEmptyMetadata(meta);
+  delete meta.managedFields;
+  strategy.applyDefaults?.(object);
+  const specChanged = !jsonEqual((object as { spec?: unknown }).spec, (existing as { spec?: unknown }).spec);
+  if (definition.tracksGeneration)
+    meta.generation = (existingMeta.generation ?? 1) + (specChanged && !statusOnly ? 1 : 0);
+  else delete meta.generation;
+  if (existingMeta.deletionTimestamp !== undefined) {
+    // An object being deleted may lose finalizers but not gain new ones (`ValidateObjectMetaUpdate`).
+    const before = new Set(existingMeta.finalizers ?? []);
+    const added = (meta.finalizers ?? []).filter((f) => !before.has(f));
+    if (added.length > 0) {
+      throw newForbidden(
+        store.gr,
+        meta.name,
+        `no new finalizers can be added if the object is being deleted, found new finalizers ${JSON.stringify(added)}`,
+      );
+    }
+  }
+  validate(store, object, existing);
+  return object;
+}
+
+function setOrDelete<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
+  if (value === undefined) delete target[key];
+  else target[key] = value;
+}
