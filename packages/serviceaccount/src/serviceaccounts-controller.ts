@@ -21,7 +21,7 @@ import { type RateLimitingInterface, RateLimitingQueue } from "@reconcile/workqu
 import type { ServiceAccount } from "kubernetes-types/core/v1.js";
 
 /** `core/v1` ServiceAccounts. */
-export const serviceAccounts = defineResource<ServiceAccount & { metadata?: { name?: string } }>({
+export const serviceAccounts = defineResource<ServiceAccount>({
   group: "",
   version: "v1",
   kind: "ServiceAccount",
