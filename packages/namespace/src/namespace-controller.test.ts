@@ -1,5 +1,5 @@
-import { configMaps, type Namespace, namespaces, pods, secrets } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
+import { configMaps, defineResource, type Namespace, namespaces, pods, secrets } from "@reconcile/api";
+import { ApiServer, customResourceDefinitions } from "@reconcile/apiserver";
 import { FakeClock } from "@reconcile/clock";
 import { FakeInformer } from "@reconcile/informer/testing";
 import { describe, expect, it } from "vitest";
@@ -49,6 +49,47 @@ describe("NamespaceController", () => {
     expect((await client.resource(configMaps, "default").list()).items.map((c) => c.metadata?.name)).toEqual([
       "kept",
     ]);
+    await expect(client.resource(namespaces).get("team")).rejects.toMatchObject({ status: { code: 404 } });
+  });
+
+  it("deletes the objects of custom kinds too, found through discovery", async () => {
+    const { client, controller, markDeleted } = await setup();
+    await client.resource(customResourceDefinitions).create({
+      metadata: { name: "crontabs.stable.example.com" },
+      spec: {
+        group: "stable.example.com",
+        scope: "Namespaced",
+        names: { plural: "crontabs", kind: "CronTab" },
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
+      },
+    } as never);
+    const crontabs = defineResource({
+      group: "stable.example.com",
+      version: "v1",
+      kind: "CronTab",
+      plural: "crontabs",
+      namespaced: true,
+    });
+    // Served once the CRD is established, which the server's CRD controller does on its own.
+    for (let i = 0; ; i++) {
+      try {
+        await client.resource(crontabs, "team").create({ metadata: { name: "nightly" } });
+        break;
+      } catch (error) {
+        if (i > 200) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    }
+    await markDeleted();
+    expect(await controller.syncNamespace("team")).toBeUndefined();
+    expect((await client.resource(crontabs).list()).items).toEqual([]);
     await expect(client.resource(namespaces).get("team")).rejects.toMatchObject({ status: { code: 404 } });
   });
 
