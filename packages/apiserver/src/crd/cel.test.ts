@@ -233,3 +233,144 @@ describe("x-kubernetes-validations", () => {
     expect(out).toHaveLength(6);
   });
 });
+
+/** Each rule runs on spec `{ empty: [], text: "..." }`; a passing rule adds no error. */
+function ruleErrors(rules: ValidationRule[], spec: Record<string, unknown> = {}): string[] {
+  const schema = schemaWith({
+    type: "object",
+    properties: {
+      empty: { type: "array", items: { type: "integer" } },
+      numbers: { type: "array", items: { type: "integer" } },
+      text: { type: "string" },
+    },
+    "x-kubernetes-validations": rules,
+  });
+  return messages(cr(spec), schema);
+}
+
+describe("Kubernetes CEL libraries", () => {
+  // Cases from k8s.io/apiserver/pkg/cel/library's lists, regex, urls and quantity tests.
+  const passing = [
+    // lists
+    "[1, 2, 3].isSorted()",
+    "![3, 2, 1].isSorted()",
+    "['a', 'b', 'b'].isSorted()",
+    "[1.0, 2.5].isSorted()",
+    "[1, 2, 3].sum() == 6",
+    "[1.5, 2.5].sum() == 4.0",
+    "self.empty.sum() == 0",
+    "[4, 1, 3].min() == 1",
+    "[4, 1, 3].max() == 4",
+    "['b', 'a'].min() == 'a'",
+    "[1, 2, 3, 2].indexOf(2) == 1",
+    "[1, 2, 3, 2].lastIndexOf(2) == 3",
+    "[1, 2].indexOf(9) == -1",
+    "['a', 'b'].lastIndexOf('c') == -1",
+    // regex
+    "'abc 123'.find('[0-9]+') == '123'",
+    "'abc'.find('[0-9]+') == ''",
+    "'123 abc 456'.findAll('[0-9]+') == ['123', '456']",
+    "'123 abc 456'.findAll('[0-9]+', 1) == ['123']",
+    "'123 abc 456'.findAll('[0-9]+', 0).size() == 0",
+    "'abc'.findAll('[0-9]+').size() == 0",
+    // urls
+    "url('https://example.com:80/').getHost() == 'example.com:80'",
+    "url('https://example.com/').getScheme() == 'https'",
+    "url('https://[::1]:80/').getHost() == '[::1]:80'",
+    "url('https://[::1]:80/').getHostname() == '::1'",
+    "url('https://example.com:80/').getHostname() == 'example.com'",
+    "url('https://example.com:80/').getPort() == '80'",
+    "url('https://example.com/').getPort() == ''",
+    "url('/absolute-path').getEscapedPath() == '/absolute-path'",
+    "url('https://example.com/path with spaces/').getEscapedPath() == '/path%20with%20spaces/'",
+    "url('https://example.com/?k=a&k=b&x=1').getQuery() == {'k': ['a', 'b'], 'x': ['1']}",
+    "url('https://example.com/').getQuery().size() == 0",
+    "isURL('https://user:pass@example.com:80/path?query=val#fragment')",
+    "isURL('/absolute-path')",
+    "!isURL('example.com')",
+    "!isURL('https://example.com:port/')",
+    // quantity
+    "isQuantity('1.3')",
+    "isQuantity('50Mi')",
+    "!isQuantity('1.3.4')",
+    "!isQuantity('-1Mi1')",
+    "quantity('50M').isGreaterThan(quantity('50Mi')) == false",
+    "quantity('50Mi').isGreaterThan(quantity('50M'))",
+    "quantity('50M').isLessThan(quantity('50Mi'))",
+    "quantity('50Mi').compareTo(quantity('50M')) == 1",
+    "quantity('50M').compareTo(quantity('50M')) == 0",
+    "quantity('1') == quantity('1000m')",
+    "quantity('1').add(quantity('500m')) == quantity('1500m')",
+    "quantity('1').add(1) == quantity('2')",
+    "quantity('1').sub(quantity('500m')) == quantity('500m')",
+    "quantity('1').sub(2) == quantity('-1')",
+    "quantity('-5').sign() == -1",
+    "quantity('0').sign() == 0",
+    "quantity('50k').asInteger() == 50000",
+    "quantity('50k').isInteger()",
+    "!quantity('50m').isInteger()",
+    "quantity('50m').asApproximateFloat() == 0.05",
+  ];
+  it.each(passing)("%s", (rule) => {
+    expect(ruleErrors([{ rule }], { empty: [] })).toEqual([]);
+  });
+
+  it("reports library errors at the rule's node", () => {
+    expect(
+      ruleErrors(
+        [
+          { rule: "self.empty.min() == 0" },
+          { rule: "self.empty.max() == 0", message: "needs items" },
+          { rule: "url('example.com').getHost() == ''" },
+          { rule: "quantity('50m').asInteger() == 0" },
+          { rule: "quantity('abc').sign() == 0" },
+        ],
+        { empty: [] },
+      ),
+    ).toEqual([
+      'spec: Invalid value: "object": min called on empty list evaluating rule: self.empty.min() == 0',
+      'spec: Invalid value: "object": max called on empty list evaluating rule: needs items',
+      "spec: Invalid value: \"object\": URL parse error during conversion from string: parse \"example.com\": invalid URI for request evaluating rule: url('example.com').getHost() == ''",
+      "spec: Invalid value: \"object\": cannot convert value to integer evaluating rule: quantity('50m').asInteger() == 0",
+      "spec: Invalid value: \"object\": quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' evaluating rule: quantity('abc').sign() == 0",
+    ]);
+  });
+
+  it("lets rules use the libraries on the object's fields", () => {
+    const rules = [
+      { rule: "self.numbers.isSorted()", message: "numbers must be sorted" },
+      { rule: "self.numbers.sum() <= 10", messageExpression: "'sum is ' + string(self.numbers.sum())" },
+      { rule: "isURL(self.text)", message: "text must be a URL" },
+    ];
+    expect(ruleErrors(rules, { numbers: [1, 2, 3], text: "https://example.com" })).toEqual([]);
+    expect(ruleErrors(rules, { numbers: [9, 2], text: "nope" })).toEqual([
+      'spec: Invalid value: "object": numbers must be sorted',
+      'spec: Invalid value: "object": sum is 11',
+      'spec: Invalid value: "object": text must be a URL',
+    ]);
+  });
+});
+
+describe("runtime cost limits", () => {
+  const numbers = Array.from({ length: 400 }, (_, i) => i);
+
+  it("stops a rule past the per-call limit and runs no further rules", () => {
+    const nested = "self.numbers.all(x, self.numbers.all(y, self.numbers.all(z, x + y + z >= 0)))";
+    expect(ruleErrors([{ rule: nested }, { rule: "false", message: "not reached" }], { numbers })).toEqual([
+      `spec: Invalid value: "object": 'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${nested}`,
+    ]);
+  });
+
+  it("shares one budget across the rules of an object and stops when it runs out", () => {
+    // each rule stays under the per-call limit; together they pass the object's budget
+    const square = { rule: "self.numbers.all(x, self.numbers.all(y, x + y >= 0))" };
+    const rules = [...Array.from({ length: 30 }, () => square), { rule: "false", message: "not reached" }];
+    const numbers = Array.from({ length: 300 }, (_, i) => i);
+    expect(ruleErrors(rules, { numbers })).toEqual([
+      'spec: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run',
+    ]);
+    expect(ruleErrors([square, square, { rule: "false", message: "reached" }], { numbers })).toEqual([
+      'spec: Invalid value: "object": reached',
+    ]);
+  });
+});

@@ -1,4 +1,6 @@
 import { Environment, Optional } from "@marcbachmann/cel-js";
+import { CostBudget, chargeCost, PER_CALL_LIMIT, withCost } from "./cel-cost.js";
+import { registerKubernetesLibraries } from "./cel-library.js";
 import { type SchemaErrors, showValue } from "./errors.js";
 import {
   additionalSchema,
@@ -24,8 +26,9 @@ export function validateCEL(
   schema: JSONSchemaProps,
   errors: SchemaErrors,
   path = "",
+  budget: CostBudget = new CostBudget(),
 ): void {
-  walk(value, old, schema, errors, path, true);
+  walk(value, old, schema, errors, path, true, budget);
 }
 
 /** Compiles every rule of a schema, as CRD validation does; each failure names the rule's path. */
@@ -89,9 +92,35 @@ const reasons = new Set([
   "FieldValueDuplicate",
 ]);
 
-const environment = new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true })
+const environment = registerKubernetesLibraries(
+  new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true }),
+)
   .registerVariable("self", "dyn")
   .registerVariable("oldSelf", "dyn");
+countEvaluatedNodes();
+
+/**
+ * Makes every expression node the environment evaluates charge one cost unit. The library offers no cost
+ * hook, so this wraps its evaluator's `run`, through which each child node is evaluated; the evaluator is
+ * reached through the first evaluation of a probe expression.
+ */
+function countEvaluatedNodes(): void {
+  const probe = environment.parse("true");
+  const node = probe.ast as unknown as {
+    evaluate: (evaluator: unknown, ast: unknown, context: unknown) => unknown;
+  };
+  const original = Object.getPrototypeOf(node).evaluate as typeof node.evaluate;
+  node.evaluate = function (this: unknown, evaluator, ast, context) {
+    const target = evaluator as { run: (ast: unknown, context: unknown) => unknown };
+    const run = target.run;
+    target.run = function (this: unknown, child, childContext) {
+      chargeCost(1);
+      return run.call(this, child, childContext);
+    };
+    return original.call(this, evaluator, ast, context);
+  };
+  probe({});
+}
 
 interface Compiled {
   type: string;
@@ -121,13 +150,17 @@ function walk(
   errors: SchemaErrors,
   path: string,
   resource: boolean,
+  budget: CostBudget,
 ): void {
-  if (value === null || value === undefined || !subtreeHas(schema, "rules")) return;
+  if (value === null || value === undefined || budget.exhausted || !subtreeHas(schema, "rules")) return;
   const rules = schema["x-kubernetes-validations"];
   if (rules?.length) {
     const self = toCEL(value, schema, resource);
     const oldSelf = old === undefined || old === null ? undefined : toCEL(old, schema, resource);
-    for (const rule of rules) evaluate(rule, self, oldSelf, schema, errors, path);
+    for (const rule of rules) {
+      evaluate(rule, self, oldSelf, schema, errors, path, budget);
+      if (budget.exhausted) return;
+    }
   }
   if (Array.isArray(value)) {
     const items = itemSchema(schema);
@@ -143,6 +176,7 @@ function walk(
         errors,
         `${path}[${i}]`,
         items["x-kubernetes-embedded-resource"] === true,
+        budget,
       );
     });
     return;
@@ -162,6 +196,7 @@ function walk(
       errors,
       childPath,
       childSchema["x-kubernetes-embedded-resource"] === true,
+      budget,
     );
   }
 }
@@ -173,6 +208,7 @@ function evaluate(
   schema: JSONSchemaProps,
   errors: SchemaErrors,
   path: string,
+  budget: CostBudget,
 ): void {
   const transition = usesOldSelf(rule.rule);
   if (transition && oldSelf === undefined && !rule.optionalOldSelf) return;
@@ -182,17 +218,47 @@ function evaluate(
   if (transition) context.oldSelf = rule.optionalOldSelf ? optional(oldSelf) : oldSelf;
   const field = rule.fieldPath ? joinFieldPath(path, rule.fieldPath) : path;
   const shown = schemaTypeName(schema);
-  const subject = rule.message ?? rule.rule;
-  let result: unknown;
-  try {
-    result = program.run(context);
-  } catch (error) {
+  // ruleErrorString upstream: the trimmed message, else the trimmed rule.
+  const subject = (rule.message ?? rule.rule).trim();
+  const { result, error, cost } = withCost(Math.min(PER_CALL_LIMIT, budget.remaining + 1), () =>
+    program.run(context),
+  );
+  // Upstream checks the actual cost against the remaining budget before it looks at the result.
+  if (cost.actual > budget.remaining) {
+    budget.exhausted = true;
+    errors.invalid(
+      path,
+      shown,
+      "validation failed due to running out of cost budget, no further validation rules will be run",
+    );
+    return;
+  }
+  budget.remaining -= cost.actual;
+  if (cost.exceeded) {
+    budget.exhausted = true;
+    errors.invalid(
+      path,
+      shown,
+      `'operation cancelled: actual cost limit exceeded': no further validation rules will be run due to call cost exceeds limit for rule: ${subject}`,
+    );
+    return;
+  }
+  if (error !== undefined) {
     const detail = `${lowerFirst(firstLine(error instanceof Error ? error.message : String(error)))} evaluating rule: ${subject}`;
     errors.invalid(field, shown, detail);
     return;
   }
   if (result === true) return;
-  const detail = messageFor(rule, context) ?? `failed rule: ${rule.rule}`;
+  const message = messageFor(rule, context, budget);
+  if (message === exhausted) {
+    errors.invalid(
+      field,
+      shown,
+      "messageExpression evaluation failed due to running out of cost budget, no further validation rules will be run",
+    );
+    return;
+  }
+  const detail = message ?? `failed rule: ${rule.rule.trim()}`;
   switch (rule.reason ?? "FieldValueInvalid") {
     case "FieldValueForbidden":
       errors.forbidden(field, detail);
@@ -208,22 +274,41 @@ function evaluate(
   }
 }
 
-/** The detail of a failed rule: the messageExpression's result when usable, else `message`. */
-function messageFor(rule: ValidationRule, context: Record<string, unknown>): string | undefined {
+const exhausted = Symbol("budget exhausted");
+
+/**
+ * The detail of a failed rule: the messageExpression's result when usable (a non-blank single line of at
+ * most 5120 bytes), else the trimmed `message`. Its cost comes out of the same budget; running out stops
+ * validation as a rule does.
+ */
+function messageFor(
+  rule: ValidationRule,
+  context: Record<string, unknown>,
+  budget: CostBudget,
+): string | undefined | typeof exhausted {
   if (rule.messageExpression) {
     const program = compile(rule.messageExpression);
     if (!(program instanceof Error)) {
-      try {
-        const text = program.run(context);
-        if (typeof text === "string" && text.trim() !== "" && !text.includes("\n") && text.length <= 5120) {
-          return text.trim();
-        }
-      } catch {
-        // upstream falls back to message or the rule
+      const { result, cost } = withCost(Math.min(PER_CALL_LIMIT, budget.remaining + 1), () =>
+        program.run(context),
+      );
+      if (cost.exceeded || cost.actual > budget.remaining) {
+        budget.exhausted = true;
+        return exhausted;
+      }
+      budget.remaining -= cost.actual;
+      // A runtime error or an unusable result falls back to message, as upstream does.
+      if (
+        typeof result === "string" &&
+        result.trim() !== "" &&
+        !result.includes("\n") &&
+        Buffer.byteLength(result) <= 5120
+      ) {
+        return result.trim();
       }
     }
   }
-  return rule.message;
+  return rule.message?.trim();
 }
 
 /**
@@ -316,6 +401,8 @@ function firstLine(text: string): string {
   return text.split("\n")[0] ?? text;
 }
 
+/** cel-js capitalizes messages cel-go writes in lower case ("No such key"); acronyms ("URL") stay. */
 function lowerFirst(text: string): string {
+  if (/^[A-Z][A-Z]/.test(text)) return text;
   return text.charAt(0).toLowerCase() + text.slice(1);
 }
