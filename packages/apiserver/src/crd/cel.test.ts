@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { compileRules, escapeProperty } from "./cel.js";
 import { validateCustomResource } from "./custom-resource.js";
+import { validateCustomResourceDefinition } from "./definition-validation.js";
 import { SchemaErrors } from "./errors.js";
 import type { JSONSchemaProps, ValidationRule } from "./schema.js";
 
@@ -372,5 +373,86 @@ describe("runtime cost limits", () => {
     expect(ruleErrors([square, square, { rule: "false", message: "reached" }], { numbers })).toEqual([
       'spec: Invalid value: "object": reached',
     ]);
+  });
+});
+
+describe("estimated cost at CRD write", () => {
+  function crdErrors(openAPIV3Schema: JSONSchemaProps): string[] {
+    return validateCustomResourceDefinition({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: "crontabs.stable.example.com" },
+      spec: {
+        group: "stable.example.com",
+        scope: "Namespaced",
+        names: { plural: "crontabs", singular: "crontab", kind: "CronTab", listKind: "CronTabList" },
+        versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema } }],
+      },
+    }).map((e) => e.message);
+  }
+  const at = "spec.validation.openAPIV3Schema";
+  const listOf = (items: JSONSchemaProps, bounds: Partial<JSONSchemaProps> = {}): JSONSchemaProps => ({
+    type: "object",
+    properties: { spec: { type: "object", properties: { list: { type: "array", items, ...bounds } } } },
+  });
+  const nested = "self.list.all(x, self.list.all(y, x == y))";
+
+  it("forbids a rule whose worst case exceeds the per-expression budget, and accepts it with maxItems", () => {
+    const unbounded = listOf({ type: "string" });
+    (unbounded.properties?.spec as JSONSchemaProps)["x-kubernetes-validations"] = [{ rule: nested }];
+    expect(crdErrors(unbounded)).toEqual([
+      `${at}.properties[spec].x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+      // it counts towards the schema's total as well, as upstream's
+      `${at}.properties[spec].x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema`,
+      `${at}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    ]);
+    const bounded = listOf({ type: "string", maxLength: 64 }, { maxItems: 100 });
+    (bounded.properties?.spec as JSONSchemaProps)["x-kubernetes-validations"] = [{ rule: nested }];
+    expect(crdErrors(bounded)).toEqual([]);
+  });
+
+  it("multiplies a rule's cost by the sizes of the lists around its node", () => {
+    const item = (maxLength?: number): JSONSchemaProps => ({
+      type: "string",
+      ...(maxLength ? { maxLength } : {}),
+      "x-kubernetes-validations": [{ rule: "self.matches('^[a-z]+$')" }],
+    });
+    expect(crdErrors(listOf(item(), { maxItems: 1000 }))).toEqual([
+      `${at}.properties[spec].properties[list].items.x-kubernetes-validations[0].rule: Forbidden: estimated rule cost exceeds budget by factor of 31.5x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+      `${at}.properties[spec].properties[list].items.x-kubernetes-validations[0].rule: Forbidden: contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema`,
+      `${at}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of 3.1x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    ]);
+    expect(crdErrors(listOf(item(253), { maxItems: 1000 }))).toEqual([]);
+  });
+
+  it("forbids a messageExpression over budget the same way", () => {
+    const schema = listOf({ type: "string" });
+    (schema.properties?.spec as JSONSchemaProps)["x-kubernetes-validations"] = [
+      { rule: "true", messageExpression: "self.list.map(x, self.list.map(y, x + y)).size() > 0 ? 'a' : 'b'" },
+    ];
+    expect(crdErrors(schema)).toEqual([
+      `${at}.properties[spec].x-kubernetes-validations[0].messageExpression: Forbidden: estimated messageExpression cost exceeds budget by factor of more than 100x (try simplifying the rule, or adding maxItems, maxProperties, and maxLength where arrays, maps, and strings are declared)`,
+    ]);
+  });
+
+  it("forbids a schema whose rules together exceed the per-schema budget, naming the four most expensive", () => {
+    // each rule alone is within 10,000,000; twenty of them are not within 100,000,000
+    const properties: Record<string, JSONSchemaProps> = {};
+    for (let i = 0; i < 20; i++) {
+      properties[`f${i}`] = {
+        type: "array",
+        maxItems: 1000,
+        items: { type: "string", maxLength: 40_000 },
+        "x-kubernetes-validations": [{ rule: "self.all(x, x.contains('a') && x.contains('b'))" }],
+      };
+    }
+    const out = crdErrors({ type: "object", properties: { spec: { type: "object", properties } } });
+    expect(out.filter((m) => m.includes("contributed to"))).toHaveLength(4);
+    expect(out.at(-1)).toMatch(
+      new RegExp(
+        `^${at.replaceAll(".", "\\.")}: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget by factor of \\d\\.\\d+x \\(try simplifying the rule`,
+      ),
+    );
+    expect(out).toHaveLength(5);
   });
 });

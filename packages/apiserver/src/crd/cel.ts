@@ -1,5 +1,13 @@
 import { Environment, Optional } from "@marcbachmann/cel-js";
-import { CostBudget, chargeCost, PER_CALL_LIMIT, withCost } from "./cel-cost.js";
+import {
+  CostBudget,
+  chargeCost,
+  estimateCost,
+  exceedsBudgetMessage,
+  PER_CALL_LIMIT,
+  STATIC_COST_LIMIT,
+  withCost,
+} from "./cel-cost.js";
 import { registerKubernetesLibraries } from "./cel-library.js";
 import { type SchemaErrors, showValue } from "./errors.js";
 import {
@@ -31,8 +39,24 @@ export function validateCEL(
   walk(value, old, schema, errors, path, true, budget);
 }
 
-/** Compiles every rule of a schema, as CRD validation does; each failure names the rule's path. */
-export function compileRules(schema: JSONSchemaProps, errors: SchemaErrors, path: string): void {
+/** A compiled rule's estimated cost (times its node's cardinality), for the schema-wide total. */
+export interface RuleCost {
+  path: string;
+  cost: number;
+}
+
+/**
+ * Compiles every rule of a schema, as CRD validation does; each failure names the rule's path. A rule whose
+ * estimated cost times `cardinality` (how often its node may occur in one object) passes
+ * {@link STATIC_COST_LIMIT} is forbidden, as is such a messageExpression. Returns the rules' costs.
+ */
+export function compileRules(
+  schema: JSONSchemaProps,
+  errors: SchemaErrors,
+  path: string,
+  cardinality = 1,
+): RuleCost[] {
+  const costs: RuleCost[] = [];
   (schema["x-kubernetes-validations"] ?? []).forEach((rule, i) => {
     const at = `${path}.x-kubernetes-validations[${i}]`;
     if (typeof rule.rule !== "string" || rule.rule.trim() === "") {
@@ -44,6 +68,12 @@ export function compileRules(schema: JSONSchemaProps, errors: SchemaErrors, path
       errors.invalid(`${at}.rule`, rule, `compilation failed: ERROR: ${firstLine(compiled.message)}`);
     } else if (compiled.type !== "bool" && compiled.type !== "dyn") {
       errors.invalid(`${at}.rule`, rule, "cel expression must evaluate to a bool");
+    } else {
+      const cost = estimateCost(compiled.ast, schema) * cardinality;
+      if (cost > STATIC_COST_LIMIT) {
+        errors.forbidden(`${at}.rule`, exceedsBudgetMessage("estimated rule cost", cost, STATIC_COST_LIMIT));
+      }
+      costs.push({ path: `${at}.rule`, cost });
     }
     if (rule.rule.includes("\n") && !rule.message) {
       errors.required(`${at}.rule`, "message must be specified if rule contains line breaks");
@@ -71,6 +101,14 @@ export function compileRules(schema: JSONSchemaProps, errors: SchemaErrors, path
           rule.messageExpression,
           "messageExpression must evaluate to a string",
         );
+      } else {
+        const cost = estimateCost(message.ast, schema) * cardinality;
+        if (cost > STATIC_COST_LIMIT) {
+          errors.forbidden(
+            `${at}.messageExpression`,
+            exceedsBudgetMessage("estimated messageExpression cost", cost, STATIC_COST_LIMIT),
+          );
+        }
       }
     }
     if (rule.reason !== undefined && !reasons.has(rule.reason)) {
@@ -83,6 +121,7 @@ export function compileRules(schema: JSONSchemaProps, errors: SchemaErrors, path
       errors.invalid(`${at}.fieldPath`, rule.fieldPath, "fieldPath must be a valid path");
     }
   });
+  return costs;
 }
 
 const reasons = new Set([
@@ -124,6 +163,7 @@ function countEvaluatedNodes(): void {
 
 interface Compiled {
   type: string;
+  ast: unknown;
   run: (context: Record<string, unknown>) => unknown;
 }
 const programs = new Map<string, Compiled | Error>();
@@ -135,7 +175,7 @@ function compile(expression: string): Compiled | Error {
     const parsed = environment.parse(expression);
     const checked = parsed.check();
     if (!checked.valid) program = checked.error ?? new Error("type check failed");
-    else program = { type: checked.type ?? "dyn", run: (context) => parsed(context) };
+    else program = { type: checked.type ?? "dyn", ast: parsed.ast, run: (context) => parsed(context) };
   } catch (error) {
     program = error instanceof Error ? error : new Error(String(error));
   }

@@ -1,5 +1,6 @@
 import type { FieldError, KubeObject } from "@reconcile/api";
-import { compileRules } from "./cel.js";
+import { compileRules, type RuleCost } from "./cel.js";
+import { childCardinality, exceedsBudgetMessage, STATIC_CRD_COST_LIMIT } from "./cel-cost.js";
 import { SchemaErrors } from "./errors.js";
 import { isObject, type JSONSchemaProps } from "./schema.js";
 import { validateStructuralSchema } from "./structural.js";
@@ -213,7 +214,7 @@ function validateVersions(spec: CustomResourceDefinitionSpec, errors: SchemaErro
     }
     const structural = validateStructuralSchema(schema, `${base}.openAPIV3Schema`);
     errors.list.push(...structural.list);
-    if (structural.list.length === 0) compileAll(schema, `${base}.openAPIV3Schema`, errors);
+    if (structural.list.length === 0) compileSchemaRules(schema, `${base}.openAPIV3Schema`, errors);
   });
   const sharedColumns = versions.every(
     (v) =>
@@ -259,13 +260,55 @@ function validateVersions(spec: CustomResourceDefinitionSpec, errors: SchemaErro
   });
 }
 
-function compileAll(schema: JSONSchemaProps, path: string, errors: SchemaErrors): void {
-  compileRules(schema, errors, path);
+/**
+ * Compiles every rule of a version's schema and checks their estimated costs: each rule against the
+ * per-expression limit (in compileRules), and their sum against the per-schema limit — over it, the four most
+ * expensive rules and the schema root are forbidden, as apiextensions' validation reports it.
+ */
+function compileSchemaRules(schema: JSONSchemaProps, path: string, errors: SchemaErrors): void {
+  const costs: RuleCost[] = [];
+  compileAll(schema, path, errors, 1, costs);
+  const total = costs.reduce((sum, rule) => sum + rule.cost, 0);
+  if (total <= STATIC_CRD_COST_LIMIT) return;
+  const expensive = [...costs].sort((a, b) => b.cost - a.cost).slice(0, 4);
+  for (const rule of expensive) {
+    errors.forbidden(
+      rule.path,
+      "contributed to estimated rule cost total exceeding cost limit for entire OpenAPIv3 schema",
+    );
+  }
+  errors.forbidden(
+    path,
+    exceedsBudgetMessage(
+      "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema",
+      total,
+      STATIC_CRD_COST_LIMIT,
+    ),
+  );
+}
+
+/** `cardinality`: how many times the node may occur in one object (the sizes of the lists and maps above it). */
+function compileAll(
+  schema: JSONSchemaProps,
+  path: string,
+  errors: SchemaErrors,
+  cardinality: number,
+  costs: RuleCost[],
+): void {
+  costs.push(...compileRules(schema, errors, path, cardinality));
+  const below = cardinality * childCardinality(schema);
   for (const [name, child] of Object.entries(schema.properties ?? {}))
-    compileAll(child, `${path}.properties[${name}]`, errors);
-  if (isObject(schema.items)) compileAll(schema.items as JSONSchemaProps, `${path}.items`, errors);
+    compileAll(child, `${path}.properties[${name}]`, errors, cardinality, costs);
+  if (isObject(schema.items))
+    compileAll(schema.items as JSONSchemaProps, `${path}.items`, errors, below, costs);
   if (isObject(schema.additionalProperties)) {
-    compileAll(schema.additionalProperties as JSONSchemaProps, `${path}.additionalProperties`, errors);
+    compileAll(
+      schema.additionalProperties as JSONSchemaProps,
+      `${path}.additionalProperties`,
+      errors,
+      below,
+      costs,
+    );
   }
 }
 
