@@ -2,7 +2,15 @@
 // kubelet's heartbeat is a Lease `kube-node-lease/<node>` held by the node,
 // 40 s long, renewed every quarter of that, owned by the Node so that
 // deleting the Node collects it. A lease is never created before its Node.
-import { type DeepReadonly, isConflict, isNotFound, type Lease, leases, nodes } from "@reconcile/api";
+import {
+  type DeepReadonly,
+  isConflict,
+  isNotFound,
+  type Lease,
+  leases,
+  nodes,
+  rfc3339Micro,
+} from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { Logger } from "@reconcile/controller";
@@ -102,5 +110,5 @@ export class NodeLease {
 
 /** metav1.MicroTime: RFC 3339 with six fractional digits. */
 export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+  return rfc3339Micro(ms);
 }

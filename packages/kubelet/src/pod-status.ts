@@ -3,7 +3,7 @@
 // the phase (`getPhase`), the kubelet-owned conditions, IPs and the QoS
 // class. Nothing here writes anywhere; the status manager decides what to
 // patch.
-import type { DeepReadonly } from "@reconcile/api";
+import { type DeepReadonly, rfc3339 } from "@reconcile/api";
 import type {
   Container,
   ContainerState,
@@ -437,7 +437,7 @@ export function seconds(ms: number): string {
   // Every status of a sync names the same few seconds: format each once.
   if (second !== lastSecond) {
     lastSecond = second;
-    lastSecondText = new Date(second * 1000).toISOString().replace(".000Z", "Z");
+    lastSecondText = rfc3339(second * 1000);
   }
   return lastSecondText;
 }

@@ -4,7 +4,7 @@
 // `killPod` carry that out through the CRI-shaped runtime, with image pulls,
 // CrashLoopBackOff and the events a real kubelet records.
 import { createHash } from "node:crypto";
-import type { DeepReadonly } from "@reconcile/api";
+import { type DeepReadonly, errorMessage } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder } from "@reconcile/controller";
 import type { Container, ContainerStatus, Pod, PodStatus } from "kubernetes-types/core/v1.js";
@@ -161,7 +161,7 @@ export class RuntimeManager {
           podRef(pod),
           "Warning",
           "FailedCreatePodSandBox",
-          `Failed to create pod sandbox: ${messageOf(error)}`,
+          `Failed to create pod sandbox: ${errorMessage(error)}`,
         );
         return { error: asError(error) };
       }
@@ -391,16 +391,16 @@ export class RuntimeManager {
         mounts: this.#mountsFor?.(pod, container) ?? [],
       });
     } catch (error) {
-      this.#recorder.event(ref, "Warning", "Failed", `Error: ${messageOf(error)}`);
-      failures.set(container.name, { reason: "CreateContainerError", message: messageOf(error) });
+      this.#recorder.event(ref, "Warning", "Failed", `Error: ${errorMessage(error)}`);
+      failures.set(container.name, { reason: "CreateContainerError", message: errorMessage(error) });
       return asError(error);
     }
     this.#recorder.event(ref, "Normal", "Created", `Created container ${container.name}`);
     try {
       await unlessAborted(this.runtime.startContainer(containerId), signal);
     } catch (error) {
-      this.#recorder.event(ref, "Warning", "Failed", `Error: ${messageOf(error)}`);
-      failures.set(container.name, { reason: "RunContainerError", message: messageOf(error) });
+      this.#recorder.event(ref, "Warning", "Failed", `Error: ${errorMessage(error)}`);
+      failures.set(container.name, { reason: "RunContainerError", message: errorMessage(error) });
       return asError(error);
     }
     this.#recorder.event(ref, "Normal", "Started", `Started container ${container.name}`);
@@ -475,7 +475,7 @@ export class RuntimeManager {
     } catch (error) {
       if (signal.aborted) throw error;
       this.#imageBackoff.next(backoffKey, this.#clock.now());
-      const message = messageOf(error);
+      const message = errorMessage(error);
       this.#recorder.event(ref, "Warning", "Failed", `Failed to pull image "${image}": ${message}`);
       this.#recorder.event(ref, "Warning", "Failed", "Error: ErrImagePull");
       return { reason: "ErrImagePull", message };
@@ -914,10 +914,6 @@ function abortionOf(signal: AbortSignal): Promise<never> {
 }
 
 const abortions = new WeakMap<AbortSignal, Promise<never>>();
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));

@@ -1,6 +1,7 @@
 import {
   type DeepReadonly,
   DeletedFinalStateUnknown,
+  errorMessage,
   getControllerOf,
   isNotFound,
   isPodActive,
@@ -360,7 +361,7 @@ export class ReplicaSetController {
     } catch (error) {
       // A bad selector will not get better by retrying (upstream logs it and returns nil).
       throw new TerminalError(
-        `error converting pod selector to selector for rs ${key}: ${messageOf(error)}`,
+        `error converting pod selector to selector for rs ${key}: ${errorMessage(error)}`,
         {
           cause: error,
         },
@@ -585,8 +586,4 @@ function sameLabels(
 function hasStatusCause(error: unknown, causeType: string): boolean {
   if (!StatusError.isInstance(error)) return false;
   return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

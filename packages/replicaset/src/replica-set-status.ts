@@ -1,10 +1,12 @@
 import {
   type DeepReadonly,
+  errorMessage,
   isPodAvailable,
   isPodReady,
   type Pod,
   type ReplicaSet,
   replicaSets,
+  rfc3339,
   selectorFromSet,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -51,7 +53,7 @@ export function calculateStatus(
       type: replicaSetReplicaFailure,
       status: "True",
       ...(reason ? { reason } : {}),
-      message: manageError instanceof Error ? manageError.message : String(manageError),
+      message: errorMessage(manageError),
       lastTransitionTime: rfc3339(nowMs),
     });
   } else if (manageError == null && failure !== undefined) {
@@ -135,8 +137,4 @@ function sameCondition(a: DeepReadonly<ReplicaSetCondition>, b: ReplicaSetCondit
     (a.message ?? "") === (b.message ?? "") &&
     (a.lastTransitionTime ?? "") === (b.lastTransitionTime ?? "")
   );
-}
-
-function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
 }
