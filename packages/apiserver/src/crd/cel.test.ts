@@ -456,3 +456,50 @@ describe("estimated cost at CRD write", () => {
     expect(out).toHaveLength(5);
   });
 });
+
+describe("format library", () => {
+  const passing = [
+    "format.named('dns1123Label').hasValue()",
+    "!format.named('nope').hasValue()",
+    "!format.dns1123Label().validate('my-name').hasValue()",
+    "format.dns1123Label().validate('My_Name').hasValue()",
+    "!format.dns1123LabelPrefix().validate('my-name-').hasValue()",
+    "format.dns1123Label().validate('my-name-').hasValue()",
+    "!format.dns1123Subdomain().validate('example.com').hasValue()",
+    "!format.dns1035Label().validate('abc-1').hasValue()",
+    "format.dns1035Label().validate('1abc').hasValue()",
+    "!format.qualifiedName().validate('example.com/name').hasValue()",
+    "!format.labelValue().validate('').hasValue()",
+    "format.labelValue().validate('-x').hasValue()",
+    "!format.uri().validate('https://example.com/x').hasValue()",
+    "format.uri().validate('example').value() == ['invalid URI']",
+    "!format.uuid().validate('98c73526-7b15-4e0c-aacd-a47816efaedc').hasValue()",
+    "format.uuid().validate('98c73526').value() == ['does not match the UUID format']",
+    "!format.byte().validate('aGVsbG8=').hasValue()",
+    "format.byte().validate('a').hasValue()",
+    "!format.date().validate('2024-02-29').hasValue()",
+    "format.date().validate('2023-02-29').hasValue()",
+    "!format.datetime().validate('2024-02-29T12:00:00Z').hasValue()",
+    "format.datetime().validate('2024-02-29 12:00').hasValue()",
+    "format.named('uuid').value().validate('x').hasValue()",
+  ];
+  it.each(passing)("%s", (rule) => {
+    expect(ruleErrors([{ rule }])).toEqual([]);
+  });
+
+  it("reports the validator's problems through messageExpression", () => {
+    expect(
+      ruleErrors(
+        [
+          {
+            rule: "!format.dns1123Label().validate(self.text).hasValue()",
+            messageExpression: "format.dns1123Label().validate(self.text).value().join(', ')",
+          },
+        ],
+        { text: "Bad_Name" },
+      ),
+    ).toEqual([
+      `spec: Invalid value: "object": a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+    ]);
+  });
+});
