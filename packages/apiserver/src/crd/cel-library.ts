@@ -7,12 +7,14 @@ import {
   Quantity,
 } from "@reconcile/api";
 import { chargeCost } from "./cel-cost.js";
+import { registerNetworkLibraries } from "./cel-net.js";
 
 /**
  * Registers Kubernetes' CEL libraries (k8s.io/apiserver/pkg/cel/library) that CRD rules use: lists
  * (`isSorted`, `sum`, `min`, `max`, `indexOf`, `lastIndexOf`), regex (`find`, `findAll`), URLs (`url`,
  * `isURL` and the accessors), quantities (`quantity`, `isQuantity` and the methods) and named formats
- * (`format.named(name)`, `format.dns1123Label()`, … each with `validate(string)`). Each function charges
+ * (`format.named(name)`, `format.dns1123Label()`, … each with `validate(string)`); IP and CIDR in cel-net.ts.
+ * Each function charges
  * the runtime cost of the elements it traverses, as cel-go's library cost estimators do.
  */
 export function registerKubernetesLibraries(environment: Environment): Environment {
@@ -21,6 +23,7 @@ export function registerKubernetesLibraries(environment: Environment): Environme
   registerURLs(environment);
   registerQuantities(environment);
   registerFormats(environment);
+  registerNetworkLibraries(environment);
   return environment;
 }
 

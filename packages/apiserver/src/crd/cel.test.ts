@@ -503,3 +503,65 @@ describe("format library", () => {
     ]);
   });
 });
+
+describe("IP and CIDR libraries", () => {
+  // Cases from k8s.io/apiserver/pkg/cel/library's ip and cidr tests.
+  const passing = [
+    "isIP('192.168.0.1')",
+    "isIP('2001:db8::68')",
+    "!isIP('192.168.0.01')",
+    "!isIP('::ffff:192.168.0.1')",
+    "!isIP('fe80::1%eth0')",
+    "!isIP('1.2.3')",
+    "ip('192.168.0.1').family() == 4",
+    "ip('2001:db8::68').family() == 6",
+    "ip.isCanonical('2001:db8::68')",
+    "!ip.isCanonical('2001:DB8::68')",
+    "!ip.isCanonical('2001:db8:0:0:0:0:0:68')",
+    "string(ip('2001:DB8:0:0:0:0:0:68')) == '2001:db8::68'",
+    "string(ip('2001:db8:0:0:1:0:0:1')) == '2001:db8::1:0:0:1'",
+    "ip('0.0.0.0').isUnspecified()",
+    "ip('::').isUnspecified()",
+    "ip('127.0.0.1').isLoopback()",
+    "ip('::1').isLoopback()",
+    "ip('224.0.0.1').isLinkLocalMulticast()",
+    "ip('ff02::1').isLinkLocalMulticast()",
+    "ip('169.254.169.254').isLinkLocalUnicast()",
+    "ip('fe80::1').isLinkLocalUnicast()",
+    "ip('192.168.0.1').isGlobalUnicast()",
+    "!ip('255.255.255.255').isGlobalUnicast()",
+    "!ip('224.0.0.1').isGlobalUnicast()",
+    "ip('2001:db8::68').isGlobalUnicast()",
+    "ip('127.0.0.1') == ip('127.0.0.1')",
+    "isCIDR('192.168.0.0/24')",
+    "!isCIDR('192.168.0.0/33')",
+    "!isCIDR('192.168.0.0')",
+    "cidr('192.168.0.0/24').containsIP('192.168.0.1')",
+    "!cidr('192.168.0.0/24').containsIP('192.168.1.1')",
+    "cidr('192.168.0.0/24').containsIP(ip('192.168.0.1'))",
+    "!cidr('192.168.0.0/24').containsIP('::1')",
+    "cidr('192.168.0.0/16').containsCIDR('192.168.10.0/24')",
+    "!cidr('192.168.0.0/24').containsCIDR('192.168.0.0/16')",
+    "cidr('192.168.0.0/24').containsCIDR(cidr('192.168.0.0/24'))",
+    "cidr('2001:db8::/32').containsIP('2001:db8::1')",
+    "cidr('192.168.0.1/24').ip() == ip('192.168.0.1')",
+    "cidr('192.168.0.1/24').masked() == cidr('192.168.0.0/24')",
+    "string(cidr('2001:db8::1/32').masked()) == '2001:db8::/32'",
+    "cidr('192.168.0.0/24').prefixLength() == 24",
+  ];
+  it.each(passing)("%s", (rule) => {
+    expect(ruleErrors([{ rule }])).toEqual([]);
+  });
+
+  it("refuses what upstream's parser refuses, with its error", () => {
+    expect(
+      ruleErrors([
+        { rule: "ip('::ffff:1.2.3.4').family() == 6" },
+        { rule: "cidr('1.2.3.4/33').prefixLength() == 1" },
+      ]),
+    ).toEqual([
+      'spec: Invalid value: "object": IPv4-mapped IPv6 address "::ffff:1.2.3.4" is not allowed evaluating rule: ip(\'::ffff:1.2.3.4\').family() == 6',
+      'spec: Invalid value: "object": network address "1.2.3.4/33" parse error during conversion from string: netip.ParsePrefix("1.2.3.4/33"): invalid prefix evaluating rule: cidr(\'1.2.3.4/33\').prefixLength() == 1',
+    ]);
+  });
+});

@@ -1,0 +1,218 @@
+import type { Environment } from "@marcbachmann/cel-js";
+
+/**
+ * Kubernetes' IP and CIDR CEL libraries (k8s.io/apiserver/pkg/cel/library ip.go, cidr.go): `ip(s)`, `isIP`,
+ * `ip.isCanonical`, `family`, `isUnspecified`, `isLoopback`, `isLinkLocalMulticast`, `isLinkLocalUnicast`,
+ * `isGlobalUnicast`; `cidr(s)`, `isCIDR`, `containsIP`, `containsCIDR`, `ip()`, `masked`, `prefixLength`; and
+ * `string()` of either. Parsing is Go's netip: no leading zeros in IPv4 octets, and, as upstream adds, no
+ * zones and no IPv4-mapped IPv6 addresses.
+ */
+export function registerNetworkLibraries(env: Environment): void {
+  env.registerType("net.IP", IPAddress);
+  env.registerType("net.CIDR", CIDRPrefix);
+  env.registerType("kubernetes.IPLibrary", IPLibrary);
+  env.registerConstant("ip", "kubernetes.IPLibrary", new IPLibrary());
+  env.registerFunction("ip(string): net.IP", (text: string) => orThrow(parseIP(text)));
+  env.registerFunction("isIP(string): bool", (text: string) => !(parseIP(text) instanceof Error));
+  env.registerFunction("kubernetes.IPLibrary.isCanonical(string): bool", (_l: IPLibrary, text: string) => {
+    const address = orThrow(parseIP(text));
+    return address.toString() === text;
+  });
+  env.registerFunction("net.IP.family(): int", (a: IPAddress) => BigInt(a.family));
+  env.registerFunction("net.IP.isUnspecified(): bool", (a: IPAddress) => a.value === 0n);
+  env.registerFunction("net.IP.isLoopback(): bool", (a: IPAddress) => isLoopback(a));
+  env.registerFunction("net.IP.isLinkLocalMulticast(): bool", (a: IPAddress) =>
+    a.family === 4 ? a.value >> 8n === 0xe00000n : a.value >> 112n === 0xff02n,
+  );
+  env.registerFunction("net.IP.isLinkLocalUnicast(): bool", (a: IPAddress) => isLinkLocalUnicast(a));
+  env.registerFunction("net.IP.isGlobalUnicast(): bool", (a: IPAddress) => {
+    if (a.family === 4 && a.value === 0xffffffffn) return false;
+    const multicast = a.family === 4 ? a.value >> 28n === 0xen : a.value >> 120n === 0xffn;
+    return a.value !== 0n && !isLoopback(a) && !multicast && !isLinkLocalUnicast(a);
+  });
+  env.registerFunction("string(net.IP): string", (a: IPAddress) => a.toString());
+  env.registerOperator(
+    "net.IP == net.IP",
+    (a: IPAddress, b: IPAddress) => a.family === b.family && a.value === b.value,
+  );
+
+  env.registerFunction("cidr(string): net.CIDR", (text: string) => orThrow(parseCIDR(text)));
+  env.registerFunction("isCIDR(string): bool", (text: string) => !(parseCIDR(text) instanceof Error));
+  env.registerFunction("net.CIDR.containsIP(net.IP): bool", (c: CIDRPrefix, a: IPAddress) => c.contains(a));
+  env.registerFunction("net.CIDR.containsIP(string): bool", (c: CIDRPrefix, text: string) =>
+    c.contains(orThrow(parseIP(text))),
+  );
+  env.registerFunction("net.CIDR.containsCIDR(net.CIDR): bool", (c: CIDRPrefix, o: CIDRPrefix) =>
+    c.contains(o.address, o.bits),
+  );
+  env.registerFunction("net.CIDR.containsCIDR(string): bool", (c: CIDRPrefix, text: string) => {
+    const other = orThrow(parseCIDR(text));
+    return c.contains(other.address, other.bits);
+  });
+  env.registerFunction("net.CIDR.ip(): net.IP", (c: CIDRPrefix) => c.address);
+  env.registerFunction("net.CIDR.masked(): net.CIDR", (c: CIDRPrefix) => c.masked());
+  env.registerFunction("net.CIDR.prefixLength(): int", (c: CIDRPrefix) => BigInt(c.bits));
+  env.registerFunction("string(net.CIDR): string", (c: CIDRPrefix) => c.toString());
+  env.registerOperator(
+    "net.CIDR == net.CIDR",
+    (a: CIDRPrefix, b: CIDRPrefix) =>
+      a.bits === b.bits && a.address.family === b.address.family && a.address.value === b.address.value,
+  );
+}
+
+/** The `ip` namespace value (`ip.isCanonical(s)`). */
+export class IPLibrary {}
+
+/** An IP address: its family and its bits as one number. */
+export class IPAddress {
+  constructor(
+    readonly family: 4 | 6,
+    readonly value: bigint,
+  ) {}
+
+  get width(): number {
+    return this.family === 4 ? 32 : 128;
+  }
+
+  /** Go's netip String: dotted IPv4; RFC 5952 IPv6 (lower case, the longest run of zero groups as `::`). */
+  toString(): string {
+    if (this.family === 4) {
+      return [24n, 16n, 8n, 0n].map((shift) => String((this.value >> shift) & 0xffn)).join(".");
+    }
+    const groups = Array.from({ length: 8 }, (_, i) =>
+      Number((this.value >> BigInt(112 - 16 * i)) & 0xffffn),
+    );
+    let bestStart = -1;
+    let bestLength = 1;
+    for (let i = 0; i < 8; ) {
+      if (groups[i] !== 0) {
+        i++;
+        continue;
+      }
+      let j = i;
+      while (j < 8 && groups[j] === 0) j++;
+      if (j - i > bestLength) {
+        bestStart = i;
+        bestLength = j - i;
+      }
+      i = j;
+    }
+    const hex = groups.map((g) => g.toString(16));
+    if (bestStart < 0) return hex.join(":");
+    return `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLength).join(":")}`;
+  }
+}
+
+/** A CIDR prefix as written (its address keeps host bits; `masked()` clears them). */
+export class CIDRPrefix {
+  constructor(
+    readonly address: IPAddress,
+    readonly bits: number,
+  ) {}
+
+  /** Whether the masked prefix holds `other`: an address (`otherBits` undefined) or a prefix that long. */
+  contains(other: IPAddress, otherBits?: number): boolean {
+    if (other.family !== this.address.family) return false;
+    if (otherBits !== undefined && otherBits < this.bits) return false;
+    const hostBits = BigInt(this.address.width - this.bits);
+    return other.value >> hostBits === this.address.value >> hostBits;
+  }
+
+  masked(): CIDRPrefix {
+    const hostBits = BigInt(this.address.width - this.bits);
+    return new CIDRPrefix(
+      new IPAddress(this.address.family, (this.address.value >> hostBits) << hostBits),
+      this.bits,
+    );
+  }
+
+  toString(): string {
+    return `${this.address.toString()}/${this.bits}`;
+  }
+}
+
+function orThrow<T>(value: T | Error): T {
+  if (value instanceof Error) throw value;
+  return value;
+}
+
+function isLoopback(a: IPAddress): boolean {
+  return a.family === 4 ? a.value >> 24n === 127n : a.value === 1n;
+}
+
+function isLinkLocalUnicast(a: IPAddress): boolean {
+  return a.family === 4 ? a.value >> 16n === 0xa9fen : a.value >> 118n === 0x3fan;
+}
+
+/** parseIPAddr upstream: netip.ParseAddr, then no zone and no IPv4-mapped IPv6. */
+export function parseIP(text: string): IPAddress | Error {
+  if (text.includes("%"))
+    return new Error(`IP address ${JSON.stringify(text)} with zone value is not allowed`);
+  const address = text.includes(":") ? parseIPv6(text) : parseIPv4(text);
+  if (!address) {
+    return new Error(
+      `IP Address ${JSON.stringify(text)} parse error during conversion from string: ParseAddr(${JSON.stringify(text)}): unable to parse IP`,
+    );
+  }
+  if (address.family === 6 && address.value >> 32n === 0xffffn) {
+    return new Error(`IPv4-mapped IPv6 address ${JSON.stringify(text)} is not allowed`);
+  }
+  return address;
+}
+
+/** netip.ParsePrefix, with the same restrictions on the address as `ip()`. */
+export function parseCIDR(text: string): CIDRPrefix | Error {
+  const slash = text.lastIndexOf("/");
+  const fail = () =>
+    new Error(
+      `network address ${JSON.stringify(text)} parse error during conversion from string: netip.ParsePrefix(${JSON.stringify(text)}): invalid prefix`,
+    );
+  if (slash < 0) return fail();
+  const address = parseIP(text.slice(0, slash));
+  if (address instanceof Error) return address;
+  const length = text.slice(slash + 1);
+  if (!/^(0|[1-9]\d{0,2})$/.test(length) || Number(length) > address.width) return fail();
+  return new CIDRPrefix(address, Number(length));
+}
+
+function parseIPv4(text: string): IPAddress | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4) return undefined;
+  let value = 0n;
+  for (const part of parts) {
+    if (!/^(0|[1-9]\d{0,2})$/.test(part) || Number(part) > 255) return undefined;
+    value = (value << 8n) | BigInt(part);
+  }
+  return new IPAddress(4, value);
+}
+
+function parseIPv6(text: string): IPAddress | undefined {
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const groupsOf = (part: string): number[] | undefined => {
+    if (part === "") return [];
+    const out: number[] = [];
+    const pieces = part.split(":");
+    for (const [i, piece] of pieces.entries()) {
+      if (i === pieces.length - 1 && piece.includes(".")) {
+        const v4 = parseIPv4(piece);
+        if (!v4) return undefined;
+        out.push(Number(v4.value >> 16n), Number(v4.value & 0xffffn));
+      } else if (/^[0-9a-fA-F]{1,4}$/.test(piece)) {
+        out.push(Number.parseInt(piece, 16));
+      } else {
+        return undefined;
+      }
+    }
+    return out;
+  };
+  const head = groupsOf(halves[0] ?? "");
+  const tail = halves.length === 2 ? groupsOf(halves[1] ?? "") : [];
+  if (!head || !tail) return undefined;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
+  const groups = [...head, ...Array<number>(halves.length === 2 ? missing : 0).fill(0), ...tail];
+  let value = 0n;
+  for (const group of groups) value = (value << 16n) | BigInt(group);
+  return new IPAddress(6, value);
+}
