@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { ResourceDescriptor } from "@reconcile/api";
+import type { Logger, ResourceDescriptor } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
@@ -15,6 +15,8 @@ import { MemoryStorage } from "./storage/memory-storage.js";
 import { type Storage, StorageError } from "./storage/storage.js";
 
 export interface ApiServerOptions {
+  /** Where in-server controllers (the garbage collector) report failures. Default: `noopLogger`. */
+  logger?: Logger | undefined;
   /** Source of time: creation and deletion timestamps, bookmarks, watch timeouts. Default: `realClock`. */
   clock?: Clock | undefined;
   /** How many changes the in-memory storage keeps for watches and continue tokens. Default: 10,000. Ignored with `storage`. */
@@ -125,7 +127,11 @@ export class ApiServer {
       this.#crdController = { stop, done };
     }
     if (options.garbageCollection ?? true) {
-      this.#garbageCollector = new GarbageCollector({ registry: this.registry, storage: this.storage });
+      this.#garbageCollector = new GarbageCollector({
+        registry: this.registry,
+        storage: this.storage,
+        logger: options.logger,
+      });
       // A storage that cannot take the initial namespaces fails every request with that error;
       // the collector then never starts (nothing would be left for it to do).
       ready.then(

@@ -1,4 +1,11 @@
-import { isConflict, isNotFound, type OwnerReference, type ResourceDescriptor } from "@reconcile/api";
+import {
+  isConflict,
+  isNotFound,
+  type Logger,
+  noopLogger,
+  type OwnerReference,
+  type ResourceDescriptor,
+} from "@reconcile/api";
 import { copyJson } from "../json.js";
 import { foregroundFinalizer, orphanFinalizer, type Registry } from "../registry/registry.js";
 import type { Storage, StorageEvent, StorageWatcher } from "../storage/storage.js";
@@ -6,7 +13,12 @@ import type { Storage, StorageEvent, StorageWatcher } from "../storage/storage.j
 export interface GarbageCollectorOptions {
   registry: Registry;
   storage: Storage;
-  /** Called with failures other than NotFound and Conflict (which are expected and retried). Default: `console.warn`. */
+  /** Where the default `onError` reports failures. Default: `noopLogger`. */
+  logger?: Logger | undefined;
+  /**
+   * Called with failures other than NotFound and Conflict (which are expected and retried).
+   * Default: a `warn` record on `logger` with the failure as `err`.
+   */
   onError?: ((error: unknown) => void) | undefined;
 }
 
@@ -55,7 +67,8 @@ export class GarbageCollector {
   constructor(options: GarbageCollectorOptions) {
     this.#registry = options.registry;
     this.#storage = options.storage;
-    this.#onError = options.onError ?? ((error) => console.warn("garbage collector:", error));
+    const logger = (options.logger ?? noopLogger).child({ controller: "garbagecollector" });
+    this.#onError = options.onError ?? ((error) => logger.warn({ err: error }, "garbage collector failed"));
     this.#startedPromise = new Promise((resolve) => {
       this.#started = resolve;
     });

@@ -1,4 +1,4 @@
-import type { KubeObject } from "@reconcile/api";
+import { type KubeObject, rfc3339 } from "@reconcile/api";
 import { type FieldSpec, kindMessages, messages, type ScalarType, type SpecialMessage } from "./schema.js";
 import { ProtobufDecodeError, ProtobufReader, type WireField, WireType } from "./wire.js";
 
@@ -220,7 +220,7 @@ function decodeSpecial(special: SpecialMessage, bytes: Uint8Array, depth: number
       const date = new Date(seconds * 1000);
       if (Number.isNaN(date.getTime())) throw new ProtobufDecodeError(`timestamp ${seconds} is out of range`);
       // metav1.Time marshals with second precision (RFC 3339).
-      return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+      return rfc3339(date.getTime());
     }
     case "IntOrString": {
       let type = 0;
