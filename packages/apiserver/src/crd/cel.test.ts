@@ -565,3 +565,33 @@ describe("IP and CIDR libraries", () => {
     ]);
   });
 });
+
+describe("fieldPath at CRD write", () => {
+  it("must name declared properties (or map keys), with no list indices", () => {
+    const errors = new SchemaErrors();
+    compileRules(
+      {
+        type: "object",
+        properties: {
+          a: { type: "object", properties: { b: { type: "string" } } },
+          m: { type: "object", additionalProperties: { type: "string" } },
+          l: { type: "array", items: { type: "string" } },
+        },
+        "x-kubernetes-validations": [
+          { rule: "true", fieldPath: ".a.b" },
+          { rule: "true", fieldPath: ".m['any.key']" },
+          { rule: "true", fieldPath: ".a.c" },
+          { rule: "true", fieldPath: ".l[0]" },
+          { rule: "true", fieldPath: "a" },
+        ],
+      },
+      errors,
+      "root",
+    );
+    expect(errors.list.map((e) => e.message)).toEqual([
+      'root.x-kubernetes-validations[2].fieldPath: Invalid value: ".a.c": fieldPath must be a valid path',
+      'root.x-kubernetes-validations[3].fieldPath: Invalid value: ".l[0]": fieldPath must be a valid path',
+      'root.x-kubernetes-validations[4].fieldPath: Invalid value: "a": fieldPath must be a valid path',
+    ]);
+  });
+});

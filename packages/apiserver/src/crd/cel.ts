@@ -117,7 +117,7 @@ export function compileRules(
     if (rule.optionalOldSelf && !usesOldSelf(rule.rule)) {
       errors.invalid(`${at}.optionalOldSelf`, true, "may not be set if oldSelf is not used in rule");
     }
-    if (rule.fieldPath !== undefined && !/^(\.[A-Za-z_][\w-]*|\['[^']+'\])+$/.test(rule.fieldPath)) {
+    if (rule.fieldPath !== undefined && !fieldPathResolves(schema, rule.fieldPath)) {
       errors.invalid(`${at}.fieldPath`, rule.fieldPath, "fieldPath must be a valid path");
     }
   });
@@ -425,6 +425,21 @@ function sameKeys(a: unknown, b: unknown, keys: readonly string[]): boolean {
 /** The value a CEL error shows: the node's schema type, `""` for int-or-string. */
 function schemaTypeName(schema: JSONSchemaProps): string {
   return schema["x-kubernetes-int-or-string"] ? "" : (schema.type ?? "");
+}
+
+/**
+ * Whether a rule's fieldPath is `.name` / `['name']` steps that each name a property the schema declares (or
+ * any key under additionalProperties), as upstream's ValidFieldPath requires; list indices are not allowed.
+ */
+function fieldPathResolves(schema: JSONSchemaProps, fieldPath: string): boolean {
+  if (!/^(\.[A-Za-z_][\w-]*|\['[^']+'\])+$/.test(fieldPath)) return false;
+  let node: JSONSchemaProps | undefined = schema;
+  for (const match of fieldPath.matchAll(/\.([^.[]+)|\['([^']+)'\]/g)) {
+    const name = match[1] ?? match[2] ?? "";
+    node = node?.properties?.[name] ?? additionalSchema(node ?? {});
+    if (!node) return false;
+  }
+  return true;
 }
 
 /** `.spec.x` or `['a.b']` relative to the node path, rendered as field.Path renders it. */
