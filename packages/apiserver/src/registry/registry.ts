@@ -104,7 +104,8 @@ export class Registry {
     namespace: string | undefined,
     options: ListOptions = {},
   ): Promise<ObjectList> {
-    return (await this.#store(resource)).list(namespace, options);
+    await this.#ready;
+    return this.#store(resource).list(namespace, options);
   }
 
   async watch(
@@ -112,7 +113,8 @@ export class Registry {
     namespace: string | undefined,
     options: WatchOptions = {},
   ): Promise<RegistryWatch> {
-    return (await this.#store(resource)).watch(namespace, options);
+    await this.#ready;
+    return this.#store(resource).watch(namespace, options);
   }
 
   /** Stops every watch served through this registry. */
@@ -121,7 +123,8 @@ export class Registry {
   }
 
   async get(resource: ResourceDescriptor, namespace: string | undefined, name: string): Promise<KubeObject> {
-    return (await this.#store(resource)).get(namespace, name);
+    await this.#ready;
+    return this.#store(resource).get(namespace, name);
   }
 
   async create(
@@ -130,7 +133,8 @@ export class Registry {
     body: unknown,
     options: DryRunOption & { managedFieldsComputed?: boolean | undefined } = {},
   ): Promise<KubeObject> {
-    return (await this.#store(resource)).create(namespace, body, options);
+    await this.#ready;
+    return this.#store(resource).create(namespace, body, options);
   }
 
   async update(
@@ -140,7 +144,8 @@ export class Registry {
     body: unknown,
     options: DryRunOption & { subresource?: "status" | "finalize" | undefined } = {},
   ): Promise<KubeObject> {
-    return (await this.#store(resource)).update(namespace, name, body, options);
+    await this.#ready;
+    return this.#store(resource).update(namespace, name, body, options);
   }
 
   async patch(
@@ -167,7 +172,8 @@ export class Registry {
     patch: unknown,
     options: PatchOptions = {},
   ): Promise<{ object: KubeObject; created: boolean }> {
-    return (await this.#store(resource)).patch(namespace, name, patchType, patch, options);
+    await this.#ready;
+    return this.#store(resource).patch(namespace, name, patchType, patch, options);
   }
 
   async delete(
@@ -191,7 +197,8 @@ export class Registry {
     name: string,
     options: RegistryDeleteOptions = {},
   ): Promise<{ object: KubeObject; deleted: boolean }> {
-    return (await this.#store(resource)).delete(namespace, name, options);
+    await this.#ready;
+    return this.#store(resource).delete(namespace, name, options);
   }
 
   async deleteCollection(
@@ -202,8 +209,10 @@ export class Registry {
       fieldSelector?: string | undefined;
     } = {},
   ): Promise<ObjectList> {
-    const store = await this.#store(resource);
-    return store.deleteCollection(namespace, options, (ns, name) => this.delete(resource, ns, name, options));
+    await this.#ready;
+    return this.#store(resource).deleteCollection(namespace, options, (ns, name) =>
+      this.delete(resource, ns, name, options),
+    );
   }
 
   /** `POST pods/{name}/binding`: assigns the pod to the Binding's node in one write. */
@@ -223,11 +232,13 @@ export class Registry {
     body: unknown,
     options: DryRunOption = {},
   ): Promise<void> {
-    return (await this.#store(resource)).createSubresource(namespace, name, subresource, body, options);
+    await this.#ready;
+    return this.#store(resource).createSubresource(namespace, name, subresource, body, options);
   }
 
   async getScale(resource: ResourceDescriptor, namespace: string | undefined, name: string): Promise<Scale> {
-    return (await this.#store(resource)).getScale(namespace, name);
+    await this.#ready;
+    return this.#store(resource).getScale(namespace, name);
   }
 
   async updateScale(
@@ -237,12 +248,12 @@ export class Registry {
     body: unknown,
     options: DryRunOption = {},
   ): Promise<Scale> {
-    return (await this.#store(resource)).updateScale(namespace, name, body, options);
+    await this.#ready;
+    return this.#store(resource).updateScale(namespace, name, body, options);
   }
 
-  /** The store of a served kind, once the initial namespaces are in; 404 for a kind not served. */
-  async #store(resource: ResourceDescriptor): Promise<Store> {
-    await this.#ready;
+  /** The store of a served kind; 404 for a kind not served. Callers wait for `#ready` first. */
+  #store(resource: ResourceDescriptor): Store {
     const definition = this.#definitions.get(resource);
     if (definition === undefined)
       throw new StatusError({
