@@ -1,4 +1,5 @@
 import { parseArgs } from "node:util";
+import { errorMessage } from "@reconcile/api";
 import { createHttpClient } from "@reconcile/client";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { ControllerManager, LeaderElectionLostError } from "./controller-manager.js";
@@ -46,7 +47,7 @@ export function parseControllerManagerFlags(argv: readonly string[]): Controller
   try {
     parsed = parse(argv);
   } catch (error) {
-    throw new FlagError(error instanceof Error ? error.message : String(error));
+    throw new FlagError(errorMessage(error));
   }
   const { values, positionals } = parsed;
   if (positionals.length > 0) {
@@ -123,7 +124,7 @@ export async function runControllerManagerCommand(
       registry,
     });
   } catch (error) {
-    write(`Error: ${error instanceof Error ? error.message : String(error)}\n`);
+    write(`Error: ${errorMessage(error)}\n`);
     return 1;
   }
   collectDefaultMetrics({ register: registry });

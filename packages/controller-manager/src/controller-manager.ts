@@ -215,7 +215,7 @@ export class ControllerManager {
       });
       this.#elector = elector;
       try {
-        await elector.run(signal);
+        await elector.run({ signal });
       } finally {
         await eventRecorder.flush();
       }

@@ -87,7 +87,7 @@ export const endpointSliceControllerDescriptor: ControllerDescriptor = {
         metricsProvider: context.queueMetricsProvider,
         rateLimiter: new MaxOfRateLimiter({
           limiters: [
-            new ItemExponentialFailureRateLimiter({ baseDelay: 1_000, maxDelay: 1_000_000 }),
+            new ItemExponentialFailureRateLimiter({ baseDelayMs: 1_000, maxDelayMs: 1_000_000 }),
             new BucketRateLimiter({ qps: 10, burst: 100, clock: context.clock }),
           ],
         }),
@@ -167,7 +167,7 @@ export const namespaceControllerDescriptor: ControllerDescriptor = {
         name: "namespace",
         clock: context.clock,
         metricsProvider: context.queueMetricsProvider,
-        rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelay: 5, maxDelay: 60_000 }),
+        rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 5, maxDelayMs: 60_000 }),
       }),
     }),
 };
