@@ -116,7 +116,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     tasks.push(done);
     return simulator;
   });
-  tasks.push(podInformer.run(abort.signal));
+  tasks.push(podInformer.run({ signal: abort.signal }));
 
   const controllerManagers = Array.from({ length: options.controllerManagers ?? 1 }, (_, i) => {
     const identity = `kube-controller-manager-${i + 1}`;
@@ -159,7 +159,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
           },
           onStoppedLeading: () => {},
         },
-      }).run(signal);
+      }).run({ signal });
     return component(identity, abort.signal, tasks, run, () => leading);
   });
 

@@ -10,7 +10,7 @@ const log = (message: string) => console.log(`${at()}  ${message}`);
 
 export async function runWorkqueueDemo(): Promise<boolean> {
   const queue = new RateLimitingQueue<string>({
-    rateLimiter: new ItemExponentialFailureRateLimiter<string>({ baseDelay: 50, maxDelay: 1_000 }),
+    rateLimiter: new ItemExponentialFailureRateLimiter<string>({ baseDelayMs: 50, maxDelayMs: 1_000 }),
   });
   const syncs = new Map<string, number>();
   const retryDelays: number[] = [];
