@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prometheusApiServerMetrics } from "@reconcile/controller-manager";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Cluster, newApiServer, startCluster } from "./cluster.js";
+import { type Cluster, fastNodeLifecycle, newApiServer, startCluster } from "./cluster.js";
 
 interface Result {
   code: number;
@@ -22,18 +22,7 @@ let managerUrl: string;
 
 beforeAll(async () => {
   const api = newApiServer();
-  // A lost node is noticed in seconds: upstream's node lifecycle timings divided by ten.
-  cluster = startCluster(api, {
-    nodes: 3,
-    nodeLifecycle: {
-      leaseDurationSeconds: 4,
-      settings: {
-        nodeMonitorPeriodMs: 500,
-        nodeMonitorGracePeriodMs: 5_000,
-        nodeStartupGracePeriodMs: 6_000,
-      },
-    },
-  });
+  cluster = startCluster(api, { nodes: 3, nodeLifecycle: fastNodeLifecycle });
   const listening = await api.listen({
     port: 0,
     kubeletConnection: cluster.kubeletConnection(),

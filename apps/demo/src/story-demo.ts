@@ -24,7 +24,7 @@ import type { Client } from "@reconcile/client";
 import { endpointSlices, endpointsResource } from "@reconcile/endpoints";
 import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { type Cluster, newApiServer, startCluster } from "./cluster.js";
+import { type Cluster, fastNodeLifecycle, newApiServer, startCluster } from "./cluster.js";
 import { LiveView, type View } from "./live-view.js";
 
 const namespace = "default";
@@ -50,19 +50,7 @@ export interface Step {
 
 export async function runStoryDemo(): Promise<boolean> {
   const server = newApiServer();
-  // A node is lost in seconds rather than minutes: upstream's timings divided by ten (4 s node
-  // Lease renewed every second, 0.5 s monitor period, 5 s grace period).
-  const cluster = startCluster(server, {
-    nodes: 3,
-    nodeLifecycle: {
-      leaseDurationSeconds: 4,
-      settings: {
-        nodeMonitorPeriodMs: 500,
-        nodeMonitorGracePeriodMs: 5_000,
-        nodeStartupGracePeriodMs: 6_000,
-      },
-    },
-  });
+  const cluster = startCluster(server, { nodes: 3, nodeLifecycle: fastNodeLifecycle });
   let deletedPod = "";
   const lostNode = "node-3";
   const steps: Step[] = [
