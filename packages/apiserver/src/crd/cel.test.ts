@@ -316,6 +316,16 @@ describe("Kubernetes CEL libraries", () => {
     expect(ruleErrors([{ rule }], { empty: [] })).toEqual([]);
   });
 
+  it("accepts a rule whose result type depends on the data, and checks it when it runs", () => {
+    const errors = new SchemaErrors();
+    compileRules(
+      { type: "object", "x-kubernetes-validations": [{ rule: "self.flags.min()" }] },
+      errors,
+      "root",
+    );
+    expect(errors.list).toEqual([]);
+  });
+
   it("reports library errors at the rule's node", () => {
     expect(
       ruleErrors(

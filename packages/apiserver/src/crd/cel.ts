@@ -66,7 +66,7 @@ export function compileRules(
     const compiled = compile(rule.rule);
     if (compiled instanceof Error) {
       errors.invalid(`${at}.rule`, rule, `compilation failed: ERROR: ${firstLine(compiled.message)}`);
-    } else if (compiled.type !== "bool" && compiled.type !== "dyn") {
+    } else if (compiled.type !== "bool" && !isDynamic(compiled.type)) {
       errors.invalid(`${at}.rule`, rule, "cel expression must evaluate to a bool");
     } else {
       const cost = estimateCost(compiled.ast, schema) * cardinality;
@@ -95,7 +95,7 @@ export function compileRules(
           rule.messageExpression,
           `messageExpression compilation failed: ERROR: ${firstLine(message.message)}`,
         );
-      } else if (message.type !== "string" && message.type !== "dyn") {
+      } else if (message.type !== "string" && !isDynamic(message.type)) {
         errors.invalid(
           `${at}.messageExpression`,
           rule.messageExpression,
@@ -408,6 +408,14 @@ export function escapeProperty(name: string): string | undefined {
     .replaceAll(".", "__dot__")
     .replaceAll("-", "__dash__")
     .replaceAll("/", "__slash__");
+}
+
+/**
+ * Whether a checked type is only known at run time: `dyn`, or a generic parameter left unbound because the
+ * receiver is `dyn` (`self.flags.min()` checks as `A`).
+ */
+function isDynamic(type: string): boolean {
+  return type === "dyn" || /^[A-Z]$/.test(type);
 }
 
 function optional(value: unknown): Optional<unknown> {
