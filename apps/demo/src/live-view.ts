@@ -22,19 +22,23 @@ export interface View {
   now: number;
 }
 
-export class LiveView {
+/**
+ * A table redrawn in place on a terminal as the cluster changes; elsewhere (a pipe, CI) only each
+ * step's final table is written, so the log stays readable.
+ */
+export class Screen<V> {
   heading = "";
-  readonly #title: string;
+  readonly #render: (heading: string, view: V) => string[];
   #lines: string[] = [];
   #drawnLines = 0;
   readonly #tty = process.stdout.isTTY === true;
 
-  constructor(title: string) {
-    this.#title = title;
+  constructor(render: (heading: string, view: V) => string[]) {
+    this.#render = render;
   }
 
-  draw(view: View): void {
-    this.#lines = render(this.#title, this.heading, view);
+  draw(view: V): void {
+    this.#lines = this.#render(this.heading, view);
     if (!this.#tty) return;
     if (this.#drawnLines > 0) process.stdout.write(`\x1b[${this.#drawnLines}A\x1b[J`);
     process.stdout.write(`${this.#lines.join("\n")}\n`);
@@ -46,6 +50,13 @@ export class LiveView {
     if (!this.#tty) process.stdout.write(`${this.#lines.join("\n")}\n`);
     process.stdout.write("\n");
     this.#drawnLines = 0;
+  }
+}
+
+/** The story's screen: nodes, leaders, Deployments, ReplicaSets, pods and endpoints under a title. */
+export class LiveView extends Screen<View> {
+  constructor(title: string) {
+    super((heading, view) => render(title, heading, view));
   }
 }
 

@@ -8,6 +8,7 @@
 import { isPodActive, isPodReady, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { newApiServer, startCluster } from "./cluster.js";
+import { Screen } from "./live-view.js";
 
 const namespace = "default";
 const rsName = "web";
@@ -65,7 +66,7 @@ export async function runReplicaSetDemo(): Promise<boolean> {
     },
   ];
 
-  const screen = new Screen();
+  const screen = new Screen<ClusterView>(render);
   const results: { title: string; ok: boolean; ms: number }[] = [];
   try {
     await controlPlane.synced;
@@ -139,29 +140,7 @@ function settled(view: ClusterView, replicas: number): boolean {
   );
 }
 
-/** Redraws the current table in place on a terminal; prints one final table per step otherwise. */
-class Screen {
-  heading = "";
-  #lines: string[] = [];
-  #drawnLines = 0;
-  readonly #tty = process.stdout.isTTY === true;
-
-  draw(view: ClusterView): void {
-    this.#lines = render(this.heading, view);
-    if (!this.#tty) return;
-    if (this.#drawnLines > 0) process.stdout.write(`\x1b[${this.#drawnLines}A\x1b[J`);
-    process.stdout.write(this.#lines.join("\n") + "\n");
-    this.#drawnLines = this.#lines.length;
-  }
-
-  /** Leaves the step's final table on screen and starts a new one below it. */
-  commit(): void {
-    if (!this.#tty) process.stdout.write(this.#lines.join("\n") + "\n");
-    process.stdout.write("\n");
-    this.#drawnLines = 0;
-  }
-}
-
+/** The ReplicaSet and its pods under the step's heading. */
 function render(heading: string, view: ClusterView): string[] {
   const { rs } = view;
   const lines = [heading, ""];
