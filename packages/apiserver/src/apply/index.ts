@@ -31,6 +31,7 @@ export {
   type UpdateOptions,
   validateFieldManager,
 } from "./managed-fields.js";
+export { merge } from "./merge.js";
 export {
   builtinTypes,
   type OpenAPISchema,
@@ -40,4 +41,4 @@ export {
   typeFor,
   typeFromOpenAPI,
 } from "./schema.js";
-export { type Comparison, compare, merge, removeFields, TypedValueError, toFieldSet } from "./typed.js";
+export { type Comparison, compare, removeFields, TypedValueError, toFieldSet } from "./typed.js";

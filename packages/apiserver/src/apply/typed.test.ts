@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { FieldSet } from "./fieldpath.js";
+import { merge } from "./merge.js";
 import { atomicList, keyedList, mapOf, scalar, setList, struct, typeFromOpenAPI } from "./schema.js";
-import { compare, merge, removeFields, TypedValueError, toFieldSet } from "./typed.js";
+import { compare, removeFields, TypedValueError, toFieldSet } from "./typed.js";
 
 const set = struct({ list: setList });
 const keyed = struct({ list: keyedList(["name"], struct({})) });

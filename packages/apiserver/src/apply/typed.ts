@@ -1,13 +1,4 @@
-import { copyJson } from "../json.js";
-import {
-  compareElements,
-  FieldSet,
-  fieldElement,
-  pathString,
-  type Scalar,
-  valueElement,
-} from "./fieldpath.js";
-import { quoteElement, quoteField } from "./fields-v1.js";
+import { FieldSet, fieldElement, pathString, type Scalar, valueElement } from "./fieldpath.js";
 import { childType, fieldType, resolve, type TypeNode } from "./schema.js";
 
 /** A value that does not fit its type, e.g. duplicate items in an applied keyed list. */
@@ -46,106 +37,6 @@ export function compare(before: unknown, after: unknown, type: TypeNode): Compar
   result.modified.compact();
   result.removed.compact();
   return result;
-}
-
-/**
- * Merges an applied configuration into the live object (structured-merge-diff's
- * `Merge`): scalars and atomic values are replaced, granular maps and structs
- * united, associative lists merged item by item, keeping the configuration's
- * order for the items it names. Returns a new value; neither input changes.
- */
-export function merge(live: unknown, config: unknown, type: TypeNode): unknown {
-  if (config === undefined) return live;
-  if (live === undefined) return copyJson(config);
-  const t = resolve(type, config);
-  if (config === null) return isGranular(t) ? live : null;
-  if (bothEmpty(live, config)) return copyJson(config);
-  switch (t.kind) {
-    case "struct":
-    case "map": {
-      if (t.atomic || !isObject(live) || !isObject(config)) return copyJson(config);
-      const out: Record<string, unknown> = { ...live };
-      for (const [name, value] of Object.entries(config)) {
-        const merged = merge(live[name], value, childType(t, name));
-        // A null decodes to an absent field in kube-apiserver's typed objects.
-        if (merged === null) delete out[name];
-        else out[name] = merged;
-      }
-      return out;
-    }
-    case "list": {
-      if (t.listType === "atomic" || !Array.isArray(live) || !Array.isArray(config)) return copyJson(config);
-      const itemType = t.listType === "map" ? t.items : { kind: "scalar" as const };
-      return mergeListItems(live, config, itemIdentity(t), itemType);
-    }
-    default:
-      return copyJson(config);
-  }
-}
-
-/**
- * The order of a merged associative list, as structured-merge-diff's list merge
- * walks both lists at once: items the configuration names follow its order;
- * a live-only item stays where it was relative to the shared items around it,
- * so it is emitted as soon as the walk over the live list reaches it.
- */
-function mergeListItems(
-  live: unknown[],
-  config: unknown[],
-  identify: (item: unknown) => string,
-  itemType: TypeNode,
-): unknown[] {
-  const liveKeys = live.map(identify);
-  const configKeys = config.map(identify);
-  const liveByKey = new Map<string, unknown>();
-  for (const [index, key] of liveKeys.entries()) liveByKey.set(key, live[index]);
-  const configByKey = new Map<string, unknown>();
-  for (const [index, key] of configKeys.entries()) configByKey.set(key, config[index]);
-  const shared = configKeys.filter((key) => liveByKey.has(key));
-  let nextShared = 0;
-  const done = new Set<string>();
-  const out: unknown[] = [];
-  const takeConfig = (index: number) => {
-    const key = configKeys[index]!;
-    done.add(key);
-    out.push(merge(liveByKey.get(key), configByKey.get(key), itemType));
-    if (shared[nextShared] === key) nextShared++;
-  };
-  let l = 0;
-  let c = 0;
-  while (l < live.length || c < config.length) {
-    if (l < live.length && c < config.length) {
-      const key = liveKeys[l]!;
-      if (key === configKeys[c]) {
-        takeConfig(c);
-        l++;
-        c++;
-        continue;
-      }
-      // A shared item the configuration wants later: it is emitted when the configuration gets there.
-      if (configByKey.has(key) && nextShared < shared.length && shared[nextShared] !== key) {
-        l++;
-        continue;
-      }
-    }
-    if (l < live.length) {
-      const key = liveKeys[l]!;
-      if (!configByKey.has(key)) {
-        out.push(live[l]);
-        l++;
-        continue;
-      }
-      if (done.has(key)) {
-        l++;
-        continue;
-      }
-    }
-    if (c < config.length) {
-      takeConfig(c);
-      c++;
-    }
-  }
-  return out;
 }
 
 /**
@@ -318,58 +209,6 @@ function added(value: unknown, type: TypeNode, set: FieldSet, path: string[], li
   }
 }
 
-/**
- * `added(value, …)` serialized as FieldsV1 without building the set: the
- * JSON text of the subtree, or undefined when it holds no member. A keyed
- * list with two items of one key throws {@link DuplicateItems} (the set would
- * unite them; callers take the general path then).
- */
-export function addedFieldsV1Text(value: unknown, type: TypeNode, listItem: boolean): string | undefined {
-  const t = resolve(type, value);
-  const member = listItem || !("zero" in t && t.zero === true);
-  let body = "";
-  if (value !== null && !isEmptyContainer(value)) {
-    if (t.kind === "list" && t.listType !== "atomic" && Array.isArray(value)) {
-      const identify = itemIdentity(t);
-      const itemType = t.listType === "map" ? t.items : scalarType;
-      const items = value.map((item) => [identify(item), item] as const);
-      items.sort((a, b) => compareElements(a[0], b[0]));
-      for (let i = 0; i < items.length; i++) {
-        const [element, item] = items[i]!;
-        if (i > 0 && items[i - 1]![0] === element) throw new DuplicateItems();
-        body += `,${quoteElement(element)}:${addedFieldsV1Text(item, itemType, true)}`;
-      }
-    } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value)) {
-      body = addedFieldsText(value, t, undefined);
-    }
-  }
-  if (body === "") return member ? "{}" : undefined;
-  return member ? `{".":{}${body}}` : `{${body.slice(1)}}`;
-}
-
-/**
- * The children of a granular struct or map as {@link addedFieldsV1Text} writes
- * them (each preceded by a comma), in FieldsV1 order, leaving out `skip`.
- */
-export function addedFieldsText(
-  value: Record<string, unknown>,
-  type: TypeNode,
-  skip: ReadonlySet<string> | undefined,
-): string {
-  let body = "";
-  for (const name of Object.keys(value).sort()) {
-    if (skip?.has(name)) continue;
-    const text = addedFieldsV1Text(value[name], childType(type, name), false);
-    if (text !== undefined) body += `,${quoteField(name)}:${text}`;
-  }
-  return body;
-}
-
-/** Two items of a keyed list with the same key, met while serializing. */
-export class DuplicateItems extends Error {}
-
-const scalarType: TypeNode = { kind: "scalar" };
-
 /** Every node of a subtree, as members (for removals: owners lose all of it). */
 function everything(value: unknown, type: TypeNode, set: FieldSet, path: string[]): void {
   const t = resolve(type, value);
@@ -394,7 +233,7 @@ function everything(value: unknown, type: TypeNode, set: FieldSet, path: string[
 type ListType = Extract<TypeNode, { kind: "list" }>;
 
 /** A function naming a list item by its element key (`k:` or `v:`); cached per list type. */
-function itemIdentity(t: ListType): (item: unknown) => string {
+export function itemIdentity(t: ListType): (item: unknown) => string {
   let identify = identities.get(t);
   if (identify === undefined) {
     identify = t.listType === "map" ? keyIdentity(t) : valueIdentity;
@@ -431,15 +270,15 @@ function keyIdentity(t: Extract<ListType, { listType: "map" }>): (item: unknown)
   };
 }
 
-function isGranular(t: TypeNode): boolean {
+export function isGranular(t: TypeNode): boolean {
   return (t.kind === "struct" || t.kind === "map") && !t.atomic;
 }
 
-function bothEmpty(a: unknown, b: unknown): boolean {
+export function bothEmpty(a: unknown, b: unknown): boolean {
   return isEmptyContainer(a) && isEmptyContainer(b);
 }
 
-function isEmptyContainer(value: unknown): boolean {
+export function isEmptyContainer(value: unknown): boolean {
   if (Array.isArray(value)) return value.length === 0;
   if (!isObject(value)) return false;
   for (const _ in value) return false;
