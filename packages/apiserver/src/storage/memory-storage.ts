@@ -1,8 +1,24 @@
 import type { KubeObject } from "@reconcile/api";
-import type { Clock, TimerHandle } from "@reconcile/clock";
+import type { Clock } from "@reconcile/clock";
 import { realClock } from "@reconcile/clock";
-import { objectJsonLength } from "../json.js";
 import { defaultMaxObjectBytes } from "../limits.js";
+import {
+  type Bucket,
+  bucketFor,
+  type Change,
+  compareKeys,
+  type Entry,
+  eventFor,
+  lookupFor,
+  lowerBound,
+  type MemoryStorageOptions,
+  measureObject,
+  positiveInteger,
+  setResourceVersion,
+  sortedKeysUnder,
+  type Watch,
+  withResourceVersion,
+} from "./memory-entries.js";
 import { RingBuffer } from "./ring-buffer.js";
 import {
   type Storage,
@@ -16,71 +32,7 @@ import {
 } from "./storage.js";
 import { WatchChannel } from "./watch-channel.js";
 
-export interface MemoryStorageOptions {
-  /** Source of time for bookmark intervals. Default: `realClock`. */
-  clock?: Clock | undefined;
-  /** How many changes the history keeps for watches and continue tokens. Default: 10,000. */
-  historySize?: number | undefined;
-  /**
-   * The memory budget of the history, in bytes of JSON of the objects it
-   * holds: the oldest changes leave it once it holds more (the newest always
-   * stays), and a watcher with unread events that left it is closed with an
-   * ERROR `Expired` event. Default: 128 MiB.
-   */
-  historyBytes?: number | undefined;
-  /**
-   * The largest object stored, in bytes of JSON; a larger one is refused with
-   * `ObjectTooLarge` (etcd's request limit). Default: 1.5 MiB.
-   */
-  maxObjectBytes?: number | undefined;
-  /**
-   * How many live events one watcher may have unread before it is closed
-   * (it then resumes from the last revision it read). Default: 10,000.
-   */
-  watchBufferSize?: number | undefined;
-}
-
-/** One change, as the history keeps it: enough to replay it and to undo it. */
-interface Change {
-  type: "ADDED" | "MODIFIED" | "DELETED";
-  key: string;
-  revision: number;
-  object: KubeObject;
-  /** The state before the change (MODIFIED and DELETED). */
-  previous: KubeObject | undefined;
-  /** The size of `object` in bytes of JSON (for DELETED, of the object deleted). */
-  objectBytes: number;
-  /**
-   * What the history holds through this change, in bytes of JSON: the object
-   * written (not for DELETED, whose object is the one deleted), and the state
-   * it replaced unless an earlier change in the history holds that already.
-   */
-  bytes: number;
-  /** The next change of the same key, once there is one: it holds this change's object as `previous`. */
-  next: Change | undefined;
-}
-
-interface Entry {
-  object: KubeObject;
-  revision: number;
-  /** The object's size in bytes of JSON. */
-  bytes: number;
-}
-
-/** The keys of one resource (all keys sharing their first two path segments), kept sortable. */
-interface Bucket {
-  entries: Map<string, Entry>;
-  sortedKeys: string[] | undefined;
-}
-
-interface Watch {
-  prefix: string;
-  /** Changes at or below this revision are not sent (they were replayed, or predate the start). */
-  after: number;
-  predicate: ((object: KubeObject) => boolean) | undefined;
-  channel: WatchChannel;
-  bookmarkTimer: TimerHandle | undefined;
-}
+export type { MemoryStorageOptions };
 
 /** The default memory budget of the history, in bytes of JSON. */
 export const defaultHistoryBytes = 128 * 1024 * 1024;
@@ -150,11 +102,11 @@ export class MemoryStorage implements Storage {
   }
 
   async create(key: string, object: KubeObject): Promise<KubeObject> {
-    const bucket = this.#bucketFor(key, true)!;
+    const bucket = bucketFor(this.#buckets, key, true)!;
     if (bucket.entries.has(key)) throw new StorageError("KeyExists", key, `key ${key} already exists`);
     const revision = this.#revision + 1;
     setResourceVersion(object, revision);
-    const bytes = this.#measure(key, object);
+    const bytes = measureObject(this.#maxObjectBytes, key, object);
     this.#revision = revision;
     bucket.entries.set(key, { object, revision, bytes });
     bucket.sortedKeys = undefined;
@@ -172,14 +124,14 @@ export class MemoryStorage implements Storage {
   }
 
   async get(key: string): Promise<KubeObject | undefined> {
-    return this.#bucketFor(key, false)?.entries.get(key)?.object;
+    return bucketFor(this.#buckets, key, false)?.entries.get(key)?.object;
   }
 
   async update(key: string, object: KubeObject, expectedRevision?: number): Promise<KubeObject> {
     const { bucket, entry } = this.#existing(key, expectedRevision);
     const revision = this.#revision + 1;
     setResourceVersion(object, revision);
-    const bytes = this.#measure(key, object);
+    const bytes = measureObject(this.#maxObjectBytes, key, object);
     this.#revision = revision;
     bucket.entries.set(key, { object, revision, bytes });
     this.#record({
@@ -214,32 +166,9 @@ export class MemoryStorage implements Storage {
     return last;
   }
 
-  /**
-   * The size of `object` in bytes of JSON (in UTF-16 code units when a third
-   * of the limit or less, as the history's budget needs no more precision);
-   * larger than `maxObjectBytes` is refused, as etcd refuses the request.
-   */
-  #measure(key: string, object: KubeObject): number {
-    // A UTF-16 code unit is at most 3 bytes of UTF-8: count them exactly only when that could pass the limit.
-    const length = objectJsonLength(object);
-    let bytes: number;
-    if (length !== undefined && length * 3 <= this.#maxObjectBytes) bytes = length;
-    else {
-      const text = JSON.stringify(object);
-      bytes = text.length * 3 <= this.#maxObjectBytes ? text.length : Buffer.byteLength(text);
-    }
-    if (bytes > this.#maxObjectBytes)
-      throw new StorageError(
-        "ObjectTooLarge",
-        key,
-        `the object is ${bytes} bytes of JSON; limit is ${this.#maxObjectBytes}`,
-      );
-    return bytes;
-  }
-
   /** The stored entry of `key` and its bucket, for a write that requires it to exist at `expectedRevision`. */
   #existing(key: string, expectedRevision: number | undefined): { bucket: Bucket; entry: Entry } {
-    const bucket = this.#bucketFor(key, false);
+    const bucket = bucketFor(this.#buckets, key, false);
     const entry = bucket?.entries.get(key);
     if (bucket === undefined || entry === undefined)
       throw new StorageError("KeyNotFound", key, `key ${key} not found`);
@@ -267,8 +196,8 @@ export class MemoryStorage implements Storage {
       );
     }
     if (revision === undefined || revision === current) {
-      keys = this.#sortedKeysUnder(prefix);
-      const lookup = this.#lookupFor(prefix);
+      keys = sortedKeysUnder(this.#buckets, prefix);
+      const lookup = lookupFor(this.#buckets, prefix);
       objectAt = (index) => lookup(keys[index]!);
     } else {
       const snapshot = this.#snapshot(prefix, revision);
@@ -362,8 +291,8 @@ export class MemoryStorage implements Storage {
   }
 
   #initialState(prefix: string, predicate: ((o: KubeObject) => boolean) | undefined): StorageEvent[] {
-    const keys = this.#sortedKeysUnder(prefix);
-    const lookup = this.#lookupFor(prefix);
+    const keys = sortedKeysUnder(this.#buckets, prefix);
+    const lookup = lookupFor(this.#buckets, prefix);
     const revision = this.#revision;
     const events: StorageEvent[] = [];
     for (const key of keys) {
@@ -435,8 +364,8 @@ export class MemoryStorage implements Storage {
     const cached = this.#snapshotCache;
     if (cached !== undefined && cached.prefix === prefix && cached.revision === revision) return cached;
     const state = new Map<string, KubeObject>();
-    const keys = this.#sortedKeysUnder(prefix);
-    const lookup = this.#lookupFor(prefix);
+    const keys = sortedKeysUnder(this.#buckets, prefix);
+    const lookup = lookupFor(this.#buckets, prefix);
     for (const key of keys) state.set(key, lookup(key));
     for (let i = this.#history.length - 1; i >= 0; i--) {
       const change = this.#history.at(i)!;
@@ -455,106 +384,4 @@ export class MemoryStorage implements Storage {
     this.#snapshotCache = snapshot;
     return snapshot;
   }
-
-  /** Every stored key under `prefix`, sorted. */
-  #sortedKeysUnder(prefix: string): string[] {
-    const bucketName = bucketOf(prefix);
-    const bucket = bucketName.length <= prefix.length ? this.#buckets.get(bucketName) : undefined;
-    if (bucket !== undefined) return keysWithPrefix(sortedKeysOf(bucket), prefix);
-    // A prefix shorter than one resource (for example "/"): every bucket under it.
-    const keys: string[] = [];
-    for (const name of [...this.#buckets.keys()].sort(compareKeys)) {
-      if (name.startsWith(prefix)) keys.push(...sortedKeysOf(this.#buckets.get(name)!));
-    }
-    return keys;
-  }
-
-  /** Reads stored objects by key; bound to one bucket when the prefix lies inside one. */
-  #lookupFor(prefix: string): (key: string) => KubeObject {
-    const name = bucketOf(prefix);
-    const bucket = name.length <= prefix.length ? this.#buckets.get(name) : undefined;
-    if (bucket !== undefined) return (key) => bucket.entries.get(key)!.object;
-    return (key) => this.#bucketFor(key, false)!.entries.get(key)!.object;
-  }
-
-  #bucketFor(key: string, create: boolean): Bucket | undefined {
-    const name = bucketOf(key);
-    let bucket = this.#buckets.get(name);
-    if (bucket === undefined && create) {
-      bucket = { entries: new Map(), sortedKeys: undefined };
-      this.#buckets.set(name, bucket);
-    }
-    return bucket;
-  }
-}
-
-/** The watch event a change becomes for a watcher with `predicate` (kube-apiserver's cacheWatcher rules). */
-function eventFor(
-  change: Change,
-  predicate: ((o: KubeObject) => boolean) | undefined,
-): StorageEvent | undefined {
-  const { type, object, revision, previous } = change;
-  if (predicate === undefined) return { type, object, revision };
-  if (type === "ADDED") return predicate(object) ? { type, object, revision } : undefined;
-  if (type === "DELETED") return predicate(previous!) ? { type, object, revision } : undefined;
-  const matches = predicate(object);
-  const matched = predicate(previous!);
-  if (matches && matched) return { type: "MODIFIED", object, revision };
-  if (matches) return { type: "ADDED", object, revision };
-  // It stopped matching: the watcher sees it leave, in its last matching state at this revision.
-  if (matched) return { type: "DELETED", object: withResourceVersion(previous!, revision), revision };
-  return undefined;
-}
-
-function setResourceVersion(object: KubeObject, revision: number): void {
-  const meta = (object.metadata ??= {}) as { resourceVersion?: string };
-  meta.resourceVersion = String(revision);
-}
-
-function withResourceVersion(object: KubeObject, revision: number): KubeObject {
-  return { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
-}
-
-/** `/group/resource/`: the first two path segments, where one resource's keys live. */
-function bucketOf(key: string): string {
-  let slashes = 0;
-  for (let i = 0; i < key.length; i++) {
-    if (key.charCodeAt(i) === 47 && ++slashes === 3) return key.slice(0, i + 1);
-  }
-  return key.slice(0, key.lastIndexOf("/") + 1);
-}
-
-function sortedKeysOf(bucket: Bucket): string[] {
-  bucket.sortedKeys ??= [...bucket.entries.keys()].sort(compareKeys);
-  return bucket.sortedKeys;
-}
-
-function keysWithPrefix(sorted: string[], prefix: string): string[] {
-  const start = lowerBound(sorted, prefix);
-  // Keys are ASCII paths, so every key under the prefix sorts before prefix + U+FFFF.
-  const end = lowerBound(sorted, `${prefix}\uffff`, start);
-  return start === 0 && end === sorted.length ? sorted : sorted.slice(start, end);
-}
-
-/** Byte order, as etcd sorts keys (the default sort compares UTF-16 code units; equal for ASCII keys). */
-function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/** The index of the first key >= `key`. */
-function lowerBound(sorted: string[], key: string, from = 0): number {
-  let low = from;
-  let high = sorted.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (sorted[mid]! < key) low = mid + 1;
-    else high = mid;
-  }
-  return low;
-}
-
-function positiveInteger(name: string, value: number): number {
-  if (!Number.isInteger(value) || value < 1)
-    throw new RangeError(`${name} must be a positive integer, got ${value}`);
-  return value;
 }
