@@ -9,6 +9,8 @@ import {
   withCost,
 } from "./cel-cost.js";
 import { registerKubernetesLibraries } from "./cel-library.js";
+import { fieldPathResolves, joinFieldPath } from "./cel-paths.js";
+import { toCEL } from "./cel-values.js";
 import { type SchemaErrors, showValue } from "./errors.js";
 import {
   additionalSchema,
@@ -18,6 +20,8 @@ import {
   subtreeHas,
   type ValidationRule,
 } from "./schema.js";
+
+export { escapeProperty } from "./cel-values.js";
 
 /**
  * Evaluates the `x-kubernetes-validations` rules of a schema over an object (and its previous version on
@@ -352,65 +356,6 @@ function messageFor(
 }
 
 /**
- * A JSON value as CEL sees it under its schema: integers are CEL ints (BigInt), numbers doubles, object
- * properties renamed by the CEL escaping rules (`namespace` → `__namespace__`, `a-b` → `a__dash__b`), and a
- * resource root shows only apiVersion, kind, metadata.name and metadata.generateName.
- */
-function toCEL(value: unknown, schema: JSONSchemaProps | undefined, resource: boolean): unknown {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "number") {
-    const integer =
-      schema?.type === "integer" ||
-      (schema?.["x-kubernetes-int-or-string"] === true && Number.isInteger(value));
-    return integer ? BigInt(value) : value;
-  }
-  if (Array.isArray(value)) {
-    const items = schema ? itemSchema(schema) : undefined;
-    return value.map((item) => toCEL(item, items, items?.["x-kubernetes-embedded-resource"] === true));
-  }
-  if (!isObject(value)) return value;
-  const out: Record<string, unknown> = {};
-  const additional = schema ? additionalSchema(schema) : undefined;
-  for (const [key, child] of Object.entries(value)) {
-    if (resource && key === "metadata") {
-      if (isObject(child)) {
-        const meta: Record<string, unknown> = {};
-        if (child.name !== undefined) meta.name = child.name;
-        if (child.generateName !== undefined) meta.generateName = child.generateName;
-        out.metadata = meta;
-      }
-      continue;
-    }
-    const declared = schema?.properties?.[key];
-    if (declared) {
-      const name = escapeProperty(key);
-      if (name !== undefined)
-        out[name] = toCEL(child, declared, declared["x-kubernetes-embedded-resource"] === true);
-    } else if (additional || !schema?.properties) {
-      out[key] = toCEL(child, additional, false);
-    }
-  }
-  return out;
-}
-
-const celKeywords = new Set(
-  "true false null in as break const continue else for function if import let loop package namespace return var void while".split(
-    " ",
-  ),
-);
-
-/** apiserver's CEL property-name escaping; undefined for names CEL cannot reach. */
-export function escapeProperty(name: string): string | undefined {
-  if (celKeywords.has(name)) return `__${name}__`;
-  if (!/^[A-Za-z_][A-Za-z0-9_.\-/]*$/.test(name)) return undefined;
-  return name
-    .replaceAll("__", "__underscores__")
-    .replaceAll(".", "__dot__")
-    .replaceAll("-", "__dash__")
-    .replaceAll("/", "__slash__");
-}
-
-/**
  * Whether a checked type is only known at run time: `dyn`, or a generic parameter left unbound because the
  * receiver is `dyn` (`self.flags.min()` checks as `A`).
  */
@@ -433,31 +378,6 @@ function sameKeys(a: unknown, b: unknown, keys: readonly string[]): boolean {
 /** The value a CEL error shows: the node's schema type, `""` for int-or-string. */
 function schemaTypeName(schema: JSONSchemaProps): string {
   return schema["x-kubernetes-int-or-string"] ? "" : (schema.type ?? "");
-}
-
-/**
- * Whether a rule's fieldPath is `.name` / `['name']` steps that each name a property the schema declares (or
- * any key under additionalProperties), as upstream's ValidFieldPath requires; list indices are not allowed.
- */
-function fieldPathResolves(schema: JSONSchemaProps, fieldPath: string): boolean {
-  if (!/^(\.[A-Za-z_][\w-]*|\['[^']+'\])+$/.test(fieldPath)) return false;
-  let node: JSONSchemaProps | undefined = schema;
-  for (const match of fieldPath.matchAll(/\.([^.[]+)|\['([^']+)'\]/g)) {
-    const name = match[1] ?? match[2] ?? "";
-    node = node?.properties?.[name] ?? additionalSchema(node ?? {});
-    if (!node) return false;
-  }
-  return true;
-}
-
-/** `.spec.x` or `['a.b']` relative to the node path, rendered as field.Path renders it. */
-function joinFieldPath(path: string, fieldPath: string): string {
-  let out = path;
-  for (const match of fieldPath.matchAll(/\.([^.[]+)|\['([^']+)'\]/g)) {
-    const name = match[1] ?? match[2] ?? "";
-    out = out === "" ? name : `${out}.${name}`;
-  }
-  return out;
 }
 
 function firstLine(text: string): string {

@@ -1,0 +1,60 @@
+import { additionalSchema, isObject, itemSchema, type JSONSchemaProps } from "./schema.js";
+
+/**
+ * A JSON value as CEL sees it under its schema: integers are CEL ints (BigInt), numbers doubles, object
+ * properties renamed by the CEL escaping rules (`namespace` → `__namespace__`, `a-b` → `a__dash__b`), and a
+ * resource root shows only apiVersion, kind, metadata.name and metadata.generateName.
+ */
+export function toCEL(value: unknown, schema: JSONSchemaProps | undefined, resource: boolean): unknown {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "number") {
+    const integer =
+      schema?.type === "integer" ||
+      (schema?.["x-kubernetes-int-or-string"] === true && Number.isInteger(value));
+    return integer ? BigInt(value) : value;
+  }
+  if (Array.isArray(value)) {
+    const items = schema ? itemSchema(schema) : undefined;
+    return value.map((item) => toCEL(item, items, items?.["x-kubernetes-embedded-resource"] === true));
+  }
+  if (!isObject(value)) return value;
+  const out: Record<string, unknown> = {};
+  const additional = schema ? additionalSchema(schema) : undefined;
+  for (const [key, child] of Object.entries(value)) {
+    if (resource && key === "metadata") {
+      if (isObject(child)) {
+        const meta: Record<string, unknown> = {};
+        if (child.name !== undefined) meta.name = child.name;
+        if (child.generateName !== undefined) meta.generateName = child.generateName;
+        out.metadata = meta;
+      }
+      continue;
+    }
+    const declared = schema?.properties?.[key];
+    if (declared) {
+      const name = escapeProperty(key);
+      if (name !== undefined)
+        out[name] = toCEL(child, declared, declared["x-kubernetes-embedded-resource"] === true);
+    } else if (additional || !schema?.properties) {
+      out[key] = toCEL(child, additional, false);
+    }
+  }
+  return out;
+}
+
+const celKeywords = new Set(
+  "true false null in as break const continue else for function if import let loop package namespace return var void while".split(
+    " ",
+  ),
+);
+
+/** apiserver's CEL property-name escaping; undefined for names CEL cannot reach. */
+export function escapeProperty(name: string): string | undefined {
+  if (celKeywords.has(name)) return `__${name}__`;
+  if (!/^[A-Za-z_][A-Za-z0-9_.\-/]*$/.test(name)) return undefined;
+  return name
+    .replaceAll("__", "__underscores__")
+    .replaceAll(".", "__dot__")
+    .replaceAll("-", "__dash__")
+    .replaceAll("/", "__slash__");
+}
