@@ -997,7 +997,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       clock: this.#clock,
     });
     informer.addEventHandler(this.podHandler);
-    const run = informer.run(signal);
+    const run = informer.run({ signal });
     while (!signal.aborted && !informer.hasSynced()) {
       try {
         await this.#clock.sleep(10, { signal });

@@ -3,7 +3,7 @@
 // container (exec), an HTTP GET to it, or a pause (sleep). A failure is
 // described the way upstream words it; callers decide what it costs (a
 // postStart failure kills the container, a preStop failure is only reported).
-import type { DeepReadonly } from "@reconcile/api";
+import { type DeepReadonly, errorMessage } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { Container, LifecycleHandler, Pod } from "kubernetes-types/core/v1.js";
 import type { ContainerRuntime } from "./runtime/runtime.js";
@@ -41,7 +41,7 @@ export async function runLifecycleHandler(
       if (result.exitCode !== 0)
         error = `command '${command.join(" ")}' exited with ${result.exitCode}: ${result.stderr}`;
     } catch (caught) {
-      error = messageOf(caught);
+      error = errorMessage(caught);
     }
     if (error === undefined) return undefined;
     return `Exec lifecycle hook ([${command.join(" ")}]) ${where} failed - error: ${error}, message: ${JSON.stringify(output)}`;
@@ -61,7 +61,7 @@ export async function runLifecycleHandler(
       await whileNotAborted(request, signal);
       return undefined;
     } catch (caught) {
-      return `HTTP lifecycle hook (${httpGet.path ?? ""}) ${where} failed - error: ${messageOf(caught)}`;
+      return `HTTP lifecycle hook (${httpGet.path ?? ""}) ${where} failed - error: ${errorMessage(caught)}`;
     }
   }
   if (handler.sleep !== undefined) {
@@ -98,8 +98,4 @@ function whileNotAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): 
       signal.addEventListener("abort", () => reject(new Error("context canceled")), { once: true });
     }),
   ]);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -111,7 +111,7 @@ export class NodeSimulator {
       });
     const registration = informer.addEventHandler(this.#router());
     const tasks = this.kubelets.map((kubelet) => kubelet.run({ signal }));
-    if (ownInformer) tasks.push(informer.run(signal));
+    if (ownInformer) tasks.push(informer.run({ signal }));
     tasks.push(this.#markReadyOnSync(informer, signal));
     await Promise.allSettled(tasks);
     if (!ownInformer && !informer.isStopped()) informer.removeEventHandler(registration);

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { DeepReadonly } from "@reconcile/api";
+import { type DeepReadonly, errorMessage } from "@reconcile/api";
 import type { Pod } from "kubernetes-types/core/v1.js";
 
 /** The annotation that makes a pod a mirror pod; its value is the static pod's hash (UID). */
@@ -54,7 +54,7 @@ export function readStaticPods(
         throw new Error("spec.containers: Required value");
       pods.push(applyStaticPodDefaults(manifest, file, nodeName));
     } catch (error) {
-      errors.push({ file, message: error instanceof Error ? error.message : String(error) });
+      errors.push({ file, message: errorMessage(error) });
     }
   }
   return { pods, errors };

@@ -14,6 +14,7 @@ import {
   configMaps,
   type DeepReadonly,
   defineResource,
+  errorMessage,
   isNotFound,
   type KubeObject,
   type Pod,
@@ -222,7 +223,7 @@ export class VolumeManager {
       podRef(pod),
       "Warning",
       "FailedMount",
-      `MountVolume.SetUp failed for volume "${volume}" : ${messageOf(error)}`,
+      `MountVolume.SetUp failed for volume "${volume}" : ${errorMessage(error)}`,
     );
   }
 
@@ -341,7 +342,7 @@ export class VolumeManager {
         }
         for (const [path, data] of part ?? []) files.set(path, data);
       } catch (error) {
-        errors.push(messageOf(error));
+        errors.push(errorMessage(error));
       }
     }
     // utilerrors.NewAggregate: one error reads as itself, several as a list.
@@ -357,7 +358,7 @@ export class VolumeManager {
     try {
       claim = await this.#options.client.resource(persistentVolumeClaims, namespace).get(claimName);
     } catch (error) {
-      throw new ProcessingError(`${prefix}: failed to fetch PVC from API server: ${messageOf(error)}`);
+      throw new ProcessingError(`${prefix}: failed to fetch PVC from API server: ${errorMessage(error)}`);
     }
     if (claim.metadata?.deletionTimestamp !== undefined)
       throw new ProcessingError(`${prefix}: can't start pod because PVC is being deleted`);
@@ -520,8 +521,4 @@ function checkHostPath(filesystem: NodeFilesystem, path: string, type: string): 
 
 function encode(text: string): Uint8Array {
   return new TextEncoder().encode(text);
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -9,6 +9,7 @@ import {
   namespaces,
   type Pod,
   type ResourceDescriptor,
+  rfc3339,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
@@ -77,7 +78,7 @@ export class NamespaceController {
       new RateLimitingQueue<string>({
         name: "namespace",
         clock: this.#clock,
-        rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelay: 5, maxDelay: 60_000 }),
+        rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 5, maxDelayMs: 60_000 }),
       });
     const enqueue = (namespace: DeepReadonly<Namespace>) => {
       // Only namespaces being deleted are work, and not at once (`enqueueNamespace`).
@@ -292,7 +293,7 @@ export class NamespaceController {
         if (isNotFound(error)) return;
         throw error;
       }
-      const now = new Date(this.#clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z");
+      const now = rfc3339(this.#clock.now());
       const conditions = updater.apply(namespace.status?.conditions ?? [], now);
       if (conditions === undefined) return;
       try {

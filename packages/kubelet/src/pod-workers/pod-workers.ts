@@ -1,3 +1,4 @@
+import { errorMessage } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import { type EventRecorder, type Logger, noopEventRecorder, noopLogger } from "@reconcile/controller";
 import type { ObjectReference } from "kubernetes-types/core/v1.js";
@@ -1026,10 +1027,6 @@ function podReference(pod: ConfigPod): ObjectReference {
   if (pod.metadata?.namespace !== undefined) reference.namespace = pod.metadata.namespace;
   if (pod.metadata?.uid !== undefined) reference.uid = pod.metadata.uid;
   return reference;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function validDuration(value: number | undefined, fallback: number, name: string): number {
