@@ -1,4 +1,5 @@
 import type { Environment } from "@marcbachmann/cel-js";
+import { errorMessage } from "@reconcile/api";
 import { chargeCost } from "./cel-cost.js";
 import { registerFormats } from "./cel-format.js";
 import { registerNetworkLibraries } from "./cel-net.js";
@@ -113,7 +114,7 @@ function compileRegex(pattern: string, flags = ""): RegExp {
     try {
       regex = new RegExp(pattern, `u${flags}`);
     } catch (error) {
-      throw new Error(`error parsing regexp: ${error instanceof Error ? error.message : String(error)}`);
+      throw new Error(`error parsing regexp: ${errorMessage(error)}`);
     }
     if (regexCache.size > 1000) regexCache.clear();
     regexCache.set(key, regex);

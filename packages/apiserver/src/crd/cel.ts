@@ -1,4 +1,5 @@
 import { Environment, Optional } from "@marcbachmann/cel-js";
+import { errorMessage } from "@reconcile/api";
 import {
   CostBudget,
   chargeCost,
@@ -288,7 +289,7 @@ function evaluate(
     return;
   }
   if (error !== undefined) {
-    const detail = `${lowerFirst(firstLine(error instanceof Error ? error.message : String(error)))} evaluating rule: ${subject}`;
+    const detail = `${lowerFirst(firstLine(errorMessage(error)))} evaluating rule: ${subject}`;
     errors.invalid(field, shown, detail);
     return;
   }

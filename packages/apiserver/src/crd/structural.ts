@@ -1,3 +1,4 @@
+import { errorMessage } from "@reconcile/api";
 import { SchemaErrors } from "./errors.js";
 import { isObject, type JSONSchemaProps } from "./schema.js";
 import { checkListType, checkMapType } from "./structural-list-type.js";
@@ -295,7 +296,7 @@ function checkPattern(pattern: string, path: string, errors: SchemaErrors): void
   try {
     new RegExp(pattern, "u");
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     errors.invalid(
       path,
       pattern,
