@@ -1,48 +1,10 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer } from "../api-server.js";
+import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+
+afterEach(closeKubectlClusters);
 
 // End-to-end: the real kubectl (on the PATH) applies a CRD whose rules use Kubernetes' CEL libraries, sees
 // objects refused by them, and sees a CRD refused for its rules' estimated cost.
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function cluster() {
-  const api = new ApiServer({ customResourceDefinitions: true });
-  const server = await api.listen();
-  const home = await mkdtemp(join(tmpdir(), "reconcile-kubectl-cel-"));
-  const kubeconfig = join(home, "kubeconfig");
-  await writeFile(kubeconfig, server.kubeconfig());
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
-  cleanups.push(async () => {
-    await api.close();
-    await rm(home, { recursive: true, force: true });
-  });
-  return (args: string[], input?: string): Promise<Result> =>
-    new Promise((resolve) => {
-      const child = execFile(
-        "kubectl",
-        [...args, "--request-timeout=20s"],
-        { env, timeout: 30_000 },
-        (error, stdout, stderr) => {
-          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
-        },
-      );
-      if (input !== undefined) child.stdin?.end(input);
-    });
-}
 
 function crd(listBounds: string): string {
   return `apiVersion: apiextensions.k8s.io/v1
@@ -91,7 +53,7 @@ spec:
 
 describe("kubectl and CEL rules", () => {
   it("refuses a CRD over the estimated cost budget, then serves it bounded and enforces its rules", async () => {
-    const kubectl = await cluster();
+    const { kubectl } = await kubectlCluster({ customResourceDefinitions: true });
     const unbounded = await kubectl(["apply", "-f", "-"], crd(""));
     expect(unbounded.code).toBe(1);
     expect(unbounded.stderr).toContain(

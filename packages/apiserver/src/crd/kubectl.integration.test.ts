@@ -1,48 +1,9 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer } from "../api-server.js";
+import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+
+afterEach(closeKubectlClusters);
 
 // End-to-end: the real kubectl (v1.32, on the PATH) applies a CRD and objects of its kind.
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function cluster() {
-  const api = new ApiServer({ customResourceDefinitions: true });
-  const server = await api.listen();
-  const home = await mkdtemp(join(tmpdir(), "reconcile-kubectl-crd-"));
-  const kubeconfig = join(home, "kubeconfig");
-  await writeFile(kubeconfig, server.kubeconfig());
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
-  cleanups.push(async () => {
-    await api.close();
-    await rm(home, { recursive: true, force: true });
-  });
-  const kubectl = (args: string[], input?: string): Promise<Result> =>
-    new Promise((resolve) => {
-      const child = execFile(
-        "kubectl",
-        [...args, "--request-timeout=20s"],
-        { env, timeout: 30_000 },
-        (error, stdout, stderr) => {
-          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
-        },
-      );
-      if (input !== undefined) child.stdin?.end(input);
-    });
-  return { api, kubectl };
-}
 
 const crd = `apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -95,7 +56,7 @@ ${spec}
 
 describe("kubectl with CustomResourceDefinitions", () => {
   it("applies a CRD, waits for it, applies, lists, scales, patches status of and deletes its objects", async () => {
-    const { kubectl } = await cluster();
+    const { kubectl } = await kubectlCluster({ customResourceDefinitions: true });
     const applied = await kubectl(["apply", "-f", "-"], crd);
     expect(applied).toMatchObject({
       code: 0,
@@ -151,7 +112,7 @@ describe("kubectl with CustomResourceDefinitions", () => {
   }, 60_000);
 
   it("explains the custom kind from its schema and refuses its unknown fields under kubectl's Strict", async () => {
-    const { kubectl } = await cluster();
+    const { kubectl } = await kubectlCluster({ customResourceDefinitions: true });
     await kubectl(["apply", "-f", "-"], crd);
     await kubectl([
       "wait",

@@ -1,56 +1,10 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { configMaps } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer } from "../api-server.js";
-import { listen } from "./server.js";
+import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+
+afterEach(closeKubectlClusters);
 
 // End-to-end: the real kubectl (v1.32, on the PATH) doing server-side apply against our server.
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function cluster() {
-  const api = new ApiServer();
-  const server = await listen(api);
-  const home = await mkdtemp(join(tmpdir(), "reconcile-kubectl-apply-"));
-  const kubeconfig = join(home, "kubeconfig");
-  await writeFile(kubeconfig, server.kubeconfig());
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
-  cleanups.push(async () => {
-    await server.close();
-    await api.close();
-    await rm(home, { recursive: true, force: true });
-  });
-  const kubectl = (args: string[]): Promise<Result> =>
-    new Promise((resolve) => {
-      execFile(
-        "kubectl",
-        [...args, "--request-timeout=20s"],
-        { env, timeout: 30_000 },
-        (error, stdout, stderr) => {
-          const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-          resolve({ code, stdout, stderr });
-        },
-      );
-    });
-  const file = async (name: string, content: string) => {
-    const path = join(home, name);
-    await writeFile(path, content);
-    return path;
-  };
-  return { client: api.client(), kubectl, file };
-}
 
 const configMap = (data: Record<string, string>) =>
   `apiVersion: v1
@@ -66,7 +20,7 @@ ${Object.entries(data)
 
 describe("kubectl apply --server-side", () => {
   it("refuses a value another manager owns with upstream's message, and takes it with --force-conflicts", async () => {
-    const { client, kubectl, file } = await cluster();
+    const { client, kubectl, file } = await kubectlCluster();
     const first = await kubectl([
       "apply",
       "--server-side",
@@ -102,7 +56,7 @@ describe("kubectl apply --server-side", () => {
   });
 
   it("removes a field dropped from the applied manifest", async () => {
-    const { client, kubectl, file } = await cluster();
+    const { client, kubectl, file } = await kubectlCluster();
     await kubectl(["apply", "--server-side", "-f", await file("a.yaml", configMap({ a: "1", b: "2" }))]);
     const result = await kubectl([
       "apply",
@@ -115,7 +69,7 @@ describe("kubectl apply --server-side", () => {
   });
 
   it("shows managedFields only with --show-managed-fields", async () => {
-    const { kubectl, file } = await cluster();
+    const { kubectl, file } = await kubectlCluster();
     await kubectl(["apply", "--server-side", "-f", await file("a.yaml", configMap({ a: "1" }))]);
     const plain = await kubectl(["get", "configmap", "settings", "-o", "yaml"]);
     expect(plain.stdout).not.toContain("managedFields");
@@ -127,7 +81,7 @@ describe("kubectl apply --server-side", () => {
   });
 
   it("takes over from client-side apply: the last-applied migration lets a dropped field be removed", async () => {
-    const { client, kubectl, file } = await cluster();
+    const { client, kubectl, file } = await kubectlCluster();
     const clientSide = await kubectl(["apply", "-f", await file("a.yaml", configMap({ a: "1", b: "2" }))]);
     expect(clientSide).toMatchObject({ code: 0, stdout: "configmap/settings created\n" });
     const before = await client.resource(configMaps, "default").get("settings");

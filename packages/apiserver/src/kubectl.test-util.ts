@@ -2,8 +2,8 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ApiServer, type ApiServerOptions } from "../api-server.js";
-import { listen } from "../http/server.js";
+import { ApiServer, type ApiServerOptions } from "./api-server.js";
+import { listen } from "./http/server.js";
 
 // A server and the real kubectl (v1.32, on the PATH) pointed at it, for end-to-end tests.
 
@@ -23,7 +23,7 @@ export async function closeKubectlClusters(): Promise<void> {
 export async function kubectlCluster(options: ApiServerOptions = {}) {
   const api = new ApiServer(options);
   const server = await listen(api);
-  const home = await mkdtemp(join(tmpdir(), "reconcile-kubectl-schemas-"));
+  const home = await mkdtemp(join(tmpdir(), "reconcile-kubectl-"));
   const kubeconfig = join(home, "kubeconfig");
   await writeFile(kubeconfig, server.kubeconfig());
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
@@ -32,9 +32,10 @@ export async function kubectlCluster(options: ApiServerOptions = {}) {
     await api.close();
     await rm(home, { recursive: true, force: true });
   });
-  const kubectl = (args: string[]): Promise<Result> =>
+  /** Runs kubectl with `args`, writing `input` (if any) to its stdin. */
+  const kubectl = (args: string[], input?: string): Promise<Result> =>
     new Promise((resolve) => {
-      execFile(
+      const child = execFile(
         "kubectl",
         [...args, "--request-timeout=20s"],
         { env, timeout: 30_000 },
@@ -43,6 +44,7 @@ export async function kubectlCluster(options: ApiServerOptions = {}) {
           resolve({ code, stdout, stderr });
         },
       );
+      if (input !== undefined) child.stdin?.end(input);
     });
   const file = async (name: string, content: string) => {
     const path = join(home, name);
