@@ -1,4 +1,4 @@
-import { compareElements, fieldElement } from "./fieldpath.js";
+import { compareElements } from "./fieldpath.js";
 import { quoteElement, quoteField } from "./fields-v1.js";
 import { childType, resolve, type TypeNode } from "./schema.js";
 import { isEmptyContainer, isObject, itemIdentity } from "./typed.js";
@@ -50,7 +50,7 @@ export function createdFieldsText(
         name === "metadata"
           ? metadataText(object.metadata, type)
           : addedFieldsV1Text(object[name], type, false);
-      if (text !== undefined) body += `,${JSON.stringify(fieldElement(name))}:${text}`;
+      if (text !== undefined) body += `,${quoteField(name)}:${text}`;
     }
     return `{${body.slice(1)}}`;
   } catch (error) {

@@ -1,3 +1,10 @@
+export { ApplyConflictError, newApplyConflict } from "./conflicts.js";
+export {
+  fieldManagerMaxLength,
+  forceNotAllowed,
+  managerFromUserAgent,
+  validateFieldManager,
+} from "./field-manager.js";
 export {
   compareElements,
   FieldSet,
@@ -13,24 +20,20 @@ export {
 export { decodeFieldsV1, encodeFieldSet, type FieldsV1, isSharedFieldsV1 } from "./fields-v1.js";
 export { applyWithLastApplied, lastAppliedAnnotation } from "./last-applied.js";
 export {
-  ApplyConflictError,
   type ApplyOptions,
   applyConfiguration,
+  trackUpdate,
+  type UpdateOptions,
+} from "./managed-fields.js";
+export {
   capUpdateManagers,
   decodeManagedFields,
   encodeManagedFields,
   type FieldManager,
-  fieldManagerMaxLength,
-  forceNotAllowed,
   identity,
   type ManagedFieldsEntry,
-  managerFromUserAgent,
   maxUpdateManagers,
-  newApplyConflict,
-  trackUpdate,
-  type UpdateOptions,
-  validateFieldManager,
-} from "./managed-fields.js";
+} from "./managed-fields-entries.js";
 export { merge } from "./merge.js";
 export {
   builtinTypes,

@@ -1,11 +1,7 @@
+import { ApplyConflictError, newApplyConflict } from "./conflicts.js";
 import type { FieldSet } from "./fieldpath.js";
-import {
-  ApplyConflictError,
-  type ApplyOptions,
-  applyConfiguration,
-  type FieldManager,
-  newApplyConflict,
-} from "./managed-fields.js";
+import { type ApplyOptions, applyConfiguration } from "./managed-fields.js";
+import type { FieldManager } from "./managed-fields-entries.js";
 import { typeFor } from "./schema.js";
 import { compare, isObject, toFieldSet } from "./typed.js";
 

@@ -1,12 +1,7 @@
 import { rfc3339, StatusError } from "@reconcile/api";
-import { ApplyConflictError, newApplyConflict } from "./conflicts.js";
+import { newApplyConflict } from "./conflicts.js";
 import { createdFieldsText, strippedMetadata } from "./created-fields.js";
-import {
-  fieldManagerMaxLength,
-  forceNotAllowed,
-  managerFromUserAgent,
-  validateFieldManager,
-} from "./field-manager.js";
+import { managerFromUserAgent, validateFieldManager } from "./field-manager.js";
 import { FieldSet, fieldElement } from "./fieldpath.js";
 import { internFieldsV1 } from "./fields-v1.js";
 import {
@@ -16,27 +11,10 @@ import {
   type FieldManager,
   identity,
   type ManagedFieldsEntry,
-  maxUpdateManagers,
 } from "./managed-fields-entries.js";
 import { merge } from "./merge.js";
 import { type TypeNode, typeFor } from "./schema.js";
 import { compare, deepEqual, isObject, removeFields, TypedValueError, toFieldSet } from "./typed.js";
-
-export {
-  ApplyConflictError,
-  capUpdateManagers,
-  decodeManagedFields,
-  encodeManagedFields,
-  type FieldManager,
-  fieldManagerMaxLength,
-  forceNotAllowed,
-  identity,
-  type ManagedFieldsEntry,
-  managerFromUserAgent,
-  maxUpdateManagers,
-  newApplyConflict,
-  validateFieldManager,
-};
 
 type JsonObject = Record<string, unknown>;
 
