@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { Logger, ResourceDescriptor } from "@reconcile/api";
+import { type Logger, type ResourceDescriptor, rfc3339 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
@@ -10,7 +10,7 @@ import type { ResourceDefinition } from "./kinds/definition.js";
 import { ClusterIPAllocator, defaultServiceCIDR, serviceIPOf } from "./kinds/service-ips.js";
 import { ResourceDefinitions } from "./registry/definitions.js";
 import { InProcessClient } from "./registry/in-process-client.js";
-import { Registry, rfc3339 } from "./registry/registry.js";
+import { Registry } from "./registry/registry.js";
 import { MemoryStorage } from "./storage/memory-storage.js";
 import { type Storage, StorageError } from "./storage/storage.js";
 

@@ -1,9 +1,8 @@
-import { defineResource, type KubeObject, StatusError, type WatchEvent } from "@reconcile/api";
+import { defineResource, type KubeObject, rfc3339, StatusError, type WatchEvent } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
 import type { ResourceDefinitions } from "../registry/definitions.js";
-import { rfc3339 } from "../registry/registry.js";
 import { definitionForCustomResource } from "./custom-kind.js";
 import {
   type CustomResourceDefinition,

@@ -20,7 +20,6 @@ import { keyOf } from "./store/keys.js";
 import type { RegistryWatch } from "./store/reads.js";
 import { Store } from "./store/store.js";
 
-export { rfc3339 } from "./store/common.js";
 export type { DryRunOption, PatchOptions, RegistryDeleteOptions } from "./store/context.js";
 export { foregroundFinalizer, orphanFinalizer } from "./store/delete.js";
 export type { RegistryWatch } from "./store/reads.js";

@@ -4,7 +4,6 @@ import {
   type KubeObject,
   newInvalid,
   type ResourceDescriptor,
-  rfc3339,
 } from "@reconcile/api";
 import { managerFromUserAgent, type TypeNode, trackUpdate, typeFor } from "../../apply/index.js";
 import type { Mutable } from "../../json.js";
@@ -13,9 +12,6 @@ import { dnsSubdomainName, validateObjectMeta } from "../meta-validation.js";
 import type { DryRunOption, StoreCore } from "./context.js";
 
 export type MutableMeta = Mutable<NonNullable<KubeObject["metadata"]>>;
-
-/** RFC 3339 with seconds, as Kubernetes writes `metav1.Time` (re-exported for the store's callers). */
-export { rfc3339 };
 
 /** Object metadata and the kind's strategy validation; `old` for an update. 422 listing every problem. */
 export function validate(store: StoreCore, object: KubeObject, old: KubeObject | undefined): void {

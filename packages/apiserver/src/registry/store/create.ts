@@ -1,8 +1,15 @@
 import { randomUUID } from "node:crypto";
-import { type KubeObject, newBadRequest, newForbidden, newNotFound, StatusError } from "@reconcile/api";
+import {
+  type KubeObject,
+  newBadRequest,
+  newForbidden,
+  newNotFound,
+  rfc3339,
+  StatusError,
+} from "@reconcile/api";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
-import { type MutableMeta, omitEmptyMetadata, ownershipAfterUpdate, rfc3339, validate } from "./common.js";
+import { type MutableMeta, omitEmptyMetadata, ownershipAfterUpdate, validate } from "./common.js";
 import type { DryRunOption, StoreCore } from "./context.js";
 import { decodeObject } from "./decode.js";
 import { keyOf } from "./keys.js";

@@ -6,12 +6,13 @@ import {
   newInvalid,
   newNotFound,
   type ObjectList,
+  rfc3339,
   StatusError,
 } from "@reconcile/api";
 import { copyJson, jsonEqual } from "../../json.js";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
-import { type MutableMeta, rfc3339 } from "./common.js";
+import type { MutableMeta } from "./common.js";
 import type { RegistryDeleteOptions, StoreCore } from "./context.js";
 import { objectKey } from "./keys.js";
 import { listObjects } from "./reads.js";

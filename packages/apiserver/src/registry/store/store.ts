@@ -6,12 +6,12 @@ import {
   newNotFound,
   type ObjectList,
   type ResourceDescriptor,
+  rfc3339,
   type Scale,
   type WatchOptions,
 } from "@reconcile/api";
 import type { ResourceDefinition, SubresourceStore } from "../../kinds/definition.js";
 import type { PatchType } from "../patch.js";
-import { rfc3339 } from "./common.js";
 import type {
   DryRunOption,
   PatchOptions,
