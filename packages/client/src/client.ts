@@ -33,8 +33,28 @@ export const patchContentTypes: Readonly<Record<PatchType, string>> = {
   apply: "application/apply-patch+yaml",
 };
 
+/** Options of a read of one object (`metav1.GetOptions`). */
+export interface GetOptions extends CallOptions {
+  /**
+   * Reads a subresource of the object instead (`status`, `scale`…), as
+   * client-go's `Get(ctx, name, opts, subresources...)`.
+   */
+  subresource?: string | undefined;
+}
+
+/** Options of an update (`metav1.UpdateOptions`). */
+export interface UpdateOptions extends WriteOptions {
+  /**
+   * Writes through a subresource of the object instead (`status`, `scale`,
+   * `finalize`…), as client-go's `Update(ctx, obj, opts, subresources...)`.
+   */
+  subresource?: string | undefined;
+}
+
 export interface PatchOptions extends WriteOptions {
   type: PatchType;
+  /** Patches a subresource of the object instead (`status`, `scale`…). */
+  subresource?: string | undefined;
   /** Apply patches only: take ownership of conflicting fields. */
   force?: boolean | undefined;
 }
@@ -84,9 +104,12 @@ export interface ResourceClient<T extends KubeObject = KubeObject> {
    * iterable ends when the server closes the watch or `options.signal` aborts.
    */
   watch(options?: WatchOptions): Promise<AsyncIterable<WatchEvent<T>>>;
-  get(name: string, options?: CallOptions): Promise<T>;
+  /** Reads the object, or one of its subresources (`options.subresource`). */
+  get(name: string, options?: GetOptions): Promise<T>;
   create(object: T | DeepReadonly<T>, options?: WriteOptions): Promise<T>;
-  update(object: T | DeepReadonly<T>, options?: WriteOptions): Promise<T>;
+  /** Replaces the object, or writes through one of its subresources (`options.subresource`). */
+  update(object: T | DeepReadonly<T>, options?: UpdateOptions): Promise<T>;
+  /** `update` through the `status` subresource. */
   updateStatus(object: T | DeepReadonly<T>, options?: WriteOptions): Promise<T>;
   /**
    * `PUT namespaces/{name}/finalize`: writes a namespace's `spec.finalizers`
@@ -96,13 +119,9 @@ export interface ResourceClient<T extends KubeObject = KubeObject> {
   finalize?(object: T | DeepReadonly<T>, options?: WriteOptions): Promise<T>;
   /**
    * `patch` is a JSON object (merge, strategic-merge, apply) or a list of
-   * operations (json). `subresource` patches `status` or `scale`.
+   * operations (json). `options.subresource` patches a subresource (`status`, `scale`…).
    */
-  patch(
-    name: string,
-    patch: unknown,
-    options: PatchOptions & { subresource?: "status" | undefined },
-  ): Promise<T>;
+  patch(name: string, patch: unknown, options: PatchOptions): Promise<T>;
   delete(name: string, options?: DeleteOptions): Promise<DeleteResult<T>>;
   deleteCollection(options?: DeleteCollectionOptions): Promise<ObjectList<T>>;
   getScale(name: string, options?: CallOptions): Promise<Scale>;

@@ -1,6 +1,7 @@
 import type * as http from "node:http";
 import type { ResourceDescriptor } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
+import type { SubresourceHandler } from "../kinds/definition.js";
 import type { Registry } from "../registry/registry.js";
 import { openApiDocuments } from "./openapi.js";
 import type { KubeletConnection } from "./pod-connect.js";
@@ -98,9 +99,13 @@ export class HandlerContext {
   readonly protobufMessageOf = (apiVersion: string, kind: string): string | undefined =>
     this.registry.definitions.forKind(apiVersion, kind)?.protobufMessage;
 
-  /** The subresources a served resource's definition answers POSTs on. */
-  readonly postSubresources = (resource: ResourceDescriptor): readonly string[] =>
-    Object.keys(this.registry.definitions.get(resource)?.subresources ?? {});
+  /** The subresources of a served resource, by name, as its definition serves them. */
+  readonly subresourcesOf = (resource: ResourceDescriptor): Readonly<Record<string, SubresourceHandler>> =>
+    this.registry.definitions.get(resource)?.subresources ?? {};
+
+  /** The names of a served resource's subresources, for routing. */
+  readonly subresourceNamesOf = (resource: ResourceDescriptor): readonly string[] =>
+    Object.keys(this.subresourcesOf(resource));
 
   /** The columns a served resource prints with. */
   printerOf(resource: ResourceDescriptor): Printer | undefined {

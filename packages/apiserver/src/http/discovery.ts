@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import { apiVersionOf, type ResourceDescriptor } from "@reconcile/api";
+import { definitionFor } from "../kinds/builtin.js";
+import type { SubresourceHandler } from "../kinds/definition.js";
 
 /** The verbs every served resource supports. */
 export const resourceVerbs = [
@@ -12,29 +14,39 @@ export const resourceVerbs = [
   "update",
   "watch",
 ];
-const subresourceVerbs = ["get", "patch", "update"];
 
-/**
- * The single-verb subresources of built-in kinds, with the kind they take, as
- * kube-apiserver lists them: kubectl drain evicts only if `pods/eviction`
- * appears with group `policy`, version `v1` and kind `Eviction`. Verbs
- * default to `create`.
- */
-const createSubresources: Readonly<
-  Record<
-    string,
-    readonly { name: string; group: string; version: string; kind: string; verbs?: readonly string[] }[]
-  >
-> = {
-  pods: [
-    { name: "binding", group: "", version: "v1", kind: "Binding" },
-    { name: "eviction", group: "policy", version: "v1", kind: "Eviction" },
-  ],
-  namespaces: [{ name: "finalize", group: "", version: "v1", kind: "Namespace", verbs: ["update"] }],
-};
+/** A served resource's subresources by name, with their handlers (what its definition serves). */
+export type SubresourcesOf = (resource: ResourceDescriptor) => Readonly<Record<string, SubresourceHandler>>;
 
-function createSubresourcesOf(resource: ResourceDescriptor) {
-  return resource.group === "" ? (createSubresources[resource.plural] ?? []) : [];
+/** The built-in definitions' subresources, for a caller that has no registry at hand. */
+const builtinSubresources: SubresourcesOf = (resource) => definitionFor(resource).subresources;
+
+/** One subresource as discovery lists it: its name, the kind it answers or takes, and its verbs. */
+interface DiscoveredSubresource {
+  name: string;
+  group: string;
+  version: string;
+  kind: string;
+  verbs: string[];
+}
+
+/** The verbs a handler serves, in discovery's order (kubectl drain looks for `create` on `pods/eviction`). */
+const handlerVerbs = [
+  ["create", "create"],
+  ["get", "get"],
+  ["patch", "patch"],
+  ["update", "update"],
+] as const;
+
+function subresourcesFor(
+  resource: ResourceDescriptor,
+  subresourcesOf: SubresourcesOf,
+): DiscoveredSubresource[] {
+  return Object.entries(subresourcesOf(resource)).map(([name, handler]) => ({
+    name,
+    ...(handler.kind ?? { group: resource.group, version: resource.version, kind: resource.kind }),
+    verbs: handlerVerbs.filter(([member]) => typeof handler[member] === "function").map(([, verb]) => verb),
+  }));
 }
 
 /** A resource's verbs: kube-apiserver serves no deletecollection of namespaces. */
@@ -129,6 +141,7 @@ export function apiResourceList(
   resources: readonly ResourceDescriptor[],
   group: string,
   version: string,
+  subresourcesOf: SubresourcesOf = builtinSubresources,
 ): object | undefined {
   const served = resources.filter((r) => r.group === group && r.version === version);
   if (served.length === 0) return undefined;
@@ -147,25 +160,18 @@ export function apiResourceList(
         .digest("base64")
         .slice(0, 11),
     });
-    for (const subresource of resource.subresources) {
-      list.push({
-        name: `${resource.plural}/${subresource}`,
-        singularName: "",
-        namespaced: resource.namespaced,
-        ...(subresource === "scale"
-          ? { group: "autoscaling", version: "v1", kind: "Scale" }
-          : { kind: resource.kind }),
-        verbs: subresourceVerbs,
-      });
-    }
-    for (const subresource of createSubresourcesOf(resource)) {
+    for (const subresource of subresourcesFor(resource, subresourcesOf)) {
       list.push({
         name: `${resource.plural}/${subresource.name}`,
         singularName: "",
         namespaced: resource.namespaced,
-        ...(subresource.group === "" ? {} : { group: subresource.group, version: subresource.version }),
+        // The resource's own kind and core kinds are named alone; others with their group and version.
+        ...((subresource.group === resource.group && subresource.version === resource.version) ||
+        subresource.group === ""
+          ? {}
+          : { group: subresource.group, version: subresource.version }),
         kind: subresource.kind,
-        verbs: [...(subresource.verbs ?? ["create"])],
+        verbs: subresource.verbs,
       });
     }
   }
@@ -187,7 +193,11 @@ export const aggregatedDiscoveryContentType =
  * needs no request per group-version. It must go out with
  * {@link aggregatedDiscoveryContentType}: kubectl decides by the Content-Type.
  */
-export function aggregatedDiscovery(resources: readonly ResourceDescriptor[], core: boolean): object {
+export function aggregatedDiscovery(
+  resources: readonly ResourceDescriptor[],
+  core: boolean,
+  subresourcesOf: SubresourcesOf = builtinSubresources,
+): object {
   const groups = new Map<string, GroupVersion[]>();
   for (const gv of groupVersions(resources)) {
     if ((gv.group === "") !== core) continue;
@@ -212,31 +222,21 @@ export function aggregatedDiscovery(resources: readonly ResourceDescriptor[], co
           verbs: verbsOf(resource),
           ...(resource.shortNames.length > 0 ? { shortNames: [...resource.shortNames] } : {}),
           ...(resource.categories.length > 0 ? { categories: [...resource.categories] } : {}),
-          ...(resource.subresources.length + createSubresourcesOf(resource).length > 0
-            ? {
-                subresources: [
-                  ...resource.subresources.map((subresource) => ({
-                    subresource,
-                    responseKind:
-                      subresource === "scale"
-                        ? { group: "autoscaling", version: "v1", kind: "Scale" }
-                        : { group: resource.group, version: resource.version, kind: resource.kind },
-                    verbs: subresourceVerbs,
-                  })),
-                  ...createSubresourcesOf(resource).map((subresource) => ({
-                    subresource: subresource.name,
-                    responseKind: {
-                      group: subresource.group,
-                      version: subresource.version,
-                      kind: subresource.kind,
-                    },
-                    verbs: [...(subresource.verbs ?? ["create"])],
-                  })),
-                ],
-              }
-            : {}),
+          ...subresourcesEntry(subresourcesFor(resource, subresourcesOf)),
         })),
       })),
+    })),
+  };
+}
+
+/** The `subresources` member of an aggregated discovery resource, when it has any. */
+function subresourcesEntry(subresources: DiscoveredSubresource[]): object {
+  if (subresources.length === 0) return {};
+  return {
+    subresources: subresources.map((subresource) => ({
+      subresource: subresource.name,
+      responseKind: { group: subresource.group, version: subresource.version, kind: subresource.kind },
+      verbs: subresource.verbs,
     })),
   };
 }

@@ -17,7 +17,7 @@ import {
   selfSubjectReview,
   selfSubjectReviewPath,
 } from "./self-reviews.js";
-import { serveSubresourceCreate } from "./subresources.js";
+import { objectServes, serveSubresourceCreate } from "./subresources.js";
 import { serveWatch } from "./watch.js";
 import {
   collectionAllows,
@@ -62,7 +62,7 @@ async function handle(
   checkHost(request, context.token);
   let route: Route;
   try {
-    route = parseRoute(pathname, context.registry.resources, context.postSubresources);
+    route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
   } catch {
     throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
   }
@@ -90,8 +90,6 @@ async function handle(
     request.resume();
     return serveMetrics(context, context.metrics, response);
   }
-  if (route.kind === "subresourceCreate")
-    return serveSubresourceCreate(context, route, method, pathname, query, request, response);
   if (route.kind === "podConnect") {
     const { namespace, name, action } = route;
     return servePodConnect(
@@ -120,8 +118,8 @@ async function handle(
   if (route.name === undefined)
     return serveCollection(context, route, method, pathname, query, write, request, response);
   const object = route as ResourceRoute & { name: string };
-  if (object.subresource === "finalize" && method !== "PUT") {
-    // kube-apiserver serves only `update` on namespaces/{name}/finalize.
+  if (!objectServes(context, object, method)) {
+    // A verb the object or its subresource does not implement (kube-apiserver registers none for it).
     request.resume();
     throw notAllowed(method, pathname);
   }
@@ -129,17 +127,10 @@ async function handle(
     case "GET": {
       request.resume();
       const { resource, namespace, name, subresource } = object;
-      return serveGet(
-        context,
-        resource,
-        namespace,
-        name,
-        subresource as "status" | "scale" | undefined,
-        query,
-        request,
-        response,
-      );
+      return serveGet(context, resource, namespace, name, subresource, query, request, response);
     }
+    case "POST":
+      return serveSubresourceCreate(context, object, query, request, response);
     case "PUT":
       return serveUpdate(context, object, query, write, request, response);
     case "PATCH":

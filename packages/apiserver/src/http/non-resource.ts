@@ -40,7 +40,7 @@ export function serveNonResource(
         send(
           response,
           200,
-          aggregatedDiscovery(resources, route.kind === "api"),
+          aggregatedDiscovery(resources, route.kind === "api", context.subresourcesOf),
           aggregatedDiscoveryContentType,
         );
       } else if (route.kind === "api") {
@@ -53,7 +53,10 @@ export function serveNonResource(
       sendOrNotFound(response, apiGroup(resources, route.group));
       return;
     case "groupVersion":
-      sendOrNotFound(response, apiResourceList(resources, route.group, route.version));
+      sendOrNotFound(
+        response,
+        apiResourceList(resources, route.group, route.version, context.subresourcesOf),
+      );
       return;
     case "openapiIndex":
       send(response, 200, context.openApiDocuments().index);

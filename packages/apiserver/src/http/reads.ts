@@ -7,22 +7,21 @@ import { listOptions, parseIncludeObjectParam } from "./parameters.js";
 import { jsonContentType, send, sendList } from "./respond.js";
 import { tableContentType, toTable } from "./table.js";
 
-/** `GET` of one object, or of its scale subresource; as a Table when the client asks for one. */
+/** `GET` of one object or of a subresource; as a Table, when the client asks, if it answers with the kind itself. */
 export async function serveGet(
   context: HandlerContext,
   resource: ResourceDescriptor,
   namespace: string | undefined,
   name: string,
-  subresource: "status" | "scale" | undefined,
+  subresource: string | undefined,
   query: URLSearchParams,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
-  const registry = context.registry;
-  if (subresource === "scale") return send(response, 200, await registry.getScale(resource, namespace, name));
-  const object = await registry.get(resource, namespace, name);
+  const object = await context.registry.get(resource, namespace, name, { subresource });
   const tableVersion = requestedTableVersion(request.headers.accept);
-  if (tableVersion !== undefined) {
+  // A subresource that answers with another kind (a Scale) is sent as it is.
+  if (tableVersion !== undefined && (subresource === undefined || object.kind === resource.kind)) {
     const table = toTable(
       resource,
       [object],

@@ -20,19 +20,8 @@ export type Route =
       namespace: string | undefined;
       /** The object's name; undefined for a collection. */
       name: string | undefined;
-      /** `finalize` exists for namespaces only, and only for PUT. */
-      subresource: "status" | "scale" | "finalize" | undefined;
-    }
-  /**
-   * A body POSTed to a subresource its kind's definition handles
-   * (`pods/{name}/binding`: a scheduler assigns the pod to a node).
-   */
-  | {
-      kind: "subresourceCreate";
-      resource: ResourceDescriptor;
-      namespace: string | undefined;
-      name: string;
-      subresource: string;
+      /** A subresource the kind's definition serves (`status`, `scale`, `binding`, `finalize`…). */
+      subresource: string | undefined;
     }
   /** `pods/{name}/log`, `exec`, `attach`, `portforward`: answered through the pod's kubelet. */
   | { kind: "podConnect"; namespace: string; name: string; action: PodConnectAction }
@@ -40,7 +29,7 @@ export type Route =
   /** A path segment no object could be named by (`..`, `a%2Fb`): a 400 before anything acts on it. */
   | { kind: "invalid"; message: string };
 
-/** A route to a resource collection, object, or its status or scale. */
+/** A route to a resource collection, an object, or one of its subresources. */
 export type ResourceRoute = Extract<Route, { kind: "resource" }>;
 
 /**
@@ -56,15 +45,15 @@ export type ResourceRoute = Extract<Route, { kind: "resource" }>;
 export function parseRoute(
   pathname: string,
   resources: readonly ResourceDescriptor[],
-  /** The subresources a resource's definition answers POSTs on (binding, eviction…). */
-  postSubresources: (resource: ResourceDescriptor) => readonly string[] = () => [],
+  /** The subresources a resource's definition serves; default: those its descriptor lists. */
+  subresourcesOf: (resource: ResourceDescriptor) => readonly string[] = (resource) => resource.subresources,
 ): Route {
   const segments = pathname
     .split("/")
     .filter((s) => s !== "")
     .map(decodeURIComponent);
   const bad = segments.findIndex((segment) => pathSegmentProblems(segment).length > 0);
-  const route = routeOf(segments, resources, postSubresources);
+  const route = routeOf(segments, resources, subresourcesOf);
   if (bad === -1) return route;
   // Name the parameter as kube-apiserver's key functions do when the segment is one.
   let parameter = "Path segment";
@@ -86,7 +75,7 @@ export function parseRoute(
 function routeOf(
   segments: string[],
   resources: readonly ResourceDescriptor[],
-  postSubresources: (resource: ResourceDescriptor) => readonly string[],
+  subresourcesOf: (resource: ResourceDescriptor) => readonly string[],
 ): Route {
   const [first, ...rest] = segments;
   if (first === undefined) return { kind: "notFound" };
@@ -141,41 +130,25 @@ function routeOf(
       return { kind: "podConnect", namespace: tail[1]!, name: tail[3], action };
     }
     if (namespaced?.namespaced) {
-      return resourceRoute(namespaced, tail[1], tail.slice(3), postSubresources);
+      return resourceRoute(namespaced, tail[1], tail.slice(3), subresourcesOf);
     }
   }
   const resource = find(tail[0]);
   if (resource === undefined) return { kind: "notFound" };
   // A namespaced kind's collection across all namespaces; its objects need a namespace.
   if (resource.namespaced && tail.length > 1) return { kind: "notFound" };
-  return resourceRoute(resource, undefined, tail.slice(1), postSubresources);
+  return resourceRoute(resource, undefined, tail.slice(1), subresourcesOf);
 }
 
 function resourceRoute(
   resource: ResourceDescriptor,
   namespace: string | undefined,
   rest: string[],
-  postSubresources: (resource: ResourceDescriptor) => readonly string[],
+  subresourcesOf: (resource: ResourceDescriptor) => readonly string[],
 ): Route {
   if (rest.length > 2) return { kind: "notFound" };
   const [name, subresource] = rest;
-  if (name !== undefined && subresource !== undefined && postSubresources(resource).includes(subresource))
-    return { kind: "subresourceCreate", resource, namespace, name, subresource };
-  const namespaceFinalize =
-    subresource === "finalize" && resource.group === "" && resource.plural === "namespaces";
-  if (subresource !== undefined && !namespaceFinalize) {
-    if (
-      (subresource !== "status" && subresource !== "scale") ||
-      !resource.subresources.includes(subresource)
-    ) {
-      return { kind: "notFound" };
-    }
-  }
-  return {
-    kind: "resource",
-    resource,
-    namespace,
-    name,
-    subresource: subresource as "status" | "scale" | "finalize" | undefined,
-  };
+  if (subresource !== undefined && !subresourcesOf(resource).includes(subresource))
+    return { kind: "notFound" };
+  return { kind: "resource", resource, namespace, name, subresource };
 }

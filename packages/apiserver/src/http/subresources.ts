@@ -1,12 +1,30 @@
 import type * as http from "node:http";
-import { newBadRequest, type ResourceDescriptor, type Scale } from "@reconcile/api";
-import { isJsonObject } from "../json.js";
-import { applyPatch, type PatchType } from "../registry/patch.js";
+import type { SubresourceHandler } from "../kinds/definition.js";
 import type { HandlerContext } from "./context.js";
-import { parseDryRun, validateWriteOptions, type WriteOptions } from "./parameters.js";
+import { parseDryRun, validateWriteOptions } from "./parameters.js";
 import { decodeObjectBody } from "./request-body.js";
-import { notAllowed, send } from "./respond.js";
-import type { Route } from "./route.js";
+import { send } from "./respond.js";
+import type { ResourceRoute } from "./route.js";
+
+/** The verbs of an object itself; its subresources serve what their handlers implement. */
+const objectMethods: ReadonlySet<string> = new Set(["GET", "PUT", "PATCH", "DELETE"]);
+
+/** Which handler member serves each method on a subresource (`GET` of a status: its `get`). */
+const handlerMember: Readonly<Record<string, keyof SubresourceHandler>> = {
+  GET: "get",
+  PUT: "update",
+  PATCH: "patch",
+  POST: "create",
+};
+
+/** Whether the object (or its subresource) serves `method`; otherwise the answer is a 405. */
+export function objectServes(context: HandlerContext, route: ResourceRoute, method: string): boolean {
+  if (route.subresource === undefined) return objectMethods.has(method);
+  const member = Object.hasOwn(handlerMember, method) ? handlerMember[method] : undefined;
+  const handlers = context.subresourcesOf(route.resource);
+  const handler = Object.hasOwn(handlers, route.subresource) ? handlers[route.subresource] : undefined;
+  return member !== undefined && typeof handler?.[member] === "function";
+}
 
 /**
  * `POST` to a subresource a kind's definition handles (`pods/{name}/binding`,
@@ -14,17 +32,11 @@ import type { Route } from "./route.js";
  */
 export async function serveSubresourceCreate(
   context: HandlerContext,
-  route: Extract<Route, { kind: "subresourceCreate" }>,
-  method: string,
-  pathname: string,
+  route: ResourceRoute & { name: string },
   query: URLSearchParams,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
-  if (method !== "POST") {
-    request.resume();
-    throw notAllowed(method, pathname);
-  }
   validateWriteOptions("CreateOptions", query);
   const body = decodeObjectBody(
     request.headers["content-type"],
@@ -35,11 +47,9 @@ export async function serveSubresourceCreate(
     route.resource,
     route.namespace,
     route.name,
-    route.subresource,
+    route.subresource ?? "",
     body,
-    {
-      dryRun: parseDryRun(query),
-    },
+    { dryRun: parseDryRun(query) },
   );
   return send(response, 201, {
     kind: "Status",
@@ -48,41 +58,4 @@ export async function serveSubresourceCreate(
     status: "Success",
     code: 201,
   });
-}
-
-/** `PUT` of a scale subresource. */
-export function updateScale(
-  context: HandlerContext,
-  resource: ResourceDescriptor,
-  namespace: string | undefined,
-  name: string,
-  body: unknown,
-  write: WriteOptions,
-): Promise<Scale> {
-  return context.registry.updateScale(resource, namespace, name, body, write);
-}
-
-/**
- * `PATCH` of a scale subresource: the patch applies to the current Scale,
- * whose resourceVersion is the base of the patch, not a precondition (unless
- * the patch set one). An apply patch is a 400 here.
- */
-export async function patchScale(
-  context: HandlerContext,
-  resource: ResourceDescriptor,
-  namespace: string | undefined,
-  name: string,
-  type: PatchType,
-  patch: unknown,
-  write: WriteOptions,
-): Promise<Scale> {
-  if (type === "apply") throw newBadRequest("apply patches are not supported on the scale subresource");
-  const current = await context.registry.getScale(resource, namespace, name);
-  const patched = applyPatch(type, current, patch);
-  if (!isJsonObject(patched)) throw newBadRequest("the patch made the Scale something other than an object");
-  const patchedMeta = patched.metadata as { resourceVersion?: string } | undefined;
-  if (patchedMeta !== undefined && patchedMeta.resourceVersion === current.metadata?.resourceVersion) {
-    delete patchedMeta.resourceVersion;
-  }
-  return context.registry.updateScale(resource, namespace, name, patched, write);
 }

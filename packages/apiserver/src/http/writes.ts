@@ -15,7 +15,6 @@ import {
 import { decodeObjectBody, decodePatchBody } from "./request-body.js";
 import { jsonContentType, notAllowed, send, sendList } from "./respond.js";
 import type { ResourceRoute } from "./route.js";
-import { patchScale, updateScale } from "./subresources.js";
 
 /**
  * The verbs a collection path serves besides list and watch, as a 405 check:
@@ -68,7 +67,7 @@ export async function serveDeleteCollection(
   return sendList(response, envelope, "items", items, jsonContentType, listItemEncoder(resource));
 }
 
-/** `PUT` of an object, its status or its scale. */
+/** `PUT` of an object or of a subresource (status, scale, finalize…). */
 export async function serveUpdate(
   context: HandlerContext,
   { resource, namespace, name, subresource }: ResourceRoute & { name: string },
@@ -81,18 +80,15 @@ export async function serveUpdate(
   const text = await context.body(request, response);
   const fieldValidation = fieldValidationOf(query, request.headers["content-type"], text);
   const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
-  if (subresource === "scale") {
-    return send(response, 200, await updateScale(context, resource, namespace, name, body, write));
-  }
   const updated = await context.registry.update(resource, namespace, name, body, {
     ...write,
     fieldValidation,
-    ...(subresource === "status" || subresource === "finalize" ? { subresource } : {}),
+    subresource,
   });
   return sendWithWarnings(response, 200, updated, fieldValidation);
 }
 
-/** `PATCH` of an object, its status or its scale; a 201 when an apply created the object. */
+/** `PATCH` of an object or of a subresource; a 201 when an apply created the object. */
 export async function servePatch(
   context: HandlerContext,
   { resource, namespace, name, subresource }: ResourceRoute & { name: string },
@@ -109,9 +105,6 @@ export async function servePatch(
     type === "apply" ? undefined : request.headers["content-type"],
     text,
   );
-  if (subresource === "scale") {
-    return send(response, 200, await patchScale(context, resource, namespace, name, type, patch, write));
-  }
   const force = query.get("force");
   const { object, created } = await context.registry.patchWithOutcome(
     resource,
@@ -122,7 +115,7 @@ export async function servePatch(
     {
       ...write,
       fieldValidation,
-      ...(subresource === "status" ? { subresource } : {}),
+      subresource,
       ...(force !== null ? { force: isTrue(force) } : {}),
     },
   );

@@ -31,6 +31,7 @@ import {
 } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
+import { finalizeSubresource } from "./subresources.js";
 
 const eventTypes = ["Normal", "Warning"];
 
@@ -153,6 +154,7 @@ export const namespaceDefinition = defineKind({
   selectableFields: selectableFieldsOf(namespaces),
   printer: namespacePrinter,
   protobufMessage: "Namespace",
+  subresources: { finalize: finalizeSubresource },
 });
 
 export const configMapDefinition = defineKind({

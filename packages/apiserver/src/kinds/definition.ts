@@ -2,10 +2,12 @@ import type { KubeObject, ResourceDescriptor, SelectableFields } from "@reconcil
 import type { TypeNode } from "../apply/schema.js";
 import { defaultPrinter, type Printer } from "../http/printers.js";
 import { dnsSubdomainName } from "../registry/meta-validation.js";
-import { defaultMergeKeys } from "../registry/patch.js";
+import { defaultMergeKeys, type PatchType } from "../registry/patch.js";
 import type { Schema } from "../registry/schema.js";
+import type { PatchOptions } from "../registry/store/context.js";
 import type { Strategy } from "../registry/strategy.js";
 import { builtinKindSchema, type KindSchema } from "../schemas/kind-schema.js";
+import { impliedSubresources } from "./subresources.js";
 
 /**
  * Everything the server knows about one kind, in one value: what
@@ -31,9 +33,10 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   /** List field name → merge key, for strategic merge patches of this kind. */
   readonly mergeKeys: Readonly<Record<string, string>>;
   /**
-   * Subresources answered by POSTing a body to one object, by name
-   * (`binding` for pods; `eviction` in time). `status` and `scale` are
-   * served through the strategy and the descriptor.
+   * The kind's subresources by name (`status`, `scale`, `binding`,
+   * `eviction`, `finalize`…), each with the verbs it serves. Routing,
+   * discovery and both clients read this map: a subresource is served
+   * exactly when its kind's definition has a handler for it.
    */
   readonly subresources: Readonly<Record<string, SubresourceHandler>>;
   /**
@@ -57,13 +60,43 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
 }
 
 /**
- * A subresource that takes a POSTed body for one object, as kube-apiserver's
- * per-subresource `rest.Creater` (BindingREST, EvictionREST). The server
- * answers 201 with a Success Status once `create` resolves; what it throws
- * (a `StatusError`) is the answer otherwise.
+ * One subresource of a kind (`pods/{name}/status`, `deployments/{name}/scale`,
+ * `pods/{name}/binding`), as kube-apiserver's per-subresource REST storage
+ * (StatusREST, ScaleREST, BindingREST, EvictionREST, FinalizeREST): the verbs
+ * it implements. A verb it lacks is a 405; a subresource the kind lacks, a 404.
  */
 export interface SubresourceHandler {
-  create(
+  /**
+   * What `get`, `update` and `patch` answer, or what `create` takes, as
+   * discovery lists it (`autoscaling/v1` Scale, `policy/v1` Eviction);
+   * undefined: the kind itself (a status subresource answers the whole object).
+   */
+  readonly kind?: { group: string; version: string; kind: string } | undefined;
+  /** `GET`. */
+  get?(store: SubresourceStore, namespace: string | undefined, name: string): Promise<KubeObject>;
+  /** `PUT` of the subresource's object. */
+  update?(
+    store: SubresourceStore,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: SubresourceWriteOptions,
+  ): Promise<KubeObject>;
+  /** `PATCH` of the subresource's object. */
+  patch?(
+    store: SubresourceStore,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: SubresourceWriteOptions,
+  ): Promise<KubeObject>;
+  /**
+   * `POST` of a body for one object (a Binding, an Eviction). The server
+   * answers 201 with a Success Status once it resolves; what it throws (a
+   * `StatusError`) is the answer otherwise.
+   */
+  create?(
     store: SubresourceStore,
     namespace: string | undefined,
     name: string,
@@ -71,6 +104,9 @@ export interface SubresourceHandler {
     options: { dryRun?: "All" | undefined },
   ): Promise<void>;
 }
+
+/** The options of a subresource write: those of any write (dry run, field manager, field validation, force). */
+export type SubresourceWriteOptions = PatchOptions;
 
 /** What a {@link SubresourceHandler} may do with objects of its kind. */
 export interface SubresourceStore {
@@ -87,6 +123,39 @@ export interface SubresourceStore {
     name: string,
     tryUpdate: (existing: KubeObject) => KubeObject,
     options: { dryRun?: "All" | undefined },
+  ): Promise<KubeObject>;
+  /**
+   * `update`, through the kind's strategy as the named subresource's writes
+   * go (a `status` write keeps the spec, a `finalize` write keeps all but
+   * `spec.finalizers`, a `scale` write is a spec change): defaulting,
+   * validation, generation and managedFields as for any update.
+   * `precondition` is the resourceVersion the change was based on (a
+   * mismatch is a 409).
+   */
+  updateAs(
+    subresource: string,
+    namespace: string | undefined,
+    name: string,
+    precondition: string | undefined,
+    tryUpdate: (existing: KubeObject) => KubeObject,
+    options: SubresourceWriteOptions,
+  ): Promise<KubeObject>;
+  /** `PUT` of a whole object as the named subresource writes it (see {@link updateAs}). */
+  replaceAs(
+    subresource: string,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: SubresourceWriteOptions,
+  ): Promise<KubeObject>;
+  /** `PATCH` of the object as the named subresource writes it (see {@link updateAs}); apply patches included. */
+  patchAs(
+    subresource: string,
+    namespace: string | undefined,
+    name: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: SubresourceWriteOptions,
   ): Promise<KubeObject>;
   /** Reads the object; 404 if absent. */
   get(namespace: string | undefined, name: string): Promise<KubeObject>;
@@ -117,7 +186,10 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   protobufMessage?: string | undefined;
   /** Default: the merge keys of the built-in kinds' lists (containers by name, conditions by type, …). */
   mergeKeys?: Readonly<Record<string, string>> | undefined;
-  /** Default: none. */
+  /**
+   * Added to the `status` and `scale` handlers the descriptor's subresources
+   * imply (scale where the strategy has scale rules); default: none beyond those.
+   */
   subresources?: Readonly<Record<string, SubresourceHandler>> | undefined;
   /** Default: the built-in table's entry for the kind (`typeFor`), deduced for unknown kinds. */
   applyType?: TypeNode | undefined;
@@ -162,15 +234,16 @@ export const genericStrategy: Strategy = { nameRule: dnsSubdomainName };
 
 /** A definition with every part not given filled by its default. */
 export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>): ResourceDefinition<T> {
+  const strategy = init.strategy ?? genericStrategy;
   return Object.freeze({
     descriptor: init.descriptor,
-    strategy: init.strategy ?? genericStrategy,
+    strategy,
     schema: init.schema ?? "any",
     selectableFields: init.selectableFields,
     printer: init.printer ?? defaultPrinter,
     protobufMessage: init.protobufMessage,
     mergeKeys: init.mergeKeys ?? defaultMergeKeys,
-    subresources: init.subresources ?? {},
+    subresources: { ...impliedSubresources(init.descriptor.subresources, strategy), ...init.subresources },
     applyType: init.applyType,
     openAPI:
       "openAPI" in init

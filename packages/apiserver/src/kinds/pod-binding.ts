@@ -15,6 +15,7 @@ import type { SubresourceHandler } from "./definition.js";
  * assigns the pod to the Binding's node.
  */
 export const podBindingHandler: SubresourceHandler = {
+  kind: { group: "", version: "v1", kind: "Binding" },
   async create(store, namespace, name, body, options) {
     const binding = decodeBinding(body, name);
     await store.update(namespace, name, (existing) => assignPod(existing, binding, store.now()), options);

@@ -11,6 +11,7 @@ import type { SubresourceDeleteOptions, SubresourceHandler } from "./definition.
  * as upstream does before the delete.
  */
 export const podEvictionHandler: SubresourceHandler = {
+  kind: { group: "policy", version: "v1", kind: "Eviction" },
   async create(store, namespace, name, body, options) {
     const deleteOptions = decodeEviction(body, name);
     if (deleteOptions.dryRun !== undefined && deleteOptions.dryRun !== (options.dryRun ?? undefined))

@@ -16,8 +16,10 @@ import type {
   DeleteCollectionOptions,
   DeleteOptions,
   DeleteResult,
+  GetOptions,
   PatchOptions,
   ResourceClient,
+  UpdateOptions,
   WriteOptions,
 } from "@reconcile/client";
 import { verbsOf } from "../http/discovery.js";
@@ -122,10 +124,13 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     });
   }
 
-  get(name: string, options: CallOptions = {}): Promise<T> {
+  get(name: string, options: GetOptions = {}): Promise<T> {
     return this.#call(
       options.signal,
-      async () => copyJson(await this.#registry.get(this.resource, this.namespace, name)) as T,
+      async () =>
+        copyJson(
+          await this.#registry.get(this.resource, this.namespace, name, { subresource: options.subresource }),
+        ) as T,
     );
   }
 
@@ -136,7 +141,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     );
   }
 
-  update(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+  update(object: T | DeepReadonly<T>, options: UpdateOptions = {}): Promise<T> {
     return this.#call(
       options.signal,
       async () =>
@@ -178,11 +183,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     );
   }
 
-  patch(
-    name: string,
-    patch: unknown,
-    options: PatchOptions & { subresource?: "status" | undefined },
-  ): Promise<T> {
+  patch(name: string, patch: unknown, options: PatchOptions): Promise<T> {
     return this.#call(
       options.signal,
       async () =>

@@ -1,6 +1,7 @@
 import {
   type KubeObject,
   type ListOptions,
+  newMethodNotSupported,
   type ObjectList,
   pods,
   type ResourceDescriptor,
@@ -121,9 +122,18 @@ export class Registry {
     for (const stop of [...this.#context.watches]) stop();
   }
 
-  async get(resource: ResourceDescriptor, namespace: string | undefined, name: string): Promise<KubeObject> {
+  /** GET of an object, or of one of its subresources (`status`, `scale`…) as its kind's definition serves it. */
+  async get(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    options: { subresource?: string | undefined } = {},
+  ): Promise<KubeObject> {
     await this.#ready;
-    return this.#store(resource).get(namespace, name);
+    const store = this.#store(resource);
+    return options.subresource
+      ? store.getSubresource(namespace, name, options.subresource)
+      : store.get(namespace, name);
   }
 
   async create(
@@ -141,10 +151,13 @@ export class Registry {
     namespace: string | undefined,
     name: string,
     body: unknown,
-    options: DryRunOption & { subresource?: "status" | "finalize" | undefined } = {},
+    options: PatchOptions = {},
   ): Promise<KubeObject> {
     await this.#ready;
-    return this.#store(resource).update(namespace, name, body, options);
+    const store = this.#store(resource);
+    return options.subresource
+      ? store.updateSubresource(namespace, name, options.subresource, body, options)
+      : store.update(namespace, name, body, options);
   }
 
   async patch(
@@ -172,7 +185,17 @@ export class Registry {
     options: PatchOptions = {},
   ): Promise<{ object: KubeObject; created: boolean }> {
     await this.#ready;
-    return this.#store(resource).patch(namespace, name, patchType, patch, options);
+    const store = this.#store(resource);
+    if (!options.subresource) return store.patch(namespace, name, patchType, patch, options);
+    const object = await store.patchSubresource(
+      namespace,
+      name,
+      options.subresource,
+      patchType,
+      patch,
+      options,
+    );
+    return { object, created: false };
   }
 
   async delete(
@@ -235,11 +258,14 @@ export class Registry {
     return this.#store(resource).createSubresource(namespace, name, subresource, body, options);
   }
 
+  /** GET of a `scale` subresource as an `autoscaling/v1` Scale; 405 for a kind without one. */
   async getScale(resource: ResourceDescriptor, namespace: string | undefined, name: string): Promise<Scale> {
     await this.#ready;
-    return this.#store(resource).getScale(namespace, name);
+    const store = this.#scalable(resource);
+    return (await store.getSubresource(namespace, name, "scale")) as Scale;
   }
 
+  /** PUT of a `scale` subresource; 405 for a kind without one. */
   async updateScale(
     resource: ResourceDescriptor,
     namespace: string | undefined,
@@ -248,7 +274,16 @@ export class Registry {
     options: DryRunOption = {},
   ): Promise<Scale> {
     await this.#ready;
-    return this.#store(resource).updateScale(namespace, name, body, options);
+    const store = this.#scalable(resource);
+    return (await store.updateSubresource(namespace, name, "scale", body, options)) as Scale;
+  }
+
+  /** The store of a kind with a scale subresource; a 405 naming `scale` otherwise. */
+  #scalable(resource: ResourceDescriptor): Store {
+    const store = this.#store(resource);
+    if (!Object.hasOwn(store.definition.subresources, "scale"))
+      throw newMethodNotSupported(store.gr, "scale");
+    return store;
   }
 
   /** The store of a served kind; 404 for a kind not served. Callers wait for `#ready` first. */

@@ -25,8 +25,10 @@ import type {
   DeleteCollectionOptions,
   DeleteOptions,
   DeleteResult,
+  GetOptions,
   PatchOptions,
   ResourceClient,
+  UpdateOptions,
   WriteOptions,
 } from "../client.js";
 import { patchContentTypes } from "../client.js";
@@ -562,10 +564,10 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     });
   }
 
-  async get(name: string, options: CallOptions = {}): Promise<T> {
+  async get(name: string, options: GetOptions = {}): Promise<T> {
     return this.client.requestJson<T>({
       method: "GET",
-      path: this.itemPath(this.requireNamespace(undefined, name), name),
+      path: this.itemPath(this.requireNamespace(undefined, name), name, options.subresource),
       idempotent: true,
       signal: options.signal,
     });
@@ -583,8 +585,8 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     });
   }
 
-  async update(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
-    return this.put(object, undefined, options);
+  async update(object: T | DeepReadonly<T>, options: UpdateOptions = {}): Promise<T> {
+    return this.put(object, options.subresource, options);
   }
 
   async updateStatus(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
@@ -595,11 +597,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     return this.put(object, "finalize", options);
   }
 
-  async patch(
-    name: string,
-    patch: unknown,
-    options: PatchOptions & { subresource?: "status" | "scale" | undefined },
-  ): Promise<T> {
+  async patch(name: string, patch: unknown, options: PatchOptions): Promise<T> {
     const contentType = patchContentTypes[options.type];
     if (contentType === undefined) throw newBadRequest(`unknown patch type ${JSON.stringify(options.type)}`);
     const namespace = this.requireNamespace(undefined, name);
@@ -671,7 +669,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
 
   private async put(
     object: T | DeepReadonly<T>,
-    subresource: "status" | "finalize" | undefined,
+    subresource: string | undefined,
     options: WriteOptions,
   ): Promise<T> {
     const name = object.metadata?.name;
@@ -723,7 +721,9 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
     if (name === "") throw newBadRequest(`${this.resource.plural}: resource name may not be empty`);
     checkPathSegment("resource name", name);
     const item = `${this.collectionPath(namespace)}/${encodeURIComponent(name)}`;
-    return subresource ? `${item}/${subresource}` : item;
+    if (!subresource) return item;
+    checkPathSegment("subresource", subresource);
+    return `${item}/${encodeURIComponent(subresource)}`;
   }
 }
 
@@ -733,7 +733,7 @@ class HttpResourceClient<T extends KubeObject> implements ResourceClient<T> {
  * before anything is sent (apimachinery's `IsValidPathSegmentName`, which
  * client-go's `Request.Name` and `Request.Namespace` apply).
  */
-function checkPathSegment(what: "resource name" | "namespace", value: string): void {
+function checkPathSegment(what: "resource name" | "namespace" | "subresource", value: string): void {
   const problems: string[] = [];
   if (value === "." || value === "..") problems.push(`may not be '${value}'`);
   else {

@@ -51,7 +51,8 @@ export interface DryRunOption {
 }
 
 export interface PatchOptions extends DryRunOption {
-  subresource?: "status" | undefined;
+  /** The subresource written through (`status`…); empty or undefined: the object itself. */
+  subresource?: string | undefined;
   force?: boolean | undefined;
 }
 
@@ -63,7 +64,8 @@ export interface RegistryDeleteOptions extends DryRunOption {
 
 /** Options of the update path: which endpoint writes, and whether an apply computed the ownership. */
 export interface UpdateOptions extends DryRunOption {
-  subresource?: "status" | "scale" | "finalize" | undefined;
+  /** The subresource written through (`status`, `scale`, `finalize`); empty or undefined: the object itself. */
+  subresource?: string | undefined;
   /** The write is an apply: the object comes with its managedFields already computed. */
   managedFieldsComputed?: boolean | undefined;
 }

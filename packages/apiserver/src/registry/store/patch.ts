@@ -1,4 +1,4 @@
-import { apiVersionOf, type KubeObject, newBadRequest, newConflict } from "@reconcile/api";
+import { apiVersionOf, type KubeObject, newBadRequest, newConflict, newNotFound } from "@reconcile/api";
 import { applyWithLastApplied } from "../../apply/index.js";
 import { isJsonObject } from "../../json.js";
 import { checkNesting } from "../../limits.js";
@@ -104,6 +104,8 @@ async function applyObject(
     decodeObject(definition, context.maxObjectBytes, patch, undefined, "apply", qualifiedName);
   const key = objectKey(resource, namespace, name);
   if ((await context.storage.get(key)) === undefined) {
+    // A subresource never creates its object (StatusREST's update forbids create).
+    if (subresource !== "") throw newNotFound(store.gr, name);
     if (meta.uid !== undefined && meta.uid !== null && meta.uid !== "")
       throw newConflict(
         store.gr,

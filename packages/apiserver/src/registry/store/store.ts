@@ -3,14 +3,14 @@ import {
   groupResourceOf,
   type KubeObject,
   type ListOptions,
+  newMethodNotSupported,
   newNotFound,
   type ObjectList,
   type ResourceDescriptor,
   rfc3339,
-  type Scale,
   type WatchOptions,
 } from "@reconcile/api";
-import type { ResourceDefinition, SubresourceStore } from "../../kinds/definition.js";
+import type { ResourceDefinition, SubresourceHandler, SubresourceStore } from "../../kinds/definition.js";
 import type { PatchType } from "../patch.js";
 import type {
   DryRunOption,
@@ -23,8 +23,7 @@ import { type CreateOptions, createObject } from "./create.js";
 import { deleteCollection, deleteObject } from "./delete.js";
 import { patchObject } from "./patch.js";
 import { getObject, listObjects, type RegistryWatch, watchObjects } from "./reads.js";
-import { getScale, updateScale } from "./scale.js";
-import { rawUpdate, updateObject } from "./update.js";
+import { guaranteedUpdate, rawUpdate, updateObject } from "./update.js";
 
 /**
  * Every verb for one kind, with kube-apiserver's semantics (its
@@ -62,13 +61,14 @@ export class Store implements StoreCore {
     return createObject(this, namespace, body, options);
   }
 
+  /** PUT of the object itself. */
   update(
     namespace: string | undefined,
     name: string,
     body: unknown,
-    options: DryRunOption & { subresource?: "status" | "finalize" | undefined },
+    options: DryRunOption,
   ): Promise<KubeObject> {
-    return updateObject(this, namespace, name, body, options);
+    return updateObject(this, namespace, name, body, { ...options, subresource: undefined });
   }
 
   patch(
@@ -78,7 +78,7 @@ export class Store implements StoreCore {
     patch: unknown,
     options: PatchOptions,
   ): Promise<{ object: KubeObject; created: boolean }> {
-    return patchObject(this, namespace, name, patchType, patch, options);
+    return patchObject(this, namespace, name, patchType, patch, { ...options, subresource: undefined });
   }
 
   delete(
@@ -101,20 +101,41 @@ export class Store implements StoreCore {
     return deleteCollection(this, namespace, options, deleteOne);
   }
 
-  getScale(namespace: string | undefined, name: string): Promise<Scale> {
-    return getScale(this, namespace, name);
+  /** GET of a subresource (`status`, `scale`…); 404 if the kind has none by that name, 405 if it is not read. */
+  getSubresource(namespace: string | undefined, name: string, subresource: string): Promise<KubeObject> {
+    const get = this.#handler(name, subresource).get;
+    if (get === undefined) throw newMethodNotSupported(this.gr, "get");
+    return get(this.#subresourceStore, namespace, name);
   }
 
-  updateScale(
+  /** PUT of a subresource; 404 if the kind has none by that name, 405 if it is not written whole. */
+  updateSubresource(
     namespace: string | undefined,
     name: string,
+    subresource: string,
     body: unknown,
-    options: DryRunOption,
-  ): Promise<Scale> {
-    return updateScale(this, namespace, name, body, options);
+    options: PatchOptions,
+  ): Promise<KubeObject> {
+    const update = this.#handler(name, subresource).update;
+    if (update === undefined) throw newMethodNotSupported(this.gr, "update");
+    return update(this.#subresourceStore, namespace, name, body, options);
   }
 
-  /** POSTs a body to a subresource the definition handles (binding, eviction…); 404 if it has none by that name. */
+  /** PATCH of a subresource; 404 if the kind has none by that name, 405 if it is not patched. */
+  patchSubresource(
+    namespace: string | undefined,
+    name: string,
+    subresource: string,
+    patchType: PatchType,
+    patch: unknown,
+    options: PatchOptions,
+  ): Promise<KubeObject> {
+    const patchSubresource = this.#handler(name, subresource).patch;
+    if (patchSubresource === undefined) throw newMethodNotSupported(this.gr, "patch");
+    return patchSubresource(this.#subresourceStore, namespace, name, patchType, patch, options);
+  }
+
+  /** POSTs a body to a subresource (binding, eviction…); 404 if the kind has none by that name, 405 if it takes none. */
   async createSubresource(
     namespace: string | undefined,
     name: string,
@@ -122,16 +143,36 @@ export class Store implements StoreCore {
     body: unknown,
     options: DryRunOption,
   ): Promise<void> {
+    const create = this.#handler(name, subresource).create;
+    if (create === undefined) throw newMethodNotSupported(this.gr, "create");
+    await create(this.#subresourceStore, namespace, name, body, options);
+  }
+
+  /** The definition's handler of a subresource; a 404 naming `{name}/{subresource}` if it has none. */
+  #handler(name: string, subresource: string): SubresourceHandler {
     const handlers = this.definition.subresources;
     const handler = Object.hasOwn(handlers, subresource) ? handlers[subresource] : undefined;
     if (handler === undefined) throw newNotFound(this.gr, `${name}/${subresource}`);
-    await handler.create(this.#subresourceStore, namespace, name, body, options);
+    return handler;
   }
 
   /** What a subresource handler may do with objects of this kind. */
   readonly #subresourceStore: SubresourceStore = {
     now: () => rfc3339(this.context.clock.now()),
     update: (namespace, name, tryUpdate, options) => rawUpdate(this, namespace, name, tryUpdate, options),
+    updateAs: (subresource, namespace, name, precondition, tryUpdate, options) =>
+      guaranteedUpdate(
+        this,
+        this.resource.namespaced ? namespace : undefined,
+        name,
+        precondition,
+        { ...options, subresource },
+        tryUpdate,
+      ),
+    replaceAs: (subresource, namespace, name, body, options) =>
+      updateObject(this, namespace, name, body, { ...options, subresource }),
+    patchAs: async (subresource, namespace, name, patchType, patch, options) =>
+      (await patchObject(this, namespace, name, patchType, patch, { ...options, subresource })).object,
     get: (namespace, name) => this.get(namespace, name),
     delete: async (namespace, name, options) => {
       await this.delete(namespace, name, options);

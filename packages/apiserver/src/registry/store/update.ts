@@ -18,7 +18,7 @@ export async function updateObject(
   namespace: string | undefined,
   name: string,
   body: unknown,
-  options: DryRunOption & { subresource?: "status" | "finalize" | undefined },
+  options: UpdateOptions,
 ): Promise<KubeObject> {
   const object = decodeObject(store.definition, store.context.maxObjectBytes, body, options.fieldValidation);
   const meta = (object.metadata ??= {});
@@ -46,10 +46,6 @@ export async function guaranteedUpdate(
   const { resource, gr, context } = store;
   const key = objectKey(resource, namespace, name);
   const strategy = store.definition.strategy;
-  const statusOnly = options.subresource === "status";
-  if (statusOnly && !resource.subresources.includes("status")) throw newNotFound(gr, `${name}/status`);
-  const finalize = options.subresource === "finalize";
-  if (finalize && strategy.prepareForFinalize === undefined) throw newNotFound(gr, `${name}/finalize`);
   const writer = writerFor(store, options);
   for (let attempt = 0; ; attempt++) {
     const existing = await context.storage.get(key);
