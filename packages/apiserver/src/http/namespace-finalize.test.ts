@@ -38,7 +38,7 @@ describe("namespaces/{name}/finalize over HTTP", () => {
     const { call } = await start();
     expect((await call("POST", "/api/v1/namespaces", { metadata: { name: "team" } })).code).toBe(201);
     const deleted = await call("DELETE", "/api/v1/namespaces/team");
-    expect(deleted.code).toBe(202);
+    expect(deleted.code).toBe(200);
     expect(deleted.body.status.phase).toBe("Terminating");
     expect((await call("GET", "/api/v1/namespaces/team/finalize")).code).toBe(405);
     expect((await call("PATCH", "/api/v1/namespaces/team/finalize", {})).code).toBe(405);

@@ -51,8 +51,10 @@ export function deleteOptions(body: Buffer, query: URLSearchParams): RegistryDel
     options.propagationPolicy = policy;
   } else {
     const orphan = fromBody.orphanDependents ?? query.get("orphanDependents") ?? undefined;
-    if (orphan !== undefined)
-      options.propagationPolicy = orphan === true || orphan === "true" ? "Orphan" : "Background";
+    if (orphan !== undefined) {
+      options.orphanDependents = orphan === true || orphan === "true";
+      options.propagationPolicy = options.orphanDependents ? "Orphan" : "Background";
+    }
   }
   const preconditions = fromBody.preconditions;
   if (preconditions !== undefined && preconditions !== null) {

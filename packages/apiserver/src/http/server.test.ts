@@ -406,7 +406,7 @@ describe("the REST API over HTTP", () => {
     expect(got.body).toMatchObject({ spec: { replicas: 1 } });
   });
 
-  it("deletes with DeleteOptions (a bound pod is deleted gracefully: 202 with the object) and deletes collections", async () => {
+  it("deletes with DeleteOptions (a bound pod is deleted gracefully: 200 with the object, 202 if orphanDependents is false) and deletes collections", async () => {
     const { url } = await start();
     const pod = (name: string, nodeName?: string) => ({
       apiVersion: "v1",
@@ -419,8 +419,15 @@ describe("the REST API over HTTP", () => {
     const graceful = await call(url, "DELETE", "/api/v1/namespaces/default/pods/bound", {
       propagationPolicy: "Background",
     });
-    expect(graceful.code).toBe(202);
+    // Marked, not gone: still a 200, as kube-apiserver answers unless orphanDependents is false.
+    expect(graceful.code).toBe(200);
     expect(graceful.body).toMatchObject({ metadata: { name: "bound", deletionGracePeriodSeconds: 30 } });
+    await call(url, "POST", "/api/v1/namespaces/default/pods", pod("cascading", "node-1"));
+    const cascading = await call(url, "DELETE", "/api/v1/namespaces/default/pods/cascading", {
+      orphanDependents: false,
+    });
+    expect(cascading.code).toBe(202);
+    expect(cascading.body.metadata.deletionTimestamp).toEqual(expect.any(String));
     const wrongUid = await call(url, "DELETE", "/api/v1/namespaces/default/pods/free", {
       preconditions: { uid: "nope" },
     });
@@ -429,7 +436,7 @@ describe("the REST API over HTTP", () => {
       gracePeriodSeconds: 0,
     });
     expect(all.code).toBe(200);
-    expect((all.body.items as unknown[]).length).toBe(2);
+    expect((all.body.items as unknown[]).length).toBe(3);
     const list = await call(url, "GET", "/api/v1/namespaces/default/pods");
     expect(list.body.items).toEqual([]);
   });

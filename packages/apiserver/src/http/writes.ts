@@ -122,7 +122,7 @@ export async function servePatch(
   return sendWithWarnings(response, created ? 201 : 200, object, fieldValidation);
 }
 
-/** `DELETE` of an object: 200 when it is gone, 202 when it is only marked (grace period, finalizers). */
+/** `DELETE` of an object: 200 with its last state, gone or only marked (grace period, finalizers). */
 export async function serveDelete(
   context: HandlerContext,
   { resource, namespace, name, subresource }: ResourceRoute & { name: string },
@@ -138,8 +138,9 @@ export async function serveDelete(
   }
   const options = deleteOptions(await context.body(request, response), query);
   const { object, deleted } = await context.registry.deleteWithOutcome(resource, namespace, name, options);
-  const pending = object.metadata?.deletionTimestamp !== undefined && !deleted;
-  return send(response, pending ? 202 : 200, object);
+  // kube-apiserver answers 202 only for an object not yet gone whose delete asked for cascading by
+  // `orphanDependents: false`; graceful deletion, finalizers and Terminating namespaces get a 200.
+  return send(response, !deleted && options.orphanDependents === false ? 202 : 200, object);
 }
 
 /**

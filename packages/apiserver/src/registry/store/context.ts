@@ -59,6 +59,8 @@ export interface PatchOptions extends DryRunOption {
 export interface RegistryDeleteOptions extends DryRunOption {
   gracePeriodSeconds?: number | undefined;
   propagationPolicy?: string | undefined;
+  /** The older `orphanDependents`, as sent (it also sets `propagationPolicy`); only the HTTP answer's code reads it. */
+  orphanDependents?: boolean | undefined;
   preconditions?: { uid?: string | undefined; resourceVersion?: string | undefined } | undefined;
 }
 
