@@ -1,9 +1,16 @@
-import { defineResource, type KubeObject, rfc3339, StatusError, type WatchEvent } from "@reconcile/api";
+import {
+  defineResource,
+  type KubeObject,
+  type ResourceDescriptor,
+  rfc3339,
+  StatusError,
+  type WatchEvent,
+} from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
 import type { ResourceDefinitions } from "../registry/definitions.js";
-import { definitionForCustomResource } from "./custom-kind.js";
+import { definitionForCustomResource, definitionsForCustomResource } from "./custom-kind.js";
 import {
   type CustomResourceDefinition,
   defaultCustomResourceDefinition,
@@ -104,6 +111,8 @@ export class CustomResourceDefinitionController {
   readonly #crds = new Map<string, CustomResourceDefinition>();
   /** The CRDs whose objects are being deleted, by name, and the work doing it. */
   readonly #finalizing = new Map<string, Promise<void>>();
+  /** The versions of each CRD's kind this controller serves, by CRD name. */
+  readonly #installed = new Map<string, ResourceDescriptor[]>();
 
   constructor(options: CustomResourceDefinitionControllerOptions) {
     this.#client = options.client;
@@ -213,24 +222,25 @@ export class CustomResourceDefinitionController {
    * patches and deletes are still served, so objects' own finalizers can be removed).
    */
   #refuseCreates(crd: CustomResourceDefinition): void {
-    const definition = definitionForCustomResource(crd);
-    const served = definition && this.#definitions.get(definition.descriptor);
-    if (!served) return;
-    this.#definitions.add(
-      Object.freeze({
-        ...served,
-        strategy: {
-          ...served.strategy,
-          prepareForCreate() {
-            throw new StatusError({
-              code: 405,
-              reason: "MethodNotAllowed",
-              message: "create not allowed while custom resource definition is terminating",
-            });
+    for (const descriptor of this.#installed.get(crd.metadata?.name ?? "") ?? []) {
+      const served = this.#definitions.get(descriptor);
+      if (!served) continue;
+      this.#definitions.add(
+        Object.freeze({
+          ...served,
+          strategy: {
+            ...served.strategy,
+            prepareForCreate() {
+              throw new StatusError({
+                code: 405,
+                reason: "MethodNotAllowed",
+                message: "create not allowed while custom resource definition is terminating",
+              });
+            },
           },
-        },
-      }),
-    );
+        }),
+      );
+    }
   }
 
   /** Deletes every object of the CRD's kind and resolves once none is left. */
@@ -263,8 +273,21 @@ export class CustomResourceDefinitionController {
       return;
     }
     if (crd.metadata?.deletionTimestamp || !isServable(crd)) return;
-    const definition = definitionForCustomResource(crd);
-    if (definition) this.#definitions.add(definition);
+    this.#install(crd);
+  }
+
+  /** Serves every served version of the CRD's kind, and stops serving those it no longer has. */
+  #install(crd: CustomResourceDefinition): void {
+    const name = crd.metadata?.name ?? "";
+    const definitions = definitionsForCustomResource(crd);
+    for (const definition of definitions) this.#definitions.add(definition);
+    const kept = new Set(definitions.map((d) => resourceKey(d.descriptor)));
+    for (const old of this.#installed.get(name) ?? [])
+      if (!kept.has(resourceKey(old))) this.#definitions.remove(old);
+    this.#installed.set(
+      name,
+      definitions.map((d) => d.descriptor),
+    );
   }
 
   /** Other CRDs of the group may now have their names free (or taken): look at them again. */
@@ -277,20 +300,24 @@ export class CustomResourceDefinitionController {
   }
 
   async #uninstall(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {
-    const definition = definitionForCustomResource(crd);
-    if (!definition) return;
-    const served = this.#definitions.get(definition.descriptor);
-    if (!served) return;
-    const objects = this.#client.resource(served.descriptor as typeof served.descriptor);
-    try {
-      const list = await objects.list({ signal });
-      const namespaces = new Set(list.items.map((o: KubeObject) => o.metadata?.namespace ?? ""));
-      for (const namespace of namespaces) {
-        await this.#client.resource(served.descriptor, namespace || undefined).deleteCollection({ signal });
+    const name = crd.metadata?.name ?? "";
+    const installed = this.#installed.get(name) ?? [];
+    const served = installed.find((descriptor) => this.#definitions.get(descriptor) !== undefined);
+    if (served !== undefined) {
+      try {
+        const list = await this.#client.resource(served).list({ signal });
+        const namespaces = new Set(list.items.map((o: KubeObject) => o.metadata?.namespace ?? ""));
+        for (const namespace of namespaces)
+          await this.#client.resource(served, namespace || undefined).deleteCollection({ signal });
+      } catch {
+        // Objects that could not be deleted stay stored; the kind stops being served either way.
       }
-    } catch {
-      // Objects that could not be deleted stay stored; the kind stops being served either way.
     }
-    this.#definitions.remove(served.descriptor);
+    for (const descriptor of installed) this.#definitions.remove(descriptor);
+    this.#installed.delete(name);
   }
+}
+
+function resourceKey(resource: ResourceDescriptor): string {
+  return `${resource.group}/${resource.version}/${resource.plural}`;
 }

@@ -3,6 +3,7 @@ import { type OpenAPISchema, typeFromOpenAPI } from "../apply/schema.js";
 import { age } from "../http/human-duration.js";
 import type { Printer, TableColumnDefinition } from "../http/printers.js";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
+import { byVersionPriority, compareKubeAwareVersions } from "../kinds/version-priority.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
 import { validateCustomResource } from "./custom-resource.js";
@@ -17,16 +18,33 @@ import { dropNulls } from "./pruning.js";
 import { isObject, type JSONSchemaProps, type JsonObject } from "./schema.js";
 
 /**
- * The definition that serves a CRD's custom kind: the descriptor from its accepted names and scope, a
- * strategy that prunes, defaults and validates with the version's structural schema, the scale subresource
- * from its paths, and a table from its additionalPrinterColumns (`Age` when it declares none).
- *
- * One version is served per kind: the storage version when served, else the first served version.
- * Undefined when no version is served.
+ * The definitions that serve a CRD's custom kind, one per served version: the descriptor from its
+ * accepted names and scope, a strategy that prunes, defaults and validates with that version's
+ * structural schema, the scale subresource from its paths, a table from its additionalPrinterColumns
+ * (`Age` when it declares none), and a deprecation warning where the version is deprecated. Objects are
+ * stored at the storage version; the conversion between versions is None (only `apiVersion` changes).
+ */
+export function definitionsForCustomResource(crd: CustomResourceDefinition): ResourceDefinition[] {
+  const versions = crd.spec.versions ?? [];
+  const storage = versions.find((v) => v.storage)?.name;
+  return versions.filter((v) => v.served).map((version) => definitionAt(crd, version, storage));
+}
+
+/**
+ * The definition of the version a CRD's kind is chiefly served at (the storage version when served, else
+ * the first served one); undefined when no version is served.
  */
 export function definitionForCustomResource(crd: CustomResourceDefinition): ResourceDefinition | undefined {
   const version = servedVersion(crd);
   if (!version) return undefined;
+  return definitionAt(crd, version, crd.spec.versions.find((v) => v.storage)?.name);
+}
+
+function definitionAt(
+  crd: CustomResourceDefinition,
+  version: CustomResourceDefinitionVersion,
+  storageVersion: string | undefined,
+): ResourceDefinition {
   const names = crd.status?.acceptedNames?.plural
     ? { ...crd.spec.names, ...crd.status.acceptedNames }
     : crd.spec.names;
@@ -55,7 +73,25 @@ export function definitionForCustomResource(crd: CustomResourceDefinition): Reso
     strategy: customResourceStrategy(schema, version),
     printer: customResourcePrinter(version.additionalPrinterColumns ?? []),
     openAPI: customKindSchema(descriptor, schema),
+    storageVersion,
+    warning: version.deprecated
+      ? (version.deprecationWarning ?? defaultDeprecationWarning(version.name, crd))
+      : undefined,
   });
+}
+
+/**
+ * apiextensions-apiserver's warning for a deprecated version that sets none: `<group>/<version> <Kind>
+ * is deprecated`, naming the highest served, not deprecated version newer than it as the one to use.
+ */
+export function defaultDeprecationWarning(deprecated: string, crd: CustomResourceDefinition): string {
+  const { group, names } = crd.spec;
+  const message = `${group}/${deprecated} ${names.kind} is deprecated`;
+  const newer = (crd.spec.versions ?? [])
+    .filter((v) => v.served && !v.deprecated && compareKubeAwareVersions(deprecated, v.name) < 0)
+    .map((v) => v.name);
+  if (newer.length === 0) return message;
+  return `${message}; use ${group}/${byVersionPriority(newer)[0]} ${names.kind}`;
 }
 
 /** The version a CRD's kind is served at: the storage version when served, else the first served one. */

@@ -107,6 +107,11 @@ export class HandlerContext {
   readonly subresourceNamesOf = (resource: ResourceDescriptor): readonly string[] =>
     Object.keys(this.subresourcesOf(resource));
 
+  /** The warning every answer about a served resource carries (a deprecated version's), if any. */
+  warningOf(resource: ResourceDescriptor): string | undefined {
+    return this.registry.definitions.get(resource)?.warning;
+  }
+
   /** The columns a served resource prints with. */
   printerOf(resource: ResourceDescriptor): Printer | undefined {
     return this.registry.definitions.get(resource)?.printer;

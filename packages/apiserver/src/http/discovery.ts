@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { apiVersionOf, type ResourceDescriptor } from "@reconcile/api";
 import { definitionFor } from "../kinds/builtin.js";
 import type { SubresourceHandler } from "../kinds/definition.js";
+import { compareKubeAwareVersions } from "../kinds/version-priority.js";
 
 /** The verbs every served resource supports. */
 export const resourceVerbs = [
@@ -81,19 +82,30 @@ export interface GroupVersion {
   resources: ResourceDescriptor[];
 }
 
-/** The served group-versions in discovery order (core first, then groups in the order they appear). */
+/**
+ * The served group-versions in discovery order: core first, then groups in the
+ * order they appear, each group's versions by priority (the preferred first:
+ * GA before beta before alpha, newer before older).
+ */
 export function groupVersions(resources: readonly ResourceDescriptor[]): GroupVersion[] {
-  const byKey = new Map<string, GroupVersion>();
+  const byGroup = new Map<string, Map<string, GroupVersion>>();
   for (const resource of resources) {
-    const key = apiVersionOf(resource);
-    let entry = byKey.get(key);
+    let versions = byGroup.get(resource.group);
+    if (versions === undefined) {
+      versions = new Map();
+      byGroup.set(resource.group, versions);
+    }
+    let entry = versions.get(resource.version);
     if (entry === undefined) {
       entry = { group: resource.group, version: resource.version, resources: [] };
-      byKey.set(key, entry);
+      versions.set(resource.version, entry);
     }
     entry.resources.push(resource);
   }
-  return [...byKey.values()].sort((a, b) => (a.group === "" ? -1 : b.group === "" ? 1 : 0));
+  const groups = [...byGroup.values()].map((versions) =>
+    [...versions.values()].sort((a, b) => compareKubeAwareVersions(b.version, a.version)),
+  );
+  return groups.sort((a, b) => (a[0]!.group === "" ? -1 : b[0]!.group === "" ? 1 : 0)).flat();
 }
 
 /** `GET /api`: the core group's versions. */

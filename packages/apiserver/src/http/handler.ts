@@ -8,7 +8,7 @@ import { isTrue, parseDryRun, type WriteOptions } from "./parameters.js";
 import { servePodConnect } from "./pod-connect.js";
 import { serveGet, serveList } from "./reads.js";
 import { parseJson } from "./request-body.js";
-import { limitTime, notAllowed, send, sendFailure } from "./respond.js";
+import { addWarnings, limitTime, notAllowed, send, sendFailure } from "./respond.js";
 import { parseRoute, type ResourceRoute, type Route } from "./route.js";
 import {
   requestUser,
@@ -110,6 +110,9 @@ async function handle(
       throw notAllowed(method, pathname);
     return serveNonResource(context, route, request, response);
   }
+  const warning = context.warningOf(route.resource);
+  // A deprecated version's warning goes with every answer about it, errors included (as upstream's filter).
+  if (warning !== undefined) addWarnings(response, [warning]);
   const write: WriteOptions = {
     dryRun: parseDryRun(query),
     fieldManager: query.get("fieldManager") || undefined,

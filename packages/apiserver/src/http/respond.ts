@@ -123,3 +123,18 @@ function drained(response: http.ServerResponse): Promise<void> {
     response.on("close", done);
   });
 }
+
+/**
+ * Adds one `Warning: 299 - "<text>"` header per warning to those already set,
+ * in order and without repeats, as kube-apiserver's warning recorder does.
+ */
+export function addWarnings(response: http.ServerResponse, warnings: readonly string[]): void {
+  if (warnings.length === 0 || response.headersSent) return;
+  const existing = response.getHeader("Warning");
+  const values = existing === undefined ? [] : Array.isArray(existing) ? existing : [String(existing)];
+  for (const text of warnings) {
+    const value = `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+    if (!values.includes(value)) values.push(value);
+  }
+  response.setHeader("Warning", values);
+}

@@ -13,7 +13,7 @@ import {
   type WriteOptions,
 } from "./parameters.js";
 import { decodeObjectBody, decodePatchBody } from "./request-body.js";
-import { jsonContentType, notAllowed, send, sendList } from "./respond.js";
+import { addWarnings, jsonContentType, notAllowed, send, sendList } from "./respond.js";
 import type { ResourceRoute } from "./route.js";
 
 /**
@@ -158,21 +158,13 @@ function fieldValidationOf(
   return { directive, duplicates, warnings: [] };
 }
 
-/**
- * Sends the answer with one `Warning: 299 - "<text>"` header per warning, in
- * order and without repeats, as kube-apiserver's warning recorder does.
- */
+/** Sends the answer with the write's field-validation warnings (see {@link addWarnings}). */
 function sendWithWarnings(
   response: http.ServerResponse,
   code: number,
   body: unknown,
   fieldValidation: FieldValidation,
 ): void {
-  const warnings = [...new Set(fieldValidation.warnings)];
-  if (warnings.length > 0 && !response.headersSent)
-    response.setHeader(
-      "Warning",
-      warnings.map((text) => `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`),
-    );
+  addWarnings(response, fieldValidation.warnings ?? []);
   send(response, code, body);
 }

@@ -57,6 +57,18 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * `PrepareForCreate`), so ConfigMaps, Secrets, Services or Namespaces carry none.
    */
   readonly tracksGeneration: boolean;
+  /**
+   * The version objects of this kind are stored at, when it is not the
+   * descriptor's: one of several served versions of a custom kind, whose
+   * conversion (strategy None) changes only `apiVersion`. Objects written at
+   * this version are stored at that one, and read back at this one.
+   */
+  readonly storageVersion: string | undefined;
+  /**
+   * Sent as a `Warning` with every answer about this kind at this version
+   * (a CRD version marked `deprecated`).
+   */
+  readonly warning: string | undefined;
 }
 
 /**
@@ -197,6 +209,10 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   openAPI?: KindSchema | undefined;
   /** Default: false for the built-in kinds whose upstream (1.32) strategy sets no generation, true otherwise (custom kinds included). */
   tracksGeneration?: boolean | undefined;
+  /** Default: the descriptor's version. */
+  storageVersion?: string | undefined;
+  /** Default: none. */
+  warning?: string | undefined;
 }
 
 /**
@@ -251,5 +267,10 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
         : builtinKindSchema(init.descriptor.group, init.descriptor.version, init.descriptor.kind),
     tracksGeneration:
       init.tracksGeneration ?? !untrackedGeneration.has(`${init.descriptor.group}/${init.descriptor.plural}`),
+    storageVersion:
+      init.storageVersion === undefined || init.storageVersion === init.descriptor.version
+        ? undefined
+        : init.storageVersion,
+    warning: init.warning,
   });
 }

@@ -15,7 +15,7 @@ export interface DefinitionsChange {
  * everywhere at once, and one removed is a 404 from the next request on.
  */
 export class ResourceDefinitions {
-  readonly #byGroupPlural = new Map<string, ResourceDefinition>();
+  readonly #byResource = new Map<string, ResourceDefinition>();
   readonly #byApiVersionKind = new Map<string, ResourceDefinition>();
   readonly #listeners = new Set<(change: DefinitionsChange) => void>();
   #list: readonly ResourceDefinition[] = [];
@@ -28,9 +28,10 @@ export class ResourceDefinitions {
   }
 
   /**
-   * Serves a kind from now on. A definition of the same group and plural
-   * replaces the old one (as an updated CRD does); one of another plural
-   * claiming a served apiVersion and kind is refused.
+   * Serves a kind at a version from now on. A definition of the same group,
+   * version and plural replaces the old one (as an updated CRD does); one of
+   * another plural claiming a served apiVersion and kind is refused. Several
+   * versions of one kind are several definitions (see `storageVersion`).
    */
   add(definition: ResourceDefinition): void {
     const { descriptor } = definition;
@@ -44,11 +45,11 @@ export class ResourceDefinitions {
     this.#emit({ type: "added", definition });
   }
 
-  /** Stops serving a kind; its stored objects stay where they are. Returns whether it was served. */
-  remove(resource: Pick<ResourceDescriptor, "group" | "plural">): boolean {
-    const definition = this.#byGroupPlural.get(groupPluralOf(resource));
+  /** Stops serving a kind at a version; its stored objects stay where they are. Returns whether it was served. */
+  remove(resource: Pick<ResourceDescriptor, "group" | "version" | "plural">): boolean {
+    const definition = this.#byResource.get(resourceKeyOf(resource));
     if (definition === undefined) return false;
-    this.#byGroupPlural.delete(groupPluralOf(definition.descriptor));
+    this.#byResource.delete(resourceKeyOf(definition.descriptor));
     this.#byApiVersionKind.delete(apiVersionKindOf(definition.descriptor));
     this.#snapshot();
     this.#emit({ type: "removed", definition });
@@ -61,9 +62,9 @@ export class ResourceDefinitions {
     return () => this.#listeners.delete(listener);
   }
 
-  /** The served definition of a group and plural, if any. */
-  get(resource: Pick<ResourceDescriptor, "group" | "plural">): ResourceDefinition | undefined {
-    return this.#byGroupPlural.get(groupPluralOf(resource));
+  /** The served definition of a group, version and plural, if any. */
+  get(resource: Pick<ResourceDescriptor, "group" | "version" | "plural">): ResourceDefinition | undefined {
+    return this.#byResource.get(resourceKeyOf(resource));
   }
 
   /** The served definition of an `apiVersion` and `kind` (an owner reference's), if any. */
@@ -87,14 +88,14 @@ export class ResourceDefinitions {
   }
 
   #insert(definition: ResourceDefinition): void {
-    const old = this.#byGroupPlural.get(groupPluralOf(definition.descriptor));
+    const old = this.#byResource.get(resourceKeyOf(definition.descriptor));
     if (old !== undefined) this.#byApiVersionKind.delete(apiVersionKindOf(old.descriptor));
-    this.#byGroupPlural.set(groupPluralOf(definition.descriptor), definition);
+    this.#byResource.set(resourceKeyOf(definition.descriptor), definition);
     this.#byApiVersionKind.set(apiVersionKindOf(definition.descriptor), definition);
   }
 
   #snapshot(): void {
-    this.#list = Object.freeze([...this.#byGroupPlural.values()]);
+    this.#list = Object.freeze([...this.#byResource.values()]);
     this.#descriptors = Object.freeze(this.#list.map((definition) => definition.descriptor));
     this.#generation++;
   }
@@ -104,7 +105,7 @@ export class ResourceDefinitions {
   }
 }
 
-const groupPluralOf = (resource: Pick<ResourceDescriptor, "group" | "plural">) =>
-  `${resource.group}/${resource.plural}`;
+const resourceKeyOf = (resource: Pick<ResourceDescriptor, "group" | "version" | "plural">) =>
+  `${resource.group}/${resource.version}/${resource.plural}`;
 const apiVersionKindOf = (resource: Pick<ResourceDescriptor, "group" | "version" | "kind">) =>
   `${apiVersionOf(resource)}/${resource.kind}`;

@@ -1,4 +1,5 @@
 import {
+  apiVersionOf,
   type GroupResource,
   groupResourceOf,
   type KubeObject,
@@ -24,6 +25,7 @@ import { deleteCollection, deleteObject } from "./delete.js";
 import { patchObject } from "./patch.js";
 import { getObject, listObjects, type RegistryWatch, watchObjects } from "./reads.js";
 import { guaranteedUpdate, rawUpdate, updateObject } from "./update.js";
+import { versionedStorage } from "./versioned-storage.js";
 
 /**
  * Every verb for one kind, with kube-apiserver's semantics (its
@@ -42,7 +44,19 @@ export class Store implements StoreCore {
     this.definition = definition;
     this.resource = definition.descriptor;
     this.gr = groupResourceOf(definition.descriptor);
-    this.context = context;
+    const { storageVersion } = definition;
+    // One of several served versions: the same objects, converted (apiVersion only) on the way in and out.
+    this.context =
+      storageVersion === undefined
+        ? context
+        : {
+            ...context,
+            storage: versionedStorage(
+              context.storage,
+              apiVersionOf(definition.descriptor),
+              apiVersionOf({ group: definition.descriptor.group, version: storageVersion }),
+            ),
+          };
   }
 
   get(namespace: string | undefined, name: string): Promise<KubeObject> {

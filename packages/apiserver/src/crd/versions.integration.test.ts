@@ -1,0 +1,254 @@
+import { FakeClock } from "@reconcile/clock";
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiServer } from "../api-server.js";
+import type { ListeningApiServer } from "../http/server.js";
+import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+import { customResourceDefinitions } from "./controller.js";
+import type { CustomResourceDefinition } from "./definition-validation.js";
+
+// A CRD with several served versions and conversion None: one set of objects,
+// stored at the storage version, read and written at any served version with
+// only `apiVersion` rewritten; each version validates and prunes by its own
+// schema; a deprecated version warns with every answer.
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers read loosely, asserted exactly
+type Json = any;
+
+const running: ApiServer[] = [];
+afterEach(async () => {
+  for (const api of running.splice(0)) await api.close();
+  await closeKubectlClusters();
+});
+
+async function start(): Promise<{ api: ApiServer; http: ListeningApiServer }> {
+  const api = new ApiServer({
+    clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")),
+    customResourceDefinitions: true,
+  });
+  running.push(api);
+  return { api, http: await api.listen() };
+}
+
+async function call(http: ListeningApiServer, method: string, path: string, body?: unknown) {
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.headers = {
+      "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json",
+    };
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(http.url + path, init);
+  const text = await response.text();
+  return {
+    code: response.status,
+    warning: response.headers.get("warning"),
+    body: (text ? JSON.parse(text) : {}) as Json,
+  };
+}
+
+const schema = (fields: Record<string, unknown>) => ({
+  openAPIV3Schema: {
+    type: "object",
+    properties: { spec: { type: "object", properties: fields } },
+  },
+});
+
+const widgetsCRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "widgets.example.com" },
+  spec: {
+    group: "example.com",
+    scope: "Namespaced",
+    names: { plural: "widgets", kind: "Widget" },
+    versions: [
+      {
+        name: "v1beta1",
+        served: true,
+        storage: false,
+        deprecated: true,
+        schema: schema({ size: { type: "integer" } }),
+      },
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        schema: schema({ size: { type: "integer" }, color: { type: "string" } }),
+      },
+      { name: "v1alpha1", served: false, storage: false, schema: schema({ size: { type: "integer" } }) },
+    ],
+  },
+};
+
+async function established(api: ApiServer, name: string): Promise<CustomResourceDefinition> {
+  const stop = new AbortController();
+  const events = await api
+    .client()
+    .resource(customResourceDefinitions)
+    .watch({ resourceVersion: "0", signal: stop.signal });
+  try {
+    for await (const event of events) {
+      const crd = event.object as CustomResourceDefinition;
+      if (crd.metadata?.name !== name) continue;
+      if (crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return crd;
+    }
+  } finally {
+    stop.abort();
+  }
+  throw new Error("watch ended");
+}
+
+const beta = "/apis/example.com/v1beta1/namespaces/default/widgets";
+const ga = "/apis/example.com/v1/namespaces/default/widgets";
+const deprecation = '299 - "example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget"';
+
+describe("a CRD with several served versions", () => {
+  it("serves one set of objects at every served version, stored at the storage version", async () => {
+    const { api, http } = await start();
+    expect(
+      (await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetsCRD)).code,
+    ).toBe(201);
+    const crd = await established(api, "widgets.example.com");
+    expect(crd.status?.storedVersions).toEqual(["v1"]);
+
+    // Discovery: both served versions, the preferred (GA) first; the unserved one nowhere.
+    expect((await call(http, "GET", "/apis/example.com")).body).toEqual({
+      kind: "APIGroup",
+      apiVersion: "v1",
+      name: "example.com",
+      versions: [
+        { groupVersion: "example.com/v1", version: "v1" },
+        { groupVersion: "example.com/v1beta1", version: "v1beta1" },
+      ],
+      preferredVersion: { groupVersion: "example.com/v1", version: "v1" },
+    });
+    expect((await call(http, "GET", "/apis/example.com/v1alpha1/namespaces/default/widgets")).code).toBe(404);
+
+    const watch = await fetch(`${http.url}${beta}?watch=1`);
+    const reader = watch.body!.getReader();
+
+    // Written at v1beta1: answered at v1beta1 with the deprecation warning, stored at v1.
+    const created = await call(http, "POST", beta, { metadata: { name: "w" }, spec: { size: 3 } });
+    expect(created).toMatchObject({
+      code: 201,
+      warning: deprecation,
+      body: { apiVersion: "example.com/v1beta1", kind: "Widget", spec: { size: 3 } },
+    });
+    expect((await api.storage.get("/example.com/widgets/default/w"))?.apiVersion).toBe("example.com/v1");
+    const event = JSON.parse(new TextDecoder().decode((await reader.read()).value).split("\n")[0]!);
+    expect(event).toMatchObject({
+      type: "ADDED",
+      object: { apiVersion: "example.com/v1beta1", metadata: { name: "w" } },
+    });
+    await reader.cancel();
+
+    // Read at v1: the same object, no warning.
+    const read = await call(http, "GET", `${ga}/w`);
+    expect(read).toMatchObject({
+      code: 200,
+      warning: null,
+      body: { apiVersion: "example.com/v1", spec: { size: 3 } },
+    });
+    expect(read.body.metadata.uid).toBe(created.body.metadata.uid);
+
+    // Updated at v1 with a field only v1 declares; v1beta1 reads it back (None changes nothing else).
+    const updated = await call(http, "PATCH", `${ga}/w`, { spec: { color: "red" } });
+    expect(updated.body).toMatchObject({ apiVersion: "example.com/v1", spec: { size: 3, color: "red" } });
+    const list = await call(http, "GET", beta);
+    expect(list).toMatchObject({ code: 200, warning: deprecation });
+    expect(list.body.apiVersion).toBe("example.com/v1beta1");
+    expect(list.body.items.map((w: Json) => [w.apiVersion, w.spec])).toEqual([
+      ["example.com/v1beta1", { size: 3, color: "red" }],
+    ]);
+
+    // Each version prunes by its own schema: v1beta1 does not know `color`.
+    const second = await call(http, "POST", `${beta}?fieldValidation=Ignore`, {
+      metadata: { name: "x" },
+      spec: { size: 1, color: "blue" },
+    });
+    expect(second.body.spec).toEqual({ size: 1 });
+    expect(
+      (
+        await call(http, "POST", `${beta}?fieldValidation=Strict`, {
+          metadata: { name: "y" },
+          spec: { color: "blue" },
+        })
+      ).body,
+    ).toMatchObject({
+      code: 400,
+      message:
+        'Widget in version "v1beta1" cannot be handled as a Widget: strict decoding error: unknown field "spec.color"',
+    });
+
+    // Deleting at v1beta1 deletes the one object.
+    expect((await call(http, "DELETE", `${beta}/w`)).body).toMatchObject({
+      apiVersion: "example.com/v1beta1",
+    });
+    expect((await call(http, "GET", `${ga}/w`)).code).toBe(404);
+  });
+
+  it("stops serving a version taken out of service, and keeps a stored version in spec.versions", async () => {
+    const { api, http } = await start();
+    await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetsCRD);
+    await established(api, "widgets.example.com");
+    const path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com";
+    const current = (await call(http, "GET", path)).body;
+    current.spec.versions[0].served = false;
+    expect((await call(http, "PUT", path, current)).code).toBe(200);
+    await expect.poll(async () => (await call(http, "GET", beta)).code).toBe(404);
+    expect((await call(http, "GET", ga)).code).toBe(200);
+
+    const dropped = (await call(http, "GET", path)).body;
+    dropped.spec.versions = dropped.spec.versions.filter((v: Json) => v.name !== "v1");
+    dropped.spec.versions[0].storage = true;
+    dropped.spec.versions[0].served = true;
+    const refused = await call(http, "PUT", path, dropped);
+    expect(refused.code).toBe(422);
+    expect(refused.body.message).toContain(
+      'status.storedVersions[0]: Invalid value: "v1": must appear in spec.versions',
+    );
+  });
+});
+
+describe("kubectl with a CRD of several versions", () => {
+  it("gets and applies objects at a named version, printing the deprecation warning", async () => {
+    const { kubectl } = await kubectlCluster({ customResourceDefinitions: true });
+    await kubectl(["apply", "-f", "-"], JSON.stringify(widgetsCRD));
+    await kubectl(["wait", "--for=condition=Established", "crd/widgets.example.com", "--timeout=20s"]);
+    const applied = await kubectl(
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "example.com/v1beta1",
+        kind: "Widget",
+        metadata: { name: "w", namespace: "default" },
+        spec: { size: 2 },
+      }),
+    );
+    expect(applied.stdout).toBe("widget.example.com/w created\n");
+    expect(applied.stderr).toContain(
+      "Warning: example.com/v1beta1 Widget is deprecated; use example.com/v1 Widget",
+    );
+    const atBeta = JSON.parse(
+      (await kubectl(["get", "widgets.v1beta1.example.com", "w", "-o", "json"])).stdout,
+    );
+    expect(atBeta).toMatchObject({ apiVersion: "example.com/v1beta1", spec: { size: 2 } });
+    const preferred = JSON.parse((await kubectl(["get", "widgets", "w", "-o", "json"])).stdout);
+    expect(preferred).toMatchObject({ apiVersion: "example.com/v1", spec: { size: 2 } });
+    const reapplied = await kubectl(
+      ["apply", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "example.com/v1",
+        kind: "Widget",
+        metadata: { name: "w", namespace: "default" },
+        spec: { size: 4, color: "red" },
+      }),
+    );
+    expect(reapplied.stdout).toBe("widget.example.com/w configured\n");
+    expect(
+      JSON.parse((await kubectl(["get", "widgets.v1beta1.example.com", "w", "-o", "json"])).stdout).spec,
+    ).toEqual({
+      size: 4,
+      color: "red",
+    });
+  });
+});

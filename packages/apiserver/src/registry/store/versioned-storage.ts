@@ -1,0 +1,60 @@
+import type { KubeObject } from "@reconcile/api";
+import type { Storage, StorageEvent, StorageWatcher } from "../../storage/storage.js";
+
+/**
+ * The storage as one served version of a kind sees it when its objects are
+ * stored at another version (a custom kind's conversion strategy None, as
+ * apiextensions-apiserver's nopConverter: only `apiVersion` changes). Writes
+ * go in at `storedApiVersion`; everything read comes out at `servedApiVersion`.
+ */
+export function versionedStorage(
+  storage: Storage,
+  servedApiVersion: string,
+  storedApiVersion: string,
+): Storage {
+  const served = (object: KubeObject): KubeObject => atVersion(object, servedApiVersion);
+  const stored = (object: KubeObject): KubeObject => atVersion(object, storedApiVersion);
+  return {
+    currentRevision: () => storage.currentRevision(),
+    create: async (key, object) => served(await storage.create(key, stored(object))),
+    get: async (key) => {
+      const object = await storage.get(key);
+      return object === undefined ? undefined : served(object);
+    },
+    list: async (prefix, options) => {
+      const result = await storage.list(prefix, options);
+      return { ...result, items: result.items.map(served) };
+    },
+    update: async (key, object, expectedRevision) =>
+      served(await storage.update(key, stored(object), expectedRevision)),
+    delete: async (key, expectedRevision) => served(await storage.delete(key, expectedRevision)),
+    watch: (prefix, options) => servedWatcher(storage.watch(prefix, options), served),
+    // The shared storage is closed by the server that owns it, not through one kind's view of it.
+    close: () => {},
+  };
+}
+
+/** The object at `apiVersion`: itself when it is already, else a shallow copy (stored objects are read-only). */
+function atVersion(object: KubeObject, apiVersion: string): KubeObject {
+  return object.apiVersion === apiVersion ? object : { ...object, apiVersion };
+}
+
+function servedWatcher(watcher: StorageWatcher, served: (object: KubeObject) => KubeObject): StorageWatcher {
+  return {
+    stop: () => watcher.stop(),
+    get closeReason() {
+      return watcher.closeReason;
+    },
+    [Symbol.asyncIterator](): AsyncIterator<StorageEvent> {
+      const events = watcher[Symbol.asyncIterator]();
+      return {
+        next: async () => {
+          const next = await events.next();
+          if (next.done || next.value.object === undefined) return next;
+          return { done: false, value: { ...next.value, object: served(next.value.object) } };
+        },
+        return: async (value?: unknown) => (await events.return?.(value)) ?? { done: true, value: undefined },
+      };
+    },
+  };
+}
