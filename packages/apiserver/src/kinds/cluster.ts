@@ -251,7 +251,11 @@ const clearStatus: Strategy["prepareForCreate"] = (object) => {
 
 /** The kinds of this file, in discovery order. */
 export const clusterDefinitions: readonly ResourceDefinition[] = [
-  defineKind({ descriptor: serviceAccounts, printer: serviceAccountPrinter }),
+  defineKind({
+    descriptor: serviceAccounts,
+    printer: serviceAccountPrinter,
+    protobufMessage: "ServiceAccount",
+  }),
   defineKind({ descriptor: endpoints }),
   defineKind({
     descriptor: persistentVolumeClaims,
@@ -259,16 +263,32 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     printer: persistentVolumeClaimPrinter,
   }),
   defineKind({ descriptor: persistentVolumes, strategy: persistentVolumeStrategy }),
-  defineKind({ descriptor: resourceQuotas, strategy: { prepareForCreate: clearStatus } }),
+  defineKind({
+    descriptor: resourceQuotas,
+    strategy: { prepareForCreate: clearStatus },
+    protobufMessage: "ResourceQuota",
+  }),
   defineKind({ descriptor: limitRanges }),
   defineKind({ descriptor: endpointSlices }),
-  defineKind({ descriptor: ingresses, strategy: { prepareForCreate: clearStatus } }),
+  defineKind({
+    descriptor: ingresses,
+    strategy: { prepareForCreate: clearStatus },
+    protobufMessage: "Ingress",
+  }),
   defineKind({ descriptor: ingressClasses }),
   defineKind({ descriptor: networkPolicies, strategy: networkPolicyStrategy }),
-  defineKind({ descriptor: roles, strategy: roleStrategy }),
-  defineKind({ descriptor: clusterRoles, strategy: roleStrategy }),
-  defineKind({ descriptor: roleBindings, strategy: bindingStrategy }),
-  defineKind({ descriptor: clusterRoleBindings, strategy: bindingStrategy }),
+  defineKind({ descriptor: roles, strategy: roleStrategy, protobufMessage: "Role" }),
+  defineKind({ descriptor: clusterRoles, strategy: roleStrategy, protobufMessage: "ClusterRole" }),
+  defineKind({ descriptor: roleBindings, strategy: bindingStrategy, protobufMessage: "RoleBinding" }),
+  defineKind({
+    descriptor: clusterRoleBindings,
+    strategy: bindingStrategy,
+    protobufMessage: "ClusterRoleBinding",
+  }),
   defineKind({ descriptor: storageClasses, strategy: storageClassStrategy }),
-  defineKind({ descriptor: priorityClasses, strategy: priorityClassStrategy }),
+  defineKind({
+    descriptor: priorityClasses,
+    strategy: priorityClassStrategy,
+    protobufMessage: "PriorityClass",
+  }),
 ] as ResourceDefinition[];

@@ -181,6 +181,7 @@ const concurrencyPolicies = ["Allow", "Forbid", "Replace"];
 export const cronJobDefinition = defineKind({
   descriptor: cronJobs,
   printer: cronJobPrinter,
+  protobufMessage: "CronJob",
   strategy: {
     prepareForCreate: clearStatus,
     applyDefaults(object) {
@@ -245,6 +246,7 @@ export const horizontalPodAutoscalerDefinition = defineKind({
 
 export const podDisruptionBudgetDefinition = defineKind({
   descriptor: podDisruptionBudgets,
+  protobufMessage: "PodDisruptionBudget",
   strategy: {
     prepareForCreate: clearStatus,
     validate(object, errors) {

@@ -1,7 +1,8 @@
 /**
  * Field tables of the Kubernetes protobuf messages the server decodes: the
  * kinds kubectl's imperative generators send (`create namespace|deployment|
- * service|configmap|secret|job`) and every message nested in them. Field
+ * service|configmap|secret|job`, and those of the kinds served as storage
+ * only: see `schema-storage-kinds.ts`) and every message nested in them. Field
  * numbers and types are those of k8s.io/api and k8s.io/apimachinery's
  * `generated.proto`; JSON names are the Go structs' `json` tags.
  *
@@ -12,6 +13,7 @@ import { appsBatchMessages } from "./schema-apps-batch.js";
 import { coreMessages } from "./schema-core.js";
 import type { MessageSchema } from "./schema-fields.js";
 import { metaMessages } from "./schema-meta.js";
+import { storageKindMessages, storageKindTopMessages } from "./schema-storage-kinds.js";
 
 export type { FieldSpec, FieldType, MessageSchema, ScalarType, SpecialMessage } from "./schema-fields.js";
 
@@ -20,6 +22,7 @@ export const messages: Readonly<Record<string, MessageSchema>> = {
   ...metaMessages,
   ...coreMessages,
   ...appsBatchMessages,
+  ...storageKindMessages,
 };
 
 /** The top-level message of each kind the decoder accepts, by `apiVersion` and `kind`. */
@@ -31,4 +34,5 @@ export const kindMessages: Readonly<Record<string, string>> = {
   "v1/Secret": "Secret",
   "apps/v1/Deployment": "Deployment",
   "batch/v1/Job": "Job",
+  ...storageKindTopMessages,
 };
