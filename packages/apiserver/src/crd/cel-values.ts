@@ -20,7 +20,8 @@ export function toCEL(value: unknown, schema: JSONSchemaProps | undefined, resou
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};
   const additional = schema ? additionalSchema(schema) : undefined;
-  for (const [key, child] of Object.entries(value)) {
+  for (const key in value) {
+    const child = value[key];
     if (resource && key === "metadata") {
       if (isObject(child)) {
         const meta: Record<string, unknown> = {};
@@ -50,6 +51,19 @@ const celKeywords = new Set(
 
 /** apiserver's CEL property-name escaping; undefined for names CEL cannot reach. */
 export function escapeProperty(name: string): string | undefined {
+  // The same few field names recur in every object of a kind: escape each once.
+  const known = escaped.get(name);
+  if (known !== undefined || escaped.has(name)) return known;
+  const result = escapeName(name);
+  if (escaped.size >= maxEscaped) escaped.clear();
+  escaped.set(name, result);
+  return result;
+}
+
+const escaped = new Map<string, string | undefined>();
+const maxEscaped = 10_000;
+
+function escapeName(name: string): string | undefined {
   if (celKeywords.has(name)) return `__${name}__`;
   if (!/^[A-Za-z_][A-Za-z0-9_.\-/]*$/.test(name)) return undefined;
   return name

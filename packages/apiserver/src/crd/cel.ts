@@ -228,10 +228,12 @@ function walk(
   }
   if (!isObject(value)) return;
   const additional = additionalSchema(schema);
-  for (const [key, child] of Object.entries(value)) {
+  for (const key in value) {
+    const child = value[key];
     if (resource && key === "metadata") continue;
     const childSchema = schema.properties?.[key] ?? additional;
-    if (!childSchema) continue;
+    // Most fields have no rule anywhere below them: skip them before building their path.
+    if (!childSchema || !subtreeHas(childSchema, "rules")) continue;
     const oldChild = isObject(old) ? old[key] : undefined;
     const childPath = path === "" ? key : `${path}.${key}`;
     walk(

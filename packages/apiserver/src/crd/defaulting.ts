@@ -30,9 +30,8 @@ function defaultValue(value: unknown, schema: JSONSchemaProps | undefined, root:
     return;
   }
   if (!isObject(value)) return;
-  for (const [key, property] of Object.entries(schema.properties ?? {})) {
+  for (const [key, property] of defaultedProperties(schema)) {
     if (root && key === "metadata") continue;
-    if (property.default === undefined) continue;
     const current = value[key];
     if (current === undefined || (current === null && !property.nullable)) {
       value[key] = copyJson(property.default);
@@ -52,3 +51,15 @@ function defaultValue(value: unknown, schema: JSONSchemaProps | undefined, root:
     }
   }
 }
+
+/** The properties of a schema that declare a default, listed once per schema (schemas do not change). */
+function defaultedProperties(schema: JSONSchemaProps): readonly [string, JSONSchemaProps][] {
+  let list = defaulted.get(schema);
+  if (list === undefined) {
+    list = Object.entries(schema.properties ?? {}).filter(([, property]) => property.default !== undefined);
+    defaulted.set(schema, list);
+  }
+  return list;
+}
+
+const defaulted = new WeakMap<JSONSchemaProps, readonly [string, JSONSchemaProps][]>();

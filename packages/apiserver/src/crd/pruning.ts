@@ -26,7 +26,8 @@ export function dropNulls(value: unknown, schema: JSONSchemaProps | undefined): 
     return;
   }
   if (!isObject(value)) return;
-  for (const [key, child] of Object.entries(value)) {
+  for (const key in value) {
+    const child = value[key];
     const childSchema = schema.properties?.[key] ?? additionalSchema(schema);
     if (child === null) {
       if (childSchema && !childSchema.nullable && childSchema.default === undefined) delete value[key];
@@ -64,23 +65,24 @@ function pruneObject(
 ): void {
   const preserve = schema["x-kubernetes-preserve-unknown-fields"] === true;
   const additional = schema.additionalProperties;
+  // Paths are built only where they are needed: below objects and arrays, and for what is removed.
   for (const key of Object.keys(object)) {
-    const childPath = path === "" ? key : `${path}.${key}`;
     if (resource && (key === "apiVersion" || key === "kind")) continue;
     if (resource && key === "metadata") {
-      pruneMetadata(object[key], childPath, unknown, path !== "");
+      pruneMetadata(object[key], childPath(path, key), unknown, path !== "");
       continue;
     }
-    const declared = schema.properties?.[key];
+    const declared =
+      schema.properties?.[key] ?? (isObject(additional) ? (additional as JSONSchemaProps) : undefined);
     if (declared) {
-      pruneValue(object[key], declared, childPath, unknown);
-    } else if (isObject(additional)) {
-      pruneValue(object[key], additional as JSONSchemaProps, childPath, unknown);
+      const value = object[key];
+      if (typeof value === "object" && value !== null)
+        pruneValue(value, declared, childPath(path, key), unknown);
     } else if (additional === true || preserve) {
       // kept as is: no schema below this key
     } else {
       delete object[key];
-      unknown.push(childPath);
+      unknown.push(childPath(path, key));
     }
   }
 }
@@ -89,7 +91,10 @@ function pruneValue(value: unknown, schema: JSONSchemaProps, path: string, unkno
   if (Array.isArray(value)) {
     const items = itemSchema(schema);
     if (!items) return;
-    for (const [i, item] of value.entries()) pruneValue(item, items, `${path}[${i}]`, unknown);
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      if (typeof item === "object" && item !== null) pruneValue(item, items, `${path}[${i}]`, unknown);
+    }
     return;
   }
   if (!isObject(value)) return;
@@ -106,4 +111,8 @@ function pruneMetadata(metadata: unknown, path: string, unknown: string[], embed
   }
   // An embedded object's zero creationTimestamp is dropped by the coercion round trip.
   if (embedded && metadata.creationTimestamp === null) delete metadata.creationTimestamp;
+}
+
+function childPath(path: string, key: string): string {
+  return path === "" ? key : `${path}.${key}`;
 }

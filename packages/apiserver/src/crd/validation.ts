@@ -55,9 +55,10 @@ export function validateListTypes(
   }
   if (!isObject(value)) return;
   const additional = additionalSchema(schema);
-  for (const [key, child] of Object.entries(value)) {
+  for (const key in value) {
     const childSchema = schema.properties?.[key] ?? additional;
-    if (childSchema) validateListTypes(child, childSchema, errors, join(path, key));
+    if (childSchema && subtreeHas(childSchema, "listTypes"))
+      validateListTypes(value[key], childSchema, errors, join(path, key));
   }
 }
 
