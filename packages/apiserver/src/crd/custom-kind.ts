@@ -7,7 +7,7 @@ import { byVersionPriority, compareKubeAwareVersions } from "../kinds/version-pr
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
 import { validateCustomResource } from "./custom-resource.js";
-import { applyDefaults } from "./defaulting.js";
+import { applyDefaults, withDefaultsOnRead } from "./defaulting.js";
 import type {
   CustomResourceDefinition,
   CustomResourceDefinitionVersion,
@@ -15,7 +15,7 @@ import type {
 } from "./definition-validation.js";
 import { customKindSchema } from "./openapi.js";
 import { dropNulls } from "./pruning.js";
-import { isObject, type JSONSchemaProps, type JsonObject } from "./schema.js";
+import { isObject, type JSONSchemaProps, type JsonObject, subtreeHas } from "./schema.js";
 
 /**
  * The definitions that serve a CRD's custom kind, one per served version: the descriptor from its
@@ -76,6 +76,10 @@ function definitionAt(
     storageVersion,
     warning: version.deprecated
       ? (version.deprecationWarning ?? defaultDeprecationWarning(version.name, crd))
+      : undefined,
+    // Objects written before a default was added to the schema are served with it (upstream defaults on read).
+    onRead: subtreeHas(schema, "defaults")
+      ? (object) => withDefaultsOnRead(object, schema as JSONSchemaProps)
       : undefined,
   });
 }

@@ -25,15 +25,6 @@ export function decodeCustomResource(object: JsonObject, schema: JSONSchemaProps
   return { unknownFields };
 }
 
-/**
- * The read half: objects read back from storage are pruned and defaulted with the current schema, so a default
- * added to a CRD shows on old objects without a write.
- */
-export function defaultOnRead(object: JsonObject, schema: JSONSchemaProps): void {
-  prune(object, schema);
-  applyDefaults(object, schema);
-}
-
 /** `strict decoding error: unknown field "spec.foo", unknown field "spec.bar"`, as the CR decoder words it. */
 export function unknownFieldsMessage(paths: readonly string[]): string {
   return `strict decoding error: ${paths.map((p) => `unknown field "${p}"`).join(", ")}`;

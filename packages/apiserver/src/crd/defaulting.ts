@@ -17,6 +17,50 @@ export function applyDefaults(value: unknown, schema: JSONSchemaProps): void {
   defaultValue(value, schema, true);
 }
 
+/**
+ * The object as a read serves it: itself when it already carries every default its schema declares, else a
+ * copy with them applied (apiextensions-apiserver defaults objects read from storage, so a default added to a
+ * CRD shows on objects written before it).
+ */
+export function withDefaultsOnRead<T>(object: T, schema: JSONSchemaProps): T {
+  if (!lacksDefaults(object, schema, true)) return object;
+  const copy = copyJson(object);
+  defaultValue(copy, schema, true);
+  return copy;
+}
+
+/** Whether applying the defaults would change `value` (the same walk as {@link defaultValue}, changing nothing). */
+function lacksDefaults(value: unknown, schema: JSONSchemaProps | undefined, root: boolean): boolean {
+  if (!schema || !subtreeHas(schema, "defaults")) return false;
+  if (Array.isArray(value)) {
+    const items = itemSchema(schema);
+    if (!items) return false;
+    for (const item of value) {
+      if (item === null && items.default !== undefined && !items.nullable) return true;
+      if (lacksDefaults(item, items, false)) return true;
+    }
+    return false;
+  }
+  if (!isObject(value)) return false;
+  for (const [key, property] of defaultedProperties(schema)) {
+    if (root && key === "metadata") continue;
+    const current = value[key];
+    if (current === undefined || (current === null && !property.nullable)) return true;
+  }
+  const additional = additionalSchema(schema);
+  for (const key in value) {
+    if (root && key === "metadata") continue;
+    const declared = schema.properties?.[key];
+    if (declared !== undefined) {
+      if (lacksDefaults(value[key], declared, false)) return true;
+    } else if (additional !== undefined) {
+      if (value[key] === null && additional.default !== undefined && !additional.nullable) return true;
+      if (lacksDefaults(value[key], additional, false)) return true;
+    }
+  }
+  return false;
+}
+
 function defaultValue(value: unknown, schema: JSONSchemaProps | undefined, root: boolean): void {
   if (!schema || !subtreeHas(schema, "defaults")) return;
   if (Array.isArray(value)) {

@@ -9,7 +9,6 @@ export { definitionForCustomResource, servedVersion, structuralSchemaOf } from "
 export {
   type DecodeResult,
   decodeCustomResource,
-  defaultOnRead,
   type FieldValidation,
   unknownFieldsMessage,
   unknownFieldWarning,

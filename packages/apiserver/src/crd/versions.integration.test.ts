@@ -252,3 +252,30 @@ describe("kubectl with a CRD of several versions", () => {
     });
   });
 });
+
+describe("defaults on read", () => {
+  it("serves a default added to the CRD on objects written before it, without writing them", async () => {
+    const { api, http } = await start();
+    const crdPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com";
+    await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetsCRD);
+    await established(api, "widgets.example.com");
+    const created = await call(http, "POST", ga, { metadata: { name: "old" }, spec: { size: 1 } });
+    expect(created.body.spec).toEqual({ size: 1 });
+
+    const crd = (await call(http, "GET", crdPath)).body;
+    crd.spec.versions[1].schema.openAPIV3Schema.properties.spec.properties.color.default = "blue";
+    expect((await call(http, "PUT", crdPath, crd)).code).toBe(200);
+    await expect
+      .poll(async () => (await call(http, "GET", `${ga}/old`)).body.spec)
+      .toEqual({ size: 1, color: "blue" });
+    expect((await call(http, "GET", ga)).body.items[0].spec).toEqual({ size: 1, color: "blue" });
+    // Read, not written: the stored object and its resourceVersion are unchanged.
+    const stored = await api.storage.get("/example.com/widgets/default/old");
+    expect((stored as Json)?.spec).toEqual({ size: 1 });
+    expect((await call(http, "GET", `${ga}/old`)).body.metadata.resourceVersion).toBe(
+      created.body.metadata.resourceVersion,
+    );
+    // The version without the default serves the object as stored.
+    expect((await call(http, "GET", `${beta}/old`)).body.spec).toEqual({ size: 1 });
+  });
+});

@@ -69,6 +69,12 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * (a CRD version marked `deprecated`).
    */
   readonly warning: string | undefined;
+  /**
+   * What an object read from storage becomes before it is served (a custom
+   * kind's defaults for fields its schema gained after the object was
+   * written). It must return its argument unchanged, or a changed copy.
+   */
+  readonly onRead: ((object: KubeObject) => KubeObject) | undefined;
 }
 
 /**
@@ -213,6 +219,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   storageVersion?: string | undefined;
   /** Default: none. */
   warning?: string | undefined;
+  /** Default: objects are served as stored. */
+  onRead?: ((object: KubeObject) => KubeObject) | undefined;
 }
 
 /**
@@ -272,5 +280,6 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
         ? undefined
         : init.storageVersion,
     warning: init.warning,
+    onRead: init.onRead,
   });
 }

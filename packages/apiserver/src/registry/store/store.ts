@@ -24,8 +24,8 @@ import { type CreateOptions, createObject } from "./create.js";
 import { deleteCollection, deleteObject } from "./delete.js";
 import { patchObject } from "./patch.js";
 import { getObject, listObjects, type RegistryWatch, watchObjects } from "./reads.js";
+import { atVersion, storageView } from "./storage-view.js";
 import { guaranteedUpdate, rawUpdate, updateObject } from "./update.js";
-import { versionedStorage } from "./versioned-storage.js";
 
 /**
  * Every verb for one kind, with kube-apiserver's semantics (its
@@ -44,19 +44,7 @@ export class Store implements StoreCore {
     this.definition = definition;
     this.resource = definition.descriptor;
     this.gr = groupResourceOf(definition.descriptor);
-    const { storageVersion } = definition;
-    // One of several served versions: the same objects, converted (apiVersion only) on the way in and out.
-    this.context =
-      storageVersion === undefined
-        ? context
-        : {
-            ...context,
-            storage: versionedStorage(
-              context.storage,
-              apiVersionOf(definition.descriptor),
-              apiVersionOf({ group: definition.descriptor.group, version: storageVersion }),
-            ),
-          };
+    this.context = viewedContext(definition, context);
   }
 
   get(namespace: string | undefined, name: string): Promise<KubeObject> {
@@ -192,4 +180,27 @@ export class Store implements StoreCore {
       await this.delete(namespace, name, options);
     },
   };
+}
+
+/**
+ * The context a kind's store works in: the shared one, or one whose storage
+ * converts objects on the way in and out (another storage version, defaults
+ * on read).
+ */
+function viewedContext(definition: ResourceDefinition, context: StoreContext): StoreContext {
+  const { storageVersion, onRead } = definition;
+  if (storageVersion === undefined && onRead === undefined) return context;
+  const servedVersion = apiVersionOf(definition.descriptor);
+  const storedVersion =
+    storageVersion === undefined
+      ? servedVersion
+      : apiVersionOf({ group: definition.descriptor.group, version: storageVersion });
+  const storage = storageView(context.storage, {
+    served:
+      onRead === undefined
+        ? (object) => atVersion(object, servedVersion)
+        : (object) => onRead(atVersion(object, servedVersion)),
+    stored: (object) => atVersion(object, storedVersion),
+  });
+  return { ...context, storage };
 }

@@ -1,19 +1,22 @@
 import type { KubeObject } from "@reconcile/api";
 import type { Storage, StorageEvent, StorageWatcher } from "../../storage/storage.js";
 
+/** How one kind's objects change on their way into storage and out of it. */
+export interface StorageViewRules {
+  /** What an object read (get, list, watch, the result of a write) becomes before it is served. */
+  served(object: KubeObject): KubeObject;
+  /** What an object to write becomes before it is stored. */
+  stored(object: KubeObject): KubeObject;
+}
+
 /**
- * The storage as one served version of a kind sees it when its objects are
- * stored at another version (a custom kind's conversion strategy None, as
- * apiextensions-apiserver's nopConverter: only `apiVersion` changes). Writes
- * go in at `storedApiVersion`; everything read comes out at `servedApiVersion`.
+ * The storage as one kind sees it when its objects change on the way in or
+ * out: one of several served versions of a custom kind, stored at another
+ * (conversion None, as apiextensions-apiserver's nopConverter: only
+ * `apiVersion` changes), or a custom kind defaulted on read.
  */
-export function versionedStorage(
-  storage: Storage,
-  servedApiVersion: string,
-  storedApiVersion: string,
-): Storage {
-  const served = (object: KubeObject): KubeObject => atVersion(object, servedApiVersion);
-  const stored = (object: KubeObject): KubeObject => atVersion(object, storedApiVersion);
+export function storageView(storage: Storage, rules: StorageViewRules): Storage {
+  const { served, stored } = rules;
   return {
     currentRevision: () => storage.currentRevision(),
     create: async (key, object) => served(await storage.create(key, stored(object))),
@@ -35,7 +38,7 @@ export function versionedStorage(
 }
 
 /** The object at `apiVersion`: itself when it is already, else a shallow copy (stored objects are read-only). */
-function atVersion(object: KubeObject, apiVersion: string): KubeObject {
+export function atVersion(object: KubeObject, apiVersion: string): KubeObject {
   return object.apiVersion === apiVersion ? object : { ...object, apiVersion };
 }
 
