@@ -10,6 +10,7 @@ import {
   objectFieldSet,
   parseFieldSelector,
   parseSelector,
+  type SelectableFields,
   type Selector,
   type Status,
   StatusError,
@@ -197,8 +198,38 @@ function predicateOf(
   return {
     matches: (object) =>
       (labels === undefined || labels.matches(object.metadata?.labels)) &&
-      (fields === undefined || fields.matches(objectFieldSet(resource, object, selectable))),
+      (fields === undefined || fields.matches(fieldSetOf(resource, object, selectable))),
   };
+}
+
+/**
+ * The selectable fields of an object, remembered for the last two objects: a
+ * change is matched by every watcher of its kind in turn, each looking at its
+ * new and its previous state, so without this a hundred watchers with field
+ * selectors (kubelets watching `spec.nodeName`) would build two hundred field
+ * sets per change. Stored objects never change, so their identity is the key.
+ */
+function fieldSetOf(
+  resource: StoreCore["resource"],
+  object: KubeObject,
+  selectable: SelectableFields | undefined,
+): Record<string, string> {
+  if (recentFieldSets[0].object === object) return recentFieldSets[0].fields;
+  if (recentFieldSets[1].object === object) return recentFieldSets[1].fields;
+  const fields = objectFieldSet(resource, object, selectable);
+  recentFieldSets[1] = recentFieldSets[0];
+  recentFieldSets[0] = { object, fields };
+  return fields;
+}
+
+const recentFieldSets: [FieldSetEntry, FieldSetEntry] = [
+  { object: undefined, fields: {} },
+  { object: undefined, fields: {} },
+];
+
+interface FieldSetEntry {
+  object: KubeObject | undefined;
+  fields: Record<string, string>;
 }
 
 function toWatchEvent(
