@@ -42,7 +42,8 @@ export function parseFieldValidation(value: string | null): FieldValidationDirec
 export function reportFieldProblems(
   validation: FieldValidation | undefined,
   unknown: readonly string[],
-  context: { what: string; patched?: string },
+  /** `patched`: the patched object's JSON, made only for the 422. */
+  context: { what: string; patched?: () => string },
 ): void {
   const directive = validation?.directive ?? "Warn";
   if (directive === "Ignore") return;
@@ -58,7 +59,7 @@ export function reportFieldProblems(
   }
   const message = `strict decoding error: ${problems.join(", ")}`;
   if (context.patched === undefined) throw newBadRequest(`${context.what}: ${message}`);
-  const value = JSON.stringify(context.patched);
+  const value = JSON.stringify(context.patched());
   throw newInvalid({ group: "", kind: "" }, "", [
     { type: "FieldValueInvalid", field: "patch", message: `patch: Invalid value: ${value}: ${message}` },
   ]);

@@ -8,8 +8,8 @@ import {
   type ResourceDescriptor,
   StatusError,
 } from "@reconcile/api";
-import { type FieldsV1, isSharedFieldsV1 } from "../../apply/index.js";
-import { isJsonObject, jsonLength } from "../../json.js";
+import { isSharedFieldsV1 } from "../../apply/index.js";
+import { copyJson, copyPlainJson, isJsonObject, jsonLength } from "../../json.js";
 import type { ResourceDefinition } from "../../kinds/definition.js";
 import { checkNesting } from "../../limits.js";
 import { FieldErrors } from "../field-errors.js";
@@ -21,8 +21,8 @@ import { objectMetaSchema, typeProblem } from "../schema.js";
 export type DecodeVerb = "write" | "patch" | "apply";
 
 /**
- * The body as an object of this kind: a private copy (JSON round trip, which also
- * measures it), kind and apiVersion checked and filled, field types checked, fields
+ * The body as an object of this kind: a private copy (as a JSON round trip makes
+ * it, and measured against the size limit), kind and apiVersion checked and filled, field types checked, fields
  * the schema does not declare dropped and reported as `fieldValidation` says.
  */
 export function decodeObject(
@@ -40,20 +40,7 @@ export function decodeObject(
     throw newBadRequest(`${what}: the body must be a JSON object, got ${jsonTypeOf(body)}`);
   // Before anything recurses into it: nothing accepted may be too deep for a later request.
   checkNesting(body, `${what}: the object`);
-  // FieldsV1 trees this server shared with the reader come back as they went out: they stay shared.
-  const { copyable, sharedTrees, sharedLength } = withSharedFieldsApart(body);
-  let text: string;
-  try {
-    text = JSON.stringify(copyable);
-  } catch (error) {
-    throw newBadRequest(`${what}: the body is not JSON: ${(error as Error).message}`);
-  }
-  if (text.length + sharedLength > maxObjectBytes) throw requestTooLarge(maxObjectBytes);
-  const object = JSON.parse(text) as KubeObject;
-  if (sharedTrees !== undefined) {
-    const entries = object.metadata!.managedFields as Array<Record<string, unknown>>;
-    for (const [index, tree] of sharedTrees) entries[index]!.fieldsV1 = tree;
-  }
+  const object = privateCopy(body, maxObjectBytes, what);
   const apiVersion = apiVersionOf(resource);
   if (object.apiVersion !== undefined && object.apiVersion !== "" && object.apiVersion !== apiVersion)
     throw newBadRequest(
@@ -66,6 +53,9 @@ export function decodeObject(
   const problem =
     typeProblem(object.metadata, objectMetaSchema, "metadata") ?? typeProblem(object, definition.schema, "");
   if (problem) throw newBadRequest(`${what}: ${problem}`);
+  // A strict patch's 422 shows the patched object as it was before pruning.
+  const patchedBeforePruning =
+    verb === "patch" && fieldValidation?.directive === "Strict" ? copyJson(object) : undefined;
   const unknown = definition.openAPI?.pruneUnknownFields(object as Record<string, unknown>) ?? [];
   if (verb === "apply" && unknown.length > 0) {
     // Server-side apply types the configuration by the schema whatever the directive (SMD's typed patch).
@@ -75,7 +65,11 @@ export function decodeObject(
       message: `failed to create typed patch object (${qualifiedName}; ${apiVersion}, Kind=${resource.kind}): ${unknown.map((path) => `.${path}: field not declared in schema`).join(", ")}`,
     });
   }
-  reportFieldProblems(fieldValidation, unknown, verb === "patch" ? { what, patched: text } : { what });
+  reportFieldProblems(
+    fieldValidation,
+    unknown,
+    verb === "patch" ? { what, patched: () => JSON.stringify(patchedBeforePruning) } : { what },
+  );
   // A "__proto__" key is dropped below (it would become a prototype); in labels and annotations,
   // where it is no valid key, it is answered as kube-apiserver answers any invalid key.
   const protoKeys = new FieldErrors();
@@ -116,32 +110,43 @@ function jsonTypeOf(value: unknown): string {
 }
 
 /**
- * The body to copy, with the shared FieldsV1 trees of its managedFields left
- * out (by entry index), and their JSON length.
+ * The body as this server's own JSON: a copy that shares nothing with the
+ * caller but the FieldsV1 trees this server shared with it (they come back as
+ * they went out). A 400 for what is no JSON, a 413 past the size limit.
  */
-function withSharedFieldsApart(body: Record<string, unknown>): {
-  copyable: Record<string, unknown>;
-  sharedTrees: Map<number, FieldsV1> | undefined;
-  sharedLength: number;
-} {
-  const metadata = body.metadata;
-  if (!isJsonObject(metadata) || !Array.isArray(metadata.managedFields))
-    return { copyable: body, sharedTrees: undefined, sharedLength: 0 };
-  let sharedTrees: Map<number, FieldsV1> | undefined;
-  let sharedLength = 0;
-  const entries = (metadata.managedFields as unknown[]).map((entry, index) => {
-    if (!isJsonObject(entry) || !isSharedFieldsV1(entry.fieldsV1)) return entry;
-    sharedTrees ??= new Map();
-    sharedTrees.set(index, entry.fieldsV1);
-    sharedLength += jsonLength(entry.fieldsV1);
-    return { ...entry, fieldsV1: {} };
-  });
-  if (sharedTrees === undefined) return { copyable: body, sharedTrees, sharedLength };
-  return {
-    copyable: { ...body, metadata: { ...metadata, managedFields: entries } },
-    sharedTrees,
-    sharedLength,
-  };
+function privateCopy(body: Record<string, unknown>, maxObjectBytes: number, what: string): KubeObject {
+  const plain = copyPlainJson(body, sharedLength);
+  if (plain !== undefined && plain.maxLength <= maxObjectBytes) return plain.copy as KubeObject;
+  // Anything JSON would convert, or an object that may be over the limit: as JSON says.
+  const copyable = plain === undefined ? body : (plain.copy as Record<string, unknown>);
+  let text: string;
+  try {
+    text = JSON.stringify(copyable, (_key, value) => (isSharedFieldsV1(value) ? sharedPlaceholder : value));
+  } catch (error) {
+    throw newBadRequest(`${what}: the body is not JSON: ${(error as Error).message}`);
+  }
+  // The shared trees were written as 0: count them instead.
+  const object = JSON.parse(text) as KubeObject;
+  let length = text.length;
+  const entries = object.metadata?.managedFields as Array<Record<string, unknown>> | undefined;
+  const sent = (isJsonObject(copyable.metadata) ? copyable.metadata.managedFields : undefined) as unknown;
+  if (Array.isArray(entries) && Array.isArray(sent)) {
+    for (let i = 0; i < entries.length; i++) {
+      const tree = isJsonObject(sent[i]) ? sent[i].fieldsV1 : undefined;
+      if (!isSharedFieldsV1(tree)) continue;
+      entries[i]!.fieldsV1 = tree;
+      length += jsonLength(tree) - 1;
+    }
+  }
+  if (length > maxObjectBytes) throw requestTooLarge(maxObjectBytes);
+  return object;
+}
+
+const sharedPlaceholder = 0;
+
+/** The JSON length of a FieldsV1 tree this server shared, which a copy keeps as it is. */
+function sharedLength(value: object): number | undefined {
+  return isSharedFieldsV1(value) ? jsonLength(value) : undefined;
 }
 
 /** Drops null members in place: `value` is the decoder's private copy, so nothing is copied again. */

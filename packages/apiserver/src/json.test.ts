@@ -1,0 +1,98 @@
+import { type ConfigMap, configMaps } from "@reconcile/api";
+import { describe, expect, it } from "vitest";
+import { ApiServer } from "./api-server.js";
+import { copyPlainJson } from "./json.js";
+
+describe("copyPlainJson", () => {
+  const plain = {
+    s: 'quote " backslash \\ newline \n and \u2028',
+    n: [0, -1.5, 1e21, 123456789, -0],
+    b: [true, false],
+    nothing: null,
+    nested: { list: [{ a: "x" }, [], {}], empty: "" },
+    dropped: undefined,
+  };
+
+  it("copies plain JSON as a JSON round trip does, sharing nothing", () => {
+    const result = copyPlainJson(plain);
+    const roundTrip = JSON.parse(JSON.stringify(plain));
+    expect(result?.copy).toEqual(roundTrip);
+    expect(Object.keys(result?.copy as object)).toEqual(Object.keys(roundTrip));
+    expect(Object.is((result?.copy as typeof plain).n[4], 0)).toBe(true);
+    expect((result?.copy as typeof plain).nested).not.toBe(plain.nested);
+    expect((result?.copy as typeof plain).nested.list[0]).not.toBe(plain.nested.list[0]);
+  });
+
+  it("bounds the JSON length from above, within six times it", () => {
+    for (const value of [plain, { s: "\u0001".repeat(100) }, { k: "x".repeat(1000) }, [], {}, "", 0]) {
+      const length = JSON.stringify(value).length;
+      const bound = copyPlainJson(value)!.maxLength;
+      expect(bound).toBeGreaterThanOrEqual(length);
+      expect(bound).toBeLessThanOrEqual(6 * length + 25);
+    }
+  });
+
+  it("keeps a JSON.parse'd __proto__ member as an own member, not a prototype", () => {
+    const parsed = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}');
+    const copy = copyPlainJson(parsed)!.copy as Record<string, unknown>;
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.hasOwn(copy, "__proto__")).toBe(true);
+    expect(copy.polluted).toBeUndefined();
+    expect(JSON.stringify(copy)).toBe('{"__proto__":{"polluted":true},"a":1}');
+  });
+
+  it("declines what JSON would convert", () => {
+    for (const value of [
+      { at: new Date(0) },
+      { n: Number.NaN },
+      { n: Number.POSITIVE_INFINITY },
+      { f: () => 1 },
+      [1, undefined],
+      // biome-ignore lint/suspicious/noSparseArray: a hole is what is tested
+      [1, , 2],
+      { m: new Map() },
+      { s: Symbol("x") },
+    ]) {
+      expect(copyPlainJson(value)).toBeUndefined();
+    }
+  });
+
+  it("shares what `keep` accepts, counting the length it gives", () => {
+    const shared = Object.freeze({ "f:a": {} });
+    const result = copyPlainJson({ tree: shared, other: { x: 1 } }, (value) =>
+      value === shared ? 1000 : undefined,
+    );
+    expect((result?.copy as { tree: unknown }).tree).toBe(shared);
+    expect(result!.maxLength).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe("bodies in process that are not plain JSON", () => {
+  it("are stored as their JSON: a Date as its string, NaN as absent", async () => {
+    const api = new ApiServer();
+    try {
+      const client = api.client().resource(configMaps, "default");
+      const created = await client.create({
+        metadata: { name: "odd", annotations: { at: new Date(0) as unknown as string } },
+        data: { a: "1" },
+        binaryData: undefined,
+        immutable: Number.NaN as unknown as boolean,
+      } as unknown as ConfigMap);
+      expect(created.metadata?.annotations).toEqual({ at: "1970-01-01T00:00:00.000Z" });
+      expect("immutable" in created).toBe(false);
+      expect("binaryData" in created).toBe(false);
+      await expect(
+        client.create({ metadata: { name: "big" }, data: { n: 1n as unknown as string } } as ConfigMap),
+      ).rejects.toMatchObject({
+        status: {
+          code: 400,
+          message: expect.stringContaining(
+            'ConfigMap in version "v1" cannot be handled as a ConfigMap: the body is not JSON',
+          ),
+        },
+      });
+    } finally {
+      await api.close();
+    }
+  });
+});
