@@ -92,7 +92,7 @@ export interface KubeletOptions {
   /** Where the kubelet's metrics go (see {@link KubeletMetrics}). Default: recorded nowhere. */
   metrics?: KubeletMetrics | undefined;
   /**
-   * A directory of static pod manifests (`staticPodPath`): JSON pods the
+   * A directory of static pod manifests (`staticPodPath`): YAML or JSON pods the
    * kubelet runs on its own and mirrors to the API server. Default: none.
    */
   staticPodPath?: string | undefined;

@@ -10,7 +10,7 @@ import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { Kubelet } from "./kubelet.js";
 import type { SimulatedRuntime } from "./runtime/simulated-runtime.js";
-import { applyStaticPodDefaults, readStaticPods } from "./static-pods.js";
+import { applyStaticPodDefaults, parseManifest, readStaticPods } from "./static-pods.js";
 
 const start = Date.parse("2026-01-01T00:00:00Z");
 
@@ -93,7 +93,51 @@ describe("static pods", () => {
     expect(pod.status).toEqual({ phase: "Pending" });
   });
 
-  it("reads one JSON pod per file, skips hidden files, and names what it cannot read", () => {
+  it("reads YAML manifests as Kubernetes reads YAML: 1.1 booleans, timestamps as text, the first document", () => {
+    const directory = manifestDir();
+    writeFileSync(
+      join(directory, "web.yaml"),
+      [
+        "apiVersion: v1",
+        "kind: Pod",
+        "metadata:",
+        "  name: web",
+        "  annotations:",
+        "    built: 2001-12-14",
+        "spec:",
+        "  hostNetwork: yes",
+        "  containers:",
+        "  - name: web",
+        "    image: nginx:1.27",
+        "    ports: [{containerPort: 80}]",
+        "---",
+        "kind: Pod",
+        "metadata: {name: ignored}",
+        "",
+      ].join("\n"),
+    );
+    const { pods: found, errors } = readStaticPods(directory, "node-1");
+    expect(errors).toEqual([]);
+    expect(found.map((p) => p.metadata?.name)).toEqual(["web-node-1"]);
+    const [web] = found;
+    expect(web?.metadata?.annotations?.built).toBe("2001-12-14");
+    expect(web?.spec?.hostNetwork).toBe(true);
+    expect(web?.spec?.containers).toEqual([
+      { name: "web", image: "nginx:1.27", ports: [{ containerPort: 80 }], imagePullPolicy: "IfNotPresent" },
+    ]);
+    expect(parseManifest("a: 1\na: 2\nb: &x {c: 1}\nd: {<<: *x, e: 2}")).toEqual({
+      a: 2,
+      b: { c: 1 },
+      d: { c: 1, e: 2 },
+    });
+    expect(() => parseManifest("a: [1")).toThrow(
+      new Error(
+        "Flow sequence in block collection must be sufficiently indented and end with a ] at line 1, column 6",
+      ),
+    );
+  });
+
+  it("reads one pod per file, skips hidden files, and names what it cannot read", () => {
     const directory = manifestDir();
     writeFileSync(join(directory, "etcd.json"), JSON.stringify(etcd()));
     writeFileSync(join(directory, ".etcd.json.swp"), "{");
@@ -103,7 +147,10 @@ describe("static pods", () => {
     const { pods: found, errors } = readStaticPods(directory, "node-1");
     expect(found.map((p) => p.metadata?.name)).toEqual(["etcd-node-1"]);
     expect(errors.map((e) => [e.file.slice(directory.length + 1), e.message])).toEqual([
-      ["broken.json", expect.stringMatching(/JSON/)],
+      [
+        "broken.json",
+        "couldn't parse as pod(Flow map must end with a } at line 1, column 2), please check config file",
+      ],
       ["list.json", 'expected a Pod object, got kind "PodList"'],
       ["nameless.json", "metadata.name: Required value: name is required"],
     ]);

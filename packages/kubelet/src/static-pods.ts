@@ -9,6 +9,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type DeepReadonly, errorMessage } from "@reconcile/api";
 import type { Pod } from "kubernetes-types/core/v1.js";
+import { parseAllDocuments } from "yaml";
 
 /** The annotation that makes a pod a mirror pod; its value is the static pod's hash (UID). */
 export const configMirrorAnnotationKey = "kubernetes.io/config.mirror";
@@ -23,9 +24,9 @@ export interface ManifestError {
 }
 
 /**
- * Reads every pod manifest in `directory` (`extractFromDir`): one JSON pod per
- * file, hidden files skipped, defaults applied as the file source does. A
- * missing directory is no pods.
+ * Reads every pod manifest in `directory` (`extractFromDir`): one pod per file,
+ * YAML or JSON, hidden files skipped, defaults applied as the file source does.
+ * A missing directory is no pods.
  */
 export function readStaticPods(
   directory: string,
@@ -44,7 +45,12 @@ export function readStaticPods(
     const file = join(directory, name);
     try {
       if (!statSync(file).isFile()) continue;
-      const parsed: unknown = JSON.parse(readFileSync(file, "utf8"));
+      let parsed: unknown;
+      try {
+        parsed = parseManifest(readFileSync(file, "utf8"));
+      } catch (error) {
+        throw new Error(`couldn't parse as pod(${errorMessage(error)}), please check config file`);
+      }
       if (typeof parsed !== "object" || parsed === null || (parsed as Pod).kind !== "Pod")
         throw new Error(`expected a Pod object, got kind ${JSON.stringify((parsed as Pod | null)?.kind)}`);
       const manifest = parsed as Pod;
@@ -59,6 +65,27 @@ export function readStaticPods(
   }
   return { pods, errors };
 }
+
+/**
+ * A manifest's first YAML document (JSON is YAML) as JSON values, read as
+ * Kubernetes reads YAML (sigs.k8s.io/yaml): YAML 1.1 scalars (`yes`, `off` are
+ * booleans), timestamps left as strings, `<<` merge keys, the last of two same keys.
+ */
+export function parseManifest(text: string): unknown {
+  const [document] = parseAllDocuments(text, {
+    version: "1.1",
+    merge: true,
+    uniqueKeys: false,
+    customTags: (tags) => tags.filter((tag) => typeof tag === "string" || tag.tag !== timestampTag),
+  });
+  if (document === undefined) return null;
+  // The YAML library's message without its excerpt of the text.
+  if ("errors" in document && document.errors.length > 0)
+    throw new Error(document.errors[0]!.message.split("\n")[0]!.replace(/:$/, ""));
+  return document.toJS({ maxAliasCount: 100 });
+}
+
+const timestampTag = "tag:yaml.org,2002:timestamp";
 
 /**
  * `applyDefaults` of the file source: a UID hashed from the manifest, the
