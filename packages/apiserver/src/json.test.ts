@@ -1,7 +1,7 @@
 import { type ConfigMap, configMaps } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
-import { copyPlainJson } from "./json.js";
+import { copyPlainJson, jsonLengthBounds } from "./json.js";
 
 describe("copyPlainJson", () => {
   const plain = {
@@ -64,6 +64,27 @@ describe("copyPlainJson", () => {
     );
     expect((result?.copy as { tree: unknown }).tree).toBe(shared);
     expect(result!.maxLength).toBeGreaterThanOrEqual(1000);
+  });
+});
+
+describe("jsonLengthBounds", () => {
+  it("is exact below for text without escapes, whatever the numbers", () => {
+    const value = {
+      numbers: [0, 7, 10, 99, -5, 1.5, -0.25, 1e21, 123456789012345678, -0, 1e-7, 999999999999999],
+      flags: [true, false, null],
+      nested: { a: [{}, [], ""], b: "text with spaces and ünïcödé" },
+      skipped: undefined,
+      elements: [undefined, 1],
+    };
+    expect(jsonLengthBounds(value).lower).toBe(JSON.stringify(value).length);
+  });
+
+  it("brackets text with escapes, and counts frozen trees through their JSON", () => {
+    const value = { q: 'a "quoted" \\ value\n\u0001', tree: Object.freeze({ "f:x": {} }) };
+    const { lower, upper } = jsonLengthBounds(value);
+    const exact = JSON.stringify(value).length;
+    expect(lower).toBeLessThan(exact);
+    expect(upper).toBeGreaterThanOrEqual(exact);
   });
 });
 

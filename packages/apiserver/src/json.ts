@@ -131,20 +131,75 @@ export function jsonLength(value: unknown): number {
 const frozenLengths = new WeakMap<object, number>();
 
 /**
- * The length of an object's JSON in UTF-16 code units, counting its
- * `metadata.managedFields` entries through {@link jsonLength} (exact up to the
- * separators around them). Returns undefined for an object without managedFields.
+ * Bounds on the length of a JSON value's text in UTF-16 code units, found
+ * without writing it: `lower` counts each string as if nothing in it needed
+ * escaping (exact for nearly every object), `upper` as if every character did.
+ * Frozen values (stored objects' shared FieldsV1 trees) count through
+ * {@link jsonLength}, each serialized once.
  */
-export function objectJsonLength(object: { metadata?: unknown }): number | undefined {
-  const metadata = object.metadata;
-  if (!isJsonObject(metadata) || !Array.isArray(metadata.managedFields)) return undefined;
-  const { managedFields, ...rest } = metadata;
-  let length = JSON.stringify({ ...object, metadata: rest }).length + '"managedFields":[],'.length;
-  for (const entry of managedFields as unknown[]) {
-    if (!isJsonObject(entry) || entry.fieldsV1 === undefined) length += jsonLength(entry) + 1;
-    else length += JSON.stringify({ ...entry, fieldsV1: 0 }).length + jsonLength(entry.fieldsV1);
+export function jsonLengthBounds(value: unknown): { lower: number; upper: number } {
+  const count: LengthCount = { length: 0, stringChars: 0 };
+  countLength(value, count);
+  return { lower: count.length, upper: count.length + 5 * count.stringChars };
+}
+
+interface LengthCount {
+  length: number;
+  /** Characters in strings and keys, each of which could take up to six as an escape. */
+  stringChars: number;
+}
+
+function countLength(value: unknown, count: LengthCount): void {
+  switch (typeof value) {
+    case "string":
+      count.length += value.length + 2;
+      count.stringChars += value.length;
+      return;
+    case "number":
+      count.length += numberLength(value);
+      return;
+    case "boolean":
+      count.length += value ? 4 : 5;
+      return;
+    case "object":
+      break;
+    default:
+      count.length += 4; // undefined as an element is null; as a member it is skipped before here
+      return;
   }
-  return length;
+  if (value === null) {
+    count.length += 4;
+    return;
+  }
+  if (Object.isFrozen(value)) {
+    count.length += jsonLength(value);
+    return;
+  }
+  if (Array.isArray(value)) {
+    count.length += value.length > 0 ? value.length + 1 : 2;
+    for (let i = 0; i < value.length; i++) countLength(value[i], count);
+    return;
+  }
+  let members = 0;
+  for (const key in value) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member === undefined) continue;
+    members++;
+    count.length += key.length + 3;
+    count.stringChars += key.length;
+    countLength(member, count);
+  }
+  count.length += members > 0 ? members + 1 : 2;
+}
+
+/** The length of a number's JSON (non-finite numbers are written as null). */
+function numberLength(value: number): number {
+  if (Number.isInteger(value) && value >= 0 && value < 1e15) {
+    let digits = 1;
+    for (let rest = value; rest >= 10; rest = Math.floor(rest / 10)) digits++;
+    return digits;
+  }
+  return Number.isFinite(value) ? String(value).length : 4;
 }
 
 /** Deep equality of two JSON values (object member order ignored). */

@@ -1,6 +1,6 @@
 import type { KubeObject } from "@reconcile/api";
 import type { Clock, TimerHandle } from "@reconcile/clock";
-import { objectJsonLength } from "../json.js";
+import { jsonLengthBounds } from "../json.js";
 import { StorageError, type StorageEvent } from "./storage.js";
 import type { WatchChannel } from "./watch-channel.js";
 
@@ -74,15 +74,16 @@ export interface Watch {
 }
 
 /**
- * The size of `object` in bytes of JSON (in UTF-16 code units when a third
- * of the limit or less, as the history's budget needs no more precision);
+ * The size of `object` in bytes of JSON (in UTF-16 code units, escapes not
+ * counted, when that cannot be over a third of the limit: the history's
+ * budget needs no more precision);
  * larger than `maxObjectBytes` is refused, as etcd refuses the request.
  */
 export function measureObject(maxObjectBytes: number, key: string, object: KubeObject): number {
   // A UTF-16 code unit is at most 3 bytes of UTF-8: count them exactly only when that could pass the limit.
-  const length = objectJsonLength(object);
+  const { lower, upper } = jsonLengthBounds(object);
   let bytes: number;
-  if (length !== undefined && length * 3 <= maxObjectBytes) bytes = length;
+  if (upper * 3 <= maxObjectBytes) bytes = lower;
   else {
     const text = JSON.stringify(object);
     bytes = text.length * 3 <= maxObjectBytes ? text.length : Buffer.byteLength(text);
