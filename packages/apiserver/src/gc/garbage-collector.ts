@@ -173,7 +173,10 @@ export class GarbageCollector {
       if (set === undefined) this.#dependents.set(ref.uid, (set = new Set()));
       set.add(uid);
     }
-    if (node.owners.length > 0) this.#schedule(`dependent:${uid}`, () => this.#checkDependent(uid));
+    // As upstream's graph builder: a dependent is looked at when it appears, when its owners
+    // change, or when its deletion starts; a status write leaves the graph as it was.
+    if (node.owners.length > 0 && (previous === undefined || graphChanged(previous, node)))
+      this.#schedule(`dependent:${uid}`, () => this.#checkDependent(uid));
     if (node.deleting) this.#scheduleOwner(uid);
     // An owner waiting for its dependents may be waiting for this one no longer.
     for (const ref of previous?.owners ?? []) this.#scheduleOwner(ref.uid);
@@ -330,4 +333,28 @@ async function ignoreNotFound(promise: Promise<unknown>): Promise<void> {
   } catch (error) {
     if (!isNotFound(error) && !isConflict(error)) throw error;
   }
+}
+
+/** Whether an object's update changed what the collector decides on: its owners, finalizers or deletion. */
+function graphChanged(before: Node, after: Node): boolean {
+  if (before.deleting !== after.deleting) return true;
+  if (before.finalizers.length !== after.finalizers.length) return true;
+  for (let i = 0; i < before.finalizers.length; i++)
+    if (before.finalizers[i] !== after.finalizers[i]) return true;
+  if (before.owners === after.owners) return false;
+  if (before.owners.length !== after.owners.length) return true;
+  for (let i = 0; i < before.owners.length; i++) {
+    const a = before.owners[i]!;
+    const b = after.owners[i]!;
+    if (
+      a.uid !== b.uid ||
+      a.apiVersion !== b.apiVersion ||
+      a.kind !== b.kind ||
+      a.name !== b.name ||
+      a.controller !== b.controller ||
+      a.blockOwnerDeletion !== b.blockOwnerDeletion
+    )
+      return true;
+  }
+  return false;
 }
