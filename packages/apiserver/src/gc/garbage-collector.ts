@@ -1,6 +1,7 @@
 import {
   isConflict,
   isNotFound,
+  type KubeObject,
   type Logger,
   noopLogger,
   type OwnerReference,
@@ -142,9 +143,14 @@ export class GarbageCollector {
     const object = event.object;
     const uid = object?.metadata?.uid;
     if (object === undefined || uid === undefined) return;
-    const resource = this.#registry.resourceForKind(object.apiVersion ?? "", object.kind ?? "");
-    if (resource === undefined) return;
     const previous = this.#nodes.get(uid);
+    // As upstream's graph builder: an update that leaves owners, finalizers and deletion as they
+    // were (a status write, say) changes nothing here.
+    if (previous !== undefined && event.type !== "DELETED" && !graphChanged(previous, object.metadata ?? {}))
+      return;
+    const resource =
+      previous?.resource ?? this.#registry.resourceForKind(object.apiVersion ?? "", object.kind ?? "");
+    if (resource === undefined) return;
     if (previous !== undefined) for (const ref of previous.owners) this.#dependents.get(ref.uid)?.delete(uid);
     if (event.type === "DELETED") {
       this.#nodes.delete(uid);
@@ -173,10 +179,8 @@ export class GarbageCollector {
       if (set === undefined) this.#dependents.set(ref.uid, (set = new Set()));
       set.add(uid);
     }
-    // As upstream's graph builder: a dependent is looked at when it appears, when its owners
-    // change, or when its deletion starts; a status write leaves the graph as it was.
-    if (node.owners.length > 0 && (previous === undefined || graphChanged(previous, node)))
-      this.#schedule(`dependent:${uid}`, () => this.#checkDependent(uid));
+    // A dependent is looked at when it appears and when its owners, finalizers or deletion change.
+    if (node.owners.length > 0) this.#schedule(`dependent:${uid}`, () => this.#checkDependent(uid));
     if (node.deleting) this.#scheduleOwner(uid);
     // An owner waiting for its dependents may be waiting for this one no longer.
     for (const ref of previous?.owners ?? []) this.#scheduleOwner(ref.uid);
@@ -335,17 +339,17 @@ async function ignoreNotFound(promise: Promise<unknown>): Promise<void> {
   }
 }
 
-/** Whether an object's update changed what the collector decides on: its owners, finalizers or deletion. */
-function graphChanged(before: Node, after: Node): boolean {
-  if (before.deleting !== after.deleting) return true;
-  if (before.finalizers.length !== after.finalizers.length) return true;
-  for (let i = 0; i < before.finalizers.length; i++)
-    if (before.finalizers[i] !== after.finalizers[i]) return true;
-  if (before.owners === after.owners) return false;
-  if (before.owners.length !== after.owners.length) return true;
-  for (let i = 0; i < before.owners.length; i++) {
-    const a = before.owners[i]!;
-    const b = after.owners[i]!;
+/** Whether an update changes what the collector decides on: the object's owners, finalizers or deletion. */
+function graphChanged(node: Node, meta: NonNullable<KubeObject["metadata"]>): boolean {
+  if (node.deleting !== (meta.deletionTimestamp !== undefined)) return true;
+  const finalizers = meta.finalizers ?? [];
+  if (node.finalizers.length !== finalizers.length) return true;
+  for (let i = 0; i < finalizers.length; i++) if (node.finalizers[i] !== finalizers[i]) return true;
+  const owners = meta.ownerReferences ?? [];
+  if (node.owners.length !== owners.length) return true;
+  for (let i = 0; i < owners.length; i++) {
+    const a = node.owners[i]!;
+    const b = owners[i]!;
     if (
       a.uid !== b.uid ||
       a.apiVersion !== b.apiVersion ||
