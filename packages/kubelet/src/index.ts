@@ -49,6 +49,11 @@ export {
 } from "./runtime/simulated-runtime.js";
 export { computePodActions, type PodActions } from "./runtime-manager.js";
 export {
+  type ManifestURLRead,
+  maxManifestBytes,
+  readStaticPodsFromURL,
+} from "./static-pod-url.js";
+export {
   applyStaticPodDefaults,
   configHashAnnotationKey,
   configMirrorAnnotationKey,

@@ -45,6 +45,7 @@ import { ProbeManager, type ProbeUpdate } from "./prober.js";
 import type { ContainerRuntime } from "./runtime/runtime.js";
 import { SimulatedRuntime } from "./runtime/simulated-runtime.js";
 import { podRef, RuntimeManager } from "./runtime-manager.js";
+import { readStaticPodsFromURL } from "./static-pod-url.js";
 import { isMirrorPod, isMirrorPodOf, mirrorPodOf, podFullName, readStaticPods } from "./static-pods.js";
 import { StatusManager } from "./status-manager.js";
 import { VolumeManager, VolumeMountError } from "./volume-manager.js";
@@ -98,6 +99,15 @@ export interface KubeletOptions {
   staticPodPath?: string | undefined;
   /** How often the manifest directory is read (`fileCheckFrequency`). Default 20,000 ms. */
   staticPodCheckFrequencyMs?: number | undefined;
+  /**
+   * A URL to read static pods from (`staticPodURL`, `--manifest-url`): one pod
+   * or a PodList, YAML or JSON, run as the directory's pods are. Default: none.
+   */
+  staticPodURL?: string | undefined;
+  /** Headers sent with each read of `staticPodURL` (`staticPodURLHeader`). */
+  staticPodURLHeader?: Readonly<Record<string, readonly string[]>> | undefined;
+  /** How often `staticPodURL` is read (`httpCheckFrequency`). Default 20,000 ms. */
+  httpCheckFrequencyMs?: number | undefined;
 }
 
 /**
@@ -306,6 +316,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     ];
     if (this.#podSource === "informer") tasks.push(this.#runInformer(signal));
     if (this.#options.staticPodPath !== undefined) tasks.push(this.#runFileSource(signal));
+    if (this.#options.staticPodURL !== undefined) tasks.push(this.#runURLSource(signal));
     const stopPleg = this.#pleg.start();
     this.#heartbeat(signal);
     tasks.push(this.#syncLoop(signal));
@@ -786,16 +797,11 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     }
   }
 
-  /**
-   * The file source: reads the manifest directory now and every
-   * `staticPodCheckFrequencyMs`, and turns what changed into config
-   * messages (a changed manifest is a new UID: the old pod goes, the new one comes).
-   */
-  async #runFileSource(signal: AbortSignal): Promise<void> {
+  /** The file source: the manifest directory, read now and every `staticPodCheckFrequencyMs`. */
+  #runFileSource(signal: AbortSignal): Promise<void> {
     const directory = this.#options.staticPodPath as string;
-    const periodMs = this.#options.staticPodCheckFrequencyMs ?? 20_000;
     const reported = new Set<string>();
-    while (!signal.aborted) {
+    return this.#runStaticSource(signal, this.#options.staticPodCheckFrequencyMs ?? 20_000, async () => {
       const { pods: found, errors } = readStaticPods(directory, this.nodeName);
       for (const error of errors) {
         if (reported.has(error.file)) continue;
@@ -805,18 +811,75 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
           "could not read a static pod manifest",
         );
       }
-      const seen = new Set(found.map((pod) => pod.metadata?.uid ?? ""));
-      const removed: DeepReadonly<Pod>[] = [];
-      for (const [fullName, uid] of this.#staticPods) {
-        if (seen.has(uid)) continue;
-        const pod = this.#pods.get(uid);
-        this.#staticPods.delete(fullName);
-        if (pod !== undefined) removed.push(pod);
+      return found;
+    });
+  }
+
+  /**
+   * The http source: `staticPodURL`, read now and every `httpCheckFrequencyMs`.
+   * A failed read leaves its pods running; an empty body removes them.
+   */
+  #runURLSource(signal: AbortSignal): Promise<void> {
+    const url = this.#options.staticPodURL as string;
+    let last: string | undefined;
+    let failures = 0;
+    return this.#runStaticSource(signal, this.#options.httpCheckFrequencyMs ?? 20_000, async () => {
+      const read = await readStaticPodsFromURL({
+        url,
+        headers: this.#options.staticPodURLHeader,
+        nodeName: this.nodeName,
+        last,
+        signal,
+      });
+      if (read.body !== undefined) last = read.body;
+      if (read.kind === "unchanged") return undefined;
+      if (read.kind === "pods") {
+        if (failures > 0) this.#logger.info({ node: this.nodeName, url }, "Successfully read pods from URL");
+        failures = 0;
+        return read.pods;
       }
-      const added = found.filter((pod) => this.#staticPods.get(podFullName(pod)) !== pod.metadata?.uid);
-      for (const pod of added) this.#staticPods.set(podFullName(pod), pod.metadata?.uid ?? "");
-      if (removed.length > 0) this.#send({ kind: "config", op: "REMOVE", pods: removed });
-      if (added.length > 0) this.#send({ kind: "config", op: "ADD", pods: added });
+      // As upstream: the first few failures are logged, then no more until a read succeeds.
+      if (failures < 3 && !signal.aborted)
+        this.#logger.error({ node: this.nodeName, url, err: read.message }, "Failed to read pods from URL");
+      failures++;
+      return read.kind === "empty" ? [] : undefined;
+    });
+  }
+
+  /**
+   * Runs a static pod source: `read` now and every `periodMs`, each time the
+   * source's whole set of pods (or undefined: no change), turned into config
+   * messages (a changed manifest is a new UID: the old pod goes, the new one comes).
+   */
+  async #runStaticSource(
+    signal: AbortSignal,
+    periodMs: number,
+    read: () => Promise<Pod[] | undefined>,
+  ): Promise<void> {
+    /** The full names of the static pods this source runs. */
+    const mine = new Set<string>();
+    while (!signal.aborted) {
+      const found = await read();
+      if (found !== undefined && !signal.aborted) {
+        const seen = new Set(found.map((pod) => pod.metadata?.uid ?? ""));
+        const removed: DeepReadonly<Pod>[] = [];
+        for (const fullName of mine) {
+          const uid = this.#staticPods.get(fullName);
+          if (uid !== undefined && seen.has(uid)) continue;
+          mine.delete(fullName);
+          if (uid === undefined) continue;
+          this.#staticPods.delete(fullName);
+          const pod = this.#pods.get(uid);
+          if (pod !== undefined) removed.push(pod);
+        }
+        const added = found.filter((pod) => this.#staticPods.get(podFullName(pod)) !== pod.metadata?.uid);
+        for (const pod of added) {
+          this.#staticPods.set(podFullName(pod), pod.metadata?.uid ?? "");
+          mine.add(podFullName(pod));
+        }
+        if (removed.length > 0) this.#send({ kind: "config", op: "REMOVE", pods: removed });
+        if (added.length > 0) this.#send({ kind: "config", op: "ADD", pods: added });
+      }
       try {
         await this.#clock.sleep(periodMs, { signal });
       } catch {

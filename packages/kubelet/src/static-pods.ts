@@ -54,16 +54,20 @@ export function readStaticPods(
       if (typeof parsed !== "object" || parsed === null || (parsed as Pod).kind !== "Pod")
         throw new Error(`expected a Pod object, got kind ${JSON.stringify((parsed as Pod | null)?.kind)}`);
       const manifest = parsed as Pod;
-      // What the API server would refuse, the file source refuses too.
-      if (!manifest.metadata?.name) throw new Error("metadata.name: Required value: name is required");
-      if (!Array.isArray(manifest.spec?.containers) || manifest.spec.containers.length === 0)
-        throw new Error("spec.containers: Required value");
+      checkManifest(manifest);
       pods.push(applyStaticPodDefaults(manifest, file, nodeName));
     } catch (error) {
       errors.push({ file, message: errorMessage(error) });
     }
   }
   return { pods, errors };
+}
+
+/** What the API server would refuse, the static pod sources refuse too. */
+export function checkManifest(manifest: Pod): void {
+  if (!manifest.metadata?.name) throw new Error("metadata.name: Required value: name is required");
+  if (!Array.isArray(manifest.spec?.containers) || manifest.spec.containers.length === 0)
+    throw new Error("spec.containers: Required value");
 }
 
 /**
@@ -88,31 +92,39 @@ export function parseManifest(text: string): unknown {
 const timestampTag = "tag:yaml.org,2002:timestamp";
 
 /**
- * `applyDefaults` of the file source: a UID hashed from the manifest, the
- * node and the file; the name suffixed with the node's; namespace `default`;
- * bound to this node; the hash and source annotations; a toleration of every
- * NoExecute taint; and the API defaults a static pod does not get from an
- * API server (restart policy, grace period, pull policy).
+ * `applyDefaults` of the file and http sources: a UID hashed from the
+ * manifest with the node and the file (or with the URL); the name suffixed
+ * with the node's; namespace `default`; bound to this node; the hash and
+ * source annotations; for a file's pod, a toleration of every NoExecute taint;
+ * and the API defaults a static pod does not get from an API server (restart
+ * policy, grace period, pull policy).
  */
-export function applyStaticPodDefaults(manifest: Pod, file: string, nodeName: string): Pod {
+export function applyStaticPodDefaults(
+  manifest: Pod,
+  /** The manifest's path, or its URL for the http source. */
+  origin: string,
+  nodeName: string,
+  source: "file" | "http" = "file",
+): Pod {
   const pod = structuredClone(manifest);
   const metadata = (pod.metadata ??= {});
-  const uid =
-    metadata.uid ||
-    createHash("md5").update(JSON.stringify(manifest)).update(`host:${nodeName}file:${file}`).digest("hex");
+  const where = source === "file" ? `host:${nodeName}file:${origin}` : `url:${origin}`;
+  const uid = metadata.uid || createHash("md5").update(JSON.stringify(manifest)).update(where).digest("hex");
   (metadata as { uid?: string }).uid = uid;
   metadata.name = `${metadata.name ?? ""}-${nodeName.toLowerCase()}`;
   metadata.namespace ||= "default";
   metadata.annotations = {
     ...metadata.annotations,
     [configHashAnnotationKey]: uid,
-    [configSourceAnnotationKey]: "file",
+    [configSourceAnnotationKey]: source,
   };
   const spec = (pod.spec ??= { containers: [] });
   spec.nodeName = nodeName;
-  const tolerations = (spec.tolerations ??= []);
-  if (!tolerations.some((t) => t.operator === "Exists" && t.effect === "NoExecute" && t.key === undefined))
-    tolerations.push({ operator: "Exists", effect: "NoExecute" });
+  if (source === "file") {
+    const tolerations = (spec.tolerations ??= []);
+    if (!tolerations.some((t) => t.operator === "Exists" && t.effect === "NoExecute" && t.key === undefined))
+      tolerations.push({ operator: "Exists", effect: "NoExecute" });
+  }
   spec.restartPolicy ??= "Always";
   spec.terminationGracePeriodSeconds ??= 30;
   for (const container of [...spec.containers, ...(spec.initContainers ?? [])]) {
