@@ -118,8 +118,11 @@ export class NoNodesAvailableError extends ReconcileError {
     return ReconcileError.hasMarker(error, noNodesAvailableMarker);
   }
 }
-// How long the scheduling loop runs cycles back to back before it yields to the event loop, in ms.
-const cycleSliceMs = 10;
+// How long the scheduling loop runs cycles back to back before it yields to the event loop, in
+// ms: at least the shorter, and with pods still waiting after a turn, as long as the rest of the
+// process then ran, up to the longer.
+const minCycleSliceMs = 10;
+const maxCycleSliceMs = 100;
 
 // Upstream's minimum number of feasible nodes to find, and the adaptive percentage's floor.
 const minFeasibleNodesToFind = 100;
@@ -236,6 +239,7 @@ export class Scheduler {
       });
       if (!synced) return;
       this.#logger.info({}, "Caches are synced, scheduling");
+      let sliceMs = minCycleSliceMs;
       for (;;) {
         let info = await this.queue.pop(signal);
         if (info === undefined) break;
@@ -243,13 +247,21 @@ export class Scheduler {
         // costs whatever else is waiting (informer events, controller syncs),
         // so one cycle per turn would pace scheduling by the rest of the
         // process. After a slice, informer events and bindings get their turn.
-        const sliceEnd = performance.now() + cycleSliceMs;
+        const sliceEnd = performance.now() + sliceMs;
         while (info !== undefined) {
           this.#cycle(info);
           if (signal.aborted || performance.now() >= sliceEnd) break;
           info = this.queue.tryPop();
         }
+        const yielded = performance.now();
         await new Promise<void>((resolve) => setImmediate(resolve));
+        // Pods left waiting: the next slice is as long as the rest of the process just ran, so
+        // that with a backlog the scheduler has half the event loop, as kube-scheduler has a
+        // process of its own; otherwise a busy process would leave pods queued for seconds.
+        sliceMs =
+          info === undefined
+            ? minCycleSliceMs
+            : Math.min(maxCycleSliceMs, Math.max(minCycleSliceMs, performance.now() - yielded));
       }
     } finally {
       this.queue.close();
