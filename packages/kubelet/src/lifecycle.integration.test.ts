@@ -545,11 +545,11 @@ describe("probe timeouts and grace periods", () => {
     await advance(clock, 100);
     const [first] = instances(runtime, created.metadata?.uid, "web");
     const watched = watch(runtime, first?.id ?? "");
-    await advance(clock, 6000);
-    // Probed at 1 s and 2 s (the first tick finds no status yet), each failing at its 1 s timeout:
-    // killed at 3 s with the probe's 3 s grace period (not the pod's 60 s), SIGKILL at 6 s.
-    expect(watched.lines).toEqual(["0s up", "3s received SIGTERM"]);
-    expect(watched.exited).toMatchObject({ exitCode: 137, finishedAt: start + 6000 });
+    await advance(clock, 5000);
+    // Probed at 0 s and 1 s, each failing at its 1 s timeout: killed at 2 s with the probe's 3 s
+    // grace period (not the pod's 60 s), SIGKILL at 5 s.
+    expect(watched.lines).toEqual(["0s up", "2s received SIGTERM"]);
+    expect(watched.exited).toMatchObject({ exitCode: 137, finishedAt: start + 5000 });
     const seen = await eventsOf(client, "stuck");
     expect(seen).toContain(
       'Warning Unhealthy Liveness probe failed: command "cat /tmp/healthy" timed out (x2)',

@@ -63,6 +63,9 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
   #globalTimestamp = Number.NEGATIVE_INFINITY;
   #lastRelist = Number.NEGATIVE_INFINITY;
   #eventFlushScheduled = false;
+  /** Pods whose sync ended with runtime changes not yet taken in. */
+  readonly #endedDirty = new Set<string>();
+  #endedFlushScheduled = false;
 
   constructor(options: PlegOptions) {
     this.#runtime = options.runtime;
@@ -119,30 +122,61 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
     const byPod = groupByPod(this.#runtime);
     const events: PodLifecycleEvent[] = [];
     const uids = new Set([...byPod.keys(), ...this.#seen.keys()]);
-    for (const uid of uids) {
-      const current = byPod.get(uid);
-      const before = this.#seen.get(uid);
-      const after = new Map<string, ContainerRecord["state"]>();
-      for (const container of current?.containers ?? []) after.set(container.id, container.state);
-      let changed = current === undefined || before === undefined || !this.#cache.has(uid);
-      for (const id of new Set([...(before?.keys() ?? []), ...after.keys()])) {
-        const generated = eventsFor(uid, id, before?.get(id), after.get(id));
-        if (generated.length > 0 || before?.get(id) !== after.get(id)) changed = true;
-        events.push(...generated);
-      }
-      if (current === undefined) {
-        this.#seen.delete(uid);
-        this.#cache.delete(uid);
-        continue;
-      }
-      this.#seen.set(uid, after);
-      if (changed || this.#dirtyPods.has(uid)) this.#cache.set(uid, { status: current, modified: now });
-    }
+    for (const uid of uids) this.#refresh(uid, byPod.get(uid), now, events);
     this.#dirtyPods.clear();
     this.#lastRelist = now;
     this.#globalTimestamp = now;
     this.#wake();
     if (events.length > 0) this.#onEvents(events);
+  }
+
+  /**
+   * A sync of the pod ended: if the runtime reported changes to it (the sync's
+   * own doing, most often), they are taken in at once — after the sync, so the
+   * refreshed entry is newer than it — instead of at the next turn's relist.
+   */
+  syncEnded(uid: string): void {
+    if (!this.#dirtyPods.has(uid)) return;
+    this.#endedDirty.add(uid);
+    if (this.#endedFlushScheduled) return;
+    this.#endedFlushScheduled = true;
+    queueMicrotask(() => {
+      this.#endedFlushScheduled = false;
+      const now = this.#clock.now();
+      const events: PodLifecycleEvent[] = [];
+      for (const uid of this.#endedDirty) {
+        if (!this.#dirtyPods.delete(uid)) continue;
+        this.#refresh(uid, statusOf(this.#runtime, uid), now, events);
+      }
+      this.#endedDirty.clear();
+      this.#wake();
+      if (events.length > 0) this.#onEvents(events);
+    });
+  }
+
+  /** One pod of a relist: its events since the last look, and its cache entry if it changed. */
+  #refresh(
+    uid: string,
+    current: RuntimePodStatus | undefined,
+    now: number,
+    events: PodLifecycleEvent[],
+  ): void {
+    const before = this.#seen.get(uid);
+    const after = new Map<string, ContainerRecord["state"]>();
+    for (const container of current?.containers ?? []) after.set(container.id, container.state);
+    let changed = current === undefined || before === undefined || !this.#cache.has(uid);
+    for (const id of new Set([...(before?.keys() ?? []), ...after.keys()])) {
+      const generated = eventsFor(uid, id, before?.get(id), after.get(id));
+      if (generated.length > 0 || before?.get(id) !== after.get(id)) changed = true;
+      events.push(...generated);
+    }
+    if (current === undefined) {
+      this.#seen.delete(uid);
+      this.#cache.delete(uid);
+      return;
+    }
+    this.#seen.set(uid, after);
+    if (changed || this.#dirtyPods.has(uid)) this.#cache.set(uid, { status: current, modified: now });
   }
 
   get(uid: string): RuntimePodStatus | undefined {

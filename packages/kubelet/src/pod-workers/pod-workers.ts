@@ -570,6 +570,7 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
           }
         } finally {
           lastSyncTime = this.#clock.now();
+          this.#podCache.syncEnded?.(uid);
         }
       } catch (error) {
         failure = { error };

@@ -282,6 +282,13 @@ export interface PodStatusCache<S> {
    * the status cannot be determined or `signal` aborts.
    */
   getNewerThan(uid: string, minTime: number, signal: AbortSignal): Promise<S>;
+  /**
+   * Called once a sync of the pod has ended and its time is recorded: a cache
+   * holding changes that sync caused may take them in now, rather than at its
+   * next refresh (the kubelet's PLEG does, so the pod's next sync need not
+   * wait a turn of the event loop). Optional.
+   */
+  syncEnded?(uid: string): void;
 }
 
 /**
