@@ -145,8 +145,9 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
       const now = this.#clock.now();
       const events: PodLifecycleEvent[] = [];
       for (const uid of this.#endedDirty) {
-        if (!this.#dirtyPods.delete(uid)) continue;
+        if (!this.#dirtyPods.has(uid)) continue; // a relist took it in first
         this.#refresh(uid, statusOf(this.#runtime, uid), now, events);
+        this.#dirtyPods.delete(uid);
       }
       this.#endedDirty.clear();
       this.#wake();

@@ -22,8 +22,9 @@ export type DecodeVerb = "write" | "patch" | "apply";
 
 /**
  * The body as an object of this kind: a private copy (as a JSON round trip makes
- * it, and measured against the size limit), kind and apiVersion checked and filled, field types checked, fields
- * the schema does not declare dropped and reported as `fieldValidation` says.
+ * it, and measured against the size limit), kind and apiVersion checked and
+ * filled, field types checked, fields the schema does not declare dropped and
+ * reported as `fieldValidation` says.
  */
 export function decodeObject(
   definition: ResourceDefinition,
@@ -115,7 +116,12 @@ function jsonTypeOf(value: unknown): string {
  * they went out). A 400 for what is no JSON, a 413 past the size limit.
  */
 function privateCopy(body: Record<string, unknown>, maxObjectBytes: number, what: string): KubeObject {
-  const plain = copyPlainJson(body, sharedLength);
+  let plain: ReturnType<typeof copyPlainJson>;
+  try {
+    plain = copyPlainJson(body, sharedLength);
+  } catch {
+    plain = undefined; // a getter that throws, say: JSON.stringify below answers it
+  }
   if (plain !== undefined && plain.maxLength <= maxObjectBytes) return plain.copy as KubeObject;
   // Anything JSON would convert, or an object that may be over the limit: as JSON says.
   const copyable = plain === undefined ? body : (plain.copy as Record<string, unknown>);
