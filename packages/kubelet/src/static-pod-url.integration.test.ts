@@ -90,6 +90,20 @@ describe("static pods from a URL", () => {
       kind: "error",
       message: `${url}: 404 Not Found`,
     });
+    // A port nothing listens on.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const nowhere = `http://127.0.0.1:${port}/none`;
+    const refused = await readStaticPodsFromURL({ url: nowhere, nodeName: "node-1" });
+    expect(refused.kind).toBe("error");
+    expect(refused.kind === "error" ? refused.message : "").toMatch(
+      new RegExp(`^http://127\\.0\\.0\\.1:${port}/none: fetch failed: .*ECONNREFUSED`),
+    );
+    expect(
+      await readStaticPodsFromURL({ url, nodeName: "node-1", headers: { "bad header": ["x"] } }),
+    ).toMatchObject({ kind: "error", message: expect.stringContaining("is an invalid header name") });
     state.reply = { status: 200, body: "" };
     expect(await readStaticPodsFromURL({ url, nodeName: "node-1" })).toEqual({
       kind: "empty",

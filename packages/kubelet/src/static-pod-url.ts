@@ -33,19 +33,20 @@ export async function readStaticPodsFromURL(options: {
   const { url, nodeName } = options;
   const timeout = AbortSignal.timeout(manifestURLTimeoutMs);
   const signal = options.signal === undefined ? timeout : AbortSignal.any([options.signal, timeout]);
-  const headers = new Headers();
-  for (const [name, values] of Object.entries(options.headers ?? {}))
-    for (const value of values) headers.append(name, value);
   let body: string;
-  let status: string;
   try {
+    const headers = new Headers();
+    for (const [name, values] of Object.entries(options.headers ?? {}))
+      for (const value of values) headers.append(name, value);
     const response = await fetch(url, { headers, signal });
-    status = `${response.status} ${response.statusText}`.trim();
     const bytes = await readAtMost(response, maxManifestBytes);
-    if (!response.ok || response.status !== 200) return { kind: "error", message: `${url}: ${status}` };
+    if (response.status !== 200)
+      return { kind: "error", message: `${url}: ${`${response.status} ${response.statusText}`.trim()}` };
     body = new TextDecoder().decode(bytes);
   } catch (error) {
-    return { kind: "error", message: `${url}: ${errorMessage(error)}` };
+    // fetch's own message is "fetch failed": what failed is its cause.
+    const cause = error instanceof Error && error.cause !== undefined ? `: ${errorMessage(error.cause)}` : "";
+    return { kind: "error", message: `${url}: ${errorMessage(error)}${cause}` };
   }
   if (body.length === 0) return { kind: "empty", message: `zero-length data received from ${url}`, body };
   if (body === options.last) return { kind: "unchanged" };
