@@ -611,6 +611,15 @@ export function behaviourFor(
   container: string | undefined,
 ): ContainerBehaviour {
   const behaviour = { ...defaults };
+  // Most pods carry no simulation annotation: nothing to read then.
+  let annotated = false;
+  for (const key in annotations) {
+    if (key.startsWith(simulationAnnotationPrefix)) {
+      annotated = true;
+      break;
+    }
+  }
+  if (!annotated) return behaviour;
   const read = (key: string): string | undefined =>
     (container !== undefined ? annotations[`${simulationAnnotationPrefix}${key}.${container}`] : undefined) ??
     annotations[`${simulationAnnotationPrefix}${key}`];
