@@ -150,7 +150,7 @@ export class GarbageCollector {
       return;
     const resource =
       previous?.resource ?? this.#registry.resourceForKind(object.apiVersion ?? "", object.kind ?? "");
-    if (resource === undefined) return;
+    if (resource === undefined || isIgnored(resource)) return;
     if (previous !== undefined) for (const ref of previous.owners) this.#dependents.get(ref.uid)?.delete(uid);
     if (event.type === "DELETED") {
       this.#nodes.delete(uid);
@@ -270,6 +270,12 @@ export class GarbageCollector {
         }),
       );
     }
+    // Events are not in the graph: they go by collection.
+    for (const [apiVersion, kind] of ignoredKinds) {
+      const resource = this.#registry.resourceForKind(apiVersion, kind);
+      if (resource !== undefined)
+        await ignoreNotFound(this.#registry.deleteCollection(resource, namespace, { gracePeriodSeconds: 0 }));
+    }
   }
 
   async #removeOwnerReferences(node: Node, uids: Set<string>): Promise<void> {
@@ -337,6 +343,20 @@ async function ignoreNotFound(promise: Promise<unknown>): Promise<void> {
   } catch (error) {
     if (!isNotFound(error) && !isConflict(error)) throw error;
   }
+}
+
+/**
+ * Kinds the collector leaves out of its graph, as upstream's
+ * `DefaultIgnoredResources`: Events, the most numerous objects, own nothing and
+ * are owned by nothing.
+ */
+const ignoredKinds: ReadonlyArray<readonly [apiVersion: string, kind: string]> = [
+  ["v1", "Event"],
+  ["events.k8s.io/v1", "Event"],
+];
+
+function isIgnored(resource: ResourceDescriptor): boolean {
+  return resource.kind === "Event" && (resource.group === "" || resource.group === "events.k8s.io");
 }
 
 /** Whether an update changes what the collector decides on: the object's owners, finalizers or deletion. */
