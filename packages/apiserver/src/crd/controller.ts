@@ -9,8 +9,8 @@ import {
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
-import type { ResourceDefinitions } from "../registry/definitions.js";
-import { definitionForCustomResource, definitionsForCustomResource } from "./custom-kind.js";
+import { type ResourceDefinitions, resourceKeyOf } from "../registry/definitions.js";
+import { definitionsForCustomResource } from "./custom-kind.js";
 import {
   type CustomResourceDefinition,
   defaultCustomResourceDefinition,
@@ -245,16 +245,25 @@ export class CustomResourceDefinitionController {
 
   /** Deletes every object of the CRD's kind and resolves once none is left. */
   async #deleteInstances(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {
-    const definition = definitionForCustomResource(crd);
-    const served = definition && this.#definitions.get(definition.descriptor);
-    if (!served) return;
-    const objects = this.#client.resource(served.descriptor);
-    const list = await objects.list({ signal });
+    const served = this.#servedDescriptor(crd);
+    if (served === undefined) return;
+    await this.#deleteAll(served, signal);
+    while ((await this.#client.resource(served).list({ signal, limit: 1 })).items.length > 0)
+      await this.#clock.sleep(instancePollMs, { signal });
+  }
+
+  /** A version of the CRD's kind this controller still serves: any reaches every stored object. */
+  #servedDescriptor(crd: CustomResourceDefinition): ResourceDescriptor | undefined {
+    const installed = this.#installed.get(crd.metadata?.name ?? "") ?? [];
+    return installed.find((descriptor) => this.#definitions.get(descriptor) !== undefined);
+  }
+
+  /** Deletes the kind's objects by collection, namespace by namespace. */
+  async #deleteAll(resource: ResourceDescriptor, signal: AbortSignal): Promise<void> {
+    const list = await this.#client.resource(resource).list({ signal });
     const namespaces = new Set(list.items.map((o: KubeObject) => o.metadata?.namespace ?? ""));
     for (const namespace of namespaces)
-      await this.#client.resource(served.descriptor, namespace || undefined).deleteCollection({ signal });
-    while ((await objects.list({ signal, limit: 1 })).items.length > 0)
-      await this.#clock.sleep(instancePollMs, { signal });
+      await this.#client.resource(resource, namespace || undefined).deleteCollection({ signal });
   }
 
   async #reconcile(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {
@@ -281,9 +290,9 @@ export class CustomResourceDefinitionController {
     const name = crd.metadata?.name ?? "";
     const definitions = definitionsForCustomResource(crd);
     for (const definition of definitions) this.#definitions.add(definition);
-    const kept = new Set(definitions.map((d) => resourceKey(d.descriptor)));
+    const kept = new Set(definitions.map((d) => resourceKeyOf(d.descriptor)));
     for (const old of this.#installed.get(name) ?? [])
-      if (!kept.has(resourceKey(old))) this.#definitions.remove(old);
+      if (!kept.has(resourceKeyOf(old))) this.#definitions.remove(old);
     this.#installed.set(
       name,
       definitions.map((d) => d.descriptor),
@@ -301,23 +310,15 @@ export class CustomResourceDefinitionController {
 
   async #uninstall(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {
     const name = crd.metadata?.name ?? "";
-    const installed = this.#installed.get(name) ?? [];
-    const served = installed.find((descriptor) => this.#definitions.get(descriptor) !== undefined);
+    const served = this.#servedDescriptor(crd);
     if (served !== undefined) {
       try {
-        const list = await this.#client.resource(served).list({ signal });
-        const namespaces = new Set(list.items.map((o: KubeObject) => o.metadata?.namespace ?? ""));
-        for (const namespace of namespaces)
-          await this.#client.resource(served, namespace || undefined).deleteCollection({ signal });
+        await this.#deleteAll(served, signal);
       } catch {
         // Objects that could not be deleted stay stored; the kind stops being served either way.
       }
     }
-    for (const descriptor of installed) this.#definitions.remove(descriptor);
+    for (const descriptor of this.#installed.get(name) ?? []) this.#definitions.remove(descriptor);
     this.#installed.delete(name);
   }
-}
-
-function resourceKey(resource: ResourceDescriptor): string {
-  return `${resource.group}/${resource.version}/${resource.plural}`;
 }

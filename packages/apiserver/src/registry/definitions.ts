@@ -105,7 +105,8 @@ export class ResourceDefinitions {
   }
 }
 
-const resourceKeyOf = (resource: Pick<ResourceDescriptor, "group" | "version" | "plural">) =>
+/** The key a definition is served by: group, version and plural. */
+export const resourceKeyOf = (resource: Pick<ResourceDescriptor, "group" | "version" | "plural">) =>
   `${resource.group}/${resource.version}/${resource.plural}`;
 const apiVersionKindOf = (resource: Pick<ResourceDescriptor, "group" | "version" | "kind">) =>
   `${apiVersionOf(resource)}/${resource.kind}`;
