@@ -14,7 +14,7 @@ import {
  * maps take the item or value default the same way. The root's `metadata` is never defaulted.
  */
 export function applyDefaults(value: unknown, schema: JSONSchemaProps): void {
-  defaultValue(value, schema, true);
+  defaultValue(value, schema, true, true);
 }
 
 /**
@@ -23,77 +23,68 @@ export function applyDefaults(value: unknown, schema: JSONSchemaProps): void {
  * CRD shows on objects written before it).
  */
 export function withDefaultsOnRead<T>(object: T, schema: JSONSchemaProps): T {
-  if (!lacksDefaults(object, schema, true)) return object;
+  if (!defaultValue(object, schema, true, false)) return object;
   const copy = copyJson(object);
-  defaultValue(copy, schema, true);
+  defaultValue(copy, schema, true, true);
   return copy;
 }
 
-/** Whether applying the defaults would change `value` (the same walk as {@link defaultValue}, changing nothing). */
-function lacksDefaults(value: unknown, schema: JSONSchemaProps | undefined, root: boolean): boolean {
+/**
+ * Whether a default is due anywhere in `value`: with `apply`, every due default is set; without, the walk
+ * only looks and stops at the first.
+ */
+function defaultValue(
+  value: unknown,
+  schema: JSONSchemaProps | undefined,
+  root: boolean,
+  apply: boolean,
+): boolean {
   if (!schema || !subtreeHas(schema, "defaults")) return false;
+  let due = false;
   if (Array.isArray(value)) {
     const items = itemSchema(schema);
     if (!items) return false;
-    for (const item of value) {
-      if (item === null && items.default !== undefined && !items.nullable) return true;
-      if (lacksDefaults(item, items, false)) return true;
+    for (let i = 0; i < value.length; i++) {
+      if (value[i] === null && items.default !== undefined && !items.nullable) {
+        if (!apply) return true;
+        value[i] = copyJson(items.default);
+        due = true;
+      }
+      if (defaultValue(value[i], items, false, apply)) {
+        if (!apply) return true;
+        due = true;
+      }
     }
-    return false;
+    return due;
   }
   if (!isObject(value)) return false;
   for (const [key, property] of defaultedProperties(schema)) {
     if (root && key === "metadata") continue;
     const current = value[key];
-    if (current === undefined || (current === null && !property.nullable)) return true;
-  }
-  const additional = additionalSchema(schema);
-  for (const key in value) {
-    if (root && key === "metadata") continue;
-    const declared = schema.properties?.[key];
-    if (declared !== undefined) {
-      if (lacksDefaults(value[key], declared, false)) return true;
-    } else if (additional !== undefined) {
-      if (value[key] === null && additional.default !== undefined && !additional.nullable) return true;
-      if (lacksDefaults(value[key], additional, false)) return true;
-    }
-  }
-  return false;
-}
-
-function defaultValue(value: unknown, schema: JSONSchemaProps | undefined, root: boolean): void {
-  if (!schema || !subtreeHas(schema, "defaults")) return;
-  if (Array.isArray(value)) {
-    const items = itemSchema(schema);
-    if (!items) return;
-    for (let i = 0; i < value.length; i++) {
-      if (value[i] === null && items.default !== undefined && !items.nullable)
-        value[i] = copyJson(items.default);
-      defaultValue(value[i], items, false);
-    }
-    return;
-  }
-  if (!isObject(value)) return;
-  for (const [key, property] of defaultedProperties(schema)) {
-    if (root && key === "metadata") continue;
-    const current = value[key];
     if (current === undefined || (current === null && !property.nullable)) {
+      if (!apply) return true;
       value[key] = copyJson(property.default);
+      due = true;
     }
   }
   const additional = additionalSchema(schema);
   for (const key of Object.keys(value)) {
     if (root && key === "metadata") continue;
-    const declared = schema.properties?.[key];
-    if (declared) {
-      defaultValue(value[key], declared, false);
-    } else if (additional) {
+    let childSchema = schema.properties?.[key];
+    if (childSchema === undefined && additional !== undefined) {
+      childSchema = additional;
       if (value[key] === null && additional.default !== undefined && !additional.nullable) {
+        if (!apply) return true;
         value[key] = copyJson(additional.default);
+        due = true;
       }
-      defaultValue(value[key], additional, false);
+    }
+    if (childSchema !== undefined && defaultValue(value[key], childSchema, false, apply)) {
+      if (!apply) return true;
+      due = true;
     }
   }
+  return due;
 }
 
 /** The properties of a schema that declare a default, listed once per schema (schemas do not change). */
