@@ -1,62 +1,8 @@
-import { FakeClock } from "@reconcile/clock";
+import type { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer } from "../api-server.js";
-import type { ListeningApiServer } from "../http/server.js";
-import { customResourceDefinitions } from "./controller.js";
-import type { CustomResourceDefinition } from "./definition-validation.js";
+import { call, closeCrdServers, crdCondition, type Json, startCrdServer as start } from "./crd.test-util.js";
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers read loosely, asserted exactly
-type Json = any;
-
-const running: ApiServer[] = [];
-afterEach(async () => {
-  for (const api of running.splice(0)) await api.close();
-});
-
-async function start(): Promise<{ api: ApiServer; http: ListeningApiServer }> {
-  const api = new ApiServer({
-    clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")),
-    customResourceDefinitions: true,
-  });
-  running.push(api);
-  return { api, http: await api.listen() };
-}
-
-async function call(http: ListeningApiServer, method: string, path: string, body?: unknown, accept?: string) {
-  const headers: Record<string, string> = {};
-  if (body !== undefined)
-    headers["content-type"] = method === "PATCH" ? "application/merge-patch+json" : "application/json";
-  if (accept) headers.accept = accept;
-  const init: RequestInit = { method, headers };
-  if (body !== undefined) init.body = JSON.stringify(body);
-  const response = await fetch(http.url + path, init);
-  const text = await response.text();
-  return { code: response.status, body: (text ? JSON.parse(text) : {}) as Json };
-}
-
-/** Resolves once the CRD's condition has the status, by watching it (no polling on the clock). */
-async function condition(
-  api: ApiServer,
-  name: string,
-  type: string,
-  status = "True",
-): Promise<CustomResourceDefinition> {
-  const stop = new AbortController();
-  const events = await api
-    .client()
-    .resource(customResourceDefinitions)
-    .watch({ resourceVersion: "0", signal: stop.signal });
-  try {
-    for await (const event of events) {
-      const crd = event.object as CustomResourceDefinition;
-      if (crd.metadata?.name !== name) continue;
-      if (crd.status?.conditions?.some((c) => c.type === type && c.status === status)) return crd;
-    }
-  } finally {
-    stop.abort();
-  }
-  throw new Error("watch ended");
-}
+afterEach(closeCrdServers);
 
 const crontabCRD = {
   apiVersion: "apiextensions.k8s.io/v1",
@@ -128,7 +74,7 @@ describe("CustomResourceDefinitions on a running server", () => {
       listKind: "CronTabList",
       shortNames: ["ct"],
     });
-    const established = await condition(api, "crontabs.stable.example.com", "Established");
+    const established = await crdCondition(api, "crontabs.stable.example.com", "Established");
     expect(established.status?.conditions?.map((c) => [c.type, c.status, c.reason])).toEqual([
       ["NamesAccepted", "True", "NoConflicts"],
       ["Established", "True", "InitialNamesAccepted"],
@@ -233,14 +179,14 @@ describe("CustomResourceDefinitions on a running server", () => {
     const { api, http } = await start();
     const crdPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/crontabs.stable.example.com";
     await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crontabCRD);
-    await condition(api, "crontabs.stable.example.com", "Established");
+    await crdCondition(api, "crontabs.stable.example.com", "Established");
     const held = {
       metadata: { name: "held", finalizers: ["example.com/hold"] },
       spec: { cronSpec: "* * * * *" },
     };
     expect((await call(http, "POST", crontabs, held)).code).toBe(201);
     expect((await call(http, "DELETE", crdPath)).code).toBe(200);
-    const terminating = await condition(api, "crontabs.stable.example.com", "Terminating");
+    const terminating = await crdCondition(api, "crontabs.stable.example.com", "Terminating");
     await waitUntil(
       async () => (await call(http, "GET", `${crontabs}/held`)).body.metadata?.deletionTimestamp,
     );
@@ -270,14 +216,14 @@ describe("CustomResourceDefinitions on a running server", () => {
     expect(
       (await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crontabCRD)).code,
     ).toBe(201);
-    await condition(api, "crontabs.stable.example.com", "Established");
+    await crdCondition(api, "crontabs.stable.example.com", "Established");
     const clash = structuredClone(crontabCRD);
     clash.metadata.name = "crontabs2.stable.example.com";
     clash.spec.names = { plural: "crontabs2", kind: "CronTab", shortNames: [] } as Json;
     expect(
       (await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", clash)).code,
     ).toBe(201);
-    const rejected = await condition(api, "crontabs2.stable.example.com", "NamesAccepted", "False");
+    const rejected = await crdCondition(api, "crontabs2.stable.example.com", "NamesAccepted", "False");
     expect(rejected.status?.conditions?.[0]).toMatchObject({
       reason: "ListKindConflict",
       message: '"CronTabList" is already in use',

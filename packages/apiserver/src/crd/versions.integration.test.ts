@@ -1,50 +1,17 @@
-import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer } from "../api-server.js";
-import type { ListeningApiServer } from "../http/server.js";
+import type { ApiServer } from "../api-server.js";
 import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
-import { customResourceDefinitions } from "./controller.js";
-import type { CustomResourceDefinition } from "./definition-validation.js";
+import { call, closeCrdServers, crdCondition, type Json, startCrdServer as start } from "./crd.test-util.js";
 
 // A CRD with several served versions and conversion None: one set of objects,
 // stored at the storage version, read and written at any served version with
 // only `apiVersion` rewritten; each version validates and prunes by its own
 // schema; a deprecated version warns with every answer.
 
-// biome-ignore lint/suspicious/noExplicitAny: JSON answers read loosely, asserted exactly
-type Json = any;
-
-const running: ApiServer[] = [];
 afterEach(async () => {
-  for (const api of running.splice(0)) await api.close();
+  await closeCrdServers();
   await closeKubectlClusters();
 });
-
-async function start(): Promise<{ api: ApiServer; http: ListeningApiServer }> {
-  const api = new ApiServer({
-    clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")),
-    customResourceDefinitions: true,
-  });
-  running.push(api);
-  return { api, http: await api.listen() };
-}
-
-async function call(http: ListeningApiServer, method: string, path: string, body?: unknown) {
-  const init: RequestInit = { method };
-  if (body !== undefined) {
-    init.headers = {
-      "content-type": method === "PATCH" ? "application/merge-patch+json" : "application/json",
-    };
-    init.body = JSON.stringify(body);
-  }
-  const response = await fetch(http.url + path, init);
-  const text = await response.text();
-  return {
-    code: response.status,
-    warning: response.headers.get("warning"),
-    body: (text ? JSON.parse(text) : {}) as Json,
-  };
-}
 
 const schema = (fields: Record<string, unknown>) => ({
   openAPIV3Schema: {
@@ -80,23 +47,7 @@ const widgetsCRD = {
   },
 };
 
-async function established(api: ApiServer, name: string): Promise<CustomResourceDefinition> {
-  const stop = new AbortController();
-  const events = await api
-    .client()
-    .resource(customResourceDefinitions)
-    .watch({ resourceVersion: "0", signal: stop.signal });
-  try {
-    for await (const event of events) {
-      const crd = event.object as CustomResourceDefinition;
-      if (crd.metadata?.name !== name) continue;
-      if (crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return crd;
-    }
-  } finally {
-    stop.abort();
-  }
-  throw new Error("watch ended");
-}
+const established = (api: ApiServer, name: string) => crdCondition(api, name, "Established");
 
 const beta = "/apis/example.com/v1beta1/namespaces/default/widgets";
 const ga = "/apis/example.com/v1/namespaces/default/widgets";

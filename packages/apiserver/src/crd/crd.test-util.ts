@@ -1,0 +1,74 @@
+import { FakeClock } from "@reconcile/clock";
+import { ApiServer } from "../api-server.js";
+import type { ListeningApiServer } from "../http/server.js";
+import { customResourceDefinitions } from "./controller.js";
+import type { CustomResourceDefinition } from "./definition-validation.js";
+
+// A server with CustomResourceDefinitions served over HTTP, for the CRD integration tests.
+
+// biome-ignore lint/suspicious/noExplicitAny: JSON answers read loosely, asserted exactly
+export type Json = any;
+
+const running: ApiServer[] = [];
+
+/** Closes every server started since the last call (an `afterEach`). */
+export async function closeCrdServers(): Promise<void> {
+  for (const api of running.splice(0)) await api.close();
+}
+
+/** A server with CRDs on a FakeClock, listening. */
+export async function startCrdServer(): Promise<{ api: ApiServer; http: ListeningApiServer }> {
+  const api = new ApiServer({
+    clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")),
+    customResourceDefinitions: true,
+  });
+  running.push(api);
+  return { api, http: await api.listen() };
+}
+
+/** One request: its status code, its `Warning` header and its JSON body (a PATCH is a merge patch). */
+export async function call(
+  http: ListeningApiServer,
+  method: string,
+  path: string,
+  body?: unknown,
+  accept?: string,
+): Promise<{ code: number; warning: string | null; body: Json }> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined)
+    headers["content-type"] = method === "PATCH" ? "application/merge-patch+json" : "application/json";
+  if (accept) headers.accept = accept;
+  const init: RequestInit = { method, headers };
+  if (body !== undefined) init.body = JSON.stringify(body);
+  const response = await fetch(http.url + path, init);
+  const text = await response.text();
+  return {
+    code: response.status,
+    warning: response.headers.get("warning"),
+    body: (text ? JSON.parse(text) : {}) as Json,
+  };
+}
+
+/** Resolves once the CRD's condition has the status, by watching it (no polling on the clock). */
+export async function crdCondition(
+  api: ApiServer,
+  name: string,
+  type: string,
+  status = "True",
+): Promise<CustomResourceDefinition> {
+  const stop = new AbortController();
+  const events = await api
+    .client()
+    .resource(customResourceDefinitions)
+    .watch({ resourceVersion: "0", signal: stop.signal });
+  try {
+    for await (const event of events) {
+      const crd = event.object as CustomResourceDefinition;
+      if (crd.metadata?.name !== name) continue;
+      if (crd.status?.conditions?.some((c) => c.type === type && c.status === status)) return crd;
+    }
+  } finally {
+    stop.abort();
+  }
+  throw new Error("watch ended");
+}
