@@ -271,9 +271,8 @@ export class GarbageCollector {
       );
     }
     // Events are not in the graph: they go by collection.
-    for (const [apiVersion, kind] of ignoredKinds) {
-      const resource = this.#registry.resourceForKind(apiVersion, kind);
-      if (resource !== undefined)
+    for (const resource of this.#registry.resources) {
+      if (resource.namespaced && isIgnored(resource))
         await ignoreNotFound(this.#registry.deleteCollection(resource, namespace, { gracePeriodSeconds: 0 }));
     }
   }
@@ -347,14 +346,10 @@ async function ignoreNotFound(promise: Promise<unknown>): Promise<void> {
 
 /**
  * Kinds the collector leaves out of its graph, as upstream's
- * `DefaultIgnoredResources`: Events, the most numerous objects, own nothing and
- * are owned by nothing.
+ * `DefaultIgnoredResources`: Events, the most numerous objects, are never
+ * collected through owner references (a namespace being emptied loses them by
+ * collection).
  */
-const ignoredKinds: ReadonlyArray<readonly [apiVersion: string, kind: string]> = [
-  ["v1", "Event"],
-  ["events.k8s.io/v1", "Event"],
-];
-
 function isIgnored(resource: ResourceDescriptor): boolean {
   return resource.kind === "Event" && (resource.group === "" || resource.group === "events.k8s.io");
 }

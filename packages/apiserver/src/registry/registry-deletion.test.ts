@@ -247,6 +247,27 @@ describe("garbage collection", () => {
     expect((await client.resource(pods).list()).items).toEqual([]);
   });
 
+  it("leaves Events out of the graph, as upstream's ignored resources: an owner's delete does not take them", async () => {
+    const server = newServer();
+    const client = server.client();
+    const owner = await client.resource(configMaps, "default").create({ metadata: { name: "owner" } });
+    const ownerReferences = [
+      { apiVersion: "v1", kind: "ConfigMap", name: "owner", uid: owner.metadata!.uid! },
+    ];
+    await client
+      .resource(events, "default")
+      .create({ metadata: { name: "e", ownerReferences }, involvedObject: { namespace: "default" } });
+    await client.resource(configMaps, "default").create({ metadata: { name: "dependent", ownerReferences } });
+    await client.resource(configMaps, "default").delete("owner");
+    await server.flush();
+    expect((await client.resource(configMaps, "default").list()).items.map((o) => o.metadata?.name)).toEqual(
+      [],
+    );
+    expect((await client.resource(events, "default").list()).items.map((o) => o.metadata?.name)).toEqual([
+      "e",
+    ]);
+  });
+
   it("judges what the storage already holds only once every owner is known", async () => {
     const storage = new MemoryStorage();
     const owner = {
