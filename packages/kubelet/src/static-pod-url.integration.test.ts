@@ -7,7 +7,7 @@ import { ApiServer } from "@reconcile/apiserver";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { Kubelet } from "./kubelet.js";
-import { readStaticPodsFromURL } from "./static-pod-url.js";
+import { maxManifestBytes, readStaticPodsFromURL } from "./static-pod-url.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -104,6 +104,11 @@ describe("static pods from a URL", () => {
     expect(
       await readStaticPodsFromURL({ url, nodeName: "node-1", headers: { "bad header": ["x"] } }),
     ).toMatchObject({ kind: "error", message: expect.stringContaining("is an invalid header name") });
+    state.reply = { status: 200, body: `# ${"x".repeat(maxManifestBytes)}` };
+    expect(await readStaticPodsFromURL({ url, nodeName: "node-1" })).toEqual({
+      kind: "error",
+      message: `${url}: the read limit is reached`,
+    });
     state.reply = { status: 200, body: "" };
     expect(await readStaticPodsFromURL({ url, nodeName: "node-1" })).toEqual({
       kind: "empty",

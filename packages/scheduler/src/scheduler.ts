@@ -255,9 +255,10 @@ export class Scheduler {
         }
         const yielded = performance.now();
         await new Promise<void>((resolve) => setImmediate(resolve));
-        // Pods left waiting: the next slice is as long as the rest of the process just ran, so
-        // that with a backlog the scheduler has half the event loop, as kube-scheduler has a
-        // process of its own; otherwise a busy process would leave pods queued for seconds.
+        // A slice that ran out of time (rather than out of pods) leaves a backlog: the next one is
+        // as long as the rest of the process just ran, so that the scheduler has half the event
+        // loop, as kube-scheduler has a process of its own; otherwise a busy process would leave
+        // pods queued for seconds.
         sliceMs =
           info === undefined
             ? minCycleSliceMs
