@@ -112,6 +112,20 @@ describe("bodies in process that are not plain JSON", () => {
           ),
         },
       });
+      const throwing = {
+        metadata: { name: "getter" },
+        get data(): Record<string, string> {
+          throw new Error("no data here");
+        },
+      };
+      await expect(client.create(throwing as ConfigMap)).rejects.toMatchObject({
+        status: {
+          code: 400,
+          message:
+            'ConfigMap in version "v1" cannot be handled as a ConfigMap: the body is not JSON: no data here',
+        },
+      });
+      expect((await client.list()).items.map((c) => c.metadata?.name)).toEqual(["odd"]);
     } finally {
       await api.close();
     }

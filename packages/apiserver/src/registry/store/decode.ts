@@ -1,5 +1,6 @@
 import {
   apiVersionOf,
+  errorMessage,
   groupKindOf,
   type KubeObject,
   newBadRequest,
@@ -39,9 +40,16 @@ export function decodeObject(
   const what = `${resource.kind} in version "${resource.version}" cannot be handled as a ${resource.kind}`;
   if (!isJsonObject(body))
     throw newBadRequest(`${what}: the body must be a JSON object, got ${jsonTypeOf(body)}`);
-  // Before anything recurses into it: nothing accepted may be too deep for a later request.
-  checkNesting(body, `${what}: the object`);
-  const object = privateCopy(body, maxObjectBytes, what);
+  let object: KubeObject;
+  try {
+    // Before anything recurses into it: nothing accepted may be too deep for a later request.
+    checkNesting(body, `${what}: the object`);
+    object = privateCopy(body, maxObjectBytes);
+  } catch (error) {
+    // Reading the body failed (an in-process body's getter that throws, say): it is no JSON.
+    if (StatusError.isInstance(error)) throw error;
+    throw newBadRequest(`${what}: the body is not JSON: ${errorMessage(error)}`);
+  }
   const apiVersion = apiVersionOf(resource);
   if (object.apiVersion !== undefined && object.apiVersion !== "" && object.apiVersion !== apiVersion)
     throw newBadRequest(
@@ -113,24 +121,17 @@ function jsonTypeOf(value: unknown): string {
 /**
  * The body as this server's own JSON: a copy that shares nothing with the
  * caller but the FieldsV1 trees this server shared with it (they come back as
- * they went out). A 400 for what is no JSON, a 413 past the size limit.
+ * they went out). Throws what JSON.stringify throws for what is no JSON, a 413
+ * past the size limit.
  */
-function privateCopy(body: Record<string, unknown>, maxObjectBytes: number, what: string): KubeObject {
-  let plain: ReturnType<typeof copyPlainJson>;
-  try {
-    plain = copyPlainJson(body, sharedLength);
-  } catch {
-    plain = undefined; // a getter that throws, say: JSON.stringify below answers it
-  }
+function privateCopy(body: Record<string, unknown>, maxObjectBytes: number): KubeObject {
+  const plain = copyPlainJson(body, sharedLength);
   if (plain !== undefined && plain.maxLength <= maxObjectBytes) return plain.copy as KubeObject;
   // Anything JSON would convert, or an object that may be over the limit: as JSON says.
   const copyable = plain === undefined ? body : (plain.copy as Record<string, unknown>);
-  let text: string;
-  try {
-    text = JSON.stringify(copyable, (_key, value) => (isSharedFieldsV1(value) ? sharedPlaceholder : value));
-  } catch (error) {
-    throw newBadRequest(`${what}: the body is not JSON: ${(error as Error).message}`);
-  }
+  const text = JSON.stringify(copyable, (_key, value) =>
+    isSharedFieldsV1(value) ? sharedPlaceholder : value,
+  );
   // The shared trees were written as 0: count them instead.
   const object = JSON.parse(text) as KubeObject;
   let length = text.length;
