@@ -18,6 +18,14 @@ export {
   recheckDeletionTimestamp,
 } from "./controller-ref-manager.js";
 export {
+  type ControllerContext,
+  ControllerHarness,
+  type ControllerQueueSpec,
+  type ControllerSpec,
+  defineController,
+  type PeriodicTask,
+} from "./define-controller.js";
+export {
   ClientEventRecorder,
   type ClientEventRecorderOptions,
   type EventRecorder,
@@ -58,7 +66,13 @@ export {
   sortActivePodsWithRanks,
 } from "./pod-ranking.js";
 export { type RunControllerOptions, runController } from "./run-controller.js";
-export { type RunWorkersOptions, runWorkers, type SyncContext, type WorkerQueue } from "./run-workers.js";
+export {
+  EnqueueReasons,
+  type RunWorkersOptions,
+  runWorkers,
+  type SyncContext,
+  type WorkerQueue,
+} from "./run-workers.js";
 export { type SlowStartBatchResult, slowStartBatch, slowStartInitialBatchSize } from "./slow-start-batch.js";
 export {
   noopSyncMetrics,

@@ -1,7 +1,9 @@
-import { type Clock, realClock } from "@reconcile/clock";
-import { type SyncedInformer, waitForInformersSynced } from "./cache-sync.js";
-import { type Logger, noopLogger } from "./logger.js";
-import { runWorkers, type SyncContext, type WorkerQueue } from "./run-workers.js";
+import type { Clock } from "@reconcile/clock";
+import type { RateLimitingInterface } from "@reconcile/workqueue";
+import type { SyncedInformer } from "./cache-sync.js";
+import { ControllerHarness } from "./define-controller.js";
+import type { Logger } from "./logger.js";
+import type { SyncContext, WorkerQueue } from "./run-workers.js";
 import type { SyncMetrics, SyncResult } from "./sync-result.js";
 
 export interface RunControllerOptions<T> {
@@ -42,47 +44,26 @@ export interface RunControllerOptions<T> {
  * sync; a cache-sync timeout rejects, after the same shutdown.
  */
 export async function runController<T>(options: RunControllerOptions<T>): Promise<void> {
-  const { name, signal, queue } = options;
-  const workers = options.workers ?? 1;
-  if (!Number.isInteger(workers) || workers < 1) {
-    throw new RangeError(`${name}: workers must be a positive integer, got ${workers}`);
-  }
-  const clock = options.clock ?? realClock;
-  const baseLogger = options.logger ?? noopLogger;
-  const logger = baseLogger.child({ controller: name });
-  logger.info({ workers }, "Starting controller");
-  try {
-    let synced: boolean;
-    try {
-      synced = await waitForInformersSynced({
-        informers: options.informers,
-        signal,
-        timeoutMs: options.cacheSyncTimeoutMs,
-        pollIntervalMs: options.cacheSyncPollMs,
-        clock,
-      });
-    } catch (error) {
-      queue.shutDown();
-      throw error;
-    }
-    if (!synced) {
-      queue.shutDown();
-      return;
-    }
-    logger.info({}, "Caches are synced");
-    await runWorkers({
-      queue,
-      workers,
-      signal,
-      logger: baseLogger,
-      name,
-      sync: options.sync,
-      maxRetries: options.maxRetries,
-      metrics: options.metrics,
-      clock,
-    });
-  } finally {
-    await options.onStop?.();
-    logger.info({}, "Shutting down controller");
-  }
+  const harness = new ControllerHarness<T>({
+    name: options.name,
+    context: {
+      clock: options.clock,
+      logger: options.logger,
+      syncMetrics: options.metrics,
+      cacheSyncTimeoutMs: options.cacheSyncTimeoutMs,
+      cacheSyncPollMs: options.cacheSyncPollMs,
+    },
+    informers: options.informers,
+    queues: [
+      {
+        name: options.name,
+        // The harness only drains and shuts down a queue given to it; enqueue is never called here.
+        queue: options.queue as RateLimitingInterface<T>,
+        sync: options.sync,
+        maxRetries: options.maxRetries,
+      },
+    ],
+    onStop: options.onStop,
+  });
+  await harness.run({ signal: options.signal, workers: options.workers ?? 1 });
 }

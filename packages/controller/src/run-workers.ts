@@ -27,6 +27,33 @@ export interface SyncContext {
    * (PodControl, status writes) so a stop does not wait on requests in flight.
    */
   signal: AbortSignal;
+  /**
+   * Why the key was queued, as its last enqueue said (kube-rs's
+   * `ReconcileReason`): "object updated", "owned Pod changed", "requeue
+   * requested", "retry after error", …; undefined when the queue was fed
+   * without a reason.
+   */
+  reason?: string | undefined;
+}
+
+/**
+ * The latest reason each queued key was added for. The harness notes one on
+ * every enqueue; the worker takes it when it takes the key, and notes the
+ * reason of its own requeues.
+ */
+export class EnqueueReasons<T> {
+  readonly #reasons = new Map<T, string>();
+
+  note(key: T, reason: string): void {
+    this.#reasons.set(key, reason);
+  }
+
+  /** The reason noted for `key`, forgotten as it is read. */
+  take(key: T): string | undefined {
+    const reason = this.#reasons.get(key);
+    if (reason !== undefined) this.#reasons.delete(key);
+    return reason;
+  }
 }
 
 export interface RunWorkersOptions<T> {
@@ -56,6 +83,8 @@ export interface RunWorkersOptions<T> {
   metrics?: SyncMetrics | undefined;
   /** Times syncs for `metrics`. Default `realClock`. */
   clock?: Clock | undefined;
+  /** Where the reasons of enqueues are kept; a sync's context and log lines get its key's. Default: no reasons. */
+  reasons?: EnqueueReasons<T> | undefined;
 }
 
 /**
@@ -106,7 +135,7 @@ export async function runWorkers<T>(options: RunWorkersOptions<T>): Promise<void
 }
 
 async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetries: number | undefined) {
-  const { queue, signal, sync } = options;
+  const { queue, signal, sync, reasons } = options;
   const clock = options.clock ?? realClock;
   const metrics = options.metrics ?? noopSyncMetrics;
   const name = options.name ?? "controller";
@@ -124,14 +153,20 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
       return;
     }
     const reconcileID = crypto.randomUUID();
-    const syncLogger = logger.child({ ...namespaceAndName(key), reconcileID });
+    const reason = reasons?.take(key);
+    const syncLogger = logger.child(
+      reason === undefined
+        ? { ...namespaceAndName(key), reconcileID }
+        : { ...namespaceAndName(key), reconcileID, reason },
+    );
     const startedAt = clock.now();
     let outcome: SyncOutcome;
     try {
-      const result = await sync(key, { logger: syncLogger, reconcileID, signal });
+      const result = await sync(key, { logger: syncLogger, reconcileID, signal, reason });
       queue.forget(key);
       const requeueAfterMs = result?.requeueAfterMs;
       if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
+        reasons?.note(key, "requeue requested");
         queue.addAfter(key, requeueAfterMs);
         outcome = "requeue_after";
       } else {
@@ -141,8 +176,10 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
       // Requeue before logging: a logger that throws must neither lose the key nor end the worker.
       const terminal = TerminalError.isTerminal(error);
       const retry = !terminal && (maxRetries === undefined || queue.numRequeues(key) < maxRetries);
-      if (retry) queue.addRateLimited(key);
-      else queue.forget(key);
+      if (retry) {
+        reasons?.note(key, "retry after error");
+        queue.addRateLimited(key);
+      } else queue.forget(key);
       outcome = terminal ? "terminal_error" : "error";
       try {
         if (terminal) syncLogger.error({ err: error }, "Reconciler error (terminal, not retried)");
