@@ -32,7 +32,12 @@ export {
   type EventType,
   noopEventRecorder,
 } from "./event-recorder.js";
-export type { ControllerEventHandler, ControllerIndexer, ControllerInformer } from "./informer-types.js";
+export {
+  type ControllerEventHandler,
+  type ControllerIndexer,
+  type ControllerInformer,
+  ensureIndex,
+} from "./informer-types.js";
 export { type Logger, noopLogger } from "./logger.js";
 export {
   type OwnerEventHandlerOptions,

@@ -39,3 +39,16 @@ export interface ControllerIndexer<T> {
   getIndexers(): Record<string, unknown>;
   addIndexers(indexers: Record<string, (obj: DeepReadonly<T>) => readonly string[]>): void;
 }
+
+/**
+ * Adds the index `name` to `indexer` unless it is there already: several
+ * controllers on one shared informer ask for the same index, and an index is
+ * added once (client-go's `AddIndexers` refuses a second with the same name).
+ */
+export function ensureIndex<T>(
+  indexer: ControllerIndexer<T>,
+  name: string,
+  indexFunc: (obj: DeepReadonly<T>) => readonly string[],
+): void {
+  if (!(name in indexer.getIndexers())) indexer.addIndexers({ [name]: indexFunc });
+}

@@ -11,32 +11,34 @@ import {
   type Pod,
   pods,
   type ReplicaSet,
+  type RunOptions,
   replicaSets,
   type Selector,
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import type { Clock } from "@reconcile/clock";
 import {
-  ClientEventRecorder,
   ClientReplicaSetControl,
+  type ControllerContext,
   type ControllerEventHandler,
+  type ControllerHarness,
   type ControllerInformer,
+  defineController,
   type EventRecorder,
+  ensureIndex,
   type Logger,
-  noopLogger,
   objectFromTombstone,
   ownerEventHandler,
   ownersSelecting,
   ReplicaSetControllerRefManager,
   recheckDeletionTimestamp,
   resolveControllerRef,
-  runController,
   type SyncMetrics,
   type SyncResult,
   TerminalError,
 } from "@reconcile/controller";
-import { type RateLimitingInterface, RateLimitingQueue } from "@reconcile/workqueue";
+import type { RateLimitingInterface } from "@reconcile/workqueue";
 import { type AnyReplicaSet, getRollbackTo } from "./deployment-util.js";
 import { DeploymentRollout, eventTarget, type PodMap } from "./rollout.js";
 
@@ -49,7 +51,7 @@ export const replicaSetsByControllerIndex = "deploymentControllerUID";
 const namespaceIndex = "namespace";
 const deploymentOwnerKind = { kind: "Deployment", group: "apps" } as const;
 
-export interface DeploymentControllerOptions {
+export interface DeploymentControllerOptions extends ControllerContext {
   /** Writes ReplicaSets, Deployments, Events; reads the Deployment afresh before adopting. Required. */
   client: Client;
   /** Informer over Deployments. Required. */
@@ -58,19 +60,9 @@ export interface DeploymentControllerOptions {
   replicaSetInformer: ControllerInformer<ReplicaSet>;
   /** Informer over pods (Recreate waits for old pods to be gone). Required. */
   podInformer: ControllerInformer<Pod>;
-  /** Time for conditions, the progress deadline, rate limits and cache-sync polling. Default `realClock`. */
-  clock?: Clock | undefined;
-  /** Where Events go. Default: a `ClientEventRecorder` over `client` with component "deployment-controller". */
-  eventRecorder?: EventRecorder | undefined;
-  /** The work queue of Deployment keys. Default: a `RateLimitingQueue` with the default controller rate limiter on `clock`. */
+  /** The work queue of Deployment keys. Default: a `RateLimitingQueue` named `deployment` with the default controller rate limiter on `clock`. */
   queue?: RateLimitingInterface<string> | undefined;
-  /** Logs syncs and failures (pino's call shape). Default: no logging. */
-  logger?: Logger | undefined;
-  /** How often `run` polls an informer without a synced signal (a test fake), in ms. Default 100. */
-  cacheSyncPollMs?: number | undefined;
-  /** Give up waiting for the caches after this long (`run` rejects); 0 waits for ever. Default 0. */
-  cacheSyncTimeoutMs?: number | undefined;
-  /** Sync counts and durations. Default: none. */
+  /** Sync counts and durations; the same as `syncMetrics`. Default: none. */
   metrics?: SyncMetrics | undefined;
 }
 
@@ -80,72 +72,64 @@ export interface DeploymentControllerOptions {
  * within maxSurge/maxUnavailable or Recreate — scales them proportionally
  * when the Deployment is resized, keeps `revisionHistoryLimit` old ones for
  * `kubectl rollout undo`, and reports progress in the Deployment's status
- * and conditions.
+ * and conditions. Events come from `deployment-controller`.
  */
 export class DeploymentController {
   readonly queue: RateLimitingInterface<string>;
+  readonly #harness: ControllerHarness<string>;
   readonly #client: Client;
   readonly #dInformer: ControllerInformer<Deployment>;
   readonly #rsInformer: ControllerInformer<ReplicaSet>;
   readonly #podInformer: ControllerInformer<Pod>;
   readonly #clock: Clock;
   readonly #recorder: EventRecorder;
-  readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #logger: Logger;
-  readonly #baseLogger: Logger;
-  readonly #cacheSyncPollMs: number;
-  readonly #cacheSyncTimeoutMs: number;
-  readonly #metrics: SyncMetrics | undefined;
   readonly #replicaSetHandler: ControllerEventHandler<ReplicaSet>;
 
   constructor(options: DeploymentControllerOptions) {
-    if (!options?.client) throw new TypeError("DeploymentController: client is required");
-    if (!options.deploymentInformer)
-      throw new TypeError("DeploymentController: deploymentInformer is required");
-    if (!options.replicaSetInformer)
-      throw new TypeError("DeploymentController: replicaSetInformer is required");
-    if (!options.podInformer) throw new TypeError("DeploymentController: podInformer is required");
-    this.#client = options.client;
-    this.#dInformer = options.deploymentInformer;
-    this.#rsInformer = options.replicaSetInformer;
-    this.#podInformer = options.podInformer;
-    this.#clock = options.clock ?? realClock;
-    this.#baseLogger = options.logger ?? noopLogger;
-    this.#logger = this.#baseLogger.child({ controller: "deployment" });
-    this.#cacheSyncPollMs = options.cacheSyncPollMs ?? 100;
-    this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 0;
-    this.#metrics = options.metrics;
-    if (options.eventRecorder === undefined) {
-      this.#ownedRecorder = new ClientEventRecorder({
-        client: this.#client,
-        component: "deployment-controller",
-        clock: this.#clock,
-        logger: this.#logger,
-      });
-    }
-    this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
-    this.queue = options.queue ?? new RateLimitingQueue<string>({ clock: this.#clock, name: "deployment" });
+    const { client, deploymentInformer, replicaSetInformer, podInformer } = options ?? {};
+    this.#harness = defineController({
+      name: "deployment",
+      owner: "DeploymentController",
+      context: { ...options, syncMetrics: options?.syncMetrics ?? options?.metrics },
+      required: { client, deploymentInformer, replicaSetInformer, podInformer },
+      events: { component: "deployment-controller", client },
+      informers: { deployments: deploymentInformer, replicasets: replicaSetInformer, pods: podInformer },
+      queues: [
+        {
+          name: "deployment",
+          queue: options?.queue,
+          workers: 5,
+          maxRetries,
+          sync: (key, context) => this.syncDeployment(key, context),
+        },
+      ],
+    });
+    this.#client = client;
+    this.#dInformer = deploymentInformer;
+    this.#rsInformer = replicaSetInformer;
+    this.#podInformer = podInformer;
+    ({
+      queue: this.queue,
+      clock: this.#clock,
+      recorder: this.#recorder,
+      logger: this.#logger,
+    } = this.#harness);
 
     this.#dInformer.addEventHandler({
       onAdd: (d) => this.addDeployment(d),
       onUpdate: (oldD, curD) => this.updateDeployment(oldD, curD),
       onDelete: (obj) => this.deleteDeployment(obj),
     });
-    const rsIndexer = this.#rsInformer.getIndexer();
-    if (!(replicaSetsByControllerIndex in rsIndexer.getIndexers())) {
-      rsIndexer.addIndexers({
-        [replicaSetsByControllerIndex]: (rs) => {
-          const ref = getControllerOf(rs);
-          return ref === undefined ? [] : [ref.uid];
-        },
-      });
-    }
+    ensureIndex(this.#rsInformer.getIndexer(), replicaSetsByControllerIndex, (rs) => {
+      const ref = getControllerOf(rs);
+      return ref === undefined ? [] : [ref.uid];
+    });
     // A ReplicaSet wakes its controlling Deployment, an orphan every Deployment whose selector matches it.
-    const deploymentIndexer = this.#dInformer.getIndexer();
     this.#replicaSetHandler = ownerEventHandler<ReplicaSet, Deployment>({
       ownerKind: deploymentOwnerKind,
-      owners: deploymentIndexer,
-      enqueue: (key) => this.queue.add(key),
+      owners: this.#dInformer.getIndexer(),
+      enqueue: (key) => this.#harness.enqueue(key, "owned ReplicaSet changed"),
       ownersOfOrphan: (rs) => this.#getDeploymentsForReplicaSet(rs),
     });
     this.#rsInformer.addEventHandler({
@@ -183,32 +167,18 @@ export class DeploymentController {
    * until `signal` aborts. Resolves once the workers have stopped and pending
    * Events are written.
    */
-  run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    return runController({
-      name: "deployment",
-      signal: options.signal,
-      informers: { deployments: this.#dInformer, replicasets: this.#rsInformer, pods: this.#podInformer },
-      queue: this.queue,
-      workers: options.workers ?? 5,
-      maxRetries,
-      sync: (key, context) => this.syncDeployment(key, context),
-      cacheSyncTimeoutMs: this.#cacheSyncTimeoutMs,
-      cacheSyncPollMs: this.#cacheSyncPollMs,
-      clock: this.#clock,
-      logger: this.#baseLogger,
-      metrics: this.#metrics,
-      onStop: () => this.#ownedRecorder?.flush(),
-    });
+  run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
+    return this.#harness.run(options);
   }
 
   // --- event handlers -------------------------------------------------------
 
   addDeployment(d: DeepReadonly<Deployment>): void {
-    this.#enqueue(d);
+    this.#enqueue(d, "object added");
   }
 
   updateDeployment(_old: DeepReadonly<Deployment>, cur: DeepReadonly<Deployment>): void {
-    this.#enqueue(cur);
+    this.#enqueue(cur, "object updated");
   }
 
   deleteDeployment(obj: DeepReadonly<Deployment> | DeletedFinalStateUnknown<DeepReadonly<Deployment>>): void {
@@ -217,7 +187,7 @@ export class DeploymentController {
       this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
       return;
     }
-    this.#enqueue(d);
+    this.#enqueue(d, "object deleted");
   }
 
   /** A new ReplicaSet wakes its controlling Deployment, or, for an orphan, every Deployment that matches it. */
@@ -274,7 +244,7 @@ export class DeploymentController {
       .filter((candidate) => candidate.metadata?.namespace === namespace);
     let podCount = 0;
     for (const list of this.#getPodMapForDeployment(d, rsList).values()) podCount += list.length;
-    if (podCount === 0) this.#enqueue(d);
+    if (podCount === 0) this.#enqueue(d, "last old Pod deleted");
   }
 
   // --- sync -------------------------------------------------------------------
@@ -444,8 +414,8 @@ export class DeploymentController {
     return matching;
   }
 
-  #enqueue(d: DeepReadonly<Deployment>): void {
-    this.queue.add(metaNamespaceKeyFunc(d));
+  #enqueue(d: DeepReadonly<Deployment>, reason: string): void {
+    this.#harness.enqueue(metaNamespaceKeyFunc(d), reason);
   }
 }
 

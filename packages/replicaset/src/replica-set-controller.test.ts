@@ -719,7 +719,7 @@ describe("ReplicaSetController.run", () => {
     expect(controller.queue.shuttingDown()).toBe(true);
   });
 
-  it("logs each sync with controller, namespace, name and reconcileID", async () => {
+  it("logs each sync with controller, namespace, name, reconcileID and why the key was queued", async () => {
     const records: { bindings: Record<string, unknown>; msg: string | undefined }[] = [];
     const logger = (bindings: Record<string, unknown>): Logger => ({
       debug: (_obj, msg) => records.push({ bindings, msg }),
@@ -753,6 +753,7 @@ describe("ReplicaSetController.run", () => {
       namespace: "default",
       name: "foobar",
       reconcileID: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      reason: "object added",
     });
   });
 

@@ -13,20 +13,22 @@ import {
   type Pod,
   pods,
   type ReplicaSet,
+  type RunOptions,
   replicaSets,
   type Selector,
   StatusError,
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import type { Clock } from "@reconcile/clock";
 import {
-  ClientEventRecorder,
   ClientPodControl,
+  type ControllerContext,
+  type ControllerHarness,
   type ControllerInformer,
-  type EventRecorder,
+  defineController,
+  ensureIndex,
   type Logger,
-  noopLogger,
   objectFromTombstone,
   ownersSelecting,
   type PodControl,
@@ -34,7 +36,6 @@ import {
   rankPodsByRelatedPodsOnSameNode,
   recheckDeletionTimestamp,
   resolveControllerRef,
-  runController,
   type SyncMetrics,
   sameOwnerRef,
   slowStartBatch,
@@ -43,7 +44,7 @@ import {
   TerminalError,
 } from "@reconcile/controller";
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
-import { RateLimitingQueue } from "@reconcile/workqueue";
+import type { RateLimitingInterface } from "@reconcile/workqueue";
 import { calculateStatus, updateReplicaSetStatus } from "./replica-set-status.js";
 
 /** The most pods one sync creates or deletes (upstream `BurstReplicas`). */
@@ -73,36 +74,23 @@ export interface ReplicaSetExpectations {
   deleteExpectations(key: string): void;
 }
 
-export interface ReplicaSetControllerOptions {
+export interface ReplicaSetControllerOptions extends ControllerContext {
   /** Writes pods, ReplicaSet status, Events; reads the ReplicaSet afresh before adopting. Required. */
   client: Client;
   /** Informer over pods (all namespaces, or the namespace the controller serves). Required. */
   podInformer: ControllerInformer<Pod>;
   /** Informer over ReplicaSets. Required. */
   replicaSetInformer: ControllerInformer<ReplicaSet>;
-  /** Time for expectations, availability, rate limits and the cache-sync timeout. Default `realClock`. */
-  clock?: Clock | undefined;
   /** Most creates or deletes per sync. Default 500. */
   burstReplicas?: number | undefined;
-  /** How pods are created and deleted. Default: `ClientPodControl` over `client`, recording Events. */
+  /** How pods are created and deleted. Default: `ClientPodControl` over `client`, recording Events as "replicaset-controller". */
   podControl?: PodControl | undefined;
-  /** Where Events go. Default: a `ClientEventRecorder` over `client` with component "replicaset-controller". */
-  eventRecorder?: EventRecorder | undefined;
   /** Default: `UIDTrackingControllerExpectations` on `clock` (5-minute TTL). */
   expectations?: ReplicaSetExpectations | undefined;
-  /** The work queue of ReplicaSet keys. Default: a `RateLimitingQueue` with the default controller rate limiter on `clock`. */
-  queue?: RateLimitingQueue<string> | undefined;
-  /** Logs syncs and failures (pino's call shape). Default: no logging. */
-  logger?: Logger | undefined;
-  /** Counts syncs by outcome and times them (controller-runtime's reconcile metrics). Default: none. */
+  /** The work queue of ReplicaSet keys. Default: a `RateLimitingQueue` named `replicaset` with the default controller rate limiter on `clock`. */
+  queue?: RateLimitingInterface<string> | undefined;
+  /** Sync counts and durations; the same as `syncMetrics`. Default: none. */
   metrics?: SyncMetrics | undefined;
-  /**
-   * How often `run` polls an informer that has no `whenSynced` (a test fake);
-   * a `SharedIndexInformer` is awaited without polling. In ms. Default 100.
-   */
-  cacheSyncPollMs?: number | undefined;
-  /** `run` rejects with a `CacheSyncTimeoutError` if the caches have not synced after this long; 0 waits for ever. Default 0. */
-  cacheSyncTimeoutMs?: number | undefined;
 }
 
 /**
@@ -116,72 +104,46 @@ export interface ReplicaSetControllerOptions {
  * write and the informer seeing it, so a slow watch never causes extra pods.
  */
 export class ReplicaSetController {
-  readonly queue: RateLimitingQueue<string>;
+  readonly queue: RateLimitingInterface<string>;
   readonly expectations: ReplicaSetExpectations;
+  readonly #harness: ControllerHarness<string>;
   readonly #client: Client;
   readonly #podInformer: ControllerInformer<Pod>;
   readonly #rsInformer: ControllerInformer<ReplicaSet>;
   readonly #clock: Clock;
   readonly #burstReplicas: number;
   readonly #podControl: PodControl;
-  readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #logger: Logger;
-  readonly #baseLogger: Logger;
-  readonly #cacheSyncPollMs: number;
-  readonly #cacheSyncTimeoutMs: number;
-  readonly #metrics: SyncMetrics | undefined;
 
   constructor(options: ReplicaSetControllerOptions) {
-    if (!options?.client) throw new TypeError("ReplicaSetController: client is required");
-    if (!options.podInformer) throw new TypeError("ReplicaSetController: podInformer is required");
-    if (!options.replicaSetInformer)
-      throw new TypeError("ReplicaSetController: replicaSetInformer is required");
-    const burst = options.burstReplicas ?? burstReplicas;
-    if (!Number.isInteger(burst) || burst < 1) {
-      throw new RangeError(`ReplicaSetController: burstReplicas must be a positive integer, got ${burst}`);
-    }
-    this.#client = options.client;
-    this.#podInformer = options.podInformer;
-    this.#rsInformer = options.replicaSetInformer;
-    this.#clock = options.clock ?? realClock;
-    this.#burstReplicas = burst;
-    this.#baseLogger = options.logger ?? noopLogger;
-    this.#logger = this.#baseLogger.child({ controller: "replicaset" });
-    this.#cacheSyncPollMs = options.cacheSyncPollMs ?? 100;
-    this.#cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 0;
-    this.#metrics = options.metrics;
-    let recorder = options.eventRecorder;
-    if (recorder === undefined && options.podControl === undefined) {
-      this.#ownedRecorder = new ClientEventRecorder({
-        client: this.#client,
-        component: "replicaset-controller",
-        clock: this.#clock,
-        logger: this.#logger,
-      });
-      recorder = this.#ownedRecorder;
-    }
-    this.#podControl = options.podControl ?? new ClientPodControl({ client: this.#client, recorder });
+    const { client, podInformer, replicaSetInformer, podControl } = options ?? {};
+    this.#harness = defineController({
+      name: "replicaset",
+      owner: "ReplicaSetController",
+      context: { ...options, syncMetrics: options?.syncMetrics ?? options?.metrics },
+      required: { client, podInformer, replicaSetInformer },
+      // A pod control of the caller's records its own Events.
+      events: podControl === undefined ? { component: "replicaset-controller", client } : undefined,
+      informers: { pods: podInformer, replicasets: replicaSetInformer },
+      queues: [
+        { name: "replicaset", queue: options?.queue, workers: 5, sync: (k, c) => this.syncReplicaSet(k, c) },
+      ],
+    });
+    this.#burstReplicas = positiveInteger(options.burstReplicas ?? burstReplicas, "burstReplicas");
+    [this.#client, this.#podInformer, this.#rsInformer] = [client, podInformer, replicaSetInformer];
+    ({ queue: this.queue, clock: this.#clock, logger: this.#logger } = this.#harness);
+    this.#podControl = podControl ?? new ClientPodControl({ client, recorder: this.#harness.recorder });
     this.expectations = options.expectations ?? new UIDTrackingControllerExpectations({ clock: this.#clock });
-    this.queue = options.queue ?? new RateLimitingQueue<string>({ clock: this.#clock, name: "replicaset" });
-
     this.#rsInformer.addEventHandler({
       onAdd: (rs) => this.addReplicaSet(rs),
       onUpdate: (oldRS, curRS) => this.updateReplicaSet(oldRS, curRS),
       onDelete: (obj) => this.deleteReplicaSet(obj),
     });
-    const rsIndexer = this.#rsInformer.getIndexer();
-    if (!(controllerUIDIndex in rsIndexer.getIndexers())) {
-      rsIndexer.addIndexers({
-        [controllerUIDIndex]: (rs) => {
-          const ref = getControllerOf(rs);
-          return ref === undefined ? [] : [ref.uid];
-        },
-      });
-    }
-    const podIndexer = this.#podInformer.getIndexer();
-    if (!(podsByControllerIndex in podIndexer.getIndexers())) {
-      podIndexer.addIndexers({ [podsByControllerIndex]: podsByControllerIndexFunc });
-    }
+    ensureIndex(this.#rsInformer.getIndexer(), controllerUIDIndex, (rs) => {
+      const ref = getControllerOf(rs);
+      return ref === undefined ? [] : [ref.uid];
+    });
+    ensureIndex(this.#podInformer.getIndexer(), podsByControllerIndex, podsByControllerIndexFunc);
     this.#podInformer.addEventHandler({
       onAdd: (pod) => this.addPod(pod),
       onUpdate: (oldPod, curPod) => this.updatePod(oldPod, curPod),
@@ -214,27 +176,14 @@ export class ReplicaSetController {
    * Events are written; rejects with a `CacheSyncTimeoutError` when
    * `cacheSyncTimeoutMs` passes before the caches sync.
    */
-  run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    return runController({
-      name: "replicaset",
-      signal: options.signal,
-      informers: { pods: this.#podInformer, replicasets: this.#rsInformer },
-      queue: this.queue,
-      workers: options.workers ?? 5,
-      sync: (key, context) => this.syncReplicaSet(key, context),
-      cacheSyncTimeoutMs: this.#cacheSyncTimeoutMs,
-      cacheSyncPollMs: this.#cacheSyncPollMs,
-      clock: this.#clock,
-      logger: this.#baseLogger,
-      metrics: this.#metrics,
-      onStop: () => this.#ownedRecorder?.flush(),
-    });
+  run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
+    return this.#harness.run(options);
   }
 
   // --- event handlers -------------------------------------------------------
 
   addReplicaSet(rs: DeepReadonly<ReplicaSet>): void {
-    this.#enqueue(rs);
+    this.#enqueue(rs, "object added");
   }
 
   /**
@@ -245,7 +194,7 @@ export class ReplicaSetController {
     if (curRS.metadata?.uid !== oldRS.metadata?.uid) {
       this.deleteReplicaSet(new DeletedFinalStateUnknown(metaNamespaceKeyFunc(oldRS), oldRS));
     }
-    this.#enqueue(curRS);
+    this.#enqueue(curRS, "object updated");
   }
 
   deleteReplicaSet(obj: DeepReadonly<ReplicaSet> | DeletedFinalStateUnknown<DeepReadonly<ReplicaSet>>): void {
@@ -256,7 +205,7 @@ export class ReplicaSetController {
     }
     const key = metaNamespaceKeyFunc(rs);
     this.expectations.deleteExpectations(key);
-    this.queue.add(key);
+    this.#harness.enqueue(key, "object deleted");
   }
 
   /** A created pod: observe it for its owner, or wake every ReplicaSet an orphan matches. */
@@ -272,11 +221,11 @@ export class ReplicaSetController {
       if (rs === undefined) return;
       const key = metaNamespaceKeyFunc(rs);
       this.expectations.creationObserved(key);
-      this.queue.add(key);
+      this.#harness.enqueue(key, "owned Pod added");
       return;
     }
     // An orphan: whoever matches may adopt it.
-    for (const rs of this.#getPodReplicaSets(pod)) this.#enqueue(rs);
+    for (const rs of this.#getPodReplicaSets(pod)) this.#enqueue(rs, "orphan Pod added");
   }
 
   /** A changed pod: wake its old and new owners, or the ReplicaSets a changed orphan may now match. */
@@ -295,21 +244,21 @@ export class ReplicaSetController {
     const refChanged = !sameOwnerRef(curRef, oldRef);
     if (refChanged && oldRef !== undefined) {
       const oldRS = this.#resolveControllerRef(oldPod.metadata?.namespace ?? "", oldRef);
-      if (oldRS !== undefined) this.#enqueue(oldRS);
+      if (oldRS !== undefined) this.#enqueue(oldRS, "Pod released");
     }
     if (curRef !== undefined) {
       const rs = this.#resolveControllerRef(curPod.metadata?.namespace ?? "", curRef);
       if (rs === undefined) return;
-      this.#enqueue(rs);
+      this.#enqueue(rs, "owned Pod changed");
       // Become available after minReadySeconds: look again then (plus a second of slack).
       const minReadySeconds = rs.spec?.minReadySeconds ?? 0;
       if (!isPodReady(oldPod) && isPodReady(curPod) && minReadySeconds > 0) {
-        this.queue.addAfter(metaNamespaceKeyFunc(rs), minReadySeconds * 1000 + 1000);
+        this.#harness.enqueueAfter(metaNamespaceKeyFunc(rs), minReadySeconds * 1000 + 1000, "Pod available");
       }
       return;
     }
     if (labelChanged || refChanged) {
-      for (const rs of this.#getPodReplicaSets(curPod)) this.#enqueue(rs);
+      for (const rs of this.#getPodReplicaSets(curPod)) this.#enqueue(rs, "orphan Pod changed");
     }
   }
 
@@ -326,7 +275,7 @@ export class ReplicaSetController {
     if (rs === undefined) return;
     const key = metaNamespaceKeyFunc(rs);
     this.expectations.deletionObserved(key, podKey(pod));
-    this.queue.add(key);
+    this.#harness.enqueue(key, "owned Pod deleted");
   }
 
   // --- sync -------------------------------------------------------------------
@@ -397,7 +346,7 @@ export class ReplicaSetController {
       (updated.status?.availableReplicas ?? 0) !== replicas
     ) {
       // A safety net against clock skew between here and the pods' transition times.
-      this.queue.addAfter(key, minReadySeconds * 1000);
+      this.#harness.enqueueAfter(key, minReadySeconds * 1000, "Pod available");
     }
     if (manageError !== undefined) throw manageError;
   }
@@ -535,8 +484,8 @@ export class ReplicaSetController {
     return matching;
   }
 
-  #enqueue(rs: DeepReadonly<ReplicaSet>): void {
-    this.queue.add(metaNamespaceKeyFunc(rs));
+  #enqueue(rs: DeepReadonly<ReplicaSet>, reason: string): void {
+    this.#harness.enqueue(metaNamespaceKeyFunc(rs), reason);
   }
 }
 
@@ -586,4 +535,11 @@ function sameLabels(
 function hasStatusCause(error: unknown, causeType: string): boolean {
   if (!StatusError.isInstance(error)) return false;
   return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
+}
+
+function positiveInteger(value: number, option: string): number {
+  if (!Number.isInteger(value) || value < 1) {
+    throw new RangeError(`ReplicaSetController: ${option} must be a positive integer, got ${value}`);
+  }
+  return value;
 }

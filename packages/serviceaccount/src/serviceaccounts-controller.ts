@@ -5,19 +5,19 @@ import {
   isAlreadyExists,
   type Namespace,
   namespaces,
+  type RunOptions,
   StatusError,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
 import {
+  type ControllerContext,
+  type ControllerHarness,
   type ControllerInformer,
-  type Logger,
-  noopLogger,
+  defineController,
   objectFromTombstone,
-  runController,
   type SyncResult,
 } from "@reconcile/controller";
-import { type RateLimitingInterface, RateLimitingQueue } from "@reconcile/workqueue";
+import type { RateLimitingInterface } from "@reconcile/workqueue";
 import type { ServiceAccount } from "kubernetes-types/core/v1.js";
 
 /** `core/v1` ServiceAccounts. */
@@ -30,19 +30,15 @@ export const serviceAccounts = defineResource<ServiceAccount>({
   shortNames: ["sa"],
 });
 
-export interface ServiceAccountsControllerOptions {
+export interface ServiceAccountsControllerOptions extends ControllerContext {
   /** Where ServiceAccounts are created. Required. */
   client: Client;
   namespaceInformer: ControllerInformer<Namespace>;
   serviceAccountInformer: ControllerInformer<ServiceAccount>;
   /** The ServiceAccounts every active namespace gets, by name. Default `["default"]`. */
   serviceAccounts?: readonly string[] | undefined;
-  /** Default `realClock`. */
-  clock?: Clock | undefined;
   /** Default: a rate-limiting queue named `serviceaccount`. */
   queue?: RateLimitingInterface<string> | undefined;
-  /** Default: silent. */
-  logger?: Logger | undefined;
 }
 
 /**
@@ -53,29 +49,35 @@ export interface ServiceAccountsControllerOptions {
  */
 export class ServiceAccountsController {
   readonly queue: RateLimitingInterface<string>;
+  readonly #harness: ControllerHarness<string>;
   readonly #client: Client;
   readonly #namespaces: ControllerInformer<Namespace>;
   readonly #serviceAccounts: ControllerInformer<ServiceAccount>;
   readonly #names: readonly string[];
-  readonly #clock: Clock;
-  readonly #logger: Logger;
 
   constructor(options: ServiceAccountsControllerOptions) {
     this.#client = options.client;
     this.#namespaces = options.namespaceInformer;
     this.#serviceAccounts = options.serviceAccountInformer;
     this.#names = options.serviceAccounts ?? ["default"];
-    this.#clock = options.clock ?? realClock;
-    this.#logger = options.logger ?? noopLogger;
-    this.queue =
-      options.queue ?? new RateLimitingQueue<string>({ name: "serviceaccount", clock: this.#clock });
-    const enqueue = (namespace: DeepReadonly<Namespace>) => this.queue.add(namespace.metadata?.name ?? "");
-    this.#namespaces.addEventHandler({ onAdd: enqueue, onUpdate: (_, namespace) => enqueue(namespace) });
+    this.#harness = defineController({
+      name: "serviceaccount",
+      context: options,
+      informers: { namespaces: this.#namespaces, serviceAccounts: this.#serviceAccounts },
+      queues: [{ name: "serviceaccount", queue: options.queue, sync: (key) => this.syncNamespace(key) }],
+    });
+    this.queue = this.#harness.queue;
+    const enqueue = (namespace: DeepReadonly<Namespace>, reason: string) =>
+      this.#harness.enqueue(namespace.metadata?.name ?? "", reason);
+    this.#namespaces.addEventHandler({
+      onAdd: (namespace) => enqueue(namespace, "namespace added"),
+      onUpdate: (_, namespace) => enqueue(namespace, "namespace updated"),
+    });
     // Only deletions matter: a deleted ServiceAccount is made again (`serviceAccountDeleted`).
     this.#serviceAccounts.addEventHandler({
       onDelete: (obj) => {
         const namespace = objectFromTombstone(obj).metadata?.namespace;
-        if (namespace) this.queue.add(namespace);
+        if (namespace) this.#harness.enqueue(namespace, "ServiceAccount deleted");
       },
     });
   }
@@ -96,17 +98,8 @@ export class ServiceAccountsController {
   }
 
   /** Runs `workers` workers (default 1, as upstream) until `signal` aborts; settles after a full stop. */
-  run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    return runController({
-      name: "serviceaccount",
-      signal: options.signal,
-      informers: { namespaces: this.#namespaces, serviceAccounts: this.#serviceAccounts },
-      queue: this.queue,
-      workers: options.workers ?? 1,
-      clock: this.#clock,
-      logger: this.#logger,
-      sync: (key) => this.syncNamespace(key),
-    });
+  run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
+    return this.#harness.run(options);
   }
 
   /** Creates the missing ServiceAccounts of the namespace `name` if it is Active. */
