@@ -6,22 +6,23 @@ import {
   metaNamespaceKeyFunc,
   type Pod,
   pods,
+  type RunOptions,
   services,
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import type { Clock } from "@reconcile/clock";
 import {
-  ClientEventRecorder,
+  type ControllerContext,
+  type ControllerHarness,
   type ControllerInformer,
+  defineController,
   type EventRecorder,
   type Logger,
-  noopLogger,
   objectFromTombstone,
-  runController,
   type SyncResult,
 } from "@reconcile/controller";
-import { type RateLimitingInterface, RateLimitingQueue } from "@reconcile/workqueue";
+import type { RateLimitingInterface } from "@reconcile/workqueue";
 import type {
   EndpointAddress,
   EndpointPort,
@@ -50,20 +51,14 @@ export const overCapacityAnnotation = "endpoints.kubernetes.io/over-capacity";
 /** The annotation of a leader-election record kept in an Endpoints object (left alone). */
 const leaderAnnotation = "control-plane.alpha.kubernetes.io/leader";
 
-export interface EndpointsControllerOptions {
+export interface EndpointsControllerOptions extends ControllerContext {
   /** Where Endpoints are written. Required. */
   client: Client;
   serviceInformer: ControllerInformer<Service>;
   podInformer: ControllerInformer<Pod>;
   endpointsInformer: ControllerInformer<Endpoints>;
-  /** Default `realClock`. */
-  clock?: Clock | undefined;
-  /** Default: a `ClientEventRecorder` for `endpoint-controller`, flushed when the controller stops. */
-  eventRecorder?: EventRecorder | undefined;
-  /** Default: a rate-limiting queue named `endpoint`. */
+  /** Default: a rate-limiting queue named `endpoint`. Events come from `endpoint-controller`. */
   queue?: RateLimitingInterface<string> | undefined;
-  /** Default: silent. */
-  logger?: Logger | undefined;
 }
 
 /**
@@ -77,49 +72,63 @@ export interface EndpointsControllerOptions {
  */
 export class EndpointsController {
   readonly queue: RateLimitingInterface<string>;
+  readonly #harness: ControllerHarness<string>;
   readonly #client: Client;
   readonly #services: ControllerInformer<Service>;
   readonly #pods: ControllerInformer<Pod>;
   readonly #endpoints: ControllerInformer<Endpoints>;
   readonly #clock: Clock;
   readonly #recorder: EventRecorder;
-  readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #logger: Logger;
 
   constructor(options: EndpointsControllerOptions) {
-    this.#client = options.client;
-    this.#services = options.serviceInformer;
-    this.#pods = options.podInformer;
-    this.#endpoints = options.endpointsInformer;
-    this.#clock = options.clock ?? realClock;
-    this.#logger = options.logger ?? noopLogger;
-    if (options.eventRecorder === undefined) {
-      this.#ownedRecorder = new ClientEventRecorder({
-        client: this.#client,
-        component: "endpoint-controller",
-        clock: this.#clock,
-        logger: this.#logger,
-      });
-    }
-    this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
-    this.queue = options.queue ?? new RateLimitingQueue<string>({ clock: this.#clock, name: "endpoint" });
+    const { client, serviceInformer, podInformer, endpointsInformer } = options;
+    this.#harness = defineController({
+      name: "endpoint",
+      context: options,
+      events: { component: "endpoint-controller", client },
+      informers: { services: serviceInformer, pods: podInformer, endpoints: endpointsInformer },
+      queues: [{ name: "endpoint", queue: options.queue, workers: 5, sync: (key) => this.syncService(key) }],
+    });
+    [this.#client, this.#services, this.#pods, this.#endpoints] = [
+      client,
+      serviceInformer,
+      podInformer,
+      endpointsInformer,
+    ];
+    ({
+      queue: this.queue,
+      clock: this.#clock,
+      recorder: this.#recorder,
+      logger: this.#logger,
+    } = this.#harness);
+    this.#addEventHandlers();
+  }
 
-    const enqueueService = (obj: DeepReadonly<Service>) => this.queue.add(metaNamespaceKeyFunc(obj));
+  /** Services, their pods and leftover Endpoints wake the Service's key (upstream's handlers). */
+  #addEventHandlers(): void {
+    const enqueue = (key: string, reason: string) => this.#harness.enqueue(key, reason);
+    const enqueueService = (obj: DeepReadonly<Service>, reason: string) =>
+      enqueue(metaNamespaceKeyFunc(obj), reason);
     this.#services.addEventHandler({
-      onAdd: enqueueService,
-      onUpdate: (_, service) => enqueueService(service),
-      onDelete: (obj) => enqueueService(objectFromTombstone(obj)),
+      onAdd: (service) => enqueueService(service, "Service added"),
+      onUpdate: (_, service) => enqueueService(service, "Service updated"),
+      onDelete: (obj) => enqueueService(objectFromTombstone(obj), "Service deleted"),
     });
     const serviceIndexer = this.#services.getIndexer();
     this.#pods.addEventHandler({
       onAdd: (pod) => {
-        for (const key of servicesForPod(serviceIndexer, pod)) this.queue.add(key);
+        for (const key of servicesForPod(serviceIndexer, pod)) enqueue(key, "selected Pod added");
       },
       onUpdate: (oldPod, pod) => {
-        for (const key of servicesToUpdateOnPodChange(serviceIndexer, oldPod, pod)) this.queue.add(key);
+        for (const key of servicesToUpdateOnPodChange(serviceIndexer, oldPod, pod)) {
+          enqueue(key, "selected Pod changed");
+        }
       },
       onDelete: (obj) => {
-        for (const key of servicesForPod(serviceIndexer, objectFromTombstone(obj))) this.queue.add(key);
+        for (const key of servicesForPod(serviceIndexer, objectFromTombstone(obj))) {
+          enqueue(key, "selected Pod deleted");
+        }
       },
     });
     this.#endpoints.addEventHandler({
@@ -127,13 +136,13 @@ export class EndpointsController {
       // (upstream `checkLeftoverEndpoints`); leader-election records in Endpoints are left alone.
       onAdd: (endpoints, isInInitialList) => {
         if (!isInInitialList || endpoints.metadata?.annotations?.[leaderAnnotation] !== undefined) return;
-        this.queue.add(metaNamespaceKeyFunc(endpoints));
+        enqueue(metaNamespaceKeyFunc(endpoints), "leftover Endpoints found at start");
       },
       // A deleted Endpoints whose Service still selects pods is written again.
       onDelete: (obj) => {
         const key = metaNamespaceKeyFunc(objectFromTombstone(obj));
         const service = serviceIndexer.getByKey(key);
-        if (service !== undefined && selectsPods(service)) this.queue.add(key);
+        if (service !== undefined && selectsPods(service)) enqueue(key, "Endpoints deleted");
       },
     });
   }
@@ -159,19 +168,8 @@ export class EndpointsController {
    * Waits for the caches, then runs `workers` workers (default 5,
    * `--concurrent-endpoint-syncs`) until `signal` aborts; settles after a full stop.
    */
-  run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    const synced = { services: this.#services, pods: this.#pods, endpoints: this.#endpoints };
-    return runController({
-      name: "endpoint",
-      signal: options.signal,
-      informers: synced,
-      queue: this.queue,
-      workers: options.workers ?? 5,
-      clock: this.#clock,
-      logger: this.#logger,
-      sync: (key) => this.syncService(key),
-      onStop: () => this.#ownedRecorder?.flush(),
-    });
+  run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
+    return this.#harness.run(options);
   }
 
   /** Reconciles the Endpoints of the Service `namespace/name` with the pods it selects. */

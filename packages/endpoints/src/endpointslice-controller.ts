@@ -8,27 +8,29 @@ import {
   nodes,
   type Pod,
   pods,
+  type RunOptions,
   services,
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import type { Clock } from "@reconcile/clock";
 import {
-  ClientEventRecorder,
+  type ControllerContext,
+  type ControllerHarness,
   type ControllerInformer,
+  defineController,
   type EventRecorder,
+  ensureIndex,
   type Logger,
-  noopLogger,
   objectFromTombstone,
-  runController,
   type SyncResult,
 } from "@reconcile/controller";
 import {
   BucketRateLimiter,
   ItemExponentialFailureRateLimiter,
   MaxOfRateLimiter,
+  type RateLimiter,
   type RateLimitingInterface,
-  RateLimitingQueue,
 } from "@reconcile/workqueue";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { Endpoint, EndpointPort, EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -53,7 +55,7 @@ export const slicesByServiceIndex = "endpointSlicesByService";
 /** Node label giving an endpoint's zone. */
 export const zoneLabel = "topology.kubernetes.io/zone";
 
-export interface EndpointSliceControllerOptions {
+export interface EndpointSliceControllerOptions extends ControllerContext {
   /** Where EndpointSlices are written. Required. */
   client: Client;
   serviceInformer: ControllerInformer<Service>;
@@ -62,14 +64,8 @@ export interface EndpointSliceControllerOptions {
   endpointSliceInformer: ControllerInformer<EndpointSlice>;
   /** Endpoints per slice (`--max-endpoints-per-slice`, 1–1000). Default 100. */
   maxEndpointsPerSlice?: number | undefined;
-  /** Default `realClock`. */
-  clock?: Clock | undefined;
-  /** Default: a `ClientEventRecorder` for `endpoint-slice-controller`, flushed when the controller stops. */
-  eventRecorder?: EventRecorder | undefined;
-  /** Default: a rate-limiting queue named `endpoint_slice` (per item 1 s doubling to 1000 s, overall 10/s burst 100). */
+  /** Default: a rate-limiting queue named `endpoint_slice` (per item 1 s doubling to 1000 s, overall 10/s burst 100). Events come from `endpoint-slice-controller`. */
   queue?: RateLimitingInterface<string> | undefined;
-  /** Default: silent. */
-  logger?: Logger | undefined;
 }
 
 /** The slices cache lags behind this controller's own writes; the sync is retried. */
@@ -92,6 +88,7 @@ export class StaleEndpointSlicesError extends Error {
  */
 export class EndpointSliceController {
   readonly queue: RateLimitingInterface<string>;
+  readonly #harness: ControllerHarness<string>;
   readonly #client: Client;
   readonly #services: ControllerInformer<Service>;
   readonly #pods: ControllerInformer<Pod>;
@@ -100,63 +97,56 @@ export class EndpointSliceController {
   readonly #maxPerSlice: number;
   readonly #clock: Clock;
   readonly #recorder: EventRecorder;
-  readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #logger: Logger;
   /** Per Service, the resourceVersion of each slice this controller last wrote ("" once deleted). */
   readonly #written = new Map<string, Map<string, string>>();
 
   constructor(options: EndpointSliceControllerOptions) {
-    this.#client = options.client;
-    this.#services = options.serviceInformer;
-    this.#pods = options.podInformer;
-    this.#nodes = options.nodeInformer;
-    this.#slices = options.endpointSliceInformer;
-    const max = options.maxEndpointsPerSlice ?? 100;
-    if (!Number.isInteger(max) || max < 1 || max > 1000) {
-      throw new RangeError(
-        `EndpointSliceController: maxEndpointsPerSlice must be an integer in 1–1000, got ${max}`,
-      );
-    }
-    this.#maxPerSlice = max;
-    this.#clock = options.clock ?? realClock;
-    this.#logger = options.logger ?? noopLogger;
-    if (options.eventRecorder === undefined) {
-      this.#ownedRecorder = new ClientEventRecorder({
-        client: this.#client,
-        component: "endpoint-slice-controller",
-        clock: this.#clock,
-        logger: this.#logger,
-      });
-    }
-    this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
-    this.queue =
-      options.queue ??
-      new RateLimitingQueue<string>({
-        clock: this.#clock,
-        name: "endpoint_slice",
-        rateLimiter: new MaxOfRateLimiter({
-          limiters: [
-            new ItemExponentialFailureRateLimiter({ baseDelayMs: 1_000, maxDelayMs: 1_000_000 }),
-            new BucketRateLimiter({ qps: 10, burst: 100, clock: this.#clock }),
-          ],
-        }),
-      });
-
-    const sliceIndexer = this.#slices.getIndexer();
-    if (!(slicesByServiceIndex in sliceIndexer.getIndexers())) {
-      sliceIndexer.addIndexers({
-        [slicesByServiceIndex]: (slice) => {
-          const labels = slice.metadata?.labels;
-          const service = labels?.[serviceNameLabel];
-          if (!service || labels?.[managedByLabel] !== endpointSliceControllerName) return [];
-          return [`${slice.metadata?.namespace ?? ""}/${service}`];
+    const { client, serviceInformer, podInformer, nodeInformer, endpointSliceInformer } = options;
+    this.#maxPerSlice = maxEndpointsPerSlice(options.maxEndpointsPerSlice ?? 100);
+    this.#harness = defineController({
+      name: "endpoint_slice",
+      context: options,
+      events: { component: "endpoint-slice-controller", client },
+      informers: {
+        services: serviceInformer,
+        pods: podInformer,
+        nodes: nodeInformer,
+        endpointslices: endpointSliceInformer,
+      },
+      queues: [
+        {
+          name: "endpoint_slice",
+          queue: options.queue,
+          rateLimiter: endpointSliceRateLimiter,
+          workers: 5,
+          sync: (key) => this.syncService(key),
         },
-      });
-    }
-    const enqueueService = (obj: DeepReadonly<Service>) => this.queue.add(metaNamespaceKeyFunc(obj));
+      ],
+    });
+    [this.#client, this.#services, this.#pods] = [client, serviceInformer, podInformer];
+    [this.#nodes, this.#slices] = [nodeInformer, endpointSliceInformer];
+    ({
+      queue: this.queue,
+      clock: this.#clock,
+      recorder: this.#recorder,
+      logger: this.#logger,
+    } = this.#harness);
+    this.#addEventHandlers();
+  }
+
+  /** Services, their pods and others' changes to managed slices wake the Service's key (upstream's handlers). */
+  #addEventHandlers(): void {
+    const enqueue = (key: string, reason: string) => this.#harness.enqueue(key, reason);
+    ensureIndex(this.#slices.getIndexer(), slicesByServiceIndex, (slice) => {
+      const labels = slice.metadata?.labels;
+      const service = labels?.[serviceNameLabel];
+      if (!service || labels?.[managedByLabel] !== endpointSliceControllerName) return [];
+      return [`${slice.metadata?.namespace ?? ""}/${service}`];
+    });
     this.#services.addEventHandler({
-      onAdd: enqueueService,
-      onUpdate: (_, service) => enqueueService(service),
+      onAdd: (service) => enqueue(metaNamespaceKeyFunc(service), "Service added"),
+      onUpdate: (_, service) => enqueue(metaNamespaceKeyFunc(service), "Service updated"),
       onDelete: (obj) => {
         const key = metaNamespaceKeyFunc(objectFromTombstone(obj));
         // The slices go with the Service through their owner reference; only memory is dropped here.
@@ -166,13 +156,17 @@ export class EndpointSliceController {
     const serviceIndexer = this.#services.getIndexer();
     this.#pods.addEventHandler({
       onAdd: (pod) => {
-        for (const key of servicesForPod(serviceIndexer, pod)) this.queue.add(key);
+        for (const key of servicesForPod(serviceIndexer, pod)) enqueue(key, "selected Pod added");
       },
       onUpdate: (oldPod, pod) => {
-        for (const key of servicesToUpdateOnPodChange(serviceIndexer, oldPod, pod)) this.queue.add(key);
+        for (const key of servicesToUpdateOnPodChange(serviceIndexer, oldPod, pod)) {
+          enqueue(key, "selected Pod changed");
+        }
       },
       onDelete: (obj) => {
-        for (const key of servicesForPod(serviceIndexer, objectFromTombstone(obj))) this.queue.add(key);
+        for (const key of servicesForPod(serviceIndexer, objectFromTombstone(obj))) {
+          enqueue(key, "selected Pod deleted");
+        }
       },
     });
     // Someone else's change to a managed slice brings the Service back, after a second (upstream's minimum).
@@ -183,7 +177,7 @@ export class EndpointSliceController {
       const key = `${slice.metadata?.namespace ?? ""}/${service}`;
       const written = this.#written.get(key)?.get(slice.metadata?.name ?? "");
       if (written !== undefined && written === (slice.metadata?.resourceVersion ?? "")) return;
-      this.queue.addAfter(key, 1_000);
+      this.#harness.enqueueAfter(key, 1_000, "managed EndpointSlice changed");
     };
     this.#slices.addEventHandler({
       onAdd: onSlice,
@@ -215,23 +209,8 @@ export class EndpointSliceController {
   }
 
   /** Waits for the caches, then runs `workers` workers (default 5, `--concurrent-service-endpoint-syncs`) until `signal` aborts. */
-  run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    return runController({
-      name: "endpoint_slice",
-      signal: options.signal,
-      informers: {
-        services: this.#services,
-        pods: this.#pods,
-        nodes: this.#nodes,
-        endpointslices: this.#slices,
-      },
-      queue: this.queue,
-      workers: options.workers ?? 5,
-      clock: this.#clock,
-      logger: this.#logger,
-      sync: (key) => this.syncService(key),
-      onStop: () => this.#ownedRecorder?.flush(),
-    });
+  run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
+    return this.#harness.run(options);
   }
 
   /** Reconciles the EndpointSlices of the Service `namespace/name`. */
@@ -560,4 +539,23 @@ function endpointKey(endpoint: DeepReadonly<Endpoint>): string {
 function olderThan(cached: string, written: string): boolean {
   if (/^\d+$/.test(cached) && /^\d+$/.test(written)) return BigInt(cached) < BigInt(written);
   return false;
+}
+
+/** Upstream's queue limiter: per item 1 s doubling to 1000 s, overall 10/s with a burst of 100. */
+function endpointSliceRateLimiter(clock: Clock): RateLimiter<string> {
+  return new MaxOfRateLimiter({
+    limiters: [
+      new ItemExponentialFailureRateLimiter({ baseDelayMs: 1_000, maxDelayMs: 1_000_000 }),
+      new BucketRateLimiter({ qps: 10, burst: 100, clock }),
+    ],
+  });
+}
+
+function maxEndpointsPerSlice(max: number): number {
+  if (!Number.isInteger(max) || max < 1 || max > 1000) {
+    throw new RangeError(
+      `EndpointSliceController: maxEndpointsPerSlice must be an integer in 1–1000, got ${max}`,
+    );
+  }
+  return max;
 }
