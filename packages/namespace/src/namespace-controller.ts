@@ -9,22 +9,20 @@ import {
   namespaces,
   type Pod,
   type ResourceDescriptor,
+  type RunOptions,
   rfc3339,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import type { Clock } from "@reconcile/clock";
 import {
+  type ControllerContext,
+  type ControllerHarness,
   type ControllerInformer,
+  defineController,
   type Logger,
-  noopLogger,
-  runController,
   type SyncResult,
 } from "@reconcile/controller";
-import {
-  ItemExponentialFailureRateLimiter,
-  type RateLimitingInterface,
-  RateLimitingQueue,
-} from "@reconcile/workqueue";
+import { ItemExponentialFailureRateLimiter, type RateLimitingInterface } from "@reconcile/workqueue";
 import type { NamespaceCondition } from "kubernetes-types/core/v1.js";
 import { type DiscoveredResources, discoveryFromClient, type ResourceDiscovery } from "./discovery.js";
 
@@ -35,18 +33,14 @@ export const namespaceDeletionGracePeriodMs = 5_000;
 /** The estimate used while remaining objects carry finalizers (`finalizerEstimateSeconds`). */
 export const finalizerEstimateSeconds = 15;
 
-export interface NamespaceControllerOptions {
+export interface NamespaceControllerOptions extends ControllerContext {
   /** Where namespaces are read, finalized and emptied. Required. */
   client: Client;
   namespaceInformer: ControllerInformer<Namespace>;
   /** Lists what a namespace may hold. Default: {@link discoveryFromClient} of `client`. */
   discoverResources?: ResourceDiscovery | undefined;
-  /** Default `realClock`. */
-  clock?: Clock | undefined;
   /** Default: a queue named `namespace` with upstream's 5 ms → 60 s per-item backoff. */
   queue?: RateLimitingInterface<string> | undefined;
-  /** Default: silent. */
-  logger?: Logger | undefined;
 }
 
 /**
@@ -59,6 +53,7 @@ export interface NamespaceControllerOptions {
  */
 export class NamespaceController {
   readonly queue: RateLimitingInterface<string>;
+  readonly #harness: ControllerHarness<string>;
   readonly #client: Client;
   readonly #namespaces: ControllerInformer<Namespace>;
   readonly #discover: ResourceDiscovery;
@@ -71,21 +66,30 @@ export class NamespaceController {
     this.#client = options.client;
     this.#namespaces = options.namespaceInformer;
     this.#discover = options.discoverResources ?? discoveryFromClient(options.client);
-    this.#clock = options.clock ?? realClock;
-    this.#logger = options.logger ?? noopLogger;
-    this.queue =
-      options.queue ??
-      new RateLimitingQueue<string>({
-        name: "namespace",
-        clock: this.#clock,
-        rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 5, maxDelayMs: 60_000 }),
-      });
-    const enqueue = (namespace: DeepReadonly<Namespace>) => {
+    this.#harness = defineController({
+      name: "namespace",
+      context: options,
+      informers: { namespaces: this.#namespaces },
+      queues: [
+        {
+          name: "namespace",
+          queue: options.queue,
+          rateLimiter: () => new ItemExponentialFailureRateLimiter({ baseDelayMs: 5, maxDelayMs: 60_000 }),
+          workers: 10,
+          sync: (key) => this.syncNamespace(key),
+        },
+      ],
+    });
+    ({ queue: this.queue, clock: this.#clock, logger: this.#logger } = this.#harness);
+    const enqueue = (namespace: DeepReadonly<Namespace>, reason: string) => {
       // Only namespaces being deleted are work, and not at once (`enqueueNamespace`).
       if (namespace.metadata?.deletionTimestamp === undefined) return;
-      this.queue.addAfter(namespace.metadata.name ?? "", namespaceDeletionGracePeriodMs);
+      this.#harness.enqueueAfter(namespace.metadata.name ?? "", namespaceDeletionGracePeriodMs, reason);
     };
-    this.#namespaces.addEventHandler({ onAdd: enqueue, onUpdate: (_, namespace) => enqueue(namespace) });
+    this.#namespaces.addEventHandler({
+      onAdd: (namespace) => enqueue(namespace, "namespace added being deleted"),
+      onUpdate: (_, namespace) => enqueue(namespace, "namespace being deleted"),
+    });
   }
 
   /** Builds the controller on a `SharedInformerFactory`'s namespace informer. */
@@ -97,17 +101,8 @@ export class NamespaceController {
   }
 
   /** Runs `workers` workers (default 10, `--concurrent-namespace-syncs`) until `signal` aborts; settles after a full stop. */
-  run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    return runController({
-      name: "namespace",
-      signal: options.signal,
-      informers: { namespaces: this.#namespaces },
-      queue: this.queue,
-      workers: options.workers ?? 10,
-      clock: this.#clock,
-      logger: this.#logger,
-      sync: (key) => this.syncNamespace(key),
-    });
+  run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
+    return this.#harness.run(options);
   }
 
   /**
