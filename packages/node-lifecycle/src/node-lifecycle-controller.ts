@@ -8,27 +8,26 @@ import {
   type Pod,
   type PodStatus,
   pods,
+  type RunOptions,
   rfc3339,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import type { Clock } from "@reconcile/clock";
 import {
-  ClientEventRecorder,
+  type ControllerContext,
+  type ControllerHarness,
   type ControllerInformer,
+  defineController,
   type EventRecorder,
   type Logger,
-  noopLogger,
   objectFromTombstone,
-  runWorkers,
   type SyncResult,
-  waitForInformersSynced,
 } from "@reconcile/controller";
-import { type MetricsProvider, parallelizeUntil, RateLimitingQueue } from "@reconcile/workqueue";
+import { parallelizeUntil, type RateLimitingInterface } from "@reconcile/workqueue";
 import type { NodeCondition, NodeStatus, ObjectReference, Taint } from "kubernetes-types/core/v1.js";
 import { type NodeLifecycleMetrics, noopNodeLifecycleMetrics } from "./metrics.js";
 import { ensureNodeNameIndex, podsOnNode, updatePodCondition } from "./pods.js";
 import { RateLimitedTimedQueue } from "./rate-limited-timed-queue.js";
-import { childSignal } from "./signals.js";
 import {
   notReadyTaintTemplate,
   swapNodeTaints,
@@ -55,23 +54,15 @@ export const nodeDisruptionExclusionLabel = "node.kubernetes.io/exclude-disrupti
 /** A zone's health as the controller sees it (upstream `ZoneState`). */
 export type ZoneState = "Initial" | "Normal" | "FullDisruption" | "PartialDisruption";
 
-export interface NodeLifecycleControllerOptions {
+export interface NodeLifecycleControllerOptions extends ControllerContext {
   /** Where Node status, taints and pod status are written. Required. */
   client: Client;
   nodeInformer: ControllerInformer<Node>;
   /** Leases of every namespace; those in `kube-node-lease` are the kubelets' heartbeats. */
   leaseInformer: ControllerInformer<Lease>;
   podInformer: ControllerInformer<Pod>;
-  /** Default `realClock`. Every timestamp the controller compares is read from it, so node clock skew does not matter. */
-  clock?: Clock | undefined;
-  /** Default: a `ClientEventRecorder` for `node-controller`, flushed when the controller stops. */
-  eventRecorder?: EventRecorder | undefined;
-  /** Default: silent. */
-  logger?: Logger | undefined;
-  /** The `node_collector_*` families. Default: none. */
+  /** The `node_collector_*` families. Default: none. (Every timestamp compared comes from `clock`, so node clock skew does not matter; Events come from `node-controller`.) */
   metrics?: NodeLifecycleMetrics | undefined;
-  /** For the `node_lifecycle_controller` and `node_lifecycle_controller_pods` queues. Default: no metrics. */
-  queueMetricsProvider?: MetricsProvider | undefined;
   /** `--node-monitor-period`: how often every node's health is checked. Default 5,000 ms. */
   nodeMonitorPeriodMs?: number | undefined;
   /** `--node-monitor-grace-period`: silence after which a node that posted Ready is Unknown. Default 50,000 ms. */
@@ -141,17 +132,10 @@ export class NodeLifecycleController {
   readonly #pods: ControllerInformer<Pod>;
   readonly #clock: Clock;
   readonly #recorder: EventRecorder;
-  readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #logger: Logger;
   readonly #metrics: NodeLifecycleMetrics;
-  readonly #monitorPeriodMs: number;
-  readonly #monitorGracePeriodMs: number;
-  readonly #startupGracePeriodMs: number;
-  readonly #evictionQps: number;
-  readonly #secondaryEvictionQps: number;
-  readonly #largeClusterThreshold: number;
-  readonly #unhealthyZoneThreshold: number;
-  readonly #evictionPeriodMs: number;
+  readonly #settings: NodeLifecycleSettings;
+  readonly #harness: ControllerHarness<string>;
 
   readonly #knownNodes = new Map<string, DeepReadonly<Node>>();
   readonly #nodeHealth = new Map<string, NodeHealth>();
@@ -160,67 +144,40 @@ export class NodeLifecycleController {
   readonly #evictionsByZone = new Map<string, number>();
   /** Nodes whose pods could not all be marked not ready; tried again on the next pass. */
   readonly #nodesToRetry = new Set<string>();
-  readonly #nodeUpdateQueue: RateLimitingQueue<string>;
-  readonly #podUpdateQueue: RateLimitingQueue<string>;
+  readonly #nodeUpdateQueue: RateLimitingInterface<string>;
+  readonly #podUpdateQueue: RateLimitingInterface<string>;
 
   constructor(options: NodeLifecycleControllerOptions) {
-    this.#client = options.client;
-    this.#nodes = options.nodeInformer;
-    this.#leases = options.leaseInformer;
+    [this.#client, this.#nodes, this.#leases] = [options.client, options.nodeInformer, options.leaseInformer];
     this.#pods = options.podInformer;
-    this.#clock = options.clock ?? realClock;
-    this.#logger = (options.logger ?? noopLogger).child({ controller: nodeLifecycleControllerName });
+    this.#settings = nodeLifecycleSettings(options);
     this.#metrics = options.metrics ?? noopNodeLifecycleMetrics;
-    this.#monitorPeriodMs = positive(options.nodeMonitorPeriodMs ?? 5_000, "nodeMonitorPeriodMs");
-    this.#monitorGracePeriodMs = positive(
-      options.nodeMonitorGracePeriodMs ?? 50_000,
-      "nodeMonitorGracePeriodMs",
-    );
-    this.#startupGracePeriodMs = positive(
-      options.nodeStartupGracePeriodMs ?? 60_000,
-      "nodeStartupGracePeriodMs",
-    );
-    this.#evictionQps = nonNegative(options.nodeEvictionRate ?? 0.1, "nodeEvictionRate");
-    this.#secondaryEvictionQps = nonNegative(
-      options.secondaryNodeEvictionRate ?? 0.01,
-      "secondaryNodeEvictionRate",
-    );
-    this.#largeClusterThreshold = nonNegative(
-      options.largeClusterSizeThreshold ?? 50,
-      "largeClusterSizeThreshold",
-    );
-    this.#unhealthyZoneThreshold = nonNegative(
-      options.unhealthyZoneThreshold ?? 0.55,
-      "unhealthyZoneThreshold",
-    );
-    this.#evictionPeriodMs = positive(options.nodeEvictionPeriodMs ?? 100, "nodeEvictionPeriodMs");
-    if (this.#monitorGracePeriodMs < this.#monitorPeriodMs) {
-      throw new RangeError(
-        `NodeLifecycleController: nodeMonitorGracePeriodMs (${this.#monitorGracePeriodMs}) must not be shorter than nodeMonitorPeriodMs (${this.#monitorPeriodMs})`,
-      );
-    }
-    if (options.eventRecorder === undefined) {
+    const pass = (name: string, periodMs: number, run: (signal: AbortSignal) => Promise<void>) => ({
+      name,
+      periodMs,
+      run,
+    });
+    this.#harness = defineController({
+      name: nodeLifecycleControllerName,
       // Upstream records with the component name `node-controller`.
-      this.#ownedRecorder = new ClientEventRecorder({
-        client: this.#client,
-        component: "node-controller",
-        clock: this.#clock,
-        logger: this.#logger,
-      });
-    }
-    this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
-    this.#nodeUpdateQueue = new RateLimitingQueue<string>({
-      name: "node_lifecycle_controller",
-      clock: this.#clock,
-      metricsProvider: options.queueMetricsProvider,
+      events: { component: "node-controller", client: options.client },
+      context: options,
+      informers: { nodes: this.#nodes, leases: this.#leases, pods: this.#pods },
+      queues: [
+        { name: "node_lifecycle_controller", workers: 8, sync: (name) => this.syncNode(name) },
+        { name: "node_lifecycle_controller_pods", workers: 4, sync: (key) => this.processPod(key) },
+      ],
+      periodic: [
+        pass("monitorNodeHealth", this.#settings.monitorPeriodMs, (signal) => this.monitorNodeHealth(signal)),
+        pass("doNoExecuteTaintingPass", this.#settings.evictionPeriodMs, (signal) =>
+          this.doNoExecuteTaintingPass(signal),
+        ),
+      ],
     });
-    this.#podUpdateQueue = new RateLimitingQueue<string>({
-      name: "node_lifecycle_controller_pods",
-      clock: this.#clock,
-      metricsProvider: options.queueMetricsProvider,
-    });
+    ({ clock: this.#clock, recorder: this.#recorder, logger: this.#logger } = this.#harness);
+    this.#nodeUpdateQueue = this.#harness.queues.get("node_lifecycle_controller")!;
+    this.#podUpdateQueue = this.#harness.queues.get("node_lifecycle_controller_pods")!;
     ensureNodeNameIndex(this.#pods.getIndexer());
-
     this.#pods.addEventHandler({
       onAdd: (pod) => this.#podUpdated(undefined, pod),
       onUpdate: (oldPod, pod) => this.#podUpdated(oldPod, pod),
@@ -255,42 +212,8 @@ export class NodeLifecycleController {
    * `nodeEvictionPeriodMs`, and the node (`workers`, default 8) and pod (4)
    * workers until `signal` aborts; settles after a full stop.
    */
-  async run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    // One listener on the caller's signal; the loops, workers and sleeps listen to this one.
-    const signal = childSignal(options.signal);
-    this.#logger.info({}, "Starting node controller");
-    try {
-      const synced = await waitForInformersSynced({
-        informers: { nodes: this.#nodes, leases: this.#leases, pods: this.#pods },
-        signal,
-        clock: this.#clock,
-      });
-      if (!synced) return;
-      const common = { signal, logger: this.#logger, clock: this.#clock };
-      await Promise.all([
-        runWorkers({
-          ...common,
-          name: "node_lifecycle_controller",
-          workers: options.workers ?? 8,
-          queue: this.#nodeUpdateQueue,
-          sync: (name) => this.syncNode(name),
-        }),
-        runWorkers({
-          ...common,
-          name: "node_lifecycle_controller_pods",
-          workers: 4,
-          queue: this.#podUpdateQueue,
-          sync: (key) => this.processPod(key),
-        }),
-        this.#every(this.#monitorPeriodMs, signal, () => this.monitorNodeHealth(signal)),
-        this.#every(this.#evictionPeriodMs, signal, () => this.doNoExecuteTaintingPass(signal)),
-      ]);
-    } finally {
-      this.#nodeUpdateQueue.shutDown();
-      this.#podUpdateQueue.shutDown();
-      await this.#ownedRecorder?.flush();
-      this.#logger.info({}, "Shutting down node controller");
-    }
+  run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
+    return this.#harness.run(options);
   }
 
   /** Each zone's state after the last health pass (zone keys as {@link zoneKeyOf} gives them). */
@@ -501,7 +424,10 @@ export class NodeLifecycleController {
     const zone = zoneKeyOf(node);
     if (this.#zoneStates.has(zone)) return;
     this.#zoneStates.set(zone, "Initial");
-    this.#zoneTainters.set(zone, new RateLimitedTimedQueue({ qps: this.#evictionQps, clock: this.#clock }));
+    this.#zoneTainters.set(
+      zone,
+      new RateLimitedTimedQueue({ qps: this.#settings.evictionQps, clock: this.#clock }),
+    );
     if (!this.#evictionsByZone.has(zone)) {
       this.#evictionsByZone.set(zone, 0);
       this.#metrics.eviction(zone, 0);
@@ -530,12 +456,12 @@ export class NodeLifecycleController {
         status: "Unknown",
         ...(at === undefined ? {} : { lastHeartbeatTime: at, lastTransitionTime: at }),
       };
-      gracePeriod = this.#startupGracePeriodMs;
+      gracePeriod = this.#settings.startupGracePeriodMs;
       if (health !== undefined) health = { ...health, status };
       else health = { status, probeTimestamp: created, readyTransitionTimestamp: created, lease: undefined };
     } else {
       observedReady = currentReady;
-      gracePeriod = this.#monitorGracePeriodMs;
+      gracePeriod = this.#settings.monitorGracePeriodMs;
     }
 
     const savedReady = health === undefined ? undefined : getNodeCondition(health.status, "Ready");
@@ -759,7 +685,7 @@ export class NodeLifecycleController {
     const newZoneStates = new Map<string, ZoneState>();
     let allAreFullyDisrupted = true;
     for (const [zone, conditions] of zoneConditions) {
-      const { notReady, state } = computeZoneState(conditions, this.#unhealthyZoneThreshold);
+      const { notReady, state } = computeZoneState(conditions, this.#settings.unhealthyZoneThreshold);
       this.#metrics.zoneHealth(zone, conditions.length, notReady);
       if (state !== "FullDisruption") allAreFullyDisrupted = false;
       newZoneStates.set(zone, state);
@@ -822,10 +748,12 @@ export class NodeLifecycleController {
     switch (state) {
       case "Normal":
       case "FullDisruption":
-        tainter.swapLimiter(this.#evictionQps);
+        tainter.swapLimiter(this.#settings.evictionQps);
         break;
       case "PartialDisruption":
-        tainter.swapLimiter(zoneSize > this.#largeClusterThreshold ? this.#secondaryEvictionQps : 0);
+        tainter.swapLimiter(
+          zoneSize > this.#settings.largeClusterThreshold ? this.#settings.secondaryEvictionQps : 0,
+        );
         break;
       default:
         break;
@@ -861,22 +789,6 @@ export class NodeLifecycleController {
       newStatus,
       `Node ${name} status is now: ${newStatus}`,
     );
-  }
-
-  /** Runs `pass` now and then `periodMs` after each run ends, until `signal` aborts (`wait.Until`). */
-  async #every(periodMs: number, signal: AbortSignal, pass: () => Promise<void>): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        await pass();
-      } catch (error) {
-        this.#logger.error({ err: error }, "Node lifecycle pass failed");
-      }
-      try {
-        await this.#clock.sleep(periodMs, { signal });
-      } catch {
-        return;
-      }
-    }
   }
 }
 
@@ -946,4 +858,35 @@ function nonNegative(value: number, name: string): number {
     );
   }
   return value;
+}
+
+interface NodeLifecycleSettings {
+  monitorPeriodMs: number;
+  monitorGracePeriodMs: number;
+  startupGracePeriodMs: number;
+  evictionQps: number;
+  secondaryEvictionQps: number;
+  largeClusterThreshold: number;
+  unhealthyZoneThreshold: number;
+  evictionPeriodMs: number;
+}
+
+/** The controller's flags with upstream's defaults, each checked. */
+function nodeLifecycleSettings(options: NodeLifecycleControllerOptions): NodeLifecycleSettings {
+  const settings = {
+    monitorPeriodMs: positive(options.nodeMonitorPeriodMs ?? 5_000, "nodeMonitorPeriodMs"),
+    monitorGracePeriodMs: positive(options.nodeMonitorGracePeriodMs ?? 50_000, "nodeMonitorGracePeriodMs"),
+    startupGracePeriodMs: positive(options.nodeStartupGracePeriodMs ?? 60_000, "nodeStartupGracePeriodMs"),
+    evictionQps: nonNegative(options.nodeEvictionRate ?? 0.1, "nodeEvictionRate"),
+    secondaryEvictionQps: nonNegative(options.secondaryNodeEvictionRate ?? 0.01, "secondaryNodeEvictionRate"),
+    largeClusterThreshold: nonNegative(options.largeClusterSizeThreshold ?? 50, "largeClusterSizeThreshold"),
+    unhealthyZoneThreshold: nonNegative(options.unhealthyZoneThreshold ?? 0.55, "unhealthyZoneThreshold"),
+    evictionPeriodMs: positive(options.nodeEvictionPeriodMs ?? 100, "nodeEvictionPeriodMs"),
+  };
+  if (settings.monitorGracePeriodMs < settings.monitorPeriodMs) {
+    throw new RangeError(
+      `NodeLifecycleController: nodeMonitorGracePeriodMs (${settings.monitorGracePeriodMs}) must not be shorter than nodeMonitorPeriodMs (${settings.monitorPeriodMs})`,
+    );
+  }
+  return settings;
 }
