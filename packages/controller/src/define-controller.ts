@@ -46,8 +46,11 @@ export interface ControllerQueueSpec<K> {
   queue?: RateLimitingInterface<K> | undefined;
   /** The rate limiter of a queue made here. Default: the default controller rate limiter on the clock. */
   rateLimiter?: ((clock: Clock) => RateLimiter<K>) | undefined;
-  /** Workers when `run` names none (the first queue) or always (the others). Default 1. */
-  workers?: number | undefined;
+  /**
+   * Workers when `run` names none (the first queue) or always (the others);
+   * `"run"` gives another queue as many as the first. Default 1.
+   */
+  workers?: number | "run" | undefined;
   /** Requeues of a failing key before it is dropped. Default: retry for ever. */
   maxRetries?: number | undefined;
 }
@@ -173,7 +176,8 @@ export class ControllerHarness<K = string> {
   async run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
     if (this.#running) throw new Error(`${this.name}: run is already running`);
     const spec = this.#spec;
-    const workers = options.workers ?? spec.queues[0].workers ?? 1;
+    const first = spec.queues[0].workers;
+    const workers = options.workers ?? (typeof first === "number" ? first : 1);
     if (!Number.isInteger(workers) || workers < 1) {
       throw new RangeError(`${this.name}: workers must be a positive integer, got ${workers}`);
     }
@@ -206,7 +210,7 @@ export class ControllerHarness<K = string> {
         ...spec.queues.map((queueSpec, i) =>
           runWorkers({
             queue: this.queues.get(queueSpec.name)!,
-            workers: i === 0 ? workers : (queueSpec.workers ?? 1),
+            workers: i === 0 || queueSpec.workers === "run" ? workers : (queueSpec.workers ?? 1),
             signal,
             logger: this.#baseLogger,
             name: queueSpec.name,

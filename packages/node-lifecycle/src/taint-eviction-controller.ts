@@ -5,26 +5,25 @@ import {
   nodes,
   type Pod,
   pods,
+  type RunOptions,
   rfc3339,
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import type { Clock } from "@reconcile/clock";
 import {
-  ClientEventRecorder,
+  type ControllerContext,
+  type ControllerHarness,
   type ControllerInformer,
+  defineController,
   type EventRecorder,
   type Logger,
-  noopLogger,
   objectFromTombstone,
-  runWorkers,
-  waitForInformersSynced,
 } from "@reconcile/controller";
-import { type MetricsProvider, RateLimitingQueue } from "@reconcile/workqueue";
+import type { RateLimitingInterface } from "@reconcile/workqueue";
 import type { ObjectReference, Taint, Toleration } from "kubernetes-types/core/v1.js";
 import { noopTaintEvictionMetrics, type TaintEvictionMetrics } from "./metrics.js";
 import { ensureNodeNameIndex, podKey, podsOnNode, updatePodCondition } from "./pods.js";
-import { childSignal } from "./signals.js";
 import { getMatchingTolerations, getMinTolerationTimeMs, getNoExecuteTaints } from "./taints.js";
 import { TimedWorkerQueue } from "./timed-workers.js";
 
@@ -35,21 +34,13 @@ export const taintManagerEvictionReason = "TaintManagerEviction";
 /** The reason of the `DisruptionTarget` condition set before the deletion. */
 export const deletionByTaintManagerReason = "DeletionByTaintManager";
 
-export interface TaintEvictionControllerOptions {
+export interface TaintEvictionControllerOptions extends ControllerContext {
   /** Where pods are deleted and their status written. Required. */
   client: Client;
   podInformer: ControllerInformer<Pod>;
   nodeInformer: ControllerInformer<Node>;
-  /** Default `realClock`. */
-  clock?: Clock | undefined;
-  /** Default: a `ClientEventRecorder` for `taint-eviction-controller`, flushed when the controller stops. */
-  eventRecorder?: EventRecorder | undefined;
-  /** Default: silent. */
-  logger?: Logger | undefined;
-  /** The `taint_eviction_controller_*` families. Default: none. */
+  /** The `taint_eviction_controller_*` families. Default: none. (Queues `noexec_taint_node` and `noexec_taint_pod`; Events from `taint-eviction-controller`.) */
   metrics?: TaintEvictionMetrics | undefined;
-  /** For the `noexec_taint_node` and `noexec_taint_pod` queues. Default: no metrics. */
-  queueMetricsProvider?: MetricsProvider | undefined;
   /** Attempts of one deletion before it is given up until the next pod or node change (upstream 5). Default 5. */
   deleteRetries?: number | undefined;
   /** Pause between those attempts (upstream 10 ms). Default 10. */
@@ -72,46 +63,44 @@ export class TaintEvictionController {
   readonly #nodes: ControllerInformer<Node>;
   readonly #clock: Clock;
   readonly #recorder: EventRecorder;
-  readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #logger: Logger;
   readonly #metrics: TaintEvictionMetrics;
   readonly #deleteRetries: number;
   readonly #deleteRetryDelayMs: number;
   /** NoExecute taints of the nodes that have any (upstream `taintedNodes`). */
   readonly #taintedNodes = new Map<string, Taint[]>();
-  readonly #nodeQueue: RateLimitingQueue<string>;
-  readonly #podQueue: RateLimitingQueue<string>;
+  readonly #harness: ControllerHarness<string>;
+  readonly #nodeQueue: RateLimitingInterface<string>;
+  readonly #podQueue: RateLimitingInterface<string>;
   readonly #evictions: TimedWorkerQueue;
   /** Pods deleted by this controller since it started (upstream `taint_eviction_controller_pod_deletions_total`). */
   podDeletions = 0;
 
   constructor(options: TaintEvictionControllerOptions) {
-    this.#client = options.client;
-    this.#pods = options.podInformer;
-    this.#nodes = options.nodeInformer;
-    this.#clock = options.clock ?? realClock;
-    this.#logger = (options.logger ?? noopLogger).child({ controller: taintEvictionControllerName });
+    [this.#client, this.#pods, this.#nodes] = [options.client, options.podInformer, options.nodeInformer];
     this.#metrics = options.metrics ?? noopTaintEvictionMetrics;
     this.#deleteRetries = options.deleteRetries ?? 5;
     this.#deleteRetryDelayMs = options.deleteRetryDelayMs ?? 10;
-    if (options.eventRecorder === undefined) {
-      this.#ownedRecorder = new ClientEventRecorder({
-        client: this.#client,
-        component: taintEvictionControllerName,
-        clock: this.#clock,
-        logger: this.#logger,
-      });
-    }
-    this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
-    const queueOptions = { clock: this.#clock, metricsProvider: options.queueMetricsProvider };
-    this.#nodeQueue = new RateLimitingQueue<string>({ name: "noexec_taint_node", ...queueOptions });
-    this.#podQueue = new RateLimitingQueue<string>({ name: "noexec_taint_pod", ...queueOptions });
+    this.#harness = defineController({
+      name: taintEvictionControllerName,
+      context: options,
+      events: { component: taintEvictionControllerName, client: options.client },
+      informers: { pods: this.#pods, nodes: this.#nodes },
+      // Upstream's `UpdateWorkerSize` workers for each queue.
+      queues: [
+        { name: "noexec_taint_node", workers: 8, sync: async (name) => this.handleNodeUpdate(name) },
+        { name: "noexec_taint_pod", workers: "run", sync: async (key) => this.handlePodUpdate(key) },
+      ],
+      onStop: () => this.#evictions.stop(),
+    });
+    ({ clock: this.#clock, recorder: this.#recorder, logger: this.#logger } = this.#harness);
+    this.#nodeQueue = this.#harness.queues.get("noexec_taint_node")!;
+    this.#podQueue = this.#harness.queues.get("noexec_taint_pod")!;
     this.#evictions = new TimedWorkerQueue({
       clock: this.#clock,
-      work: (key, fireAt) => this.#deletePod(key, fireAt),
+      work: (key, at) => this.#deletePod(key, at),
     });
     ensureNodeNameIndex(this.#pods.getIndexer());
-
     this.#pods.addEventHandler({
       onAdd: (pod) => this.#podUpdated(undefined, pod),
       onUpdate: (oldPod, pod) => this.#podUpdated(oldPod, pod),
@@ -144,46 +133,8 @@ export class TaintEvictionController {
    * workers each, upstream `UpdateWorkerSize`) until `signal` aborts; pending
    * deletions are cancelled and running ones awaited before it settles.
    */
-  async run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void> {
-    // One listener on the caller's signal; the loops, workers and sleeps listen to this one.
-    const signal = childSignal(options.signal);
-    const workers = options.workers ?? 8;
-    this.#logger.info({}, "Starting taint eviction controller");
-    try {
-      const synced = await waitForInformersSynced({
-        informers: { pods: this.#pods, nodes: this.#nodes },
-        signal,
-        clock: this.#clock,
-      });
-      if (!synced) return;
-      const common = { signal, workers, logger: this.#logger, clock: this.#clock };
-      await Promise.all([
-        runWorkers({
-          ...common,
-          name: "noexec_taint_node",
-          queue: this.#nodeQueue,
-          sync: async (name) => {
-            this.handleNodeUpdate(name);
-            return {};
-          },
-        }),
-        runWorkers({
-          ...common,
-          name: "noexec_taint_pod",
-          queue: this.#podQueue,
-          sync: async (key) => {
-            this.handlePodUpdate(key);
-            return {};
-          },
-        }),
-      ]);
-    } finally {
-      this.#nodeQueue.shutDown();
-      this.#podQueue.shutDown();
-      await this.#evictions.stop();
-      await this.#ownedRecorder?.flush();
-      this.#logger.info({}, "Shutting down taint eviction controller");
-    }
+  run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
+    return this.#harness.run(options);
   }
 
   /** Keys (`namespace/name`) of the pods whose deletion is scheduled and not yet due. */
