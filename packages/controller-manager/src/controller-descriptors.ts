@@ -1,12 +1,17 @@
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
-import type { Logger } from "@reconcile/controller";
+import type { Logger, ControllerContext as SharedControllerContext } from "@reconcile/controller";
 import type { SharedInformerFactory } from "@reconcile/informer";
 import type { MetricsProvider } from "@reconcile/workqueue";
 import type { Registry } from "prom-client";
 
-/** What every controller initializer gets (kube-controller-manager's `ControllerContext`). */
-export interface ControllerContext {
+/**
+ * What every controller initializer gets (kube-controller-manager's
+ * `ControllerContext`): the shared parts every controller defaults from
+ * (`@reconcile/controller`'s context), always set here, plus the client, the
+ * factory and the registry. Pass it whole as a controller's options.
+ */
+export interface ControllerContext extends SharedControllerContext {
   /** The client the controller writes with. */
   readonly client: Client;
   /** The shared informer factory; it is started after every controller has been built. */

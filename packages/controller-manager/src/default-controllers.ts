@@ -8,12 +8,6 @@ import {
 } from "@reconcile/node-lifecycle";
 import { ReplicaSetController } from "@reconcile/replicaset";
 import { ServiceAccountsController } from "@reconcile/serviceaccount";
-import {
-  BucketRateLimiter,
-  ItemExponentialFailureRateLimiter,
-  MaxOfRateLimiter,
-  RateLimitingQueue,
-} from "@reconcile/workqueue";
 import { type ControllerDescriptor, ControllerDescriptors } from "./controller-descriptors.js";
 import { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "./node-lifecycle-metrics.js";
 
@@ -21,51 +15,21 @@ import { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "
 export const replicaSetControllerDescriptor: ControllerDescriptor = {
   name: "replicaset-controller",
   aliases: ["replicaset"],
-  construct: (context) =>
-    ReplicaSetController.fromInformerFactory(context.informerFactory, {
-      client: context.client,
-      clock: context.clock,
-      logger: context.logger,
-      queue: new RateLimitingQueue<string>({
-        name: "replicaset",
-        clock: context.clock,
-        metricsProvider: context.queueMetricsProvider,
-      }),
-    }),
+  construct: (context) => ReplicaSetController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `deployment-controller` (alias `deployment`): queue `deployment`, 5 workers, Events from `deployment-controller`. */
 export const deploymentControllerDescriptor: ControllerDescriptor = {
   name: "deployment-controller",
   aliases: ["deployment"],
-  construct: (context) =>
-    DeploymentController.fromInformerFactory(context.informerFactory, {
-      client: context.client,
-      clock: context.clock,
-      logger: context.logger,
-      queue: new RateLimitingQueue<string>({
-        name: "deployment",
-        clock: context.clock,
-        metricsProvider: context.queueMetricsProvider,
-      }),
-    }),
+  construct: (context) => DeploymentController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `endpoints-controller` (alias `endpoint`): queue `endpoint`, 5 workers (`--concurrent-endpoint-syncs`). */
 export const endpointsControllerDescriptor: ControllerDescriptor = {
   name: "endpoints-controller",
   aliases: ["endpoint"],
-  construct: (context) =>
-    EndpointsController.fromInformerFactory(context.informerFactory, {
-      client: context.client,
-      clock: context.clock,
-      logger: context.logger,
-      queue: new RateLimitingQueue<string>({
-        name: "endpoint",
-        clock: context.clock,
-        metricsProvider: context.queueMetricsProvider,
-      }),
-    }),
+  construct: (context) => EndpointsController.fromInformerFactory(context.informerFactory, context),
 };
 
 /**
@@ -76,23 +40,7 @@ export const endpointsControllerDescriptor: ControllerDescriptor = {
 export const endpointSliceControllerDescriptor: ControllerDescriptor = {
   name: "endpointslice-controller",
   aliases: ["endpointslice"],
-  construct: (context) =>
-    EndpointSliceController.fromInformerFactory(context.informerFactory, {
-      client: context.client,
-      clock: context.clock,
-      logger: context.logger,
-      queue: new RateLimitingQueue<string>({
-        name: "endpoint_slice",
-        clock: context.clock,
-        metricsProvider: context.queueMetricsProvider,
-        rateLimiter: new MaxOfRateLimiter({
-          limiters: [
-            new ItemExponentialFailureRateLimiter({ baseDelayMs: 1_000, maxDelayMs: 1_000_000 }),
-            new BucketRateLimiter({ qps: 10, burst: 100, clock: context.clock }),
-          ],
-        }),
-      }),
-    }),
+  construct: (context) => EndpointSliceController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** The node lifecycle controller's flags (`--node-monitor-period`, `--node-monitor-grace-period`, …); upstream's defaults where unset. */
@@ -121,11 +69,8 @@ export function newNodeLifecycleControllerDescriptor(
     defaultWorkers: 8,
     construct: (context) =>
       NodeLifecycleController.fromInformerFactory(context.informerFactory, {
+        ...context,
         ...settings,
-        client: context.client,
-        clock: context.clock,
-        logger: context.logger,
-        queueMetricsProvider: context.queueMetricsProvider,
         metrics: prometheusNodeLifecycleMetrics(context.registry),
       }),
   };
@@ -140,11 +85,8 @@ export const taintEvictionControllerDescriptor: ControllerDescriptor = {
   defaultWorkers: 8,
   construct: (context) =>
     TaintEvictionController.fromInformerFactory(context.informerFactory, {
-      client: context.client,
-      clock: context.clock,
-      logger: context.logger,
+      ...context,
       metrics: prometheusTaintEvictionMetrics(context.registry),
-      queueMetricsProvider: context.queueMetricsProvider,
     }),
 };
 
@@ -158,18 +100,7 @@ export const namespaceControllerDescriptor: ControllerDescriptor = {
   name: "namespace-controller",
   aliases: ["namespace"],
   defaultWorkers: 10,
-  construct: (context) =>
-    NamespaceController.fromInformerFactory(context.informerFactory, {
-      client: context.client,
-      clock: context.clock,
-      logger: context.logger,
-      queue: new RateLimitingQueue<string>({
-        name: "namespace",
-        clock: context.clock,
-        metricsProvider: context.queueMetricsProvider,
-        rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 5, maxDelayMs: 60_000 }),
-      }),
-    }),
+  construct: (context) => NamespaceController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `serviceaccount-controller` (alias `serviceaccount`): the `default` ServiceAccount of every active namespace; queue `serviceaccount`, 1 worker. */
@@ -177,17 +108,7 @@ export const serviceAccountControllerDescriptor: ControllerDescriptor = {
   name: "serviceaccount-controller",
   aliases: ["serviceaccount"],
   defaultWorkers: 1,
-  construct: (context) =>
-    ServiceAccountsController.fromInformerFactory(context.informerFactory, {
-      client: context.client,
-      clock: context.clock,
-      logger: context.logger,
-      queue: new RateLimitingQueue<string>({
-        name: "serviceaccount",
-        clock: context.clock,
-        metricsProvider: context.queueMetricsProvider,
-      }),
-    }),
+  construct: (context) => ServiceAccountsController.fromInformerFactory(context.informerFactory, context),
 };
 
 export interface ControllerDescriptorsOptions {
