@@ -2,10 +2,16 @@
  * The one lifecycle shape of reconcile: everything long-running has
  * `run({ signal })`, which resolves only after the component has fully
  * stopped (timers cleared, watches closed, workers drained) once `signal`
- * aborts.
+ * aborts. A manager's runnables (controller-runtime's `manager.Runnable`,
+ * kube-controller-manager's controllers) are the same shape with a name;
+ * a controller's `run` also takes `workers` (`RunOptions & { workers }`).
  */
-export interface Runnable {
-  run(options: RunOptions): Promise<void>;
+export interface Runnable<Options extends RunOptions = RunOptions> {
+  /** Names it in a manager's logs and health checks. */
+  readonly name?: string | undefined;
+  /** Under a manager: run only while it leads (every controller). Default true. */
+  readonly needLeaderElection?: boolean | undefined;
+  run(options: Options): Promise<void>;
 }
 
 /** What every `run` takes. */

@@ -1,11 +1,10 @@
 import { parseArgs } from "node:util";
 import { errorMessage } from "@reconcile/api";
 import { createHttpClient } from "@reconcile/client";
+import { jsonLogger, LeaderElectionLostError, prometheusRestClientMetrics } from "@reconcile/runtime";
 import { collectDefaultMetrics, Registry } from "prom-client";
-import { ControllerManager, LeaderElectionLostError } from "./controller-manager.js";
+import { ControllerManager } from "./controller-manager.js";
 import { newControllerDescriptors } from "./default-controllers.js";
-import { jsonLogger } from "./json-logger.js";
-import { prometheusRestClientMetrics } from "./metrics.js";
 
 /** The flags of the `reconcile-controller-manager` command, parsed. */
 export interface ControllerManagerFlags {

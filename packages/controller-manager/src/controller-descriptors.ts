@@ -1,3 +1,4 @@
+import type { Runnable, RunOptions } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { Logger, ControllerContext as SharedControllerContext } from "@reconcile/controller";
@@ -27,10 +28,8 @@ export interface ControllerContext extends SharedControllerContext {
   readonly workers: number;
 }
 
-/** A built controller: runs until the signal aborts, then settles after a full stop. */
-export interface RunnableController {
-  run(options: { signal: AbortSignal; workers?: number | undefined }): Promise<void>;
-}
+/** A built controller: the one lifecycle shape, whose `run` also takes `workers`. */
+export type RunnableController = Runnable<RunOptions & { workers?: number | undefined }>;
 
 /**
  * One entry of the controller table (kube-controller-manager's

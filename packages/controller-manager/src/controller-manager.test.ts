@@ -4,9 +4,10 @@ import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { endpointsResources } from "@reconcile/endpoints";
 import { InterceptingClient } from "@reconcile/leader-election/testing";
+import { LeaderElectionLostError } from "@reconcile/runtime";
 import { serviceAccounts } from "@reconcile/serviceaccount";
 import { afterEach, describe, expect, it } from "vitest";
-import { ControllerManager, LeaderElectionLostError } from "./controller-manager.js";
+import { ControllerManager } from "./controller-manager.js";
 import { UnknownControllerError } from "./controllers-flag.js";
 
 const start = Date.parse("2026-11-23T18:00:00Z");

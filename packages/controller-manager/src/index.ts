@@ -1,3 +1,23 @@
+// The health, metrics and logging helpers live below both managers, in @reconcile/runtime; re-exported here.
+export {
+  type ApiServerMetricsSeam,
+  type HealthCheck,
+  type HealthResponse,
+  healthResponse,
+  type JsonLoggerOptions,
+  jsonLogger,
+  type KubeletMetricsSeam,
+  LeaderElectionLostError,
+  pingCheck,
+  prometheusApiServerMetrics,
+  prometheusKubeletMetrics,
+  prometheusLeaderElectionMetrics,
+  prometheusRestClientMetrics,
+  prometheusSchedulerMetrics,
+  prometheusWorkqueueMetrics,
+  runningManagedControllersGauge,
+  type SchedulerMetricsSeam,
+} from "@reconcile/runtime";
 export {
   type ControllerManagerFlags,
   FlagError,
@@ -14,7 +34,6 @@ export {
 export {
   ControllerManager,
   type ControllerManagerOptions,
-  LeaderElectionLostError,
   type LeaderElectionOptions,
 } from "./controller-manager.js";
 export { isControllerEnabled, parseControllersFlag, UnknownControllerError } from "./controllers-flag.js";
@@ -30,18 +49,4 @@ export {
   replicaSetControllerDescriptor,
   taintEvictionControllerDescriptor,
 } from "./default-controllers.js";
-export { type HealthCheck, type HealthResponse, healthResponse, pingCheck } from "./health.js";
-export { type JsonLoggerOptions, jsonLogger } from "./json-logger.js";
-export {
-  type ApiServerMetricsSeam,
-  type KubeletMetricsSeam,
-  prometheusApiServerMetrics,
-  prometheusKubeletMetrics,
-  prometheusLeaderElectionMetrics,
-  prometheusRestClientMetrics,
-  prometheusSchedulerMetrics,
-  prometheusWorkqueueMetrics,
-  runningManagedControllersGauge,
-  type SchedulerMetricsSeam,
-} from "./metrics.js";
 export { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "./node-lifecycle-metrics.js";

@@ -33,12 +33,12 @@ import { defineResource, type KubeObject } from "@reconcile/api";
 import { ApiServer, defineKind } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { runController } from "@reconcile/controller";
-import { prometheusWorkqueueMetrics } from "@reconcile/controller-manager";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { RateLimitingQueue } from "@reconcile/workqueue";
 import { Registry } from "prom-client";
 import { type Measurement, median, writeResults } from "../../../tools/bench/index.js";
 import { Manager, newControllerManagedBy, prometheusReconcileMetrics } from "../src/index.js";
+import { prometheusWorkqueueMetrics } from "../src/prometheus.js";
 
 interface Widget extends KubeObject {
   spec: { size: number };

@@ -6,8 +6,17 @@ import {
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
-import { type EventRecorder, type Logger, runController, TerminalError } from "@reconcile/controller";
-import { type RateLimiter, RateLimitingQueue } from "@reconcile/workqueue";
+import {
+  type ControllerEventHandler,
+  type ControllerHarness,
+  defineController,
+  type EventRecorder,
+  type Logger,
+  ownerEventHandler,
+  type SyncResult,
+  TerminalError,
+} from "@reconcile/controller";
+import type { RateLimiter, RateLimitingInterface } from "@reconcile/workqueue";
 import type { Manager } from "./manager.js";
 import { type Predicate, passes } from "./predicates.js";
 
@@ -24,6 +33,8 @@ export interface ReconcileContext {
   /** Bound to controller, namespace, name and reconcileID. */
   readonly logger: Logger;
   readonly reconcileID: string;
+  /** Why the request was queued ("Website updated", "owned Deployment changed", "retry after error", …). */
+  readonly reason: string | undefined;
   /** The manager's client. */
   readonly client: Client;
   /** The manager's clock: read the time here, so tests on a `FakeClock` see fake time. */
@@ -42,10 +53,9 @@ export interface ReconcileContext {
  * What a reconcile resolves: nothing when done, or `{ requeueAfterMs }` to
  * look again after that long without counting a failure. A rejection requeues
  * the request with the rate limiter's backoff; a `TerminalError` is counted
- * and not retried.
+ * and not retried. The same type as every controller's `SyncResult`.
  */
-// biome-ignore lint/suspicious/noConfusingVoidType: a reconcile that returns nothing is the common case
-export type ReconcileResult = void | undefined | { requeueAfterMs?: number | undefined };
+export type ReconcileResult = SyncResult;
 
 export type Reconciler = (request: Request, context: ReconcileContext) => Promise<ReconcileResult>;
 
@@ -65,7 +75,7 @@ export interface ControllerOptions {
 export interface BuiltController {
   readonly name: string;
   /** The controller's queue of `namespace/name` keys (to inspect in tests). */
-  readonly queue: RateLimitingQueue<string>;
+  readonly queue: RateLimitingInterface<string>;
 }
 
 /** Starts a controller builder on `manager` (controller-runtime's `ctrl.NewControllerManagedBy`). */
@@ -75,7 +85,8 @@ export function newControllerManagedBy(manager: Manager): ControllerBuilder {
 
 interface Watch {
   resource: ResourceDescriptor;
-  map: (obj: DeepReadonly<KubeObject>) => readonly Request[];
+  /** The handler that turns this kind's events into enqueues (a map, or the owner handler). */
+  handler: (enqueue: (key: string, reason: string) => void) => ControllerEventHandler<KubeObject>;
   predicates: readonly Predicate[];
 }
 
@@ -105,7 +116,7 @@ export class ControllerBuilder {
     this.#for = resource;
     this.#watches.unshift({
       resource,
-      map: (obj) => [requestOf(obj)],
+      handler: (enqueue) => mapHandler(resource.kind, (obj) => [requestOf(obj)], enqueue),
       predicates: (options.predicates ?? []) as readonly Predicate[],
     });
     return this;
@@ -123,13 +134,14 @@ export class ControllerBuilder {
   ): this {
     this.#watches.push({
       resource,
-      map: (obj) => {
-        const owner = this.#for;
-        if (owner === undefined) return [];
-        const ref = obj.metadata?.ownerReferences?.find((r) => r.controller === true);
-        if (ref === undefined || ref.kind !== owner.kind || groupOf(ref.apiVersion) !== owner.group)
-          return [];
-        return [{ namespace: owner.namespaced ? (obj.metadata?.namespace ?? "") : "", name: ref.name }];
+      handler: (enqueue) => {
+        const owner = this.#for!;
+        return ownerEventHandler<KubeObject, KubeObject>({
+          ownerKind: { kind: owner.kind, group: owner.group },
+          owners: this.#manager.informers.forResource(owner).getIndexer(),
+          clusterScopedOwners: !owner.namespaced,
+          enqueue: (key) => enqueue(key, `owned ${resource.kind} changed`),
+        });
       },
       predicates: (options.predicates ?? []) as readonly Predicate[],
     });
@@ -144,7 +156,7 @@ export class ControllerBuilder {
   ): this {
     this.#watches.push({
       resource,
-      map: map as Watch["map"],
+      handler: (enqueue) => mapHandler(`watched ${resource.kind}`, map as MapFunc<KubeObject>, enqueue),
       predicates: (options.predicates ?? []) as readonly Predicate[],
     });
     return this;
@@ -181,68 +193,39 @@ export class ControllerBuilder {
     if (!Number.isInteger(workers) || workers < 1) {
       throw new RangeError(`controller ${name}: workers must be a positive integer, got ${workers}`);
     }
-    const queue = new RateLimitingQueue<string>({
-      name,
-      clock: manager.clock,
-      metricsProvider: manager.workqueueMetrics,
-      rateLimiter: this.#options.rateLimiter,
-    });
     const informers: Record<string, ReturnType<Manager["informers"]["forResource"]>> = {};
-    for (const watch of this.#watches) {
-      const informer = manager.informers.forResource(watch.resource);
-      informers[
-        watch.resource.group ? `${watch.resource.plural}.${watch.resource.group}` : watch.resource.plural
-      ] = informer;
-      const predicates = [...this.#globalPredicates, ...watch.predicates];
-      const enqueue = (obj: DeepReadonly<KubeObject>) => {
-        for (const request of watch.map(obj)) queue.add(keyOf(request));
-      };
-      informer.addEventHandler({
-        onAdd: (obj) => {
-          if (passes(predicates, "create", obj)) enqueue(obj);
-        },
-        onUpdate: (oldObj, newObj) => {
-          if (!passes(predicates, "update", newObj, oldObj)) return;
-          // A child whose controller moved (or any object that now maps elsewhere) also requests where it was.
-          const keys = watch.map(newObj).map(keyOf);
-          for (const key of keys) queue.add(key);
-          for (const request of watch.map(oldObj)) {
-            const key = keyOf(request);
-            if (!keys.includes(key)) queue.add(key);
-          }
-        },
-        onDelete: (obj) => {
-          const last = (isDeletedFinalStateUnknown(obj) ? obj.obj : obj) as DeepReadonly<KubeObject>;
-          if (passes(predicates, "delete", last)) enqueue(last);
-        },
-      });
+    for (const { resource } of this.#watches) {
+      informers[resource.group ? `${resource.plural}.${resource.group}` : resource.plural] =
+        manager.informers.forResource(resource);
     }
-    const recorder = manager.eventRecorderFor(name);
     const metrics = manager.reconcileMetrics;
     metrics.maxConcurrentReconciles.labels(name).set(workers);
     metrics.activeWorkers.labels(name).set(0);
     const active = metrics.activeWorkers.labels(name);
-    manager.add({
+    const rateLimiter = this.#options.rateLimiter;
+    const recorder = manager.eventRecorderFor(name);
+    const harness: ControllerHarness<string> = defineController({
       name,
-      needLeaderElection: true,
-      run: ({ signal }) =>
-        runController({
+      context: {
+        ...manager.controllerContext(),
+        syncMetrics: metrics.syncMetrics,
+        eventRecorder: recorder,
+        cacheSyncTimeoutMs: this.#options.cacheSyncTimeoutMs ?? manager.cacheSyncTimeoutMs,
+      },
+      informers,
+      queues: [
+        {
           name,
-          signal,
-          informers,
-          queue,
           workers,
-          clock: manager.clock,
-          logger: manager.logger,
-          metrics: metrics.syncMetrics,
-          cacheSyncTimeoutMs: this.#options.cacheSyncTimeoutMs ?? manager.cacheSyncTimeoutMs,
-          sync: async (key, { logger, reconcileID, signal: syncSignal }) => {
+          rateLimiter: rateLimiter === undefined ? undefined : () => rateLimiter,
+          sync: async (key, { logger, reconcileID, signal, reason }) => {
             active.inc();
             try {
               return await reconcile(splitKey(key), {
-                signal: syncSignal,
+                signal,
                 logger,
                 reconcileID,
+                reason,
                 client: manager.client,
                 clock: manager.clock,
                 recorder,
@@ -252,10 +235,63 @@ export class ControllerBuilder {
               active.dec();
             }
           },
-        }),
+        },
+      ],
     });
-    return { name, queue };
+    const enqueue = (key: string, reason: string) => harness.enqueue(key, reason);
+    for (const watch of this.#watches) {
+      informers[
+        watch.resource.group ? `${watch.resource.plural}.${watch.resource.group}` : watch.resource.plural
+      ]!.addEventHandler(filtered(watch.handler(enqueue), [...this.#globalPredicates, ...watch.predicates]));
+    }
+    manager.add({ name, needLeaderElection: true, run: (options) => harness.run(options) });
+    return { name, queue: harness.queue };
   }
+}
+
+/** A handler that enqueues what `map` says an event's object requests; an update also requests where the old object mapped. */
+function mapHandler(
+  what: string,
+  map: MapFunc<KubeObject>,
+  enqueue: (key: string, reason: string) => void,
+): ControllerEventHandler<KubeObject> {
+  return {
+    onAdd: (obj) => {
+      for (const request of map(obj)) enqueue(keyOf(request), `${what} added`);
+    },
+    onUpdate: (oldObj, newObj) => {
+      // A child whose controller moved (or any object that now maps elsewhere) also requests where it was.
+      const keys = map(newObj).map(keyOf);
+      for (const key of keys) enqueue(key, `${what} updated`);
+      for (const request of map(oldObj)) {
+        const key = keyOf(request);
+        if (!keys.includes(key)) enqueue(key, `${what} updated`);
+      }
+    },
+    onDelete: (obj) => {
+      const last = (isDeletedFinalStateUnknown(obj) ? obj.obj : obj) as DeepReadonly<KubeObject>;
+      for (const request of map(last)) enqueue(keyOf(request), `${what} deleted`);
+    },
+  };
+}
+
+/** `handler` behind the predicates: an event any of them refuses is dropped. */
+function filtered(
+  handler: ControllerEventHandler<KubeObject>,
+  predicates: readonly Predicate[],
+): ControllerEventHandler<KubeObject> {
+  return {
+    onAdd: (obj, initial) => {
+      if (passes(predicates, "create", obj)) handler.onAdd?.(obj, initial);
+    },
+    onUpdate: (oldObj, newObj) => {
+      if (passes(predicates, "update", newObj, oldObj)) handler.onUpdate?.(oldObj, newObj);
+    },
+    onDelete: (obj) => {
+      const last = (isDeletedFinalStateUnknown(obj) ? obj.obj : obj) as DeepReadonly<KubeObject>;
+      if (passes(predicates, "delete", last)) handler.onDelete?.(obj);
+    },
+  };
 }
 
 /** The request of an object. */
@@ -272,11 +308,6 @@ function splitKey(key: string): Request {
   return slash < 0
     ? { namespace: "", name: key }
     : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
-}
-
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf("/");
-  return slash < 0 ? "" : apiVersion.slice(0, slash);
 }
 
 // Re-exported so a reconcile can throw one without importing the harness.

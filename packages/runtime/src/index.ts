@@ -25,7 +25,15 @@ export {
   reconcileFinalizer,
   removeFinalizer,
 } from "./finalizers.js";
-export { Manager, type ManagerLeaderElectionOptions, type ManagerOptions, type Runnable } from "./manager.js";
+export { type HealthCheck, type HealthResponse, healthResponse, pingCheck } from "./health.js";
+export { type JsonLoggerOptions, jsonLogger } from "./json-logger.js";
+export {
+  LeaderElectionLostError,
+  Manager,
+  type ManagerLeaderElectionOptions,
+  type ManagerOptions,
+  type Runnable,
+} from "./manager.js";
 export { prometheusReconcileMetrics, type ReconcileMetrics } from "./metrics.js";
 export {
   annotationsChanged,
@@ -36,6 +44,18 @@ export {
   type Predicate,
   resourceVersionChanged,
 } from "./predicates.js";
+export {
+  type ApiServerMetricsSeam,
+  type KubeletMetricsSeam,
+  prometheusApiServerMetrics,
+  prometheusKubeletMetrics,
+  prometheusLeaderElectionMetrics,
+  prometheusRestClientMetrics,
+  prometheusSchedulerMetrics,
+  prometheusWorkqueueMetrics,
+  runningManagedControllersGauge,
+  type SchedulerMetricsSeam,
+} from "./prometheus.js";
 export {
   type Condition,
   findCondition,

@@ -108,8 +108,7 @@ describe("Manager", () => {
     manager.add({
       name: "broken",
       needLeaderElection: false,
-      // A runnable in the deprecated start(signal) shape is still run.
-      start: async () => Promise.reject(new Error("boom")),
+      run: async () => Promise.reject(new Error("boom")),
     });
     await expect(manager.run({ signal: new AbortController().signal })).rejects.toThrow("boom");
     expect(stoppedCleanly).toBe(true);

@@ -1,41 +1,34 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { hostname } from "node:os";
-import type { DeepReadonly, KubeObject, ResourceDescriptor, RunOptions } from "@reconcile/api";
+import type { DeepReadonly, KubeObject, ResourceDescriptor, Runnable } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
-import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
 import {
-  type HealthCheck,
-  healthResponse,
-  LeaderElectionLostError,
-  prometheusLeaderElectionMetrics,
-  prometheusWorkqueueMetrics,
-} from "@reconcile/controller-manager";
+  ClientEventRecorder,
+  type ControllerContext,
+  type EventRecorder,
+  type Logger,
+  noopLogger,
+} from "@reconcile/controller";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { HealthzAdaptor, LeaderElector, LeaseLock } from "@reconcile/leader-election";
 import type { MetricsProvider } from "@reconcile/workqueue";
 import { Registry } from "prom-client";
+import { type HealthCheck, healthResponse, pingCheck } from "./health.js";
 import { prometheusReconcileMetrics, type ReconcileMetrics } from "./metrics.js";
+import { prometheusLeaderElectionMetrics, prometheusWorkqueueMetrics } from "./prometheus.js";
 
-/**
- * Something the manager runs (controller-runtime's `manager.Runnable`), in
- * the one lifecycle shape: `run({ signal })` settles after a full stop.
- */
-export type Runnable = {
-  readonly name: string;
-  /** Run only while this manager leads (every controller). Default true. */
-  readonly needLeaderElection?: boolean | undefined;
-} & (
-  | {
-      /** Runs until `signal` aborts; settles after a full stop. */
-      run(options: RunOptions): Promise<void>;
-    }
-  | {
-      /** @deprecated Implement `run({ signal })`; `start(signal)` is called until the next minor release. */
-      start(signal: AbortSignal): Promise<void>;
-    }
-);
+/** Something the manager runs: the one lifecycle shape, with a name. */
+export type { Runnable };
+
+/** Leadership was lost while running: the manager stops everything and `run` rejects with this (kube-controller-manager exits 1, `leaderelection lost`). */
+export class LeaderElectionLostError extends Error {
+  constructor() {
+    super("leaderelection lost");
+    this.name = "LeaderElectionLostError";
+  }
+}
 
 export interface ManagerLeaderElectionOptions {
   /** Name of the Lease. Required. */
@@ -71,6 +64,15 @@ export interface ManagerOptions {
   logger?: Logger | undefined;
   /** Where metrics are registered and `/metrics` reads from. Default: a new prom-client registry. */
   registry?: Registry | undefined;
+  /**
+   * Start the shared informers only once this manager leads, and stop them
+   * with its term (kube-controller-manager's way: a standby holds no cache
+   * and is ready). Default false: caches warm on standbys too, as
+   * controller-runtime's.
+   */
+  informersNeedLeaderElection?: boolean | undefined;
+  /** While leading, `/healthz` has one passing check per running gated runnable, named after it (kube-controller-manager's per-controller checks). Default false. */
+  runnableHealthChecks?: boolean | undefined;
 }
 
 /**
@@ -89,12 +91,14 @@ export class Manager {
   readonly cacheSyncTimeoutMs: number;
   /** This participant's identity in the election and the Events' host. */
   readonly identity: string;
-  /** @internal the workqueue families, shared by the builder's queues. */
+  /** @internal the workqueue families, shared by every controller's queues. */
   readonly workqueueMetrics: MetricsProvider;
-  /** @internal the reconcile families, shared by the builder's controllers. */
-  readonly reconcileMetrics: ReconcileMetrics;
+  #reconcileMetrics: ReconcileMetrics | undefined;
   readonly #election: ManagerLeaderElectionOptions | undefined;
-  readonly #runnables: Runnable[] = [];
+  readonly #informersNeedLeaderElection: boolean;
+  readonly #runnableHealthChecks: boolean;
+  readonly #runnables: (Runnable & { name: string })[] = [];
+  #runningChecks: HealthCheck[] = [];
   // One lookup per descriptor: getCached runs once per reconcile.
   readonly #indexers = new WeakMap<ResourceDescriptor, { getByKey(key: string): unknown }>();
   readonly #recorders: ClientEventRecorder[] = [];
@@ -117,8 +121,9 @@ export class Manager {
     this.identity = options.leaderElection?.identity || `${hostname()}_${randomUUID()}`;
     this.registry = options.registry ?? new Registry();
     this.workqueueMetrics = prometheusWorkqueueMetrics(this.registry);
-    this.reconcileMetrics = prometheusReconcileMetrics(this.registry);
     this.#leaderMetrics = prometheusLeaderElectionMetrics(this.registry);
+    this.#informersNeedLeaderElection = options.informersNeedLeaderElection ?? false;
+    this.#runnableHealthChecks = options.runnableHealthChecks ?? false;
     this.informers = new SharedInformerFactory({
       client: this.client,
       clock: this.clock,
@@ -133,6 +138,28 @@ export class Manager {
       // Watch errors at warn (routine 410s not at all), handler errors at error, as client-go logs them.
       logger: this.logger,
     });
+  }
+
+  /** @internal the reconcile families (`controller_runtime_reconcile_*`), registered on first use by a builder's controller. */
+  get reconcileMetrics(): ReconcileMetrics {
+    this.#reconcileMetrics ??= prometheusReconcileMetrics(this.registry);
+    return this.#reconcileMetrics;
+  }
+
+  /**
+   * What every controller on this manager defaults from
+   * (`@reconcile/controller`'s `ControllerContext`, as controller-runtime's
+   * `NewUnmanaged` takes from the manager): its clock, logger, queue metrics
+   * and the cache-sync timeout. Pass it (spread) as a controller's options.
+   */
+  controllerContext(): ControllerContext & { client: Client } {
+    return {
+      client: this.client,
+      clock: this.clock,
+      logger: this.logger,
+      queueMetricsProvider: this.workqueueMetrics,
+      cacheSyncTimeoutMs: this.cacheSyncTimeoutMs,
+    };
   }
 
   /**
@@ -154,7 +181,7 @@ export class Manager {
   }
 
   /** Adds a runnable; controllers from the builder add themselves. Call before `run`. */
-  add(runnable: Runnable): void {
+  add(runnable: Runnable & { name: string }): void {
     if (this.#running) throw new Error(`Manager.add(${runnable.name}): the manager is already running`);
     this.#runnables.push(runnable);
   }
@@ -206,7 +233,7 @@ export class Manager {
     const runAll = async (runnables: Runnable[], signal: AbortSignal) => {
       await Promise.all(
         runnables.map((runnable) =>
-          ("run" in runnable ? runnable.run({ signal }) : runnable.start(signal)).catch((error: unknown) => {
+          runnable.run({ signal }).catch((error: unknown) => {
             this.logger.error({ runnable: runnable.name, err: String(error) }, "runnable failed");
             failures.push(error);
             stop.abort();
@@ -214,31 +241,47 @@ export class Manager {
         ),
       );
     };
-    try {
+    let syncWatch: Promise<void> = Promise.resolve();
+    const startInformers = () => {
       this.informers.start(stop.signal);
-      const syncWatch = this.informers.waitForCacheSync(stop.signal).then((state) => {
+      syncWatch = this.informers.waitForCacheSync(stop.signal).then((state) => {
         this.#cachesSynced = Object.values(state).every(Boolean);
       });
-      const free = this.#runnables.filter((r) => r.needLeaderElection === false);
-      const gated = this.#runnables.filter((r) => r.needLeaderElection !== false);
+    };
+    const free = this.#runnables.filter((r) => r.needLeaderElection === false);
+    const gated = this.#runnables.filter((r) => r.needLeaderElection !== false);
+    // While leading: the informers (if they wait for it), the per-runnable checks, then the gated runnables.
+    const lead = async (signal: AbortSignal) => {
+      if (this.#informersNeedLeaderElection) startInformers();
+      this.#leading = true;
+      if (this.#runnableHealthChecks) this.#runningChecks = gated.map((r) => pingCheck(r.name));
+      try {
+        await runAll(gated, signal);
+      } finally {
+        this.#leading = false;
+        this.#runningChecks = [];
+      }
+    };
+    try {
+      if (!this.#informersNeedLeaderElection) startInformers();
       const freeRun = runAll(free, stop.signal);
       let lost = false;
-      if (this.#election === undefined) {
-        this.#leading = true;
-        await runAll(gated, stop.signal);
-      } else {
-        lost = await this.#runElected(this.#election, gated, runAll, stop);
-      }
+      if (this.#election === undefined) await lead(stop.signal);
+      else lost = await this.#runElected(this.#election, lead, stop);
       stop.abort();
       await Promise.all([freeRun, syncWatch]);
       if (failures.length > 0) throw failures[0];
-      if (lost && !options.signal.aborted) throw new LeaderElectionLostError();
+      if (lost && !options.signal.aborted) {
+        this.logger.error({}, "leaderelection lost");
+        throw new LeaderElectionLostError();
+      }
     } finally {
       this.#leading = false;
       stop.abort();
       options.signal.removeEventListener("abort", onAbort);
       await Promise.all(this.#recorders.map((r) => r.flush()));
       await this.informers.shutdown();
+      this.#cachesSynced = false;
       this.#running = false;
     }
   }
@@ -246,8 +289,7 @@ export class Manager {
   /** Runs the election; the gated runnables run while leading. Resolves true when leadership was lost. */
   async #runElected(
     election: ManagerLeaderElectionOptions,
-    gated: Runnable[],
-    runAll: (runnables: Runnable[], signal: AbortSignal) => Promise<void>,
+    lead: (signal: AbortSignal) => Promise<void>,
     stop: AbortController,
   ): Promise<boolean> {
     const recorder = this.eventRecorderFor(election.name);
@@ -269,14 +311,7 @@ export class Manager {
       metricsProvider: this.#leaderMetrics,
       logger: this.logger,
       callbacks: {
-        onStartedLeading: async (leading) => {
-          this.#leading = true;
-          try {
-            await runAll(gated, AbortSignal.any([leading, stop.signal]));
-          } finally {
-            this.#leading = false;
-          }
-        },
+        onStartedLeading: (leading) => lead(AbortSignal.any([leading, stop.signal])),
         onStoppedLeading: () => {},
         onNewLeader: (identity) => this.logger.info({ identity }, "new leader elected"),
       },
@@ -315,11 +350,13 @@ export class Manager {
         if (this.#election !== undefined) {
           checks.push({ name: this.#healthzAdaptor.name, check: () => this.#healthzAdaptor.check() });
         }
-        checks.push(...this.#healthChecks);
+        checks.push(...this.#healthChecks, ...this.#runningChecks);
       } else {
+        // A standby whose informers wait for leadership has nothing to sync, so it is ready.
+        const waiting = this.#informersNeedLeaderElection && !this.#leading;
         checks.push({
           name: "informer-sync",
-          check: () => (this.#cachesSynced ? undefined : new Error("informers not synced")),
+          check: () => (this.#cachesSynced || waiting ? undefined : new Error("informers not synced")),
         });
         checks.push(...this.#readyChecks);
       }

@@ -6,7 +6,7 @@ import {
   prometheusRestClientMetrics,
   prometheusSchedulerMetrics,
   prometheusWorkqueueMetrics,
-} from "./metrics.js";
+} from "./prometheus.js";
 
 describe("prometheus adapters", () => {
   it("workqueue metrics carry client-go's names with the queue's name label", async () => {
