@@ -81,10 +81,8 @@ export class DeploymentController {
   readonly #dInformer: ControllerInformer<Deployment>;
   readonly #rsInformer: ControllerInformer<ReplicaSet>;
   readonly #podInformer: ControllerInformer<Pod>;
-  readonly #clock: Clock;
-  readonly #recorder: EventRecorder;
-  readonly #logger: Logger;
-  readonly #replicaSetHandler: ControllerEventHandler<ReplicaSet>;
+  // Set once, by #addEventHandlers.
+  #replicaSetHandler!: ControllerEventHandler<ReplicaSet>;
 
   constructor(options: DeploymentControllerOptions) {
     const { client, deploymentInformer, replicaSetInformer, podInformer } = options ?? {};
@@ -109,13 +107,13 @@ export class DeploymentController {
     this.#dInformer = deploymentInformer;
     this.#rsInformer = replicaSetInformer;
     this.#podInformer = podInformer;
-    ({
-      queue: this.queue,
-      clock: this.#clock,
-      recorder: this.#recorder,
-      logger: this.#logger,
-    } = this.#harness);
+    this.queue = this.#harness.queue;
 
+    this.#addEventHandlers();
+  }
+
+  /** Deployments, their ReplicaSets and (for Recreate) their pods wake the Deployment's key (upstream's handlers). */
+  #addEventHandlers(): void {
     this.#dInformer.addEventHandler({
       onAdd: (d) => this.addDeployment(d),
       onUpdate: (oldD, curD) => this.updateDeployment(oldD, curD),
@@ -184,7 +182,7 @@ export class DeploymentController {
   deleteDeployment(obj: DeepReadonly<Deployment> | DeletedFinalStateUnknown<DeepReadonly<Deployment>>): void {
     const d = objectFromTombstone(obj);
     if (d?.metadata?.name === undefined) {
-      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      this.#harness.logger.error({ object: obj }, "Couldn't get object from tombstone");
       return;
     }
     this.#enqueue(d, "object deleted");
@@ -208,7 +206,7 @@ export class DeploymentController {
   deleteReplicaSet(obj: DeepReadonly<ReplicaSet> | DeletedFinalStateUnknown<DeepReadonly<ReplicaSet>>): void {
     const rs = objectFromTombstone(obj);
     if (rs?.metadata?.name === undefined) {
-      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      this.#harness.logger.error({ object: obj }, "Couldn't get object from tombstone");
       return;
     }
     this.#replicaSetHandler.onDelete?.(obj);
@@ -223,7 +221,7 @@ export class DeploymentController {
   deletePod(obj: DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>): void {
     const pod = objectFromTombstone(obj);
     if (pod?.metadata?.name === undefined) {
-      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      this.#harness.logger.error({ object: obj }, "Couldn't get object from tombstone");
       return;
     }
     const namespace = pod.metadata.namespace ?? "";
@@ -263,7 +261,7 @@ export class DeploymentController {
     context: { logger?: Logger | undefined; signal?: AbortSignal | undefined } = {},
   ): Promise<SyncResult> {
     const { namespace, name } = splitMetaNamespaceKey(key);
-    const logger = context.logger ?? this.#logger.child({ namespace, name });
+    const logger = context.logger ?? this.#harness.logger.child({ namespace, name });
     const cached = this.#dInformer.getIndexer().getByKey(key);
     if (cached === undefined) {
       logger.debug({}, "Deployment has been deleted");
@@ -273,8 +271,8 @@ export class DeploymentController {
     let requeueAfterMs: number | undefined;
     const rollout = new DeploymentRollout({
       client: this.#client,
-      recorder: this.#recorder,
-      clock: this.#clock,
+      recorder: this.#harness.recorder,
+      clock: this.#harness.clock,
       logger,
       signal: context.signal,
       getReplicaSet: (ns, rsName) => this.#rsInformer.getIndexer().getByKey(namespacedKey(ns, rsName)),
@@ -291,7 +289,7 @@ export class DeploymentController {
       (selector.matchExpressions ?? []).length === 0 &&
       Object.keys(selector).every((k) => k === "matchLabels" || k === "matchExpressions")
     ) {
-      this.#recorder.event(
+      this.#harness.recorder.event(
         eventTarget(d),
         "Warning",
         "SelectingAll",
@@ -402,7 +400,7 @@ export class DeploymentController {
   #getDeploymentsForReplicaSet(rs: DeepReadonly<KubeObject>): DeepReadonly<Deployment>[] {
     const matching = ownersSelecting<Deployment>(this.#dInformer.getIndexer(), rs);
     if (matching.length > 1) {
-      this.#logger.warn(
+      this.#harness.logger.warn(
         {
           namespace: rs.metadata?.namespace,
           replicaSet: rs.metadata?.name,

@@ -77,9 +77,6 @@ export class EndpointsController {
   readonly #services: ControllerInformer<Service>;
   readonly #pods: ControllerInformer<Pod>;
   readonly #endpoints: ControllerInformer<Endpoints>;
-  readonly #clock: Clock;
-  readonly #recorder: EventRecorder;
-  readonly #logger: Logger;
 
   constructor(options: EndpointsControllerOptions) {
     const { client, serviceInformer, podInformer, endpointsInformer } = options;
@@ -96,12 +93,7 @@ export class EndpointsController {
       podInformer,
       endpointsInformer,
     ];
-    ({
-      queue: this.queue,
-      clock: this.#clock,
-      recorder: this.#recorder,
-      logger: this.#logger,
-    } = this.#harness);
+    this.queue = this.#harness.queue;
     this.#addEventHandlers();
   }
 
@@ -230,7 +222,7 @@ export class EndpointsController {
       else await client.update(endpoints);
     } catch (error) {
       const verb = current === undefined ? "create" : "update";
-      this.#recorder.event(
+      this.#harness.recorder.event(
         service as Service,
         "Warning",
         current === undefined ? "FailedToCreateEndpoint" : "FailedToUpdateEndpoint",
@@ -238,7 +230,10 @@ export class EndpointsController {
           ? `Failed to create endpoint for service ${key}: ${errorMessage(error)}`
           : `Failed to update endpoint ${key}: ${errorMessage(error)}`,
       );
-      this.#logger.warn({ namespace, name, verb, err: errorMessage(error) }, "writing Endpoints failed");
+      this.#harness.logger.warn(
+        { namespace, name, verb, err: errorMessage(error) },
+        "writing Endpoints failed",
+      );
       throw error;
     }
     return {};

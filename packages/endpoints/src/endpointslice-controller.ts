@@ -95,9 +95,6 @@ export class EndpointSliceController {
   readonly #nodes: ControllerInformer<Node>;
   readonly #slices: ControllerInformer<EndpointSlice>;
   readonly #maxPerSlice: number;
-  readonly #clock: Clock;
-  readonly #recorder: EventRecorder;
-  readonly #logger: Logger;
   /** Per Service, the resourceVersion of each slice this controller last wrote ("" once deleted). */
   readonly #written = new Map<string, Map<string, string>>();
 
@@ -126,12 +123,7 @@ export class EndpointSliceController {
     });
     [this.#client, this.#services, this.#pods] = [client, serviceInformer, podInformer];
     [this.#nodes, this.#slices] = [nodeInformer, endpointSliceInformer];
-    ({
-      queue: this.queue,
-      clock: this.#clock,
-      recorder: this.#recorder,
-      logger: this.#logger,
-    } = this.#harness);
+    this.queue = this.#harness.queue;
     this.#addEventHandlers();
   }
 
@@ -262,7 +254,7 @@ export class EndpointSliceController {
         written.set(name, "");
       }
     } catch (error) {
-      this.#recorder.event(
+      this.#harness.recorder.event(
         service as Service,
         "Warning",
         "FailedToUpdateEndpointSlices",

@@ -57,8 +57,6 @@ export class NamespaceController {
   readonly #client: Client;
   readonly #namespaces: ControllerInformer<Namespace>;
   readonly #discover: ResourceDiscovery;
-  readonly #clock: Clock;
-  readonly #logger: Logger;
   /** Resources whose deletecollection was refused, so they are deleted one by one from then on. */
   readonly #noDeleteCollection = new Set<string>();
 
@@ -80,7 +78,7 @@ export class NamespaceController {
         },
       ],
     });
-    ({ queue: this.queue, clock: this.#clock, logger: this.#logger } = this.#harness);
+    this.queue = this.#harness.queue;
     const enqueue = (namespace: DeepReadonly<Namespace>, reason: string) => {
       // Only namespaces being deleted are work, and not at once (`enqueueNamespace`).
       if (namespace.metadata?.deletionTimestamp === undefined) return;
@@ -135,7 +133,7 @@ export class NamespaceController {
     if (!(namespace.spec?.finalizers ?? []).includes(kubernetesFinalizer)) return;
     const estimate = await this.#deleteAllContent(namespace);
     if (estimate > 0) {
-      this.#logger.info(
+      this.#harness.logger.info(
         { namespace: name, estimate },
         `some content remains in the namespace, estimate ${estimate} seconds before it is removed`,
       );
@@ -237,7 +235,7 @@ export class NamespaceController {
     if (resource.group === "" && resource.plural === "pods")
       estimate = estimateForPods((await client.list()).items as Pod[]);
     // The estimate holds only until that long after the namespace's deletion.
-    if ((this.#clock.now() - deletedAt) / 1000 >= estimate) estimate = 0;
+    if ((this.#harness.clock.now() - deletedAt) / 1000 >= estimate) estimate = 0;
     const key = `${resource.plural}.${resource.group}`;
     let collectionDone = false;
     if (deleteCollection && !this.#noDeleteCollection.has(key)) {
@@ -288,7 +286,7 @@ export class NamespaceController {
         if (isNotFound(error)) return;
         throw error;
       }
-      const now = rfc3339(this.#clock.now());
+      const now = rfc3339(this.#harness.clock.now());
       const conditions = updater.apply(namespace.status?.conditions ?? [], now);
       if (conditions === undefined) return;
       try {

@@ -21,6 +21,7 @@ import {
   type EventRecorder,
   type Logger,
   objectFromTombstone,
+  type PeriodicTask,
   type SyncResult,
 } from "@reconcile/controller";
 import { parallelizeUntil, type RateLimitingInterface } from "@reconcile/workqueue";
@@ -130,9 +131,6 @@ export class NodeLifecycleController {
   readonly #nodes: ControllerInformer<Node>;
   readonly #leases: ControllerInformer<Lease>;
   readonly #pods: ControllerInformer<Pod>;
-  readonly #clock: Clock;
-  readonly #recorder: EventRecorder;
-  readonly #logger: Logger;
   readonly #metrics: NodeLifecycleMetrics;
   readonly #settings: NodeLifecycleSettings;
   readonly #harness: ControllerHarness<string>;
@@ -152,11 +150,6 @@ export class NodeLifecycleController {
     this.#pods = options.podInformer;
     this.#settings = nodeLifecycleSettings(options);
     this.#metrics = options.metrics ?? noopNodeLifecycleMetrics;
-    const pass = (name: string, periodMs: number, run: (signal: AbortSignal) => Promise<void>) => ({
-      name,
-      periodMs,
-      run,
-    });
     this.#harness = defineController({
       name: nodeLifecycleControllerName,
       // Upstream records with the component name `node-controller`.
@@ -167,16 +160,31 @@ export class NodeLifecycleController {
         { name: "node_lifecycle_controller", workers: 8, sync: (name) => this.syncNode(name) },
         { name: "node_lifecycle_controller_pods", workers: 4, sync: (key) => this.processPod(key) },
       ],
-      periodic: [
-        pass("monitorNodeHealth", this.#settings.monitorPeriodMs, (signal) => this.monitorNodeHealth(signal)),
-        pass("doNoExecuteTaintingPass", this.#settings.evictionPeriodMs, (signal) =>
-          this.doNoExecuteTaintingPass(signal),
-        ),
-      ],
+      periodic: this.#periodicPasses(),
     });
-    ({ clock: this.#clock, recorder: this.#recorder, logger: this.#logger } = this.#harness);
     this.#nodeUpdateQueue = this.#harness.queues.get("node_lifecycle_controller")!;
     this.#podUpdateQueue = this.#harness.queues.get("node_lifecycle_controller_pods")!;
+    this.#addEventHandlers();
+  }
+
+  /** The node-health pass every `nodeMonitorPeriodMs`, the NoExecute tainting pass every `nodeEvictionPeriodMs`. */
+  #periodicPasses(): PeriodicTask[] {
+    return [
+      {
+        name: "monitorNodeHealth",
+        periodMs: this.#settings.monitorPeriodMs,
+        run: (signal) => this.monitorNodeHealth(signal),
+      },
+      {
+        name: "doNoExecuteTaintingPass",
+        periodMs: this.#settings.evictionPeriodMs,
+        run: (signal) => this.doNoExecuteTaintingPass(signal),
+      },
+    ];
+  }
+
+  /** Node changes queue a node sync; pod changes queue a pod check (upstream's handlers). */
+  #addEventHandlers(): void {
     ensureNodeNameIndex(this.#pods.getIndexer());
     this.#pods.addEventHandler({
       onAdd: (pod) => this.#podUpdated(undefined, pod),
@@ -234,13 +242,13 @@ export class NodeLifecycleController {
    * tainting rates are updated.
    */
   async monitorNodeHealth(signal?: AbortSignal): Promise<void> {
-    const passStarted = this.#clock.now();
+    const passStarted = this.#harness.clock.now();
     const allNodes = this.#nodes.getIndexer().byIndex("namespace", "");
     const { added, deleted, newZoneRepresentatives } = this.#classifyNodes(allNodes);
     for (const node of newZoneRepresentatives) this.#addZoneTainterFor(node);
     for (const node of added) {
       const name = node.metadata?.name ?? "";
-      this.#logger.info({ node: name }, "Controller observed a new Node");
+      this.#harness.logger.info({ node: name }, "Controller observed a new Node");
       this.#recordNodeEvent(node, "RegisteredNode", `Registered Node ${name} in Controller`);
       this.#knownNodes.set(name, node);
       this.#addZoneTainterFor(node);
@@ -248,7 +256,7 @@ export class NodeLifecycleController {
     }
     for (const node of deleted) {
       const name = node.metadata?.name ?? "";
-      this.#logger.info({ node: name }, "Controller observed a Node deletion");
+      this.#harness.logger.info({ node: name }, "Controller observed a Node deletion");
       this.#recordNodeEvent(node, "RemovingNode", `Removing Node ${name} from Controller`);
       this.#knownNodes.delete(name);
       this.#nodeHealth.delete(name);
@@ -260,27 +268,27 @@ export class NodeLifecycleController {
       if (cached === undefined) return;
       let node: DeepReadonly<Node> = cached;
       let result: HealthResult | undefined;
-      const nodeStarted = this.#clock.now();
+      const nodeStarted = this.#harness.clock.now();
       for (let attempt = 0; attempt < 5; attempt++) {
         try {
           result = await this.#tryUpdateNodeHealth(node, signal);
           break;
         } catch (error) {
-          this.#logger.warn(
+          this.#harness.logger.warn(
             { node: node.metadata?.name, err: error },
             "Failed to update node health; re-reading it",
           );
           try {
             node = await this.#client.resource(nodes).get(node.metadata?.name ?? "", { signal });
           } catch (getError) {
-            this.#logger.error({ node: node.metadata?.name, err: getError }, "Failed to read node");
+            this.#harness.logger.error({ node: node.metadata?.name, err: getError }, "Failed to read node");
             return;
           }
         }
       }
-      this.#metrics.updateNodeHealthDuration((this.#clock.now() - nodeStarted) / 1000);
+      this.#metrics.updateNodeHealthDuration((this.#harness.clock.now() - nodeStarted) / 1000);
       if (result === undefined) {
-        this.#logger.error(
+        this.#harness.logger.error(
           { node: node.metadata?.name },
           "Update health of Node from Controller error, skipping",
         );
@@ -312,7 +320,7 @@ export class NodeLifecycleController {
       this.#nodesToRetry.delete(name);
     });
     await this.#handleDisruption(zoneConditions, allNodes, signal);
-    this.#metrics.updateAllNodesHealthDuration((this.#clock.now() - passStarted) / 1000);
+    this.#metrics.updateAllNodesHealthDuration((this.#harness.clock.now() - passStarted) / 1000);
   }
 
   /**
@@ -326,7 +334,7 @@ export class NodeLifecycleController {
       await tainter.try(async (value) => {
         const node = this.#nodes.getIndexer().getByKey(value.value);
         if (node === undefined) {
-          this.#logger.info({ node: value.value }, "Node no longer present in nodeLister");
+          this.#harness.logger.info({ node: value.value }, "Node no longer present in nodeLister");
           return [true, 0];
         }
         const ready = getNodeCondition(node.status, "Ready");
@@ -371,7 +379,7 @@ export class NodeLifecycleController {
     );
     const { toAdd, toRemove } = taintSetDiff(wanted, current);
     if (toAdd.length > 0 || toRemove.length > 0) {
-      await swapNodeTaints(this.#client, this.#clock, node, toAdd, toRemove);
+      await swapNodeTaints(this.#client, this.#harness.clock, node, toAdd, toRemove);
     }
     await this.#reconcileNodeLabels(name);
     return {};
@@ -426,7 +434,7 @@ export class NodeLifecycleController {
     this.#zoneStates.set(zone, "Initial");
     this.#zoneTainters.set(
       zone,
-      new RateLimitedTimedQueue({ qps: this.#settings.evictionQps, clock: this.#clock }),
+      new RateLimitedTimedQueue({ qps: this.#settings.evictionQps, clock: this.#harness.clock }),
     );
     if (!this.#evictionsByZone.has(zone)) {
       this.#evictionsByZone.set(zone, 0);
@@ -441,7 +449,7 @@ export class NodeLifecycleController {
    */
   async #tryUpdateNodeHealth(node: DeepReadonly<Node>, signal?: AbortSignal): Promise<HealthResult> {
     const name = node.metadata?.name ?? "";
-    const now = this.#clock.now();
+    const now = this.#harness.clock.now();
     const created = parseTime(node.metadata?.creationTimestamp) ?? now;
     let health = this.#nodeHealth.get(name);
     const status: DeepReadonly<NodeStatus> = node.status ?? {};
@@ -467,12 +475,12 @@ export class NodeLifecycleController {
     const savedReady = health === undefined ? undefined : getNodeCondition(health.status, "Ready");
     const savedLease = health?.lease;
     if (health === undefined) {
-      this.#logger.info({ node: name }, "Missing timestamp for Node. Assuming now as a timestamp");
+      this.#harness.logger.info({ node: name }, "Missing timestamp for Node. Assuming now as a timestamp");
       health = { status, probeTimestamp: now, readyTransitionTimestamp: now, lease: undefined };
     } else if (savedReady === undefined && currentReady !== undefined) {
       health = { status, probeTimestamp: now, readyTransitionTimestamp: now, lease: savedLease };
     } else if (savedReady !== undefined && currentReady === undefined) {
-      this.#logger.error({ node: name }, "ReadyCondition was removed from Status of Node");
+      this.#harness.logger.error({ node: name }, "ReadyCondition was removed from Status of Node");
       health = { status, probeTimestamp: now, readyTransitionTimestamp: now, lease: savedLease };
     } else if (
       savedReady !== undefined &&
@@ -557,10 +565,13 @@ export class NodeLifecycleController {
               signal,
             ))
           ) {
-            this.#logger.error({ node: name }, "Failed to instantly swap UnreachableTaint to NotReadyTaint");
+            this.#harness.logger.error(
+              { node: name },
+              "Failed to instantly swap UnreachableTaint to NotReadyTaint",
+            );
           }
         } else if (this.#markNodeForTainting(node, "False")) {
-          this.#logger.info({ node: name }, "Node is NotReady. Adding it to the Taint queue");
+          this.#harness.logger.info({ node: name }, "Node is NotReady. Adding it to the Taint queue");
         }
         break;
       case "Unknown":
@@ -573,15 +584,18 @@ export class NodeLifecycleController {
               signal,
             ))
           ) {
-            this.#logger.error({ node: name }, "Failed to instantly swap NotReadyTaint to UnreachableTaint");
+            this.#harness.logger.error(
+              { node: name },
+              "Failed to instantly swap NotReadyTaint to UnreachableTaint",
+            );
           }
         } else if (this.#markNodeForTainting(node, "Unknown")) {
-          this.#logger.info({ node: name }, "Node is unresponsive. Adding it to the Taint queue");
+          this.#harness.logger.info({ node: name }, "Node is unresponsive. Adding it to the Taint queue");
         }
         break;
       case "True":
         if (await this.#markNodeAsReachable(node, signal)) {
-          this.#logger.info({ node: name }, "Node is healthy again, removed all taints");
+          this.#harness.logger.info({ node: name }, "Node is healthy again, removed all taints");
         }
         break;
     }
@@ -603,7 +617,7 @@ export class NodeLifecycleController {
       try {
         await swapNodeTaints(
           this.#client,
-          this.#clock,
+          this.#harness.clock,
           node,
           [],
           [unreachableTaintTemplate, notReadyTaintTemplate],
@@ -611,7 +625,10 @@ export class NodeLifecycleController {
         );
       } catch (error) {
         if (!isNotFound(error)) {
-          this.#logger.error({ node: node.metadata?.name, err: error }, "Failed to remove taints from node");
+          this.#harness.logger.error(
+            { node: node.metadata?.name, err: error },
+            "Failed to remove taints from node",
+          );
           return false;
         }
       }
@@ -637,10 +654,10 @@ export class NodeLifecycleController {
     signal?: AbortSignal,
   ): Promise<boolean> {
     try {
-      return await swapNodeTaints(this.#client, this.#clock, node, toAdd, toRemove, signal);
+      return await swapNodeTaints(this.#client, this.#harness.clock, node, toAdd, toRemove, signal);
     } catch (error) {
       if (isNotFound(error)) return true;
-      this.#logger.error({ node: node.metadata?.name, err: error }, "Failed to swap node taints");
+      this.#harness.logger.error({ node: node.metadata?.name, err: error }, "Failed to swap node taints");
       return false;
     }
   }
@@ -651,7 +668,7 @@ export class NodeLifecycleController {
    */
   async #markPodsNotReady(podsHere: readonly DeepReadonly<Pod>[], nodeName: string, signal?: AbortSignal) {
     let ok = true;
-    const now = rfc3339(this.#clock.now());
+    const now = rfc3339(this.#harness.clock.now());
     for (const cached of podsHere) {
       if (cached.spec?.nodeName !== nodeName) continue;
       const status = structuredClone((cached.status ?? {}) as PodStatus);
@@ -664,14 +681,14 @@ export class NodeLifecycleController {
         await this.#client.resource(pods, namespace).updateStatus(pod, { signal });
       } catch (error) {
         if (isNotFound(error)) continue;
-        this.#logger.info(
+        this.#harness.logger.info(
           { pod: `${pod.metadata?.namespace}/${pod.metadata?.name}`, err: error },
           "Failed to update status for pod",
         );
         ok = false;
         continue;
       }
-      this.#recorder.event(pod, "Warning", "NodeNotReady", "Node is not ready");
+      this.#harness.recorder.event(pod, "Warning", "NodeNotReady", "Node is not ready");
     }
     return ok;
   }
@@ -706,7 +723,7 @@ export class NodeLifecycleController {
     if (allAreFullyDisrupted && allWasFullyDisrupted) return;
     if (allAreFullyDisrupted) {
       // Every zone dark at once is more likely the control plane's network than every node: stop tainting.
-      this.#logger.info(
+      this.#harness.logger.info(
         {},
         "Controller detected that all Nodes are not-Ready. Entering master disruption mode",
       );
@@ -716,8 +733,11 @@ export class NodeLifecycleController {
       return;
     }
     if (allWasFullyDisrupted) {
-      this.#logger.info({}, "Controller detected that some Nodes are Ready. Exiting master disruption mode");
-      const now = this.#clock.now();
+      this.#harness.logger.info(
+        {},
+        "Controller detected that some Nodes are Ready. Exiting master disruption mode",
+      );
+      const now = this.#harness.clock.now();
       for (const node of allNodes) {
         const name = node.metadata?.name ?? "";
         const health = this.#nodeHealth.get(name);
@@ -735,7 +755,7 @@ export class NodeLifecycleController {
     for (const [zone, state] of [...this.#zoneStates]) {
       const newState = newZoneStates.get(zone);
       if (newState === undefined || newState === state) continue;
-      this.#logger.info({ zone, newState }, "Controller detected that zone is now in new state");
+      this.#harness.logger.info({ zone, newState }, "Controller detected that zone is now in new state");
       this.#setLimiterInZone(zone, zoneConditions.get(zone)?.length ?? 0, newState);
       this.#zoneStates.set(zone, newState);
     }
@@ -777,13 +797,13 @@ export class NodeLifecycleController {
 
   #recordNodeEvent(node: DeepReadonly<Node>, reason: string, message: string): void {
     const name = node.metadata?.name ?? "";
-    this.#recorder.event(nodeReference(node), "Normal", reason, `Node ${name} event: ${message}`);
+    this.#harness.recorder.event(nodeReference(node), "Normal", reason, `Node ${name} event: ${message}`);
   }
 
   /** Upstream `RecordNodeStatusChange`. */
   #recordNodeStatusChange(node: DeepReadonly<Node>, newStatus: string): void {
     const name = node.metadata?.name ?? "";
-    this.#recorder.event(
+    this.#harness.recorder.event(
       nodeReference(node),
       "Normal",
       newStatus,

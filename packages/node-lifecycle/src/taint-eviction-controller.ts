@@ -61,9 +61,6 @@ export class TaintEvictionController {
   readonly #client: Client;
   readonly #pods: ControllerInformer<Pod>;
   readonly #nodes: ControllerInformer<Node>;
-  readonly #clock: Clock;
-  readonly #recorder: EventRecorder;
-  readonly #logger: Logger;
   readonly #metrics: TaintEvictionMetrics;
   readonly #deleteRetries: number;
   readonly #deleteRetryDelayMs: number;
@@ -93,13 +90,17 @@ export class TaintEvictionController {
       ],
       onStop: () => this.#evictions.stop(),
     });
-    ({ clock: this.#clock, recorder: this.#recorder, logger: this.#logger } = this.#harness);
     this.#nodeQueue = this.#harness.queues.get("noexec_taint_node")!;
     this.#podQueue = this.#harness.queues.get("noexec_taint_pod")!;
     this.#evictions = new TimedWorkerQueue({
-      clock: this.#clock,
+      clock: this.#harness.clock,
       work: (key, at) => this.#deletePod(key, at),
     });
+    this.#addEventHandlers();
+  }
+
+  /** Pod and node changes reschedule or cancel the pods' deletions (upstream's handlers). */
+  #addEventHandlers(): void {
     ensureNodeNameIndex(this.#pods.getIndexer());
     this.#pods.addEventHandler({
       onAdd: (pod) => this.#podUpdated(undefined, pod),
@@ -158,7 +159,7 @@ export class TaintEvictionController {
       for (const pod of podsHere) this.#cancelWorkWithEvent(podKey(pod));
       return;
     }
-    const now = this.#clock.now();
+    const now = this.#harness.clock.now();
     for (const pod of podsHere) {
       this.#processPodOnNode(podKey(pod), nodeName, pod.spec?.tolerations ?? [], taints, now);
     }
@@ -177,7 +178,7 @@ export class TaintEvictionController {
     const taints = this.#taintedNodes.get(nodeName);
     // No NoExecute taints (or no node): any deletion was cancelled when they went.
     if (taints === undefined) return;
-    this.#processPodOnNode(key, nodeName, pod.spec?.tolerations ?? [], taints, this.#clock.now());
+    this.#processPodOnNode(key, nodeName, pod.spec?.tolerations ?? [], taints, this.#harness.clock.now());
     return;
   }
 
@@ -218,7 +219,7 @@ export class TaintEvictionController {
     if (taints.length === 0) this.#cancelWorkWithEvent(key);
     const { allTolerated, used } = getMatchingTolerations(taints, tolerations);
     if (!allTolerated) {
-      this.#logger.info(
+      this.#harness.logger.info(
         { pod: key, node: nodeName },
         "Not all taints are tolerated after update for pod on node",
       );
@@ -247,7 +248,7 @@ export class TaintEvictionController {
 
   #cancelWorkWithEvent(key: string): void {
     if (!this.#evictions.cancelWork(key)) return;
-    this.#recorder.event(
+    this.#harness.recorder.event(
       podReference(key),
       "Normal",
       taintManagerEvictionReason,
@@ -257,8 +258,8 @@ export class TaintEvictionController {
 
   /** Upstream `deletePodHandler`: the Event, then up to `deleteRetries` attempts of condition + delete. */
   async #deletePod(key: string, fireAt: number): Promise<void> {
-    this.#logger.info({ pod: key }, "NoExecuteTaintManager is deleting pod");
-    this.#recorder.event(
+    this.#harness.logger.info({ pod: key }, "NoExecuteTaintManager is deleting pod");
+    this.#harness.recorder.event(
       podReference(key),
       "Normal",
       taintManagerEvictionReason,
@@ -269,15 +270,15 @@ export class TaintEvictionController {
       try {
         await this.#addConditionAndDeletePod(key);
         this.podDeletions++;
-        this.#metrics.podDeleted(Math.max(0, this.#clock.now() - fireAt) / 1000);
+        this.#metrics.podDeleted(Math.max(0, this.#harness.clock.now() - fireAt) / 1000);
         return;
       } catch (error) {
         if (isNotFound(error)) return;
         lastError = error;
       }
-      await this.#clock.sleep(this.#deleteRetryDelayMs);
+      await this.#harness.clock.sleep(this.#deleteRetryDelayMs);
     }
-    this.#logger.error({ pod: key, err: lastError }, "Failed to delete pod after retries");
+    this.#harness.logger.error({ pod: key, err: lastError }, "Failed to delete pod after retries");
     throw lastError;
   }
 
@@ -294,7 +295,7 @@ export class TaintEvictionController {
         reason: deletionByTaintManagerReason,
         message: "Taint manager: deleting due to NoExecute taint",
       },
-      rfc3339(this.#clock.now()),
+      rfc3339(this.#harness.clock.now()),
     );
     // A conflict fails this attempt; the next one reads the pod afresh.
     if (changed) await podClient.updateStatus({ ...pod, status });

@@ -110,10 +110,8 @@ export class ReplicaSetController {
   readonly #client: Client;
   readonly #podInformer: ControllerInformer<Pod>;
   readonly #rsInformer: ControllerInformer<ReplicaSet>;
-  readonly #clock: Clock;
   readonly #burstReplicas: number;
   readonly #podControl: PodControl;
-  readonly #logger: Logger;
 
   constructor(options: ReplicaSetControllerOptions) {
     const { client, podInformer, replicaSetInformer, podControl } = options ?? {};
@@ -131,9 +129,15 @@ export class ReplicaSetController {
     });
     this.#burstReplicas = positiveInteger(options.burstReplicas ?? burstReplicas, "burstReplicas");
     [this.#client, this.#podInformer, this.#rsInformer] = [client, podInformer, replicaSetInformer];
-    ({ queue: this.queue, clock: this.#clock, logger: this.#logger } = this.#harness);
+    this.queue = this.#harness.queue;
     this.#podControl = podControl ?? new ClientPodControl({ client, recorder: this.#harness.recorder });
-    this.expectations = options.expectations ?? new UIDTrackingControllerExpectations({ clock: this.#clock });
+    this.expectations =
+      options.expectations ?? new UIDTrackingControllerExpectations({ clock: this.#harness.clock });
+    this.#addEventHandlers();
+  }
+
+  /** ReplicaSets and their pods wake the ReplicaSet's key, observing expectations on the way (upstream's handlers). */
+  #addEventHandlers(): void {
     this.#rsInformer.addEventHandler({
       onAdd: (rs) => this.addReplicaSet(rs),
       onUpdate: (oldRS, curRS) => this.updateReplicaSet(oldRS, curRS),
@@ -200,7 +204,7 @@ export class ReplicaSetController {
   deleteReplicaSet(obj: DeepReadonly<ReplicaSet> | DeletedFinalStateUnknown<DeepReadonly<ReplicaSet>>): void {
     const rs = objectFromTombstone(obj);
     if (rs?.metadata?.name === undefined) {
-      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      this.#harness.logger.error({ object: obj }, "Couldn't get object from tombstone");
       return;
     }
     const key = metaNamespaceKeyFunc(rs);
@@ -266,7 +270,7 @@ export class ReplicaSetController {
   deletePod(obj: DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>): void {
     const pod = objectFromTombstone(obj);
     if (pod?.metadata?.name === undefined) {
-      this.#logger.error({ object: obj }, "Couldn't get object from tombstone");
+      this.#harness.logger.error({ object: obj }, "Couldn't get object from tombstone");
       return;
     }
     const ref = getControllerOf(pod);
@@ -295,7 +299,7 @@ export class ReplicaSetController {
   ): Promise<void> {
     const signal = context.signal;
     const { namespace, name } = splitMetaNamespaceKey(key);
-    const logger = context.logger ?? this.#logger.child({ namespace, name });
+    const logger = context.logger ?? this.#harness.logger.child({ namespace, name });
     const rs = this.#rsInformer.getIndexer().getByKey(key);
     if (rs === undefined) {
       logger.debug({}, "ReplicaSet has been deleted");
@@ -335,7 +339,7 @@ export class ReplicaSetController {
         manageError = error;
       }
     }
-    const newStatus = calculateStatus(rs, filteredPods, manageError, this.#clock.now());
+    const newStatus = calculateStatus(rs, filteredPods, manageError, this.#harness.clock.now());
     const updated = await updateReplicaSetStatus(this.#client, rs, newStatus, { signal });
     const replicas = updated.spec?.replicas ?? 1;
     const minReadySeconds = updated.spec?.minReadySeconds ?? 0;
@@ -420,7 +424,7 @@ export class ReplicaSetController {
       const count = Math.min(diff, this.#burstReplicas);
       logger.debug({ need: rs.spec?.replicas, deleting: count }, "Too many replicas");
       const relatedPods = this.#getIndirectlyRelatedPods(rs);
-      const podsToDelete = getPodsToDelete(filteredPods, relatedPods, count, this.#clock.now());
+      const podsToDelete = getPodsToDelete(filteredPods, relatedPods, count, this.#harness.clock.now());
       // Expect the exact pods, so the update and the delete of one pod count once.
       this.expectations.expectDeletions(key, podsToDelete.map(podKey));
       const errors: unknown[] = [];
@@ -472,7 +476,7 @@ export class ReplicaSetController {
   #getPodReplicaSets(pod: DeepReadonly<Pod>): DeepReadonly<ReplicaSet>[] {
     const matching = ownersSelecting(this.#rsInformer.getIndexer(), pod);
     if (matching.length > 1) {
-      this.#logger.warn(
+      this.#harness.logger.warn(
         {
           namespace: pod.metadata?.namespace,
           pod: pod.metadata?.name,
