@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import type { RunOptions } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
@@ -185,7 +186,9 @@ export class ControllerHarness<K = string> {
     const shutDownQueues = () => {
       for (const queue of this.queues.values()) queue.shutDown();
     };
-    const { signal } = options;
+    // One listener on the caller's signal (a manager runs many controllers on one); the
+    // cache-sync wait, workers, passes and sleeps listen to this one.
+    const { signal, release } = childSignal(options.signal);
     this.logger.info({ workers }, "Starting controller");
     try {
       let synced: boolean;
@@ -227,6 +230,7 @@ export class ControllerHarness<K = string> {
       shutDownQueues();
       await spec.onStop?.();
       await this.#ownedRecorder?.flush();
+      release();
       this.logger.info({}, "Shutting down controller");
       this.#running = false;
     }
@@ -246,6 +250,16 @@ export class ControllerHarness<K = string> {
       }
     }
   }
+}
+
+/** A signal that aborts with `parent`, with no listener limit, and `release` to take its one listener off `parent`. */
+function childSignal(parent: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const child = new AbortController();
+  setMaxListeners(0, child.signal);
+  const forward = () => child.abort(parent.reason);
+  if (parent.aborted) child.abort(parent.reason);
+  else parent.addEventListener("abort", forward, { once: true });
+  return { signal: child.signal, release: () => parent.removeEventListener("abort", forward) };
 }
 
 /**
