@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import http from "node:http";
 import { hostname } from "node:os";
 import type { DeepReadonly, KubeObject, ResourceDescriptor, Runnable } from "@reconcile/api";
@@ -226,6 +227,8 @@ export class Manager {
     if (this.#running) throw new Error("Manager.run is already running");
     this.#running = true;
     const stop = new AbortController();
+    // Every runnable listens to it (one listener each): no limit, as many controllers share it.
+    setMaxListeners(0, stop.signal);
     const onAbort = () => stop.abort();
     options.signal.addEventListener("abort", onAbort, { once: true });
     if (options.signal.aborted) stop.abort();
@@ -311,7 +314,11 @@ export class Manager {
       metricsProvider: this.#leaderMetrics,
       logger: this.logger,
       callbacks: {
-        onStartedLeading: (leading) => lead(AbortSignal.any([leading, stop.signal])),
+        onStartedLeading: (leading) => {
+          const term = AbortSignal.any([leading, stop.signal]);
+          setMaxListeners(0, term);
+          return lead(term);
+        },
         onStoppedLeading: () => {},
         onNewLeader: (identity) => this.logger.info({ identity }, "new leader elected"),
       },
