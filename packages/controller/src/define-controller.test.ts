@@ -1,10 +1,13 @@
+import { getEventListeners } from "node:events";
+import { events } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { noopMetricsProvider, RateLimitingQueue } from "@reconcile/workqueue";
 import { describe, expect, it } from "vitest";
 import { defineController } from "./define-controller.js";
-import type { EventRecorder } from "./event-recorder.js";
+import { type EventRecorder, noopEventRecorder } from "./event-recorder.js";
 import type { Logger } from "./logger.js";
+import { RecordingClient } from "./testing/recording-client.js";
 
 const synced = { hasSynced: () => true, whenSynced: () => Promise.resolve() };
 
@@ -62,7 +65,55 @@ describe("defineController", () => {
     harness.logger.info({}, "hello");
     expect(records).toEqual([{ controller: "example", msg: "hello" }]);
     expect([...harness.queues.keys()]).toEqual(["example_queue"]);
-    expect(harness.recorder.event).toBeTypeOf("function");
+    expect(harness.recorder).toBe(noopEventRecorder);
+  });
+
+  it("owns a recorder as the events component when the context gives none, and writes its Events before run settles", async () => {
+    const clock = new FakeClock(Date.parse("2026-01-02T03:04:05Z"));
+    const client = new RecordingClient();
+    const harness = defineController({
+      name: "example",
+      context: { clock },
+      events: { component: "example-controller", client },
+      informers: {},
+      queues: [{ name: "example", sync: async () => {} }],
+    });
+    const abort = new AbortController();
+    const run = harness.run({ signal: abort.signal });
+    harness.recorder.event(
+      { apiVersion: "v1", kind: "Pod", metadata: { name: "web", namespace: "prod", uid: "u1" } },
+      "Normal",
+      "Seen",
+      "seen it",
+    );
+    abort.abort();
+    await run;
+    const written = client.actionsOf("create", events.plural);
+    expect(written.map((a) => (a.body as { source?: { component?: string } }).source?.component)).toEqual([
+      "example-controller",
+    ]);
+  });
+
+  it("puts one listener on the caller's signal however many queues and passes listen, and takes it off when run settles", async () => {
+    const clock = new FakeClock();
+    const abort = new AbortController();
+    const harness = defineController({
+      name: "example",
+      context: { clock },
+      informers: { pods: synced },
+      queues: [
+        { name: "a", sync: async () => {} },
+        { name: "b", sync: async () => {} },
+        { name: "c", sync: async () => {} },
+      ],
+      periodic: Array.from({ length: 12 }, (_, i) => ({ name: `p${i}`, periodMs: 10, run: async () => {} })),
+    });
+    const run = harness.run({ signal: abort.signal, workers: 4 });
+    await settle(clock);
+    expect(getEventListeners(abort.signal, "abort")).toHaveLength(1);
+    abort.abort();
+    await run;
+    expect(getEventListeners(abort.signal, "abort")).toHaveLength(0);
   });
 
   it("uses a queue and a recorder the caller gives, as they are", () => {

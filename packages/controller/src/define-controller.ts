@@ -83,8 +83,6 @@ export interface ControllerSpec<K> {
   queues: readonly [ControllerQueueSpec<K>, ...ControllerQueueSpec<K>[]];
   /** Passes run on a period once the caches synced (node health, eviction). Default none. */
   periodic?: readonly PeriodicTask[] | undefined;
-  /** Logged once the caches synced, before the workers start. Default "Caches are synced". */
-  startedMessage?: string | undefined;
   /** Awaited after the workers have stopped, before `run` settles. */
   onStop?: (() => unknown) | undefined;
 }
@@ -110,6 +108,7 @@ export class ControllerHarness<K = string> {
   /** Every queue, by name. */
   readonly queues: ReadonlyMap<string, RateLimitingInterface<K>>;
   readonly #spec: ControllerSpec<K>;
+  readonly #context: ControllerContext;
   readonly #baseLogger: Logger;
   readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #reasons = new EnqueueReasons<K>();
@@ -120,8 +119,9 @@ export class ControllerHarness<K = string> {
     for (const [option, value] of Object.entries(spec.required ?? {})) {
       if (value === undefined || value === null) throw new TypeError(`${owner}: ${option} is required`);
     }
-    const context = spec.context ?? {};
+    const context = spec.context;
     this.#spec = spec;
+    this.#context = context;
     this.name = spec.name;
     this.clock = context.clock ?? realClock;
     this.#baseLogger = context.logger ?? noopLogger;
@@ -196,8 +196,8 @@ export class ControllerHarness<K = string> {
         synced = await waitForInformersSynced({
           informers: spec.informers,
           signal,
-          timeoutMs: spec.context?.cacheSyncTimeoutMs,
-          pollIntervalMs: spec.context?.cacheSyncPollMs,
+          timeoutMs: this.#context.cacheSyncTimeoutMs,
+          pollIntervalMs: this.#context.cacheSyncPollMs,
           clock: this.clock,
         });
       } catch (error) {
@@ -208,7 +208,7 @@ export class ControllerHarness<K = string> {
         shutDownQueues();
         return;
       }
-      this.logger.info({}, spec.startedMessage ?? "Caches are synced");
+      this.logger.info({}, "Caches are synced");
       await Promise.all([
         ...spec.queues.map((queueSpec, i) =>
           runWorkers({
@@ -219,7 +219,7 @@ export class ControllerHarness<K = string> {
             name: queueSpec.name,
             sync: queueSpec.sync,
             maxRetries: queueSpec.maxRetries,
-            metrics: spec.context?.syncMetrics,
+            metrics: this.#context.syncMetrics,
             clock: this.clock,
             reasons: i === 0 ? this.#reasons : undefined,
           }),
