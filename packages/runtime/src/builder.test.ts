@@ -27,7 +27,7 @@ describe("ControllerBuilder", () => {
     await env.stop();
   });
 
-  it("watches maps another kind's objects to requests", async () => {
+  it("watches maps another kind's objects to requests, and each reconcile says why it was queued", async () => {
     const seen: string[] = [];
     await start((manager) =>
       newControllerManagedBy(manager)
@@ -35,15 +35,19 @@ describe("ControllerBuilder", () => {
         .watches(secrets, (s) => [
           { namespace: s.metadata?.namespace ?? "", name: s.metadata?.labels?.for ?? "" },
         ])
-        .complete(async ({ name }) => {
-          seen.push(name);
+        .complete(async ({ name }, { reason }) => {
+          seen.push(`${name}: ${reason}`);
         }),
     );
     await env.client
       .resource(secrets, "default")
       .create({ metadata: { name: "creds", namespace: "default", labels: { for: "app" } } } as Secret);
-    await eventually(() => seen.includes("app"), { clock });
-    expect(seen).not.toContain("creds");
+    await eventually(() => seen.length === 1, { clock });
+    await env.client
+      .resource(configMaps, "default")
+      .create({ metadata: { name: "own", namespace: "default" } });
+    await eventually(() => seen.length === 2, { clock });
+    expect(seen).toEqual(["app: watched Secret added", "own: ConfigMap added"]);
   });
 
   it("a predicate drops the events it fails: status-like updates without a new generation", async () => {

@@ -1,9 +1,4 @@
-import {
-  type DeepReadonly,
-  isDeletedFinalStateUnknown,
-  type KubeObject,
-  type ResourceDescriptor,
-} from "@reconcile/api";
+import type { DeepReadonly, KubeObject, ResourceDescriptor } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import {
@@ -12,6 +7,7 @@ import {
   defineController,
   type EventRecorder,
   type Logger,
+  objectFromTombstone,
   ownerEventHandler,
   type SyncResult,
   TerminalError,
@@ -193,11 +189,16 @@ export class ControllerBuilder {
     if (!Number.isInteger(workers) || workers < 1) {
       throw new RangeError(`controller ${name}: workers must be a positive integer, got ${workers}`);
     }
-    const informers: Record<string, ReturnType<Manager["informers"]["forResource"]>> = {};
-    for (const { resource } of this.#watches) {
-      informers[resource.group ? `${resource.plural}.${resource.group}` : resource.plural] =
-        manager.informers.forResource(resource);
-    }
+    const watched = this.#watches.map((watch) => ({
+      watch,
+      informer: manager.informers.forResource(watch.resource),
+    }));
+    const informers = Object.fromEntries(
+      watched.map(({ watch: { resource }, informer }) => [
+        resource.group ? `${resource.plural}.${resource.group}` : resource.plural,
+        informer,
+      ]),
+    );
     const metrics = manager.reconcileMetrics;
     metrics.maxConcurrentReconciles.labels(name).set(workers);
     metrics.activeWorkers.labels(name).set(0);
@@ -239,10 +240,10 @@ export class ControllerBuilder {
       ],
     });
     const enqueue = (key: string, reason: string) => harness.enqueue(key, reason);
-    for (const watch of this.#watches) {
-      informers[
-        watch.resource.group ? `${watch.resource.plural}.${watch.resource.group}` : watch.resource.plural
-      ]!.addEventHandler(filtered(watch.handler(enqueue), [...this.#globalPredicates, ...watch.predicates]));
+    for (const { watch, informer } of watched) {
+      informer.addEventHandler(
+        filtered(watch.handler(enqueue), [...this.#globalPredicates, ...watch.predicates]),
+      );
     }
     manager.add({ name, needLeaderElection: true, run: (options) => harness.run(options) });
     return { name, queue: harness.queue };
@@ -269,8 +270,7 @@ function mapHandler(
       }
     },
     onDelete: (obj) => {
-      const last = (isDeletedFinalStateUnknown(obj) ? obj.obj : obj) as DeepReadonly<KubeObject>;
-      for (const request of map(last)) enqueue(keyOf(request), `${what} deleted`);
+      for (const request of map(objectFromTombstone(obj))) enqueue(keyOf(request), `${what} deleted`);
     },
   };
 }
@@ -288,8 +288,7 @@ function filtered(
       if (passes(predicates, "update", newObj, oldObj)) handler.onUpdate?.(oldObj, newObj);
     },
     onDelete: (obj) => {
-      const last = (isDeletedFinalStateUnknown(obj) ? obj.obj : obj) as DeepReadonly<KubeObject>;
-      if (passes(predicates, "delete", last)) handler.onDelete?.(obj);
+      if (passes(predicates, "delete", objectFromTombstone(obj))) handler.onDelete?.(obj);
     },
   };
 }
