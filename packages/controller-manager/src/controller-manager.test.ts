@@ -239,6 +239,8 @@ describe("ControllerManager", () => {
     expect((await get(la.url, "/healthz/nosuch")).status).toBe(404);
     await env.until(async () => (await get(la.url, "/readyz")).status === 200);
     expect((await get(la.url, "/readyz?verbose")).body).toContain("[+]informer-sync ok\n");
+    // A standby starts no informer, so it has nothing to wait for: ready.
+    expect(await get(lb.url, "/readyz")).toEqual({ status: 200, body: "ok" });
     expect((await get(la.url, "/nosuch")).status).toBe(404);
 
     await env.client.resource(deployments, namespace).create(web(1));

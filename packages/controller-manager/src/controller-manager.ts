@@ -109,19 +109,15 @@ export class ControllerManager {
       const workers = workersByName[name] ?? descriptor.defaultWorkers ?? 5;
       const controller = descriptor.construct({
         ...this.manager.controllerContext(),
-        client: options.client,
         informerFactory: this.manager.informers,
-        clock: this.manager.clock,
-        logger: this.manager.logger,
-        queueMetricsProvider: this.manager.workqueueMetrics,
         registry: this.registry,
         workers,
       });
       const gauge = running.labels(name, "kube-controller-manager");
       this.manager.add({
         name,
+        // The controller logs its own start ("Starting controller", with its workers).
         run: async ({ signal }) => {
-          this.manager.logger.info({ controller: name }, "Starting controller");
           gauge.set(1);
           try {
             await controller.run({ signal, workers });

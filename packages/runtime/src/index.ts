@@ -30,6 +30,7 @@ export { type JsonLoggerOptions, jsonLogger } from "./json-logger.js";
 export {
   LeaderElectionLostError,
   Manager,
+  type ManagerControllerContext,
   type ManagerLeaderElectionOptions,
   type ManagerOptions,
   type Runnable,

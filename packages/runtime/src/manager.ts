@@ -31,6 +31,15 @@ export class LeaderElectionLostError extends Error {
   }
 }
 
+/** What {@link Manager.controllerContext} gives: the shared parts a controller defaults from, each set. */
+export interface ManagerControllerContext extends ControllerContext {
+  readonly client: Client;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly queueMetricsProvider: MetricsProvider;
+  readonly cacheSyncTimeoutMs: number;
+}
+
 export interface ManagerLeaderElectionOptions {
   /** Name of the Lease. Required. */
   name: string;
@@ -153,7 +162,7 @@ export class Manager {
    * `NewUnmanaged` takes from the manager): its clock, logger, queue metrics
    * and the cache-sync timeout. Pass it (spread) as a controller's options.
    */
-  controllerContext(): ControllerContext & { client: Client } {
+  controllerContext(): ManagerControllerContext {
     return {
       client: this.client,
       clock: this.clock,
