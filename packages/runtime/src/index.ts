@@ -35,7 +35,6 @@ export {
   type ManagerOptions,
   type Runnable,
 } from "./manager.js";
-export { prometheusReconcileMetrics, type ReconcileMetrics } from "./metrics.js";
 export {
   annotationsChanged,
   generationChanged,
@@ -51,9 +50,11 @@ export {
   prometheusApiServerMetrics,
   prometheusKubeletMetrics,
   prometheusLeaderElectionMetrics,
+  prometheusReconcileMetrics,
   prometheusRestClientMetrics,
   prometheusSchedulerMetrics,
   prometheusWorkqueueMetrics,
+  type ReconcileMetrics,
   runningManagedControllersGauge,
   type SchedulerMetricsSeam,
 } from "./prometheus.js";

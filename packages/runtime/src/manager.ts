@@ -17,8 +17,12 @@ import { HealthzAdaptor, LeaderElector, LeaseLock } from "@reconcile/leader-elec
 import type { MetricsProvider } from "@reconcile/workqueue";
 import { Registry } from "prom-client";
 import { type HealthCheck, healthResponse, pingCheck } from "./health.js";
-import { prometheusReconcileMetrics, type ReconcileMetrics } from "./metrics.js";
-import { prometheusLeaderElectionMetrics, prometheusWorkqueueMetrics } from "./prometheus.js";
+import {
+  prometheusLeaderElectionMetrics,
+  prometheusReconcileMetrics,
+  prometheusWorkqueueMetrics,
+  type ReconcileMetrics,
+} from "./prometheus.js";
 
 /** Something the manager runs: the one lifecycle shape, with a name. */
 export type { Runnable };
