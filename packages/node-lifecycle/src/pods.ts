@@ -1,15 +1,12 @@
 import type { DeepReadonly, Pod, PodCondition, PodStatus } from "@reconcile/api";
-import type { ControllerIndexer } from "@reconcile/controller";
+import { type ControllerIndexer, ensureIndex } from "@reconcile/controller";
 
 /** The pod index both controllers read pods through (upstream `nodeNameKeyIndex`). */
 export const nodeNameIndex = "spec.nodeName";
 
 /** Adds the {@link nodeNameIndex} to a pod cache unless it is there already (both controllers share one pod informer). */
 export function ensureNodeNameIndex(indexer: ControllerIndexer<Pod>): void {
-  if (nodeNameIndex in indexer.getIndexers()) return;
-  indexer.addIndexers({
-    [nodeNameIndex]: (pod) => (pod.spec?.nodeName ? [pod.spec.nodeName] : []),
-  });
+  ensureIndex(indexer, nodeNameIndex, (pod) => (pod.spec?.nodeName ? [pod.spec.nodeName] : []));
 }
 
 /** The cached pods bound to `nodeName` (upstream `getPodsAssignedToNode`). */
