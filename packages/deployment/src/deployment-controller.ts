@@ -17,7 +17,6 @@ import {
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { Clock } from "@reconcile/clock";
 import {
   ClientReplicaSetControl,
   type ControllerContext,
@@ -25,7 +24,6 @@ import {
   type ControllerHarness,
   type ControllerInformer,
   defineController,
-  type EventRecorder,
   ensureIndex,
   type Logger,
   objectFromTombstone,

@@ -11,14 +11,11 @@ import {
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { Clock } from "@reconcile/clock";
 import {
   type ControllerContext,
   type ControllerHarness,
   type ControllerInformer,
   defineController,
-  type EventRecorder,
-  type Logger,
   objectFromTombstone,
   type SyncResult,
 } from "@reconcile/controller";

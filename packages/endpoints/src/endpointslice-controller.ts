@@ -19,9 +19,7 @@ import {
   type ControllerHarness,
   type ControllerInformer,
   defineController,
-  type EventRecorder,
   ensureIndex,
-  type Logger,
   objectFromTombstone,
   type SyncResult,
 } from "@reconcile/controller";

@@ -13,13 +13,11 @@ import {
   rfc3339,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { Clock } from "@reconcile/clock";
 import {
   type ControllerContext,
   type ControllerHarness,
   type ControllerInformer,
   defineController,
-  type Logger,
   type SyncResult,
 } from "@reconcile/controller";
 import { ItemExponentialFailureRateLimiter, type RateLimitingInterface } from "@reconcile/workqueue";

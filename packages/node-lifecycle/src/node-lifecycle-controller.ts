@@ -12,14 +12,11 @@ import {
   rfc3339,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { Clock } from "@reconcile/clock";
 import {
   type ControllerContext,
   type ControllerHarness,
   type ControllerInformer,
   defineController,
-  type EventRecorder,
-  type Logger,
   objectFromTombstone,
   type PeriodicTask,
   type SyncResult,

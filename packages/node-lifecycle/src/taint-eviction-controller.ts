@@ -10,14 +10,11 @@ import {
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { Clock } from "@reconcile/clock";
 import {
   type ControllerContext,
   type ControllerHarness,
   type ControllerInformer,
   defineController,
-  type EventRecorder,
-  type Logger,
   objectFromTombstone,
 } from "@reconcile/controller";
 import type { RateLimitingInterface } from "@reconcile/workqueue";

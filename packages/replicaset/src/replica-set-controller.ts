@@ -20,7 +20,6 @@ import {
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { Clock } from "@reconcile/clock";
 import {
   ClientPodControl,
   type ControllerContext,
