@@ -22,14 +22,19 @@ import {
   type SyncResult,
 } from "@reconcile/controller";
 import { parallelizeUntil, type RateLimitingInterface } from "@reconcile/workqueue";
-import type { NodeCondition, NodeStatus, ObjectReference, Taint } from "kubernetes-types/core/v1.js";
+import type { NodeCondition, ObjectReference, Taint } from "kubernetes-types/core/v1.js";
 import { type NodeLifecycleMetrics, noopNodeLifecycleMetrics } from "./metrics.js";
-import { ensureNodeNameIndex, podsOnNode, updatePodCondition } from "./pods.js";
-import { RateLimitedTimedQueue } from "./rate-limited-timed-queue.js";
 import {
-  notReadyTaintTemplate,
+  getNodeCondition,
+  type HealthResult,
+  type NodeHealth,
+  nodeWithStatusUnknown,
+  observeNodeHealth,
+} from "./node-health.js";
+import { ensureNodeNameIndex, podsOnNode, updatePodCondition } from "./pods.js";
+import { type NodeLifecycleFlags, type NodeLifecycleSettings, nodeLifecycleSettings } from "./settings.js";
+import {
   swapNodeTaints,
-  taintExists,
   taintNodeDiskPressure,
   taintNodeMemoryPressure,
   taintNodeNetworkUnavailable,
@@ -38,9 +43,11 @@ import {
   taintNodeUnreachable,
   taintNodeUnschedulable,
   taintSetDiff,
-  unreachableTaintTemplate,
 } from "./taints.js";
+import { type ZoneState, ZoneTainters } from "./zone-tainting.js";
 import { zoneKeyOf } from "./zones.js";
+
+export { computeZoneState, type ZoneState } from "./zone-tainting.js";
 
 /** The controller's name in kube-controller-manager. */
 export const nodeLifecycleControllerName = "node-lifecycle-controller";
@@ -49,10 +56,7 @@ export const nodeLeaseNamespace = "kube-node-lease";
 /** Nodes with this label are left out of the zone health maths (upstream `labelNodeDisruptionExclusion`). */
 export const nodeDisruptionExclusionLabel = "node.kubernetes.io/exclude-disruption";
 
-/** A zone's health as the controller sees it (upstream `ZoneState`). */
-export type ZoneState = "Initial" | "Normal" | "FullDisruption" | "PartialDisruption";
-
-export interface NodeLifecycleControllerOptions extends ControllerContext {
+export interface NodeLifecycleControllerOptions extends ControllerContext, NodeLifecycleFlags {
   /** Where Node status, taints and pod status are written. Required. */
   client: Client;
   nodeInformer: ControllerInformer<Node>;
@@ -61,36 +65,7 @@ export interface NodeLifecycleControllerOptions extends ControllerContext {
   podInformer: ControllerInformer<Pod>;
   /** The `node_collector_*` families. Default: none. (Every timestamp compared comes from `clock`, so node clock skew does not matter; Events come from `node-controller`.) */
   metrics?: NodeLifecycleMetrics | undefined;
-  /** `--node-monitor-period`: how often every node's health is checked. Default 5,000 ms. */
-  nodeMonitorPeriodMs?: number | undefined;
-  /** `--node-monitor-grace-period`: silence after which a node that posted Ready is Unknown. Default 50,000 ms. */
-  nodeMonitorGracePeriodMs?: number | undefined;
-  /** `--node-startup-grace-period`: the same for a node that never posted Ready. Default 60,000 ms. */
-  nodeStartupGracePeriodMs?: number | undefined;
-  /** `--node-eviction-rate`: nodes tainted NoExecute per second per healthy zone. Default 0.1. */
-  nodeEvictionRate?: number | undefined;
-  /** `--secondary-node-eviction-rate`: the same in a partially disrupted large zone. Default 0.01. */
-  secondaryNodeEvictionRate?: number | undefined;
-  /** `--large-cluster-size-threshold`: above this many nodes a zone is large. Default 50. */
-  largeClusterSizeThreshold?: number | undefined;
-  /** `--unhealthy-zone-threshold`: share of not-Ready nodes (more than 2) that makes a zone partially disrupted. Default 0.55. */
-  unhealthyZoneThreshold?: number | undefined;
-  /** How often the zones' tainting queues are polled (upstream `NodeEvictionPeriod`, not a flag). Default 100 ms. */
-  nodeEvictionPeriodMs?: number | undefined;
 }
-
-/** What the controller remembers about a node between passes (upstream `nodeHealthData`). */
-interface NodeHealth {
-  /** The status last seen; cached objects are never mutated, so it is kept without a copy. */
-  status: DeepReadonly<NodeStatus>;
-  /** When the controller last saw the kubelet alive: a new Ready heartbeat or a renewed Lease. */
-  probeTimestamp: number;
-  readyTransitionTimestamp: number;
-  lease: DeepReadonly<Lease> | undefined;
-}
-
-/** Node conditions that become Unknown when the kubelet goes quiet; NetworkUnavailable is the network's, left alone. */
-const conditionsSetUnknown = ["Ready", "MemoryPressure", "DiskPressure", "PIDPressure"] as const;
 
 /** NoSchedule taints that mirror node conditions (upstream `nodeConditionToTaintKeyStatusMap`). */
 const conditionTaints: Record<string, Record<string, string>> = {
@@ -134,9 +109,7 @@ export class NodeLifecycleController {
 
   readonly #knownNodes = new Map<string, DeepReadonly<Node>>();
   readonly #nodeHealth = new Map<string, NodeHealth>();
-  readonly #zoneStates = new Map<string, ZoneState>();
-  readonly #zoneTainters = new Map<string, RateLimitedTimedQueue>();
-  readonly #evictionsByZone = new Map<string, number>();
+  readonly #zones: ZoneTainters;
   /** Nodes whose pods could not all be marked not ready; tried again on the next pass. */
   readonly #nodesToRetry = new Set<string>();
   readonly #nodeUpdateQueue: RateLimitingInterface<string>;
@@ -158,6 +131,14 @@ export class NodeLifecycleController {
         { name: "node_lifecycle_controller_pods", workers: 4, sync: (key) => this.processPod(key) },
       ],
       periodic: this.#periodicPasses(),
+    });
+    this.#zones = new ZoneTainters({
+      ...this.#settings,
+      client: options.client,
+      nodes: this.#nodes.getIndexer(),
+      clock: this.#harness.clock,
+      logger: this.#harness.logger,
+      metrics: this.#metrics,
     });
     this.#nodeUpdateQueue = this.#harness.queues.get("node_lifecycle_controller")!;
     this.#podUpdateQueue = this.#harness.queues.get("node_lifecycle_controller_pods")!;
@@ -223,12 +204,12 @@ export class NodeLifecycleController {
 
   /** Each zone's state after the last health pass (zone keys as {@link zoneKeyOf} gives them). */
   zoneStates(): ReadonlyMap<string, ZoneState> {
-    return new Map(this.#zoneStates);
+    return new Map(this.#zones.states);
   }
 
   /** NoExecute taints applied per zone since start (upstream `node_collector_evictions_total`). */
   evictionsByZone(): ReadonlyMap<string, number> {
-    return new Map(this.#evictionsByZone);
+    return this.#zones.evictions();
   }
 
   /**
@@ -242,14 +223,14 @@ export class NodeLifecycleController {
     const passStarted = this.#harness.clock.now();
     const allNodes = this.#nodes.getIndexer().byIndex("namespace", "");
     const { added, deleted, newZoneRepresentatives } = this.#classifyNodes(allNodes);
-    for (const node of newZoneRepresentatives) this.#addZoneTainterFor(node);
+    for (const node of newZoneRepresentatives) this.#zones.addZoneOf(node);
     for (const node of added) {
       const name = node.metadata?.name ?? "";
       this.#harness.logger.info({ node: name }, "Controller observed a new Node");
       this.#recordNodeEvent(node, "RegisteredNode", `Registered Node ${name} in Controller`);
       this.#knownNodes.set(name, node);
-      this.#addZoneTainterFor(node);
-      await this.#markNodeAsReachable(node, signal);
+      this.#zones.addZoneOf(node);
+      await this.#zones.markNodeAsReachable(node, signal);
     }
     for (const node of deleted) {
       const name = node.metadata?.name ?? "";
@@ -301,7 +282,7 @@ export class NodeLifecycleController {
       }
       if (currentReady !== undefined) {
         const podsHere = podsOnNode(this.#pods.getIndexer(), name);
-        await this.#processTaintBaseEviction(node, observedReady, signal);
+        await this.#zones.processTaintBaseEviction(node, observedReady, signal);
         const needsRetry = this.#nodesToRetry.has(name);
         const becameNotReady = currentReady.status !== "True" && observedReady.status === "True";
         if (becameNotReady) {
@@ -316,7 +297,21 @@ export class NodeLifecycleController {
       }
       this.#nodesToRetry.delete(name);
     });
-    await this.#handleDisruption(zoneConditions, allNodes, signal);
+    await this.#zones.handleDisruption(zoneConditions, {
+      enterMasterDisruption: async () => {
+        await Promise.all(allNodes.map((node) => this.#zones.markNodeAsReachable(node, signal)));
+      },
+      exitMasterDisruption: () => {
+        const now = this.#harness.clock.now();
+        for (const node of allNodes) {
+          const name = node.metadata?.name ?? "";
+          const health = this.#nodeHealth.get(name);
+          if (health !== undefined) {
+            this.#nodeHealth.set(name, { ...health, probeTimestamp: now, readyTransitionTimestamp: now });
+          }
+        }
+      },
+    });
     this.#metrics.updateAllNodesHealthDuration((this.#harness.clock.now() - passStarted) / 1000);
   }
 
@@ -326,35 +321,8 @@ export class NodeLifecycleController {
    * node whose Ready is Unknown, `not-ready` for False, each replacing the
    * other; a node Ready again leaves the queue untainted.
    */
-  async doNoExecuteTaintingPass(signal?: AbortSignal): Promise<void> {
-    for (const [zone, tainter] of [...this.#zoneTainters]) {
-      await tainter.try(async (value) => {
-        const node = this.#nodes.getIndexer().getByKey(value.value);
-        if (node === undefined) {
-          this.#harness.logger.info({ node: value.value }, "Node no longer present in nodeLister");
-          return [true, 0];
-        }
-        const ready = getNodeCondition(node.status, "Ready");
-        if (ready === undefined) return [false, 50];
-        let taintToAdd: Taint;
-        let oppositeTaint: Taint;
-        if (ready.status === "False") {
-          taintToAdd = { ...notReadyTaintTemplate };
-          oppositeTaint = { ...unreachableTaintTemplate };
-        } else if (ready.status === "Unknown") {
-          taintToAdd = { ...unreachableTaintTemplate };
-          oppositeTaint = { ...notReadyTaintTemplate };
-        } else {
-          return [true, 0];
-        }
-        const swapped = await this.#swapTaints(node, [taintToAdd], [oppositeTaint], signal);
-        if (swapped) {
-          this.#evictionsByZone.set(zone, (this.#evictionsByZone.get(zone) ?? 0) + 1);
-          this.#metrics.eviction(zone, 1);
-        }
-        return [swapped, 0];
-      });
-    }
+  doNoExecuteTaintingPass(signal?: AbortSignal): Promise<void> {
+    return this.#zones.doNoExecuteTaintingPass(signal);
   }
 
   /**
@@ -415,28 +383,13 @@ export class NodeLifecycleController {
     const newZoneRepresentatives: DeepReadonly<Node>[] = [];
     for (const node of allNodes) {
       if (!this.#knownNodes.has(node.metadata?.name ?? "")) added.push(node);
-      else if (!this.#zoneStates.has(zoneKeyOf(node))) newZoneRepresentatives.push(node);
+      else if (!this.#zones.states.has(zoneKeyOf(node))) newZoneRepresentatives.push(node);
     }
     if (this.#knownNodes.size + added.length !== allNodes.length) {
       const present = new Set(allNodes.map((n) => n.metadata?.name ?? ""));
       for (const [name, node] of this.#knownNodes) if (!present.has(name)) deleted.push(node);
     }
     return { added, deleted, newZoneRepresentatives };
-  }
-
-  /** Upstream `addPodEvictorForNewZone`. */
-  #addZoneTainterFor(node: DeepReadonly<Node>): void {
-    const zone = zoneKeyOf(node);
-    if (this.#zoneStates.has(zone)) return;
-    this.#zoneStates.set(zone, "Initial");
-    this.#zoneTainters.set(
-      zone,
-      new RateLimitedTimedQueue({ qps: this.#settings.evictionQps, clock: this.#harness.clock }),
-    );
-    if (!this.#evictionsByZone.has(zone)) {
-      this.#evictionsByZone.set(zone, 0);
-      this.#metrics.eviction(zone, 0);
-    }
   }
 
   /**
@@ -447,216 +400,33 @@ export class NodeLifecycleController {
   async #tryUpdateNodeHealth(node: DeepReadonly<Node>, signal?: AbortSignal): Promise<HealthResult> {
     const name = node.metadata?.name ?? "";
     const now = this.#harness.clock.now();
-    const created = parseTime(node.metadata?.creationTimestamp) ?? now;
-    let health = this.#nodeHealth.get(name);
-    const status: DeepReadonly<NodeStatus> = node.status ?? {};
-    const currentReady = getNodeCondition(node.status, "Ready");
-    let observedReady: DeepReadonly<NodeCondition>;
-    let gracePeriod: number;
-    if (currentReady === undefined) {
-      // Never posted: a stand-in Unknown condition dated at the node's creation.
-      const at = node.metadata?.creationTimestamp;
-      observedReady = {
-        type: "Ready",
-        status: "Unknown",
-        ...(at === undefined ? {} : { lastHeartbeatTime: at, lastTransitionTime: at }),
-      };
-      gracePeriod = this.#settings.startupGracePeriodMs;
-      if (health !== undefined) health = { ...health, status };
-      else health = { status, probeTimestamp: created, readyTransitionTimestamp: created, lease: undefined };
-    } else {
-      observedReady = currentReady;
-      gracePeriod = this.#settings.monitorGracePeriodMs;
-    }
-
-    const savedReady = health === undefined ? undefined : getNodeCondition(health.status, "Ready");
-    const savedLease = health?.lease;
-    if (health === undefined) {
-      this.#harness.logger.info({ node: name }, "Missing timestamp for Node. Assuming now as a timestamp");
-      health = { status, probeTimestamp: now, readyTransitionTimestamp: now, lease: undefined };
-    } else if (savedReady === undefined && currentReady !== undefined) {
-      health = { status, probeTimestamp: now, readyTransitionTimestamp: now, lease: savedLease };
-    } else if (savedReady !== undefined && currentReady === undefined) {
-      this.#harness.logger.error({ node: name }, "ReadyCondition was removed from Status of Node");
-      health = { status, probeTimestamp: now, readyTransitionTimestamp: now, lease: savedLease };
-    } else if (
-      savedReady !== undefined &&
-      currentReady !== undefined &&
-      savedReady.lastHeartbeatTime !== currentReady.lastHeartbeatTime
-    ) {
-      const transitioned = savedReady.lastTransitionTime !== currentReady.lastTransitionTime;
-      health = {
-        status,
-        probeTimestamp: now,
-        readyTransitionTimestamp: transitioned ? now : health.readyTransitionTimestamp,
-        lease: savedLease,
-      };
-    }
-    // A renewed Lease counts as a heartbeat too (a kubelet that never posted status but renews is left alone).
-    const observedLease = this.#leases.getIndexer().getByKey(`${nodeLeaseNamespace}/${name}`);
-    if (
-      observedLease !== undefined &&
-      (savedLease === undefined || renewedSince(savedLease, observedLease))
-    ) {
-      health = { ...health, lease: observedLease, probeTimestamp: now };
-    }
+    const lease = this.#leases.getIndexer().getByKey(`${nodeLeaseNamespace}/${name}`);
+    const saved = this.#nodeHealth.get(name);
+    const { health, observedReady, currentReady, gracePeriodMs } = observeNodeHealth(
+      node,
+      saved,
+      lease,
+      now,
+      {
+        startupGracePeriodMs: this.#settings.startupGracePeriodMs,
+        monitorGracePeriodMs: this.#settings.monitorGracePeriodMs,
+      },
+      this.#harness.logger,
+    );
     this.#nodeHealth.set(name, health);
-
-    let current = currentReady;
-    if (now > health.probeTimestamp + gracePeriod) {
-      const nowTimestamp = rfc3339(now);
-      const updatedStatus = structuredClone((node.status ?? {}) as NodeStatus);
-      const updated: Node = { ...(node as Node), status: updatedStatus };
-      const conditions = (updatedStatus.conditions ??= []);
-      for (const type of conditionsSetUnknown) {
-        const condition = conditions.find((c) => c.type === type);
-        if (condition === undefined) {
-          conditions.push({
-            type,
-            status: "Unknown",
-            reason: "NodeStatusNeverUpdated",
-            message: "Kubelet never posted node status.",
-            ...(node.metadata?.creationTimestamp === undefined
-              ? {}
-              : { lastHeartbeatTime: node.metadata.creationTimestamp }),
-            lastTransitionTime: nowTimestamp,
-          });
-        } else if (condition.status !== "Unknown") {
-          condition.status = "Unknown";
-          condition.reason = "NodeStatusUnknown";
-          condition.message = "Kubelet stopped posting node status.";
-          condition.lastTransitionTime = nowTimestamp;
-        }
-      }
-      current = getNodeCondition(updated.status, "Ready");
-      if (JSON.stringify(current) !== JSON.stringify(observedReady)) {
-        await this.#client.resource(nodes).updateStatus(updated, { signal });
-        this.#nodeHealth.set(name, {
-          status: updatedStatus,
-          probeTimestamp: health.probeTimestamp,
-          readyTransitionTimestamp: now,
-          lease: observedLease,
-        });
-      }
+    if (now <= health.probeTimestamp + gracePeriodMs) return { observedReady, currentReady };
+    const updated = nodeWithStatusUnknown(node, now);
+    const current = getNodeCondition(updated.status, "Ready");
+    if (JSON.stringify(current) !== JSON.stringify(observedReady)) {
+      await this.#client.resource(nodes).updateStatus(updated, { signal });
+      this.#nodeHealth.set(name, {
+        status: updated.status ?? {},
+        probeTimestamp: health.probeTimestamp,
+        readyTransitionTimestamp: now,
+        lease,
+      });
     }
     return { observedReady, currentReady: current };
-  }
-
-  /** Upstream `processTaintBaseEviction`: reacts to the Ready condition as the pass found it. */
-  async #processTaintBaseEviction(
-    node: DeepReadonly<Node>,
-    observedReady: DeepReadonly<NodeCondition>,
-    signal?: AbortSignal,
-  ): Promise<void> {
-    const name = node.metadata?.name ?? "";
-    const taints = node.spec?.taints;
-    switch (observedReady.status) {
-      case "False":
-        if (taintExists(taints, unreachableTaintTemplate)) {
-          // Already tainted unreachable: swap at once, no rate limit.
-          if (
-            !(await this.#swapTaints(
-              node,
-              [{ ...notReadyTaintTemplate }],
-              [unreachableTaintTemplate],
-              signal,
-            ))
-          ) {
-            this.#harness.logger.error(
-              { node: name },
-              "Failed to instantly swap UnreachableTaint to NotReadyTaint",
-            );
-          }
-        } else if (this.#markNodeForTainting(node, "False")) {
-          this.#harness.logger.info({ node: name }, "Node is NotReady. Adding it to the Taint queue");
-        }
-        break;
-      case "Unknown":
-        if (taintExists(taints, notReadyTaintTemplate)) {
-          if (
-            !(await this.#swapTaints(
-              node,
-              [{ ...unreachableTaintTemplate }],
-              [notReadyTaintTemplate],
-              signal,
-            ))
-          ) {
-            this.#harness.logger.error(
-              { node: name },
-              "Failed to instantly swap NotReadyTaint to UnreachableTaint",
-            );
-          }
-        } else if (this.#markNodeForTainting(node, "Unknown")) {
-          this.#harness.logger.info({ node: name }, "Node is unresponsive. Adding it to the Taint queue");
-        }
-        break;
-      case "True":
-        if (await this.#markNodeAsReachable(node, signal)) {
-          this.#harness.logger.info({ node: name }, "Node is healthy again, removed all taints");
-        }
-        break;
-    }
-  }
-
-  /** Upstream `markNodeForTainting`: queues the node in its zone (anew if its NoExecute taint is missing). */
-  #markNodeForTainting(node: DeepReadonly<Node>, status: "False" | "Unknown"): boolean {
-    const name = node.metadata?.name ?? "";
-    const tainter = this.#tainterOf(node);
-    const template = status === "False" ? notReadyTaintTemplate : unreachableTaintTemplate;
-    if (!taintExists(node.spec?.taints, template)) tainter.remove(name);
-    return tainter.add(name, node.metadata?.uid ?? "");
-  }
-
-  /** Upstream `markNodeAsReachable`: both NoExecute taints off, and out of the zone queue. */
-  async #markNodeAsReachable(node: DeepReadonly<Node>, signal?: AbortSignal): Promise<boolean> {
-    const taints = node.spec?.taints;
-    if (taintExists(taints, unreachableTaintTemplate) || taintExists(taints, notReadyTaintTemplate)) {
-      try {
-        await swapNodeTaints(
-          this.#client,
-          this.#harness.clock,
-          node,
-          [],
-          [unreachableTaintTemplate, notReadyTaintTemplate],
-          signal,
-        );
-      } catch (error) {
-        if (!isNotFound(error)) {
-          this.#harness.logger.error(
-            { node: node.metadata?.name, err: error },
-            "Failed to remove taints from node",
-          );
-          return false;
-        }
-      }
-    }
-    return this.#tainterOf(node).remove(node.metadata?.name ?? "");
-  }
-
-  #tainterOf(node: DeepReadonly<Node>): RateLimitedTimedQueue {
-    const zone = zoneKeyOf(node);
-    let tainter = this.#zoneTainters.get(zone);
-    if (tainter === undefined) {
-      this.#addZoneTainterFor(node);
-      tainter = this.#zoneTainters.get(zone) as RateLimitedTimedQueue;
-    }
-    return tainter;
-  }
-
-  /** `SwapNodeControllerTaint`: false (logged) when the write failed. */
-  async #swapTaints(
-    node: DeepReadonly<Node>,
-    toAdd: readonly Taint[],
-    toRemove: readonly Taint[],
-    signal?: AbortSignal,
-  ): Promise<boolean> {
-    try {
-      return await swapNodeTaints(this.#client, this.#harness.clock, node, toAdd, toRemove, signal);
-    } catch (error) {
-      if (isNotFound(error)) return true;
-      this.#harness.logger.error({ node: node.metadata?.name, err: error }, "Failed to swap node taints");
-      return false;
-    }
   }
 
   /**
@@ -688,93 +458,6 @@ export class NodeLifecycleController {
       this.#harness.recorder.event(pod, "Warning", "NodeNotReady", "Node is not ready");
     }
     return ok;
-  }
-
-  /** Upstream `handleDisruption`: zone states from the Ready conditions, and the tainting rates they call for. */
-  async #handleDisruption(
-    zoneConditions: ReadonlyMap<string, (DeepReadonly<NodeCondition> | undefined)[]>,
-    allNodes: readonly DeepReadonly<Node>[],
-    signal?: AbortSignal,
-  ): Promise<void> {
-    const newZoneStates = new Map<string, ZoneState>();
-    let allAreFullyDisrupted = true;
-    for (const [zone, conditions] of zoneConditions) {
-      const { notReady, state } = computeZoneState(conditions, this.#settings.unhealthyZoneThreshold);
-      this.#metrics.zoneHealth(zone, conditions.length, notReady);
-      if (state !== "FullDisruption") allAreFullyDisrupted = false;
-      newZoneStates.set(zone, state);
-      if (!this.#zoneStates.has(zone)) this.#zoneStates.set(zone, "Initial");
-    }
-    let allWasFullyDisrupted = true;
-    for (const [zone, state] of [...this.#zoneStates]) {
-      if (!zoneConditions.has(zone)) {
-        this.#metrics.zoneHealth(zone, 0, 0);
-        this.#zoneStates.delete(zone);
-        continue;
-      }
-      if (state !== "FullDisruption") {
-        allWasFullyDisrupted = false;
-        break;
-      }
-    }
-    if (allAreFullyDisrupted && allWasFullyDisrupted) return;
-    if (allAreFullyDisrupted) {
-      // Every zone dark at once is more likely the control plane's network than every node: stop tainting.
-      this.#harness.logger.info(
-        {},
-        "Controller detected that all Nodes are not-Ready. Entering master disruption mode",
-      );
-      await Promise.all(allNodes.map((node) => this.#markNodeAsReachable(node, signal)));
-      for (const zone of this.#zoneStates.keys()) this.#zoneTainters.get(zone)?.swapLimiter(0);
-      for (const zone of this.#zoneStates.keys()) this.#zoneStates.set(zone, "FullDisruption");
-      return;
-    }
-    if (allWasFullyDisrupted) {
-      this.#harness.logger.info(
-        {},
-        "Controller detected that some Nodes are Ready. Exiting master disruption mode",
-      );
-      const now = this.#harness.clock.now();
-      for (const node of allNodes) {
-        const name = node.metadata?.name ?? "";
-        const health = this.#nodeHealth.get(name);
-        if (health !== undefined) {
-          this.#nodeHealth.set(name, { ...health, probeTimestamp: now, readyTransitionTimestamp: now });
-        }
-      }
-      for (const zone of this.#zoneStates.keys()) {
-        const state = newZoneStates.get(zone) ?? "Normal";
-        this.#setLimiterInZone(zone, zoneConditions.get(zone)?.length ?? 0, state);
-        this.#zoneStates.set(zone, state);
-      }
-      return;
-    }
-    for (const [zone, state] of [...this.#zoneStates]) {
-      const newState = newZoneStates.get(zone);
-      if (newState === undefined || newState === state) continue;
-      this.#harness.logger.info({ zone, newState }, "Controller detected that zone is now in new state");
-      this.#setLimiterInZone(zone, zoneConditions.get(zone)?.length ?? 0, newState);
-      this.#zoneStates.set(zone, newState);
-    }
-  }
-
-  /** Upstream `setLimiterInZone`: the normal rate, or in a partly disrupted zone the secondary rate when large, else none. */
-  #setLimiterInZone(zone: string, zoneSize: number, state: ZoneState): void {
-    const tainter = this.#zoneTainters.get(zone);
-    if (tainter === undefined) return;
-    switch (state) {
-      case "Normal":
-      case "FullDisruption":
-        tainter.swapLimiter(this.#settings.evictionQps);
-        break;
-      case "PartialDisruption":
-        tainter.swapLimiter(
-          zoneSize > this.#settings.largeClusterThreshold ? this.#settings.secondaryEvictionQps : 0,
-        );
-        break;
-      default:
-        break;
-    }
   }
 
   /** Upstream `reconcileNodeLabels`. */
@@ -809,101 +492,7 @@ export class NodeLifecycleController {
   }
 }
 
-interface HealthResult {
-  observedReady: DeepReadonly<NodeCondition>;
-  currentReady: DeepReadonly<NodeCondition> | undefined;
-}
-
-/**
- * A zone's state from its nodes' Ready conditions (upstream
- * `ComputeZoneState`): no Ready node → FullDisruption; more than 2 not Ready
- * making at least `unhealthyThreshold` of the zone → PartialDisruption; else
- * Normal. Also returns how many are not Ready.
- */
-export function computeZoneState(
-  readyConditions: readonly (DeepReadonly<NodeCondition> | undefined)[],
-  unhealthyThreshold: number,
-): { notReady: number; state: ZoneState } {
-  let ready = 0;
-  let notReady = 0;
-  for (const condition of readyConditions) {
-    if (condition?.status === "True") ready++;
-    else notReady++;
-  }
-  if (ready === 0 && notReady > 0) return { notReady, state: "FullDisruption" };
-  if (notReady > 2 && notReady / (notReady + ready) >= unhealthyThreshold) {
-    return { notReady, state: "PartialDisruption" };
-  }
-  return { notReady, state: "Normal" };
-}
-
-function getNodeCondition(
-  status: DeepReadonly<NodeStatus> | NodeStatus | undefined,
-  type: string,
-): DeepReadonly<NodeCondition> | undefined {
-  return status?.conditions?.find((c) => c.type === type);
-}
-
 function nodeReference(node: DeepReadonly<Node>): ObjectReference {
   const name = node.metadata?.name ?? "";
   return { apiVersion: "v1", kind: "Node", name, uid: node.metadata?.uid ?? name };
-}
-
-function renewedSince(saved: DeepReadonly<Lease>, observed: DeepReadonly<Lease>): boolean {
-  const before = parseTime(saved.spec?.renewTime);
-  const after = parseTime(observed.spec?.renewTime);
-  return before !== undefined && after !== undefined && before < after;
-}
-
-function parseTime(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : ms;
-}
-
-function positive(value: number, name: string): number {
-  if (!(typeof value === "number" && value > 0 && Number.isFinite(value))) {
-    throw new RangeError(`NodeLifecycleController: ${name} must be a positive number, got ${String(value)}`);
-  }
-  return value;
-}
-
-function nonNegative(value: number, name: string): number {
-  if (!(typeof value === "number" && value >= 0 && Number.isFinite(value))) {
-    throw new RangeError(
-      `NodeLifecycleController: ${name} must be a non-negative number, got ${String(value)}`,
-    );
-  }
-  return value;
-}
-
-interface NodeLifecycleSettings {
-  monitorPeriodMs: number;
-  monitorGracePeriodMs: number;
-  startupGracePeriodMs: number;
-  evictionQps: number;
-  secondaryEvictionQps: number;
-  largeClusterThreshold: number;
-  unhealthyZoneThreshold: number;
-  evictionPeriodMs: number;
-}
-
-/** The controller's flags with upstream's defaults, each checked. */
-function nodeLifecycleSettings(options: NodeLifecycleControllerOptions): NodeLifecycleSettings {
-  const settings = {
-    monitorPeriodMs: positive(options.nodeMonitorPeriodMs ?? 5_000, "nodeMonitorPeriodMs"),
-    monitorGracePeriodMs: positive(options.nodeMonitorGracePeriodMs ?? 50_000, "nodeMonitorGracePeriodMs"),
-    startupGracePeriodMs: positive(options.nodeStartupGracePeriodMs ?? 60_000, "nodeStartupGracePeriodMs"),
-    evictionQps: nonNegative(options.nodeEvictionRate ?? 0.1, "nodeEvictionRate"),
-    secondaryEvictionQps: nonNegative(options.secondaryNodeEvictionRate ?? 0.01, "secondaryNodeEvictionRate"),
-    largeClusterThreshold: nonNegative(options.largeClusterSizeThreshold ?? 50, "largeClusterSizeThreshold"),
-    unhealthyZoneThreshold: nonNegative(options.unhealthyZoneThreshold ?? 0.55, "unhealthyZoneThreshold"),
-    evictionPeriodMs: positive(options.nodeEvictionPeriodMs ?? 100, "nodeEvictionPeriodMs"),
-  };
-  if (settings.monitorGracePeriodMs < settings.monitorPeriodMs) {
-    throw new RangeError(
-      `NodeLifecycleController: nodeMonitorGracePeriodMs (${settings.monitorGracePeriodMs}) must not be shorter than nodeMonitorPeriodMs (${settings.monitorPeriodMs})`,
-    );
-  }
-  return settings;
 }
