@@ -71,3 +71,4 @@ export {
   type StorageWatcher,
   type StorageWatchOptions,
 } from "./storage/storage.js";
+export { type StorageChange, watchEventFor, withResourceVersion } from "./storage/watch-events.js";

@@ -1,12 +1,14 @@
 import type { KubeObject } from "@reconcile/api";
 import {
   type Storage,
+  type StorageChange,
   StorageError,
   type StorageEvent,
   type StorageListOptions,
   type StorageListResult,
   type StorageWatcher,
   type StorageWatchOptions,
+  watchEventFor,
 } from "@reconcile/apiserver";
 import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
 import { EventChannel } from "./channel.js";
@@ -122,13 +124,8 @@ export class CachedStorage implements Storage {
 }
 
 /** One change as the cache keeps it: enough to filter it for any watcher. */
-interface Change {
-  type: "ADDED" | "MODIFIED" | "DELETED";
+interface Change extends StorageChange {
   key: string;
-  revision: number;
-  object: KubeObject;
-  /** The state before (MODIFIED and DELETED). */
-  previous: KubeObject | undefined;
 }
 
 interface CacheWatcher {
@@ -365,7 +362,7 @@ class ResourceCache {
       const translated =
         watcher.predicate === undefined
           ? (unfiltered ??= { type: change.type, object, revision: change.revision })
-          : eventFor(change, watcher.predicate);
+          : watchEventFor(change, watcher.predicate);
       if (translated !== undefined) watcher.channel.push(translated);
     }
     this.#advance(change.revision);
@@ -441,28 +438,11 @@ class ResourceCache {
     for (let i = 0; i < this.#historyLength; i++) {
       const change = this.#historyAt(i);
       if (change.revision <= fromRevision || !change.key.startsWith(watcher.prefix)) continue;
-      const event = eventFor(change, watcher.predicate);
+      const event = watchEventFor(change, watcher.predicate);
       if (event !== undefined) events.push(event);
     }
     return events;
   }
-}
-
-/** The event a change is for a watcher with `predicate` (the cacheWatcher's transitions). */
-function eventFor(
-  change: Change,
-  predicate: ((o: KubeObject) => boolean) | undefined,
-): StorageEvent | undefined {
-  const { type, object, revision, previous } = change;
-  if (predicate === undefined) return { type, object, revision };
-  if (type === "ADDED") return predicate(object) ? { type, object, revision } : undefined;
-  if (type === "DELETED") return predicate(object) ? { type, object, revision } : undefined;
-  const matches = predicate(object);
-  const matched = previous !== undefined && predicate(previous);
-  if (matches && matched) return { type: "MODIFIED", object, revision };
-  if (matches) return { type: "ADDED", object, revision };
-  if (matched) return { type: "DELETED", object: withResourceVersion(previous, revision), revision };
-  return undefined;
 }
 
 /** The cacher's wording: `too old resource version: <asked> (<oldest servable>)`. */
@@ -475,10 +455,6 @@ function resourceOf(prefix: string): string | undefined {
   const first = prefix.indexOf("/", 1);
   const second = first < 0 ? -1 : prefix.indexOf("/", first + 1);
   return prefix.startsWith("/") && second > 0 ? prefix.slice(0, second + 1) : undefined;
-}
-
-function withResourceVersion(object: KubeObject, revision: number): KubeObject {
-  return { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
 }
 
 function positiveInteger(name: string, value: number): number {

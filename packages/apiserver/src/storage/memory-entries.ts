@@ -1,8 +1,9 @@
 import type { KubeObject } from "@reconcile/api";
 import type { Clock, TimerHandle } from "@reconcile/clock";
 import { jsonLengthBounds } from "../json.js";
-import { StorageError, type StorageEvent } from "./storage.js";
+import { StorageError } from "./storage.js";
 import type { WatchChannel } from "./watch-channel.js";
+import type { StorageChange } from "./watch-events.js";
 
 // What the in-memory storage keeps (entries, buckets of keys in etcd's order,
 // the history's changes) and the pure functions over them.
@@ -32,13 +33,8 @@ export interface MemoryStorageOptions {
 }
 
 /** One change, as the history keeps it: enough to replay it and to undo it. */
-export interface Change {
-  type: "ADDED" | "MODIFIED" | "DELETED";
+export interface Change extends StorageChange {
   key: string;
-  revision: number;
-  object: KubeObject;
-  /** The state before the change (MODIFIED and DELETED). */
-  previous: KubeObject | undefined;
   /** The size of `object` in bytes of JSON (for DELETED, of the object deleted). */
   objectBytes: number;
   /**
@@ -97,31 +93,9 @@ export function measureObject(maxObjectBytes: number, key: string, object: KubeO
   return bytes;
 }
 
-/** The watch event a change becomes for a watcher with `predicate` (kube-apiserver's cacheWatcher rules). */
-export function eventFor(
-  change: Change,
-  predicate: ((o: KubeObject) => boolean) | undefined,
-): StorageEvent | undefined {
-  const { type, object, revision, previous } = change;
-  if (predicate === undefined) return { type, object, revision };
-  if (type === "ADDED") return predicate(object) ? { type, object, revision } : undefined;
-  if (type === "DELETED") return predicate(previous!) ? { type, object, revision } : undefined;
-  const matches = predicate(object);
-  const matched = predicate(previous!);
-  if (matches && matched) return { type: "MODIFIED", object, revision };
-  if (matches) return { type: "ADDED", object, revision };
-  // It stopped matching: the watcher sees it leave, in its last matching state at this revision.
-  if (matched) return { type: "DELETED", object: withResourceVersion(previous!, revision), revision };
-  return undefined;
-}
-
 export function setResourceVersion(object: KubeObject, revision: number): void {
   const meta = (object.metadata ??= {}) as { resourceVersion?: string };
   meta.resourceVersion = String(revision);
-}
-
-export function withResourceVersion(object: KubeObject, revision: number): KubeObject {
-  return { ...object, metadata: { ...object.metadata, resourceVersion: String(revision) } };
 }
 
 /** `/group/resource/`: the first two path segments, where one resource's keys live. */

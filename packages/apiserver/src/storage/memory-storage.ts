@@ -8,7 +8,6 @@ import {
   type Change,
   compareKeys,
   type Entry,
-  eventFor,
   lookupFor,
   lowerBound,
   type MemoryStorageOptions,
@@ -17,7 +16,6 @@ import {
   setResourceVersion,
   sortedKeysUnder,
   type Watch,
-  withResourceVersion,
 } from "./memory-entries.js";
 import { RingBuffer } from "./ring-buffer.js";
 import {
@@ -31,6 +29,7 @@ import {
   tooOldResourceVersion,
 } from "./storage.js";
 import { WatchChannel } from "./watch-channel.js";
+import { watchEventFor, withResourceVersion } from "./watch-events.js";
 
 export type { MemoryStorageOptions };
 
@@ -284,7 +283,7 @@ export class MemoryStorage implements Storage {
     for (let i = Math.max(0, first); i < this.#history.length; i++) {
       const change = this.#history.at(i)!;
       if (!change.key.startsWith(prefix)) continue;
-      const event = eventFor(change, predicate);
+      const event = watchEventFor(change, predicate);
       if (event !== undefined) events.push(event);
     }
     return events;
@@ -342,7 +341,7 @@ export class MemoryStorage implements Storage {
         }
       }
       if (change.revision <= watch.after || !change.key.startsWith(watch.prefix)) continue;
-      const event = eventFor(change, watch.predicate);
+      const event = watchEventFor(change, watch.predicate);
       if (event !== undefined) watch.channel.push(event);
     }
   }
