@@ -10,6 +10,7 @@ export * from "./pods.js";
 export * from "./quantity.js";
 export * from "./resources.js";
 export * from "./selector-errors.js";
+export * from "./taints.js";
 export * from "./time.js";
 export type * from "./types.js";
 export * from "./validation.js";

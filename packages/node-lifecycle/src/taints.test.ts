@@ -6,7 +6,6 @@ import {
   getNoExecuteTaints,
   taintExists,
   taintSetDiff,
-  toleratesTaint,
 } from "./taints.js";
 
 describe("getNoExecuteTaints (upstream TestFilterNoExecuteTaints)", () => {
@@ -39,51 +38,6 @@ describe("getMinTolerationTimeMs (upstream TestGetMinTolerationTime)", () => {
   ];
   for (const c of cases) {
     it(c.name, () => expect(getMinTolerationTimeMs(c.tolerations)).toBe(c.expected));
-  }
-});
-
-describe("toleratesTaint (upstream TestTolerationToleratesTaint)", () => {
-  const taint: Taint = { key: "foo", value: "bar", effect: "NoExecute" };
-  const cases: { name: string; toleration: Toleration; expected: boolean }[] = [
-    {
-      name: "empty effect tolerates every effect",
-      toleration: { key: "foo", operator: "Exists" },
-      expected: true,
-    },
-    {
-      name: "a different effect does not",
-      toleration: { key: "foo", operator: "Exists", effect: "NoSchedule" },
-      expected: false,
-    },
-    {
-      name: "a different key does not",
-      toleration: { key: "baz", operator: "Exists", effect: "NoExecute" },
-      expected: false,
-    },
-    {
-      name: "Equal with the same value",
-      toleration: { key: "foo", operator: "Equal", value: "bar" },
-      expected: true,
-    },
-    {
-      name: "Equal with another value",
-      toleration: { key: "foo", operator: "Equal", value: "qux" },
-      expected: false,
-    },
-    { name: "no operator means Equal", toleration: { key: "foo", value: "bar" }, expected: true },
-    {
-      name: "empty key with Exists tolerates everything",
-      toleration: { operator: "Exists" },
-      expected: true,
-    },
-    {
-      name: "an unknown operator tolerates nothing",
-      toleration: { key: "foo", operator: "Gt", value: "1" },
-      expected: false,
-    },
-  ];
-  for (const c of cases) {
-    it(c.name, () => expect(toleratesTaint(c.toleration, taint)).toBe(c.expected));
   }
 });
 

@@ -1,4 +1,13 @@
-import { type DeepReadonly, isConflict, type Node, nodes, rfc3339 } from "@reconcile/api";
+import {
+  type DeepReadonly,
+  isConflict,
+  matchTaint,
+  type Node,
+  nodes,
+  rfc3339,
+  taintExists,
+  toleratesTaint,
+} from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { Taint, Toleration } from "kubernetes-types/core/v1.js";
@@ -25,33 +34,11 @@ export const notReadyTaintTemplate: Readonly<Taint> = Object.freeze({
   effect: "NoExecute",
 });
 
+// The taint and toleration predicates are @reconcile/api's (k8s.io/api/core/v1's helpers upstream).
+export { matchTaint, taintExists, toleratesTaint };
+
 type AnyTaint = Taint | DeepReadonly<Taint>;
 type AnyToleration = Toleration | DeepReadonly<Toleration>;
-
-/** Two taints are the same taint when key and effect match; value and timeAdded do not count (upstream `Taint.MatchTaint`). */
-export function matchTaint(a: AnyTaint, b: AnyTaint): boolean {
-  return a.key === b.key && a.effect === b.effect;
-}
-
-/** Whether `taints` hold one matching `taint` by key and effect (upstream `TaintExists`). */
-export function taintExists(taints: readonly AnyTaint[] | undefined, taint: AnyTaint): boolean {
-  return (taints ?? []).some((t) => matchTaint(t, taint));
-}
-
-/** Whether `toleration` tolerates `taint` (upstream `Toleration.ToleratesTaint`). */
-export function toleratesTaint(toleration: AnyToleration, taint: AnyTaint): boolean {
-  if (toleration.effect && toleration.effect !== taint.effect) return false;
-  if (toleration.key && toleration.key !== taint.key) return false;
-  switch (toleration.operator ?? "") {
-    case "":
-    case "Equal":
-      return (toleration.value ?? "") === (taint.value ?? "");
-    case "Exists":
-      return true;
-    default:
-      return false;
-  }
-}
 
 /**
  * Whether every taint is tolerated, and the tolerations that do it: for each

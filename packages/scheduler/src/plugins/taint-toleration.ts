@@ -1,21 +1,9 @@
-import type { DeepReadonly } from "@reconcile/api";
+import { type DeepReadonly, toleratesTaint } from "@reconcile/api";
 import type { Taint, Toleration } from "kubernetes-types/core/v1.js";
 import { defaultNormalizeScore, type Plugin, successStatus, unresolvable } from "../framework.js";
 
-/** Whether `toleration` tolerates `taint` (upstream `Toleration.ToleratesTaint`). */
-export function toleratesTaint(toleration: DeepReadonly<Toleration>, taint: DeepReadonly<Taint>): boolean {
-  if (toleration.effect && toleration.effect !== taint.effect) return false;
-  if (toleration.key && toleration.key !== taint.key) return false;
-  switch (toleration.operator ?? "Equal") {
-    case "":
-    case "Equal":
-      return (toleration.value ?? "") === (taint.value ?? "");
-    case "Exists":
-      return true;
-    default:
-      return false;
-  }
-}
+// Upstream's `Toleration.ToleratesTaint`, shared with the node lifecycle controllers.
+export { toleratesTaint };
 
 /** The first taint, among those `inScope` accepts, that no toleration tolerates (upstream `FindMatchingUntoleratedTaint`). */
 export function findUntoleratedTaint(
