@@ -1,7 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ReconcileError } from "./errors.js";
-import { everything, labelSelectorAsSelector, nothing, parseSelector, selectorFromSet } from "./labels.js";
+import {
+  everything,
+  labelSelectorAsSelector,
+  labelsEqual,
+  nothing,
+  parseSelector,
+  selectorFromSet,
+} from "./labels.js";
 import { InvalidLabelSelectorError, SelectorParseError } from "./selector-errors.js";
 import type { LabelSelector } from "./types.js";
 
@@ -363,5 +370,20 @@ describe("round trips", () => {
         for (const sample of samples) expect(second.matches(sample)).toBe(first.matches(sample));
       }),
     );
+  });
+});
+
+describe("labelsEqual (upstream labels.Equals)", () => {
+  it("same keys and values are equal whatever the order; a missing map is an empty one", () => {
+    expect(labelsEqual({ a: "1", b: "2" }, { b: "2", a: "1" })).toBe(true);
+    expect(labelsEqual(undefined, {})).toBe(true);
+    expect(labelsEqual(null, undefined)).toBe(true);
+  });
+  it("a different value, a missing key or an extra key is not equal", () => {
+    expect(labelsEqual({ a: "1" }, { a: "2" })).toBe(false);
+    expect(labelsEqual({ a: "1" }, { b: "1" })).toBe(false);
+    expect(labelsEqual({ a: "1" }, { a: "1", b: "" })).toBe(false);
+    expect(labelsEqual({ a: "" }, {})).toBe(false);
+    expect(labelsEqual({ toString: "x" }, { valueOf: "x" })).toBe(false);
   });
 });

@@ -86,6 +86,22 @@ export function selectorFromSet(labels: Readonly<Record<string, string>> | null 
   return requirements.length === 0 ? everythingSelector : new RequirementsSelector(requirements);
 }
 
+/**
+ * Whether two label maps hold the same keys with the same values (upstream
+ * `labels.Equals`); a missing map equals an empty one.
+ */
+export function labelsEqual(
+  a: Readonly<Record<string, string>> | null | undefined,
+  b: Readonly<Record<string, string>> | null | undefined,
+): boolean {
+  const left = a ?? {};
+  const right = b ?? {};
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  for (const key of keys) if (!Object.hasOwn(right, key) || left[key] !== right[key]) return false;
+  return true;
+}
+
 // ---------------------------------------------------------------------------
 // Selectors
 

@@ -6,6 +6,7 @@ import {
   type KubeObject,
   type LabelSelector,
   labelSelectorAsSelector,
+  labelsEqual,
   metaNamespaceKeyFunc,
   type OwnerReference,
 } from "@reconcile/api";
@@ -106,7 +107,7 @@ export function ownerEventHandler<C extends KubeObject, O>(
         enqueueRef(newChild, newRef);
         return;
       }
-      if (refChanged || !sameLabels(oldChild.metadata?.labels, newChild.metadata?.labels)) {
+      if (refChanged || !labelsEqual(oldChild.metadata?.labels, newChild.metadata?.labels)) {
         enqueueAdopters(newChild);
       }
     },
@@ -163,17 +164,6 @@ export function sameOwnerRef(a: OwnerReference | undefined, b: OwnerReference | 
     a.controller === b.controller &&
     a.blockOwnerDeletion === b.blockOwnerDeletion
   );
-}
-
-function sameLabels(
-  a: Readonly<Record<string, string>> | undefined,
-  b: Readonly<Record<string, string>> | undefined,
-): boolean {
-  const left = a ?? {};
-  const right = b ?? {};
-  const keys = Object.keys(left);
-  if (keys.length !== Object.keys(right).length) return false;
-  return keys.every((key) => left[key] === right[key]);
 }
 
 function groupOf(apiVersion: string): string {

@@ -1,4 +1,4 @@
-import { type DeepReadonly, isPodReady, type Pod, selectorFromSet } from "@reconcile/api";
+import { type DeepReadonly, isPodReady, labelsEqual, type Pod, selectorFromSet } from "@reconcile/api";
 import type { ControllerIndexer } from "@reconcile/controller";
 import type { Service, ServicePort } from "kubernetes-types/core/v1.js";
 
@@ -107,7 +107,7 @@ export function servicesToUpdateOnPodChange(
   newPod: DeepReadonly<Pod>,
 ): Set<string> {
   if (oldPod.metadata?.resourceVersion === newPod.metadata?.resourceVersion) return new Set();
-  const labelsChanged = !sameRecord(oldPod.metadata?.labels, newPod.metadata?.labels);
+  const labelsChanged = !labelsEqual(oldPod.metadata?.labels, newPod.metadata?.labels);
   if (!labelsChanged && !endpointChanged(oldPod, newPod)) return new Set();
   const keys = servicesForPod(serviceIndexer, newPod);
   if (labelsChanged) for (const key of servicesForPod(serviceIndexer, oldPod)) keys.add(key);
@@ -125,13 +125,4 @@ function endpointChanged(a: DeepReadonly<Pod>, b: DeepReadonly<Pod>): boolean {
     a.spec?.nodeName !== b.spec?.nodeName ||
     a.status?.phase !== b.status?.phase
   );
-}
-
-export function sameRecord(
-  a: Readonly<Record<string, string>> | undefined,
-  b: Readonly<Record<string, string>> | undefined,
-): boolean {
-  const ak = Object.keys(a ?? {});
-  if (ak.length !== Object.keys(b ?? {}).length) return false;
-  return ak.every((k) => a?.[k] === b?.[k]);
 }

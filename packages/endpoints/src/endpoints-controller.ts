@@ -3,6 +3,7 @@ import {
   errorMessage,
   isNotFound,
   isPodReady,
+  labelsEqual,
   metaNamespaceKeyFunc,
   type Pod,
   pods,
@@ -34,7 +35,6 @@ import {
   isHeadless,
   podAddress,
   podsForService,
-  sameRecord,
   selectsPods,
   servicesForPod,
   servicesToUpdateOnPodChange,
@@ -191,7 +191,7 @@ export class EndpointsController {
     if (
       current !== undefined &&
       sameSubsets(current.subsets ?? [], capped) &&
-      sameRecord(currentLabels, wantedLabels) &&
+      labelsEqual(currentLabels, wantedLabels) &&
       capacityConsistent &&
       (current.metadata?.labels?.[headlessServiceLabel] !== undefined) === isHeadless(service)
     ) {

@@ -3,6 +3,7 @@ import {
   errorMessage,
   isNotFound,
   isPodReady,
+  labelsEqual,
   metaNamespaceKeyFunc,
   type Node,
   nodes,
@@ -384,7 +385,7 @@ export function planSlices(input: {
     const slice = structuredClone(current) as EndpointSlice;
     const groupKey = portListKey(slice.ports ?? []);
     const group = groups.get(groupKey);
-    let changed = !sameLabels(slice.metadata?.labels, labels);
+    let changed = !labelsEqual(slice.metadata?.labels, labels);
     slice.metadata = { ...slice.metadata, labels: { ...labels } };
     const kept: Endpoint[] = [];
     for (const endpoint of slice.endpoints ?? []) {
@@ -452,7 +453,7 @@ function placeholderPlan(
   for (const slice of existing) if (slice !== keep) plan.deletes.push(slice.metadata?.name ?? "");
   if (keep === undefined) {
     plan.creates.push(newSlice(service, addressType, labels, [], []));
-  } else if (keep !== placeholder || !sameLabels(keep.metadata?.labels, labels)) {
+  } else if (keep !== placeholder || !labelsEqual(keep.metadata?.labels, labels)) {
     const slice = structuredClone(keep) as EndpointSlice;
     slice.metadata = { ...slice.metadata, labels };
     slice.endpoints = [];
@@ -506,11 +507,6 @@ function sliceLabels(service: DeepReadonly<Service>): Record<string, string> {
   labels[managedByLabel] = endpointSliceControllerName;
   if (isHeadless(service)) labels[headlessServiceLabel] = "";
   return labels;
-}
-
-function sameLabels(a: DeepReadonly<Record<string, string>> | undefined, b: Record<string, string>): boolean {
-  const ak = Object.keys(a ?? {});
-  return ak.length === Object.keys(b).length && ak.every((k) => a?.[k] === b[k]);
 }
 
 function portListKey(ports: readonly DeepReadonly<EndpointPort>[]): string {

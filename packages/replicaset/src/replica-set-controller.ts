@@ -7,6 +7,7 @@ import {
   isPodActive,
   isPodReady,
   labelSelectorAsSelector,
+  labelsEqual,
   metaNamespaceKeyFunc,
   newControllerRef,
   type OwnerReference,
@@ -235,7 +236,7 @@ export class ReplicaSetController {
   updatePod(oldPod: DeepReadonly<Pod>, curPod: DeepReadonly<Pod>): void {
     // A periodic resync sends every pod again unchanged.
     if (curPod.metadata?.resourceVersion === oldPod.metadata?.resourceVersion) return;
-    const labelChanged = !sameLabels(oldPod.metadata?.labels, curPod.metadata?.labels);
+    const labelChanged = !labelsEqual(oldPod.metadata?.labels, curPod.metadata?.labels);
     if (curPod.metadata?.deletionTimestamp != null) {
       // A graceful delete is seen first as this update: count it now, not when the pod is gone.
       this.deletePod(curPod);
@@ -522,17 +523,6 @@ function orphanIndexValue(namespace: string): string {
 /** The key UID-tracking expectations use for a pod: `namespace/name` (upstream `PodKey`). */
 export function podKey(pod: Pod | DeepReadonly<Pod>): string {
   return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
-}
-
-function sameLabels(
-  a: Readonly<Record<string, string>> | undefined,
-  b: Readonly<Record<string, string>> | undefined,
-): boolean {
-  const left = a ?? {};
-  const right = b ?? {};
-  const keys = Object.keys(left);
-  if (keys.length !== Object.keys(right).length) return false;
-  return keys.every((key) => left[key] === right[key]);
 }
 
 function hasStatusCause(error: unknown, causeType: string): boolean {
