@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   errorMessage,
+  hasStatusCause,
   isAlreadyExists,
   isBadRequest,
   isConflict,
@@ -352,5 +353,32 @@ describe("errorMessage", () => {
     expect(errorMessage("plain text")).toBe("plain text");
     expect(errorMessage(42)).toBe("42");
     expect(errorMessage(undefined)).toBe("undefined");
+  });
+});
+
+describe("hasStatusCause (apierrors.HasStatusCause)", () => {
+  it("finds a cause by type in a StatusError's details, and nothing in anything else", () => {
+    const terminating = new StatusError({
+      kind: "Status",
+      apiVersion: "v1",
+      status: "Failure",
+      reason: "Forbidden",
+      code: 403,
+      message:
+        'pods "p" is forbidden: unable to create new content in namespace ns because it is being terminated',
+      details: {
+        causes: [
+          {
+            reason: "NamespaceTerminating",
+            message: "namespace ns is being terminated",
+            field: "metadata.namespace",
+          },
+        ],
+      },
+    });
+    expect(hasStatusCause(terminating, "NamespaceTerminating")).toBe(true);
+    expect(hasStatusCause(terminating, "FieldValueInvalid")).toBe(false);
+    expect(hasStatusCause(new Error("NamespaceTerminating"), "NamespaceTerminating")).toBe(false);
+    expect(hasStatusCause(undefined, "NamespaceTerminating")).toBe(false);
   });
 });

@@ -392,6 +392,16 @@ export const isRequestEntityTooLarge = (error: unknown): boolean =>
   matches(error, "RequestEntityTooLarge", 413);
 export const isServiceUnavailable = (error: unknown): boolean => matches(error, "ServiceUnavailable", 503);
 
+/**
+ * Whether the error is a `StatusError` whose details name a cause of this
+ * type (`apierrors.HasStatusCause`), e.g. `NamespaceTerminating` on a create
+ * into a namespace being deleted.
+ */
+export function hasStatusCause(error: unknown, causeType: string): boolean {
+  if (!StatusError.isInstance(error)) return false;
+  return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
+}
+
 /** The server's suggested wait, if the error carries one (`apierrors.SuggestsClientDelay`). */
 export function suggestsClientDelay(error: unknown): number | undefined {
   if (!StatusError.isInstance(error)) return undefined;

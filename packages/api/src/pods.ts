@@ -48,3 +48,8 @@ export function isPodAvailable(pod: AnyPod, minReadySeconds: number, nowMs: numb
   if (Number.isNaN(since)) return false;
   return since + minReadySeconds * 1000 < nowMs;
 }
+
+/** A pod's `namespace/name`, as expectations and work queues key pods (upstream `controller.PodKey`). */
+export function podKey(pod: AnyPod): string {
+  return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
+}

@@ -1,6 +1,7 @@
 import {
   type DeepReadonly,
   errorMessage,
+  hasStatusCause,
   isDNS1123Subdomain,
   isNotFound,
   type KubeObject,
@@ -9,7 +10,6 @@ import {
   type PodSpec,
   type PodTemplateSpec,
   pods,
-  StatusError,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type EventRecorder, noopEventRecorder } from "./event-recorder.js";
@@ -226,9 +226,4 @@ function withKind(
 ): KubeObject | DeepReadonly<KubeObject> {
   if (object.kind) return object;
   return { ...object, apiVersion: controllerRef.apiVersion, kind: controllerRef.kind };
-}
-
-function hasStatusCause(error: unknown, causeType: string): boolean {
-  if (!StatusError.isInstance(error)) return false;
-  return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
 }

@@ -4,13 +4,13 @@ import {
   deployments,
   errorMessage,
   getControllerOf,
+  hasStatusCause,
   isAlreadyExists,
   isNotFound,
   newControllerRef,
   type Pod,
   type ReplicaSet,
   replicaSets,
-  StatusError,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
@@ -977,9 +977,4 @@ export function eventTarget(d: Deployment | DeepReadonly<Deployment>): Deploymen
 function deploymentKey(d: Deployment): string {
   const namespace = d.metadata?.namespace;
   return namespace ? `${namespace}/${d.metadata?.name}` : (d.metadata?.name ?? "");
-}
-
-function hasStatusCause(error: unknown, causeType: string): boolean {
-  if (!StatusError.isInstance(error)) return false;
-  return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
 }

@@ -41,8 +41,3 @@ export function updatePodCondition(status: PodStatus, condition: PodCondition, n
   conditions[index] = next;
   return !same;
 }
-
-/** The pod's `namespace/name`. */
-export function podKey(pod: DeepReadonly<Pod> | Pod): string {
-  return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
-}

@@ -4,6 +4,7 @@ import {
   type Node,
   nodes,
   type Pod,
+  podKey,
   pods,
   type RunOptions,
   rfc3339,
@@ -20,7 +21,7 @@ import {
 import type { RateLimitingInterface } from "@reconcile/workqueue";
 import type { ObjectReference, Taint, Toleration } from "kubernetes-types/core/v1.js";
 import { noopTaintEvictionMetrics, type TaintEvictionMetrics } from "./metrics.js";
-import { ensureNodeNameIndex, podKey, podsOnNode, updatePodCondition } from "./pods.js";
+import { ensureNodeNameIndex, podsOnNode, updatePodCondition } from "./pods.js";
 import { getMatchingTolerations, getMinTolerationTimeMs, getNoExecuteTaints } from "./taints.js";
 import { TimedWorkerQueue } from "./timed-workers.js";
 

@@ -1,9 +1,10 @@
+/** Re-exported from `@reconcile/api`, where it now lives. */
+export { podKey } from "@reconcile/api";
 export type { ControllerIndexer, ControllerInformer } from "./informer-types.js";
 export {
   burstReplicas,
   controllerUIDIndex,
   getPodsToDelete,
-  podKey,
   podsByControllerIndex,
   ReplicaSetController,
   type ReplicaSetControllerOptions,

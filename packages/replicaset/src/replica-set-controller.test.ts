@@ -7,6 +7,7 @@ import {
   newInternalError,
   newNotFound,
   type Pod,
+  podKey,
   type ReplicaSet,
   replicaSets,
   StatusError,
@@ -17,7 +18,7 @@ import { FakePodControl, RecordingClient } from "@reconcile/controller/testing";
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import { describe, expect, it, vi } from "vitest";
 import type { ControllerIndexer, ControllerInformer } from "./informer-types.js";
-import { getPodsToDelete, podKey, ReplicaSetController } from "./replica-set-controller.js";
+import { getPodsToDelete, ReplicaSetController } from "./replica-set-controller.js";
 
 // ---------------------------------------------------------------------------
 // Fakes: an informer whose store the test fills directly (handlers are called

@@ -3,6 +3,7 @@ import {
   DeletedFinalStateUnknown,
   errorMessage,
   getControllerOf,
+  hasStatusCause,
   isNotFound,
   isPodActive,
   isPodReady,
@@ -12,12 +13,12 @@ import {
   newControllerRef,
   type OwnerReference,
   type Pod,
+  podKey,
   pods,
   type ReplicaSet,
   type RunOptions,
   replicaSets,
   type Selector,
-  StatusError,
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -518,16 +519,6 @@ function podsByControllerIndexFunc(pod: DeepReadonly<Pod>): readonly string[] {
 
 function orphanIndexValue(namespace: string): string {
   return `orphan/${namespace}`;
-}
-
-/** The key UID-tracking expectations use for a pod: `namespace/name` (upstream `PodKey`). */
-export function podKey(pod: Pod | DeepReadonly<Pod>): string {
-  return `${pod.metadata?.namespace ?? ""}/${pod.metadata?.name ?? ""}`;
-}
-
-function hasStatusCause(error: unknown, causeType: string): boolean {
-  if (!StatusError.isInstance(error)) return false;
-  return (error.details?.causes ?? []).some((cause) => cause.reason === causeType);
 }
 
 function positiveInteger(value: number, option: string): number {

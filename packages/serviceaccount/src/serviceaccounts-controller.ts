@@ -2,11 +2,11 @@ import {
   type DeepReadonly,
   defineResource,
   errorMessage,
+  hasStatusCause,
   isAlreadyExists,
   type Namespace,
   namespaces,
   type RunOptions,
-  StatusError,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import {
@@ -116,19 +116,11 @@ export class ServiceAccountsController {
           .create({ metadata: { name: saName, namespace: name } });
       } catch (error) {
         // Already there, or the namespace is going away: nothing to do.
-        if (isAlreadyExists(error) || namespaceTerminating(error)) continue;
+        if (isAlreadyExists(error) || hasStatusCause(error, "NamespaceTerminating")) continue;
         failures.push(errorMessage(error));
       }
     }
     if (failures.length > 0)
       throw new Error(failures.length === 1 ? failures[0]! : `[${failures.join(", ")}]`);
   }
-}
-
-/** The create was refused because the namespace is being terminated (`NamespaceTerminatingCause`). */
-function namespaceTerminating(error: unknown): boolean {
-  return (
-    StatusError.isInstance(error) &&
-    (error.status.details?.causes ?? []).some((cause) => cause.reason === "NamespaceTerminating")
-  );
 }
