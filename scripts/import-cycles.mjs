@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // `node scripts/import-cycles.mjs [dir...]`: lists the import cycles among the
 // TypeScript sources under each directory (default: every package's src),
-// counting value imports only (`import type` is erased at build time), tests
-// left out. Exits 1 if there is any.
+// counting type-only imports too (a type cycle is a layering knot even though
+// the build erases it), tests left out. Exits 1 if there is any.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 
@@ -14,7 +14,7 @@ if (dirs.length === 0)
 let cycles = 0;
 for (const dir of dirs) {
   const files = sources(resolve(dir));
-  const graph = new Map(files.map((file) => [file, valueImports(file).filter((dep) => files.includes(dep))]));
+  const graph = new Map(files.map((file) => [file, imports(file).filter((dep) => files.includes(dep))]));
   for (const component of stronglyConnected(graph)) {
     cycles++;
     console.log(`cycle: ${component.map((file) => relative(root, file)).join(" → ")}`);
@@ -34,21 +34,12 @@ function sources(dir) {
   return out;
 }
 
-/** The files a module imports or re-exports values from (relative specifiers only). */
-function valueImports(file) {
+/** The files a module imports or re-exports from, types included (relative specifiers only). */
+function imports(file) {
   const text = readFileSync(file, "utf8");
   const deps = [];
-  for (const match of text.matchAll(/^(?:import|export)\s+(type\s+)?([^;]*?)\s+from\s+"(\.[^"]+)"/gms)) {
-    if (match[1]) continue;
-    const braces = /^\{([^}]*)\}$/.exec(match[2].trim());
-    const names = braces
-      ? braces[1]
-          .split(",")
-          .map((s) => s.trim())
-          .filter(Boolean)
-      : [];
-    if (braces && names.length > 0 && names.every((name) => name.startsWith("type "))) continue;
-    deps.push(resolve(dirname(file), match[3].replace(/\.js$/, ".ts")));
+  for (const match of text.matchAll(/^(?:import|export)\s+(?:type\s+)?[^;]*?\s+from\s+"(\.[^"]+)"/gms)) {
+    deps.push(resolve(dirname(file), match[1].replace(/\.js$/, ".ts")));
   }
   return deps;
 }

@@ -1,4 +1,5 @@
-import type { GetResult } from "./queue.js";
+/** What {@link QueueInterface.get} resolves to: the next item, or the news that the queue has shut down. */
+export type GetResult<T> = { item: T; shutdown: false } | { item: undefined; shutdown: true };
 
 /**
  * What a consumer of a work queue needs (client-go's `workqueue.TypedInterface`):

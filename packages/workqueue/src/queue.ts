@@ -1,6 +1,6 @@
 import { type Clock, realClock } from "./clock.js";
 import { Fifo } from "./fifo.js";
-import type { QueueInterface } from "./interfaces.js";
+import type { GetResult, QueueInterface } from "./interfaces.js";
 import { DIRTY, ItemState, PROCESSING, WAITING } from "./item-state.js";
 import {
   checkMetricsProvider,
@@ -10,8 +10,8 @@ import {
   unfinishedWorkUpdatePeriodMs,
 } from "./metrics.js";
 
-/** What {@link Queue.get} resolves to: the next item, or the news that the queue has shut down. */
-export type GetResult<T> = { item: T; shutdown: false } | { item: undefined; shutdown: true };
+// `get`'s result type is declared with the interfaces; exported here too, where it always was.
+export type { GetResult };
 
 /** Options of {@link Queue}. */
 export interface QueueOptions {
