@@ -1,19 +1,19 @@
-import type { Deployment, LabelSelector, PodTemplateSpec, ReplicaSet } from "@reconcile/api";
-import {
-  deployments,
-  InvalidLabelSelectorError,
-  labelSelectorAsSelector,
-  replicaSets,
-  selectableFieldsOf,
-} from "@reconcile/api";
+import type { Deployment, PodTemplateSpec, ReplicaSet } from "@reconcile/api";
+import { deployments, replicaSets, selectableFieldsOf } from "@reconcile/api";
 import { deploymentPrinter, replicaSetPrinter } from "../http/printers.js";
-import { copyJson, jsonEqual, type Mutable } from "../json.js";
+import { copyJson, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { validateLabels } from "../registry/meta-validation.js";
 import { deploymentSchema, replicaSetSchema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { applyPodSpecDefaults, validatePodSpec } from "./pod.js";
+import {
+  immutableSelector,
+  nonNegative,
+  replicasScale,
+  validateSelectorAndTemplate,
+} from "./workload-spec.js";
 
 const strategyTypes = ["Recreate", "RollingUpdate"];
 
@@ -39,8 +39,8 @@ const deploymentStrategy: Strategy = {
   validate(object, errors) {
     const spec = (object as Deployment).spec;
     if (spec === undefined) return errors.required("spec");
-    validateReplicas(spec.replicas, errors);
-    validateSelectorAndTemplate(spec.selector, spec.template, errors);
+    nonNegative(spec.replicas, "spec.replicas", errors);
+    validateTemplate(validateSelectorAndTemplate(spec.selector, spec.template, errors, "deployment"), errors);
     nonNegative(spec.minReadySeconds, "spec.minReadySeconds", errors);
     nonNegative(spec.revisionHistoryLimit, "spec.revisionHistoryLimit", errors);
     const strategy = spec.strategy ?? {};
@@ -84,7 +84,7 @@ const deploymentStrategy: Strategy = {
     }
   },
   validateUpdate(object, old, errors) {
-    immutableSelector((object as Deployment).spec?.selector, (old as Deployment).spec?.selector, errors);
+    immutableSelector(object, old, errors);
   },
   // kube's deploymentStatusStrategy resets only spec and labels: the controller
   // records the revision annotation with its status writes.
@@ -112,13 +112,11 @@ const replicaSetStrategy: Strategy = {
   validate(object, errors) {
     const spec = (object as ReplicaSet).spec;
     if (spec === undefined) return errors.required("spec");
-    validateReplicas(spec.replicas, errors);
+    nonNegative(spec.replicas, "spec.replicas", errors);
     nonNegative(spec.minReadySeconds, "spec.minReadySeconds", errors);
-    validateSelectorAndTemplate(spec.selector, spec.template, errors);
+    validateTemplate(validateSelectorAndTemplate(spec.selector, spec.template, errors, "deployment"), errors);
   },
-  validateUpdate(object, old, errors) {
-    immutableSelector((object as ReplicaSet).spec?.selector, (old as ReplicaSet).spec?.selector, errors);
-  },
+  validateUpdate: immutableSelector,
   scale: replicasScale(),
 };
 
@@ -138,80 +136,6 @@ export const replicaSetDefinition = defineKind({
   printer: replicaSetPrinter,
 });
 
-function replicasScale(): NonNullable<Strategy["scale"]> {
-  type Scalable = { spec?: { replicas?: number; selector?: LabelSelector }; status?: { replicas?: number } };
-  return {
-    replicas: (object) => (object as Scalable).spec?.replicas ?? 0,
-    setReplicas: (object, replicas) => {
-      const scalable = object as Scalable;
-      scalable.spec ??= {};
-      scalable.spec.replicas = replicas;
-    },
-    statusReplicas: (object) => (object as Scalable).status?.replicas ?? 0,
-    selector: (object) => {
-      try {
-        return labelSelectorAsSelector((object as Scalable).spec?.selector).toString();
-      } catch {
-        return "";
-      }
-    },
-  };
-}
-
-function validateReplicas(replicas: number | undefined, errors: FieldErrors): void {
-  nonNegative(replicas, "spec.replicas", errors);
-}
-
-function nonNegative(value: number | undefined, field: string, errors: FieldErrors): void {
-  if (value !== undefined && value < 0) errors.invalid(field, value, "must be greater than or equal to 0");
-}
-
-/** The selector is required, non-empty, valid, and must select the template's labels. */
-function validateSelectorAndTemplate(
-  selector: LabelSelector | undefined,
-  template: PodTemplateSpec | undefined,
-  errors: FieldErrors,
-): void {
-  const empty =
-    selector === undefined ||
-    (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0);
-  if (empty) {
-    errors.required("spec.selector");
-    errors.invalid("spec.selector", selector ?? null, "empty selector is invalid for deployment");
-  }
-  if (template === undefined) {
-    errors.required("spec.template");
-    return;
-  }
-  validateLabels(template.metadata?.labels, "spec.template.metadata.labels", errors);
-  if (!empty) {
-    try {
-      const parsed = labelSelectorAsSelector(selector);
-      if (!parsed.matches(template.metadata?.labels ?? {}))
-        errors.invalid(
-          "spec.template.metadata.labels",
-          template.metadata?.labels ?? {},
-          "`selector` does not match template `labels`",
-        );
-    } catch (error) {
-      if (!(error instanceof InvalidLabelSelectorError)) throw error;
-      errors.invalid("spec.selector", selector, error.message);
-    }
-  }
-  validatePodSpec(template.spec, "spec.template.spec", errors);
-  const restartPolicy = template.spec?.restartPolicy;
-  if (restartPolicy !== undefined && restartPolicy !== "Always")
-    errors.notSupported("spec.template.spec.restartPolicy", restartPolicy, ["Always"]);
-}
-
-function immutableSelector(
-  selector: LabelSelector | undefined,
-  old: LabelSelector | undefined,
-  errors: FieldErrors,
-): void {
-  if (!jsonEqual(selector, old)) errors.invalid("spec.selector", selector ?? null, "field is immutable");
-}
-
 function validateIntOrPercent(value: number | string | undefined, field: string, errors: FieldErrors): void {
   if (value === undefined) return;
   if (typeof value === "number") {
@@ -228,4 +152,14 @@ function validateIntOrPercent(value: number | string | undefined, field: string,
 
 function isZero(value: number | string | undefined): boolean {
   return value === 0 || value === "0%" || value === "0";
+}
+
+/** What Deployments and ReplicaSets check of their template beyond the selector (`ValidatePodTemplateSpecForReplicaSet`). */
+function validateTemplate(template: PodTemplateSpec | undefined, errors: FieldErrors): void {
+  if (template === undefined) return;
+  validateLabels(template.metadata?.labels, "spec.template.metadata.labels", errors);
+  validatePodSpec(template.spec, "spec.template.spec", errors);
+  const restartPolicy = template.spec?.restartPolicy;
+  if (restartPolicy !== undefined && restartPolicy !== "Always")
+    errors.notSupported("spec.template.spec.restartPolicy", restartPolicy, ["Always"]);
 }

@@ -1,12 +1,9 @@
-import { defineResource, type KubeObject, type LabelSelector, labelSelectorAsSelector } from "@reconcile/api";
+import { defineResource, type KubeObject } from "@reconcile/api";
 import type { DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
 import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
 import type { CronJob } from "kubernetes-types/batch/v1.js";
 import type { PodTemplateSpec, ReplicationController } from "kubernetes-types/core/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
-import { jsonEqual } from "../json.js";
-import type { FieldErrors } from "../registry/field-errors.js";
-import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { applyPodSpecDefaults } from "./pod.js";
 import {
@@ -15,6 +12,12 @@ import {
   replicationControllerPrinter,
   statefulSetPrinter,
 } from "./storage-only-printers.js";
+import {
+  immutableSelector,
+  nonNegative,
+  replicasScale,
+  validateSelectorAndTemplate,
+} from "./workload-spec.js";
 
 // Workload kinds served as storage with kube-apiserver's defaults and the checks every client relies
 // on; no controller acts on them (a DaemonSet makes no pods here).
@@ -103,7 +106,7 @@ export const daemonSetDefinition = defineKind({
     },
     validate(object, errors) {
       const spec = (object as DaemonSet).spec;
-      validateSelectorAndTemplate(spec?.selector, spec?.template, errors);
+      validateSelectorAndTemplate(spec?.selector, spec?.template, errors, "daemonset");
     },
     validateUpdate: immutableSelector,
   },
@@ -130,10 +133,10 @@ export const statefulSetDefinition = defineKind({
     validate(object, errors) {
       const spec = (object as StatefulSet).spec;
       nonNegative(spec?.replicas, "spec.replicas", errors);
-      validateSelectorAndTemplate(spec?.selector, spec?.template, errors);
+      validateSelectorAndTemplate(spec?.selector, spec?.template, errors, "statefulset");
     },
     validateUpdate: immutableSelector,
-    scale: replicasScale((object) => (object as StatefulSet).spec?.selector),
+    scale: replicasScale(),
   },
 });
 
@@ -273,61 +276,4 @@ function clearStatus(object: KubeObject): void {
 
 function templateDefaults(template: PodTemplateSpec | undefined): void {
   if (template?.spec !== undefined) applyPodSpecDefaults(template.spec);
-}
-
-function nonNegative(value: number | undefined, field: string, errors: FieldErrors): void {
-  if (value !== undefined && value < 0) errors.invalid(field, value, "must be greater than or equal to 0");
-}
-
-/** A selector (required, non-empty, valid) that selects the template's labels. */
-function validateSelectorAndTemplate(
-  selector: LabelSelector | undefined,
-  template: PodTemplateSpec | undefined,
-  errors: FieldErrors,
-): void {
-  const empty =
-    selector === undefined ||
-    (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0);
-  if (empty) errors.required("spec.selector");
-  if (template === undefined) {
-    errors.required("spec.template");
-    return;
-  }
-  if (empty) return;
-  try {
-    if (!labelSelectorAsSelector(selector).matches(template.metadata?.labels ?? {}))
-      errors.invalid(
-        "spec.template.metadata.labels",
-        template.metadata?.labels ?? {},
-        "`selector` does not match template `labels`",
-      );
-  } catch (error) {
-    errors.invalid("spec.selector", selector, (error as Error).message);
-  }
-}
-
-function immutableSelector(object: KubeObject, old: KubeObject, errors: FieldErrors): void {
-  const selector = (object as { spec?: { selector?: unknown } }).spec?.selector;
-  const previous = (old as { spec?: { selector?: unknown } }).spec?.selector;
-  if (!jsonEqual(selector, previous)) errors.invalid("spec.selector", selector ?? null, "field is immutable");
-}
-
-function replicasScale(
-  selectorOf: (object: KubeObject) => LabelSelector | undefined,
-): NonNullable<Strategy["scale"]> {
-  type Scalable = { spec?: { replicas?: number }; status?: { replicas?: number } };
-  return {
-    replicas: (object) => (object as Scalable).spec?.replicas ?? 0,
-    setReplicas: (object, replicas) => {
-      ((object as Scalable).spec ??= {}).replicas = replicas;
-    },
-    statusReplicas: (object) => (object as Scalable).status?.replicas ?? 0,
-    selector: (object) => {
-      try {
-        return labelSelectorAsSelector(selectorOf(object)).toString();
-      } catch {
-        return "";
-      }
-    },
-  };
 }
