@@ -1,5 +1,6 @@
 export * from "./errors.js";
 export * from "./fields.js";
+export * from "./json-equal.js";
 export * from "./keys.js";
 export * from "./labels.js";
 export * from "./lifecycle.js";

@@ -202,27 +202,8 @@ function numberLength(value: number): number {
   return Number.isFinite(value) ? String(value).length : 4;
 }
 
-/** Deep equality of two JSON values (object member order ignored). */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  let count = 0;
-  for (const key in ra) {
-    if (ra[key] === undefined) continue;
-    count++;
-    if (!jsonEqual(ra[key], rb[key])) return false;
-  }
-  for (const key in rb) if (rb[key] !== undefined) count--;
-  return count === 0;
-}
+// Deep equality of JSON values is @reconcile/api's; re-exported for the modules that import it from here.
+export { jsonEqual } from "@reconcile/api";
 
 /** Whether `value` is a plain JSON object (not null, not an array). */
 export function isJsonObject(value: unknown): value is Record<string, unknown> {

@@ -3,7 +3,7 @@
 // only when it changed, keeps `startTime` and each condition's
 // `lastTransitionTime`, and, once a deleted pod has finished on this node,
 // deletes it with grace period 0 and a UID precondition.
-import { type DeepReadonly, isConflict, isNotFound, pods } from "@reconcile/api";
+import { type DeepReadonly, isConflict, isNotFound, jsonEqual, pods } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { type Logger, noopLogger } from "@reconcile/controller";
@@ -415,19 +415,4 @@ function statusEqual(a: DeepReadonly<PodStatus>, b: PodStatus): boolean {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const bb = b as unknown[];
-    return a.length === bb.length && a.every((item, i) => jsonEqual(item, bb[i]));
-  }
-  const ao = a as Record<string, unknown>;
-  const bo = b as Record<string, unknown>;
-  const aKeys = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bKeys = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  return aKeys.length === bKeys.length && aKeys.every((k) => jsonEqual(ao[k], bo[k]));
 }

@@ -1,4 +1,5 @@
 import { rfc3339, StatusError } from "@reconcile/api";
+import { jsonEqual } from "../json.js";
 import { newApplyConflict } from "./conflicts.js";
 import { createdFieldsText, strippedMetadata } from "./created-fields.js";
 import { managerFromUserAgent, validateFieldManager } from "./field-manager.js";
@@ -14,7 +15,7 @@ import {
 } from "./managed-fields-entries.js";
 import { merge } from "./merge.js";
 import { type TypeNode, typeFor } from "./schema.js";
-import { compare, deepEqual, isObject, removeFields, TypedValueError, toFieldSet } from "./typed.js";
+import { compare, isObject, removeFields, TypedValueError, toFieldSet } from "./typed.js";
 
 type JsonObject = Record<string, unknown>;
 
@@ -104,7 +105,7 @@ export function applyConfiguration(options: ApplyOptions): JsonObject {
   }
   if (conflicts.size > 0 && options.force !== true) throw newApplyConflict(conflicts);
 
-  const objectChanged = live === undefined || !deepEqual(live, merged);
+  const objectChanged = live === undefined || !jsonEqual(live, merged);
   const result: FieldManager[] = [];
   for (const other of others) {
     let fields = other.fields.difference(removed);
@@ -154,14 +155,14 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
   const stored = options.before === undefined ? undefined : managedFieldsOf(options.before);
 
   // An empty list ([] or [{}]) clears tracking; while it stays empty, updates are not tracked.
-  if (subresource === "" && Array.isArray(sent) && isResetList(sent) && !deepEqual(sent, stored)) {
+  if (subresource === "" && Array.isArray(sent) && isResetList(sent) && !jsonEqual(sent, stored)) {
     return withManagedFields(options.after, []);
   }
   let managers: FieldManager[];
   // Most writes send back what they read: decode the stored list then, whose field sets are cached.
   const fromRequest =
     subresource === "" && Array.isArray(sent) && sent.length > 0
-      ? tryDecode(sent === stored || deepEqual(sent, stored) ? stored : sent)
+      ? tryDecode(sent === stored || jsonEqual(sent, stored) ? stored : sent)
       : undefined;
   if (fromRequest !== undefined) managers = fromRequest;
   else if (

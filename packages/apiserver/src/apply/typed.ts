@@ -1,3 +1,4 @@
+import { jsonEqual } from "../json.js";
 import { FieldSet, fieldElement, pathString, type Scalar, valueElement } from "./fieldpath.js";
 import { childType, fieldType, resolve, type TypeNode } from "./schema.js";
 
@@ -145,11 +146,11 @@ function diff(before: unknown, after: unknown, type: TypeNode, out: Comparison, 
     resolve(type, before).kind !== t.kind ||
     Array.isArray(before) !== Array.isArray(after);
   if (leaf) {
-    if (!deepEqual(before, after)) out.modified.insert(path);
+    if (!jsonEqual(before, after)) out.modified.insert(path);
     return;
   }
   // Most of an updated object is unchanged: comparing costs far less than walking it by type.
-  if (deepEqual(before, after)) return;
+  if (jsonEqual(before, after)) return;
   if (t.kind === "list") {
     const identify = itemIdentity(t);
     const beforeItems = new Map<string, unknown>();
@@ -287,24 +288,4 @@ export function isEmptyContainer(value: unknown): boolean {
 
 export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-export function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ra = a as Record<string, unknown>;
-  const rb = b as Record<string, unknown>;
-  let count = 0;
-  for (const key in ra) {
-    if (!Object.hasOwn(rb, key) || !deepEqual(ra[key], rb[key])) return false;
-    count++;
-  }
-  for (const _ in rb) count--;
-  return count === 0;
 }
