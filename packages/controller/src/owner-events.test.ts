@@ -238,3 +238,70 @@ describe("ownersSelecting", () => {
     expect(ownersSelecting(owners, pod("b"))).toEqual([]);
   });
 });
+
+function beingDeleted(p: Pod): Pod {
+  return { ...p, metadata: { ...p.metadata, deletionTimestamp: "2026-01-01T00:00:00Z" } };
+}
+
+describe("ownerEventHandler with expectations to observe (upstream ReplicaSet addPod/updatePod/deletePod)", () => {
+  function setup() {
+    const rs = replicaSet("web", "rs-uid");
+    const log: string[] = [];
+    const handler = ownerEventHandler<Pod, ReplicaSet>({
+      ownerKind: rsKind,
+      owners: indexer(rs),
+      childKind: "Pod",
+      enqueue: (key, _owner, reason) => void log.push(`enqueue ${key}: ${reason}`),
+      observe: {
+        created: (key, child) => void log.push(`created ${key} ${child.metadata?.name}`),
+        deleted: (key, child) => void log.push(`deleted ${key} ${child.metadata?.name}`),
+      },
+    });
+    return { rs, log, handler };
+  }
+
+  it("an owned pod added is observed created, then its owner enqueued", () => {
+    const { rs, log, handler } = setup();
+    handler.onAdd?.(pod("p", { owner: ref(rs) }), false);
+    expect(log).toEqual(["created ns/web p", "enqueue ns/web: owned Pod added"]);
+  });
+
+  it("a pod that shows up already being deleted counts as a deletion, not a creation", () => {
+    const { rs, log, handler } = setup();
+    handler.onAdd?.(beingDeleted(pod("p", { owner: ref(rs) })), false);
+    expect(log).toEqual(["deleted ns/web p", "enqueue ns/web: owned Pod deleted"]);
+  });
+
+  it("an update that starts a graceful delete is observed as the deletion; with its labels changed the old state too", () => {
+    const { rs, log, handler } = setup();
+    const before = pod("p", { owner: ref(rs), labels: { app: "web" }, rv: "1" });
+    const after = beingDeleted(pod("p", { owner: ref(rs), labels: { app: "other" }, rv: "2" }));
+    handler.onUpdate?.(before, after);
+    expect(log).toEqual([
+      "deleted ns/web p",
+      "enqueue ns/web: owned Pod deleted",
+      "deleted ns/web p",
+      "enqueue ns/web: owned Pod deleted",
+    ]);
+  });
+
+  it("a deleted pod, or its tombstone, is observed deleted; an orphan's deletion concerns no one", () => {
+    const { rs, log, handler } = setup();
+    handler.onDelete?.(new DeletedFinalStateUnknown("ns/p", pod("p", { owner: ref(rs) })));
+    handler.onDelete?.(pod("orphan"));
+    expect(log).toEqual(["deleted ns/web p", "enqueue ns/web: owned Pod deleted"]);
+  });
+
+  it("without observe, a terminating pod's update is an ordinary change of its owner", () => {
+    const rs = replicaSet("web", "rs-uid");
+    const reasons: string[] = [];
+    const handler = ownerEventHandler<Pod, ReplicaSet>({
+      ownerKind: rsKind,
+      owners: indexer(rs),
+      enqueue: (_key, _owner, reason) => void reasons.push(reason),
+    });
+    const after = beingDeleted(pod("p", { owner: ref(rs), rv: "2" }));
+    handler.onUpdate?.(pod("p", { owner: ref(rs), rv: "1" }), after);
+    expect(reasons).toEqual(["owned object changed"]);
+  });
+});

@@ -51,8 +51,28 @@ export interface OwnerEventHandlerOptions<O> {
   ownerKind: OwnerKind;
   /** The owners' cache. Required. */
   owners: Pick<ControllerIndexer<O>, "getByKey">;
-  /** Called with the owner's key (`namespace/name`) for every child event that concerns it. Required. */
-  enqueue: (key: string, owner: DeepReadonly<O>) => void;
+  /**
+   * Called with the owner's key (`namespace/name`) for every child event that
+   * concerns it, and why ("owned Pod added", "Pod released", "orphan Pod
+   * changed", …). Required.
+   */
+  enqueue: (key: string, owner: DeepReadonly<O>, reason: string) => void;
+  /** The children's kind, in the reasons. Default "object". */
+  childKind?: string | undefined;
+  /**
+   * Expectations to tell (the ReplicaSet's `creationObserved` and
+   * `deletionObserved`): called with the owner's key before it is enqueued,
+   * for a child seen created and a child seen deleted. With it, a child that
+   * shows up already being deleted, or an update that sets its
+   * deletionTimestamp, counts as a deletion (upstream's addPod and updatePod:
+   * a graceful delete is counted when it starts, not when the pod is gone).
+   */
+  observe?:
+    | {
+        created(ownerKey: string, child: DeepReadonly<KubeObject>): void;
+        deleted(ownerKey: string, child: DeepReadonly<KubeObject>): void;
+      }
+    | undefined;
   /** Owners are cluster-scoped (looked up by name alone). Default false: in the child's namespace. */
   clusterScopedOwners?: boolean | undefined;
   /**
@@ -76,46 +96,74 @@ export interface OwnerEventHandlerOptions<O> {
 export function ownerEventHandler<C extends KubeObject, O>(
   options: OwnerEventHandlerOptions<O>,
 ): ControllerEventHandler<C> {
-  const { ownerKind, owners, enqueue, ownersOfOrphan } = options;
+  const { ownerKind, owners, enqueue, ownersOfOrphan, observe } = options;
   const clusterScoped = options.clusterScopedOwners ?? false;
-  const enqueueRef = (child: DeepReadonly<KubeObject>, ref: OwnerReference | undefined): boolean => {
+  const kind = options.childKind ?? "object";
+  /** The key of the owner `ref` resolves to in the cache, if any. */
+  const ownerOf = (child: DeepReadonly<KubeObject>, ref: OwnerReference | undefined) => {
     const namespace = clusterScoped ? "" : (child.metadata?.namespace ?? "");
     const owner = resolveControllerRef(owners, namespace, ref, ownerKind);
-    if (owner === undefined) return false;
-    enqueue(metaNamespaceKeyFunc(owner as DeepReadonly<KubeObject>), owner);
-    return true;
+    return owner === undefined
+      ? undefined
+      : { owner, key: metaNamespaceKeyFunc(owner as DeepReadonly<KubeObject>) };
   };
-  const enqueueAdopters = (child: DeepReadonly<KubeObject>): void => {
+  const enqueueRef = (child: DeepReadonly<KubeObject>, ref: OwnerReference | undefined, reason: string) => {
+    const found = ownerOf(child, ref);
+    if (found !== undefined) enqueue(found.key, found.owner, reason);
+  };
+  const enqueueAdopters = (child: DeepReadonly<KubeObject>, reason: string): void => {
     if (ownersOfOrphan === undefined) return;
     for (const owner of ownersOfOrphan(child)) {
-      enqueue(metaNamespaceKeyFunc(owner as DeepReadonly<KubeObject>), owner);
+      enqueue(metaNamespaceKeyFunc(owner as DeepReadonly<KubeObject>), owner, reason);
     }
+  };
+  const deleted = (child: DeepReadonly<KubeObject>): void => {
+    const found = ownerOf(child, getControllerOf(child));
+    // An orphan's deletion concerns no one.
+    if (found === undefined) return;
+    observe?.deleted(found.key, child);
+    enqueue(found.key, found.owner, `owned ${kind} deleted`);
   };
   return {
     onAdd(child) {
+      if (observe !== undefined && child.metadata?.deletionTimestamp != null) {
+        // On a restart a child may show up already being deleted: it must not count as a creation.
+        deleted(child);
+        return;
+      }
       const ref = getControllerOf(child);
-      if (ref !== undefined) enqueueRef(child, ref);
-      else enqueueAdopters(child);
+      if (ref === undefined) {
+        enqueueAdopters(child, `orphan ${kind} added`);
+        return;
+      }
+      const found = ownerOf(child, ref);
+      if (found === undefined) return;
+      observe?.created(found.key, child);
+      enqueue(found.key, found.owner, `owned ${kind} added`);
     },
     onUpdate(oldChild, newChild) {
       if (oldChild.metadata?.resourceVersion === newChild.metadata?.resourceVersion) return;
+      const labelsChanged = !labelsEqual(oldChild.metadata?.labels, newChild.metadata?.labels);
+      if (observe !== undefined && newChild.metadata?.deletionTimestamp != null) {
+        // A graceful delete is seen first as this update: count it now, not when the child is gone.
+        deleted(newChild);
+        if (labelsChanged) deleted(oldChild);
+        return;
+      }
       const oldRef = getControllerOf(oldChild);
       const newRef = getControllerOf(newChild);
       const refChanged = !sameOwnerRef(oldRef, newRef);
-      if (refChanged && oldRef !== undefined) enqueueRef(oldChild, oldRef);
+      if (refChanged && oldRef !== undefined) enqueueRef(oldChild, oldRef, `${kind} released`);
       if (newRef !== undefined) {
-        enqueueRef(newChild, newRef);
+        enqueueRef(newChild, newRef, `owned ${kind} changed`);
         return;
       }
-      if (refChanged || !labelsEqual(oldChild.metadata?.labels, newChild.metadata?.labels)) {
-        enqueueAdopters(newChild);
-      }
+      if (refChanged || labelsChanged) enqueueAdopters(newChild, `orphan ${kind} changed`);
     },
     onDelete(obj) {
       const child = objectFromTombstone(obj);
       if (child?.metadata === undefined) return;
-      // An orphan's deletion concerns no one.
-      enqueueRef(child, getControllerOf(child));
+      deleted(child);
     },
   };
 }

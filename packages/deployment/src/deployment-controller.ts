@@ -125,7 +125,8 @@ export class DeploymentController {
     this.#replicaSetHandler = ownerEventHandler<ReplicaSet, Deployment>({
       ownerKind: deploymentOwnerKind,
       owners: this.#dInformer.getIndexer(),
-      enqueue: (key) => this.#harness.enqueue(key, "owned ReplicaSet changed"),
+      childKind: "ReplicaSet",
+      enqueue: (key, _d, reason) => this.#harness.enqueue(key, reason),
       ownersOfOrphan: (rs) => this.#getDeploymentsForReplicaSet(rs),
     });
     this.#rsInformer.addEventHandler({

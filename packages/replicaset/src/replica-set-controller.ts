@@ -8,7 +8,6 @@ import {
   isPodActive,
   isPodReady,
   labelSelectorAsSelector,
-  labelsEqual,
   metaNamespaceKeyFunc,
   newControllerRef,
   type OwnerReference,
@@ -25,12 +24,14 @@ import type { Client } from "@reconcile/client";
 import {
   ClientPodControl,
   type ControllerContext,
+  type ControllerEventHandler,
   type ControllerHarness,
   type ControllerInformer,
   defineController,
   ensureIndex,
   type Logger,
   objectFromTombstone,
+  ownerEventHandler,
   ownersSelecting,
   type PodControl,
   PodControllerRefManager,
@@ -38,7 +39,6 @@ import {
   recheckDeletionTimestamp,
   resolveControllerRef,
   type SyncMetrics,
-  sameOwnerRef,
   slowStartBatch,
   slowStartInitialBatchSize,
   sortActivePodsWithRanks,
@@ -113,6 +113,8 @@ export class ReplicaSetController {
   readonly #rsInformer: ControllerInformer<ReplicaSet>;
   readonly #burstReplicas: number;
   readonly #podControl: PodControl;
+  // Set once, by #addEventHandlers: the pods' owner handler with the expectations hooks.
+  #podHandler!: ControllerEventHandler<Pod>;
 
   constructor(options: ReplicaSetControllerOptions) {
     const { client, podInformer, replicaSetInformer, podControl } = options ?? {};
@@ -149,6 +151,18 @@ export class ReplicaSetController {
       return ref === undefined ? [] : [ref.uid];
     });
     ensureIndex(this.#podInformer.getIndexer(), podsByControllerIndex, podsByControllerIndexFunc);
+    this.#podHandler = ownerEventHandler<Pod, ReplicaSet>({
+      ownerKind: { kind: controllerKind.kind, group: controllerKind.group },
+      owners: this.#rsInformer.getIndexer(),
+      childKind: "Pod",
+      enqueue: (key, _rs, reason) => this.#harness.enqueue(key, reason),
+      // Expectations see each pod come and go before the sync they wake.
+      observe: {
+        created: (key) => this.expectations.creationObserved(key),
+        deleted: (key, pod) => this.expectations.deletionObserved(key, podKey(pod as DeepReadonly<Pod>)),
+      },
+      ownersOfOrphan: (pod) => this.#getPodReplicaSets(pod as DeepReadonly<Pod>),
+    });
     this.#podInformer.addEventHandler({
       onAdd: (pod) => this.addPod(pod),
       onUpdate: (oldPod, curPod) => this.updatePod(oldPod, curPod),
@@ -215,72 +229,32 @@ export class ReplicaSetController {
 
   /** A created pod: observe it for its owner, or wake every ReplicaSet an orphan matches. */
   addPod(pod: DeepReadonly<Pod>): void {
-    if (pod.metadata?.deletionTimestamp != null) {
-      // On a restart a pod may show up already being deleted: it must not count as a creation.
-      this.deletePod(pod);
-      return;
-    }
-    const ref = getControllerOf(pod);
-    if (ref !== undefined) {
-      const rs = this.#resolveControllerRef(pod.metadata?.namespace ?? "", ref);
-      if (rs === undefined) return;
-      const key = metaNamespaceKeyFunc(rs);
-      this.expectations.creationObserved(key);
-      this.#harness.enqueue(key, "owned Pod added");
-      return;
-    }
-    // An orphan: whoever matches may adopt it.
-    for (const rs of this.#getPodReplicaSets(pod)) this.#enqueue(rs, "orphan Pod added");
+    this.#podHandler.onAdd?.(pod, false);
   }
 
-  /** A changed pod: wake its old and new owners, or the ReplicaSets a changed orphan may now match. */
+  /**
+   * A changed pod: wake its old and new owners, or the ReplicaSets a changed
+   * orphan may now match; a pod that just became ready wakes its owner again
+   * once `minReadySeconds` have passed.
+   */
   updatePod(oldPod: DeepReadonly<Pod>, curPod: DeepReadonly<Pod>): void {
-    // A periodic resync sends every pod again unchanged.
-    if (curPod.metadata?.resourceVersion === oldPod.metadata?.resourceVersion) return;
-    const labelChanged = !labelsEqual(oldPod.metadata?.labels, curPod.metadata?.labels);
-    if (curPod.metadata?.deletionTimestamp != null) {
-      // A graceful delete is seen first as this update: count it now, not when the pod is gone.
-      this.deletePod(curPod);
-      if (labelChanged) this.deletePod(oldPod);
-      return;
-    }
-    const curRef = getControllerOf(curPod);
-    const oldRef = getControllerOf(oldPod);
-    const refChanged = !sameOwnerRef(curRef, oldRef);
-    if (refChanged && oldRef !== undefined) {
-      const oldRS = this.#resolveControllerRef(oldPod.metadata?.namespace ?? "", oldRef);
-      if (oldRS !== undefined) this.#enqueue(oldRS, "Pod released");
-    }
-    if (curRef !== undefined) {
-      const rs = this.#resolveControllerRef(curPod.metadata?.namespace ?? "", curRef);
-      if (rs === undefined) return;
-      this.#enqueue(rs, "owned Pod changed");
-      // Become available after minReadySeconds: look again then (plus a second of slack).
-      const minReadySeconds = rs.spec?.minReadySeconds ?? 0;
-      if (!isPodReady(oldPod) && isPodReady(curPod) && minReadySeconds > 0) {
-        this.#harness.enqueueAfter(metaNamespaceKeyFunc(rs), minReadySeconds * 1000 + 1000, "Pod available");
-      }
-      return;
-    }
-    if (labelChanged || refChanged) {
-      for (const rs of this.#getPodReplicaSets(curPod)) this.#enqueue(rs, "orphan Pod changed");
+    this.#podHandler.onUpdate?.(oldPod, curPod);
+    if (curPod.metadata?.deletionTimestamp != null || isPodReady(oldPod) || !isPodReady(curPod)) return;
+    const rs = this.#resolveControllerRef(curPod.metadata?.namespace ?? "", getControllerOf(curPod));
+    // Become available after minReadySeconds: look again then (plus a second of slack).
+    const minReadySeconds = rs?.spec?.minReadySeconds ?? 0;
+    if (rs !== undefined && minReadySeconds > 0) {
+      this.#harness.enqueueAfter(metaNamespaceKeyFunc(rs), minReadySeconds * 1000 + 1000, "Pod available");
     }
   }
 
   /** A deleted pod (or its tombstone): observe the deletion for its owner. */
   deletePod(obj: DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>): void {
-    const pod = objectFromTombstone(obj);
-    if (pod?.metadata?.name === undefined) {
+    if (objectFromTombstone(obj)?.metadata?.name === undefined) {
       this.#harness.logger.error({ object: obj }, "Couldn't get object from tombstone");
       return;
     }
-    const ref = getControllerOf(pod);
-    if (ref === undefined) return; // orphans have no one to tell
-    const rs = this.#resolveControllerRef(pod.metadata.namespace ?? "", ref);
-    if (rs === undefined) return;
-    const key = metaNamespaceKeyFunc(rs);
-    this.expectations.deletionObserved(key, podKey(pod));
-    this.#harness.enqueue(key, "owned Pod deleted");
+    this.#podHandler.onDelete?.(obj);
   }
 
   // --- sync -------------------------------------------------------------------
@@ -469,7 +443,10 @@ export class ReplicaSetController {
     return related;
   }
 
-  #resolveControllerRef(namespace: string, ref: OwnerReference): DeepReadonly<ReplicaSet> | undefined {
+  #resolveControllerRef(
+    namespace: string,
+    ref: OwnerReference | undefined,
+  ): DeepReadonly<ReplicaSet> | undefined {
     return resolveControllerRef(this.#rsInformer.getIndexer(), namespace, ref, controllerKind);
   }
 

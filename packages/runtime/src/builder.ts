@@ -136,7 +136,8 @@ export class ControllerBuilder {
           ownerKind: { kind: owner.kind, group: owner.group },
           owners: this.#manager.informers.forResource(owner).getIndexer(),
           clusterScopedOwners: !owner.namespaced,
-          enqueue: (key) => enqueue(key, `owned ${resource.kind} changed`),
+          childKind: resource.kind,
+          enqueue: (key, _owner, reason) => enqueue(key, reason),
         });
       },
       predicates: (options.predicates ?? []) as readonly Predicate[],
