@@ -99,6 +99,17 @@ export function ownerEventHandler<C extends KubeObject, O>(
   const { ownerKind, owners, enqueue, ownersOfOrphan, observe } = options;
   const clusterScoped = options.clusterScopedOwners ?? false;
   const kind = options.childKind ?? "object";
+  // The reasons, made once rather than per event.
+  const [ownedAdded, ownedChanged, ownedDeleted] = [
+    `owned ${kind} added`,
+    `owned ${kind} changed`,
+    `owned ${kind} deleted`,
+  ];
+  const [released, orphanAdded, orphanChanged] = [
+    `${kind} released`,
+    `orphan ${kind} added`,
+    `orphan ${kind} changed`,
+  ];
   /** The key of the owner `ref` resolves to in the cache, if any. */
   const ownerOf = (child: DeepReadonly<KubeObject>, ref: OwnerReference | undefined) => {
     const namespace = clusterScoped ? "" : (child.metadata?.namespace ?? "");
@@ -122,7 +133,7 @@ export function ownerEventHandler<C extends KubeObject, O>(
     // An orphan's deletion concerns no one.
     if (found === undefined) return;
     observe?.deleted(found.key, child);
-    enqueue(found.key, found.owner, `owned ${kind} deleted`);
+    enqueue(found.key, found.owner, ownedDeleted);
   };
   return {
     onAdd(child) {
@@ -133,13 +144,13 @@ export function ownerEventHandler<C extends KubeObject, O>(
       }
       const ref = getControllerOf(child);
       if (ref === undefined) {
-        enqueueAdopters(child, `orphan ${kind} added`);
+        enqueueAdopters(child, orphanAdded);
         return;
       }
       const found = ownerOf(child, ref);
       if (found === undefined) return;
       observe?.created(found.key, child);
-      enqueue(found.key, found.owner, `owned ${kind} added`);
+      enqueue(found.key, found.owner, ownedAdded);
     },
     onUpdate(oldChild, newChild) {
       if (oldChild.metadata?.resourceVersion === newChild.metadata?.resourceVersion) return;
@@ -153,12 +164,12 @@ export function ownerEventHandler<C extends KubeObject, O>(
       const oldRef = getControllerOf(oldChild);
       const newRef = getControllerOf(newChild);
       const refChanged = !sameOwnerRef(oldRef, newRef);
-      if (refChanged && oldRef !== undefined) enqueueRef(oldChild, oldRef, `${kind} released`);
+      if (refChanged && oldRef !== undefined) enqueueRef(oldChild, oldRef, released);
       if (newRef !== undefined) {
-        enqueueRef(newChild, newRef, `owned ${kind} changed`);
+        enqueueRef(newChild, newRef, ownedChanged);
         return;
       }
-      if (refChanged || labelsChanged) enqueueAdopters(newChild, `orphan ${kind} changed`);
+      if (refChanged || labelsChanged) enqueueAdopters(newChild, orphanChanged);
     },
     onDelete(obj) {
       const child = objectFromTombstone(obj);

@@ -257,21 +257,22 @@ function mapHandler(
   map: MapFunc<KubeObject>,
   enqueue: (key: string, reason: string) => void,
 ): ControllerEventHandler<KubeObject> {
+  const [added, updated, deleted] = [`${what} added`, `${what} updated`, `${what} deleted`];
   return {
     onAdd: (obj) => {
-      for (const request of map(obj)) enqueue(keyOf(request), `${what} added`);
+      for (const request of map(obj)) enqueue(keyOf(request), added);
     },
     onUpdate: (oldObj, newObj) => {
       // A child whose controller moved (or any object that now maps elsewhere) also requests where it was.
       const keys = map(newObj).map(keyOf);
-      for (const key of keys) enqueue(key, `${what} updated`);
+      for (const key of keys) enqueue(key, updated);
       for (const request of map(oldObj)) {
         const key = keyOf(request);
-        if (!keys.includes(key)) enqueue(key, `${what} updated`);
+        if (!keys.includes(key)) enqueue(key, updated);
       }
     },
     onDelete: (obj) => {
-      for (const request of map(objectFromTombstone(obj))) enqueue(keyOf(request), `${what} deleted`);
+      for (const request of map(objectFromTombstone(obj))) enqueue(keyOf(request), deleted);
     },
   };
 }
