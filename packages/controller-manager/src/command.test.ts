@@ -48,6 +48,13 @@ describe("parseControllerManagerFlags", () => {
       new FlagError('"kube-controller-manager" does not take any arguments, got ["extra"]'),
     );
     expect(() => parseControllerManagerFlags(["--nope=1"])).toThrow(/--nope/);
+    try {
+      parseControllerManagerFlags(["extra"]);
+    } catch (error) {
+      expect(FlagError.isInstance(error) && (error as FlagError).code).toBe(
+        "controller-manager.invalid-flag",
+      );
+    }
     expect(() => parseControllerManagerFlags(["--port=70000"])).toThrow(
       'invalid argument "70000" for "--port" flag',
     );

@@ -1,5 +1,5 @@
 import { parseArgs } from "node:util";
-import { errorMessage } from "@reconcile/api";
+import { errorMessage, ReconcileError } from "@reconcile/api";
 import { createHttpClient } from "@reconcile/client";
 import { jsonLogger, LeaderElectionLostError, prometheusRestClientMetrics } from "@reconcile/runtime";
 import { collectDefaultMetrics, Registry } from "prom-client";
@@ -23,11 +23,18 @@ export interface ControllerManagerFlags {
   help: boolean;
 }
 
-/** A flag was wrong; the command prints it and exits 1. */
-export class FlagError extends Error {
+const flagErrorMarker = Symbol.for("reconcile.controller-manager.invalid-flag");
+
+/** A flag was wrong; the command prints it and exits 1. `code` is `"controller-manager.invalid-flag"`. */
+export class FlagError extends ReconcileError<"controller-manager.invalid-flag"> {
+  readonly [flagErrorMarker] = true;
   constructor(message: string) {
-    super(message);
+    super("controller-manager.invalid-flag", message);
     this.name = "FlagError";
+  }
+
+  static override isInstance(error: unknown): error is FlagError {
+    return ReconcileError.hasMarker(error, flagErrorMarker);
   }
 }
 
@@ -138,8 +145,7 @@ export async function runControllerManagerCommand(
     await manager.run({ signal: stop.signal });
     return 0;
   } catch (error) {
-    if (!(error instanceof LeaderElectionLostError))
-      logger.error({ err: error }, "controller manager failed");
+    if (!LeaderElectionLostError.isInstance(error)) logger.error({ err: error }, "controller manager failed");
     return 1;
   } finally {
     process.off("SIGINT", onSignal);

@@ -1,4 +1,12 @@
-import { builtinResources, type Deployment, deployments, type Pod, pods, replicaSets } from "@reconcile/api";
+import {
+  builtinResources,
+  type Deployment,
+  deployments,
+  type Pod,
+  pods,
+  ReconcileError,
+  replicaSets,
+} from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
@@ -274,6 +282,10 @@ describe("ControllerManager", () => {
     await env.until(() => m.isActing());
     partitioned = true;
     await env.until(() => !m.isActing(), 20_000);
-    expect(await outcome).toBeInstanceOf(LeaderElectionLostError);
+    const lost = await outcome;
+    expect(lost).toBeInstanceOf(LeaderElectionLostError);
+    // One of reconcile's own errors: recognisable across copies of the package, with a stable code.
+    expect(LeaderElectionLostError.isInstance(lost) && ReconcileError.isInstance(lost)).toBe(true);
+    expect((lost as LeaderElectionLostError).code).toBe("runtime.leader-election-lost");
   });
 });

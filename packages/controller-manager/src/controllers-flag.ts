@@ -1,12 +1,21 @@
+import { ReconcileError } from "@reconcile/api";
 import type { ControllerDescriptors } from "./controller-descriptors.js";
 
-/** A `--controllers` entry names no known controller. */
-export class UnknownControllerError extends Error {
+const unknownControllerMarker = Symbol.for("reconcile.controller-manager.unknown-controller");
+
+/** A `--controllers` entry names no known controller. `code` is `"controller-manager.unknown-controller"`. */
+export class UnknownControllerError extends ReconcileError<"controller-manager.unknown-controller"> {
+  readonly [unknownControllerMarker] = true;
   readonly controller: string;
+
   constructor(controller: string) {
-    super(`${controller} is not in the list of known controllers`);
+    super("controller-manager.unknown-controller", `${controller} is not in the list of known controllers`);
     this.name = "UnknownControllerError";
     this.controller = controller;
+  }
+
+  static override isInstance(error: unknown): error is UnknownControllerError {
+    return ReconcileError.hasMarker(error, unknownControllerMarker);
   }
 }
 

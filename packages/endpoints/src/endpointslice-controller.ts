@@ -9,6 +9,7 @@ import {
   nodes,
   type Pod,
   pods,
+  ReconcileError,
   type RunOptions,
   services,
   splitMetaNamespaceKey,
@@ -67,11 +68,21 @@ export interface EndpointSliceControllerOptions extends ControllerContext {
   queue?: RateLimitingInterface<string> | undefined;
 }
 
-/** The slices cache lags behind this controller's own writes; the sync is retried. */
-export class StaleEndpointSlicesError extends Error {
+const staleSlicesMarker = Symbol.for("reconcile.endpoints.stale-endpoint-slices");
+
+/** The slices cache lags behind this controller's own writes; the sync is retried. `code` is `"endpoints.stale-endpoint-slices"`. */
+export class StaleEndpointSlicesError extends ReconcileError<"endpoints.stale-endpoint-slices"> {
+  readonly [staleSlicesMarker] = true;
   constructor(service: string) {
-    super(`EndpointSlice informer cache is out of date for service ${service}`);
+    super(
+      "endpoints.stale-endpoint-slices",
+      `EndpointSlice informer cache is out of date for service ${service}`,
+    );
     this.name = "StaleEndpointSlicesError";
+  }
+
+  static override isInstance(error: unknown): error is StaleEndpointSlicesError {
+    return ReconcileError.hasMarker(error, staleSlicesMarker);
   }
 }
 

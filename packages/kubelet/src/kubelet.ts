@@ -383,7 +383,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     try {
       await this.volumeManager.waitForAttachAndMount(pod, signal);
     } catch (error) {
-      if (error instanceof VolumeMountError)
+      if (VolumeMountError.isInstance(error))
         this.#recorder.event(
           podRef(pod),
           "Warning",

@@ -18,6 +18,7 @@ import {
   isNotFound,
   type KubeObject,
   type Pod,
+  ReconcileError,
   secrets,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -67,11 +68,18 @@ export const podAttachAndMountTimeoutMs = 123_000;
 const initialRetryMs = 500;
 const maxRetryMs = 122_000;
 
-/** A volume the pod workers' sync could not get mounted: the kubelet reports it as `FailedMount`. */
-export class VolumeMountError extends Error {
+const volumeMountMarker = Symbol.for("reconcile.kubelet.volume-mount-failed");
+
+/** A volume the pod workers' sync could not get mounted: the kubelet reports it as `FailedMount`. `code` is `"kubelet.volume-mount-failed"`. */
+export class VolumeMountError extends ReconcileError<"kubelet.volume-mount-failed"> {
+  readonly [volumeMountMarker] = true;
   constructor(message: string) {
-    super(message);
+    super("kubelet.volume-mount-failed", message);
     this.name = "VolumeMountError";
+  }
+
+  static override isInstance(error: unknown): error is VolumeMountError {
+    return ReconcileError.hasMarker(error, volumeMountMarker);
   }
 }
 

@@ -2,7 +2,13 @@ import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import http from "node:http";
 import { hostname } from "node:os";
-import type { DeepReadonly, KubeObject, ResourceDescriptor, Runnable } from "@reconcile/api";
+import {
+  type DeepReadonly,
+  type KubeObject,
+  ReconcileError,
+  type ResourceDescriptor,
+  type Runnable,
+} from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import {
@@ -27,11 +33,18 @@ import {
 /** Something the manager runs: the one lifecycle shape, with a name. */
 export type { Runnable };
 
-/** Leadership was lost while running: the manager stops everything and `run` rejects with this (kube-controller-manager exits 1, `leaderelection lost`). */
-export class LeaderElectionLostError extends Error {
+const leaderElectionLostMarker = Symbol.for("reconcile.runtime.leader-election-lost");
+
+/** Leadership was lost while running: the manager stops everything and `run` rejects with this (kube-controller-manager exits 1, `leaderelection lost`). `code` is `"runtime.leader-election-lost"`. */
+export class LeaderElectionLostError extends ReconcileError<"runtime.leader-election-lost"> {
+  readonly [leaderElectionLostMarker] = true;
   constructor() {
-    super("leaderelection lost");
+    super("runtime.leader-election-lost", "leaderelection lost");
     this.name = "LeaderElectionLostError";
+  }
+
+  static override isInstance(error: unknown): error is LeaderElectionLostError {
+    return ReconcileError.hasMarker(error, leaderElectionLostMarker);
   }
 }
 

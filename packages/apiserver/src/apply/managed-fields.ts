@@ -76,7 +76,7 @@ export function applyConfiguration(options: ApplyOptions): JsonObject {
     newSet = withoutReset(strip(toFieldSet(withoutManagedFields(options.config), type)), options.resetFields);
     merged = merge(live, withoutManagedFields(options.config), type) as JsonObject;
   } catch (error) {
-    if (error instanceof TypedValueError) throw typedPatchError(options, error);
+    if (TypedValueError.isInstance(error)) throw typedPatchError(options, error);
     throw error;
   }
   const applierId = identity({

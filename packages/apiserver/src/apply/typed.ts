@@ -1,10 +1,21 @@
+import { ReconcileError } from "@reconcile/api";
 import { jsonEqual } from "../json.js";
 import { FieldSet, fieldElement, pathString, type Scalar, valueElement } from "./fieldpath.js";
 import { childType, fieldType, resolve, type TypeNode } from "./schema.js";
 
-/** A value that does not fit its type, e.g. duplicate items in an applied keyed list. */
-export class TypedValueError extends Error {
-  override name = "TypedValueError";
+const typedValueMarker = Symbol.for("reconcile.apiserver.typed-value");
+
+/** A value that does not fit its type, e.g. duplicate items in an applied keyed list. `code` is `"apiserver.typed-value"`. */
+export class TypedValueError extends ReconcileError<"apiserver.typed-value"> {
+  readonly [typedValueMarker] = true;
+  constructor(message: string) {
+    super("apiserver.typed-value", message);
+    this.name = "TypedValueError";
+  }
+
+  static override isInstance(error: unknown): error is TypedValueError {
+    return ReconcileError.hasMarker(error, typedValueMarker);
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import { ReconcileError } from "@reconcile/api";
 /**
  * CEL cost accounting for CRD validation rules, with apiextensions-apiserver's limits.
  *
@@ -22,11 +23,18 @@ export class CostBudget {
   }
 }
 
-/** Thrown inside an evaluation that passed its per-call limit; cel-go's interrupt text. */
-export class CostLimitExceeded extends Error {
+const costLimitMarker = Symbol.for("reconcile.apiserver.cel-cost-limit-exceeded");
+
+/** Thrown inside an evaluation that passed its per-call limit; cel-go's interrupt text. `code` is `"apiserver.cel-cost-limit-exceeded"`. */
+export class CostLimitExceeded extends ReconcileError<"apiserver.cel-cost-limit-exceeded"> {
+  readonly [costLimitMarker] = true;
   constructor() {
-    super("operation cancelled: actual cost limit exceeded");
+    super("apiserver.cel-cost-limit-exceeded", "operation cancelled: actual cost limit exceeded");
     this.name = "CostLimitExceeded";
+  }
+
+  static override isInstance(error: unknown): error is CostLimitExceeded {
+    return ReconcileError.hasMarker(error, costLimitMarker);
   }
 }
 

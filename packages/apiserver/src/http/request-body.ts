@@ -56,7 +56,7 @@ export function decodeObjectBody(
       checkNesting(object, "the request body");
       return object;
     } catch (error) {
-      if (error instanceof ProtobufDecodeError) {
+      if (ProtobufDecodeError.isInstance(error)) {
         throw newBadRequest(`the protobuf body could not be decoded: ${error.message}`);
       }
       throw error;

@@ -1,13 +1,23 @@
+import { ReconcileError } from "@reconcile/api";
+
 /**
  * The protobuf wire format, read-only: varints, length-delimited fields and
  * skipping. Every read is bounds-checked; malformed input throws a
  * {@link ProtobufDecodeError}, never reads past the buffer.
  */
 
-export class ProtobufDecodeError extends Error {
+const protobufDecodeMarker = Symbol.for("reconcile.apiserver.protobuf-decode");
+
+/** Bytes that are not the protobuf message expected. `code` is `"apiserver.protobuf-decode"`. */
+export class ProtobufDecodeError extends ReconcileError<"apiserver.protobuf-decode"> {
+  readonly [protobufDecodeMarker] = true;
   constructor(message: string) {
-    super(message);
+    super("apiserver.protobuf-decode", message);
     this.name = "ProtobufDecodeError";
+  }
+
+  static override isInstance(error: unknown): error is ProtobufDecodeError {
+    return ReconcileError.hasMarker(error, protobufDecodeMarker);
   }
 }
 

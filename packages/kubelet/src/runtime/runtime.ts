@@ -1,3 +1,4 @@
+import { ReconcileError } from "@reconcile/api";
 // A container-runtime interface shaped like CRI's RuntimeService and
 // ImageService (k8s.io/cri-api): pod sandboxes and containers that are run,
 // created, started, stopped with a grace period, removed, listed and
@@ -199,13 +200,31 @@ export interface ContainerRuntime {
   onEvent?(listener: (event: RuntimeEvent) => void): () => void;
 }
 
-/** What a runtime rejects with. `code` names the CRI-level failure. */
-export class RuntimeError extends Error {
-  readonly code: "NotFound" | "ImagePull" | "StartError" | "InvalidState" | "Unsupported" | "Timeout";
+const runtimeErrorMarker = Symbol.for("reconcile.kubelet.runtime-error");
 
-  constructor(code: RuntimeError["code"], message: string) {
-    super(message);
+/** The CRI-level failures a runtime names. */
+export type RuntimeErrorCode =
+  | "NotFound"
+  | "ImagePull"
+  | "StartError"
+  | "InvalidState"
+  | "Unsupported"
+  | "Timeout";
+
+/**
+ * What a runtime rejects with. `code` names the CRI-level failure (the CRI's
+ * own names, which the kubelet switches on, rather than the
+ * `<package>.<reason>` style of other codes).
+ */
+export class RuntimeError extends ReconcileError<RuntimeErrorCode> {
+  readonly [runtimeErrorMarker] = true;
+
+  constructor(code: RuntimeErrorCode, message: string) {
+    super(code, message);
     this.name = "RuntimeError";
-    this.code = code;
+  }
+
+  static override isInstance(error: unknown): error is RuntimeError {
+    return ReconcileError.hasMarker(error, runtimeErrorMarker);
   }
 }
