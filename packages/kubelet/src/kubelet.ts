@@ -24,11 +24,13 @@ import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from
 import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
 import type { PodStatus } from "kubernetes-types/core/v1.js";
 import { admitPodWithUsage, podRequests } from "./admission.js";
+import { runFileSource, runURLSource } from "./config/static-pod-sources.js";
 import { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
 import { NodeFilesystem } from "./node-filesystem.js";
 import { NodeLease } from "./node-lease.js";
 import { defaultNodeResources, type NodeResources, NodeStatusManager, nodeRef } from "./node-status.js";
 import { isRuntimePodStatusTerminal, Pleg, type PodLifecycleEvent, type RuntimePodStatus } from "./pleg.js";
+import { PodManager } from "./pod-manager.js";
 import { generateAPIPodStatus } from "./pod-status.js";
 import {
   BasicWorkQueue,
@@ -45,8 +47,7 @@ import { ProbeManager, type ProbeUpdate } from "./prober.js";
 import type { ContainerRuntime } from "./runtime/runtime.js";
 import { SimulatedRuntime } from "./runtime/simulated-runtime.js";
 import { podRef, RuntimeManager } from "./runtime-manager.js";
-import { readStaticPodsFromURL } from "./static-pod-url.js";
-import { isMirrorPod, isMirrorPodOf, mirrorPodOf, podFullName, readStaticPods } from "./static-pods.js";
+import { isMirrorPod, isMirrorPodOf, mirrorPodOf, podFullName } from "./static-pods.js";
 import { StatusManager } from "./status-manager.js";
 import { VolumeManager, VolumeMountError } from "./volume-manager.js";
 
@@ -170,12 +171,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   readonly #runtimeManager: RuntimeManager;
   readonly #probeManager: ProbeManager;
   readonly #options: KubeletOptions;
-  /** The pod manager: pods from config, by UID. */
-  readonly #pods = new Map<string, DeepReadonly<Pod>>();
-  /** Mirror pods from the API server, by full name (`<name>_<namespace>`). */
-  readonly #mirrorPods = new Map<string, DeepReadonly<Pod>>();
-  /** Static pods from the manifest directory: full name → UID. */
-  readonly #staticPods = new Map<string, string>();
+  /** Pods from config, mirror pods, and which pods are static. */
+  readonly #podManager = new PodManager();
   /** Admitted pods and their requests: what admission counts as used, and their sum. */
   readonly #admitted = new Map<string, { milliCpu: number; memory: number }>();
   readonly #usage = { pods: 0, milliCpu: 0, memory: 0 };
@@ -222,12 +219,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.#workQueue = new BasicWorkQueue({ clock: this.#clock });
     this.statusManager = new StatusManager({
       client: this.#client,
-      getPod: (uid) => this.#apiPodOf(uid),
-      isStaticPod: (uid) => {
-        if (this.#staticPods.size === 0) return false;
-        const pod = this.#pods.get(uid);
-        return pod !== undefined && this.#staticPods.get(podFullName(pod)) === uid;
-      },
+      getPod: (uid) => this.#podManager.apiPodOf(uid),
+      isStaticPod: (uid) => this.#podManager.isStaticPod(uid),
       clock: this.#clock,
       logger: this.#logger,
     });
@@ -315,8 +308,24 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       this.podWorkers.run({ signal }),
     ];
     if (this.#podSource === "informer") tasks.push(this.#runInformer(signal));
-    if (this.#options.staticPodPath !== undefined) tasks.push(this.#runFileSource(signal));
-    if (this.#options.staticPodURL !== undefined) tasks.push(this.#runURLSource(signal));
+    const { staticPodPath, staticPodURL } = this.#options;
+    const sources = {
+      nodeName: this.nodeName,
+      clock: this.#clock,
+      logger: this.#logger,
+      podManager: this.#podManager,
+      send: (op: "ADD" | "REMOVE", pods: readonly DeepReadonly<Pod>[]) =>
+        this.#send({ kind: "config", op, pods: [...pods] }),
+    };
+    if (staticPodPath !== undefined) {
+      const periodMs = this.#options.staticPodCheckFrequencyMs ?? 20_000;
+      tasks.push(runFileSource(sources, { directory: staticPodPath, periodMs, signal }));
+    }
+    if (staticPodURL !== undefined) {
+      const periodMs = this.#options.httpCheckFrequencyMs ?? 20_000;
+      const headers = this.#options.staticPodURLHeader;
+      tasks.push(runURLSource(sources, { url: staticPodURL, headers, periodMs, signal }));
+    }
     const stopPleg = this.#pleg.start();
     this.#heartbeat(signal);
     tasks.push(this.#syncLoop(signal));
@@ -336,7 +345,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
 
   /** The pods this kubelet holds in config. */
   getPods(): DeepReadonly<Pod>[] {
-    return [...this.#pods.values()];
+    return this.#podManager.getPods();
   }
 
   /** Reads a container's log as the kubelet's `/containerLogs` endpoint answers it. */
@@ -346,11 +355,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     container: string,
     options: ContainerLogOptions,
   ): ContainerLogResult {
-    let pod: DeepReadonly<Pod> | undefined;
-    for (const candidate of this.#pods.values()) {
-      if (candidate.metadata?.namespace === namespace && candidate.metadata?.name === podName)
-        pod = candidate;
-    }
+    const pod = this.#podManager.getPodByName(namespace, podName);
     const status = pod?.metadata?.uid ? this.statusManager.getPodStatus(pod.metadata.uid) : undefined;
     return readContainerLogs(
       this.runtime,
@@ -373,8 +378,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     podStatus: RuntimePodStatus,
   ): Promise<boolean> {
     const uid = pod.metadata?.uid ?? "";
-    if (this.#staticPods.size > 0 && this.#staticPods.get(podFullName(pod)) === uid)
-      await this.#syncMirrorPod(pod);
+    if (this.#podManager.isStaticPod(uid)) await this.#syncMirrorPod(pod);
     const apiStatus = this.#generateStatus(pod, podStatus, false);
     this.statusManager.setPodStatus(pod, apiStatus);
     this.#observePodStart(pod, apiStatus);
@@ -519,7 +523,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         for (const event of message.events) {
           if (event.type === "ContainerRemoved" || seen.has(event.podUid)) continue;
           seen.add(event.podUid);
-          const pod = this.#pods.get(event.podUid);
+          const pod = this.#podManager.getPodByUID(event.podUid);
           if (pod !== undefined) toSync.push(pod);
         }
         this.handlePodSyncs(toSync);
@@ -529,7 +533,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         const uids = message.uids ?? this.#workQueue.getWork();
         const toSync: DeepReadonly<Pod>[] = [];
         for (const uid of uids) {
-          const pod = this.#pods.get(uid);
+          const pod = this.#podManager.getPodByUID(uid);
           if (pod !== undefined) toSync.push(pod);
         }
         this.handlePodSyncs(toSync);
@@ -537,7 +541,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       }
       case "probe": {
         const { update } = message;
-        const pod = this.#pods.get(update.podUid);
+        const pod = this.#podManager.getPodByUID(update.podUid);
         if (pod === undefined) return;
         if (update.type === "readiness")
           this.statusManager.setContainerReadiness(pod, update.containerId, update.success);
@@ -565,7 +569,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         this.#handleMirrorPod(pod, true);
         continue;
       }
-      this.#pods.set(uid, pod);
+      this.#podManager.setPod(pod);
       if (!this.podWorkers.isPodTerminationRequested(uid) && !isTerminalPod(pod)) {
         // The admitted pods' sum, kept as they come and go; upstream re-adds the active pods each time.
         const used = this.#usage;
@@ -586,7 +590,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       this.podWorkers.updatePod({
         updateType: "create",
         pod,
-        mirrorPod: this.#mirrorPods.get(podFullName(pod)),
+        mirrorPod: this.#podManager.getMirrorPodByFullName(podFullName(pod)),
         startTime: this.#clock.now(),
       });
     }
@@ -601,7 +605,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         this.#handleMirrorPod(pod, false);
         continue;
       }
-      this.#pods.set(uid, pod);
+      this.#podManager.setPod(pod);
       if (this.#isRejected(uid)) continue;
       this.podWorkers.updatePod({ updateType: "update", pod, startTime: this.#clock.now() });
     }
@@ -615,11 +619,11 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       if (isMirrorPod(pod)) {
         // A deleted mirror pod: its static pod is synced, which creates a new one.
         const fullName = podFullName(pod);
-        if (this.#mirrorPods.get(fullName)?.metadata?.uid === uid) this.#mirrorPods.delete(fullName);
+        this.#podManager.removeMirrorPod(fullName, uid);
         this.#syncStaticPodOf(fullName);
         continue;
       }
-      this.#pods.delete(uid);
+      this.#podManager.removePod(uid);
       this.#release(uid);
       this.podWorkers.updatePod({ updateType: "kill", pod, startTime: this.#clock.now() });
     }
@@ -630,8 +634,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     for (const pod of reconciled) {
       const uid = pod.metadata?.uid;
       if (!uid) continue;
-      if (isMirrorPod(pod)) this.#mirrorPods.set(podFullName(pod), pod);
-      else this.#pods.set(uid, pod);
+      if (isMirrorPod(pod)) this.#podManager.setMirrorPod(pod);
+      else this.#podManager.setPod(pod);
     }
   }
 
@@ -646,15 +650,15 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
 
   /** Every 2 s (`HandlePodCleanups`): forget finished workers, restart known pods, kill orphans, reap runtime pods. */
   handlePodCleanups(): void {
-    const configPods = [...this.#pods.values()];
+    const configPods = this.#podManager.getPods();
     const working = this.podWorkers.syncKnownPods(configPods);
     this.#probeManager.cleanupPods((uid) => {
       const state = working.get(uid)?.state;
       return state === "sync" || state === "terminating";
     });
-    this.statusManager.removeOrphanedStatuses((uid) => this.#pods.has(uid) || working.has(uid));
+    this.statusManager.removeOrphanedStatuses((uid) => this.#podManager.hasPod(uid) || working.has(uid));
     for (const uid of this.#startObserved) {
-      if (!this.#pods.has(uid) && !working.has(uid)) this.#startObserved.delete(uid);
+      if (!this.#podManager.hasPod(uid) && !working.has(uid)) this.#startObserved.delete(uid);
     }
     for (const pod of configPods) {
       const uid = pod.metadata?.uid ?? "";
@@ -671,7 +675,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       });
     }
     for (const [uid, runningPod] of runtimePods) {
-      if (!working.has(uid) && !this.#pods.has(uid)) {
+      if (!working.has(uid) && !this.#podManager.hasPod(uid)) {
         const status = this.#pleg.get(uid);
         const anyRunning =
           status === undefined
@@ -693,7 +697,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       }
     }
     for (const uid of this.#admitted.keys()) {
-      if (!this.#pods.has(uid) || !this.#isActive(this.#pods.get(uid)!)) this.#release(uid);
+      if (!this.#podManager.hasPod(uid) || !this.#isActive(this.#podManager.getPodByUID(uid)!))
+        this.#release(uid);
     }
     this.#deleteOrphanedMirrorPods();
     this.#runtimeManager.gc();
@@ -701,34 +706,24 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
 
   // --- static and mirror pods ---------------------------------------------
 
-  /** The pod as the API server holds it: a static pod's mirror pod, or the pod itself. */
-  #apiPodOf(uid: string): DeepReadonly<Pod> | undefined {
-    const pod = this.#pods.get(uid);
-    if (pod === undefined || this.#staticPods.size === 0) return pod;
-    const fullName = podFullName(pod);
-    if (this.#staticPods.get(fullName) !== uid) return pod;
-    const mirror = this.#mirrorPods.get(fullName);
-    return mirror !== undefined && isMirrorPodOf(mirror, pod) ? mirror : undefined;
-  }
-
   /** A mirror pod arrived or changed (`handleMirrorPod`): its static pod is synced. */
   #handleMirrorPod(mirror: DeepReadonly<Pod>, added: boolean): void {
     const fullName = podFullName(mirror);
-    this.#mirrorPods.set(fullName, mirror);
-    const staticUid = this.#staticPods.get(fullName);
+    this.#podManager.setMirrorPod(mirror);
+    const staticUid = this.#podManager.staticPodUID(fullName);
     // A new mirror pod starts without the static pod's status: write it again.
     if (added && staticUid !== undefined) this.statusManager.resync(staticUid);
     this.#syncStaticPodOf(fullName);
   }
 
   #syncStaticPodOf(fullName: string): void {
-    const uid = this.#staticPods.get(fullName);
-    const pod = uid === undefined ? undefined : this.#pods.get(uid);
+    const uid = this.#podManager.staticPodUID(fullName);
+    const pod = this.#podManager.staticPodByFullName(fullName);
     if (pod === undefined || uid === undefined || this.#isRejected(uid)) return;
     this.podWorkers.updatePod({
       updateType: "update",
       pod,
-      mirrorPod: this.#mirrorPods.get(fullName),
+      mirrorPod: this.#podManager.getMirrorPodByFullName(fullName),
       startTime: this.#clock.now(),
     });
   }
@@ -740,7 +735,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
    */
   async #syncMirrorPod(pod: ConfigPod): Promise<void> {
     const fullName = podFullName(pod);
-    const mirror = this.#mirrorPods.get(fullName);
+    const mirror = this.#podManager.getMirrorPodByFullName(fullName);
     const resource = this.#client.resource(pods, pod.metadata?.namespace ?? "");
     try {
       let deleted = false;
@@ -756,7 +751,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
           .catch((error: unknown) => {
             if (!isNotFound(error) && !isConflict(error)) throw error;
           });
-        this.#mirrorPods.delete(fullName);
+        this.#podManager.removeMirrorPod(fullName);
         deleted = true;
       }
       if (mirror !== undefined && !deleted) return;
@@ -776,11 +771,10 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
 
   /** Housekeeping (`deleteOrphanedMirrorPods`): mirror pods whose static pod is gone and stopped. */
   #deleteOrphanedMirrorPods(): void {
-    for (const [fullName, mirror] of this.#mirrorPods) {
-      const uid = this.#staticPods.get(fullName);
-      if (uid !== undefined && this.#pods.has(uid)) continue;
+    for (const [fullName, mirror] of this.#podManager.mirrorPods()) {
+      if (this.#podManager.staticPodByFullName(fullName) !== undefined) continue;
       if (this.podWorkers.isPodForMirrorPodTerminatingByFullName(fullName)) continue;
-      this.#mirrorPods.delete(fullName);
+      this.#podManager.removeMirrorPod(fullName);
       this.#client
         .resource(pods, mirror.metadata?.namespace ?? "")
         .delete(mirror.metadata?.name ?? "", {
@@ -794,97 +788,6 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
               "failed to delete an orphaned mirror pod",
             );
         });
-    }
-  }
-
-  /** The file source: the manifest directory, read now and every `staticPodCheckFrequencyMs`. */
-  #runFileSource(signal: AbortSignal): Promise<void> {
-    const directory = this.#options.staticPodPath as string;
-    const reported = new Set<string>();
-    return this.#runStaticSource(signal, this.#options.staticPodCheckFrequencyMs ?? 20_000, async () => {
-      const { pods: found, errors } = readStaticPods(directory, this.nodeName);
-      for (const error of errors) {
-        if (reported.has(error.file)) continue;
-        reported.add(error.file);
-        this.#logger.error(
-          { node: this.nodeName, file: error.file, err: error.message },
-          "could not read a static pod manifest",
-        );
-      }
-      return found;
-    });
-  }
-
-  /**
-   * The http source: `staticPodURL`, read now and every `httpCheckFrequencyMs`.
-   * A failed read leaves its pods running; an empty body removes them.
-   */
-  #runURLSource(signal: AbortSignal): Promise<void> {
-    const url = this.#options.staticPodURL as string;
-    let last: string | undefined;
-    let failures = 0;
-    return this.#runStaticSource(signal, this.#options.httpCheckFrequencyMs ?? 20_000, async () => {
-      const read = await readStaticPodsFromURL({
-        url,
-        headers: this.#options.staticPodURLHeader,
-        nodeName: this.nodeName,
-        last,
-        signal,
-      });
-      if (read.body !== undefined) last = read.body;
-      if (read.kind === "unchanged") return undefined;
-      if (read.kind === "pods") {
-        if (failures > 0) this.#logger.info({ node: this.nodeName, url }, "Successfully read pods from URL");
-        failures = 0;
-        return read.pods;
-      }
-      // As upstream: the first few failures are logged, then no more until a read succeeds.
-      if (failures < 3 && !signal.aborted)
-        this.#logger.error({ node: this.nodeName, url, err: read.message }, "Failed to read pods from URL");
-      failures++;
-      return read.kind === "empty" ? [] : undefined;
-    });
-  }
-
-  /**
-   * Runs a static pod source: `read` now and every `periodMs`, each time the
-   * source's whole set of pods (or undefined: no change), turned into config
-   * messages (a changed manifest is a new UID: the old pod goes, the new one comes).
-   */
-  async #runStaticSource(
-    signal: AbortSignal,
-    periodMs: number,
-    read: () => Promise<Pod[] | undefined>,
-  ): Promise<void> {
-    /** The full names of the static pods this source runs. */
-    const mine = new Set<string>();
-    while (!signal.aborted) {
-      const found = await read();
-      if (found !== undefined && !signal.aborted) {
-        const seen = new Set(found.map((pod) => pod.metadata?.uid ?? ""));
-        const removed: DeepReadonly<Pod>[] = [];
-        for (const fullName of mine) {
-          const uid = this.#staticPods.get(fullName);
-          if (uid !== undefined && seen.has(uid)) continue;
-          mine.delete(fullName);
-          if (uid === undefined) continue;
-          this.#staticPods.delete(fullName);
-          const pod = this.#pods.get(uid);
-          if (pod !== undefined) removed.push(pod);
-        }
-        const added = found.filter((pod) => this.#staticPods.get(podFullName(pod)) !== pod.metadata?.uid);
-        for (const pod of added) {
-          this.#staticPods.set(podFullName(pod), pod.metadata?.uid ?? "");
-          mine.add(podFullName(pod));
-        }
-        if (removed.length > 0) this.#send({ kind: "config", op: "REMOVE", pods: removed });
-        if (added.length > 0) this.#send({ kind: "config", op: "ADD", pods: added });
-      }
-      try {
-        await this.#clock.sleep(periodMs, { signal });
-      } catch {
-        return;
-      }
     }
   }
 
