@@ -31,6 +31,7 @@ import { NodeLease } from "./node-lease.js";
 import { defaultNodeResources, type NodeResources, NodeStatusManager, nodeRef } from "./node-status.js";
 import { isRuntimePodStatusTerminal, Pleg, type PodLifecycleEvent, type RuntimePodStatus } from "./pleg.js";
 import { PodManager } from "./pod-manager.js";
+import { podRef } from "./pod-ref.js";
 import { generateAPIPodStatus } from "./pod-status.js";
 import {
   BasicWorkQueue,
@@ -46,7 +47,7 @@ import {
 import { ProbeManager, type ProbeUpdate } from "./prober.js";
 import type { ContainerRuntime } from "./runtime/runtime.js";
 import { SimulatedRuntime } from "./runtime/simulated-runtime.js";
-import { podRef, RuntimeManager } from "./runtime-manager.js";
+import { RuntimeManager } from "./runtime-manager.js";
 import { isMirrorPod, isMirrorPodOf, mirrorPodOf, podFullName } from "./static-pods.js";
 import { StatusManager } from "./status-manager.js";
 import { VolumeManager, VolumeMountError } from "./volume-manager.js";
@@ -825,18 +826,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   }
 
   #rejectPod(pod: DeepReadonly<Pod>, reason: string, message: string): void {
-    this.#recorder.event(
-      {
-        kind: "Pod",
-        apiVersion: "v1",
-        namespace: pod.metadata?.namespace ?? "",
-        name: pod.metadata?.name ?? "",
-        uid: pod.metadata?.uid ?? "",
-      },
-      "Warning",
-      reason,
-      message,
-    );
+    this.#recorder.event(podRef(pod), "Warning", reason, message);
     this.statusManager.setPodStatus(pod, {
       phase: "Failed",
       reason,

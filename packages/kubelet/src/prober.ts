@@ -8,8 +8,8 @@ import type { DeepReadonly } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder } from "@reconcile/controller";
 import type { Container, Pod, PodStatus, Probe } from "kubernetes-types/core/v1.js";
+import { podRef } from "./pod-ref.js";
 import type { ContainerRuntime, ProbeAnswer, ProbeType } from "./runtime/runtime.js";
-import { podRef } from "./runtime-manager.js";
 
 type ReadonlyPod = DeepReadonly<Pod>;
 

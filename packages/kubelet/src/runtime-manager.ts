@@ -11,6 +11,7 @@ import type { Container, ContainerStatus, Pod, PodStatus } from "kubernetes-type
 import { Backoff } from "./backoff.js";
 import { runLifecycleHandler } from "./lifecycle.js";
 import type { RuntimePodStatus } from "./pleg.js";
+import { type PodRef, podRef } from "./pod-ref.js";
 import { type StartFailure, shouldContainerBeRestarted } from "./pod-status.js";
 import type { ContainerRecord, ContainerRuntime, Mount, PodSandboxConfig } from "./runtime/runtime.js";
 
@@ -846,30 +847,6 @@ function sandboxConfigOf(pod: ReadonlyPod, attempt: number): PodSandboxConfig {
     labels: pod.metadata?.labels ?? {},
     annotations: pod.metadata?.annotations ?? {},
   };
-}
-
-export interface PodRef {
-  kind: "Pod";
-  apiVersion: "v1";
-  namespace: string;
-  name: string;
-  uid: string;
-  resourceVersion?: string;
-  fieldPath?: string;
-}
-
-/** The involved object of a pod's events; `fieldPath` names one container (`spec.containers{web}`). */
-export function podRef(pod: ReadonlyPod, fieldPath?: string): PodRef {
-  const ref: PodRef = {
-    kind: "Pod",
-    apiVersion: "v1",
-    namespace: pod.metadata?.namespace ?? "",
-    name: pod.metadata?.name ?? "",
-    uid: pod.metadata?.uid ?? "",
-  };
-  if (pod.metadata?.resourceVersion) ref.resourceVersion = pod.metadata.resourceVersion;
-  if (fieldPath !== undefined) ref.fieldPath = fieldPath;
-  return ref;
 }
 
 function fieldPathOf(pod: ReadonlyPod, name: string): string {

@@ -34,9 +34,9 @@ import type {
   Volume,
 } from "kubernetes-types/core/v1.js";
 import type { NodeFilesystem } from "./node-filesystem.js";
+import { podRef } from "./pod-ref.js";
 import { milliCpu, wholeUnits } from "./quantity.js";
 import type { Mount } from "./runtime/runtime.js";
-import { podRef } from "./runtime-manager.js";
 
 /** PersistentVolumeClaims, which the kubelet reads to mount a claim. */
 export const persistentVolumeClaims = defineResource<PersistentVolumeClaim & KubeObject>({

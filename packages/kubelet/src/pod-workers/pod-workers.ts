@@ -1,7 +1,7 @@
 import { errorMessage } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import { type EventRecorder, type Logger, noopEventRecorder, noopLogger } from "@reconcile/controller";
-import type { ObjectReference } from "kubernetes-types/core/v1.js";
+import { podRef } from "../pod-ref.js";
 import type {
   ConfigPod,
   KillPodOptions,
@@ -59,7 +59,7 @@ export function killPodNow(
         if (settled) return;
         settled = true;
         recorder.event(
-          podReference(pod),
+          podRef(pod),
           "Warning",
           "ExceededGracePeriod",
           "Container runtime did not kill the pod within specified grace period.",
@@ -533,7 +533,7 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
           } catch (error) {
             if (!this.#stop.signal.aborted) {
               this.#recorder.event(
-                podReference(update.pod!),
+                podRef(update.pod!),
                 "Warning",
                 "FailedSync",
                 `error determining status: ${errorMessage(error)}`,
@@ -1020,14 +1020,6 @@ function runningPodToApiPod(runningPod: RunningPod): ConfigPod {
     metadata: { uid: runningPod.id, name: runningPod.name, namespace: runningPod.namespace },
     spec: { containers: [] },
   };
-}
-
-function podReference(pod: ConfigPod): ObjectReference {
-  const reference: ObjectReference = { kind: "Pod", apiVersion: "v1" };
-  if (pod.metadata?.name !== undefined) reference.name = pod.metadata.name;
-  if (pod.metadata?.namespace !== undefined) reference.namespace = pod.metadata.namespace;
-  if (pod.metadata?.uid !== undefined) reference.uid = pod.metadata.uid;
-  return reference;
 }
 
 function validDuration(value: number | undefined, fallback: number, name: string): number {
