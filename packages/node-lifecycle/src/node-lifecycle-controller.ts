@@ -1,6 +1,7 @@
 import {
   type DeepReadonly,
   isNotFound,
+  jsonEqual,
   type Lease,
   leases,
   type Node,
@@ -417,7 +418,7 @@ export class NodeLifecycleController {
     if (now <= health.probeTimestamp + gracePeriodMs) return { observedReady, currentReady };
     const updated = nodeWithStatusUnknown(node, now);
     const current = getNodeCondition(updated.status, "Ready");
-    if (JSON.stringify(current) !== JSON.stringify(observedReady)) {
+    if (!jsonEqual(current, observedReady)) {
       await this.#client.resource(nodes).updateStatus(updated, { signal });
       this.#nodeHealth.set(name, {
         status: updated.status ?? {},

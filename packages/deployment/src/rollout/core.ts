@@ -151,9 +151,7 @@ export function statusEqual(
   return semanticEqual(normalizeStatus(a), normalizeStatus(b));
 }
 
-export function normalizeStatus(
-  status: DeploymentStatus | DeepReadonly<DeploymentStatus> | undefined,
-): unknown {
+function normalizeStatus(status: DeploymentStatus | DeepReadonly<DeploymentStatus> | undefined): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(status ?? {})) {
     if (value === 0 && key !== "collisionCount") continue;
@@ -162,7 +160,7 @@ export function normalizeStatus(
   return out;
 }
 
-export type CountField =
+type CountField =
   | "observedGeneration"
   | "replicas"
   | "updatedReplicas"
