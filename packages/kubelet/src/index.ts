@@ -19,6 +19,7 @@ export {
   type PodLifecycleEventType,
   type RuntimePodStatus,
 } from "./pleg.js";
+export { computePodActions, type PodActions } from "./pod-actions.js";
 export { generateAPIPodStatus, getPhase, qosClassOf } from "./pod-status.js";
 export * from "./pod-workers/index.js";
 export type {
@@ -47,7 +48,6 @@ export {
   type SimulatedRuntimeOptions,
   simulationAnnotationPrefix,
 } from "./runtime/simulated-runtime.js";
-export { computePodActions, type PodActions } from "./runtime-manager.js";
 export {
   type ManifestURLRead,
   maxManifestBytes,

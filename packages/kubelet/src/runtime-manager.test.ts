@@ -1,8 +1,9 @@
 import type { Pod } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
 import { emptyStatus, type RuntimePodStatus } from "./pleg.js";
+import { computePodActions, containerHash } from "./pod-actions.js";
 import type { ContainerRecord, PodSandbox } from "./runtime/runtime.js";
-import { computePodActions, containerHash, goDuration } from "./runtime-manager.js";
+import { goDuration } from "./runtime-manager.js";
 
 const spec = (restartPolicy: "Always" | "OnFailure" | "Never", inits: string[] = []): Pod => ({
   metadata: { name: "p", namespace: "default", uid: "u" },
