@@ -146,41 +146,56 @@ export class SyncRollout extends RolloutCore {
   ): Promise<AnyReplicaSet | undefined> {
     const existingNewRS = findNewReplicaSet(d, rsList);
     const newRevision = String(maxRevision(oldRSs) + 1);
-    const namespace = d.metadata?.namespace ?? "";
-    const status = (d.status ??= {});
-
-    if (existingNewRS !== undefined) {
-      const rsCopy = structuredClone(existingNewRS) as ReplicaSet;
-      const annotationsUpdated = setNewReplicaSetAnnotations(
-        d,
-        rsCopy,
-        newRevision,
-        true,
-        maxRevisionHistoryLengthInChars,
-      );
-      const minReadySecondsNeedsUpdate =
-        (rsCopy.spec?.minReadySeconds ?? 0) !== (d.spec?.minReadySeconds ?? 0);
-      if (annotationsUpdated || minReadySecondsNeedsUpdate) {
-        const spec = (rsCopy.spec ??= { selector: {} });
-        if (d.spec?.minReadySeconds === undefined) delete spec.minReadySeconds;
-        else spec.minReadySeconds = d.spec.minReadySeconds;
-        // The Deployment's revision follows on the next sync, as upstream.
-        return await this.updateReplicaSet(rsCopy);
-      }
-      let needsUpdate = setDeploymentRevision(d, rsCopy.metadata?.annotations?.[revisionAnnotation]);
-      if (hasProgressDeadline(d) && getDeploymentCondition(status, "Progressing") === undefined) {
-        const message = `Found new replica set "${rsCopy.metadata?.name}"`;
-        setDeploymentCondition(
-          status,
-          newDeploymentCondition("Progressing", "True", foundNewRSReason, message, this.clock.now()),
-        );
-        needsUpdate = true;
-      }
-      if (needsUpdate) await this.updateStatus(d);
-      return existingNewRS;
-    }
+    d.status ??= {};
+    if (existingNewRS !== undefined) return this.#syncExistingNewReplicaSet(d, existingNewRS, newRevision);
     if (!create) return undefined;
+    return this.#createNewReplicaSet(d, oldRSs, newRevision);
+  }
 
+  /** The new ReplicaSet exists: bring its annotations and minReadySeconds, then the Deployment's revision, up to date. */
+  async #syncExistingNewReplicaSet(
+    d: Deployment,
+    existingNewRS: AnyReplicaSet,
+    newRevision: string,
+  ): Promise<AnyReplicaSet> {
+    const status = d.status ?? {};
+    const rsCopy = structuredClone(existingNewRS) as ReplicaSet;
+    const annotationsUpdated = setNewReplicaSetAnnotations(
+      d,
+      rsCopy,
+      newRevision,
+      true,
+      maxRevisionHistoryLengthInChars,
+    );
+    const minReadySecondsNeedsUpdate = (rsCopy.spec?.minReadySeconds ?? 0) !== (d.spec?.minReadySeconds ?? 0);
+    if (annotationsUpdated || minReadySecondsNeedsUpdate) {
+      const spec = (rsCopy.spec ??= { selector: {} });
+      if (d.spec?.minReadySeconds === undefined) delete spec.minReadySeconds;
+      else spec.minReadySeconds = d.spec.minReadySeconds;
+      // The Deployment's revision follows on the next sync, as upstream.
+      return await this.updateReplicaSet(rsCopy);
+    }
+    let needsUpdate = setDeploymentRevision(d, rsCopy.metadata?.annotations?.[revisionAnnotation]);
+    if (hasProgressDeadline(d) && getDeploymentCondition(status, "Progressing") === undefined) {
+      const message = `Found new replica set "${rsCopy.metadata?.name}"`;
+      setDeploymentCondition(
+        status,
+        newDeploymentCondition("Progressing", "True", foundNewRSReason, message, this.clock.now()),
+      );
+      needsUpdate = true;
+    }
+    if (needsUpdate) await this.updateStatus(d);
+    return existingNewRS;
+  }
+
+  /** No new ReplicaSet yet: create it from the template with the pod-template-hash, sized by `newRSNewReplicas`. */
+  async #createNewReplicaSet(
+    d: Deployment,
+    oldRSs: readonly AnyReplicaSet[],
+    newRevision: string,
+  ): Promise<AnyReplicaSet> {
+    const status = d.status ?? {};
+    const namespace = d.metadata?.namespace ?? "";
     const template = structuredClone(d.spec?.template ?? {});
     const hash = computeHash(d.spec?.template, status.collisionCount);
     const templateMeta = (template.metadata ??= {});
@@ -211,49 +226,8 @@ export class SyncRollout extends RolloutCore {
       this.written.set(created.metadata?.uid ?? "", created);
       createdRS = created;
     } catch (error) {
-      if (isAlreadyExists(error)) {
-        // A slow cache, or a hash collision with a ReplicaSet of another template.
-        const rs = this.options.getReplicaSet?.(namespace, rsName);
-        if (rs === undefined) throw error;
-        const ref = getControllerOf(rs);
-        if (
-          ref !== undefined &&
-          ref.uid === d.metadata?.uid &&
-          equalIgnoreHash(d.spec?.template, rs.spec?.template)
-        ) {
-          alreadyExists = true;
-          createdRS = rs;
-        } else {
-          status.collisionCount = (status.collisionCount ?? 0) + 1;
-          try {
-            await this.updateStatus(d);
-            this.logger.info(
-              { collisionCount: status.collisionCount },
-              "Found a hash collision for deployment - bumping collisionCount to resolve it",
-            );
-          } catch {
-            // The AlreadyExists error below requeues the Deployment either way.
-          }
-          throw error;
-        }
-      } else if (hasStatusCause(error, "NamespaceTerminating")) {
-        throw error;
-      } else {
-        const message = `Failed to create new replica set "${rsName}": ${errorMessage(error)}`;
-        if (hasProgressDeadline(d)) {
-          setDeploymentCondition(
-            status,
-            newDeploymentCondition("Progressing", "False", failedRSCreateReason, message, this.clock.now()),
-          );
-          try {
-            await this.updateStatus(d);
-          } catch {
-            // The create error is the one worth reporting.
-          }
-        }
-        this.recorder.event(eventTarget(d), "Warning", failedRSCreateReason, message);
-        throw error;
-      }
+      createdRS = await this.#createFailed(d, rsName, error);
+      alreadyExists = true;
     }
     if (!alreadyExists && newReplicasCount > 0) {
       this.recorder.event(
@@ -274,6 +248,57 @@ export class SyncRollout extends RolloutCore {
     }
     if (needsUpdate) await this.updateStatus(d);
     return createdRS;
+  }
+
+  /**
+   * The new ReplicaSet's create failed. AlreadyExists with our own template
+   * under that name (a slow cache) is that ReplicaSet, returned; with another
+   * template it is a hash collision: `status.collisionCount` goes up and the
+   * error is thrown, so the next attempt hashes differently. Any other
+   * failure is recorded (a Progressing=False condition, a Warning Event) and
+   * thrown; one in a namespace being deleted only thrown.
+   */
+  async #createFailed(d: Deployment, rsName: string, error: unknown): Promise<AnyReplicaSet> {
+    const status = d.status ?? {};
+    if (isAlreadyExists(error)) {
+      // A slow cache, or a hash collision with a ReplicaSet of another template.
+      const rs = this.options.getReplicaSet?.(d.metadata?.namespace ?? "", rsName);
+      if (rs === undefined) throw error;
+      const ref = getControllerOf(rs);
+      if (
+        ref !== undefined &&
+        ref.uid === d.metadata?.uid &&
+        equalIgnoreHash(d.spec?.template, rs.spec?.template)
+      ) {
+        return rs;
+      }
+      status.collisionCount = (status.collisionCount ?? 0) + 1;
+      try {
+        await this.updateStatus(d);
+        this.logger.info(
+          { collisionCount: status.collisionCount },
+          "Found a hash collision for deployment - bumping collisionCount to resolve it",
+        );
+      } catch {
+        // The AlreadyExists error below requeues the Deployment either way.
+      }
+      throw error;
+    }
+    if (hasStatusCause(error, "NamespaceTerminating")) throw error;
+    const message = `Failed to create new replica set "${rsName}": ${errorMessage(error)}`;
+    if (hasProgressDeadline(d)) {
+      setDeploymentCondition(
+        status,
+        newDeploymentCondition("Progressing", "False", failedRSCreateReason, message, this.clock.now()),
+      );
+      try {
+        await this.updateStatus(d);
+      } catch {
+        // The create error is the one worth reporting.
+      }
+    }
+    this.recorder.event(eventTarget(d), "Warning", failedRSCreateReason, message);
+    throw error;
   }
 
   /**
