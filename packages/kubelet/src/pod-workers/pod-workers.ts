@@ -267,67 +267,11 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
   updatePod(input: UpdatePodOptions<R>): void {
     if (this.#stop.signal.aborted) return;
     const options: UpdatePodOptions<R> = { ...input };
-    // a runtime pod (no config) can only be terminated
-    let isRuntimePod = false;
-    let uid: string;
-    let name: string;
-    let namespace: string;
-    if (options.pod === undefined) {
-      const runningPod = options.runningPod;
-      if (runningPod === undefined) {
-        this.#logger.error(
-          { updateType: options.updateType },
-          "Pod update has neither a pod nor a running pod",
-        );
-        return;
-      }
-      if (options.updateType !== "kill") {
-        this.#logger.info(
-          {
-            pod: `${runningPod.namespace}/${runningPod.name}`,
-            podUID: runningPod.id,
-            updateType: options.updateType,
-          },
-          "Pod update is ignored, runtime pods can only be killed",
-        );
-        return;
-      }
-      ({ id: uid, name, namespace } = runningPod);
-      isRuntimePod = true;
-    } else {
-      options.runningPod = undefined;
-      uid = options.pod.metadata?.uid ?? "";
-      name = options.pod.metadata?.name ?? "";
-      namespace = options.pod.metadata?.namespace ?? "";
-    }
-    if (uid === "") {
-      this.#logger.error(
-        { pod: `${namespace}/${name}`, updateType: options.updateType },
-        "Pod update has no UID, ignored",
-      );
-      return;
-    }
-
+    const identity = this.#identify(options);
+    if (identity === undefined) return;
+    const { uid, isRuntimePod } = identity;
     const now = this.#clock.now();
-    let firstTime = false;
-    let status = this.#podSyncStatuses.get(uid);
-    if (status === undefined) {
-      firstTime = true;
-      status = newPodSyncStatus<R>(now, buildPodFullName(name, namespace));
-      // After a kubelet restart a terminal pod whose containers are all gone has
-      // already been through termination: it must not count as active for
-      // admission, yet still gets its syncTerminatedPod (upstream issue 105523).
-      const phase = options.pod?.status?.phase;
-      if (phase === "Failed" || phase === "Succeeded") {
-        const cached = this.#podCache.get(uid);
-        if (cached !== undefined && this.#isPodStatusTerminal(cached)) {
-          status.terminatingAt = now;
-          status.terminatedAt = now;
-          status.startedTerminating = true;
-        }
-      }
-      this.#podSyncStatuses.set(uid, status);
-    }
+    const { status, firstTime } = this.#syncStatusOf(identity, options, now);
 
     // Once a runtime pod is observed it must be driven to completion; if a
     // real pod is known, its spec is used instead.
@@ -353,84 +297,175 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
       status.restartRequested = true;
       return;
     }
-
     // a finished UID cannot re-enter until housekeeping forgets it
     if (status.finished) return;
 
-    let becameTerminating = false;
-    if (!isTerminationRequested(status)) {
-      const phase = pod.status?.phase;
-      if (isRuntimePod) {
-        status.deleted = true;
-        status.terminatingAt = now;
-        becameTerminating = true;
-      } else if (pod.metadata?.deletionTimestamp != null) {
-        status.deleted = true;
-        status.terminatingAt = now;
-        becameTerminating = true;
-      } else if (phase === "Failed" || phase === "Succeeded") {
-        status.terminatingAt = now;
-        becameTerminating = true;
-      } else if (options.updateType === "kill") {
-        if (options.killPodOptions?.evict) status.evicted = true;
-        status.terminatingAt = now;
-        becameTerminating = true;
-      }
-    }
+    const becameTerminating = this.#requestTermination(status, pod, options, isRuntimePod, now);
+    const kill = this.#settleKillOptions(status, pod, options, isRuntimePod);
+    if (kill === "ignore") return;
 
-    // once terminating, every update is a kill and the grace period only shrinks
-    let gracePeriodShortened = false;
-    if (isTerminated(status)) {
-      // a runtime pod kill seen through a stale runtime cache waits for the worker to finish
-      if (isRuntimePod) return;
-      this.#notifyCompleted(options.killPodOptions?.onCompleted);
-      options.killPodOptions = undefined;
-    } else if (isTerminationRequested(status)) {
-      const killPodOptions: KillPodOptions = { ...options.killPodOptions };
-      if (killPodOptions.onCompleted) status.notifyPostTerminating.push(killPodOptions.onCompleted);
-      if (killPodOptions.podStatusFunc) status.statusPostTerminating.push(killPodOptions.podStatusFunc);
-      const { gracePeriod, shortened } = calculateEffectiveGracePeriod(
-        status.gracePeriod,
-        pod,
-        killPodOptions,
-      );
-      gracePeriodShortened = shortened;
-      status.gracePeriod = gracePeriod;
-      // every later update carries the kill, so the terminating sync never recomputes it
-      killPodOptions.podTerminationGracePeriodSecondsOverride = gracePeriod;
-      options.killPodOptions = killPodOptions;
-    } else if (options.killPodOptions !== undefined) {
-      // kill options mean nothing to a pod that is not terminating
-      this.#notifyCompleted(options.killPodOptions.onCompleted);
-      options.killPodOptions = undefined;
-    }
-
-    let channel = this.#podUpdates.get(uid);
-    if (channel === undefined) {
-      channel = new WorkerChannel();
-      this.#podUpdates.set(uid, channel);
-      // static pods start in the order updatePod first saw them
-      if (isStaticPod(pod)) {
-        const waiting = this.#waitingToStartStaticPodsByFullname.get(status.fullname);
-        if (waiting) waiting.push(uid);
-        else this.#waitingToStartStaticPodsByFullname.set(status.fullname, [uid]);
-      }
-      this.#startWorker(uid, channel);
-    }
-
+    const channel = this.#channelOf(uid, status, pod);
     // keep the oldest start time, to measure the longest wait
     const pendingStart = status.pendingUpdate?.startTime;
     if (pendingStart !== undefined && (options.startTime === undefined || pendingStart < options.startTime)) {
       options.startTime = pendingStart;
     }
-
     status.pendingUpdate = options;
     status.working = true;
     channel.send();
 
-    if ((becameTerminating || gracePeriodShortened) && status.abort !== undefined) {
+    if ((becameTerminating || kill === "shortened") && status.abort !== undefined) {
       status.abort.abort();
     }
+  }
+
+  /**
+   * The UID, name and namespace an update is for: its pod's, or its running
+   * pod's when it has no config pod (which can only be killed). Undefined,
+   * logged, for an update that can do nothing.
+   */
+  #identify(
+    options: UpdatePodOptions<R>,
+  ): { uid: string; name: string; namespace: string; isRuntimePod: boolean } | undefined {
+    let identity: { uid: string; name: string; namespace: string; isRuntimePod: boolean };
+    if (options.pod === undefined) {
+      const runningPod = options.runningPod;
+      if (runningPod === undefined) {
+        this.#logger.error(
+          { updateType: options.updateType },
+          "Pod update has neither a pod nor a running pod",
+        );
+        return undefined;
+      }
+      if (options.updateType !== "kill") {
+        this.#logger.info(
+          {
+            pod: `${runningPod.namespace}/${runningPod.name}`,
+            podUID: runningPod.id,
+            updateType: options.updateType,
+          },
+          "Pod update is ignored, runtime pods can only be killed",
+        );
+        return undefined;
+      }
+      identity = {
+        uid: runningPod.id,
+        name: runningPod.name,
+        namespace: runningPod.namespace,
+        isRuntimePod: true,
+      };
+    } else {
+      options.runningPod = undefined;
+      const { uid = "", name = "", namespace = "" } = options.pod.metadata ?? {};
+      identity = { uid, name, namespace, isRuntimePod: false };
+    }
+    if (identity.uid === "") {
+      this.#logger.error(
+        { pod: `${identity.namespace}/${identity.name}`, updateType: options.updateType },
+        "Pod update has no UID, ignored",
+      );
+      return undefined;
+    }
+    return identity;
+  }
+
+  /** The UID's sync status, made on its first update. */
+  #syncStatusOf(
+    identity: { uid: string; name: string; namespace: string },
+    options: UpdatePodOptions<R>,
+    now: number,
+  ): { status: PodSyncStatus<R>; firstTime: boolean } {
+    const existing = this.#podSyncStatuses.get(identity.uid);
+    if (existing !== undefined) return { status: existing, firstTime: false };
+    const status = newPodSyncStatus<R>(now, buildPodFullName(identity.name, identity.namespace));
+    // After a kubelet restart a terminal pod whose containers are all gone has
+    // already been through termination: it must not count as active for
+    // admission, yet still gets its syncTerminatedPod (upstream issue 105523).
+    const phase = options.pod?.status?.phase;
+    if (phase === "Failed" || phase === "Succeeded") {
+      const cached = this.#podCache.get(identity.uid);
+      if (cached !== undefined && this.#isPodStatusTerminal(cached)) {
+        status.terminatingAt = now;
+        status.terminatedAt = now;
+        status.startedTerminating = true;
+      }
+    }
+    this.#podSyncStatuses.set(identity.uid, status);
+    return { status, firstTime: true };
+  }
+
+  /** Whether this update starts the pod's termination: a runtime pod, a deleted or finished pod, or a kill. */
+  #requestTermination(
+    status: PodSyncStatus<R>,
+    pod: ConfigPod,
+    options: UpdatePodOptions<R>,
+    isRuntimePod: boolean,
+    now: number,
+  ): boolean {
+    if (isTerminationRequested(status)) return false;
+    const phase = pod.status?.phase;
+    const finished = phase === "Failed" || phase === "Succeeded";
+    if (isRuntimePod || pod.metadata?.deletionTimestamp != null) {
+      status.deleted = true;
+    } else if (!finished) {
+      if (options.updateType !== "kill") return false;
+      if (options.killPodOptions?.evict) status.evicted = true;
+    }
+    status.terminatingAt = now;
+    return true;
+  }
+
+  /**
+   * Once terminating, every update is a kill and the grace period only
+   * shrinks; kill options mean nothing to a pod that is not terminating.
+   * "ignore": a runtime pod's kill seen through a stale runtime cache after
+   * termination, which waits for the worker to finish; "shortened": the grace
+   * period was shortened.
+   */
+  #settleKillOptions(
+    status: PodSyncStatus<R>,
+    pod: ConfigPod,
+    options: UpdatePodOptions<R>,
+    isRuntimePod: boolean,
+  ): "ignore" | "shortened" | "unchanged" {
+    if (isTerminated(status)) {
+      if (isRuntimePod) return "ignore";
+      this.#notifyCompleted(options.killPodOptions?.onCompleted);
+      options.killPodOptions = undefined;
+      return "unchanged";
+    }
+    if (!isTerminationRequested(status)) {
+      if (options.killPodOptions !== undefined) {
+        this.#notifyCompleted(options.killPodOptions.onCompleted);
+        options.killPodOptions = undefined;
+      }
+      return "unchanged";
+    }
+    const killPodOptions: KillPodOptions = { ...options.killPodOptions };
+    if (killPodOptions.onCompleted) status.notifyPostTerminating.push(killPodOptions.onCompleted);
+    if (killPodOptions.podStatusFunc) status.statusPostTerminating.push(killPodOptions.podStatusFunc);
+    const { gracePeriod, shortened } = calculateEffectiveGracePeriod(status.gracePeriod, pod, killPodOptions);
+    status.gracePeriod = gracePeriod;
+    // every later update carries the kill, so the terminating sync never recomputes it
+    killPodOptions.podTerminationGracePeriodSecondsOverride = gracePeriod;
+    options.killPodOptions = killPodOptions;
+    return shortened ? "shortened" : "unchanged";
+  }
+
+  /** The UID's update channel, and its worker started on the first update (static pods queue by full name). */
+  #channelOf(uid: string, status: PodSyncStatus<R>, pod: ConfigPod): WorkerChannel {
+    let channel = this.#podUpdates.get(uid);
+    if (channel !== undefined) return channel;
+    channel = new WorkerChannel();
+    this.#podUpdates.set(uid, channel);
+    // static pods start in the order updatePod first saw them
+    if (isStaticPod(pod)) {
+      const waiting = this.#waitingToStartStaticPodsByFullname.get(status.fullname);
+      if (waiting) waiting.push(uid);
+      else this.#waitingToStartStaticPodsByFullname.set(status.fullname, [uid]);
+    }
+    this.#startWorker(uid, channel);
+    return channel;
   }
 
   // ---- syncKnownPods --------------------------------------------------------------------------
