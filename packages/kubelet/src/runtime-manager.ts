@@ -5,23 +5,7 @@ import type { Container, Pod, PodStatus } from "kubernetes-types/core/v1.js";
 import { Backoff } from "./backoff.js";
 import { runLifecycleHandler } from "./lifecycle.js";
 import type { RuntimePodStatus } from "./pleg.js";
-import {
-  type ContainerToKill,
-  computePodActions,
-  containerHash,
-  type KillReason,
-  type PodActions,
-  type ProbeVerdicts,
-} from "./pod-actions.js";
-
-export {
-  type ContainerToKill,
-  computePodActions,
-  containerHash,
-  type KillReason,
-  type PodActions,
-  type ProbeVerdicts,
-};
+import { computePodActions, containerHash, type KillReason, type ProbeVerdicts } from "./pod-actions.js";
 
 import { type PodRef, podRef } from "./pod-ref.js";
 import type { StartFailure } from "./pod-status.js";
