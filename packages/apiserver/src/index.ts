@@ -41,11 +41,15 @@ export { InProcessClient } from "./registry/in-process-client.js";
 export type { NameRule } from "./registry/meta-validation.js";
 export {
   applyPatch,
+  atomicPatchMeta,
   defaultMergeKeys,
+  defaultPatchMeta,
   jsonPatch,
   type MergeKeys,
   mergePatch,
+  type PatchMeta,
   type PatchType,
+  patchMetaByFieldName,
   strategicMergePatch,
 } from "./registry/patch.js";
 export {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { jsonLengthBounds } from "../json.js";
+import { typeFor } from "./builtin-types.js";
 import { FieldSet } from "./fieldpath.js";
 import { decodeFieldsV1, encodeFieldSet, isSharedFieldsV1 } from "./fields-v1.js";
 import { trackUpdate } from "./managed-fields.js";
-import { typeFor } from "./schema.js";
 
 type Obj = Record<string, unknown>;
 const now = new Date("2024-01-02T00:00:00.000Z");

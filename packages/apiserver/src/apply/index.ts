@@ -1,3 +1,4 @@
+export { builtinApplyType, typeFor } from "./builtin-types.js";
 export { ApplyConflictError, newApplyConflict } from "./conflicts.js";
 export {
   fieldManagerMaxLength,
@@ -36,12 +37,10 @@ export {
 } from "./managed-fields-entries.js";
 export { merge } from "./merge.js";
 export {
-  builtinTypes,
   type OpenAPISchema,
   objectMeta,
   type StructType,
   type TypeNode,
-  typeFor,
   typeFromOpenAPI,
 } from "./schema.js";
 export { type Comparison, compare, removeFields, TypedValueError, toFieldSet } from "./typed.js";

@@ -1,8 +1,8 @@
+import { typeFor } from "./builtin-types.js";
 import { ApplyConflictError, newApplyConflict } from "./conflicts.js";
 import type { FieldSet } from "./fieldpath.js";
 import { type ApplyOptions, applyConfiguration } from "./managed-fields.js";
 import type { FieldManager } from "./managed-fields-entries.js";
-import { typeFor } from "./schema.js";
 import { compare, isObject, toFieldSet } from "./typed.js";
 
 /** The annotation client-side `kubectl apply` keeps its last configuration in. */

@@ -1,5 +1,6 @@
 import { rfc3339, StatusError } from "@reconcile/api";
 import { jsonEqual } from "../json.js";
+import { typeFor } from "./builtin-types.js";
 import { newApplyConflict } from "./conflicts.js";
 import { createdFieldsText, strippedMetadata } from "./created-fields.js";
 import { managerFromUserAgent, validateFieldManager } from "./field-manager.js";
@@ -14,7 +15,7 @@ import {
   type ManagedFieldsEntry,
 } from "./managed-fields-entries.js";
 import { merge } from "./merge.js";
-import { type TypeNode, typeFor } from "./schema.js";
+import type { TypeNode } from "./schema.js";
 import { compare, isObject, removeFields, TypedValueError, toFieldSet } from "./typed.js";
 
 type JsonObject = Record<string, unknown>;

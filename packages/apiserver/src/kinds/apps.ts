@@ -4,7 +4,6 @@ import { deploymentPrinter, replicaSetPrinter } from "../http/printers.js";
 import { copyJson, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { validateLabels } from "../registry/meta-validation.js";
-import { deploymentSchema, replicaSetSchema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { applyPodSpecDefaults, validatePodSpec } from "./pod.js";
@@ -123,7 +122,6 @@ const replicaSetStrategy: Strategy = {
 export const deploymentDefinition = defineKind({
   descriptor: deployments,
   strategy: deploymentStrategy,
-  schema: deploymentSchema,
   printer: deploymentPrinter,
   protobufMessage: "Deployment",
 });
@@ -131,7 +129,6 @@ export const deploymentDefinition = defineKind({
 export const replicaSetDefinition = defineKind({
   descriptor: replicaSets,
   strategy: replicaSetStrategy,
-  schema: replicaSetSchema,
   selectableFields: selectableFieldsOf(replicaSets),
   printer: replicaSetPrinter,
 });

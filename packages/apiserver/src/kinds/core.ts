@@ -21,14 +21,6 @@ import {
 } from "../http/printers.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { dnsLabelName } from "../registry/meta-validation.js";
-import {
-  configMapSchema,
-  eventSchema,
-  leaseSchema,
-  namespaceSchema,
-  nodeSchema,
-  secretSchema,
-} from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { finalizeSubresource } from "./subresources.js";
@@ -134,7 +126,6 @@ const nodeStrategy: Strategy = {
 export const eventDefinition = defineKind({
   descriptor: events,
   strategy: eventStrategy,
-  schema: eventSchema,
   selectableFields: selectableFieldsOf(events),
   printer: eventPrinter,
 });
@@ -142,7 +133,6 @@ export const eventDefinition = defineKind({
 export const nodeDefinition = defineKind({
   descriptor: nodes,
   strategy: nodeStrategy,
-  schema: nodeSchema,
   selectableFields: selectableFieldsOf(nodes),
   printer: nodePrinter,
 });
@@ -150,7 +140,6 @@ export const nodeDefinition = defineKind({
 export const namespaceDefinition = defineKind({
   descriptor: namespaces,
   strategy: namespaceStrategy,
-  schema: namespaceSchema,
   selectableFields: selectableFieldsOf(namespaces),
   printer: namespacePrinter,
   protobufMessage: "Namespace",
@@ -159,14 +148,12 @@ export const namespaceDefinition = defineKind({
 
 export const configMapDefinition = defineKind({
   descriptor: configMaps,
-  schema: configMapSchema,
   printer: configMapPrinter,
   protobufMessage: "ConfigMap",
 });
 
 export const secretDefinition = defineKind({
   descriptor: secrets,
-  schema: secretSchema,
   selectableFields: selectableFieldsOf(secrets),
   printer: secretPrinter,
   protobufMessage: "Secret",
@@ -221,7 +208,6 @@ export const serviceDefinition = defineKind({
 export const leaseDefinition = defineKind({
   descriptor: leases,
   strategy: leaseStrategy,
-  schema: leaseSchema,
   printer: leasePrinter,
 });
 

@@ -1,9 +1,11 @@
 import type { KubeObject, ResourceDescriptor, SelectableFields } from "@reconcile/api";
+import { builtinApplyType } from "../apply/builtin-types.js";
 import type { TypeNode } from "../apply/schema.js";
 import { defaultPrinter, type Printer } from "../http/printers.js";
+import { builtinPatchMeta } from "../registry/builtin-patch-meta.js";
 import { dnsSubdomainName } from "../registry/meta-validation.js";
-import { defaultMergeKeys } from "../registry/patch.js";
-import type { Schema } from "../registry/schema.js";
+import { defaultPatchMeta, type PatchMeta } from "../registry/patch.js";
+import { builtinDecoderSchema, type Schema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import { builtinKindSchema, type KindSchema } from "../schemas/kind-schema.js";
 import type { SubresourceHandler } from "./subresource-handler.js";
@@ -38,8 +40,8 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   readonly printer: Printer;
   /** The top-level protobuf message a client may send for this kind, if any. */
   readonly protobufMessage: string | undefined;
-  /** List field name → merge key, for strategic merge patches of this kind. */
-  readonly mergeKeys: Readonly<Record<string, string>>;
+  /** Patch strategies and merge keys by position, for strategic merge patches of this kind. */
+  readonly patchMeta: PatchMeta;
   /**
    * The kind's subresources by name (`status`, `scale`, `binding`,
    * `eviction`, `finalize`…), each with the verbs it serves. Routing,
@@ -49,7 +51,7 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   readonly subresources: Readonly<Record<string, SubresourceHandler>>;
   /**
    * Server-side apply's merge semantics (list types, map keys, atomic
-   * structs); undefined uses the built-in table, deduced for unknown kinds.
+   * structs); undefined: ObjectMeta over a deduced body.
    */
   readonly applyType: TypeNode | undefined;
   /**
@@ -90,7 +92,7 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   descriptor: ResourceDescriptor<T>;
   /** Default: names are DNS-1123 subdomains; nothing else is checked. */
   strategy?: Strategy | undefined;
-  /** Default: `"any"` (metadata is still checked). */
+  /** Default: derived from the kind's built-in OpenAPI schema; `"any"` (metadata is still checked) without one. */
   schema?: Schema | undefined;
   /** Default: only `metadata.name` (and `metadata.namespace` for namespaced kinds). */
   selectableFields?: SelectableFields | undefined;
@@ -98,14 +100,17 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   printer?: Printer | undefined;
   /** Default: none, so a protobuf body of this kind is refused with a 415-style 400 naming JSON. */
   protobufMessage?: string | undefined;
-  /** Default: the merge keys of the built-in kinds' lists (containers by name, conditions by type, …). */
-  mergeKeys?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Default: derived from the kind's built-in OpenAPI schema; without one, the
+   * built-in kinds' merge keys by field name (containers by name, conditions by type, …).
+   */
+  patchMeta?: PatchMeta | undefined;
   /**
    * Added to the `status` and `scale` handlers the descriptor's subresources
    * imply (scale where the strategy has scale rules); default: none beyond those.
    */
   subresources?: Readonly<Record<string, SubresourceHandler>> | undefined;
-  /** Default: the built-in table's entry for the kind (`typeFor`), deduced for unknown kinds. */
+  /** Default: derived from the kind's built-in OpenAPI schema; ObjectMeta over a deduced body without one. */
   applyType?: TypeNode | undefined;
   /** Default: Kubernetes' own schema (1.32) of the descriptor's group, version and kind, if it defines one. */
   openAPI?: KindSchema | undefined;
@@ -152,27 +157,50 @@ const untrackedGeneration: ReadonlySet<string> = new Set([
 /** The strategy of a kind that declares none: name validation only. */
 export const genericStrategy: Strategy = { nameRule: dnsSubdomainName };
 
-/** A definition with every part not given filled by its default. */
+/**
+ * A definition with every part not given filled by its default. A built-in
+ * kind's decoder schema, apply type and patch meta are derived from its
+ * OpenAPI schema when first read, so a server that never patches a kind
+ * never compiles its shapes.
+ */
 export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>): ResourceDefinition<T> {
+  const { descriptor } = init;
   const strategy = init.strategy ?? genericStrategy;
+  const builtin =
+    "openAPI" in init ? undefined : builtinKindSchema(descriptor.group, descriptor.version, descriptor.kind);
+  const derive = <V>(given: V | undefined, fromBuiltin: (name: string) => V, otherwise: V): (() => V) => {
+    if (given !== undefined) return () => given;
+    if (builtin === undefined) return () => otherwise;
+    let value: V | undefined;
+    return () => {
+      value ??= fromBuiltin(builtin.name);
+      return value;
+    };
+  };
+  const schema = derive<Schema>(init.schema, builtinDecoderSchema, "any");
+  const applyType = derive<TypeNode | undefined>(init.applyType, builtinApplyType, undefined);
+  const patchMeta = derive<PatchMeta>(init.patchMeta, builtinPatchMeta, defaultPatchMeta);
   return Object.freeze({
-    descriptor: init.descriptor,
+    descriptor,
     strategy,
-    schema: init.schema ?? "any",
+    get schema() {
+      return schema();
+    },
     selectableFields: init.selectableFields,
     printer: init.printer ?? defaultPrinter,
     protobufMessage: init.protobufMessage,
-    mergeKeys: init.mergeKeys ?? defaultMergeKeys,
-    subresources: { ...impliedSubresources(init.descriptor.subresources, strategy), ...init.subresources },
-    applyType: init.applyType,
-    openAPI:
-      "openAPI" in init
-        ? init.openAPI
-        : builtinKindSchema(init.descriptor.group, init.descriptor.version, init.descriptor.kind),
+    get patchMeta() {
+      return patchMeta();
+    },
+    subresources: { ...impliedSubresources(descriptor.subresources, strategy), ...init.subresources },
+    get applyType() {
+      return applyType();
+    },
+    openAPI: "openAPI" in init ? init.openAPI : builtin,
     tracksGeneration:
-      init.tracksGeneration ?? !untrackedGeneration.has(`${init.descriptor.group}/${init.descriptor.plural}`),
+      init.tracksGeneration ?? !untrackedGeneration.has(`${descriptor.group}/${descriptor.plural}`),
     storageVersion:
-      init.storageVersion === undefined || init.storageVersion === init.descriptor.version
+      init.storageVersion === undefined || init.storageVersion === descriptor.version
         ? undefined
         : init.storageVersion,
     warning: init.warning,

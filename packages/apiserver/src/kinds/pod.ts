@@ -3,7 +3,6 @@ import { isDNS1123Label, pods, selectableFieldsOf } from "@reconcile/api";
 import { podPrinter } from "../http/printers.js";
 import { copyJson, jsonEqual, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
-import { podSchema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import { admitDefaultTolerationSeconds } from "./default-toleration-seconds.js";
 import { defineKind } from "./definition.js";
@@ -88,7 +87,6 @@ export const podStrategy: Strategy = {
 export const podDefinition = defineKind({
   descriptor: pods,
   strategy: podStrategy,
-  schema: podSchema,
   selectableFields: selectableFieldsOf(pods),
   printer: podPrinter,
   protobufMessage: "Pod",

@@ -1,10 +1,18 @@
 import { newBadRequest } from "@reconcile/api";
 import { copyJson, isJsonObject } from "../json.js";
 import { jsonPatch } from "./json-patch.js";
-import { defaultMergeKeys, type MergeKeys, setMember, strategicMergePatch } from "./strategic-merge-patch.js";
+import { defaultPatchMeta, type PatchMeta, setMember, strategicMergePatch } from "./strategic-merge-patch.js";
 
 export { jsonPatch } from "./json-patch.js";
-export { defaultMergeKeys, type MergeKeys, strategicMergePatch } from "./strategic-merge-patch.js";
+export {
+  atomicPatchMeta,
+  defaultMergeKeys,
+  defaultPatchMeta,
+  type MergeKeys,
+  type PatchMeta,
+  patchMetaByFieldName,
+  strategicMergePatch,
+} from "./strategic-merge-patch.js";
 
 export type PatchType = "merge" | "json" | "strategic-merge" | "apply";
 
@@ -18,7 +26,7 @@ export function applyPatch(
   type: Exclude<PatchType, "apply">,
   original: unknown,
   patch: unknown,
-  mergeKeys: MergeKeys = defaultMergeKeys,
+  meta: PatchMeta = defaultPatchMeta,
 ): unknown {
   switch (type) {
     case "merge":
@@ -28,7 +36,7 @@ export function applyPatch(
       return jsonPatch(original, patch);
     case "strategic-merge":
       if (!isJsonObject(patch)) throw newBadRequest("a strategic merge patch must be a JSON object");
-      return strategicMergePatch(original, patch, mergeKeys);
+      return strategicMergePatch(original, patch, meta);
     default:
       throw newBadRequest(`unknown patch type ${JSON.stringify(type)}`);
   }

@@ -1,3 +1,5 @@
+import { builtinDefinitions, isRecord, type OpenAPIDefinition, schemaRef } from "../schemas/kind-schema.js";
+
 /**
  * The shape of the fields the server reads, for the "decode" step: a value of
  * the wrong type is rejected with 400 BadRequest naming the field, as
@@ -9,8 +11,11 @@ export type Schema =
   | "integer"
   | "int32"
   | "boolean"
+  | "number"
   | "any"
   | "intOrString"
+  /** resource.Quantity: a string, or a JSON number (Go's decoder takes `0.5` as `"0.5"`). */
+  | "quantity"
   | { readonly map: Schema }
   | { readonly array: Schema }
   | { readonly fields: Readonly<Record<string, Schema>> };
@@ -18,20 +23,10 @@ export type Schema =
 /** The first type problem in `value`, as "path: expected X, got Y", or undefined. */
 export function typeProblem(value: unknown, schema: Schema, path: string): string | undefined {
   if (value === null || value === undefined || schema === "any") return undefined;
-  if (typeof schema === "string") {
-    const ok =
-      schema === "string"
-        ? typeof value === "string"
-        : schema === "integer"
-          ? Number.isSafeInteger(value)
-          : schema === "int32"
-            ? Number.isInteger(value) && (value as number) >= -2147483648 && (value as number) <= 2147483647
-            : schema === "boolean"
-              ? typeof value === "boolean"
-              : typeof value === "string" || Number.isInteger(value);
-    const expected = schema === "intOrString" ? "integer or string" : schema;
-    return ok ? undefined : `${path || "<root>"}: expected ${expected}, got ${describe(value)}`;
-  }
+  if (typeof schema === "string")
+    return scalarFits(value, schema)
+      ? undefined
+      : `${path || "<root>"}: expected ${scalarName(schema)}, got ${describe(value)}`;
   if ("array" in schema) {
     if (!Array.isArray(value)) return `${path}: expected array, got ${describe(value)}`;
     for (let i = 0; i < value.length; i++) {
@@ -53,15 +48,45 @@ export function typeProblem(value: unknown, schema: Schema, path: string): strin
     }
     return undefined;
   }
-  for (const [name, fieldSchema] of Object.entries(schema.fields)) {
-    const problem = typeProblem(record[name], fieldSchema, path ? `${path}.${name}` : name);
+  // The value's members, not the schema's: a derived schema declares far more fields than a body holds.
+  const fields = schema.fields;
+  for (const name of Object.keys(record)) {
+    if (!Object.hasOwn(fields, name)) continue;
+    const problem = typeProblem(record[name], fields[name] as Schema, path ? `${path}.${name}` : name);
     if (problem) return problem;
   }
   return undefined;
 }
 
+function scalarFits(value: unknown, schema: Exclude<Schema, object>): boolean {
+  switch (schema) {
+    case "string":
+      return typeof value === "string";
+    case "integer":
+      return Number.isSafeInteger(value);
+    case "int32":
+      return Number.isInteger(value) && (value as number) >= -2147483648 && (value as number) <= 2147483647;
+    case "boolean":
+      return typeof value === "boolean";
+    case "number":
+      return typeof value === "number";
+    case "intOrString":
+      return typeof value === "string" || Number.isInteger(value);
+    case "quantity":
+      return typeof value === "string" || typeof value === "number";
+    default:
+      return true;
+  }
+}
+
+function scalarName(schema: Exclude<Schema, object>): string {
+  if (schema === "intOrString") return "integer or string";
+  if (schema === "quantity") return "quantity (a string or a number)";
+  return schema;
+}
+
 function elementName(schema: Schema): string {
-  if (typeof schema === "string") return schema === "intOrString" ? "integer or string" : schema;
+  if (typeof schema === "string") return scalarName(schema);
   return "array" in schema ? "array" : "object";
 }
 
@@ -105,189 +130,68 @@ export const objectMetaSchema: Schema = {
   },
 };
 
-const labelSelectorSchema: Schema = {
-  fields: {
-    matchLabels: stringMap,
-    matchExpressions: { array: { fields: { key: "string", operator: "string", values: strings } } },
-  },
-};
+/**
+ * The decoder's schema of a built-in kind, derived from Kubernetes' OpenAPI
+ * document: every declared field with its JSON type. `metadata` is left out:
+ * the decoder checks it first, against {@link objectMetaSchema}.
+ */
+export function builtinDecoderSchema(definitionName: string): Schema {
+  const root = schemaOfDefinition(definitionName);
+  if (typeof root === "string" || !("fields" in root)) return root;
+  const { metadata: _checkedFirst, ...fields } = root.fields;
+  return { fields };
+}
 
-const containerSchema: Schema = {
-  fields: {
-    name: "string",
-    image: "string",
-    command: strings,
-    args: strings,
-    workingDir: "string",
-    imagePullPolicy: "string",
-    ports: {
-      array: {
-        fields: {
-          name: "string",
-          containerPort: "int32",
-          hostPort: "int32",
-          protocol: "string",
-          hostIP: "string",
-        },
-      },
-    },
-    env: { array: { fields: { name: "string", value: "string", valueFrom: "any" } } },
-    resources: { fields: { limits: { map: "intOrString" }, requests: { map: "intOrString" } } },
-    volumeMounts: { array: { fields: { name: "string", mountPath: "string", readOnly: "boolean" } } },
-    terminationMessagePath: "string",
-    terminationMessagePolicy: "string",
-  },
-};
+/** resource.Quantity is `type: string`, but Go's decoder also reads a JSON number (`cpu: 0.5`). */
+const quantityDefinition = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 
-export const podSpecSchema: Schema = {
-  fields: {
-    containers: { array: containerSchema },
-    initContainers: { array: containerSchema },
-    volumes: { array: { fields: { name: "string" } } },
-    restartPolicy: "string",
-    terminationGracePeriodSeconds: "integer",
-    activeDeadlineSeconds: "integer",
-    dnsPolicy: "string",
-    nodeName: "string",
-    nodeSelector: stringMap,
-    serviceAccountName: "string",
-    schedulerName: "string",
-    hostname: "string",
-    priority: "int32",
-    tolerations: {
-      array: {
-        fields: {
-          key: "string",
-          operator: "string",
-          value: "string",
-          effect: "string",
-          tolerationSeconds: "integer",
-        },
-      },
-    },
-  },
-};
+const derived = new Map<string, Schema>();
 
-const podTemplateSchema: Schema = { fields: { metadata: objectMetaSchema, spec: podSpecSchema } };
+function schemaOfDefinition(name: string): Schema {
+  const known = derived.get(name);
+  if (known !== undefined) return known;
+  if (name === quantityDefinition) return "quantity";
+  const definition = builtinDefinitions()[name];
+  if (definition === undefined) return "any";
+  if (!isRecord(definition.properties)) {
+    const schema = schemaOf(definition);
+    derived.set(name, schema);
+    return schema;
+  }
+  // Registered before its fields are compiled, so recursive definitions (JSONSchemaProps) end.
+  const fields: Record<string, Schema> = {};
+  derived.set(name, { fields });
+  for (const [field, property] of Object.entries(definition.properties))
+    fields[field] = isRecord(property) ? schemaOf(property) : "any";
+  return derived.get(name) as Schema;
+}
 
-export const podSchema: Schema = {
-  fields: {
-    spec: podSpecSchema,
-    status: {
-      fields: {
-        phase: "string",
-        conditions: { array: { fields: { type: "string", status: "string" } } },
-        podIP: "string",
-        hostIP: "string",
-      },
-    },
-  },
-};
-
-export const deploymentSchema: Schema = {
-  fields: {
-    spec: {
-      fields: {
-        replicas: "int32",
-        selector: labelSelectorSchema,
-        template: podTemplateSchema,
-        strategy: {
-          fields: {
-            type: "string",
-            rollingUpdate: { fields: { maxSurge: "intOrString", maxUnavailable: "intOrString" } },
-          },
-        },
-        minReadySeconds: "int32",
-        revisionHistoryLimit: "int32",
-        paused: "boolean",
-        progressDeadlineSeconds: "int32",
-      },
-    },
-    status: {
-      fields: {
-        observedGeneration: "integer",
-        replicas: "int32",
-        updatedReplicas: "int32",
-        readyReplicas: "int32",
-        availableReplicas: "int32",
-        unavailableReplicas: "int32",
-        collisionCount: "int32",
-        conditions: { array: { fields: { type: "string", status: "string" } } },
-      },
-    },
-  },
-};
-
-export const replicaSetSchema: Schema = {
-  fields: {
-    spec: {
-      fields: {
-        replicas: "int32",
-        minReadySeconds: "int32",
-        selector: labelSelectorSchema,
-        template: podTemplateSchema,
-      },
-    },
-    status: {
-      fields: {
-        replicas: "int32",
-        fullyLabeledReplicas: "int32",
-        readyReplicas: "int32",
-        availableReplicas: "int32",
-        observedGeneration: "integer",
-        conditions: { array: { fields: { type: "string", status: "string" } } },
-      },
-    },
-  },
-};
-
-export const leaseSchema: Schema = {
-  fields: {
-    spec: {
-      fields: {
-        holderIdentity: "string",
-        leaseDurationSeconds: "int32",
-        acquireTime: "string",
-        renewTime: "string",
-        leaseTransitions: "int32",
-      },
-    },
-  },
-};
-
-export const eventSchema: Schema = {
-  fields: {
-    involvedObject: {
-      fields: {
-        kind: "string",
-        namespace: "string",
-        name: "string",
-        uid: "string",
-        apiVersion: "string",
-        resourceVersion: "string",
-        fieldPath: "string",
-      },
-    },
-    reason: "string",
-    message: "string",
-    type: "string",
-    count: "int32",
-    firstTimestamp: "string",
-    lastTimestamp: "string",
-    source: { fields: { component: "string", host: "string" } },
-  },
-};
-
-export const nodeSchema: Schema = {
-  fields: { spec: { fields: { unschedulable: "boolean", podCIDR: "string", providerID: "string" } } },
-};
-
-export const namespaceSchema: Schema = { fields: { spec: { fields: { finalizers: strings } } } };
-
-export const configMapSchema: Schema = {
-  fields: { data: stringMap, binaryData: stringMap, immutable: "boolean" },
-};
-
-export const secretSchema: Schema = {
-  fields: { data: stringMap, stringData: stringMap, type: "string", immutable: "boolean" },
-};
+function schemaOf(schema: OpenAPIDefinition): Schema {
+  const ref = schemaRef(schema);
+  if (ref !== undefined) return schemaOfDefinition(ref);
+  switch (schema.type) {
+    case "string":
+      return schema.format === "int-or-string" ? "intOrString" : "string";
+    case "integer":
+      return schema.format === "int32" ? "int32" : "integer";
+    case "number":
+      return "number";
+    case "boolean":
+      return "boolean";
+    case "array":
+      return { array: isRecord(schema.items) ? schemaOf(schema.items) : "any" };
+    case "object": {
+      if (isRecord(schema.properties)) {
+        const fields: Record<string, Schema> = {};
+        for (const [field, property] of Object.entries(schema.properties))
+          fields[field] = isRecord(property) ? schemaOf(property) : "any";
+        return { fields };
+      }
+      const additional = schema.additionalProperties;
+      return isRecord(additional) ? { map: schemaOf(additional) } : "any";
+    }
+    default:
+      // Definitions with no type (apiextensions' JSON, JSONSchemaPropsOrArray) hold anything.
+      return "any";
+  }
+}

@@ -5,9 +5,75 @@ import { copyJson, isJsonObject } from "../json.js";
 export type MergeKeys = Readonly<Record<string, string>>;
 
 /**
- * The merge keys of the lists our kinds declare with `patchStrategy:"merge"`
- * (the Go struct tags of k8s.io/api), by field name. Lists not named here
- * are replaced as a whole, as atomic lists are.
+ * What a strategic merge patch knows of a type at one node: apimachinery's
+ * `PatchMeta` (the `patchStrategy` and `patchMergeKey` of a field), and the
+ * nodes below. Built-in kinds derive it from their OpenAPI schema
+ * (`x-kubernetes-patch-strategy`, `x-kubernetes-patch-merge-key`).
+ */
+export interface PatchMeta {
+  /** The node of struct field or map key `name`. */
+  field(name: string): PatchMeta;
+  /** The node of a list's items. */
+  items(): PatchMeta;
+  /**
+   * For a list of objects: the key its elements merge on, given the patch's
+   * elements; undefined replaces the list whole.
+   */
+  mergeKey(patch: readonly unknown[]): string | undefined;
+  /** For a list of scalars: merged as a set (`patchStrategy:"merge"` without a key). */
+  readonly mergesScalars: boolean;
+}
+
+/** A node without patch strategies: every list below is replaced whole. */
+export const atomicPatchMeta: PatchMeta = {
+  field: () => atomicPatchMeta,
+  items: () => atomicPatchMeta,
+  mergeKey: () => undefined,
+  mergesScalars: false,
+};
+
+/**
+ * Patch meta that knows lists by field name only, whatever their type: for
+ * kinds without a schema to derive it from.
+ */
+export function patchMetaByFieldName(
+  keys: MergeKeys,
+  scalarSets: ReadonlySet<string> = new Set(),
+): PatchMeta {
+  const nodes = new Map<string, PatchMeta>();
+  const root: PatchMeta = {
+    field(name) {
+      let node = nodes.get(name);
+      if (node === undefined) {
+        const key = Object.hasOwn(keys, name) ? keys[name] : undefined;
+        node = {
+          field: root.field,
+          items: () => root,
+          // Without types, `ports` are a container's (by containerPort) unless they hold a Service's.
+          mergeKey:
+            name === "ports"
+              ? (patch) =>
+                  patch.some((item) => isJsonObject(item) && !("containerPort" in item) && "port" in item)
+                    ? "port"
+                    : key
+              : () => key,
+          mergesScalars: scalarSets.has(name),
+        };
+        nodes.set(name, node);
+      }
+      return node;
+    },
+    items: () => root,
+    mergeKey: () => undefined,
+    mergesScalars: false,
+  };
+  return root;
+}
+
+/**
+ * The merge keys of the lists the built-in kinds declare with
+ * `patchStrategy:"merge"` (the Go struct tags of k8s.io/api), by field name:
+ * the patch meta of kinds that have no schema (custom resources).
  */
 export const defaultMergeKeys: MergeKeys = {
   containers: "name",
@@ -27,8 +93,8 @@ export const defaultMergeKeys: MergeKeys = {
   topologySpreadConstraints: "topologyKey",
 };
 
-/** Lists of scalars merged as sets (`patchStrategy:"merge"` on a primitive list). */
-const mergedPrimitiveLists = new Set(["finalizers"]);
+/** {@link defaultMergeKeys} as patch meta, with `finalizers` merged as a set. */
+export const defaultPatchMeta: PatchMeta = patchMetaByFieldName(defaultMergeKeys, new Set(["finalizers"]));
 
 const setElementOrderPrefix = "$setElementOrder/";
 const deleteFromPrimitiveListPrefix = "$deleteFromPrimitiveList/";
@@ -42,16 +108,16 @@ const deleteFromPrimitiveListPrefix = "$deleteFromPrimitiveList/";
 export function strategicMergePatch(
   original: unknown,
   patch: Record<string, unknown>,
-  mergeKeys: MergeKeys = defaultMergeKeys,
+  meta: PatchMeta = defaultPatchMeta,
 ): unknown {
-  return mergeMap(isJsonObject(original) ? copyJson(original) : {}, patch, [], mergeKeys);
+  return mergeMap(isJsonObject(original) ? copyJson(original) : {}, patch, [], meta);
 }
 
 function mergeMap(
   original: Record<string, unknown>,
   patch: Record<string, unknown>,
   path: string[],
-  mergeKeys: MergeKeys,
+  meta: PatchMeta,
 ): Record<string, unknown> | undefined {
   const directive = patch.$patch;
   if (directive === "delete") return undefined;
@@ -82,14 +148,14 @@ function mergeMap(
     // Own members only: `result["__proto__"]` would otherwise be Object.prototype, merged into in place.
     const current = Object.hasOwn(result, key) ? result[key] : undefined;
     if (isJsonObject(value)) {
-      const merged = mergeMap(isJsonObject(current) ? current : {}, value, [...path, key], mergeKeys);
+      const merged = mergeMap(isJsonObject(current) ? current : {}, value, [...path, key], meta.field(key));
       if (merged === undefined) delete result[key];
       else setMember(result, key, merged);
     } else if (Array.isArray(value)) {
       setMember(
         result,
         key,
-        mergeList(Array.isArray(current) ? current : [], value, key, [...path, key], mergeKeys),
+        mergeList(Array.isArray(current) ? current : [], value, [...path, key], meta.field(key)),
       );
     } else {
       setMember(result, key, value);
@@ -100,7 +166,7 @@ function mergeMap(
     const field = key.slice(setElementOrderPrefix.length);
     if (!Array.isArray(order)) throw newBadRequest(`${key} must be a list`);
     const list = result[field];
-    if (Array.isArray(list)) result[field] = reorder(list, order, mergeKeys[field]);
+    if (Array.isArray(list)) result[field] = reorder(list, order, meta.field(field).mergeKey(order));
   }
   const retainKeys = patch.$retainKeys;
   if (retainKeys !== undefined) {
@@ -111,25 +177,15 @@ function mergeMap(
   return result;
 }
 
-function mergeList(
-  original: unknown[],
-  patch: unknown[],
-  field: string,
-  path: string[],
-  mergeKeys: MergeKeys,
-): unknown[] {
-  // Container ports merge on containerPort, a Service's ports on port.
-  const servicePorts =
-    field === "ports" &&
-    patch.some((item) => isJsonObject(item) && !("containerPort" in item) && "port" in item);
-  const mergeKey = servicePorts ? "port" : mergeKeys[field];
+function mergeList(original: unknown[], patch: unknown[], path: string[], meta: PatchMeta): unknown[] {
+  const mergeKey = meta.mergeKey(patch);
   if (mergeKey !== undefined && patch.every(isJsonObject) && original.every(isJsonObject)) {
     if (patch.some((item) => item.$patch === "replace")) {
       return patch.filter((item) => item.$patch !== "replace").map((item) => stripDirectives(copyJson(item)));
     }
-    return mergeByKey(original as Record<string, unknown>[], patch, mergeKey, path, mergeKeys);
+    return mergeByKey(original as Record<string, unknown>[], patch, mergeKey, path, meta.items());
   }
-  if (mergedPrimitiveLists.has(field)) {
+  if (meta.mergesScalars) {
     const result = [...original];
     const present = new Set(original.map(identityKey));
     for (const item of patch) {
@@ -155,7 +211,7 @@ function mergeByKey(
   patch: Record<string, unknown>[],
   mergeKey: string,
   path: string[],
-  mergeKeys: MergeKeys,
+  itemMeta: PatchMeta,
 ): unknown[] {
   const slots: (Record<string, unknown> | undefined)[] = [...original];
   // The slots holding each key, in list order; `first` skips those already deleted.
@@ -178,7 +234,7 @@ function mergeByKey(
       remember(key, slots.length - 1);
       continue;
     }
-    const merged = item.$patch === "delete" ? undefined : mergeMap(slots[slot]!, item, path, mergeKeys);
+    const merged = item.$patch === "delete" ? undefined : mergeMap(slots[slot]!, item, path, itemMeta);
     slots[slot] = merged;
     if (merged === undefined) entry!.first++;
   }

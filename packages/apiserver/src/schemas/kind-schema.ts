@@ -33,7 +33,7 @@ export interface KindSchema {
  * a schema is first used.
  */
 export function builtinKindSchema(group: string, version: string, kind: string): KindSchema | undefined {
-  const name = builtinKindDefinitionNames[`${group}/${version}/${kind}`];
+  const name = builtinDefinitionName(group, version, kind);
   if (name === undefined) return undefined;
   let schema = builtinSchemas.get(name);
   if (schema === undefined) {
@@ -107,6 +107,25 @@ export function forEachRef(schema: unknown, found: (name: string) => void): void
 
 export function refName(ref: string): string {
   return ref.slice(ref.lastIndexOf("/") + 1);
+}
+
+/** The definition a schema stands for: its `$ref`, or the one `$ref` of an `allOf` (v3's wrapping). */
+export function schemaRef(schema: OpenAPIDefinition): string | undefined {
+  if (typeof schema.$ref === "string") return refName(schema.$ref);
+  const allOf = schema.allOf;
+  if (Array.isArray(allOf) && allOf.length === 1 && isRecord(allOf[0]) && typeof allOf[0].$ref === "string")
+    return refName(allOf[0].$ref);
+  return undefined;
+}
+
+/** Whether an `x-kubernetes-patch-strategy` merges: `merge` or `merge,retainKeys`. */
+export function isMergeStrategy(strategy: unknown): boolean {
+  return typeof strategy === "string" && strategy.split(",").includes("merge");
+}
+
+/** The name of a built-in kind's definition, by group, version and kind; undefined for others. */
+export function builtinDefinitionName(group: string, version: string, kind: string): string | undefined {
+  return builtinKindDefinitionNames[`${group}/${version}/${kind}`];
 }
 
 /**
@@ -210,6 +229,6 @@ function joinPath(path: readonly string[], last: string): string {
   return out === "" ? last : `${out}.${last}`;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }

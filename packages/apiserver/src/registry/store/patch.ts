@@ -30,7 +30,7 @@ export async function patchObject(
   if (patchType === "apply") return applyObject(store, namespace, name, patch, options);
   const ns = resource.namespaced ? namespace : undefined;
   const object = await guaranteedUpdate(store, ns, name, undefined, options, (existing) => {
-    const patched = applyPatch(patchType, existing, patch, definition.mergeKeys);
+    const patched = applyPatch(patchType, existing, patch, definition.patchMeta);
     if (!isJsonObject(patched))
       throw newBadRequest("the patch made the object something other than a JSON object");
     const decoded = decodeObject(
