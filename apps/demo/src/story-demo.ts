@@ -7,7 +7,6 @@
 import {
   configMaps,
   type Deployment,
-  defineResource,
   deployments,
   isPodActive,
   isPodReady,
@@ -18,6 +17,7 @@ import {
   pods,
   type ReplicaSet,
   replicaSets,
+  serviceAccounts,
   services,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -30,13 +30,6 @@ import { LiveView, type View } from "./live-view.js";
 const namespace = "default";
 /** The namespace the story creates and deletes. */
 const scratch = "scratch";
-const serviceAccounts = defineResource({
-  group: "",
-  version: "v1",
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
-  namespaced: true,
-});
 const name = "web";
 const stepTimeoutMs = 15_000;
 

@@ -1,5 +1,25 @@
-import type { Job } from "kubernetes-types/batch/v1.js";
-import type { ConfigMap, Secret, Service } from "kubernetes-types/core/v1.js";
+import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
+import type { DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
+import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
+import type { CronJob, Job } from "kubernetes-types/batch/v1.js";
+import type {
+  ConfigMap,
+  Endpoints,
+  LimitRange,
+  PersistentVolume,
+  PersistentVolumeClaim,
+  ReplicationController,
+  ResourceQuota,
+  Secret,
+  Service,
+  ServiceAccount,
+} from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { Ingress, IngressClass, NetworkPolicy } from "kubernetes-types/networking/v1.js";
+import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
+import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "kubernetes-types/rbac/v1.js";
+import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
+import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import type { GroupKind, GroupResource } from "./errors.js";
 import type { Deployment, Event, KubeObject, Lease, Namespace, Node, Pod, ReplicaSet } from "./types.js";
 
@@ -161,6 +181,189 @@ export const jobs = defineResource<Job>({
   plural: "jobs",
   namespaced: true,
   categories: ["all"],
+  subresources: ["status"],
+});
+
+// The kinds the API server serves beyond those above: workloads, configuration, storage,
+// networking, policy, RBAC and the CRD kind. Every built-in descriptor is defined here, once.
+
+type Kube<T> = T & KubeObject;
+
+export const daemonSets = defineResource<Kube<DaemonSet>>({
+  group: "apps",
+  version: "v1",
+  kind: "DaemonSet",
+  plural: "daemonsets",
+  namespaced: true,
+  shortNames: ["ds"],
+  categories: ["all"],
+  subresources: ["status"],
+});
+
+export const statefulSets = defineResource<Kube<StatefulSet>>({
+  group: "apps",
+  version: "v1",
+  kind: "StatefulSet",
+  plural: "statefulsets",
+  namespaced: true,
+  shortNames: ["sts"],
+  categories: ["all"],
+  subresources: ["status", "scale"],
+});
+
+export const replicationControllers = defineResource<Kube<ReplicationController>>({
+  group: "",
+  version: "v1",
+  kind: "ReplicationController",
+  plural: "replicationcontrollers",
+  namespaced: true,
+  shortNames: ["rc"],
+  categories: ["all"],
+  subresources: ["status", "scale"],
+});
+
+export const cronJobs = defineResource<Kube<CronJob>>({
+  group: "batch",
+  version: "v1",
+  kind: "CronJob",
+  plural: "cronjobs",
+  namespaced: true,
+  shortNames: ["cj"],
+  categories: ["all"],
+  subresources: ["status"],
+});
+
+export const horizontalPodAutoscalers = defineResource<Kube<HorizontalPodAutoscaler>>({
+  group: "autoscaling",
+  version: "v2",
+  kind: "HorizontalPodAutoscaler",
+  plural: "horizontalpodautoscalers",
+  namespaced: true,
+  shortNames: ["hpa"],
+  categories: ["all"],
+  subresources: ["status"],
+});
+
+export const podDisruptionBudgets = defineResource<Kube<PodDisruptionBudget>>({
+  group: "policy",
+  version: "v1",
+  kind: "PodDisruptionBudget",
+  plural: "poddisruptionbudgets",
+  namespaced: true,
+  shortNames: ["pdb"],
+  subresources: ["status"],
+});
+
+/** A namespaced core (`v1`) kind. */
+function core<T extends KubeObject>(
+  kind: string,
+  plural: string,
+  extra: Partial<Parameters<typeof defineResource<T>>[0]> = {},
+): ResourceDescriptor<T> {
+  return defineResource<T>({ group: "", version: "v1", kind, plural, namespaced: true, ...extra });
+}
+
+export const serviceAccounts = core<Kube<ServiceAccount>>("ServiceAccount", "serviceaccounts", {
+  shortNames: ["sa"],
+});
+export const endpoints = core<Kube<Endpoints>>("Endpoints", "endpoints", { shortNames: ["ep"] });
+export const persistentVolumeClaims = core<Kube<PersistentVolumeClaim>>(
+  "PersistentVolumeClaim",
+  "persistentvolumeclaims",
+  {
+    shortNames: ["pvc"],
+    subresources: ["status"],
+  },
+);
+export const persistentVolumes = core<Kube<PersistentVolume>>("PersistentVolume", "persistentvolumes", {
+  namespaced: false,
+  shortNames: ["pv"],
+  subresources: ["status"],
+});
+export const resourceQuotas = core<Kube<ResourceQuota>>("ResourceQuota", "resourcequotas", {
+  shortNames: ["quota"],
+  subresources: ["status"],
+});
+export const limitRanges = core<Kube<LimitRange>>("LimitRange", "limitranges", { shortNames: ["limits"] });
+
+export const endpointSlices = defineResource<Kube<EndpointSlice>>({
+  group: "discovery.k8s.io",
+  version: "v1",
+  kind: "EndpointSlice",
+  plural: "endpointslices",
+  namespaced: true,
+});
+
+const networking = { group: "networking.k8s.io", version: "v1" } as const;
+export const ingresses = defineResource<Kube<Ingress>>({
+  ...networking,
+  kind: "Ingress",
+  plural: "ingresses",
+  namespaced: true,
+  shortNames: ["ing"],
+  subresources: ["status"],
+});
+export const ingressClasses = defineResource<Kube<IngressClass>>({
+  ...networking,
+  kind: "IngressClass",
+  plural: "ingressclasses",
+  namespaced: false,
+});
+export const networkPolicies = defineResource<Kube<NetworkPolicy>>({
+  ...networking,
+  kind: "NetworkPolicy",
+  plural: "networkpolicies",
+  namespaced: true,
+  shortNames: ["netpol"],
+});
+
+const rbac = { group: "rbac.authorization.k8s.io", version: "v1" } as const;
+export const roles = defineResource<Kube<Role>>({ ...rbac, kind: "Role", plural: "roles", namespaced: true });
+export const clusterRoles = defineResource<Kube<ClusterRole>>({
+  ...rbac,
+  kind: "ClusterRole",
+  plural: "clusterroles",
+  namespaced: false,
+});
+export const roleBindings = defineResource<Kube<RoleBinding>>({
+  ...rbac,
+  kind: "RoleBinding",
+  plural: "rolebindings",
+  namespaced: true,
+});
+export const clusterRoleBindings = defineResource<Kube<ClusterRoleBinding>>({
+  ...rbac,
+  kind: "ClusterRoleBinding",
+  plural: "clusterrolebindings",
+  namespaced: false,
+});
+
+export const storageClasses = defineResource<Kube<StorageClass>>({
+  group: "storage.k8s.io",
+  version: "v1",
+  kind: "StorageClass",
+  plural: "storageclasses",
+  namespaced: false,
+  shortNames: ["sc"],
+});
+export const priorityClasses = defineResource<Kube<PriorityClass>>({
+  group: "scheduling.k8s.io",
+  version: "v1",
+  kind: "PriorityClass",
+  plural: "priorityclasses",
+  namespaced: false,
+  shortNames: ["pc"],
+});
+
+/** `apiextensions.k8s.io/v1` CustomResourceDefinitions: cluster-scoped, short names `crd` and `crds`. */
+export const customResourceDefinitions = defineResource<Kube<CustomResourceDefinition>>({
+  group: "apiextensions.k8s.io",
+  version: "v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false,
+  shortNames: ["crd", "crds"],
+  categories: ["api-extensions"],
   subresources: ["status"],
 });
 

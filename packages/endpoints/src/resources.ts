@@ -1,25 +1,9 @@
-import { defineResource } from "@reconcile/api";
-import type { Endpoints } from "kubernetes-types/core/v1.js";
-import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { endpointSlices, endpoints } from "@reconcile/api";
 
-/** `v1 Endpoints` (short name `ep`). */
-export const endpointsResource = defineResource<Endpoints>({
-  group: "",
-  version: "v1",
-  kind: "Endpoints",
-  plural: "endpoints",
-  namespaced: true,
-  shortNames: ["ep"],
-});
+/** `v1 Endpoints` (short name `ep`): the descriptor `@reconcile/api` exports as `endpoints`. */
+export const endpointsResource = endpoints;
 
-/** `discovery.k8s.io/v1 EndpointSlice`. */
-export const endpointSlices = defineResource<EndpointSlice>({
-  group: "discovery.k8s.io",
-  version: "v1",
-  kind: "EndpointSlice",
-  plural: "endpointslices",
-  namespaced: true,
-});
+export { endpointSlices };
 
 /** Both resources, for an API server's served resources (`new ApiServer({ resources: [...builtinResources, ...endpointsResources] })`). */
-export const endpointsResources = [endpointsResource, endpointSlices] as const;
+export const endpointsResources = [endpoints, endpointSlices] as const;

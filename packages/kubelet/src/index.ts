@@ -1,3 +1,5 @@
+/** The PersistentVolumeClaim descriptor, defined in `@reconcile/api` and re-exported where it was first published. */
+export { persistentVolumeClaims } from "@reconcile/api";
 export {
   type AdmissionFailure,
   type Allocatable,
@@ -63,7 +65,6 @@ export {
 } from "./static-pods.js";
 export { StatusManager } from "./status-manager.js";
 export {
-  persistentVolumeClaims,
   podAttachAndMountTimeoutMs,
   VolumeManager,
   type VolumeManagerOptions,

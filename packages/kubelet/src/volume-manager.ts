@@ -13,11 +13,11 @@ import { Buffer } from "node:buffer";
 import {
   configMaps,
   type DeepReadonly,
-  defineResource,
   errorMessage,
   isNotFound,
   type KubeObject,
   type Pod,
+  persistentVolumeClaims,
   ReconcileError,
   secrets,
 } from "@reconcile/api";
@@ -37,17 +37,6 @@ import type { NodeFilesystem } from "./node-filesystem.js";
 import { podRef } from "./pod-ref.js";
 import { milliCpu, wholeUnits } from "./quantity.js";
 import type { Mount } from "./runtime/runtime.js";
-
-/** PersistentVolumeClaims, which the kubelet reads to mount a claim. */
-export const persistentVolumeClaims = defineResource<PersistentVolumeClaim & KubeObject>({
-  group: "",
-  version: "v1",
-  kind: "PersistentVolumeClaim",
-  plural: "persistentvolumeclaims",
-  namespaced: true,
-  shortNames: ["pvc"],
-  subresources: ["status"],
-});
 
 export interface VolumeManagerOptions {
   /** Where config maps, secrets and claims are read. */

@@ -1,7 +1,15 @@
 // The volume manager end to end: pods whose config map, secret, downward API,
 // projected, emptyDir, hostPath and claim volumes are set up before their
 // containers start, as the containers then see them, on a FakeClock.
-import { configMaps, type Event, events, type Pod, pods, secrets } from "@reconcile/api";
+import {
+  configMaps,
+  type Event,
+  events,
+  type Pod,
+  persistentVolumeClaims,
+  pods,
+  secrets,
+} from "@reconcile/api";
 import { ApiServer, defineKind } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
@@ -9,7 +17,6 @@ import type { Volume, VolumeMount } from "kubernetes-types/core/v1.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { Kubelet } from "./kubelet.js";
 import type { SimulatedRuntime } from "./runtime/simulated-runtime.js";
-import { persistentVolumeClaims } from "./volume-manager.js";
 
 const start = Date.parse("2026-01-01T00:00:00Z");
 

@@ -1,5 +1,6 @@
+/** The ServiceAccount descriptor, defined in `@reconcile/api` and re-exported where it was first published. */
+export { serviceAccounts } from "@reconcile/api";
 export {
   ServiceAccountsController,
   type ServiceAccountsControllerOptions,
-  serviceAccounts,
 } from "./serviceaccounts-controller.js";

@@ -2,10 +2,11 @@ import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { serviceAccounts } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { afterEach, describe, expect, it } from "vitest";
-import { ServiceAccountsController, serviceAccounts } from "./serviceaccounts-controller.js";
+import { ServiceAccountsController } from "./serviceaccounts-controller.js";
 
 // `kubectl get sa` against the embedded server with the ServiceAccounts controller running.
 

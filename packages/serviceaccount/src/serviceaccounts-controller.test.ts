@@ -1,10 +1,10 @@
-import { type Namespace, namespaces } from "@reconcile/api";
+import { type Namespace, namespaces, serviceAccounts } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import { FakeClock } from "@reconcile/clock";
 import { FakeInformer } from "@reconcile/informer/testing";
 import type { ServiceAccount } from "kubernetes-types/core/v1.js";
 import { describe, expect, it } from "vitest";
-import { ServiceAccountsController, serviceAccounts } from "./serviceaccounts-controller.js";
+import { ServiceAccountsController } from "./serviceaccounts-controller.js";
 
 async function setup() {
   const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));

@@ -1,12 +1,12 @@
 import {
   type DeepReadonly,
-  defineResource,
   errorMessage,
   hasStatusCause,
   isAlreadyExists,
   type Namespace,
   namespaces,
   type RunOptions,
+  serviceAccounts,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import {
@@ -19,16 +19,6 @@ import {
 } from "@reconcile/controller";
 import type { RateLimitingInterface } from "@reconcile/workqueue";
 import type { ServiceAccount } from "kubernetes-types/core/v1.js";
-
-/** `core/v1` ServiceAccounts. */
-export const serviceAccounts = defineResource<ServiceAccount>({
-  group: "",
-  version: "v1",
-  kind: "ServiceAccount",
-  plural: "serviceaccounts",
-  namespaced: true,
-  shortNames: ["sa"],
-});
 
 export interface ServiceAccountsControllerOptions extends ControllerContext {
   /** Where ServiceAccounts are created. Required. */

@@ -1,5 +1,5 @@
 import {
-  defineResource,
+  customResourceDefinitions as crdDescriptor,
   type KubeObject,
   type ResourceDescriptor,
   rfc3339,
@@ -27,17 +27,9 @@ export const customResourceCleanupFinalizer = "customresourcecleanup.apiextensio
 /** How often a terminating CRD's remaining objects are counted again, as upstream's finalizer polls. */
 const instancePollMs = 5000;
 
-/** `apiextensions.k8s.io/v1` CustomResourceDefinitions: cluster-scoped, short names `crd` and `crds`. */
-export const customResourceDefinitions = defineResource<CustomResourceDefinition>({
-  group: "apiextensions.k8s.io",
-  version: "v1",
-  kind: "CustomResourceDefinition",
-  plural: "customresourcedefinitions",
-  namespaced: false,
-  shortNames: ["crd", "crds"],
-  categories: ["api-extensions"],
-  subresources: ["status"],
-});
+/** `apiextensions.k8s.io/v1` CustomResourceDefinitions, typed by the server's own view of the kind. */
+export const customResourceDefinitions =
+  crdDescriptor as unknown as ResourceDescriptor<CustomResourceDefinition>;
 
 /**
  * The CRD kind itself: v1 defaulting, upstream's validation, status wiped on create and kept from the stored

@@ -1,4 +1,22 @@
-import { defineResource, type KubeObject } from "@reconcile/api";
+import {
+  clusterRoleBindings,
+  clusterRoles,
+  endpointSlices,
+  endpoints,
+  ingressClasses,
+  ingresses,
+  type KubeObject,
+  limitRanges,
+  networkPolicies,
+  persistentVolumeClaims,
+  persistentVolumes,
+  priorityClasses,
+  resourceQuotas,
+  roleBindings,
+  roles,
+  serviceAccounts,
+  storageClasses,
+} from "@reconcile/api";
 import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { Ingress, IngressClass, NetworkPolicy } from "kubernetes-types/networking/v1.js";
@@ -16,95 +34,6 @@ import { persistentVolumeClaimPrinter, serviceAccountPrinter } from "./storage-o
 // Nothing acts on them: no volume binding, quota accounting, ingress or RBAC enforcement.
 
 type Kube<T> = T & KubeObject;
-
-const core = (kind: string, plural: string, extra: Partial<Parameters<typeof defineResource>[0]> = {}) =>
-  defineResource({ group: "", version: "v1", kind, plural, namespaced: true, ...extra });
-
-export const serviceAccounts = core("ServiceAccount", "serviceaccounts", { shortNames: ["sa"] });
-export const endpoints = core("Endpoints", "endpoints", { shortNames: ["ep"] });
-export const persistentVolumeClaims = core("PersistentVolumeClaim", "persistentvolumeclaims", {
-  shortNames: ["pvc"],
-  subresources: ["status"],
-});
-export const persistentVolumes = core("PersistentVolume", "persistentvolumes", {
-  namespaced: false,
-  shortNames: ["pv"],
-  subresources: ["status"],
-});
-export const resourceQuotas = core("ResourceQuota", "resourcequotas", {
-  shortNames: ["quota"],
-  subresources: ["status"],
-});
-export const limitRanges = core("LimitRange", "limitranges", { shortNames: ["limits"] });
-
-export const endpointSlices = defineResource<Kube<EndpointSlice>>({
-  group: "discovery.k8s.io",
-  version: "v1",
-  kind: "EndpointSlice",
-  plural: "endpointslices",
-  namespaced: true,
-});
-
-const networking = { group: "networking.k8s.io", version: "v1" } as const;
-export const ingresses = defineResource<Kube<Ingress>>({
-  ...networking,
-  kind: "Ingress",
-  plural: "ingresses",
-  namespaced: true,
-  shortNames: ["ing"],
-  subresources: ["status"],
-});
-export const ingressClasses = defineResource<Kube<IngressClass>>({
-  ...networking,
-  kind: "IngressClass",
-  plural: "ingressclasses",
-  namespaced: false,
-});
-export const networkPolicies = defineResource<Kube<NetworkPolicy>>({
-  ...networking,
-  kind: "NetworkPolicy",
-  plural: "networkpolicies",
-  namespaced: true,
-  shortNames: ["netpol"],
-});
-
-const rbac = { group: "rbac.authorization.k8s.io", version: "v1" } as const;
-export const roles = defineResource<Kube<Role>>({ ...rbac, kind: "Role", plural: "roles", namespaced: true });
-export const clusterRoles = defineResource<Kube<ClusterRole>>({
-  ...rbac,
-  kind: "ClusterRole",
-  plural: "clusterroles",
-  namespaced: false,
-});
-export const roleBindings = defineResource<Kube<RoleBinding>>({
-  ...rbac,
-  kind: "RoleBinding",
-  plural: "rolebindings",
-  namespaced: true,
-});
-export const clusterRoleBindings = defineResource<Kube<ClusterRoleBinding>>({
-  ...rbac,
-  kind: "ClusterRoleBinding",
-  plural: "clusterrolebindings",
-  namespaced: false,
-});
-
-export const storageClasses = defineResource<Kube<StorageClass>>({
-  group: "storage.k8s.io",
-  version: "v1",
-  kind: "StorageClass",
-  plural: "storageclasses",
-  namespaced: false,
-  shortNames: ["sc"],
-});
-export const priorityClasses = defineResource<Kube<PriorityClass>>({
-  group: "scheduling.k8s.io",
-  version: "v1",
-  kind: "PriorityClass",
-  plural: "priorityclasses",
-  namespaced: false,
-  shortNames: ["pc"],
-});
 
 const accessModes = ["ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod"];
 const reclaimPolicies = ["Delete", "Recycle", "Retain"];

@@ -1,8 +1,7 @@
-import { deployments, nodes, pods, services } from "@reconcile/api";
+import { cronJobs, deployments, nodes, pods, services } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
 import { typeFor } from "../apply/builtin-types.js";
 import { closeServers, deployment, newServer, pod, rejection } from "../registry/registry.test-util.js";
-import { cronJobs } from "./workloads.js";
 
 // A built-in kind's decoder schema, apply type and patch meta are derived from Kubernetes' OpenAPI
 // document; these cases are fields no hand-written table ever declared.

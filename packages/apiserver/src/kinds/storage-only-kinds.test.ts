@@ -1,9 +1,20 @@
-import { isInvalid, type KubeObject, type ResourceDescriptor, StatusError } from "@reconcile/api";
+import {
+  clusterRoleBindings,
+  cronJobs,
+  daemonSets,
+  isInvalid,
+  type KubeObject,
+  persistentVolumeClaims,
+  priorityClasses,
+  type ResourceDescriptor,
+  replicationControllers,
+  StatusError,
+  statefulSets,
+  storageClasses,
+} from "@reconcile/api";
 import type { PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
-import { clusterRoleBindings, persistentVolumeClaims, priorityClasses, storageClasses } from "./cluster.js";
-import { cronJobs, daemonSets, replicationControllers, statefulSets } from "./workloads.js";
 
 const servers: ApiServer[] = [];
 afterEach(async () => {

@@ -1,4 +1,12 @@
-import { defineResource, type KubeObject } from "@reconcile/api";
+import {
+  cronJobs,
+  daemonSets,
+  horizontalPodAutoscalers,
+  type KubeObject,
+  podDisruptionBudgets,
+  replicationControllers,
+  statefulSets,
+} from "@reconcile/api";
 import type { DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
 import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
 import type { CronJob } from "kubernetes-types/batch/v1.js";
@@ -21,71 +29,6 @@ import {
 
 // Workload kinds served as storage with kube-apiserver's defaults and the checks every client relies
 // on; no controller acts on them (a DaemonSet makes no pods here).
-
-export const daemonSets = defineResource<DaemonSet & KubeObject>({
-  group: "apps",
-  version: "v1",
-  kind: "DaemonSet",
-  plural: "daemonsets",
-  namespaced: true,
-  shortNames: ["ds"],
-  categories: ["all"],
-  subresources: ["status"],
-});
-
-export const statefulSets = defineResource<StatefulSet & KubeObject>({
-  group: "apps",
-  version: "v1",
-  kind: "StatefulSet",
-  plural: "statefulsets",
-  namespaced: true,
-  shortNames: ["sts"],
-  categories: ["all"],
-  subresources: ["status", "scale"],
-});
-
-export const replicationControllers = defineResource<ReplicationController & KubeObject>({
-  group: "",
-  version: "v1",
-  kind: "ReplicationController",
-  plural: "replicationcontrollers",
-  namespaced: true,
-  shortNames: ["rc"],
-  categories: ["all"],
-  subresources: ["status", "scale"],
-});
-
-export const cronJobs = defineResource<CronJob & KubeObject>({
-  group: "batch",
-  version: "v1",
-  kind: "CronJob",
-  plural: "cronjobs",
-  namespaced: true,
-  shortNames: ["cj"],
-  categories: ["all"],
-  subresources: ["status"],
-});
-
-export const horizontalPodAutoscalers = defineResource<HorizontalPodAutoscaler & KubeObject>({
-  group: "autoscaling",
-  version: "v2",
-  kind: "HorizontalPodAutoscaler",
-  plural: "horizontalpodautoscalers",
-  namespaced: true,
-  shortNames: ["hpa"],
-  categories: ["all"],
-  subresources: ["status"],
-});
-
-export const podDisruptionBudgets = defineResource<PodDisruptionBudget & KubeObject>({
-  group: "policy",
-  version: "v1",
-  kind: "PodDisruptionBudget",
-  plural: "poddisruptionbudgets",
-  namespaced: true,
-  shortNames: ["pdb"],
-  subresources: ["status"],
-});
 
 export const daemonSetDefinition = defineKind({
   descriptor: daemonSets,
