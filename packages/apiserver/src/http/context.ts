@@ -5,7 +5,7 @@ import type { SubresourceHandler } from "../kinds/definition.js";
 import type { Registry } from "../registry/registry.js";
 import { openApiDocuments } from "./openapi.js";
 import type { KubeletConnection } from "./pod-connect.js";
-import type { Printer } from "./printers.js";
+import { defaultPrinter, type Printer } from "./printers.js";
 import { defaultMaxRequestBytes, readRequestBody } from "./request-body.js";
 import type { ApiServerMetrics } from "./request-metrics.js";
 
@@ -113,7 +113,7 @@ export class HandlerContext {
   }
 
   /** The columns a served resource prints with. */
-  printerOf(resource: ResourceDescriptor): Printer | undefined {
-    return this.registry.definitions.get(resource)?.printer;
+  printerOf(resource: ResourceDescriptor): Printer {
+    return this.registry.definitions.get(resource)?.printer ?? defaultPrinter;
   }
 }

@@ -1,5 +1,6 @@
 import { builtinResources } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
+import { builtinDefinitions } from "../kinds/builtin.js";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./discovery.js";
 import { openApiDocuments } from "./openapi.js";
 
@@ -22,7 +23,11 @@ describe("discovery documents", () => {
   });
 
   it("describes apps/v1 with short names, the all category and the status and scale subresources", () => {
-    const list = apiResourceList(builtinResources, "apps", "v1") as {
+    const list = apiResourceList(
+      builtinDefinitions.filter((d) => builtinResources.includes(d.descriptor)),
+      "apps",
+      "v1",
+    ) as {
       groupVersion: string;
       resources: object[];
     };
@@ -57,12 +62,22 @@ describe("discovery documents", () => {
   });
 
   it("marks cluster-scoped resources and answers undefined for a group-version it does not serve", () => {
-    const core = apiResourceList(builtinResources, "", "v1") as {
+    const core = apiResourceList(
+      builtinDefinitions.filter((d) => builtinResources.includes(d.descriptor)),
+      "",
+      "v1",
+    ) as {
       resources: { name: string; namespaced: boolean }[];
     };
     expect(core.resources.find((r) => r.name === "nodes")?.namespaced).toBe(false);
     expect(core.resources.find((r) => r.name === "pods")?.namespaced).toBe(true);
-    expect(apiResourceList(builtinResources, "apps", "v1beta1")).toBeUndefined();
+    expect(
+      apiResourceList(
+        builtinDefinitions.filter((d) => builtinResources.includes(d.descriptor)),
+        "apps",
+        "v1beta1",
+      ),
+    ).toBeUndefined();
   });
 });
 

@@ -1,26 +1,7 @@
 import { createHash } from "node:crypto";
 import { apiVersionOf, type ResourceDescriptor } from "@reconcile/api";
-import { definitionFor } from "../kinds/builtin.js";
-import type { SubresourceHandler } from "../kinds/definition.js";
+import type { ResourceDefinition } from "../kinds/definition.js";
 import { compareKubeAwareVersions } from "../kinds/version-priority.js";
-
-/** The verbs every served resource supports. */
-export const resourceVerbs = [
-  "create",
-  "delete",
-  "deletecollection",
-  "get",
-  "list",
-  "patch",
-  "update",
-  "watch",
-];
-
-/** A served resource's subresources by name, with their handlers (what its definition serves). */
-export type SubresourcesOf = (resource: ResourceDescriptor) => Readonly<Record<string, SubresourceHandler>>;
-
-/** The built-in definitions' subresources, for a caller that has no registry at hand. */
-const builtinSubresources: SubresourcesOf = (resource) => definitionFor(resource).subresources;
 
 /** One subresource as discovery lists it: its name, the kind it answers or takes, and its verbs. */
 interface DiscoveredSubresource {
@@ -39,26 +20,15 @@ const handlerVerbs = [
   ["update", "update"],
 ] as const;
 
-function subresourcesFor(
-  resource: ResourceDescriptor,
-  subresourcesOf: SubresourcesOf,
-): DiscoveredSubresource[] {
-  return Object.entries(subresourcesOf(resource)).map(([name, handler]) => ({
+function subresourcesFor({
+  descriptor: resource,
+  subresources,
+}: ResourceDefinition): DiscoveredSubresource[] {
+  return Object.entries(subresources).map(([name, handler]) => ({
     name,
     ...(handler.kind ?? { group: resource.group, version: resource.version, kind: resource.kind }),
     verbs: handlerVerbs.filter(([member]) => typeof handler[member] === "function").map(([, verb]) => verb),
   }));
-}
-
-/** A resource's verbs: kube-apiserver serves no deletecollection of namespaces. */
-export function verbsOf(resource: Pick<ResourceDescriptor, "group" | "plural">): string[] {
-  return servesDeleteCollection(resource)
-    ? resourceVerbs
-    : resourceVerbs.filter((v) => v !== "deletecollection");
-}
-
-export function servesDeleteCollection(resource: Pick<ResourceDescriptor, "group" | "plural">): boolean {
-  return !(resource.group === "" && resource.plural === "namespaces");
 }
 
 /** `/version`: minor 32, so that kubectl's dispatcher runs its built-in v1.32. */
@@ -150,21 +120,21 @@ export function apiGroup(resources: readonly ResourceDescriptor[], group: string
  * `status` / `scale` subresources. Undefined if the group-version is not served.
  */
 export function apiResourceList(
-  resources: readonly ResourceDescriptor[],
+  definitions: readonly ResourceDefinition[],
   group: string,
   version: string,
-  subresourcesOf: SubresourcesOf = builtinSubresources,
 ): object | undefined {
-  const served = resources.filter((r) => r.group === group && r.version === version);
+  const served = definitions.filter((d) => d.descriptor.group === group && d.descriptor.version === version);
   if (served.length === 0) return undefined;
   const list: object[] = [];
-  for (const resource of served) {
+  for (const definition of served) {
+    const resource = definition.descriptor;
     list.push({
       name: resource.plural,
       singularName: resource.singular,
       namespaced: resource.namespaced,
       kind: resource.kind,
-      verbs: verbsOf(resource),
+      verbs: [...definition.verbs],
       ...(resource.shortNames.length > 0 ? { shortNames: [...resource.shortNames] } : {}),
       ...(resource.categories.length > 0 ? { categories: [...resource.categories] } : {}),
       storageVersionHash: createHash("sha256")
@@ -172,7 +142,7 @@ export function apiResourceList(
         .digest("base64")
         .slice(0, 11),
     });
-    for (const subresource of subresourcesFor(resource, subresourcesOf)) {
+    for (const subresource of subresourcesFor(definition)) {
       list.push({
         name: `${resource.plural}/${subresource.name}`,
         singularName: "",
@@ -205,13 +175,10 @@ export const aggregatedDiscoveryContentType =
  * needs no request per group-version. It must go out with
  * {@link aggregatedDiscoveryContentType}: kubectl decides by the Content-Type.
  */
-export function aggregatedDiscovery(
-  resources: readonly ResourceDescriptor[],
-  core: boolean,
-  subresourcesOf: SubresourcesOf = builtinSubresources,
-): object {
+export function aggregatedDiscovery(definitions: readonly ResourceDefinition[], core: boolean): object {
+  const byDescriptor = new Map(definitions.map((definition) => [definition.descriptor, definition]));
   const groups = new Map<string, GroupVersion[]>();
-  for (const gv of groupVersions(resources)) {
+  for (const gv of groupVersions([...byDescriptor.keys()])) {
     if ((gv.group === "") !== core) continue;
     const versions = groups.get(gv.group) ?? [];
     versions.push(gv);
@@ -226,18 +193,24 @@ export function aggregatedDiscovery(
       versions: versions.map((gv) => ({
         version: gv.version,
         freshness: "Current",
-        resources: gv.resources.map((resource) => ({
-          resource: resource.plural,
-          responseKind: { group: resource.group, version: resource.version, kind: resource.kind },
-          scope: resource.namespaced ? "Namespaced" : "Cluster",
-          singularResource: resource.singular,
-          verbs: verbsOf(resource),
-          ...(resource.shortNames.length > 0 ? { shortNames: [...resource.shortNames] } : {}),
-          ...(resource.categories.length > 0 ? { categories: [...resource.categories] } : {}),
-          ...subresourcesEntry(subresourcesFor(resource, subresourcesOf)),
-        })),
+        resources: gv.resources.map((resource) => resourceEntry(byDescriptor.get(resource)!)),
       })),
     })),
+  };
+}
+
+/** One resource of aggregated discovery. */
+function resourceEntry(definition: ResourceDefinition): object {
+  const resource = definition.descriptor;
+  return {
+    resource: resource.plural,
+    responseKind: { group: resource.group, version: resource.version, kind: resource.kind },
+    scope: resource.namespaced ? "Namespaced" : "Cluster",
+    singularResource: resource.singular,
+    verbs: [...definition.verbs],
+    ...(resource.shortNames.length > 0 ? { shortNames: [...resource.shortNames] } : {}),
+    ...(resource.categories.length > 0 ? { categories: [...resource.categories] } : {}),
+    ...subresourcesEntry(subresourcesFor(definition)),
   };
 }
 

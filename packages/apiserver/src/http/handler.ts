@@ -158,7 +158,8 @@ async function serveCollection(
   response: http.ServerResponse,
 ): Promise<void> {
   const { resource, namespace } = route;
-  if (!collectionAllows(resource, namespace, method)) {
+  const definition = context.registry.definitions.get(resource);
+  if (definition === undefined || !collectionAllows(definition, namespace, method)) {
     request.resume();
     throw notAllowed(method, pathname);
   }

@@ -40,7 +40,7 @@ export function serveNonResource(
         send(
           response,
           200,
-          aggregatedDiscovery(resources, route.kind === "api", context.subresourcesOf),
+          aggregatedDiscovery(context.registry.definitions.list(), route.kind === "api"),
           aggregatedDiscoveryContentType,
         );
       } else if (route.kind === "api") {
@@ -55,7 +55,7 @@ export function serveNonResource(
     case "groupVersion":
       sendOrNotFound(
         response,
-        apiResourceList(resources, route.group, route.version, context.subresourcesOf),
+        apiResourceList(context.registry.definitions.list(), route.group, route.version),
       );
       return;
     case "openapiIndex":

@@ -3,6 +3,7 @@ import { type Pod, pods } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
+import { podDefinition } from "../kinds/pod.js";
 import { apiResourceList } from "./discovery.js";
 import { type ListeningApiServer, listen } from "./server.js";
 
@@ -104,7 +105,7 @@ describe("pods/eviction", () => {
   });
 
   it("discovery lists pods/eviction as policy/v1 Eviction, as kubectl drain requires", () => {
-    const list = apiResourceList([pods], "", "v1") as { resources: Record<string, unknown>[] };
+    const list = apiResourceList([podDefinition], "", "v1") as { resources: Record<string, unknown>[] };
     expect(list.resources.find((resource) => resource.name === "pods/eviction")).toEqual({
       name: "pods/eviction",
       singularName: "",

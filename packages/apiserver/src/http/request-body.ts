@@ -47,7 +47,7 @@ export function readRequestBody(request: IncomingMessage, maxBytes: number): Pro
 export function decodeObjectBody(
   contentType: string | undefined,
   body: Buffer,
-  messageOf?: (apiVersion: string, kind: string) => string | undefined,
+  messageOf: (apiVersion: string, kind: string) => string | undefined,
 ): unknown {
   const media = mediaTypeOf(contentType);
   if (media === protobufMediaType) {

@@ -3,16 +3,27 @@ import {
   deployments,
   events,
   jobs,
+  type KubeObject,
   leases,
   namespaces,
   nodes,
   pods,
+  type ResourceDescriptor,
   replicaSets,
 } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
+import { definitionFor } from "../kinds/builtin.js";
 import { requestedTableVersion } from "./negotiation.js";
 import { formatLabelSelector } from "./printers.js";
-import { parseIncludeObject, toTable } from "./table.js";
+import { parseIncludeObject, type TableOptions, toTable } from "./table.js";
+
+/** A table with the columns the resource's built-in definition prints. */
+const tableOf = (
+  resource: ResourceDescriptor,
+  objects: readonly KubeObject[],
+  listMeta: Parameters<typeof toTable>[2],
+  options: Omit<TableOptions, "printer">,
+) => toTable(resource, objects, listMeta, { ...options, printer: definitionFor(resource).printer });
 
 const now = Date.parse("2026-01-01T01:00:00Z");
 const created = "2026-01-01T00:55:00Z";
@@ -45,7 +56,7 @@ describe("toTable", () => {
         ],
       },
     };
-    const table = toTable(pods, [pod], { resourceVersion: "12" }, { now });
+    const table = tableOf(pods, [pod], { resourceVersion: "12" }, { now });
     expect(table.kind).toBe("Table");
     expect(table.apiVersion).toBe("meta.k8s.io/v1");
     expect(table.metadata).toEqual({ resourceVersion: "12" });
@@ -84,7 +95,7 @@ describe("toTable", () => {
       spec: { containers: [] },
       status: { phase: "Running" },
     };
-    expect(toTable(pods, [pod], {}, { now }).rows[0]!.cells[2]).toBe("Terminating");
+    expect(tableOf(pods, [pod], {}, { now }).rows[0]!.cells[2]).toBe("Terminating");
   });
 
   it("prints deployments and replicasets with ready counts, containers, images and the selector", () => {
@@ -102,7 +113,7 @@ describe("toTable", () => {
       spec: { replicas: 3, selector, template },
       status: { readyReplicas: 2, updatedReplicas: 3, availableReplicas: 2 },
     };
-    const table = toTable(deployments, [deployment], {}, { now });
+    const table = tableOf(deployments, [deployment], {}, { now });
     expect(columnsOf(table)).toEqual([
       "Name",
       "Ready",
@@ -129,7 +140,7 @@ describe("toTable", () => {
       spec: { replicas: 3, selector, template },
       status: { replicas: 3, readyReplicas: 1 },
     };
-    const rsTable = toTable(replicaSets, [rs], {}, { now });
+    const rsTable = tableOf(replicaSets, [rs], {}, { now });
     expect(columnsOf(rsTable)).toEqual([
       "Name",
       "Desired",
@@ -157,10 +168,10 @@ describe("toTable", () => {
       metadata: { name: "ctrl", creationTimestamp: created },
       spec: { holderIdentity: "pod-1" },
     };
-    expect(toTable(leases, [lease], {}, { now }).rows[0]!.cells).toEqual(["ctrl", "pod-1", "5m"]);
+    expect(tableOf(leases, [lease], {}, { now }).rows[0]!.cells).toEqual(["ctrl", "pod-1", "5m"]);
 
     const ns = { metadata: { name: "default", creationTimestamp: created }, status: { phase: "Active" } };
-    expect(toTable(namespaces, [ns], {}, { now }).rows[0]!.cells).toEqual(["default", "Active", "5m"]);
+    expect(tableOf(namespaces, [ns], {}, { now }).rows[0]!.cells).toEqual(["default", "Active", "5m"]);
 
     const node = {
       metadata: {
@@ -180,7 +191,7 @@ describe("toTable", () => {
         },
       },
     };
-    expect(toTable(nodes, [node], {}, { now }).rows[0]!.cells).toEqual([
+    expect(tableOf(nodes, [node], {}, { now }).rows[0]!.cells).toEqual([
       "node-1",
       "Ready,SchedulingDisabled",
       "control-plane",
@@ -204,7 +215,7 @@ describe("toTable", () => {
       lastTimestamp: created,
       count: 4,
     };
-    expect(toTable(events, [event], {}, { now }).rows[0]!.cells).toEqual([
+    expect(tableOf(events, [event], {}, { now }).rows[0]!.cells).toEqual([
       "5m (x4 over 10m)",
       "Normal",
       "ScalingReplicaSet",
@@ -239,7 +250,7 @@ describe("toTable", () => {
       metadata: { name: "later", creationTimestamp: created },
       spec: { suspend: true, template },
     };
-    const table = toTable(jobs, [running, done, suspended], {}, { now });
+    const table = tableOf(jobs, [running, done, suspended], {}, { now });
     expect(columnsOf(table)).toEqual([
       "Name",
       "Status",
@@ -265,7 +276,7 @@ describe("toTable", () => {
       plural: "widgets",
       namespaced: true,
     });
-    const table = toTable(widgets, [{ metadata: { name: "w", creationTimestamp: created } }], {}, { now });
+    const table = tableOf(widgets, [{ metadata: { name: "w", creationTimestamp: created } }], {}, { now });
     expect(table.columnDefinitions.map((c) => [c.name, c.type])).toEqual([
       ["Name", "string"],
       ["Created At", "date"],
@@ -275,15 +286,15 @@ describe("toTable", () => {
 
   it("carries the full object with includeObject=Object, none with None, and no headers when asked", () => {
     const pod = { metadata: { name: "p" }, spec: { containers: [] } };
-    expect(toTable(pods, [pod], {}, { now, includeObject: "Object" }).rows[0]!.object).toEqual({
+    expect(tableOf(pods, [pod], {}, { now, includeObject: "Object" }).rows[0]!.object).toEqual({
       apiVersion: "v1",
       kind: "Pod",
       ...pod,
     });
-    expect(toTable(pods, [pod], {}, { now, includeObject: "None" }).rows[0]).toEqual({
+    expect(tableOf(pods, [pod], {}, { now, includeObject: "None" }).rows[0]).toEqual({
       cells: ["p", "0/0", "", "0", "<unknown>", "<none>", "<none>", "<none>", "<none>"],
     });
-    expect(toTable(pods, [pod], {}, { now, noHeaders: true }).columnDefinitions).toEqual([]);
+    expect(tableOf(pods, [pod], {}, { now, noHeaders: true }).columnDefinitions).toEqual([]);
   });
 
   it("rejects an unknown includeObject value by name", () => {

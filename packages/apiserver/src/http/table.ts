@@ -1,6 +1,5 @@
 import type { KubeObject, ListMeta, ResourceDescriptor } from "@reconcile/api";
 import { apiVersionOf } from "@reconcile/api";
-import { definitionFor } from "../kinds/builtin.js";
 import type { Printer, TableColumnDefinition } from "./printers.js";
 
 /** What each row carries in `object` (the `includeObject` query parameter). */
@@ -29,8 +28,8 @@ export interface TableOptions {
   version?: "v1" | "v1beta1" | undefined;
   /** Leave out `columnDefinitions` (watch events after the first). */
   noHeaders?: boolean | undefined;
-  /** The kind's columns. Default: the built-in kind's, or Name and Created At. */
-  printer?: Printer | undefined;
+  /** The kind's columns (its definition's printer). */
+  printer: Printer;
 }
 
 /** Parses `includeObject`, rejecting unknown values with a message naming them. */
@@ -47,7 +46,7 @@ export function toTable(
   listMeta: ListMeta,
   options: TableOptions,
 ): Table {
-  const printer = options.printer ?? definitionFor(resource).printer;
+  const { printer } = options;
   const includeObject = options.includeObject ?? "Metadata";
   const rows = objects.map((object): TableRow => {
     const row: TableRow = { cells: printer.cells(object, options.now) };

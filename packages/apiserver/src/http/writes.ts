@@ -1,8 +1,8 @@
 import type * as http from "node:http";
 import type { ResourceDescriptor } from "@reconcile/api";
+import type { ResourceDefinition } from "../kinds/definition.js";
 import { duplicateFields, type FieldValidation, parseFieldValidation } from "../registry/field-validation.js";
 import type { HandlerContext } from "./context.js";
-import { servesDeleteCollection } from "./discovery.js";
 import { listItemEncoder } from "./list-encoding.js";
 import { mediaTypeOf } from "./negotiation.js";
 import {
@@ -22,13 +22,13 @@ import type { ResourceRoute } from "./route.js";
  * no deletecollection), and deletecollection only where discovery lists it.
  */
 export function collectionAllows(
-  resource: ResourceDescriptor,
+  { descriptor: resource, verbs }: ResourceDefinition,
   namespace: string | undefined,
   method: string,
 ): boolean {
   return !(
     (resource.namespaced && namespace === undefined && method !== "GET") ||
-    (method === "DELETE" && !servesDeleteCollection(resource))
+    (method === "DELETE" && !verbs.includes("deletecollection"))
   );
 }
 

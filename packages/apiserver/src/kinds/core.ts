@@ -22,7 +22,7 @@ import {
 import type { FieldErrors } from "../registry/field-errors.js";
 import { dnsLabelName } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
-import { defineKind } from "./definition.js";
+import { defineKind, resourceVerbs } from "./definition.js";
 import { finalizeSubresource } from "./subresources.js";
 
 const eventTypes = ["Normal", "Warning"];
@@ -142,6 +142,8 @@ export const namespaceDefinition = defineKind({
   strategy: namespaceStrategy,
   selectableFields: selectableFieldsOf(namespaces),
   printer: namespacePrinter,
+  // kube-apiserver's namespace storage has no DeleteCollection.
+  verbs: resourceVerbs.filter((verb) => verb !== "deletecollection"),
   protobufMessage: "Namespace",
   subresources: { finalize: finalizeSubresource },
 });

@@ -38,6 +38,8 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   readonly selectableFields: SelectableFields | undefined;
   /** The columns of `kubectl get` (a `meta.k8s.io/v1` Table). */
   readonly printer: Printer;
+  /** The verbs the resource serves, as discovery lists them (405 for a collection verb not listed). */
+  readonly verbs: readonly string[];
   /** The top-level protobuf message a client may send for this kind, if any. */
   readonly protobufMessage: string | undefined;
   /** Patch strategies and merge keys by position, for strategic merge patches of this kind. */
@@ -98,6 +100,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   selectableFields?: SelectableFields | undefined;
   /** Default: Name and Created At, as kube-apiserver's default table. */
   printer?: Printer | undefined;
+  /** Default: {@link resourceVerbs}, every verb a storage serves. */
+  verbs?: readonly string[] | undefined;
   /** Default: none, so a protobuf body of this kind is refused with a 415-style 400 naming JSON. */
   protobufMessage?: string | undefined;
   /**
@@ -154,6 +158,18 @@ const untrackedGeneration: ReadonlySet<string> = new Set([
   "scheduling.k8s.io/priorityclasses",
 ]);
 
+/** The verbs every served resource supports unless its definition says fewer. */
+export const resourceVerbs: readonly string[] = [
+  "create",
+  "delete",
+  "deletecollection",
+  "get",
+  "list",
+  "patch",
+  "update",
+  "watch",
+];
+
 /** The strategy of a kind that declares none: name validation only. */
 export const genericStrategy: Strategy = { nameRule: dnsSubdomainName };
 
@@ -188,6 +204,7 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     },
     selectableFields: init.selectableFields,
     printer: init.printer ?? defaultPrinter,
+    verbs: init.verbs ?? resourceVerbs,
     protobufMessage: init.protobufMessage,
     get patchMeta() {
       return patchMeta();

@@ -1,6 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeKubernetesProtobuf, ProtobufDecodeError } from "./decode.js";
+import { builtinDefinitions } from "../kinds/builtin.js";
+import { ResourceDefinitions } from "../registry/definitions.js";
+import { decodeKubernetesProtobuf as decodeWith, ProtobufDecodeError } from "./decode.js";
+
+// The server names a kind's top-level message from its definition; these tests do the same.
+const definitions = new ResourceDefinitions(builtinDefinitions);
+const decodeKubernetesProtobuf = (body: Uint8Array) =>
+  decodeWith(body, (apiVersion, kind) => definitions.forKind(apiVersion, kind)?.protobufMessage);
 
 // Bodies captured from kubectl v1.32 (`kubectl create ...` against a logging server).
 const captured = {

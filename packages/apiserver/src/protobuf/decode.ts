@@ -1,5 +1,5 @@
 import { type KubeObject, rfc3339 } from "@reconcile/api";
-import { type FieldSpec, kindMessages, messages, type ScalarType, type SpecialMessage } from "./schema.js";
+import { type FieldSpec, messages, type ScalarType, type SpecialMessage } from "./schema.js";
 import { ProtobufDecodeError, ProtobufReader, type WireField, WireType } from "./wire.js";
 
 export { ProtobufDecodeError } from "./wire.js";
@@ -20,11 +20,13 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * whose `raw` is the typed object) into the object's JSON form, with
  * `apiVersion` and `kind` taken from the envelope. Throws a
  * {@link ProtobufDecodeError} naming the problem for anything malformed or
- * for a kind the decoder has no table for.
+ * for a kind the decoder has no table for. `messageOf` names a kind's
+ * top-level message: the server asks the kind's definition
+ * (`ResourceDefinition.protobufMessage`).
  */
 export function decodeKubernetesProtobuf(
   body: Uint8Array,
-  messageOf: (apiVersion: string, kind: string) => string | undefined = builtinMessageOf,
+  messageOf: (apiVersion: string, kind: string) => string | undefined,
 ): KubeObject {
   if (body.length < envelopeMagic.length || envelopeMagic.some((byte, i) => body[i] !== byte)) {
     throw new ProtobufDecodeError('the body does not start with the Kubernetes protobuf prefix "k8s\\x00"');
@@ -46,11 +48,6 @@ export function decodeKubernetesProtobuf(
   }
   const raw = rawBytes.get(unknown) ?? new Uint8Array(0);
   return { apiVersion, kind, ...decodeMessage(raw, message, 0) };
-}
-
-/** The top-level message of a built-in kind, by `apiVersion` and `kind`. */
-function builtinMessageOf(apiVersion: string, kind: string): string | undefined {
-  return kindMessages[`${apiVersion}/${kind}`];
 }
 
 /** The `raw` bytes of decoded `runtime.Unknown`s, kept out of the JSON form. */

@@ -165,17 +165,3 @@ export const storageKindMessages: Readonly<Record<string, MessageSchema>> = {
     5: str("preemptionPolicy", POINTER),
   },
 };
-
-/** The top-level message of each of these kinds, by `apiVersion/kind`. */
-export const storageKindTopMessages: Readonly<Record<string, string>> = {
-  "v1/ServiceAccount": "ServiceAccount",
-  "v1/ResourceQuota": "ResourceQuota",
-  "rbac.authorization.k8s.io/v1/Role": "Role",
-  "rbac.authorization.k8s.io/v1/ClusterRole": "ClusterRole",
-  "rbac.authorization.k8s.io/v1/RoleBinding": "RoleBinding",
-  "rbac.authorization.k8s.io/v1/ClusterRoleBinding": "ClusterRoleBinding",
-  "batch/v1/CronJob": "CronJob",
-  "networking.k8s.io/v1/Ingress": "Ingress",
-  "policy/v1/PodDisruptionBudget": "PodDisruptionBudget",
-  "scheduling.k8s.io/v1/PriorityClass": "PriorityClass",
-};

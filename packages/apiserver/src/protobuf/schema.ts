@@ -13,7 +13,7 @@ import { appsBatchMessages } from "./schema-apps-batch.js";
 import { coreMessages } from "./schema-core.js";
 import type { MessageSchema } from "./schema-fields.js";
 import { metaMessages } from "./schema-meta.js";
-import { storageKindMessages, storageKindTopMessages } from "./schema-storage-kinds.js";
+import { storageKindMessages } from "./schema-storage-kinds.js";
 
 export type { FieldSpec, FieldType, MessageSchema, ScalarType, SpecialMessage } from "./schema-fields.js";
 
@@ -23,16 +23,4 @@ export const messages: Readonly<Record<string, MessageSchema>> = {
   ...coreMessages,
   ...appsBatchMessages,
   ...storageKindMessages,
-};
-
-/** The top-level message of each kind the decoder accepts, by `apiVersion` and `kind`. */
-export const kindMessages: Readonly<Record<string, string>> = {
-  "v1/Namespace": "Namespace",
-  "v1/Pod": "Pod",
-  "v1/Service": "Service",
-  "v1/ConfigMap": "ConfigMap",
-  "v1/Secret": "Secret",
-  "apps/v1/Deployment": "Deployment",
-  "batch/v1/Job": "Job",
-  ...storageKindTopMessages,
 };

@@ -22,7 +22,6 @@ import type {
   UpdateOptions,
   WriteOptions,
 } from "@reconcile/client";
-import { verbsOf } from "../http/discovery.js";
 import { copyJson } from "../json.js";
 import type { Registry } from "./registry.js";
 
@@ -54,8 +53,8 @@ export class InProcessClient implements Client {
    */
   serverResources(): { resource: ResourceDescriptor; verbs: string[] }[] {
     return this.#registry.definitions
-      .descriptors()
-      .map((resource) => ({ resource, verbs: verbsOf(resource) }));
+      .list()
+      .map((definition) => ({ resource: definition.descriptor, verbs: [...definition.verbs] }));
   }
 
   /**
