@@ -23,6 +23,7 @@ import type { FieldErrors } from "../registry/field-errors.js";
 import { dnsLabelName } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind, resourceVerbs } from "./definition.js";
+import { serviceIPHooks } from "./service-ips.js";
 import { finalizeSubresource } from "./subresources.js";
 
 const eventTypes = ["Normal", "Warning"];
@@ -58,8 +59,12 @@ const eventStrategy: Strategy = {
 const kubernetesFinalizer = "kubernetes";
 const standardFinalizers = [kubernetesFinalizer, "orphan", "foregroundDeletion"];
 
+/** Namespaces that can never be deleted (kube-apiserver's NamespaceLifecycle admission). */
+const immortalNamespaces: ReadonlySet<string> = new Set(["default", "kube-system", "kube-public"]);
+
 const namespaceStrategy: Strategy = {
   nameRule: dnsLabelName,
+  forbidsDelete: (name) => (immortalNamespaces.has(name) ? "this namespace may not be deleted" : undefined),
   prepareForCreate(object) {
     const namespace = object as Namespace;
     namespace.status = { phase: "Active" };
@@ -205,6 +210,7 @@ export const serviceDefinition = defineKind({
   strategy: serviceStrategy,
   printer: servicePrinter,
   protobufMessage: "Service",
+  writeHooks: serviceIPHooks,
 });
 
 export const leaseDefinition = defineKind({

@@ -8,6 +8,7 @@ import { defaultPatchMeta, type PatchMeta } from "../registry/patch.js";
 import { builtinDecoderSchema, type Schema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import { builtinKindSchema, type KindSchema } from "../schemas/kind-schema.js";
+import type { ClusterIPAllocator } from "./service-ips.js";
 import type { SubresourceHandler } from "./subresource-handler.js";
 import { impliedSubresources } from "./subresources.js";
 
@@ -76,6 +77,8 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * this version are stored at that one, and read back at this one.
    */
   readonly storageVersion: string | undefined;
+  /** Side effects of writes beside storage, if the kind has any. */
+  readonly writeHooks: WriteHooks | undefined;
   /**
    * Sent as a `Warning` with every answer about this kind at this version
    * (a CRD version marked `deprecated`).
@@ -87,6 +90,25 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * written). It must return its argument unchanged, or a changed copy.
    */
   readonly onRead: ((object: KubeObject) => KubeObject) | undefined;
+}
+
+/** What a definition's write hooks may use: the allocators the server was built with. */
+export interface WriteHookContext {
+  readonly serviceIPs: ClusterIPAllocator | undefined;
+}
+
+/**
+ * Side effects of a kind's writes beside storage, as the BeginCreate and
+ * AfterDelete hooks of upstream's REST storage (a Service's cluster IP).
+ */
+export interface WriteHooks {
+  /**
+   * Before a create is stored (after validation); returns what gives back
+   * what it took, called when nothing is stored (a failed write, a dry run).
+   */
+  beginCreate?(object: KubeObject, context: WriteHookContext): (() => void) | undefined;
+  /** After an object has left storage. */
+  afterDelete?(object: KubeObject, context: WriteHookContext): void;
 }
 
 /** What {@link defineKind} needs: the descriptor; every other part has a default. */
@@ -122,6 +144,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   tracksGeneration?: boolean | undefined;
   /** Default: the descriptor's version. */
   storageVersion?: string | undefined;
+  /** Default: none. */
+  writeHooks?: WriteHooks | undefined;
   /** Default: none. */
   warning?: string | undefined;
   /** Default: objects are served as stored. */
@@ -220,6 +244,7 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
       init.storageVersion === undefined || init.storageVersion === descriptor.version
         ? undefined
         : init.storageVersion,
+    writeHooks: init.writeHooks,
     warning: init.warning,
     onRead: init.onRead,
   });

@@ -1,5 +1,6 @@
 import { type KubeObject, newInternalError, newInvalid, type Service } from "@reconcile/api";
 import { FieldErrors } from "../registry/field-errors.js";
+import type { WriteHooks } from "./definition.js";
 
 /** kubeadm's `--service-cluster-ip-range`, the one most clusters run with. */
 export const defaultServiceCIDR = "10.96.0.0/12";
@@ -133,6 +134,23 @@ export function serviceIPOf(object: KubeObject): string | undefined {
   const ip = (object as Service).spec?.clusterIP;
   return ip && ip !== "None" ? ip : undefined;
 }
+
+/**
+ * A Service's cluster IP, as its REST storage takes it: allocated before the
+ * create is stored (and given back if nothing is), released once the Service
+ * has left storage.
+ */
+export const serviceIPHooks: WriteHooks = {
+  beginCreate(object, { serviceIPs }) {
+    if (serviceIPs === undefined) return undefined;
+    const ip = allocateServiceIP(serviceIPs, object);
+    return ip === undefined ? undefined : () => serviceIPs.release(ip);
+  },
+  afterDelete(object, { serviceIPs }) {
+    const ip = serviceIPOf(object);
+    if (ip !== undefined) serviceIPs?.release(ip);
+  },
+};
 
 /** Upstream's allocation error: `spec.clusterIPs` with the requested list as the value. */
 function invalid(name: string, ip: string, detail: string) {

@@ -13,7 +13,7 @@ import { type MutableMeta, omitEmptyMetadata, ownershipAfterUpdate, validate } f
 import type { DryRunOption, StoreCore } from "./context.js";
 import { decodeObject } from "./decode.js";
 import { keyOf } from "./keys.js";
-import { allocateIP, writerFor } from "./writer.js";
+import { beginCreate, writerFor } from "./writer.js";
 
 /** How many times a generated name is retried after a collision. */
 const generateNameAttempts = 8;
@@ -59,9 +59,9 @@ export async function createObject(
   for (let attempt = 0; ; attempt++) {
     if (!explicitName && generateName) meta.name = generateName + randomSuffix();
     validate(store, object, undefined);
-    const allocated = allocateIP(store, object);
+    const undo = beginCreate(store, object);
     try {
-      return await writer.create(keyOf(resource, meta.namespace, meta.name!), object, allocated);
+      return await writer.create(keyOf(resource, meta.namespace, meta.name!), object, undo);
     } catch (error) {
       const retry = StorageError.is(error, "KeyExists") && !explicitName && attempt < generateNameAttempts;
       if (!retry) throw toStatusError(error, store.gr, meta.name ?? "");

@@ -23,8 +23,6 @@ import { writerFor } from "./writer.js";
 export const orphanFinalizer = "orphan";
 export const foregroundFinalizer = "foregroundDeletion";
 
-/** Namespaces that can never be deleted (kube-apiserver's NamespaceLifecycle admission). */
-const immortalNamespaces: ReadonlySet<string> = new Set(["default", "kube-system", "kube-public"]);
 const propagationPolicies = ["Background", "Foreground", "Orphan"];
 
 /**
@@ -39,9 +37,8 @@ export async function deleteObject(
   options: RegistryDeleteOptions,
 ): Promise<{ object: KubeObject; deleted: boolean }> {
   const { resource, gr, context } = store;
-  // kube-apiserver's NamespaceLifecycle admission keeps these namespaces forever.
-  if (resource.group === "" && resource.plural === "namespaces" && immortalNamespaces.has(name))
-    throw newForbidden(gr, name, "this namespace may not be deleted");
+  const forbidden = store.definition.strategy.forbidsDelete?.(name);
+  if (forbidden !== undefined) throw newForbidden(gr, name, forbidden);
   const policy = options.propagationPolicy;
   if (policy !== undefined && !propagationPolicies.includes(policy))
     throw newBadRequest(

@@ -1,5 +1,4 @@
-import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
-import { allocateServiceIP, serviceIPOf } from "../../kinds/service-ips.js";
+import type { KubeObject } from "@reconcile/api";
 import type { DryRunOption, StoreCore } from "./context.js";
 
 /**
@@ -8,8 +7,8 @@ import type { DryRunOption, StoreCore } from "./context.js";
  * and only here is nothing stored, as kube-apiserver's `DryRunnableStorage`.
  */
 export interface Writer {
-  /** Stores a new object; a Service's cluster IP taken for it is given back if nothing is stored. */
-  create(key: string, object: KubeObject, allocatedIP: string | undefined): Promise<KubeObject>;
+  /** Stores a new object; `undo` gives back what the create hook took if nothing is stored. */
+  create(key: string, object: KubeObject, undo: (() => void) | undefined): Promise<KubeObject>;
   /** Writes an update at `revision`; a dry run answers `dryRunAnswer`. */
   update(key: string, object: KubeObject, revision: number, dryRunAnswer?: KubeObject): Promise<KubeObject>;
   /** Removes the object at `revision`; a dry run answers `dryRunAnswer`, not deleted. */
@@ -25,29 +24,27 @@ export function writerFor(store: StoreCore, options: DryRunOption): Writer {
   return options.dryRun === "All" ? dryRunWriter(store) : storageWriter(store);
 }
 
-/** Takes a new Service's cluster IP (or the one it asks for); the address, to give back if the write fails. */
-export function allocateIP(store: StoreCore, object: KubeObject): string | undefined {
-  const serviceIPs = store.context.serviceIPs;
-  if (serviceIPs === undefined || !isServices(store.resource)) return undefined;
-  return allocateServiceIP(serviceIPs, object);
+/** Runs the kind's create hook (a Service's cluster IP); what undoes it if nothing is stored. */
+export function beginCreate(store: StoreCore, object: KubeObject): (() => void) | undefined {
+  return store.definition.writeHooks?.beginCreate?.(object, store.context);
 }
 
 function storageWriter(store: StoreCore): Writer {
   const storage = store.context.storage;
   return {
-    async create(key, object, allocatedIP) {
+    async create(key, object, undo) {
       try {
         return await storage.create(key, object);
       } catch (error) {
-        releaseIP(store, allocatedIP);
+        undo?.();
         throw error;
       }
     },
     update: (key, object, revision) => storage.update(key, object, revision),
     async remove(key, revision) {
       const object = await storage.delete(key, revision);
-      // An object gone from storage: a Service's cluster IP is free again.
-      if (isServices(store.resource)) releaseIP(store, serviceIPOf(object));
+      // An object gone from storage: what it held (a Service's cluster IP) is free again.
+      store.definition.writeHooks?.afterDelete?.(object, store.context);
       return { object, deleted: true };
     },
   };
@@ -55,19 +52,11 @@ function storageWriter(store: StoreCore): Writer {
 
 function dryRunWriter(store: StoreCore): Writer {
   return {
-    create(_key, object, allocatedIP) {
-      releaseIP(store, allocatedIP);
+    create(_key, object, undo) {
+      undo?.();
       return Promise.resolve(object);
     },
     update: (_key, object, _revision, dryRunAnswer = object) => Promise.resolve(dryRunAnswer),
     remove: (_key, _revision, dryRunAnswer) => Promise.resolve({ object: dryRunAnswer, deleted: false }),
   };
-}
-
-function releaseIP(store: StoreCore, ip: string | undefined): void {
-  if (ip !== undefined) store.context.serviceIPs?.release(ip);
-}
-
-function isServices(resource: ResourceDescriptor): boolean {
-  return resource.group === "" && resource.plural === "services";
 }
