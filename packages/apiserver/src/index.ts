@@ -19,7 +19,6 @@ export {
 export * from "./crd/index.js";
 export { GarbageCollector, type GarbageCollectorOptions } from "./gc/garbage-collector.js";
 export * from "./http/index.js";
-export type { Printer, TableColumnDefinition } from "./http/printers.js";
 export {
   type ApiServerMetrics,
   type RequestLabels,
@@ -61,6 +60,7 @@ export {
   type RegistryOptions,
   type RegistryWatch,
 } from "./registry/registry.js";
+export type { Printer, TableColumnDefinition } from "./registry/resource-definition.js";
 export type { Schema } from "./registry/schema.js";
 export type { Strategy } from "./registry/strategy.js";
 export { MemoryStorage, type MemoryStorageOptions } from "./storage/memory-storage.js";

@@ -15,7 +15,6 @@ import {
   type DeepReadonly,
   errorMessage,
   isNotFound,
-  type KubeObject,
   type Pod,
   persistentVolumeClaims,
   ReconcileError,

@@ -1,10 +1,10 @@
 import { defineResource, type KubeObject } from "@reconcile/api";
 import { type OpenAPISchema, typeFromOpenAPI } from "../apply/schema.js";
-import { age } from "../http/human-duration.js";
-import type { Printer, TableColumnDefinition } from "../http/printers.js";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
+import { age } from "../kinds/printers/human-duration.js";
 import { byVersionPriority, compareKubeAwareVersions } from "../kinds/version-priority.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import type { Printer, TableColumnDefinition } from "../registry/resource-definition.js";
 import type { Strategy } from "../registry/strategy.js";
 import { validateCustomResource } from "./custom-resource.js";
 import { applyDefaults, withDefaultsOnRead } from "./defaulting.js";

@@ -2,10 +2,11 @@ import type * as http from "node:http";
 import type { ResourceDescriptor } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { SubresourceHandler } from "../kinds/definition.js";
+import { defaultPrinter } from "../kinds/printers/index.js";
 import type { Registry } from "../registry/registry.js";
+import type { Printer } from "../registry/resource-definition.js";
 import { openApiDocuments } from "./openapi.js";
 import type { KubeletConnection } from "./pod-connect.js";
-import { defaultPrinter, type Printer } from "./printers.js";
 import { defaultMaxRequestBytes, readRequestBody } from "./request-body.js";
 import type { ApiServerMetrics } from "./request-metrics.js";
 

@@ -13,8 +13,8 @@ import {
 } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
 import { definitionFor } from "../kinds/builtin.js";
+import { formatLabelSelector } from "../kinds/printers/index.js";
 import { requestedTableVersion } from "./negotiation.js";
-import { formatLabelSelector } from "./printers.js";
 import { parseIncludeObject, type TableOptions, toTable } from "./table.js";
 
 /** A table with the columns the resource's built-in definition prints. */

@@ -1,6 +1,6 @@
 import type { KubeObject, ListMeta, ResourceDescriptor } from "@reconcile/api";
 import { apiVersionOf } from "@reconcile/api";
-import type { Printer, TableColumnDefinition } from "./printers.js";
+import type { Printer, TableColumnDefinition } from "../registry/resource-definition.js";
 
 /** What each row carries in `object` (the `includeObject` query parameter). */
 export type IncludeObject = "None" | "Metadata" | "Object";

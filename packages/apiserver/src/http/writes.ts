@@ -1,5 +1,4 @@
 import type * as http from "node:http";
-import type { ResourceDescriptor } from "@reconcile/api";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { duplicateFields, type FieldValidation, parseFieldValidation } from "../registry/field-validation.js";
 import type { HandlerContext } from "./context.js";

@@ -1,12 +1,12 @@
 import type { Deployment, PodTemplateSpec, ReplicaSet } from "@reconcile/api";
 import { deployments, replicaSets, selectableFieldsOf } from "@reconcile/api";
-import { deploymentPrinter, replicaSetPrinter } from "../http/printers.js";
 import { copyJson, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { validateLabels } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { applyPodSpecDefaults, validatePodSpec } from "./pod.js";
+import { deploymentPrinter, replicaSetPrinter } from "./printers/index.js";
 import {
   immutableSelector,
   nonNegative,

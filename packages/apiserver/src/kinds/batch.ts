@@ -1,5 +1,5 @@
 import { jobs } from "@reconcile/api";
-import { jobPrinter } from "../http/printers.js";
 import { defineKind } from "./definition.js";
+import { jobPrinter } from "./printers/index.js";
 
 export const jobDefinition = defineKind({ descriptor: jobs, printer: jobPrinter, protobufMessage: "Job" });

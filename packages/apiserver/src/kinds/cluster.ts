@@ -18,16 +18,15 @@ import {
   storageClasses,
 } from "@reconcile/api";
 import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
-import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import type { Ingress, IngressClass, NetworkPolicy } from "kubernetes-types/networking/v1.js";
-import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "kubernetes-types/rbac/v1.js";
+import type { NetworkPolicy } from "kubernetes-types/networking/v1.js";
+import type { Role, RoleBinding } from "kubernetes-types/rbac/v1.js";
 import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
-import { persistentVolumeClaimPrinter, serviceAccountPrinter } from "./storage-only-printers.js";
+import { persistentVolumeClaimPrinter, serviceAccountPrinter } from "./printers/index.js";
 
 // Configuration, storage, networking, policy and RBAC kinds that manifests and kubectl's prune
 // allow-list use, served as storage with kube-apiserver's defaults and the checks clients rely on.

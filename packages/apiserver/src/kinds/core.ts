@@ -10,6 +10,10 @@ import {
   services,
 } from "@reconcile/api";
 import type { Service } from "kubernetes-types/core/v1.js";
+import type { FieldErrors } from "../registry/field-errors.js";
+import { dnsLabelName } from "../registry/meta-validation.js";
+import type { Strategy } from "../registry/strategy.js";
+import { defineKind, resourceVerbs } from "./definition.js";
 import {
   configMapPrinter,
   eventPrinter,
@@ -18,11 +22,7 @@ import {
   nodePrinter,
   secretPrinter,
   servicePrinter,
-} from "../http/printers.js";
-import type { FieldErrors } from "../registry/field-errors.js";
-import { dnsLabelName } from "../registry/meta-validation.js";
-import type { Strategy } from "../registry/strategy.js";
-import { defineKind, resourceVerbs } from "./definition.js";
+} from "./printers/index.js";
 import { serviceIPHooks } from "./service-ips.js";
 import { finalizeSubresource } from "./subresources.js";
 

@@ -1,115 +1,29 @@
 import type { KubeObject, ResourceDescriptor, SelectableFields } from "@reconcile/api";
 import { builtinApplyType } from "../apply/builtin-types.js";
 import type { TypeNode } from "../apply/schema.js";
-import { defaultPrinter, type Printer } from "../http/printers.js";
 import { builtinPatchMeta } from "../registry/builtin-patch-meta.js";
 import { dnsSubdomainName } from "../registry/meta-validation.js";
 import { defaultPatchMeta, type PatchMeta } from "../registry/patch.js";
+import type { ResourceDefinition, WriteHooks } from "../registry/resource-definition.js";
 import { builtinDecoderSchema, type Schema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
+import type { SubresourceHandler } from "../registry/subresource-handler.js";
 import { builtinKindSchema, type KindSchema } from "../schemas/kind-schema.js";
-import type { ClusterIPAllocator } from "./service-ips.js";
-import type { SubresourceHandler } from "./subresource-handler.js";
+import { defaultPrinter, type Printer } from "./printers/index.js";
 import { impliedSubresources } from "./subresources.js";
 
-// The subresource contract has a module of its own; re-exported for the kinds that import it from here.
+// The contract a definition meets lives in the registry; re-exported for the kinds that import it from here.
+export type {
+  ResourceDefinition,
+  WriteHookContext,
+  WriteHooks,
+} from "../registry/resource-definition.js";
 export type {
   SubresourceDeleteOptions,
   SubresourceHandler,
   SubresourceStore,
   SubresourceWriteOptions,
-} from "./subresource-handler.js";
-
-/**
- * Everything the server knows about one kind, in one value: what
- * kube-apiserver spreads over a resource's `RESTStorage`, its strategies, its
- * OpenAPI schema, its table convertor and its selectable fields. Built-in
- * kinds are defined under `kinds/`; a custom kind (a CRD, in time) is one
- * more definition added to the live {@link ResourceDefinitions} of a running
- * server.
- */
-export interface ResourceDefinition<T extends KubeObject = KubeObject> {
-  /** Group, version, kind, plural, scope, short names, categories, served subresources. */
-  readonly descriptor: ResourceDescriptor<T>;
-  /** Defaulting, validation and the per-kind rules of create, update, status and scale. */
-  readonly strategy: Strategy;
-  /** The shape the decoder checks the body against; `"any"` checks metadata only. */
-  readonly schema: Schema;
-  /** The fields beyond metadata a field selector may name, if the kind has any. */
-  readonly selectableFields: SelectableFields | undefined;
-  /** The columns of `kubectl get` (a `meta.k8s.io/v1` Table). */
-  readonly printer: Printer;
-  /** The verbs the resource serves, as discovery lists them (405 for a collection verb not listed). */
-  readonly verbs: readonly string[];
-  /** The top-level protobuf message a client may send for this kind, if any. */
-  readonly protobufMessage: string | undefined;
-  /** Patch strategies and merge keys by position, for strategic merge patches of this kind. */
-  readonly patchMeta: PatchMeta;
-  /**
-   * The kind's subresources by name (`status`, `scale`, `binding`,
-   * `eviction`, `finalize`…), each with the verbs it serves. Routing,
-   * discovery and both clients read this map: a subresource is served
-   * exactly when its kind's definition has a handler for it.
-   */
-  readonly subresources: Readonly<Record<string, SubresourceHandler>>;
-  /**
-   * Server-side apply's merge semantics (list types, map keys, atomic
-   * structs); undefined: ObjectMeta over a deduced body.
-   */
-  readonly applyType: TypeNode | undefined;
-  /**
-   * The kind's OpenAPI schema: published under `/openapi/v3` for `kubectl
-   * explain`, and the fields a body may hold (others are dropped and reported
-   * as `fieldValidation` says). Undefined: no schema is published and no field
-   * is unknown.
-   */
-  readonly openAPI: KindSchema | undefined;
-  /**
-   * Whether `metadata.generation` counts changes of the spec: kube-apiserver
-   * sets it only where the kind's strategy does (`Generation = 1` in
-   * `PrepareForCreate`), so ConfigMaps, Secrets, Services or Namespaces carry none.
-   */
-  readonly tracksGeneration: boolean;
-  /**
-   * The version objects of this kind are stored at, when it is not the
-   * descriptor's: one of several served versions of a custom kind, whose
-   * conversion (strategy None) changes only `apiVersion`. Objects written at
-   * this version are stored at that one, and read back at this one.
-   */
-  readonly storageVersion: string | undefined;
-  /** Side effects of writes beside storage, if the kind has any. */
-  readonly writeHooks: WriteHooks | undefined;
-  /**
-   * Sent as a `Warning` with every answer about this kind at this version
-   * (a CRD version marked `deprecated`).
-   */
-  readonly warning: string | undefined;
-  /**
-   * What an object read from storage becomes before it is served (a custom
-   * kind's defaults for fields its schema gained after the object was
-   * written). It must return its argument unchanged, or a changed copy.
-   */
-  readonly onRead: ((object: KubeObject) => KubeObject) | undefined;
-}
-
-/** What a definition's write hooks may use: the allocators the server was built with. */
-export interface WriteHookContext {
-  readonly serviceIPs: ClusterIPAllocator | undefined;
-}
-
-/**
- * Side effects of a kind's writes beside storage, as the BeginCreate and
- * AfterDelete hooks of upstream's REST storage (a Service's cluster IP).
- */
-export interface WriteHooks {
-  /**
-   * Before a create is stored (after validation); returns what gives back
-   * what it took, called when nothing is stored (a failed write, a dry run).
-   */
-  beginCreate?(object: KubeObject, context: WriteHookContext): (() => void) | undefined;
-  /** After an object has left storage. */
-  afterDelete?(object: KubeObject, context: WriteHookContext): void;
-}
+} from "../registry/subresource-handler.js";
 
 /** What {@link defineKind} needs: the descriptor; every other part has a default. */
 export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {

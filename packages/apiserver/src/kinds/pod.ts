@@ -1,6 +1,5 @@
 import type { Container, Pod, PodSpec } from "@reconcile/api";
 import { isDNS1123Label, pods, selectableFieldsOf } from "@reconcile/api";
-import { podPrinter } from "../http/printers.js";
 import { copyJson, jsonEqual, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
@@ -8,6 +7,7 @@ import { admitDefaultTolerationSeconds } from "./default-toleration-seconds.js";
 import { defineKind } from "./definition.js";
 import { podBindingHandler } from "./pod-binding.js";
 import { podEvictionHandler } from "./pod-eviction.js";
+import { podPrinter } from "./printers/index.js";
 
 const restartPolicies = ["Always", "OnFailure", "Never"];
 const pullPolicies = ["Always", "IfNotPresent", "Never"];

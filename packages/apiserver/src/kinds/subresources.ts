@@ -3,7 +3,7 @@ import { copyJson, isJsonObject } from "../json.js";
 import { applyPatch } from "../registry/patch.js";
 import { objectMetaSchema, typeProblem } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
-import type { SubresourceHandler, SubresourceStore } from "./subresource-handler.js";
+import type { SubresourceHandler, SubresourceStore } from "../registry/subresource-handler.js";
 
 /**
  * `{name}/status` (kube-apiserver's StatusREST): reads the whole object;

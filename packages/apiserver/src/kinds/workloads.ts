@@ -19,7 +19,7 @@ import {
   daemonSetPrinter,
   replicationControllerPrinter,
   statefulSetPrinter,
-} from "./storage-only-printers.js";
+} from "./printers/index.js";
 import {
   immutableSelector,
   nonNegative,

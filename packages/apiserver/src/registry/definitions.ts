@@ -1,5 +1,5 @@
 import { apiVersionOf, type ResourceDescriptor } from "@reconcile/api";
-import type { ResourceDefinition } from "../kinds/definition.js";
+import type { ResourceDefinition } from "./resource-definition.js";
 
 /** What changed in a {@link ResourceDefinitions}: the definition added or removed. */
 export interface DefinitionsChange {

@@ -10,12 +10,11 @@ import {
   type WatchOptions,
 } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
-import { definitionFor } from "../kinds/builtin.js";
-import type { ResourceDefinition } from "../kinds/definition.js";
-import type { ClusterIPAllocator } from "../kinds/service-ips.js";
 import type { Storage } from "../storage/storage.js";
-import { ResourceDefinitions } from "./definitions.js";
+import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
+import type { ResourceDefinitions } from "./definitions.js";
 import type { PatchType } from "./patch.js";
+import type { ResourceDefinition } from "./resource-definition.js";
 import type { DryRunOption, PatchOptions, RegistryDeleteOptions, StoreContext } from "./store/context.js";
 import { keyOf } from "./store/keys.js";
 import type { RegistryWatch } from "./store/reads.js";
@@ -31,13 +30,8 @@ export interface RegistryOptions {
   storage: Storage;
   /** Time for timestamps and watch timeouts. */
   clock: Clock;
-  /**
-   * The kinds served, live: adding one serves it at once. Default: the
-   * built-in definitions of `resources`.
-   */
-  definitions?: ResourceDefinitions | undefined;
-  /** The resources served, when `definitions` is not given; requests for any other resource are 404. */
-  resources?: readonly ResourceDescriptor[] | undefined;
+  /** The kinds served, live: adding one serves it at once; requests for any other resource are 404. */
+  definitions: ResourceDefinitions;
   /** Largest accepted object, in bytes of JSON. */
   maxObjectBytes: number;
   /** Bookmark interval for watches that allow bookmarks. */
@@ -66,8 +60,7 @@ export class Registry {
   readonly #stores = new WeakMap<ResourceDefinition, Store>();
 
   constructor(options: RegistryOptions) {
-    this.#definitions =
-      options.definitions ?? new ResourceDefinitions((options.resources ?? []).map(definitionFor));
+    this.#definitions = options.definitions;
     this.#ready = options.ready;
     this.#context = {
       storage: options.storage,

@@ -1,8 +1,8 @@
 import type { GroupResource, ResourceDescriptor } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
-import type { ResourceDefinition } from "../../kinds/definition.js";
-import type { ClusterIPAllocator } from "../../kinds/service-ips.js";
 import type { Storage } from "../../storage/storage.js";
+import type { ClusterIPAllocator } from "../cluster-ip-allocator.js";
+import type { ResourceDefinition } from "../resource-definition.js";
 
 // The options of the verbs live in a module of their own, which kinds may import without reaching the store.
 export type { DryRunOption, PatchOptions, RegistryDeleteOptions, UpdateOptions } from "./request-options.js";

@@ -11,11 +11,11 @@ import {
 } from "@reconcile/api";
 import { isSharedFieldsV1 } from "../../apply/index.js";
 import { copyJson, copyPlainJson, isJsonObject, jsonLength } from "../../json.js";
-import type { ResourceDefinition } from "../../kinds/definition.js";
 import { checkNesting } from "../../limits.js";
 import { FieldErrors } from "../field-errors.js";
 import { type FieldValidation, reportFieldProblems } from "../field-validation.js";
 import { validateLabels } from "../meta-validation.js";
+import type { ResourceDefinition } from "../resource-definition.js";
 import { objectMetaSchema, typeProblem } from "../schema.js";
 
 /** How a body came: written whole, the result of a patch, or an apply configuration. */

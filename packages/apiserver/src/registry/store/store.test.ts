@@ -8,9 +8,11 @@ import {
 } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
+import { definitionFor } from "../../kinds/builtin.js";
 import { defineKind } from "../../kinds/definition.js";
 import { ClusterIPAllocator } from "../../kinds/service-ips.js";
 import { MemoryStorage } from "../../storage/memory-storage.js";
+import { ResourceDefinitions } from "../definitions.js";
 import { Registry } from "../registry.js";
 
 function newRegistry() {
@@ -20,7 +22,7 @@ function newRegistry() {
   const registry = new Registry({
     storage,
     clock,
-    resources: [namespaces, configMaps, services],
+    definitions: new ResourceDefinitions([namespaces, configMaps, services].map(definitionFor)),
     maxObjectBytes: 1 << 20,
     bookmarkIntervalMs: 60_000,
     serviceIPs,

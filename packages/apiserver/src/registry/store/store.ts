@@ -11,8 +11,9 @@ import {
   rfc3339,
   type WatchOptions,
 } from "@reconcile/api";
-import type { ResourceDefinition, SubresourceHandler, SubresourceStore } from "../../kinds/definition.js";
 import type { PatchType } from "../patch.js";
+import type { ResourceDefinition } from "../resource-definition.js";
+import type { SubresourceHandler, SubresourceStore } from "../subresource-handler.js";
 import type {
   DryRunOption,
   PatchOptions,

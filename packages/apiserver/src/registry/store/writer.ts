@@ -21,7 +21,7 @@ export interface Writer {
 
 /** The writer of one request: storage itself, or its dry-run decorator. */
 export function writerFor(store: StoreCore, options: DryRunOption): Writer {
-  return options.dryRun === "All" ? dryRunWriter(store) : storageWriter(store);
+  return options.dryRun === "All" ? dryRunWriter() : storageWriter(store);
 }
 
 /** Runs the kind's create hook (a Service's cluster IP); what undoes it if nothing is stored. */
@@ -50,7 +50,7 @@ function storageWriter(store: StoreCore): Writer {
   };
 }
 
-function dryRunWriter(store: StoreCore): Writer {
+function dryRunWriter(): Writer {
   return {
     create(_key, object, undo) {
       undo?.();

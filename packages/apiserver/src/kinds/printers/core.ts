@@ -1,4 +1,3 @@
-import { age, humanDuration } from "./human-duration.js";
 import {
   ageColumn,
   ageOf,
@@ -10,7 +9,8 @@ import {
   num,
   orNone,
   type Printer,
-} from "./printer-columns.js";
+} from "./columns.js";
+import { age, humanDuration } from "./human-duration.js";
 
 // The core (v1) and coordination kinds' tables, as kubectl prints them.
 

@@ -1,21 +1,9 @@
 import type { KubeObject } from "@reconcile/api";
+import type { Printer, TableColumnDefinition } from "../../registry/resource-definition.js";
+
+export type { Printer, TableColumnDefinition };
+
 import { age } from "./human-duration.js";
-
-/** One column of a `meta.k8s.io/v1` Table. */
-export interface TableColumnDefinition {
-  name: string;
-  type: "string" | "integer" | "number" | "boolean" | "date";
-  format: string;
-  description: string;
-  /** 0: always shown; 1: only with `-o wide`. */
-  priority: number;
-}
-
-/** How one kind prints: its columns and the cells of one object. */
-export interface Printer {
-  columns: readonly TableColumnDefinition[];
-  cells(object: KubeObject, now: number): unknown[];
-}
 
 export const column = (
   name: string,

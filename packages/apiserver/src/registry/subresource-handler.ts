@@ -1,6 +1,6 @@
 import type { KubeObject } from "@reconcile/api";
-import type { PatchType } from "../registry/patch.js";
-import type { PatchOptions } from "../registry/store/request-options.js";
+import type { PatchType } from "./patch.js";
+import type { PatchOptions } from "./store/request-options.js";
 
 /**
  * One subresource of a kind (`pods/{name}/status`, `deployments/{name}/scale`,

@@ -1,4 +1,3 @@
-import { age } from "../http/human-duration.js";
 import {
   ageColumn,
   ageOf,
@@ -10,7 +9,8 @@ import {
   num,
   type Printer,
   templateCells,
-} from "../http/printer-columns.js";
+} from "./columns.js";
+import { age } from "./human-duration.js";
 
 // The `kubectl get` columns of the kinds served as storage only, as kube-apiserver's printers
 // (pkg/printers/internalversion) print them in 1.32.

@@ -1,4 +1,3 @@
-import { humanDuration } from "./human-duration.js";
 import {
   ageColumn,
   ageOf,
@@ -9,7 +8,8 @@ import {
   num,
   type Printer,
   templateCells,
-} from "./printer-columns.js";
+} from "./columns.js";
+import { humanDuration } from "./human-duration.js";
 
 // The workload kinds' tables (apps, batch): each ends with its pod template's wide columns.
 

@@ -1,0 +1,21 @@
+// Each kind's Table columns and cells, for `kubectl get`, beside the kinds: the shared parts, then
+// the printers by group.
+
+export {
+  defaultPrinter,
+  formatLabelSelector,
+  type Printer,
+  type TableColumnDefinition,
+} from "./columns.js";
+export {
+  configMapPrinter,
+  eventPrinter,
+  leasePrinter,
+  namespacePrinter,
+  nodePrinter,
+  podPrinter,
+  secretPrinter,
+  servicePrinter,
+} from "./core.js";
+export * from "./storage-only.js";
+export { deploymentPrinter, jobPrinter, replicaSetPrinter } from "./workloads.js";
