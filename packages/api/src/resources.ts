@@ -1,5 +1,5 @@
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
-import type { DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
+import type { ControllerRevision, DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
 import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
 import type { CronJob, Job } from "kubernetes-types/batch/v1.js";
 import type {
@@ -209,6 +209,15 @@ export const statefulSets = defineResource<Kube<StatefulSet>>({
   shortNames: ["sts"],
   categories: ["all"],
   subresources: ["status", "scale"],
+});
+
+/** `apps/v1` ControllerRevisions: the immutable history snapshots of DaemonSets and StatefulSets. */
+export const controllerRevisions = defineResource<Kube<ControllerRevision>>({
+  group: "apps",
+  version: "v1",
+  kind: "ControllerRevision",
+  plural: "controllerrevisions",
+  namespaced: true,
 });
 
 export const replicationControllers = defineResource<Kube<ReplicationController>>({

@@ -1,4 +1,5 @@
 import {
+  controllerRevisions,
   cronJobs,
   daemonSets,
   horizontalPodAutoscalers,
@@ -7,14 +8,16 @@ import {
   replicationControllers,
   statefulSets,
 } from "@reconcile/api";
-import type { DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
+import type { ControllerRevision, DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
 import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
 import type { CronJob } from "kubernetes-types/batch/v1.js";
 import type { PodTemplateSpec, ReplicationController } from "kubernetes-types/core/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
+import { jsonEqual } from "../json.js";
 import { defineKind } from "./definition.js";
 import { applyPodSpecDefaults } from "./pod.js";
 import {
+  controllerRevisionPrinter,
   cronJobPrinter,
   daemonSetPrinter,
   replicationControllerPrinter,
@@ -203,11 +206,33 @@ export const podDisruptionBudgetDefinition = defineKind({
   },
 });
 
+/**
+ * ControllerRevisions (upstream's `pkg/registry/apps/controllerrevision`): `data`
+ * is required and never changes, `revision` is not negative.
+ */
+export const controllerRevisionDefinition = defineKind({
+  descriptor: controllerRevisions,
+  printer: controllerRevisionPrinter,
+  strategy: {
+    validate(object, errors) {
+      const revision = object as ControllerRevision;
+      if (revision.data === undefined || revision.data === null) errors.required("data", "data is mandatory");
+      nonNegative(revision.revision, "revision", errors);
+    },
+    validateUpdate(object, old, errors) {
+      const data = (object as ControllerRevision).data;
+      if (!jsonEqual(data, (old as ControllerRevision).data))
+        errors.invalid("data", data ?? null, "field is immutable");
+    },
+  },
+});
+
 /** The workload kinds, in discovery order. */
 export const workloadDefinitions = [
   replicationControllerDefinition,
   daemonSetDefinition,
   statefulSetDefinition,
+  controllerRevisionDefinition,
   cronJobDefinition,
   horizontalPodAutoscalerDefinition,
   podDisruptionBudgetDefinition,

@@ -95,6 +95,37 @@ export const statefulSetPrinter: Printer = {
   },
 };
 
+/** `kubectl get controllerrevisions`: the controller as `kind.group/name`, as upstream's `formatResourceName`. */
+export const controllerRevisionPrinter: Printer = {
+  columns: [
+    nameColumn,
+    column("Controller", "string", "Controller of the object"),
+    column("Revision", "string", "Revision indicates the revision of the state represented by Data."),
+    ageColumn,
+  ],
+  cells(revision: Loose, now) {
+    const owners: Loose[] = Array.isArray(revision.metadata?.ownerReferences)
+      ? revision.metadata.ownerReferences
+      : [];
+    const controller = owners.find((owner) => owner?.controller === true);
+    return [
+      nameOf(revision),
+      controller ? controllerName(controller) : "<none>",
+      num(revision.revision),
+      ageOf(revision, now),
+    ];
+  },
+};
+
+/** `daemonset.apps/web`: the lower-cased group kind, then the name (a core kind has no group). */
+function controllerName(owner: Loose): string {
+  const apiVersion = String(owner.apiVersion ?? "");
+  const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
+  const kind = String(owner.kind ?? "");
+  const groupKind = group === "" ? kind : `${kind}.${group}`;
+  return groupKind === "" ? String(owner.name ?? "") : `${groupKind.toLowerCase()}/${owner.name ?? ""}`;
+}
+
 export const cronJobPrinter: Printer = {
   columns: [
     nameColumn,
