@@ -1,3 +1,4 @@
+import { ReconcileError } from "@reconcile/api";
 import type { Status } from "./framework.js";
 
 /** Why no node fit (upstream `FitError`): per-node filter statuses, or one PreFilter message. */
@@ -44,4 +45,42 @@ export function truncateMessage(message: string): string {
 // Go's sort.Strings: byte order, not locale order.
 function compareStrings(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
+}
+
+const fitErrorMarker = Symbol.for("reconcile.fit-error");
+const noNodesAvailableMarker = Symbol.for("reconcile.no-nodes-available-error");
+
+/** A cycle that found no node (upstream `FitError`). `code` is `"scheduler.fit"`. */
+export class FitError extends ReconcileError {
+  readonly [fitErrorMarker] = true;
+
+  constructor(
+    readonly numAllNodes: number,
+    readonly diagnosis: Diagnosis,
+  ) {
+    super("scheduler.fit", fitErrorMessage(numAllNodes, diagnosis));
+    this.name = "FitError";
+  }
+
+  static override isInstance(error: unknown): error is FitError {
+    return ReconcileError.hasMarker(error, fitErrorMarker);
+  }
+}
+
+/**
+ * No node exists at all (upstream `ErrNoNodesAvailable`): the pod is
+ * Unschedulable with this message, and backs off like after an error, since
+ * no plugin rejected it.
+ */
+export class NoNodesAvailableError extends ReconcileError {
+  readonly [noNodesAvailableMarker] = true;
+
+  constructor() {
+    super("scheduler.no-nodes-available", "no nodes available to schedule pods");
+    this.name = "NoNodesAvailableError";
+  }
+
+  static override isInstance(error: unknown): error is NoNodesAvailableError {
+    return ReconcileError.hasMarker(error, noNodesAvailableMarker);
+  }
 }

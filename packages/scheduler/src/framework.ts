@@ -91,3 +91,18 @@ export function defaultNormalizeScore(scores: number[], reverse: boolean): void 
     scores[i] = score;
   }
 }
+
+/** The first non-success status of the filters on one node, with its plugin; undefined when all pass. */
+export function runFilters(
+  filters: readonly Plugin[],
+  state: CycleState,
+  pod: DeepReadonly<Pod>,
+  nodeInfo: NodeInfo,
+): Status | undefined {
+  for (const plugin of filters) {
+    const status = plugin.filter!(state, pod, nodeInfo);
+    if (status.code === "Success") continue;
+    return { ...status, plugin: plugin.name };
+  }
+  return undefined;
+}

@@ -1,6 +1,12 @@
 export { type Binder, ClientBinder, newBinding } from "./binder.js";
 export { SchedulerCache } from "./cache.js";
-export { type Diagnosis, fitErrorMessage, truncateMessage } from "./fit-error.js";
+export {
+  type Diagnosis,
+  FitError,
+  fitErrorMessage,
+  NoNodesAvailableError,
+  truncateMessage,
+} from "./fit-error.js";
 export {
   type ClusterEvent,
   type Code,
@@ -28,8 +34,6 @@ export {
 } from "./resources.js";
 export {
   defaultSchedulerName,
-  FitError,
-  NoNodesAvailableError,
   type ScheduleResult,
   Scheduler,
   type SchedulerMetrics,

@@ -5,7 +5,8 @@ import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testin
 import { FakeInformer } from "@reconcile/informer/testing";
 import { describe, expect, it } from "vitest";
 import type { Binder } from "./binder.js";
-import { NoNodesAvailableError, Scheduler } from "./scheduler.js";
+import { NoNodesAvailableError } from "./fit-error.js";
+import { Scheduler } from "./scheduler.js";
 
 const node = (name: string, cpu = "4", extra: Partial<Node> = {}): Node => ({
   ...buildNode(name, { cpu }),

@@ -7,7 +7,6 @@ import {
   type Pod,
   type PodCondition,
   pods as podsResource,
-  ReconcileError,
   rfc3339,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -18,19 +17,27 @@ import {
   type EventRecorder,
   type Logger,
   noopLogger,
-  objectFromTombstone,
   waitForInformersSynced,
 } from "@reconcile/controller";
 import { type Binder, ClientBinder } from "./binder.js";
 import { SchedulerCache } from "./cache.js";
-import { type Diagnosis, fitErrorMessage, truncateMessage } from "./fit-error.js";
-import { type ClusterEvent, type CycleState, maxNodeScore, type Plugin, type Status } from "./framework.js";
+import { addAllEventHandlers, defaultSchedulerName } from "./event-handlers.js";
+import { type Diagnosis, FitError, NoNodesAvailableError, truncateMessage } from "./fit-error.js";
+import {
+  type ClusterEvent,
+  type CycleState,
+  maxNodeScore,
+  type Plugin,
+  runFilters,
+  type Status,
+} from "./framework.js";
 import type { NodeInfo } from "./node-info.js";
+
+export { defaultSchedulerName };
+
+import { preemptionMessage } from "./plugins/default-preemption.js";
 import { defaultPlugins } from "./plugins/index.js";
 import { type QueuedPodInfo, SchedulingQueue } from "./scheduling-queue.js";
-
-/** The scheduler name pods get by default (`spec.schedulerName`). */
-export const defaultSchedulerName = "default-scheduler";
 
 /** How a scheduling attempt ended, as `scheduler_schedule_attempts_total{result}` labels it. */
 export type ScheduleResult = "scheduled" | "unschedulable" | "error";
@@ -81,43 +88,6 @@ interface ScheduleResultOk {
   feasibleNodes: number;
 }
 
-const fitErrorMarker = Symbol.for("reconcile.fit-error");
-const noNodesAvailableMarker = Symbol.for("reconcile.no-nodes-available-error");
-
-/** A cycle that found no node (upstream `FitError`). `code` is `"scheduler.fit"`. */
-export class FitError extends ReconcileError {
-  readonly [fitErrorMarker] = true;
-
-  constructor(
-    readonly numAllNodes: number,
-    readonly diagnosis: Diagnosis,
-  ) {
-    super("scheduler.fit", fitErrorMessage(numAllNodes, diagnosis));
-    this.name = "FitError";
-  }
-
-  static override isInstance(error: unknown): error is FitError {
-    return ReconcileError.hasMarker(error, fitErrorMarker);
-  }
-}
-
-/**
- * No node exists at all (upstream `ErrNoNodesAvailable`): the pod is
- * Unschedulable with this message, and backs off like after an error, since
- * no plugin rejected it.
- */
-export class NoNodesAvailableError extends ReconcileError {
-  readonly [noNodesAvailableMarker] = true;
-
-  constructor() {
-    super("scheduler.no-nodes-available", "no nodes available to schedule pods");
-    this.name = "NoNodesAvailableError";
-  }
-
-  static override isInstance(error: unknown): error is NoNodesAvailableError {
-    return ReconcileError.hasMarker(error, noNodesAvailableMarker);
-  }
-}
 // How long the scheduling loop runs cycles back to back before it yields to the event loop, in
 // ms: at least the shorter, and with pods still waiting after a turn, as long as the rest of the
 // process then ran, up to the longer.
@@ -195,15 +165,13 @@ export class Scheduler {
       podInitialBackoffMs: options.podInitialBackoffMs,
       podMaxBackoffMs: options.podMaxBackoffMs,
     });
-    this.#podInformer.addEventHandler({
-      onAdd: (pod) => this.#onPodAdd(pod),
-      onUpdate: (oldPod, newPod) => this.#onPodUpdate(oldPod, newPod),
-      onDelete: (obj) => this.#onPodDelete(objectFromTombstone(obj)),
-    });
-    this.#nodeInformer.addEventHandler({
-      onAdd: (node) => this.#onNodeAdd(node),
-      onUpdate: (oldNode, newNode) => this.#onNodeUpdate(oldNode, newNode),
-      onDelete: (obj) => this.cache.removeNode(objectFromTombstone(obj)?.metadata?.name ?? ""),
+    addAllEventHandlers({
+      cache: this.cache,
+      queue: this.queue,
+      plugins: this.#plugins,
+      schedulerName: this.schedulerName,
+      podInformer: this.#podInformer,
+      nodeInformer: this.#nodeInformer,
     });
   }
 
@@ -351,7 +319,7 @@ export class Scheduler {
 
     const feasible = this.#findNodesThatPassFilters(state, pod, allNodes, filters, diagnosis);
     if (feasible.length === 0) {
-      diagnosis.postFilterMsg = this.#postFilterMessage(pod, allNodes, diagnosis, filters);
+      diagnosis.postFilterMsg = preemptionMessage(pod, allNodes, diagnosis, filters);
       throw new FitError(allNodes.length, diagnosis);
     }
     const evaluatedNodes = feasible.length + diagnosis.nodeToStatus.size;
@@ -458,62 +426,6 @@ export class Scheduler {
     return feasible[best]!.name;
   }
 
-  /**
-   * DefaultPreemption's text when no pod is preempted (this scheduler does not
-   * preempt): over the nodes that failed with plain Unschedulable, removing
-   * every lower-priority pod either still does not fit (that node's reasons)
-   * or finds no victim. Undefined when preemption could help somewhere.
-   */
-  #postFilterMessage(
-    pod: DeepReadonly<Pod>,
-    allNodes: readonly NodeInfo[],
-    diagnosis: Diagnosis,
-    filters: readonly Plugin[],
-  ): string | undefined {
-    if (pod.spec?.preemptionPolicy === "Never")
-      return "preemption: not eligible due to preemptionPolicy=Never.";
-    const priority = pod.spec?.priority ?? 0;
-    const statuses = new Map<string, Status>();
-    for (const nodeInfo of allNodes) {
-      const status = diagnosis.nodeToStatus.get(nodeInfo.name);
-      if (status === undefined || status.code !== "Unschedulable") continue;
-      const victims = [...nodeInfo.pods.entries()].filter(
-        ([, info]) => (info.pod.spec?.priority ?? 0) < priority,
-      );
-      if (victims.length === 0) {
-        statuses.set(nodeInfo.name, {
-          code: "UnschedulableAndUnresolvable",
-          reasons: ["No preemption victims found for incoming pod"],
-        });
-        continue;
-      }
-      // Try the node without its lower-priority pods, then put them back.
-      for (const [uid] of victims) nodeInfo.removePod(uid);
-      const after = runFilters(filters, new Map(), pod, nodeInfo);
-      for (const [uid, info] of victims) nodeInfo.addPod(info.pod, uid);
-      if (after === undefined) return undefined; // a preemption candidate: not performed here
-      statuses.set(nodeInfo.name, after);
-    }
-    const absent = allNodes.length - statuses.size;
-    const histogram: Diagnosis = { nodeToStatus: statuses, unschedulablePlugins: new Set() };
-    let message = fitErrorMessage(allNodes.length, histogram);
-    if (absent > 0) {
-      // Nodes where preemption cannot help are counted under one reason, as upstream's absent-nodes status.
-      const withAbsent = new Map(statuses);
-      for (let i = 0; i < absent; i++) {
-        withAbsent.set(`\u0000absent-${i}`, {
-          code: "UnschedulableAndUnresolvable",
-          reasons: ["Preemption is not helpful for scheduling"],
-        });
-      }
-      message = fitErrorMessage(allNodes.length, {
-        nodeToStatus: withAbsent,
-        unschedulablePlugins: new Set(),
-      });
-    }
-    return `preemption: ${message}`;
-  }
-
   #track(write: Promise<void>): void {
     this.#writes.add(write);
     // Both writes handle their own failures; only a throwing logger or recorder can reject them.
@@ -618,112 +530,6 @@ export class Scheduler {
       if (!this.#signal.aborted) this.#logger.error({ err: error }, "Error updating pod condition");
     }
   }
-
-  // --- informer events --------------------------------------------------------
-
-  #responsible(pod: DeepReadonly<Pod>): boolean {
-    return (pod.spec?.schedulerName || defaultSchedulerName) === this.schedulerName;
-  }
-
-  #onPodAdd(pod: DeepReadonly<Pod>): void {
-    if (isTerminal(pod)) return;
-    if (pod.spec?.nodeName) {
-      this.cache.addPod(pod);
-      return;
-    }
-    if (this.#responsible(pod)) this.queue.add(pod);
-  }
-
-  #onPodUpdate(oldPod: DeepReadonly<Pod>, newPod: DeepReadonly<Pod>): void {
-    if (isTerminal(newPod)) {
-      this.#onPodDelete(newPod);
-      return;
-    }
-    if (newPod.spec?.nodeName) {
-      if (oldPod.spec?.nodeName) {
-        this.cache.updatePod(newPod);
-        return;
-      }
-      // Just bound: it leaves the queue, and its bound copy replaces the assumed one (upstream's
-      // filtered handlers see a delete of the unassigned pod and an add of the assigned one).
-      this.queue.delete(newPod);
-      this.cache.addPod(newPod);
-      return;
-    }
-    if (this.#responsible(newPod)) this.queue.update(oldPod, newPod);
-  }
-
-  #onPodDelete(pod: DeepReadonly<Pod> | undefined): void {
-    if (pod?.metadata === undefined) return;
-    if (pod.spec?.nodeName) {
-      this.cache.removePod(pod);
-      this.queue.moveAllToActiveOrBackoffQueue("AssignedPodDelete");
-      return;
-    }
-    // An assumed pod deleted while binding frees its node at once.
-    if (this.cache.isAssumed(pod.metadata.uid ?? "")) {
-      this.cache.forgetPod(pod.metadata.uid ?? "");
-      this.queue.moveAllToActiveOrBackoffQueue("AssignedPodDelete");
-    }
-    this.queue.delete(pod);
-  }
-
-  #onNodeAdd(node: DeepReadonly<Node>): void {
-    this.cache.addNode(node);
-    this.queue.moveAllToActiveOrBackoffQueue("NodeAdd", (pod) => this.#fitsNode(pod, node));
-  }
-
-  #onNodeUpdate(oldNode: DeepReadonly<Node>, newNode: DeepReadonly<Node>): void {
-    this.cache.updateNode(newNode);
-    const events: ClusterEvent[] = [];
-    if (JSON.stringify(oldNode.status?.allocatable) !== JSON.stringify(newNode.status?.allocatable)) {
-      events.push("NodeAllocatableChange");
-    }
-    if (JSON.stringify(oldNode.metadata?.labels ?? {}) !== JSON.stringify(newNode.metadata?.labels ?? {})) {
-      events.push("NodeLabelChange");
-    }
-    if (
-      JSON.stringify(oldNode.spec?.taints ?? []) !== JSON.stringify(newNode.spec?.taints ?? []) ||
-      Boolean(oldNode.spec?.unschedulable) !== Boolean(newNode.spec?.unschedulable)
-    ) {
-      events.push("NodeTaintChange");
-    }
-    for (const event of events) {
-      this.queue.moveAllToActiveOrBackoffQueue(event, (pod) => this.#fitsNode(pod, newNode));
-    }
-  }
-
-  // The cheap check before moving a parked pod on a node event: does it pass every filter on that node?
-  #fitsNode(pod: DeepReadonly<Pod>, node: DeepReadonly<Node>): boolean {
-    const nodeInfo = this.cache.nodeInfo(node.metadata?.name ?? "");
-    if (nodeInfo === undefined) return false;
-    const state: CycleState = new Map();
-    const filters = this.#plugins.filter((plugin) => {
-      if (plugin.filter === undefined) return false;
-      return plugin.preFilter?.(state, pod, [nodeInfo])?.code !== "Skip";
-    });
-    return runFilters(filters, state, pod, nodeInfo) === undefined;
-  }
-}
-
-// The first non-success status of the filters on one node, with its plugin; undefined when all pass.
-function runFilters(
-  filters: readonly Plugin[],
-  state: CycleState,
-  pod: DeepReadonly<Pod>,
-  nodeInfo: NodeInfo,
-): Status | undefined {
-  for (const plugin of filters) {
-    const status = plugin.filter!(state, pod, nodeInfo);
-    if (status.code === "Success") continue;
-    return { ...status, plugin: plugin.name };
-  }
-  return undefined;
-}
-
-function isTerminal(pod: DeepReadonly<Pod>): boolean {
-  const phase = pod.status?.phase;
-  return phase === "Succeeded" || phase === "Failed";
 }
 
 function withKind(pod: DeepReadonly<Pod>): DeepReadonly<Pod> {
