@@ -1,6 +1,6 @@
 import type { Pod } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
-import { admitPod, podRequests } from "./admission.js";
+import { admitPod, PodAdmission, podRequests } from "./admission.js";
 
 const allocatable = { milliCpu: 2000, memory: 4 * 2 ** 30, pods: 3 };
 const pod = (cpu?: string, memory?: string, extra: Partial<Pod["spec"]> = {}): Pod => ({
@@ -62,5 +62,54 @@ describe("podRequests", () => {
       },
     };
     expect(podRequests(p)).toEqual({ milliCpu: 1010, memory: 64 * 2 ** 20 });
+  });
+});
+
+describe("PodAdmission", () => {
+  const setup = () => {
+    const statuses = new Map<string, import("kubernetes-types/core/v1.js").PodStatus>();
+    const events: string[] = [];
+    const admission = new PodAdmission({
+      allocatable: () => ({ milliCpu: 1000, memory: 2 ** 30, pods: 2 }),
+      nodeLabels: () => ({ zone: "a" }),
+      statuses: {
+        getPodStatus: (uid) => statuses.get(uid),
+        setPodStatus: (pod, status) => statuses.set(pod.metadata?.uid ?? "", status),
+      },
+      recorder: { event: (_ref, type, reason, message) => events.push(`${type} ${reason} ${message}`) },
+    });
+    return { admission, statuses, events };
+  };
+  const withUid = (uid: string, cpu: string): Pod => ({
+    ...pod(cpu),
+    metadata: { uid, name: uid, namespace: "d" },
+  });
+
+  it("counts admitted pods until released, and fails a pod that does not fit as upstream's rejectPod", () => {
+    const { admission, statuses, events } = setup();
+    expect(admission.admit(withUid("a", "600m"))).toBe(true);
+    expect(admission.admit(withUid("b", "600m"))).toBe(false);
+    expect(statuses.get("b")).toEqual({
+      phase: "Failed",
+      reason: "OutOfcpu",
+      message:
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 600, used: 600, capacity: 1000",
+    });
+    expect(events).toEqual([
+      "Warning OutOfcpu Node didn't have enough resource: cpu, requested: 600, used: 600, capacity: 1000",
+    ]);
+    expect(admission.isRejected("b")).toBe(true);
+    expect(admission.isRejected("a")).toBe(false);
+    admission.releaseInactive((uid) => uid !== "a");
+    expect(admission.admit(withUid("c", "600m"))).toBe(true);
+  });
+
+  it("gives back a released pod's requests once, however often it is released", () => {
+    const { admission } = setup();
+    expect(admission.admit(withUid("a", "600m"))).toBe(true);
+    admission.release("a");
+    admission.release("a");
+    expect(admission.admit(withUid("b", "900m"))).toBe(true);
+    expect(admission.admit(withUid("c", "200m"))).toBe(false);
   });
 });

@@ -4,6 +4,9 @@
 // nodeSelector must match the node's labels. A rejected pod is failed with
 // the reason upstream gives (`OutOfcpu`, `OutOfmemory`, `OutOfpods`, `NodeAffinity`).
 import type { Container, DeepReadonly, Pod } from "@reconcile/api";
+import type { EventRecorder } from "@reconcile/controller";
+import type { PodStatus } from "kubernetes-types/core/v1.js";
+import { podRef } from "./pod-ref.js";
 import { milliCpu, wholeUnits } from "./quantity.js";
 
 export interface Allocatable {
@@ -55,6 +58,83 @@ export function admitPodWithUsage(
       };
   }
   return undefined;
+}
+
+/** Where a rejected pod's status goes, and where a rejection is read back. */
+export interface RejectionStatuses {
+  getPodStatus(uid: string): DeepReadonly<PodStatus> | undefined;
+  setPodStatus(pod: DeepReadonly<Pod>, status: PodStatus): void;
+}
+
+export interface PodAdmissionOptions {
+  /** The node's allocatable resources. */
+  allocatable: () => Allocatable;
+  /** The node's labels, for the pod's nodeSelector. */
+  nodeLabels: () => Readonly<Record<string, string>>;
+  statuses: RejectionStatuses;
+  recorder: EventRecorder;
+}
+
+/**
+ * Admission as the kubelet runs it (`canAdmitPod` and `rejectPod`): the pods
+ * admitted to the node and the sum of their requests, kept as pods come and
+ * go (upstream re-adds the active pods for every admission); a pod that does
+ * not fit is failed with upstream's reason, an event and the message "Pod was
+ * rejected: …", and is never synced.
+ */
+export class PodAdmission {
+  readonly #requests = new Map<string, { milliCpu: number; memory: number }>();
+  readonly #usage = { pods: 0, milliCpu: 0, memory: 0 };
+  readonly #o: PodAdmissionOptions;
+
+  constructor(options: PodAdmissionOptions) {
+    this.#o = options;
+  }
+
+  /** Admits the pod (its requests now count as used) or rejects it; true when admitted. */
+  admit(pod: DeepReadonly<Pod>): boolean {
+    const uid = pod.metadata?.uid ?? "";
+    const requests = podRequests(pod);
+    const { allocatable, nodeLabels } = this.#o;
+    const verdict = admitPodWithUsage(pod, requests, this.#usage, allocatable(), nodeLabels());
+    if (verdict !== undefined) {
+      this.#o.recorder.event(podRef(pod), "Warning", verdict.reason, verdict.message);
+      this.#o.statuses.setPodStatus(pod, {
+        phase: "Failed",
+        reason: verdict.reason,
+        message: `Pod was rejected: ${verdict.message}`,
+      });
+      return false;
+    }
+    this.release(uid);
+    this.#requests.set(uid, requests);
+    this.#usage.pods++;
+    this.#usage.milliCpu += requests.milliCpu;
+    this.#usage.memory += requests.memory;
+    return true;
+  }
+
+  /** The pod no longer uses the node's resources (stopped for good, or gone). */
+  release(uid: string): void {
+    const requests = this.#requests.get(uid);
+    if (requests === undefined) return;
+    this.#requests.delete(uid);
+    this.#usage.pods--;
+    this.#usage.milliCpu -= requests.milliCpu;
+    this.#usage.memory -= requests.memory;
+  }
+
+  /** Releases every admitted pod that `active` says no longer counts (housekeeping). */
+  releaseInactive(active: (uid: string) => boolean): void {
+    for (const uid of [...this.#requests.keys()]) if (!active(uid)) this.release(uid);
+  }
+
+  /** The pod was rejected at admission (and never admitted since). */
+  isRejected(uid: string): boolean {
+    if (this.#requests.has(uid)) return false;
+    const status = this.#o.statuses.getPodStatus(uid);
+    return status?.phase === "Failed" && status.message?.startsWith("Pod was rejected: ") === true;
+  }
 }
 
 /** A pod's requests: the larger of its containers' sum and its largest init container, plus overhead. */

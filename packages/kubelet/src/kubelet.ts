@@ -7,31 +7,26 @@
 // syncTerminatedPod. Around them: the node's registration and status, its
 // Lease, the status manager, the probe manager and container logs.
 import { setMaxListeners } from "node:events";
-import {
-  type DeepReadonly,
-  type DeletedFinalStateUnknown,
-  isAlreadyExists,
-  isConflict,
-  isDeletedFinalStateUnknown,
-  isNotFound,
-  nodes,
-  type Pod,
-  pods,
-} from "@reconcile/api";
-import { type Client, listerWatcher } from "@reconcile/client";
+import type { DeepReadonly, Pod } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
-import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
+import type { ResourceEventHandler } from "@reconcile/informer";
 import type { PodStatus } from "kubernetes-types/core/v1.js";
-import { admitPodWithUsage, podRequests } from "./admission.js";
-import { runFileSource, runURLSource } from "./config/static-pod-sources.js";
+import { PodAdmission } from "./admission.js";
+import { podConfigHandler, runApiSource } from "./config/api-source.js";
+import { runStaticPodSources } from "./config/static-pod-sources.js";
+import type { KubeletOptions } from "./kubelet-options.js";
 import { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
+import { MirrorPods } from "./mirror-pods.js";
 import { NodeFilesystem } from "./node-filesystem.js";
 import { NodeLease } from "./node-lease.js";
-import { defaultNodeResources, type NodeResources, NodeStatusManager, nodeRef } from "./node-status.js";
-import { isRuntimePodStatusTerminal, Pleg, type PodLifecycleEvent, type RuntimePodStatus } from "./pleg.js";
+import { defaultNodeResources, NodeStatusManager, nodeRef } from "./node-status.js";
+import { isRuntimePodStatusTerminal, Pleg, type RuntimePodStatus } from "./pleg.js";
+import { runtimePodCleanups } from "./pod-cleanups.js";
 import { PodManager } from "./pod-manager.js";
 import { podRef } from "./pod-ref.js";
+import { PodStartupLatencyTracker } from "./pod-startup-latency.js";
 import { generateAPIPodStatus } from "./pod-status.js";
 import {
   BasicWorkQueue,
@@ -39,104 +34,20 @@ import {
   newPodWorkers,
   type PodStatusFunc,
   type PodSyncer,
-  type PodWorkersMetrics,
   type RunnablePodWorkers,
   type RunningPod,
   type SyncPodType,
 } from "./pod-workers/index.js";
-import { ProbeManager, type ProbeUpdate } from "./prober.js";
+import { ProbeManager } from "./prober.js";
 import type { ContainerRuntime } from "./runtime/runtime.js";
 import { SimulatedRuntime } from "./runtime/simulated-runtime.js";
 import { RuntimeManager } from "./runtime-manager.js";
-import { isMirrorPod, isMirrorPodOf, mirrorPodOf, podFullName } from "./static-pods.js";
+import { isMirrorPod, podFullName } from "./static-pods.js";
 import { StatusManager } from "./status-manager.js";
+import { type LoopMessage, SyncLoop } from "./sync-loop.js";
 import { VolumeManager, VolumeMountError } from "./volume-manager.js";
 
-export interface KubeletOptions {
-  /** The node's name (`--hostname-override`). Required. */
-  nodeName: string;
-  /** Where the kubelet reads pods and writes nodes, leases, statuses and events. Required. */
-  client: Client;
-  /** The container runtime. Default: a {@link SimulatedRuntime} for this node. */
-  runtime?: ContainerRuntime | undefined;
-  /** The node's pod CIDR: pods' IPs come from it. Default "10.244.0.0/24". */
-  podCIDR?: string | undefined;
-  /** The node's InternalIP. Default "10.0.0.2". */
-  nodeIP?: string | undefined;
-  /** Capacity reported (allocatable memory is 100Mi less, as the default hard eviction threshold leaves). Default 4 cpu, 16Gi, 110 pods, 100Gi. */
-  resources?: Partial<NodeResources> | undefined;
-  /** `--node-labels`, over the kubelet's own labels. Default: none. */
-  labels?: Readonly<Record<string, string>> | undefined;
-  /**
-   * `informer` watches pods with `spec.nodeName=<node>` itself; `external`
-   * leaves feeding pods to the caller, through {@link Kubelet.podHandler}
-   * (a NodeSimulator shares one informer among many kubelets). Default `informer`.
-   */
-  podSource?: "informer" | "external" | undefined;
-  /** `kubeletVersion` in nodeInfo. Default "v1.31.0". */
-  kubeletVersion?: string | undefined;
-  /** Resync period of a healthy pod (`syncFrequency`). Default 60,000 ms. */
-  syncFrequencyMs?: number | undefined;
-  /** PLEG relist period. Default 1,000 ms. */
-  plegRelistPeriodMs?: number | undefined;
-  /** `nodeStatusUpdateFrequency`. Default 10,000 ms. */
-  nodeStatusUpdateFrequencyMs?: number | undefined;
-  /** `nodeStatusReportFrequency`. Default 300,000 ms. */
-  nodeStatusReportFrequencyMs?: number | undefined;
-  /** `nodeLeaseDurationSeconds`. Default 40. */
-  nodeLeaseDurationSeconds?: number | undefined;
-  /** Where events go. Default: core/v1 Events through `client`, as component `kubelet`. */
-  recorder?: EventRecorder | undefined;
-  logger?: Logger | undefined;
-  /** Default `realClock`. */
-  clock?: Clock | undefined;
-  /** Jitter source in [0, 1). Default `Math.random`. */
-  random?: (() => number) | undefined;
-  /** Where the kubelet's metrics go (see {@link KubeletMetrics}). Default: recorded nowhere. */
-  metrics?: KubeletMetrics | undefined;
-  /**
-   * A directory of static pod manifests (`staticPodPath`): YAML or JSON pods the
-   * kubelet runs on its own and mirrors to the API server. Default: none.
-   */
-  staticPodPath?: string | undefined;
-  /** How often the manifest directory is read (`fileCheckFrequency`). Default 20,000 ms. */
-  staticPodCheckFrequencyMs?: number | undefined;
-  /**
-   * A URL to read static pods from (`staticPodURL`, `--manifest-url`): one pod
-   * or a PodList, YAML or JSON, run as the directory's pods are. Default: none.
-   */
-  staticPodURL?: string | undefined;
-  /** Headers sent with each read of `staticPodURL` (`staticPodURLHeader`). */
-  staticPodURLHeader?: Readonly<Record<string, readonly string[]>> | undefined;
-  /** How often `staticPodURL` is read (`httpCheckFrequency`). Default 20,000 ms. */
-  httpCheckFrequencyMs?: number | undefined;
-}
-
-/**
- * The kubelet's metrics seam, with upstream's names for an adapter to use:
- * the pod workers' `kubelet_pod_worker_duration_seconds{operation_type}` and
- * `kubelet_pod_start_sli_duration_seconds`.
- */
-export interface KubeletMetrics extends PodWorkersMetrics {
-  /**
-   * Seconds from a pod's `creationTimestamp` until the kubelet first saw all
-   * of its containers running (upstream's pod startup latency tracker), once per pod.
-   */
-  observePodStartSLIDuration?(seconds: number): void;
-}
-
-type ConfigOp = "ADD" | "UPDATE" | "DELETE" | "REMOVE" | "RECONCILE";
-
-/** One message of the sync loop, as one arm of upstream's `select`. */
-type LoopMessage =
-  | { kind: "config"; op: ConfigOp; pods: DeepReadonly<Pod>[] }
-  | { kind: "pleg"; events: readonly PodLifecycleEvent[] }
-  | { kind: "sync"; uids?: readonly string[] }
-  | { kind: "probe"; update: ProbeUpdate }
-  | { kind: "housekeeping" };
-
-const syncTickMs = 1000;
-const housekeepingPeriodMs = 2000;
+export type { KubeletMetrics, KubeletOptions } from "./kubelet-options.js";
 
 /** See the file comment. */
 export class Kubelet implements PodSyncer<RuntimePodStatus> {
@@ -159,9 +70,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   readonly #clock: Clock;
   readonly #random: () => number;
   readonly #logger: Logger;
-  readonly #metrics: KubeletMetrics | undefined;
-  /** Pods whose start has been reported to `metrics`. */
-  readonly #startObserved = new Set<string>();
+  readonly #podStartLatency: PodStartupLatencyTracker;
   readonly #recorder: EventRecorder;
   readonly #ownsRecorder: boolean;
   readonly #ownsRuntime: boolean;
@@ -174,12 +83,10 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   readonly #options: KubeletOptions;
   /** Pods from config, mirror pods, and which pods are static. */
   readonly #podManager = new PodManager();
+  readonly #mirrorPods: MirrorPods;
   /** Admitted pods and their requests: what admission counts as used, and their sum. */
-  readonly #admitted = new Map<string, { milliCpu: number; memory: number }>();
-  readonly #usage = { pods: 0, milliCpu: 0, memory: 0 };
-  readonly #loop: LoopMessage[] = [];
-  #wakeLoop: (() => void) | undefined;
-  readonly #timers = new Set<unknown>();
+  readonly #admitted: PodAdmission;
+  readonly #syncLoop: SyncLoop;
   #sourcesReady = false;
   #running = false;
 
@@ -192,7 +99,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
     this.#logger = options.logger ?? noopLogger;
-    this.#metrics = options.metrics;
+    this.#syncLoop = new SyncLoop({ clock: this.#clock, logger: this.#logger, nodeName: this.nodeName });
+    this.#podStartLatency = new PodStartupLatencyTracker(this.#clock, options.metrics);
     this.#podSource = options.podSource ?? "informer";
     this.#nodeIP = options.nodeIP ?? "10.0.0.2";
     const podCIDR = options.podCIDR ?? "10.244.0.0/24";
@@ -215,7 +123,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       runtime: this.runtime,
       clock: this.#clock,
       relistPeriodMs: options.plegRelistPeriodMs,
-      onEvents: (events) => this.#send({ kind: "pleg", events }),
+      onEvents: (events) => this.#syncLoop.send({ kind: "pleg", events }),
     });
     this.#workQueue = new BasicWorkQueue({ clock: this.#clock });
     this.statusManager = new StatusManager({
@@ -229,7 +137,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       runtime: this.runtime,
       recorder: this.#recorder,
       clock: this.#clock,
-      onBackoffExpired: (uid, at) => this.#syncAt(uid, at),
+      onBackoffExpired: (uid, at) => this.#syncLoop.syncAt(uid, at),
       mountsFor: (pod, container) => this.volumeManager.mountsFor(pod, container),
     });
     this.#probeManager = new ProbeManager({
@@ -237,7 +145,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       recorder: this.#recorder,
       clock: this.#clock,
       getPodStatus: (uid) => this.statusManager.getPodStatus(uid),
-      onUpdate: (update) => this.#send({ kind: "probe", update }),
+      onUpdate: (update) => this.#syncLoop.send({ kind: "probe", update }),
     });
     this.nodeStatus = new NodeStatusManager({
       client: this.#client,
@@ -251,8 +159,14 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       recorder: this.#recorder,
       clock: this.#clock,
       logger: this.#logger,
-      runtimeProblem: () => this.#runtimeProblem(),
+      runtimeProblem: () => this.#pleg.unhealthy(),
       reportFrequencyMs: options.nodeStatusReportFrequencyMs ?? 300_000,
+    });
+    this.#admitted = new PodAdmission({
+      allocatable: () => this.nodeStatus.allocatable(),
+      nodeLabels: () => this.nodeStatus.initialNodeLabels(),
+      statuses: this.statusManager,
+      recorder: this.#recorder,
     });
     this.volumeManager = new VolumeManager({
       client: this.#client,
@@ -281,14 +195,14 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       random: this.#random,
       metrics: options.metrics,
     });
-    this.podHandler = {
-      onAdd: (pod) => this.#send({ kind: "config", op: "ADD", pods: [pod] }),
-      onUpdate: (old, pod) => {
-        const op = classifyUpdate(old, pod);
-        if (op !== undefined) this.#send({ kind: "config", op, pods: [pod] });
-      },
-      onDelete: (pod) => this.#send({ kind: "config", op: "REMOVE", pods: [podOf(pod)] }),
-    };
+    this.podHandler = podConfigHandler((op, pods) => this.#syncLoop.send({ kind: "config", op, pods }));
+    this.#mirrorPods = new MirrorPods({
+      client: this.#client,
+      nodeName: this.nodeName,
+      podManager: this.#podManager,
+      logger: this.#logger,
+      onCreated: (mirror) => this.#handleMirrorPod(mirror, true),
+    });
   }
 
   /**
@@ -303,37 +217,40 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     setMaxListeners(0, signal);
     this.#recorder.event(nodeRef(this.nodeName), "Normal", "Starting", "Starting kubelet.");
     const tasks: Promise<void>[] = [
-      this.#nodeStatusLoop(signal),
-      this.#leaseLoop(signal),
+      this.nodeStatus.run({
+        signal,
+        periodMs: this.#options.nodeStatusUpdateFrequencyMs ?? 10_000,
+        random: this.#random,
+      }),
+      this.nodeLease.run({ signal, ready: () => this.nodeStatus.registered, random: this.#random }),
       this.statusManager.run({ signal }),
       this.podWorkers.run({ signal }),
     ];
-    if (this.#podSource === "informer") tasks.push(this.#runInformer(signal));
-    const { staticPodPath, staticPodURL } = this.#options;
+    if (this.#podSource === "informer") {
+      const { nodeName } = this;
+      const onSynced = () => {
+        this.#sourcesReady = true;
+      };
+      const source = { client: this.#client, nodeName, clock: this.#clock, handler: this.podHandler };
+      tasks.push(runApiSource({ ...source, onSynced, signal }));
+    }
     const sources = {
       nodeName: this.nodeName,
       clock: this.#clock,
       logger: this.#logger,
       podManager: this.#podManager,
       send: (op: "ADD" | "REMOVE", pods: readonly DeepReadonly<Pod>[]) =>
-        this.#send({ kind: "config", op, pods: [...pods] }),
+        this.#syncLoop.send({ kind: "config", op, pods: [...pods] }),
     };
-    if (staticPodPath !== undefined) {
-      const periodMs = this.#options.staticPodCheckFrequencyMs ?? 20_000;
-      tasks.push(runFileSource(sources, { directory: staticPodPath, periodMs, signal }));
-    }
-    if (staticPodURL !== undefined) {
-      const periodMs = this.#options.httpCheckFrequencyMs ?? 20_000;
-      const headers = this.#options.staticPodURLHeader;
-      tasks.push(runURLSource(sources, { url: staticPodURL, headers, periodMs, signal }));
-    }
+    tasks.push(...runStaticPodSources(sources, this.#options, signal));
     const stopPleg = this.#pleg.start();
-    this.#heartbeat(signal);
-    tasks.push(this.#syncLoop(signal));
+    const iterate = (message: LoopMessage) => this.syncLoopIteration(message);
+    const relist = () => this.#pleg.relist();
+    const relistPeriodMs = this.#pleg.relistPeriodMs;
+    tasks.push(this.#syncLoop.run({ signal, iterate, relist, relistPeriodMs }));
     await Promise.allSettled(tasks);
     stopPleg();
-    for (const timer of this.#timers) this.#clock.clearTimeout(timer);
-    this.#timers.clear();
+    this.#syncLoop.close();
     this.#probeManager.stopAll();
     if (this.#ownsRuntime && this.runtime instanceof SimulatedRuntime) this.runtime.close();
     if (this.#ownsRecorder) await (this.#recorder as ClientEventRecorder).flush();
@@ -379,10 +296,10 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     podStatus: RuntimePodStatus,
   ): Promise<boolean> {
     const uid = pod.metadata?.uid ?? "";
-    if (this.#podManager.isStaticPod(uid)) await this.#syncMirrorPod(pod);
+    if (this.#podManager.isStaticPod(uid)) await this.#mirrorPods.sync(pod);
     const apiStatus = this.#generateStatus(pod, podStatus, false);
     this.statusManager.setPodStatus(pod, apiStatus);
-    this.#observePodStart(pod, apiStatus);
+    this.#podStartLatency.observe(pod, apiStatus);
     if (apiStatus.phase === "Succeeded" || apiStatus.phase === "Failed") return true;
     this.#probeManager.addPod(pod);
     try {
@@ -409,19 +326,6 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     );
     if (result.error !== undefined) throw result.error;
     return false;
-  }
-
-  /** Reports the pod's start once every container of it is running. */
-  #observePodStart(pod: ConfigPod, status: PodStatus): void {
-    const observe = this.#metrics?.observePodStartSLIDuration;
-    const uid = pod.metadata?.uid ?? "";
-    if (observe === undefined || this.#startObserved.has(uid)) return;
-    const containers = status.containerStatuses ?? [];
-    const created = Date.parse(pod.metadata?.creationTimestamp ?? "");
-    if (containers.length === 0 || Number.isNaN(created)) return;
-    if (!containers.every((container) => container.state?.running !== undefined)) return;
-    this.#startObserved.add(uid);
-    observe.call(this.#metrics, Math.max(0, (this.#clock.now() - created) / 1000));
   }
 
   async syncTerminatingPod(
@@ -460,43 +364,13 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     const status = this.#generateStatus(pod, podStatus, true);
     this.statusManager.setPodStatus(pod, status);
     this.#probeManager.removePod(uid);
-    this.#release(uid);
+    this.#admitted.release(uid);
     // Containers are gone: tear the volumes down (`WaitForUnmount`), then the pod is finished.
     this.volumeManager.unmountPod(uid);
     this.statusManager.terminatePod(pod, structuredClone(status));
   }
 
   // --- sync loop ------------------------------------------------------------
-
-  #send(message: LoopMessage): void {
-    this.#loop.push(message);
-    const wake = this.#wakeLoop;
-    this.#wakeLoop = undefined;
-    wake?.();
-  }
-
-  async #syncLoop(signal: AbortSignal): Promise<void> {
-    const onAbort = () => this.#wakeLoop?.();
-    signal.addEventListener("abort", onAbort, { once: true });
-    let next = 0;
-    while (!signal.aborted) {
-      if (next >= this.#loop.length) {
-        this.#loop.length = 0;
-        next = 0;
-        await new Promise<void>((resolve) => {
-          this.#wakeLoop = resolve;
-        });
-        continue;
-      }
-      const message = this.#loop[next++] as LoopMessage;
-      try {
-        this.syncLoopIteration(message);
-      } catch (error) {
-        this.#logger.error({ err: error, node: this.nodeName }, "sync loop iteration failed");
-      }
-    }
-    signal.removeEventListener("abort", onAbort);
-  }
 
   /** Handles one message of the loop (`syncLoopIteration`). */
   private syncLoopIteration(message: LoopMessage): void {
@@ -519,25 +393,12 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         }
         return;
       case "pleg": {
-        const seen = new Set<string>();
-        const toSync: DeepReadonly<Pod>[] = [];
-        for (const event of message.events) {
-          if (event.type === "ContainerRemoved" || seen.has(event.podUid)) continue;
-          seen.add(event.podUid);
-          const pod = this.#podManager.getPodByUID(event.podUid);
-          if (pod !== undefined) toSync.push(pod);
-        }
-        this.handlePodSyncs(toSync);
+        const changed = message.events.filter((event) => event.type !== "ContainerRemoved");
+        this.handlePodSyncs(this.#podsOf(new Set(changed.map((event) => event.podUid))));
         return;
       }
       case "sync": {
-        const uids = message.uids ?? this.#workQueue.getWork();
-        const toSync: DeepReadonly<Pod>[] = [];
-        for (const uid of uids) {
-          const pod = this.#podManager.getPodByUID(uid);
-          if (pod !== undefined) toSync.push(pod);
-        }
-        this.handlePodSyncs(toSync);
+        this.handlePodSyncs(this.#podsOf(message.uids ?? this.#workQueue.getWork()));
         return;
       }
       case "probe": {
@@ -571,23 +432,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         continue;
       }
       this.#podManager.setPod(pod);
-      if (!this.podWorkers.isPodTerminationRequested(uid) && !isTerminalPod(pod)) {
-        // The admitted pods' sum, kept as they come and go; upstream re-adds the active pods each time.
-        const used = this.#usage;
-        const requests = podRequests(pod);
-        const verdict = admitPodWithUsage(
-          pod,
-          requests,
-          used,
-          this.nodeStatus.allocatable(),
-          this.nodeStatus.initialNodeLabels(),
-        );
-        if (verdict !== undefined) {
-          this.#rejectPod(pod, verdict.reason, verdict.message);
-          continue;
-        }
-        this.#admit(uid, requests);
-      }
+      const admits = !this.podWorkers.isPodTerminationRequested(uid) && !isTerminalPod(pod);
+      if (admits && !this.#admitted.admit(pod)) continue;
       this.podWorkers.updatePod({
         updateType: "create",
         pod,
@@ -607,7 +453,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         continue;
       }
       this.#podManager.setPod(pod);
-      if (this.#isRejected(uid)) continue;
+      if (this.#admitted.isRejected(uid)) continue;
       this.podWorkers.updatePod({ updateType: "update", pod, startTime: this.#clock.now() });
     }
   }
@@ -625,7 +471,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         continue;
       }
       this.#podManager.removePod(uid);
-      this.#release(uid);
+      this.#admitted.release(uid);
       this.podWorkers.updatePod({ updateType: "kill", pod, startTime: this.#clock.now() });
     }
   }
@@ -644,7 +490,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   handlePodSyncs(toSync: readonly DeepReadonly<Pod>[]): void {
     for (const pod of toSync) {
       const uid = pod.metadata?.uid;
-      if (!uid || this.#isRejected(uid)) continue;
+      if (!uid || this.#admitted.isRejected(uid)) continue;
       this.podWorkers.updatePod({ updateType: "sync", pod, startTime: this.#clock.now() });
     }
   }
@@ -658,51 +504,47 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       return state === "sync" || state === "terminating";
     });
     this.statusManager.removeOrphanedStatuses((uid) => this.#podManager.hasPod(uid) || working.has(uid));
-    for (const uid of this.#startObserved) {
-      if (!this.#podManager.hasPod(uid) && !working.has(uid)) this.#startObserved.delete(uid);
-    }
+    this.#podStartLatency.forget((uid) => !this.#podManager.hasPod(uid) && !working.has(uid));
     for (const pod of configPods) {
       const uid = pod.metadata?.uid ?? "";
-      if (working.has(uid) || this.#isRejected(uid) || isTerminalPod(pod)) continue;
+      if (working.has(uid) || this.#admitted.isRejected(uid) || isTerminalPod(pod)) continue;
       // Known to config but not to the workers: a UID reused after its old worker was forgotten.
       this.podWorkers.updatePod({ updateType: "create", pod, startTime: this.#clock.now() });
     }
-    const runtimePods = new Map<string, RunningPod>();
-    for (const sandbox of this.runtime.listPodSandboxes()) {
-      runtimePods.set(sandbox.podUid, {
-        id: sandbox.podUid,
-        name: sandbox.name,
-        namespace: sandbox.namespace,
+    const { kill, remove } = runtimePodCleanups({
+      sandboxes: this.runtime.listPodSandboxes(),
+      known: (uid) => working.has(uid) || this.#podManager.hasPod(uid),
+      statusOf: (uid) => this.#pleg.get(uid),
+      removable: (uid) =>
+        this.podWorkers.shouldPodContentBeRemoved(uid) && this.podWorkers.shouldPodRuntimeBeRemoved(uid),
+    });
+    for (const runningPod of kill) this.podWorkers.updatePod({ updateType: "kill", runningPod });
+    for (const uid of remove) {
+      this.#runtimeManager.removePod(uid).catch((error: unknown) => {
+        this.#logger.error(
+          { err: error, node: this.nodeName, podUid: uid },
+          "failed to remove the pod's sandboxes",
+        );
       });
     }
-    for (const [uid, runningPod] of runtimePods) {
-      if (!working.has(uid) && !this.#podManager.hasPod(uid)) {
-        const status = this.#pleg.get(uid);
-        const anyRunning =
-          status === undefined
-            ? true
-            : status.containers.some((c) => c.state === "running") ||
-              status.sandboxes.some((s) => s.state === "ready");
-        if (anyRunning) {
-          this.podWorkers.updatePod({ updateType: "kill", runningPod });
-          continue;
-        }
-      }
-      if (this.podWorkers.shouldPodContentBeRemoved(uid) && this.podWorkers.shouldPodRuntimeBeRemoved(uid)) {
-        this.#runtimeManager.removePod(uid).catch((error: unknown) => {
-          this.#logger.error(
-            { err: error, node: this.nodeName, podUid: uid },
-            "failed to remove the pod's sandboxes",
-          );
-        });
-      }
-    }
-    for (const uid of this.#admitted.keys()) {
-      if (!this.#podManager.hasPod(uid) || !this.#isActive(this.#podManager.getPodByUID(uid)!))
-        this.#release(uid);
-    }
-    this.#deleteOrphanedMirrorPods();
+    this.#admitted.releaseInactive((uid) => {
+      const pod = this.#podManager.getPodByUID(uid);
+      return pod !== undefined && this.#isActive(pod);
+    });
+    this.#mirrorPods.deleteOrphaned((fullName) =>
+      this.podWorkers.isPodForMirrorPodTerminatingByFullName(fullName),
+    );
     this.#runtimeManager.gc();
+  }
+
+  /** The config pods of `uids`, in order; UIDs config does not hold are left out. */
+  #podsOf(uids: Iterable<string>): DeepReadonly<Pod>[] {
+    const found: DeepReadonly<Pod>[] = [];
+    for (const uid of uids) {
+      const pod = this.#podManager.getPodByUID(uid);
+      if (pod !== undefined) found.push(pod);
+    }
+    return found;
   }
 
   // --- static and mirror pods ---------------------------------------------
@@ -720,76 +562,13 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   #syncStaticPodOf(fullName: string): void {
     const uid = this.#podManager.staticPodUID(fullName);
     const pod = this.#podManager.staticPodByFullName(fullName);
-    if (pod === undefined || uid === undefined || this.#isRejected(uid)) return;
+    if (pod === undefined || uid === undefined || this.#admitted.isRejected(uid)) return;
     this.podWorkers.updatePod({
       updateType: "update",
       pod,
       mirrorPod: this.#podManager.getMirrorPodByFullName(fullName),
       startTime: this.#clock.now(),
     });
-  }
-
-  /**
-   * The mirror pod part of `syncPod`: one that is being deleted or belongs
-   * to an older version of the static pod is deleted, and a missing one is
-   * created (once the Node exists, owned by it).
-   */
-  async #syncMirrorPod(pod: ConfigPod): Promise<void> {
-    const fullName = podFullName(pod);
-    const mirror = this.#podManager.getMirrorPodByFullName(fullName);
-    const resource = this.#client.resource(pods, pod.metadata?.namespace ?? "");
-    try {
-      let deleted = false;
-      if (
-        mirror !== undefined &&
-        (mirror.metadata?.deletionTimestamp !== undefined || !isMirrorPodOf(mirror, pod))
-      ) {
-        await resource
-          .delete(mirror.metadata?.name ?? "", {
-            gracePeriodSeconds: 0,
-            preconditions: { uid: mirror.metadata?.uid ?? "" },
-          })
-          .catch((error: unknown) => {
-            if (!isNotFound(error) && !isConflict(error)) throw error;
-          });
-        this.#podManager.removeMirrorPod(fullName);
-        deleted = true;
-      }
-      if (mirror !== undefined && !deleted) return;
-      const node = await this.#client.resource(nodes).get(this.nodeName);
-      if (node.metadata?.deletionTimestamp !== undefined) return;
-      const created = await resource
-        .create(mirrorPodOf(pod, this.nodeName, node.metadata?.uid ?? ""))
-        .catch((error: unknown) => {
-          if (isAlreadyExists(error)) return undefined;
-          throw error;
-        });
-      if (created !== undefined) this.#handleMirrorPod(created, true);
-    } catch (error) {
-      this.#logger.error({ err: error, node: this.nodeName, pod: fullName }, "failed to sync the mirror pod");
-    }
-  }
-
-  /** Housekeeping (`deleteOrphanedMirrorPods`): mirror pods whose static pod is gone and stopped. */
-  #deleteOrphanedMirrorPods(): void {
-    for (const [fullName, mirror] of this.#podManager.mirrorPods()) {
-      if (this.#podManager.staticPodByFullName(fullName) !== undefined) continue;
-      if (this.podWorkers.isPodForMirrorPodTerminatingByFullName(fullName)) continue;
-      this.#podManager.removeMirrorPod(fullName);
-      this.#client
-        .resource(pods, mirror.metadata?.namespace ?? "")
-        .delete(mirror.metadata?.name ?? "", {
-          gracePeriodSeconds: 0,
-          preconditions: { uid: mirror.metadata?.uid ?? "" },
-        })
-        .catch((error: unknown) => {
-          if (!isNotFound(error) && !isConflict(error))
-            this.#logger.error(
-              { err: error, node: this.nodeName, pod: fullName },
-              "failed to delete an orphaned mirror pod",
-            );
-        });
-    }
   }
 
   // --- helpers --------------------------------------------------------------
@@ -807,39 +586,6 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     });
   }
 
-  #admit(uid: string, requests: { milliCpu: number; memory: number }): void {
-    this.#release(uid);
-    this.#admitted.set(uid, requests);
-    this.#usage.pods++;
-    this.#usage.milliCpu += requests.milliCpu;
-    this.#usage.memory += requests.memory;
-  }
-
-  /** The pod no longer uses the node's resources (stopped for good, or gone). */
-  #release(uid: string): void {
-    const requests = this.#admitted.get(uid);
-    if (requests === undefined) return;
-    this.#admitted.delete(uid);
-    this.#usage.pods--;
-    this.#usage.milliCpu -= requests.milliCpu;
-    this.#usage.memory -= requests.memory;
-  }
-
-  #rejectPod(pod: DeepReadonly<Pod>, reason: string, message: string): void {
-    this.#recorder.event(podRef(pod), "Warning", reason, message);
-    this.statusManager.setPodStatus(pod, {
-      phase: "Failed",
-      reason,
-      message: `Pod was rejected: ${message}`,
-    });
-  }
-
-  #isRejected(uid: string): boolean {
-    if (this.#admitted.has(uid)) return false;
-    const status = this.statusManager.getPodStatus(uid);
-    return status?.phase === "Failed" && status.message?.startsWith("Pod was rejected: ") === true;
-  }
-
   /** Counts against the node's resources: admitted, not terminal, not known to have stopped. */
   #isActive(pod: DeepReadonly<Pod>): boolean {
     const uid = pod.metadata?.uid ?? "";
@@ -847,164 +593,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     const phase = this.statusManager.getPodStatus(uid)?.phase ?? pod.status?.phase;
     return !(phase === "Succeeded" || phase === "Failed") || this.podWorkers.couldHaveRunningContainers(uid);
   }
-
-  #runtimeProblem(): string | undefined {
-    const last = this.#pleg.lastRelistTime();
-    if (!Number.isFinite(last)) return undefined;
-    const since = this.#clock.now() - last;
-    return since > 180_000
-      ? `PLEG is not healthy: pleg was last seen active ${Math.round(since / 1000)}s ago; threshold is 3m0s`
-      : undefined;
-  }
-
-  #syncAt(uid: string, atMs: number): void {
-    const timer = this.#clock.setTimeout(
-      () => {
-        this.#timers.delete(timer);
-        this.#send({ kind: "sync", uids: [uid] });
-      },
-      Math.max(0, atMs - this.#clock.now()),
-    );
-    this.#timers.add(timer);
-  }
-
-  /**
-   * One timer drives the PLEG relist, the 1 s sync tick and the 2 s
-   * housekeeping tick (upstream's three tickers, at their periods): an idle
-   * node wakes once a second, not three times.
-   */
-  #heartbeat(signal: AbortSignal): void {
-    const relistMs = this.#pleg.relistPeriodMs;
-    const periodMs = Math.min(syncTickMs, relistMs);
-    let lastRelist = Number.NEGATIVE_INFINITY;
-    let lastSync = this.#clock.now();
-    let lastHousekeeping = this.#clock.now();
-    const beat = () => {
-      if (signal.aborted) return;
-      const now = this.#clock.now();
-      if (now - lastRelist >= relistMs) {
-        lastRelist = now;
-        this.#pleg.relist();
-      }
-      if (now - lastSync >= syncTickMs) {
-        lastSync = now;
-        this.#send({ kind: "sync" });
-      }
-      if (now - lastHousekeeping >= housekeepingPeriodMs) {
-        lastHousekeeping = now;
-        this.#send({ kind: "housekeeping" });
-      }
-      const timer = this.#clock.setTimeout(() => {
-        this.#timers.delete(timer);
-        beat();
-      }, periodMs);
-      this.#timers.add(timer);
-    };
-    beat();
-  }
-
-  async #nodeStatusLoop(signal: AbortSignal): Promise<void> {
-    const periodMs = this.#options.nodeStatusUpdateFrequencyMs ?? 10_000;
-    while (!signal.aborted) {
-      try {
-        await this.nodeStatus.syncNodeStatus(signal);
-      } catch (error) {
-        if (!signal.aborted)
-          this.#logger.error({ err: error, node: this.nodeName }, "unable to update node status");
-      }
-      try {
-        await this.#clock.sleep(jitter(periodMs, 0.04, this.#random), { signal });
-      } catch {
-        return;
-      }
-    }
-  }
-
-  async #leaseLoop(signal: AbortSignal): Promise<void> {
-    let retryMs = 200;
-    while (!signal.aborted) {
-      let waitMs = jitter(this.nodeLease.renewIntervalMs, 0.04, this.#random);
-      if (this.nodeStatus.registered) {
-        try {
-          await this.nodeLease.sync(signal);
-          retryMs = 200;
-        } catch (error) {
-          if (signal.aborted) return;
-          this.#logger.error({ err: error, node: this.nodeName }, "failed to renew the node lease");
-          waitMs = retryMs;
-          retryMs = Math.min(retryMs * 2, 7000);
-        }
-      } else {
-        waitMs = 100;
-      }
-      try {
-        await this.#clock.sleep(waitMs, { signal });
-      } catch {
-        return;
-      }
-    }
-  }
-
-  async #runInformer(signal: AbortSignal): Promise<void> {
-    const informer = new SharedIndexInformer<Pod>({
-      listerWatcher: listerWatcher(this.#client, pods),
-      resource: pods,
-      fieldSelector: `spec.nodeName=${this.nodeName}`,
-      clock: this.#clock,
-    });
-    informer.addEventHandler(this.podHandler);
-    const run = informer.run({ signal });
-    while (!signal.aborted && !informer.hasSynced()) {
-      try {
-        await this.#clock.sleep(10, { signal });
-      } catch {
-        break;
-      }
-    }
-    if (informer.hasSynced()) this.#sourcesReady = true;
-    await run;
-  }
 }
-
-/** What the config source calls a change (`kubetypes` ops): DELETE for a new deletionTimestamp, RECONCILE for status only. */
-function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigOp | undefined {
-  if (
-    old.metadata?.resourceVersion === pod.metadata?.resourceVersion &&
-    old.metadata?.resourceVersion !== undefined
-  )
-    return undefined;
-  if (pod.metadata?.deletionTimestamp !== undefined && old.metadata?.deletionTimestamp === undefined)
-    return "DELETE";
-  if (
-    specText(old) === specText(pod) &&
-    JSON.stringify(old.metadata?.labels) === JSON.stringify(pod.metadata?.labels) &&
-    JSON.stringify(old.metadata?.annotations) === JSON.stringify(pod.metadata?.annotations) &&
-    old.metadata?.deletionGracePeriodSeconds === pod.metadata?.deletionGracePeriodSeconds
-  )
-    return "RECONCILE";
-  return "UPDATE";
-}
-
-/** The pod's spec as JSON, once per cached object: each object is compared as the new and then as the old one. */
-function specText(pod: DeepReadonly<Pod>): string {
-  let text = specTexts.get(pod);
-  if (text === undefined) {
-    text = JSON.stringify(pod.spec);
-    specTexts.set(pod, text);
-  }
-  return text;
-}
-
-const specTexts = new WeakMap<object, string>();
 
 function isTerminalPod(pod: DeepReadonly<Pod>): boolean {
   return pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed";
-}
-
-function podOf(obj: DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>): DeepReadonly<Pod> {
-  return isDeletedFinalStateUnknown(obj) ? obj.obj : obj;
-}
-
-function jitter(ms: number, factor: number, random: () => number): number {
-  return ms + random() * factor * ms;
 }

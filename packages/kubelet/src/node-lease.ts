@@ -44,6 +44,45 @@ export class NodeLease {
     return this.#duration * 250;
   }
 
+  /**
+   * Renews the lease every {@link renewIntervalMs} (jittered by 4 %) until
+   * `signal` aborts, once `ready` says the Node is registered; a failed
+   * renewal is retried after 200 ms, doubling up to 7 s (upstream's
+   * nodelease controller).
+   */
+  async run({
+    signal,
+    ready,
+    random = Math.random,
+  }: {
+    signal: AbortSignal;
+    ready: () => boolean;
+    random?: (() => number) | undefined;
+  }): Promise<void> {
+    let retryMs = 200;
+    while (!signal.aborted) {
+      let waitMs = this.renewIntervalMs + random() * 0.04 * this.renewIntervalMs;
+      if (ready()) {
+        try {
+          await this.sync(signal);
+          retryMs = 200;
+        } catch (error) {
+          if (signal.aborted) return;
+          this.#o.logger.error({ err: error, node: this.#o.nodeName }, "failed to renew the node lease");
+          waitMs = retryMs;
+          retryMs = Math.min(retryMs * 2, 7000);
+        }
+      } else {
+        waitMs = 100;
+      }
+      try {
+        await this.#o.clock.sleep(waitMs, { signal });
+      } catch {
+        return;
+      }
+    }
+  }
+
   /** One renewal (`sync`): update the last lease; on failure re-read it, or create it if it is missing. */
   async sync(signal: AbortSignal): Promise<void> {
     if (this.#lease !== undefined) {

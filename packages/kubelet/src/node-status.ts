@@ -113,6 +113,35 @@ export class NodeStatusManager {
     return (this.#labels ??= this.initialNode(undefined, false).metadata?.labels ?? {});
   }
 
+  /**
+   * Runs `syncNodeStatus` every `periodMs` (`nodeStatusUpdateFrequency`,
+   * jittered by 4 %) until `signal` aborts; a failure is logged and retried
+   * at the next period.
+   */
+  async run({
+    signal,
+    periodMs,
+    random = Math.random,
+  }: {
+    signal: AbortSignal;
+    periodMs: number;
+    random?: (() => number) | undefined;
+  }): Promise<void> {
+    while (!signal.aborted) {
+      try {
+        await this.syncNodeStatus(signal);
+      } catch (error) {
+        if (!signal.aborted)
+          this.#o.logger.error({ err: error, node: this.#o.nodeName }, "unable to update node status");
+      }
+      try {
+        await this.#o.clock.sleep(periodMs + random() * 0.04 * periodMs, { signal });
+      } catch {
+        return;
+      }
+    }
+  }
+
   /** One run of `syncNodeStatus`: register if not yet registered, then update the status. */
   async syncNodeStatus(signal: AbortSignal): Promise<void> {
     if (!this.#registered) {

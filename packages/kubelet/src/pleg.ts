@@ -116,6 +116,19 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
     return this.#lastRelist;
   }
 
+  /**
+   * Why the PLEG is not healthy (upstream's `Healthy`): no relist for more
+   * than 3 minutes; undefined when healthy or before the first relist.
+   */
+  unhealthy(): string | undefined {
+    const last = this.#lastRelist;
+    if (!Number.isFinite(last)) return undefined;
+    const since = this.#clock.now() - last;
+    return since > 180_000
+      ? `PLEG is not healthy: pleg was last seen active ${Math.round(since / 1000)}s ago; threshold is 3m0s`
+      : undefined;
+  }
+
   /** Lists the runtime, records events for what changed and refreshes those pods' cache entries. */
   relist(): void {
     const now = this.#clock.now();

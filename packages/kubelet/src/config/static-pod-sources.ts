@@ -1,5 +1,6 @@
 import type { DeepReadonly, Logger, Pod } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
+import type { KubeletOptions } from "../kubelet-options.js";
 import type { PodManager } from "../pod-manager.js";
 import { readStaticPodsFromURL } from "../static-pod-url.js";
 import { readStaticPods } from "../static-pods.js";
@@ -13,6 +14,35 @@ export interface StaticPodSourceContext {
   readonly podManager: PodManager;
   /** Hands the changes to the sync loop as config messages. */
   readonly send: (op: "ADD" | "REMOVE", pods: readonly DeepReadonly<Pod>[]) => void;
+}
+
+/**
+ * The static pod sources the kubelet's options configure (`staticPodPath`,
+ * `staticPodURL`), each running until `signal` aborts.
+ */
+export function runStaticPodSources(
+  context: StaticPodSourceContext,
+  options: Pick<
+    KubeletOptions,
+    | "staticPodPath"
+    | "staticPodCheckFrequencyMs"
+    | "staticPodURL"
+    | "staticPodURLHeader"
+    | "httpCheckFrequencyMs"
+  >,
+  signal: AbortSignal,
+): Promise<void>[] {
+  const running: Promise<void>[] = [];
+  const { staticPodPath: directory, staticPodURL: url } = options;
+  if (directory !== undefined) {
+    const periodMs = options.staticPodCheckFrequencyMs ?? 20_000;
+    running.push(runFileSource(context, { directory, periodMs, signal }));
+  }
+  if (url !== undefined) {
+    const periodMs = options.httpCheckFrequencyMs ?? 20_000;
+    running.push(runURLSource(context, { url, headers: options.staticPodURLHeader, periodMs, signal }));
+  }
+  return running;
 }
 
 /**
