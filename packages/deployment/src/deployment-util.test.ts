@@ -2,9 +2,8 @@
 import type { Deployment, ReplicaSet } from "@reconcile/api";
 import type { DeploymentCondition, DeploymentStatus } from "kubernetes-types/apps/v1.js";
 import { describe, expect, it } from "vitest";
+import { setDeploymentCondition } from "./deployment-conditions.js";
 import {
-  bySizeNewer,
-  bySizeOlder,
   deploymentComplete,
   deploymentProgressing,
   deploymentTimedOut,
@@ -31,10 +30,10 @@ import {
   revisionAnnotation,
   revisionHistoryAnnotation,
   setDeploymentAnnotationsTo,
-  setDeploymentCondition,
   setNewReplicaSetAnnotations,
   setReplicasAnnotations,
 } from "./deployment-util.js";
+import { bySizeNewer, bySizeOlder } from "./replica-set-order.js";
 
 function deployment(
   replicas: number,

@@ -1,6 +1,6 @@
 import type { DeepReadonly, Deployment, PodTemplateSpec, ReplicaSet } from "@reconcile/api";
-import { rfc3339 } from "@reconcile/api";
-import type { DeploymentCondition, DeploymentStatus, ReplicaSetCondition } from "kubernetes-types/apps/v1.js";
+import type { DeploymentStatus } from "kubernetes-types/apps/v1.js";
+import { getDeploymentCondition } from "./deployment-conditions.js";
 
 // Upstream pkg/controller/deployment/util/deployment_util.go, as pure functions.
 
@@ -218,64 +218,6 @@ export function deploymentTimedOut(
   return from + (d.spec?.progressDeadlineSeconds ?? 0) * 1000 < nowMs;
 }
 
-// --- conditions -------------------------------------------------------------
-
-/** A condition with both times at `nowMs` (upstream `NewDeploymentCondition`). */
-export function newDeploymentCondition(
-  type: string,
-  status: "True" | "False" | "Unknown",
-  reason: string,
-  message: string,
-  nowMs: number,
-): DeploymentCondition {
-  const time = rfc3339(nowMs);
-  return { type, status, lastUpdateTime: time, lastTransitionTime: time, reason, message };
-}
-
-export function getDeploymentCondition<S extends DeploymentStatus | DeepReadonly<DeploymentStatus>>(
-  status: S,
-  type: string,
-): NonNullable<S["conditions"]>[number] | undefined {
-  return status.conditions?.find((c) => c.type === type) as NonNullable<S["conditions"]>[number] | undefined;
-}
-
-/**
- * Sets `condition` on `status` (upstream `SetDeploymentCondition`): a
- * condition with the same status and reason is left as it is; one with the
- * same status keeps its lastTransitionTime; the new one goes last.
- */
-export function setDeploymentCondition(status: DeploymentStatus, condition: DeploymentCondition): void {
-  const current = getDeploymentCondition(status, condition.type);
-  if (current !== undefined && current.status === condition.status && current.reason === condition.reason) {
-    return;
-  }
-  const next = { ...condition };
-  if (current !== undefined && current.status === condition.status && current.lastTransitionTime) {
-    next.lastTransitionTime = current.lastTransitionTime;
-  }
-  status.conditions = [...(status.conditions ?? []).filter((c) => c.type !== condition.type), next];
-}
-
-export function removeDeploymentCondition(status: DeploymentStatus, type: string): void {
-  if (status.conditions === undefined) return;
-  status.conditions = status.conditions.filter((c) => c.type !== type);
-  if (status.conditions.length === 0) delete status.conditions;
-}
-
-/** A ReplicaSet's condition as a Deployment condition, both times its lastTransitionTime. */
-export function replicaSetToDeploymentCondition(
-  condition: ReplicaSetCondition | DeepReadonly<ReplicaSetCondition>,
-): DeploymentCondition {
-  const out: DeploymentCondition = { type: condition.type, status: condition.status };
-  if (condition.lastTransitionTime !== undefined) {
-    out.lastTransitionTime = condition.lastTransitionTime;
-    out.lastUpdateTime = condition.lastTransitionTime;
-  }
-  if (condition.reason !== undefined) out.reason = condition.reason;
-  if (condition.message !== undefined) out.message = condition.message;
-  return out;
-}
-
 // --- revisions and annotations ----------------------------------------------
 
 /**
@@ -289,7 +231,7 @@ export function revision(obj: AnyReplicaSet | AnyDeployment): number {
   return Number.parseInt(value, 10);
 }
 
-function revisionOrUndefined(rs: AnyReplicaSet | undefined): number | undefined {
+export function revisionOrUndefined(rs: AnyReplicaSet | undefined): number | undefined {
   if (rs === undefined) return undefined;
   try {
     return revision(rs);
@@ -643,26 +585,6 @@ export function byCreationTimestamp(a: AnyReplicaSet, b: AnyReplicaSet): number 
   const na = a.metadata?.name ?? "";
   const nb = b.metadata?.name ?? "";
   return na < nb ? -1 : na > nb ? 1 : 0;
-}
-
-/** Larger first; equal sizes older first (upstream `ReplicaSetsBySizeOlder`). */
-export function bySizeOlder(a: AnyReplicaSet, b: AnyReplicaSet): number {
-  const diff = rsReplicas(b) - rsReplicas(a);
-  return diff !== 0 ? diff : byCreationTimestamp(a, b);
-}
-
-/** Larger first; equal sizes newer first (upstream `ReplicaSetsBySizeNewer`). */
-export function bySizeNewer(a: AnyReplicaSet, b: AnyReplicaSet): number {
-  const diff = rsReplicas(b) - rsReplicas(a);
-  return diff !== 0 ? diff : byCreationTimestamp(b, a);
-}
-
-/** Lower revision first; unparsable or equal revisions by creation time (upstream `ReplicaSetsByRevision`). */
-export function byRevision(a: AnyReplicaSet, b: AnyReplicaSet): number {
-  const ra = revisionOrUndefined(a);
-  const rb = revisionOrUndefined(b);
-  if (ra === undefined || rb === undefined || ra === rb) return byCreationTimestamp(a, b);
-  return ra - rb;
 }
 
 // --- small shared helpers ---------------------------------------------------------

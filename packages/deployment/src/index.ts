@@ -1,3 +1,4 @@
+export * from "./deployment-conditions.js";
 export {
   DeploymentController,
   type DeploymentControllerOptions,
@@ -5,6 +6,7 @@ export {
   replicaSetsByControllerIndex,
 } from "./deployment-controller.js";
 export * from "./deployment-util.js";
+export * from "./replica-set-order.js";
 export {
   DeploymentRollout,
   type DeploymentRolloutOptions,

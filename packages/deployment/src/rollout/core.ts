@@ -10,11 +10,11 @@ import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import { type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
 import type { DeploymentStatus } from "kubernetes-types/apps/v1.js";
+import { replicaSetToDeploymentCondition } from "../deployment-conditions.js";
 import {
   type AnyReplicaSet,
   defaultDeploymentUniqueLabelKey,
   getActualReplicaCountForReplicaSets,
-  replicaSetToDeploymentCondition,
   semanticEqual,
 } from "../deployment-util.js";
 

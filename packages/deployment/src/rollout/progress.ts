@@ -1,17 +1,19 @@
 import type { Deployment } from "@reconcile/api";
 import type { DeploymentStatus } from "kubernetes-types/apps/v1.js";
 import {
+  getDeploymentCondition,
+  newDeploymentCondition,
+  removeDeploymentCondition,
+  setDeploymentCondition,
+} from "../deployment-conditions.js";
+import {
   type AnyReplicaSet,
   deploymentComplete,
   deploymentProgressing,
   deploymentTimedOut,
-  getDeploymentCondition,
   hasProgressDeadline,
-  newDeploymentCondition,
   newRSAvailableReason,
-  removeDeploymentCondition,
   replicaSetUpdatedReason,
-  setDeploymentCondition,
   timedOutReason,
 } from "../deployment-util.js";
 import { deploymentKey, getReplicaFailures, statusEqual } from "./core.js";

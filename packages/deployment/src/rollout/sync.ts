@@ -11,10 +11,12 @@ import {
 } from "@reconcile/api";
 import type { DeploymentStatus } from "kubernetes-types/apps/v1.js";
 import {
+  getDeploymentCondition,
+  newDeploymentCondition,
+  setDeploymentCondition,
+} from "../deployment-conditions.js";
+import {
   type AnyReplicaSet,
-  byRevision,
-  bySizeNewer,
-  bySizeOlder,
   defaultDeploymentUniqueLabelKey,
   equalIgnoreHash,
   failedRSCreateReason,
@@ -25,7 +27,6 @@ import {
   foundNewRSReason,
   getActualReplicaCountForReplicaSets,
   getAvailableReplicaCountForReplicaSets,
-  getDeploymentCondition,
   getDesiredReplicasAnnotation,
   getProportion,
   getReadyReplicaCountForReplicaSets,
@@ -41,7 +42,6 @@ import {
   maxUnavailable,
   minimumReplicasAvailable,
   minimumReplicasUnavailable,
-  newDeploymentCondition,
   newReplicaSetReason,
   newRSNewReplicas,
   pausedDeployReason,
@@ -50,12 +50,12 @@ import {
   resumedDeployReason,
   revisionAnnotation,
   rsReplicas,
-  setDeploymentCondition,
   setDeploymentRevision,
   setNewReplicaSetAnnotations,
   setReplicasAnnotations,
   timedOutReason,
 } from "../deployment-util.js";
+import { byRevision, bySizeNewer, bySizeOlder } from "../replica-set-order.js";
 import { computeHash } from "../template-hash.js";
 import { deploymentKind, eventTarget, RolloutCore, type ScaleResult, setCount, statusEqual } from "./core.js";
 
