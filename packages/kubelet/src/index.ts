@@ -24,6 +24,11 @@ export {
 export { computePodActions, type PodActions } from "./pod-actions.js";
 export { generateAPIPodStatus, getPhase, qosClassOf } from "./pod-status.js";
 export * from "./pod-workers/index.js";
+export {
+  type ContainerBehaviour,
+  defaultContainerBehaviour,
+  simulationAnnotationPrefix,
+} from "./runtime/container-behaviour.js";
 export type {
   ContainerConfig,
   ContainerRecord,
@@ -43,13 +48,7 @@ export type {
   SandboxState,
 } from "./runtime/runtime.js";
 export { RuntimeError } from "./runtime/runtime.js";
-export {
-  type ContainerBehaviour,
-  defaultContainerBehaviour,
-  SimulatedRuntime,
-  type SimulatedRuntimeOptions,
-  simulationAnnotationPrefix,
-} from "./runtime/simulated-runtime.js";
+export { SimulatedRuntime, type SimulatedRuntimeOptions } from "./runtime/simulated-runtime.js";
 export {
   type ManifestURLRead,
   maxManifestBytes,

@@ -1,13 +1,8 @@
 import { FakeClock } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
+import { behaviourFor, defaultContainerBehaviour, parseDuration } from "./container-behaviour.js";
 import type { PodSandboxConfig } from "./runtime.js";
-import {
-  behaviourFor,
-  defaultContainerBehaviour,
-  normaliseImage,
-  parseDuration,
-  SimulatedRuntime,
-} from "./simulated-runtime.js";
+import { normaliseImage, SimulatedRuntime } from "./simulated-runtime.js";
 
 function sandboxConfig(annotations: Record<string, string> = {}, hostNetwork = false): PodSandboxConfig {
   return {

@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import { type Clock, realClock } from "@reconcile/clock";
 import { NodeFilesystem, normalisePath } from "../node-filesystem.js";
+import { behaviourFor, type ContainerBehaviour, defaultContainerBehaviour } from "./container-behaviour.js";
 import {
   type ContainerConfig,
   type ContainerRecord,
@@ -23,68 +24,14 @@ import {
   RuntimeError,
   type RuntimeEvent,
 } from "./runtime.js";
+import { type ResolvedPath, runShell } from "./simulated-shell.js";
 
-/** Annotations `sim.reconcile.dev/<key>` (every container) and `sim.reconcile.dev/<key>.<container>` (one). */
-export const simulationAnnotationPrefix = "sim.reconcile.dev/";
-
-/** What one simulated container does. Durations in ms; `Infinity` = never. */
-export interface ContainerBehaviour {
-  /** Time to pull an image not yet on the node. Annotation `pull-delay`. */
-  pullDelayMs: number;
-  /** A pull fails with this message (ErrImagePull). Annotation `pull-error`. */
-  pullError: string | undefined;
-  /** Time from StartContainer until the process runs. Annotation `start-delay`. */
-  startDelayMs: number;
-  /** The process exits this long after it started. Annotation `exit-after`. */
-  exitAfterMs: number;
-  /** Its exit code. Annotation `exit-code`. */
-  exitCode: number;
-  /** The termination reason reported on exit; default `Completed` for 0, `Error` otherwise. Annotation `exit-reason`. */
-  exitReason: string | undefined;
-  /** Readiness probes fail until the container has run this long. Annotation `ready-after`. */
-  readyAfterMs: number;
-  /** Startup probes fail until the container has run this long. Annotation `startup-after`. */
-  startupAfterMs: number;
-  /** Liveness probes fail once the container has run this long. Annotation `liveness-fail-after`. */
-  livenessFailAfterMs: number;
-  /**
-   * On SIGTERM: `graceful` exits 0, `default` dies of the signal (143),
-   * `ignore` runs on until SIGKILL at the grace period's end (137).
-   * Annotation `termination`.
-   */
-  termination: "graceful" | "default" | "ignore";
-  /** Time the process needs to exit after SIGTERM (SIGKILL still ends it at the grace period). Annotation `termination-delay`. */
-  terminationDelayMs: number;
-  /** Lines written to stdout at start, separated by newlines. Annotation `log`. Default: one line saying the container started. */
-  log: string | undefined;
-  /** A `tick <n>` line every this long while running. Annotation `log-every`. */
-  logEveryMs: number;
-  /** Every probe handler takes this long to answer (over `timeoutSeconds` it fails). Annotation `probe-delay`. */
-  probeDelayMs: number;
-  /** An HTTP GET (a lifecycle hook's) takes this long to answer. Annotation `http-delay`. */
-  httpDelayMs: number;
-  /** Nothing listens: HTTP GETs fail with "connection refused". Annotation `http-refused` (`true`). */
-  httpRefused: boolean;
-}
-
-export const defaultContainerBehaviour: Readonly<ContainerBehaviour> = Object.freeze({
-  pullDelayMs: 0,
-  pullError: undefined,
-  startDelayMs: 0,
-  exitAfterMs: Number.POSITIVE_INFINITY,
-  exitCode: 0,
-  exitReason: undefined,
-  readyAfterMs: 0,
-  startupAfterMs: 0,
-  livenessFailAfterMs: Number.POSITIVE_INFINITY,
-  termination: "graceful",
-  terminationDelayMs: 0,
-  log: undefined,
-  logEveryMs: Number.POSITIVE_INFINITY,
-  probeDelayMs: 0,
-  httpDelayMs: 0,
-  httpRefused: false,
-});
+export {
+  behaviourFor,
+  type ContainerBehaviour,
+  defaultContainerBehaviour,
+  simulationAnnotationPrefix,
+} from "./container-behaviour.js";
 
 export interface SimulatedRuntimeOptions {
   /** Seeds container and sandbox IDs, so that two nodes never share one. Default "sim". */
@@ -601,75 +548,6 @@ export class SimulatedRuntime implements ContainerRuntime {
   }
 }
 
-/**
- * The behaviour of container `container` (undefined: pod-wide keys only) of a
- * pod with `annotations`, over `defaults`. Unparseable values are ignored.
- */
-export function behaviourFor(
-  defaults: Readonly<ContainerBehaviour>,
-  annotations: Readonly<Record<string, string>>,
-  container: string | undefined,
-): ContainerBehaviour {
-  const behaviour = { ...defaults };
-  // Most pods carry no simulation annotation: nothing to read then.
-  let annotated = false;
-  for (const key in annotations) {
-    if (key.startsWith(simulationAnnotationPrefix)) {
-      annotated = true;
-      break;
-    }
-  }
-  if (!annotated) return behaviour;
-  const read = (key: string): string | undefined =>
-    (container !== undefined ? annotations[`${simulationAnnotationPrefix}${key}.${container}`] : undefined) ??
-    annotations[`${simulationAnnotationPrefix}${key}`];
-  const duration = (key: string, field: keyof ContainerBehaviour) => {
-    const value = read(key);
-    if (value === undefined) return;
-    const ms = parseDuration(value);
-    if (ms !== undefined) (behaviour as Record<string, unknown>)[field] = ms;
-  };
-  duration("pull-delay", "pullDelayMs");
-  duration("start-delay", "startDelayMs");
-  duration("exit-after", "exitAfterMs");
-  duration("ready-after", "readyAfterMs");
-  duration("startup-after", "startupAfterMs");
-  duration("liveness-fail-after", "livenessFailAfterMs");
-  duration("termination-delay", "terminationDelayMs");
-  duration("log-every", "logEveryMs");
-  duration("probe-delay", "probeDelayMs");
-  duration("http-delay", "httpDelayMs");
-  const httpRefused = read("http-refused");
-  if (httpRefused === "true" || httpRefused === "false") behaviour.httpRefused = httpRefused === "true";
-  const pullError = read("pull-error");
-  if (pullError !== undefined) behaviour.pullError = pullError;
-  const exitCode = read("exit-code");
-  if (exitCode !== undefined && /^\d{1,3}$/.test(exitCode)) behaviour.exitCode = Number(exitCode);
-  const exitReason = read("exit-reason");
-  if (exitReason !== undefined) behaviour.exitReason = exitReason;
-  const termination = read("termination");
-  if (termination === "graceful" || termination === "default" || termination === "ignore")
-    behaviour.termination = termination;
-  const log = read("log");
-  if (log !== undefined) behaviour.log = log;
-  return behaviour;
-}
-
-/** Go-style durations (`500ms`, `2s`, `1m30s`, `1h`), or `never`. */
-export function parseDuration(value: string): number | undefined {
-  if (value === "never") return Number.POSITIVE_INFINITY;
-  if (value === "0") return 0;
-  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const pattern = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
-  let total = 0;
-  let consumed = 0;
-  for (const match of value.matchAll(pattern)) {
-    total += Number(match[1]) * units[match[2] as string]!;
-    consumed += match[0].length;
-  }
-  return consumed === value.length && consumed > 0 ? total : undefined;
-}
-
 /** `nginx` → `docker.io/library/nginx:latest`, as containerd names images. */
 export function normaliseImage(image: string): string {
   let name = image;
@@ -716,179 +594,4 @@ function parseIPv4(ip: string): number {
 
 function formatIPv4(value: number): string {
   return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join(".");
-}
-
-/** A container path resolved to the filesystem that holds it. */
-interface ResolvedPath {
-  filesystem: NodeFilesystem;
-  path: string;
-  readOnly: boolean;
-}
-
-interface ShellContext {
-  clock: Clock;
-  resolve: (path: string) => ResolvedPath;
-}
-
-/** See `SimulatedRuntime.execSync`. */
-async function runShell(command: readonly string[], context: ShellContext): Promise<ExecResult> {
-  const [program, flag, script] = command;
-  if (
-    (program === "sh" || program === "/bin/sh" || program === "bash" || program === "/bin/bash") &&
-    flag === "-c"
-  )
-    return runScript(script ?? "", context);
-  return runCommand([...command], context);
-}
-
-async function runScript(script: string, context: ShellContext): Promise<ExecResult> {
-  let stdout = "";
-  let stderr = "";
-  let exitCode = 0;
-  let skip: "&&" | "||" | undefined;
-  for (const { words, next } of parseScript(script)) {
-    const runs = skip === undefined || (skip === "&&" ? exitCode === 0 : exitCode !== 0);
-    if (runs && words.length > 0) {
-      if (words[0] === "exit") {
-        return { exitCode: Number(words[1] ?? exitCode) || 0, stdout, stderr };
-      }
-      const result = await runCommand(words, context);
-      stdout += result.stdout;
-      stderr += result.stderr;
-      exitCode = result.exitCode;
-    }
-    skip = next === ";" ? undefined : next;
-  }
-  return { exitCode, stdout, stderr };
-}
-
-/** Splits a script into commands (words, quotes honoured) and the operator after each. */
-function parseScript(script: string): { words: string[]; next: ";" | "&&" | "||" | undefined }[] {
-  const commands: { words: string[]; next: ";" | "&&" | "||" | undefined }[] = [];
-  let words: string[] = [];
-  let word: string | undefined;
-  for (let i = 0; i < script.length; i++) {
-    const char = script[i] as string;
-    const pair = script.slice(i, i + 2);
-    if (char === "'" || char === '"') {
-      const end = script.indexOf(char, i + 1);
-      word = (word ?? "") + script.slice(i + 1, end === -1 ? script.length : end);
-      i = end === -1 ? script.length : end;
-    } else if (pair === "&&" || pair === "||" || char === ";" || char === "\n") {
-      if (word !== undefined) words.push(word);
-      word = undefined;
-      commands.push({ words, next: pair === "&&" || pair === "||" ? pair : ";" });
-      words = [];
-      if (pair === "&&" || pair === "||") i++;
-    } else if (char === " " || char === "\t") {
-      if (word !== undefined) words.push(word);
-      word = undefined;
-    } else if (char === ">") {
-      if (word !== undefined) words.push(word);
-      word = undefined;
-      if (script[i + 1] === ">") {
-        words.push(">>");
-        i++;
-      } else words.push(">");
-    } else word = (word ?? "") + char;
-  }
-  if (word !== undefined) words.push(word);
-  commands.push({ words, next: undefined });
-  return commands;
-}
-
-async function runCommand(argv: string[], context: ShellContext): Promise<ExecResult> {
-  const ok = (stdout = ""): ExecResult => ({ exitCode: 0, stdout, stderr: "" });
-  const fail = (stderr: string, exitCode = 1): ExecResult => ({
-    exitCode,
-    stdout: "",
-    stderr: `${stderr}\n`,
-  });
-  const [name = "", ...args] = argv;
-  const program = name.slice(name.lastIndexOf("/") + 1);
-  switch (program) {
-    case "true":
-    case ":":
-      return ok();
-    case "false":
-      return { exitCode: 1, stdout: "", stderr: "" };
-    case "sleep": {
-      const seconds = Number(args[0]);
-      if (!(seconds >= 0)) return fail(`sleep: invalid time interval '${args[0] ?? ""}'`);
-      await context.clock.sleep(seconds * 1000);
-      return ok();
-    }
-    case "echo": {
-      const redirect = args.findIndex((a) => a === ">" || a === ">>");
-      const text = `${(redirect === -1 ? args : args.slice(0, redirect)).join(" ")}\n`;
-      if (redirect === -1) return ok(text);
-      const file = args[redirect + 1];
-      if (file === undefined) return fail("sh: syntax error: unexpected newline", 2);
-      const target = context.resolve(file);
-      if (target.readOnly) return fail(`sh: can't create ${file}: Read-only file system`);
-      const before =
-        args[redirect] === ">>" ? new TextDecoder().decode(target.filesystem.readFile(target.path)) : "";
-      target.filesystem.writeFile(target.path, before + text);
-      return ok();
-    }
-    case "cat": {
-      let stdout = "";
-      for (const file of args) {
-        const target = context.resolve(file);
-        const data = target.filesystem.readFile(target.path);
-        if (data === undefined)
-          return {
-            exitCode: 1,
-            stdout,
-            stderr: target.filesystem.isDirectory(target.path)
-              ? `cat: read error: Is a directory\n`
-              : `cat: can't open '${file}': No such file or directory\n`,
-          };
-        stdout += new TextDecoder().decode(data);
-      }
-      return ok(stdout);
-    }
-    case "ls": {
-      const dir = args.find((a) => !a.startsWith("-")) ?? "/";
-      const target = context.resolve(dir);
-      if (target.filesystem.readFile(target.path) !== undefined) return ok(`${dir}\n`);
-      const names = target.filesystem.list(target.path);
-      if (names === undefined) return fail(`ls: ${dir}: No such file or directory`);
-      return ok(names.map((n) => `${n}\n`).join(""));
-    }
-    case "test":
-    case "[": {
-      const operands = program === "[" ? args.slice(0, -1) : args;
-      const [test, path] = operands;
-      if (path === undefined) return { exitCode: 1, stdout: "", stderr: "" };
-      const target = context.resolve(path);
-      const holds =
-        test === "-d"
-          ? target.filesystem.isDirectory(target.path)
-          : test === "-f"
-            ? target.filesystem.readFile(target.path) !== undefined
-            : target.filesystem.exists(target.path);
-      return { exitCode: holds ? 0 : 1, stdout: "", stderr: "" };
-    }
-    case "touch":
-    case "mkdir":
-    case "rm": {
-      for (const path of args.filter((a) => !a.startsWith("-"))) {
-        const target = context.resolve(path);
-        if (target.readOnly) return fail(`${program}: ${path}: Read-only file system`);
-        if (program === "touch") {
-          if (target.filesystem.readFile(target.path) === undefined)
-            target.filesystem.writeFile(target.path, "");
-        } else if (program === "mkdir") target.filesystem.mkdir(target.path);
-        else if (target.filesystem.exists(target.path) || !args.includes("-f")) {
-          if (!target.filesystem.exists(target.path))
-            return fail(`rm: can't remove '${path}': No such file or directory`);
-          target.filesystem.remove(target.path);
-        }
-      }
-      return ok();
-    }
-    default:
-      return fail(`sh: ${name}: not found`, 127);
-  }
 }
