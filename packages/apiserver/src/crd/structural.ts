@@ -49,11 +49,40 @@ const unsupported: Record<string, string> = {
   definitions: "definitions is not supported",
 };
 
+/**
+ * One node of a structural schema and all below it, as apiextensions'
+ * `ValidateStructural`: keywords a structural schema may not use, its type,
+ * its `x-kubernetes-*` extensions, its children, its list and map types, then
+ * the value validations under `allOf`/`anyOf`/`oneOf`/`not`.
+ */
 function checkNode(schema: JSONSchemaProps, path: string, errors: SchemaErrors, where: Where): void {
   const intOrString = schema["x-kubernetes-int-or-string"] === true;
-  const preserve = schema["x-kubernetes-preserve-unknown-fields"];
-  const embedded = schema["x-kubernetes-embedded-resource"] === true;
+  checkKeywords(schema, path, errors);
+  checkType(schema, path, errors, where);
+  checkExtensions(schema, path, errors, where);
+  if (schema.pattern !== undefined) checkPattern(schema.pattern, `${path}.pattern`, errors);
 
+  checkChildren(schema, path, errors, where);
+  checkListType(schema, path, errors);
+  checkMapType(schema, path, errors);
+
+  const structuralProps = collectStructure(schema);
+  for (const key of ["allOf", "anyOf", "oneOf"] as const) {
+    for (const [i, sub] of (schema[key] ?? []).entries()) {
+      checkValueValidation(
+        sub,
+        `${path}.${key}[${i}]`,
+        errors,
+        structuralProps,
+        intOrString && key === "anyOf" && i < 2,
+      );
+    }
+  }
+  if (isObject(schema.not)) checkValueValidation(schema.not, `${path}.not`, errors, structuralProps, false);
+}
+
+/** Keywords a structural schema may not use: unsupported ones, and `uniqueItems: true`. */
+function checkKeywords(schema: JSONSchemaProps, path: string, errors: SchemaErrors): void {
   for (const [key, detail] of Object.entries(unsupported)) {
     if (schema[key] !== undefined) errors.forbidden(`${path}.${key}`, detail);
   }
@@ -63,7 +92,12 @@ function checkNode(schema: JSONSchemaProps, path: string, errors: SchemaErrors, 
       "uniqueItems cannot be set to true since the runtime complexity becomes quadratic",
     );
   }
+}
 
+/** The node's type: one of the JSON types, not `null`, and present below the root unless nothing needs it. */
+function checkType(schema: JSONSchemaProps, path: string, errors: SchemaErrors, where: Where): void {
+  const intOrString = schema["x-kubernetes-int-or-string"] === true;
+  const preserve = schema["x-kubernetes-preserve-unknown-fields"];
   if (schema.type === "null") {
     errors.forbidden(`${path}.type`, "type cannot be set to null, use nullable as an alternative");
   } else if (schema.type !== undefined && schema.type !== "" && !types.includes(schema.type)) {
@@ -78,7 +112,13 @@ function checkNode(schema: JSONSchemaProps, path: string, errors: SchemaErrors, 
       errors.required(`${path}.type`, "must not be empty for specified array items");
     else errors.required(`${path}.type`, "must not be empty for specified object fields");
   }
+}
 
+/** The `x-kubernetes-preserve-unknown-fields`, `-int-or-string` and `-embedded-resource` rules. */
+function checkExtensions(schema: JSONSchemaProps, path: string, errors: SchemaErrors, where: Where): void {
+  const intOrString = schema["x-kubernetes-int-or-string"] === true;
+  const preserve = schema["x-kubernetes-preserve-unknown-fields"];
+  const embedded = schema["x-kubernetes-embedded-resource"] === true;
   if (preserve === false)
     errors.invalid(`${path}.x-kubernetes-preserve-unknown-fields`, false, "must be true or undefined");
   if (intOrString && preserve === true) {
@@ -120,9 +160,11 @@ function checkNode(schema: JSONSchemaProps, path: string, errors: SchemaErrors, 
         "must not be used inside of resource metadata",
       );
   }
+}
 
-  if (schema.pattern !== undefined) checkPattern(schema.pattern, `${path}.pattern`, errors);
-
+/** The node's items, properties and additionalProperties, each checked as a node of its own. */
+function checkChildren(schema: JSONSchemaProps, path: string, errors: SchemaErrors, where: Where): void {
+  const embedded = schema["x-kubernetes-embedded-resource"] === true;
   if (schema.type === "array") {
     if (schema.items === undefined) errors.required(`${path}.items`, "must be specified");
   }
@@ -162,23 +204,6 @@ function checkNode(schema: JSONSchemaProps, path: string, errors: SchemaErrors, 
       embeddedMetadata: where.embeddedMetadata,
     });
   }
-
-  checkListType(schema, path, errors);
-  checkMapType(schema, path, errors);
-
-  const structuralProps = collectStructure(schema);
-  for (const key of ["allOf", "anyOf", "oneOf"] as const) {
-    for (const [i, sub] of (schema[key] ?? []).entries()) {
-      checkValueValidation(
-        sub,
-        `${path}.${key}[${i}]`,
-        errors,
-        structuralProps,
-        intOrString && key === "anyOf" && i < 2,
-      );
-    }
-  }
-  if (isObject(schema.not)) checkValueValidation(schema.not, `${path}.not`, errors, structuralProps, false);
 }
 
 /** Keywords a value validation (allOf/anyOf/oneOf/not) must leave out, with upstream's wording. */
