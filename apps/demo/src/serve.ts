@@ -18,23 +18,12 @@ export async function serve(): Promise<boolean> {
     return false;
   }
   const args = process.argv.slice(3);
-  const nodesAt = args.findIndex((arg) => arg === "--nodes" || arg.startsWith("--nodes="));
-  let nodeCount = 3;
-  if (nodesAt !== -1) {
-    const [flag, inline] = args[nodesAt]!.split(/=(.*)/s, 2) as [string, string | undefined];
-    const value = inline ?? args[nodesAt + 1];
-    nodeCount = Number(value);
-    if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > 5_000) {
-      console.error(
-        `${flag} needs a whole number of nodes from 1 to 5000, got ${JSON.stringify(value ?? "")}`,
-      );
-      return false;
-    }
-    args.splice(nodesAt, inline === undefined ? 2 : 1);
+  const flags = parseServeFlags(args);
+  if (typeof flags === "string") {
+    console.error(flags);
+    return false;
   }
-  const plainAt = args.indexOf("--plain-http");
-  const plainHttp = plainAt !== -1;
-  if (plainHttp) args.splice(plainAt, 1);
+  const { nodeCount, plainHttp } = flags;
   const etcd = await etcdFromArgs(args);
   if (typeof etcd === "string") {
     console.error(etcd);
@@ -63,7 +52,49 @@ export async function serve(): Promise<boolean> {
   writeFileSync(kubeconfig, listening.kubeconfig(), { mode: 0o600 });
 
   console.log(etcd.description);
-  console.log(`API server on ${listening.url}; the controller manager (its /healthz, /readyz and /metrics on ${managerHealth.url}), the scheduler and ${nodeCount} simulated nodes running. Try:
+  console.log(usage(listening.url, managerHealth.url, nodeCount, kubeconfig, requestLogPath));
+
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  console.log("\nstopping…");
+  await managerHealth.close();
+  await controlPlane.stop();
+  await server.close();
+  await etcd.stop();
+  rmSync(dir, { recursive: true, force: true });
+  return true;
+}
+
+/** `--nodes N` and `--plain-http`, taken out of `args` (the etcd flags stay); a string says what is wrong. */
+function parseServeFlags(args: string[]): { nodeCount: number; plainHttp: boolean } | string {
+  const nodesAt = args.findIndex((arg) => arg === "--nodes" || arg.startsWith("--nodes="));
+  let nodeCount = 3;
+  if (nodesAt !== -1) {
+    const [flag, inline] = args[nodesAt]!.split(/=(.*)/s, 2) as [string, string | undefined];
+    const value = inline ?? args[nodesAt + 1];
+    nodeCount = Number(value);
+    if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > 5_000) {
+      return `${flag} needs a whole number of nodes from 1 to 5000, got ${JSON.stringify(value ?? "")}`;
+    }
+    args.splice(nodesAt, inline === undefined ? 2 : 1);
+  }
+  const plainAt = args.indexOf("--plain-http");
+  const plainHttp = plainAt !== -1;
+  if (plainHttp) args.splice(plainAt, 1);
+  return { nodeCount, plainHttp };
+}
+
+/** What to try once the cluster runs. */
+function usage(
+  apiUrl: string,
+  managerUrl: string,
+  nodeCount: number,
+  kubeconfig: string,
+  requestLogPath: string,
+): string {
+  return `API server on ${apiUrl}; the controller manager (its /healthz, /readyz and /metrics on ${managerUrl}), the scheduler and ${nodeCount} simulated nodes running. Try:
 
   export KUBECONFIG=${kubeconfig}
   kubectl api-resources
@@ -115,21 +146,9 @@ export async function serve(): Promise<boolean> {
             spec: { type: object, properties: { cronSpec: { type: string }, replicas: { type: integer, default: 1 } } }
   YAML
   kubectl wait --for=condition=established crd/crontabs.stable.example.com && kubectl explain crontab.spec
-  curl -s ${managerHealth.url}/healthz?verbose; curl -s ${managerHealth.url}/metrics | grep ^workqueue_adds_total
+  curl -s ${managerUrl}/healthz?verbose; curl -s ${managerUrl}/metrics | grep ^workqueue_adds_total
   kubectl get --raw /metrics | grep ^apiserver_request_total
   tail -f ${requestLogPath}   # the API server's request log
 
-Ctrl-C stops it.`);
-
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
-  console.log("\nstopping…");
-  await managerHealth.close();
-  await controlPlane.stop();
-  await server.close();
-  await etcd.stop();
-  rmSync(dir, { recursive: true, force: true });
-  return true;
+Ctrl-C stops it.`;
 }

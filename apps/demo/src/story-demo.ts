@@ -44,9 +44,14 @@ export interface Step {
 export async function runStoryDemo(): Promise<boolean> {
   const server = newApiServer();
   const cluster = startCluster(server, { nodes: 3, nodeLifecycle: fastNodeLifecycle });
+  const steps = [...rolloutSteps(), ...nodeLossSteps("node-3"), ...namespaceAndCleanupSteps()];
+  return runSteps(server, cluster, steps, "npm run demo");
+}
+
+/** A Deployment created, healed, scaled, exposed, rolled out and rolled back. */
+function rolloutSteps(): Step[] {
   let deletedPod = "";
-  const lostNode = "node-3";
-  const steps: Step[] = [
+  return [
     {
       title: `create Deployment ${name} (nginx:1.27) with 3 replicas`,
       act: (c) =>
@@ -98,6 +103,12 @@ export async function runStoryDemo(): Promise<boolean> {
       reached: (v) => complete(v, 5, "nginx:1.27") && v.replicaSets.length === 2 && endpointsReady(v, 5),
       expected: "the nginx:1.27 ReplicaSet back at 5, the other at 0, no third ReplicaSet",
     },
+  ];
+}
+
+/** A node that stops heartbeating: tainted, its pods evicted and replaced, the stuck ones force-deleted. */
+function nodeLossSteps(lostNode: string): Step[] {
+  return [
     {
       title: `${lostNode} stops heartbeating`,
       act: (_, cl) => cl.stopNode(lostNode),
@@ -125,6 +136,12 @@ export async function runStoryDemo(): Promise<boolean> {
       reached: (v) => complete(v, 5, "nginx:1.27") && v.pods.every((p) => p.spec?.nodeName !== lostNode),
       expected: `no pod left on ${lostNode}; 5 ready on the other nodes`,
     },
+  ];
+}
+
+/** A namespace created and deleted with what it holds, then the Deployment deleted with cascade. */
+function namespaceAndCleanupSteps(): Step[] {
+  return [
     {
       title: `create namespace ${scratch} with a ConfigMap`,
       act: async (c) => {
@@ -163,7 +180,6 @@ export async function runStoryDemo(): Promise<boolean> {
       expected: "the Deployment, its ReplicaSets and pods gone",
     },
   ];
-  return runSteps(server, cluster, steps, "npm run demo");
 }
 
 /** Runs the steps with a live view; true if every step reached its state. */
