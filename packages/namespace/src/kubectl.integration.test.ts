@@ -1,9 +1,5 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { configMaps, namespaces } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
+import { closeKubectlClusters, kubectlCluster } from "@reconcile/apiserver/testing";
 import { FakeClock } from "@reconcile/clock";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { afterEach, describe, expect, it } from "vitest";
@@ -12,18 +8,10 @@ import { NamespaceController } from "./namespace-controller.js";
 // `kubectl delete namespace` against the embedded server with the namespace controller running:
 // the namespace shows Terminating while an object held by a finalizer keeps it, then is gone.
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+afterEach(closeKubectlClusters);
 
 async function cluster() {
-  const api = new ApiServer({ kubernetesService: false });
-  const server = await api.listen();
-  const home = await mkdtemp(join(tmpdir(), "reconcile-namespace-"));
-  const kubeconfig = join(home, "kubeconfig");
-  await writeFile(kubeconfig, server.kubeconfig());
-  const client = api.client();
+  const { client, kubectl, defer } = await kubectlCluster({ kubernetesService: false });
   const factory = new SharedInformerFactory({ client });
   // The controller's 5 s wait before acting on a deletion, and its requeues, run on a fake clock.
   const clock = new FakeClock(Date.now());
@@ -31,24 +19,11 @@ async function cluster() {
   const stop = new AbortController();
   factory.start(stop.signal);
   const running = controller.run({ signal: stop.signal });
-  cleanups.push(async () => {
+  defer(async () => {
     stop.abort();
     await running;
     await factory.shutdown();
-    await api.close();
-    await rm(home, { recursive: true, force: true });
   });
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
-  const kubectl = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      execFile(
-        "kubectl",
-        [...args, "--request-timeout=20s"],
-        { env, timeout: 30_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
-      );
-    });
   /** Advances the controller's clock until `condition` holds (at most 60 fake seconds). */
   const until = async (condition: () => Promise<boolean>) => {
     for (let i = 0; i < 600; i++) {

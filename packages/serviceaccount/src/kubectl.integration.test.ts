@@ -1,50 +1,25 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { serviceAccounts } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
+import { closeKubectlClusters, kubectlCluster } from "@reconcile/apiserver/testing";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { afterEach, describe, expect, it } from "vitest";
 import { ServiceAccountsController } from "./serviceaccounts-controller.js";
 
 // `kubectl get sa` against the embedded server with the ServiceAccounts controller running.
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+afterEach(closeKubectlClusters);
 
 async function cluster() {
-  const api = new ApiServer({ kubernetesService: false });
-  const server = await api.listen();
-  const home = await mkdtemp(join(tmpdir(), "reconcile-serviceaccount-"));
-  const kubeconfig = join(home, "kubeconfig");
-  await writeFile(kubeconfig, server.kubeconfig());
-  const client = api.client();
+  const { client, kubectl, defer } = await kubectlCluster({ kubernetesService: false });
   const factory = new SharedInformerFactory({ client });
   const controller = ServiceAccountsController.fromInformerFactory(factory, { client });
   const stop = new AbortController();
   factory.start(stop.signal);
   const running = controller.run({ signal: stop.signal });
-  cleanups.push(async () => {
+  defer(async () => {
     stop.abort();
     await running;
     await factory.shutdown();
-    await api.close();
-    await rm(home, { recursive: true, force: true });
   });
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
-  const kubectl = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      execFile(
-        "kubectl",
-        [...args, "--request-timeout=20s"],
-        { env, timeout: 30_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
-      );
-    });
   /** Waits (real time, the informers' pace) until `namespace/default` exists. */
   const defaultIn = async (namespace: string) => {
     for (let i = 0; i < 500; i++) {

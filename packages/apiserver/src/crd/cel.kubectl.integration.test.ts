@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 
 afterEach(closeKubectlClusters);
 

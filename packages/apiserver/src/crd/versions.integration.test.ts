@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApiServer } from "../api-server.js";
-import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 import { call, closeCrdServers, crdCondition, type Json, startCrdServer as start } from "./crd.test-util.js";
 
 // A CRD with several served versions and conversion None: one set of objects,

@@ -1,6 +1,6 @@
 import { configMaps } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 
 afterEach(closeKubectlClusters);
 

@@ -1,50 +1,24 @@
-import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { type Deployment, deployments, isConflict, type ReplicaSet, replicaSets } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer } from "../api-server.js";
-import { listen } from "./server.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 
 // `kubectl rollout` against the embedded server, with a tiny stand-in for the Deployment
 // controller: one ReplicaSet per pod template (owned, labelled with pod-template-hash,
 // annotated with its revision), and a status that reports the rollout complete at once.
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+afterEach(closeKubectlClusters);
 
 async function cluster() {
-  const api = new ApiServer();
-  const server = await listen(api);
-  const home = await mkdtemp(join(tmpdir(), "reconcile-rollout-"));
-  const kubeconfig = join(home, "kubeconfig");
-  await writeFile(kubeconfig, server.kubeconfig());
+  const { client, kubectl, defer } = await kubectlCluster();
   const stop = new AbortController();
-  const controller = runDeploymentStandIn(api.client(), stop.signal);
-  cleanups.push(async () => {
+  const controller = runDeploymentStandIn(client, stop.signal);
+  defer(async () => {
     stop.abort();
     await controller;
-    await server.close();
-    await api.close();
-    await rm(home, { recursive: true, force: true });
   });
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
-  const kubectl = (args: string[]): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      execFile(
-        "kubectl",
-        [...args, "--request-timeout=20s"],
-        { env, timeout: 30_000 },
-        (error, stdout, stderr) =>
-          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
-      );
-    });
-  return { client: api.client(), kubectl };
+  return { client, kubectl };
 }
 
 /** Reconciles every deployment on each change until the signal aborts. */

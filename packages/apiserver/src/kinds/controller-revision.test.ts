@@ -1,7 +1,7 @@
 import { controllerRevisions, daemonSets, isInvalid, StatusError } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 
 afterEach(closeKubectlClusters);
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 
 // kubectl's generators send these kinds as protobuf: each body is decoded by
 // its message table and stored as the JSON kubectl would have sent.

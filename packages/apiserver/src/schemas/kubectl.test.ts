@@ -1,7 +1,7 @@
 import { rm } from "node:fs/promises";
 import { configMaps, deployments } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
-import { closeKubectlClusters, kubectlCluster } from "../kubectl.test-util.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 
 afterEach(closeKubectlClusters);
 

@@ -1,0 +1,2 @@
+// Test helpers for code that runs against the API server: the real kubectl against an embedded one.
+export { closeKubectlClusters, type KubectlCluster, type KubectlResult, kubectlCluster } from "./kubectl.js";
