@@ -1,74 +1,14 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { writeFile } from "node:fs/promises";
 import { deployments, namespaces, pods, replicaSets } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer } from "../api-server.js";
-import { listen } from "./server.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 
 // End-to-end: the real kubectl (v1.32, on the PATH) against our server. Each test starts a
 // server on a free port and runs kubectl with its own HOME (discovery cache) and KUBECONFIG.
 
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+afterEach(closeKubectlClusters);
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function cluster() {
-  const api = new ApiServer();
-  const server = await listen(api);
-  const home = await mkdtemp(join(tmpdir(), "reconcile-kubectl-"));
-  const kubeconfig = join(home, "kubeconfig");
-  await writeFile(kubeconfig, server.kubeconfig());
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
-  const children: ChildProcess[] = [];
-  cleanups.push(async () => {
-    for (const child of children) child.kill();
-    await server.close();
-    await api.close();
-    await rm(home, { recursive: true, force: true });
-  });
-  const kubectl = (args: string[], input?: string): Promise<Result> =>
-    new Promise((resolve) => {
-      const child = execFile(
-        "kubectl",
-        [...args, "--request-timeout=20s"],
-        { env, timeout: 30_000 },
-        (error, stdout, stderr) => {
-          const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
-          resolve({ code, stdout, stderr });
-        },
-      );
-      if (input !== undefined) child.stdin?.end(input);
-    });
-  /** Starts a long-running kubectl (get -w) and collects its output. */
-  const background = (args: string[]) => {
-    const child = spawn("kubectl", args, { env });
-    children.push(child);
-    let stdout = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    return {
-      get stdout() {
-        return stdout;
-      },
-    };
-  };
-  const file = async (name: string, content: string) => {
-    const path = join(home, name);
-    await writeFile(path, content);
-    return path;
-  };
-  return { api, client: api.client(), kubectl, background, file };
-}
+const cluster = () => kubectlCluster();
 
 async function eventually(condition: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 600; i++) {

@@ -1,40 +1,12 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ApiServer } from "../api-server.js";
-import { listen } from "./server.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+afterEach(closeKubectlClusters);
 
+/** kubectl against a server that takes `token` (over HTTPS, where kubectl sends it), or any request. */
 async function kubectlFor(token?: string) {
-  const api = new ApiServer();
-  // kubectl sends a bearer token only over HTTPS.
-  const server = await listen(api, token === undefined ? {} : { token, tls: true });
-  const home = await mkdtemp(join(tmpdir(), "reconcile-auth-"));
-  const kubeconfig = join(home, "kubeconfig");
-  await writeFile(kubeconfig, server.kubeconfig());
-  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
-  cleanups.push(async () => {
-    await server.close();
-    await api.close();
-    await rm(home, { recursive: true, force: true });
-  });
-  return (args: string[]) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        "kubectl",
-        [...args, "--request-timeout=20s"],
-        { env, timeout: 30_000 },
-        (error, stdout, stderr) => {
-          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
-        },
-      ).stdin?.end();
-    });
+  const { kubectl } = await kubectlCluster({}, token === undefined ? {} : { token, tls: true });
+  return (args: string[]) => kubectl(args);
 }
 
 describe("kubectl auth", () => {
@@ -72,12 +44,7 @@ describe("kubectl auth", () => {
   });
 
   it("echoes a JSON review's spec and says why it is allowed", async () => {
-    const api = new ApiServer();
-    const server = await listen(api);
-    cleanups.push(async () => {
-      await server.close();
-      await api.close();
-    });
+    const server = await kubectlCluster();
     const spec = { resourceAttributes: { verb: "get", resource: "pods", namespace: "default" } };
     const response = await fetch(`${server.url}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, {
       method: "POST",
