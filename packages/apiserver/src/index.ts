@@ -75,4 +75,5 @@ export {
   type StorageWatcher,
   type StorageWatchOptions,
 } from "./storage/storage.js";
+export { WatchChannel } from "./storage/watch-channel.js";
 export { type StorageChange, watchEventFor, withResourceVersion } from "./storage/watch-events.js";

@@ -8,10 +8,10 @@ import {
   type StorageListResult,
   type StorageWatcher,
   type StorageWatchOptions,
+  WatchChannel,
   watchEventFor,
 } from "@reconcile/apiserver";
 import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
-import { EventChannel } from "./channel.js";
 import type { EtcdStorage } from "./etcd-storage.js";
 
 export interface CachedStorageOptions {
@@ -133,7 +133,7 @@ interface CacheWatcher {
   predicate: ((object: KubeObject) => boolean) | undefined;
   /** Changes at or below this revision are not sent. */
   after: number;
-  channel: EventChannel;
+  channel: WatchChannel;
 }
 
 interface ResourceCacheOptions {
@@ -161,7 +161,7 @@ class ResourceCache {
   #lastWrite = 0;
   readonly #watchers = new Set<CacheWatcher>();
   /** Every open channel, also those still waiting for the cache to be ready. */
-  readonly #channels = new Set<EventChannel>();
+  readonly #channels = new Set<WatchChannel>();
   #waiters: { revision: number; resolve: () => void }[] = [];
   #ready: Promise<void>;
   #subscription: { stop(): void } | undefined;
@@ -190,7 +190,7 @@ class ResourceCache {
       prefix,
       predicate: options.predicate,
       after: 0,
-      channel: new EventChannel({
+      channel: new WatchChannel({
         limit: watchBufferSize,
         onStop: () => {
           this.#watchers.delete(watcher);
@@ -243,7 +243,7 @@ class ResourceCache {
   }
 
   /** Pipes a watcher served by etcd into the channel already handed out. */
-  #forward(channel: EventChannel, source: StorageWatcher): void {
+  #forward(channel: WatchChannel, source: StorageWatcher): void {
     const iterator = source[Symbol.asyncIterator]();
     const stopSource = () => source.stop();
     const pump = async () => {

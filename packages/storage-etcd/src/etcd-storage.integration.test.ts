@@ -268,12 +268,12 @@ describe("EtcdStorage on etcd", () => {
       process.kill(own.members[0]!.pid!, "SIGSTOP");
       try {
         const read = await s.get("/core/pods/ns/a").catch((e: unknown) => e);
-        expect(isTimeout(read)).toBe(true);
+        expect(isTimeout(read), String(read)).toBe(true);
         expect((read as StatusError).status.message).toMatch(
           /^Timeout: request did not complete within requested timeout - context deadline exceeded/,
         );
         const write = await s.update("/core/pods/ns/a", pod("a")).catch((e: unknown) => e);
-        expect(isTimeout(write)).toBe(true);
+        expect(isTimeout(write), String(write)).toBe(true);
       } finally {
         process.kill(own.members[0]!.pid!, "SIGCONT");
       }

@@ -7,10 +7,10 @@ import {
   type StorageListResult,
   type StorageWatcher,
   type StorageWatchOptions,
+  WatchChannel,
 } from "@reconcile/apiserver";
 import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
 import type { Etcd3, IKeyValue, IRangeResponse, ITxnResponse } from "etcd3";
-import { EventChannel } from "./channel.js";
 import { createEtcdClient } from "./client.js";
 import { Compactor } from "./compactor.js";
 import { compactedText, fromEtcdError, futureRevisionText, neverSent, retriableRead } from "./errors.js";
@@ -72,7 +72,7 @@ export class EtcdStorage implements Storage {
   readonly #timeoutMs: number;
   readonly #watchBufferSize: number;
   readonly #clock: Clock;
-  readonly #watchers = new Set<EventChannel>();
+  readonly #watchers = new Set<WatchChannel>();
   readonly #subscriptions = new Set<() => void>();
   readonly #compaction: AbortController | undefined;
   #closed = false;
@@ -251,10 +251,10 @@ export class EtcdStorage implements Storage {
    * `watch`, and with `progress` also a BOOKMARK for every etcd progress
    * notification (the watch cache uses them to learn how current it is).
    */
-  watchWithProgress(prefix: string, options: StorageWatchOptions, progress: boolean): EventChannel {
+  watchWithProgress(prefix: string, options: StorageWatchOptions, progress: boolean): WatchChannel {
     let etcdWatch: EtcdWatch | undefined;
     let bookmarkTimer: TimerHandle | undefined;
-    const channel: EventChannel = new EventChannel({
+    const channel: WatchChannel = new WatchChannel({
       limit: this.#watchBufferSize,
       onStop: () => {
         etcdWatch?.stop();

@@ -249,14 +249,14 @@ export class MemoryStorage implements Storage {
     }
     const { fromRevision } = options;
     if (fromRevision === undefined) {
-      watch.channel.setInitial(this.#initialState(prefix, options.predicate));
+      watch.channel.pushInitial(this.#initialState(prefix, options.predicate));
     } else if (fromRevision < this.compactedRevision) {
       const error = tooOldResourceVersion(fromRevision, this.compactedRevision);
-      watch.channel.setInitial([{ type: "ERROR", revision: this.#revision, error }]);
+      watch.channel.pushInitial([{ type: "ERROR", revision: this.#revision, error }]);
       watch.channel.close(error.message);
       return watch.channel;
     } else {
-      watch.channel.setInitial(this.#replay(prefix, fromRevision, options.predicate));
+      watch.channel.pushInitial(this.#replay(prefix, fromRevision, options.predicate));
       watch.after = Math.max(fromRevision, this.#revision);
     }
     this.#watches.add(watch);
@@ -336,7 +336,7 @@ export class MemoryStorage implements Storage {
       if (overBudget) {
         const oldest = watch.channel.oldestQueuedRevision;
         if (oldest !== undefined && oldest <= compacted) {
-          watch.channel.fail(tooOldResourceVersion(oldest - 1, compacted), change.revision);
+          watch.channel.fail(tooOldResourceVersion(oldest - 1, compacted), change.revision, true);
           continue;
         }
       }

@@ -13,6 +13,7 @@ export class WatchChannel implements StorageWatcher {
   readonly #live = new RingBuffer<StorageEvent>();
   readonly #limit: number;
   readonly #onStop: () => void;
+  #alsoOnStop: (() => void) | undefined;
   #initial: StorageEvent[] = [];
   #initialIndex = 0;
   #closeReason: string | undefined;
@@ -42,10 +43,19 @@ export class WatchChannel implements StorageWatcher {
     return this.#live.at(0)?.revision;
   }
 
-  /** Queues the events every watcher starts with; call before any `push`. */
-  setInitial(events: StorageEvent[]): void {
-    this.#initial = events;
-    this.#initialIndex = 0;
+  /**
+   * Queues events that do not count against the limit: what every watcher
+   * starts with (a snapshot or a replay from history), before any `push`.
+   */
+  pushInitial(events: StorageEvent[]): void {
+    if (this.#closeReason !== undefined) return;
+    if (this.#initialIndex === this.#initial.length) {
+      this.#initial = events;
+      this.#initialIndex = 0;
+    } else {
+      this.#initial = [...this.#initial.slice(this.#initialIndex), ...events];
+      this.#initialIndex = 0;
+    }
     this.#notify();
   }
 
@@ -69,16 +79,20 @@ export class WatchChannel implements StorageWatcher {
   }
 
   /**
-   * Ends the watch with one ERROR event, dropping whatever is still queued:
-   * the reader resumes from the last revision it read (a reflector relists if
-   * that has left the history too).
+   * Ends the watch with one ERROR event after what is already queued, as an
+   * etcd watcher's buffered result channel delivers what it holds before the
+   * error: the reader resumes from the last revision it read (a reflector
+   * relists if that has left the history too). With `dropQueued` the queued
+   * events go first (a watcher closed to free the memory they hold).
    */
-  fail(error: StorageError, revision: number): void {
+  fail(error: StorageError | Error, revision: number, dropQueued = false): void {
     if (this.#closeReason !== undefined) return;
-    this.#initial = [];
-    this.#initialIndex = 0;
-    this.#live.clear();
-    this.#live.push({ type: "ERROR", revision, error });
+    if (dropQueued) {
+      this.#initial = [];
+      this.#initialIndex = 0;
+      this.#live.clear();
+    }
+    this.#live.push({ type: "ERROR", revision, error: error as StorageError });
     this.close(error.message);
   }
 
@@ -87,7 +101,14 @@ export class WatchChannel implements StorageWatcher {
     if (this.#closeReason !== undefined) return;
     this.#closeReason = reason;
     this.#onStop();
+    this.#alsoOnStop?.();
     this.#notify();
+  }
+
+  /** Also calls `callback` when the channel closes (at once if it already has). */
+  onClose(callback: () => void): void {
+    if (this.#closeReason !== undefined) callback();
+    else this.#alsoOnStop = callback;
   }
 
   /** Ends the watch at once: whatever is still queued is dropped. */
@@ -126,10 +147,13 @@ export class WatchChannel implements StorageWatcher {
     if (event !== undefined) return Promise.resolve({ done: false, value: event });
     if (this.#closeReason !== undefined) return Promise.resolve({ done: true, value: undefined });
     return new Promise((resolve) => {
-      this.#wake = () => {
+      const wake = () => {
         const next = this.poll();
-        resolve(next === undefined ? { done: true, value: undefined } : { done: false, value: next });
+        if (next !== undefined) resolve({ done: false, value: next });
+        else if (this.#closeReason !== undefined) resolve({ done: true, value: undefined });
+        else this.#wake = wake; // woken with nothing to read (an empty initial batch): keep waiting
       };
+      this.#wake = wake;
     });
   }
 
