@@ -136,6 +136,14 @@ interface Answer {
   text: string;
 }
 
+/** Whether the server reads `path` as a watch: a `watch` value other than `0` or `false` (any case). */
+function isWatch(path: string): boolean {
+  const query = path.indexOf("?");
+  if (query < 0) return false;
+  const watch = new URLSearchParams(path.slice(query + 1)).get("watch");
+  return watch !== null && !(watch === "0" || watch.toLowerCase() === "false");
+}
+
 /** One request on its own connection, the path sent as is; a watch is read up to its headers. */
 function send(request: FuzzRequest): Promise<Answer> {
   return new Promise((resolve, reject) => {
@@ -157,11 +165,7 @@ function send(request: FuzzRequest): Promise<Answer> {
         const contentType = String(response.headers["content-type"] ?? "");
         const code = response.statusCode ?? 0;
         // A watch streams until it is told to stop: its status line and headers are the answer.
-        if (
-          code === 200 &&
-          response.headers["transfer-encoding"] === "chunked" &&
-          /[?&]watch=(true|1)/.test(request.path)
-        ) {
+        if (code === 200 && response.headers["transfer-encoding"] === "chunked" && isWatch(request.path)) {
           req.destroy();
           resolve({ code, contentType, text: "" });
           return;
@@ -317,6 +321,9 @@ const queryParameters = fc.constantFrom(
   "watch=1",
   "watch=false",
   "watch=yes",
+  "watch=True",
+  "watch=FALSE",
+  "watch=",
   "limit=1",
   "limit=-1",
   "limit=0",

@@ -52,7 +52,7 @@ export function deleteOptions(body: Buffer, query: URLSearchParams): RegistryDel
   } else {
     const orphan = fromBody.orphanDependents ?? query.get("orphanDependents") ?? undefined;
     if (orphan !== undefined) {
-      options.orphanDependents = orphan === true || orphan === "true";
+      options.orphanDependents = typeof orphan === "string" ? isTrue(orphan) : orphan === true;
       options.propagationPolicy = options.orphanDependents ? "Orphan" : "Background";
     }
   }
@@ -103,8 +103,16 @@ export function parseNumber(name: string, value: string): number {
   return Number(value);
 }
 
+/**
+ * A boolean query parameter as apimachinery reads one
+ * (`Convert_Slice_string_To_bool`): absent is false; `0` and `false` in any
+ * case are false; any other value, the empty one included, is true. So
+ * `watch=True` (what the Python client sends) is a watch, and `follow=False`
+ * is no follow.
+ */
 export function isTrue(value: string | null): boolean {
-  return value === "true" || value === "1";
+  if (value === null) return false;
+  return !(value === "0" || value.toLowerCase() === "false");
 }
 
 /** kube-apiserver's `ValidateFieldManager` and `ValidateDryRun` for create and update. */

@@ -15,6 +15,7 @@ import {
   StatusError,
 } from "@reconcile/api";
 import type { Registry } from "../registry/registry.js";
+import { isTrue } from "./parameters.js";
 
 /** `PodLogOptions` as the kubelet receives them. */
 export interface PodLogOptions {
@@ -140,10 +141,7 @@ function parseLogOptions(name: string, query: URLSearchParams): PodLogOptions {
   const errors: FieldError[] = [];
   const bool = (key: string) => {
     const value = query.get(key);
-    if (value === null) return undefined;
-    if (value === "true" || value === "1") return true;
-    if (value === "false" || value === "0" || value === "") return false;
-    throw newBadRequest(`${key}: Invalid value: "${value}": must be a boolean`);
+    return value === null ? undefined : isTrue(value);
   };
   const int = (key: string) => {
     const value = query.get(key);

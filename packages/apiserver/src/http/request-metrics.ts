@@ -1,3 +1,5 @@
+import { isTrue } from "./parameters.js";
+
 /**
  * The API server's metrics seam: what it reports about each request and its
  * storage, with kube-apiserver's names in mind (`apiserver_request_total`,
@@ -97,7 +99,7 @@ export function requestLabels(
   labels.subresource = subresource;
   labels.scope = name !== undefined ? "resource" : namespaced ? "namespace" : "cluster";
   const watch = query.get("watch");
-  if (labels.verb === "GET" && (watch === "true" || watch === "1")) labels.verb = "WATCH";
+  if (labels.verb === "GET" && isTrue(watch)) labels.verb = "WATCH";
   else if (labels.verb === "GET" && name === undefined) labels.verb = "LIST";
   else if (labels.verb === "PATCH" && (contentType ?? "").startsWith("application/apply-patch"))
     labels.verb = "APPLY";
