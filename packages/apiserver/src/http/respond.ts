@@ -1,10 +1,47 @@
 import type * as http from "node:http";
-import { newInternalError, newTimeout, StatusError } from "@reconcile/api";
+import { newInternalError, newTimeout, type Status, StatusError } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 
 export const jsonContentType = "application/json";
 
-/** Sends a body as JSON, unless the request was answered already (it timed out) or its client left. */
+/**
+ * A Status as Go's encoding/json writes `metav1.Status`: its fields in the
+ * struct's order (`kind, apiVersion, metadata, status, message, reason,
+ * details, code`), `omitempty` ones left out when empty (no `"group":""` in
+ * the details of a core kind), `metadata` always there. Clients compare these
+ * texts byte for byte (the Python client's tests do).
+ */
+export function statusBody(status: Status): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind: "Status", apiVersion: "v1", metadata: status.metadata ?? {} };
+  if (status.status) out.status = status.status;
+  if (status.message) out.message = status.message;
+  if (status.reason) out.reason = status.reason;
+  const details = status.details;
+  if (details !== undefined && details !== null) {
+    const d: Record<string, unknown> = {};
+    if (details.name) d.name = details.name;
+    if (details.group) d.group = details.group;
+    if (details.kind) d.kind = details.kind;
+    if (details.uid) d.uid = details.uid;
+    if (details.causes && details.causes.length > 0)
+      d.causes = details.causes.map((cause) => {
+        const c: Record<string, unknown> = {};
+        if (cause.reason) c.reason = cause.reason;
+        if (cause.message) c.message = cause.message;
+        if (cause.field) c.field = cause.field;
+        return c;
+      });
+    if (details.retryAfterSeconds) d.retryAfterSeconds = details.retryAfterSeconds;
+    out.details = d;
+  }
+  if (status.code) out.code = status.code;
+  return out;
+}
+
+/**
+ * Sends a body as JSON with the newline Go's `json.Encoder` ends every value
+ * with, unless the request was answered already (it timed out) or its client left.
+ */
 export function send(
   response: http.ServerResponse,
   code: number,
@@ -12,7 +49,7 @@ export function send(
   contentType = jsonContentType,
 ): void {
   if (response.headersSent || response.destroyed) return;
-  const text = JSON.stringify(body);
+  const text = `${JSON.stringify(body)}\n`;
   response.writeHead(code, {
     "Content-Type": contentType,
     "Content-Length": Buffer.byteLength(text),
@@ -49,7 +86,7 @@ export async function sendList(
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
-  response.end(`${batch}]}`);
+  response.end(`${batch}]}\n`);
 }
 
 /** A 200 with the body, or kube-apiserver's 404 Status when there is none. */
@@ -58,16 +95,17 @@ export function sendOrNotFound(response: http.ServerResponse, body: object | und
     send(response, 200, body);
     return;
   }
-  send(response, 404, {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message: "the server could not find the requested resource",
-    reason: "NotFound",
-    details: {},
-    code: 404,
-  });
+  send(
+    response,
+    404,
+    statusBody({
+      status: "Failure",
+      message: "the server could not find the requested resource",
+      reason: "NotFound",
+      details: {},
+      code: 404,
+    }),
+  );
 }
 
 /** Answers a failure with its Status (a 500 InternalError for anything that is not a StatusError). */
@@ -81,7 +119,7 @@ export function sendFailure(response: http.ServerResponse, error: unknown): void
   const code = statusError.status.code || 500;
   // The body of a refused request may be unread (or, after no 100 Continue, unsent): the connection cannot carry another.
   if (code === 413) response.shouldKeepAlive = false;
-  send(response, code, statusError.status);
+  send(response, code, statusBody(statusError.status));
 }
 
 /** kube-apiserver's 405 for a verb the path does not serve. */

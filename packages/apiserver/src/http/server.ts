@@ -9,6 +9,7 @@ import { createRequestHandler, type HttpHandlerOptions, type RequestHandler } fr
 import { kubeconfigFor } from "./kubeconfig.js";
 import type { KubeletConnection } from "./pod-connect.js";
 import { type ApiServerMetrics, observeRequest, type RequestLogger } from "./request-metrics.js";
+import { statusBody } from "./respond.js";
 import { generateServingCertificates } from "./tls.js";
 
 export { createRequestHandler, type HttpHandlerOptions };
@@ -144,13 +145,7 @@ export async function listen(
           reason: "BadRequest",
           message: `the request could not be parsed (${error.code ?? error.message})`,
         };
-    const text = JSON.stringify({
-      kind: "Status",
-      apiVersion: "v1",
-      metadata: {},
-      status: "Failure",
-      ...status,
-    });
+    const text = `${JSON.stringify(statusBody({ status: "Failure", ...status }))}\n`;
     socket.end(
       `HTTP/1.1 ${status.code} ${timedOut ? "Request Timeout" : "Bad Request"}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
     );

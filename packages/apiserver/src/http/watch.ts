@@ -1,10 +1,16 @@
 import type * as http from "node:http";
-import { apiVersionOf, type ResourceDescriptor, type WatchEvent } from "@reconcile/api";
+import {
+  apiVersionOf,
+  type KubeObject,
+  type ResourceDescriptor,
+  type Status,
+  type WatchEvent,
+} from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { HandlerContext } from "./context.js";
 import { requestedTableVersion } from "./negotiation.js";
 import { isTrue, parseIncludeObjectParam, parseNumber } from "./parameters.js";
-import { jsonContentType } from "./respond.js";
+import { jsonContentType, statusBody } from "./respond.js";
 import { tableContentType, toTable } from "./table.js";
 
 /**
@@ -102,7 +108,9 @@ export async function serveWatch(
 
 /** Watch events carry `apiVersion` and `kind` on their objects, as kube-apiserver's do. */
 function typedEvent(resource: ResourceDescriptor, event: WatchEvent): WatchEvent {
-  if (event.type === "ERROR" || event.type === "BOOKMARK") return event;
+  if (event.type === "ERROR")
+    return { type: "ERROR", object: statusBody(event.object as Status) as KubeObject };
+  if (event.type === "BOOKMARK") return event;
   const object = event.object;
   if (object.apiVersion !== undefined && object.kind !== undefined) return event;
   return { type: event.type, object: { ...object, apiVersion: apiVersionOf(resource), kind: resource.kind } };
