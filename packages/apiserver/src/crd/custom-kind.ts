@@ -70,6 +70,8 @@ function definitionAt(
   return defineKind({
     descriptor,
     applyType: typeFromOpenAPI(schema as OpenAPISchema),
+    // apiextensions-apiserver serves JSON, merge and apply patches only: strategic merge needs Go types.
+    patchMeta: null,
     strategy: customResourceStrategy(schema, version),
     printer: customResourcePrinter(version.additionalPrinterColumns ?? []),
     openAPI: customKindSchema(descriptor, schema),

@@ -194,7 +194,7 @@ describe("kubectl with a CRD of several versions", () => {
         spec: { size: 4, color: "red" },
       }),
     );
-    expect(reapplied.stdout).toBe("widget.example.com/w configured\n");
+    expect(reapplied.stderr + reapplied.stdout).toBe("widget.example.com/w configured\n");
     expect(
       JSON.parse((await kubectl(["get", "widgets.v1beta1.example.com", "w", "-o", "json"])).stdout).spec,
     ).toEqual({
@@ -228,5 +228,36 @@ describe("defaults on read", () => {
     );
     // The version without the default serves the object as stored.
     expect((await call(http, "GET", `${beta}/old`)).body.spec).toEqual({ size: 1 });
+  });
+});
+
+describe("patch types of a custom resource", () => {
+  it("refuses a strategic merge patch with apiextensions' 415 and publishes no such PATCH body for kubectl", async () => {
+    const { api, http } = await start();
+    await call(http, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetsCRD);
+    await established(api, "widgets.example.com");
+    await call(http, "POST", ga, { metadata: { name: "w" }, spec: { size: 1 } });
+    const strategic = await fetch(`${http.url}${ga}/w`, {
+      method: "PATCH",
+      headers: { "content-type": "application/strategic-merge-patch+json" },
+      body: JSON.stringify({ spec: { size: 2 } }),
+    });
+    expect(strategic.status).toBe(415);
+    expect(await strategic.json()).toMatchObject({
+      reason: "UnsupportedMediaType",
+      message:
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    });
+    expect((await call(http, "PATCH", `${ga}/w`, { spec: { size: 3 } })).body.spec).toEqual({ size: 3 });
+    const document = await call(http, "GET", "/openapi/v3/apis/example.com/v1");
+    const patchTypes = Object.keys(
+      document.body.paths[`/apis/example.com/v1/namespaces/{namespace}/widgets/{name}`].patch.requestBody
+        .content,
+    );
+    expect(patchTypes.sort()).toEqual([
+      "application/apply-patch+yaml",
+      "application/json-patch+json",
+      "application/merge-patch+json",
+    ]);
   });
 });

@@ -32,11 +32,14 @@ export function openApiDocuments(
   kinds: readonly (ResourceDefinition | ResourceDescriptor)[],
 ): OpenApiDocuments {
   const schemaOf = new Map<ResourceDescriptor, KindSchema | undefined>();
+  /** Kinds that take no strategic merge patch (custom resources): their PATCH operation leaves it out, so kubectl does not send one. */
+  const noStrategicMerge = new Set<ResourceDescriptor>();
   const descriptors: ResourceDescriptor[] = [];
   for (const kind of kinds) {
     if ("descriptor" in kind) {
       descriptors.push(kind.descriptor);
       schemaOf.set(kind.descriptor, kind.openAPI);
+      if (kind.patchMeta === undefined) noStrategicMerge.add(kind.descriptor);
     } else {
       descriptors.push(kind);
       schemaOf.set(kind, builtinKindSchema(kind.group, kind.version, kind.kind));
@@ -57,7 +60,7 @@ export function openApiDocuments(
       const bodySchema = kindSchema
         ? { $ref: `#/components/schemas/${kindSchema.name}` }
         : { type: "object" };
-      operations[item] = { patch: patchOperation(resource, bodySchema) };
+      operations[item] = { patch: patchOperation(resource, bodySchema, !noStrategicMerge.has(resource)) };
       if (kindSchema === undefined) continue;
       for (const [name, definition] of Object.entries(kindSchema.definitions())) {
         if (!Object.hasOwn(schemas, name)) schemas[name] = toOpenAPIV3(definition);
@@ -92,7 +95,7 @@ export function openApiDocuments(
   };
 }
 
-function patchOperation(resource: ResourceDescriptor, bodySchema: object): object {
+function patchOperation(resource: ResourceDescriptor, bodySchema: object, strategicMerge: boolean): object {
   return {
     operationId: `patch${resource.kind}`,
     "x-kubernetes-group-version-kind": {
@@ -110,7 +113,9 @@ function patchOperation(resource: ResourceDescriptor, bodySchema: object): objec
         "application/apply-patch+yaml": { schema: { type: "object" } },
         "application/json-patch+json": { schema: { type: "object" } },
         "application/merge-patch+json": { schema: { type: "object" } },
-        "application/strategic-merge-patch+json": { schema: { type: "object" } },
+        ...(strategicMerge
+          ? { "application/strategic-merge-patch+json": { schema: { type: "object" } } }
+          : {}),
       },
     },
     responses: {

@@ -42,9 +42,10 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   protobufMessage?: string | undefined;
   /**
    * Default: derived from the kind's built-in OpenAPI schema; without one, the
-   * built-in kinds' merge keys by field name (containers by name, conditions by type, …).
+   * built-in kinds' merge keys by field name (containers by name, conditions by
+   * type, …). `null`: the kind takes no strategic merge patch (custom resources).
    */
-  patchMeta?: PatchMeta | undefined;
+  patchMeta?: PatchMeta | null | undefined;
   /**
    * Added to the `status` and `scale` handlers the descriptor's subresources
    * imply (scale where the strategy has scale rules); default: none beyond those.
@@ -133,7 +134,11 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
   };
   const schema = derive<Schema>(init.schema, builtinDecoderSchema, "any");
   const applyType = derive<TypeNode | undefined>(init.applyType, builtinApplyType, undefined);
-  const patchMeta = derive<PatchMeta>(init.patchMeta, builtinPatchMeta, defaultPatchMeta);
+  const patchMeta = derive<PatchMeta | undefined>(
+    init.patchMeta === null ? undefined : init.patchMeta,
+    builtinPatchMeta,
+    init.patchMeta === null ? undefined : defaultPatchMeta,
+  );
   return Object.freeze({
     descriptor,
     strategy,

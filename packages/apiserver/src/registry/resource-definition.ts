@@ -50,8 +50,11 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   readonly verbs: readonly string[];
   /** The top-level protobuf message a client may send for this kind, if any. */
   readonly protobufMessage: string | undefined;
-  /** Patch strategies and merge keys by position, for strategic merge patches of this kind. */
-  readonly patchMeta: PatchMeta;
+  /**
+   * Patch strategies and merge keys by position, for strategic merge patches
+   * of this kind; undefined: the kind takes none (a custom resource: 415).
+   */
+  readonly patchMeta: PatchMeta | undefined;
   /**
    * The kind's subresources by name (`status`, `scale`, `binding`,
    * `eviction`, `finalize`…), each with the verbs it serves. Routing,

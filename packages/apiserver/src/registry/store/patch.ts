@@ -1,4 +1,11 @@
-import { apiVersionOf, type KubeObject, newBadRequest, newConflict, newNotFound } from "@reconcile/api";
+import {
+  apiVersionOf,
+  type KubeObject,
+  newBadRequest,
+  newConflict,
+  newNotFound,
+  StatusError,
+} from "@reconcile/api";
 import { applyWithLastApplied } from "../../apply/index.js";
 import { isJsonObject } from "../../json.js";
 import { checkNesting } from "../../limits.js";
@@ -28,9 +35,17 @@ export async function patchObject(
   const size = jsonSize(patch);
   if (size > context.maxObjectBytes) throw requestTooLarge(context.maxObjectBytes);
   if (patchType === "apply") return applyObject(store, namespace, name, patch, options);
+  const patchMeta = definition.patchMeta;
+  if (patchType === "strategic-merge" && patchMeta === undefined)
+    throw new StatusError({
+      code: 415,
+      reason: "UnsupportedMediaType",
+      message:
+        "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+    });
   const ns = resource.namespaced ? namespace : undefined;
   const object = await guaranteedUpdate(store, ns, name, undefined, options, (existing) => {
-    const patched = applyPatch(patchType, existing, patch, definition.patchMeta);
+    const patched = applyPatch(patchType, existing, patch, patchMeta);
     if (!isJsonObject(patched))
       throw newBadRequest("the patch made the object something other than a JSON object");
     const decoded = decodeObject(
