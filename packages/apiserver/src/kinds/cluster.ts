@@ -26,7 +26,12 @@ import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
-import { persistentVolumeClaimPrinter, serviceAccountPrinter } from "./printers/index.js";
+import {
+  endpointSlicePrinter,
+  endpointsPrinter,
+  persistentVolumeClaimPrinter,
+  serviceAccountPrinter,
+} from "./printers/index.js";
 
 // Configuration, storage, networking, policy and RBAC kinds that manifests and kubectl's prune
 // allow-list use, served as storage with kube-apiserver's defaults and the checks clients rely on.
@@ -184,7 +189,7 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     printer: serviceAccountPrinter,
     protobufMessage: "ServiceAccount",
   }),
-  defineKind({ descriptor: endpoints }),
+  defineKind({ descriptor: endpoints, printer: endpointsPrinter }),
   defineKind({
     descriptor: persistentVolumeClaims,
     strategy: persistentVolumeClaimStrategy,
@@ -197,7 +202,7 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     protobufMessage: "ResourceQuota",
   }),
   defineKind({ descriptor: limitRanges }),
-  defineKind({ descriptor: endpointSlices }),
+  defineKind({ descriptor: endpointSlices, printer: endpointSlicePrinter }),
   defineKind({
     descriptor: ingresses,
     strategy: { prepareForCreate: clearStatus },

@@ -17,5 +17,6 @@ export {
   secretPrinter,
   servicePrinter,
 } from "./core.js";
+export { endpointSlicePrinter, endpointsPrinter } from "./discovery.js";
 export * from "./storage-only.js";
 export { deploymentPrinter, jobPrinter, replicaSetPrinter } from "./workloads.js";
