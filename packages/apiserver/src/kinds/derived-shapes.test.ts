@@ -21,6 +21,29 @@ describe("the decoder schema derived from OpenAPI", () => {
     );
   });
 
+  it("checks metadata against ObjectMeta's own schema, managedFields entries included", async () => {
+    const client = newServer().client().resource(pods, "default");
+    const body = pod("web");
+    const managedFields = [{ manager: 5, operation: "Update" }];
+    const error = await rejection(
+      client.create({ ...body, metadata: { ...body.metadata, managedFields } } as unknown as typeof body),
+    );
+    expect(error.status.code).toBe(400);
+    expect(error.status.message).toBe(
+      'Pod in version "v1" cannot be handled as a Pod: metadata.managedFields[0].manager: expected string, got number',
+    );
+  });
+
+  it("reads a Scale body by autoscaling/v1 Scale's schema: replicas is an int32", async () => {
+    const client = newServer().client().resource(deployments, "default");
+    await client.create(deployment("web"));
+    const error = await rejection(client.updateScale("web", { spec: { replicas: 2147483648 } } as never));
+    expect(error.status.code).toBe(400);
+    expect(error.status.message).toBe(
+      'Scale in version "autoscaling/v1" cannot be handled as a Scale: spec.replicas: expected int32, got number 2147483648',
+    );
+  });
+
   it("reads a quantity written as a JSON number, as Go's decoder does", async () => {
     const client = newServer().client().resource(pods, "default");
     const body = pod("web");

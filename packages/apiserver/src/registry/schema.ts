@@ -97,38 +97,13 @@ function describe(value: unknown): string {
   return typeof value === "string" ? `string ${JSON.stringify(value).slice(0, 60)}` : typeof value;
 }
 
-const stringMap: Schema = { map: "string" };
-const strings: Schema = { array: "string" };
-
-export const objectMetaSchema: Schema = {
-  fields: {
-    name: "string",
-    generateName: "string",
-    namespace: "string",
-    uid: "string",
-    resourceVersion: "string",
-    generation: "integer",
-    creationTimestamp: "string",
-    deletionTimestamp: "string",
-    deletionGracePeriodSeconds: "integer",
-    labels: stringMap,
-    annotations: stringMap,
-    finalizers: strings,
-    ownerReferences: {
-      array: {
-        fields: {
-          apiVersion: "string",
-          kind: "string",
-          name: "string",
-          uid: "string",
-          controller: "boolean",
-          blockOwnerDeletion: "boolean",
-        },
-      },
-    },
-    managedFields: { array: "any" },
-  },
-};
+/**
+ * ObjectMeta's schema, derived as every built-in shape is: what the decoder
+ * checks `metadata` against, for built-in and custom kinds alike.
+ */
+export function objectMetaSchema(): Schema {
+  return schemaOfDefinition("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+}
 
 /**
  * The decoder's schema of a built-in kind, derived from Kubernetes' OpenAPI

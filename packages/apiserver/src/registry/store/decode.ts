@@ -60,7 +60,8 @@ export function decodeObject(
       `${what}: the kind in the data (${String(object.kind)}) does not match the expected kind (${resource.kind})`,
     );
   const problem =
-    typeProblem(object.metadata, objectMetaSchema, "metadata") ?? typeProblem(object, definition.schema, "");
+    typeProblem(object.metadata, objectMetaSchema(), "metadata") ??
+    typeProblem(object, definition.schema, "");
   if (problem) throw newBadRequest(`${what}: ${problem}`);
   // A strict patch's 422 shows the patched object as it was before pruning.
   const patchedBeforePruning =
