@@ -393,14 +393,14 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         }
         return;
       case "pleg": {
-        const changed = message.events.filter((event) => event.type !== "ContainerRemoved");
-        this.handlePodSyncs(this.#podsOf(new Set(changed.map((event) => event.podUid))));
+        const uids = new Set<string>();
+        for (const event of message.events) if (event.type !== "ContainerRemoved") uids.add(event.podUid);
+        this.handlePodSyncs(this.#podsOf(uids));
         return;
       }
-      case "sync": {
+      case "sync":
         this.handlePodSyncs(this.#podsOf(message.uids ?? this.#workQueue.getWork()));
         return;
-      }
       case "probe": {
         const { update } = message;
         const pod = this.#podManager.getPodByUID(update.podUid);
