@@ -235,6 +235,23 @@ class Member implements EtcdProcess {
     await this.#exited;
   }
 
+  /**
+   * Whether the server on the client port is this member: another test
+   * process may have started its etcd on the same port first (ports are
+   * chosen free, then released), and this member then exits with "address
+   * already in use" while the other answers every health check.
+   */
+  async #answersAsItself(): Promise<boolean> {
+    const response = await fetch(`${this.clientUrl}/v3/cluster/member/list`, {
+      method: "POST",
+      body: "{}",
+      signal: AbortSignal.timeout(1_000),
+    });
+    const body = (await response.json()) as { members?: { name?: string; peerURLs?: string[] }[] };
+    const peerUrl = `http://127.0.0.1:${this.#config.peerPort}`;
+    return (body.members ?? []).some((m) => m.name === this.name && m.peerURLs?.includes(peerUrl) === true);
+  }
+
   async #waitHealthy(child: ChildProcess): Promise<void> {
     const deadline = Date.now() + this.#config.startTimeoutMs;
     while (Date.now() < deadline) {
@@ -244,7 +261,7 @@ class Member implements EtcdProcess {
       try {
         const response = await fetch(`${this.clientUrl}/health`, { signal: AbortSignal.timeout(1_000) });
         const body = (await response.json()) as { health?: string };
-        if (body.health === "true") return;
+        if (body.health === "true" && (await this.#answersAsItself())) return;
       } catch {
         // not listening yet
       }
