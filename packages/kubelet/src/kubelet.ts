@@ -1,11 +1,10 @@
-// The kubelet (`pkg/kubelet/kubelet.go`) around the pod workers: the pod
-// source (an informer on pods bound to this node, or a shared one fed by a
-// NodeSimulator), `syncLoop` / `syncLoopIteration` over config changes, PLEG
-// events, the 1 s sync tick, probe results and the 2 s housekeeping tick,
-// admission against the node's allocatable resources, and the PodSyncer the
-// workers call: syncPod, syncTerminatingPod, syncTerminatingRuntimePod and
-// syncTerminatedPod. Around them: the node's registration and status, its
-// Lease, the status manager, the probe manager and container logs.
+// The kubelet (`pkg/kubelet/kubelet.go`) around the pod workers: the pod source (an informer
+// on pods bound to this node, or a shared one fed by a NodeSimulator), `syncLoop` /
+// `syncLoopIteration` over config changes, PLEG events, the 1 s sync tick, probe results and
+// the 2 s housekeeping tick, admission against the node's allocatable resources, and the
+// PodSyncer the workers call: syncPod, syncTerminatingPod, syncTerminatingRuntimePod and
+// syncTerminatedPod. Around them: the node's registration and status, its Lease, the status
+// manager, the probe manager and container logs.
 import { setMaxListeners } from "node:events";
 import type { DeepReadonly, Pod } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -16,6 +15,7 @@ import type { PodStatus } from "kubernetes-types/core/v1.js";
 import { PodAdmission } from "./admission.js";
 import { podConfigHandler, runApiSource } from "./config/api-source.js";
 import { runStaticPodSources } from "./config/static-pod-sources.js";
+import { clientEnvironment } from "./container-env.js";
 import type { KubeletOptions } from "./kubelet-options.js";
 import { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
 import { MirrorPods } from "./mirror-pods.js";
@@ -139,6 +139,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       clock: this.#clock,
       onBackoffExpired: (uid, at) => this.#syncLoop.syncAt(uid, at),
       mountsFor: (pod, container) => this.volumeManager.mountsFor(pod, container),
+      environmentFor: clientEnvironment(this.#client, () => this.nodeStatus.allocatable(), this.#nodeIP),
     });
     this.#probeManager = new ProbeManager({
       runtime: this.runtime,
@@ -558,7 +559,6 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     if (added && staticUid !== undefined) this.statusManager.resync(staticUid);
     this.#syncStaticPodOf(fullName);
   }
-
   #syncStaticPodOf(fullName: string): void {
     const uid = this.#podManager.staticPodUID(fullName);
     const pod = this.#podManager.staticPodByFullName(fullName);

@@ -3,6 +3,7 @@ import type { Clock } from "@reconcile/clock";
 import type { EventRecorder } from "@reconcile/controller";
 import type { Container, Pod, PodStatus } from "kubernetes-types/core/v1.js";
 import { Backoff } from "./backoff.js";
+import { ContainerConfigError, type ContainerEnvironment, podHostname } from "./container-env.js";
 import { runLifecycleHandler } from "./lifecycle.js";
 import type { RuntimePodStatus } from "./pleg.js";
 import { computePodActions, containerHash, type KillReason, type ProbeVerdicts } from "./pod-actions.js";
@@ -31,6 +32,18 @@ export interface RuntimeManagerOptions {
   onBackoffExpired?: ((podUid: string, atMs: number) => void) | undefined;
   /** The bind mounts of a container, from its pod's mounted volumes. Default: none. */
   mountsFor?: ((pod: ReadonlyPod, container: ReadonlyContainer) => Mount[]) | undefined;
+  /**
+   * A container's environment and its expanded command and args; a
+   * `ContainerConfigError` is the container's CreateContainerConfigError.
+   * Default: its `env` values and command as written.
+   */
+  environmentFor?:
+    | ((
+        pod: ReadonlyPod,
+        container: ReadonlyContainer,
+        podIP: string | undefined,
+      ) => Promise<ContainerEnvironment>)
+    | undefined;
 }
 
 /** The outcome of one `syncPod`: an error fails the sync (the workers retry it). */
@@ -47,6 +60,7 @@ export class RuntimeManager {
   readonly #imageBackoff: Backoff;
   readonly #onBackoffExpired: RuntimeManagerOptions["onBackoffExpired"];
   readonly #mountsFor: RuntimeManagerOptions["mountsFor"];
+  readonly #environmentFor: RuntimeManagerOptions["environmentFor"];
   /** The last failed start per pod UID and container name (`ReasonCache`). */
   readonly #startFailures = new Map<string, Map<string, StartFailure>>();
 
@@ -62,6 +76,7 @@ export class RuntimeManager {
     this.#imageBackoff = new Backoff(options.clock, 10_000, 300_000);
     this.#onBackoffExpired = options.onBackoffExpired;
     this.#mountsFor = options.mountsFor;
+    this.#environmentFor = options.environmentFor;
   }
 
   /** The pod's remembered start failures, for its status. */
@@ -347,6 +362,21 @@ export class RuntimeManager {
         : apiRestarts?.state?.terminated || apiRestarts?.lastState?.terminated
           ? apiRestarts.restartCount + 1
           : 0;
+    let environment: ContainerEnvironment;
+    try {
+      const podIP = this.runtime.listPodSandboxes({ podUid: uid }).find((s) => s.id === sandboxId)?.ip;
+      environment = (await this.#environmentFor?.(pod, container, podIP)) ?? {
+        envs: (container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? "" })),
+        command: container.command?.slice(),
+        args: container.args?.slice(),
+      };
+    } catch (error) {
+      if (!(error instanceof ContainerConfigError)) throw error;
+      this.#recorder.event(ref, "Warning", "Failed", `Error: ${error.message}`);
+      failures.set(container.name, { reason: "CreateContainerConfigError", message: error.message });
+      return error;
+    }
+    if (signal.aborted) return signal.reason as Error;
     let containerId: string;
     try {
       containerId = await this.runtime.createContainer(sandboxId, {
@@ -354,8 +384,10 @@ export class RuntimeManager {
         image,
         attempt,
         specHash: hash,
-        command: container.command,
-        args: container.args,
+        command: environment.command,
+        args: environment.args,
+        envs: environment.envs,
+        hostname: podHostname(pod),
         mounts: this.#mountsFor?.(pod, container) ?? [],
       });
     } catch (error) {

@@ -51,8 +51,13 @@ export interface ContainerConfig {
   attempt: number;
   /** `ContainerSpecHash`: a new hash means a changed spec. */
   specHash: string;
+  /** The command and args with `$(VAR)` references already expanded, as the kubelet hands them to CRI. */
   command?: readonly string[] | undefined;
   args?: readonly string[] | undefined;
+  /** The container's environment (CRI's `envs`), in the pod's order after the kubelet's expansion. */
+  envs?: readonly { name: string; value: string }[] | undefined;
+  /** The hostname the container sees (the pod's `hostname`, else its name). */
+  hostname?: string | undefined;
   /** Directories and files of the node bind-mounted into the container (CRI's `mounts`). */
   mounts?: readonly Mount[] | undefined;
 }

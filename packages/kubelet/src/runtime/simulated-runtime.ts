@@ -4,10 +4,18 @@
 // probes, and honour or ignore SIGTERM. What each container does comes from
 // the node's defaults, overridden per pod by annotations (see
 // `simulationAnnotationPrefix`); the defaults succeed at once.
-import { createHash } from "node:crypto";
 import { type Clock, realClock } from "@reconcile/clock";
 import { NodeFilesystem, normalisePath } from "../node-filesystem.js";
 import { behaviourFor, type ContainerBehaviour, defaultContainerBehaviour } from "./container-behaviour.js";
+import {
+  argvFor,
+  execCollect,
+  LineSplitter,
+  missingProgram,
+  type ProcessSpec,
+  runProcess,
+  scriptedByBehaviour,
+} from "./container-process.js";
 import {
   type ContainerConfig,
   type ContainerRecord,
@@ -24,7 +32,8 @@ import {
   RuntimeError,
   type RuntimeEvent,
 } from "./runtime.js";
-import { type ResolvedPath, runShell } from "./simulated-shell.js";
+import type { ResolvedPath, ShellHost } from "./shell/index.js";
+import { IpPool, normaliseImage, pulled, repositoryOf, sha256Hex } from "./simulated-images.js";
 
 export {
   behaviourFor,
@@ -32,6 +41,7 @@ export {
   defaultContainerBehaviour,
   simulationAnnotationPrefix,
 } from "./container-behaviour.js";
+export { normaliseImage } from "./simulated-images.js";
 
 export interface SimulatedRuntimeOptions {
   /** Seeds container and sandbox IDs, so that two nodes never share one. Default "sim". */
@@ -70,6 +80,10 @@ interface ContainerEntry {
   layer: NodeFilesystem | undefined;
   /** The sandbox's IP, for the HTTP GETs it answers. */
   ip: string | undefined;
+  /** What the process runs and with which environment. */
+  process: ProcessSpec;
+  /** Aborted when the process is killed: its script stops. */
+  kill: AbortController;
 }
 
 /** See the file comment. */
@@ -86,10 +100,7 @@ export class SimulatedRuntime implements ContainerRuntime {
   readonly #images = new Map<string, ImageRecord>();
   readonly #pulls = new Map<string, Promise<PulledImage>>();
   readonly #listeners = new Set<(event: RuntimeEvent) => void>();
-  readonly #ipBase: number;
-  readonly #ipCount: number;
-  readonly #ipsInUse = new Set<number>();
-  #nextIp = 2;
+  readonly #ips: IpPool;
   #counter = 0;
   readonly #idPrefixes: Record<string, string> = {};
 
@@ -100,15 +111,13 @@ export class SimulatedRuntime implements ContainerRuntime {
     this.runtimeVersion = options.runtimeVersion ?? "1.7.13-sim";
     this.#defaults = { ...defaultContainerBehaviour, ...options.defaults };
     this.filesystem = options.filesystem ?? new NodeFilesystem();
-    const [base, count] = parseCIDR(options.podCIDR ?? "10.244.0.0/24");
-    this.#ipBase = base;
-    this.#ipCount = count;
+    this.#ips = new IpPool(options.podCIDR ?? "10.244.0.0/24");
     for (const image of options.preloadedImages ?? []) this.#recordImage(normaliseImage(image));
   }
 
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
     const id = this.#newId("sandbox");
-    const ip = config.hostNetwork ? undefined : this.#allocateIp();
+    const ip = config.hostNetwork ? undefined : this.#ips.allocate();
     const sandbox: PodSandbox = {
       id,
       podUid: config.podUid,
@@ -132,7 +141,7 @@ export class SimulatedRuntime implements ContainerRuntime {
     }
     if (entry.sandbox.state === "ready") {
       entry.sandbox = { ...entry.sandbox, state: "notready" };
-      this.#releaseIp(entry.sandbox.ip);
+      this.#ips.release(entry.sandbox.ip);
     }
   }
 
@@ -223,6 +232,14 @@ export class SimulatedRuntime implements ContainerRuntime {
       stopping: undefined,
       layer: undefined,
       ip: sandbox.sandbox.ip,
+      process: {
+        image: name,
+        command: config.command,
+        args: config.args,
+        env: config.envs,
+        hostname: config.hostname ?? sandbox.config.name,
+      },
+      kill: new AbortController(),
     });
     sandbox.containers.add(id);
     this.#emit("ContainerCreated", record);
@@ -239,8 +256,19 @@ export class SimulatedRuntime implements ContainerRuntime {
     const { behaviour } = entry;
     if (behaviour.startDelayMs > 0) await this.#clock.sleep(behaviour.startDelayMs);
     if (entry.record.state !== "created") return; // stopped while starting
+    const argv = scriptedByBehaviour(behaviour) ? undefined : argvFor(entry.process);
+    const missing = argv === undefined ? undefined : missingProgram(argv);
+    if (missing !== undefined) {
+      this.#exit(entry, 128, "StartError", missing);
+      return;
+    }
     const now = this.#clock.now();
     entry.record = { ...entry.record, state: "running", startedAt: now };
+    if (argv !== undefined) {
+      this.#emit("ContainerStarted", entry.record);
+      this.#runProcess(entry, argv);
+      return;
+    }
     const greeting = `simulated container ${entry.record.name} started (image ${entry.record.image})`;
     for (const text of (behaviour.log ?? greeting).split("\n")) {
       if (text !== "") this.#write(entry, "stdout", text);
@@ -350,21 +378,16 @@ export class SimulatedRuntime implements ContainerRuntime {
   }
 
   /**
-   * Runs a command of a small shell in the container: `sh -c` scripts of
-   * commands joined by `;`, `&&` and `||`; `true`, `false`, `exit N`,
-   * `sleep N` (on the clock), `echo … [> file | >> file]`, `cat`, `ls`,
-   * `test`/`[ -e|-f|-d path ]`, `touch`, `mkdir -p`, `rm [-rf]`. Paths resolve
-   * through the container's mounts (read-only ones refuse writes), else to its
-   * own layer. Anything else exits 127.
+   * Runs a command in the container through the built-in shell (see
+   * `shell/`): files resolve through the container's mounts (read-only ones
+   * refuse writes), else to its own layer; time is the runtime's clock. A
+   * program the shell does not have exits 127.
    */
   async execSync(containerId: string, command: readonly string[], timeoutMs: number): Promise<ExecResult> {
     const entry = this.#entry(containerId);
     if (entry.record.state !== "running")
       throw new RuntimeError("InvalidState", `container ${containerId} is not running`);
-    const run = runShell(command, {
-      clock: this.#clock,
-      resolve: (path) => this.#resolve(entry, path),
-    });
+    const run = execCollect(command, entry.process, this.#shellHost(entry));
     if (!(timeoutMs > 0)) return run;
     const stop = new AbortController();
     const timeout = this.#clock.sleep(timeoutMs, { signal: stop.signal }).then(
@@ -463,13 +486,44 @@ export class SimulatedRuntime implements ContainerRuntime {
     return entry;
   }
 
-  #exit(entry: ContainerEntry, exitCode: number, reason: string | undefined): void {
+  /** Runs the container's program; its end is the container's exit. */
+  #runProcess(entry: ContainerEntry, argv: readonly string[]): void {
+    const streams = {
+      stdout: new LineSplitter((text) => this.#write(entry, "stdout", text)),
+      stderr: new LineSplitter((text) => this.#write(entry, "stderr", text)),
+    };
+    runProcess(argv, entry.process, this.#shellHost(entry), (stream, text) =>
+      streams[stream].write(text),
+    ).then(
+      (code) => {
+        streams.stdout.flush();
+        streams.stderr.flush();
+        if (entry.record.state === "running") this.#exit(entry, code, undefined);
+      },
+      () => {
+        // Killed: the stop or removal that aborted it records the exit.
+      },
+    );
+  }
+
+  #shellHost(entry: ContainerEntry): ShellHost {
+    return {
+      clock: this.#clock,
+      resolve: (path) => this.#resolve(entry, path),
+      hostname: entry.process.hostname,
+      signal: entry.kill.signal,
+    };
+  }
+
+  #exit(entry: ContainerEntry, exitCode: number, reason: string | undefined, message?: string): void {
+    entry.kill.abort(new RuntimeError("InvalidState", `container ${entry.record.id} exited`));
     entry.record = {
       ...entry.record,
       state: "exited",
       finishedAt: this.#clock.now(),
       exitCode,
       reason: reason ?? (exitCode === 0 ? "Completed" : "Error"),
+      message,
     };
     for (const timer of entry.timers) this.#clock.clearTimeout(timer);
     entry.timers.clear();
@@ -528,70 +582,4 @@ export class SimulatedRuntime implements ContainerRuntime {
     }
     return image;
   }
-
-  #allocateIp(): string {
-    // host-local IPAM: .0 is the network, .1 the gateway, the last the broadcast.
-    const usable = this.#ipCount - 3;
-    for (let i = 0; i < usable; i++) {
-      const offset = 2 + ((this.#nextIp - 2 + i) % usable);
-      if (!this.#ipsInUse.has(offset)) {
-        this.#ipsInUse.add(offset);
-        this.#nextIp = offset + 1;
-        return formatIPv4(this.#ipBase + offset);
-      }
-    }
-    throw new RuntimeError("StartError", "failed to allocate an IP: the node's pod CIDR is exhausted");
-  }
-
-  #releaseIp(ip: string | undefined): void {
-    if (ip !== undefined) this.#ipsInUse.delete(parseIPv4(ip) - this.#ipBase);
-  }
-}
-
-/** `nginx` → `docker.io/library/nginx:latest`, as containerd names images. */
-export function normaliseImage(image: string): string {
-  let name = image;
-  const firstSlash = name.indexOf("/");
-  const first = firstSlash === -1 ? "" : name.slice(0, firstSlash);
-  if (firstSlash === -1) name = `docker.io/library/${name}`;
-  else if (!first.includes(".") && !first.includes(":") && first !== "localhost") name = `docker.io/${name}`;
-  const lastSlash = name.lastIndexOf("/");
-  if (!name.includes("@") && !name.slice(lastSlash).includes(":")) name = `${name}:latest`;
-  return name;
-}
-
-function repositoryOf(name: string): string {
-  const at = name.indexOf("@");
-  if (at !== -1) return name.slice(0, at);
-  const lastSlash = name.lastIndexOf("/");
-  const colon = name.indexOf(":", lastSlash);
-  return colon === -1 ? name : name.slice(0, colon);
-}
-
-function pulled(image: ImageRecord): PulledImage {
-  return { imageRef: image.repoDigests[0] ?? image.id, size: image.size };
-}
-
-function sha256Hex(text: string): string {
-  return createHash("sha256").update(text).digest("hex");
-}
-
-function parseCIDR(cidr: string): [base: number, count: number] {
-  const match = /^(\d+\.\d+\.\d+\.\d+)\/(\d+)$/.exec(cidr);
-  const bits = match ? Number(match[2]) : Number.NaN;
-  if (!match || !(bits >= 8 && bits <= 30))
-    throw new TypeError(
-      `SimulatedRuntime: podCIDR must be an IPv4 CIDR from /8 to /30, got ${JSON.stringify(cidr)}`,
-    );
-  const size = 2 ** (32 - bits);
-  const base = parseIPv4(match[1] as string);
-  return [base - (base % size), size];
-}
-
-function parseIPv4(ip: string): number {
-  return ip.split(".").reduce((sum, part) => sum * 256 + Number(part), 0);
-}
-
-function formatIPv4(value: number): string {
-  return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join(".");
 }

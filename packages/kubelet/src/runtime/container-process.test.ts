@@ -1,0 +1,118 @@
+import { FakeClock } from "@reconcile/clock";
+import { describe, expect, it } from "vitest";
+import { argvFor } from "./container-process.js";
+import type { ContainerConfig, PodSandboxConfig } from "./runtime.js";
+import { SimulatedRuntime } from "./simulated-runtime.js";
+
+const sandbox: PodSandboxConfig = {
+  podUid: "uid-1",
+  name: "job-abc",
+  namespace: "default",
+  attempt: 0,
+  hostNetwork: false,
+  labels: {},
+  annotations: {},
+};
+
+async function run(
+  config: Partial<ContainerConfig> & { image: string },
+  clock = new FakeClock(Date.UTC(2026, 0, 1)),
+  annotations: Record<string, string> = {},
+) {
+  const runtime = new SimulatedRuntime({ clock });
+  const sandboxId = await runtime.runPodSandbox({ ...sandbox, annotations });
+  await runtime.pullImage(config.image, { ...sandbox, annotations });
+  const id = await runtime.createContainer(sandboxId, { name: "main", attempt: 0, specHash: "h", ...config });
+  await runtime.startContainer(id);
+  // Let the process's microtasks run.
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+  const lines = () => runtime.readLogs(id).map((l) => `${l.stream} ${l.text}`);
+  return { runtime, id, lines, status: () => runtime.containerStatus(id)! };
+}
+
+describe("argvFor", () => {
+  it.each([
+    [{ image: "docker.io/library/busybox:latest", command: ["echo"], args: ["hi"] }, ["echo", "hi"]],
+    [{ image: "docker.io/library/busybox:latest", args: ["echo", "hi"] }, ["echo", "hi"]],
+    [{ image: "docker.io/library/busybox:1.36" }, ["sh"]],
+    [{ image: "docker.io/library/alpine:3.20" }, ["/bin/sh"]],
+    [{ image: "docker.io/library/nginx:latest" }, undefined],
+    [{ image: "registry.example.com/team/app:v1" }, undefined],
+  ])("%j runs %j", (spec, argv) => {
+    expect(argvFor(spec)).toEqual(argv);
+  });
+});
+
+describe("a simulated container runs its command", () => {
+  it("writes its output to the log as it goes and exits with its status", async () => {
+    const clock = new FakeClock(Date.UTC(2026, 0, 1));
+    const c = await run(
+      { image: "busybox", command: ["sh", "-c", "echo start; sleep 2; echo done >&2; exit 3"] },
+      clock,
+    );
+    expect(c.lines()).toEqual(["stdout start"]);
+    expect(c.status().state).toBe("running");
+    await clock.advance(2_000);
+    expect(c.lines()).toEqual(["stdout start", "stderr done"]);
+    expect(c.status()).toMatchObject({ state: "exited", exitCode: 3, reason: "Error" });
+    expect(c.runtime.readLogs(c.id).map((l) => l.time)).toEqual([
+      Date.UTC(2026, 0, 1),
+      Date.UTC(2026, 0, 1) + 2_000,
+    ]);
+  });
+
+  it("completes with 0 and sees its environment and hostname", async () => {
+    const c = await run({
+      image: "busybox",
+      command: ["sh", "-c", 'echo "$JOB_COMPLETION_INDEX on $(hostname)"'],
+      envs: [{ name: "JOB_COMPLETION_INDEX", value: "2" }],
+      hostname: "pi-2",
+    });
+    expect(c.lines()).toEqual(["stdout 2 on pi-2"]);
+    expect(c.status()).toMatchObject({ state: "exited", exitCode: 0, reason: "Completed" });
+  });
+
+  it("busybox with no command runs sh, which ends at once with no input", async () => {
+    const c = await run({ image: "busybox" });
+    expect(c.lines()).toEqual([]);
+    expect(c.status()).toMatchObject({ state: "exited", exitCode: 0, reason: "Completed" });
+  });
+
+  it("an unknown image with no command runs until stopped, as before", async () => {
+    const c = await run({ image: "nginx" });
+    expect(c.lines()).toEqual([
+      "stdout simulated container main started (image docker.io/library/nginx:latest)",
+    ]);
+    expect(c.status().state).toBe("running");
+  });
+
+  it("a program the image lacks is containerd's StartError with exit code 128", async () => {
+    const c = await run({ image: "perl", command: ["perl", "-e", "print 1"] });
+    expect(c.status()).toMatchObject({
+      state: "exited",
+      exitCode: 128,
+      reason: "StartError",
+      message:
+        'failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "perl": executable file not found in $PATH: unknown',
+    });
+  });
+
+  it("a stop ends a running script: the SIGTERM behaviour decides the code, nothing runs after", async () => {
+    const clock = new FakeClock(0);
+    const c = await run({ image: "busybox", command: ["sh", "-c", "sleep 10; echo late"] }, clock);
+    await c.runtime.stopContainer(c.id, 30);
+    expect(c.status()).toMatchObject({ state: "exited", exitCode: 0 });
+    await clock.advance(20_000);
+    expect(c.lines()).toEqual(["stdout received SIGTERM"]);
+  });
+
+  it("the simulation annotations win over the command", async () => {
+    const clock = new FakeClock(0);
+    const c = await run({ image: "busybox", command: ["sh", "-c", "exit 9"] }, clock, {
+      "sim.reconcile.dev/exit-after": "1s",
+      "sim.reconcile.dev/exit-code": "4",
+    });
+    await clock.advance(1_000);
+    expect(c.status()).toMatchObject({ state: "exited", exitCode: 4 });
+  });
+});
