@@ -79,6 +79,28 @@ export class RuntimeManager {
     this.#environmentFor = options.environmentFor;
   }
 
+  /** The container's environment, command and args, or why they cannot be made. */
+  async #environment(
+    pod: ReadonlyPod,
+    container: ReadonlyContainer,
+    sandboxId: string,
+  ): Promise<ContainerEnvironment | ContainerConfigError> {
+    const uid = pod.metadata?.uid ?? "";
+    const podIP = this.runtime.listPodSandboxes({ podUid: uid }).find((s) => s.id === sandboxId)?.ip;
+    try {
+      return (
+        (await this.#environmentFor?.(pod, container, podIP)) ?? {
+          envs: (container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? "" })),
+          command: container.command?.slice(),
+          args: container.args?.slice(),
+        }
+      );
+    } catch (error) {
+      if (error instanceof ContainerConfigError) return error;
+      throw error;
+    }
+  }
+
   /** The pod's remembered start failures, for its status. */
   startFailures(podUid: string): ReadonlyMap<string, StartFailure> {
     return this.#startFailures.get(podUid) ?? emptyFailures;
@@ -362,19 +384,11 @@ export class RuntimeManager {
         : apiRestarts?.state?.terminated || apiRestarts?.lastState?.terminated
           ? apiRestarts.restartCount + 1
           : 0;
-    let environment: ContainerEnvironment;
-    try {
-      const podIP = this.runtime.listPodSandboxes({ podUid: uid }).find((s) => s.id === sandboxId)?.ip;
-      environment = (await this.#environmentFor?.(pod, container, podIP)) ?? {
-        envs: (container.env ?? []).map((e) => ({ name: e.name, value: e.value ?? "" })),
-        command: container.command?.slice(),
-        args: container.args?.slice(),
-      };
-    } catch (error) {
-      if (!(error instanceof ContainerConfigError)) throw error;
-      this.#recorder.event(ref, "Warning", "Failed", `Error: ${error.message}`);
-      failures.set(container.name, { reason: "CreateContainerConfigError", message: error.message });
-      return error;
+    const environment = await this.#environment(pod, container, sandboxId);
+    if (environment instanceof ContainerConfigError) {
+      this.#recorder.event(ref, "Warning", "Failed", `Error: ${environment.message}`);
+      failures.set(container.name, { reason: "CreateContainerConfigError", message: environment.message });
+      return environment;
     }
     if (signal.aborted) return signal.reason as Error;
     let containerId: string;

@@ -1,11 +1,8 @@
-import { type CommandIO, ExitRequest, sleepOn } from "./context.js";
+import { type CommandIO, ExitRequest, type Program, type ShellState, sleepOn } from "./context.js";
 import { fileCommands } from "./file-commands.js";
-import type { Shell } from "./interpreter.js";
 
 // The programs of the simulated containers' shell, with busybox's messages
 // and exit statuses.
-
-export type Program = (args: string[], io: CommandIO, shell: Shell) => number | Promise<number>;
 
 const decoder = new TextDecoder();
 
@@ -97,7 +94,7 @@ function printf(args: string[], io: CommandIO): number {
 }
 
 /** `date` as busybox prints it in UTC: `Sat Nov 28 13:57:21 UTC 2026`, or `+FORMAT`. */
-function date(args: string[], io: CommandIO, shell: Shell): number {
+function date(args: string[], io: CommandIO, shell: ShellState): number {
   const now = new Date(shell.host.clock.now());
   const days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
   const months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
@@ -141,7 +138,7 @@ function seq(args: string[], io: CommandIO): number {
 }
 
 /** `test`/`[`: file tests, string and integer comparisons, `!`, one level of -a/-o. */
-function test(args: string[], io: CommandIO, shell: Shell): number {
+function test(args: string[], io: CommandIO, shell: ShellState): number {
   const holds = (operands: string[]): boolean => {
     if (operands[0] === "!") return !holds(operands.slice(1));
     const and = operands.indexOf("-a");
@@ -187,7 +184,7 @@ function test(args: string[], io: CommandIO, shell: Shell): number {
 }
 
 /** `read NAME…`: the next line of standard input into the names (the last takes the rest). */
-function read(args: string[], io: CommandIO, shell: Shell): number {
+function read(args: string[], io: CommandIO, shell: ShellState): number {
   const names = args.filter((a) => !a.startsWith("-"));
   const { stdin } = io;
   if (stdin.at >= stdin.text.length) return 1;
@@ -203,7 +200,7 @@ function read(args: string[], io: CommandIO, shell: Shell): number {
 }
 
 /** `sh -c SCRIPT`, `sh FILE`, or `sh` reading its script from standard input. */
-async function sh(args: string[], io: CommandIO, shell: Shell): Promise<number> {
+async function sh(args: string[], io: CommandIO, shell: ShellState): Promise<number> {
   const child = shell.child();
   const options = args.filter((a) => /^-[a-z]+$/.test(a) && a !== "-c");
   if (options.some((o) => o.includes("e"))) child.errexit = true;

@@ -49,3 +49,22 @@ export async function sleepOn(host: ShellHost, ms: number): Promise<void> {
   }
   await clock.sleep(ms, signal === undefined ? undefined : { signal });
 }
+
+/** What a program sees of the shell that runs it. */
+export interface ShellState {
+  readonly host: ShellHost;
+  readonly vars: Map<string, string>;
+  cwd: string;
+  readonly status: number;
+  errexit: boolean;
+  /** A path as the container sees it, from the working directory. */
+  absolute(path: string): string;
+  resolve(path: string): ResolvedPath;
+  /** Runs another command line (`env X=1 cmd`). */
+  invoke(argv: readonly string[], io: CommandIO): Promise<number>;
+  /** A child shell running a script (`sh -c`). */
+  child(): ShellState & { runScript(script: string, io: CommandIO): Promise<number> };
+}
+
+/** A program of the shell: its arguments, streams and shell; its exit status. */
+export type Program = (args: string[], io: CommandIO, shell: ShellState) => number | Promise<number>;

@@ -1,12 +1,9 @@
-import { type CommandIO, sleepOn } from "./context.js";
-import type { Shell } from "./interpreter.js";
+import { type CommandIO, type Program, type ShellState, sleepOn } from "./context.js";
 
 // The shell's commands over the container's files and text: cat, ls, touch,
 // mkdir, rm, cd, pwd, wc, head, tail, grep (fixed strings), basename,
 // dirname. Paths resolve through the container's mounts; read-only mounts
 // refuse writes.
-
-type Program = (args: string[], io: CommandIO, shell: Shell) => number | Promise<number>;
 
 const decoder = new TextDecoder();
 
@@ -14,7 +11,12 @@ const decoder = new TextDecoder();
 const operands = (args: readonly string[]) => args.filter((a) => !a.startsWith("-") || a === "-");
 
 /** The text of the named files, or standard input when none is named. */
-function inputs(program: string, files: readonly string[], io: CommandIO, shell: Shell): string[] | number {
+function inputs(
+  program: string,
+  files: readonly string[],
+  io: CommandIO,
+  shell: ShellState,
+): string[] | number {
   if (files.length === 0 || (files.length === 1 && files[0] === "-")) {
     const text = io.stdin.text.slice(io.stdin.at);
     io.stdin.at = io.stdin.text.length;
@@ -60,7 +62,12 @@ function files(args: readonly string[]): string[] {
   return result;
 }
 
-function writeFiles(program: "touch" | "mkdir" | "rm", args: string[], io: CommandIO, shell: Shell): number {
+function writeFiles(
+  program: "touch" | "mkdir" | "rm",
+  args: string[],
+  io: CommandIO,
+  shell: ShellState,
+): number {
   let status = 0;
   for (const path of operands(args)) {
     const target = shell.resolve(path);

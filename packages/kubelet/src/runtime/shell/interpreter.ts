@@ -1,6 +1,12 @@
 import { evaluateArithmetic } from "./arithmetic.js";
 import { builtins } from "./builtins.js";
-import { type CommandIO, ExitRequest, type ResolvedPath, type ShellHost } from "./context.js";
+import {
+  type CommandIO,
+  ExitRequest,
+  type ResolvedPath,
+  type ShellHost,
+  type ShellState,
+} from "./context.js";
 import {
   type AndOr,
   type Command,
@@ -20,7 +26,7 @@ import {
 /** Commands between two yields to the event loop. */
 const yieldEvery = 512;
 
-export class Shell {
+export class Shell implements ShellState {
   readonly vars: Map<string, string>;
   cwd = "/";
   status = 0;

@@ -44,9 +44,11 @@ describe("the simulated containers' shell", () => {
     ["foo", "", "sh: foo: not found\n", 127],
     ["foo; echo $?", "127\n", "sh: foo: not found\n", 0],
     ["echo $GREETING", "hi there\n", "", 0],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
     ['echo "$GREETING" ${HOSTNAME}', "hi there web-0\n", "", 0],
     ["echo '$GREETING'", "$GREETING\n", "", 0],
     ["X=1; Y=$((X + 2 * 3)); echo $Y", "7\n", "", 0],
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: shell syntax, not a template
     ["echo ${MISSING:-fallback}", "fallback\n", "", 0],
     ["for i in 1 2 3; do echo n$i; done", "n1\nn2\nn3\n", "", 0],
     ["for i in $(seq 2); do echo $i; done", "1\n2\n", "", 0],
