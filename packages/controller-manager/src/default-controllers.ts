@@ -1,5 +1,7 @@
+import { jobs } from "@reconcile/api";
 import { DeploymentController } from "@reconcile/deployment";
 import { EndpointSliceController, EndpointsController } from "@reconcile/endpoints";
+import { JobController, TTLAfterFinishedController } from "@reconcile/job";
 import { NamespaceController } from "@reconcile/namespace";
 import {
   NodeLifecycleController,
@@ -41,6 +43,21 @@ export const endpointSliceControllerDescriptor: ControllerDescriptor = {
   name: "endpointslice-controller",
   aliases: ["endpointslice"],
   construct: (context) => EndpointSliceController.fromInformerFactory(context.informerFactory, context),
+};
+
+/** `job-controller` (alias `job`): queues `job` (5 workers, `--concurrent-job-syncs`) and `orphan_pod`, Events from `job-controller`. */
+export const jobControllerDescriptor: ControllerDescriptor = {
+  name: "job-controller",
+  aliases: ["job"],
+  construct: (context) => JobController.fromInformerFactory(context.informerFactory, context),
+};
+
+/** `ttl-after-finished-controller` (alias `ttl-after-finished`): deletes finished Jobs past `ttlSecondsAfterFinished`; 5 workers. */
+export const ttlAfterFinishedControllerDescriptor: ControllerDescriptor = {
+  name: "ttl-after-finished-controller",
+  aliases: ["ttl-after-finished"],
+  construct: (context) =>
+    new TTLAfterFinishedController({ ...context, jobInformer: context.informerFactory.forResource(jobs) }),
 };
 
 /** The node lifecycle controller's flags (`--node-monitor-period`, `--node-monitor-grace-period`, …); upstream's defaults where unset. */
@@ -127,6 +144,8 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     endpointSliceControllerDescriptor,
     replicaSetControllerDescriptor,
     deploymentControllerDescriptor,
+    jobControllerDescriptor,
+    ttlAfterFinishedControllerDescriptor,
     options.nodeLifecycle === undefined
       ? nodeLifecycleControllerDescriptor
       : newNodeLifecycleControllerDescriptor(options.nodeLifecycle),

@@ -110,6 +110,11 @@ function applyContainerDefaults(container: Container): void {
   container.imagePullPolicy ??= imageTagIsLatest(container.image) ? "Always" : "IfNotPresent";
   for (const port of container.ports ?? []) port.protocol ??= "TCP";
   container.resources ??= {};
+  // SetDefaults_ObjectFieldSelector.
+  for (const env of container.env ?? []) {
+    const fieldRef = env.valueFrom?.fieldRef;
+    if (fieldRef !== undefined) fieldRef.apiVersion ??= "v1";
+  }
 }
 
 /** Pull "Always" for `:latest` or no tag at all (a digest counts as a tag), as upstream defaults it. */

@@ -15,7 +15,7 @@ import type { Strategy } from "../registry/strategy.js";
  * says "deployment"), `statefulset`, or `daemonset` (no Required: a missing
  * selector selects nothing, so the template fails to match).
  */
-export type WorkloadSelectorRule = "deployment" | "statefulset" | "daemonset";
+export type WorkloadSelectorRule = "deployment" | "statefulset" | "daemonset" | "job";
 
 /**
  * The selector half of upstream's `Validate{Deployment,ReplicaSet,StatefulSet,DaemonSet}Spec`:

@@ -12,6 +12,11 @@ export interface Strategy {
   readonly nameRule?: NameRule;
   /** Clears what a client may not set on create (status, for most kinds with a status). */
   prepareForCreate?(object: KubeObject): void;
+  /**
+   * Fills what needs the new object's uid, once it has one (a Job's
+   * generated selector and labels: upstream does it in the create's Validate).
+   */
+  completeCreate?(object: KubeObject): void;
   /** Fills defaults (`SetDefaults_*`), on create and on update. */
   applyDefaults?(object: KubeObject): void;
   /** Validates a new object (`Validate*`). */

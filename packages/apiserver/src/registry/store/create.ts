@@ -40,6 +40,7 @@ export async function createObject(
   strategy.prepareForCreate?.(object);
   strategy.applyDefaults?.(object);
   meta.uid = randomUUID();
+  strategy.completeCreate?.(object);
   meta.creationTimestamp = rfc3339(context.clock.now());
   if (definition.tracksGeneration) meta.generation = 1;
   else delete meta.generation;

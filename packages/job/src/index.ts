@@ -1,0 +1,17 @@
+export { formatIndexes, parseIndexes } from "./indexes.js";
+export {
+  failureBackoffMs,
+  isJobFinished,
+  maxPodFailureBackoffMs,
+  messages as jobConditionMessages,
+  podFailureBackoffMs,
+  reasons as jobConditionReasons,
+} from "./job-conditions.js";
+export { JobController, type JobControllerOptions, jobPodsIndex } from "./job-controller.js";
+export {
+  jobCompletionIndexAnnotation,
+  jobCompletionIndexEnvName,
+  jobTrackingFinalizer,
+  podTemplateFor,
+} from "./job-pods.js";
+export { TTLAfterFinishedController, type TTLAfterFinishedControllerOptions } from "./ttl-after-finished.js";

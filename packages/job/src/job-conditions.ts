@@ -1,0 +1,75 @@
+import { type DeepReadonly, rfc3339 } from "@reconcile/api";
+import type { Job, JobCondition } from "kubernetes-types/batch/v1.js";
+
+// A Job's conditions and reasons as upstream's job controller writes them,
+// and the exponential delay between a Job's failed pods.
+
+export const reasons = {
+  completionsReached: "CompletionsReached",
+  backoffLimitExceeded: "BackoffLimitExceeded",
+  deadlineExceeded: "DeadlineExceeded",
+  suspended: "JobSuspended",
+  resumed: "JobResumed",
+} as const;
+
+export const messages = {
+  completionsReached: "Reached expected number of succeeded pods",
+  backoffLimitExceeded: "Job has reached the specified backoff limit",
+  deadlineExceeded: "Job was active longer than specified deadline",
+  suspended: "Job suspended",
+  resumed: "Job resumed",
+} as const;
+
+/** The first delay before a failed pod is replaced (`DefaultJobPodFailureBackOff`). */
+export const podFailureBackoffMs = 10_000;
+/** The longest (`MaxJobPodFailureBackOff`). */
+export const maxPodFailureBackoffMs = 600_000;
+
+type ConditionType = "Complete" | "Failed" | "FailureTarget" | "SuccessCriteriaMet" | "Suspended";
+
+type WithStatus = { status?: Job["status"] } | DeepReadonly<{ status?: Job["status"] }>;
+
+export function findCondition(job: WithStatus, type: ConditionType): DeepReadonly<JobCondition> | undefined {
+  return job.status?.conditions?.find((c) => c.type === type);
+}
+
+export function isConditionTrue(job: WithStatus, type: ConditionType): boolean {
+  return findCondition(job, type)?.status === "True";
+}
+
+/** Whether the Job has finished: Complete or Failed (`IsJobFinished`). */
+export function isJobFinished(job: WithStatus): boolean {
+  return isConditionTrue(job, "Complete") || isConditionTrue(job, "Failed");
+}
+
+/**
+ * Sets a condition in `conditions` (upstream `ensureJobConditionStatus`): a
+ * new one is appended; an existing one changes only when its status does,
+ * and then takes the new reason, message and times. True if anything changed.
+ */
+export function setCondition(
+  conditions: JobCondition[],
+  type: ConditionType,
+  status: "True" | "False",
+  reason: string,
+  message: string,
+  now: number,
+): boolean {
+  const existing = conditions.find((c) => c.type === type);
+  const time = rfc3339(now);
+  if (existing === undefined) {
+    // A False condition that never was True is not written.
+    if (status === "False") return false;
+    conditions.push({ type, status, lastProbeTime: time, lastTransitionTime: time, reason, message });
+    return true;
+  }
+  if (existing.status === status) return false;
+  Object.assign(existing, { status, lastProbeTime: time, lastTransitionTime: time, reason, message });
+  return true;
+}
+
+/** The delay before the next pod after `failures` failures in a row: 10 s doubling, at most 10 min. */
+export function failureBackoffMs(failures: number): number {
+  if (failures <= 0) return 0;
+  return Math.min(podFailureBackoffMs * 2 ** (failures - 1), maxPodFailureBackoffMs);
+}

@@ -1,0 +1,602 @@
+import {
+  type DeepReadonly,
+  errorMessage,
+  getControllerOf,
+  hasStatusCause,
+  isNotFound,
+  type Job,
+  jobs,
+  labelSelectorAsSelector,
+  metaNamespaceKeyFunc,
+  newControllerRef,
+  type Pod,
+  podKey,
+  pods,
+  type RunOptions,
+  rfc3339,
+  type Selector,
+} from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import {
+  ClientPodControl,
+  type ControllerContext,
+  type ControllerEventHandler,
+  type ControllerHarness,
+  type ControllerInformer,
+  defineController,
+  ensureIndex,
+  objectFromTombstone,
+  ownerEventHandler,
+  ownersSelecting,
+  type PodControl,
+  PodControllerRefManager,
+  recheckDeletionTimestamp,
+  type SyncContext,
+  type SyncResult,
+  slowStartBatch,
+  slowStartInitialBatchSize,
+  TerminalError,
+} from "@reconcile/controller";
+import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
+import type { JobStatus } from "kubernetes-types/batch/v1.js";
+import {
+  failureBackoffMs,
+  isConditionTrue,
+  isJobFinished,
+  messages,
+  reasons,
+  setCondition,
+} from "./job-conditions.js";
+import {
+  finishTime,
+  hasTrackingFinalizer,
+  isFinished,
+  jobTrackingFinalizer,
+  podTemplateFor,
+} from "./job-pods.js";
+import {
+  completedIndexesText,
+  indexesToCreate,
+  isComplete,
+  type JobState,
+  jobState,
+  pastBackoffLimitOnFailure,
+  podsToDelete,
+  wantActive,
+} from "./job-state.js";
+
+const controllerKind = { group: "batch", version: "v1", kind: "Job" } as const;
+/** The pod index the controller adds: a pod under its controller's uid, an orphan under `orphan/<namespace>`. */
+export const jobPodsIndex = "jobPods";
+
+export interface JobControllerOptions extends ControllerContext {
+  /** Writes pods, Job status and Events. Required. */
+  client: Client;
+  /** Informer over pods. Required. */
+  podInformer: ControllerInformer<Pod>;
+  /** Informer over Jobs. Required. */
+  jobInformer: ControllerInformer<Job>;
+  /** Default: `ClientPodControl` over `client`, recording Events as "job-controller". */
+  podControl?: PodControl | undefined;
+  /** Most pods one sync creates (upstream's `MaxPodCreateDeletePerSync`). Default 500. */
+  burstReplicas?: number | undefined;
+}
+
+/**
+ * The Job controller (upstream `pkg/controller/job`): runs a Job's pods to
+ * `completions` successes, `parallelism` at a time (NonIndexed, or Indexed
+ * with one success per index), replaces failed pods after an exponential
+ * delay until `backoffLimit`, stops at `activeDeadlineSeconds`, honours
+ * `suspend`, and tracks finished pods with the `batch.kubernetes.io/job-tracking`
+ * finalizer through `status.uncountedTerminatedPods`, so no success or
+ * failure is counted twice or lost across restarts. Terminal conditions come
+ * in two steps, as in v1.32: SuccessCriteriaMet or FailureTarget first,
+ * Complete or Failed once no pod of the Job is left running.
+ */
+export class JobController {
+  readonly expectations = new UIDTrackingControllerExpectations();
+  readonly #harness: ControllerHarness<string>;
+  readonly #client: Client;
+  readonly #podInformer: ControllerInformer<Pod>;
+  readonly #jobInformer: ControllerInformer<Job>;
+  readonly #podControl: PodControl;
+  readonly #burst: number;
+  /** Per Job key, pod UIDs whose finalizer removal is in flight. */
+  readonly #finalizerRemovals = new Map<string, Set<string>>();
+  /** Per Job key: failures since the last success, and when the last one finished. */
+  readonly #backoff = new Map<string, { failures: number; lastFailure: number }>();
+  #podHandler!: ControllerEventHandler<Pod>;
+
+  constructor(options: JobControllerOptions) {
+    const { client, podInformer, jobInformer, podControl } = options ?? {};
+    this.#harness = defineController({
+      name: "job",
+      owner: "JobController",
+      context: options,
+      required: { client, podInformer, jobInformer },
+      events: podControl === undefined ? { component: "job-controller", client } : undefined,
+      informers: { pods: podInformer, jobs: jobInformer },
+      queues: [
+        { name: "job", workers: 5, sync: (key, context) => this.syncJob(key, context) },
+        { name: "orphan_pod", workers: 1, sync: (key, context) => this.#syncOrphanPod(key, context) },
+      ],
+    });
+    [this.#client, this.#podInformer, this.#jobInformer] = [client, podInformer, jobInformer];
+    this.#podControl = podControl ?? new ClientPodControl({ client, recorder: this.#harness.recorder });
+    this.#burst = options.burstReplicas ?? 500;
+    this.#addEventHandlers();
+  }
+
+  static fromInformerFactory(
+    factory: {
+      forResource(resource: typeof pods): ControllerInformer<Pod>;
+      forResource(resource: typeof jobs): ControllerInformer<Job>;
+    },
+    options: Omit<JobControllerOptions, "podInformer" | "jobInformer">,
+  ): JobController {
+    return new JobController({
+      ...options,
+      podInformer: factory.forResource(pods),
+      jobInformer: factory.forResource(jobs),
+    });
+  }
+
+  /** Waits for the caches, then runs the workers until `signal` aborts. */
+  run(options: RunOptions & { workers?: number | undefined }): Promise<void> {
+    return this.#harness.run(options);
+  }
+
+  #addEventHandlers(): void {
+    this.#jobInformer.addEventHandler({
+      onAdd: (job) => this.#harness.enqueue(metaNamespaceKeyFunc(job), "Job added"),
+      onUpdate: (oldJob, job) => {
+        if (oldJob.metadata?.uid !== job.metadata?.uid) this.#jobDeleted(oldJob);
+        this.#harness.enqueue(metaNamespaceKeyFunc(job), "Job updated");
+        // A new deadline: look again when it passes.
+        const deadline = job.spec?.activeDeadlineSeconds;
+        const start = job.status?.startTime;
+        if (deadline != null && start != null && !isJobFinished(job)) {
+          const remaining = Date.parse(start) + deadline * 1000 - this.#harness.clock.now();
+          if (remaining > 0)
+            this.#harness.enqueueAfter(metaNamespaceKeyFunc(job), remaining, "active deadline");
+        }
+      },
+      onDelete: (obj) => this.#jobDeleted(objectFromTombstone(obj)),
+    });
+    ensureIndex(this.#podInformer.getIndexer(), jobPodsIndex, (pod) => {
+      const ref = getControllerOf(pod);
+      return [ref === undefined ? `orphan/${pod.metadata?.namespace ?? ""}` : ref.uid];
+    });
+    this.#podHandler = ownerEventHandler<Pod, Job>({
+      ownerKind: { kind: controllerKind.kind, group: controllerKind.group },
+      owners: this.#jobInformer.getIndexer(),
+      childKind: "Pod",
+      enqueue: (key, _job, reason) => this.#harness.enqueue(key, reason),
+      observe: {
+        created: (key) => this.expectations.creationObserved(key),
+        deleted: (key, pod) => this.expectations.deletionObserved(key, podKey(pod as DeepReadonly<Pod>)),
+      },
+      ownersOfOrphan: (pod) => ownersSelecting<Job>(this.#jobInformer.getIndexer(), pod),
+    });
+    this.#podInformer.addEventHandler({
+      onAdd: (pod) => {
+        this.#podHandler.onAdd?.(pod, false);
+        this.#checkOrphan(pod);
+      },
+      onUpdate: (oldPod, pod) => {
+        if (!hasTrackingFinalizer(pod)) this.#finalizerRemoved(pod);
+        this.#podHandler.onUpdate?.(oldPod, pod);
+        this.#checkOrphan(pod);
+      },
+      onDelete: (obj) => {
+        const pod = objectFromTombstone(obj);
+        if (pod?.metadata !== undefined) this.#finalizerRemoved(pod);
+        this.#podHandler.onDelete?.(obj);
+      },
+    });
+  }
+
+  #jobDeleted(job: DeepReadonly<Job> | undefined): void {
+    if (job?.metadata?.name === undefined) return;
+    const key = metaNamespaceKeyFunc(job);
+    this.expectations.deleteExpectations(key);
+    this.#finalizerRemovals.delete(key);
+    this.#backoff.delete(key);
+    // Its pods keep their tracking finalizers: release them.
+    for (const pod of this.#podInformer.getIndexer().byIndex(jobPodsIndex, job.metadata.uid ?? "")) {
+      if (hasTrackingFinalizer(pod)) this.#harness.queues.get("orphan_pod")?.add(podKey(pod));
+    }
+  }
+
+  /** A pod with the tracking finalizer whose Job is gone or finished goes to the orphan queue. */
+  #checkOrphan(pod: DeepReadonly<Pod>): void {
+    if (!hasTrackingFinalizer(pod)) return;
+    const ref = getControllerOf(pod);
+    const job =
+      ref?.kind === "Job"
+        ? this.#jobInformer.getIndexer().getByKey(`${pod.metadata?.namespace ?? ""}/${ref.name}`)
+        : undefined;
+    if (job === undefined || job.metadata?.uid !== ref?.uid || (isJobFinished(job) && isFinished(pod)))
+      this.#harness.queues.get("orphan_pod")?.add(podKey(pod));
+  }
+
+  #finalizerRemoved(pod: DeepReadonly<Pod>): void {
+    const ref = getControllerOf(pod);
+    if (ref === undefined) return;
+    const key = `${pod.metadata?.namespace ?? ""}/${ref.name}`;
+    const pending = this.#finalizerRemovals.get(key);
+    if (pending?.delete(pod.metadata?.uid ?? "") && pending.size === 0) this.#finalizerRemovals.delete(key);
+  }
+
+  /** Removes the tracking finalizer of a pod whose Job no longer needs it. */
+  async #syncOrphanPod(key: string, context: SyncContext): Promise<void> {
+    const pod = this.#podInformer.getIndexer().getByKey(key);
+    if (pod === undefined || !hasTrackingFinalizer(pod)) return;
+    const ref = getControllerOf(pod);
+    const job = ref
+      ? this.#jobInformer.getIndexer().getByKey(`${pod.metadata?.namespace ?? ""}/${ref.name}`)
+      : undefined;
+    const owned = job !== undefined && job.metadata?.uid === ref?.uid;
+    // A live Job's pods are counted by the Job's own sync first.
+    if (owned && !(isJobFinished(job) && isFinished(pod))) return;
+    await this.#removeFinalizer(pod, context.signal);
+  }
+
+  /**
+   * Reconciles one Job (upstream `syncJob`): counts its finished pods through
+   * the tracking finalizer, decides whether it has succeeded or failed,
+   * creates or deletes pods toward `wantActive`, and writes its status.
+   */
+  async syncJob(key: string, context: Partial<SyncContext> = {}): Promise<SyncResult> {
+    const { signal } = context;
+    const job = this.#jobInformer.getIndexer().getByKey(key);
+    if (job === undefined) {
+      this.expectations.deleteExpectations(key);
+      this.#finalizerRemovals.delete(key);
+      this.#backoff.delete(key);
+      return;
+    }
+    if (isJobFinished(job)) return;
+    const satisfied = this.expectations.satisfiedExpectations(key) && !this.#finalizerRemovals.has(key);
+    const jobPods = await this.#claimPods(job, signal);
+    const state = jobState(job, jobPods, this.#finalizerRemovals.get(key) ?? new Set());
+    const now = this.#harness.clock.now();
+    this.#recordBackoff(key, state, now);
+    const status: JobStatus = structuredClone(job.status ?? {}) as JobStatus;
+    const conditions = (status.conditions ??= []);
+    let requeueAfterMs: number | undefined;
+
+    const target = this.#terminalTarget(job, state, now);
+    if (target !== undefined) {
+      if (setCondition(conditions, target.type, "True", target.reason, target.message, now) && target.event)
+        this.#harness.recorder.event(job, "Warning", target.reason, target.message);
+      await this.#deletePods(key, job, state.active, signal);
+    } else if (job.spec?.suspend === true) {
+      if (setCondition(conditions, "Suspended", "True", reasons.suspended, messages.suspended, now))
+        this.#harness.recorder.event(job, "Normal", "Suspended", messages.suspended);
+      await this.#deletePods(key, job, state.active, signal);
+    } else {
+      if (setCondition(conditions, "Suspended", "False", reasons.resumed, messages.resumed, now)) {
+        this.#harness.recorder.event(job, "Normal", "Resumed", messages.resumed);
+        status.startTime = rfc3339(now);
+      }
+      status.startTime ??= rfc3339(now);
+      if (satisfied) requeueAfterMs = await this.#manage(key, job, state, now, signal);
+      const deadline = job.spec?.activeDeadlineSeconds;
+      if (deadline != null) {
+        const remaining = Date.parse(status.startTime) + deadline * 1000 - now;
+        requeueAfterMs = Math.min(requeueAfterMs ?? remaining, remaining);
+      }
+    }
+    const counted = await this.#track(key, job, state, status, signal);
+    this.#fillStatus(job, state, status, counted, now);
+    await this.#writeStatus(counted.job, status, signal);
+    return requeueAfterMs !== undefined && requeueAfterMs > 0 ? { requeueAfterMs } : undefined;
+  }
+
+  /** The Job's FailureTarget or SuccessCriteriaMet, if it has reached one; `event` for a new failure. */
+  #terminalTarget(
+    job: DeepReadonly<Job>,
+    state: JobState,
+    now: number,
+  ):
+    | { type: "FailureTarget" | "SuccessCriteriaMet"; reason: string; message: string; event: boolean }
+    | undefined {
+    for (const type of ["FailureTarget", "SuccessCriteriaMet"] as const) {
+      const existing = job.status?.conditions?.find((c) => c.type === type && c.status === "True");
+      if (existing !== undefined)
+        return { type, reason: existing.reason ?? "", message: existing.message ?? "", event: false };
+    }
+    if (state.failed > (job.spec?.backoffLimit ?? 6) || pastBackoffLimitOnFailure(state))
+      return {
+        type: "FailureTarget",
+        reason: reasons.backoffLimitExceeded,
+        message: messages.backoffLimitExceeded,
+        event: true,
+      };
+    const deadline = job.spec?.activeDeadlineSeconds;
+    const start = job.status?.startTime;
+    if (
+      deadline != null &&
+      start != null &&
+      job.spec?.suspend !== true &&
+      now - Date.parse(start) >= deadline * 1000
+    )
+      return {
+        type: "FailureTarget",
+        reason: reasons.deadlineExceeded,
+        message: messages.deadlineExceeded,
+        event: true,
+      };
+    if (isComplete(state))
+      return {
+        type: "SuccessCriteriaMet",
+        reason: reasons.completionsReached,
+        message: messages.completionsReached,
+        event: false,
+      };
+    return undefined;
+  }
+
+  /** Creates or deletes pods toward `wantActive` (upstream `manageJob`); a requeue delay while in backoff. */
+  async #manage(
+    key: string,
+    job: DeepReadonly<Job>,
+    state: JobState,
+    now: number,
+    signal: AbortSignal | undefined,
+  ): Promise<number | undefined> {
+    const want = wantActive(state);
+    const active = state.active.length;
+    if (active > want) {
+      await this.#deletePods(key, job, podsToDelete(state, active - want), signal);
+      return undefined;
+    }
+    if (active === want) return undefined;
+    const record = this.#backoff.get(key);
+    if (record !== undefined && record.failures > 0) {
+      const remaining = record.lastFailure + failureBackoffMs(record.failures) - now;
+      if (remaining > 0) return remaining;
+    }
+    let count = Math.min(want - active, this.#burst);
+    const indexes = state.indexed ? indexesToCreate(state, count) : undefined;
+    if (indexes !== undefined) count = indexes.length;
+    if (count === 0) return undefined;
+    this.expectations.expectCreations(key, count);
+    const namespace = job.metadata?.namespace ?? "";
+    const controllerRef = newControllerRef(job, controllerKind);
+    const target = { apiVersion: "batch/v1", kind: "Job", metadata: job.metadata ?? {} };
+    let next = 0;
+    const { successes, error } = await slowStartBatch(count, slowStartInitialBatchSize, async () => {
+      const index = indexes?.[next++];
+      const generateName = `${job.metadata?.name ?? ""}-${index === undefined ? "" : `${index}-`}`;
+      try {
+        await this.#podControl.createPodsWithGenerateName(
+          namespace,
+          podTemplateFor(job, index),
+          target,
+          controllerRef,
+          generateName,
+          { signal },
+        );
+      } catch (err) {
+        if (hasStatusCause(err, "NamespaceTerminating")) return;
+        throw err;
+      }
+    });
+    for (let i = successes; i < count; i++) this.expectations.creationObserved(key);
+    if (error !== undefined) throw error;
+    return undefined;
+  }
+
+  async #deletePods(
+    key: string,
+    job: DeepReadonly<Job>,
+    victims: readonly DeepReadonly<Pod>[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    if (victims.length === 0) return;
+    this.expectations.expectDeletions(key, victims.map(podKey));
+    const target = { apiVersion: "batch/v1", kind: "Job", metadata: job.metadata ?? {} };
+    const errors: unknown[] = [];
+    await Promise.all(
+      victims.map(async (pod) => {
+        try {
+          await this.#podControl.deletePod(pod.metadata?.namespace ?? "", pod.metadata?.name ?? "", target, {
+            signal,
+          });
+        } catch (error) {
+          this.expectations.deletionObserved(key, podKey(pod));
+          if (!isNotFound(error)) errors.push(error);
+        }
+      }),
+    );
+    if (errors.length > 0) throw errors[0];
+  }
+
+  /**
+   * Finished pods are counted in three steps (upstream
+   * `trackJobStatusAndRemoveFinalizers`): their UIDs go into
+   * `uncountedTerminatedPods` (written), then their finalizers are removed,
+   * then they move into `succeeded`/`failed`. A crash between steps loses
+   * nothing and counts nothing twice. Returns the Job as last written and the
+   * UIDs now counted.
+   */
+  async #track(
+    key: string,
+    job: DeepReadonly<Job>,
+    state: JobState,
+    status: JobStatus,
+    signal: AbortSignal | undefined,
+  ): Promise<{ job: DeepReadonly<Job>; succeeded: Set<string>; failed: Set<string> }> {
+    let current = job;
+    if (state.newlyFinished.length > 0) {
+      const step: JobStatus = structuredClone(job.status ?? {}) as JobStatus;
+      step.uncountedTerminatedPods = {
+        succeeded: [...state.uncountedSucceeded],
+        failed: [...state.uncountedFailed],
+      };
+      current = await this.#writeStatus(job, step, signal);
+    }
+    const uncounted = new Set([...state.uncountedSucceeded, ...state.uncountedFailed]);
+    const holding = state.pods.filter((p) => uncounted.has(p.metadata?.uid ?? "") && hasTrackingFinalizer(p));
+    const pending = this.#finalizerRemovals.get(key) ?? new Set<string>();
+    for (const pod of holding) pending.add(pod.metadata?.uid ?? "");
+    if (pending.size > 0) this.#finalizerRemovals.set(key, pending);
+    const removed = await Promise.allSettled(holding.map((pod) => this.#removeFinalizer(pod, signal)));
+    const stuck = new Set<string>();
+    removed.forEach((result, i) => {
+      if (result.status === "rejected") {
+        const uid = holding[i]?.metadata?.uid ?? "";
+        stuck.add(uid);
+        this.#finalizerRemovals.get(key)?.delete(uid);
+      }
+    });
+    const succeeded = new Set([...state.uncountedSucceeded].filter((uid) => !stuck.has(uid)));
+    const failed = new Set([...state.uncountedFailed].filter((uid) => !stuck.has(uid)));
+    status.uncountedTerminatedPods = {
+      succeeded: [...state.uncountedSucceeded].filter((uid) => stuck.has(uid)),
+      failed: [...state.uncountedFailed].filter((uid) => stuck.has(uid)),
+    };
+    const rejected = removed.find((r) => r.status === "rejected");
+    if (rejected !== undefined && stuck.size === holding.length && holding.length > 0)
+      throw (rejected as PromiseRejectedResult).reason;
+    return { job: current, succeeded, failed };
+  }
+
+  async #removeFinalizer(pod: DeepReadonly<Pod>, signal: AbortSignal | undefined): Promise<void> {
+    const finalizers = pod.metadata?.finalizers ?? [];
+    const at = finalizers.indexOf(jobTrackingFinalizer);
+    if (at === -1) return;
+    const patch = [
+      { op: "test", path: `/metadata/finalizers/${at}`, value: jobTrackingFinalizer },
+      { op: "remove", path: `/metadata/finalizers/${at}` },
+    ];
+    try {
+      await this.#client
+        .resource(pods, pod.metadata?.namespace)
+        .patch(pod.metadata?.name ?? "", patch, { type: "json", signal });
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  /** The counts, conditions and times of the status this sync writes. */
+  #fillStatus(
+    job: DeepReadonly<Job>,
+    state: JobState,
+    status: JobStatus,
+    counted: { succeeded: Set<string>; failed: Set<string> },
+    now: number,
+  ): void {
+    status.succeeded = (job.status?.succeeded ?? 0) + counted.succeeded.size;
+    status.failed = (job.status?.failed ?? 0) + counted.failed.size;
+    // Pods of a Job that met its target are being deleted: they count as terminating.
+    const deleting = status.conditions?.some(
+      (c) => c.status === "True" && (c.type === "FailureTarget" || c.type === "SuccessCriteriaMet"),
+    );
+    status.active = deleting ? 0 : state.active.length;
+    status.ready = state.ready;
+    status.terminating = state.terminating + (deleting ? state.active.length : 0);
+    const indexes = completedIndexesText(state);
+    if (indexes !== undefined) status.completedIndexes = indexes;
+    const conditions = (status.conditions ??= []);
+    const nothingLeft =
+      state.active.length === 0 &&
+      state.terminating === 0 &&
+      (status.uncountedTerminatedPods?.succeeded?.length ?? 0) === 0 &&
+      (status.uncountedTerminatedPods?.failed?.length ?? 0) === 0;
+    const failure = conditions.find((c) => c.type === "FailureTarget" && c.status === "True");
+    const success = conditions.find((c) => c.type === "SuccessCriteriaMet" && c.status === "True");
+    if (!nothingLeft || (failure === undefined && success === undefined)) return;
+    if (failure !== undefined) {
+      setCondition(conditions, "Failed", "True", failure.reason ?? "", failure.message ?? "", now);
+      this.#harness.recorder.event(job, "Warning", failure.reason ?? "Failed", failure.message ?? "");
+    } else if (success !== undefined) {
+      setCondition(conditions, "Complete", "True", success.reason ?? "", success.message ?? "", now);
+      status.completionTime = rfc3339(now);
+      this.#harness.recorder.event(job, "Normal", "Completed", "Job completed");
+    }
+    if (isConditionTrue({ status }, "Suspended"))
+      setCondition(conditions, "Suspended", "False", reasons.resumed, messages.resumed, now);
+  }
+
+  async #writeStatus(
+    job: DeepReadonly<Job>,
+    status: JobStatus,
+    signal: AbortSignal | undefined,
+  ): Promise<DeepReadonly<Job>> {
+    // As Go encodes JobStatus: zero counts and empty lists left out, `ready`/`terminating` (pointers) kept.
+    const uncounted = (status.uncountedTerminatedPods ??= {});
+    if (uncounted.succeeded?.length === 0) delete uncounted.succeeded;
+    if (uncounted.failed?.length === 0) delete uncounted.failed;
+    for (const field of ["active", "succeeded", "failed"] as const)
+      if (status[field] === 0) delete status[field];
+    if (status.conditions?.length === 0) delete status.conditions;
+    if (JSON.stringify(normalise(job.status)) === JSON.stringify(normalise(status))) return job;
+    return this.#client
+      .resource(jobs, job.metadata?.namespace)
+      .updateStatus({ ...(job as Job), status }, { signal });
+  }
+
+  /** Failures since the last success and when the last finished: the delay before the next pod. */
+  #recordBackoff(key: string, state: JobState, now: number): void {
+    if (state.newlyFinished.length === 0) return;
+    const record = this.#backoff.get(key) ?? { failures: 0, lastFailure: 0 };
+    const sorted = [...state.newlyFinished].sort((a, b) => finishTime(a, now) - finishTime(b, now));
+    for (const pod of sorted) {
+      if (pod.status?.phase === "Succeeded") record.failures = 0;
+      else {
+        record.failures++;
+        record.lastFailure = Math.max(record.lastFailure, finishTime(pod, now));
+      }
+    }
+    this.#backoff.set(key, record);
+  }
+
+  async #claimPods(job: DeepReadonly<Job>, signal: AbortSignal | undefined): Promise<DeepReadonly<Pod>[]> {
+    const namespace = job.metadata?.namespace ?? "";
+    let selector: Selector;
+    try {
+      selector = labelSelectorAsSelector(job.spec?.selector);
+    } catch (error) {
+      throw new TerminalError(
+        `invalid selector of Job ${namespace}/${job.metadata?.name}: ${errorMessage(error)}`,
+        {
+          cause: error,
+        },
+      );
+    }
+    const indexer = this.#podInformer.getIndexer();
+    const candidates = [
+      ...indexer.byIndex(jobPodsIndex, job.metadata?.uid ?? ""),
+      ...indexer.byIndex(jobPodsIndex, `orphan/${namespace}`),
+    ].filter((pod) => pod.metadata?.namespace === namespace);
+    const canAdopt = recheckDeletionTimestamp(async () => {
+      const fresh = await this.#client.resource(jobs, namespace).get(job.metadata?.name ?? "", { signal });
+      if (fresh.metadata?.uid !== job.metadata?.uid)
+        throw new Error(
+          `original Job ${namespace}/${job.metadata?.name} is gone: got uid ${fresh.metadata?.uid}, wanted ${job.metadata?.uid}`,
+        );
+      return fresh;
+    });
+    const manager = new PodControllerRefManager({
+      podControl: this.#podControl,
+      controller: job,
+      controllerKind: { apiVersion: "batch/v1", kind: "Job" },
+      selector,
+      canAdopt,
+      signal,
+    });
+    const { claimed, errors } = await manager.claimPods(candidates);
+    if (errors.length > 0) throw errors[0];
+    return claimed;
+  }
+}
+
+/** A status as the server would store it, for comparing: empty lists and zeros left out. */
+function normalise(status: DeepReadonly<JobStatus> | undefined): unknown {
+  return JSON.parse(JSON.stringify(status ?? {}), (_, value) =>
+    Array.isArray(value) && value.length === 0 ? undefined : value,
+  );
+}

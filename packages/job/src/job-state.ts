@@ -1,0 +1,165 @@
+import {
+  type DeepReadonly,
+  isPodActive,
+  isPodReady,
+  isPodTerminating,
+  type Job,
+  type Pod,
+} from "@reconcile/api";
+import { formatIndexes, parseIndexes } from "./indexes.js";
+import { hasTrackingFinalizer, isFinished, podIndex } from "./job-pods.js";
+
+// What one sync of a Job sees (upstream's syncJobCtx): its pods sorted into
+// active, terminating and newly finished ones, the counts including pods
+// finished but not yet counted, and the Indexed Job's completed indexes.
+
+export interface JobState {
+  job: DeepReadonly<Job>;
+  pods: readonly DeepReadonly<Pod>[];
+  active: DeepReadonly<Pod>[];
+  ready: number;
+  terminating: number;
+  /** Finished pods with the tracking finalizer not yet in `uncountedTerminatedPods`. */
+  newlyFinished: DeepReadonly<Pod>[];
+  /** UIDs finished and not yet moved into `succeeded`/`failed` (the status's, plus the newly finished). */
+  uncountedSucceeded: Set<string>;
+  uncountedFailed: Set<string>;
+  /** Counted plus uncounted: what the Job has achieved so far. */
+  succeeded: number;
+  failed: number;
+  /** Indexed Jobs: the indexes with a succeeded pod, counted or not. */
+  completedIndexes: Set<number>;
+  indexed: boolean;
+  completions: number | undefined;
+  parallelism: number;
+}
+
+/** Sorts a Job's pods; `expectingRemoval` holds UIDs whose finalizer removal is in flight. */
+export function jobState(
+  job: DeepReadonly<Job>,
+  pods: readonly DeepReadonly<Pod>[],
+  expectingRemoval: ReadonlySet<string>,
+): JobState {
+  const status = job.status;
+  const indexed = job.spec?.completionMode === "Indexed";
+  const completions = job.spec?.completions ?? undefined;
+  const uncountedSucceeded = new Set(status?.uncountedTerminatedPods?.succeeded ?? []);
+  const uncountedFailed = new Set(status?.uncountedTerminatedPods?.failed ?? []);
+  const completedIndexes = indexed
+    ? parseIndexes(status?.completedIndexes, completions ?? 0)
+    : new Set<number>();
+  const state: JobState = {
+    job,
+    pods,
+    active: [],
+    ready: 0,
+    terminating: 0,
+    newlyFinished: [],
+    uncountedSucceeded,
+    uncountedFailed,
+    succeeded: 0,
+    failed: 0,
+    completedIndexes,
+    indexed,
+    completions,
+    parallelism: job.spec?.parallelism ?? 1,
+  };
+  for (const pod of pods) {
+    const uid = pod.metadata?.uid ?? "";
+    if (isPodActive(pod)) {
+      state.active.push(pod);
+      if (isPodReady(pod)) state.ready++;
+    } else if (isPodTerminating(pod)) state.terminating++;
+    const succeeded = pod.status?.phase === "Succeeded";
+    if (succeeded && indexed && uncountedSucceeded.has(uid)) {
+      const index = podIndex(pod, completions ?? 0);
+      if (index !== undefined) completedIndexes.add(index);
+    }
+    if (!hasTrackingFinalizer(pod) || !isFinished(pod) || expectingRemoval.has(uid)) continue;
+    if (uncountedSucceeded.has(uid) || uncountedFailed.has(uid)) continue;
+    state.newlyFinished.push(pod);
+    if (succeeded) {
+      uncountedSucceeded.add(uid);
+      const index = indexed ? podIndex(pod, completions ?? 0) : undefined;
+      if (index !== undefined) completedIndexes.add(index);
+    } else uncountedFailed.add(uid);
+  }
+  state.succeeded = (status?.succeeded ?? 0) + uncountedSucceeded.size;
+  state.failed = (status?.failed ?? 0) + uncountedFailed.size;
+  return state;
+}
+
+/** Whether the Job has what it asked for (upstream's `complete` of syncJob). */
+export function isComplete(state: JobState): boolean {
+  if (state.indexed) return state.completedIndexes.size >= (state.completions ?? 0);
+  if (state.completions === undefined) return state.succeeded > 0 && state.active.length === 0;
+  return state.succeeded >= state.completions;
+}
+
+/** Restarts of the active pods' containers for a Job with restartPolicy OnFailure (`pastBackoffLimitOnFailure`). */
+export function pastBackoffLimitOnFailure(state: JobState): boolean {
+  const job = state.job;
+  if (job.spec?.template?.spec?.restartPolicy !== "OnFailure") return false;
+  let restarts = 0;
+  for (const pod of state.active) {
+    for (const status of [
+      ...(pod.status?.initContainerStatuses ?? []),
+      ...(pod.status?.containerStatuses ?? []),
+    ])
+      restarts += status.restartCount;
+  }
+  const limit = job.spec?.backoffLimit ?? 6;
+  return limit === 0 ? restarts > 0 : restarts >= limit;
+}
+
+/** How many pods should be running now (upstream's `wantActive` of manageJob). */
+export function wantActive(state: JobState): number {
+  const { completions, parallelism } = state;
+  if (state.indexed)
+    return Math.max(0, Math.min(parallelism, (completions ?? 0) - state.completedIndexes.size));
+  if (completions === undefined) return state.succeeded > 0 ? state.active.length : parallelism;
+  return Math.max(0, Math.min(parallelism, completions - state.succeeded));
+}
+
+/** Indexed Jobs: the lowest indexes with neither a success nor an active pod, at most `count`. */
+export function indexesToCreate(state: JobState, count: number): number[] {
+  const taken = new Set(state.completedIndexes);
+  for (const pod of state.active) {
+    const index = podIndex(pod, state.completions ?? 0);
+    if (index !== undefined) taken.add(index);
+  }
+  const result: number[] = [];
+  for (let i = 0; i < (state.completions ?? 0) && result.length < count; i++)
+    if (!taken.has(i)) result.push(i);
+  return result;
+}
+
+/**
+ * Active pods to delete when there are too many: for an Indexed Job first
+ * the duplicates and out-of-range ones, then not-ready before ready, newest first.
+ */
+export function podsToDelete(state: JobState, count: number): DeepReadonly<Pod>[] {
+  const seen = new Set<number>();
+  const ranked = [...state.active].sort((a, b) => {
+    const readyOrder = Number(isPodReady(a)) - Number(isPodReady(b));
+    if (readyOrder !== 0) return readyOrder;
+    return (b.metadata?.creationTimestamp ?? "").localeCompare(a.metadata?.creationTimestamp ?? "");
+  });
+  if (!state.indexed) return ranked.slice(0, count);
+  const surplus: DeepReadonly<Pod>[] = [];
+  const keep: DeepReadonly<Pod>[] = [];
+  for (const pod of [...state.active].reverse()) {
+    const index = podIndex(pod, state.completions ?? 0);
+    if (index === undefined || seen.has(index) || state.completedIndexes.has(index)) surplus.push(pod);
+    else {
+      seen.add(index);
+      keep.push(pod);
+    }
+  }
+  return [...surplus, ...ranked.filter((p) => keep.includes(p))].slice(0, count);
+}
+
+export function completedIndexesText(state: JobState): string | undefined {
+  if (!state.indexed) return undefined;
+  return formatIndexes(state.completedIndexes);
+}
