@@ -1,6 +1,7 @@
 // The real kubectl against the demo's cluster: API server over HTTP, the
 // leader-elected controller manager (ReplicaSet, Deployment, Endpoints,
-// EndpointSlice, namespace and ServiceAccount controllers, …), the scheduler and three simulated nodes.
+// EndpointSlice, Job, namespace and ServiceAccount controllers, …), the scheduler and three simulated nodes
+// whose containers run their commands.
 import { execFile } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -19,6 +20,7 @@ let cluster: Cluster;
 let close: () => Promise<void>;
 let kubectl: (...args: string[]) => Promise<Result>;
 let managerUrl: string;
+let kubectlEnv: Record<string, string>;
 
 beforeAll(async () => {
   const api = newApiServer();
@@ -35,11 +37,12 @@ beforeAll(async () => {
   const kubeconfig = join(home, "kubeconfig");
   await writeFile(kubeconfig, listening.kubeconfig());
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
+  kubectlEnv = env;
   kubectl = (...args) =>
     new Promise((resolve) => {
       execFile(
         "kubectl",
-        [...args, "--request-timeout=20s"],
+        ["--request-timeout=20s", ...args],
         { env, timeout: 30_000 },
         (error, stdout, stderr) =>
           resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
@@ -65,6 +68,20 @@ async function eventually(check: () => Promise<boolean>): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error("condition not reached in 20 s");
+}
+
+/** `kubectl apply -f -` with `manifest` on its standard input. */
+async function applyStdin(manifest: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      "kubectl",
+      ["apply", "-f", "-", "--request-timeout=20s"],
+      { env: kubectlEnv, timeout: 30_000 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`kubectl apply failed: ${stderr}`)) : resolve(stdout),
+    );
+    child.stdin?.end(manifest);
+  });
 }
 
 async function ok(...args: string[]): Promise<string> {
@@ -241,6 +258,78 @@ describe("kubectl against the composed cluster", () => {
     expect(metrics).toMatch(
       /^kubelet_pod_worker_duration_seconds_count\{operation_type="create"\} [1-9]\d*$/m,
     );
+  });
+
+  it("create job runs the command to completion: Complete 1/1, and logs job/hello prints hi", async () => {
+    await ok("create", "job", "hello", "--image=busybox", "--", "echo", "hi");
+    expect(await ok("wait", "--for=condition=complete", "job/hello", "--timeout=20s")).toBe(
+      "job.batch/hello condition met\n",
+    );
+    expect(await ok("logs", "job/hello")).toBe("hi\n");
+    const row = (await ok("get", "job", "hello", "--no-headers")).trim().split(/\s+/);
+    expect(row.slice(0, 3)).toEqual(["hello", "Complete", "1/1"]);
+    const pod = (await ok("get", "pods", "-l", "job-name=hello", "--no-headers")).trim().split(/\s+/);
+    expect(pod.slice(1, 4)).toEqual(["0/1", "Completed", "0"]);
+    const events = await ok(
+      "get",
+      "events",
+      "--field-selector=involvedObject.name=hello",
+      "-o=jsonpath={.items[*].reason}",
+    );
+    expect(events.split(" ")).toEqual(["SuccessfulCreate", "Completed"]);
+  });
+
+  it("run --restart=Never with a failing command ends Error with its exit code; an Indexed Job's pods know their index", async () => {
+    await ok("run", "three", "--restart=Never", "--image=busybox", "--", "sh", "-c", "echo bye >&2; exit 3");
+    await eventually(
+      async () => (await ok("get", "pod", "three", "-o=jsonpath={.status.phase}")) === "Failed",
+    );
+    expect(
+      await ok(
+        "get",
+        "pod",
+        "three",
+        "-o=jsonpath={.status.containerStatuses[0].state.terminated.exitCode} {.status.containerStatuses[0].state.terminated.reason}",
+      ),
+    ).toBe("3 Error");
+    expect((await ok("get", "pod", "three", "--no-headers")).trim().split(/\s+/).slice(1, 3)).toEqual([
+      "0/1",
+      "Error",
+    ]);
+    expect(await ok("logs", "three")).toBe("bye\n");
+    const manifest = JSON.stringify({
+      apiVersion: "batch/v1",
+      kind: "Job",
+      metadata: { name: "indexed" },
+      spec: {
+        completions: 3,
+        parallelism: 3,
+        completionMode: "Indexed",
+        template: {
+          spec: {
+            restartPolicy: "Never",
+            containers: [
+              {
+                name: "work",
+                image: "busybox",
+                command: ["sh", "-c", "echo index $JOB_COMPLETION_INDEX on $(hostname)"],
+              },
+            ],
+          },
+        },
+      },
+    });
+    await applyStdin(manifest);
+    await ok("wait", "--for=condition=complete", "job/indexed", "--timeout=20s");
+    expect(
+      await ok("get", "job", "indexed", "-o=jsonpath={.status.completedIndexes} {.status.succeeded}"),
+    ).toBe("0-2 3");
+    const logs = await ok("logs", "-l", "job-name=indexed", "--prefix=false");
+    expect(logs.trim().split("\n").sort()).toEqual([
+      "index 0 on indexed-0",
+      "index 1 on indexed-1",
+      "index 2 on indexed-2",
+    ]);
   });
 
   it("every namespace has its default ServiceAccount; delete ns shows Terminating while it drains, then it is gone", async () => {
