@@ -1,3 +1,4 @@
+export * from "./cron-schedule.js";
 export * from "./errors.js";
 export * from "./fields.js";
 export * from "./json-equal.js";

@@ -1,5 +1,6 @@
 import {
   builtinResources,
+  cronJobs,
   type Deployment,
   deployments,
   type Pod,
@@ -31,7 +32,7 @@ function cluster() {
   const clock = new FakeClock(start);
   const server = new ApiServer({
     clock,
-    resources: [...builtinResources, ...endpointsResources, serviceAccounts],
+    resources: [...builtinResources, ...endpointsResources, serviceAccounts, cronJobs],
   });
   cleanup.push(() => server.close());
   /** Advances time in steps until `condition` holds; fails after `maxMs`. */
@@ -108,6 +109,9 @@ describe("ControllerManager", () => {
       "endpointslice-controller",
       "replicaset-controller",
       "deployment-controller",
+      "job-controller",
+      "cronjob-controller",
+      "ttl-after-finished-controller",
       "node-lifecycle-controller",
       "taint-eviction-controller",
       "namespace-controller",
@@ -120,6 +124,9 @@ describe("ControllerManager", () => {
     expect(some.enabledControllers).toEqual([
       "endpointslice-controller",
       "replicaset-controller",
+      "job-controller",
+      "cronjob-controller",
+      "ttl-after-finished-controller",
       "namespace-controller",
       "serviceaccount-controller",
     ]);
@@ -237,7 +244,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

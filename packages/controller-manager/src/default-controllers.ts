@@ -1,4 +1,5 @@
 import { jobs } from "@reconcile/api";
+import { CronJobController } from "@reconcile/cronjob";
 import { DeploymentController } from "@reconcile/deployment";
 import { EndpointSliceController, EndpointsController } from "@reconcile/endpoints";
 import { JobController, TTLAfterFinishedController } from "@reconcile/job";
@@ -50,6 +51,13 @@ export const jobControllerDescriptor: ControllerDescriptor = {
   name: "job-controller",
   aliases: ["job"],
   construct: (context) => JobController.fromInformerFactory(context.informerFactory, context),
+};
+
+/** `cronjob-controller` (alias `cronjob`): queue `cronjob`, 5 workers (`--concurrent-cron-job-syncs`), Events from `cronjob-controller`. */
+export const cronJobControllerDescriptor: ControllerDescriptor = {
+  name: "cronjob-controller",
+  aliases: ["cronjob"],
+  construct: (context) => CronJobController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `ttl-after-finished-controller` (alias `ttl-after-finished`): deletes finished Jobs past `ttlSecondsAfterFinished`; 5 workers. */
@@ -145,6 +153,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     replicaSetControllerDescriptor,
     deploymentControllerDescriptor,
     jobControllerDescriptor,
+    cronJobControllerDescriptor,
     ttlAfterFinishedControllerDescriptor,
     options.nodeLifecycle === undefined
       ? nodeLifecycleControllerDescriptor

@@ -88,7 +88,10 @@ function generateSelector(job: Job): void {
 
 function validateJobSpec(job: Job, errors: FieldErrors): void {
   const spec = job.spec;
-  if (spec === undefined) return errors.required("spec");
+  if (spec === undefined) {
+    errors.required("spec");
+    return;
+  }
   nonNegative(spec.parallelism, "spec.parallelism", errors);
   nonNegative(spec.completions ?? undefined, "spec.completions", errors);
   nonNegative(spec.backoffLimit, "spec.backoffLimit", errors);

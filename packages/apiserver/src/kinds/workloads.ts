@@ -1,8 +1,11 @@
 import {
+  CronSchedule,
+  CronScheduleError,
   controllerRevisions,
   cronJobs,
   daemonSets,
   horizontalPodAutoscalers,
+  isValidTimeZone,
   type KubeObject,
   podDisruptionBudgets,
   replicationControllers,
@@ -14,6 +17,7 @@ import type { CronJob } from "kubernetes-types/batch/v1.js";
 import type { PodTemplateSpec, ReplicationController } from "kubernetes-types/core/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import { jsonEqual } from "../json.js";
+import type { FieldErrors } from "../registry/field-errors.js";
 import { defineKind } from "./definition.js";
 import { applyPodSpecDefaults } from "./pod.js";
 import {
@@ -145,9 +149,7 @@ export const cronJobDefinition = defineKind({
     validate(object, errors) {
       const spec = (object as CronJob).spec;
       if (spec === undefined) return errors.required("spec");
-      if (!spec.schedule) errors.required("spec.schedule");
-      else if (spec.schedule.trim().split(/\s+/).length !== 5 && !spec.schedule.startsWith("@"))
-        errors.invalid("spec.schedule", spec.schedule, "unparseable schedule: expected exactly 5 fields");
+      validateCronJobSchedule(spec.schedule, spec.timeZone, errors);
       if (spec.concurrencyPolicy !== undefined && !concurrencyPolicies.includes(spec.concurrencyPolicy))
         errors.notSupported("spec.concurrencyPolicy", spec.concurrencyPolicy, concurrencyPolicies);
       nonNegative(spec.successfulJobsHistoryLimit, "spec.successfulJobsHistoryLimit", errors);
@@ -237,6 +239,33 @@ export const workloadDefinitions = [
   horizontalPodAutoscalerDefinition,
   podDisruptionBudgetDefinition,
 ];
+
+/** `validateScheduleFormat` and `validateTimeZone` of upstream's CronJob validation. */
+function validateCronJobSchedule(
+  schedule: string | undefined,
+  timeZone: string | undefined,
+  errors: FieldErrors,
+): void {
+  if (!schedule) errors.required("spec.schedule");
+  else if (/\b(?:CRON_)?TZ=/.test(schedule))
+    errors.invalid(
+      "spec.schedule",
+      schedule,
+      "cannot use TZ or CRON_TZ in schedule, use timeZone field instead",
+    );
+  else {
+    try {
+      CronSchedule.parse(schedule);
+    } catch (error) {
+      if (!(error instanceof CronScheduleError)) throw error;
+      errors.invalid("spec.schedule", schedule, error.message);
+    }
+  }
+  if (timeZone == null) return;
+  if (timeZone.length === 0) errors.invalid("spec.timeZone", timeZone, "unknown time zone");
+  else if (timeZone.includes(" ") || !isValidTimeZone(timeZone))
+    errors.invalid("spec.timeZone", timeZone, `unknown time zone ${timeZone}`);
+}
 
 function clearStatus(object: KubeObject): void {
   delete (object as { status?: unknown }).status;
