@@ -1,5 +1,5 @@
 import { type DeepReadonly, rfc3339 } from "@reconcile/api";
-import type { Job, JobCondition } from "kubernetes-types/batch/v1.js";
+import type { Job, JobCondition, JobStatus } from "kubernetes-types/batch/v1.js";
 
 // A Job's conditions and reasons as upstream's job controller writes them,
 // and the exponential delay between a Job's failed pods.
@@ -72,4 +72,21 @@ export function setCondition(
 export function failureBackoffMs(failures: number): number {
   if (failures <= 0) return 0;
   return Math.min(podFailureBackoffMs * 2 ** (failures - 1), maxPodFailureBackoffMs);
+}
+
+/** As Go encodes JobStatus: zero counts and empty lists left out, `ready`/`terminating` (pointers) kept. */
+export function encodeStatus(status: JobStatus): void {
+  const uncounted = (status.uncountedTerminatedPods ??= {});
+  if (uncounted.succeeded?.length === 0) delete uncounted.succeeded;
+  if (uncounted.failed?.length === 0) delete uncounted.failed;
+  for (const field of ["active", "succeeded", "failed"] as const)
+    if (status[field] === 0) delete status[field];
+  if (status.conditions?.length === 0) delete status.conditions;
+}
+
+/** A status as the server would store it, for comparing: empty lists left out. */
+export function normalise(status: DeepReadonly<JobStatus> | undefined): unknown {
+  return JSON.parse(JSON.stringify(status ?? {}), (_, value) =>
+    Array.isArray(value) && value.length === 0 ? undefined : value,
+  );
 }

@@ -40,10 +40,12 @@ import {
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import type { JobStatus } from "kubernetes-types/batch/v1.js";
 import {
+  encodeStatus,
   failureBackoffMs,
   isConditionTrue,
   isJobFinished,
   messages,
+  normalise,
   reasons,
   setCondition,
 } from "./job-conditions.js";
@@ -526,13 +528,7 @@ export class JobController {
     status: JobStatus,
     signal: AbortSignal | undefined,
   ): Promise<DeepReadonly<Job>> {
-    // As Go encodes JobStatus: zero counts and empty lists left out, `ready`/`terminating` (pointers) kept.
-    const uncounted = (status.uncountedTerminatedPods ??= {});
-    if (uncounted.succeeded?.length === 0) delete uncounted.succeeded;
-    if (uncounted.failed?.length === 0) delete uncounted.failed;
-    for (const field of ["active", "succeeded", "failed"] as const)
-      if (status[field] === 0) delete status[field];
-    if (status.conditions?.length === 0) delete status.conditions;
+    encodeStatus(status);
     if (JSON.stringify(normalise(job.status)) === JSON.stringify(normalise(status))) return job;
     return this.#client
       .resource(jobs, job.metadata?.namespace)
@@ -592,11 +588,4 @@ export class JobController {
     if (errors.length > 0) throw errors[0];
     return claimed;
   }
-}
-
-/** A status as the server would store it, for comparing: empty lists and zeros left out. */
-function normalise(status: DeepReadonly<JobStatus> | undefined): unknown {
-  return JSON.parse(JSON.stringify(status ?? {}), (_, value) =>
-    Array.isArray(value) && value.length === 0 ? undefined : value,
-  );
 }
