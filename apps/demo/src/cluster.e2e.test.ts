@@ -332,6 +332,28 @@ describe("kubectl against the composed cluster", () => {
     ]);
   });
 
+  it("exec runs commands in a running container: output, exit codes, standard input", async () => {
+    await ok("run", "box", "--image=busybox", "--", "sleep", "3600");
+    await eventually(
+      async () => (await ok("get", "pod", "box", "-o=jsonpath={.status.phase}")) === "Running",
+    );
+    expect(await ok("exec", "box", "--", "sh", "-c", "echo $HOSTNAME; cat /etc/hostname")).toBe("box\nbox\n");
+    const failing = await kubectl("exec", "box", "--", "sh", "-c", "echo err >&2; exit 4");
+    expect(failing).toEqual({ code: 4, stdout: "", stderr: "err\ncommand terminated with exit code 4\n" });
+    const piped = await new Promise<Result>((resolve) => {
+      const child = execFile(
+        "kubectl",
+        ["--request-timeout=20s", "exec", "-i", "box", "--", "sh"],
+        { env: kubectlEnv, timeout: 30_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
+      );
+      child.stdin?.end("x=41\necho $((x + 1))\nmkdir -p /data && echo kept > /data/f\n");
+    });
+    expect(piped).toEqual({ code: 0, stdout: "42\n", stderr: "" });
+    expect(await ok("exec", "box", "--", "cat", "/data/f")).toBe("kept\n");
+  });
+
   it("every namespace has its default ServiceAccount; delete ns shows Terminating while it drains, then it is gone", async () => {
     await ok("create", "namespace", "scratch");
     await ok("create", "configmap", "settings", "-n", "scratch", "--from-literal=color=red");

@@ -188,17 +188,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
       node.abort.abort();
       await node.done;
     },
-    kubeletConnection: () => ({
-      containerLogs: (nodeName, namespace, podName, container, logOptions) => {
-        for (const simulator of simulators) {
-          const result = simulator
-            .kubeletConnection()
-            .containerLogs(nodeName, namespace, podName, container, logOptions);
-          if (result !== undefined) return result;
-        }
-        return undefined;
-      },
-    }),
+    kubeletConnection: () => joinedKubeletConnection(simulators),
     synced,
     async stop() {
       abort.abort();
@@ -247,5 +237,24 @@ function component(
       own.abort();
       await done;
     },
+  };
+}
+
+/** One KubeletConnection over several NodeSimulators: the first that knows the node answers. */
+function joinedKubeletConnection(
+  simulators: readonly NodeSimulator[],
+): ReturnType<NodeSimulator["kubeletConnection"]> {
+  const first = <T>(ask: (connection: ReturnType<NodeSimulator["kubeletConnection"]>) => T | undefined) => {
+    for (const simulator of simulators) {
+      const answer = ask(simulator.kubeletConnection());
+      if (answer !== undefined) return answer;
+    }
+    return undefined;
+  };
+  return {
+    containerLogs: (nodeName, namespace, podName, container, logOptions) =>
+      first((c) => c.containerLogs(nodeName, namespace, podName, container, logOptions)),
+    exec: (nodeName, namespace, podName, container, command, execOptions) =>
+      first((c) => c.exec(nodeName, namespace, podName, container, command, execOptions)),
   };
 }

@@ -36,7 +36,7 @@ beforeAll(async () => {
     new Promise((resolve) => {
       execFile(
         "kubectl",
-        [...args, "--request-timeout=20s"],
+        ["--request-timeout=20s", ...args],
         { env, timeout: 30_000 },
         (error, stdout, stderr) =>
           resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),

@@ -1,5 +1,6 @@
-import { type DeepReadonly, rfc3339 } from "@reconcile/api";
+import { type DeepReadonly, type Pod, rfc3339 } from "@reconcile/api";
 import type { Job, JobCondition, JobStatus } from "kubernetes-types/batch/v1.js";
+import { finishTime } from "./job-pods.js";
 
 // A Job's conditions and reasons as upstream's job controller writes them,
 // and the exponential delay between a Job's failed pods.
@@ -89,4 +90,35 @@ export function normalise(status: DeepReadonly<JobStatus> | undefined): unknown 
   return JSON.parse(JSON.stringify(status ?? {}), (_, value) =>
     Array.isArray(value) && value.length === 0 ? undefined : value,
   );
+}
+
+/** A Job's failures since its last success, and when the last one finished: the delay before its next pod. */
+export interface BackoffRecord {
+  failures: number;
+  lastFailure: number;
+  /** Pods already counted (a sync that runs again sees the same ones). */
+  seen: Set<string>;
+}
+
+export function newBackoffRecord(): BackoffRecord {
+  return { failures: 0, lastFailure: 0, seen: new Set() };
+}
+
+/** Counts newly finished pods in finish order: a success resets the failures. */
+export function recordFinished(
+  record: BackoffRecord,
+  finished: readonly DeepReadonly<Pod>[],
+  now: number,
+): void {
+  const sorted = [...finished].sort((a, b) => finishTime(a, now) - finishTime(b, now));
+  for (const pod of sorted) {
+    const uid = pod.metadata?.uid ?? "";
+    if (record.seen.has(uid)) continue;
+    record.seen.add(uid);
+    if (pod.status?.phase === "Succeeded") record.failures = 0;
+    else {
+      record.failures++;
+      record.lastFailure = Math.max(record.lastFailure, finishTime(pod, now));
+    }
+  }
 }

@@ -204,11 +204,13 @@ describe("JobController", () => {
       (j) => j.status?.failed === 1,
     );
     const failedAt = clock.now();
-    const [, second] = await eventually(
+    const replaced = await eventually(
       clock,
       () => jobPods(client, "flaky"),
       (l) => l.length === 2,
     );
+    // The replacement is the one still running (pod names are random).
+    const second = running(replaced)[0];
     expect(clock.now() - failedAt).toBeGreaterThanOrEqual(9_900);
     expect(clock.now() - failedAt).toBeLessThan(10_500);
     await finish(client, clock, second!, "Failed");

@@ -40,13 +40,16 @@ import {
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import type { JobStatus } from "kubernetes-types/batch/v1.js";
 import {
+  type BackoffRecord,
   encodeStatus,
   failureBackoffMs,
   isConditionTrue,
   isJobFinished,
   messages,
+  newBackoffRecord,
   normalise,
   reasons,
+  recordFinished,
   setCondition,
 } from "./job-conditions.js";
 import {
@@ -106,7 +109,9 @@ export class JobController {
   /** Per Job key, pod UIDs whose finalizer removal is in flight. */
   readonly #finalizerRemovals = new Map<string, Set<string>>();
   /** Per Job key: failures since the last success, and when the last one finished. */
-  readonly #backoff = new Map<string, { failures: number; lastFailure: number }>();
+  readonly #backoff = new Map<string, BackoffRecord>();
+  /** Per Job key, the resourceVersion of the last status this controller wrote. */
+  readonly #written = new Map<string, number>();
   #podHandler!: ControllerEventHandler<Pod>;
 
   constructor(options: JobControllerOptions) {
@@ -204,6 +209,7 @@ export class JobController {
     this.expectations.deleteExpectations(key);
     this.#finalizerRemovals.delete(key);
     this.#backoff.delete(key);
+    this.#written.delete(key);
     // Its pods keep their tracking finalizers: release them.
     for (const pod of this.#podInformer.getIndexer().byIndex(jobPodsIndex, job.metadata.uid ?? "")) {
       if (hasTrackingFinalizer(pod)) this.#harness.queues.get("orphan_pod")?.add(podKey(pod));
@@ -256,14 +262,22 @@ export class JobController {
       this.expectations.deleteExpectations(key);
       this.#finalizerRemovals.delete(key);
       this.#backoff.delete(key);
+      this.#written.delete(key);
       return;
     }
     if (isJobFinished(job)) return;
+    // A cache older than our own last status write would count its pods again or lose them: wait
+    // for the informer to deliver that write (its update event syncs the Job again).
+    if (Number(job.metadata?.resourceVersion) < (this.#written.get(key) ?? 0)) return;
     const satisfied = this.expectations.satisfiedExpectations(key) && !this.#finalizerRemovals.has(key);
     const jobPods = await this.#claimPods(job, signal);
     const state = jobState(job, jobPods, this.#finalizerRemovals.get(key) ?? new Set());
     const now = this.#harness.clock.now();
-    this.#recordBackoff(key, state, now);
+    if (state.newlyFinished.length > 0) {
+      const record = this.#backoff.get(key) ?? newBackoffRecord();
+      recordFinished(record, state.newlyFinished, now);
+      this.#backoff.set(key, record);
+    }
     const status: JobStatus = structuredClone(job.status ?? {}) as JobStatus;
     const conditions = (status.conditions ??= []);
     let requeueAfterMs: number | undefined;
@@ -530,24 +544,11 @@ export class JobController {
   ): Promise<DeepReadonly<Job>> {
     encodeStatus(status);
     if (JSON.stringify(normalise(job.status)) === JSON.stringify(normalise(status))) return job;
-    return this.#client
+    const written = await this.#client
       .resource(jobs, job.metadata?.namespace)
       .updateStatus({ ...(job as Job), status }, { signal });
-  }
-
-  /** Failures since the last success and when the last finished: the delay before the next pod. */
-  #recordBackoff(key: string, state: JobState, now: number): void {
-    if (state.newlyFinished.length === 0) return;
-    const record = this.#backoff.get(key) ?? { failures: 0, lastFailure: 0 };
-    const sorted = [...state.newlyFinished].sort((a, b) => finishTime(a, now) - finishTime(b, now));
-    for (const pod of sorted) {
-      if (pod.status?.phase === "Succeeded") record.failures = 0;
-      else {
-        record.failures++;
-        record.lastFailure = Math.max(record.lastFailure, finishTime(pod, now));
-      }
-    }
-    this.#backoff.set(key, record);
+    this.#written.set(metaNamespaceKeyFunc(job), Number(written.metadata?.resourceVersion) || 0);
+    return written;
   }
 
   async #claimPods(job: DeepReadonly<Job>, signal: AbortSignal | undefined): Promise<DeepReadonly<Pod>[]> {

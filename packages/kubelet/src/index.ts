@@ -7,6 +7,7 @@ export {
   admitPodWithUsage,
   podRequests,
 } from "./admission.js";
+export { type ExecAnswer, execInPod } from "./exec.js";
 export { Kubelet, type KubeletMetrics, type KubeletOptions } from "./kubelet.js";
 export { formatPod, runLifecycleHandler } from "./lifecycle.js";
 export { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
@@ -34,7 +35,9 @@ export type {
   ContainerRecord,
   ContainerRuntime,
   ContainerState,
+  ExecOptions,
   ExecResult,
+  ExecSession,
   HttpGetRequest,
   ImageRecord,
   LogLine,

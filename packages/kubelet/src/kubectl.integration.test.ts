@@ -37,7 +37,7 @@ beforeAll(async () => {
     new Promise((resolve) => {
       execFile(
         "kubectl",
-        [...args, "--request-timeout=20s"],
+        ["--request-timeout=20s", ...args],
         { env, timeout: 30_000 },
         (error, stdout, stderr) => {
           resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
@@ -116,14 +116,24 @@ describe("kubectl against simulated nodes", () => {
     expect(stdout).toMatch(/IP:\s+10\.244\.0\.2/);
   });
 
-  it("logs prints the container's output; --previous the crashed instance's; exec fails clearly", async () => {
+  it("logs prints the container's output; --previous the crashed instance's", async () => {
     expect(await kubectl(["logs", "web-a"])).toMatchObject({ code: 0, stdout: "listening on :80\nready\n" });
     expect(await kubectl(["logs", "web-a", "--tail=1"])).toMatchObject({ stdout: "ready\n" });
     expect((await kubectl(["logs", "crash", "--previous"])).stdout).toBe("boom\nexiting with code 1\n");
-    const exec = await kubectl(["exec", "web-a", "--", "ls"]);
-    expect(exec.code).not.toBe(0);
-    expect(exec.stderr).toContain(
-      'exec is not supported by the container runtime of node "node-1": its containers run no processes',
-    );
+  });
+
+  it("exec runs a command in the container over WebSocket: output, exit code, stdin, and clear refusals", async () => {
+    expect(await kubectl(["exec", "web-a", "--", "ls", "/"])).toMatchObject({
+      code: 0,
+      stdout: "bin\ndev\netc\nhome\nproc\nroot\nsys\ntmp\nusr\nvar\n",
+    });
+    expect(await kubectl(["exec", "web-a", "--", "cat", "/etc/hostname"])).toMatchObject({ stdout: "web-a\n" });
+    const failed = await kubectl(["exec", "web-a", "--", "sh", "-c", "echo out; echo err >&2; exit 3"]);
+    expect(failed).toEqual({ code: 3, stdout: "out\n", stderr: "err\ncommand terminated with exit code 3\n" });
+    const missing = await kubectl(["exec", "web-a", "--", "nosuch"]);
+    expect(missing).toEqual({ code: 127, stdout: "", stderr: "sh: nosuch: not found\ncommand terminated with exit code 127\n" });
+    const wrong = await kubectl(["exec", "web-a", "-c", "nope", "--", "true"]);
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toBe("Error from server (BadRequest): container nope is not valid for pod web-a\n");
   });
 });

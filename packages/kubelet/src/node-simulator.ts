@@ -9,8 +9,10 @@ import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { Logger } from "@reconcile/controller";
 import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
+import { type ExecAnswer, execInPod } from "./exec.js";
 import { Kubelet, type KubeletOptions } from "./kubelet.js";
 import type { ContainerLogOptions, ContainerLogResult } from "./logs.js";
+import type { ExecOptions } from "./runtime/runtime.js";
 
 export interface NodeSimulatorOptions {
   /** Where the nodes read pods and write everything. Required. */
@@ -89,10 +91,23 @@ export class NodeSimulator {
       container: string,
       options: ContainerLogOptions,
     ): ContainerLogResult | undefined;
+    exec(
+      nodeName: string,
+      namespace: string,
+      podName: string,
+      container: string,
+      command: readonly string[],
+      options: ExecOptions,
+    ): ExecAnswer | undefined;
   } {
     return {
       containerLogs: (nodeName, namespace, podName, container, options) =>
         this.#byName.get(nodeName)?.containerLogs(namespace, podName, container, options),
+      exec: (nodeName, namespace, podName, container, command, options) => {
+        const kubelet = this.#byName.get(nodeName);
+        if (kubelet === undefined) return undefined;
+        return execInPod(kubelet.runtime, kubelet.getPods(), namespace, podName, container, command, options);
+      },
     };
   }
 

@@ -1,6 +1,13 @@
 export { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
 export { type KubeconfigOptions, kubeconfigFor } from "./kubeconfig.js";
-export type { ContainerLogResponse, KubeletConnection, PodLogOptions } from "./pod-connect.js";
+export type {
+  ContainerLogResponse,
+  KubeletConnection,
+  PodExecAnswer,
+  PodExecSession,
+  PodLogOptions,
+} from "./pod-connect.js";
+export { execProtocols, exitStatus } from "./pod-exec.js";
 export {
   createRequestHandler,
   type HttpHandlerOptions,

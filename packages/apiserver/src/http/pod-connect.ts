@@ -38,6 +38,21 @@ export type ContainerLogResponse =
     }
   | { ok: false; code: number; message: string };
 
+/** A command running in a container, as a kubelet's exec hands it over (see `pod-exec.ts`). */
+export interface PodExecSession {
+  write(data: Uint8Array): void;
+  closeStdin(): void;
+  resize(width: number, height: number): void;
+  onOutput(listener: (stream: "stdout" | "stderr", data: Uint8Array) => void): void;
+  readonly exited: Promise<number>;
+  kill(): void;
+}
+
+/** What a kubelet answers to an exec: the session, or the HTTP error it would send. */
+export type PodExecAnswer =
+  | { ok: true; session: PodExecSession }
+  | { ok: false; code: number; message: string };
+
 /** How the API server reaches kubelets (kube-apiserver's kubelet client). */
 export interface KubeletConnection {
   /** Undefined when no kubelet of that name can be reached. */
@@ -48,6 +63,18 @@ export interface KubeletConnection {
     container: string,
     options: PodLogOptions,
   ): ContainerLogResponse | undefined;
+  /**
+   * Starts `command` in a container (the kubelet's `/exec`); undefined when
+   * no kubelet of that name can be reached. Without it, exec is a 500.
+   */
+  exec?(
+    nodeName: string,
+    namespace: string,
+    podName: string,
+    container: string,
+    command: readonly string[],
+    options: { stdin: boolean; tty: boolean },
+  ): PodExecAnswer | undefined;
 }
 
 export type PodConnectAction = "log" | "exec" | "attach" | "portforward";
@@ -86,9 +113,8 @@ export async function servePodConnect(
   const nodeName = pod.spec?.nodeName;
   if (action !== "log") {
     if (!nodeName) throw newBadRequest(`pod ${name} does not have a host assigned`);
-    throw newBadRequest(
-      `${action} is not supported by the container runtime of node ${JSON.stringify(nodeName)}: its containers run no processes`,
-    );
+    // exec, attach and portforward stream over an upgraded connection (pod-exec.ts).
+    throw newBadRequest(`${action} needs a connection upgrade to WebSocket (${"v5.channel.k8s.io"})`);
   }
   const options = parseLogOptions(name, query);
   const container = chooseContainer(pod, query.get("container") ?? "");
@@ -184,7 +210,7 @@ function parseLogOptions(name: string, query: URLSearchParams): PodLogOptions {
 }
 
 /** The container a log request reads (`podLogOptions` defaulting in LogREST). */
-function chooseContainer(pod: Pod, requested: string): string {
+export function chooseContainer(pod: Pod, requested: string): string {
   const name = pod.metadata?.name ?? "";
   const all = [
     ...(pod.spec?.containers ?? []),

@@ -1,13 +1,15 @@
 import * as http from "node:http";
 import * as https from "node:https";
 import { type AddressInfo, isIPv4, isIPv6, type Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Clock } from "@reconcile/clock";
 import type { Registry } from "../registry/registry.js";
 import { ConnectionLimiter } from "./connection-limiter.js";
-import { defaultRequestTimeoutMs } from "./context.js";
+import { defaultRequestTimeoutMs, HandlerContext } from "./context.js";
 import { createRequestHandler, type HttpHandlerOptions, type RequestHandler } from "./handler.js";
 import { kubeconfigFor } from "./kubeconfig.js";
 import type { KubeletConnection } from "./pod-connect.js";
+import { execSocketServer, handleUpgrade } from "./pod-exec.js";
 import { type ApiServerMetrics, observeRequest, type RequestLogger } from "./request-metrics.js";
 import { statusBody } from "./respond.js";
 import { generateServingCertificates } from "./tls.js";
@@ -150,6 +152,17 @@ export async function listen(
       `HTTP/1.1 ${status.code} ${timedOut ? "Request Timeout" : "Bad Request"}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
     );
   });
+  // exec over WebSocket (and the refusals kubectl's SPDY fallback meets).
+  const sockets = execSocketServer();
+  const upgradeContext = new HandlerContext({
+    registry,
+    clock,
+    token: options.token,
+    kubeletConnection: options.kubeletConnection,
+  });
+  server.on("upgrade", (request: http.IncomingMessage, socket: Duplex, head: Buffer) =>
+    handleUpgrade(upgradeContext, sockets, request, socket, head),
+  );
   // Answered by the handler, which sends 100 Continue only when it is about to read the body:
   // an over-limit body is refused with a 413 the client need not send.
   server.on("checkContinue", serve);
@@ -168,6 +181,8 @@ export async function listen(
     if (server.listening) {
       server.close();
       server.closeAllConnections();
+      for (const client of sockets.clients) client.terminate();
+      sockets.close();
     }
     return closed;
   };

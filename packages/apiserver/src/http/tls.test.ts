@@ -113,7 +113,7 @@ describe("listen({ tls: true })", () => {
           // stdin closed at once: a 401 makes kubectl prompt for a username otherwise.
           execFile(
             "kubectl",
-            [...args, "--request-timeout=20s"],
+            ["--request-timeout=20s", ...args],
             { env, timeout: 30_000 },
             (error, stdout, stderr) => {
               resolve({

@@ -64,7 +64,7 @@ export async function kubectlCluster(
     new Promise((resolve) => {
       const child = execFile(
         "kubectl",
-        [...args, "--request-timeout=20s"],
+        ["--request-timeout=20s", ...args],
         { env, timeout: 30_000 },
         (error, stdout, stderr) => {
           const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;

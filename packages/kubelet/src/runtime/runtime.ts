@@ -71,6 +71,28 @@ export interface Mount {
   readonly readOnly: boolean;
 }
 
+/** How an exec's streams are set up (the `stdin` and `tty` of `kubectl exec -i -t`). */
+export interface ExecOptions {
+  stdin: boolean;
+  tty: boolean;
+}
+
+/** A running exec: its standard input, its output, its end. */
+export interface ExecSession {
+  /** Input from the client (keystrokes under a tty). */
+  write(data: Uint8Array): void;
+  /** The client closed its input (end of file). */
+  closeStdin(): void;
+  /** The client's terminal changed size. */
+  resize(width: number, height: number): void;
+  /** Output as the command writes it; under a tty everything is stdout. */
+  onOutput(listener: (stream: "stdout" | "stderr", data: Uint8Array) => void): void;
+  /** The exit code, once the command has ended. */
+  readonly exited: Promise<number>;
+  /** The client went away: the command is stopped. */
+  kill(): void;
+}
+
 /** What `execSync` answers (CRI's `ExecSyncResponse`). */
 export interface ExecResult {
   readonly exitCode: number;
@@ -187,6 +209,13 @@ export interface ContainerRuntime {
    * passed (0: no limit). Runtimes that cannot exec leave it out.
    */
   execSync?(containerId: string, command: readonly string[], timeoutMs: number): Promise<ExecResult>;
+  /**
+   * Starts a command in a running container with its streams attached (CRI's
+   * `Exec`, what `kubectl exec` reaches): input as the client sends it,
+   * output as the command writes it, and its exit code. Throws a NotFound or
+   * InvalidState RuntimeError for a container that is not running.
+   */
+  exec?(containerId: string, command: readonly string[], options: ExecOptions): ExecSession;
   /**
    * Sends an HTTP GET to the container, as the kubelet's HTTP lifecycle
    * handler does; resolves with the status code, rejects with the transport

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { NodeFilesystem } from "../node-filesystem.js";
 import type { ImageRecord, PulledImage } from "./runtime.js";
 import { RuntimeError } from "./runtime.js";
 
@@ -81,4 +82,13 @@ function parseIPv4(ip: string): number {
 
 function formatIPv4(value: number): string {
   return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join(".");
+}
+
+/** A container's own files at start: the directories of a small Linux image, and its hostname. */
+export function imageLayer(hostname: string): NodeFilesystem {
+  const layer = new NodeFilesystem();
+  for (const dir of ["/bin", "/dev", "/etc", "/home", "/proc", "/root", "/sys", "/tmp", "/usr", "/var"])
+    layer.mkdir(dir);
+  layer.writeFile("/etc/hostname", `${hostname}\n`);
+  return layer;
 }

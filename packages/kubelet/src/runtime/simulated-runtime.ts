@@ -16,11 +16,14 @@ import {
   runProcess,
   scriptedByBehaviour,
 } from "./container-process.js";
+import { startExecSession } from "./exec-session.js";
 import {
   type ContainerConfig,
   type ContainerRecord,
   type ContainerRuntime,
+  type ExecOptions,
   type ExecResult,
+  type ExecSession,
   type HttpGetRequest,
   type ImageRecord,
   type LogLine,
@@ -33,7 +36,7 @@ import {
   type RuntimeEvent,
 } from "./runtime.js";
 import type { ResolvedPath, ShellHost } from "./shell/index.js";
-import { IpPool, normaliseImage, pulled, repositoryOf, sha256Hex } from "./simulated-images.js";
+import { IpPool, imageLayer, normaliseImage, pulled, repositoryOf, sha256Hex } from "./simulated-images.js";
 
 export {
   behaviourFor,
@@ -403,6 +406,13 @@ export class SimulatedRuntime implements ContainerRuntime {
     }
   }
 
+  exec(containerId: string, command: readonly string[], options: ExecOptions): ExecSession {
+    const entry = this.#entry(containerId);
+    if (entry.record.state !== "running")
+      throw new RuntimeError("InvalidState", `container ${containerId} is not running`);
+    return startExecSession(command, entry.process, this.#shellHost(entry), options);
+  }
+
   async httpGet(containerId: string, request: HttpGetRequest): Promise<{ statusCode: number }> {
     const entry = this.#entry(containerId);
     const host = request.host || entry.ip || "127.0.0.1";
@@ -437,7 +447,7 @@ export class SimulatedRuntime implements ContainerRuntime {
         best = mount;
     }
     if (best === undefined) {
-      entry.layer ??= new NodeFilesystem();
+      entry.layer ??= imageLayer(entry.process.hostname);
       return { filesystem: entry.layer, path: normal, readOnly: false };
     }
     const rest = normal.slice(normalisePath(best.containerPath).length);

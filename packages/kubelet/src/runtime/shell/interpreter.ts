@@ -31,6 +31,8 @@ export class Shell implements ShellState {
   cwd = "/";
   status = 0;
   errexit = false;
+  /** A script run by `runScript` ended with `exit` (an interactive shell stops then). */
+  exited = false;
   #steps = 0;
   /** Depth of conditions (`if`, `while`, `&&` left sides), where `set -e` does not apply. */
   #conditional = 0;
@@ -63,8 +65,10 @@ export class Shell implements ShellState {
     try {
       return await this.runList(list, io);
     } catch (error) {
-      if (error instanceof ExitRequest) return error.code;
-      throw error;
+      if (!(error instanceof ExitRequest)) throw error;
+      this.exited = true;
+      this.status = error.code;
+      return error.code;
     }
   }
 

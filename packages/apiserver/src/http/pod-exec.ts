@@ -1,0 +1,191 @@
+// `pods/{name}/exec` over WebSocket, as kubectl 1.30+ and the official
+// clients speak it (the channel protocols `v5.channel.k8s.io` and
+// `v4.channel.k8s.io`): every binary message starts with its channel — 0
+// stdin, 1 stdout, 2 stderr, 3 the final Status, 4 terminal resizes, and in
+// v5 255 to close a stream. The command runs in the pod's kubelet through
+// the `KubeletConnection`. A request that cannot be served is answered
+// before the upgrade with a Status, which kubectl prints ("unable to upgrade
+// connection: …"); SPDY, which kubectl falls back to, is refused the same way.
+import type http from "node:http";
+import type { Duplex } from "node:stream";
+import {
+  newBadRequest,
+  newInternalError,
+  newNotFound,
+  type Pod,
+  pods,
+  type Status,
+  StatusError,
+} from "@reconcile/api";
+import { type WebSocket, WebSocketServer } from "ws";
+import { checkHost, checkToken, splitTarget } from "./access.js";
+import type { HandlerContext } from "./context.js";
+import { isTrue } from "./parameters.js";
+import { chooseContainer, type PodExecSession } from "./pod-connect.js";
+import { statusBody } from "./respond.js";
+import { parseRoute } from "./route.js";
+
+/** The channel protocols served, preferred first. */
+export const execProtocols = ["v5.channel.k8s.io", "v4.channel.k8s.io"] as const;
+
+const channel = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
+
+/** Answers an HTTP upgrade: an exec over WebSocket, or a Status saying why not. */
+export function handleUpgrade(
+  context: HandlerContext,
+  sockets: WebSocketServer,
+  request: http.IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): void {
+  prepareExec(context, request)
+    .then((prepared) => {
+      sockets.handleUpgrade(request, socket, head, (ws) => bridge(ws, prepared));
+    })
+    .catch((error: unknown) => refuse(socket, error));
+}
+
+/** A WebSocket server for {@link handleUpgrade} (no listener of its own; the subprotocol chosen per request). */
+export function execSocketServer(): WebSocketServer {
+  return new WebSocketServer({
+    noServer: true,
+    handleProtocols: (offered) => execProtocols.find((p) => offered.has(p)) ?? false,
+  });
+}
+
+interface PreparedExec {
+  session: PodExecSession;
+  protocol: (typeof execProtocols)[number];
+  command: readonly string[];
+  stdin: boolean;
+}
+
+async function prepareExec(context: HandlerContext, request: http.IncomingMessage): Promise<PreparedExec> {
+  const { pathname, search } = splitTarget(request.url ?? "");
+  const query = new URLSearchParams(search);
+  checkHost(request, context.token);
+  checkToken(request, context.token, false);
+  const route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
+  if (route.kind !== "podConnect" || route.action === "log")
+    throw newBadRequest(`the server does not allow upgrading the connection of ${pathname}`);
+  const { namespace, name, action } = route;
+  if (action !== "exec")
+    throw newBadRequest(`${action} is not supported by the simulated container runtime yet`);
+  const command = query.getAll("command");
+  const flag = (key: string) => isTrue(query.get(key));
+  const [stdin, stdout, stderr, tty] = [flag("stdin"), flag("stdout"), flag("stderr"), flag("tty")];
+  if (command.length === 0) throw newBadRequest("you must specify at least 1 command");
+  if (!stdin && !stdout && !stderr)
+    throw newBadRequest("you must specify at least 1 of stdin, stdout, stderr");
+  let pod: Pod;
+  try {
+    pod = (await context.registry.get(pods, namespace, name)) as Pod;
+  } catch (error) {
+    if (StatusError.isInstance(error) && error.status.code === 404)
+      throw newNotFound({ group: "", resource: "pods" }, name);
+    throw error;
+  }
+  const container = chooseContainer(pod, query.get("container") ?? "");
+  const nodeName = pod.spec?.nodeName;
+  if (!nodeName) throw newBadRequest(`pod ${name} does not have a host assigned`);
+  const phase = pod.status?.phase;
+  if (phase === "Succeeded" || phase === "Failed")
+    throw newBadRequest(`cannot exec into a container in a completed pod; current phase is ${phase}`);
+  const upgrade = String(request.headers.upgrade ?? "").toLowerCase();
+  if (upgrade !== "websocket")
+    throw newBadRequest(
+      `upgrading to ${request.headers.upgrade ?? "nothing"} is not supported: exec speaks WebSocket (${execProtocols.join(", ")})`,
+    );
+  const offered = String(request.headers["sec-websocket-protocol"] ?? "")
+    .split(",")
+    .map((p) => p.trim());
+  const protocol = execProtocols.find((p) => offered.includes(p));
+  if (protocol === undefined)
+    throw newBadRequest(
+      `none of the WebSocket subprotocols ${JSON.stringify(offered.join(", "))} is supported: use one of ${execProtocols.join(", ")}`,
+    );
+  const answer = context.kubeletConnection?.exec?.(nodeName, namespace, name, container, command, {
+    stdin,
+    tty,
+  });
+  if (answer === undefined)
+    throw newInternalError(new Error(`no kubelet answers exec for node ${JSON.stringify(nodeName)}`));
+  if (!answer.ok) {
+    if (answer.code === 404) throw newNotFound({ group: "", resource: "pods" }, name);
+    if (answer.code >= 500) throw newInternalError(new Error(answer.message));
+    throw newBadRequest(answer.message);
+  }
+  return { session: answer.session, protocol, command, stdin };
+}
+
+/** Carries the channels between the client's WebSocket and the session, then sends the Status and closes. */
+function bridge(ws: WebSocket, { session, protocol, command, stdin }: PreparedExec): void {
+  const send = (id: number, data: Uint8Array) => {
+    if (ws.readyState !== ws.OPEN) return;
+    const frame = Buffer.allocUnsafe(data.length + 1);
+    frame[0] = id;
+    frame.set(data, 1);
+    ws.send(frame);
+  };
+  session.onOutput((stream, data) => send(stream === "stdout" ? channel.stdout : channel.stderr, data));
+  if (!stdin) session.closeStdin();
+  ws.on("message", (raw: Buffer | ArrayBuffer | Buffer[]) => {
+    const data = Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
+    if (data.length === 0) return;
+    const id = data[0];
+    if (id === channel.stdin) session.write(data.subarray(1));
+    else if (id === channel.resize) {
+      try {
+        const size = JSON.parse(data.subarray(1).toString("utf8")) as { Width?: number; Height?: number };
+        session.resize(size.Width ?? 0, size.Height ?? 0);
+      } catch {
+        // A malformed resize changes nothing.
+      }
+    } else if (id === channel.close && protocol === "v5.channel.k8s.io" && data[1] === channel.stdin)
+      session.closeStdin();
+  });
+  ws.on("close", () => session.kill());
+  ws.on("error", () => session.kill());
+  session.exited.then((code) => {
+    send(channel.error, Buffer.from(JSON.stringify(exitStatus(command, code))));
+    if (ws.readyState === ws.OPEN) ws.close(1000);
+  });
+}
+
+/** The Status the kubelet writes on the error channel when the command ends (remotecommand). */
+export function exitStatus(command: readonly string[], code: number): Status {
+  if (code === 0) return { metadata: {}, status: "Success" } as Status;
+  return {
+    metadata: {},
+    status: "Failure",
+    message: `command terminated with non-zero exit code: error executing command [${command.join(" ")}], exit code ${code}`,
+    reason: "NonZeroExitCode",
+    details: { causes: [{ reason: "ExitCode", message: String(code) }] },
+  } as Status;
+}
+
+/** Answers the upgrade request with the Status of its failure and closes the socket. */
+function refuse(socket: Duplex, error: unknown): void {
+  const status = StatusError.isInstance(error)
+    ? error.status
+    : newInternalError(error instanceof Error ? error : new Error(String(error))).status;
+  const body = `${JSON.stringify(statusBody(status))}\n`;
+  const code = status.code ?? 500;
+  const text =
+    code === 400
+      ? "Bad Request"
+      : code === 401
+        ? "Unauthorized"
+        : code === 403
+          ? "Forbidden"
+          : code === 404
+            ? "Not Found"
+            : "Internal Server Error";
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  socket.end(
+    `HTTP/1.1 ${code} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+}

@@ -1,0 +1,185 @@
+import { environmentOf, type ProcessSpec, runProcess } from "./container-process.js";
+import type { ExecOptions, ExecSession } from "./runtime.js";
+import type { ShellHost } from "./shell/index.js";
+import { Shell } from "./shell/index.js";
+import { parseScript, ShellSyntaxError } from "./shell/parse.js";
+
+// `kubectl exec` in a simulated container. A shell with no script and an
+// open standard input (`kubectl exec -i … -- sh`) reads and runs one command
+// at a time as the lines arrive, as sh does; under a tty it also echoes what
+// is typed, edits the line (backspace, ^C, ^D) and prints busybox's prompt.
+// Any other command with input waits for the input to end, then runs.
+
+const encoder = new TextEncoder();
+/** The line ^C leaves: not a command. */
+const interrupted = "\x03";
+const decoder = new TextDecoder();
+
+/** Lines of input as they arrive; under a tty the line discipline of a terminal. */
+class LineInput {
+  readonly #lines: string[] = [];
+  #partial = "";
+  #closed = false;
+  #wake: (() => void) | undefined;
+
+  constructor(
+    readonly tty: boolean,
+    readonly echo: (text: string) => void,
+  ) {}
+
+  feed(text: string): void {
+    for (const char of text) {
+      if (!this.tty) {
+        if (char === "\n") this.#push();
+        else this.#partial += char;
+        continue;
+      }
+      if (char === "\r" || char === "\n") {
+        this.echo("\r\n");
+        this.#push();
+      } else if (char === "\x7f" || char === "\b") {
+        if (this.#partial.length > 0) {
+          this.#partial = this.#partial.slice(0, -1);
+          this.echo("\b \b");
+        }
+      } else if (char === "\x03") {
+        // ^C drops the line (and whatever was pending): the shell prompts again.
+        this.#partial = interrupted;
+        this.echo("^C\r\n");
+        this.#push();
+      } else if (char === "\x04") {
+        if (this.#partial === "") this.close();
+      } else if (char >= " " || char === "\t") {
+        this.#partial += char;
+        this.echo(char);
+      }
+    }
+  }
+
+  close(): void {
+    if (!this.tty && this.#partial !== "") this.#push();
+    this.#closed = true;
+    this.#wake?.();
+  }
+
+  /** The next whole line, or undefined once the input has ended. */
+  async next(): Promise<string | undefined> {
+    while (this.#lines.length === 0 && !this.#closed)
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    return this.#lines.shift();
+  }
+
+  #push(): void {
+    this.#lines.push(this.#partial);
+    this.#partial = "";
+    this.#wake?.();
+  }
+}
+
+/** Starts `argv` in a container (see the file comment); `host.signal` is the container's life. */
+export function startExecSession(
+  argv: readonly string[],
+  spec: ProcessSpec,
+  host: ShellHost,
+  options: ExecOptions,
+): ExecSession {
+  const listeners: ((stream: "stdout" | "stderr", data: Uint8Array) => void)[] = [];
+  const stop = new AbortController();
+  const signal = host.signal === undefined ? stop.signal : AbortSignal.any([host.signal, stop.signal]);
+  const output = (stream: "stdout" | "stderr", text: string) => {
+    if (text === "") return;
+    // A terminal has one output, and turns newlines into carriage return plus newline.
+    const data = encoder.encode(options.tty ? text.replace(/\r?\n/g, "\r\n") : text);
+    const target = options.tty ? "stdout" : stream;
+    // What is written before anyone listens (the client's channels are not open yet) waits for them.
+    if (listeners.length === 0) early.push([target, data]);
+    for (const listener of listeners) listener(target, data);
+  };
+  const early: ["stdout" | "stderr", Uint8Array][] = [];
+  const sessionHost: ShellHost = { ...host, signal };
+  const [program = "", ...args] = argv;
+  const name = program.slice(program.lastIndexOf("/") + 1);
+  const interactive =
+    options.stdin && (name === "sh" || name === "bash") && args.every((a) => a === "-i" || a === "-l");
+  let input: LineInput | undefined;
+  let buffered = "";
+  let inputEnded: () => void = () => {};
+  const ended = new Promise<void>((resolve) => (inputEnded = resolve));
+  let run: Promise<number>;
+  if (interactive) {
+    input = new LineInput(options.tty, (text) => output("stdout", text));
+    run = repl(new Shell(sessionHost, environmentOf(spec)), input, options.tty, output);
+  } else if (options.stdin) {
+    run = ended.then(() => runProcess(argv, spec, sessionHost, output, buffered));
+  } else {
+    run = runProcess(argv, spec, sessionHost, output);
+  }
+  const exited = run.catch(() => 137);
+  return {
+    write(data) {
+      const text = decoder.decode(data);
+      if (input !== undefined) input.feed(text);
+      else buffered += text;
+    },
+    closeStdin() {
+      input?.close();
+      inputEnded();
+    },
+    resize() {
+      // The simulated programs draw nothing that depends on the terminal's size.
+    },
+    onOutput(listener) {
+      listeners.push(listener);
+      for (const [stream, data] of early.splice(0)) listener(stream, data);
+    },
+    exited,
+    kill() {
+      input?.close();
+      inputEnded();
+      stop.abort(new Error("the exec session was closed"));
+    },
+  };
+}
+
+/** Reads commands line by line (more lines while one is incomplete) and runs each. */
+async function repl(
+  shell: Shell,
+  input: LineInput,
+  tty: boolean,
+  output: (stream: "stdout" | "stderr", text: string) => void,
+): Promise<number> {
+  const io = {
+    stdin: { text: "", at: 0 },
+    out: (text: string) => output("stdout", text),
+    err: (text: string) => output("stderr", text),
+  };
+  let pending = "";
+  for (;;) {
+    if (tty) output("stdout", pending === "" ? `${shell.cwd} # ` : "> ");
+    const line = await input.next();
+    if (line === undefined) {
+      if (tty) output("stdout", "\n");
+      return shell.status;
+    }
+    if (line === interrupted) {
+      pending = "";
+      continue;
+    }
+    pending += `${line}\n`;
+    if (incomplete(pending)) continue;
+    const script = pending;
+    pending = "";
+    await shell.runScript(script, io);
+    if (shell.exited) return shell.status;
+  }
+}
+
+/** Whether a script is cut short (an open quote, `if` without `fi`, …): more lines are needed. */
+function incomplete(script: string): boolean {
+  try {
+    parseScript(script);
+    return false;
+  } catch (error) {
+    return error instanceof ShellSyntaxError && /unterminated|end of file/.test(error.message);
+  }
+}
