@@ -52,13 +52,7 @@ import {
   recordFinished,
   setCondition,
 } from "./job-conditions.js";
-import {
-  finishTime,
-  hasTrackingFinalizer,
-  isFinished,
-  jobTrackingFinalizer,
-  podTemplateFor,
-} from "./job-pods.js";
+import { hasTrackingFinalizer, isFinished, jobTrackingFinalizer, podTemplateFor } from "./job-pods.js";
 import {
   completedIndexesText,
   indexesToCreate,

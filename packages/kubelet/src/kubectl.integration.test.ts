@@ -127,11 +127,21 @@ describe("kubectl against simulated nodes", () => {
       code: 0,
       stdout: "bin\ndev\netc\nhome\nproc\nroot\nsys\ntmp\nusr\nvar\n",
     });
-    expect(await kubectl(["exec", "web-a", "--", "cat", "/etc/hostname"])).toMatchObject({ stdout: "web-a\n" });
+    expect(await kubectl(["exec", "web-a", "--", "cat", "/etc/hostname"])).toMatchObject({
+      stdout: "web-a\n",
+    });
     const failed = await kubectl(["exec", "web-a", "--", "sh", "-c", "echo out; echo err >&2; exit 3"]);
-    expect(failed).toEqual({ code: 3, stdout: "out\n", stderr: "err\ncommand terminated with exit code 3\n" });
+    expect(failed).toEqual({
+      code: 3,
+      stdout: "out\n",
+      stderr: "err\ncommand terminated with exit code 3\n",
+    });
     const missing = await kubectl(["exec", "web-a", "--", "nosuch"]);
-    expect(missing).toEqual({ code: 127, stdout: "", stderr: "sh: nosuch: not found\ncommand terminated with exit code 127\n" });
+    expect(missing).toEqual({
+      code: 127,
+      stdout: "",
+      stderr: "sh: nosuch: not found\ncommand terminated with exit code 127\n",
+    });
     const wrong = await kubectl(["exec", "web-a", "-c", "nope", "--", "true"]);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toBe("Error from server (BadRequest): container nope is not valid for pod web-a\n");
