@@ -4,9 +4,12 @@ import {
   type Deployment,
   deployments,
   type Pod,
+  podDisruptionBudgets,
   pods,
   ReconcileError,
   replicaSets,
+  replicationControllers,
+  statefulSets,
 } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
@@ -32,7 +35,15 @@ function cluster() {
   const clock = new FakeClock(start);
   const server = new ApiServer({
     clock,
-    resources: [...builtinResources, ...endpointsResources, serviceAccounts, cronJobs],
+    resources: [
+      ...builtinResources,
+      ...endpointsResources,
+      serviceAccounts,
+      cronJobs,
+      podDisruptionBudgets,
+      statefulSets,
+      replicationControllers,
+    ],
   });
   cleanup.push(() => server.close());
   /** Advances time in steps until `condition` holds; fails after `maxMs`. */
@@ -112,6 +123,7 @@ describe("ControllerManager", () => {
       "job-controller",
       "cronjob-controller",
       "ttl-after-finished-controller",
+      "disruption-controller",
       "node-lifecycle-controller",
       "taint-eviction-controller",
       "namespace-controller",
@@ -127,6 +139,7 @@ describe("ControllerManager", () => {
       "job-controller",
       "cronjob-controller",
       "ttl-after-finished-controller",
+      "disruption-controller",
       "namespace-controller",
       "serviceaccount-controller",
     ]);
@@ -244,7 +257,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]disruption-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

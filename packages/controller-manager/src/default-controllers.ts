@@ -1,6 +1,7 @@
 import { jobs } from "@reconcile/api";
 import { CronJobController } from "@reconcile/cronjob";
 import { DeploymentController } from "@reconcile/deployment";
+import { DisruptionController } from "@reconcile/disruption";
 import { EndpointSliceController, EndpointsController } from "@reconcile/endpoints";
 import { JobController, TTLAfterFinishedController } from "@reconcile/job";
 import { NamespaceController } from "@reconcile/namespace";
@@ -58,6 +59,14 @@ export const cronJobControllerDescriptor: ControllerDescriptor = {
   name: "cronjob-controller",
   aliases: ["cronjob"],
   construct: (context) => CronJobController.fromInformerFactory(context.informerFactory, context),
+};
+
+/** `disruption-controller` (alias `disruption`): PodDisruptionBudget status; queue `disruption`, 1 worker. */
+export const disruptionControllerDescriptor: ControllerDescriptor = {
+  name: "disruption-controller",
+  aliases: ["disruption"],
+  defaultWorkers: 1,
+  construct: (context) => DisruptionController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `ttl-after-finished-controller` (alias `ttl-after-finished`): deletes finished Jobs past `ttlSecondsAfterFinished`; 5 workers. */
@@ -155,6 +164,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     jobControllerDescriptor,
     cronJobControllerDescriptor,
     ttlAfterFinishedControllerDescriptor,
+    disruptionControllerDescriptor,
     options.nodeLifecycle === undefined
       ? nodeLifecycleControllerDescriptor
       : newNodeLifecycleControllerDescriptor(options.nodeLifecycle),

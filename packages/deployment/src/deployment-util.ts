@@ -8,8 +8,12 @@ import { getDeploymentCondition } from "./deployment-conditions.js";
 export type AnyDeployment = Deployment | DeepReadonly<Deployment>;
 /** A ReplicaSet as written by a user or read from a cache. */
 export type AnyReplicaSet = ReplicaSet | DeepReadonly<ReplicaSet>;
+
 /** `int | "N%"`, as `maxSurge` and `maxUnavailable`. */
-export type IntOrPercent = number | string;
+import { getScaledValueFromIntOrPercent, type IntOrPercent } from "@reconcile/api";
+
+/** Re-exported from `@reconcile/api`, where int-or-percent values now live. */
+export { getScaledValueFromIntOrPercent, type IntOrPercent };
 
 /** The label (and selector term) a Deployment adds to each of its ReplicaSets' pods. */
 export const defaultDeploymentUniqueLabelKey = "pod-template-hash";
@@ -53,30 +57,6 @@ const annotationsToSkip = new Set([
 ]);
 
 // --- fenceposts -------------------------------------------------------------
-
-/**
- * The absolute value of an int-or-percent against `total` (apimachinery's
- * `GetScaledValueFromIntOrPercent`): an int as is, `"N%"` as N% of `total`
- * rounded up or down. Throws on a string that is not an integer percentage.
- */
-export function getScaledValueFromIntOrPercent(
-  value: IntOrPercent | undefined,
-  total: number,
-  roundUp: boolean,
-): number {
-  if (value === undefined || value === null) throw new Error("nil value for IntOrString");
-  if (typeof value === "number") return value;
-  if (!value.endsWith("%")) {
-    throw new Error("invalid value for IntOrString: invalid type: string is not a percentage");
-  }
-  const digits = value.slice(0, -1);
-  if (!/^[+-]?\d+$/.test(digits)) {
-    throw new Error(`invalid value for IntOrString: invalid value "${value}"`);
-  }
-  const percent = Number.parseInt(digits, 10);
-  const exact = (percent * total) / 100;
-  return roundUp ? Math.ceil(exact) : Math.floor(exact);
-}
 
 /**
  * `[surge, unavailable]` for `desired` replicas (upstream `ResolveFenceposts`):

@@ -169,14 +169,14 @@ describe("pods/exec, attach, portforward", () => {
     "exec",
     "attach",
     "portforward",
-  ])("%s answers a 400 naming the runtime's limitation", async (action) => {
+  ])("%s without a connection upgrade is a 400 asking for one", async (action) => {
     const { create, get } = await start();
     await create("web", { nodeName: "node-1" });
     await create("unbound");
     expect((await get(`${base}/web/${action}?command=ls`, "POST")).body).toMatchObject({
       code: 400,
       reason: "BadRequest",
-      message: `${action} is not supported by the container runtime of node "node-1": its containers run no processes`,
+      message: "Upgrade request required",
     });
     expect((await get(`${base}/unbound/${action}`)).body).toMatchObject({
       code: 400,

@@ -113,8 +113,8 @@ export async function servePodConnect(
   const nodeName = pod.spec?.nodeName;
   if (action !== "log") {
     if (!nodeName) throw newBadRequest(`pod ${name} does not have a host assigned`);
-    // exec, attach and portforward stream over an upgraded connection (pod-exec.ts).
-    throw newBadRequest(`${action} needs a connection upgrade to WebSocket (${"v5.channel.k8s.io"})`);
+    // exec, attach and portforward stream over an upgraded connection (pod-exec.ts), as upstream's do.
+    throw newBadRequest("Upgrade request required");
   }
   const options = parseLogOptions(name, query);
   const container = chooseContainer(pod, query.get("container") ?? "");

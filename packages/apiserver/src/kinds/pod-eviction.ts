@@ -1,14 +1,30 @@
-import { type KubeObject, newBadRequest, type Pod, type PodCondition } from "@reconcile/api";
+import {
+  isPodReady,
+  type KubeObject,
+  labelSelectorAsSelector,
+  newBadRequest,
+  newInternalError,
+  type Pod,
+  type PodCondition,
+  podDisruptionBudgets,
+  StatusError,
+} from "@reconcile/api";
+import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import { copyJson, isJsonObject } from "../json.js";
-import type { SubresourceDeleteOptions, SubresourceHandler } from "./definition.js";
+import type { SubresourceDeleteOptions, SubresourceHandler, SubresourceStore } from "./definition.js";
 
 /**
  * `POST pods/{name}/eviction` (kube-apiserver's `EvictionREST`): a policy/v1
- * (or v1beta1) Eviction deletes the pod with the Eviction's DeleteOptions.
- * No PodDisruptionBudget kind is served, so no budget can forbid it: every
- * eviction proceeds as upstream's does for a pod no budget selects. A running
- * pod is first marked `DisruptionTarget=True` (reason `EvictionByEvictionAPI`),
- * as upstream does before the delete.
+ * (or v1beta1) Eviction deletes the pod with the Eviction's DeleteOptions,
+ * if the PodDisruptionBudget selecting it allows one more disruption: then
+ * its `disruptionsAllowed` is decremented and the pod noted in
+ * `disruptedPods` in the same step, so concurrent evictions cannot both
+ * pass. Otherwise the answer is upstream's 429 ("Cannot evict pod as it
+ * would violate the pod's disruption budget."), which `kubectl drain`
+ * retries. Pending, finished and terminating pods are deleted without a
+ * budget check; a pod that is not ready passes when the budget is already
+ * met (`IfHealthyBudget`) or its policy is `AlwaysAllow`. A running pod is
+ * first marked `DisruptionTarget=True` (reason `EvictionByEvictionAPI`).
  */
 export const podEvictionHandler: SubresourceHandler = {
   kind: { group: "policy", version: "v1", kind: "Eviction" },
@@ -19,6 +35,7 @@ export const podEvictionHandler: SubresourceHandler = {
     const dryRun = options.dryRun;
     const pod = (await store.get(namespace, name)) as Pod;
     if (!skipsDisruptionTarget(pod)) {
+      await checkDisruptionBudget(store, pod, dryRun);
       await store.update(namespace, name, (existing) => markDisruptionTarget(existing, store.now()), {
         dryRun,
       });
@@ -26,6 +43,114 @@ export const podEvictionHandler: SubresourceHandler = {
     await store.delete(namespace, name, { ...deleteOptions, dryRun });
   },
 };
+
+/** Most pods a budget may hold as disrupted before the disruption controller confirms them (`MaxDisruptedPodSize`). */
+const maxDisruptedPods = 2000;
+
+/** Passes, or takes one disruption from the pod's budget, or throws upstream's refusal. */
+async function checkDisruptionBudget(
+  store: SubresourceStore,
+  pod: Pod,
+  dryRun: "All" | undefined,
+): Promise<void> {
+  const budgets = store.peer(podDisruptionBudgets);
+  if (budgets === undefined) return;
+  const namespace = pod.metadata?.namespace;
+  const matching = ((await budgets.list(namespace)) as PodDisruptionBudget[]).filter((pdb) =>
+    selects(pdb, pod),
+  );
+  if (matching.length === 0) return;
+  if (matching.length > 1)
+    throw newInternalError(
+      new Error(
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+      ),
+    );
+  const pdb = matching[0] as PodDisruptionBudget;
+  const status = pdb.status;
+  if (!isPodReady(pod)) {
+    if (pdb.spec?.unhealthyPodEvictionPolicy === "AlwaysAllow") return;
+    if ((status?.currentHealthy ?? 0) >= (status?.desiredHealthy ?? 0) && (status?.desiredHealthy ?? 0) > 0)
+      return;
+  }
+  const pdbName = pdb.metadata?.name ?? "";
+  await budgets.updateAs(
+    "status",
+    namespace,
+    pdbName,
+    pdb.metadata?.resourceVersion,
+    (existing) => {
+      const current = copyJson(existing) as PodDisruptionBudget;
+      takeDisruption(current, pod.metadata?.name ?? "", store.now());
+      return current as KubeObject;
+    },
+    { dryRun },
+  );
+}
+
+/** `checkAndDecrement`: one disruption fewer, the pod noted, or why not. */
+function takeDisruption(pdb: PodDisruptionBudget, podName: string, now: string): void {
+  const status = (pdb.status ??= {
+    currentHealthy: 0,
+    desiredHealthy: 0,
+    disruptionsAllowed: 0,
+    expectedPods: 0,
+  });
+  const name = pdb.metadata?.name ?? "";
+  if ((status.observedGeneration ?? 0) < (pdb.metadata?.generation ?? 0))
+    throw budgetRefusal(`The disruption budget ${name} is still being processed by the server.`);
+  if (status.disruptionsAllowed < 0) throw newForbidden("pdb disruptions allowed is negative");
+  if (Object.keys(status.disruptedPods ?? {}).length > maxDisruptedPods)
+    throw newForbidden("DisruptedPods map too big - too many evictions not confirmed by PDB controller");
+  if (status.disruptionsAllowed === 0)
+    throw budgetRefusal(
+      `The disruption budget ${name} needs ${status.desiredHealthy} healthy pods and has ${status.currentHealthy} currently`,
+    );
+  status.disruptionsAllowed--;
+  status.disruptedPods = { ...status.disruptedPods, [podName]: now };
+  if (status.disruptionsAllowed === 0) {
+    const conditions = (status.conditions ??= []);
+    const condition = {
+      type: "DisruptionAllowed",
+      status: "False",
+      reason: "InsufficientPods",
+      message: "",
+      lastTransitionTime: now,
+      observedGeneration: status.observedGeneration ?? 0,
+    };
+    const at = conditions.findIndex((c) => c.type === "DisruptionAllowed");
+    if (at === -1) conditions.push(condition);
+    else if (conditions[at]?.status !== "False") conditions[at] = condition;
+  }
+}
+
+/** A budget selects a pod by its non-empty selector (an empty one selects nothing here, as upstream). */
+function selects(pdb: PodDisruptionBudget, pod: Pod): boolean {
+  const selector = pdb.spec?.selector;
+  if (
+    selector == null ||
+    (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0)
+  )
+    return false;
+  try {
+    return labelSelectorAsSelector(selector).matches(pod.metadata?.labels ?? {});
+  } catch {
+    return false;
+  }
+}
+
+function budgetRefusal(cause: string): StatusError {
+  return new StatusError({
+    code: 429,
+    reason: "TooManyRequests",
+    message: "Cannot evict pod as it would violate the pod's disruption budget.",
+    details: { causes: [{ reason: "DisruptionBudget", message: cause }] },
+  });
+}
+
+function newForbidden(message: string): StatusError {
+  return new StatusError({ code: 403, reason: "Forbidden", message });
+}
 
 const evictionKinds = new Set(["policy/v1", "policy/v1beta1"]);
 

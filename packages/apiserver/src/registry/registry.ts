@@ -69,6 +69,7 @@ export class Registry {
       bookmarkIntervalMs: options.bookmarkIntervalMs,
       serviceIPs: options.serviceIPs,
       watches: new Set(),
+      peer: (resource) => (this.#definitions.get(resource) === undefined ? undefined : this.#store(resource)),
     };
   }
 

@@ -1,4 +1,4 @@
-import type { KubeObject } from "@reconcile/api";
+import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
 import type { PatchType } from "./patch.js";
 import type { PatchOptions } from "./store/request-options.js";
 
@@ -102,6 +102,10 @@ export interface SubresourceStore {
   ): Promise<KubeObject>;
   /** Reads the object; 404 if absent. */
   get(namespace: string | undefined, name: string): Promise<KubeObject>;
+  /** Every object of the kind in `namespace` (all namespaces when undefined). */
+  list(namespace: string | undefined): Promise<KubeObject[]>;
+  /** The same for another served kind (an Eviction reads and writes PodDisruptionBudgets); undefined when it is not served. */
+  peer(resource: ResourceDescriptor): SubresourceStore | undefined;
   /** Deletes the object as `DELETE` would (grace period, finalizers, preconditions). */
   delete(namespace: string | undefined, name: string, options: SubresourceDeleteOptions): Promise<void>;
 }

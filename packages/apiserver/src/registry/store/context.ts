@@ -3,6 +3,7 @@ import type { Clock } from "@reconcile/clock";
 import type { Storage } from "../../storage/storage.js";
 import type { ClusterIPAllocator } from "../cluster-ip-allocator.js";
 import type { ResourceDefinition } from "../resource-definition.js";
+import type { SubresourceStore } from "../subresource-handler.js";
 
 // The options of the verbs live in a module of their own, which kinds may import without reaching the store.
 export type { DryRunOption, PatchOptions, RegistryDeleteOptions, UpdateOptions } from "./request-options.js";
@@ -21,6 +22,8 @@ export interface StoreContext {
   readonly serviceIPs: ClusterIPAllocator | undefined;
   /** How to stop each watch being served, so the registry can stop them all. */
   readonly watches: Set<() => void>;
+  /** Another served kind's store (an Eviction consults PodDisruptionBudgets); undefined when not served. */
+  readonly peer?: ((resource: ResourceDescriptor) => { readonly subresources: SubresourceStore } | undefined) | undefined;
 }
 
 /** One kind's store as the verbs' functions see it: the definition and the shared context. */

@@ -177,10 +177,17 @@ export class Store implements StoreCore {
     patchAs: async (subresource, namespace, name, patchType, patch, options) =>
       (await patchObject(this, namespace, name, patchType, patch, { ...options, subresource })).object,
     get: (namespace, name) => this.get(namespace, name),
+    list: async (namespace) => (await this.list(namespace, {})).items,
+    peer: (resource) => this.context.peer?.(resource)?.subresources,
     delete: async (namespace, name, options) => {
       await this.delete(namespace, name, options);
     },
   };
+
+  /** What a subresource handler may do with objects of this kind (also another kind's handler, as a peer). */
+  get subresources(): SubresourceStore {
+    return this.#subresourceStore;
+  }
 }
 
 /**

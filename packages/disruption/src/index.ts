@@ -1,0 +1,5 @@
+export {
+  DisruptionController,
+  type DisruptionControllerOptions,
+  deletionTimeoutMs,
+} from "./disruption-controller.js";
