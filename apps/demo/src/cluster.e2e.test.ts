@@ -224,6 +224,32 @@ describe("kubectl against the composed cluster", () => {
     expect(await ok("uncordon", "node-2")).toBe("node/node-2 uncordoned\n");
   });
 
+  it("a PodDisruptionBudget holds drain back: the eviction is refused with 429 and retried until the timeout", async () => {
+    await ok("create", "pdb", "web", "--selector=app=web", "--min-available=6");
+    await eventually(
+      async () =>
+        (await ok("get", "pdb", "web", "-o=jsonpath={.status.currentHealthy}/{.status.desiredHealthy}")) ===
+        "6/6",
+    );
+    expect(
+      await ok("get", "pdb", "web", "-o=jsonpath={.status.disruptionsAllowed} {.status.expectedPods}"),
+    ).toBe("0 6");
+    const drained = await kubectl("drain", "node-3", "--ignore-daemonsets", "--timeout=3s");
+    expect(drained.code).not.toBe(0);
+    expect(drained.stderr).toContain("Cannot evict pod as it would violate the pod's disruption budget.");
+    expect(drained.stderr).toMatch(
+      /error when evicting pods\/"web-\S+" -n "default" \(will retry after 5s\)/,
+    );
+    // Nothing was evicted: all six pods still run.
+    expect(
+      (await ok("get", "pods", "-l", "app=web", "--field-selector=status.phase=Running", "--no-headers"))
+        .trim()
+        .split("\n"),
+    ).toHaveLength(6);
+    await ok("uncordon", "node-3");
+    await ok("delete", "pdb", "web");
+  });
+
   it("get --raw /metrics: the API server's request counts and latencies, and its stored objects", async () => {
     await ok("get", "pods");
     const metrics = await ok("get", "--raw", "/metrics");

@@ -1,4 +1,4 @@
-// pods/{name}/eviction over HTTP (kube-apiserver's EvictionREST, with no PodDisruptionBudget kind served).
+// pods/{name}/eviction over HTTP (kube-apiserver's EvictionREST) for pods no PodDisruptionBudget selects.
 import { type Pod, pods } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
