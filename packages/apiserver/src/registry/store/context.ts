@@ -23,7 +23,9 @@ export interface StoreContext {
   /** How to stop each watch being served, so the registry can stop them all. */
   readonly watches: Set<() => void>;
   /** Another served kind's store (an Eviction consults PodDisruptionBudgets); undefined when not served. */
-  readonly peer?: ((resource: ResourceDescriptor) => { readonly subresources: SubresourceStore } | undefined) | undefined;
+  readonly peer?:
+    | ((resource: ResourceDescriptor) => { readonly subresources: SubresourceStore } | undefined)
+    | undefined;
 }
 
 /** One kind's store as the verbs' functions see it: the definition and the shared context. */
