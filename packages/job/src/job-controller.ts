@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import {
   type DeepReadonly,
   errorMessage,
@@ -251,6 +252,8 @@ export class JobController {
    */
   async syncJob(key: string, context: Partial<SyncContext> = {}): Promise<SyncResult> {
     const { signal } = context;
+    // One sync may have a request per pod in flight, each listening to the signal.
+    if (signal !== undefined) setMaxListeners(0, signal);
     const job = this.#jobInformer.getIndexer().getByKey(key);
     if (job === undefined) {
       this.expectations.deleteExpectations(key);
@@ -263,7 +266,9 @@ export class JobController {
     // A cache older than our own last status write would count its pods again or lose them: wait
     // for the informer to deliver that write (its update event syncs the Job again).
     if (Number(job.metadata?.resourceVersion) < (this.#written.get(key) ?? 0)) return;
-    const satisfied = this.expectations.satisfiedExpectations(key) && !this.#finalizerRemovals.has(key);
+    // Only pod creations and deletions gate new pods, as upstream: finished pods whose finalizer
+    // removal is in flight are already in the status this cache holds (see the check above).
+    const satisfied = this.expectations.satisfiedExpectations(key);
     const jobPods = await this.#claimPods(job, signal);
     const state = jobState(job, jobPods, this.#finalizerRemovals.get(key) ?? new Set());
     const now = this.#harness.clock.now();

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { errorMessage } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import { type EventRecorder, type Logger, noopEventRecorder, noopLogger } from "@reconcile/controller";
@@ -81,6 +82,8 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
   readonly #stop = new AbortController();
 
   constructor(options: PodWorkersOptions<S, R>, hooks: PodWorkersTestHooks = {}) {
+    // Every pod worker waiting on the PLEG listens to this one signal.
+    setMaxListeners(0, this.#stop.signal);
     this.#podSyncer = options.podSyncer;
     this.#podCache = options.podCache;
     this.#isPodStatusTerminal = options.isPodStatusTerminal;
