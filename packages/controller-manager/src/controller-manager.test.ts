@@ -124,6 +124,7 @@ describe("ControllerManager", () => {
       "cronjob-controller",
       "ttl-after-finished-controller",
       "disruption-controller",
+      "pod-garbage-collector-controller",
       "node-lifecycle-controller",
       "taint-eviction-controller",
       "namespace-controller",
@@ -140,6 +141,7 @@ describe("ControllerManager", () => {
       "cronjob-controller",
       "ttl-after-finished-controller",
       "disruption-controller",
+      "pod-garbage-collector-controller",
       "namespace-controller",
       "serviceaccount-controller",
     ]);
@@ -257,7 +259,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]disruption-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

@@ -10,6 +10,7 @@ import {
   type NodeLifecycleControllerOptions,
   TaintEvictionController,
 } from "@reconcile/node-lifecycle";
+import { PodGCController } from "@reconcile/podgc";
 import { ReplicaSetController } from "@reconcile/replicaset";
 import { ServiceAccountsController } from "@reconcile/serviceaccount";
 import { type ControllerDescriptor, ControllerDescriptors } from "./controller-descriptors.js";
@@ -67,6 +68,14 @@ export const disruptionControllerDescriptor: ControllerDescriptor = {
   aliases: ["disruption"],
   defaultWorkers: 1,
   construct: (context) => DisruptionController.fromInformerFactory(context.informerFactory, context),
+};
+
+/** `pod-garbage-collector-controller` (alias `podgc`): terminated pods over 12,500, orphans of deleted nodes, every 20 s. */
+export const podGCControllerDescriptor: ControllerDescriptor = {
+  name: "pod-garbage-collector-controller",
+  aliases: ["podgc"],
+  defaultWorkers: 1,
+  construct: (context) => PodGCController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `ttl-after-finished-controller` (alias `ttl-after-finished`): deletes finished Jobs past `ttlSecondsAfterFinished`; 5 workers. */
@@ -165,6 +174,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     cronJobControllerDescriptor,
     ttlAfterFinishedControllerDescriptor,
     disruptionControllerDescriptor,
+    podGCControllerDescriptor,
     options.nodeLifecycle === undefined
       ? nodeLifecycleControllerDescriptor
       : newNodeLifecycleControllerDescriptor(options.nodeLifecycle),

@@ -1,0 +1,7 @@
+export {
+  defaultTerminatedPodThreshold,
+  gcCheckPeriodMs,
+  PodGCController,
+  type PodGCControllerOptions,
+  quarantineMs,
+} from "./pod-gc-controller.js";
