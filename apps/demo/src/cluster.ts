@@ -256,5 +256,7 @@ function joinedKubeletConnection(
       first((c) => c.containerLogs(nodeName, namespace, podName, container, logOptions)),
     exec: (nodeName, namespace, podName, container, command, execOptions) =>
       first((c) => c.exec(nodeName, namespace, podName, container, command, execOptions)),
+    attach: (nodeName, namespace, podName, container) =>
+      first((c) => c.attach(nodeName, namespace, podName, container)),
   };
 }

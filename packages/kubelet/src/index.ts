@@ -7,7 +7,7 @@ export {
   admitPodWithUsage,
   podRequests,
 } from "./admission.js";
-export { type ExecAnswer, execInPod } from "./exec.js";
+export { attachInPod, type ExecAnswer, execInPod } from "./exec.js";
 export { Kubelet, type KubeletMetrics, type KubeletOptions } from "./kubelet.js";
 export { formatPod, runLifecycleHandler } from "./lifecycle.js";
 export { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";

@@ -9,7 +9,7 @@ import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { Logger } from "@reconcile/controller";
 import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
-import { type ExecAnswer, execInPod } from "./exec.js";
+import { attachInPod, type ExecAnswer, execInPod } from "./exec.js";
 import { Kubelet, type KubeletOptions } from "./kubelet.js";
 import type { ContainerLogOptions, ContainerLogResult } from "./logs.js";
 import type { ExecOptions } from "./runtime/runtime.js";
@@ -99,6 +99,7 @@ export class NodeSimulator {
       command: readonly string[],
       options: ExecOptions,
     ): ExecAnswer | undefined;
+    attach(nodeName: string, namespace: string, podName: string, container: string): ExecAnswer | undefined;
   } {
     return {
       containerLogs: (nodeName, namespace, podName, container, options) =>
@@ -107,6 +108,11 @@ export class NodeSimulator {
         const kubelet = this.#byName.get(nodeName);
         if (kubelet === undefined) return undefined;
         return execInPod(kubelet.runtime, kubelet.getPods(), namespace, podName, container, command, options);
+      },
+      attach: (nodeName, namespace, podName, container) => {
+        const kubelet = this.#byName.get(nodeName);
+        if (kubelet === undefined) return undefined;
+        return attachInPod(kubelet.runtime, kubelet.getPods(), namespace, podName, container);
       },
     };
   }

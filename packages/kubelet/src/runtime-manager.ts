@@ -402,6 +402,8 @@ export class RuntimeManager {
         args: environment.args,
         envs: environment.envs,
         hostname: podHostname(pod),
+        stdin: container.stdin === true,
+        tty: container.tty === true,
         mounts: this.#mountsFor?.(pod, container) ?? [],
       });
     } catch (error) {

@@ -75,6 +75,8 @@ export interface KubeletConnection {
     command: readonly string[],
     options: { stdin: boolean; tty: boolean },
   ): PodExecAnswer | undefined;
+  /** Attaches to a container's own process (the kubelet's `/attach`); undefined as for `exec`. */
+  attach?(nodeName: string, namespace: string, podName: string, container: string): PodExecAnswer | undefined;
 }
 
 export type PodConnectAction = "log" | "exec" | "attach" | "portforward";

@@ -1,4 +1,4 @@
-// `pods/{name}/exec` over WebSocket, as kubectl 1.30+ and the official
+// `pods/{name}/exec` and `attach` over WebSocket, as kubectl 1.30+ and the official
 // clients speak it (the channel protocols `v5.channel.k8s.io` and
 // `v4.channel.k8s.io`): every binary message starts with its channel — 0
 // stdin, 1 stdout, 2 stderr, 3 the final Status, 4 terminal resizes, and in
@@ -58,6 +58,8 @@ interface PreparedExec {
   protocol: (typeof execProtocols)[number];
   command: readonly string[];
   stdin: boolean;
+  /** An attach ends with Success whatever the process's exit code (kubectl reads the pod's state). */
+  attach: boolean;
 }
 
 async function prepareExec(context: HandlerContext, request: http.IncomingMessage): Promise<PreparedExec> {
@@ -69,12 +71,12 @@ async function prepareExec(context: HandlerContext, request: http.IncomingMessag
   if (route.kind !== "podConnect" || route.action === "log")
     throw newBadRequest(`the server does not allow upgrading the connection of ${pathname}`);
   const { namespace, name, action } = route;
-  if (action !== "exec")
-    throw newBadRequest(`${action} is not supported by the simulated container runtime yet`);
-  const command = query.getAll("command");
+  if (action === "portforward")
+    throw newBadRequest("portforward is not supported by the simulated container runtime yet");
+  const command = action === "attach" ? [] : query.getAll("command");
   const flag = (key: string) => isTrue(query.get(key));
   const [stdin, stdout, stderr, tty] = [flag("stdin"), flag("stdout"), flag("stderr"), flag("tty")];
-  if (command.length === 0) throw newBadRequest("you must specify at least 1 command");
+  if (action === "exec" && command.length === 0) throw newBadRequest("you must specify at least 1 command");
   if (!stdin && !stdout && !stderr)
     throw newBadRequest("you must specify at least 1 of stdin, stdout, stderr");
   let pod: Pod;
@@ -104,22 +106,30 @@ async function prepareExec(context: HandlerContext, request: http.IncomingMessag
     throw newBadRequest(
       `none of the WebSocket subprotocols ${JSON.stringify(offered.join(", "))} is supported: use one of ${execProtocols.join(", ")}`,
     );
-  const answer = context.kubeletConnection?.exec?.(nodeName, namespace, name, container, command, {
-    stdin,
-    tty,
-  });
+  const connection = context.kubeletConnection;
+  const answer =
+    action === "attach"
+      ? connection?.attach?.(nodeName, namespace, name, container)
+      : connection?.exec?.(nodeName, namespace, name, container, command, { stdin, tty });
   if (answer === undefined)
-    throw newInternalError(new Error(`no kubelet answers exec for node ${JSON.stringify(nodeName)}`));
+    throw newInternalError(new Error(`no kubelet answers ${action} for node ${JSON.stringify(nodeName)}`));
   if (!answer.ok) {
     if (answer.code === 404) throw newNotFound({ group: "", resource: "pods" }, name);
     if (answer.code >= 500) throw newInternalError(new Error(answer.message));
     throw newBadRequest(answer.message);
   }
-  return { session: answer.session, protocol, command, stdin };
+  // An attach that sends nothing leaves the process's input alone.
+  return {
+    session: answer.session,
+    protocol,
+    command,
+    stdin: stdin || action === "attach",
+    attach: action === "attach",
+  };
 }
 
 /** Carries the channels between the client's WebSocket and the session, then sends the Status and closes. */
-function bridge(ws: WebSocket, { session, protocol, command, stdin }: PreparedExec): void {
+function bridge(ws: WebSocket, { session, protocol, command, stdin, attach }: PreparedExec): void {
   const send = (id: number, data: Uint8Array) => {
     if (ws.readyState !== ws.OPEN) return;
     const frame = Buffer.allocUnsafe(data.length + 1);
@@ -147,7 +157,7 @@ function bridge(ws: WebSocket, { session, protocol, command, stdin }: PreparedEx
   ws.on("close", () => session.kill());
   ws.on("error", () => session.kill());
   session.exited.then((code) => {
-    send(channel.error, Buffer.from(JSON.stringify(exitStatus(command, code))));
+    send(channel.error, Buffer.from(JSON.stringify(exitStatus(command, attach ? 0 : code))));
     if (ws.readyState === ws.OPEN) ws.close(1000);
   });
 }

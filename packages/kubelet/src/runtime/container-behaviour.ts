@@ -1,3 +1,4 @@
+import type { ProbeAnswer, ProbeType } from "./runtime.js";
 // What a simulated container does: the node's defaults, overridden per pod (and per container)
 // by `sim.reconcile.dev/` annotations.
 
@@ -130,4 +131,26 @@ export function parseDuration(value: string): number | undefined {
     consumed += match[0].length;
   }
   return consumed === value.length && consumed > 0 ? total : undefined;
+}
+
+/** What a probe of a container that has run `ranMs` answers, by its behaviour. */
+export function probeAnswer(
+  behaviour: Readonly<ContainerBehaviour>,
+  ranMs: number,
+  type: ProbeType,
+): ProbeAnswer {
+  switch (type) {
+    case "readiness":
+      return ranMs >= behaviour.readyAfterMs
+        ? { success: true, output: "" }
+        : { success: false, output: "HTTP probe failed with statuscode: 503" };
+    case "startup":
+      return ranMs >= behaviour.startupAfterMs
+        ? { success: true, output: "" }
+        : { success: false, output: "HTTP probe failed with statuscode: 503" };
+    case "liveness":
+      return ranMs < behaviour.livenessFailAfterMs
+        ? { success: true, output: "" }
+        : { success: false, output: "HTTP probe failed with statuscode: 500" };
+  }
 }

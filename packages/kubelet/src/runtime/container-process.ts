@@ -1,6 +1,6 @@
 import type { ContainerBehaviour } from "./container-behaviour.js";
 import { defaultContainerBehaviour } from "./container-behaviour.js";
-import type { ExecResult } from "./runtime.js";
+import { type ExecResult, RuntimeError } from "./runtime.js";
 import { builtins } from "./shell/builtins.js";
 import { ExitRequest, Shell, type ShellHost } from "./shell/index.js";
 
@@ -102,19 +102,36 @@ export function runProcess(
     });
 }
 
-/** Runs a command to its end and collects what it wrote (exec probes, hooks, `kubectl exec`). */
+/**
+ * Runs a command to its end and collects what it wrote (exec probes, hooks);
+ * rejects with a `Timeout` RuntimeError once `timeoutMs` has passed on the
+ * host's clock (0: no limit).
+ */
 export async function execCollect(
   argv: readonly string[],
   spec: ProcessSpec,
   host: ShellHost,
+  timeoutMs = 0,
 ): Promise<ExecResult> {
   let stdout = "";
   let stderr = "";
-  const exitCode = await runProcess(argv, spec, host, (stream, text) => {
+  const run = runProcess(argv, spec, host, (stream, text) => {
     if (stream === "stdout") stdout += text;
     else stderr += text;
-  });
-  return { exitCode, stdout, stderr };
+  }).then((exitCode) => ({ exitCode, stdout, stderr }));
+  if (!(timeoutMs > 0)) return run;
+  const stop = new AbortController();
+  const timeout = host.clock.sleep(timeoutMs, { signal: stop.signal }).then(
+    () => {
+      throw new RuntimeError("Timeout", `command ${JSON.stringify(argv.join(" "))} timed out`);
+    },
+    () => new Promise<never>(() => {}),
+  );
+  try {
+    return await Promise.race([run, timeout]);
+  } finally {
+    stop.abort();
+  }
 }
 
 /** Splits a stream's writes into lines; `flush` hands on a last line with no newline. */

@@ -1,4 +1,4 @@
-import { environmentOf, type ProcessSpec, runProcess } from "./container-process.js";
+import { environmentOf, LineSplitter, type ProcessSpec, runProcess } from "./container-process.js";
 import type { ExecOptions, ExecSession } from "./runtime.js";
 import type { ShellHost } from "./shell/index.js";
 import { Shell } from "./shell/index.js";
@@ -182,4 +182,82 @@ function incomplete(script: string): boolean {
   } catch (error) {
     return error instanceof ShellSyntaxError && /unterminated|end of file/.test(error.message);
   }
+}
+
+/**
+ * A client's view of a container's own process (`kubectl attach`): the
+ * process's session when it keeps a standard input open, else its log lines
+ * as they are written (and no input). `kill` only detaches.
+ */
+export function attachTo(
+  session: ExecSession | undefined,
+  followLog: (listener: (stream: "stdout" | "stderr", data: Uint8Array) => void) => () => void,
+  containerEnd: AbortSignal,
+  exitCode: () => number,
+): ExecSession {
+  let detached = false;
+  const listeners: ((stream: "stdout" | "stderr", data: Uint8Array) => void)[] = [];
+  const relay = (stream: "stdout" | "stderr", data: Uint8Array) => {
+    if (!detached) for (const listener of listeners) listener(stream, data);
+  };
+  let stopFollowing = () => {};
+  let exited: Promise<number>;
+  if (session !== undefined) {
+    session.onOutput(relay);
+    exited = session.exited;
+  } else {
+    stopFollowing = followLog(relay);
+    exited = new Promise<number>((resolve) => {
+      if (containerEnd.aborted) resolve(exitCode());
+      else containerEnd.addEventListener("abort", () => resolve(exitCode()), { once: true });
+    });
+  }
+  return {
+    write(data) {
+      if (!detached) session?.write(data);
+    },
+    closeStdin() {
+      // The process's input stays open for the next client (`stdinOnce` is not modelled).
+    },
+    resize() {},
+    onOutput(listener) {
+      listeners.push(listener);
+    },
+    exited,
+    kill() {
+      detached = true;
+      stopFollowing();
+    },
+  };
+}
+
+/**
+ * Starts a container's own process, its output split into log lines
+ * (`write`). With `stdin.open` (the container's `stdin: true`) it runs as a
+ * session that keeps its input open for clients to attach to.
+ */
+export function startContainerProcess(
+  argv: readonly string[],
+  spec: ProcessSpec,
+  host: ShellHost,
+  stdin: { open: boolean; tty: boolean },
+  write: (stream: "stdout" | "stderr", text: string) => void,
+): { session: ExecSession | undefined; exited: Promise<number> } {
+  const streams = {
+    stdout: new LineSplitter((text) => write("stdout", text)),
+    stderr: new LineSplitter((text) => write("stderr", text)),
+  };
+  const flushed = (code: number) => {
+    streams.stdout.flush();
+    streams.stderr.flush();
+    return code;
+  };
+  if (stdin.open) {
+    const session = startExecSession(argv, spec, host, { stdin: true, tty: stdin.tty });
+    const decoder = new TextDecoder();
+    session.onOutput((stream, data) => streams[stream].write(decoder.decode(data)));
+    return { session, exited: session.exited.then(flushed) };
+  }
+  const exited = runProcess(argv, spec, host, (stream, text) => streams[stream].write(text)).then(flushed);
+  return { session: undefined, exited };
 }

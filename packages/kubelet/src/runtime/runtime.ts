@@ -58,6 +58,9 @@ export interface ContainerConfig {
   envs?: readonly { name: string; value: string }[] | undefined;
   /** The hostname the container sees (the pod's `hostname`, else its name). */
   hostname?: string | undefined;
+  /** The container keeps a standard input open that clients attach to (`stdin`), a terminal (`tty`). */
+  stdin?: boolean | undefined;
+  tty?: boolean | undefined;
   /** Directories and files of the node bind-mounted into the container (CRI's `mounts`). */
   mounts?: readonly Mount[] | undefined;
 }
@@ -216,6 +219,12 @@ export interface ContainerRuntime {
    * InvalidState RuntimeError for a container that is not running.
    */
   exec?(containerId: string, command: readonly string[], options: ExecOptions): ExecSession;
+  /**
+   * Attaches to a running container's own process (CRI's `Attach`, what
+   * `kubectl attach` and `kubectl run -it` reach): its output from now on,
+   * and its standard input if it keeps one open. `kill` detaches.
+   */
+  attach?(containerId: string): ExecSession;
   /**
    * Sends an HTTP GET to the container, as the kubelet's HTTP lifecycle
    * handler does; resolves with the status code, rejects with the transport

@@ -6,17 +6,20 @@
 // `simulationAnnotationPrefix`); the defaults succeed at once.
 import { type Clock, realClock } from "@reconcile/clock";
 import { NodeFilesystem, normalisePath } from "../node-filesystem.js";
-import { behaviourFor, type ContainerBehaviour, defaultContainerBehaviour } from "./container-behaviour.js";
+import {
+  behaviourFor,
+  type ContainerBehaviour,
+  defaultContainerBehaviour,
+  probeAnswer,
+} from "./container-behaviour.js";
 import {
   argvFor,
   execCollect,
-  LineSplitter,
   missingProgram,
   type ProcessSpec,
-  runProcess,
   scriptedByBehaviour,
 } from "./container-process.js";
-import { startExecSession } from "./exec-session.js";
+import { attachTo, startContainerProcess, startExecSession } from "./exec-session.js";
 import {
   type ContainerConfig,
   type ContainerRecord,
@@ -45,6 +48,8 @@ export {
   simulationAnnotationPrefix,
 } from "./container-behaviour.js";
 export { normaliseImage } from "./simulated-images.js";
+
+const encoder = new TextEncoder();
 
 export interface SimulatedRuntimeOptions {
   /** Seeds container and sandbox IDs, so that two nodes never share one. Default "sim". */
@@ -87,6 +92,9 @@ interface ContainerEntry {
   process: ProcessSpec;
   /** Aborted when the process is killed: its script stops. */
   kill: AbortController;
+  /** The process of a container with `stdin`, which clients attach to. */
+  session: ExecSession | undefined;
+  stdin: { open: boolean; tty: boolean };
 }
 
 /** See the file comment. */
@@ -243,6 +251,8 @@ export class SimulatedRuntime implements ContainerRuntime {
         hostname: config.hostname ?? sandbox.config.name,
       },
       kill: new AbortController(),
+      session: undefined,
+      stdin: { open: config.stdin === true, tty: config.tty === true },
     });
     sandbox.containers.add(id);
     this.#emit("ContainerCreated", record);
@@ -374,10 +384,18 @@ export class SimulatedRuntime implements ContainerRuntime {
       return { success: false, output: `container ${record.name} is not running` };
     if (behaviour.probeDelayMs > 0) {
       // The handler answers what it would have answered when it was asked.
-      const answer = this.#probeAnswer(entry, type);
+      const answer = probeAnswer(
+        entry.behaviour,
+        this.#clock.now() - (entry.record.startedAt ?? entry.record.createdAt),
+        type,
+      );
       return this.#clock.sleep(behaviour.probeDelayMs).then(() => answer);
     }
-    return this.#probeAnswer(entry, type);
+    return probeAnswer(
+      entry.behaviour,
+      this.#clock.now() - (entry.record.startedAt ?? entry.record.createdAt),
+      type,
+    );
   }
 
   /**
@@ -390,20 +408,7 @@ export class SimulatedRuntime implements ContainerRuntime {
     const entry = this.#entry(containerId);
     if (entry.record.state !== "running")
       throw new RuntimeError("InvalidState", `container ${containerId} is not running`);
-    const run = execCollect(command, entry.process, this.#shellHost(entry));
-    if (!(timeoutMs > 0)) return run;
-    const stop = new AbortController();
-    const timeout = this.#clock.sleep(timeoutMs, { signal: stop.signal }).then(
-      () => {
-        throw new RuntimeError("Timeout", `command ${JSON.stringify(command.join(" "))} timed out`);
-      },
-      () => new Promise<never>(() => {}),
-    );
-    try {
-      return await Promise.race([run, timeout]);
-    } finally {
-      stop.abort();
-    }
+    return execCollect(command, entry.process, this.#shellHost(entry), timeoutMs);
   }
 
   exec(containerId: string, command: readonly string[], options: ExecOptions): ExecSession {
@@ -411,6 +416,19 @@ export class SimulatedRuntime implements ContainerRuntime {
     if (entry.record.state !== "running")
       throw new RuntimeError("InvalidState", `container ${containerId} is not running`);
     return startExecSession(command, entry.process, this.#shellHost(entry), options);
+  }
+
+  attach(containerId: string): ExecSession {
+    const entry = this.#entry(containerId);
+    if (entry.record.state !== "running")
+      throw new RuntimeError("InvalidState", `container ${containerId} is not running`);
+    const follow = (listener: (stream: LogLine["stream"], data: Uint8Array) => void) =>
+      this.followLogs(
+        containerId,
+        (line) => listener(line.stream, encoder.encode(`${line.text}\n`)),
+        () => {},
+      );
+    return attachTo(entry.session, follow, entry.kill.signal, () => entry.record.exitCode ?? 0);
   }
 
   async httpGet(containerId: string, request: HttpGetRequest): Promise<{ statusCode: number }> {
@@ -458,25 +476,6 @@ export class SimulatedRuntime implements ContainerRuntime {
     };
   }
 
-  #probeAnswer(entry: ContainerEntry, type: ProbeType): ProbeAnswer {
-    const { record, behaviour } = entry;
-    const ranMs = this.#clock.now() - (record.startedAt ?? record.createdAt);
-    switch (type) {
-      case "readiness":
-        return ranMs >= behaviour.readyAfterMs
-          ? { success: true, output: "" }
-          : { success: false, output: "HTTP probe failed with statuscode: 503" };
-      case "startup":
-        return ranMs >= behaviour.startupAfterMs
-          ? { success: true, output: "" }
-          : { success: false, output: "HTTP probe failed with statuscode: 503" };
-      case "liveness":
-        return ranMs < behaviour.livenessFailAfterMs
-          ? { success: true, output: "" }
-          : { success: false, output: "HTTP probe failed with statuscode: 500" };
-    }
-  }
-
   onEvent(listener: (event: RuntimeEvent) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
@@ -498,21 +497,20 @@ export class SimulatedRuntime implements ContainerRuntime {
 
   /** Runs the container's program; its end is the container's exit. */
   #runProcess(entry: ContainerEntry, argv: readonly string[]): void {
-    const streams = {
-      stdout: new LineSplitter((text) => this.#write(entry, "stdout", text)),
-      stderr: new LineSplitter((text) => this.#write(entry, "stderr", text)),
-    };
-    runProcess(argv, entry.process, this.#shellHost(entry), (stream, text) =>
-      streams[stream].write(text),
-    ).then(
+    const started = startContainerProcess(
+      argv,
+      entry.process,
+      this.#shellHost(entry),
+      entry.stdin,
+      (stream, text) => this.#write(entry, stream, text),
+    );
+    entry.session = started.session;
+    // A killed process (stop, removal) has its exit recorded by what killed it.
+    started.exited.then(
       (code) => {
-        streams.stdout.flush();
-        streams.stderr.flush();
         if (entry.record.state === "running") this.#exit(entry, code, undefined);
       },
-      () => {
-        // Killed: the stop or removal that aborted it records the exit.
-      },
+      () => {},
     );
   }
 
