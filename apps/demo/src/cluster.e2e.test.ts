@@ -380,6 +380,37 @@ describe("kubectl against the composed cluster", () => {
     expect(await ok("exec", "box", "--", "cat", "/data/f")).toBe("kept\n");
   });
 
+  it("attach reaches a container's own shell: what is sent runs there, and its exit ends the container", async () => {
+    await applyStdin(
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "console" },
+        spec: { restartPolicy: "Never", containers: [{ name: "console", image: "busybox", stdin: true }] },
+      }),
+    );
+    await eventually(
+      async () => (await ok("get", "pod", "console", "-o=jsonpath={.status.phase}")) === "Running",
+    );
+    const attached = await new Promise<Result>((resolve) => {
+      const child = execFile(
+        "kubectl",
+        ["--request-timeout=20s", "attach", "-i", "console"],
+        { env: kubectlEnv, timeout: 30_000 },
+        (error, stdout, stderr) =>
+          resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr }),
+      );
+      child.stdin?.write("echo attached to $(hostname)\n");
+      setTimeout(() => child.stdin?.end("exit 0\n"), 500);
+    });
+    expect(attached.stdout).toBe("attached to console\n");
+    expect(attached.code).toBe(0);
+    await eventually(
+      async () => (await ok("get", "pod", "console", "-o=jsonpath={.status.phase}")) === "Succeeded",
+    );
+    expect(await ok("logs", "console")).toBe("attached to console\n");
+  });
+
   it("every namespace has its default ServiceAccount; delete ns shows Terminating while it drains, then it is gone", async () => {
     await ok("create", "namespace", "scratch");
     await ok("create", "configmap", "settings", "-n", "scratch", "--from-literal=color=red");

@@ -115,4 +115,30 @@ describe("a simulated container runs its command", () => {
     await clock.advance(1_000);
     expect(c.status()).toMatchObject({ state: "exited", exitCode: 4 });
   });
+
+  it("a container with stdin keeps its shell waiting; attach sends it input and sees its output; exit ends the container", async () => {
+    const c = await run({ image: "busybox", args: ["sh"], stdin: true, tty: false });
+    expect(c.status().state).toBe("running");
+    const attached = c.runtime.attach(c.id);
+    const seen: string[] = [];
+    attached.onOutput((stream, data) => seen.push(`${stream}:${new TextDecoder().decode(data)}`));
+    attached.write(new TextEncoder().encode("echo hello from $HOSTNAME\nexit 4\n"));
+    expect(await attached.exited).toBe(4);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(seen).toEqual(["stdout:hello from job-abc\n"]);
+    expect(c.lines()).toEqual(["stdout hello from job-abc"]);
+    expect(c.status()).toMatchObject({ state: "exited", exitCode: 4, reason: "Error" });
+  });
+
+  it("attach to a container without stdin follows its log from now on and sends nothing in", async () => {
+    const clock = new FakeClock(0);
+    const c = await run({ image: "busybox", command: ["sh", "-c", "echo one; sleep 1; echo two"] }, clock);
+    const attached = c.runtime.attach(c.id);
+    const seen: string[] = [];
+    attached.onOutput((stream, data) => seen.push(`${stream}:${new TextDecoder().decode(data)}`));
+    attached.write(new TextEncoder().encode("ignored\n"));
+    await clock.advance(1_000);
+    expect(await attached.exited).toBe(0);
+    expect(seen).toEqual(["stdout:two\n"]);
+  });
 });
