@@ -398,12 +398,9 @@ export class RuntimeManager {
         image,
         attempt,
         specHash: hash,
-        command: environment.command,
-        args: environment.args,
-        envs: environment.envs,
+        ...environment,
         hostname: podHostname(pod),
-        stdin: container.stdin === true,
-        tty: container.tty === true,
+        ...{ stdin: container.stdin === true, tty: container.tty === true },
         mounts: this.#mountsFor?.(pod, container) ?? [],
       });
     } catch (error) {
