@@ -1,9 +1,11 @@
-// A container runtime that runs nothing but behaves like containerd does,
-// deterministically on the injected clock: images are pulled (once per node,
-// after a delay), containers start, write log lines, exit with a code, answer
-// probes, and honour or ignore SIGTERM. What each container does comes from
-// the node's defaults, overridden per pod by annotations (see
-// `simulationAnnotationPrefix`); the defaults succeed at once.
+// A container runtime that behaves like containerd does, deterministically
+// on the injected clock, with no host process: images are pulled (once per
+// node, after a delay), containers start, run their command in a built-in
+// shell (see `shell/`) or, for images it does not know, run until stopped,
+// write log lines, exit with a code, answer probes, exec and attach, and
+// honour or ignore SIGTERM. The node's defaults, overridden per pod by
+// annotations (see `simulationAnnotationPrefix`), can script all of that
+// instead; the defaults succeed at once.
 import { type Clock, realClock } from "@reconcile/clock";
 import { NodeFilesystem, normalisePath } from "../node-filesystem.js";
 import {

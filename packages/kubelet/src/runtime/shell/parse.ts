@@ -179,23 +179,6 @@ function matching(source: string, open: number): number {
   throw new ShellSyntaxError("syntax error: missing ')'");
 }
 
-const reserved = new Set([
-  "if",
-  "then",
-  "elif",
-  "else",
-  "fi",
-  "for",
-  "in",
-  "do",
-  "done",
-  "while",
-  "until",
-  "{",
-  "}",
-  "!",
-]);
-
 class Parser {
   #at = 0;
   constructor(readonly tokens: Token[]) {}
@@ -420,5 +403,3 @@ function describe(token: Token): string {
   if (token.type === "op") return token.op === "\n" ? "newline" : token.op;
   return token.raw;
 }
-
-export { reserved as reservedWords };
