@@ -49,7 +49,7 @@ const sources = (configMaps: Record<string, Record<string, string>> = {}) => ({
   secret: async (_: string, name: string) =>
     name === "creds" ? { data: { password: Buffer.from("s3cret").toString("base64") } } : undefined,
   allocatable: () => ({ milliCpu: 4000, memory: 16 * 1024 ** 3 }),
-  podIP: "10.244.0.7",
+  podIP: () => "10.244.0.7",
 });
 
 describe("containerEnvironment", () => {

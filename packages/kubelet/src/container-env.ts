@@ -17,8 +17,8 @@ export interface EnvironmentSources {
   secret(namespace: string, name: string): Promise<Secret | undefined>;
   /** The node's allocatable resources: what `resourceFieldRef` reads for an unset limit. */
   allocatable(): { milliCpu: number; memory: number };
-  /** The pod's address, once its sandbox has one. */
-  podIP?: string | undefined;
+  /** The pod's address, once its sandbox has one (asked only when a variable needs it). */
+  podIP?: (() => string | undefined) | undefined;
   hostIP?: string | undefined;
 }
 
@@ -155,7 +155,7 @@ export function fieldValue(pod: ReadonlyPod, path: string, sources: EnvironmentS
       return pod.spec?.serviceAccountName ?? "";
     case "status.podIP":
     case "status.podIPs":
-      return sources.podIP ?? pod.status?.podIP ?? "";
+      return sources.podIP?.() ?? pod.status?.podIP ?? "";
     case "status.hostIP":
     case "status.hostIPs":
       return sources.hostIP ?? pod.status?.hostIP ?? "";
@@ -236,7 +236,7 @@ export function clientEnvironment(
 ): (
   pod: ReadonlyPod,
   container: ReadonlyContainer,
-  podIP: string | undefined,
+  podIP: () => string | undefined,
 ) => Promise<ContainerEnvironment> {
   const orUndefined = <T>(read: Promise<T>) =>
     read.catch((error: unknown) => {

@@ -41,7 +41,7 @@ export interface RuntimeManagerOptions {
     | ((
         pod: ReadonlyPod,
         container: ReadonlyContainer,
-        podIP: string | undefined,
+        podIP: () => string | undefined,
       ) => Promise<ContainerEnvironment>)
     | undefined;
 }
@@ -86,7 +86,8 @@ export class RuntimeManager {
     sandboxId: string,
   ): Promise<ContainerEnvironment | ContainerConfigError> {
     const uid = pod.metadata?.uid ?? "";
-    const podIP = this.runtime.listPodSandboxes({ podUid: uid }).find((s) => s.id === sandboxId)?.ip;
+    // Read only when a downward field asks for it: most containers have no such variable.
+    const podIP = () => this.runtime.listPodSandboxes({ podUid: uid }).find((s) => s.id === sandboxId)?.ip;
     try {
       return (
         (await this.#environmentFor?.(pod, container, podIP)) ?? {

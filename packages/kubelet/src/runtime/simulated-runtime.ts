@@ -52,6 +52,9 @@ export {
 export { normaliseImage } from "./simulated-images.js";
 
 const encoder = new TextEncoder();
+/** The signal that ends a container's script, made when something first needs it. */
+const killSignal = (entry: { kill: AbortController | undefined }) =>
+  (entry.kill ??= new AbortController()).signal;
 
 export interface SimulatedRuntimeOptions {
   /** Seeds container and sandbox IDs, so that two nodes never share one. Default "sim". */
@@ -92,8 +95,8 @@ interface ContainerEntry {
   ip: string | undefined;
   /** What the process runs and with which environment. */
   process: ProcessSpec;
-  /** Aborted when the process is killed: its script stops. */
-  kill: AbortController;
+  /** Aborted when the process is killed: its script stops. Made on first use (most containers run no script). */
+  kill: AbortController | undefined;
   /** The process of a container with `stdin`, which clients attach to. */
   session: ExecSession | undefined;
   stdin: { open: boolean; tty: boolean };
@@ -252,7 +255,7 @@ export class SimulatedRuntime implements ContainerRuntime {
         env: config.envs,
         hostname: config.hostname ?? sandbox.config.name,
       },
-      kill: new AbortController(),
+      kill: undefined,
       session: undefined,
       stdin: { open: config.stdin === true, tty: config.tty === true },
     });
@@ -430,7 +433,7 @@ export class SimulatedRuntime implements ContainerRuntime {
         (line) => listener(line.stream, encoder.encode(`${line.text}\n`)),
         () => {},
       );
-    return attachTo(entry.session, follow, entry.kill.signal, () => entry.record.exitCode ?? 0);
+    return attachTo(entry.session, follow, killSignal(entry), () => entry.record.exitCode ?? 0);
   }
 
   async httpGet(containerId: string, request: HttpGetRequest): Promise<{ statusCode: number }> {
@@ -521,12 +524,12 @@ export class SimulatedRuntime implements ContainerRuntime {
       clock: this.#clock,
       resolve: (path) => this.#resolve(entry, path),
       hostname: entry.process.hostname,
-      signal: entry.kill.signal,
+      signal: killSignal(entry),
     };
   }
 
   #exit(entry: ContainerEntry, exitCode: number, reason: string | undefined, message?: string): void {
-    entry.kill.abort(new RuntimeError("InvalidState", `container ${entry.record.id} exited`));
+    entry.kill?.abort(new RuntimeError("InvalidState", `container ${entry.record.id} exited`));
     entry.record = {
       ...entry.record,
       state: "exited",
