@@ -92,7 +92,9 @@ async function prepareExec(context: HandlerContext, request: http.IncomingMessag
   if (!nodeName) throw newBadRequest(`pod ${name} does not have a host assigned`);
   const phase = pod.status?.phase;
   if (phase === "Succeeded" || phase === "Failed")
-    throw newBadRequest(`cannot exec into a container in a completed pod; current phase is ${phase}`);
+    throw newBadRequest(
+      `${action === "attach" ? "cannot attach a container" : "cannot exec into a container"} in a completed pod; current phase is ${phase}`,
+    );
   const upgrade = String(request.headers.upgrade ?? "").toLowerCase();
   if (upgrade !== "websocket")
     throw newBadRequest(
