@@ -1,7 +1,7 @@
 import { configMaps, type DeepReadonly, isNotFound, secrets } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { ConfigMap, Container, Pod, Secret } from "kubernetes-types/core/v1.js";
-import { milliCpu, wholeUnits } from "./quantity.js";
+import { podFieldValue, resourceFieldValue } from "./downward-api.js";
 
 type ReadonlyPod = DeepReadonly<Pod>;
 type ReadonlyContainer = DeepReadonly<Container>;
@@ -107,7 +107,7 @@ async function valueFrom(
   const namespace = pod.metadata?.namespace ?? "default";
   if (source.fieldRef !== undefined) return fieldValue(pod, source.fieldRef.fieldPath, sources);
   if (source.resourceFieldRef !== undefined)
-    return resourceValue(pod, container, source.resourceFieldRef, sources);
+    return resourceFieldValue(pod, source.resourceFieldRef, sources.allocatable(), container.name);
   if (source.configMapKeyRef !== undefined) {
     const { name = "", key, optional } = source.configMapKeyRef;
     const configMap = await sources.configMap(namespace, name);
@@ -135,60 +135,15 @@ async function valueFrom(
   return undefined;
 }
 
-/** The downward API's fields (`metadata.labels['app']` and the rest). */
+/** An environment variable's pod field: the runtime's addresses, else the downward API's fields. */
 export function fieldValue(pod: ReadonlyPod, path: string, sources: EnvironmentSources): string {
-  const keyed = /^metadata\.(labels|annotations)\['(.*)'\]$/.exec(path);
-  if (keyed !== null) {
-    const map = keyed[1] === "labels" ? pod.metadata?.labels : pod.metadata?.annotations;
-    return map?.[keyed[2] as string] ?? "";
-  }
-  switch (path) {
-    case "metadata.name":
-      return pod.metadata?.name ?? "";
-    case "metadata.namespace":
-      return pod.metadata?.namespace ?? "";
-    case "metadata.uid":
-      return pod.metadata?.uid ?? "";
-    case "spec.nodeName":
-      return pod.spec?.nodeName ?? "";
-    case "spec.serviceAccountName":
-      return pod.spec?.serviceAccountName ?? "";
-    case "status.podIP":
-    case "status.podIPs":
-      return sources.podIP?.() ?? pod.status?.podIP ?? "";
-    case "status.hostIP":
-    case "status.hostIPs":
-      return sources.hostIP ?? pod.status?.hostIP ?? "";
-    default:
-      throw new ContainerConfigError(`unsupported fieldPath: ${path}`);
-  }
-}
-
-function resourceValue(
-  pod: ReadonlyPod,
-  container: ReadonlyContainer,
-  ref: NonNullable<ValueFrom["resourceFieldRef"]>,
-  sources: EnvironmentSources,
-): string {
-  const target =
-    ref.containerName === undefined || ref.containerName === ""
-      ? container
-      : [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find(
-          (c) => c.name === ref.containerName,
-        );
-  const [kind, resource = ""] = ref.resource.split(".", 2) as [string, string | undefined];
-  const set = kind === "limits" ? target?.resources?.limits : target?.resources?.requests;
-  const quantity = set?.[resource];
-  // An unset limit reads as the node's allocatable amount, as the kubelet fills it in.
-  const fallback = kind === "limits" ? sources.allocatable() : { milliCpu: 0, memory: 0 };
-  if (resource === "cpu") {
-    const divisor = milliCpu(ref.divisor ?? "1") || 1000;
-    return String(Math.ceil((quantity === undefined ? fallback.milliCpu : milliCpu(quantity)) / divisor));
-  }
-  const divisor = wholeUnits(ref.divisor ?? "1") || 1;
-  const amount =
-    quantity === undefined ? (resource === "memory" ? fallback.memory : 0) : wholeUnits(quantity);
-  return String(Math.ceil(amount / divisor));
+  if (path === "status.podIP" || path === "status.podIPs")
+    return sources.podIP?.() ?? pod.status?.podIP ?? "";
+  if (path === "status.hostIP" || path === "status.hostIPs")
+    return sources.hostIP ?? pod.status?.hostIP ?? "";
+  const value = podFieldValue(pod, path);
+  if (value === undefined) throw new ContainerConfigError(`unsupported fieldPath: ${path}`);
+  return value;
 }
 
 /**

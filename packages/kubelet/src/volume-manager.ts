@@ -32,9 +32,9 @@ import type {
   Secret,
   Volume,
 } from "kubernetes-types/core/v1.js";
+import { podFieldValue, resourceFieldValue } from "./downward-api.js";
 import type { NodeFilesystem } from "./node-filesystem.js";
 import { podRef } from "./pod-ref.js";
-import { milliCpu, wholeUnits } from "./quantity.js";
 import type { Mount } from "./runtime/runtime.js";
 
 export interface VolumeManagerOptions {
@@ -311,9 +311,13 @@ export class VolumeManager {
   ): Map<string, Uint8Array> {
     const files = new Map<string, Uint8Array>();
     for (const item of items) {
-      if (item.fieldRef !== undefined) files.set(item.path, encode(fieldValue(pod, item.fieldRef.fieldPath)));
+      if (item.fieldRef !== undefined)
+        files.set(item.path, encode(podFieldValue(pod, item.fieldRef.fieldPath) ?? ""));
       else if (item.resourceFieldRef !== undefined)
-        files.set(item.path, encode(this.#resourceValue(pod, item.resourceFieldRef)));
+        files.set(
+          item.path,
+          encode(resourceFieldValue(pod, item.resourceFieldRef, this.#options.allocatable())),
+        );
     }
     return files;
   }
@@ -362,35 +366,6 @@ export class VolumeManager {
       throw new ProcessingError(`${prefix}: PVC is not bound`);
     return claim.spec.volumeName;
   }
-
-  /** `ExtractResourceValueByContainerName`: limits not set read the node's allocatable. */
-  #resourceValue(
-    pod: DeepReadonly<Pod>,
-    ref: DeepReadonly<{ containerName?: string; resource: string; divisor?: string | number }>,
-  ): string {
-    const container = [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find(
-      (c) => c.name === ref.containerName,
-    );
-    const [kind, resource] = ref.resource.split(".") as [string, string];
-    const values = (kind === "limits" ? container?.resources?.limits : container?.resources?.requests) as
-      | Readonly<Record<string, string | number>>
-      | undefined;
-    const set = values?.[resource];
-    const allocatable = this.#options.allocatable();
-    if (resource === "cpu") {
-      const milli = set !== undefined ? milliCpu(set) : kind === "limits" ? allocatable.milliCpu : 0;
-      const divisor = milliCpu(ref.divisor ?? "1") || 1000;
-      return String(Math.ceil(milli / divisor));
-    }
-    const value =
-      set !== undefined
-        ? wholeUnits(set)
-        : kind === "limits" && resource === "memory"
-          ? allocatable.memory
-          : 0;
-    const divisor = wholeUnits(ref.divisor ?? "1") || 1;
-    return String(Math.ceil(value / divisor));
-  }
 }
 
 /** Volumes whose contents follow API objects: rewritten on every sync, always mounted read-only. */
@@ -421,41 +396,6 @@ function project(
     files.set(item.path, data);
   }
   return files;
-}
-
-/** `ExtractFieldPathAsString` for what a downward API volume may name. */
-function fieldValue(pod: DeepReadonly<Pod>, fieldPath: string): string {
-  const subscript = /^metadata\.(labels|annotations)\['(.+)'\]$/.exec(fieldPath);
-  if (subscript !== null) {
-    const map = pod.metadata?.[subscript[1] as "labels" | "annotations"] ?? {};
-    return map[subscript[2] as string] ?? "";
-  }
-  switch (fieldPath) {
-    case "metadata.name":
-      return pod.metadata?.name ?? "";
-    case "metadata.namespace":
-      return pod.metadata?.namespace ?? "";
-    case "metadata.uid":
-      return pod.metadata?.uid ?? "";
-    case "metadata.labels":
-      return formatMap(pod.metadata?.labels ?? {});
-    case "metadata.annotations":
-      return formatMap(pod.metadata?.annotations ?? {});
-    case "spec.nodeName":
-      return pod.spec?.nodeName ?? "";
-    case "spec.serviceAccountName":
-      return pod.spec?.serviceAccountName ?? "";
-    default:
-      return "";
-  }
-}
-
-/** `FormatMap`: `key="value"` lines, sorted by key. */
-function formatMap(map: Readonly<Record<string, string>>): string {
-  return Object.keys(map)
-    .sort()
-    .map((key) => `${key}=${JSON.stringify(map[key])}`)
-    .join("\n");
 }
 
 /**
