@@ -5,6 +5,7 @@ import {
   everything,
   labelSelectorAsSelector,
   labelsEqual,
+  nonEmptySelectorMatches,
   nothing,
   parseSelector,
   selectorFromSet,
@@ -385,5 +386,18 @@ describe("labelsEqual (upstream labels.Equals)", () => {
     expect(labelsEqual({ a: "1" }, { a: "1", b: "" })).toBe(false);
     expect(labelsEqual({ a: "" }, {})).toBe(false);
     expect(labelsEqual({ toString: "x" }, { valueOf: "x" })).toBe(false);
+  });
+});
+
+describe("nonEmptySelectorMatches", () => {
+  it.each([
+    [{ matchLabels: { app: "web" } }, { app: "web", tier: "x" }, true],
+    [{ matchLabels: { app: "web" } }, { app: "api" }, false],
+    [{ matchExpressions: [{ key: "app", operator: "Exists" }] }, { app: "web" }, true],
+    [{}, { app: "web" }, false],
+    [undefined, { app: "web" }, false],
+    [{ matchExpressions: [{ key: "app", operator: "Bogus" }] }, { app: "web" }, false],
+  ])("%j over %j is %s", (selector, labels, expected) => {
+    expect(nonEmptySelectorMatches(selector, labels)).toBe(expected);
   });
 });

@@ -534,3 +534,22 @@ function asValue(token: Token, values: boolean): Token {
 function show(token: Token): string {
   return token.kind === "end" ? "end of string" : `'${token.text}'`;
 }
+
+/**
+ * Whether a non-empty label selector matches `labels`; an empty, missing or
+ * invalid selector matches nothing (how evictions and the disruption
+ * controller read a PodDisruptionBudget's selector).
+ */
+export function nonEmptySelectorMatches(
+  selector: LabelSelector | DeepReadonly<LabelSelector> | null | undefined,
+  labels: Readonly<Record<string, string>> | undefined,
+): boolean {
+  if (selector == null) return false;
+  if (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0)
+    return false;
+  try {
+    return labelSelectorAsSelector(selector).matches(labels ?? {});
+  } catch {
+    return false;
+  }
+}

@@ -6,8 +6,8 @@ import {
   getControllerOf,
   getScaledValueFromIntOrPercent,
   isPodReady,
-  labelSelectorAsSelector,
   metaNamespaceKeyFunc,
+  nonEmptySelectorMatches,
   type Pod,
   podDisruptionBudgets,
   pods,
@@ -146,7 +146,7 @@ export class DisruptionController {
     return this.#options.pdbInformer
       .getIndexer()
       .byIndex("namespace", pod.metadata?.namespace ?? "")
-      .filter((pdb) => selects(pdb, labels));
+      .filter((pdb) => nonEmptySelectorMatches(pdb.spec?.selector, labels));
   }
 
   /** Reconciles one budget's status (upstream `sync`/`trySync`); a failure writes the fail-safe status. */
@@ -157,7 +157,7 @@ export class DisruptionController {
     const selected = this.#options.podInformer
       .getIndexer()
       .byIndex("namespace", namespace)
-      .filter((pod) => selects(pdb, pod.metadata?.labels ?? {}));
+      .filter((pod) => nonEmptySelectorMatches(pdb.spec?.selector, pod.metadata?.labels));
     if (selected.length === 0)
       this.#harness.recorder.event(pdb, "Normal", "NoPods", "No matching pods found");
     let counts: { expected: number; desiredHealthy: number };
@@ -277,19 +277,6 @@ export class DisruptionController {
     await this.#client
       .resource(podDisruptionBudgets, pdb.metadata?.namespace)
       .updateStatus({ ...(pdb as PodDisruptionBudget), status });
-  }
-}
-
-/** A budget selects pods by its non-empty selector; an empty or missing one selects none. */
-function selects(pdb: DeepReadonly<PodDisruptionBudget>, labels: Readonly<Record<string, string>>): boolean {
-  const selector = pdb.spec?.selector;
-  if (selector == null) return false;
-  if (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0)
-    return false;
-  try {
-    return labelSelectorAsSelector(selector).matches(labels);
-  } catch {
-    return false;
   }
 }
 

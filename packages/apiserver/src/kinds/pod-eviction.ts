@@ -1,9 +1,9 @@
 import {
   isPodReady,
   type KubeObject,
-  labelSelectorAsSelector,
   newBadRequest,
   newInternalError,
+  nonEmptySelectorMatches,
   type Pod,
   type PodCondition,
   podDisruptionBudgets,
@@ -57,7 +57,7 @@ async function checkDisruptionBudget(
   if (budgets === undefined) return;
   const namespace = pod.metadata?.namespace;
   const matching = ((await budgets.list(namespace)) as PodDisruptionBudget[]).filter((pdb) =>
-    selects(pdb, pod),
+    nonEmptySelectorMatches(pdb.spec?.selector, pod.metadata?.labels),
   );
   if (matching.length === 0) return;
   if (matching.length > 1)
@@ -121,21 +121,6 @@ function takeDisruption(pdb: PodDisruptionBudget, podName: string, now: string):
     const at = conditions.findIndex((c) => c.type === "DisruptionAllowed");
     if (at === -1) conditions.push(condition);
     else if (conditions[at]?.status !== "False") conditions[at] = condition;
-  }
-}
-
-/** A budget selects a pod by its non-empty selector (an empty one selects nothing here, as upstream). */
-function selects(pdb: PodDisruptionBudget, pod: Pod): boolean {
-  const selector = pdb.spec?.selector;
-  if (
-    selector == null ||
-    (Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0)
-  )
-    return false;
-  try {
-    return labelSelectorAsSelector(selector).matches(pod.metadata?.labels ?? {});
-  } catch {
-    return false;
   }
 }
 
