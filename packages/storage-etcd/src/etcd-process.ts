@@ -74,8 +74,11 @@ export async function startEtcdCluster(
     try {
       const count = options.members;
       const ports = await freePorts(count * 2);
-      const token = `reconcile-${process.pid}-${Date.now()}-${attempt}`;
-      const names = Array.from({ length: count }, (_, i) => (count === 1 ? "s1" : `m${i + 1}`));
+      const start = `${process.pid}-${++starts}`;
+      const token = `reconcile-${start}-${Date.now()}`;
+      // Names unique to this start: a member that finds another process's etcd
+      // on its ports (chosen free, then released) must not take it for itself.
+      const names = Array.from({ length: count }, (_, i) => `${count === 1 ? "s1" : `m${i + 1}`}-${start}`);
       const initialCluster = names.map((name, i) => `${name}=http://127.0.0.1:${ports[count + i]}`).join(",");
       for (let i = 0; i < count; i++) {
         let dataDir = options.dataDir !== undefined && count === 1 ? options.dataDir : undefined;
@@ -239,7 +242,9 @@ class Member implements EtcdProcess {
    * Whether the server on the client port is this member: another test
    * process may have started its etcd on the same port first (ports are
    * chosen free, then released), and this member then exits with "address
-   * already in use" while the other answers every health check.
+   * already in use" while the other answers every health check. Member
+   * names are unique to each start, so the other's member list never names
+   * this one.
    */
   async #answersAsItself(): Promise<boolean> {
     const response = await fetch(`${this.clientUrl}/v3/cluster/member/list`, {
@@ -273,6 +278,9 @@ class Member implements EtcdProcess {
     );
   }
 }
+
+/** How many clusters this process has started, for unique member names. */
+let starts = 0;
 
 /** Every member this process started and that still runs: killed if the process exits first. */
 const running = new Set<ChildProcess>();
