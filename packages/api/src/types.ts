@@ -3,7 +3,15 @@ import type { Lease } from "kubernetes-types/coordination/v1.js";
 import type { Event, Namespace, Node, Pod } from "kubernetes-types/core/v1.js";
 import type { ObjectMeta } from "kubernetes-types/meta/v1.js";
 
-export type { Deployment, DeploymentList, ReplicaSet, ReplicaSetList } from "kubernetes-types/apps/v1.js";
+export type {
+  ControllerRevision,
+  DaemonSet,
+  Deployment,
+  DeploymentList,
+  ReplicaSet,
+  ReplicaSetList,
+  StatefulSet,
+} from "kubernetes-types/apps/v1.js";
 export type { Scale } from "kubernetes-types/autoscaling/v1.js";
 export type { Job } from "kubernetes-types/batch/v1.js";
 export type { Lease, LeaseList } from "kubernetes-types/coordination/v1.js";

@@ -32,6 +32,21 @@ export {
   type EventType,
   noopEventRecorder,
 } from "./event-recorder.js";
+export { canonicalJson, computeHash, hashControllerRevisionData, safeEncodeString } from "./hash.js";
+export {
+  ControllerRevisionControllerRefManager,
+  type ControllerRevisionControllerRefManagerOptions,
+  ControllerRevisionHistory,
+  type ControllerRevisionHistoryOptions,
+  controllerRevisionHashLabel,
+  controllerRevisionName,
+  equalRevision,
+  findEqualRevisions,
+  hashControllerRevision,
+  newControllerRevision,
+  nextRevision,
+  sortControllerRevisions,
+} from "./history.js";
 export {
   type ControllerEventHandler,
   type ControllerIndexer,

@@ -1,3 +1,4 @@
+export { computeHash, safeEncodeString } from "@reconcile/controller";
 export * from "./deployment-conditions.js";
 export {
   DeploymentController,
@@ -17,4 +18,3 @@ export {
   setFromReplicaSetTemplate,
   statusEqual,
 } from "./rollout.js";
-export { computeHash, safeEncodeString } from "./template-hash.js";

@@ -10,12 +10,12 @@ import {
   replicaSets,
 } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
+import { computeHash } from "@reconcile/controller";
 import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testing";
 import type { DeploymentCondition, DeploymentStatus } from "kubernetes-types/apps/v1.js";
 import { describe, expect, it } from "vitest";
 import { maxSurge, revisionAnnotation, setReplicasAnnotations } from "./deployment-util.js";
 import { DeploymentRollout, oldPodsRunning } from "./rollout.js";
-import { computeHash } from "./template-hash.js";
 
 const newTimestamp = "2016-05-20T02:00:00Z";
 const oldTimestamp = "2016-05-20T01:00:00Z";

@@ -9,6 +9,7 @@ import {
   type ReplicaSet,
   replicaSets,
 } from "@reconcile/api";
+import { computeHash } from "@reconcile/controller";
 import type { DeploymentStatus } from "kubernetes-types/apps/v1.js";
 import {
   getDeploymentCondition,
@@ -56,7 +57,6 @@ import {
   timedOutReason,
 } from "../deployment-util.js";
 import { byRevision, bySizeNewer, bySizeOlder } from "../replica-set-order.js";
-import { computeHash } from "../template-hash.js";
 import { deploymentKind, eventTarget, RolloutCore, type ScaleResult, setCount, statusEqual } from "./core.js";
 
 /** Upstream `sync.go`: the new and old ReplicaSets, scaling (proportional during a rollout), cleanup of old revisions, status. */

@@ -1,8 +1,9 @@
 import type { DeepReadonly, PodTemplateSpec } from "@reconcile/api";
 
 /**
- * The `pod-template-hash` of a Deployment's pod template (upstream
- * `controller.ComputeHash`): FNV-1a (32 bit) over a canonical JSON dump of
+ * The hash of a pod template that names what a controller makes from it
+ * (upstream `controller.ComputeHash`): a Deployment's `pod-template-hash`, a
+ * DaemonSet's ControllerRevision names. FNV-1a (32 bit) over a canonical JSON dump of
  * the template (keys sorted, so field order never matters), followed, when
  * `collisionCount` is given, by that count as a little-endian uint32 and four
  * zero bytes; the decimal value is then spelled in the safe alphabet. The
@@ -45,7 +46,27 @@ function fnv1a(hash: number, bytes: Uint8Array): number {
   return h;
 }
 
-function canonicalJson(value: unknown): string {
+/**
+ * The hash of a ControllerRevision's data (upstream
+ * `history.HashControllerRevision`): FNV-1 (32 bit) over the data's
+ * canonical JSON, then `probe` in decimal when given, spelled in the safe
+ * alphabet.
+ */
+export function hashControllerRevisionData(data: unknown, probe?: number | undefined): string {
+  let hash = fnvOffsetBasis;
+  hash = fnv1(hash, encoder.encode(canonicalJson(data ?? null)));
+  if (probe !== undefined && probe !== null) hash = fnv1(hash, encoder.encode(String(probe)));
+  return safeEncodeString(String(hash));
+}
+
+function fnv1(hash: number, bytes: Uint8Array): number {
+  let h = hash;
+  for (const byte of bytes) h = (Math.imul(h, fnvPrime) ^ byte) >>> 0;
+  return h;
+}
+
+/** JSON with every object's keys sorted, as Go's encoding/json writes a map: the same value, the same text. */
+export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
   if (Array.isArray(value)) return `[${value.map((item) => canonicalJson(item ?? null)).join(",")}]`;
   const record = value as Record<string, unknown>;

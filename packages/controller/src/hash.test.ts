@@ -1,6 +1,6 @@
 import type { PodTemplateSpec } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
-import { computeHash, safeEncodeString } from "./template-hash.js";
+import { computeHash, safeEncodeString } from "./hash.js";
 
 const template: PodTemplateSpec = {
   metadata: { labels: { app: "web" } },
