@@ -70,7 +70,7 @@ export function newControllerRevision(
         },
       ],
     },
-    data: data as ControllerRevision["data"],
+    data: data as NonNullable<ControllerRevision["data"]>,
     revision,
   };
   const hash = hashControllerRevision(created, collisionCount);
