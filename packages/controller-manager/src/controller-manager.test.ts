@@ -1,10 +1,12 @@
 import {
   builtinResources,
+  controllerRevisions,
   cronJobs,
   type Deployment,
   deployments,
   type Pod,
   podDisruptionBudgets,
+  persistentVolumeClaims,
   pods,
   ReconcileError,
   replicaSets,
@@ -43,6 +45,8 @@ function cluster() {
       podDisruptionBudgets,
       statefulSets,
       replicationControllers,
+      controllerRevisions,
+      persistentVolumeClaims,
     ],
   });
   cleanup.push(() => server.close());
@@ -120,6 +124,7 @@ describe("ControllerManager", () => {
       "endpointslice-controller",
       "replicaset-controller",
       "deployment-controller",
+      "statefulset-controller",
       "job-controller",
       "cronjob-controller",
       "ttl-after-finished-controller",
@@ -137,6 +142,7 @@ describe("ControllerManager", () => {
     expect(some.enabledControllers).toEqual([
       "endpointslice-controller",
       "replicaset-controller",
+      "statefulset-controller",
       "job-controller",
       "cronjob-controller",
       "ttl-after-finished-controller",
@@ -259,7 +265,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

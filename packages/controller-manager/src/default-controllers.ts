@@ -13,6 +13,7 @@ import {
 import { PodGCController } from "@reconcile/podgc";
 import { ReplicaSetController } from "@reconcile/replicaset";
 import { ServiceAccountsController } from "@reconcile/serviceaccount";
+import { StatefulSetController } from "@reconcile/statefulset";
 import { type ControllerDescriptor, ControllerDescriptors } from "./controller-descriptors.js";
 import { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "./node-lifecycle-metrics.js";
 
@@ -53,6 +54,13 @@ export const jobControllerDescriptor: ControllerDescriptor = {
   name: "job-controller",
   aliases: ["job"],
   construct: (context) => JobController.fromInformerFactory(context.informerFactory, context),
+};
+
+/** `statefulset-controller` (alias `statefulset`): queue `statefulset`, 5 workers (`--concurrent-statefulset-syncs`), Events from `statefulset-controller`. */
+export const statefulSetControllerDescriptor: ControllerDescriptor = {
+  name: "statefulset-controller",
+  aliases: ["statefulset"],
+  construct: (context) => StatefulSetController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `cronjob-controller` (alias `cronjob`): queue `cronjob`, 5 workers (`--concurrent-cron-job-syncs`), Events from `cronjob-controller`. */
@@ -170,6 +178,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     endpointSliceControllerDescriptor,
     replicaSetControllerDescriptor,
     deploymentControllerDescriptor,
+    statefulSetControllerDescriptor,
     jobControllerDescriptor,
     cronJobControllerDescriptor,
     ttlAfterFinishedControllerDescriptor,
