@@ -358,6 +358,66 @@ describe("kubectl against the composed cluster", () => {
     ]);
   });
 
+  it("a StatefulSet rolls out in ordinal order; set image, rollout history and undo work over its ControllerRevisions", async () => {
+    await applyStdin(`apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  serviceName: db
+  replicas: 2
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: main, image: "nginx:1.27"}]}
+`);
+    expect(await ok("rollout", "status", "statefulset/db", "--timeout=20s")).toBe(
+      "partitioned roll out complete: 2 new pods have been updated...\n",
+    );
+    const pods = await ok(
+      "get",
+      "pods",
+      "-l",
+      "app=db",
+      "-o=jsonpath={range .items[*]}{.metadata.name} {.spec.hostname} {.spec.subdomain}{'\\n'}{end}",
+    );
+    expect(pods).toBe("db-0 db-0 db\ndb-1 db-1 db\n");
+    await ok("set", "image", "statefulset/db", "main=nginx:1.28");
+    await ok("rollout", "status", "statefulset/db", "--timeout=20s");
+    await eventually(
+      async () =>
+        (await ok("get", "pods", "-l", "app=db", "-o=jsonpath={.items[*].spec.containers[0].image}")) ===
+        "nginx:1.28 nginx:1.28",
+    );
+    expect(await ok("rollout", "history", "statefulset/db")).toBe(
+      "statefulset.apps/db \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n",
+    );
+    expect(await ok("rollout", "history", "statefulset/db", "--revision=1")).toContain("Image:\tnginx:1.27");
+    expect(await ok("rollout", "undo", "statefulset/db")).toBe("statefulset.apps/db rolled back\n");
+    await eventually(
+      async () =>
+        (await ok("get", "pods", "-l", "app=db", "-o=jsonpath={.items[*].spec.containers[0].image}")) ===
+        "nginx:1.27 nginx:1.27",
+    );
+    const revisions = await ok(
+      "get",
+      "controllerrevisions",
+      "-l",
+      "app=db",
+      "--sort-by=.revision",
+      "--no-headers",
+    );
+    expect(
+      revisions
+        .trim()
+        .split("\n")
+        .map((line) => line.split(/\s+/).slice(1, 3)),
+    ).toEqual([
+      ["statefulset.apps/db", "2"],
+      ["statefulset.apps/db", "3"],
+    ]);
+    await ok("delete", "statefulset", "db");
+  });
+
   it("exec runs commands in a running container: output, exit codes, standard input", async () => {
     await ok("run", "box", "--image=busybox", "--", "sleep", "3600");
     await eventually(
