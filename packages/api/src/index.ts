@@ -8,6 +8,7 @@ export * from "./labels.js";
 export * from "./lifecycle.js";
 export * from "./list-watch.js";
 export * from "./logger.js";
+export * from "./node-affinity.js";
 export * from "./owner-references.js";
 export * from "./pods.js";
 export * from "./quantity.js";
