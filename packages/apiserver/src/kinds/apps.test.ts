@@ -1,4 +1,4 @@
-import { type Deployment, deployments, isConflict } from "@reconcile/api";
+import { type DaemonSet, type Deployment, daemonSets, deployments, isConflict } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../index.js";
@@ -52,5 +52,35 @@ describe("a Deployment's /status update", () => {
     const created = await client.create(deployment());
     await client.updateStatus({ ...created, status: { replicas: 1 } });
     await expect(client.updateStatus({ ...created, status: { replicas: 2 } })).rejects.toSatisfy(isConflict);
+  });
+});
+
+describe("a DaemonSet's template generation", () => {
+  it("is 1 on create and grows by one with each template change, not with other changes (apps/v1's annotation)", async () => {
+    const server = new ApiServer({ clock: new FakeClock(0) });
+    servers.push(server);
+    const client = server.client().resource(daemonSets, "default");
+    const generationOf = (ds: DaemonSet) => [
+      ds.metadata?.generation,
+      ds.metadata?.annotations?.["deprecated.daemonset.template.generation"],
+    ];
+    const created = await client.create({
+      metadata: { name: "agent", namespace: "default" },
+      spec: {
+        selector: { matchLabels: { app: "agent" } },
+        template: {
+          metadata: { labels: { app: "agent" } },
+          spec: { containers: [{ name: "c", image: "a:1" }] },
+        },
+      },
+    });
+    expect(generationOf(created)).toEqual([1, "1"]);
+    const other = await client.update({ ...created, spec: { ...created.spec!, minReadySeconds: 5 } });
+    expect(generationOf(other)).toEqual([2, "1"]);
+    const same = await client.update(other);
+    expect(generationOf(same)).toEqual([2, "1"]);
+    const changed = structuredClone(same);
+    changed.spec!.template.spec!.containers[0]!.image = "a:2";
+    expect(generationOf(await client.update(changed))).toEqual([3, "2"]);
   });
 });

@@ -34,14 +34,28 @@ import {
   validateSelectorAndTemplate,
 } from "./workload-spec.js";
 
-// Workload kinds served as storage with kube-apiserver's defaults and the checks every client relies
-// on; no controller acts on them (a DaemonSet makes no pods here).
+// Workload kinds served with kube-apiserver's defaults and the checks every client relies on; their
+// controllers live in packages of their own.
 
 export const daemonSetDefinition = defineKind({
   descriptor: daemonSets,
   printer: daemonSetPrinter,
   strategy: {
-    prepareForCreate: clearStatus,
+    // apps/v1 keeps the internal spec.templateGeneration in this annotation: 1 on create, one more
+    // each time the pod template changes (the DaemonSet strategy's PrepareForCreate/PrepareForUpdate).
+    prepareForCreate(object) {
+      clearStatus(object);
+      const generation = Number(object.metadata?.annotations?.[templateGenerationAnnotation]);
+      if (!(generation >= 1)) setTemplateGeneration(object, 1);
+    },
+    prepareForUpdate(object, old) {
+      const previous = Number(old.metadata?.annotations?.[templateGenerationAnnotation]) || 0;
+      const template = structuredClone((object as DaemonSet).spec?.template);
+      templateDefaults(template);
+      if (!jsonEqual(template, (old as DaemonSet).spec?.template))
+        setTemplateGeneration(object, previous + 1);
+      else if (previous > 0) setTemplateGeneration(object, previous);
+    },
     applyDefaults(object) {
       const spec = ((object as DaemonSet).spec ??= { selector: {}, template: {} });
       const strategy = (spec.updateStrategy ??= {});
@@ -265,6 +279,14 @@ function validateCronJobSchedule(
   if (timeZone.length === 0) errors.invalid("spec.timeZone", timeZone, "unknown time zone");
   else if (timeZone.includes(" ") || !isValidTimeZone(timeZone))
     errors.invalid("spec.timeZone", timeZone, `unknown time zone ${timeZone}`);
+}
+
+/** Where apps/v1 keeps a DaemonSet's template generation. */
+export const templateGenerationAnnotation = "deprecated.daemonset.template.generation";
+
+function setTemplateGeneration(object: KubeObject, generation: number): void {
+  const meta = (object.metadata ??= {});
+  meta.annotations = { ...meta.annotations, [templateGenerationAnnotation]: String(generation) };
 }
 
 function clearStatus(object: KubeObject): void {
