@@ -1,3 +1,4 @@
+export { Backoff } from "./backoff.js";
 export {
   type SyncedInformer,
   type WaitForInformersSyncedOptions,

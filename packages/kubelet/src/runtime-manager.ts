@@ -1,8 +1,7 @@
 import { type DeepReadonly, errorMessage } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
-import type { EventRecorder } from "@reconcile/controller";
+import { Backoff, type EventRecorder } from "@reconcile/controller";
 import type { Container, Pod, PodStatus } from "kubernetes-types/core/v1.js";
-import { Backoff } from "./backoff.js";
 import { ContainerConfigError, type ContainerEnvironment, podHostname } from "./container-env.js";
 import { runLifecycleHandler } from "./lifecycle.js";
 import type { RuntimePodStatus } from "./pleg.js";

@@ -1,7 +1,7 @@
-// client-go's `flowcontrol.Backoff` as the kubelet uses it for container
-// restarts and image pulls: per key, an initial delay that doubles up to a
-// maximum, no jitter, and an entry forgotten once it has not been touched
-// for twice the maximum.
+// client-go's `flowcontrol.Backoff`, as the kubelet uses it for container
+// restarts and image pulls and the DaemonSet controller for failed pods: per
+// key, an initial delay that doubles up to a maximum, no jitter, and an entry
+// forgotten once it has not been touched for twice the maximum.
 import type { Clock } from "@reconcile/clock";
 
 interface Entry {
