@@ -8,6 +8,7 @@ import {
   isInvalid,
   isNotFound,
   type KubeObject,
+  type PodTemplateSpec,
   type Selector,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -77,6 +78,28 @@ export function newControllerRevision(
   created.metadata!.name = controllerRevisionName(meta.name ?? "", hash);
   created.metadata!.labels![controllerRevisionHashLabel] = hash;
   return created;
+}
+
+/**
+ * What a StatefulSet's or DaemonSet's revision holds (upstream `getPatch`):
+ * a strategic-merge patch that puts the pod template back whole,
+ * `{"spec":{"template":{…,"$patch":"replace"}}}`.
+ */
+export function templateRevisionData(template: PodTemplateSpec | DeepReadonly<PodTemplateSpec> | undefined): {
+  spec: { template: Record<string, unknown> };
+} {
+  const copy = structuredClone(template ?? {}) as Record<string, unknown>;
+  copy.$patch = "replace";
+  return { spec: { template: copy } };
+}
+
+/** The template a revision made by {@link templateRevisionData} holds, without the directive. */
+export function templateOfRevision(revision: Revision): PodTemplateSpec | undefined {
+  const template = (revision.data as { spec?: { template?: Record<string, unknown> } } | undefined)?.spec
+    ?.template;
+  if (template === undefined) return undefined;
+  const { $patch: _, ...restored } = structuredClone(template);
+  return restored as PodTemplateSpec;
 }
 
 /** Revisions in order of `revision`, then creation time, then name (upstream `SortControllerRevisions`). */

@@ -47,6 +47,8 @@ export {
   newControllerRevision,
   nextRevision,
   sortControllerRevisions,
+  templateOfRevision,
+  templateRevisionData,
 } from "./history.js";
 export {
   type ControllerEventHandler,

@@ -6,9 +6,14 @@ import {
   type Pod,
   type StatefulSet,
 } from "@reconcile/api";
-import { getPodFromTemplate, newControllerRevision } from "@reconcile/controller";
+import {
+  getPodFromTemplate,
+  newControllerRevision,
+  templateOfRevision,
+  templateRevisionData,
+} from "@reconcile/controller";
 import type { StatefulSetStatus } from "kubernetes-types/apps/v1.js";
-import type { PersistentVolumeClaim, PodTemplateSpec, Volume } from "kubernetes-types/core/v1.js";
+import type { PersistentVolumeClaim, Volume } from "kubernetes-types/core/v1.js";
 
 // A StatefulSet's identities, revisions and pod states (upstream
 // `pkg/controller/statefulset/stateful_set_utils.go`).
@@ -180,14 +185,9 @@ export function newVersionedStatefulSetPod(
   return pod;
 }
 
-/**
- * What a revision stores: a strategic-merge patch that puts the set's
- * template back whole (upstream `getPatch`), `{"spec":{"template":{…,"$patch":"replace"}}}`.
- */
+/** What a revision of the set stores: its template, as a patch that puts it back (upstream `getPatch`). */
 export function revisionPatch(set: Set): { spec: { template: Record<string, unknown> } } {
-  const template = structuredClone(set.spec?.template ?? {}) as Record<string, unknown>;
-  template.$patch = "replace";
-  return { spec: { template } };
+  return templateRevisionData(set.spec?.template);
 }
 
 /** A new, unsaved revision of the set's template (upstream `newRevision`). */
@@ -208,12 +208,8 @@ export function newRevision(set: Set, revision: number, collisionCount: number):
 /** The set with the template a revision holds (upstream `ApplyRevision`). */
 export function applyRevision(set: Set, revision: DeepReadonly<ControllerRevision>): StatefulSet {
   const clone = structuredClone(set) as StatefulSet;
-  const template = (revision.data as { spec?: { template?: Record<string, unknown> } } | undefined)?.spec
-    ?.template;
-  if (template !== undefined) {
-    const { $patch: _, ...restored } = structuredClone(template);
-    clone.spec = { ...clone.spec!, template: restored as PodTemplateSpec };
-  }
+  const template = templateOfRevision(revision);
+  if (template !== undefined) clone.spec = { ...clone.spec!, template };
   return clone;
 }
 
