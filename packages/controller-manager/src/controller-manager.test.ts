@@ -3,10 +3,11 @@ import {
   controllerRevisions,
   cronJobs,
   type Deployment,
+  daemonSets,
   deployments,
   type Pod,
-  podDisruptionBudgets,
   persistentVolumeClaims,
+  podDisruptionBudgets,
   pods,
   ReconcileError,
   replicaSets,
@@ -44,6 +45,7 @@ function cluster() {
       cronJobs,
       podDisruptionBudgets,
       statefulSets,
+      daemonSets,
       replicationControllers,
       controllerRevisions,
       persistentVolumeClaims,
@@ -124,6 +126,7 @@ describe("ControllerManager", () => {
       "endpointslice-controller",
       "replicaset-controller",
       "deployment-controller",
+      "daemonset-controller",
       "statefulset-controller",
       "job-controller",
       "cronjob-controller",
@@ -142,6 +145,7 @@ describe("ControllerManager", () => {
     expect(some.enabledControllers).toEqual([
       "endpointslice-controller",
       "replicaset-controller",
+      "daemonset-controller",
       "statefulset-controller",
       "job-controller",
       "cronjob-controller",
@@ -265,7 +269,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

@@ -1,5 +1,6 @@
 import { jobs } from "@reconcile/api";
 import { CronJobController } from "@reconcile/cronjob";
+import { DaemonSetController } from "@reconcile/daemonset";
 import { DeploymentController } from "@reconcile/deployment";
 import { DisruptionController } from "@reconcile/disruption";
 import { EndpointSliceController, EndpointsController } from "@reconcile/endpoints";
@@ -54,6 +55,14 @@ export const jobControllerDescriptor: ControllerDescriptor = {
   name: "job-controller",
   aliases: ["job"],
   construct: (context) => JobController.fromInformerFactory(context.informerFactory, context),
+};
+
+/** `daemonset-controller` (alias `daemonset`): queue `daemonset`, 2 workers (`--concurrent-daemonset-syncs`), Events from `daemonset-controller`. */
+export const daemonSetControllerDescriptor: ControllerDescriptor = {
+  name: "daemonset-controller",
+  aliases: ["daemonset"],
+  defaultWorkers: 2,
+  construct: (context) => DaemonSetController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `statefulset-controller` (alias `statefulset`): queue `statefulset`, 5 workers (`--concurrent-statefulset-syncs`), Events from `statefulset-controller`. */
@@ -178,6 +187,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     endpointSliceControllerDescriptor,
     replicaSetControllerDescriptor,
     deploymentControllerDescriptor,
+    daemonSetControllerDescriptor,
     statefulSetControllerDescriptor,
     jobControllerDescriptor,
     cronJobControllerDescriptor,
