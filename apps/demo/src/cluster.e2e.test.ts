@@ -418,6 +418,44 @@ spec:
     await ok("delete", "statefulset", "db");
   });
 
+  it("a DaemonSet puts one pod on each node through the scheduler, and rolls a new image out node by node", async () => {
+    await applyStdin(`apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent}
+spec:
+  selector: {matchLabels: {app: agent}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec: {containers: [{name: main, image: "nginx:1.27"}]}
+`);
+    expect(await ok("rollout", "status", "daemonset/agent", "--timeout=20s")).toContain(
+      'daemon set "agent" successfully rolled out\n',
+    );
+    const nodesOf = async () =>
+      (await ok("get", "pods", "-l", "app=agent", "-o=jsonpath={.items[*].spec.nodeName}"))
+        .split(" ")
+        .sort()
+        .join(" ");
+    expect(await nodesOf()).toBe("node-1 node-2 node-3");
+    const row = (await ok("get", "daemonset", "agent", "--no-headers")).trim().split(/\s+/);
+    expect(row.slice(0, 6)).toEqual(["agent", "3", "3", "3", "3", "3"]);
+    await ok("set", "image", "daemonset/agent", "main=nginx:1.28");
+    expect(await ok("rollout", "status", "daemonset/agent", "--timeout=20s")).toContain(
+      'daemon set "agent" successfully rolled out\n',
+    );
+    await eventually(
+      async () =>
+        (await ok("get", "pods", "-l", "app=agent", "-o=jsonpath={.items[*].spec.containers[0].image}")) ===
+        "nginx:1.28 nginx:1.28 nginx:1.28",
+    );
+    expect(await nodesOf()).toBe("node-1 node-2 node-3");
+    expect(await ok("rollout", "history", "daemonset/agent")).toBe(
+      "daemonset.apps/agent \nREVISION  CHANGE-CAUSE\n1         <none>\n2         <none>\n\n",
+    );
+    await ok("delete", "daemonset", "agent");
+    await eventually(async () => (await ok("get", "pods", "-l", "app=agent", "-o=name")) === "");
+  });
+
   it("exec runs commands in a running container: output, exit codes, standard input", async () => {
     await ok("run", "box", "--image=busybox", "--", "sleep", "3600");
     await eventually(
