@@ -129,6 +129,20 @@ export function newPod(ds: DS, nodeName: string): Pod {
 }
 
 /**
+ * The pod the checks below read, made once per DaemonSet object: the
+ * checks do not look at its node name, and a sync asks for every node.
+ */
+const checkedPods = new WeakMap<object, Pod>();
+function checkedPod(ds: DS): Pod {
+  let pod = checkedPods.get(ds);
+  if (pod === undefined) {
+    pod = newPod(ds, "");
+    checkedPods.set(ds, pod);
+  }
+  return pod;
+}
+
+/**
  * Whether the DaemonSet should run a pod on the node, and whether a pod
  * already there may stay (upstream `NodeShouldRunDaemonPod`): the pod must
  * fit the node's name, its node selector and required affinity; a taint it
@@ -142,7 +156,7 @@ export function nodeShouldRunDaemonPod(
   const nodeName = node.metadata?.name ?? "";
   const templateNode = ds.spec?.template?.spec?.nodeName;
   if (templateNode && templateNode !== nodeName) return { shouldRun: false, shouldContinueRunning: false };
-  const pod = newPod(ds, nodeName);
+  const pod = checkedPod(ds);
   if (!matchesRequiredNodeAffinity(pod, node)) return { shouldRun: false, shouldContinueRunning: false };
   const taints = (node.spec?.taints ?? []) as readonly Taint[];
   const tolerations = pod.spec?.tolerations ?? [];

@@ -11,6 +11,11 @@ export interface Diagnosis {
   postFilterMsg?: string | undefined;
   /** Plugins that rejected the pod: what the queue waits on before retrying it. */
   unschedulablePlugins: Set<string>;
+  /**
+   * The status of every node a PreFilter ruled out by name (upstream
+   * `SetAbsentNodesStatus`), and how many there were.
+   */
+  absentNodes?: { count: number; status: Status } | undefined;
 }
 
 /**
@@ -27,6 +32,11 @@ export function fitErrorMessage(numAllNodes: number, diagnosis: Diagnosis): stri
     const histogram = new Map<string, number>();
     for (const status of diagnosis.nodeToStatus.values()) {
       for (const reason of status.reasons) histogram.set(reason, (histogram.get(reason) ?? 0) + 1);
+    }
+    const absent = diagnosis.absentNodes;
+    if (absent !== undefined && absent.count > 0) {
+      for (const reason of absent.status.reasons)
+        histogram.set(reason, (histogram.get(reason) ?? 0) + absent.count);
     }
     const items = [...histogram].map(([reason, count]) => `${count} ${reason}`).sort(compareStrings);
     if (items.length > 0) message += ` ${items.join(", ")}.`;

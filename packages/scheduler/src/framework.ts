@@ -10,6 +10,11 @@ export interface Status {
   reasons: string[];
   /** The plugin that returned it; filled in by the framework. */
   plugin?: string;
+  /**
+   * From a successful PreFilter: the only nodes the pod can fit (upstream
+   * `PreFilterResult.NodeNames`); only these are filtered. Undefined: all nodes.
+   */
+  nodeNames?: ReadonlySet<string> | undefined;
 }
 
 export const successStatus: Status = Object.freeze({ code: "Success", reasons: [] }) as Status;

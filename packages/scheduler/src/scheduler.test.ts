@@ -184,6 +184,39 @@ describe("Scheduler cycle", () => {
     );
   });
 
+  it("filters only the nodes a metadata.name affinity names (upstream PreFilterResult), and counts the others as absent", () => {
+    const { scheduler, nodeInformer } = setup();
+    for (let i = 1; i <= 5; i++) nodeInformer.add(node(`n${i}`, i === 3 ? "100m" : "4"));
+    const pinned = (name: string, cpu: string, ...nodeNames: string[][]) =>
+      pod(name, cpu, {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: nodeNames.map((values) => ({
+                matchFields: [{ key: "metadata.name", operator: "In", values }],
+              })),
+            },
+          },
+        },
+      });
+    expect(scheduler.schedulePod(pinned("a", "100m", ["n2"]))).toEqual({
+      nodeName: "n2",
+      evaluatedNodes: 1,
+      feasibleNodes: 1,
+    });
+    expect(scheduler.schedulePod(pinned("b", "100m", ["n2"], ["n4", "nosuch"])).evaluatedNodes).toBe(2);
+    expect(() => scheduler.schedulePod(pinned("c", "1", ["n3"]))).toThrow(
+      "0/5 nodes are available: 1 Insufficient cpu, 4 node(s) didn't satisfy plugin(s) [NodeAffinity].",
+    );
+    const conflicting = pinned("d", "100m", ["n1"]);
+    conflicting.spec!.affinity!.nodeAffinity!.requiredDuringSchedulingIgnoredDuringExecution!.nodeSelectorTerms[0]!.matchFields!.push(
+      { key: "metadata.name", operator: "In", values: ["n2"] },
+    );
+    expect(() => scheduler.schedulePod(conflicting)).toThrow(
+      "0/5 nodes are available: pod affinity terms conflict.",
+    );
+  });
+
   it("breaks ties among equally scored nodes at random", () => {
     const picks = new Set<string>();
     for (const r of [0, 0.4, 0.99]) {

@@ -30,6 +30,8 @@ import {
   type Plugin,
   runFilters,
   type Status,
+  unresolvable,
+  unschedulable,
 } from "./framework.js";
 import type { NodeInfo } from "./node-info.js";
 
@@ -300,11 +302,28 @@ export class Scheduler {
     const diagnosis: Diagnosis = { nodeToStatus: new Map(), unschedulablePlugins: new Set() };
     const filters: Plugin[] = [];
     let preFilterRejection: Status | undefined;
+    // The PreFilterResults, intersected: the only nodes worth filtering, and which plugins said so.
+    let nodeNames: ReadonlySet<string> | undefined;
+    const narrowing: string[] = [];
     for (const plugin of this.#plugins) {
       if (plugin.filter === undefined) continue;
       const status = plugin.preFilter?.(state, pod, allNodes);
       if (status?.code === "Skip") continue;
       filters.push(plugin);
+      if (status?.nodeNames !== undefined) {
+        const names = status.nodeNames;
+        nodeNames = nodeNames === undefined ? names : new Set([...nodeNames].filter((n) => names.has(n)));
+        narrowing.push(plugin.name);
+        if (nodeNames.size === 0) {
+          for (const name of narrowing) diagnosis.unschedulablePlugins.add(name);
+          preFilterRejection ??= unschedulable(
+            narrowing.length === 1
+              ? `node(s) didn't satisfy plugin ${narrowing[0]}`
+              : `node(s) didn't satisfy plugin(s) [${[...narrowing].sort().join(" ")}] simultaneously`,
+          );
+          break;
+        }
+      }
       if (status === undefined || status.code === "Success") continue;
       if (status.code === "Error")
         throw new Error(`running PreFilter plugin "${plugin.name}": ${status.reasons.join(", ")}`);
@@ -317,7 +336,19 @@ export class Scheduler {
       throw new FitError(allNodes.length, diagnosis);
     }
 
-    const feasible = this.#findNodesThatPassFilters(state, pod, allNodes, filters, diagnosis);
+    let nodes = allNodes;
+    if (nodeNames !== undefined) {
+      nodes = [];
+      for (const name of nodeNames) {
+        const info = this.cache.nodeInfo(name);
+        if (info?.node !== undefined) (nodes as NodeInfo[]).push(info);
+      }
+      diagnosis.absentNodes = {
+        count: allNodes.length - nodes.length,
+        status: unresolvable(`node(s) didn't satisfy plugin(s) [${[...narrowing].sort().join(" ")}]`),
+      };
+    }
+    const feasible = this.#findNodesThatPassFilters(state, pod, nodes, filters, diagnosis);
     if (feasible.length === 0) {
       diagnosis.postFilterMsg = preemptionMessage(pod, allNodes, diagnosis, filters);
       throw new FitError(allNodes.length, diagnosis);

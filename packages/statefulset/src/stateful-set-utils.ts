@@ -239,12 +239,15 @@ export function allowsBurst(set: Set): boolean {
   return set.spec?.podManagementPolicy === "Parallel";
 }
 
-/** Once every replica is updated and ready, the update revision becomes the current one (upstream `completeRollingUpdate`). */
+/** Once every wanted replica exists, updated and ready, the update revision becomes the current one (upstream `completeRollingUpdate`). */
 export function completeRollingUpdate(set: Set, status: StatefulSetStatus): void {
+  // Against spec.replicas: a pod deleted for the update and not yet back must not end the update.
+  const replicas = set.spec?.replicas ?? 1;
   if (
     set.spec?.updateStrategy?.type === "RollingUpdate" &&
-    status.updatedReplicas === status.replicas &&
-    status.readyReplicas === status.replicas
+    status.updatedReplicas === replicas &&
+    status.readyReplicas === replicas &&
+    status.replicas === replicas
   ) {
     status.currentReplicas = status.updatedReplicas;
     if (status.updateRevision !== undefined) status.currentRevision = status.updateRevision;
