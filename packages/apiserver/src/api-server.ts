@@ -7,6 +7,7 @@ import { GarbageCollector } from "./gc/garbage-collector.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 import type { ResourceDefinition } from "./kinds/definition.js";
+import { type ResourceMetricsProvider, resourceMetricsDefinitions } from "./kinds/resource-metrics.js";
 import { ClusterIPAllocator, defaultServiceCIDR, serviceIPOf } from "./kinds/service-ips.js";
 import { ResourceDefinitions } from "./registry/definitions.js";
 import { InProcessClient } from "./registry/in-process-client.js";
@@ -147,6 +148,18 @@ export class ApiServer {
    */
   get definitions(): ResourceDefinitions {
     return this.registry.definitions;
+  }
+
+  /**
+   * Serves the resource metrics API (`metrics.k8s.io/v1beta1` NodeMetrics
+   * and PodMetrics, which `kubectl top` and the HPA read) from `provider`,
+   * as metrics-server does on a cluster; a second call replaces the provider.
+   */
+  serveResourceMetrics(provider: ResourceMetricsProvider): void {
+    for (const definition of resourceMetricsDefinitions(provider)) {
+      this.registry.definitions.remove(definition.descriptor);
+      this.registry.definitions.add(definition);
+    }
   }
 
   /** A client that calls this server in process. */

@@ -34,6 +34,7 @@ export {
   type SubresourceHandler,
   type SubresourceStore,
 } from "./kinds/definition.js";
+export { type ResourceMetricsProvider, resourceMetricsDefinitions } from "./kinds/resource-metrics.js";
 export { type DefinitionsChange, ResourceDefinitions } from "./registry/definitions.js";
 export type { FieldErrors } from "./registry/field-errors.js";
 export { InProcessClient } from "./registry/in-process-client.js";

@@ -4,7 +4,7 @@ import type { TypeNode } from "../apply/schema.js";
 import { builtinPatchMeta } from "../registry/builtin-patch-meta.js";
 import { dnsSubdomainName } from "../registry/meta-validation.js";
 import { defaultPatchMeta, type PatchMeta } from "../registry/patch.js";
-import type { ResourceDefinition, WriteHooks } from "../registry/resource-definition.js";
+import type { ObjectSource, ResourceDefinition, WriteHooks } from "../registry/resource-definition.js";
 import { builtinDecoderSchema, type Schema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import type { SubresourceHandler } from "../registry/subresource-handler.js";
@@ -14,6 +14,7 @@ import { impliedSubresources } from "./subresources.js";
 
 // The contract a definition meets lives in the registry; re-exported for the kinds that import it from here.
 export type {
+  ObjectSource,
   ResourceDefinition,
   WriteHookContext,
   WriteHooks,
@@ -65,6 +66,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   warning?: string | undefined;
   /** Default: objects are served as stored. */
   onRead?: ((object: KubeObject) => KubeObject) | undefined;
+  /** Default: none, the objects are stored. */
+  source?: ObjectSource | undefined;
 }
 
 /**
@@ -166,5 +169,6 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     writeHooks: init.writeHooks,
     warning: init.warning,
     onRead: init.onRead,
+    source: init.source,
   });
 }

@@ -100,6 +100,17 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * written). It must return its argument unchanged, or a changed copy.
    */
   readonly onRead: ((object: KubeObject) => KubeObject) | undefined;
+  /**
+   * Where the objects come from when they are computed on request rather
+   * than stored (the resource metrics of `metrics.k8s.io`): get and list
+   * read it, selectors apply, and every other verb is a 405.
+   */
+  readonly source: ObjectSource | undefined;
+}
+
+/** The objects of a computed kind, now: those of `namespace`, or all of them when it is undefined. */
+export interface ObjectSource {
+  list(namespace: string | undefined): readonly KubeObject[];
 }
 
 /** What a definition's write hooks may use: the allocators the server was built with. */

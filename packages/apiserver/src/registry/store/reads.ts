@@ -45,6 +45,25 @@ export async function getObject(
   return object;
 }
 
+/** GET of one object of a computed kind; 404 if its source has none of that name. */
+export function getComputed(store: StoreCore, namespace: string | undefined, name: string): KubeObject {
+  const object = store.definition.source!.list(namespace).find((item) => item.metadata?.name === name);
+  if (object === undefined) throw newNotFound(store.gr, name);
+  return object;
+}
+
+/** LIST of a computed kind: what its source holds now, selectors applied, in one page. */
+export function listComputed(
+  store: StoreCore,
+  namespace: string | undefined,
+  options: ListOptions,
+): ObjectList {
+  const predicate = predicateOf(store, options.labelSelector, options.fieldSelector);
+  const all = store.definition.source!.list(namespace);
+  const items = predicate === undefined ? [...all] : all.filter((item) => predicate.matches(item));
+  return { apiVersion: apiVersionOf(store.resource), kind: store.resource.listKind, metadata: {}, items };
+}
+
 /** LIST with kube-apiserver's resourceVersion, resourceVersionMatch, limit and continue semantics. */
 export async function listObjects(
   store: StoreCore,

@@ -24,7 +24,14 @@ import type {
 import { type CreateOptions, createObject } from "./create.js";
 import { deleteCollection, deleteObject } from "./delete.js";
 import { patchObject } from "./patch.js";
-import { getObject, listObjects, type RegistryWatch, watchObjects } from "./reads.js";
+import {
+  getComputed,
+  getObject,
+  listComputed,
+  listObjects,
+  type RegistryWatch,
+  watchObjects,
+} from "./reads.js";
 import { atVersion, storageView } from "./storage-view.js";
 import { guaranteedUpdate, rawUpdate, updateObject } from "./update.js";
 
@@ -49,18 +56,22 @@ export class Store implements StoreCore {
   }
 
   get(namespace: string | undefined, name: string): Promise<KubeObject> {
+    if (this.definition.source !== undefined) return Promise.resolve(getComputed(this, namespace, name));
     return getObject(this, namespace, name);
   }
 
   list(namespace: string | undefined, options: ListOptions): Promise<ObjectList> {
+    if (this.definition.source !== undefined) return Promise.resolve(listComputed(this, namespace, options));
     return listObjects(this, namespace, options);
   }
 
   watch(namespace: string | undefined, options: WatchOptions): Promise<RegistryWatch> {
+    this.#stored("watch");
     return watchObjects(this, namespace, options);
   }
 
   create(namespace: string | undefined, body: unknown, options: CreateOptions): Promise<KubeObject> {
+    this.#stored("create");
     return createObject(this, namespace, body, options);
   }
 
@@ -71,6 +82,7 @@ export class Store implements StoreCore {
     body: unknown,
     options: DryRunOption,
   ): Promise<KubeObject> {
+    this.#stored("update");
     return updateObject(this, namespace, name, body, { ...options, subresource: undefined });
   }
 
@@ -81,6 +93,7 @@ export class Store implements StoreCore {
     patch: unknown,
     options: PatchOptions,
   ): Promise<{ object: KubeObject; created: boolean }> {
+    this.#stored("patch");
     return patchObject(this, namespace, name, patchType, patch, { ...options, subresource: undefined });
   }
 
@@ -89,6 +102,7 @@ export class Store implements StoreCore {
     name: string,
     options: RegistryDeleteOptions,
   ): Promise<{ object: KubeObject; deleted: boolean }> {
+    this.#stored("delete");
     return deleteObject(this, namespace, name, options);
   }
 
@@ -101,7 +115,13 @@ export class Store implements StoreCore {
     },
     deleteOne: (namespace: string | undefined, name: string) => Promise<KubeObject>,
   ): Promise<ObjectList> {
+    this.#stored("deletecollection");
     return deleteCollection(this, namespace, options, deleteOne);
+  }
+
+  /** A computed kind is read only: every other verb is a 405 (thrown, so callers see it as they would a failed write). */
+  #stored(verb: string): void {
+    if (this.definition.source !== undefined) throw newMethodNotSupported(this.gr, verb);
   }
 
   /** GET of a subresource (`status`, `scale`…); 404 if the kind has none by that name, 405 if it is not read. */
