@@ -9,6 +9,7 @@ import { type Pod, pods } from "@reconcile/api";
 import { ApiServer, type ApiServerOptions } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { listerWatcher } from "@reconcile/client";
+import { realClock } from "@reconcile/clock";
 import {
   ControllerManager,
   type KubeletMetricsSeam,
@@ -20,7 +21,7 @@ import {
   type SchedulerMetricsSeam,
 } from "@reconcile/controller-manager";
 import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
-import { NodeSimulator } from "@reconcile/kubelet";
+import { NodeSimulator, resourceMetricsProvider } from "@reconcile/kubelet";
 import { LeaderElector, LeaseLock } from "@reconcile/leader-election";
 import { Scheduler } from "@reconcile/scheduler";
 
@@ -175,6 +176,14 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
       }).run({ signal });
     return component(identity, abort.signal, tasks, run, () => leading);
   });
+
+  // What metrics-server would serve: every node's usage, loads shared across all nodes.
+  server.serveResourceMetrics(
+    resourceMetricsProvider(
+      simulators.flatMap((simulator) => simulator.kubelets),
+      realClock,
+    ),
+  );
 
   const synced = podInformer.whenSynced();
   return {

@@ -1,3 +1,4 @@
 export * from "./client.js";
+export * from "./discovery.js";
 export * from "./http/index.js";
 export * from "./lister-watcher.js";

@@ -26,6 +26,12 @@ export { computePodActions, type PodActions } from "./pod-actions.js";
 export { generateAPIPodStatus, getPhase, qosClassOf } from "./pod-status.js";
 export * from "./pod-workers/index.js";
 export {
+  collectResourceMetrics,
+  defaultResourceUsage,
+  type ResourceUsageDefaults,
+  resourceMetricsProvider,
+} from "./resource-usage.js";
+export {
   type ContainerBehaviour,
   defaultContainerBehaviour,
   simulationAnnotationPrefix,

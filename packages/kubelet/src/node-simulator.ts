@@ -12,6 +12,7 @@ import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/infor
 import { attachInPod, type ExecAnswer, execInPod } from "./exec.js";
 import { Kubelet, type KubeletOptions } from "./kubelet.js";
 import type { ContainerLogOptions, ContainerLogResult } from "./logs.js";
+import { type ResourceUsageDefaults, resourceMetricsProvider } from "./resource-usage.js";
 import type { ExecOptions } from "./runtime/runtime.js";
 
 export interface NodeSimulatorOptions {
@@ -115,6 +116,15 @@ export class NodeSimulator {
         return attachInPod(kubelet.runtime, kubelet.getPods(), namespace, podName, container);
       },
     };
+  }
+
+  /**
+   * What these nodes and their pods use now, for a resource metrics API
+   * (the shape of `@reconcile/apiserver`'s `ResourceMetricsProvider`, as
+   * metrics-server scrapes kubelets): see `collectResourceMetrics`.
+   */
+  resourceMetrics(defaults?: Partial<ResourceUsageDefaults>): ReturnType<typeof resourceMetricsProvider> {
+    return resourceMetricsProvider(this.kubelets, this.#clock, defaults);
   }
 
   /** Runs every node until `signal` aborts; resolves once all have stopped. */

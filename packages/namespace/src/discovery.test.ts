@@ -1,8 +1,7 @@
 import { configMaps, namespaces } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
-import { HttpClient, loadKubeConfig } from "@reconcile/client";
+import { discoveryFromClient, HttpClient, loadKubeConfig } from "@reconcile/client";
 import { afterEach, describe, expect, it } from "vitest";
-import { discoveryFromClient } from "./discovery.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

@@ -3,7 +3,7 @@ export {
   type DiscoveredResources,
   discoveryFromClient,
   type ResourceDiscovery,
-} from "./discovery.js";
+} from "@reconcile/client";
 export {
   finalizerEstimateSeconds,
   kubernetesFinalizer,

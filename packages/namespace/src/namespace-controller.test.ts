@@ -1,9 +1,9 @@
 import { configMaps, defineResource, type Namespace, namespaces, pods, secrets } from "@reconcile/api";
 import { ApiServer, customResourceDefinitions } from "@reconcile/apiserver";
+import { discoveryFromClient, type ResourceDiscovery } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { FakeInformer } from "@reconcile/informer/testing";
 import { describe, expect, it } from "vitest";
-import { discoveryFromClient, type ResourceDiscovery } from "./discovery.js";
 import { NamespaceController } from "./namespace-controller.js";
 
 const start = Date.parse("2026-01-01T00:00:00Z");

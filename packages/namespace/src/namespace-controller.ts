@@ -13,6 +13,7 @@ import {
   rfc3339,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
+import { type DiscoveredResources, discoveryFromClient, type ResourceDiscovery } from "@reconcile/client";
 import {
   type ControllerContext,
   type ControllerHarness,
@@ -22,7 +23,6 @@ import {
 } from "@reconcile/controller";
 import { ItemExponentialFailureRateLimiter, type RateLimitingInterface } from "@reconcile/workqueue";
 import type { NamespaceCondition } from "kubernetes-types/core/v1.js";
-import { type DiscoveredResources, discoveryFromClient, type ResourceDiscovery } from "./discovery.js";
 
 /** The finalizer this controller owns on `spec.finalizers` (`api.FinalizerKubernetes`). */
 export const kubernetesFinalizer = "kubernetes";

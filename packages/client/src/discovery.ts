@@ -1,5 +1,5 @@
 import { defineResource, errorMessage, type ResourceDescriptor } from "@reconcile/api";
-import type { Client } from "@reconcile/client";
+import type { Client } from "./client.js";
 
 /** One served resource and the verbs it answers, as discovery lists it. */
 export interface DiscoveredResource {
