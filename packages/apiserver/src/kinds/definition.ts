@@ -4,7 +4,12 @@ import type { TypeNode } from "../apply/schema.js";
 import { builtinPatchMeta } from "../registry/builtin-patch-meta.js";
 import { dnsSubdomainName } from "../registry/meta-validation.js";
 import { defaultPatchMeta, type PatchMeta } from "../registry/patch.js";
-import type { ObjectSource, ResourceDefinition, WriteHooks } from "../registry/resource-definition.js";
+import type {
+  ObjectSource,
+  ResourceDefinition,
+  VersionConversion,
+  WriteHooks,
+} from "../registry/resource-definition.js";
 import { builtinDecoderSchema, type Schema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import type { SubresourceHandler } from "../registry/subresource-handler.js";
@@ -68,6 +73,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   onRead?: ((object: KubeObject) => KubeObject) | undefined;
   /** Default: none, the objects are stored. */
   source?: ObjectSource | undefined;
+  /** Default: only `apiVersion` differs between this version and `storageVersion`. */
+  conversion?: VersionConversion | undefined;
 }
 
 /**
@@ -170,5 +177,6 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     warning: init.warning,
     onRead: init.onRead,
     source: init.source,
+    conversion: init.conversion,
   });
 }

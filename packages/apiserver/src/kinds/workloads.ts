@@ -4,7 +4,6 @@ import {
   controllerRevisions,
   cronJobs,
   daemonSets,
-  horizontalPodAutoscalers,
   isValidTimeZone,
   type KubeObject,
   podDisruptionBudgets,
@@ -12,12 +11,12 @@ import {
   statefulSets,
 } from "@reconcile/api";
 import type { ControllerRevision, DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
-import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
 import type { CronJob } from "kubernetes-types/batch/v1.js";
 import type { PodTemplateSpec, ReplicationController } from "kubernetes-types/core/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { autoscalingDefinitions } from "./autoscaling.js";
 import { defineKind } from "./definition.js";
 import { applyPodSpecDefaults } from "./pod.js";
 import {
@@ -173,42 +172,6 @@ export const cronJobDefinition = defineKind({
   },
 });
 
-export const horizontalPodAutoscalerDefinition = defineKind({
-  descriptor: horizontalPodAutoscalers,
-  strategy: {
-    prepareForCreate: clearStatus,
-    applyDefaults(object) {
-      const spec = (object as HorizontalPodAutoscaler).spec;
-      if (spec === undefined) return;
-      spec.minReplicas ??= 1;
-      // SetDefaults_HorizontalPodAutoscaler: no metrics means 80% average CPU utilization.
-      if (spec.metrics === undefined || spec.metrics.length === 0)
-        spec.metrics = [
-          {
-            type: "Resource",
-            resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 80 } },
-          },
-        ];
-    },
-    validate(object, errors) {
-      const spec = (object as HorizontalPodAutoscaler).spec;
-      if (spec === undefined) return errors.required("spec");
-      if (!spec.scaleTargetRef?.kind) errors.required("spec.scaleTargetRef.kind");
-      if (!spec.scaleTargetRef?.name) errors.required("spec.scaleTargetRef.name");
-      if (spec.minReplicas !== undefined && spec.minReplicas < 1)
-        errors.invalid("spec.minReplicas", spec.minReplicas, "must be greater than or equal to 1");
-      if (spec.maxReplicas < 1)
-        errors.invalid("spec.maxReplicas", spec.maxReplicas, "must be greater than 0");
-      else if (spec.minReplicas !== undefined && spec.maxReplicas < spec.minReplicas)
-        errors.invalid(
-          "spec.maxReplicas",
-          spec.maxReplicas,
-          "must be greater than or equal to `minReplicas`",
-        );
-    },
-  },
-});
-
 export const podDisruptionBudgetDefinition = defineKind({
   descriptor: podDisruptionBudgets,
   protobufMessage: "PodDisruptionBudget",
@@ -250,7 +213,7 @@ export const workloadDefinitions = [
   statefulSetDefinition,
   controllerRevisionDefinition,
   cronJobDefinition,
-  horizontalPodAutoscalerDefinition,
+  ...autoscalingDefinitions,
   podDisruptionBudgetDefinition,
 ];
 

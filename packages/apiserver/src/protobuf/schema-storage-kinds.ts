@@ -135,6 +135,27 @@ export const storageKindMessages: Readonly<Record<string, MessageSchema>> = {
   },
   IngressPortStatus: { 1: i32("port"), 2: str("protocol"), 3: str("error", POINTER) },
 
+  // autoscaling/v1 (what `kubectl autoscale` sends)
+  HorizontalPodAutoscalerV1: {
+    1: msg("metadata", "ObjectMeta"),
+    2: msg("spec", "HorizontalPodAutoscalerSpecV1"),
+    3: msg("status", "HorizontalPodAutoscalerStatusV1"),
+  },
+  HorizontalPodAutoscalerSpecV1: {
+    1: msg("scaleTargetRef", "CrossVersionObjectReference"),
+    2: i32("minReplicas", POINTER),
+    3: i32("maxReplicas"),
+    4: i32("targetCPUUtilizationPercentage", POINTER),
+  },
+  CrossVersionObjectReference: { 1: str("kind"), 2: str("name"), 3: str("apiVersion") },
+  HorizontalPodAutoscalerStatusV1: {
+    1: i64("observedGeneration", POINTER),
+    2: time("lastScaleTime"),
+    3: i32("currentReplicas"),
+    4: i32("desiredReplicas"),
+    5: i32("currentCPUUtilizationPercentage", POINTER),
+  },
+
   // policy/v1
   PodDisruptionBudget: {
     1: msg("metadata", "ObjectMeta"),

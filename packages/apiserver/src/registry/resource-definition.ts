@@ -106,6 +106,21 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * read it, selectors apply, and every other verb is a 405.
    */
   readonly source: ObjectSource | undefined;
+  /**
+   * How objects change between this version and `storageVersion` when more
+   * than `apiVersion` differs (a built-in kind's older version, such as
+   * autoscaling/v1 HorizontalPodAutoscalers stored at v2). Undefined: only
+   * `apiVersion` changes.
+   */
+  readonly conversion: VersionConversion | undefined;
+}
+
+/** Converts one kind's objects between a served version and the stored one. */
+export interface VersionConversion {
+  /** The served object as it is stored (its `apiVersion` the storage version's). */
+  toStorage(object: KubeObject): KubeObject;
+  /** The stored object as served (its `apiVersion` the served version's). */
+  fromStorage(object: KubeObject): KubeObject;
 }
 
 /** The objects of a computed kind, now: those of `namespace`, or all of them when it is undefined. */

@@ -216,19 +216,23 @@ export class Store implements StoreCore {
  * on read).
  */
 function viewedContext(definition: ResourceDefinition, context: StoreContext): StoreContext {
-  const { storageVersion, onRead } = definition;
+  const { storageVersion, onRead, conversion } = definition;
   if (storageVersion === undefined && onRead === undefined) return context;
   const servedVersion = apiVersionOf(definition.descriptor);
   const storedVersion =
     storageVersion === undefined
       ? servedVersion
       : apiVersionOf({ group: definition.descriptor.group, version: storageVersion });
+  const toServed =
+    conversion === undefined
+      ? (object: KubeObject) => atVersion(object, servedVersion)
+      : (object: KubeObject) => atVersion(conversion.fromStorage(object), servedVersion);
   const storage = storageView(context.storage, {
-    served:
-      onRead === undefined
-        ? (object) => atVersion(object, servedVersion)
-        : (object) => onRead(atVersion(object, servedVersion)),
-    stored: (object) => atVersion(object, storedVersion),
+    served: onRead === undefined ? toServed : (object) => onRead(toServed(object)),
+    stored:
+      conversion === undefined
+        ? (object) => atVersion(object, storedVersion)
+        : (object) => atVersion(conversion.toStorage(object), storedVersion),
   });
   return { ...context, storage };
 }
