@@ -1,0 +1,23 @@
+export { HorizontalController, type HorizontalControllerOptions, setCondition } from "./horizontal.js";
+export {
+  boundsWithBehavior,
+  boundsWithRules,
+  type ConditionUpdate,
+  ScalingHistory,
+  scaleDownLimit,
+  scaleUpLimit,
+} from "./normalize.js";
+export {
+  calculatePodRequests,
+  defaultReplicaCalculatorSettings,
+  groupPods,
+  metricUsageRatio,
+  type PodMetric,
+  type PodMetricsInfo,
+  podMetricsInfo,
+  type ReplicaCalculatorSettings,
+  type ResourceReplicas,
+  rawResourceReplicas,
+  resourceReplicas,
+  resourceUtilizationRatio,
+} from "./replica-calculator.js";
