@@ -5,6 +5,7 @@ import {
   type Deployment,
   daemonSets,
   deployments,
+  horizontalPodAutoscalers,
   type Pod,
   persistentVolumeClaims,
   podDisruptionBudgets,
@@ -46,6 +47,7 @@ function cluster() {
       podDisruptionBudgets,
       statefulSets,
       daemonSets,
+      horizontalPodAutoscalers,
       replicationControllers,
       controllerRevisions,
       persistentVolumeClaims,
@@ -131,6 +133,7 @@ describe("ControllerManager", () => {
       "job-controller",
       "cronjob-controller",
       "ttl-after-finished-controller",
+      "horizontal-pod-autoscaler-controller",
       "disruption-controller",
       "pod-garbage-collector-controller",
       "node-lifecycle-controller",
@@ -150,6 +153,7 @@ describe("ControllerManager", () => {
       "job-controller",
       "cronjob-controller",
       "ttl-after-finished-controller",
+      "horizontal-pod-autoscaler-controller",
       "disruption-controller",
       "pod-garbage-collector-controller",
       "namespace-controller",
@@ -269,7 +273,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]horizontal-pod-autoscaler-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

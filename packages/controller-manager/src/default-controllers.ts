@@ -11,6 +11,7 @@ import {
   type NodeLifecycleControllerOptions,
   TaintEvictionController,
 } from "@reconcile/node-lifecycle";
+import { HorizontalController } from "@reconcile/podautoscaler";
 import { PodGCController } from "@reconcile/podgc";
 import { ReplicaSetController } from "@reconcile/replicaset";
 import { ServiceAccountsController } from "@reconcile/serviceaccount";
@@ -77,6 +78,17 @@ export const cronJobControllerDescriptor: ControllerDescriptor = {
   name: "cronjob-controller",
   aliases: ["cronjob"],
   construct: (context) => CronJobController.fromInformerFactory(context.informerFactory, context),
+};
+
+/**
+ * `horizontal-pod-autoscaler-controller` (alias `horizontalpodautoscaling`):
+ * queue `horizontalpodautoscaler`, 5 workers (`--concurrent-horizontal-pod-autoscaler-syncs`),
+ * each autoscaler looked at every 15 s, Events from `horizontal-pod-autoscaler`.
+ */
+export const horizontalPodAutoscalerControllerDescriptor: ControllerDescriptor = {
+  name: "horizontal-pod-autoscaler-controller",
+  aliases: ["horizontalpodautoscaling"],
+  construct: (context) => HorizontalController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `disruption-controller` (alias `disruption`): PodDisruptionBudget status; queue `disruption`, 1 worker. */
@@ -192,6 +204,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     jobControllerDescriptor,
     cronJobControllerDescriptor,
     ttlAfterFinishedControllerDescriptor,
+    horizontalPodAutoscalerControllerDescriptor,
     disruptionControllerDescriptor,
     podGCControllerDescriptor,
     options.nodeLifecycle === undefined
