@@ -217,5 +217,15 @@ describe("HorizontalController", () => {
     expect(await eventsOf(client)).toContain(
       "Warning FailedComputeMetricsReplicas invalid metrics (1 invalid out of 1), first error is: failed to get cpu utilization: unable to get metrics for resource cpu: no metrics returned from resource metrics API",
     );
+    // A failure is looked at again after the sync period, not in a hot loop.
+    const count = async () =>
+      (await client.resource(eventsResource, namespace).list()).items.find(
+        (e) => e.reason === "FailedComputeMetricsReplicas",
+      )?.count;
+    expect(await count()).toBe(1);
+    await advance(clock, 10_000);
+    expect(await count()).toBe(1);
+    await advance(clock, 6_000);
+    expect(await count()).toBe(2);
   });
 });

@@ -82,6 +82,7 @@ export class HorizontalController {
 
   constructor(options: HorizontalControllerOptions) {
     const { client, hpaInformer, podInformer } = options ?? {};
+    const syncPeriodMs = options?.syncPeriodMs ?? 15_000;
     this.#harness = defineController({
       name: "horizontalpodautoscaler",
       owner: "HorizontalController",
@@ -90,11 +91,18 @@ export class HorizontalController {
       events: { component: "horizontal-pod-autoscaler", client },
       informers: { horizontalpodautoscalers: hpaInformer, pods: podInformer },
       queues: [
-        { name: "horizontalpodautoscaler", workers: 5, sync: (key, context) => this.sync(key, context) },
+        {
+          name: "horizontalpodautoscaler",
+          workers: 5,
+          sync: (key, context) => this.sync(key, context),
+          // A failed look comes back after the sync period like any other (upstream's
+          // FixedItemIntervalRateLimiter): a missing metric is not retried in a hot loop.
+          rateLimiter: () => ({ when: () => syncPeriodMs, forget: () => {}, numRequeues: () => 0 }),
+        },
       ],
     });
     [this.#client, this.#hpaInformer, this.#podInformer] = [client, hpaInformer, podInformer];
-    this.#syncPeriodMs = options.syncPeriodMs ?? 15_000;
+    this.#syncPeriodMs = syncPeriodMs;
     this.#downscaleStabilizationMs = options.downscaleStabilizationMs ?? 5 * 60_000;
     this.#settings = { ...defaultReplicaCalculatorSettings, ...options.calculator };
     this.#discover = options.discovery ?? discoveryFromClient(client);
