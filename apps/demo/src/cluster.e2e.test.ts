@@ -456,6 +456,40 @@ spec:
     await eventually(async () => (await ok("get", "pods", "-l", "app=agent", "-o=name")) === "");
   });
 
+  it("top shows the nodes' and pods' usage, and autoscale makes an HPA that get hpa prints", async () => {
+    await applyStdin(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: busy}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: busy}}
+  template:
+    metadata:
+      labels: {app: busy}
+      annotations: {sim.reconcile.dev/cpu-load: "300m", sim.reconcile.dev/memory-usage: "32Mi"}
+    spec: {containers: [{name: main, image: nginx, resources: {requests: {cpu: 100m}}}]}
+`);
+    await ok("rollout", "status", "deployment/busy", "--timeout=20s");
+    const rows = (await ok("top", "pods", "-l", "app=busy", "--no-headers")).trim().split("\n");
+    // The workload's 300m load shared by its 2 pods, plus each container's idle 1m.
+    expect(rows.map((row) => row.trim().split(/\s+/).slice(1))).toEqual([
+      ["151m", "32Mi"],
+      ["151m", "32Mi"],
+    ]);
+    const nodes = (await ok("top", "nodes", "--no-headers")).trim().split("\n");
+    expect(nodes.map((row) => row.split(/\s+/)[0])).toEqual(["node-1", "node-2", "node-3"]);
+    expect(await ok("autoscale", "deployment", "busy", "--cpu-percent=50", "--max=5")).toBe(
+      "horizontalpodautoscaler.autoscaling/busy autoscaled\n",
+    );
+    const hpa = (await ok("get", "hpa", "busy", "--no-headers")).trim().split(/\s{2,}/);
+    expect(hpa[0]).toBe("busy");
+    expect(hpa[1]).toBe("Deployment/busy");
+    expect(hpa[2]).toMatch(/^cpu: (<unknown>|\d+%)\/50%$/);
+    expect(hpa.slice(3, 5)).toEqual(["1", "5"]);
+    await ok("delete", "hpa", "busy");
+    await ok("delete", "deployment", "busy");
+  });
+
   it("exec runs commands in a running container: output, exit codes, standard input", async () => {
     await ok("run", "box", "--image=busybox", "--", "sleep", "3600");
     await eventually(
