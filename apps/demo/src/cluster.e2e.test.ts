@@ -3,7 +3,7 @@
 // EndpointSlice, Job, namespace and ServiceAccount controllers, …), the scheduler and three simulated nodes
 // whose containers run their commands.
 import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { prometheusApiServerMetrics } from "@reconcile/controller-manager";
@@ -510,6 +510,28 @@ spec:
     });
     expect(piped).toEqual({ code: 0, stdout: "42\n", stderr: "" });
     expect(await ok("exec", "box", "--", "cat", "/data/f")).toBe("kept\n");
+  });
+
+  it("cp copies a binary file and a directory into a container and back, byte for byte", async () => {
+    const local = await mkdtemp(join(tmpdir(), "reconcile-cp-"));
+    try {
+      const bytes = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7919) % 256));
+      await writeFile(join(local, "blob.bin"), bytes);
+      await mkdir(join(local, "tree", "sub"), { recursive: true });
+      await writeFile(join(local, "tree", "a.txt"), "alpha\n");
+      await writeFile(join(local, "tree", "sub", "b.txt"), "beta\n");
+      await ok("cp", join(local, "blob.bin"), "box:/tmp/blob.bin");
+      await ok("cp", join(local, "tree"), "box:/tmp/tree");
+      expect(await ok("exec", "box", "--", "ls", "/tmp/tree", "/tmp/tree/sub")).toBe("a.txt\nsub\nb.txt\n");
+      const back = await kubectl("cp", "box:/tmp/blob.bin", join(local, "back.bin"));
+      // kubectl shows the remote tar's warning (on its standard output, as kubectl cp wires it).
+      expect(back).toEqual({ code: 0, stdout: "tar: removing leading '/' from member names\n", stderr: "" });
+      expect(Buffer.compare(await readFile(join(local, "back.bin")), bytes)).toBe(0);
+      await ok("cp", "box:/tmp/tree", join(local, "tree-back"));
+      expect(await readFile(join(local, "tree-back", "sub", "b.txt"), "utf8")).toBe("beta\n");
+    } finally {
+      await rm(local, { recursive: true, force: true });
+    }
   });
 
   it("attach reaches a container's own shell: what is sent runs there, and its exit ends the container", async () => {

@@ -1,19 +1,12 @@
 import {
-  type DeepReadonly,
   errorMessage,
   horizontalPodAutoscalers,
   metaNamespaceKeyFunc,
-  milliValue,
   type Pod,
-  type PodMetrics,
-  parseSelector,
-  podMetrics,
   pods,
   type ResourceDescriptor,
   type RunOptions,
-  rfc3339,
   type Scale,
-  type Selector,
 } from "@reconcile/api";
 import { type Client, discoveryFromClient, type ResourceDiscovery } from "@reconcile/client";
 import {
@@ -27,19 +20,13 @@ import {
 } from "@reconcile/controller";
 import type {
   HorizontalPodAutoscaler,
-  HorizontalPodAutoscalerCondition,
   HorizontalPodAutoscalerStatus,
-  MetricSpec,
   MetricStatus,
 } from "kubernetes-types/autoscaling/v2.js";
-import { boundsWithBehavior, boundsWithRules, type ConditionUpdate, ScalingHistory } from "./normalize.js";
-import {
-  defaultReplicaCalculatorSettings,
-  podMetricsInfo,
-  type ReplicaCalculatorSettings,
-  rawResourceReplicas,
-  resourceReplicas,
-} from "./replica-calculator.js";
+import { MetricReplicas } from "./metric-replicas.js";
+import { boundsWithBehavior, boundsWithRules, ScalingHistory } from "./normalize.js";
+import { defaultReplicaCalculatorSettings, type ReplicaCalculatorSettings } from "./replica-calculator.js";
+import { setCondition, setStatus } from "./status.js";
 
 type HPA = HorizontalPodAutoscaler;
 
@@ -78,6 +65,7 @@ export class HorizontalController {
   readonly #settings: ReplicaCalculatorSettings;
   readonly #discover: ResourceDiscovery;
   readonly #history = new ScalingHistory();
+  readonly #metricReplicas: MetricReplicas;
   #resources: Map<string, ResourceDescriptor> | undefined;
 
   constructor(options: HorizontalControllerOptions) {
@@ -106,6 +94,12 @@ export class HorizontalController {
     this.#downscaleStabilizationMs = options.downscaleStabilizationMs ?? 5 * 60_000;
     this.#settings = { ...defaultReplicaCalculatorSettings, ...options.calculator };
     this.#discover = options.discovery ?? discoveryFromClient(client);
+    this.#metricReplicas = new MetricReplicas({
+      client,
+      recorder: this.#harness.recorder,
+      pods: podInformer.getIndexer(),
+      settings: this.#settings,
+    });
     this.#hpaInformer.addEventHandler({
       onAdd: (hpa) => this.#harness.enqueue(metaNamespaceKeyFunc(hpa), "HorizontalPodAutoscaler added"),
       onUpdate: (old, hpa) => {
@@ -205,7 +199,7 @@ export class HorizontalController {
       reason = "Current number of replicas below Spec.MinReplicas";
       desired = min;
     } else {
-      const computed = await this.#computeReplicasForMetrics(hpa, scale, now, signal);
+      const computed = await this.#metricReplicas.computeReplicasForMetrics(hpa, scale, now, signal);
       statuses = computed.statuses;
       if (computed.error !== undefined && computed.replicas === -1) {
         setStatus(hpa, current, hpa.status?.desiredReplicas ?? 0, statuses, false, now);
@@ -233,43 +227,17 @@ export class HorizontalController {
           .resource(resource, namespace)
           .updateScale(ref?.name ?? "", { ...scale, spec: { ...scale.spec, replicas: desired } }, { signal });
       } catch (error) {
-        this.#harness.recorder.event(
-          hpa,
-          "Warning",
-          "FailedRescale",
-          `New size: ${desired}; reason: ${reason}; error: ${errorMessage(error)}`,
-        );
-        setCondition(hpa, now, {
-          type: "AbleToScale",
-          status: "False",
-          reason: "FailedUpdateScale",
-          message: `the HPA controller was unable to update the target scale: ${errorMessage(error)}`,
-        });
         setStatus(hpa, current, hpa.status?.desiredReplicas ?? 0, statuses, false, now);
-        await this.#writeStatus(hpa, original, signal).catch(() => {});
-        throw new Error(`failed to rescale ${reference}: ${errorMessage(error)}`, { cause: error });
-      }
-      setCondition(hpa, now, {
-        type: "AbleToScale",
-        status: "True",
-        reason: "SucceededRescale",
-        message: `the HPA controller was able to update the target scale to ${desired}`,
-      });
-      this.#harness.recorder.event(
-        hpa,
-        "Normal",
-        "SuccessfulRescale",
-        `New size: ${desired}; reason: ${reason}`,
-      );
-      const behavior = hpa.spec?.behavior;
-      if (behavior?.scaleUp !== undefined && behavior.scaleDown !== undefined)
-        this.#history.storeScaleEvent(
-          key,
-          { up: behavior.scaleUp, down: behavior.scaleDown },
-          current,
-          desired,
-          now,
+        return this.#rescaleFailed(
+          hpa,
+          original,
+          `New size: ${desired}; reason: ${reason}`,
+          reference,
+          error,
+          signal,
         );
+      }
+      this.#rescaled(key, hpa, current, desired, reason, now);
     } else {
       desired = current;
     }
@@ -278,210 +246,49 @@ export class HorizontalController {
     if (deferred !== undefined) throw deferred;
   }
 
-  /**
-   * The most replicas any metric asks for (upstream `computeReplicasForMetrics`):
-   * -1 with an error when every metric failed, or some did and the rest would scale down.
-   */
-  async #computeReplicasForMetrics(
-    hpa: HPA,
-    scale: Scale,
-    now: number,
-    signal: AbortSignal | undefined,
-  ): Promise<{ replicas: number; metric: string; statuses: MetricStatus[]; error?: unknown }> {
-    const specs = hpa.spec?.metrics ?? [];
-    const statuses: MetricStatus[] = specs.map(() => ({ type: "" }) as MetricStatus);
-    const selectorText = scale.status?.selector ?? "";
-    let selector: Selector;
-    try {
-      if (!selectorText) throw new Error("selector is required");
-      selector = parseSelector(selectorText);
-    } catch (error) {
-      const missing = !selectorText;
-      const message = missing
-        ? "selector is required"
-        : `couldn't convert selector into a corresponding internal selector object: ${errorMessage(error)}`;
-      this.#harness.recorder.event(hpa, "Warning", missing ? "SelectorRequired" : "InvalidSelector", message);
-      setCondition(hpa, now, {
-        type: "ScalingActive",
-        status: "False",
-        reason: "InvalidSelector",
-        message: missing ? "the HPA target's scale is missing a selector" : message,
-      });
-      return { replicas: 0, metric: "", statuses: [], error: new Error(message) };
-    }
-    const specReplicas = scale.spec?.replicas ?? 0;
-    let replicas = 0;
-    let metric = "";
-    let invalid = 0;
-    let firstError: unknown;
-    let firstCondition: ConditionUpdate | undefined;
-    for (const [i, spec] of specs.entries()) {
-      try {
-        const proposal = await this.#computeReplicasForMetric(
-          hpa,
-          spec,
-          specReplicas,
-          selector,
-          selectorText,
-          now,
-          signal,
-        );
-        statuses[i] = proposal.status;
-        if (replicas === 0 || proposal.replicas > replicas) {
-          replicas = proposal.replicas;
-          metric = proposal.metric;
-        }
-      } catch (error) {
-        if (invalid === 0) {
-          firstError = error;
-          firstCondition = {
-            type: "ScalingActive",
-            status: "False",
-            reason: (error as { reason?: string }).reason ?? "FailedGetResourceMetric",
-            message: `the HPA was unable to compute the replica count: ${errorMessage(error)}`,
-          };
-        }
-        invalid++;
-      }
-    }
-    const error =
-      firstError === undefined
-        ? undefined
-        : new Error(
-            `invalid metrics (${invalid} invalid out of ${specs.length}), first error is: ${errorMessage(firstError)}`,
-          );
-    if (invalid >= specs.length || (invalid > 0 && replicas < specReplicas)) {
-      if (firstCondition !== undefined) setCondition(hpa, now, firstCondition);
-      return { replicas: -1, metric: "", statuses, error };
-    }
+  /** Reports a scale written (upstream's SucceededRescale condition and SuccessfulRescale event), and remembers it for the policies. */
+  #rescaled(key: string, hpa: HPA, current: number, desired: number, reason: string, now: number): void {
     setCondition(hpa, now, {
-      type: "ScalingActive",
+      type: "AbleToScale",
       status: "True",
-      reason: "ValidMetricFound",
-      message: `the HPA was able to successfully calculate a replica count from ${metric}`,
+      reason: "SucceededRescale",
+      message: `the HPA controller was able to update the target scale to ${desired}`,
     });
-    return { replicas, metric, statuses, ...(error !== undefined ? { error } : {}) };
-  }
-
-  /** One metric's proposal (upstream `computeReplicasForMetric`): Resource and ContainerResource metrics. */
-  async #computeReplicasForMetric(
-    hpa: HPA,
-    spec: MetricSpec,
-    current: number,
-    selector: Selector,
-    selectorText: string,
-    now: number,
-    signal: AbortSignal | undefined,
-  ): Promise<{ replicas: number; metric: string; status: MetricStatus }> {
-    const source =
-      spec.type === "Resource"
-        ? spec.resource
-        : spec.type === "ContainerResource"
-          ? spec.containerResource
-          : undefined;
-    if (source === undefined) {
-      const failure = new Error(
-        `unable to get metric ${spec.type}: the ${spec.type} metric source needs the custom or external metrics API, which this cluster does not serve`,
-      );
-      this.#harness.recorder.event(hpa, "Warning", `FailedGet${spec.type}Metric`, failure.message);
-      throw Object.assign(failure, { reason: `FailedGet${spec.type}Metric` });
-    }
-    const container = spec.type === "ContainerResource" ? spec.containerResource?.container : undefined;
-    const name = source.name;
-    const fail = (error: unknown, what: string): never => {
-      const reason =
-        spec.type === "ContainerResource" ? "FailedGetContainerResourceMetric" : "FailedGetResourceMetric";
-      const failure = new Error(`failed to get ${name} ${what}: ${errorMessage(error)}`);
-      this.#harness.recorder.event(hpa, "Warning", reason, failure.message);
-      throw Object.assign(failure, { reason });
-    };
-    const namespace = hpa.metadata?.namespace ?? "";
-    const podList = this.#podInformer
-      .getIndexer()
-      .byIndex("namespace", namespace)
-      .filter((pod) => selector.matches(pod.metadata?.labels));
-    const statusKey = spec.type === "ContainerResource" ? "containerResource" : "resource";
-    const identity = container === undefined ? { name } : { name, container };
-    if (source.target.averageValue !== undefined) {
-      let result: ReturnType<typeof rawResourceReplicas>;
-      try {
-        const target = milliValue(source.target.averageValue);
-        const metrics = await this.#fetchMetrics(namespace, selectorText, name, container, signal);
-        result = rawResourceReplicas(current, target, name, metrics, podList, this.#settings, now);
-      } catch (error) {
-        return fail(error, "usage");
-      }
-      return {
-        replicas: result.replicas,
-        metric: `${name} resource`,
-        status: {
-          type: spec.type,
-          [statusKey]: { ...identity, current: { averageValue: milliText(result.rawAverage) } },
-        } as MetricStatus,
-      };
-    }
-    if (source.target.averageUtilization === undefined) {
-      return fail(
-        new Error(
-          "invalid resource metric source: neither an average utilization target nor an average value (usage) target was set",
-        ),
-        "utilization",
-      );
-    }
-    let result: ReturnType<typeof resourceReplicas>;
-    try {
-      const metrics = await this.#fetchMetrics(namespace, selectorText, name, container, signal);
-      result = resourceReplicas(
+    this.#harness.recorder.event(
+      hpa,
+      "Normal",
+      "SuccessfulRescale",
+      `New size: ${desired}; reason: ${reason}`,
+    );
+    const behavior = hpa.spec?.behavior;
+    if (behavior?.scaleUp !== undefined && behavior.scaleDown !== undefined)
+      this.#history.storeScaleEvent(
+        key,
+        { up: behavior.scaleUp, down: behavior.scaleDown },
         current,
-        source.target.averageUtilization,
-        name,
-        container,
-        metrics,
-        podList,
-        this.#settings,
+        desired,
         now,
       );
-    } catch (error) {
-      return fail(error, "utilization");
-    }
-    return {
-      replicas: result.replicas,
-      metric:
-        container === undefined
-          ? `${name} resource utilization (percentage of request)`
-          : `${name} container resource utilization (percentage of request)`,
-      status: {
-        type: spec.type,
-        [statusKey]: {
-          ...identity,
-          current: { averageUtilization: result.utilization, averageValue: milliText(result.rawAverage) },
-        },
-      } as MetricStatus,
-    };
   }
 
-  /** The pods' usage of `resource` from the resource metrics API (upstream's resource metrics client). */
-  async #fetchMetrics(
-    namespace: string,
-    selector: string,
-    resource: string,
-    container: string | undefined,
+  /** Reports a failed scale write (upstream's FailedRescale event and FailedUpdateScale condition). */
+  async #rescaleFailed(
+    hpa: HPA,
+    original: HorizontalPodAutoscalerStatus,
+    what: string,
+    reference: string,
+    error: unknown,
     signal: AbortSignal | undefined,
-  ): Promise<ReturnType<typeof podMetricsInfo>> {
-    let items: DeepReadonly<PodMetrics>[];
-    try {
-      items = (await this.#client.resource(podMetrics, namespace).list({ labelSelector: selector, signal }))
-        .items;
-    } catch (error) {
-      throw new Error(
-        `unable to get metrics for resource ${resource}: unable to fetch metrics from resource metrics API: ${errorMessage(error)}`,
-      );
-    }
-    if (items.length === 0)
-      throw new Error(
-        `unable to get metrics for resource ${resource}: no metrics returned from resource metrics API`,
-      );
-    return podMetricsInfo(items, resource, container);
+  ): Promise<never> {
+    this.#harness.recorder.event(hpa, "Warning", "FailedRescale", `${what}; error: ${errorMessage(error)}`);
+    setCondition(hpa, this.#harness.clock.now(), {
+      type: "AbleToScale",
+      status: "False",
+      reason: "FailedUpdateScale",
+      message: `the HPA controller was unable to update the target scale: ${errorMessage(error)}`,
+    });
+    await this.#writeStatus(hpa, original, signal).catch(() => {});
+    throw new Error(`failed to rescale ${reference}: ${errorMessage(error)}`, { cause: error });
   }
 
   /** Stabilization, then the bounds (upstream `normalizeDesiredReplicas` / `…WithBehaviors`). */
@@ -590,46 +397,4 @@ export class HorizontalController {
       });
     }
   }
-}
-
-/** Sets a condition, keeping its transition time when its status did not change (upstream `setConditionInList`). */
-export function setCondition(hpa: HPA, now: number, update: ConditionUpdate): void {
-  const status = (hpa.status ??= { desiredReplicas: 0 });
-  const conditions = (status.conditions ??= []);
-  const existing = conditions.find((c) => c.type === update.type);
-  if (existing === undefined) {
-    conditions.push({ ...update, lastTransitionTime: rfc3339(now) } as HorizontalPodAutoscalerCondition);
-    return;
-  }
-  if (existing.status !== update.status) existing.lastTransitionTime = rfc3339(now);
-  existing.status = update.status;
-  if (update.reason !== undefined) existing.reason = update.reason;
-  if (update.message !== undefined) existing.message = update.message;
-}
-
-/** The status after a look (upstream `setStatus`): replicas, metrics, conditions, and the scale time on a rescale. */
-function setStatus(
-  hpa: HPA,
-  current: number,
-  desired: number,
-  metrics: MetricStatus[],
-  rescale: boolean,
-  now: number,
-): void {
-  const previous = hpa.status;
-  hpa.status = {
-    currentReplicas: current,
-    desiredReplicas: desired,
-    ...(rescale
-      ? { lastScaleTime: rfc3339(now) }
-      : previous?.lastScaleTime !== undefined
-        ? { lastScaleTime: previous.lastScaleTime }
-        : {}),
-    ...(metrics.length > 0 ? { currentMetrics: metrics } : {}),
-    ...(previous?.conditions !== undefined ? { conditions: previous.conditions } : {}),
-  };
-}
-
-function milliText(milli: number): string {
-  return milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`;
 }

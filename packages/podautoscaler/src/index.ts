@@ -1,4 +1,5 @@
-export { HorizontalController, type HorizontalControllerOptions, setCondition } from "./horizontal.js";
+export { HorizontalController, type HorizontalControllerOptions } from "./horizontal.js";
+export { MetricReplicas, type MetricReplicasOptions } from "./metric-replicas.js";
 export {
   boundsWithBehavior,
   boundsWithRules,
@@ -21,3 +22,4 @@ export {
   resourceReplicas,
   resourceUtilizationRatio,
 } from "./replica-calculator.js";
+export { setCondition } from "./status.js";

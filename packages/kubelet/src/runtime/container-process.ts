@@ -88,13 +88,15 @@ export function runProcess(
   host: ShellHost,
   write: (stream: "stdout" | "stderr", text: string) => void,
   stdin = "",
+  binary?: { stdin: Uint8Array; write: (data: Uint8Array) => void },
 ): Promise<number> {
   const shell = new Shell(host, environmentOf(spec));
   return shell
     .invoke(argv, {
-      stdin: { text: stdin, at: 0 },
+      stdin: { text: stdin, at: 0, bytes: binary?.stdin },
       out: (text) => write("stdout", text),
       err: (text) => write("stderr", text),
+      outBytes: binary?.write,
     })
     .catch((error: unknown) => {
       if (error instanceof ExitRequest) return error.code;

@@ -86,15 +86,18 @@ export function startExecSession(
   const listeners: ((stream: "stdout" | "stderr", data: Uint8Array) => void)[] = [];
   const stop = new AbortController();
   const signal = host.signal === undefined ? stop.signal : AbortSignal.any([host.signal, stop.signal]);
-  const output = (stream: "stdout" | "stderr", text: string) => {
-    if (text === "") return;
-    // A terminal has one output, and turns newlines into carriage return plus newline.
-    const data = encoder.encode(options.tty ? text.replace(/\r?\n/g, "\r\n") : text);
+  const emit = (stream: "stdout" | "stderr", data: Uint8Array) => {
+    if (data.length === 0) return;
     const target = options.tty ? "stdout" : stream;
     // What is written before anyone listens (the client's channels are not open yet) waits for them.
     if (listeners.length === 0) early.push([target, data]);
     for (const listener of listeners) listener(target, data);
   };
+  const output = (stream: "stdout" | "stderr", text: string) => {
+    // A terminal turns newlines into carriage return plus newline.
+    emit(stream, encoder.encode(options.tty ? text.replace(/\r?\n/g, "\r\n") : text));
+  };
+  const streamDecoder = new TextDecoder();
   const early: ["stdout" | "stderr", Uint8Array][] = [];
   const sessionHost: ShellHost = { ...host, signal };
   const [program = "", ...args] = argv;
@@ -102,7 +105,8 @@ export function startExecSession(
   const interactive =
     options.stdin && (name === "sh" || name === "bash") && args.every((a) => a === "-i" || a === "-l");
   let input: LineInput | undefined;
-  let buffered = "";
+  // A program reading all of its input gets it whole, as text and as the bytes sent (`tar`).
+  const chunks: Uint8Array[] = [];
   let inputEnded: () => void = () => {};
   const ended = new Promise<void>((resolve) => (inputEnded = resolve));
   let run: Promise<number>;
@@ -110,16 +114,24 @@ export function startExecSession(
     input = new LineInput(options.tty, (text) => output("stdout", text));
     run = repl(new Shell(sessionHost, environmentOf(spec)), input, options.tty, output);
   } else if (options.stdin) {
-    run = ended.then(() => runProcess(argv, spec, sessionHost, output, buffered));
+    run = ended.then(() => {
+      const bytes = Buffer.concat(chunks);
+      return runProcess(argv, spec, sessionHost, output, decoder.decode(bytes), {
+        stdin: bytes,
+        write: (data) => emit("stdout", data),
+      });
+    });
   } else {
-    run = runProcess(argv, spec, sessionHost, output);
+    run = runProcess(argv, spec, sessionHost, output, "", {
+      stdin: new Uint8Array(),
+      write: (data) => emit("stdout", data),
+    });
   }
   const exited = run.catch(() => 137);
   return {
     write(data) {
-      const text = decoder.decode(data);
-      if (input !== undefined) input.feed(text);
-      else buffered += text;
+      if (input !== undefined) input.feed(streamDecoder.decode(data, { stream: true }));
+      else chunks.push(data);
     },
     closeStdin() {
       input?.close();

@@ -24,12 +24,16 @@ export interface ShellHost {
 export interface Input {
   text: string;
   at: number;
+  /** The same input as bytes, when it came from a client as bytes (for `tar`); consumed with `text`. */
+  bytes?: Uint8Array | undefined;
 }
 
 export interface CommandIO {
   stdin: Input;
   out: (text: string) => void;
   err: (text: string) => void;
+  /** Writes bytes to standard output as they are (for `tar`); where absent, programs write text. */
+  outBytes?: ((data: Uint8Array) => void) | undefined;
 }
 
 /** `exit N`, or a failure under `set -e`: unwinds to the script's top. */

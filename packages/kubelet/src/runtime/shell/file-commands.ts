@@ -1,8 +1,9 @@
 import { type CommandIO, type Program, type ShellState, sleepOn } from "./context.js";
+import { tar } from "./tar.js";
 
 // The shell's commands over the container's files and text: cat, ls, touch,
 // mkdir, rm, cd, pwd, wc, head, tail, grep (fixed strings), basename,
-// dirname. Paths resolve through the container's mounts; read-only mounts
+// dirname, and tar (in tar.ts). Paths resolve through the container's mounts; read-only mounts
 // refuse writes.
 
 const decoder = new TextDecoder();
@@ -95,6 +96,7 @@ function writeFiles(
 }
 
 export const fileCommands: [string, Program][] = [
+  ["tar", tar],
   [
     "cat",
     (args, io, shell) => {
