@@ -11,6 +11,8 @@ export const reasons = {
   deadlineExceeded: "DeadlineExceeded",
   suspended: "JobSuspended",
   resumed: "JobResumed",
+  podFailurePolicy: "PodFailurePolicy",
+  successPolicy: "SuccessPolicy",
 } as const;
 
 export const messages = {

@@ -54,6 +54,7 @@ import {
   setCondition,
 } from "./job-conditions.js";
 import { hasTrackingFinalizer, isFinished, jobTrackingFinalizer, podTemplateFor } from "./job-pods.js";
+import { failJobMessage, matchSuccessPolicy, onlyReplaceFailedPods } from "./job-policies.js";
 import {
   completedIndexesText,
   indexesToCreate,
@@ -322,6 +323,9 @@ export class JobController {
       if (existing !== undefined)
         return { type, reason: existing.reason ?? "", message: existing.message ?? "", event: false };
     }
+    const failJob = failJobMessage(job, state.pods);
+    if (failJob !== undefined)
+      return { type: "FailureTarget", reason: reasons.podFailurePolicy, message: failJob, event: true };
     if (state.failed > (job.spec?.backoffLimit ?? 6) || pastBackoffLimitOnFailure(state))
       return {
         type: "FailureTarget",
@@ -343,6 +347,9 @@ export class JobController {
         message: messages.deadlineExceeded,
         event: true,
       };
+    const policy = state.indexed ? matchSuccessPolicy(job, state.completedIndexes) : undefined;
+    if (policy !== undefined)
+      return { type: "SuccessCriteriaMet", reason: reasons.successPolicy, message: policy, event: false };
     if (isComplete(state))
       return {
         type: "SuccessCriteriaMet",
@@ -373,7 +380,10 @@ export class JobController {
       const remaining = record.lastFailure + failureBackoffMs(record.failures) - now;
       if (remaining > 0) return remaining;
     }
-    let count = Math.min(want - active, this.#burst);
+    // Where only failed pods are replaced, a terminating pod still holds its place.
+    const holding = onlyReplaceFailedPods(job) ? state.terminating : 0;
+    let count = Math.min(want - active - holding, this.#burst);
+    if (count <= 0) return undefined;
     const indexes = state.indexed ? indexesToCreate(state, count) : undefined;
     if (indexes !== undefined) count = indexes.length;
     if (count === 0) return undefined;
@@ -454,7 +464,11 @@ export class JobController {
       current = await this.#writeStatus(job, step, signal);
     }
     const uncounted = new Set([...state.uncountedSucceeded, ...state.uncountedFailed]);
-    const holding = state.pods.filter((p) => uncounted.has(p.metadata?.uid ?? "") && hasTrackingFinalizer(p));
+    // Pods an Ignore rule matched lose their finalizer without being counted.
+    const holding = [
+      ...state.pods.filter((p) => uncounted.has(p.metadata?.uid ?? "") && hasTrackingFinalizer(p)),
+      ...state.ignored,
+    ];
     const pending = this.#finalizerRemovals.get(key) ?? new Set<string>();
     for (const pod of holding) pending.add(pod.metadata?.uid ?? "");
     if (pending.size > 0) this.#finalizerRemovals.set(key, pending);

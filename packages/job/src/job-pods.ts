@@ -47,11 +47,14 @@ export function hasTrackingFinalizer(pod: DeepReadonly<Pod>): boolean {
 
 /**
  * Whether a pod has finished for the Job's accounting: Succeeded or Failed,
- * or being deleted before it finished (a deleted pod counts as failed).
+ * or being deleted before it finished (a deleted pod counts as failed),
+ * unless only failed pods count (`onlyFailed`): then it has finished once
+ * its phase says so (upstream `isPodFailed` with onlyReplaceFailedPods).
  */
-export function isFinished(pod: DeepReadonly<Pod>): boolean {
+export function isFinished(pod: DeepReadonly<Pod>, onlyFailed = false): boolean {
   const phase = pod.status?.phase;
-  return phase === "Succeeded" || phase === "Failed" || pod.metadata?.deletionTimestamp != null;
+  if (phase === "Succeeded" || phase === "Failed") return true;
+  return !onlyFailed && pod.metadata?.deletionTimestamp != null;
 }
 
 /** When a finished pod finished: its last container's finishedAt, else its deletion or now. */

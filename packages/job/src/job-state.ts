@@ -8,6 +8,7 @@ import {
 } from "@reconcile/api";
 import { formatIndexes, parseIndexes } from "./indexes.js";
 import { hasTrackingFinalizer, isFinished, podIndex } from "./job-pods.js";
+import { matchPodFailurePolicy, onlyReplaceFailedPods } from "./job-policies.js";
 
 // What one sync of a Job sees (upstream's syncJobCtx): its pods sorted into
 // active, terminating and newly finished ones, the counts including pods
@@ -19,8 +20,12 @@ export interface JobState {
   active: DeepReadonly<Pod>[];
   ready: number;
   terminating: number;
+  /** Pods being deleted that have not finished (their phase not yet terminal). */
+  terminatingPods: DeepReadonly<Pod>[];
   /** Finished pods with the tracking finalizer not yet in `uncountedTerminatedPods`. */
   newlyFinished: DeepReadonly<Pod>[];
+  /** Failed pods a podFailurePolicy `Ignore` rule matches: their finalizer goes, they are not counted. */
+  ignored: DeepReadonly<Pod>[];
   /** UIDs finished and not yet moved into `succeeded`/`failed` (the status's, plus the newly finished). */
   uncountedSucceeded: Set<string>;
   uncountedFailed: Set<string>;
@@ -54,7 +59,9 @@ export function jobState(
     active: [],
     ready: 0,
     terminating: 0,
+    terminatingPods: [],
     newlyFinished: [],
+    ignored: [],
     uncountedSucceeded,
     uncountedFailed,
     succeeded: 0,
@@ -64,19 +71,28 @@ export function jobState(
     completions,
     parallelism: job.spec?.parallelism ?? 1,
   };
+  const onlyFailed = onlyReplaceFailedPods(job);
+  const perIndex = job.spec?.backoffLimitPerIndex != null;
   for (const pod of pods) {
     const uid = pod.metadata?.uid ?? "";
     if (isPodActive(pod)) {
       state.active.push(pod);
       if (isPodReady(pod)) state.ready++;
-    } else if (isPodTerminating(pod)) state.terminating++;
+    } else if (isPodTerminating(pod)) {
+      state.terminating++;
+      state.terminatingPods.push(pod);
+    }
     const succeeded = pod.status?.phase === "Succeeded";
     if (succeeded && indexed && uncountedSucceeded.has(uid)) {
       const index = podIndex(pod, completions ?? 0);
       if (index !== undefined) completedIndexes.add(index);
     }
-    if (!hasTrackingFinalizer(pod) || !isFinished(pod) || expectingRemoval.has(uid)) continue;
+    if (!hasTrackingFinalizer(pod) || !isFinished(pod, onlyFailed) || expectingRemoval.has(uid)) continue;
     if (uncountedSucceeded.has(uid) || uncountedFailed.has(uid)) continue;
+    if (!succeeded && !matchPodFailurePolicy(job.spec?.podFailurePolicy, pod, perIndex).count) {
+      state.ignored.push(pod);
+      continue;
+    }
     state.newlyFinished.push(pod);
     if (succeeded) {
       uncountedSucceeded.add(uid);
@@ -112,7 +128,10 @@ export function pastBackoffLimitOnFailure(state: JobState): boolean {
   return limit === 0 ? restarts > 0 : restarts >= limit;
 }
 
-/** How many pods should be running now (upstream's `wantActive` of manageJob). */
+/**
+ * How many pods should be running now (upstream's `wantActive` of manageJob).
+ * Where only failed pods are replaced, terminating ones still take their place.
+ */
 export function wantActive(state: JobState): number {
   const { completions, parallelism } = state;
   if (state.indexed)
@@ -121,10 +140,16 @@ export function wantActive(state: JobState): number {
   return Math.max(0, Math.min(parallelism, completions - state.succeeded));
 }
 
-/** Indexed Jobs: the lowest indexes with neither a success nor an active pod, at most `count`. */
+/**
+ * Indexed Jobs: the lowest indexes with neither a success nor an active pod
+ * (nor, where only failed pods are replaced, a terminating one), at most `count`.
+ */
 export function indexesToCreate(state: JobState, count: number): number[] {
   const taken = new Set(state.completedIndexes);
-  for (const pod of state.active) {
+  const holding = onlyReplaceFailedPods(state.job)
+    ? [...state.active, ...state.terminatingPods]
+    : state.active;
+  for (const pod of holding) {
     const index = podIndex(pod, state.completions ?? 0);
     if (index !== undefined) taken.add(index);
   }

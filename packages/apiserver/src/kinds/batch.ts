@@ -113,6 +113,14 @@ function validateJobSpec(job: Job, errors: FieldErrors): void {
   const restartPolicy = template?.spec?.restartPolicy;
   if (template !== undefined && restartPolicy !== "OnFailure" && restartPolicy !== "Never")
     errors.notSupported("spec.template.spec.restartPolicy", restartPolicy ?? "", ["OnFailure", "Never"]);
+  else if (spec.podFailurePolicy != null && restartPolicy !== "Never")
+    errors.invalid(
+      "spec.template.spec.restartPolicy",
+      restartPolicy ?? "",
+      'only "Never" is supported when podFailurePolicy is specified',
+    );
+  if (spec.podFailurePolicy != null && spec.podReplacementPolicy === "TerminatingOrFailed")
+    errors.notSupported("spec.podReplacementPolicy", spec.podReplacementPolicy, ["Failed"]);
 }
 
 function stripSchedulingDirectives(template: unknown, suspended: boolean): unknown {
