@@ -2,7 +2,7 @@
 // leader-elected controller manager (ReplicaSet, Deployment, Endpoints,
 // EndpointSlice, Job, namespace and ServiceAccount controllers, …), the scheduler and three simulated nodes
 // whose containers run their commands.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -532,6 +532,43 @@ spec:
     } finally {
       await rm(local, { recursive: true, force: true });
     }
+  });
+
+  it("port-forward reaches a container port over the WebSocket tunnel, and reports a port nothing listens on", async () => {
+    await ok("run", "web-pf", "--image=nginx", "--port=80");
+    await eventually(
+      async () => (await ok("get", "pod", "web-pf", "-o=jsonpath={.status.phase}")) === "Running",
+    );
+    const forward = async (ports: string, path: string) => {
+      const child = spawn("kubectl", ["--request-timeout=20s", "port-forward", "pod/web-pf", ports], {
+        env: kubectlEnv,
+      });
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      try {
+        await eventually(async () => /Forwarding from 127\.0\.0\.1:\d+/.test(output));
+        const port = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(output)![1];
+        const answer = await fetch(`http://127.0.0.1:${port}${path}`).then(
+          async (response) => `${response.status} ${await response.text()}`,
+          (error: unknown) => `failed: ${String(error)}`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        return { answer, output };
+      } finally {
+        child.kill();
+      }
+    };
+    const served = await forward(":80", "/hello");
+    expect(served.answer).toBe(
+      "200 reconcile: default/web-pf container web-pf answered GET /hello on port 80\n",
+    );
+    const refused = await forward(":81", "/");
+    expect(refused.answer).toMatch(/^failed: /);
+    expect(refused.output).toMatch(
+      /an error occurred forwarding \d+ -> 81: error forwarding port 81 to pod [0-9a-f]{64}, uid : failed to execute portforward in network namespace .*connect: connection refused/,
+    );
+    await ok("delete", "pod", "web-pf", "--grace-period=0");
   });
 
   it("attach reaches a container's own shell: what is sent runs there, and its exit ends the container", async () => {

@@ -267,5 +267,7 @@ function joinedKubeletConnection(
       first((c) => c.exec(nodeName, namespace, podName, container, command, execOptions)),
     attach: (nodeName, namespace, podName, container) =>
       first((c) => c.attach(nodeName, namespace, podName, container)),
+    portForward: (nodeName, namespace, podName, port) =>
+      first((c) => c.portForward(nodeName, namespace, podName, port)),
   };
 }

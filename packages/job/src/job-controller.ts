@@ -54,17 +54,16 @@ import {
   setCondition,
 } from "./job-conditions.js";
 import { hasTrackingFinalizer, isFinished, jobTrackingFinalizer, podTemplateFor } from "./job-pods.js";
-import { failJobMessage, matchSuccessPolicy, onlyReplaceFailedPods } from "./job-policies.js";
+import { onlyReplaceFailedPods } from "./job-policies.js";
 import {
   completedIndexesText,
   indexesToCreate,
-  isComplete,
   type JobState,
   jobState,
-  pastBackoffLimitOnFailure,
   podsToDelete,
   wantActive,
 } from "./job-state.js";
+import { terminalTarget } from "./job-target.js";
 
 const controllerKind = { group: "batch", version: "v1", kind: "Job" } as const;
 /** The pod index the controller adds: a pod under its controller's uid, an orphan under `orphan/<namespace>`. */
@@ -282,7 +281,7 @@ export class JobController {
     const conditions = (status.conditions ??= []);
     let requeueAfterMs: number | undefined;
 
-    const target = this.#terminalTarget(job, state, now);
+    const target = terminalTarget(job, state, now);
     if (target !== undefined) {
       if (setCondition(conditions, target.type, "True", target.reason, target.message, now) && target.event)
         this.#harness.recorder.event(job, "Warning", target.reason, target.message);
@@ -308,56 +307,6 @@ export class JobController {
     this.#fillStatus(job, state, status, counted, now);
     await this.#writeStatus(counted.job, status, signal);
     return requeueAfterMs !== undefined && requeueAfterMs > 0 ? { requeueAfterMs } : undefined;
-  }
-
-  /** The Job's FailureTarget or SuccessCriteriaMet, if it has reached one; `event` for a new failure. */
-  #terminalTarget(
-    job: DeepReadonly<Job>,
-    state: JobState,
-    now: number,
-  ):
-    | { type: "FailureTarget" | "SuccessCriteriaMet"; reason: string; message: string; event: boolean }
-    | undefined {
-    for (const type of ["FailureTarget", "SuccessCriteriaMet"] as const) {
-      const existing = job.status?.conditions?.find((c) => c.type === type && c.status === "True");
-      if (existing !== undefined)
-        return { type, reason: existing.reason ?? "", message: existing.message ?? "", event: false };
-    }
-    const failJob = failJobMessage(job, state.pods);
-    if (failJob !== undefined)
-      return { type: "FailureTarget", reason: reasons.podFailurePolicy, message: failJob, event: true };
-    if (state.failed > (job.spec?.backoffLimit ?? 6) || pastBackoffLimitOnFailure(state))
-      return {
-        type: "FailureTarget",
-        reason: reasons.backoffLimitExceeded,
-        message: messages.backoffLimitExceeded,
-        event: true,
-      };
-    const deadline = job.spec?.activeDeadlineSeconds;
-    const start = job.status?.startTime;
-    if (
-      deadline != null &&
-      start != null &&
-      job.spec?.suspend !== true &&
-      now - Date.parse(start) >= deadline * 1000
-    )
-      return {
-        type: "FailureTarget",
-        reason: reasons.deadlineExceeded,
-        message: messages.deadlineExceeded,
-        event: true,
-      };
-    const policy = state.indexed ? matchSuccessPolicy(job, state.completedIndexes) : undefined;
-    if (policy !== undefined)
-      return { type: "SuccessCriteriaMet", reason: reasons.successPolicy, message: policy, event: false };
-    if (isComplete(state))
-      return {
-        type: "SuccessCriteriaMet",
-        reason: reasons.completionsReached,
-        message: messages.completionsReached,
-        event: false,
-      };
-    return undefined;
   }
 
   /** Creates or deletes pods toward `wantActive` (upstream `manageJob`); a requeue delay while in backoff. */

@@ -25,6 +25,7 @@ export {
 export { computePodActions, type PodActions } from "./pod-actions.js";
 export { generateAPIPodStatus, getPhase, qosClassOf } from "./pod-status.js";
 export * from "./pod-workers/index.js";
+export { type PortForwardAnswer, type PortStream, portForwardInPod } from "./port-forward.js";
 export {
   collectResourceMetrics,
   defaultResourceUsage,

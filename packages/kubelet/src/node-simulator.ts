@@ -12,6 +12,7 @@ import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/infor
 import { attachInPod, type ExecAnswer, execInPod } from "./exec.js";
 import { Kubelet, type KubeletOptions } from "./kubelet.js";
 import type { ContainerLogOptions, ContainerLogResult } from "./logs.js";
+import { type PortForwardAnswer, portForwardInPod } from "./port-forward.js";
 import { type ResourceUsageDefaults, resourceMetricsProvider } from "./resource-usage.js";
 import type { ExecOptions } from "./runtime/runtime.js";
 
@@ -101,6 +102,12 @@ export class NodeSimulator {
       options: ExecOptions,
     ): ExecAnswer | undefined;
     attach(nodeName: string, namespace: string, podName: string, container: string): ExecAnswer | undefined;
+    portForward(
+      nodeName: string,
+      namespace: string,
+      podName: string,
+      port: number,
+    ): PortForwardAnswer | undefined;
   } {
     return {
       containerLogs: (nodeName, namespace, podName, container, options) =>
@@ -114,6 +121,11 @@ export class NodeSimulator {
         const kubelet = this.#byName.get(nodeName);
         if (kubelet === undefined) return undefined;
         return attachInPod(kubelet.runtime, kubelet.getPods(), namespace, podName, container);
+      },
+      portForward: (nodeName, namespace, podName, port) => {
+        const kubelet = this.#byName.get(nodeName);
+        if (kubelet === undefined) return undefined;
+        return portForwardInPod(kubelet.runtime, kubelet.getPods(), namespace, podName, port);
       },
     };
   }

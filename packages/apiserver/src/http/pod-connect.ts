@@ -48,6 +48,19 @@ export interface PodExecSession {
   kill(): void;
 }
 
+/**
+ * One forwarded connection to a port of a pod (what a kubelet's port-forward
+ * dials): bytes both ways, and an end each way.
+ */
+export interface PodPortStream {
+  write(data: Uint8Array): void;
+  /** The client has nothing more to send. */
+  end(): void;
+  onData(listener: (data: Uint8Array) => void): void;
+  /** The pod's side closed; `error` if the connection failed. */
+  onEnd(listener: (error?: string) => void): void;
+}
+
 /** What a kubelet answers to an exec: the session, or the HTTP error it would send. */
 export type PodExecAnswer =
   | { ok: true; session: PodExecSession }
@@ -77,6 +90,16 @@ export interface KubeletConnection {
   ): PodExecAnswer | undefined;
   /** Attaches to a container's own process (the kubelet's `/attach`); undefined as for `exec`. */
   attach?(nodeName: string, namespace: string, podName: string, container: string): PodExecAnswer | undefined;
+  /**
+   * Opens a connection to `port` in the pod's network namespace (the
+   * kubelet's `/portForward`); undefined as for `exec`, a refusal says why.
+   */
+  portForward?(
+    nodeName: string,
+    namespace: string,
+    podName: string,
+    port: number,
+  ): { ok: true; stream: PodPortStream } | { ok: false; message: string } | undefined;
 }
 
 export type PodConnectAction = "log" | "exec" | "attach" | "portforward";

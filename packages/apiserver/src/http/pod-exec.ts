@@ -6,6 +6,7 @@
 // the `KubeletConnection`. A request that cannot be served is answered
 // before the upgrade with a Status, which kubectl prints ("unable to upgrade
 // connection: …"); SPDY, which kubectl falls back to, is refused the same way.
+// Port-forward takes the same door with its own subprotocol (see pod-portforward.ts).
 import type http from "node:http";
 import type { Duplex } from "node:stream";
 import {
@@ -22,6 +23,7 @@ import { checkHost, checkToken, splitTarget } from "./access.js";
 import type { HandlerContext } from "./context.js";
 import { isTrue } from "./parameters.js";
 import { chooseContainer, type PodExecSession } from "./pod-connect.js";
+import { type PortDialer, portForwardProtocol, servePortForward } from "./pod-portforward.js";
 import { statusBody } from "./respond.js";
 import { parseRoute } from "./route.js";
 
@@ -38,6 +40,19 @@ export function handleUpgrade(
   socket: Duplex,
   head: Buffer,
 ): void {
+  const { pathname } = splitTarget(request.url ?? "");
+  const route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
+  if (route.kind === "podConnect" && route.action === "portforward") {
+    preparePortForward(context, request, route.namespace, route.name)
+      .then((dial) => {
+        // `SPDY/3.1+portforward.k8s.io` is not an RFC 6455 token, which `ws` checks: it negotiates a
+        // stand-in, and the answer names the real subprotocol again (see execSocketServer).
+        request.headers["sec-websocket-protocol"] = portForwardStandIn;
+        sockets.handleUpgrade(request, socket, head, (ws) => servePortForward(ws, dial));
+      })
+      .catch((error: unknown) => refuse(socket, error));
+    return;
+  }
   prepareExec(context, request)
     .then((prepared) => {
       sockets.handleUpgrade(request, socket, head, (ws) => bridge(ws, prepared));
@@ -47,11 +62,19 @@ export function handleUpgrade(
 
 /** A WebSocket server for {@link handleUpgrade} (no listener of its own; the subprotocol chosen per request). */
 export function execSocketServer(): WebSocketServer {
-  return new WebSocketServer({
+  const server = new WebSocketServer({
     noServer: true,
-    handleProtocols: (offered) => execProtocols.find((p) => offered.has(p)) ?? false,
+    handleProtocols: (offered) => [...execProtocols, portForwardStandIn].find((p) => offered.has(p)) ?? false,
   });
+  server.on("headers", (headers) => {
+    const at = headers.indexOf(`Sec-WebSocket-Protocol: ${portForwardStandIn}`);
+    if (at !== -1) headers[at] = `Sec-WebSocket-Protocol: ${portForwardProtocol}`;
+  });
+  return server;
 }
+
+/** The token `ws` negotiates in place of the port-forward subprotocol. */
+const portForwardStandIn = "reconcile-portforward-tunnel";
 
 interface PreparedExec {
   session: PodExecSession;
@@ -71,22 +94,13 @@ async function prepareExec(context: HandlerContext, request: http.IncomingMessag
   if (route.kind !== "podConnect" || route.action === "log")
     throw newBadRequest(`the server does not allow upgrading the connection of ${pathname}`);
   const { namespace, name, action } = route;
-  if (action === "portforward")
-    throw newBadRequest("portforward is not supported by the simulated container runtime yet");
   const command = action === "attach" ? [] : query.getAll("command");
   const flag = (key: string) => isTrue(query.get(key));
   const [stdin, stdout, stderr, tty] = [flag("stdin"), flag("stdout"), flag("stderr"), flag("tty")];
   if (action === "exec" && command.length === 0) throw newBadRequest("you must specify at least 1 command");
   if (!stdin && !stdout && !stderr)
     throw newBadRequest("you must specify at least 1 of stdin, stdout, stderr");
-  let pod: Pod;
-  try {
-    pod = (await context.registry.get(pods, namespace, name)) as Pod;
-  } catch (error) {
-    if (StatusError.isInstance(error) && error.status.code === 404)
-      throw newNotFound({ group: "", resource: "pods" }, name);
-    throw error;
-  }
+  const pod = await podOf(context, namespace, name);
   const container = chooseContainer(pod, query.get("container") ?? "");
   const nodeName = pod.spec?.nodeName;
   if (!nodeName) throw newBadRequest(`pod ${name} does not have a host assigned`);
@@ -128,6 +142,46 @@ async function prepareExec(context: HandlerContext, request: http.IncomingMessag
     stdin: stdin || action === "attach",
     attach: action === "attach",
   };
+}
+
+/** Checks a port-forward request before the upgrade; resolves to the dialer of the pod's kubelet. */
+async function preparePortForward(
+  context: HandlerContext,
+  request: http.IncomingMessage,
+  namespace: string,
+  name: string,
+): Promise<PortDialer> {
+  checkHost(request, context.token);
+  checkToken(request, context.token, false);
+  const pod = await podOf(context, namespace, name);
+  const nodeName = pod.spec?.nodeName;
+  if (!nodeName) throw newBadRequest(`pod ${name} does not have a host assigned`);
+  const upgrade = String(request.headers.upgrade ?? "").toLowerCase();
+  const offered = String(request.headers["sec-websocket-protocol"] ?? "")
+    .split(",")
+    .map((p) => p.trim());
+  if (upgrade !== "websocket" || !offered.includes(portForwardProtocol))
+    throw newBadRequest(
+      `upgrading to ${request.headers.upgrade ?? "nothing"} is not supported: port-forward speaks WebSocket (${portForwardProtocol})`,
+    );
+  const connection = context.kubeletConnection;
+  if (connection?.portForward === undefined)
+    throw newInternalError(new Error(`no kubelet answers portforward for node ${JSON.stringify(nodeName)}`));
+  return (port) =>
+    connection.portForward?.(nodeName, namespace, name, port) ?? {
+      ok: false,
+      message: `no kubelet answers portforward for node ${JSON.stringify(nodeName)}`,
+    };
+}
+
+async function podOf(context: HandlerContext, namespace: string, name: string): Promise<Pod> {
+  try {
+    return (await context.registry.get(pods, namespace, name)) as Pod;
+  } catch (error) {
+    if (StatusError.isInstance(error) && error.status.code === 404)
+      throw newNotFound({ group: "", resource: "pods" }, name);
+    throw error;
+  }
 }
 
 /** Carries the channels between the client's WebSocket and the session, then sends the Status and closes. */
