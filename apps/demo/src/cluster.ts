@@ -5,7 +5,7 @@
 // kubelet that can be stopped on its own ("the node stops heartbeating").
 // Thin wiring: every piece of logic lives in a package.
 import { setMaxListeners } from "node:events";
-import { type Pod, pods } from "@reconcile/api";
+import { isAlreadyExists, type Pod, pods, storageClasses } from "@reconcile/api";
 import { ApiServer, type ApiServerOptions } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { listerWatcher } from "@reconcile/client";
@@ -24,6 +24,7 @@ import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer"
 import { NodeSimulator, resourceMetricsProvider } from "@reconcile/kubelet";
 import { LeaderElector, LeaseLock } from "@reconcile/leader-election";
 import { Scheduler } from "@reconcile/scheduler";
+import { defaultClassAnnotation, simulatedProvisioner } from "@reconcile/volume";
 
 /**
  * An API server that serves every built-in kind (Endpoints and EndpointSlices, and the kinds
@@ -185,7 +186,19 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     ),
   );
 
-  const synced = podInformer.whenSynced();
+  // The default StorageClass a kind cluster ships, served by the simulated provisioner.
+  const addons = client
+    .resource(storageClasses)
+    .create({
+      metadata: { name: "standard", annotations: { [defaultClassAnnotation]: "true" } },
+      provisioner: simulatedProvisioner,
+      reclaimPolicy: "Delete",
+      volumeBindingMode: "Immediate",
+    })
+    .catch((error: unknown) => {
+      if (!isAlreadyExists(error)) throw error;
+    });
+  const synced = Promise.all([podInformer.whenSynced(), addons]).then(() => {});
   return {
     client,
     nodeNames,

@@ -8,12 +8,14 @@ import {
   horizontalPodAutoscalers,
   type Pod,
   persistentVolumeClaims,
+  persistentVolumes,
   podDisruptionBudgets,
   pods,
   ReconcileError,
   replicaSets,
   replicationControllers,
   statefulSets,
+  storageClasses,
 } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
@@ -51,6 +53,8 @@ function cluster() {
       replicationControllers,
       controllerRevisions,
       persistentVolumeClaims,
+      persistentVolumes,
+      storageClasses,
     ],
   });
   cleanup.push(() => server.close());
@@ -136,6 +140,7 @@ describe("ControllerManager", () => {
       "horizontal-pod-autoscaler-controller",
       "disruption-controller",
       "pod-garbage-collector-controller",
+      "persistentvolume-binder-controller",
       "node-lifecycle-controller",
       "taint-eviction-controller",
       "namespace-controller",
@@ -156,6 +161,7 @@ describe("ControllerManager", () => {
       "horizontal-pod-autoscaler-controller",
       "disruption-controller",
       "pod-garbage-collector-controller",
+      "persistentvolume-binder-controller",
       "namespace-controller",
       "serviceaccount-controller",
     ]);
@@ -273,7 +279,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]horizontal-pod-autoscaler-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]horizontal-pod-autoscaler-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]persistentvolume-binder-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

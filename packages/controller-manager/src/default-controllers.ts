@@ -16,6 +16,7 @@ import { PodGCController } from "@reconcile/podgc";
 import { ReplicaSetController } from "@reconcile/replicaset";
 import { ServiceAccountsController } from "@reconcile/serviceaccount";
 import { StatefulSetController } from "@reconcile/statefulset";
+import { PersistentVolumeController } from "@reconcile/volume";
 import { type ControllerDescriptor, ControllerDescriptors } from "./controller-descriptors.js";
 import { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "./node-lifecycle-metrics.js";
 
@@ -89,6 +90,18 @@ export const horizontalPodAutoscalerControllerDescriptor: ControllerDescriptor =
   name: "horizontal-pod-autoscaler-controller",
   aliases: ["horizontalpodautoscaling"],
   construct: (context) => HorizontalController.fromInformerFactory(context.informerFactory, context),
+};
+
+/**
+ * `persistentvolume-binder-controller` (alias `persistentvolume-binder`):
+ * binds claims to volumes, assigns the default StorageClass, provisions
+ * `reconcile.dev/hostpath` volumes; queues `claims` and `volumes`, 1 worker each.
+ */
+export const persistentVolumeBinderControllerDescriptor: ControllerDescriptor = {
+  name: "persistentvolume-binder-controller",
+  aliases: ["persistentvolume-binder"],
+  defaultWorkers: 1,
+  construct: (context) => PersistentVolumeController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `disruption-controller` (alias `disruption`): PodDisruptionBudget status; queue `disruption`, 1 worker. */
@@ -207,6 +220,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     horizontalPodAutoscalerControllerDescriptor,
     disruptionControllerDescriptor,
     podGCControllerDescriptor,
+    persistentVolumeBinderControllerDescriptor,
     options.nodeLifecycle === undefined
       ? nodeLifecycleControllerDescriptor
       : newNodeLifecycleControllerDescriptor(options.nodeLifecycle),

@@ -67,6 +67,15 @@ const persistentVolumeClaimStrategy: Strategy = {
       delete spec[mutable];
       delete previous[mutable];
     }
+    // A claim without a class may be given one, once (the retroactive default StorageClass assignment).
+    const oldAnnotations = (old as Kube<PersistentVolumeClaim>).metadata?.annotations ?? {};
+    if (
+      previous.storageClassName == null &&
+      oldAnnotations["volume.beta.kubernetes.io/storage-class"] === undefined &&
+      typeof spec.storageClassName === "string" &&
+      spec.storageClassName !== ""
+    )
+      delete spec.storageClassName;
     if (!jsonEqual(spec, previous))
       errors.forbidden(
         "spec",

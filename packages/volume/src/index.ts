@@ -1,0 +1,6 @@
+export {
+  defaultClassAnnotation,
+  PersistentVolumeController,
+  type PersistentVolumeControllerOptions,
+  simulatedProvisioner,
+} from "./persistent-volume-controller.js";
