@@ -161,6 +161,16 @@ describe("pods/exec over WebSocket", () => {
       "v5.channel.k8s.io",
       '404 pods "nosuch" not found',
     ],
+    [
+      "/api/v1/namespaces/default/pods/%E0%A4%A/exec?command=ls&stdout=true",
+      "v5.channel.k8s.io",
+      "400 is not properly escaped",
+    ],
+    [
+      "/api/v1/namespaces/default/pods/web/portforward?ports=80",
+      "v5.channel.k8s.io",
+      "400 port-forward speaks WebSocket (SPDY/3.1+portforward.k8s.io)",
+    ],
   ])("refuses %s before the upgrade with a Status", async (target, protocol, expected) => {
     const url = await start([]);
     const failure = await exec(`${url}${target}`, protocol, []).catch((error: Error) => error.message);

@@ -41,8 +41,13 @@ export function handleUpgrade(
   head: Buffer,
 ): void {
   const { pathname } = splitTarget(request.url ?? "");
-  const route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
-  if (route.kind === "podConnect" && route.action === "portforward") {
+  let route: ReturnType<typeof parseRoute> | undefined;
+  try {
+    route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
+  } catch {
+    // A path that is not properly escaped: prepareExec answers it with a 400 below.
+  }
+  if (route?.kind === "podConnect" && route.action === "portforward") {
     preparePortForward(context, request, route.namespace, route.name)
       .then((dial) => {
         // `SPDY/3.1+portforward.k8s.io` is not an RFC 6455 token, which `ws` checks: it negotiates a
@@ -90,7 +95,12 @@ async function prepareExec(context: HandlerContext, request: http.IncomingMessag
   const query = new URLSearchParams(search);
   checkHost(request, context.token);
   checkToken(request, context.token, false);
-  const route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
+  let route: ReturnType<typeof parseRoute>;
+  try {
+    route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
+  } catch {
+    throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
+  }
   if (route.kind !== "podConnect" || route.action === "log")
     throw newBadRequest(`the server does not allow upgrading the connection of ${pathname}`);
   const { namespace, name, action } = route;
