@@ -186,19 +186,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     ),
   );
 
-  // The default StorageClass a kind cluster ships, served by the simulated provisioner.
-  const addons = client
-    .resource(storageClasses)
-    .create({
-      metadata: { name: "standard", annotations: { [defaultClassAnnotation]: "true" } },
-      provisioner: simulatedProvisioner,
-      reclaimPolicy: "Delete",
-      volumeBindingMode: "Immediate",
-    })
-    .catch((error: unknown) => {
-      if (!isAlreadyExists(error)) throw error;
-    });
-  const synced = Promise.all([podInformer.whenSynced(), addons]).then(() => {});
+  const synced = Promise.all([podInformer.whenSynced(), installAddons(client)]).then(() => {});
   return {
     client,
     nodeNames,
@@ -260,6 +248,20 @@ function component(
       await done;
     },
   };
+}
+
+/** The default StorageClass a kind cluster ships, here served by the simulated provisioner. */
+async function installAddons(client: Client): Promise<void> {
+  try {
+    await client.resource(storageClasses).create({
+      metadata: { name: "standard", annotations: { [defaultClassAnnotation]: "true" } },
+      provisioner: simulatedProvisioner,
+      reclaimPolicy: "Delete",
+      volumeBindingMode: "Immediate",
+    });
+  } catch (error) {
+    if (!isAlreadyExists(error)) throw error;
+  }
 }
 
 /** One KubeletConnection over several NodeSimulators: the first that knows the node answers. */
