@@ -13,6 +13,8 @@ export const reasons = {
   resumed: "JobResumed",
   podFailurePolicy: "PodFailurePolicy",
   successPolicy: "SuccessPolicy",
+  maxFailedIndexesExceeded: "MaxFailedIndexesExceeded",
+  failedIndexes: "FailedIndexes",
 } as const;
 
 export const messages = {
@@ -21,6 +23,8 @@ export const messages = {
   deadlineExceeded: "Job was active longer than specified deadline",
   suspended: "Job suspended",
   resumed: "Job resumed",
+  maxFailedIndexesExceeded: "Job has exceeded the specified maximal number of failed indexes",
+  failedIndexes: "Job has failed indexes",
 } as const;
 
 /** The first delay before a failed pod is replaced (`DefaultJobPodFailureBackOff`). */

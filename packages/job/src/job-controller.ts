@@ -40,6 +40,7 @@ import {
 } from "@reconcile/controller";
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import type { JobStatus } from "kubernetes-types/batch/v1.js";
+import { formatIndexes } from "./indexes.js";
 import {
   type BackoffRecord,
   encodeStatus,
@@ -347,7 +348,13 @@ export class JobController {
       try {
         await this.#podControl.createPodsWithGenerateName(
           namespace,
-          podTemplateFor(job, index),
+          podTemplateFor(
+            job,
+            index,
+            index !== undefined && state.failedIndexes !== undefined
+              ? (state.indexFailures.get(index) ?? 0)
+              : undefined,
+          ),
           target,
           controllerRef,
           generateName,
@@ -478,6 +485,7 @@ export class JobController {
     status.terminating = state.terminating + (deleting ? state.active.length : 0);
     const indexes = completedIndexesText(state);
     if (indexes !== undefined) status.completedIndexes = indexes;
+    if (state.failedIndexes !== undefined) status.failedIndexes = formatIndexes(state.failedIndexes);
     const conditions = (status.conditions ??= []);
     const nothingLeft =
       state.active.length === 0 &&

@@ -8,16 +8,23 @@ import type { DeepReadonly, Job, Pod, PodTemplateSpec } from "@reconcile/api";
 export const jobTrackingFinalizer = "batch.kubernetes.io/job-tracking";
 /** The completion index of an Indexed Job's pod: an annotation and a label. */
 export const jobCompletionIndexAnnotation = "batch.kubernetes.io/job-completion-index";
+/** On a replacement pod of an index: how many times that index has failed (`backoffLimitPerIndex`). */
+export const jobIndexFailureCountAnnotation = "batch.kubernetes.io/job-index-failure-count";
 /** The variable every container of an Indexed Job's pod reads its index from. */
 export const jobCompletionIndexEnvName = "JOB_COMPLETION_INDEX";
 
 /** The template a Job's pod is created from; `index` for Indexed Jobs. */
-export function podTemplateFor(job: DeepReadonly<Job>, index: number | undefined): PodTemplateSpec {
+export function podTemplateFor(
+  job: DeepReadonly<Job>,
+  index: number | undefined,
+  indexFailures?: number | undefined,
+): PodTemplateSpec {
   const template = structuredClone(job.spec?.template ?? {}) as PodTemplateSpec;
   const meta = (template.metadata ??= {});
   meta.finalizers = [...(meta.finalizers ?? []), jobTrackingFinalizer];
   if (index === undefined) return template;
   meta.annotations = { ...meta.annotations, [jobCompletionIndexAnnotation]: String(index) };
+  if (indexFailures !== undefined) meta.annotations[jobIndexFailureCountAnnotation] = String(indexFailures);
   meta.labels = { ...meta.labels, [jobCompletionIndexAnnotation]: String(index) };
   const spec = (template.spec ??= { containers: [] });
   // A headless Service named like subdomain resolves `<job>-<index>.<subdomain>`.

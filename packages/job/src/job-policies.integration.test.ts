@@ -225,6 +225,90 @@ describe("Job policies", () => {
   });
 });
 
+describe("backoffLimitPerIndex", () => {
+  const indexOf = (pod: Pod) => pod.metadata?.annotations?.[jobCompletionIndexAnnotation];
+
+  it("retries an index up to its limit, marks it failed, finishes the others, and fails with FailedIndexes", async () => {
+    const { clock, client } = start();
+    await client
+      .resource(jobs, namespace)
+      .create(
+        newJob("per-index", {
+          completionMode: "Indexed",
+          completions: 3,
+          parallelism: 3,
+          backoffLimitPerIndex: 1,
+        }),
+      );
+    let list = await eventually(
+      clock,
+      () => jobPods(client, "per-index"),
+      (l) => l.length === 3,
+    );
+    await end(client, clock, list.find((p) => indexOf(p) === "1")!, 1);
+    list = await eventually(
+      clock,
+      () => jobPods(client, "per-index"),
+      (l) => live(l).filter((p) => indexOf(p) === "1").length === 1,
+    );
+    const retry = live(list).find((p) => indexOf(p) === "1")!;
+    expect(retry.metadata?.annotations?.["batch.kubernetes.io/job-index-failure-count"]).toBe("1");
+    await end(client, clock, retry, 1);
+    const marked = await eventually(
+      clock,
+      () => getJob(client, "per-index"),
+      (j) => j.status?.failedIndexes === "1",
+    );
+    expect(conditionsOf(marked)).toEqual([]);
+    await clock.advance(30_000);
+    expect(
+      live(await jobPods(client, "per-index"))
+        .map(indexOf)
+        .sort(),
+    ).toEqual(["0", "2"]);
+    for (const pod of live(await jobPods(client, "per-index"))) await end(client, clock, pod, 0);
+    const failed = await eventually(
+      clock,
+      () => getJob(client, "per-index"),
+      (j) => conditionsOf(j).includes("Failed=True FailedIndexes"),
+    );
+    expect(failed.status?.conditions?.find((c) => c.type === "Failed")?.message).toBe(
+      "Job has failed indexes",
+    );
+    expect([failed.status?.completedIndexes, failed.status?.failedIndexes]).toEqual(["0,2", "1"]);
+  });
+
+  it("fails at once past maxFailedIndexes, and a FailIndex rule fails an index without retries", async () => {
+    const { clock, client } = start();
+    await client.resource(jobs, namespace).create(
+      newJob("strict-index", {
+        completionMode: "Indexed",
+        completions: 4,
+        parallelism: 4,
+        backoffLimitPerIndex: 3,
+        maxFailedIndexes: 0,
+        podFailurePolicy: { rules: [{ action: "FailIndex", onExitCodes: { operator: "In", values: [9] } }] },
+      }),
+    );
+    const list = await eventually(
+      clock,
+      () => jobPods(client, "strict-index"),
+      (l) => l.length === 4,
+    );
+    await end(client, clock, list.find((p) => indexOf(p) === "2")!, 9);
+    const failed = await eventually(
+      clock,
+      () => getJob(client, "strict-index"),
+      (j) => conditionsOf(j).includes("Failed=True MaxFailedIndexesExceeded"),
+    );
+    expect(failed.status?.failedIndexes).toBe("2");
+    expect(failed.status?.conditions?.find((c) => c.type === "Failed")?.message).toBe(
+      "Job has exceeded the specified maximal number of failed indexes",
+    );
+    expect(live(await jobPods(client, "strict-index"))).toEqual([]);
+  });
+});
+
 describe("policy matching (upstream's table cases)", () => {
   const failed = (exitCodes: [string, number][], conditions: [string, string][] = []): Pod => ({
     metadata: { name: "p", namespace: "ns" },

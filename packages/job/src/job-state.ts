@@ -7,7 +7,7 @@ import {
   type Pod,
 } from "@reconcile/api";
 import { formatIndexes, parseIndexes } from "./indexes.js";
-import { hasTrackingFinalizer, isFinished, podIndex } from "./job-pods.js";
+import { hasTrackingFinalizer, isFinished, jobIndexFailureCountAnnotation, podIndex } from "./job-pods.js";
 import { matchPodFailurePolicy, onlyReplaceFailedPods } from "./job-policies.js";
 
 // What one sync of a Job sees (upstream's syncJobCtx): its pods sorted into
@@ -34,6 +34,10 @@ export interface JobState {
   failed: number;
   /** Indexed Jobs: the indexes with a succeeded pod, counted or not. */
   completedIndexes: Set<number>;
+  /** Indexed Jobs with `backoffLimitPerIndex`: the indexes that failed for good. */
+  failedIndexes: Set<number> | undefined;
+  /** The same: each index's counted failures so far (a replacement pod carries its count). */
+  indexFailures: Map<number, number>;
   indexed: boolean;
   completions: number | undefined;
   parallelism: number;
@@ -53,6 +57,8 @@ export function jobState(
   const completedIndexes = indexed
     ? parseIndexes(status?.completedIndexes, completions ?? 0)
     : new Set<number>();
+  const perIndex = indexed && job.spec?.backoffLimitPerIndex != null;
+  const failedIndexes = perIndex ? parseIndexes(status?.failedIndexes ?? "", completions ?? 0) : undefined;
   const state: JobState = {
     job,
     pods,
@@ -67,12 +73,19 @@ export function jobState(
     succeeded: 0,
     failed: 0,
     completedIndexes,
+    failedIndexes,
+    indexFailures: new Map(),
     indexed,
     completions,
     parallelism: job.spec?.parallelism ?? 1,
   };
-  const onlyFailed = onlyReplaceFailedPods(job);
-  const perIndex = job.spec?.backoffLimitPerIndex != null;
+  // Once the Job is finishing, its pods being deleted count as failed whatever the policy, so their
+  // finalizers go (upstream's canRemoveFinalizer with a finishedCondition).
+  const finishing = (status?.conditions ?? []).some(
+    (c) => c.status === "True" && (c.type === "FailureTarget" || c.type === "SuccessCriteriaMet"),
+  );
+  const onlyFailed = onlyReplaceFailedPods(job) && !finishing;
+  if (perIndex) countIndexFailures(state);
   for (const pod of pods) {
     const uid = pod.metadata?.uid ?? "";
     if (isPodActive(pod)) {
@@ -89,9 +102,19 @@ export function jobState(
     }
     if (!hasTrackingFinalizer(pod) || !isFinished(pod, onlyFailed) || expectingRemoval.has(uid)) continue;
     if (uncountedSucceeded.has(uid) || uncountedFailed.has(uid)) continue;
-    if (!succeeded && !matchPodFailurePolicy(job.spec?.podFailurePolicy, pod, perIndex).count) {
+    const policy = succeeded ? undefined : matchPodFailurePolicy(job.spec?.podFailurePolicy, pod, perIndex);
+    if (policy !== undefined && !policy.count) {
       state.ignored.push(pod);
       continue;
+    }
+    if (policy !== undefined && failedIndexes !== undefined) {
+      const index = podIndex(pod, completions ?? 0);
+      const limit = job.spec?.backoffLimitPerIndex ?? 0;
+      if (
+        index !== undefined &&
+        (policy.action === "FailIndex" || (state.indexFailures.get(index) ?? 0) > limit)
+      )
+        failedIndexes.add(index);
     }
     state.newlyFinished.push(pod);
     if (succeeded) {
@@ -103,6 +126,22 @@ export function jobState(
   state.succeeded = (status?.succeeded ?? 0) + uncountedSucceeded.size;
   state.failed = (status?.failed ?? 0) + uncountedFailed.size;
   return state;
+}
+
+/**
+ * Each index's counted failures (upstream's index failure counts): a failed
+ * pod brings the count its annotation carries plus one, the highest wins.
+ */
+function countIndexFailures(state: JobState): void {
+  for (const pod of state.pods) {
+    if (pod.status?.phase !== "Failed") continue;
+    const index = podIndex(pod, state.completions ?? 0);
+    if (index === undefined) continue;
+    const policy = matchPodFailurePolicy(state.job.spec?.podFailurePolicy, pod, true);
+    if (!policy.count) continue;
+    const count = Number(pod.metadata?.annotations?.[jobIndexFailureCountAnnotation] ?? 0) + 1;
+    if (count > (state.indexFailures.get(index) ?? 0)) state.indexFailures.set(index, count);
+  }
 }
 
 /** Whether the Job has what it asked for (upstream's `complete` of syncJob). */
@@ -134,8 +173,10 @@ export function pastBackoffLimitOnFailure(state: JobState): boolean {
  */
 export function wantActive(state: JobState): number {
   const { completions, parallelism } = state;
-  if (state.indexed)
-    return Math.max(0, Math.min(parallelism, (completions ?? 0) - state.completedIndexes.size));
+  if (state.indexed) {
+    const done = state.completedIndexes.size + (state.failedIndexes?.size ?? 0);
+    return Math.max(0, Math.min(parallelism, (completions ?? 0) - done));
+  }
   if (completions === undefined) return state.succeeded > 0 ? state.active.length : parallelism;
   return Math.max(0, Math.min(parallelism, completions - state.succeeded));
 }
@@ -145,7 +186,7 @@ export function wantActive(state: JobState): number {
  * (nor, where only failed pods are replaced, a terminating one), at most `count`.
  */
 export function indexesToCreate(state: JobState, count: number): number[] {
-  const taken = new Set(state.completedIndexes);
+  const taken = new Set([...state.completedIndexes, ...(state.failedIndexes ?? [])]);
   const holding = onlyReplaceFailedPods(state.job)
     ? [...state.active, ...state.terminatingPods]
     : state.active;

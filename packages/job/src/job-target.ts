@@ -23,6 +23,24 @@ export function terminalTarget(
   const failJob = failJobMessage(job, state.pods);
   if (failJob !== undefined)
     return { type: "FailureTarget", reason: reasons.podFailurePolicy, message: failJob, event: true };
+  const failedIndexes = state.failedIndexes;
+  if (failedIndexes !== undefined && failedIndexes.size > 0) {
+    const maxFailed = job.spec?.maxFailedIndexes;
+    if (maxFailed != null && failedIndexes.size > maxFailed)
+      return {
+        type: "FailureTarget",
+        reason: reasons.maxFailedIndexesExceeded,
+        message: messages.maxFailedIndexesExceeded,
+        event: true,
+      };
+    if (failedIndexes.size + state.completedIndexes.size >= (state.completions ?? 0))
+      return {
+        type: "FailureTarget",
+        reason: reasons.failedIndexes,
+        message: messages.failedIndexes,
+        event: true,
+      };
+  }
   if (state.failed > (job.spec?.backoffLimit ?? 6) || pastBackoffLimitOnFailure(state))
     return {
       type: "FailureTarget",
