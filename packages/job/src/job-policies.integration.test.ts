@@ -230,16 +230,14 @@ describe("backoffLimitPerIndex", () => {
 
   it("retries an index up to its limit, marks it failed, finishes the others, and fails with FailedIndexes", async () => {
     const { clock, client } = start();
-    await client
-      .resource(jobs, namespace)
-      .create(
-        newJob("per-index", {
-          completionMode: "Indexed",
-          completions: 3,
-          parallelism: 3,
-          backoffLimitPerIndex: 1,
-        }),
-      );
+    await client.resource(jobs, namespace).create(
+      newJob("per-index", {
+        completionMode: "Indexed",
+        completions: 3,
+        parallelism: 3,
+        backoffLimitPerIndex: 1,
+      }),
+    );
     let list = await eventually(
       clock,
       () => jobPods(client, "per-index"),
