@@ -4,6 +4,7 @@ import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
+import { ClusterAuth } from "./http/auth/authenticate.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 import type { ResourceDefinition } from "./kinds/definition.js";
@@ -77,6 +78,12 @@ export class ApiServer {
   readonly clock: Clock;
   /** The Services' cluster IPs: the range and what is taken. */
   readonly serviceIPs: ClusterIPAllocator;
+  /**
+   * Authentication and authorization of the listeners that require a token:
+   * the ServiceAccount token issuer and the RBAC authorizer (whose bootstrap
+   * roles and bindings are created when the first such listener answers).
+   */
+  readonly auth: ClusterAuth;
   readonly #garbageCollector: GarbageCollector | undefined;
   readonly #client: Client;
   readonly #ready: Promise<void>;
@@ -113,6 +120,7 @@ export class ApiServer {
       serviceIPs: this.serviceIPs,
     });
     this.#client = new InProcessClient(this.registry);
+    this.auth = new ClusterAuth({ client: this.#client, clock: this.clock });
     if (options.customResourceDefinitions ?? true) {
       this.registry.definitions.add(customResourceDefinitionKind);
       const stop = new AbortController();
@@ -200,8 +208,10 @@ export class ApiServer {
     this.#closed = true;
     await Promise.all([...this.#listeners].map((listening) => listening.close()));
     this.#crdController?.stop.abort();
+    const authStopped = this.auth.close();
     this.registry.closeWatches();
     await this.#crdController?.done;
+    await authStopped;
     await this.#garbageCollector?.stop();
     this.storage.close();
   }

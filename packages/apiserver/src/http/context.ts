@@ -5,6 +5,13 @@ import type { SubresourceHandler } from "../kinds/definition.js";
 import { defaultPrinter } from "../kinds/printers/index.js";
 import type { Registry } from "../registry/registry.js";
 import type { Printer } from "../registry/resource-definition.js";
+import {
+  type Authentication,
+  type ClusterAuth,
+  type StaticTokenUser,
+  staticTokenMap,
+} from "./auth/authenticate.js";
+import type { ReviewContext } from "./auth/reviews.js";
 import { openApiDocuments } from "./openapi.js";
 import type { KubeletConnection } from "./pod-connect.js";
 import { defaultMaxRequestBytes, readRequestBody } from "./request-body.js";
@@ -27,6 +34,17 @@ export interface HttpHandlerOptions {
    * through DNS rebinding.
    */
   token?: string | undefined;
+  /**
+   * More bearer tokens and the users they stand for (kube-apiserver's
+   * `--token-auth-file`); only with `token`. Default: none.
+   */
+  users?: readonly StaticTokenUser[] | undefined;
+  /**
+   * With `token`: who requests are (the admin token, `users`, client
+   * certificates, ServiceAccount tokens, anonymous) and what RBAC lets them
+   * do. The server's own, shared by all its listeners.
+   */
+  auth?: ClusterAuth | undefined;
   /** `host:port` advertised in `/api`. Default: the request's Host header. */
   serverAddress?: string | undefined;
   /**
@@ -65,6 +83,8 @@ export class HandlerContext {
   readonly watchWriteTimeoutMs: number;
   readonly kubeletConnection: KubeletConnection | undefined;
   readonly metrics: ApiServerMetrics | undefined;
+  /** Authentication and authorization; undefined without a token (every loopback request is allowed). */
+  readonly authn: Authentication | undefined;
   /** OpenAPI of the definitions' generation it was computed at, recomputed when that changes. */
   #openApi: { generation: number; documents: ReturnType<typeof openApiDocuments> } | undefined;
 
@@ -78,6 +98,15 @@ export class HandlerContext {
     this.watchWriteTimeoutMs = options.watchWriteTimeoutMs ?? defaultWatchWriteTimeoutMs;
     this.kubeletConnection = options.kubeletConnection;
     this.metrics = options.metrics;
+    this.authn =
+      this.token === undefined || options.auth === undefined
+        ? undefined
+        : { adminToken: this.token, staticTokens: staticTokenMap(options.users), auth: options.auth };
+  }
+
+  /** What the review endpoints need. */
+  reviewContext(): ReviewContext {
+    return { authn: this.authn, client: this.authn?.auth.client, now: this.clock.now() };
   }
 
   /** Reads the body, telling a client that waits for it (`Expect: 100-continue`) to send it only if it may. */

@@ -1,22 +1,17 @@
 import type * as http from "node:http";
 import { newBadRequest } from "@reconcile/api";
-import { checkHost, checkToken, splitTarget } from "./access.js";
+import { checkHost, splitTarget } from "./access.js";
+import { authorizeRequest } from "./auth/request-auth.js";
+import { answerReview, reviewMessageOf, reviewRoute } from "./auth/reviews.js";
 import { markAuthorized } from "./connection-limiter.js";
 import { HandlerContext, type HttpHandlerOptions } from "./context.js";
 import { serveMetrics, serveNonResource } from "./non-resource.js";
 import { isTrue, parseDryRun, type WriteOptions } from "./parameters.js";
 import { servePodConnect } from "./pod-connect.js";
 import { serveGet, serveList } from "./reads.js";
-import { parseJson } from "./request-body.js";
+import { decodeObjectBody } from "./request-body.js";
 import { addWarnings, limitTime, notAllowed, send, sendFailure } from "./respond.js";
 import { parseRoute, type ResourceRoute, type Route } from "./route.js";
-import {
-  requestUser,
-  selfSubjectAccessReview,
-  selfSubjectAccessReviewPath,
-  selfSubjectReview,
-  selfSubjectReviewPath,
-} from "./self-reviews.js";
 import { objectServes, serveSubresourceCreate } from "./subresources.js";
 import { serveWatch } from "./watch.js";
 import {
@@ -73,18 +68,23 @@ async function handle(
     request.resume();
     throw newBadRequest(route.message);
   }
-  const isPublic = route.kind === "health" || route.kind === "version";
-  checkToken(request, context.token, isPublic);
-  if (context.token === undefined || !isPublic) markAuthorized(request.socket);
-  if (method === "POST" && (pathname === selfSubjectReviewPath || pathname === selfSubjectAccessReviewPath)) {
-    const raw = await context.body(request, response);
-    const json = (request.headers["content-type"] ?? "application/json").startsWith("application/json");
-    const user = requestUser(context.token !== undefined);
-    const review =
-      pathname === selfSubjectReviewPath
-        ? selfSubjectReview(user)
-        : selfSubjectAccessReview(json ? parseJson(raw) : undefined);
-    return send(response, 201, review);
+  const user = await authorizeRequest(context.authn, request, pathname, query);
+  if (context.authn === undefined || user.groups.includes("system:authenticated"))
+    markAuthorized(request.socket);
+  const review = method === "POST" ? reviewRoute(pathname) : undefined;
+  if (review !== undefined) {
+    const body = decodeObjectBody(
+      request.headers["content-type"],
+      await context.body(request, response),
+      reviewMessageOf,
+    );
+    return send(response, 201, await answerReview(review, body, user, context.reviewContext()));
+  }
+  if (method === "GET" && context.authn !== undefined) {
+    const issuer = context.authn.auth.tokens;
+    if (pathname === "/.well-known/openid-configuration")
+      return send(response, 200, issuer.openIdConfiguration());
+    if (pathname === "/openid/v1/jwks") return send(response, 200, issuer.jwks(), "application/jwk-set+json");
   }
   if (pathname === "/metrics" && method === "GET" && context.metrics !== undefined) {
     request.resume();

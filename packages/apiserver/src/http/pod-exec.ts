@@ -19,7 +19,8 @@ import {
   StatusError,
 } from "@reconcile/api";
 import { type WebSocket, WebSocketServer } from "ws";
-import { checkHost, checkToken, splitTarget } from "./access.js";
+import { checkHost, splitTarget } from "./access.js";
+import { authorizeRequest } from "./auth/request-auth.js";
 import type { HandlerContext } from "./context.js";
 import { isTrue } from "./parameters.js";
 import { chooseContainer, type PodExecSession } from "./pod-connect.js";
@@ -94,7 +95,7 @@ async function prepareExec(context: HandlerContext, request: http.IncomingMessag
   const { pathname, search } = splitTarget(request.url ?? "");
   const query = new URLSearchParams(search);
   checkHost(request, context.token);
-  checkToken(request, context.token, false);
+  await authorizeRequest(context.authn, request, pathname, query);
   let route: ReturnType<typeof parseRoute>;
   try {
     route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
@@ -162,7 +163,8 @@ async function preparePortForward(
   name: string,
 ): Promise<PortDialer> {
   checkHost(request, context.token);
-  checkToken(request, context.token, false);
+  const { pathname, search } = splitTarget(request.url ?? "");
+  await authorizeRequest(context.authn, request, pathname, new URLSearchParams(search));
   const pod = await podOf(context, namespace, name);
   const nodeName = pod.spec?.nodeName;
   if (!nodeName) throw newBadRequest(`pod ${name} does not have a host assigned`);

@@ -480,7 +480,7 @@ describe("the REST API over HTTP", () => {
 
   it("answers 404 NotFound to a path it does not serve, whatever the method", async () => {
     const { url } = await start();
-    const review = await call(url, "POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {});
+    const review = await call(url, "POST", "/apis/example.com/v1/widgetreviews", {});
     expect([review.code, review.body.reason]).toEqual([404, "NotFound"]);
     const put = await call(url, "PUT", "/version", {});
     expect([put.code, put.body.reason]).toEqual([405, "MethodNotAllowed"]);
@@ -539,18 +539,29 @@ describe("the REST API over HTTP", () => {
     }
   });
 
-  it("requires the bearer token when one is set, except for health and version", async () => {
+  it("with a token, answers anonymous requests as RBAC allows system:anonymous and a wrong token with 401 everywhere", async () => {
     const { url, server } = await start({ token: "t0ken" });
     const denied = await call(url, "GET", "/api/v1/namespaces");
-    expect([denied.code, denied.body.reason]).toEqual([401, "Unauthorized"]);
-    expect(
-      (await call(url, "GET", "/api/v1/namespaces", undefined, { authorization: "Bearer wrong" })).code,
-    ).toBe(401);
+    expect([denied.code, denied.body.reason, denied.body.message]).toEqual([
+      403,
+      "Forbidden",
+      'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+    ]);
+    for (const path of ["/api/v1/namespaces", "/version", "/healthz"]) {
+      const wrong = await call(url, "GET", path, undefined, { authorization: "Bearer wrong" });
+      expect([path, wrong.code, wrong.body.reason]).toEqual([path, 401, "Unauthorized"]);
+    }
     expect(
       (await call(url, "GET", "/api/v1/namespaces", undefined, { authorization: "Bearer t0ken" })).code,
     ).toBe(200);
+    // system:public-info-viewer is bound to system:unauthenticated; discovery is not.
     expect((await call(url, "GET", "/healthz")).code).toBe(200);
     expect((await call(url, "GET", "/version")).code).toBe(200);
+    const discovery = await call(url, "GET", "/api");
+    expect([discovery.code, discovery.body.message]).toEqual([
+      403,
+      'forbidden: User "system:anonymous" cannot get path "/api"',
+    ]);
     expect(server.kubeconfig()).toContain('token: "t0ken"');
   });
 });

@@ -2,8 +2,10 @@ import * as http from "node:http";
 import * as https from "node:https";
 import { type AddressInfo, isIPv4, isIPv6, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
-import type { Clock } from "@reconcile/clock";
+import { type Clock, realClock } from "@reconcile/clock";
+import { InProcessClient } from "../registry/in-process-client.js";
 import type { Registry } from "../registry/registry.js";
+import { ClusterAuth } from "./auth/authenticate.js";
 import { ConnectionLimiter } from "./connection-limiter.js";
 import { defaultRequestTimeoutMs, HandlerContext } from "./context.js";
 import { createRequestHandler, type HttpHandlerOptions, type RequestHandler } from "./handler.js";
@@ -31,8 +33,14 @@ export interface ListenOptions {
   kubeletConnection?: KubeletConnection | undefined;
   /** Default 0: a free port. */
   port?: number | undefined;
-  /** Require this bearer token (see {@link HttpHandlerOptions.token}). Default: none. */
+  /**
+   * Require authentication, with this bearer token as the admin's (user
+   * `reconcile-admin` in `system:masters`), and authorize every request with
+   * RBAC (see {@link HttpHandlerOptions.token}). Default: none.
+   */
   token?: string | undefined;
+  /** More users by bearer token (see {@link HttpHandlerOptions.users}); only with `token`. */
+  users?: HttpHandlerOptions["users"];
   /**
    * Serve HTTPS: `true` generates a CA and a serving certificate for
    * `localhost`, `127.0.0.1`, `::1` and the host at start (as kube-apiserver
@@ -75,6 +83,21 @@ export interface ListenOptions {
 export interface Servable {
   readonly registry: Registry;
   readonly clock?: Clock | undefined;
+  /** The server's authentication and authorization; made per registry when absent. */
+  readonly auth?: ClusterAuth | undefined;
+}
+
+/** The ClusterAuth of registries served without one of their own. */
+const registryAuth = new WeakMap<Registry, ClusterAuth>();
+
+function authOf({ registry, clock, auth }: Servable): ClusterAuth {
+  if (auth !== undefined) return auth;
+  let made = registryAuth.get(registry);
+  if (made === undefined) {
+    made = new ClusterAuth({ client: new InProcessClient(registry), clock: clock ?? realClock });
+    registryAuth.set(registry, made);
+  }
+  return made;
 }
 
 /** A listening HTTP server for an `ApiServer`. */
@@ -93,10 +116,9 @@ export interface ListeningApiServer {
 }
 
 /** Serves a registry over HTTP (`apiServer.listen` in spirit). Resolves once it listens. */
-export async function listen(
-  { registry, clock }: Servable,
-  options: ListenOptions = {},
-): Promise<ListeningApiServer> {
+export async function listen(servable: Servable, options: ListenOptions = {}): Promise<ListeningApiServer> {
+  const { registry, clock } = servable;
+  const auth = options.token === undefined ? undefined : authOf(servable);
   const host = options.host ?? "127.0.0.1";
   const requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
   const headersTimeoutMs = options.headersTimeoutMs ?? 32_000;
@@ -105,6 +127,8 @@ export async function listen(
     clock,
     maxRequestBytes: options.maxRequestBytes,
     token: options.token,
+    users: options.users,
+    auth,
     requestTimeoutMs,
     watchWriteTimeoutMs: options.watchWriteTimeoutMs,
     kubeletConnection: options.kubeletConnection,
@@ -158,6 +182,8 @@ export async function listen(
     registry,
     clock,
     token: options.token,
+    users: options.users,
+    auth,
     kubeletConnection: options.kubeletConnection,
   });
   server.on("upgrade", (request: http.IncomingMessage, socket: Duplex, head: Buffer) =>

@@ -24,6 +24,7 @@ import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { pathSegmentProblems } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
 import {
@@ -128,9 +129,13 @@ function validateRules(object: KubeObject, errors: FieldErrors): void {
   }
 }
 
-const roleStrategy: Strategy = { validate: validateRules };
+/** RBAC names are any path segment (`ValidateRBACName`): `system:discovery` is one. */
+const rbacName = pathSegmentProblems;
+
+const roleStrategy: Strategy = { nameRule: rbacName, validate: validateRules };
 
 const bindingStrategy: Strategy = {
+  nameRule: rbacName,
   validate(object, errors) {
     const binding = object as Kube<RoleBinding>;
     if (!binding.roleRef?.name) errors.required("roleRef.name");

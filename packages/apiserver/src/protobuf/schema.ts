@@ -10,6 +10,7 @@
  */
 
 import { appsBatchMessages } from "./schema-apps-batch.js";
+import { authMessages } from "./schema-auth.js";
 import { coreMessages } from "./schema-core.js";
 import type { MessageSchema } from "./schema-fields.js";
 import { metaMessages } from "./schema-meta.js";
@@ -23,4 +24,5 @@ export const messages: Readonly<Record<string, MessageSchema>> = {
   ...coreMessages,
   ...appsBatchMessages,
   ...storageKindMessages,
+  ...authMessages,
 };

@@ -1,0 +1,169 @@
+import { timingSafeEqual } from "node:crypto";
+import type * as http from "node:http";
+import type { TLSSocket } from "node:tls";
+import { newUnauthorized, pods, secrets, serviceAccounts } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import type { Clock } from "@reconcile/clock";
+import { reconcileBootstrapPolicy } from "./bootstrap-policy.js";
+import { RbacAuthorizer } from "./rbac-authorizer.js";
+import { defaultIssuer, ServiceAccountTokens, type TokenClaims } from "./tokens.js";
+import { adminUser, allAuthenticated, anonymousUser, type UserInfo } from "./user.js";
+
+/** A static token and the user it stands for (kube-apiserver's `--token-auth-file`). */
+export interface StaticTokenUser {
+  token: string;
+  user: { username: string; uid?: string | undefined; groups?: readonly string[] | undefined };
+}
+
+/**
+ * Who may ask, and what they may do, for every listener of one API server:
+ * the ServiceAccount token issuer, the RBAC authorizer over the server's own
+ * roles and bindings, and the bootstrap policy reconciled once at first use.
+ */
+export class ClusterAuth {
+  readonly tokens: ServiceAccountTokens;
+  readonly rbac: RbacAuthorizer;
+  /** The audiences a token must name one of (kube-apiserver's `--api-audiences`). */
+  readonly audiences: readonly string[];
+  /** The server's own client (trusted, as kube-apiserver's loopback client). */
+  readonly client: Client;
+  readonly #client: Client;
+  readonly #clock: Clock;
+  #started: Promise<void> | undefined;
+
+  constructor(options: { client: Client; clock: Clock; issuer?: string | undefined }) {
+    this.client = options.client;
+    this.#client = options.client;
+    this.#clock = options.clock;
+    this.tokens = new ServiceAccountTokens(options.issuer ?? defaultIssuer);
+    this.audiences = [this.tokens.issuer];
+    this.rbac = new RbacAuthorizer(options.client, options.clock);
+  }
+
+  /** Reconciles the bootstrap policy and fills the authorizer's caches, once. */
+  start(): Promise<void> {
+    this.#started ??= reconcileBootstrapPolicy(this.#client).then(() => this.rbac.ready());
+    return this.#started;
+  }
+
+  async close(): Promise<void> {
+    await this.rbac.close();
+  }
+
+  now(): number {
+    return this.#clock.now();
+  }
+
+  /**
+   * The user of a ServiceAccount token, once its ServiceAccount (and the pod
+   * or secret it is bound to) still exists with the uid it names (upstream's
+   * `legacyValidator`/`validator`); undefined for a token this issuer did not
+   * sign. A 401 for one it signed that is no longer valid.
+   */
+  async serviceAccountUser(token: string): Promise<UserInfo | undefined> {
+    const claims = this.tokens.verify(token, this.#clock.now(), this.audiences);
+    if (claims === undefined) return undefined;
+    if (claims instanceof Error) throw newUnauthorized();
+    await this.#checkBindings(claims);
+    return ServiceAccountTokens.userOf(claims);
+  }
+
+  async #checkBindings(claims: TokenClaims): Promise<void> {
+    const exists = async (
+      get: () => Promise<{ metadata?: { uid?: string; deletionTimestamp?: string } }>,
+      uid: string,
+    ) => {
+      const object = await get().catch(() => undefined);
+      if (object?.metadata?.uid !== uid) throw newUnauthorized();
+      return object;
+    };
+    const { namespace } = claims;
+    await exists(
+      () => this.#client.resource(serviceAccounts, namespace).get(claims.serviceAccount.name),
+      claims.serviceAccount.uid,
+    );
+    if (claims.pod !== undefined) {
+      const pod = await exists(
+        () => this.#client.resource(pods, namespace).get(claims.pod!.name),
+        claims.pod.uid,
+      );
+      if (pod.metadata?.deletionTimestamp !== undefined) throw newUnauthorized();
+    }
+    if (claims.secret !== undefined)
+      await exists(
+        () => this.#client.resource(secrets, namespace).get(claims.secret!.name),
+        claims.secret.uid,
+      );
+  }
+}
+
+/** What the request handler knows of authentication. */
+export interface Authentication {
+  /** The admin's bearer token; undefined when the server runs without authentication. */
+  adminToken: Buffer | undefined;
+  staticTokens: ReadonlyMap<string, UserInfo>;
+  auth: ClusterAuth;
+}
+
+/** The static users by token, with `system:authenticated` added as upstream's token file authenticator does. */
+export function staticTokenMap(users: readonly StaticTokenUser[] = []): Map<string, UserInfo> {
+  const map = new Map<string, UserInfo>();
+  for (const { token, user } of users) {
+    const groups = [...(user.groups ?? [])];
+    if (!groups.includes(allAuthenticated)) groups.push(allAuthenticated);
+    map.set(token, { username: user.username, ...(user.uid ? { uid: user.uid } : {}), groups });
+  }
+  return map;
+}
+
+/**
+ * The request's user (kube-apiserver's authenticator union, in its order):
+ * a client certificate signed by the cluster CA (CN the user, O the
+ * groups), then a bearer token — the admin token, a static token, a
+ * ServiceAccount token — and anonymous without credentials. A bearer token
+ * that no authenticator accepts is a 401, on every path.
+ */
+export async function authenticate(request: http.IncomingMessage, authn: Authentication): Promise<UserInfo> {
+  const certificateUser = clientCertificateUser(request);
+  if (certificateUser !== undefined) return certificateUser;
+  const token = bearerToken(request);
+  if (token === undefined) return anonymousUser;
+  const bytes = Buffer.from(token);
+  if (
+    authn.adminToken !== undefined &&
+    bytes.length === authn.adminToken.length &&
+    timingSafeEqual(bytes, authn.adminToken)
+  )
+    return adminUser;
+  const staticUser = authn.staticTokens.get(token);
+  if (staticUser !== undefined) return staticUser;
+  const serviceAccount = await authn.auth.serviceAccountUser(token);
+  if (serviceAccount !== undefined) return serviceAccount;
+  throw newUnauthorized();
+}
+
+/**
+ * kube-apiserver's bearer token authenticator: the scheme in any case, one
+ * space, a non-empty token (anything after a further space is ignored).
+ */
+function bearerToken(request: http.IncomingMessage): string | undefined {
+  const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  const [scheme, given] = header.trim().split(" ", 2);
+  if (scheme?.toLowerCase() !== "bearer" || !given) return undefined;
+  return given;
+}
+
+/** The user of a verified client certificate: CN the name, each O a group. */
+function clientCertificateUser(request: http.IncomingMessage): UserInfo | undefined {
+  const socket = request.socket as Partial<TLSSocket>;
+  if (socket.authorized !== true || typeof socket.getPeerCertificate !== "function") return undefined;
+  const certificate = socket.getPeerCertificate();
+  const subject = certificate?.subject as unknown as
+    | Record<string, string | string[] | undefined>
+    | undefined;
+  const name = subject?.CN;
+  if (typeof name !== "string" || name === "") return undefined;
+  const organizations = subject?.O === undefined ? [] : Array.isArray(subject.O) ? subject.O : [subject.O];
+  return { username: name, groups: [...organizations, allAuthenticated] };
+}

@@ -1,0 +1,396 @@
+import { clusterRoleBindings, clusterRoles, isNotFound } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import type { ClusterRole, ClusterRoleBinding, PolicyRule, Subject } from "kubernetes-types/rbac/v1.js";
+import {
+  allAuthenticated,
+  allServiceAccountsGroup,
+  allUnauthenticated,
+  systemPrivilegedGroup,
+} from "./user.js";
+
+// The roles and bindings kube-apiserver v1.32 creates at start
+// (`plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`), those a
+// cluster's users and tools rely on: the user-facing roles (cluster-admin,
+// admin, edit, view and their aggregated parts), discovery and self-review
+// for every user, and the identities of the control plane's components.
+
+const read = ["get", "list", "watch"];
+const write = ["create", "update", "patch", "delete", "deletecollection"];
+const readWrite = [...read, ...write];
+
+function rule(
+  verbs: string[],
+  apiGroups: string[],
+  resources: string[],
+  resourceNames?: string[],
+): PolicyRule {
+  return { verbs, apiGroups, resources, ...(resourceNames === undefined ? {} : { resourceNames }) };
+}
+function urls(verbs: string[], nonResourceURLs: string[]): PolicyRule {
+  return { verbs, nonResourceURLs };
+}
+const events = rule(["create", "update", "patch"], ["", "events.k8s.io"], ["events"]);
+const aggregate = (to: string) => ({ [`rbac.authorization.k8s.io/aggregate-to-${to}`]: "true" });
+const aggregating = (to: string) => ({ clusterRoleSelectors: [{ matchLabels: aggregate(to) }] });
+
+const roleSpecs: Array<Omit<ClusterRole, "metadata"> & { name: string; labels?: Record<string, string> }> = [
+  { name: "cluster-admin", rules: [rule(["*"], ["*"], ["*"]), urls(["*"], ["*"])] },
+  {
+    name: "system:discovery",
+    rules: [
+      urls(
+        ["get"],
+        [
+          "/livez",
+          "/readyz",
+          "/healthz",
+          "/version",
+          "/version/",
+          "/openapi",
+          "/openapi/*",
+          "/api",
+          "/api/*",
+          "/apis",
+          "/apis/*",
+        ],
+      ),
+    ],
+  },
+  {
+    name: "system:basic-user",
+    rules: [
+      rule(["create"], ["authorization.k8s.io"], ["selfsubjectaccessreviews", "selfsubjectrulesreviews"]),
+      rule(["create"], ["authentication.k8s.io"], ["selfsubjectreviews"]),
+    ],
+  },
+  {
+    name: "system:public-info-viewer",
+    rules: [urls(["get"], ["/livez", "/readyz", "/healthz", "/version", "/version/"])],
+  },
+  {
+    name: "system:service-account-issuer-discovery",
+    rules: [
+      urls(
+        ["get"],
+        [
+          "/.well-known/openid-configuration",
+          "/.well-known/openid-configuration/",
+          "/openid/v1/jwks",
+          "/openid/v1/jwks/",
+        ],
+      ),
+    ],
+  },
+  { name: "admin", aggregationRule: aggregating("admin") },
+  { name: "edit", labels: aggregate("admin"), aggregationRule: aggregating("edit") },
+  { name: "view", labels: aggregate("edit"), aggregationRule: aggregating("view") },
+  {
+    name: "system:aggregate-to-admin",
+    labels: aggregate("admin"),
+    rules: [
+      rule(["create"], ["authorization.k8s.io"], ["localsubjectaccessreviews"]),
+      rule(readWrite, ["rbac.authorization.k8s.io"], ["roles", "rolebindings"]),
+    ],
+  },
+  {
+    name: "system:aggregate-to-edit",
+    labels: aggregate("edit"),
+    rules: [
+      rule(
+        read,
+        [""],
+        ["pods/attach", "pods/proxy", "pods/exec", "pods/portforward", "secrets", "services/proxy"],
+      ),
+      rule(["impersonate"], [""], ["serviceaccounts"]),
+      rule(write, [""], ["pods", "pods/attach", "pods/proxy", "pods/exec", "pods/portforward"]),
+      rule(["create"], [""], ["pods/eviction"]),
+      rule(
+        write,
+        [""],
+        [
+          "replicationcontrollers",
+          "replicationcontrollers/scale",
+          "serviceaccounts",
+          "services",
+          "services/proxy",
+          "persistentvolumeclaims",
+          "configmaps",
+          "secrets",
+          "events",
+        ],
+      ),
+      rule(["create"], [""], ["serviceaccounts/token"]),
+      rule(
+        write,
+        ["apps"],
+        [
+          "statefulsets",
+          "statefulsets/scale",
+          "daemonsets",
+          "deployments",
+          "deployments/scale",
+          "deployments/rollback",
+          "replicasets",
+          "replicasets/scale",
+        ],
+      ),
+      rule(write, ["autoscaling"], ["horizontalpodautoscalers"]),
+      rule(write, ["batch"], ["jobs", "cronjobs"]),
+      rule(
+        write,
+        ["extensions"],
+        [
+          "daemonsets",
+          "deployments",
+          "deployments/scale",
+          "deployments/rollback",
+          "ingresses",
+          "replicasets",
+          "replicasets/scale",
+          "replicationcontrollers/scale",
+          "networkpolicies",
+        ],
+      ),
+      rule(write, ["policy"], ["poddisruptionbudgets"]),
+      rule(write, ["networking.k8s.io"], ["networkpolicies", "ingresses"]),
+      rule(readWrite, ["coordination.k8s.io"], ["leases"]),
+    ],
+  },
+  {
+    name: "system:aggregate-to-view",
+    labels: aggregate("view"),
+    rules: [
+      rule(
+        read,
+        [""],
+        [
+          "pods",
+          "replicationcontrollers",
+          "replicationcontrollers/scale",
+          "serviceaccounts",
+          "services",
+          "services/status",
+          "endpoints",
+          "persistentvolumeclaims",
+          "persistentvolumeclaims/status",
+          "configmaps",
+        ],
+      ),
+      rule(
+        read,
+        [""],
+        [
+          "limitranges",
+          "resourcequotas",
+          "bindings",
+          "events",
+          "pods/status",
+          "resourcequotas/status",
+          "namespaces/status",
+          "replicationcontrollers/status",
+          "pods/log",
+        ],
+      ),
+      rule(read, [""], ["namespaces"]),
+      rule(read, ["discovery.k8s.io"], ["endpointslices"]),
+      rule(
+        read,
+        ["apps"],
+        [
+          "controllerrevisions",
+          "statefulsets",
+          "statefulsets/status",
+          "statefulsets/scale",
+          "daemonsets",
+          "daemonsets/status",
+          "deployments",
+          "deployments/status",
+          "deployments/scale",
+          "replicasets",
+          "replicasets/status",
+          "replicasets/scale",
+        ],
+      ),
+      rule(read, ["autoscaling"], ["horizontalpodautoscalers", "horizontalpodautoscalers/status"]),
+      rule(read, ["batch"], ["jobs", "cronjobs", "cronjobs/status", "jobs/status"]),
+      rule(
+        read,
+        ["extensions"],
+        [
+          "daemonsets",
+          "daemonsets/status",
+          "deployments",
+          "deployments/scale",
+          "deployments/status",
+          "ingresses",
+          "ingresses/status",
+          "replicasets",
+          "replicasets/scale",
+          "replicasets/status",
+          "replicationcontrollers/scale",
+          "networkpolicies",
+        ],
+      ),
+      rule(read, ["policy"], ["poddisruptionbudgets", "poddisruptionbudgets/status"]),
+      rule(read, ["networking.k8s.io"], ["networkpolicies", "ingresses", "ingresses/status"]),
+      rule(read, ["metrics.k8s.io"], ["pods", "nodes"]),
+    ],
+  },
+  {
+    name: "system:auth-delegator",
+    rules: [
+      rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+      rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+    ],
+  },
+  {
+    name: "system:node",
+    rules: [
+      rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+      rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews", "localsubjectaccessreviews"]),
+      rule(read, [""], ["services"]),
+      rule(["create", "get", "list", "watch"], [""], ["nodes"]),
+      rule(["update", "patch"], [""], ["nodes/status"]),
+      rule(["update", "patch"], [""], ["nodes"]),
+      rule(["create", "update", "patch"], [""], ["events"]),
+      rule(read, [""], ["pods"]),
+      rule(["create", "delete"], [""], ["pods"]),
+      rule(["update", "patch"], [""], ["pods/status"]),
+      rule(["create"], [""], ["pods/eviction"]),
+      rule(read, [""], ["secrets", "configmaps"]),
+      rule(["get"], [""], ["persistentvolumeclaims", "persistentvolumes"]),
+      rule(["get"], [""], ["endpoints"]),
+      rule(["get", "create", "update", "patch", "delete"], ["coordination.k8s.io"], ["leases"]),
+      rule(["get", "update", "patch"], [""], ["persistentvolumeclaims/status"]),
+      rule(["create"], [""], ["serviceaccounts/token"]),
+    ],
+  },
+  {
+    name: "system:kube-scheduler",
+    rules: [
+      events,
+      rule(["create"], ["coordination.k8s.io"], ["leases"]),
+      rule(["get", "update"], ["coordination.k8s.io"], ["leases"], ["kube-scheduler"]),
+      rule(read, [""], ["nodes"]),
+      rule(["get", "list", "watch", "delete"], [""], ["pods"]),
+      rule(["create"], [""], ["pods/binding", "bindings"]),
+      rule(["patch", "update"], [""], ["pods/status"]),
+      rule(read, [""], ["services", "replicationcontrollers"]),
+      rule(read, ["apps", "extensions"], ["replicasets"]),
+      rule(read, ["apps"], ["statefulsets"]),
+      rule(read, ["policy"], ["poddisruptionbudgets"]),
+      rule(read, [""], ["persistentvolumeclaims", "persistentvolumes"]),
+      rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+      rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+      rule(read, ["storage.k8s.io"], ["csinodes", "csidrivers", "csistoragecapacities", "storageclasses"]),
+      rule(read, [""], ["namespaces", "configmaps"]),
+    ],
+  },
+  {
+    name: "system:kube-controller-manager",
+    rules: [
+      events,
+      rule(["create"], ["coordination.k8s.io"], ["leases"]),
+      rule(["get", "update"], ["coordination.k8s.io"], ["leases"], ["kube-controller-manager"]),
+      rule(["create"], [""], ["secrets", "serviceaccounts"]),
+      rule(["delete"], [""], ["secrets"]),
+      rule(["get"], [""], ["namespaces", "secrets", "serviceaccounts", "configmaps"]),
+      rule(["update"], [""], ["secrets", "serviceaccounts"]),
+      rule(["create"], ["authentication.k8s.io"], ["tokenreviews"]),
+      rule(["create"], ["authorization.k8s.io"], ["subjectaccessreviews"]),
+      rule(["list", "watch"], ["*"], ["*"]),
+      rule(["create"], [""], ["serviceaccounts/token"]),
+    ],
+  },
+];
+
+const bindingSpecs: Array<{ name: string; role?: string; subjects: Subject[] }> = [
+  { name: "cluster-admin", subjects: [group(systemPrivilegedGroup)] },
+  { name: "system:discovery", subjects: [group(allAuthenticated)] },
+  { name: "system:basic-user", subjects: [group(allAuthenticated)] },
+  { name: "system:public-info-viewer", subjects: [group(allAuthenticated), group(allUnauthenticated)] },
+  { name: "system:service-account-issuer-discovery", subjects: [group(allServiceAccountsGroup)] },
+  { name: "system:kube-controller-manager", subjects: [user("system:kube-controller-manager")] },
+  { name: "system:kube-scheduler", subjects: [user("system:kube-scheduler")] },
+  { name: "system:node", subjects: [] },
+];
+
+function group(name: string): Subject {
+  return { kind: "Group", apiGroup: "rbac.authorization.k8s.io", name };
+}
+function user(name: string): Subject {
+  return { kind: "User", apiGroup: "rbac.authorization.k8s.io", name };
+}
+
+const bootstrapMetadata = (name: string, labels: Record<string, string> = {}) => ({
+  name,
+  labels: { "kubernetes.io/bootstrapping": "rbac-defaults", ...labels },
+  annotations: { "rbac.authorization.kubernetes.io/autoupdate": "true" },
+});
+
+/** The bootstrap ClusterRoles, as stored objects. */
+export function bootstrapClusterRoles(): ClusterRole[] {
+  return roleSpecs.map(({ name, labels, ...rest }) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRole",
+    metadata: bootstrapMetadata(name, labels),
+    ...rest,
+  }));
+}
+
+/** The bootstrap ClusterRoleBindings, as stored objects. */
+export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
+  return bindingSpecs.map(({ name, role, subjects }) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "ClusterRoleBinding",
+    metadata: bootstrapMetadata(name),
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: role ?? name },
+    ...(subjects.length === 0 ? {} : { subjects }),
+  }));
+}
+
+/**
+ * Upstream's `rbac/bootstrap-roles` post-start hook: creates each bootstrap
+ * role and binding that is missing; one that exists with the autoupdate
+ * annotation `"true"` gets the rules (or subjects) it lacks added back, one
+ * whose annotation is `"false"` is left as the user made it.
+ */
+export async function reconcileBootstrapPolicy(client: Client): Promise<void> {
+  const roleApi = client.resource(clusterRoles);
+  for (const role of bootstrapClusterRoles()) {
+    const name = role.metadata?.name ?? "";
+    const existing = await roleApi.get(name).catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    });
+    if (existing === undefined) {
+      await roleApi.create(role);
+      continue;
+    }
+    if (existing.metadata?.annotations?.["rbac.authorization.kubernetes.io/autoupdate"] === "false") continue;
+    if (role.aggregationRule !== undefined) continue;
+    const missing = (role.rules ?? []).filter(
+      (r) => !(existing.rules ?? []).some((e) => JSON.stringify(e) === JSON.stringify(r)),
+    );
+    if (missing.length > 0)
+      await roleApi.update({ ...existing, rules: [...(existing.rules ?? []), ...missing] });
+  }
+  const bindingApi = client.resource(clusterRoleBindings);
+  for (const binding of bootstrapClusterRoleBindings()) {
+    const name = binding.metadata?.name ?? "";
+    const existing = await bindingApi.get(name).catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    });
+    if (existing === undefined) {
+      await bindingApi.create(binding);
+      continue;
+    }
+    if (existing.metadata?.annotations?.["rbac.authorization.kubernetes.io/autoupdate"] === "false") continue;
+    const missing = (binding.subjects ?? []).filter(
+      (s) => !(existing.subjects ?? []).some((e) => e.kind === s.kind && e.name === s.name),
+    );
+    if (missing.length > 0)
+      await bindingApi.update({ ...existing, subjects: [...(existing.subjects ?? []), ...missing] });
+  }
+}

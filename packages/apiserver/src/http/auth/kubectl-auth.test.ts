@@ -1,0 +1,196 @@
+import { createPublicKey, verify } from "node:crypto";
+import { afterEach, describe, expect, it } from "vitest";
+import { closeKubectlClusters, kubectlCluster } from "../../testing/index.js";
+
+afterEach(closeKubectlClusters);
+
+/** A cluster that requires the admin token `t0ken` (over HTTPS, where kubectl sends it). */
+function secured() {
+  return kubectlCluster({}, { token: "t0ken", tls: true });
+}
+
+const forbiddenPods =
+  'Error from server (Forbidden): pods is forbidden: User "jane" cannot list resource "pods" in API group "" in the namespace "default"\n';
+
+describe("kubectl auth against RBAC", () => {
+  it("the admin token is reconcile-admin in system:masters, allowed everything", async () => {
+    const { kubectl } = await secured();
+    expect(await kubectl(["auth", "can-i", "delete", "pods"])).toEqual({
+      code: 0,
+      stdout: "yes\n",
+      stderr: "",
+    });
+    const whoami = await kubectl(["auth", "whoami", "-o", "json"]);
+    expect(JSON.parse(whoami.stdout)).toEqual({
+      kind: "SelfSubjectReview",
+      apiVersion: "authentication.k8s.io/v1",
+      metadata: { creationTimestamp: null },
+      status: {
+        userInfo: { username: "reconcile-admin", groups: ["system:masters", "system:authenticated"] },
+      },
+    });
+  });
+
+  it("--as impersonates a user who may do nothing until a RoleBinding grants edit in one namespace", async () => {
+    const { kubectl } = await secured();
+    const whoami = await kubectl(["auth", "whoami", "--as=jane", "--as-group=devs", "-o", "json"]);
+    expect(JSON.parse(whoami.stdout).status.userInfo).toEqual({
+      username: "jane",
+      groups: ["devs", "system:authenticated"],
+    });
+    expect(await kubectl(["auth", "can-i", "create", "pods", "--as=jane"])).toEqual({
+      code: 1,
+      stdout: "no\n",
+      stderr: "",
+    });
+    expect(await kubectl(["get", "pods", "--as=jane"])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: forbiddenPods,
+    });
+    expect(
+      await kubectl([
+        "create",
+        "rolebinding",
+        "jane-edit",
+        "--clusterrole=edit",
+        "--user=jane",
+        "-n",
+        "default",
+      ]),
+    ).toMatchObject({ code: 0 });
+    await until(
+      async () => (await kubectl(["auth", "can-i", "create", "pods", "--as=jane"])).stdout === "yes\n",
+    );
+    // edit aggregates system:aggregate-to-edit and view's rules, and only in its namespace.
+    expect((await kubectl(["auth", "can-i", "get", "deployments.apps", "--as=jane"])).stdout).toBe("yes\n");
+    expect(
+      (await kubectl(["auth", "can-i", "create", "pods", "-n", "kube-system", "--as=jane"])).stdout,
+    ).toBe("no\n");
+    expect((await kubectl(["auth", "can-i", "create", "rolebindings", "--as=jane"])).stdout).toBe("no\n");
+    expect((await kubectl(["auth", "can-i", "list", "nodes", "--as=jane"])).stdout).toBe("no\n");
+    expect(await kubectl(["get", "pods", "--as=jane"])).toMatchObject({ code: 0 });
+  });
+
+  it("can-i --list lists the rules a user holds in a namespace", async () => {
+    const { kubectl } = await secured();
+    await kubectl(["create", "role", "reader", "--verb=get,list", "--resource=configmaps", "-n", "default"]);
+    await kubectl(["create", "rolebinding", "r", "--role=reader", "--user=jane", "-n", "default"]);
+    let listing = "";
+    await until(async () => {
+      listing = (await kubectl(["auth", "can-i", "--list", "--as=jane", "-n", "default"])).stdout;
+      return listing.includes("configmaps");
+    });
+    const lines = listing.split("\n").map((l) => l.trim().split(/\s+/));
+    expect(lines[0]).toEqual(["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"]);
+    expect(lines).toContainEqual(["configmaps", "[]", "[]", "[get", "list]"]);
+    expect(lines).toContainEqual(["selfsubjectaccessreviews.authorization.k8s.io", "[]", "[]", "[create]"]);
+    expect(lines).toContainEqual(["[/api/*]", "[]", "[get]"]);
+  });
+
+  it("create token issues a ServiceAccount token that authenticates as it, with its groups", async () => {
+    const { kubectl } = await secured();
+    expect(await kubectl(["create", "serviceaccount", "robot"])).toMatchObject({ code: 0 });
+    const created = await kubectl(["create", "token", "robot", "--duration=1h"]);
+    expect(created.code).toBe(0);
+    const token = created.stdout.trim();
+    const [header, claims] = token
+      .split(".")
+      .slice(0, 2)
+      .map((part) => JSON.parse(Buffer.from(part, "base64url").toString()));
+    expect(header.alg).toBe("ES256");
+    expect(claims).toMatchObject({
+      aud: ["https://kubernetes.default.svc.cluster.local"],
+      iss: "https://kubernetes.default.svc.cluster.local",
+      sub: "system:serviceaccount:default:robot",
+      "kubernetes.io": { namespace: "default", serviceaccount: { name: "robot" } },
+    });
+    expect(claims.exp - claims.iat).toBe(3600);
+    const whoami = await kubectl(["auth", "whoami", `--token=${token}`, "-o", "json"]);
+    expect(JSON.parse(whoami.stdout).status.userInfo).toMatchObject({
+      username: "system:serviceaccount:default:robot",
+      groups: ["system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"],
+    });
+    // Its holder may not impersonate anyone.
+    expect(
+      await kubectl(["get", "--raw", "/api/v1/namespaces/default/pods", `--token=${token}`, "--as=jane"]),
+    ).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        'Error from server (Forbidden): users "jane" is forbidden: User "system:serviceaccount:default:robot" cannot impersonate resource "users" in API group "" at the cluster scope\n',
+    });
+    // The published key verifies it offline; the token dies with its ServiceAccount.
+    const jwks = JSON.parse((await kubectl(["get", "--raw", "/openid/v1/jwks"])).stdout) as {
+      keys: Record<string, string>[];
+    };
+    const [signed, signature] = [
+      token.slice(0, token.lastIndexOf(".")),
+      token.slice(token.lastIndexOf(".") + 1),
+    ];
+    const key = createPublicKey({ key: jwks.keys[0]!, format: "jwk" });
+    expect(
+      verify(
+        "sha256",
+        Buffer.from(signed),
+        { key, dsaEncoding: "ieee-p1363" },
+        Buffer.from(signature, "base64url"),
+      ),
+    ).toBe(true);
+    await kubectl(["delete", "serviceaccount", "robot"]);
+    const after = await kubectl(["auth", "whoami", `--token=${token}`]);
+    expect(after.code).toBe(1);
+    expect(after.stderr).toContain("Unauthorized");
+  });
+
+  it("refuses a token that is too short-lived, and a token for a ServiceAccount that does not exist", async () => {
+    const { kubectl } = await secured();
+    expect(await kubectl(["create", "token", "ghost"])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: 'error: failed to create token: serviceaccounts "ghost" not found\n',
+    });
+    await kubectl(["create", "serviceaccount", "robot"]);
+    const short = await kubectl(["create", "token", "robot", "--duration=5m"]);
+    expect(short.code).toBe(1);
+    expect(short.stderr).toContain("may not specify a duration less than 10 minutes");
+  });
+
+  it("a wrong token is a 401 on every path, public ones included", async () => {
+    const { kubectl } = await secured();
+    for (const path of ["/version", "/healthz", "/api", "/api/v1/pods"]) {
+      expect([path, await kubectl(["get", "--raw", path, "--token=nope"])]).toEqual([
+        path,
+        { code: 1, stdout: "", stderr: "error: You must be logged in to the server (Unauthorized)\n" },
+      ]);
+    }
+  });
+});
+
+describe("kubectl auth without authentication", () => {
+  it("can-i says yes to anything, and says why", async () => {
+    const { url } = await kubectlCluster();
+    const spec = { resourceAttributes: { verb: "get", resource: "pods", namespace: "default" } };
+    const response = await fetch(`${url}/apis/authorization.k8s.io/v1/selfsubjectaccessreviews`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec }),
+    });
+    expect(response.status).toBe(201);
+    expect(await response.json()).toEqual({
+      kind: "SelfSubjectAccessReview",
+      apiVersion: "authorization.k8s.io/v1",
+      metadata: { creationTimestamp: null },
+      spec,
+      status: { allowed: true, reason: "this server runs without authentication: every request is allowed" },
+    });
+  });
+});
+
+async function until(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error("not reached within 2 s");
+}

@@ -1,0 +1,298 @@
+import {
+  clusterRoleBindings,
+  clusterRoles,
+  type KubeObject,
+  labelSelectorAsSelector,
+  type ResourceDescriptor,
+  roleBindings,
+  roles,
+} from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import type { Clock } from "@reconcile/clock";
+import type {
+  ClusterRole,
+  ClusterRoleBinding,
+  PolicyRule,
+  Role,
+  RoleBinding,
+  Subject,
+} from "kubernetes-types/rbac/v1.js";
+import type { Attributes } from "./attributes.js";
+import { ruleAllows } from "./rbac-rules.js";
+import { systemPrivilegedGroup, type UserInfo } from "./user.js";
+
+/** An authorizer's answer (upstream's `authorizer.Decision` and reason). */
+export interface Decision {
+  allowed: boolean;
+  reason: string;
+}
+
+type Binding = (RoleBinding | ClusterRoleBinding) & { metadata: { name: string } };
+
+/** The rules a user holds in a namespace (SelfSubjectRulesReview). */
+export interface UserRules {
+  resourceRules: PolicyRule[];
+  nonResourceRules: PolicyRule[];
+}
+
+/**
+ * kube-apiserver's default authorizer chain for this server: members of
+ * `system:masters` may do anything (upstream's privileged-group authorizer,
+ * ahead of RBAC), then RBAC (`plugin/pkg/auth/authorizer/rbac`): a request is
+ * allowed when a ClusterRoleBinding, or a RoleBinding of the request's
+ * namespace, binds the user (by name, group, or ServiceAccount) to a role
+ * with a rule that matches it. Roles and bindings come from the server's own
+ * watch, indexed by subject, so a decision reads only the bindings of the
+ * user's name and groups.
+ */
+export class RbacAuthorizer {
+  readonly #client: Client;
+  readonly #clock: Clock;
+  readonly #clusterRoles = new Map<string, ClusterRole>();
+  readonly #roles = new Map<string, Role>();
+  /** Bindings by subject key (`User:<name>`, `Group:<name>`), cluster-wide ones under namespace "". */
+  readonly #bySubject = new Map<string, Map<string, Binding>>();
+  /** Each binding's subject keys, to unindex it. */
+  readonly #subjectKeys = new Map<string, string[]>();
+  #ready: Promise<void> | undefined;
+  readonly #stop = new AbortController();
+  #running: Promise<unknown> | undefined;
+  #synced = false;
+  #aggregation: Promise<void> | undefined;
+  #aggregateAgain = false;
+
+  constructor(client: Client, clock: Clock) {
+    this.#client = client;
+    this.#clock = clock;
+  }
+
+  /** Starts the watches on first use; settles once the four kinds are listed. */
+  ready(): Promise<void> {
+    if (this.#ready !== undefined) return this.#ready;
+    const synced: Promise<void>[] = [];
+    const loops = [
+      this.#watch(clusterRoles, synced, (type, role: ClusterRole) => {
+        const name = role.metadata?.name ?? "";
+        if (type === "DELETED") this.#clusterRoles.delete(name);
+        else this.#clusterRoles.set(name, role);
+        if (this.#synced) this.#scheduleAggregation();
+      }),
+      this.#watch(roles, synced, (type, role: Role) => {
+        const key = `${role.metadata?.namespace ?? ""}/${role.metadata?.name ?? ""}`;
+        if (type === "DELETED") this.#roles.delete(key);
+        else this.#roles.set(key, role);
+      }),
+      this.#watch(clusterRoleBindings, synced, (type, binding: ClusterRoleBinding) =>
+        this.#index(type, binding as Binding),
+      ),
+      this.#watch(roleBindings, synced, (type, binding: RoleBinding) =>
+        this.#index(type, binding as Binding),
+      ),
+    ];
+    this.#running = Promise.allSettled(loops);
+    this.#ready = Promise.all(synced).then(async () => {
+      this.#synced = true;
+      await this.#aggregate();
+    });
+    return this.#ready;
+  }
+
+  /** Stops the watches. */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    await this.#running;
+  }
+
+  async authorize(attributes: Attributes): Promise<Decision> {
+    if (attributes.user.groups.includes(systemPrivilegedGroup)) return { allowed: true, reason: "" };
+    await this.ready();
+    return this.decide(attributes);
+  }
+
+  /** The decision on what the caches hold now. */
+  decide(attributes: Attributes): Decision {
+    const namespace = attributes.resourceRequest ? attributes.namespace : "";
+    for (const [binding, subject] of this.#bindingsOf(attributes.user, namespace)) {
+      const rules = this.#rulesOf(binding);
+      if (rules === undefined) continue;
+      for (const rule of rules) {
+        if (ruleAllows(attributes, rule))
+          return { allowed: true, reason: `RBAC: allowed by ${describe(binding, subject)}` };
+      }
+    }
+    return { allowed: false, reason: "" };
+  }
+
+  /** Every rule the user holds in `namespace` (cluster-wide ones included), for SelfSubjectRulesReview. */
+  async rulesFor(user: UserInfo, namespace: string): Promise<UserRules> {
+    if (user.groups.includes(systemPrivilegedGroup)) {
+      return {
+        resourceRules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"] }],
+        nonResourceRules: [{ verbs: ["*"], nonResourceURLs: ["*"] }],
+      };
+    }
+    await this.ready();
+    const result: UserRules = { resourceRules: [], nonResourceRules: [] };
+    for (const [binding] of this.#bindingsOf(user, namespace)) {
+      for (const rule of this.#rulesOf(binding) ?? []) {
+        if ((rule.nonResourceURLs ?? []).length > 0)
+          result.nonResourceRules.push({ verbs: rule.verbs, nonResourceURLs: rule.nonResourceURLs ?? [] });
+        if ((rule.resources ?? []).length > 0) {
+          const { nonResourceURLs: _, ...resourceRule } = rule;
+          result.resourceRules.push(resourceRule);
+        }
+      }
+    }
+    return result;
+  }
+
+  /**
+   * The ClusterRole aggregation controller (upstream's
+   * `clusterrole-aggregation-controller`): a ClusterRole with an
+   * `aggregationRule` gets the rules of every other ClusterRole its selectors
+   * match, in name order, duplicates once. Runs after each ClusterRole change.
+   */
+  #scheduleAggregation(): void {
+    if (this.#aggregation !== undefined) {
+      this.#aggregateAgain = true;
+      return;
+    }
+    this.#aggregation = this.#aggregate().finally(() => {
+      this.#aggregation = undefined;
+      if (this.#aggregateAgain && !this.#stop.signal.aborted) {
+        this.#aggregateAgain = false;
+        this.#scheduleAggregation();
+      }
+    });
+  }
+
+  async #aggregate(): Promise<void> {
+    const all = [...this.#clusterRoles.values()].sort((a, b) =>
+      (a.metadata?.name ?? "").localeCompare(b.metadata?.name ?? ""),
+    );
+    for (const role of all) {
+      const selectors = (role.aggregationRule?.clusterRoleSelectors ?? []).flatMap((selector) => {
+        try {
+          return [labelSelectorAsSelector(selector)];
+        } catch {
+          return [];
+        }
+      });
+      if (selectors.length === 0) continue;
+      const rules: PolicyRule[] = [];
+      const seen = new Set<string>();
+      for (const source of all) {
+        if (source === role || !selectors.some((s) => s.matches(source.metadata?.labels ?? {}))) continue;
+        for (const rule of source.rules ?? []) {
+          const text = JSON.stringify(rule);
+          if (seen.has(text)) continue;
+          seen.add(text);
+          rules.push(rule);
+        }
+      }
+      if (JSON.stringify(rules) === JSON.stringify(role.rules ?? [])) continue;
+      // A conflict means a newer version is on its way; its event aggregates again.
+      await this.#client
+        .resource(clusterRoles)
+        .update({ ...role, rules }, { signal: this.#stop.signal })
+        .catch(() => {});
+    }
+  }
+
+  /** The bindings that bind `user`: cluster-wide ones, then those of `namespace`, each with the subject that matched. */
+  *#bindingsOf(user: UserInfo, namespace: string): Generator<[Binding, Subject]> {
+    const keys = [`User:${user.username}`, ...user.groups.map((g) => `Group:${g}`)];
+    const seen = new Set<Binding>();
+    for (const scope of namespace === "" ? [""] : ["", namespace]) {
+      for (const key of keys) {
+        for (const binding of this.#bySubject.get(`${scope}|${key}`)?.values() ?? []) {
+          if (seen.has(binding)) continue;
+          seen.add(binding);
+          const subject = (binding.subjects ?? []).find((s) => subjectKey(s, binding) === key);
+          if (subject !== undefined) yield [binding, subject];
+        }
+      }
+    }
+  }
+
+  #rulesOf(binding: Binding): readonly PolicyRule[] | undefined {
+    const ref = binding.roleRef;
+    if (ref.kind === "ClusterRole") return this.#clusterRoles.get(ref.name)?.rules;
+    if (ref.kind === "Role") return this.#roles.get(`${binding.metadata.namespace ?? ""}/${ref.name}`)?.rules;
+    return undefined;
+  }
+
+  #index(type: string, binding: Binding): void {
+    const id = `${binding.kind ?? ""}|${binding.metadata.namespace ?? ""}/${binding.metadata.name}`;
+    for (const key of this.#subjectKeys.get(id) ?? []) {
+      const bucket = this.#bySubject.get(key);
+      bucket?.delete(id);
+      if (bucket?.size === 0) this.#bySubject.delete(key);
+    }
+    this.#subjectKeys.delete(id);
+    if (type === "DELETED") return;
+    const scope = binding.metadata.namespace ?? "";
+    const keys = [...new Set((binding.subjects ?? []).map((s) => `${scope}|${subjectKey(s, binding)}`))];
+    for (const key of keys) {
+      let bucket = this.#bySubject.get(key);
+      if (bucket === undefined) this.#bySubject.set(key, (bucket = new Map()));
+      bucket.set(id, binding);
+    }
+    this.#subjectKeys.set(id, keys);
+  }
+
+  /** Lists then watches one kind until closed, restarting a failed watch after a second. */
+  async #watch<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    synced: Promise<void>[],
+    apply: (type: "ADDED" | "MODIFIED" | "DELETED", object: T) => void,
+  ): Promise<void> {
+    const signal = this.#stop.signal;
+    let markSynced!: () => void;
+    synced.push(new Promise<void>((resolve) => (markSynced = resolve)));
+    const api = this.#client.resource(resource);
+    while (!signal.aborted) {
+      try {
+        const list = await api.list({ signal });
+        const kind = resource.kind;
+        for (const item of list.items) apply("ADDED", { ...item, kind } as T);
+        markSynced();
+        const events = await api.watch({ resourceVersion: list.metadata?.resourceVersion, signal });
+        for await (const event of events) {
+          if (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED")
+            apply(event.type, { ...event.object, kind } as T);
+        }
+      } catch {
+        // Relisted after a pause; the caches are replaced object by object.
+      }
+      if (!signal.aborted) await this.#clock.sleep(1000, { signal }).catch(() => {});
+    }
+    markSynced();
+  }
+}
+
+/** How a subject appears in the index: ServiceAccounts as the user name they authenticate as. */
+function subjectKey(subject: Subject, binding: Binding): string {
+  switch (subject.kind) {
+    case "User":
+      return `User:${subject.name}`;
+    case "Group":
+      return `Group:${subject.name}`;
+    case "ServiceAccount":
+      return `User:system:serviceaccount:${subject.namespace || binding.metadata.namespace || ""}:${subject.name}`;
+    default:
+      return `Unknown:${subject.kind}`;
+  }
+}
+
+/** Upstream's binding describer: `ClusterRoleBinding "x" of ClusterRole "y" to Group "z"`. */
+function describe(binding: Binding, subject: Subject): string {
+  const namespace = binding.metadata.namespace;
+  const name = namespace ? `${binding.metadata.name}/${namespace}` : binding.metadata.name;
+  const kind = namespace ? "RoleBinding" : "ClusterRoleBinding";
+  const who =
+    subject.kind === "ServiceAccount" && subject.namespace
+      ? `${subject.kind} ${JSON.stringify(`${subject.name}/${subject.namespace}`)}`
+      : `${subject.kind} ${JSON.stringify(subject.name)}`;
+  return `${kind} ${JSON.stringify(name)} of ${binding.roleRef.kind} ${JSON.stringify(binding.roleRef.name)} to ${who}`;
+}
