@@ -12,6 +12,8 @@ export interface KubeconfigOptions {
    * `certificate-authority-data` so that clients verify the server. Default: none.
    */
   certificateAuthority?: string | undefined;
+  /** A client certificate and key (PEM) for the user entry, in place of the token. Default: none. */
+  clientCertificate?: { cert: string; key: string } | undefined;
 }
 
 /**
@@ -35,7 +37,7 @@ export function kubeconfigFor(options: KubeconfigOptions): string {
       : `    certificate-authority-data: ${Buffer.from(options.certificateAuthority).toString("base64")}`,
     "users:",
     `- name: ${quote(name)}`,
-    options.token === undefined ? "  user: {}" : `  user:\n    token: ${quote(options.token)}`,
+    userLines(options),
     "contexts:",
     `- name: ${quote(name)}`,
     "  context:",
@@ -46,4 +48,15 @@ export function kubeconfigFor(options: KubeconfigOptions): string {
     "",
   ];
   return lines.join("\n");
+}
+
+function userLines(options: KubeconfigOptions): string {
+  const certificate = options.clientCertificate;
+  if (certificate !== undefined)
+    return [
+      "  user:",
+      `    client-certificate-data: ${Buffer.from(certificate.cert).toString("base64")}`,
+      `    client-key-data: ${Buffer.from(certificate.key).toString("base64")}`,
+    ].join("\n");
+  return options.token === undefined ? "  user: {}" : `  user:\n    token: ${JSON.stringify(options.token)}`;
 }

@@ -14,7 +14,12 @@ import type { KubeletConnection } from "./pod-connect.js";
 import { execSocketServer, handleUpgrade } from "./pod-exec.js";
 import { type ApiServerMetrics, observeRequest, type RequestLogger } from "./request-metrics.js";
 import { statusBody } from "./respond.js";
-import { generateServingCertificates } from "./tls.js";
+import {
+  type CertificateAndKey,
+  type ClientCertificateSubject,
+  generateServingCertificates,
+  issueClientCertificate,
+} from "./tls.js";
 
 export { createRequestHandler, type HttpHandlerOptions };
 
@@ -109,8 +114,21 @@ export interface ListeningApiServer {
   readonly host: string;
   readonly port: number;
   readonly server: http.Server;
-  /** A kubeconfig (YAML) for this server, with the token if one is required and the CA if known. */
-  kubeconfig(options?: { namespace?: string | undefined; name?: string | undefined }): string;
+  /**
+   * A kubeconfig (YAML) for this server, with the CA if known, and the token
+   * if one is required — or, given one, a client certificate instead.
+   */
+  kubeconfig(options?: {
+    namespace?: string | undefined;
+    name?: string | undefined;
+    clientCertificate?: CertificateAndKey | undefined;
+  }): string;
+  /**
+   * A client certificate signed by the CA this server generated (`tls: true`
+   * with a `token`): its CN is the user, each group an O, as with kind or
+   * kubeadm. Rejects for a server that did not generate its CA.
+   */
+  clientCertificate(subject: ClientCertificateSubject): Promise<CertificateAndKey>;
   /** Stops accepting connections, ends open watches and closes every socket. */
   close(): Promise<void>;
 }
@@ -152,7 +170,19 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   const server: http.Server =
     tls === undefined
       ? http.createServer(serverOptions, serve)
-      : https.createServer({ ...serverOptions, cert: tls.cert, key: tls.key }, serve);
+      : https.createServer(
+          {
+            ...serverOptions,
+            cert: tls.cert,
+            key: tls.key,
+            // Client certificates signed by the cluster CA authenticate their CN; others are not refused
+            // at the handshake (the request is then anonymous, or carries a token).
+            ...(auth !== undefined && tls.ca !== undefined
+              ? { requestCert: true, rejectUnauthorized: false, ca: tls.ca }
+              : {}),
+          },
+          serve,
+        );
   // Requests arrive on the TLS socket, so that is the one the limiter must know.
   server.on(tls === undefined ? "connection" : "secureConnection", (socket: Socket) =>
     limiter.accept(socket),
@@ -221,13 +251,20 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
     host,
     port,
     server,
-    kubeconfig: (kubeconfigOptions = {}) =>
+    kubeconfig: ({ clientCertificate, ...kubeconfigOptions } = {}) =>
       kubeconfigFor({
         server: url,
-        token: options.token,
         certificateAuthority: tls?.ca,
+        ...(clientCertificate === undefined ? { token: options.token } : { clientCertificate }),
         ...kubeconfigOptions,
       }),
+    async clientCertificate(subject) {
+      if (tls?.ca === undefined || tls.caKey === undefined || auth === undefined)
+        throw new Error(
+          "ListeningApiServer.clientCertificate: only a server listening with `tls: true` and a `token` signs client certificates",
+        );
+      return issueClientCertificate({ cert: tls.ca, key: tls.caKey }, subject);
+    },
     close,
   };
 }
@@ -236,14 +273,14 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
 async function servingCertificateFor(
   tls: ListenOptions["tls"],
   host: string,
-): Promise<{ cert: string; key: string; ca: string | undefined } | undefined> {
+): Promise<{ cert: string; key: string; ca: string | undefined; caKey: string | undefined } | undefined> {
   if (tls === undefined || tls === false) return undefined;
-  if (tls !== true) return { cert: tls.cert, key: tls.key, ca: tls.ca };
+  if (tls !== true) return { cert: tls.cert, key: tls.key, ca: tls.ca, caKey: undefined };
   const loopback = ["127.0.0.1", "::1"];
   const isAddress = isIPv4(host) || isIPv6(host);
   const { ca, serving } = await generateServingCertificates({
     dnsNames: isAddress || host === "localhost" ? ["localhost"] : ["localhost", host],
     ipAddresses: isAddress && !loopback.includes(host) ? [...loopback, host] : loopback,
   });
-  return { cert: serving.cert, key: serving.key, ca: ca.cert };
+  return { cert: serving.cert, key: serving.key, ca: ca.cert, caKey: ca.key };
 }

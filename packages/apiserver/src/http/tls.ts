@@ -141,3 +141,44 @@ function randomSerial(): string {
   bytes[0] = (bytes[0] ?? 0) & 0x7f;
   return bytes.toString("hex");
 }
+
+/** Who a client certificate names: its CN is the user, each O a group (as kube-apiserver reads them). */
+export interface ClientCertificateSubject {
+  username: string;
+  groups?: readonly string[] | undefined;
+  /** Default 365. */
+  validityDays?: number | undefined;
+}
+
+/**
+ * A client certificate and key signed by `ca`, for a kubeconfig's
+ * `client-certificate-data`/`client-key-data`, as kubeadm makes them.
+ */
+export async function issueClientCertificate(
+  ca: CertificateAndKey,
+  subject: ClientCertificateSubject,
+): Promise<CertificateAndKey> {
+  const keys = await newKeyPair();
+  const caCert = forge.pki.certificateFromPem(ca.cert);
+  const notBefore = new Date(Date.now() - 60 * 60 * 1000);
+  const cert = forge.pki.createCertificate();
+  cert.publicKey = keys.publicKey;
+  cert.serialNumber = randomSerial();
+  cert.validity.notBefore = notBefore;
+  cert.validity.notAfter = new Date(
+    notBefore.getTime() + (subject.validityDays ?? 365) * 24 * 60 * 60 * 1000,
+  );
+  cert.setSubject([
+    ...(subject.groups ?? []).map((value) => ({ name: "organizationName", value, valueTagClass: utf8 })),
+    { name: "commonName", value: subject.username, valueTagClass: utf8 },
+  ]);
+  cert.setIssuer(caCert.subject.attributes);
+  cert.setExtensions([
+    { name: "basicConstraints", cA: false, critical: true },
+    { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
+    { name: "extKeyUsage", clientAuth: true },
+    { name: "authorityKeyIdentifier", keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
+  ]);
+  signCertificate(cert, ca.key);
+  return { cert: forge.pki.certificateToPem(cert), key: keys.privateKeyPem };
+}

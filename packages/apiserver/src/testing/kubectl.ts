@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ApiServer, type ApiServerOptions } from "../api-server.js";
-import { type ListenOptions, listen } from "../http/server.js";
+import { type ListeningApiServer, type ListenOptions, listen } from "../http/server.js";
 
 /** What one kubectl run ended with. */
 export interface KubectlResult {
@@ -29,6 +29,8 @@ export interface KubectlCluster {
   kubeconfig: string;
   /** The server's URL (`https://127.0.0.1:<port>` with TLS). */
   url: string;
+  /** The listener (its kubeconfigs, client certificates). */
+  server: ListeningApiServer;
   /** Runs `cleanup` when the cluster closes, before the server stops (a controller's shutdown). */
   defer(cleanup: () => Promise<void> | void): void;
 }
@@ -94,7 +96,7 @@ export async function kubectlCluster(
   const defer = (cleanup: () => Promise<void> | void) => {
     cleanups.push(cleanup);
   };
-  return { api, client: api.client(), kubectl, background, file, kubeconfig, url: server.url, defer };
+  return { api, client: api.client(), kubectl, background, file, kubeconfig, url: server.url, server, defer };
 }
 
 /** Closes every cluster made since the last call, newest first (an `afterEach`). */

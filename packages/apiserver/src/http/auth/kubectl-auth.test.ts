@@ -156,6 +156,22 @@ describe("kubectl auth against RBAC", () => {
     expect(short.stderr).toContain("may not specify a duration less than 10 minutes");
   });
 
+  it("a client certificate signed by the cluster CA authenticates its CN, its Os as groups", async () => {
+    const { kubectl, server, file } = await secured();
+    const certificate = await server.clientCertificate({ username: "ann", groups: ["ops", "audit"] });
+    const kubeconfig = await file("ann.kubeconfig", server.kubeconfig({ clientCertificate: certificate }));
+    const ann = (args: string[]) => kubectl([`--kubeconfig=${kubeconfig}`, ...args]);
+    const whoami = await ann(["auth", "whoami", "-o", "json"]);
+    expect(JSON.parse(whoami.stdout).status.userInfo).toEqual({
+      username: "ann",
+      groups: ["ops", "audit", "system:authenticated"],
+    });
+    expect((await ann(["auth", "can-i", "list", "nodes"])).stdout).toBe("no\n");
+    await kubectl(["create", "clusterrolebinding", "ops-view", "--clusterrole=system:node", "--group=ops"]);
+    await until(async () => (await ann(["auth", "can-i", "list", "nodes"])).stdout === "yes\n");
+    expect(await ann(["get", "nodes"])).toMatchObject({ code: 0, stderr: "No resources found\n" });
+  });
+
   it("a wrong token is a 401 on every path, public ones included", async () => {
     const { kubectl } = await secured();
     for (const path of ["/version", "/healthz", "/api", "/api/v1/pods"]) {

@@ -1,11 +1,4 @@
-import {
-  createHash,
-  generateKeyPairSync,
-  type KeyObject,
-  randomUUID,
-  sign,
-  verify,
-} from "node:crypto";
+import { createHash, generateKeyPairSync, type KeyObject, randomUUID, sign, verify } from "node:crypto";
 import { allAuthenticated, serviceAccountGroups, serviceAccountUsername, type UserInfo } from "./user.js";
 
 /** kube-apiserver's default `--service-account-issuer` and API audience. */
