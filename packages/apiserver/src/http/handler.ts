@@ -1,6 +1,7 @@
 import type * as http from "node:http";
 import { newBadRequest } from "@reconcile/api";
 import { checkHost, splitTarget } from "./access.js";
+import { rbacEscalationCheck } from "./auth/escalation.js";
 import { authorizeRequest } from "./auth/request-auth.js";
 import { answerReview, reviewMessageOf, reviewRoute } from "./auth/reviews.js";
 import { markAuthorized } from "./connection-limiter.js";
@@ -117,6 +118,7 @@ async function handle(
     dryRun: parseDryRun(query),
     fieldManager: query.get("fieldManager") || undefined,
     userAgent: request.headers["user-agent"],
+    admit: context.authn && rbacEscalationCheck(context.authn.auth, user, route.resource),
   };
   if (route.name === undefined)
     return serveCollection(context, route, method, pathname, query, write, request, response);

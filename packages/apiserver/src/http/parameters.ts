@@ -1,4 +1,4 @@
-import { type ListOptions, newBadRequest, newInvalid } from "@reconcile/api";
+import { type KubeObject, type ListOptions, newBadRequest, newInvalid } from "@reconcile/api";
 import { isJsonObject } from "../json.js";
 import { FieldErrors } from "../registry/field-errors.js";
 import type { RegistryDeleteOptions } from "../registry/registry.js";
@@ -11,6 +11,8 @@ export interface WriteOptions {
   /** `fieldManager`; else the registry derives one from the User-Agent's product. */
   fieldManager: string | undefined;
   userAgent: string | undefined;
+  /** The request's own admission check (RBAC's escalation check). */
+  admit?: ((object: KubeObject, existing: KubeObject | undefined) => Promise<void> | void) | undefined;
 }
 
 /** A list's options from its query: selectors, paging and resourceVersion semantics. */

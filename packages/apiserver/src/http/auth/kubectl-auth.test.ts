@@ -172,6 +172,64 @@ describe("kubectl auth against RBAC", () => {
     expect(await ann(["get", "nodes"])).toMatchObject({ code: 0, stderr: "No resources found\n" });
   });
 
+  it("a namespace admin grants only what it holds, unless it may escalate or bind", async () => {
+    const { kubectl } = await secured();
+    await kubectl([
+      "create",
+      "rolebinding",
+      "jane-admin",
+      "--clusterrole=admin",
+      "--user=jane",
+      "-n",
+      "default",
+    ]);
+    const jane = (args: string[]) => kubectl([...args, "--as=jane", "-n", "default"]);
+    await until(async () => (await jane(["auth", "can-i", "create", "roles"])).stdout === "yes\n");
+    expect(await jane(["create", "role", "pod-reader", "--verb=get,list", "--resource=pods"])).toMatchObject({
+      code: 0,
+    });
+    expect(await jane(["create", "role", "node-reader", "--verb=list", "--resource=nodes"])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        'Error from server (Forbidden): roles.rbac.authorization.k8s.io "node-reader" is forbidden: user "jane" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["nodes"], Verbs:["list"]}\n',
+    });
+    expect(
+      await jane(["create", "rolebinding", "bob-view", "--clusterrole=view", "--user=bob"]),
+    ).toMatchObject({
+      code: 0,
+    });
+    const escalation = await jane([
+      "create",
+      "rolebinding",
+      "bob-root",
+      "--clusterrole=cluster-admin",
+      "--user=bob",
+    ]);
+    expect(escalation.code).toBe(1);
+    expect(escalation.stderr).toContain(
+      'rolebindings.rbac.authorization.k8s.io "bob-root" is forbidden: user "jane" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:',
+    );
+    // The bind verb on that role lifts the check.
+    await kubectl([
+      "create",
+      "clusterrole",
+      "bind-root",
+      "--verb=bind",
+      "--resource=clusterroles",
+      "--resource-name=cluster-admin",
+    ]);
+    await kubectl(["create", "clusterrolebinding", "jane-bind", "--clusterrole=bind-root", "--user=jane"]);
+    await until(
+      async () => (await jane(["auth", "can-i", "bind", "clusterroles/cluster-admin"])).stdout === "yes\n",
+    );
+    expect(
+      await jane(["create", "rolebinding", "bob-root", "--clusterrole=cluster-admin", "--user=bob"]),
+    ).toMatchObject({
+      code: 0,
+    });
+  });
+
   it("a wrong token is a 401 on every path, public ones included", async () => {
     const { kubectl } = await secured();
     for (const path of ["/version", "/healthz", "/api", "/api/v1/pods"]) {

@@ -199,6 +199,19 @@ export class RbacAuthorizer {
     }
   }
 
+  /** The rules of the role a binding in `namespace` refers to, as cached; undefined when it does not exist. */
+  roleRules(kind: string, namespace: string, name: string): readonly PolicyRule[] | undefined {
+    if (kind === "ClusterRole") {
+      const role = this.#clusterRoles.get(name);
+      return role === undefined ? undefined : (role.rules ?? []);
+    }
+    if (kind === "Role") {
+      const role = this.#roles.get(`${namespace}/${name}`);
+      return role === undefined ? undefined : (role.rules ?? []);
+    }
+    return undefined;
+  }
+
   /** The bindings that bind `user`: cluster-wide ones, then those of `namespace`, each with the subject that matched. */
   *#bindingsOf(user: UserInfo, namespace: string): Generator<[Binding, Subject]> {
     const keys = [`User:${user.username}`, ...user.groups.map((g) => `Group:${g}`)];

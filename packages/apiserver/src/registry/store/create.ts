@@ -60,6 +60,7 @@ export async function createObject(
   for (let attempt = 0; ; attempt++) {
     if (!explicitName && generateName) meta.name = generateName + randomSuffix();
     validate(store, object, undefined);
+    await options.admit?.(object, undefined);
     const undo = beginCreate(store, object);
     try {
       return await writer.create(keyOf(resource, meta.namespace, meta.name!), object, undo);

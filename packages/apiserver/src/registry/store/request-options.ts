@@ -1,3 +1,4 @@
+import type { KubeObject } from "@reconcile/api";
 import type { FieldValidation } from "../field-validation.js";
 
 export interface DryRunOption {
@@ -17,6 +18,12 @@ export interface DryRunOption {
    * Warn, with nowhere for the warnings to go.
    */
   fieldValidation?: FieldValidation | undefined;
+  /**
+   * A last check of the object about to be written (created, or updated from
+   * `existing`), after the kind's own validation: what a validating admission
+   * step refuses, it throws. Default: none.
+   */
+  admit?: ((object: KubeObject, existing: KubeObject | undefined) => Promise<void> | void) | undefined;
 }
 
 export interface PatchOptions extends DryRunOption {

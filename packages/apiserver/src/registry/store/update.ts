@@ -80,6 +80,7 @@ export async function guaranteedUpdate(
       object = ownershipAfterUpdate(store, existing, sent, options, options.subresource ?? "");
     }
     if (jsonEqual(object, existing)) return existing; // nothing changed: no write, no event
+    await options.admit?.(object, existing);
     const finalized =
       object.metadata?.deletionTimestamp !== undefined &&
       (object.metadata.finalizers ?? []).length === 0 &&
