@@ -31,6 +31,7 @@ import {
   endpointSlicePrinter,
   endpointsPrinter,
   persistentVolumeClaimPrinter,
+  roleBindingPrinter,
   serviceAccountPrinter,
 } from "./printers/index.js";
 
@@ -226,11 +227,17 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
   defineKind({ descriptor: networkPolicies, strategy: networkPolicyStrategy }),
   defineKind({ descriptor: roles, strategy: roleStrategy, protobufMessage: "Role" }),
   defineKind({ descriptor: clusterRoles, strategy: roleStrategy, protobufMessage: "ClusterRole" }),
-  defineKind({ descriptor: roleBindings, strategy: bindingStrategy, protobufMessage: "RoleBinding" }),
+  defineKind({
+    descriptor: roleBindings,
+    strategy: bindingStrategy,
+    protobufMessage: "RoleBinding",
+    printer: roleBindingPrinter,
+  }),
   defineKind({
     descriptor: clusterRoleBindings,
     strategy: bindingStrategy,
     protobufMessage: "ClusterRoleBinding",
+    printer: roleBindingPrinter,
   }),
   defineKind({ descriptor: storageClasses, strategy: storageClassStrategy }),
   defineKind({

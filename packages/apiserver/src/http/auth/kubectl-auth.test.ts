@@ -230,6 +230,33 @@ describe("kubectl auth against RBAC", () => {
     });
   });
 
+  it("get rolebindings prints the role, and the subjects with -o wide", async () => {
+    const { kubectl } = await secured();
+    await kubectl([
+      "create",
+      "rolebinding",
+      "mixed",
+      "--clusterrole=view",
+      "--user=ann",
+      "--user=bob",
+      "--group=ops",
+      "--serviceaccount=default:robot",
+    ]);
+    const wide = await kubectl(["get", "rolebinding", "mixed", "-o", "wide"]);
+    const [header, row] = wide.stdout.trimEnd().split("\n");
+    expect(header?.split(/\s{2,}/)).toEqual(["NAME", "ROLE", "AGE", "USERS", "GROUPS", "SERVICEACCOUNTS"]);
+    expect(row?.split(/\s{2,}/)).toEqual([
+      "mixed",
+      "ClusterRole/view",
+      expect.stringMatching(/^\d+s$/),
+      "ann, bob",
+      "ops",
+      "default:robot",
+    ]);
+    const roles = await kubectl(["get", "clusterrole", "cluster-admin"]);
+    expect(roles.stdout).toMatch(/^NAME\s+CREATED AT\ncluster-admin\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/);
+  });
+
   it("a wrong token is a 401 on every path, public ones included", async () => {
     const { kubectl } = await secured();
     for (const path of ["/version", "/healthz", "/api", "/api/v1/pods"]) {

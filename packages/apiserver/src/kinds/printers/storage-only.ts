@@ -222,3 +222,35 @@ export const persistentVolumeClaimPrinter: Printer = {
     ];
   },
 };
+
+/** RoleBindings and ClusterRoleBindings (upstream `printRoleBinding`): the role, and the subjects in wide output. */
+export const roleBindingPrinter: Printer = {
+  columns: [
+    nameColumn,
+    column(
+      "Role",
+      "string",
+      "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace.",
+    ),
+    ageColumn,
+    column("Users", "string", "Users in the roleBinding", 1),
+    column("Groups", "string", "Groups in the roleBinding", 1),
+    column("ServiceAccounts", "string", "ServiceAccounts in the roleBinding", 1),
+  ],
+  cells(binding: Loose, now) {
+    const subjects: Loose[] = Array.isArray(binding.subjects) ? binding.subjects : [];
+    const of = (kind: string) =>
+      subjects
+        .filter((s) => s.kind === kind)
+        .map((s) => (kind === "ServiceAccount" ? `${s.namespace ?? ""}:${s.name}` : s.name))
+        .join(", ");
+    return [
+      nameOf(binding),
+      `${binding.roleRef?.kind ?? ""}/${binding.roleRef?.name ?? ""}`,
+      ageOf(binding, now),
+      of("User"),
+      of("Group"),
+      of("ServiceAccount"),
+    ];
+  },
+};
