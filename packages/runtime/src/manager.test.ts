@@ -118,6 +118,7 @@ describe("Manager", () => {
 describe("startTestEnvironment", () => {
   it("serves the CRD's kind in process and over HTTP, with the real clock, and reports it Established", async () => {
     const env = await startTestEnvironment({
+      authorization: false,
       crds: [
         {
           apiVersion: "apiextensions.k8s.io/v1",

@@ -4,4 +4,5 @@ export {
   startTestEnvironment,
   type TestEnvironment,
   type TestEnvironmentOptions,
+  type TestIdentity,
 } from "./test-environment.js";

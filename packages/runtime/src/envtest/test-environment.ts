@@ -1,7 +1,15 @@
+import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
+import type * as https from "node:https";
 import { defineResource, errorMessage, type ResourceDescriptor } from "@reconcile/api";
-import { ApiServer, customResourceDefinitions, type ListeningApiServer } from "@reconcile/apiserver";
-import type { Client } from "@reconcile/client";
+import {
+  ApiServer,
+  customResourceDefinitions,
+  generateServingCertificates,
+  type ListeningApiServer,
+  type ServingCertificates,
+} from "@reconcile/apiserver";
+import { type Client, HttpClient } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
 
@@ -18,7 +26,20 @@ export interface TestEnvironmentOptions {
   clock?: Clock | undefined;
   /** Also serve the REST API over HTTP on 127.0.0.1 and a free port, for `kubeconfig`. Default true. */
   http?: boolean | undefined;
+  /**
+   * Serve HTTPS with authentication and RBAC, as envtest's kube-apiserver
+   * does: `kubeconfig()` is a cluster admin's (system:masters), and
+   * {@link TestEnvironment.clientAs} gives a client acting as a ServiceAccount
+   * or user, so a missing rule in an operator's RBAC manifest fails its tests.
+   * `false` serves plain HTTP where every request is allowed. Default true.
+   */
+  authorization?: boolean | undefined;
 }
+
+/** Who {@link TestEnvironment.clientAs} acts as. */
+export type TestIdentity =
+  | { serviceAccount: { namespace: string; name: string } }
+  | { user: string; groups?: readonly string[] | undefined };
 
 /** A running API server for tests (controller-runtime's `envtest.Environment`), started in process. */
 export interface TestEnvironment {
@@ -32,6 +53,13 @@ export interface TestEnvironment {
   readonly url: string | undefined;
   /** A kubeconfig (YAML) for `HttpClient`, `kubectl` or `@kubernetes/client-node`; throws with `http: false`. */
   kubeconfig(): string;
+  /**
+   * An HTTP client acting as `identity` (by impersonation, through the admin's
+   * credentials), whose every request RBAC judges: bind the roles of your
+   * operator's manifest to its ServiceAccount and run the controller on this
+   * client. Throws with `http: false` or `authorization: false`.
+   */
+  clientAs(identity: TestIdentity): Client;
   /** Closes the HTTP listener and every watch, and stops the server's background work. */
   stop(): Promise<void>;
 }
@@ -50,7 +78,10 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
   try {
     const installed: CustomResourceDefinition[] = [];
     for (const crd of crds) installed.push(await installCRD(apiServer, crd));
-    if (options.http ?? true) listening = await apiServer.listen();
+    const authorization = options.authorization ?? true;
+    const token = randomBytes(24).toString("base64url");
+    if (options.http ?? true)
+      listening = await apiServer.listen(authorization ? { tls: await envtestCertificates(), token } : {});
     return {
       apiServer,
       client: apiServer.client(),
@@ -60,12 +91,51 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
         if (listening === undefined) throw new Error("the test environment was started with http: false");
         return listening.kubeconfig();
       },
+      clientAs(identity) {
+        if (listening === undefined) throw new Error("the test environment was started with http: false");
+        if (!authorization) throw new Error("the test environment was started with authorization: false");
+        return impersonatingClient(listening, token, identity);
+      },
       stop: () => apiServer.close(),
     };
   } catch (error) {
     await apiServer.close();
     throw error;
   }
+}
+
+/** One CA and serving certificate per process: RSA keys take a while to make, and tests start many servers. */
+let certificates: Promise<ServingCertificates> | undefined;
+
+async function envtestCertificates(): Promise<{ cert: string; key: string; ca: string }> {
+  certificates ??= generateServingCertificates();
+  const { ca, serving } = await certificates;
+  return { cert: serving.cert, key: serving.key, ca: ca.cert };
+}
+
+/** An HttpClient with the admin's token and `Impersonate-*` headers naming `identity`. */
+function impersonatingClient(listening: ListeningApiServer, token: string, identity: TestIdentity): Client {
+  const headers: Record<string, string | string[]> = {};
+  if ("serviceAccount" in identity) {
+    const { namespace, name } = identity.serviceAccount;
+    headers["Impersonate-User"] = `system:serviceaccount:${namespace}:${name}`;
+  } else {
+    headers["Impersonate-User"] = identity.user;
+    if ((identity.groups ?? []).length > 0) headers["Impersonate-Group"] = [...(identity.groups ?? [])];
+  }
+  const ca = listening.certificateAuthority;
+  return new HttpClient({
+    qps: Number.POSITIVE_INFINITY,
+    kubeConfig: {
+      getCurrentCluster: () => ({ server: listening.url, name: "envtest" }),
+      getCurrentContext: () => "envtest",
+      getContextObject: () => ({ namespace: "default" }),
+      async applyToHTTPSOptions(request: https.RequestOptions) {
+        request.headers = { ...request.headers, Authorization: `Bearer ${token}`, ...headers };
+        if (ca !== undefined) request.ca = ca;
+      },
+    },
+  });
 }
 
 /**
