@@ -167,22 +167,7 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
     connectionsCheckingInterval: Math.max(10, Math.min(headersTimeoutMs, requestTimeoutMs) / 4),
   };
   const tls = await servingCertificateFor(options.tls, host);
-  const server: http.Server =
-    tls === undefined
-      ? http.createServer(serverOptions, serve)
-      : https.createServer(
-          {
-            ...serverOptions,
-            cert: tls.cert,
-            key: tls.key,
-            // Client certificates signed by the cluster CA authenticate their CN; others are not refused
-            // at the handshake (the request is then anonymous, or carries a token).
-            ...(auth !== undefined && tls.ca !== undefined
-              ? { requestCert: true, rejectUnauthorized: false, ca: tls.ca }
-              : {}),
-          },
-          serve,
-        );
+  const server = createServer(serverOptions, serve, tls, auth !== undefined);
   // Requests arrive on the TLS socket, so that is the one the limiter must know.
   server.on(tls === undefined ? "connection" : "secureConnection", (socket: Socket) =>
     limiter.accept(socket),
@@ -267,6 +252,29 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
     },
     close,
   };
+}
+
+/** A plain HTTP server, or HTTPS with `tls`, asking for client certificates where they authenticate. */
+function createServer(
+  serverOptions: http.ServerOptions,
+  serve: RequestHandler,
+  tls: { cert: string; key: string; ca: string | undefined } | undefined,
+  authenticates: boolean,
+): http.Server {
+  if (tls === undefined) return http.createServer(serverOptions, serve);
+  return https.createServer(
+    {
+      ...serverOptions,
+      cert: tls.cert,
+      key: tls.key,
+      // Client certificates signed by the cluster CA authenticate their CN; others are not refused
+      // at the handshake (the request is then anonymous, or carries a token).
+      ...(authenticates && tls.ca !== undefined
+        ? { requestCert: true, rejectUnauthorized: false, ca: tls.ca }
+        : {}),
+    },
+    serve,
+  );
 }
 
 /** The certificate and key to serve HTTPS with, generated when `tls` is `true`; undefined for plain HTTP. */
