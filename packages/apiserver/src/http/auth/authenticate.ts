@@ -30,6 +30,7 @@ export class ClusterAuth {
   readonly #client: Client;
   readonly #clock: Clock;
   #started: Promise<void> | undefined;
+  #running = false;
 
   constructor(options: { client: Client; clock: Clock; issuer?: string | undefined }) {
     this.client = options.client;
@@ -42,8 +43,17 @@ export class ClusterAuth {
 
   /** Reconciles the bootstrap policy and fills the authorizer's caches, once. */
   start(): Promise<void> {
-    this.#started ??= reconcileBootstrapPolicy(this.#client).then(() => this.rbac.ready());
+    this.#started ??= reconcileBootstrapPolicy(this.#client)
+      .then(() => this.rbac.ready())
+      .then(() => {
+        this.#running = true;
+      });
     return this.#started;
+  }
+
+  /** Whether {@link start} has finished. */
+  get running(): boolean {
+    return this.#running;
   }
 
   async close(): Promise<void> {
@@ -123,7 +133,10 @@ export function staticTokenMap(users: readonly StaticTokenUser[] = []): Map<stri
  * ServiceAccount token — and anonymous without credentials. A bearer token
  * that no authenticator accepts is a 401, on every path.
  */
-export async function authenticate(request: http.IncomingMessage, authn: Authentication): Promise<UserInfo> {
+export function authenticate(
+  request: http.IncomingMessage,
+  authn: Authentication,
+): UserInfo | Promise<UserInfo> {
   const certificateUser = clientCertificateUser(request);
   if (certificateUser !== undefined) return certificateUser;
   const token = bearerToken(request);
@@ -137,9 +150,11 @@ export async function authenticate(request: http.IncomingMessage, authn: Authent
     return adminUser;
   const staticUser = authn.staticTokens.get(token);
   if (staticUser !== undefined) return staticUser;
-  const serviceAccount = await authn.auth.serviceAccountUser(token);
-  if (serviceAccount !== undefined) return serviceAccount;
-  throw newUnauthorized();
+  // Only a ServiceAccount token needs a look at the store (its ServiceAccount, pod or secret).
+  return authn.auth.serviceAccountUser(token).then((serviceAccount) => {
+    if (serviceAccount === undefined) throw newUnauthorized();
+    return serviceAccount;
+  });
 }
 
 /**

@@ -21,10 +21,21 @@ const extraPrefix = "impersonate-extra-";
  * ServiceAccount's name; groups; uids and userextras in
  * authentication.k8s.io). Without those headers the user is unchanged.
  */
-export async function impersonate(
+export function impersonate(
   request: http.IncomingMessage,
   user: UserInfo,
-  authorize: (attributes: Attributes) => Promise<Decision>,
+  authorizer: { authorize(attributes: Attributes): Promise<Decision> },
+): UserInfo | Promise<UserInfo> {
+  // Most requests impersonate no one: look for the prefix before building the per-header lists.
+  for (const name in request.headers)
+    if (name.startsWith("impersonate-")) return impersonated(request, user, authorizer);
+  return user;
+}
+
+async function impersonated(
+  request: http.IncomingMessage,
+  user: UserInfo,
+  authorizer: { authorize(attributes: Attributes): Promise<Decision> },
 ): Promise<UserInfo> {
   const headers = request.headersDistinct;
   const username = headers["impersonate-user"]?.[0];
@@ -49,7 +60,7 @@ export async function impersonate(
     attributes: Omit<Attributes & { resourceRequest: true }, "user" | "resourceRequest" | "verb">,
   ) => {
     const asked: Attributes = { ...attributes, user, resourceRequest: true, verb: "impersonate" };
-    const decision = await authorize(asked);
+    const decision = await authorizer.authorize(asked);
     if (!decision.allowed) throw forbidden(asked, decision.reason);
   };
   const serviceAccount = splitServiceAccountUsername(username);

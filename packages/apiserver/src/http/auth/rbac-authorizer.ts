@@ -18,7 +18,7 @@ import type {
   Subject,
 } from "kubernetes-types/rbac/v1.js";
 import type { Attributes } from "./attributes.js";
-import { ruleAllows } from "./rbac-rules.js";
+import { ruleMatcher } from "./rbac-rules.js";
 import { systemPrivilegedGroup, type UserInfo } from "./user.js";
 
 /** An authorizer's answer (upstream's `authorizer.Decision` and reason). */
@@ -28,6 +28,11 @@ export interface Decision {
 }
 
 type Binding = (RoleBinding | ClusterRoleBinding) & { metadata: { name: string } };
+
+interface SubjectBinding {
+  binding: Binding;
+  subject: Subject;
+}
 
 /** The rules a user holds in a namespace (SelfSubjectRulesReview). */
 export interface UserRules {
@@ -50,8 +55,12 @@ export class RbacAuthorizer {
   readonly #clock: Clock;
   readonly #clusterRoles = new Map<string, ClusterRole>();
   readonly #roles = new Map<string, Role>();
-  /** Bindings by subject key (`User:<name>`, `Group:<name>`), cluster-wide ones under namespace "". */
-  readonly #bySubject = new Map<string, Map<string, Binding>>();
+  /**
+   * Bindings by scope and subject key (`<namespace>|User:<name>`,
+   * `<namespace>|Group:<name>`; cluster-wide ones under namespace ""), each
+   * with the subject that put it there.
+   */
+  readonly #bySubject = new Map<string, Map<string, SubjectBinding>>();
   /** Each binding's subject keys, to unindex it. */
   readonly #subjectKeys = new Map<string, string[]>();
   #ready: Promise<void> | undefined;
@@ -104,23 +113,30 @@ export class RbacAuthorizer {
   }
 
   async authorize(attributes: Attributes): Promise<Decision> {
-    if (attributes.user.groups.includes(systemPrivilegedGroup)) return { allowed: true, reason: "" };
+    if (attributes.user.groups.includes(systemPrivilegedGroup)) return privileged;
     await this.ready();
+    return this.decide(attributes);
+  }
+
+  /** {@link authorize} on the caches as they are, once {@link ready} has settled. */
+  authorizeNow(attributes: Attributes): Decision {
+    if (attributes.user.groups.includes(systemPrivilegedGroup)) return privileged;
     return this.decide(attributes);
   }
 
   /** The decision on what the caches hold now. */
   decide(attributes: Attributes): Decision {
     const namespace = attributes.resourceRequest ? attributes.namespace : "";
-    for (const [binding, subject] of this.#bindingsOf(attributes.user, namespace)) {
+    const matches = ruleMatcher(attributes);
+    const verb = attributes.verb;
+    for (const { binding, subject } of this.#bindingsOf(attributes.user, namespace)) {
       const rules = this.#rulesOf(binding);
       if (rules === undefined) continue;
-      for (const rule of rules) {
-        if (ruleAllows(attributes, rule))
-          return { allowed: true, reason: `RBAC: allowed by ${describe(binding, subject)}` };
+      for (const rule of rulesWithVerb(rules, verb)) {
+        if (matches(rule)) return allowedBy(binding, subject);
       }
     }
-    return { allowed: false, reason: "" };
+    return denied;
   }
 
   /** Every rule the user holds in `namespace` (cluster-wide ones included), for SelfSubjectRulesReview. */
@@ -133,7 +149,7 @@ export class RbacAuthorizer {
     }
     await this.ready();
     const result: UserRules = { resourceRules: [], nonResourceRules: [] };
-    for (const [binding] of this.#bindingsOf(user, namespace)) {
+    for (const { binding } of this.#bindingsOf(user, namespace)) {
       for (const rule of this.#rulesOf(binding) ?? []) {
         if ((rule.nonResourceURLs ?? []).length > 0)
           result.nonResourceRules.push({ verbs: rule.verbs, nonResourceURLs: rule.nonResourceURLs ?? [] });
@@ -212,20 +228,23 @@ export class RbacAuthorizer {
     return undefined;
   }
 
-  /** The bindings that bind `user`: cluster-wide ones, then those of `namespace`, each with the subject that matched. */
-  *#bindingsOf(user: UserInfo, namespace: string): Generator<[Binding, Subject]> {
-    const keys = [`User:${user.username}`, ...user.groups.map((g) => `Group:${g}`)];
-    const seen = new Set<Binding>();
-    for (const scope of namespace === "" ? [""] : ["", namespace]) {
-      for (const key of keys) {
-        for (const binding of this.#bySubject.get(`${scope}|${key}`)?.values() ?? []) {
-          if (seen.has(binding)) continue;
-          seen.add(binding);
-          const subject = (binding.subjects ?? []).find((s) => subjectKey(s, binding) === key);
-          if (subject !== undefined) yield [binding, subject];
-        }
-      }
+  /**
+   * The bindings that bind `user`: cluster-wide ones, then those of
+   * `namespace`, each with the subject that matched (a binding that names the
+   * user twice comes twice; the second look finds nothing new).
+   */
+  #bindingsOf(user: UserInfo, namespace: string): SubjectBinding[] {
+    const found: SubjectBinding[] = [];
+    const scopes = namespace === "" ? [""] : ["", namespace];
+    for (const scope of scopes) {
+      const add = (key: string) => {
+        const bucket = this.#bySubject.get(`${scope}|${key}`);
+        if (bucket !== undefined) for (const entry of bucket.values()) found.push(entry);
+      };
+      add(`User:${user.username}`);
+      for (const group of user.groups) add(`Group:${group}`);
     }
+    return found;
   }
 
   #rulesOf(binding: Binding): readonly PolicyRule[] | undefined {
@@ -245,11 +264,14 @@ export class RbacAuthorizer {
     this.#subjectKeys.delete(id);
     if (type === "DELETED") return;
     const scope = binding.metadata.namespace ?? "";
-    const keys = [...new Set((binding.subjects ?? []).map((s) => `${scope}|${subjectKey(s, binding)}`))];
-    for (const key of keys) {
+    const keys: string[] = [];
+    for (const subject of binding.subjects ?? []) {
+      const key = `${scope}|${subjectKey(subject, binding)}`;
+      if (keys.includes(key)) continue;
+      keys.push(key);
       let bucket = this.#bySubject.get(key);
       if (bucket === undefined) this.#bySubject.set(key, (bucket = new Map()));
-      bucket.set(id, binding);
+      bucket.set(id, { binding, subject });
     }
     this.#subjectKeys.set(id, keys);
   }
@@ -282,6 +304,49 @@ export class RbacAuthorizer {
     }
     markSynced();
   }
+}
+
+const denied: Decision = { allowed: false, reason: "" };
+const privileged: Decision = { allowed: true, reason: "" };
+
+/** An allowing decision whose reason (only reviews read it) is written when read. */
+function allowedBy(binding: Binding, subject: Subject): Decision {
+  let reason: string | undefined;
+  return {
+    allowed: true,
+    get reason() {
+      reason ??= `RBAC: allowed by ${describe(binding, subject)}`;
+      return reason;
+    },
+  };
+}
+
+/** A role's rules by verb (`*` rules under every verb), made once per rules array: a decision reads only those. */
+const rulesByVerb = new WeakMap<readonly PolicyRule[], Map<string, PolicyRule[]>>();
+
+function rulesWithVerb(rules: readonly PolicyRule[], verb: string): readonly PolicyRule[] {
+  let byVerb = rulesByVerb.get(rules);
+  if (byVerb === undefined) {
+    byVerb = new Map();
+    const wildcard: PolicyRule[] = [];
+    for (const rule of rules) {
+      if (rule.verbs.includes("*")) wildcard.push(rule);
+      for (const v of new Set(rule.verbs)) {
+        if (v === "*") continue;
+        let list = byVerb.get(v);
+        if (list === undefined) byVerb.set(v, (list = []));
+        list.push(rule);
+      }
+    }
+    byVerb.set("*", wildcard);
+    rulesByVerb.set(rules, byVerb);
+  }
+  const exact = byVerb.get(verb);
+  const wildcard = byVerb.get("*")!;
+  if (exact === undefined) return wildcard;
+  if (wildcard.length === 0) return exact;
+  // A rule naming the verb and `*` would come twice; the first match ends the search anyway.
+  return [...exact, ...wildcard];
 }
 
 /** How a subject appears in the index: ServiceAccounts as the user name they authenticate as. */

@@ -6,20 +6,28 @@ import type { Attributes } from "./attributes.js";
 
 /** Whether one rule allows what `attributes` ask. */
 export function ruleAllows(attributes: Attributes, rule: PolicyRule): boolean {
-  if (!attributes.resourceRequest)
-    return verbMatches(rule, attributes.verb) && nonResourceURLMatches(rule, attributes.path);
-  const combined =
-    attributes.subresource === "" ? attributes.resource : `${attributes.resource}/${attributes.subresource}`;
-  return (
-    verbMatches(rule, attributes.verb) &&
-    apiGroupMatches(rule, attributes.apiGroup) &&
-    resourceMatches(rule, combined, attributes.subresource) &&
-    resourceNameMatches(rule, attributes.name)
-  );
+  return ruleMatcher(attributes)(rule);
+}
+
+/** A test of rules against one request, its per-request work (the combined resource) done once. */
+export function ruleMatcher(attributes: Attributes): (rule: PolicyRule) => boolean {
+  const verb = attributes.verb;
+  if (!attributes.resourceRequest) {
+    const path = attributes.path;
+    return (rule) => verbMatches(rule, verb) && nonResourceURLMatches(rule, path);
+  }
+  const { apiGroup, subresource, name } = attributes;
+  const combined = subresource === "" ? attributes.resource : `${attributes.resource}/${subresource}`;
+  return (rule) =>
+    verbMatches(rule, verb) &&
+    apiGroupMatches(rule, apiGroup) &&
+    resourceMatches(rule, combined, subresource) &&
+    resourceNameMatches(rule, name);
 }
 
 export function verbMatches(rule: PolicyRule, verb: string): boolean {
-  return rule.verbs.some((v) => v === "*" || v === verb);
+  for (const v of rule.verbs) if (v === verb || v === "*") return true;
+  return false;
 }
 
 export function apiGroupMatches(rule: PolicyRule, group: string): boolean {

@@ -3,7 +3,8 @@ import { isTrue } from "../parameters.js";
 import { type Attributes, forbidden, resourceVerb } from "./attributes.js";
 import { type Authentication, authenticate } from "./authenticate.js";
 import { impersonate } from "./impersonation.js";
-import { anonymousUser, type UserInfo } from "./user.js";
+import type { RbacAuthorizer } from "./rbac-authorizer.js";
+import { anonymousUser, systemPrivilegedGroup, type UserInfo } from "./user.js";
 
 /** Subresources whose WebSocket upgrade (a GET) needs `create` too, as kube-apiserver 1.31+ checks. */
 const connectSubresources = new Set(["exec", "attach", "portforward"]);
@@ -15,19 +16,38 @@ const connectSubresources = new Set(["exec", "attach", "portforward"]);
  * request is anonymous and allowed, as the server has always answered
  * loopback requests.
  */
-export async function authorizeRequest(
+export function authorizeRequest(
   authn: Authentication | undefined,
   request: http.IncomingMessage,
   pathname: string,
   query: URLSearchParams,
-): Promise<UserInfo> {
+): UserInfo | Promise<UserInfo> {
   if (authn === undefined) return anonymousUser;
-  const { auth } = authn;
-  await auth.start();
-  const authorize = (attributes: Attributes) => auth.rbac.authorize(attributes);
-  const user = await impersonate(request, await authenticate(request, authn), authorize);
+  const auth = authn.auth;
+  if (!auth.running) return auth.start().then(() => authorizeRequest(authn, request, pathname, query));
+  // The common request (a token or certificate known without a lookup, no impersonation) is decided
+  // without a turn of the event loop; a ServiceAccount token or impersonation takes the async path.
+  const authenticated = authenticate(request, authn);
+  const user =
+    authenticated instanceof Promise
+      ? authenticated.then((u) => impersonate(request, u, auth.rbac))
+      : impersonate(request, authenticated, auth.rbac);
+  if (user instanceof Promise) return user.then((u) => authorizeAs(auth.rbac, request, u, pathname, query));
+  return authorizeAs(auth.rbac, request, user, pathname, query);
+}
+
+/** Authorizes what the request asks as `user` (after authentication and impersonation): a 403 if denied. */
+function authorizeAs(
+  rbac: RbacAuthorizer,
+  request: http.IncomingMessage,
+  user: UserInfo,
+  pathname: string,
+  query: URLSearchParams,
+): UserInfo {
+  // system:masters may do anything: nothing to work out about the request.
+  if (user.groups.includes(systemPrivilegedGroup)) return user;
   for (const attributes of requestAttributes(user, request.method ?? "GET", pathname, query)) {
-    const decision = await authorize(attributes);
+    const decision = rbac.authorizeNow(attributes);
     if (!decision.allowed) {
       request.resume();
       throw forbidden(attributes, decision.reason);
@@ -49,11 +69,13 @@ export function requestAttributes(
   query: URLSearchParams,
 ): Attributes[] {
   const segments = pathname.split("/").filter((s) => s !== "");
-  let decoded: string[];
-  try {
-    decoded = segments.map(decodeURIComponent);
-  } catch {
-    decoded = segments;
+  let decoded = segments;
+  if (pathname.includes("%")) {
+    try {
+      decoded = segments.map(decodeURIComponent);
+    } catch {
+      // The router answers a path it cannot decode with a 400; judge it as sent.
+    }
   }
   const nonResource: Attributes = {
     user,
