@@ -1,7 +1,7 @@
 import type * as http from "node:http";
 import type { ResourceDescriptor } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
-import type { SubresourceHandler } from "../kinds/definition.js";
+import type { ResourceDefinition, SubresourceHandler } from "../kinds/definition.js";
 import { defaultPrinter } from "../kinds/printers/index.js";
 import type { Registry } from "../registry/registry.js";
 import type { Printer } from "../registry/resource-definition.js";
@@ -11,6 +11,7 @@ import {
   type StaticTokenUser,
   staticTokenMap,
 } from "./auth/authenticate.js";
+import { discoveredDefinitions, routableResources } from "./auth/review-kinds.js";
 import type { ReviewContext } from "./auth/reviews.js";
 import { openApiDocuments } from "./openapi.js";
 import type { KubeletConnection } from "./pod-connect.js";
@@ -85,6 +86,14 @@ export class HandlerContext {
   readonly metrics: ApiServerMetrics | undefined;
   /** Authentication and authorization; undefined without a token (every loopback request is allowed). */
   readonly authn: Authentication | undefined;
+  /** What routing and discovery know at the definitions' generation they were computed at. */
+  #served:
+    | {
+        generation: number;
+        resources: readonly ResourceDescriptor[];
+        definitions: readonly ResourceDefinition[];
+      }
+    | undefined;
   /** OpenAPI of the definitions' generation it was computed at, recomputed when that changes. */
   #openApi: { generation: number; documents: ReturnType<typeof openApiDocuments> } | undefined;
 
@@ -102,6 +111,27 @@ export class HandlerContext {
       this.token === undefined || options.auth === undefined
         ? undefined
         : { adminToken: this.token, staticTokens: staticTokenMap(options.users), auth: options.auth };
+  }
+
+  #servedNow() {
+    const generation = this.registry.definitions.generation;
+    if (this.#served?.generation !== generation)
+      this.#served = {
+        generation,
+        resources: routableResources(this.registry.resources),
+        definitions: discoveredDefinitions(this.registry.definitions.list()),
+      };
+    return this.#served;
+  }
+
+  /** The resources a request path may name: the registry's, and the reviews (answered, not stored). */
+  routableResources(): readonly ResourceDescriptor[] {
+    return this.#servedNow().resources;
+  }
+
+  /** The definitions discovery lists: the registry's (ServiceAccounts with `token`), and the reviews. */
+  discoveryDefinitions(): readonly ResourceDefinition[] {
+    return this.#servedNow().definitions;
   }
 
   /** What the review endpoints need. */

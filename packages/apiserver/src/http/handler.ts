@@ -58,7 +58,7 @@ async function handle(
   checkHost(request, context.token);
   let route: Route;
   try {
-    route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
+    route = parseRoute(pathname, context.routableResources(), context.subresourceNamesOf);
   } catch {
     throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
   }

@@ -22,7 +22,7 @@ export function serveNonResource(
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): void {
-  const resources = context.registry.resources;
+  const resources = context.routableResources();
   switch (route.kind) {
     case "version":
       send(response, 200, versionInfo());
@@ -40,7 +40,7 @@ export function serveNonResource(
         send(
           response,
           200,
-          aggregatedDiscovery(context.registry.definitions.list(), route.kind === "api"),
+          aggregatedDiscovery(context.discoveryDefinitions(), route.kind === "api"),
           aggregatedDiscoveryContentType,
         );
       } else if (route.kind === "api") {
@@ -53,10 +53,7 @@ export function serveNonResource(
       sendOrNotFound(response, apiGroup(resources, route.group));
       return;
     case "groupVersion":
-      sendOrNotFound(
-        response,
-        apiResourceList(context.registry.definitions.list(), route.group, route.version),
-      );
+      sendOrNotFound(response, apiResourceList(context.discoveryDefinitions(), route.group, route.version));
       return;
     case "openapiIndex":
       send(response, 200, context.openApiDocuments().index);

@@ -257,6 +257,42 @@ describe("kubectl auth against RBAC", () => {
     expect(roles.stdout).toMatch(/^NAME\s+CREATED AT\ncluster-admin\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$/);
   });
 
+  it("discovery lists the reviews and serviceaccounts/token, create only, as kube-apiserver", async () => {
+    const { kubectl } = await secured();
+    const listed = await kubectl(["api-resources", "--api-group=authorization.k8s.io", "-o", "wide"]);
+    const rows = listed.stdout
+      .trimEnd()
+      .split("\n")
+      .map((line) => line.trim().split(/\s{2,}/));
+    expect(rows).toEqual([
+      ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND", "VERBS", "CATEGORIES"],
+      ["localsubjectaccessreviews", "authorization.k8s.io/v1", "true", "LocalSubjectAccessReview", "create"],
+      ["selfsubjectaccessreviews", "authorization.k8s.io/v1", "false", "SelfSubjectAccessReview", "create"],
+      ["selfsubjectrulesreviews", "authorization.k8s.io/v1", "false", "SelfSubjectRulesReview", "create"],
+      ["subjectaccessreviews", "authorization.k8s.io/v1", "false", "SubjectAccessReview", "create"],
+    ]);
+    const core = JSON.parse((await kubectl(["get", "--raw", "/api/v1"])).stdout) as {
+      resources: { name: string; kind: string; group?: string; verbs: string[] }[];
+    };
+    expect(core.resources.find((r) => r.name === "serviceaccounts/token")).toEqual({
+      name: "serviceaccounts/token",
+      singularName: "",
+      namespaced: true,
+      group: "authentication.k8s.io",
+      version: "v1",
+      kind: "TokenRequest",
+      verbs: ["create"],
+    });
+    const get = await kubectl(["get", "--raw", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews"]);
+    expect(get).toMatchObject({ code: 1, stderr: expect.stringContaining("MethodNotAllowed") });
+    // kubectl finds the kind (else: "the server doesn't have a resource type"), and knows its scope.
+    expect(await kubectl(["auth", "can-i", "create", "subjectaccessreviews", "--as=jane"])).toEqual({
+      code: 1,
+      stdout: "no\n",
+      stderr: "Warning: resource 'subjectaccessreviews' is not namespace scoped in group 'authorization.k8s.io'\n\n",
+    });
+  });
+
   it("a wrong token is a 401 on every path, public ones included", async () => {
     const { kubectl } = await secured();
     for (const path of ["/version", "/healthz", "/api", "/api/v1/pods"]) {
