@@ -289,7 +289,8 @@ describe("kubectl auth against RBAC", () => {
     expect(await kubectl(["auth", "can-i", "create", "subjectaccessreviews", "--as=jane"])).toEqual({
       code: 1,
       stdout: "no\n",
-      stderr: "Warning: resource 'subjectaccessreviews' is not namespace scoped in group 'authorization.k8s.io'\n\n",
+      stderr:
+        "Warning: resource 'subjectaccessreviews' is not namespace scoped in group 'authorization.k8s.io'\n\n",
     });
   });
 
