@@ -6,6 +6,7 @@ import { execFile, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { generateServingCertificates } from "@reconcile/apiserver";
 import { prometheusApiServerMetrics } from "@reconcile/controller-manager";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Cluster, fastNodeLifecycle, newApiServer, startCluster } from "./cluster.js";
@@ -21,10 +22,12 @@ let close: () => Promise<void>;
 let kubectl: (...args: string[]) => Promise<Result>;
 let managerUrl: string;
 let kubectlEnv: Record<string, string>;
+let rootCA: string;
 
 beforeAll(async () => {
   const api = newApiServer();
-  cluster = startCluster(api, { nodes: 3, nodeLifecycle: fastNodeLifecycle });
+  rootCA = (await generateServingCertificates()).ca.cert;
+  cluster = startCluster(api, { nodes: 3, nodeLifecycle: fastNodeLifecycle, rootCA });
   const listening = await api.listen({
     port: 0,
     kubeletConnection: cluster.kubeletConnection(),
@@ -248,6 +251,17 @@ describe("kubectl against the composed cluster", () => {
     ).toHaveLength(6);
     await ok("uncordon", "node-3");
     await ok("delete", "pdb", "web");
+  });
+
+  it("every namespace gets the kube-root-ca.crt ConfigMap with the cluster's CA, and gets it back when deleted", async () => {
+    const caOf = (namespace: string) =>
+      kubectl("get", "configmap", "kube-root-ca.crt", "-n", namespace, "-o", "jsonpath={.data.ca\\.crt}");
+    await eventually(async () => (await caOf("default")).stdout === rootCA);
+    await ok("create", "namespace", "fresh");
+    await eventually(async () => (await caOf("fresh")).stdout === rootCA);
+    await ok("delete", "configmap", "kube-root-ca.crt", "-n", "fresh");
+    await eventually(async () => (await caOf("fresh")).stdout === rootCA);
+    await ok("delete", "namespace", "fresh", "--wait=false");
   });
 
   it("get --raw /metrics: the API server's request counts and latencies, and its stored objects", async () => {

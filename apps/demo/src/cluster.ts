@@ -49,6 +49,8 @@ export interface ClusterOptions {
    * period, 50 s grace period).
    */
   nodeLifecycle?: { leaseDurationSeconds: number; settings: NodeLifecycleSettings } | undefined;
+  /** The CA that verifies the API server, published in every namespace as `kube-root-ca.crt`. Default: none. */
+  rootCA?: string | undefined;
 }
 
 /**
@@ -138,7 +140,10 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     const manager = new ControllerManager({
       client,
       leaderElection: { identity, ...options.election },
-      descriptors: newControllerDescriptors({ nodeLifecycle: options.nodeLifecycle?.settings }),
+      descriptors: newControllerDescriptors({
+        nodeLifecycle: options.nodeLifecycle?.settings,
+        rootCA: options.rootCA,
+      }),
     });
     return {
       manager,

@@ -7,6 +7,7 @@ import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { generateServingCertificates } from "@reconcile/apiserver";
 import { jsonLogger, prometheusApiServerMetrics } from "@reconcile/controller-manager";
 import { newApiServer, startCluster } from "./cluster.js";
 import { etcdFromArgs } from "./etcd-flags.js";
@@ -30,12 +31,20 @@ export async function serve(): Promise<boolean> {
     return false;
   }
   const server = newApiServer({ storage: etcd.storage });
-  const controlPlane = startCluster(server, { nodes: nodeCount });
+  // kubectl sends a bearer token only over HTTPS: by default the server makes a CA and a token,
+  // the CA first, so that the controller manager publishes it in every namespace (kube-root-ca.crt).
+  const certificates = plainHttp ? undefined : await generateServingCertificates();
+  const controlPlane = startCluster(server, { nodes: nodeCount, rootCA: certificates?.ca.cert });
   const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   // The API server's request log (one pino-shaped JSON line per request) goes to a file, off the console.
   const requestLogPath = join(dir, "apiserver-requests.log");
-  // kubectl sends a bearer token only over HTTPS: by default the server makes a CA and a token.
-  const security = plainHttp ? {} : { tls: true, token: randomBytes(24).toString("base64url") };
+  const security =
+    certificates === undefined
+      ? {}
+      : {
+          tls: { ...certificates.serving, ca: certificates.ca.cert, caKey: certificates.ca.key },
+          token: randomBytes(24).toString("base64url"),
+        };
   const listening = await server.listen({
     port,
     ...security,

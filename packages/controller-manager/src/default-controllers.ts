@@ -14,7 +14,7 @@ import {
 import { HorizontalController } from "@reconcile/podautoscaler";
 import { PodGCController } from "@reconcile/podgc";
 import { ReplicaSetController } from "@reconcile/replicaset";
-import { ServiceAccountsController } from "@reconcile/serviceaccount";
+import { RootCACertPublisher, ServiceAccountsController } from "@reconcile/serviceaccount";
 import { StatefulSetController } from "@reconcile/statefulset";
 import { PersistentVolumeController } from "@reconcile/volume";
 import { type ControllerDescriptor, ControllerDescriptors } from "./controller-descriptors.js";
@@ -196,9 +196,30 @@ export const serviceAccountControllerDescriptor: ControllerDescriptor = {
   construct: (context) => ServiceAccountsController.fromInformerFactory(context.informerFactory, context),
 };
 
+/**
+ * `root-ca-certificate-publisher-controller` (alias `root-ca-cert-publisher`):
+ * a `kube-root-ca.crt` ConfigMap holding `rootCA` in every namespace; queue
+ * `root_ca_cert_publisher`, 1 worker. kube-controller-manager's `--root-ca-file`.
+ */
+export function newRootCACertPublisherDescriptor(rootCA: string): ControllerDescriptor {
+  return {
+    name: "root-ca-certificate-publisher-controller",
+    aliases: ["root-ca-cert-publisher"],
+    defaultWorkers: 1,
+    construct: (context) =>
+      RootCACertPublisher.fromInformerFactory(context.informerFactory, { ...context, rootCA }),
+  };
+}
+
 export interface ControllerDescriptorsOptions {
   /** Flags of `node-lifecycle-controller`. Default: upstream's. */
   nodeLifecycle?: NodeLifecycleSettings | undefined;
+  /**
+   * The CA bundle (PEM) that verifies the API server, published in every
+   * namespace by `root-ca-certificate-publisher-controller`, which runs only
+   * with one. Default: none.
+   */
+  rootCA?: string | undefined;
 }
 
 /**
@@ -227,5 +248,6 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     taintEvictionControllerDescriptor,
     namespaceControllerDescriptor,
     serviceAccountControllerDescriptor,
+    ...(options.rootCA === undefined ? [] : [newRootCACertPublisherDescriptor(options.rootCA)]),
   ]);
 }

@@ -45,6 +45,7 @@ export {
   type NodeLifecycleSettings,
   newControllerDescriptors,
   newNodeLifecycleControllerDescriptor,
+  newRootCACertPublisherDescriptor,
   nodeLifecycleControllerDescriptor,
   replicaSetControllerDescriptor,
   taintEvictionControllerDescriptor,

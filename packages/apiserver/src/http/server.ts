@@ -50,10 +50,14 @@ export interface ListenOptions {
    * Serve HTTPS: `true` generates a CA and a serving certificate for
    * `localhost`, `127.0.0.1`, `::1` and the host at start (as kube-apiserver
    * does without `--tls-cert-file`); or give the PEM certificate and key, and
-   * the CA that signed it for the kubeconfig. kubectl sends a bearer token only
+   * the CA that signed it for the kubeconfig (and its key, to sign client
+   * certificates with `clientCertificate`). kubectl sends a bearer token only
    * over HTTPS. Default `false`: plain HTTP.
    */
-  tls?: boolean | { cert: string; key: string; ca?: string | undefined } | undefined;
+  tls?:
+    | boolean
+    | { cert: string; key: string; ca?: string | undefined; caKey?: string | undefined }
+    | undefined;
   /** Default 3 MiB. */
   maxRequestBytes?: number | undefined;
   /**
@@ -283,7 +287,7 @@ async function servingCertificateFor(
   host: string,
 ): Promise<{ cert: string; key: string; ca: string | undefined; caKey: string | undefined } | undefined> {
   if (tls === undefined || tls === false) return undefined;
-  if (tls !== true) return { cert: tls.cert, key: tls.key, ca: tls.ca, caKey: undefined };
+  if (tls !== true) return { cert: tls.cert, key: tls.key, ca: tls.ca, caKey: tls.caKey };
   const loopback = ["127.0.0.1", "::1"];
   const isAddress = isIPv4(host) || isIPv6(host);
   const { ca, serving } = await generateServingCertificates({
