@@ -237,14 +237,15 @@ export class RbacAuthorizer {
     const found: SubjectBinding[] = [];
     const scopes = namespace === "" ? [""] : ["", namespace];
     for (const scope of scopes) {
-      const add = (key: string) => {
-        const bucket = this.#bySubject.get(`${scope}|${key}`);
-        if (bucket !== undefined) for (const entry of bucket.values()) found.push(entry);
-      };
-      add(`User:${user.username}`);
-      for (const group of user.groups) add(`Group:${group}`);
+      this.#collect(found, `${scope}|User:${user.username}`);
+      for (const group of user.groups) this.#collect(found, `${scope}|Group:${group}`);
     }
     return found;
+  }
+
+  #collect(found: SubjectBinding[], key: string): void {
+    const bucket = this.#bySubject.get(key);
+    if (bucket !== undefined) for (const entry of bucket.values()) found.push(entry);
   }
 
   #rulesOf(binding: Binding): readonly PolicyRule[] | undefined {
