@@ -30,9 +30,16 @@ import { defineKind, type ResourceDefinition } from "./definition.js";
 import {
   endpointSlicePrinter,
   endpointsPrinter,
+  ingressClassPrinter,
+  ingressPrinter,
+  networkPolicyPrinter,
   persistentVolumeClaimPrinter,
+  persistentVolumePrinter,
+  priorityClassPrinter,
+  resourceQuotaPrinter,
   roleBindingPrinter,
   serviceAccountPrinter,
+  storageClassPrinter,
 } from "./printers/index.js";
 
 // Configuration, storage, networking, policy and RBAC kinds that manifests and kubectl's prune
@@ -210,11 +217,16 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     strategy: persistentVolumeClaimStrategy,
     printer: persistentVolumeClaimPrinter,
   }),
-  defineKind({ descriptor: persistentVolumes, strategy: persistentVolumeStrategy }),
+  defineKind({
+    descriptor: persistentVolumes,
+    strategy: persistentVolumeStrategy,
+    printer: persistentVolumePrinter,
+  }),
   defineKind({
     descriptor: resourceQuotas,
     strategy: { prepareForCreate: clearStatus },
     protobufMessage: "ResourceQuota",
+    printer: resourceQuotaPrinter,
   }),
   defineKind({ descriptor: limitRanges }),
   defineKind({ descriptor: endpointSlices, printer: endpointSlicePrinter }),
@@ -222,9 +234,10 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     descriptor: ingresses,
     strategy: { prepareForCreate: clearStatus },
     protobufMessage: "Ingress",
+    printer: ingressPrinter,
   }),
-  defineKind({ descriptor: ingressClasses }),
-  defineKind({ descriptor: networkPolicies, strategy: networkPolicyStrategy }),
+  defineKind({ descriptor: ingressClasses, printer: ingressClassPrinter }),
+  defineKind({ descriptor: networkPolicies, strategy: networkPolicyStrategy, printer: networkPolicyPrinter }),
   defineKind({ descriptor: roles, strategy: roleStrategy, protobufMessage: "Role" }),
   defineKind({ descriptor: clusterRoles, strategy: roleStrategy, protobufMessage: "ClusterRole" }),
   defineKind({
@@ -239,10 +252,11 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     protobufMessage: "ClusterRoleBinding",
     printer: roleBindingPrinter,
   }),
-  defineKind({ descriptor: storageClasses, strategy: storageClassStrategy }),
+  defineKind({ descriptor: storageClasses, strategy: storageClassStrategy, printer: storageClassPrinter }),
   defineKind({
     descriptor: priorityClasses,
     strategy: priorityClassStrategy,
     protobufMessage: "PriorityClass",
+    printer: priorityClassPrinter,
   }),
 ] as ResourceDefinition[];

@@ -23,6 +23,7 @@ import {
   controllerRevisionPrinter,
   cronJobPrinter,
   daemonSetPrinter,
+  podDisruptionBudgetPrinter,
   replicationControllerPrinter,
   statefulSetPrinter,
 } from "./printers/index.js";
@@ -175,6 +176,7 @@ export const cronJobDefinition = defineKind({
 export const podDisruptionBudgetDefinition = defineKind({
   descriptor: podDisruptionBudgets,
   protobufMessage: "PodDisruptionBudget",
+  printer: podDisruptionBudgetPrinter,
   strategy: {
     prepareForCreate: clearStatus,
     validate(object, errors) {

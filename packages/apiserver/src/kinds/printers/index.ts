@@ -2,6 +2,7 @@
 // the printers by group.
 
 export { formatHPAMetrics, horizontalPodAutoscalerPrinter } from "./autoscaling.js";
+export * from "./cluster-kinds.js";
 export {
   defaultPrinter,
   formatLabelSelector,

@@ -1,3 +1,4 @@
+import { accessModesText } from "./cluster-kinds.js";
 import {
   ageColumn,
   ageOf,
@@ -175,13 +176,6 @@ export const serviceAccountPrinter: Printer = {
   },
 };
 
-const accessModeShort: Readonly<Record<string, string>> = {
-  ReadWriteOnce: "RWO",
-  ReadOnlyMany: "ROX",
-  ReadWriteMany: "RWX",
-  ReadWriteOncePod: "RWOP",
-};
-
 export const persistentVolumeClaimPrinter: Printer = {
   columns: [
     nameColumn,
@@ -214,7 +208,7 @@ export const persistentVolumeClaimPrinter: Printer = {
       pvc.status?.phase ?? "",
       pvc.spec?.volumeName ?? "",
       bound ? (pvc.status?.capacity?.storage ?? "") : "",
-      bound ? modes.map((m) => accessModeShort[m] ?? m).join(",") : "",
+      bound ? accessModesText(modes) : "",
       pvc.spec?.storageClassName ?? "",
       pvc.spec?.volumeAttributesClassName ?? "<unset>",
       ageOf(pvc, now),
