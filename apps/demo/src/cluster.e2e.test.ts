@@ -264,6 +264,32 @@ describe("kubectl against the composed cluster", () => {
     await ok("delete", "namespace", "fresh", "--wait=false");
   });
 
+  it("a ServiceAccount token Secret is filled with a token, the CA and the namespace (the docs' long-lived token)", async () => {
+    await ok("create", "serviceaccount", "build-robot");
+    await applyStdin(`apiVersion: v1
+kind: Secret
+metadata:
+  name: build-robot-secret
+  annotations:
+    kubernetes.io/service-account.name: build-robot
+type: kubernetes.io/service-account-token
+`);
+    const field = (path: string) =>
+      kubectl("get", "secret", "build-robot-secret", "-o", `jsonpath={${path}}`);
+    await eventually(async () => (await field(".data.token")).stdout !== "");
+    const token = Buffer.from((await field(".data.token")).stdout, "base64").toString();
+    const claims = JSON.parse(Buffer.from(token.split(".")[1]!, "base64url").toString());
+    expect(claims.sub).toBe("system:serviceaccount:default:build-robot");
+    expect(Buffer.from((await field(".data.ca\\.crt")).stdout, "base64").toString()).toBe(rootCA);
+    const described = await ok("describe", "secret", "build-robot-secret");
+    expect(described).toMatch(/^Type:\s+kubernetes\.io\/service-account-token$/m);
+    expect(described).toMatch(/^namespace:\s+7 bytes$/m);
+    expect(described).toMatch(/^token:\s+ey/m);
+    // Deleting the ServiceAccount deletes its token Secret.
+    await ok("delete", "serviceaccount", "build-robot");
+    await eventually(async () => (await kubectl("get", "secret", "build-robot-secret")).code === 1);
+  });
+
   it("get --raw /metrics: the API server's request counts and latencies, and its stored objects", async () => {
     await ok("get", "pods");
     const metrics = await ok("get", "--raw", "/metrics");

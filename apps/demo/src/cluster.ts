@@ -51,6 +51,8 @@ export interface ClusterOptions {
   nodeLifecycle?: { leaseDurationSeconds: number; settings: NodeLifecycleSettings } | undefined;
   /** The CA that verifies the API server, published in every namespace as `kube-root-ca.crt`. Default: none. */
   rootCA?: string | undefined;
+  /** Fill ServiceAccount token Secrets with tokens the API server accepts. Default true. */
+  serviceAccountTokens?: boolean | undefined;
 }
 
 /**
@@ -89,6 +91,15 @@ export interface Cluster {
   readonly synced: Promise<void>;
   /** Stops everything still running; resolves once all has stopped. */
   stop(): Promise<void>;
+}
+
+/** The controller manager's table: upstream's controllers, with the cluster's CA and token signer. */
+function controllerDescriptors(server: ApiServer, options: ClusterOptions) {
+  return newControllerDescriptors({
+    nodeLifecycle: options.nodeLifecycle?.settings,
+    rootCA: options.rootCA,
+    serviceAccountTokenSigner: (options.serviceAccountTokens ?? true) ? server.auth.tokens : undefined,
+  });
 }
 
 export function startCluster(server: ApiServer, options: ClusterOptions = {}): Cluster {
@@ -140,10 +151,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     const manager = new ControllerManager({
       client,
       leaderElection: { identity, ...options.election },
-      descriptors: newControllerDescriptors({
-        nodeLifecycle: options.nodeLifecycle?.settings,
-        rootCA: options.rootCA,
-      }),
+      descriptors: controllerDescriptors(server, options),
     });
     return {
       manager,

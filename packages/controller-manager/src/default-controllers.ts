@@ -14,7 +14,12 @@ import {
 import { HorizontalController } from "@reconcile/podautoscaler";
 import { PodGCController } from "@reconcile/podgc";
 import { ReplicaSetController } from "@reconcile/replicaset";
-import { RootCACertPublisher, ServiceAccountsController } from "@reconcile/serviceaccount";
+import {
+  type LegacyTokenSigner,
+  RootCACertPublisher,
+  ServiceAccountsController,
+  ServiceAccountTokensController,
+} from "@reconcile/serviceaccount";
 import { StatefulSetController } from "@reconcile/statefulset";
 import { PersistentVolumeController } from "@reconcile/volume";
 import { type ControllerDescriptor, ControllerDescriptors } from "./controller-descriptors.js";
@@ -211,6 +216,28 @@ export function newRootCACertPublisherDescriptor(rootCA: string): ControllerDesc
   };
 }
 
+/**
+ * `serviceaccount-token-controller` (alias `serviceaccount-token`): fills
+ * `kubernetes.io/service-account-token` Secrets with a token `signer` signs,
+ * `ca.crt` (`rootCA`) and `namespace`; queue `serviceaccount_tokens_secret`, 1 worker.
+ */
+export function newServiceAccountTokenControllerDescriptor(
+  signer: LegacyTokenSigner,
+  rootCA: string | undefined,
+): ControllerDescriptor {
+  return {
+    name: "serviceaccount-token-controller",
+    aliases: ["serviceaccount-token"],
+    defaultWorkers: 1,
+    construct: (context) =>
+      ServiceAccountTokensController.fromInformerFactory(context.informerFactory, {
+        ...context,
+        signer,
+        rootCA,
+      }),
+  };
+}
+
 export interface ControllerDescriptorsOptions {
   /** Flags of `node-lifecycle-controller`. Default: upstream's. */
   nodeLifecycle?: NodeLifecycleSettings | undefined;
@@ -220,6 +247,12 @@ export interface ControllerDescriptorsOptions {
    * with one. Default: none.
    */
   rootCA?: string | undefined;
+  /**
+   * Signs the tokens of ServiceAccount token Secrets (the API server's
+   * `auth.tokens`); `serviceaccount-token-controller` runs only with one.
+   * Default: none.
+   */
+  serviceAccountTokenSigner?: LegacyTokenSigner | undefined;
 }
 
 /**
@@ -249,5 +282,8 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     namespaceControllerDescriptor,
     serviceAccountControllerDescriptor,
     ...(options.rootCA === undefined ? [] : [newRootCACertPublisherDescriptor(options.rootCA)]),
+    ...(options.serviceAccountTokenSigner === undefined
+      ? []
+      : [newServiceAccountTokenControllerDescriptor(options.serviceAccountTokenSigner, options.rootCA)]),
   ]);
 }

@@ -46,6 +46,7 @@ export {
   newControllerDescriptors,
   newNodeLifecycleControllerDescriptor,
   newRootCACertPublisherDescriptor,
+  newServiceAccountTokenControllerDescriptor,
   nodeLifecycleControllerDescriptor,
   replicaSetControllerDescriptor,
   taintEvictionControllerDescriptor,

@@ -11,3 +11,11 @@ export {
   ServiceAccountsController,
   type ServiceAccountsControllerOptions,
 } from "./serviceaccounts-controller.js";
+export {
+  type LegacyTokenSigner,
+  ServiceAccountTokensController,
+  type ServiceAccountTokensControllerOptions,
+  serviceAccountNameAnnotation,
+  serviceAccountTokenSecretType,
+  serviceAccountUIDAnnotation,
+} from "./tokens-controller.js";

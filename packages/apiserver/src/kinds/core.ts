@@ -159,8 +159,34 @@ export const configMapDefinition = defineKind({
   protobufMessage: "ConfigMap",
 });
 
+/**
+ * Secrets as upstream's `SetDefaults_Secret` and `ValidateSecret`: the type
+ * defaults to `Opaque` and never changes; a ServiceAccount token Secret names
+ * its ServiceAccount.
+ */
+const secretStrategy: Strategy = {
+  applyDefaults(object) {
+    const secret = object as { type?: string };
+    if (!secret.type) secret.type = "Opaque";
+  },
+  validate(object, errors) {
+    const secret = object as { type?: string; metadata?: { annotations?: Record<string, string> } };
+    if (
+      secret.type === "kubernetes.io/service-account-token" &&
+      !secret.metadata?.annotations?.["kubernetes.io/service-account.name"]
+    )
+      errors.required("metadata.annotations[kubernetes.io/service-account.name]");
+  },
+  validateUpdate(object, old, errors) {
+    const type = (object as { type?: string }).type;
+    const before = (old as { type?: string }).type;
+    if (type !== before) errors.invalid("type", type, "field is immutable");
+  },
+};
+
 export const secretDefinition = defineKind({
   descriptor: secrets,
+  strategy: secretStrategy,
   selectableFields: selectableFieldsOf(secrets),
   printer: secretPrinter,
   protobufMessage: "Secret",

@@ -74,11 +74,11 @@ export class ClusterAuth {
     const claims = this.tokens.verify(token, this.#clock.now(), this.audiences);
     if (claims === undefined) return undefined;
     if (claims instanceof Error) throw newUnauthorized();
-    await this.#checkBindings(claims);
+    await this.#checkBindings(claims, token);
     return ServiceAccountTokens.userOf(claims);
   }
 
-  async #checkBindings(claims: TokenClaims): Promise<void> {
+  async #checkBindings(claims: TokenClaims, token: string): Promise<void> {
     const exists = async (
       get: () => Promise<{ metadata?: { uid?: string; deletionTimestamp?: string } }>,
       uid: string,
@@ -88,6 +88,16 @@ export class ClusterAuth {
       return object;
     };
     const { namespace } = claims;
+    if (claims.legacySecret !== undefined) {
+      // The Secret must still hold this very token (upstream's legacyValidator).
+      const secret = await this.#client
+        .resource(secrets, namespace)
+        .get(claims.legacySecret)
+        .catch(() => undefined);
+      const held = secret?.data?.token;
+      if (secret?.metadata?.deletionTimestamp !== undefined || held === undefined) throw newUnauthorized();
+      if (Buffer.from(held, "base64").toString() !== token) throw newUnauthorized();
+    }
     await exists(
       () => this.#client.resource(serviceAccounts, namespace).get(claims.serviceAccount.name),
       claims.serviceAccount.uid,

@@ -21,8 +21,20 @@ export interface TokenRequestInput {
   node?: { name: string; uid: string } | undefined;
 }
 
+/** The issuer of the tokens kube-controller-manager writes into ServiceAccount token Secrets. */
+export const legacyIssuer = "kubernetes/serviceaccount";
+
+/** What a legacy token (in a `kubernetes.io/service-account-token` Secret) names. */
+export interface LegacyTokenInput {
+  namespace: string;
+  serviceAccount: { name: string; uid: string };
+  secretName: string;
+}
+
 /** The claims of a verified token, as the authenticator needs them. */
 export interface TokenClaims {
+  /** A legacy token: its Secret must still hold it. */
+  legacySecret?: string | undefined;
   namespace: string;
   serviceAccount: { name: string; uid: string };
   pod?: { name: string; uid: string } | undefined;
@@ -84,12 +96,32 @@ export class ServiceAccountTokens {
       nbf: iat,
       sub: serviceAccountUsername(input.namespace, input.serviceAccount.name),
     };
+    return { token: this.#sign(claims), expiresAt: exp * 1000 };
+  }
+
+  /**
+   * A legacy token (upstream's `LegacyClaims`): no expiry and no audience;
+   * valid while its Secret holds it and its ServiceAccount exists.
+   */
+  issueLegacy(input: LegacyTokenInput): string {
+    const claims = {
+      iss: legacyIssuer,
+      "kubernetes.io/serviceaccount/namespace": input.namespace,
+      "kubernetes.io/serviceaccount/secret.name": input.secretName,
+      "kubernetes.io/serviceaccount/service-account.name": input.serviceAccount.name,
+      "kubernetes.io/serviceaccount/service-account.uid": input.serviceAccount.uid,
+      sub: serviceAccountUsername(input.namespace, input.serviceAccount.name),
+    };
+    return this.#sign(claims);
+  }
+
+  #sign(claims: Record<string, unknown>): string {
     const signingInput = `${encode({ alg: "ES256", kid: this.#keyId })}.${encode(claims)}`;
     const signature = sign("sha256", Buffer.from(signingInput), {
       key: this.#privateKey,
       dsaEncoding: "ieee-p1363",
     });
-    return { token: `${signingInput}.${signature.toString("base64url")}`, expiresAt: exp * 1000 };
+    return `${signingInput}.${signature.toString("base64url")}`;
   }
 
   /**
@@ -109,7 +141,9 @@ export class ServiceAccountTokens {
     } catch {
       return undefined;
     }
-    if (typeof claims !== "object" || claims === null || claims.iss !== this.issuer) return undefined;
+    if (typeof claims !== "object" || claims === null) return undefined;
+    const legacy = claims.iss === legacyIssuer;
+    if (!legacy && claims.iss !== this.issuer) return undefined;
     if (header.alg !== "ES256")
       return new Error("invalid bearer token, token signed with an unexpected algorithm");
     const valid = verify(
@@ -119,6 +153,7 @@ export class ServiceAccountTokens {
       Buffer.from(parts[2]!, "base64url"),
     );
     if (!valid) return new Error("invalid bearer token, square/go-jose: error in cryptographic primitive");
+    if (legacy) return legacyClaims(claims);
     const seconds = Math.floor(now / 1000);
     const exp = Number(claims.exp);
     if (!(seconds < exp)) return new Error("invalid bearer token, service account token has expired");
@@ -197,4 +232,25 @@ export class ServiceAccountTokens {
       keys: [{ use: "sig", kty: jwk.kty, kid: this.#keyId, crv: jwk.crv, alg: "ES256", x: jwk.x, y: jwk.y }],
     };
   }
+}
+
+/** The claims of a legacy token whose signature checked out. */
+function legacyClaims(claims: Record<string, unknown>): TokenClaims | Error {
+  const text = (key: string) => {
+    const value = claims[`kubernetes.io/serviceaccount/${key}`];
+    return typeof value === "string" ? value : "";
+  };
+  const namespace = text("namespace");
+  const secret = text("secret.name");
+  const name = text("service-account.name");
+  if (namespace === "" || secret === "" || name === "")
+    return new Error("invalid bearer token, service account token claims are missing");
+  return {
+    legacySecret: secret,
+    namespace,
+    serviceAccount: { name, uid: text("service-account.uid") },
+    jti: undefined,
+    audiences: [],
+    expiresAt: Number.POSITIVE_INFINITY,
+  };
 }
