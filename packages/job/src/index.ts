@@ -7,7 +7,13 @@ export {
   podFailureBackoffMs,
   reasons as jobConditionReasons,
 } from "./job-conditions.js";
-export { JobController, type JobControllerOptions, jobPodsIndex } from "./job-controller.js";
+export {
+  JobController,
+  type JobControllerOptions,
+  jobControllerName,
+  jobPodsIndex,
+  managedByJobController,
+} from "./job-controller.js";
 export {
   jobCompletionIndexAnnotation,
   jobCompletionIndexEnvName,

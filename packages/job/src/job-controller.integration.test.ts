@@ -384,4 +384,43 @@ describe("JobController", () => {
     );
     expect(orphans.items.length).toBe(2);
   });
+
+  it("leaves a Job another controller manages (spec.managedBy) alone, and the API server keeps managedBy as set", async () => {
+    const { clock, client } = start();
+    const created = await client
+      .resource(jobs, namespace)
+      .create(newJob("external", { completions: 1, managedBy: "example.com/batch-scheduler" }));
+    await clock.advance(1000);
+    await clock.advance(1000);
+    expect(await jobPods(client, "external")).toEqual([]);
+    expect((await getJob(client, "external")).status).toEqual(created.status);
+    await expect(
+      client
+        .resource(jobs, namespace)
+        .patch("external", { spec: { managedBy: "kubernetes.io/job-controller" } }, { type: "merge" }),
+    ).rejects.toMatchObject({
+      status: {
+        code: 422,
+        message:
+          'Job.batch "external" is invalid: spec.managedBy: Invalid value: "kubernetes.io/job-controller": field is immutable',
+      },
+    });
+    await expect(
+      client.resource(jobs, namespace).create(newJob("bad", { managedBy: "not-a-path" })),
+    ).rejects.toMatchObject({
+      status: {
+        message:
+          'Job.batch "bad" is invalid: spec.managedBy: Invalid value: "not-a-path": must be a domain-prefixed path (such as "acme.io/foo")',
+      },
+    });
+    // Naming this controller is the same as not naming one.
+    await client
+      .resource(jobs, namespace)
+      .create(newJob("ours", { completions: 1, managedBy: "kubernetes.io/job-controller" }));
+    await eventually(
+      clock,
+      () => jobPods(client, "ours"),
+      (l) => l.length === 1,
+    );
+  });
 });

@@ -67,6 +67,14 @@ import {
 import { terminalTarget } from "./job-target.js";
 
 const controllerKind = { group: "batch", version: "v1", kind: "Job" } as const;
+/** The `spec.managedBy` value that means this controller (also what an unset one means). */
+export const jobControllerName = "kubernetes.io/job-controller";
+
+/** Whether this controller runs `job`: `spec.managedBy` unset or naming it. */
+export function managedByJobController(job: DeepReadonly<Job>): boolean {
+  const managedBy = job.spec?.managedBy;
+  return managedBy == null || managedBy === jobControllerName;
+}
 /** The pod index the controller adds: a pod under its controller's uid, an orphan under `orphan/<namespace>`. */
 export const jobPodsIndex = "jobPods";
 
@@ -241,6 +249,8 @@ export class JobController {
       ? this.#jobInformer.getIndexer().getByKey(`${pod.metadata?.namespace ?? ""}/${ref.name}`)
       : undefined;
     const owned = job !== undefined && job.metadata?.uid === ref?.uid;
+    // The pods of a Job another controller manages are its business, finalizers included.
+    if (owned && !managedByJobController(job)) return;
     // A live Job's pods are counted by the Job's own sync first.
     if (owned && !(isJobFinished(job) && isFinished(pod))) return;
     await this.#removeFinalizer(pod, context.signal);
@@ -264,6 +274,8 @@ export class JobController {
       return;
     }
     if (isJobFinished(job)) return;
+    // Another controller runs this Job (`spec.managedBy`, JobManagedBy, on in 1.32): hands off.
+    if (!managedByJobController(job)) return;
     // A cache older than our own last status write would count its pods again or lose them: wait
     // for the informer to deliver that write (its update event syncs the Job again).
     if (Number(job.metadata?.resourceVersion) < (this.#written.get(key) ?? 0)) return;

@@ -1,4 +1,4 @@
-import { type Job, jobs } from "@reconcile/api";
+import { isDNS1123Subdomain, type Job, jobs } from "@reconcile/api";
 import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { defineKind } from "./definition.js";
@@ -54,6 +54,7 @@ export const jobDefinition = defineKind({
         "completionMode",
         "podFailurePolicy",
         "backoffLimitPerIndex",
+        "managedBy",
       ] as const) {
         if (!jsonEqual(spec?.[field], oldSpec?.[field]))
           errors.invalid(`spec.${field}`, spec?.[field] ?? null, "field is immutable");
@@ -70,6 +71,27 @@ export const jobDefinition = defineKind({
     },
   },
 });
+
+/** `spec.managedBy`: a domain-prefixed path (`ValidateDomainPrefixedPath`) of at most 63 characters. */
+function validateManagedBy(managedBy: string, errors: FieldErrors): void {
+  const field = "spec.managedBy";
+  if (managedBy === "") {
+    errors.required(field);
+    return;
+  }
+  const slash = managedBy.indexOf("/");
+  const [host, path] =
+    slash === -1 ? [managedBy, ""] : [managedBy.slice(0, slash), managedBy.slice(slash + 1)];
+  if (slash === -1 || host === "" || path === "")
+    errors.invalid(field, managedBy, 'must be a domain-prefixed path (such as "acme.io/foo")');
+  else {
+    for (const problem of isDNS1123Subdomain(host)) errors.invalid(field, host, problem);
+    const pathPattern = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";
+    if (!/^[A-Za-z0-9/\-._~%!$&'()*+,;=:]+$/.test(path))
+      errors.invalid(field, path, `Invalid path (regex used for validation is '${pathPattern}')`);
+  }
+  if (managedBy.length > 63) errors.tooLong(field, 63);
+}
 
 function generateSelector(job: Job): void {
   const uid = job.metadata?.uid ?? "";
@@ -98,6 +120,7 @@ function validateJobSpec(job: Job, errors: FieldErrors): void {
   if (spec.activeDeadlineSeconds != null && spec.activeDeadlineSeconds <= 0)
     errors.invalid("spec.activeDeadlineSeconds", spec.activeDeadlineSeconds, "must be greater than 0");
   nonNegative(spec.ttlSecondsAfterFinished, "spec.ttlSecondsAfterFinished", errors);
+  if (spec.managedBy != null) validateManagedBy(spec.managedBy, errors);
   if (spec.completionMode !== undefined && !["NonIndexed", "Indexed"].includes(spec.completionMode))
     errors.notSupported("spec.completionMode", spec.completionMode, ["NonIndexed", "Indexed"]);
   if (spec.completionMode === "Indexed") {
