@@ -16,6 +16,14 @@ export interface EventHandlerTarget {
   readonly schedulerName: string;
   readonly podInformer: ControllerInformer<Pod>;
   readonly nodeInformer: ControllerInformer<Node>;
+  /** Claim, volume and class changes requeue the pods VolumeBinding parked. */
+  readonly volumeInformers?:
+    | {
+        claims: ControllerInformer<unknown>;
+        volumes: ControllerInformer<unknown>;
+        classes: ControllerInformer<unknown>;
+      }
+    | undefined;
 }
 
 /**
@@ -75,6 +83,17 @@ export function addAllEventHandlers(target: EventHandlerTarget): void {
     onUpdate: onPodUpdate,
     onDelete: (obj) => onPodDelete(objectFromTombstone(obj)),
   });
+
+  const volumes = target.volumeInformers;
+  if (volumes !== undefined) {
+    const requeue = (event: ClusterEvent) => ({
+      onAdd: () => queue.moveAllToActiveOrBackoffQueue(event),
+      onUpdate: () => queue.moveAllToActiveOrBackoffQueue(event),
+    });
+    volumes.claims.addEventHandler(requeue("PersistentVolumeClaimChange"));
+    volumes.volumes.addEventHandler(requeue("PersistentVolumeChange"));
+    volumes.classes.addEventHandler(requeue("StorageClassChange"));
+  }
 
   target.nodeInformer.addEventHandler({
     onAdd: (node) => {

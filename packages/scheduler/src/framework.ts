@@ -45,6 +45,9 @@ export type ClusterEvent =
   | "AssignedPodDelete"
   | "PodTolerationChange"
   | "PodUpdate"
+  | "PersistentVolumeClaimChange"
+  | "PersistentVolumeChange"
+  | "StorageClassChange"
   | "UnschedulableTimeout"
   | "ForceActivate";
 

@@ -6,8 +6,11 @@ import {
   nodes as nodesResource,
   type Pod,
   type PodCondition,
+  persistentVolumeClaims,
+  persistentVolumes,
   pods as podsResource,
   rfc3339,
+  storageClasses,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
@@ -19,6 +22,8 @@ import {
   noopLogger,
   waitForInformersSynced,
 } from "@reconcile/controller";
+import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
+import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import { type Binder, ClientBinder } from "./binder.js";
 import { SchedulerCache } from "./cache.js";
 import { addAllEventHandlers, defaultSchedulerName } from "./event-handlers.js";
@@ -38,50 +43,11 @@ import type { NodeInfo } from "./node-info.js";
 export { defaultSchedulerName };
 
 import { preemptionMessage } from "./plugins/default-preemption.js";
-import { defaultPlugins } from "./plugins/index.js";
+import { defaultPlugins, defaultPluginsWithVolumes } from "./plugins/index.js";
+import type { SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
 import { type QueuedPodInfo, SchedulingQueue } from "./scheduling-queue.js";
 
-/** How a scheduling attempt ended, as `scheduler_schedule_attempts_total{result}` labels it. */
-export type ScheduleResult = "scheduled" | "unschedulable" | "error";
-
-/** Scheduler metrics (no-op by default); an adapter maps them to upstream's names. */
-export interface SchedulerMetrics {
-  /** `scheduler_schedule_attempts_total` and `scheduler_scheduling_attempt_duration_seconds`. */
-  scheduleAttempt(result: ScheduleResult, profile: string, durationSeconds: number): void;
-  /** `scheduler_pod_scheduling_sli_duration_seconds` (from first entering activeQ to bound) and `scheduler_pod_scheduling_attempts`. */
-  podScheduled(attempts: number, sliDurationSeconds: number): void;
-}
-
-export interface SchedulerOptions {
-  /** Binds pods (through the default binder), patches their PodScheduled condition, writes Events. Required. */
-  client: Client;
-  /** Informer over pods of every namespace. Required. */
-  podInformer: ControllerInformer<Pod>;
-  /** Informer over nodes. Required. */
-  nodeInformer: ControllerInformer<Node>;
-  /** Pods whose `spec.schedulerName` is this are scheduled; all others are left alone. Default "default-scheduler". */
-  schedulerName?: string | undefined;
-  /** Time for the queue's backoff and flushes and for condition times. Default `realClock`. */
-  clock?: Clock | undefined;
-  /** How a pod is bound to its node. Default: a {@link ClientBinder} over `client`. */
-  binder?: Binder | undefined;
-  /** Where Scheduled / FailedScheduling Events go. Default: a `ClientEventRecorder` over `client`, component `schedulerName`. */
-  eventRecorder?: EventRecorder | undefined;
-  /** Filter and score plugins, in order. Default: {@link defaultPlugins}. */
-  plugins?: readonly Plugin[] | undefined;
-  /** Percentage of nodes to find feasible before scoring; 0 = upstream's adaptive rule. Default 0. */
-  percentageOfNodesToScore?: number | undefined;
-  /** Backoff after the first failure, doubling. Default 1,000 ms. */
-  podInitialBackoffMs?: number | undefined;
-  /** Backoff ceiling. Default 10,000 ms. */
-  podMaxBackoffMs?: number | undefined;
-  /** Picks among equally scored nodes; values in [0, 1). Default `Math.random`. */
-  random?: (() => number) | undefined;
-  /** Default: no logging. */
-  logger?: Logger | undefined;
-  /** Default: no metrics. */
-  metrics?: SchedulerMetrics | undefined;
-}
+export type { ScheduleResult, SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
 
 /** Where a successful cycle puts the pod. */
 interface ScheduleResultOk {
@@ -117,6 +83,7 @@ export class Scheduler {
   readonly #client: Client;
   readonly #podInformer: ControllerInformer<Pod>;
   readonly #nodeInformer: ControllerInformer<Node>;
+  readonly #volumeInformers: SchedulerOptions["volumeInformers"];
   readonly #clock: Clock;
   readonly #binder: Binder;
   readonly #recorder: EventRecorder;
@@ -144,7 +111,17 @@ export class Scheduler {
     this.#nodeInformer = options.nodeInformer;
     this.schedulerName = options.schedulerName ?? defaultSchedulerName;
     this.#clock = options.clock ?? realClock;
-    this.#plugins = options.plugins ?? defaultPlugins;
+    const volumes = options.volumeInformers;
+    this.#volumeInformers = volumes;
+    this.#plugins =
+      options.plugins ??
+      (volumes === undefined
+        ? defaultPlugins
+        : defaultPluginsWithVolumes({
+            claims: volumes.claims.getIndexer(),
+            volumes: volumes.volumes.getIndexer(),
+            classes: volumes.classes.getIndexer(),
+          }));
     this.#percentageOfNodesToScore = percentage;
     this.#random = options.random ?? Math.random;
     this.#logger = (options.logger ?? noopLogger).child({ component: this.schedulerName });
@@ -174,6 +151,7 @@ export class Scheduler {
       schedulerName: this.schedulerName,
       podInformer: this.#podInformer,
       nodeInformer: this.#nodeInformer,
+      volumeInformers: volumes,
     });
   }
 
@@ -182,6 +160,9 @@ export class Scheduler {
     factory: {
       forResource(resource: typeof podsResource): ControllerInformer<Pod>;
       forResource(resource: typeof nodesResource): ControllerInformer<Node>;
+      forResource(resource: typeof persistentVolumeClaims): ControllerInformer<PersistentVolumeClaim>;
+      forResource(resource: typeof persistentVolumes): ControllerInformer<PersistentVolume>;
+      forResource(resource: typeof storageClasses): ControllerInformer<StorageClass>;
     },
     options: Omit<SchedulerOptions, "podInformer" | "nodeInformer">,
   ): Scheduler {
@@ -189,6 +170,11 @@ export class Scheduler {
       ...options,
       podInformer: factory.forResource(podsResource),
       nodeInformer: factory.forResource(nodesResource),
+      volumeInformers: options.volumeInformers ?? {
+        claims: factory.forResource(persistentVolumeClaims),
+        volumes: factory.forResource(persistentVolumes),
+        classes: factory.forResource(storageClasses),
+      },
     });
   }
 
@@ -203,7 +189,17 @@ export class Scheduler {
     const queueRun = this.queue.run({ signal });
     try {
       const synced = await waitForInformersSynced({
-        informers: { pods: this.#podInformer, nodes: this.#nodeInformer },
+        informers: {
+          pods: this.#podInformer,
+          nodes: this.#nodeInformer,
+          ...(this.#volumeInformers === undefined
+            ? {}
+            : {
+                claims: this.#volumeInformers.claims,
+                volumes: this.#volumeInformers.volumes,
+                classes: this.#volumeInformers.classes,
+              }),
+        },
         signal,
         clock: this.#clock,
       });
@@ -333,6 +329,14 @@ export class Scheduler {
     }
     if (preFilterRejection !== undefined) {
       diagnosis.preFilterMsg = preFilterRejection.reasons.join(", ");
+      // Every node has the PreFilter's status for preemption (upstream's SetAbsentNodesStatus), which
+      // then says whether evicting anything could help.
+      const rejection = preFilterRejection;
+      const everyNode: Diagnosis = {
+        nodeToStatus: new Map(allNodes.map((info) => [info.name, rejection])),
+        unschedulablePlugins: diagnosis.unschedulablePlugins,
+      };
+      diagnosis.postFilterMsg = preemptionMessage(pod, allNodes, everyNode, filters);
       throw new FitError(allNodes.length, diagnosis);
     }
 

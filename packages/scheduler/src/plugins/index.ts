@@ -6,6 +6,7 @@ import { nodeResourcesBalancedAllocation, nodeResourcesFit } from "./node-resour
 import { nodeUnschedulable } from "./node-unschedulable.js";
 import { podTopologySpread } from "./pod-topology-spread.js";
 import { taintToleration } from "./taint-toleration.js";
+import { type VolumeListers, volumeBinding } from "./volume-binding.js";
 
 /** The default profile's plugins this scheduler has, in upstream's order (which is the Filter order). */
 export const defaultPlugins: readonly Plugin[] = [
@@ -18,6 +19,12 @@ export const defaultPlugins: readonly Plugin[] = [
   podTopologySpread,
   nodeResourcesBalancedAllocation,
 ];
+
+/** The default plugins with VolumeBinding where upstream's profile has it (after NodeResourcesFit). */
+export function defaultPluginsWithVolumes(listers: VolumeListers): readonly Plugin[] {
+  const at = defaultPlugins.indexOf(nodeResourcesFit) + 1;
+  return [...defaultPlugins.slice(0, at), volumeBinding(listers), ...defaultPlugins.slice(at)];
+}
 
 export {
   errReasonPodNotMatchNodeSelector,
@@ -38,3 +45,9 @@ export {
 export { errReasonUnschedulable, nodeUnschedulable } from "./node-unschedulable.js";
 export { defaultConstraints, hostnameLabel, podTopologySpread, zoneLabel } from "./pod-topology-spread.js";
 export { findUntoleratedTaint, taintToleration, toleratesTaint } from "./taint-toleration.js";
+export {
+  errReasonNodeConflict,
+  errReasonUnboundImmediateClaims,
+  type VolumeListers,
+  volumeBinding,
+} from "./volume-binding.js";

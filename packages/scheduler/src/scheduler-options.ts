@@ -1,0 +1,64 @@
+import type { Logger, Node, Pod } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import type { Clock } from "@reconcile/clock";
+import type { ControllerInformer, EventRecorder } from "@reconcile/controller";
+import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
+import type { StorageClass } from "kubernetes-types/storage/v1.js";
+import type { Binder } from "./binder.js";
+import type { Plugin } from "./framework.js";
+
+// The Scheduler's options and metrics seam.
+
+/** How a scheduling attempt ended, as `scheduler_schedule_attempts_total{result}` labels it. */
+export type ScheduleResult = "scheduled" | "unschedulable" | "error";
+
+/** Scheduler metrics (no-op by default); an adapter maps them to upstream's names. */
+export interface SchedulerMetrics {
+  /** `scheduler_schedule_attempts_total` and `scheduler_scheduling_attempt_duration_seconds`. */
+  scheduleAttempt(result: ScheduleResult, profile: string, durationSeconds: number): void;
+  /** `scheduler_pod_scheduling_sli_duration_seconds` (from first entering activeQ to bound) and `scheduler_pod_scheduling_attempts`. */
+  podScheduled(attempts: number, sliDurationSeconds: number): void;
+}
+
+export interface SchedulerOptions {
+  /** Binds pods (through the default binder), patches their PodScheduled condition, writes Events. Required. */
+  client: Client;
+  /** Informer over pods of every namespace. Required. */
+  podInformer: ControllerInformer<Pod>;
+  /** Informer over nodes. Required. */
+  nodeInformer: ControllerInformer<Node>;
+  /**
+   * Informers over PersistentVolumeClaims, PersistentVolumes and
+   * StorageClasses: with them the default plugins include VolumeBinding, and
+   * their changes requeue the pods it parked. Default: none.
+   */
+  volumeInformers?:
+    | {
+        claims: ControllerInformer<PersistentVolumeClaim>;
+        volumes: ControllerInformer<PersistentVolume>;
+        classes: ControllerInformer<StorageClass>;
+      }
+    | undefined;
+  /** Pods whose `spec.schedulerName` is this are scheduled; all others are left alone. Default "default-scheduler". */
+  schedulerName?: string | undefined;
+  /** Time for the queue's backoff and flushes and for condition times. Default `realClock`. */
+  clock?: Clock | undefined;
+  /** How a pod is bound to its node. Default: a {@link ClientBinder} over `client`. */
+  binder?: Binder | undefined;
+  /** Where Scheduled / FailedScheduling Events go. Default: a `ClientEventRecorder` over `client`, component `schedulerName`. */
+  eventRecorder?: EventRecorder | undefined;
+  /** Filter and score plugins, in order. Default: {@link defaultPlugins}, with VolumeBinding given `volumeInformers`. */
+  plugins?: readonly Plugin[] | undefined;
+  /** Percentage of nodes to find feasible before scoring; 0 = upstream's adaptive rule. Default 0. */
+  percentageOfNodesToScore?: number | undefined;
+  /** Backoff after the first failure, doubling. Default 1,000 ms. */
+  podInitialBackoffMs?: number | undefined;
+  /** Backoff ceiling. Default 10,000 ms. */
+  podMaxBackoffMs?: number | undefined;
+  /** Picks among equally scored nodes; values in [0, 1). Default `Math.random`. */
+  random?: (() => number) | undefined;
+  /** Default: no logging. */
+  logger?: Logger | undefined;
+  /** Default: no metrics. */
+  metrics?: SchedulerMetrics | undefined;
+}
