@@ -400,7 +400,7 @@ export class RuntimeManager {
         specHash: hash,
         ...environment,
         hostname: podHostname(pod),
-        ...{ stdin: container.stdin === true, tty: container.tty === true },
+        ...streamsOf(container),
         mounts: this.#mountsFor?.(pod, container) ?? [],
       });
     } catch (error) {
@@ -579,3 +579,12 @@ function asError(error: unknown): Error {
 }
 
 const emptyFailures: ReadonlyMap<string, StartFailure> = new Map();
+
+/** A container's standard streams as the runtime keeps them: `stdin`, `stdinOnce`, `tty`. */
+function streamsOf(container: DeepReadonly<Container>): { stdin: boolean; stdinOnce: boolean; tty: boolean } {
+  return {
+    stdin: container.stdin === true,
+    stdinOnce: container.stdinOnce === true,
+    tty: container.tty === true,
+  };
+}

@@ -130,6 +130,27 @@ describe("a simulated container runs its command", () => {
     expect(c.status()).toMatchObject({ state: "exited", exitCode: 4, reason: "Error" });
   });
 
+  it("with stdinOnce the shell's input closes when the first client detaches, and the container exits; without it the shell waits", async () => {
+    const once = await run({ image: "busybox", args: ["sh"], stdin: true, stdinOnce: true });
+    const first = once.runtime.attach(once.id);
+    first.write(new TextEncoder().encode("echo once\n"));
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    first.kill(); // kubectl run -i ends: it detaches
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(once.lines()).toEqual(["stdout once"]);
+    expect(once.status()).toMatchObject({ state: "exited", exitCode: 0, reason: "Completed" });
+
+    const kept = await run({ image: "busybox", args: ["sh"], stdin: true });
+    const client = kept.runtime.attach(kept.id);
+    client.closeStdin();
+    client.kill();
+    for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(kept.status().state).toBe("running");
+    const next = kept.runtime.attach(kept.id);
+    next.write(new TextEncoder().encode("exit 2\n"));
+    expect(await next.exited).toBe(2);
+  });
+
   it("attach to a container without stdin follows its log from now on and sends nothing in", async () => {
     const clock = new FakeClock(0);
     const c = await run({ image: "busybox", command: ["sh", "-c", "echo one; sleep 1; echo two"] }, clock);

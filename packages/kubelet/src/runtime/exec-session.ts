@@ -199,13 +199,16 @@ function incomplete(script: string): boolean {
 /**
  * A client's view of a container's own process (`kubectl attach`): the
  * process's session when it keeps a standard input open, else its log lines
- * as they are written (and no input). `kill` only detaches.
+ * as they are written (and no input). `kill` only detaches. With `stdinOnce`
+ * the process's input closes when this client closes its input or detaches
+ * (so `kubectl run -i --rm -- sh` ends its shell), and stays closed.
  */
 export function attachTo(
   session: ExecSession | undefined,
   followLog: (listener: (stream: "stdout" | "stderr", data: Uint8Array) => void) => () => void,
   containerEnd: AbortSignal,
   exitCode: () => number,
+  stdinOnce = false,
 ): ExecSession {
   let detached = false;
   const listeners: ((stream: "stdout" | "stderr", data: Uint8Array) => void)[] = [];
@@ -229,7 +232,8 @@ export function attachTo(
       if (!detached) session?.write(data);
     },
     closeStdin() {
-      // The process's input stays open for the next client (`stdinOnce` is not modelled).
+      // Without stdinOnce the process's input stays open for the next client.
+      if (stdinOnce) session?.closeStdin();
     },
     resize() {},
     onOutput(listener) {
@@ -239,6 +243,7 @@ export function attachTo(
     kill() {
       detached = true;
       stopFollowing();
+      if (stdinOnce) session?.closeStdin();
     },
   };
 }

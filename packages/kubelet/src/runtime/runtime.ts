@@ -60,6 +60,8 @@ export interface ContainerConfig {
   hostname?: string | undefined;
   /** The container keeps a standard input open that clients attach to (`stdin`), a terminal (`tty`). */
   stdin?: boolean | undefined;
+  /** The input closes when the first attached client detaches, and stays closed (`stdinOnce`). */
+  stdinOnce?: boolean | undefined;
   tty?: boolean | undefined;
   /** Directories and files of the node bind-mounted into the container (CRI's `mounts`). */
   mounts?: readonly Mount[] | undefined;

@@ -99,7 +99,7 @@ interface ContainerEntry {
   kill: AbortController | undefined;
   /** The process of a container with `stdin`, which clients attach to. */
   session: ExecSession | undefined;
-  stdin: { open: boolean; tty: boolean };
+  stdin: { open: boolean; once: boolean; tty: boolean };
 }
 
 /** See the file comment. */
@@ -257,7 +257,7 @@ export class SimulatedRuntime implements ContainerRuntime {
       },
       kill: undefined,
       session: undefined,
-      stdin: { open: config.stdin === true, tty: config.tty === true },
+      stdin: { open: config.stdin === true, once: config.stdinOnce === true, tty: config.tty === true },
     });
     sandbox.containers.add(id);
     this.#emit("ContainerCreated", record);
@@ -433,7 +433,8 @@ export class SimulatedRuntime implements ContainerRuntime {
         (line) => listener(line.stream, encoder.encode(`${line.text}\n`)),
         () => {},
       );
-    return attachTo(entry.session, follow, killSignal(entry), () => entry.record.exitCode ?? 0);
+    const exitCode = () => entry.record.exitCode ?? 0;
+    return attachTo(entry.session, follow, killSignal(entry), exitCode, entry.stdin.once);
   }
 
   async httpGet(containerId: string, request: HttpGetRequest): Promise<{ statusCode: number }> {
