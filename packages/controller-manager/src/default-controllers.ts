@@ -23,6 +23,7 @@ import {
 import { StatefulSetController } from "@reconcile/statefulset";
 import { PersistentVolumeController } from "@reconcile/volume";
 import { type ControllerDescriptor, ControllerDescriptors } from "./controller-descriptors.js";
+import { prometheusJobMetrics } from "./job-metrics.js";
 import { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "./node-lifecycle-metrics.js";
 
 /** `replicaset-controller` (alias `replicaset`): queue `replicaset`, 5 workers, Events from `replicaset-controller` (the controller's own recorder, flushed when it stops). */
@@ -61,7 +62,11 @@ export const endpointSliceControllerDescriptor: ControllerDescriptor = {
 export const jobControllerDescriptor: ControllerDescriptor = {
   name: "job-controller",
   aliases: ["job"],
-  construct: (context) => JobController.fromInformerFactory(context.informerFactory, context),
+  construct: (context) =>
+    JobController.fromInformerFactory(context.informerFactory, {
+      ...context,
+      metrics: prometheusJobMetrics(context.registry),
+    }),
 };
 
 /** `daemonset-controller` (alias `daemonset`): queue `daemonset`, 2 workers (`--concurrent-daemonset-syncs`), Events from `daemonset-controller`. */

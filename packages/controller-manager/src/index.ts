@@ -51,4 +51,5 @@ export {
   replicaSetControllerDescriptor,
   taintEvictionControllerDescriptor,
 } from "./default-controllers.js";
+export { prometheusJobMetrics } from "./job-metrics.js";
 export { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "./node-lifecycle-metrics.js";

@@ -14,6 +14,12 @@ export {
   jobPodsIndex,
   managedByJobController,
 } from "./job-controller.js";
+export type {
+  JobCompletionMode,
+  JobMetrics,
+  JobPodCreationReason,
+  JobSyncAction,
+} from "./job-metrics.js";
 export {
   jobCompletionIndexAnnotation,
   jobCompletionIndexEnvName,

@@ -16,6 +16,7 @@ import { FakeClock } from "@reconcile/clock";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { afterEach, describe, expect, it } from "vitest";
 import { JobController } from "./job-controller.js";
+import type { JobMetrics } from "./job-metrics.js";
 import { jobTrackingFinalizer } from "./job-pods.js";
 import { TTLAfterFinishedController } from "./ttl-after-finished.js";
 
@@ -25,13 +26,13 @@ afterEach(async () => {
   while (cleanups.length > 0) await cleanups.pop()!();
 });
 
-function start() {
+function start(metrics?: JobMetrics) {
   const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
   const server = new ApiServer({ clock });
   const client = server.client();
   const abort = new AbortController();
   const factory = new SharedInformerFactory({ client, clock, detectMutations: true });
-  const controller = JobController.fromInformerFactory(factory, { client, clock });
+  const controller = JobController.fromInformerFactory(factory, { client, clock, metrics });
   const ttl = new TTLAfterFinishedController({ client, clock, jobInformer: factory.forResource(jobs) });
   factory.start(abort.signal);
   const runs = [controller.run({ signal: abort.signal }), ttl.run({ signal: abort.signal })];
@@ -383,6 +384,42 @@ describe("JobController", () => {
       (l) => l.items.every((p) => !p.metadata?.finalizers?.includes(jobTrackingFinalizer)),
     );
     expect(orphans.items.length).toBe(2);
+  });
+
+  it("reports upstream's job_controller metrics: pods created with their finalizer, pods finished, the Job finished, each sync's action", async () => {
+    const calls: string[] = [];
+    const metrics: JobMetrics = {
+      jobSync: (mode, result, action) => calls.push(`sync ${mode} ${result} ${action}`),
+      jobFinished: (mode, result, reason) => calls.push(`finished ${mode} ${result} ${reason}`),
+      podsFinished: (mode, result, count) => calls.push(`podsFinished ${mode} ${result} ${count}`),
+      podsCreated: (reason, status, count) => calls.push(`podsCreated ${reason} ${status} ${count}`),
+      trackingFinalizer: (event, count) => calls.push(`finalizer ${event} ${count}`),
+    };
+    const { clock, client } = start(metrics);
+    await client.resource(jobs, namespace).create(newJob("metered", { completions: 2, parallelism: 2 }));
+    const created = await eventually(
+      clock,
+      () => jobPods(client, "metered"),
+      (l) => l.length === 2,
+    );
+    for (const pod of created) await finish(client, clock, pod, "Succeeded");
+    await eventually(
+      clock,
+      () => getJob(client, "metered"),
+      (job) => conditionsOf(job).includes("Complete=True CompletionsReached"),
+    );
+    await clock.advance(100);
+    expect(calls.filter((c) => !c.startsWith("sync"))).toEqual([
+      "podsCreated new succeeded 2",
+      "finalizer add 2",
+      "finalizer delete 2",
+      "podsFinished NonIndexed succeeded 2",
+      "finished NonIndexed succeeded CompletionsReached",
+    ]);
+    const syncs = new Set(calls.filter((c) => c.startsWith("sync")));
+    expect(syncs).toContain("sync NonIndexed success pods_created");
+    expect(syncs).toContain("sync NonIndexed success tracking");
+    expect([...syncs].every((c) => c.includes(" success "))).toBe(true);
   });
 
   it("leaves a Job another controller manages (spec.managedBy) alone, and the API server keeps managedBy as set", async () => {

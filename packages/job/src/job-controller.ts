@@ -1,13 +1,11 @@
 import { setMaxListeners } from "node:events";
 import {
   type DeepReadonly,
-  errorMessage,
   getControllerOf,
   hasStatusCause,
   isNotFound,
   type Job,
   jobs,
-  labelSelectorAsSelector,
   metaNamespaceKeyFunc,
   newControllerRef,
   type Pod,
@@ -15,7 +13,6 @@ import {
   pods,
   type RunOptions,
   rfc3339,
-  type Selector,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import {
@@ -30,17 +27,26 @@ import {
   ownerEventHandler,
   ownersSelecting,
   type PodControl,
-  PodControllerRefManager,
-  recheckDeletionTimestamp,
   type SyncContext,
   type SyncResult,
   slowStartBatch,
   slowStartInitialBatchSize,
-  TerminalError,
 } from "@reconcile/controller";
 import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import type { JobStatus } from "kubernetes-types/batch/v1.js";
 import { formatIndexes } from "./indexes.js";
+import { claimJobPods, jobPodsIndex } from "./job-claim.js";
+import {
+  completionModeOf,
+  type JobMetrics,
+  recordCreations,
+  recordWritten,
+  type SyncOutcome,
+  syncAction,
+} from "./job-metrics.js";
+
+export { jobPodsIndex };
+
 import {
   type BackoffRecord,
   encodeStatus,
@@ -75,8 +81,6 @@ export function managedByJobController(job: DeepReadonly<Job>): boolean {
   const managedBy = job.spec?.managedBy;
   return managedBy == null || managedBy === jobControllerName;
 }
-/** The pod index the controller adds: a pod under its controller's uid, an orphan under `orphan/<namespace>`. */
-export const jobPodsIndex = "jobPods";
 
 export interface JobControllerOptions extends ControllerContext {
   /** Writes pods, Job status and Events. Required. */
@@ -89,6 +93,8 @@ export interface JobControllerOptions extends ControllerContext {
   podControl?: PodControl | undefined;
   /** Most pods one sync creates (upstream's `MaxPodCreateDeletePerSync`). Default 500. */
   burstReplicas?: number | undefined;
+  /** Upstream's `job_controller_*` metrics. Default: none. */
+  metrics?: JobMetrics | undefined;
 }
 
 /**
@@ -110,6 +116,9 @@ export class JobController {
   readonly #jobInformer: ControllerInformer<Job>;
   readonly #podControl: PodControl;
   readonly #burst: number;
+  readonly #metrics: JobMetrics | undefined;
+  /** What the sync of each Job key in progress did (one sync per key at a time), for its metrics. */
+  readonly #outcomes = new Map<string, SyncOutcome>();
   /** Per Job key, pod UIDs whose finalizer removal is in flight. */
   readonly #finalizerRemovals = new Map<string, Set<string>>();
   /** Per Job key: failures since the last success, and when the last one finished. */
@@ -135,6 +144,7 @@ export class JobController {
     [this.#client, this.#podInformer, this.#jobInformer] = [client, podInformer, jobInformer];
     this.#podControl = podControl ?? new ClientPodControl({ client, recorder: this.#harness.recorder });
     this.#burst = options.burstReplicas ?? 500;
+    this.#metrics = options.metrics;
     this.#addEventHandlers();
   }
 
@@ -262,6 +272,24 @@ export class JobController {
    * creates or deletes pods toward `wantActive`, and writes its status.
    */
   async syncJob(key: string, context: Partial<SyncContext> = {}): Promise<SyncResult> {
+    const job = this.#jobInformer.getIndexer().getByKey(key);
+    if (this.#metrics === undefined || job === undefined) return this.#sync(key, context);
+    const started = this.#harness.clock.now();
+    const outcome: SyncOutcome = { created: false, deleted: false, tracked: false };
+    this.#outcomes.set(key, outcome);
+    let result: "success" | "error" = "error";
+    try {
+      const synced = await this.#sync(key, context);
+      result = "success";
+      return synced;
+    } finally {
+      this.#outcomes.delete(key);
+      const seconds = (this.#harness.clock.now() - started) / 1000;
+      this.#metrics.jobSync(completionModeOf(job), result, syncAction(outcome), seconds);
+    }
+  }
+
+  async #sync(key: string, context: Partial<SyncContext>): Promise<SyncResult> {
     const { signal } = context;
     // One sync may have a request per pod in flight, each listening to the signal.
     if (signal !== undefined) setMaxListeners(0, signal);
@@ -282,7 +310,11 @@ export class JobController {
     // Only pod creations and deletions gate new pods, as upstream: finished pods whose finalizer
     // removal is in flight are already in the status this cache holds (see the check above).
     const satisfied = this.expectations.satisfiedExpectations(key);
-    const jobPods = await this.#claimPods(job, signal);
+    const jobPods = await claimJobPods(
+      { client: this.#client, podInformer: this.#podInformer, podControl: this.#podControl },
+      job,
+      signal,
+    );
     const state = jobState(job, jobPods, this.#finalizerRemovals.get(key) ?? new Set());
     const now = this.#harness.clock.now();
     if (state.newlyFinished.length > 0) {
@@ -319,6 +351,7 @@ export class JobController {
     const counted = await this.#track(key, job, state, status, signal);
     this.#fillStatus(job, state, status, counted, now);
     await this.#writeStatus(counted.job, status, signal);
+    recordWritten(this.#metrics, job, status, counted);
     return requeueAfterMs !== undefined && requeueAfterMs > 0 ? { requeueAfterMs } : undefined;
   }
 
@@ -378,6 +411,7 @@ export class JobController {
       }
     });
     for (let i = successes; i < count; i++) this.expectations.creationObserved(key);
+    recordCreations(this.#metrics, this.#outcomes.get(key), state, successes, count - successes);
     if (error !== undefined) throw error;
     return undefined;
   }
@@ -389,6 +423,8 @@ export class JobController {
     signal: AbortSignal | undefined,
   ): Promise<void> {
     if (victims.length === 0) return;
+    const outcome = this.#outcomes.get(key);
+    if (outcome !== undefined) outcome.deleted = true;
     this.expectations.expectDeletions(key, victims.map(podKey));
     const target = { apiVersion: "batch/v1", kind: "Job", metadata: job.metadata ?? {} };
     const errors: unknown[] = [];
@@ -441,6 +477,12 @@ export class JobController {
     for (const pod of holding) pending.add(pod.metadata?.uid ?? "");
     if (pending.size > 0) this.#finalizerRemovals.set(key, pending);
     const removed = await Promise.allSettled(holding.map((pod) => this.#removeFinalizer(pod, signal)));
+    if (holding.length > 0) {
+      const outcome = this.#outcomes.get(key);
+      if (outcome !== undefined) outcome.tracked = true;
+      const done = removed.filter((r) => r.status === "fulfilled").length;
+      if (done > 0) this.#metrics?.trackingFinalizer("delete", done);
+    }
     const stuck = new Set<string>();
     removed.forEach((result, i) => {
       if (result.status === "rejected") {
@@ -531,44 +573,5 @@ export class JobController {
       .updateStatus({ ...(job as Job), status }, { signal });
     this.#written.set(metaNamespaceKeyFunc(job), Number(written.metadata?.resourceVersion) || 0);
     return written;
-  }
-
-  async #claimPods(job: DeepReadonly<Job>, signal: AbortSignal | undefined): Promise<DeepReadonly<Pod>[]> {
-    const namespace = job.metadata?.namespace ?? "";
-    let selector: Selector;
-    try {
-      selector = labelSelectorAsSelector(job.spec?.selector);
-    } catch (error) {
-      throw new TerminalError(
-        `invalid selector of Job ${namespace}/${job.metadata?.name}: ${errorMessage(error)}`,
-        {
-          cause: error,
-        },
-      );
-    }
-    const indexer = this.#podInformer.getIndexer();
-    const candidates = [
-      ...indexer.byIndex(jobPodsIndex, job.metadata?.uid ?? ""),
-      ...indexer.byIndex(jobPodsIndex, `orphan/${namespace}`),
-    ].filter((pod) => pod.metadata?.namespace === namespace);
-    const canAdopt = recheckDeletionTimestamp(async () => {
-      const fresh = await this.#client.resource(jobs, namespace).get(job.metadata?.name ?? "", { signal });
-      if (fresh.metadata?.uid !== job.metadata?.uid)
-        throw new Error(
-          `original Job ${namespace}/${job.metadata?.name} is gone: got uid ${fresh.metadata?.uid}, wanted ${job.metadata?.uid}`,
-        );
-      return fresh;
-    });
-    const manager = new PodControllerRefManager({
-      podControl: this.#podControl,
-      controller: job,
-      controllerKind: { apiVersion: "batch/v1", kind: "Job" },
-      selector,
-      canAdopt,
-      signal,
-    });
-    const { claimed, errors } = await manager.claimPods(candidates);
-    if (errors.length > 0) throw errors[0];
-    return claimed;
   }
 }
