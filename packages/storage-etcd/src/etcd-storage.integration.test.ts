@@ -1,3 +1,4 @@
+import { connect, createServer, type Socket } from "node:net";
 import { isInternalError, isTimeout, type KubeObject, type StatusError } from "@reconcile/api";
 import { StorageError, type StorageEvent, type StorageWatcher } from "@reconcile/apiserver";
 import { FakeClock } from "@reconcile/clock";
@@ -22,6 +23,40 @@ afterEach(() => {
 afterAll(async () => {
   await etcd?.stop();
 });
+
+/** A TCP proxy to `target` that, once silenced, drops every byte both ways and keeps its connections open. */
+async function silenceableProxy(
+  target: URL,
+): Promise<{ url: string; silence(): void; close(): Promise<void> }> {
+  let silent = false;
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    for (const [from, to] of [
+      [client, upstream],
+      [upstream, client],
+    ] as const) {
+      sockets.add(from);
+      from.on("data", (chunk) => {
+        if (!silent) to.write(chunk);
+      });
+      from.on("error", () => to.destroy());
+      from.on("close", () => to.destroy());
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    silence: () => {
+      silent = true;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 /** A storage with a prefix of its own on the file's etcd: empty, with global revisions. */
 function storage(options: Partial<EtcdStorageOptions> = {}): EtcdStorage {
@@ -257,28 +292,28 @@ describe("EtcdStorage on etcd", () => {
   });
 
   it("fails with a 504 Timeout once the request deadline passes on a member that does not answer", async () => {
-    const own = await startEtcd();
+    // The member is reached through a proxy that stops passing bytes on both
+    // ways: from the client's side, a member that holds its connection and
+    // never answers (a stopped process, a partition). A proxy rather than a
+    // stopped etcd process, so the test does not depend on when the kernel
+    // stops every thread of the process under load.
+    const proxy = await silenceableProxy(new URL(etcd.endpoints[0]!));
     try {
-      const setup = new EtcdStorage({ endpoints: own.endpoints, compactionIntervalMs: 0 });
-      opened.push(setup);
+      const prefix = `/t${++prefixes}`;
+      const setup = storage({ prefix });
+      const s = storage({ endpoints: [proxy.url], prefix, requestTimeoutMs: 500 });
       await setup.create("/core/pods/ns/a", pod("a"));
-      const s = new EtcdStorage({ endpoints: own.endpoints, compactionIntervalMs: 0, requestTimeoutMs: 500 });
-      opened.push(s);
       expect((await s.get("/core/pods/ns/a"))?.metadata?.name).toBe("a");
-      process.kill(own.members[0]!.pid!, "SIGSTOP");
-      try {
-        const read = await s.get("/core/pods/ns/a").catch((e: unknown) => e);
-        expect(isTimeout(read), String(read)).toBe(true);
-        expect((read as StatusError).status.message).toMatch(
-          /^Timeout: request did not complete within requested timeout - context deadline exceeded/,
-        );
-        const write = await s.update("/core/pods/ns/a", pod("a")).catch((e: unknown) => e);
-        expect(isTimeout(write), String(write)).toBe(true);
-      } finally {
-        process.kill(own.members[0]!.pid!, "SIGCONT");
-      }
+      proxy.silence();
+      const read = await s.get("/core/pods/ns/a").catch((e: unknown) => e);
+      expect(isTimeout(read), String(read)).toBe(true);
+      expect((read as StatusError).status.message).toMatch(
+        /^Timeout: request did not complete within requested timeout - context deadline exceeded/,
+      );
+      const write = await s.update("/core/pods/ns/a", pod("a")).catch((e: unknown) => e);
+      expect(isTimeout(write), String(write)).toBe(true);
     } finally {
-      await own.stop();
+      await proxy.close();
     }
   });
 
