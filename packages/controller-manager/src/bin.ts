@@ -2,4 +2,7 @@
 // reconcile-controller-manager: kube-controller-manager's command against any API server.
 import { runControllerManagerCommand } from "./command.js";
 
-process.exitCode = await runControllerManagerCommand(process.argv.slice(2));
+// No top-level await: the same file is built as CommonJS too.
+void runControllerManagerCommand(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});
