@@ -4,8 +4,8 @@ import type { AddressInfo } from "node:net";
 import { pods } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadKubeConfig } from "../kubeconfig/load.js";
 import { HttpClient, type RestClientMetrics } from "./http-client.js";
-import { loadKubeConfig } from "./kube-config.js";
 
 const closers: (() => Promise<void>)[] = [];
 afterEach(async () => {

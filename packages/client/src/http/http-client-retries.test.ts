@@ -15,8 +15,8 @@ import {
 } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadKubeConfig } from "../kubeconfig/load.js";
 import { HttpClient, type HttpClientOptions } from "./http-client.js";
-import { loadKubeConfig } from "./kube-config.js";
 
 /** What the store server does with the next request of a method. */
 type Fault = "reset-after-apply" | "reset-before-apply";

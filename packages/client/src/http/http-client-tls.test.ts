@@ -2,8 +2,8 @@ import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import { pods } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadKubeConfig } from "../kubeconfig/load.js";
 import { HttpClient } from "./http-client.js";
-import { loadKubeConfig } from "./kube-config.js";
 
 // Test-only certificates (EC P-256, valid for 100 years): a CA, a server certificate for 127.0.0.1,
 // and a client certificate for CN=alice, O=devs, all signed by the CA.

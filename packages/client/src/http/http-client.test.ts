@@ -14,8 +14,8 @@ import {
 } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadKubeConfig } from "../kubeconfig/load.js";
 import { HttpClient, type HttpClientOptions } from "./http-client.js";
-import { loadKubeConfig } from "./kube-config.js";
 
 interface Seen {
   method: string;

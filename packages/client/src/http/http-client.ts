@@ -31,6 +31,8 @@ export interface KubeConfigLike {
   getCurrentContext(): string;
   getContextObject(name: string): { namespace?: string | undefined } | null;
   applyToHTTPSOptions(options: https.RequestOptions): Promise<void>;
+  /** Called when the server answers 401: drop cached credentials (an exec plugin's) so the next request gets fresh ones. */
+  invalidateCredentials?(): void;
 }
 
 /** Something that paces requests; the default is a {@link TokenBucketRateLimiter}. */
@@ -322,7 +324,8 @@ export class HttpClient implements Client, RestTransport {
         { cause: error },
       );
     }
-    options.agent = this.agent;
+    // A kubeconfig with a proxy brings its own (tunnelling) agent.
+    options.agent ??= this.agent;
     const transport = url.protocol === "https:" ? https : http;
     const metrics = this.metrics;
     const started = this.clock.now();
@@ -331,6 +334,7 @@ export class HttpClient implements Client, RestTransport {
       let timer: unknown;
       const request = transport.request(url, options, (response) => {
         answered = true;
+        if (response.statusCode === 401) this.kubeConfig.invalidateCredentials?.();
         if (metrics !== undefined) {
           metrics.requestLatency(spec.method, url.host, (this.clock.now() - started) / 1000);
           metrics.requestResult(String(response.statusCode ?? 0), spec.method, url.host);

@@ -1,3 +1,19 @@
+export type {
+  ExecConfig,
+  KubeConfigCluster,
+  KubeConfigContext,
+  KubeConfigDocument,
+  KubeConfigUser,
+} from "../kubeconfig/document.js";
+export { KubeConfig } from "../kubeconfig/kube-config.js";
+export {
+  type ClientNodeKubeConfig,
+  fromKubeConfig,
+  inClusterConfig,
+  type LoadedKubeConfig,
+  type LoadKubeConfigOptions,
+  loadKubeConfig,
+} from "../kubeconfig/load.js";
 export {
   HttpClient,
   type HttpClientOptions,
@@ -6,11 +22,6 @@ export {
   type RequestRateLimiter,
   type RestClientMetrics,
 } from "./http-client.js";
-export {
-  createHttpClient,
-  type LoadedKubeConfig,
-  type LoadKubeConfigOptions,
-  loadKubeConfig,
-} from "./kube-config.js";
+export { createHttpClient } from "./kube-config.js";
 export { type TokenBucketOptions, TokenBucketRateLimiter } from "./token-bucket.js";
 export { parseWatchStream, type WatchStreamOptions } from "./watch-stream.js";
