@@ -16,11 +16,19 @@ import type { RateLimiter, RateLimitingInterface } from "@reconcile/workqueue";
 import type { Manager } from "./manager.js";
 import { type Predicate, passes } from "./predicates.js";
 
-/** The object a reconcile is about (controller-runtime's `reconcile.Request`); `namespace` is "" for cluster-scoped kinds. */
-export interface Request {
+/**
+ * The object a reconcile is about (controller-runtime's `reconcile.Request`);
+ * `namespace` is "" for cluster-scoped kinds. Import it as `ReconcileRequest`
+ * (or `Request`, which is the same type): a reconcile annotated with a
+ * `Request` that was not imported silently takes fetch's global `Request`.
+ */
+export interface ReconcileRequest {
   readonly namespace: string;
   readonly name: string;
 }
+
+/** The same as {@link ReconcileRequest}, under controller-runtime's name. */
+export type Request = ReconcileRequest;
 
 /** What a reconcile gets besides the request. */
 export interface ReconcileContext {

@@ -1,3 +1,4 @@
+export { type Logger, noopLogger } from "@reconcile/controller";
 export {
   type BuiltController,
   ControllerBuilder,
@@ -5,6 +6,7 @@ export {
   type MapFunc,
   newControllerManagedBy,
   type ReconcileContext,
+  type ReconcileRequest,
   type ReconcileResult,
   type Reconciler,
   type Request,

@@ -16,13 +16,13 @@ import {
   type ControllerContext,
   type EventRecorder,
   type Logger,
-  noopLogger,
 } from "@reconcile/controller";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { HealthzAdaptor, LeaderElector, LeaseLock } from "@reconcile/leader-election";
 import type { MetricsProvider } from "@reconcile/workqueue";
 import { Registry } from "prom-client";
 import { type HealthCheck, healthResponse, pingCheck } from "./health.js";
+import { jsonLogger } from "./json-logger.js";
 import {
   prometheusLeaderElectionMetrics,
   prometheusReconcileMetrics,
@@ -108,6 +108,9 @@ export interface ManagerOptions {
  * `/healthz` and `/readyz`, and one `run({ signal })` that settles after
  * everything has stopped.
  */
+/** How long a cache sync may take before the Manager says it is waiting. */
+const slowCacheSyncMs = 5_000;
+
 export class Manager {
   readonly client: Client;
   readonly clock: Clock;
@@ -142,7 +145,8 @@ export class Manager {
     if (options?.client === undefined) throw new TypeError("Manager: client is required");
     this.client = options.client;
     this.clock = options.clock ?? realClock;
-    this.logger = options.logger ?? noopLogger;
+    // As controller-runtime's zap default: a reconcile error is never silent. `logger: noopLogger` opts out.
+    this.logger = options.logger ?? jsonLogger();
     this.cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.#election = options.leaderElection;
     this.identity = options.leaderElection?.identity || `${hostname()}_${randomUUID()}`;
@@ -273,8 +277,15 @@ export class Manager {
     let syncWatch: Promise<void> = Promise.resolve();
     const startInformers = () => {
       this.informers.start(stop.signal);
+      // A sync that takes more than a few seconds (a large cluster, RBAC denying a list) is worth a line.
+      const slow = this.clock.setTimeout(() => {
+        this.logger.info({ waitedSeconds: slowCacheSyncMs / 1000 }, "Waiting for caches to sync");
+      }, slowCacheSyncMs);
       syncWatch = this.informers.waitForCacheSync(stop.signal).then((state) => {
+        this.clock.clearTimeout(slow);
         this.#cachesSynced = Object.values(state).every(Boolean);
+        if (!this.#cachesSynced) return;
+        this.logger.info({}, "Caches are synced");
       });
     };
     const free = this.#runnables.filter((r) => r.needLeaderElection === false);
@@ -341,12 +352,19 @@ export class Manager {
       logger: this.logger,
       callbacks: {
         onStartedLeading: (leading) => {
+          this.logger.info(
+            { lease: `${election.namespace ?? "default"}/${election.name}`, identity: this.identity },
+            "successfully acquired lease",
+          );
           const term = AbortSignal.any([leading, stop.signal]);
           setMaxListeners(0, term);
           return lead(term);
         },
         onStoppedLeading: () => {},
-        onNewLeader: (identity) => this.logger.info({ identity }, "new leader elected"),
+        // An empty identity is a released Lease, not a leader.
+        onNewLeader: (identity) => {
+          if (identity !== "") this.logger.info({ identity }, "new leader elected");
+        },
       },
     });
     this.#elector = elector;
@@ -423,8 +441,10 @@ export class Manager {
     });
     const address = server.address();
     const port = typeof address === "object" && address !== null ? address.port : 0;
+    const url = `http://${host}:${port}`;
+    this.logger.info({ url }, "serving metrics and health probes");
     return {
-      url: `http://${host}:${port}`,
+      url,
       close: () =>
         new Promise<void>((resolve) => {
           server.close(() => resolve());

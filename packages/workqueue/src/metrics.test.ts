@@ -158,4 +158,12 @@ describe("queue metrics", () => {
     expect(metrics.retries.value).toBe(3);
     queue.shutDown();
   });
+
+  it("does not keep the process alive for its metrics alone (a queue built and never run)", () => {
+    const { provider } = recordingProvider();
+    const before = process.getActiveResourcesInfo().filter((r) => r === "Timeout").length;
+    const queue = new Queue<string>({ name: "idle", metricsProvider: provider });
+    expect(process.getActiveResourcesInfo().filter((r) => r === "Timeout").length).toBe(before);
+    queue.shutDown();
+  });
 });

@@ -248,5 +248,7 @@ export class Queue<T> implements QueueInterface<T> {
       this.#metrics?.updateUnfinishedWork();
       this.#armMetricsTimer();
     }, unfinishedWorkUpdatePeriodMs);
+    // Metrics alone never keep the process alive (a queue built and never run, a program that is done).
+    (this.#metricsTimer as { unref?: () => void } | undefined)?.unref?.();
   }
 }
