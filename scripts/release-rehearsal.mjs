@@ -33,6 +33,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { measureInstalls, newcomerPath, rehearseCommonJs } from "./release-rehearsal/consumers.mjs";
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const keep = process.argv.includes("--keep");
@@ -94,13 +95,15 @@ async function main() {
   // Each package alone: its dependencies must be declared, its entry points load. Four at a time.
   const alone = packages.map((pkg) => async () => {
     const project = newProject(join(work, "alone", pkg.name.replace("/", "__")));
-    await stepAsync(`npm install ${pkg.name} alone, import its entry points`, async () => {
+    await stepAsync(`npm install ${pkg.name} alone, import and require its entry points`, async () => {
       await runAsync("npm", [...npmInstallArgs, pkg.name], { cwd: project, env, timeoutMs: 300_000 });
-      const entries = Object.keys(pkg.exports).filter((entry) => !optionalPeerEntry(pkg, entry));
-      const imports = entries
-        .map((entry) => `await import(${JSON.stringify(join(pkg.name, entry))});`)
-        .join("\n");
+      const entries = Object.keys(pkg.exports)
+        .filter((entry) => !optionalPeerEntry(pkg, entry))
+        .map((entry) => JSON.stringify(join(pkg.name, entry)));
+      const imports = entries.map((entry) => `await import(${entry});`).join("\n");
       await runAsync("node", ["--input-type=module", "-e", imports], { cwd: project, env });
+      const requires = entries.map((entry) => `require(${entry});`).join("\n");
+      await runAsync("node", ["--input-type=commonjs", "-e", requires], { cwd: project, env });
     });
   });
   await inParallel(alone, 4);
@@ -159,6 +162,11 @@ async function main() {
     2,
   );
 
+  const ctx = { work, env, catalog, npmInstallArgs, step, stepAsync, run, runAsync, newProject };
+  await rehearseCommonJs(ctx);
+  await measureInstalls(ctx);
+  await newcomerPath(ctx);
+
   step("run the probe", () => run("node", ["build/src/probe.js"], { cwd: app, env, timeoutMs: 60_000 }));
   for (const example of examples) {
     if (example.typecheckOnly) continue;
@@ -208,7 +216,7 @@ function publishedPackages(root) {
 /** An entry point that imports an optional peer (the `testing` suites import vitest): not loadable alone. */
 function optionalPeerEntry(pkg, entry) {
   if (entry === ".") return false;
-  const built = join(pkg.dir, pkg.exports[entry].import ?? "");
+  const built = join(pkg.dir, pkg.exports[entry].import?.default ?? "");
   if (!existsSync(built)) return false;
   const text = readFileSync(built, "utf8");
   return Object.keys(pkg.peerDependenciesMeta).some(
@@ -362,9 +370,9 @@ function registryEnv(registry, token) {
   };
 }
 
-function newProject(dir) {
+function newProject(dir, type = "module") {
   mkdirSync(dir, { recursive: true });
-  writeJson(join(dir, "package.json"), { name: "rehearsal-app", private: true, type: "module" });
+  writeJson(join(dir, "package.json"), { name: "rehearsal-app", private: true, type });
   return dir;
 }
 

@@ -131,7 +131,8 @@ export async function reconcileWebsite(request: Request, ctx: ReconcileContext):
     name,
     (w) => {
       const conditions = (w.status ??= {}).conditions ?? [];
-      w.status.observedGeneration = website.metadata?.generation;
+      if (website.metadata?.generation !== undefined)
+        w.status.observedGeneration = website.metadata.generation;
       w.status.availableReplicas = available;
       setCondition(
         conditions,

@@ -352,10 +352,6 @@ export class Manager {
       logger: this.logger,
       callbacks: {
         onStartedLeading: (leading) => {
-          this.logger.info(
-            { lease: `${election.namespace ?? "default"}/${election.name}`, identity: this.identity },
-            "successfully acquired lease",
-          );
           const term = AbortSignal.any([leading, stop.signal]);
           setMaxListeners(0, term);
           return lead(term);

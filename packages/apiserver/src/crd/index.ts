@@ -33,3 +33,4 @@ export { dropNulls, prune } from "./pruning.js";
 export type { JSONSchemaProps, ValidationRule } from "./schema.js";
 export { validateStructuralSchema } from "./structural.js";
 export { validateEmbeddedResources, validateListTypes, validateOpenAPI } from "./validation.js";
+export { type CustomResourceValidator, customResourceValidator } from "./validator.js";
