@@ -90,9 +90,10 @@ export type CustomResourceOf<R> = R extends CustomResource<infer T> ? T : never;
  * Kubernetes API server would reject as non-structural throws here, naming
  * the field.
  */
-export function defineCustomResource<Spec extends TObject, Status extends TSchema = TObject<Record<string, never>>>(
-  options: CustomResourceOptions<Spec, Status>,
-): CustomResource<CustomObject<Spec, Status>> {
+export function defineCustomResource<
+  Spec extends TObject,
+  Status extends TSchema = TObject<Record<string, never>>,
+>(options: CustomResourceOptions<Spec, Status>): CustomResource<CustomObject<Spec, Status>> {
   const singular = options.singular ?? options.kind.toLowerCase();
   const plural = options.plural ?? pluralize(singular);
   const scope = options.scope ?? "Namespaced";
