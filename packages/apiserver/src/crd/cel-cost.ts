@@ -150,6 +150,8 @@ const stringFunctions = new Set([
   "startsWith",
   "endsWith",
   "matches",
+  // What a parsed rule's `matches` calls are renamed to (cel-library's linearMatches): RE2.
+  "re2Matches",
   "find",
   "findAll",
   "indexOf",

@@ -1,10 +1,10 @@
 import type { Environment } from "@marcbachmann/cel-js";
-import { errorMessage } from "@reconcile/api";
 import { chargeCost } from "./cel-cost.js";
 import { registerFormats } from "./cel-format.js";
 import { registerNetworkLibraries } from "./cel-net.js";
 import { registerQuantities } from "./cel-quantity.js";
 import { registerURLs } from "./cel-url.js";
+import { re2Find, re2FindAll, re2Matches } from "./re2.js";
 
 export { FormatLibrary, NamedFormat } from "./cel-format.js";
 export { KubernetesQuantity } from "./cel-quantity.js";
@@ -84,17 +84,12 @@ function extreme(list: unknown[], name: string, direction: 1 | -1): unknown {
 function registerRegex(env: Environment): void {
   env.registerFunction("string.find(string): string", (text: string, pattern: string) => {
     chargeCost(text.length / 4);
-    return compileRegex(pattern).exec(text)?.[0] ?? "";
+    return re2Find(text, pattern) ?? "";
   });
   const findAll = (text: string, pattern: string, limit = -1n): string[] => {
     chargeCost(text.length / 4);
     if (limit === 0n) return [];
-    const out: string[] = [];
-    for (const match of text.matchAll(compileRegex(pattern, "g"))) {
-      out.push(match[0]);
-      if (limit > 0n && BigInt(out.length) >= limit) break;
-    }
-    return out;
+    return re2FindAll(text, pattern, limit < 0n ? -1 : Number(limit));
   };
   env.registerFunction("string.findAll(string): list<string>", (text: string, pattern: string) =>
     findAll(text, pattern),
@@ -103,25 +98,19 @@ function registerRegex(env: Environment): void {
     "string.findAll(string, int): list<string>",
     (text: string, pattern: string, limit: bigint) => findAll(text, pattern, limit),
   );
+  // The library's own matches() runs JavaScript's backtracking RegExp; compile() renames every call to this.
+  const matches = (text: string, pattern: string): boolean => {
+    chargeCost(text.length / 4);
+    return re2Matches(text, pattern);
+  };
+  env.registerFunction(`string.${linearMatches}(string): bool`, matches);
+  env.registerFunction(`${linearMatches}(string, string): bool`, matches);
+  // cel-go has the global form too; the library only the method.
+  env.registerFunction("matches(string, string): bool", matches);
 }
 
-const regexCache = new Map<string, RegExp>();
-
-function compileRegex(pattern: string, flags = ""): RegExp {
-  const key = `${flags}/${pattern}`;
-  let regex = regexCache.get(key);
-  if (!regex) {
-    try {
-      regex = new RegExp(pattern, `u${flags}`);
-    } catch (error) {
-      throw new Error(`error parsing regexp: ${errorMessage(error)}`);
-    }
-    if (regexCache.size > 1000) regexCache.clear();
-    regexCache.set(key, regex);
-  }
-  regex.lastIndex = 0;
-  return regex;
-}
+/** The name `matches` calls are renamed to in a parsed rule, so that they run on RE2. */
+export const linearMatches = "re2Matches";
 
 function compare(a: unknown, b: unknown): number {
   if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b);

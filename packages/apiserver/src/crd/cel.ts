@@ -9,7 +9,7 @@ import {
   STATIC_COST_LIMIT,
   withCost,
 } from "./cel-cost.js";
-import { registerKubernetesLibraries } from "./cel-library.js";
+import { linearMatches, registerKubernetesLibraries } from "./cel-library.js";
 import { fieldPathResolves, joinFieldPath } from "./cel-paths.js";
 import { toCEL } from "./cel-values.js";
 import { type SchemaErrors, showValue } from "./errors.js";
@@ -178,6 +178,7 @@ function compile(expression: string): Compiled | Error {
   if (program) return program;
   try {
     const parsed = environment.parse(expression);
+    renameMatches(parsed.ast);
     const checked = parsed.check();
     if (!checked.valid) program = checked.error ?? new Error("type check failed");
     else program = { type: checked.type ?? "dyn", ast: parsed.ast, run: (context) => parsed(context) };
@@ -186,6 +187,27 @@ function compile(expression: string): Compiled | Error {
   }
   programs.set(expression, program);
   return program;
+}
+
+/** Points every `matches` call of a parsed rule at the RE2 implementation (see cel-library's `linearMatches`). */
+function renameMatches(ast: unknown): void {
+  const stack: unknown[] = [ast];
+  while (stack.length > 0) {
+    const node = stack.pop() as { op?: unknown; args?: unknown } | null;
+    if (node === null || typeof node !== "object") continue;
+    if (Array.isArray(node)) {
+      stack.push(...node);
+      continue;
+    }
+    const args = node.args;
+    // A unary operator's operand is a node, not a list.
+    if (!Array.isArray(args)) {
+      if (typeof args === "object") stack.push(args);
+      continue;
+    }
+    if ((node.op === "rcall" || node.op === "call") && args[0] === "matches") args[0] = linearMatches;
+    stack.push(...args);
+  }
 }
 
 function walk(

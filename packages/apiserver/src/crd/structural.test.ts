@@ -151,7 +151,7 @@ describe("structural schema rules", () => {
       "a bad pattern",
       withSpec({ type: "string", pattern: "(?=a)" }),
       [
-        `${at}.properties[spec].pattern: Invalid value: "(?=a)": must be a valid regular expression, but isn't: error parsing regexp: invalid or unsupported Perl syntax`,
+        `${at}.properties[spec].pattern: Invalid value: "(?=a)": must be a valid regular expression, but isn't: error parsing regexp: invalid or unsupported Perl syntax: \`(?=\``,
       ],
     ],
     [

@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { type SchemaErrors, showValue } from "./errors.js";
 import { formatValidator, validatedFormats } from "./formats.js";
+import { re2Engine } from "./re2.js";
 import { additionalSchema, isObject, itemSchema, type JSONSchemaProps, subtreeHas } from "./schema.js";
 
 /**
@@ -102,7 +103,8 @@ export function validateEmbeddedResources(
   }
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true, unicodeRegExp: true });
+// `pattern` runs on RE2 (linear time), as kube-apiserver's Go regexp does.
+const ajv = new Ajv({ allErrors: true, strict: false, validateFormats: true, code: { regExp: re2Engine } });
 for (const [name, check] of validatedFormats) ajv.addFormat(name, { type: "string", validate: check });
 
 const cache = new WeakMap<JSONSchemaProps, ValidateFunction>();
