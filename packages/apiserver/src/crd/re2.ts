@@ -28,7 +28,7 @@ export function re2(pattern: string): RE2JS {
 
 /** Whether `pattern` matches anywhere in `text` (Go's `regexp.MatchString`). */
 export function re2Matches(text: string, pattern: string): boolean {
-  return re2(pattern).matcher(text).find();
+  return re2(pattern).test(text);
 }
 
 /** The first match of `pattern` in `text`, or undefined. */
@@ -49,7 +49,7 @@ export function re2FindAll(text: string, pattern: string, limit: number): string
 export const re2Engine = Object.assign(
   (pattern: string) => {
     const regex = re2(pattern);
-    return { test: (text: string) => regex.matcher(text).find() };
+    return { test: (text: string) => regex.test(text) };
   },
   { code: "re2" },
 );
