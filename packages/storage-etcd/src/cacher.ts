@@ -55,6 +55,10 @@ export class CachedStorage implements Storage {
     this.#clock = options.clock ?? realClock;
   }
 
+  checkHealth(): Promise<void> {
+    return this.storage.checkHealth?.() ?? Promise.resolve();
+  }
+
   currentRevision(): Promise<number> {
     return this.storage.currentRevision();
   }

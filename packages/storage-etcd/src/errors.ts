@@ -43,19 +43,28 @@ export function fromEtcdError(error: unknown, key: string): Error {
   if (text.includes(futureRevisionText)) return new StorageError("TooLargeResourceVersion", key, text);
   const message = errorMessage(error);
   if (message.startsWith("4 DEADLINE_EXCEEDED") || message.includes("Deadline exceeded")) {
-    return new StatusError(
-      {
-        code: 504,
-        reason: "Timeout",
-        message: `Timeout: request did not complete within requested timeout - context deadline exceeded (etcd: ${text})`,
-        details: { retryAfterSeconds: 0 },
-      },
-      { cause: error },
-    );
+    return deadlineExceeded(error);
   }
   // Keep etcd's own text (tools match on it); name etcd when the text does not.
   return new StatusError(
     { code: 500, message: text.includes("etcd") ? text : `etcd: ${text}` },
+    { cause: error },
+  );
+}
+
+/**
+ * The 504 of a request whose deadline passed, as kube-apiserver's timeout
+ * filter answers it, with etcd's last word on why (`No connection
+ * established`, a deadline of its own).
+ */
+export function deadlineExceeded(error: unknown): StatusError {
+  return new StatusError(
+    {
+      code: 504,
+      reason: "Timeout",
+      message: `Timeout: request did not complete within requested timeout - context deadline exceeded (etcd: ${etcdText(error)})`,
+      details: { retryAfterSeconds: 0 },
+    },
     { cause: error },
   );
 }

@@ -1,4 +1,3 @@
-import { connect, createServer, type Socket } from "node:net";
 import { isInternalError, isTimeout, type KubeObject, type StatusError } from "@reconcile/api";
 import { StorageError, type StorageEvent, type StorageWatcher } from "@reconcile/apiserver";
 import { FakeClock } from "@reconcile/clock";
@@ -7,6 +6,7 @@ import { describeStorageConformance } from "../../apiserver/src/storage/testing/
 import { createEtcdClient } from "./client.js";
 import { type EtcdCluster, startEtcd } from "./etcd-process.js";
 import { EtcdStorage, type EtcdStorageOptions } from "./etcd-storage.js";
+import { silenceableProxy } from "./proxy.test-util.js";
 
 let etcd: EtcdCluster;
 let prefixes = 0;
@@ -23,40 +23,6 @@ afterEach(() => {
 afterAll(async () => {
   await etcd?.stop();
 });
-
-/** A TCP proxy to `target` that, once silenced, drops every byte both ways and keeps its connections open. */
-async function silenceableProxy(
-  target: URL,
-): Promise<{ url: string; silence(): void; close(): Promise<void> }> {
-  let silent = false;
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port), target.hostname);
-    for (const [from, to] of [
-      [client, upstream],
-      [upstream, client],
-    ] as const) {
-      sockets.add(from);
-      from.on("data", (chunk) => {
-        if (!silent) to.write(chunk);
-      });
-      from.on("error", () => to.destroy());
-      from.on("close", () => to.destroy());
-    }
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    silence: () => {
-      silent = true;
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 /** A storage with a prefix of its own on the file's etcd: empty, with global revisions. */
 function storage(options: Partial<EtcdStorageOptions> = {}): EtcdStorage {
@@ -279,7 +245,7 @@ describe("EtcdStorage on etcd", () => {
     expect(watcher.closeReason).toBe("stopped");
   });
 
-  it("fails at once with a 500 naming etcd when no member can be reached, and acknowledges nothing", async () => {
+  it("times out with a 504 naming etcd's reason when no member can be reached, and acknowledges nothing", async () => {
     const s = new EtcdStorage({
       endpoints: "http://127.0.0.1:9",
       compactionIntervalMs: 0,
@@ -287,8 +253,10 @@ describe("EtcdStorage on etcd", () => {
     });
     opened.push(s);
     const failure = await s.create("/core/pods/ns/a", pod("a")).catch((e: unknown) => e);
-    expect((failure as StatusError).status.code).toBe(500);
-    expect((failure as StatusError).status.message).toMatch(/^etcd: No connection established/);
+    expect((failure as StatusError).status.code).toBe(504);
+    expect((failure as StatusError).status.message).toMatch(
+      /^Timeout: request did not complete within requested timeout - context deadline exceeded \(etcd: No connection established/,
+    );
   });
 
   it("fails with a 504 Timeout once the request deadline passes on a member that does not answer", async () => {

@@ -13,7 +13,14 @@ import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
 import type { Etcd3, IKeyValue, IRangeResponse, ITxnResponse } from "etcd3";
 import { createEtcdClient } from "./client.js";
 import { Compactor } from "./compactor.js";
-import { compactedText, fromEtcdError, futureRevisionText, neverSent, retriableRead } from "./errors.js";
+import {
+  compactedText,
+  deadlineExceeded,
+  fromEtcdError,
+  futureRevisionText,
+  neverSent,
+  retriableRead,
+} from "./errors.js";
 import { KeyLayout, type KeyLayoutOptions, prefixEnd } from "./keys.js";
 import { type EtcdWatch, openEtcdWatch, translateEvent } from "./watcher.js";
 
@@ -31,6 +38,8 @@ export interface EtcdStorageOptions extends KeyLayoutOptions {
   client?: Etcd3 | undefined;
   /** Deadline of one etcd call; past it the request fails with 504 Timeout. Default: 30,000 ms. */
   requestTimeoutMs?: number | undefined;
+  /** How long the `etcd` health check waits (kube-apiserver's `--etcd-healthcheck-timeout`). Default: 2,000 ms. */
+  healthCheckTimeoutMs?: number | undefined;
   /**
    * How often etcd's history is compacted (kube-apiserver's `--etcd-compaction-interval`);
    * 0 turns compaction off. Default: 300,000 ms (5 minutes).
@@ -70,6 +79,7 @@ export class EtcdStorage implements Storage {
   readonly layout: KeyLayout;
   readonly #ownsClient: boolean;
   readonly #timeoutMs: number;
+  readonly #healthCheckTimeoutMs: number;
   readonly #watchBufferSize: number;
   readonly #clock: Clock;
   readonly #watchers = new Set<WatchChannel>();
@@ -86,6 +96,7 @@ export class EtcdStorage implements Storage {
     this.client = options.client ?? createEtcdClient(options.endpoints!);
     this.layout = new KeyLayout(options);
     this.#timeoutMs = positive("requestTimeoutMs", options.requestTimeoutMs ?? 30_000);
+    this.#healthCheckTimeoutMs = positive("healthCheckTimeoutMs", options.healthCheckTimeoutMs ?? 2_000);
     this.#watchBufferSize = positive("watchBufferSize", options.watchBufferSize ?? 10_000);
     this.#clock = options.clock ?? realClock;
     const interval = options.compactionIntervalMs ?? 300_000;
@@ -99,6 +110,22 @@ export class EtcdStorage implements Storage {
   /** The newest revision any etcd response has shown so far: at least that of every write acknowledged. */
   get knownRevision(): number {
     return this.#knownRevision;
+  }
+
+  /**
+   * kube-apiserver's etcd health check: a read that etcd answers within 2 s
+   * (`--etcd-healthcheck-timeout`), else the reason.
+   */
+  async checkHealth(): Promise<void> {
+    const deadline = new Date(Date.now() + this.#healthCheckTimeoutMs);
+    try {
+      await this.client.kv.range(
+        { key: Buffer.from(`${this.layout.root}health`), count_only: true },
+        { deadline },
+      );
+    } catch (error) {
+      throw fromEtcdError(error, "health");
+    }
   }
 
   async currentRevision(): Promise<number> {
@@ -479,7 +506,8 @@ export class EtcdStorage implements Storage {
         const text = String((error as Error)?.message);
         if (text.includes(compactedText) || text.includes(futureRevisionText) || !retriableRead(error))
           throw fromEtcdError(error, key);
-        if (Date.now() + backoffMs >= deadline.getTime()) throw fromEtcdError(error, key);
+        // Unreachable until the deadline: the request times out, as kube-apiserver's would (504).
+        if (Date.now() + backoffMs >= deadline.getTime()) throw deadlineExceeded(error);
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
         backoffMs = Math.min(backoffMs * 2, 1_000);
       }
@@ -498,8 +526,9 @@ export class EtcdStorage implements Storage {
       try {
         return this.#observe(await call(deadline));
       } catch (error) {
-        if (!neverSent(error) || Date.now() + backoffMs >= deadline.getTime())
-          throw fromEtcdError(error, key);
+        if (!neverSent(error)) throw fromEtcdError(error, key);
+        // Never sent, and no member reachable until the deadline: a timeout (504), nothing written.
+        if (Date.now() + backoffMs >= deadline.getTime()) throw deadlineExceeded(error);
         await new Promise((resolve) => setTimeout(resolve, backoffMs));
         backoffMs = Math.min(backoffMs * 2, 1_000);
       }

@@ -6,6 +6,7 @@ import { authorizeRequest } from "./auth/request-auth.js";
 import { answerReview, reviewMessageOf, reviewRoute } from "./auth/reviews.js";
 import { markAuthorized } from "./connection-limiter.js";
 import { HandlerContext, type HttpHandlerOptions } from "./context.js";
+import { serveHealth } from "./health.js";
 import { serveMetrics, serveNonResource } from "./non-resource.js";
 import { isTrue, parseDryRun, type WriteOptions } from "./parameters.js";
 import { servePodConnect } from "./pod-connect.js";
@@ -104,6 +105,10 @@ async function handle(
       request,
       response,
     );
+  }
+  if (route.kind === "health" && (method === "GET" || method === "HEAD")) {
+    request.resume();
+    return serveHealth(context, route.check, route.name, query.has("verbose"), response);
   }
   if (route.kind !== "resource") {
     request.resume();

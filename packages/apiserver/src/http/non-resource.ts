@@ -28,12 +28,7 @@ export function serveNonResource(
       send(response, 200, versionInfo());
       return;
     case "health":
-      response.writeHead(200, {
-        "Content-Type": "text/plain; charset=utf-8",
-        "X-Content-Type-Options": "nosniff",
-      });
-      response.end("ok");
-      return;
+      throw new Error("health is served by serveHealth");
     case "api":
     case "apis":
       if (acceptsAggregatedDiscovery(request.headers.accept)) {

@@ -8,7 +8,7 @@ describe("parseRoute", () => {
   it.each([
     ["/version", { kind: "version" }],
     ["/healthz", { kind: "health", check: "healthz" }],
-    ["/readyz/ping", { kind: "health", check: "readyz" }],
+    ["/readyz/ping", { kind: "health", check: "readyz", name: "ping" }],
     ["/api", { kind: "api" }],
     ["/apis", { kind: "apis" }],
     ["/apis/apps", { kind: "group", group: "apps" }],

@@ -5,7 +5,7 @@ import { type PodConnectAction, podConnectActions } from "./pod-connect.js";
 /** What a request path names. */
 export type Route =
   | { kind: "version" }
-  | { kind: "health"; check: "healthz" | "livez" | "readyz" }
+  | { kind: "health"; check: "healthz" | "livez" | "readyz"; name?: string }
   | { kind: "api" }
   | { kind: "apis" }
   | { kind: "group"; group: string }
@@ -87,7 +87,7 @@ function routeOf(
     if (first === "apis") return { kind: "apis" };
   }
   if ((first === "healthz" || first === "livez" || first === "readyz") && rest.length === 1) {
-    return { kind: "health", check: first };
+    return { kind: "health", check: first, name: rest[0]! };
   }
   if (first === "openapi" && rest[0] === "v2" && rest.length === 1) return { kind: "openapiV2" };
   if (first === "openapi" && rest[0] === "v3") {

@@ -59,6 +59,12 @@ export class Registry {
   /** One store per definition, made on first use; a definition removed takes its store with it. */
   readonly #stores = new WeakMap<ResourceDefinition, Store>();
 
+  /** Whether the storage has a health check (`etcd`), and running it. */
+  get storageHealth(): (() => Promise<void>) | undefined {
+    const storage = this.#context.storage;
+    return storage.checkHealth === undefined ? undefined : () => storage.checkHealth!();
+  }
+
   constructor(options: RegistryOptions) {
     this.#definitions = options.definitions;
     this.#ready = options.ready;

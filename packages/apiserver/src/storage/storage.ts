@@ -15,6 +15,12 @@ export interface Storage {
   /** The revision of the newest write (0 before any). */
   currentRevision(): Promise<number>;
   /**
+   * Resolves when the backing store answers, rejects with why not: the
+   * `etcd` check of `/healthz`, `/livez` and `/readyz`. Optional: a storage
+   * without it (in memory) has no such check.
+   */
+  checkHealth?(): Promise<void>;
+  /**
    * Stores a new object. Rejects with `KeyExists` if the key is taken, and
    * with `ObjectTooLarge` if the object is larger than the backend stores
    * (as `update` does; etcd's request limit).
