@@ -144,6 +144,30 @@ async function request(
 }
 
 describe("durability over etcd", () => {
+  it("applies concurrent updates without a resourceVersion one after another, none refused (GuaranteedUpdate)", async () => {
+    const server = apiServer("/concurrent-puts");
+    const http = await server.listen();
+    const path = `${http.url}/api/v1/namespaces/default/configmaps`;
+    const created = await fetch(path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(configMap("shared")),
+    });
+    expect(created.status).toBe(201);
+    const writers = Array.from({ length: 40 }, (_, i) =>
+      fetch(`${path}/shared`, {
+        method: "PUT",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(configMap("shared", { [`writer${i}`]: "done" })),
+      }).then((response) => response.status),
+    );
+    expect(await Promise.all(writers)).toEqual(Array.from({ length: 40 }, () => 200));
+    const final = (await (await fetch(`${path}/shared`)).json()) as KubeObject & {
+      data?: Record<string, string>;
+    };
+    expect(Object.keys(final.data ?? {})).toHaveLength(1);
+  });
+
   it("brings back every object and resourceVersion after an API server process is killed with SIGKILL", async () => {
     const prefix = `/durable-${++prefixes}`;
     const first = await apiServerProcess(prefix);

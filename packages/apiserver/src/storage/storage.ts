@@ -138,8 +138,20 @@ export class StorageError extends ReconcileError {
     this.key = key;
   }
 
+  /**
+   * Whether `error` is a StorageError (of `code`). By its `storage.*` code,
+   * not the prototype chain: a storage from another copy of this package
+   * (the CommonJS build beside the ESM one, two installs) throws its own class.
+   */
   static is(error: unknown, code?: StorageErrorCode): error is StorageError {
-    return error instanceof StorageError && (code === undefined || error.storageCode === code);
+    if (
+      !ReconcileError.isInstance(error) ||
+      typeof error.code !== "string" ||
+      !error.code.startsWith("storage.")
+    ) {
+      return false;
+    }
+    return code === undefined || (error as StorageError).storageCode === code;
   }
 }
 

@@ -9,8 +9,13 @@ import { decodeObject } from "./decode.js";
 import { objectKey } from "./keys.js";
 import { writerFor } from "./writer.js";
 
-/** How many times a read-modify-write is retried after losing a race (GuaranteedUpdate). */
-export const updateAttempts = 16;
+/**
+ * How many times a read-modify-write is retried after losing a race. Upstream's
+ * GuaranteedUpdate retries without a bound; every lost race is another writer's
+ * win, so N writers at once need at most N attempts each. The bound only stops
+ * a storage that conflicts without progress.
+ */
+export const updateAttempts = 1_000;
 
 /** PUT of a whole object (or of its `/status` or `/finalize`), based on the resourceVersion it carries. */
 export async function updateObject(
@@ -20,14 +25,30 @@ export async function updateObject(
   body: unknown,
   options: UpdateOptions,
 ): Promise<KubeObject> {
-  const object = decodeObject(store.definition, store.context.maxObjectBytes, body, options.fieldValidation);
-  const meta = (object.metadata ??= {});
-  reconcileNamespace(store, meta, namespace);
-  if (meta.name !== undefined && meta.name !== name)
-    throw newBadRequest(`the name of the object (${meta.name}) does not match the name on the URL (${name})`);
-  meta.name = name;
+  const decode = () => {
+    const decoded = decodeObject(
+      store.definition,
+      store.context.maxObjectBytes,
+      body,
+      options.fieldValidation,
+    );
+    const meta = (decoded.metadata ??= {});
+    reconcileNamespace(store, meta, namespace);
+    if (meta.name !== undefined && meta.name !== name)
+      throw newBadRequest(
+        `the name of the object (${meta.name}) does not match the name on the URL (${name})`,
+      );
+    meta.name = name;
+    return decoded;
+  };
+  const object = decode();
+  const meta = object.metadata ?? {};
   const precondition = meta.resourceVersion || undefined;
-  return guaranteedUpdate(store, meta.namespace, name, precondition, options, () => object);
+  // An attempt changes the object it writes: one that lost the race starts again from the body (upstream deep-copies).
+  let attempts = 0;
+  return guaranteedUpdate(store, meta.namespace, name, precondition, options, () =>
+    attempts++ === 0 ? object : decode(),
+  );
 }
 
 /**
