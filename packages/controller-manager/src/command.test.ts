@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { leases, pods, replicaSets } from "@reconcile/api";
@@ -19,6 +20,7 @@ describe("parseControllerManagerFlags", () => {
       leaseName: "kube-controller-manager",
       bindAddress: "127.0.0.1",
       port: 10257,
+      alwaysAllowPaths: ["/healthz", "/readyz", "/livez"],
       kubeApiQps: 20,
       kubeApiBurst: 30,
       help: false,
@@ -79,7 +81,7 @@ describe("runControllerManagerCommand", () => {
 
   it("runs against an API server over HTTP from a kubeconfig, serves /healthz, and exits 0 on stop", async () => {
     const server = new ApiServer();
-    const listening = await server.listen();
+    const listening = await server.listen({ token: "admin-token" });
     const dir = mkdtempSync(join(tmpdir(), "cm-command-"));
     const kubeconfig = join(dir, "kubeconfig");
     writeFileSync(kubeconfig, listening.kubeconfig());
@@ -123,9 +125,35 @@ describe("runControllerManagerCommand", () => {
         "[+]leaderElection ok\n[+]replicaset-controller ok\nhealthz check passed\n",
       );
       const host = new URL(listening.url).host;
-      expect(await (await fetch(`${serving.url}/metrics`)).text()).toMatch(
+      // /metrics as kube-controller-manager's: a token the API server accepts and allows; the health paths are open.
+      const metrics = (token?: string) =>
+        fetch(
+          `${serving.url}/metrics`,
+          token === undefined ? {} : { headers: { authorization: `Bearer ${token}` } },
+        );
+      expect(await (await metrics("admin-token")).text()).toMatch(
         new RegExp(`^rest_client_requests_total\\{code="200",method="GET",host="${host}"\\} [1-9]`, "m"),
       );
+      const anonymous = await metrics();
+      expect([anonymous.status, await anonymous.text()]).toEqual([
+        403,
+        'forbidden: User "system:anonymous" cannot get path "/metrics"\n',
+      ]);
+      expect((await metrics("wrong")).status).toBe(401);
+      // A page whose DNS name resolves to 127.0.0.1 (DNS rebinding) is not answered.
+      const rebound = await new Promise<number | undefined>((resolve, reject) => {
+        const request = httpRequest(
+          `${serving.url}/healthz`,
+          { headers: { host: "attacker.example:10257" } },
+          (r) => {
+            r.resume();
+            resolve(r.statusCode);
+          },
+        );
+        request.once("error", reject);
+        request.end();
+      });
+      expect(rebound).toBe(403);
       const lease = await client.resource(leases, "kube-system").get("kube-controller-manager");
       expect(lease.spec?.leaseDurationSeconds).toBe(15);
       stop.abort();

@@ -1,7 +1,12 @@
 import { parseArgs } from "node:util";
 import { errorMessage, ReconcileError } from "@reconcile/api";
-import { createHttpClient } from "@reconcile/client";
-import { jsonLogger, LeaderElectionLostError, prometheusRestClientMetrics } from "@reconcile/runtime";
+import { createHttpClient, type HttpClient } from "@reconcile/client";
+import {
+  delegatedAuthorizer,
+  jsonLogger,
+  LeaderElectionLostError,
+  prometheusRestClientMetrics,
+} from "@reconcile/runtime";
 import { collectDefaultMetrics, Registry } from "prom-client";
 import { ControllerManager } from "./controller-manager.js";
 import { newControllerDescriptors } from "./default-controllers.js";
@@ -18,6 +23,8 @@ export interface ControllerManagerFlags {
   leaseName: string;
   bindAddress: string;
   port: number;
+  /** Paths served without a reviewed token (`--authorization-always-allow-paths`). */
+  alwaysAllowPaths: string[];
   kubeApiQps: number;
   kubeApiBurst: number;
   help: boolean;
@@ -78,6 +85,10 @@ export function parseControllerManagerFlags(argv: readonly string[]): Controller
     leaseName: values["leader-elect-resource-name"] ?? "kube-controller-manager",
     bindAddress: values["bind-address"] ?? "127.0.0.1",
     port: parseNumber("--port", values.port ?? "10257", { integer: true, min: 0, max: 65535 }),
+    alwaysAllowPaths: (values["authorization-always-allow-paths"] ?? "/healthz,/readyz,/livez")
+      .split(",")
+      .map((path) => path.trim())
+      .filter(Boolean),
     kubeApiQps: parseNumber("--kube-api-qps", values["kube-api-qps"] ?? "20", { min: 0 }),
     kubeApiBurst: parseNumber("--kube-api-burst", values["kube-api-burst"] ?? "30", {
       integer: true,
@@ -101,6 +112,7 @@ export async function runControllerManagerCommand(
   const logger = jsonLogger({ write, bindings: { component: "kube-controller-manager" } });
   let flags: ControllerManagerFlags;
   let manager: ControllerManager;
+  let client: HttpClient;
   const registry = new Registry();
   try {
     flags = parseControllerManagerFlags(argv);
@@ -108,7 +120,7 @@ export async function runControllerManagerCommand(
       (options.out ?? ((text: string) => process.stdout.write(text)))(usage(newControllerDescriptors()));
       return 0;
     }
-    const client = await createHttpClient({
+    client = await createHttpClient({
       path: flags.kubeconfig,
       qps: flags.kubeApiQps,
       burst: flags.kubeApiBurst,
@@ -139,7 +151,9 @@ export async function runControllerManagerCommand(
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
   options.signal?.addEventListener("abort", onSignal, { once: true });
-  const server = await manager.listen({ host: flags.bindAddress, port: flags.port });
+  // /metrics as kube-controller-manager serves it: the caller's token reviewed by the API server.
+  const authorizer = delegatedAuthorizer({ client, alwaysAllowPaths: flags.alwaysAllowPaths });
+  const server = await manager.listen({ host: flags.bindAddress, port: flags.port, authorizer });
   logger.info({ url: server.url, controllers: manager.enabledControllers }, "Serving healthz and metrics");
   try {
     await manager.run({ signal: stop.signal });
@@ -172,6 +186,9 @@ Flags:
   --leader-elect-resource-name string        (default "kube-controller-manager")
   --bind-address string                      where /healthz, /readyz and /metrics are served (default "127.0.0.1")
   --port int                                 their port, plain HTTP; 0 picks a free one (default 10257)
+  --authorization-always-allow-paths strings paths served to anyone; every other path needs a bearer token that
+                                             the API server accepts (TokenReview) and allows to get the path
+                                             (SubjectAccessReview) (default "/healthz,/readyz,/livez")
   --kube-api-qps float                       (default 20)
   --kube-api-burst int                       (default 30)
   -h, --help                                 this text
@@ -194,6 +211,7 @@ function parse(argv: readonly string[]) {
       "leader-elect-resource-name": { type: "string" },
       "bind-address": { type: "string" },
       port: { type: "string" },
+      "authorization-always-allow-paths": { type: "string" },
       "kube-api-qps": { type: "string" },
       "kube-api-burst": { type: "string" },
       help: { type: "boolean", short: "h" },

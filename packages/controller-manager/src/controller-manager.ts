@@ -2,7 +2,7 @@ import type http from "node:http";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { Logger } from "@reconcile/controller";
-import { Manager, runningManagedControllersGauge } from "@reconcile/runtime";
+import { Manager, runningManagedControllersGauge, type ServingAuthorizer } from "@reconcile/runtime";
 import type { Registry } from "prom-client";
 import type { ControllerDescriptors } from "./controller-descriptors.js";
 import { isControllerEnabled, parseControllersFlag } from "./controllers-flag.js";
@@ -156,7 +156,9 @@ export class ControllerManager {
   }
 
   /** Serves {@link handle} over HTTP on `host` (default 127.0.0.1) and `port` (default 0: a free one). */
-  listen(options: { host?: string; port?: number } = {}): Promise<{ url: string; close(): Promise<void> }> {
+  listen(
+    options: { host?: string; port?: number; authorizer?: ServingAuthorizer | undefined } = {},
+  ): Promise<{ url: string; close(): Promise<void> }> {
     return this.manager.listen(options);
   }
 }

@@ -61,6 +61,12 @@ export {
   type SchedulerMetricsSeam,
 } from "./prometheus.js";
 export {
+  type DelegatedAuthOptions,
+  delegatedAuthorizer,
+  type ServingAuthorizer,
+  type ServingVerdict,
+} from "./serving-auth.js";
+export {
   type Condition,
   findCondition,
   setCondition,

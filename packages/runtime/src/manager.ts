@@ -29,6 +29,7 @@ import {
   prometheusWorkqueueMetrics,
   type ReconcileMetrics,
 } from "./prometheus.js";
+import { loopbackHostAllowed, type ServingAuthorizer } from "./serving-auth.js";
 
 /** Something the manager runs: the one lifecycle shape, with a name. */
 export type { Runnable };
@@ -419,18 +420,43 @@ export class Manager {
     res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("404 page not found\n");
   }
 
-  /** Serves {@link handle} on `host` (default 127.0.0.1) and `port` (default 0: a free one). */
+  /**
+   * Serves {@link handle} on `host` (default 127.0.0.1) and `port` (default 0:
+   * a free one). With `authorizer` (e.g. {@link delegatedAuthorizer}) each
+   * request must pass it, as upstream's metrics filter. On a loopback address
+   * only IP literals and `localhost` are answered as `Host` (no DNS rebinding).
+   */
   async listen(
-    options: { host?: string; port?: number } = {},
+    options: { host?: string; port?: number; authorizer?: ServingAuthorizer | undefined } = {},
   ): Promise<{ url: string; close(): Promise<void> }> {
+    const host = options.host ?? "127.0.0.1";
+    const loopback = host === "127.0.0.1" || host === "::1" || host === "localhost";
+    const authorizer = options.authorizer;
+    const guarded = async (req: http.IncomingMessage, res: http.ServerResponse) => {
+      if (loopback && !loopbackHostAllowed(req.headers.host)) {
+        res
+          .writeHead(403, { "content-type": "text/plain; charset=utf-8" })
+          .end("forbidden: host not allowed\n");
+        return;
+      }
+      if (authorizer !== undefined) {
+        const verdict = await authorizer(req, new URL(req.url ?? "/", "http://localhost").pathname);
+        if (!verdict.allowed) {
+          res
+            .writeHead(verdict.status, { "content-type": "text/plain; charset=utf-8" })
+            .end(`${verdict.message}\n`);
+          return;
+        }
+      }
+      await this.handle(req, res);
+    };
     const server = http.createServer((req, res) => {
-      this.handle(req, res).catch((error) => {
+      guarded(req, res).catch((error) => {
         this.logger.error({ err: String(error) }, "serving a health or metrics request failed");
         if (!res.headersSent) res.writeHead(500).end();
         else res.destroy();
       });
     });
-    const host = options.host ?? "127.0.0.1";
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(options.port ?? 0, host, () => resolve());

@@ -17,6 +17,7 @@ import { type HttpRequest, HttpResourceClient, type RestTransport } from "./reso
 
 export type { HttpRequest } from "./resource-client.js";
 
+import { listenAbort } from "./abort-listeners.js";
 import { connectionError, statusErrorFromResponse } from "./status.js";
 import { TokenBucketRateLimiter } from "./token-bucket.js";
 import { parseWatchStream } from "./watch-stream.js";
@@ -184,10 +185,9 @@ export class HttpClient implements Client, RestTransport {
     const decoder = new ListDecoder();
     const signal = spec.signal;
     return new Promise<R>((resolve, reject) => {
-      const onAbort = () => response.destroy(signal?.reason);
-      signal?.addEventListener("abort", onAbort, { once: true });
+      const off = listenAbort(signal, () => response.destroy(signal?.reason));
       const fail = (error: unknown) => {
-        signal?.removeEventListener("abort", onAbort);
+        off();
         response.destroy();
         reject(this.bodyError(response, error, signal));
       };
@@ -199,7 +199,7 @@ export class HttpClient implements Client, RestTransport {
         }
       });
       response.on("end", () => {
-        signal?.removeEventListener("abort", onAbort);
+        off();
         try {
           resolve(decoder.end() as R);
         } catch (error) {
@@ -232,8 +232,7 @@ export class HttpClient implements Client, RestTransport {
   async openWatch<T extends KubeObject>(spec: HttpRequest): Promise<AsyncIterable<WatchEvent<T>>> {
     const response = await this.send({ ...spec, watch: true });
     const signal = spec.signal;
-    const stop = () => response.destroy();
-    signal?.addEventListener("abort", stop, { once: true });
+    const off = listenAbort(signal, () => response.destroy());
     const maxLineBytes = this.maxWatchLineBytes;
     async function* events(): AsyncGenerator<WatchEvent<T>> {
       try {
@@ -242,7 +241,7 @@ export class HttpClient implements Client, RestTransport {
         // An abort, or the connection going away, ends the watch as a server close would.
         if (StatusError.isInstance(error)) throw error;
       } finally {
-        signal?.removeEventListener("abort", stop);
+        off();
         response.destroy();
       }
     }
@@ -343,10 +342,9 @@ export class HttpClient implements Client, RestTransport {
         if (spec.watch && timer !== undefined) this.clock.clearTimeout(timer);
         resolve(response);
       });
-      const onAbort = () => request.destroy(spec.signal?.reason);
-      spec.signal?.addEventListener("abort", onAbort, { once: true });
+      const off = listenAbort(spec.signal, () => request.destroy(spec.signal?.reason));
       const cleanup = () => {
-        spec.signal?.removeEventListener("abort", onAbort);
+        off();
         if (timer !== undefined) this.clock.clearTimeout(timer);
       };
       if (this.timeoutMs > 0) {
@@ -377,7 +375,7 @@ export class HttpClient implements Client, RestTransport {
       });
       request.on("close", () => {
         if (!spec.watch) cleanup();
-        else spec.signal?.removeEventListener("abort", onAbort);
+        else off();
       });
       request.end(payload);
     });
@@ -453,19 +451,18 @@ function unknownOutcomeError(server: string, spec: HttpRequest, cause: unknown):
 function readBody(response: http.IncomingMessage, signal: AbortSignal | undefined): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    const onAbort = () => response.destroy(signal?.reason);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const off = listenAbort(signal, () => response.destroy(signal?.reason));
     response.on("data", (chunk: Buffer) => chunks.push(chunk));
     response.on("end", () => {
-      signal?.removeEventListener("abort", onAbort);
+      off();
       resolve(Buffer.concat(chunks).toString("utf8"));
     });
     response.on("error", (error) => {
-      signal?.removeEventListener("abort", onAbort);
+      off();
       reject(error);
     });
     response.on("close", () => {
-      signal?.removeEventListener("abort", onAbort);
+      off();
       if (!response.complete) reject(new Error("the connection closed before the response ended"));
     });
   });
