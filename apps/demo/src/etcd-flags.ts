@@ -31,7 +31,10 @@ export async function etcdFromArgs(args: readonly string[]): Promise<EtcdChoice 
   let local: EtcdCluster | undefined;
   if (dataDir !== undefined) {
     try {
-      local = await startEtcd({ dataDir });
+      // Bounded memory: the raft log is dropped after 10,000 entries (etcd 3.6's default; 3.4 keeps
+      // 100,000, each a whole object), and the store is capped at 2 GiB. The API server compacts
+      // old revisions every 5 minutes, as kube-apiserver does.
+      local = await startEtcd({ dataDir, snapshotCount: 10_000, quotaBackendBytes: 2 * 1024 ** 3 });
     } catch (error) {
       return `could not start etcd over ${dataDir}: ${(error as Error).message}`;
     }

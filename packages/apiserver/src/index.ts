@@ -75,6 +75,7 @@ export {
   type StorageListResult,
   type StorageWatcher,
   type StorageWatchOptions,
+  tooOldResourceVersion,
 } from "./storage/storage.js";
 export { WatchChannel } from "./storage/watch-channel.js";
 export { type StorageChange, watchEventFor, withResourceVersion } from "./storage/watch-events.js";

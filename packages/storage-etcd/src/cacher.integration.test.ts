@@ -93,6 +93,36 @@ describe("CachedStorage", () => {
     ]);
   });
 
+  it("keeps its histories within historyBytes: older changes leave, and a watcher still holding them gets 410", async () => {
+    const s = cached({ historyBytes: 10_000 });
+    const base = await s.currentRevision();
+    const blob = "x".repeat(2_000);
+    const fast = s.watch("/core/pods/", { fromRevision: base });
+    const slow = s.watch("/core/pods/", { fromRevision: base });
+    const names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+    const fastEvents: StorageEvent[] = [];
+    for (const name of names) {
+      await s.create(`/core/pods/ns/${name}`, { ...pod(name), data: { blob } } as KubeObject);
+      fastEvents.push(...(await take(fast, 1)));
+      expect(s.historyBytes).toBeLessThanOrEqual(10_000);
+    }
+    expect(fastEvents.map(show(base))).toEqual(names.map((name, i) => `ADDED ${name}@${i + 1}`));
+    // About 2 KB a change: four fit. The slow watcher still held the first when it left: it was closed then.
+    const slowEvents = (await take(slow, 20)).map(show(base));
+    expect(slowEvents).toEqual([`ERROR Expired: too old resource version: ${base} (${base + 1})`]);
+    const tooOld = s.watch("/core/pods/", { fromRevision: base + 3 });
+    expect((await take(tooOld, 1)).map(show(base))).toEqual([
+      `ERROR Expired: too old resource version: ${base + 3} (${base + 4})`,
+    ]);
+    const replay = s.watch("/core/pods/", { fromRevision: base + 4 });
+    expect((await take(replay, 4)).map(show(base))).toEqual([
+      "ADDED e@5",
+      "ADDED f@6",
+      "ADDED g@7",
+      "ADDED h@8",
+    ]);
+  });
+
   it("closes a watcher that stops reading with WatcherTooSlow, while the others go on", async () => {
     const s = cached({ watchBufferSize: 5 });
     const base = await s.currentRevision();

@@ -8,6 +8,7 @@ import {
   type StorageListResult,
   type StorageWatcher,
   type StorageWatchOptions,
+  tooOldResourceVersion,
   WatchChannel,
   watchEventFor,
 } from "@reconcile/apiserver";
@@ -19,6 +20,13 @@ export interface CachedStorageOptions {
   storage: EtcdStorage;
   /** How many changes each resource's cache keeps for watches that resume. Default: 10,000. */
   historySize?: number | undefined;
+  /**
+   * The memory budget of every resource's history together, in bytes of the
+   * stored values: the oldest changes leave once they hold more, and a
+   * watcher still holding them is closed with 410. Default: 128 MiB (the
+   * in-memory storage's).
+   */
+  historyBytes?: number | undefined;
   /** How many unread events one watcher may have before it is closed. Default: 10,000. */
   watchBufferSize?: number | undefined;
   /**
@@ -41,6 +49,7 @@ export interface CachedStorageOptions {
 export class CachedStorage implements Storage {
   readonly storage: EtcdStorage;
   readonly #historySize: number;
+  readonly #budget: HistoryBudget;
   readonly #watchBufferSize: number;
   readonly #freshnessTimeoutMs: number;
   readonly #clock: Clock;
@@ -50,6 +59,10 @@ export class CachedStorage implements Storage {
   constructor(options: CachedStorageOptions) {
     this.storage = options.storage;
     this.#historySize = positiveInteger("historySize", options.historySize ?? 10_000);
+    this.#budget = {
+      limit: positiveInteger("historyBytes", options.historyBytes ?? 128 * 1024 * 1024),
+      used: 0,
+    };
     this.#watchBufferSize = positiveInteger("watchBufferSize", options.watchBufferSize ?? 10_000);
     this.#freshnessTimeoutMs = options.freshnessTimeoutMs ?? 3_000;
     this.#clock = options.clock ?? realClock;
@@ -57,6 +70,11 @@ export class CachedStorage implements Storage {
 
   checkHealth(): Promise<void> {
     return this.storage.checkHealth?.() ?? Promise.resolve();
+  }
+
+  /** How many bytes of stored values the resources' histories hold now (at most `historyBytes`, unless one newest change is larger). */
+  get historyBytes(): number {
+    return this.#budget.used;
   }
 
   currentRevision(): Promise<number> {
@@ -117,6 +135,7 @@ export class CachedStorage implements Storage {
         prefix: resource,
         storage: this.storage,
         historySize: this.#historySize,
+        budget: this.#budget,
         watchBufferSize: this.#watchBufferSize,
         freshnessTimeoutMs: this.#freshnessTimeoutMs,
         clock: this.#clock,
@@ -130,6 +149,14 @@ export class CachedStorage implements Storage {
 /** One change as the cache keeps it: enough to filter it for any watcher. */
 interface Change extends StorageChange {
   key: string;
+  /** The stored size of `object`, counted against the shared history budget. */
+  bytes: number;
+}
+
+/** The history bytes every resource cache of one CachedStorage shares. */
+interface HistoryBudget {
+  readonly limit: number;
+  used: number;
 }
 
 interface CacheWatcher {
@@ -147,6 +174,7 @@ interface ResourceCacheOptions {
   watchBufferSize: number;
   freshnessTimeoutMs: number;
   clock: Clock;
+  budget: HistoryBudget;
 }
 
 /** The cache of one resource: its objects, its recent changes, its watchers. */
@@ -269,6 +297,8 @@ class ResourceCache {
     if (this.#retryTimer !== undefined) this.#options.clock.clearTimeout(this.#retryTimer);
     for (const channel of [...this.#channels]) channel.close("storage closed");
     for (const waiter of this.#waiters.splice(0)) waiter.resolve();
+    this.#releaseHistory();
+    this.#historyLength = 0;
   }
 
   /** Lists the resource, then follows it from the list's revision. */
@@ -287,6 +317,7 @@ class ResourceCache {
     this.#sortedKeys = undefined;
     this.#revision = listed.revision;
     // Replace empties the history without moving its start back (upstream's watchCache.Replace).
+    this.#releaseHistory();
     this.#history = new Array(this.#history.length);
     this.#historyStart = 0;
     this.#historyLength = 0;
@@ -357,6 +388,7 @@ class ResourceCache {
       revision: event.revision,
       object,
       previous,
+      bytes: event.bytes ?? 0,
     };
     this.#record(change);
     // Watchers without a predicate all receive the same event object (events are read-only).
@@ -373,23 +405,61 @@ class ResourceCache {
   }
 
   #record(change: Change): void {
+    const budget = this.#options.budget;
+    budget.used += change.bytes;
     const capacity = this.#options.historySize;
     if (this.#historyLength === capacity) {
       const evicted = this.#history[this.#historyStart]!;
+      budget.used -= evicted.bytes;
       this.#oldest = evicted.revision;
       this.#evicted = true;
       this.#history[this.#historyStart] = change;
       this.#historyStart = (this.#historyStart + 1) % this.#history.length;
-      return;
+    } else {
+      this.#append(change);
     }
+    if (budget.used > budget.limit) this.#shrinkToBudget();
+  }
+
+  /**
+   * Drops the oldest changes while the caches together hold more than the
+   * budget (the newest change stays), as the in-memory history does; a
+   * watcher still holding changes that left is closed with 410, as if it had
+   * asked for a compacted revision, so it cannot keep them alive.
+   */
+  #shrinkToBudget(): void {
+    const budget = this.#options.budget;
+    while (budget.used > budget.limit && this.#historyLength > 1) {
+      const evicted = this.#history[this.#historyStart]!;
+      this.#history[this.#historyStart] = undefined as unknown as Change;
+      budget.used -= evicted.bytes;
+      this.#oldest = evicted.revision;
+      this.#evicted = true;
+      this.#historyStart = (this.#historyStart + 1) % this.#history.length;
+      this.#historyLength--;
+    }
+    for (const watcher of this.#watchers) {
+      const queued = watcher.channel.oldestQueuedRevision;
+      if (queued !== undefined && queued <= this.#oldest) {
+        watcher.channel.fail(tooOldResourceVersion(queued - 1, this.#oldest), this.#revision, true);
+      }
+    }
+  }
+
+  #append(change: Change): void {
     if (this.#historyLength === this.#history.length) {
-      const grown = new Array<Change>(Math.min(this.#history.length * 2, capacity));
+      const grown = new Array<Change>(Math.min(this.#history.length * 2, this.#options.historySize));
       for (let i = 0; i < this.#historyLength; i++) grown[i] = this.#historyAt(i);
       this.#history = grown;
       this.#historyStart = 0;
     }
     this.#history[(this.#historyStart + this.#historyLength) % this.#history.length] = change;
     this.#historyLength++;
+  }
+
+  /** Gives the budget back the bytes of every change still held (a re-list empties the history, closing ends it). */
+  #releaseHistory(): void {
+    for (let i = 0; i < this.#historyLength; i++) this.#options.budget.used -= this.#historyAt(i).bytes;
   }
 
   #historyAt(index: number): Change {

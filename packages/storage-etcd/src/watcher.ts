@@ -24,17 +24,21 @@ export function translateEvent(
   const isDelete = String(event.type).toUpperCase() === "DELETE";
   if (!isDelete && kv.create_revision === kv.mod_revision) {
     const object = decode(kv.value, revision);
-    return predicate === undefined || predicate(object) ? { type: "ADDED", object, revision } : undefined;
+    return predicate === undefined || predicate(object)
+      ? { type: "ADDED", object, revision, bytes: kv.value.length }
+      : undefined;
   }
   const prev = event.prev_kv as IKeyValue | null | undefined;
   if (isDelete) {
     if (!prev) throw missingPrevious(kv, "DELETE");
     // etcd's delete event carries only the key; the last state comes from prev_kv.
     const object = decode(prev.value, revision);
-    return predicate === undefined || predicate(object) ? { type: "DELETED", object, revision } : undefined;
+    return predicate === undefined || predicate(object)
+      ? { type: "DELETED", object, revision, bytes: prev.value.length }
+      : undefined;
   }
   const object = decode(kv.value, revision);
-  if (predicate === undefined) return { type: "MODIFIED", object, revision };
+  if (predicate === undefined) return { type: "MODIFIED", object, revision, bytes: kv.value.length };
   if (!prev) throw missingPrevious(kv, "PUT");
   const matches = predicate(object);
   const previous = decode(prev.value, revision);

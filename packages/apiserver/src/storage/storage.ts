@@ -105,6 +105,8 @@ export interface StorageEvent {
   revision: number;
   /** ERROR only: what went wrong. */
   error?: StorageError | undefined;
+  /** The size of the stored object in bytes, when the storage knows it (for a cache's memory budget). */
+  bytes?: number | undefined;
 }
 
 /** A running watch: an async iterable of events that ends when the watcher stops. */
