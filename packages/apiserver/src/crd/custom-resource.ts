@@ -1,4 +1,5 @@
 import type { FieldError } from "@reconcile/api";
+import { goQuote } from "../registry/field-validation.js";
 import { validateCEL } from "./cel.js";
 import { applyDefaults } from "./defaulting.js";
 import { SchemaErrors } from "./errors.js";
@@ -27,12 +28,12 @@ export function decodeCustomResource(object: JsonObject, schema: JSONSchemaProps
 
 /** `strict decoding error: unknown field "spec.foo", unknown field "spec.bar"`, as the CR decoder words it. */
 export function unknownFieldsMessage(paths: readonly string[]): string {
-  return `strict decoding error: ${paths.map((p) => `unknown field "${p}"`).join(", ")}`;
+  return `strict decoding error: ${paths.map((p) => `unknown field ${goQuote(p)}`).join(", ")}`;
 }
 
 /** The Warning header text for one unknown field under `fieldValidation=Warn`. */
 export function unknownFieldWarning(path: string): string {
-  return `unknown field "${path}"`;
+  return `unknown field ${goQuote(path)}`;
 }
 
 // Upstream skips CEL when an earlier error shows the object's shape is wrong (cel.go's

@@ -208,6 +208,20 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   server.on("upgrade", (request: http.IncomingMessage, socket: Duplex, head: Buffer) =>
     handleUpgrade(upgradeContext, sockets, request, socket, head),
   );
+  // A raw CONNECT (a proxy request) names nothing this server serves: 404, as for any unknown path.
+  server.on("connect", (_request: http.IncomingMessage, socket: Duplex) => {
+    const text = `${JSON.stringify(
+      statusBody({
+        status: "Failure",
+        code: 404,
+        reason: "NotFound",
+        message: "the server could not find the requested resource",
+      }),
+    )}\n`;
+    socket.end(
+      `HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+  });
   // Answered by the handler, which sends 100 Continue only when it is about to read the body:
   // an over-limit body is refused with a 413 the client need not send.
   server.on("checkContinue", serve);

@@ -66,11 +66,32 @@ export function reportFieldProblems(
 }
 
 export function unknownField(path: string): string {
-  return `unknown field "${path}"`;
+  return `unknown field ${goQuote(path)}`;
 }
 
 export function duplicateField(path: string): string {
-  return `duplicate field "${path}"`;
+  return `duplicate field ${goQuote(path)}`;
+}
+
+/**
+ * Go's `%q` of a string, as upstream formats field paths: `"` and `\` escaped,
+ * control characters as `\n`, `\t`, `\x01`… (so a hostile key cannot put a
+ * control character in a message or a header).
+ */
+export function goQuote(text: string): string {
+  const named: Record<string, string> = {
+    "\u0007": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    '"': '\\"',
+    "\\": "\\\\",
+  };
+  const body = text.replace(/[\u0000-\u001f\u007f"\\]/g, (c) => named[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  return `"${body}"`;
 }
 
 /**

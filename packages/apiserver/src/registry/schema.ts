@@ -122,12 +122,19 @@ const quantityDefinition = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 
 const derived = new Map<string, Schema>();
 
+const emptyStructs = new Set([
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceSubresourceStatus",
+]);
+
 function schemaOfDefinition(name: string): Schema {
   const known = derived.get(name);
   if (known !== undefined) return known;
   if (name === quantityDefinition) return "quantity";
   const definition = builtinDefinitions()[name];
   if (definition === undefined) return "any";
+  // An empty Go struct: the document says only `type: object`, as it does for free-form values
+  // (RawExtension, FieldsV1), but Go's decoder refuses anything that is not an object.
+  if (emptyStructs.has(name)) return { fields: {} };
   if (!isRecord(definition.properties)) {
     const schema = schemaOf(definition);
     derived.set(name, schema);

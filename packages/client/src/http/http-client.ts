@@ -417,8 +417,10 @@ function notJson(error: unknown): StatusError {
  * Hands on the text of `Warning: 299 - "text"` headers (RFC 7234 warn-code 299,
  * as kube-apiserver sends them); several may arrive joined by commas.
  */
-function reportWarnings(header: string | undefined, onWarning: (message: string) => void): void {
-  if (!header) return;
+function reportWarnings(raw: string | undefined, onWarning: (message: string) => void): void {
+  if (!raw) return;
+  // Node hands header bytes over as latin1; the server wrote UTF-8.
+  const header = Buffer.from(raw, "latin1").toString("utf8");
   const pattern = /299\s+\S+\s+"((?:[^"\\]|\\.)*)"/g;
   for (let match = pattern.exec(header); match !== null; match = pattern.exec(header)) {
     onWarning(match[1]!.replace(/\\(.)/g, "$1"));

@@ -4,6 +4,7 @@ import {
   type KubeObject,
   newInvalid,
   type ResourceDescriptor,
+  StatusError,
 } from "@reconcile/api";
 import { managerFromUserAgent, type TypeNode, trackUpdate, typeFor } from "../../apply/index.js";
 import type { Mutable } from "../../json.js";
@@ -24,8 +25,59 @@ export function validate(store: StoreCore, object: KubeObject, old: KubeObject |
   if (!errors.empty) throw newInvalid(groupKindOf(resource), object.metadata?.name ?? "", errors.list);
 }
 
-/** `metadata.managedFields` after a write that is not an apply (kube-apiserver's field manager on Update). */
+/**
+ * upstream's `ValidateManagedFields` on the entries a request sends: each
+ * `operation` `Apply` or `Update`, `fieldsType` `FieldsV1` when set, a
+ * manager of at most 128 characters. `[{}]` (the request to clear them) passes.
+ */
+export function validateRequestedManagedFields(store: StoreCore, object: KubeObject): void {
+  const entries = object.metadata?.managedFields;
+  if (!Array.isArray(entries) || (entries.length === 1 && Object.keys(entries[0] ?? {}).length === 0)) return;
+  const errors = new FieldErrors();
+  entries.forEach((entry, i) => {
+    const at = `metadata.managedFields[${i}]`;
+    const { operation, fieldsType, manager } = (entry ?? {}) as Record<string, unknown>;
+    if (operation !== "Apply" && operation !== "Update") {
+      errors.invalid(`${at}.operation`, operation ?? "", "must be `Apply` or `Update`");
+    }
+    if (typeof fieldsType === "string" && fieldsType !== "" && fieldsType !== "FieldsV1") {
+      errors.invalid(`${at}.fieldsType`, fieldsType, "must be `FieldsV1`");
+    }
+    if (typeof manager === "string" && manager.length > 128) {
+      errors.list.push({
+        type: "FieldValueTooLong",
+        field: `${at}.manager`,
+        message: `${at}.manager: Too long: may not be more than 128 bytes`,
+      });
+    }
+  });
+  if (!errors.empty) throw newInvalid(groupKindOf(store.resource), object.metadata?.name ?? "", errors.list);
+}
+
+/**
+ * `metadata.managedFields` after a write that is not an apply (kube-apiserver's
+ * field manager on Update). As upstream's `UpdateNoErrors`, an object the
+ * field manager cannot read (a list item without its merge key) is written
+ * with no managed fields rather than failing: validation then says what is
+ * wrong with it (a 422, not a 500).
+ */
 export function ownershipAfterUpdate(
+  store: StoreCore,
+  existing: KubeObject | undefined,
+  object: KubeObject,
+  options: DryRunOption,
+  subresource: string,
+): KubeObject {
+  try {
+    return trackOwnership(store, existing, object, options, subresource);
+  } catch (error) {
+    if (StatusError.isInstance(error)) throw error;
+    const { managedFields: _dropped, ...metadata } = object.metadata ?? {};
+    return { ...object, metadata } as KubeObject;
+  }
+}
+
+function trackOwnership(
   store: StoreCore,
   existing: KubeObject | undefined,
   object: KubeObject,

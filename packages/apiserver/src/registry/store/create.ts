@@ -9,7 +9,13 @@ import {
 } from "@reconcile/api";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
-import { type MutableMeta, omitEmptyMetadata, ownershipAfterUpdate, validate } from "./common.js";
+import {
+  type MutableMeta,
+  omitEmptyMetadata,
+  ownershipAfterUpdate,
+  validate,
+  validateRequestedManagedFields,
+} from "./common.js";
 import type { DryRunOption, StoreCore } from "./context.js";
 import { decodeObject } from "./decode.js";
 import { keyOf } from "./keys.js";
@@ -50,6 +56,7 @@ export async function createObject(
   if (options.managedFieldsComputed) {
     // An apply that creates: the apply computed the ownership; defaulted fields stay unowned.
   } else {
+    validateRequestedManagedFields(store, object);
     delete meta.managedFields;
     const tracked = ownershipAfterUpdate(store, undefined, object, options, "").metadata?.managedFields;
     if (tracked !== undefined) meta.managedFields = tracked;

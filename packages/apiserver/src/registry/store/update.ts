@@ -2,7 +2,13 @@ import { type KubeObject, newBadRequest, newConflict, newForbidden, newNotFound 
 import { copyJson, jsonEqual } from "../../json.js";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
-import { type MutableMeta, omitEmptyMetadata, ownershipAfterUpdate, validate } from "./common.js";
+import {
+  type MutableMeta,
+  omitEmptyMetadata,
+  ownershipAfterUpdate,
+  validate,
+  validateRequestedManagedFields,
+} from "./common.js";
 import type { DryRunOption, StoreCore, UpdateOptions } from "./context.js";
 import { reconcileNamespace } from "./create.js";
 import { decodeObject } from "./decode.js";
@@ -88,6 +94,7 @@ export async function guaranteedUpdate(
     if (precondition === undefined && patchedVersion && patchedVersion !== existingMeta.resourceVersion)
       throw newConflict(gr, name);
     const requestedFields = requested.metadata?.managedFields;
+    if (!options.managedFieldsComputed) validateRequestedManagedFields(store, requested);
     let object = prepareUpdate(store, requested, existing, options.subresource);
     if (options.managedFieldsComputed) {
       const meta = (object.metadata ??= {}) as MutableMeta;
