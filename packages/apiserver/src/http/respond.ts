@@ -172,9 +172,13 @@ export function addWarnings(response: http.ServerResponse, warnings: readonly st
   const values = existing === undefined ? [] : Array.isArray(existing) ? existing : [String(existing)];
   for (const text of warnings) {
     // Quotes and backslashes escaped as upstream's warning writer does; a control character (never valid in a header) as `\xNN`.
-    const escaped = text
-      .replace(/[\\"]/g, (c) => `\\${c}`)
-      .replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+    let escaped = "";
+    for (const c of text) {
+      const code = c.charCodeAt(0);
+      if (c === "\\" || c === '"') escaped += `\\${c}`;
+      else if (code < 0x20 || code === 0x7f) escaped += `\\x${code.toString(16).padStart(2, "0")}`;
+      else escaped += c;
+    }
     // Header values are bytes: the UTF-8 of the text, as Go writes it (Node takes a latin1 string for bytes).
     const value = Buffer.from(`299 - "${escaped}"`, "utf8").toString("latin1");
     if (!values.includes(value)) values.push(value);

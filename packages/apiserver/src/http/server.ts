@@ -176,25 +176,7 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   server.on(tls === undefined ? "connection" : "secureConnection", (socket: Socket) =>
     limiter.accept(socket),
   );
-  // What node:http cannot parse, or does not receive in time, is answered with a Status too.
-  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
-    if (!socket.writable) {
-      socket.destroy();
-      return;
-    }
-    const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
-    const status = timedOut
-      ? { code: 408, reason: "Timeout", message: "the request was not received in time" }
-      : {
-          code: 400,
-          reason: "BadRequest",
-          message: `the request could not be parsed (${error.code ?? error.message})`,
-        };
-    const text = `${JSON.stringify(statusBody({ status: "Failure", ...status }))}\n`;
-    socket.end(
-      `HTTP/1.1 ${status.code} ${timedOut ? "Request Timeout" : "Bad Request"}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
-    );
-  });
+  answerOutsideTheHandler(server);
   // exec over WebSocket (and the refusals kubectl's SPDY fallback meets).
   const sockets = execSocketServer();
   const upgradeContext = new HandlerContext({
@@ -208,20 +190,6 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   server.on("upgrade", (request: http.IncomingMessage, socket: Duplex, head: Buffer) =>
     handleUpgrade(upgradeContext, sockets, request, socket, head),
   );
-  // A raw CONNECT (a proxy request) names nothing this server serves: 404, as for any unknown path.
-  server.on("connect", (_request: http.IncomingMessage, socket: Duplex) => {
-    const text = `${JSON.stringify(
-      statusBody({
-        status: "Failure",
-        code: 404,
-        reason: "NotFound",
-        message: "the server could not find the requested resource",
-      }),
-    )}\n`;
-    socket.end(
-      `HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
-    );
-  });
   // Answered by the handler, which sends 100 Continue only when it is about to read the body:
   // an over-limit body is refused with a 413 the client need not send.
   server.on("checkContinue", serve);
@@ -309,4 +277,44 @@ async function servingCertificateFor(
     ipAddresses: isAddress && !loopback.includes(host) ? [...loopback, host] : loopback,
   });
   return { cert: serving.cert, key: serving.key, ca: ca.cert, caKey: ca.key };
+}
+
+/**
+ * What node:http answers without the handler: a request it cannot parse or
+ * did not receive in time, and a raw CONNECT. Each gets a Status too.
+ */
+function answerOutsideTheHandler(server: http.Server): void {
+  // What node:http cannot parse, or does not receive in time, is answered with a Status too.
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const timedOut = error.code === "ERR_HTTP_REQUEST_TIMEOUT";
+    const status = timedOut
+      ? { code: 408, reason: "Timeout", message: "the request was not received in time" }
+      : {
+          code: 400,
+          reason: "BadRequest",
+          message: `the request could not be parsed (${error.code ?? error.message})`,
+        };
+    const text = `${JSON.stringify(statusBody({ status: "Failure", ...status }))}\n`;
+    socket.end(
+      `HTTP/1.1 ${status.code} ${timedOut ? "Request Timeout" : "Bad Request"}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+  });
+  // A raw CONNECT (a proxy request) names nothing this server serves: 404, as for any unknown path.
+  server.on("connect", (_request: http.IncomingMessage, socket: Duplex) => {
+    const text = `${JSON.stringify(
+      statusBody({
+        status: "Failure",
+        code: 404,
+        reason: "NotFound",
+        message: "the server could not find the requested resource",
+      }),
+    )}\n`;
+    socket.end(
+      `HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(text)}\r\n\r\n${text}`,
+    );
+  });
 }

@@ -90,7 +90,13 @@ export function goQuote(text: string): string {
     '"': '\\"',
     "\\": "\\\\",
   };
-  const body = text.replace(/[\u0000-\u001f\u007f"\\]/g, (c) => named[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`);
+  let body = "";
+  for (const c of text) {
+    const code = c.charCodeAt(0);
+    if (named[c] !== undefined) body += named[c];
+    else if (code < 0x20 || code === 0x7f) body += `\\x${code.toString(16).padStart(2, "0")}`;
+    else body += c;
+  }
   return `"${body}"`;
 }
 
