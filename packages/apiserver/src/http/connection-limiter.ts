@@ -9,12 +9,29 @@ export function markAuthorized(socket: Socket): void {
   authorizedSockets.add(socket);
 }
 
+/** Sockets whose request body is still arriving, in the order their bodies began. */
+const readingBody = new Map<Socket, true>();
+
+/**
+ * Marks `socket` as reading a request body until the returned function is
+ * called: nothing of that request has been done yet, so under a flood the
+ * connection limit may cut it (a slow-body flood must not hold every slot).
+ */
+export function readingRequestBody(socket: Socket): () => void {
+  readingBody.set(socket, true);
+  return () => {
+    readingBody.delete(socket);
+  };
+}
+
 /**
  * Holds the number of open connections at a cap. A connection beyond it
  * displaces the oldest idle one (no request in flight), first among those
- * that never carried an authorized request; with none idle it is refused. A
- * flood of idle connections so cannot lock out clients, nor exhaust file
- * descriptors, while connections busy with requests or watches are never cut.
+ * that never carried an authorized request; with none idle, the oldest one
+ * still receiving a request body (nothing of that request has been done); with
+ * neither it is refused. A flood of idle connections or of slow bodies so
+ * cannot lock out clients, nor exhaust file descriptors, while connections
+ * busy with requests being served or watches are never cut.
  */
 export class ConnectionLimiter {
   readonly #max: number;
@@ -31,7 +48,7 @@ export class ConnectionLimiter {
 
   accept(socket: Socket): void {
     if (this.#open >= this.#max) {
-      const victim = this.#oldestIdle();
+      const victim = this.#oldestIdle() ?? this.#oldestBodyReader();
       if (victim === undefined) {
         socket.destroy();
         return;
@@ -62,6 +79,16 @@ export class ConnectionLimiter {
   #oldestIdle(): Socket | undefined {
     let oldest: Socket | undefined;
     for (const socket of this.#idle.keys()) {
+      if (!authorizedSockets.has(socket)) return socket;
+      oldest ??= socket;
+    }
+    return oldest;
+  }
+
+  #oldestBodyReader(): Socket | undefined {
+    let oldest: Socket | undefined;
+    for (const socket of readingBody.keys()) {
+      if (!this.#inFlight.has(socket)) continue; // another server's
       if (!authorizedSockets.has(socket)) return socket;
       oldest ??= socket;
     }

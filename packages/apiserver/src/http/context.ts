@@ -13,6 +13,7 @@ import {
 } from "./auth/authenticate.js";
 import { discoveredDefinitions, routableResources } from "./auth/review-kinds.js";
 import type { ReviewContext } from "./auth/reviews.js";
+import { readingRequestBody } from "./connection-limiter.js";
 import { openApiDocuments } from "./openapi.js";
 import type { KubeletConnection } from "./pod-connect.js";
 import { defaultMaxRequestBytes, readRequestBody } from "./request-body.js";
@@ -144,7 +145,8 @@ export class HandlerContext {
     const declared = Number(request.headers["content-length"]);
     if (/\b100-continue\b/i.test(request.headers.expect ?? "") && !(declared > this.maxRequestBytes))
       response.writeContinue();
-    return readRequestBody(request, this.maxRequestBytes);
+    const done = readingRequestBody(request.socket);
+    return readRequestBody(request, this.maxRequestBytes).finally(done);
   }
 
   /** OpenAPI of the kinds served now; computed once per change of the served set. */
