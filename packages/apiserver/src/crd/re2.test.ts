@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { call, closeCrdServers, crdCondition, startCrdServer } from "./crd.test-util.js";
+import { SchemaErrors } from "./errors.js";
 import { re2FindAll, re2Matches } from "./re2.js";
+import { validateOpenAPI } from "./validation.js";
 
 afterEach(closeCrdServers);
 
@@ -84,6 +86,20 @@ describe("user-supplied regular expressions run on RE2", () => {
     expect(answer.body.message).toContain(
       `spec.validation.openAPIV3Schema.properties[spec].properties[pattern].pattern: Invalid value: "(a)\\\\1": must be a valid regular expression, but isn't: error parsing regexp: invalid escape sequence: \`\\1\``,
     );
+  });
+
+  it("checks each field against its own pattern (compiled schemas key patterns by their text)", () => {
+    const schema = {
+      type: "object",
+      properties: { x: { type: "string", pattern: "^a" }, y: { type: "string", pattern: "b$" } },
+    };
+    const errors = new SchemaErrors();
+    validateOpenAPI({ x: "abc", y: "xb" }, schema, errors, "", "compiled");
+    expect(errors.list).toEqual([]);
+    validateOpenAPI({ x: "ab", y: "ba" }, schema, errors, "", "compiled");
+    expect(errors.list.map((e) => e.message)).toEqual([
+      "y: Invalid value: \"ba\": y in body should match 'b$'",
+    ]);
   });
 
   it("finds as Go's regexp finds", () => {

@@ -49,7 +49,8 @@ export function re2FindAll(text: string, pattern: string, limit: number): string
 export const re2Engine = Object.assign(
   (pattern: string) => {
     const regex = re2(pattern);
-    return { test: (text: string) => regex.test(text) };
+    // Ajv keys its compiled patterns by toString(): each must name its own pattern.
+    return { test: (text: string) => regex.test(text), toString: () => `re2:${pattern}` };
   },
   { code: "re2" },
 );

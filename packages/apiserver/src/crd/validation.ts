@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { type SchemaErrors, showValue } from "./errors.js";
 import { formatValidator, validatedFormats } from "./formats.js";
+import { interpretSchema, type SchemaFailure } from "./interpreted-validation.js";
 import { re2Engine } from "./re2.js";
 import { additionalSchema, isObject, itemSchema, type JSONSchemaProps, subtreeHas } from "./schema.js";
 
@@ -14,10 +15,47 @@ export function validateOpenAPI(
   schema: JSONSchemaProps,
   errors: SchemaErrors,
   path = "",
+  engine: "auto" | "compiled" | "interpreted" = "auto",
 ): void {
+  const interpret = engine === "interpreted" || (engine === "auto" && isLarge(schema));
+  if (interpret) {
+    for (const failure of interpretSchema(value, schema)) report(failure, value, path, errors);
+    return;
+  }
   const validate = compiled(schema);
   if (validate(value)) return;
   for (const error of validate.errors ?? []) report(error, value, path, errors);
+}
+
+/**
+ * Schemas of more nodes than this are interpreted rather than compiled: Ajv
+ * compiles about 4,000 nodes a second, all in one turn of the event loop, so
+ * a wide schema (10,000 properties) blocked every request for seconds.
+ */
+const compileLimit = 256;
+const sizes = new WeakMap<JSONSchemaProps, boolean>();
+
+function isLarge(schema: JSONSchemaProps): boolean {
+  let large = sizes.get(schema);
+  if (large === undefined) {
+    // Counted without recursion, stopping at the limit: the count is bounded whatever the schema.
+    let nodes = 0;
+    const stack: unknown[] = [schema];
+    while (stack.length > 0 && nodes <= compileLimit) {
+      const node = stack.pop();
+      if (!isObject(node)) continue;
+      nodes++;
+      const s = node as JSONSchemaProps;
+      if (s.properties) stack.push(...Object.values(s.properties));
+      if (isObject(s.items)) stack.push(s.items);
+      if (isObject(s.additionalProperties)) stack.push(s.additionalProperties);
+      for (const list of [s.allOf, s.anyOf, s.oneOf]) if (list) stack.push(...list);
+      if (s.not) stack.push(s.not);
+    }
+    large = nodes > compileLimit;
+    sizes.set(schema, large);
+  }
+  return large;
 }
 
 /**
@@ -183,7 +221,7 @@ function isIntOrStringIdiom(anyOf: JSONSchemaProps[] | undefined): boolean {
   return anyOf?.length === 2 && anyOf[0]?.type === "integer" && anyOf[1]?.type === "string";
 }
 
-function report(error: ErrorObject, root: unknown, base: string, errors: SchemaErrors): void {
+function report(error: ErrorObject | SchemaFailure, root: unknown, base: string, errors: SchemaErrors): void {
   const { path, value } = locate(root, error.instancePath, base);
   // The detail names the datum relative to the validated value (a /status write says `replicas`, at `status.replicas`).
   const name = locate(root, error.instancePath, "").path;
