@@ -142,7 +142,7 @@ function checkArray(
   if (schema.minItems !== undefined && value.length < schema.minItems)
     fail("minItems", { limit: schema.minItems });
   const items = itemSchema(schema);
-  if (items) value.forEach((item, i) => check(item, items, `${pointer}/${i}`, out));
+  if (items) for (const [i, item] of value.entries()) check(item, items, `${pointer}/${i}`, out);
 }
 
 function checkNumber(

@@ -22,10 +22,10 @@ async function call(http: ListeningApiServer, method: string, path: string, body
     headers: { "content-type": "application/json" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
-  // biome-ignore lint/suspicious/noExplicitAny: JSON answers read loosely, asserted exactly
   return {
     code: response.status,
     warning: response.headers.get("warning"),
+    // biome-ignore lint/suspicious/noExplicitAny: JSON answers read loosely, asserted exactly
     body: (await response.json()) as any,
   };
 }
