@@ -1,6 +1,8 @@
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { customResourceDefinitions } from "@reconcile/api";
+import { ApiServer } from "@reconcile/apiserver";
 import { afterEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { runCrdCommand } from "./command.js";
@@ -92,6 +94,44 @@ export const websites = defineResource<Website>({
     expect(parse(yaml.stdout)).toEqual(website.crd);
     const json = await run(["emit", module, "--format", "json"]);
     expect(JSON.parse(json.stdout)).toEqual(website.crd);
+  });
+
+  it("types --cluster: the CRDs of a kubeconfig's cluster, all or those named", async () => {
+    const server = new ApiServer({ customResourceDefinitions: true });
+    try {
+      await server
+        .client()
+        .resource(customResourceDefinitions)
+        .create(website.crd as never);
+      const http = await server.listen();
+      const dir = await mkdtemp(join(tmpdir(), "reconcile-crd-"));
+      dirs.push(dir);
+      await writeFile(join(dir, "kubeconfig"), http.kubeconfig());
+      const named = await run([
+        "types",
+        "--cluster",
+        "--kubeconfig",
+        join(dir, "kubeconfig"),
+        "--name",
+        "websites.example.com",
+      ]);
+      expect(named.code).toBe(0);
+      expect(named.stdout).toContain("export interface Website extends KubeObject {");
+      const missing = await run([
+        "types",
+        "--cluster",
+        "--kubeconfig",
+        join(dir, "kubeconfig"),
+        "--name",
+        "nope.example.com",
+      ]);
+      expect(missing).toMatchObject({
+        code: 1,
+        stderr: "reconcile-crd: the cluster has no CustomResourceDefinition nope.example.com\n",
+      });
+    } finally {
+      await server.close();
+    }
   });
 
   it("says what is wrong with its input", async () => {

@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { customResourceDefinitions } from "@reconcile/api";
+import { type Client, createHttpClient } from "@reconcile/client";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
 import { parseAllDocuments, stringify } from "yaml";
 import { typesForDefinitions } from "./typegen.js";
@@ -12,6 +14,8 @@ const usage = `usage:
   reconcile-crd types <file|url|-> [--out <file>]
       prints TypeScript types and resource descriptors for the CRDs in a YAML
       or JSON file, a URL, or standard input (kubectl get crd -o yaml | reconcile-crd types -)
+  reconcile-crd types --cluster [--kubeconfig <file>] [--context <name>] [--name <crd>]... [--out <file>]
+      the same for the CRDs of the cluster of a kubeconfig (all, or those named)
 `;
 
 export interface CommandIO {
@@ -20,6 +24,8 @@ export interface CommandIO {
   /** Standard input's text. Default: read from fd 0. */
   stdin?: (() => string) | undefined;
   fetch?: typeof fetch | undefined;
+  /** The client `types --cluster` reads with. Default: one from the kubeconfig. */
+  client?: Client | undefined;
 }
 
 /** Runs the `reconcile-crd` command; resolves the exit code. */
@@ -39,8 +45,10 @@ export async function runCrdCommand(args: readonly string[], io: CommandIO): Pro
       return 0;
     }
     if (command === "types" && source !== undefined) {
-      const text = await readSource(source, io);
-      const crds = definitionsIn(text, source === "-" ? "standard input" : source);
+      const crds =
+        source === "--cluster"
+          ? await definitionsOfCluster(rest, io)
+          : definitionsIn(await readSource(source, io), source === "-" ? "standard input" : source);
       const out = typesForDefinitions(crds);
       const file = option(rest, "--out");
       if (file !== undefined) (await import("node:fs")).writeFileSync(file, out);
@@ -57,6 +65,32 @@ export async function runCrdCommand(args: readonly string[], io: CommandIO): Pro
 }
 
 class UsageError extends Error {}
+
+/** The CRDs of the kubeconfig's cluster, read with our own client. */
+async function definitionsOfCluster(
+  args: readonly string[],
+  io: CommandIO,
+): Promise<CustomResourceDefinition[]> {
+  const names = args.flatMap((arg, i) =>
+    arg === "--name" && args[i + 1] !== undefined ? [args[i + 1]!] : [],
+  );
+  const client =
+    io.client ??
+    (await createHttpClient({ path: option(args, "--kubeconfig"), context: option(args, "--context") }));
+  try {
+    const list = await client.resource(customResourceDefinitions).list();
+    const items = list.items as unknown as CustomResourceDefinition[];
+    const chosen =
+      names.length === 0 ? items : items.filter((crd) => names.includes(crd.metadata?.name ?? ""));
+    const missing = names.filter((name) => !chosen.some((crd) => crd.metadata?.name === name));
+    if (missing.length > 0)
+      throw new Error(`the cluster has no CustomResourceDefinition ${missing.join(", ")}`);
+    if (chosen.length === 0) throw new Error("the cluster has no CustomResourceDefinitions");
+    return chosen;
+  } finally {
+    if (io.client === undefined) (client as { close?: () => void }).close?.();
+  }
+}
 
 function option(args: readonly string[], name: string): string | undefined {
   const index = args.indexOf(name);
