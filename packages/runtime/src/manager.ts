@@ -103,15 +103,15 @@ export interface ManagerOptions {
   runnableHealthChecks?: boolean | undefined;
 }
 
+/** How long a cache sync may take before the Manager says it is waiting. */
+const slowCacheSyncMs = 5_000;
+
 /**
  * controller-runtime's `Manager`: one shared informer cache for every
  * controller, leader election gating the controllers, Events, `/metrics`,
  * `/healthz` and `/readyz`, and one `run({ signal })` that settles after
  * everything has stopped.
  */
-/** How long a cache sync may take before the Manager says it is waiting. */
-const slowCacheSyncMs = 5_000;
-
 export class Manager {
   readonly client: Client;
   readonly clock: Clock;
