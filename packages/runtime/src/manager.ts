@@ -279,14 +279,16 @@ export class Manager {
     const startInformers = () => {
       this.informers.start(stop.signal);
       // A sync that takes more than a few seconds (a large cluster, RBAC denying a list) is worth a line.
+      let waited = false;
       const slow = this.clock.setTimeout(() => {
+        waited = true;
         this.logger.info({ waitedSeconds: slowCacheSyncMs / 1000 }, "Waiting for caches to sync");
       }, slowCacheSyncMs);
       syncWatch = this.informers.waitForCacheSync(stop.signal).then((state) => {
         this.clock.clearTimeout(slow);
         this.#cachesSynced = Object.values(state).every(Boolean);
-        if (!this.#cachesSynced) return;
-        this.logger.info({}, "Caches are synced");
+        // Each controller says when its caches are synced; this closes the slow wait's line.
+        if (this.#cachesSynced && waited) this.logger.info({}, "Caches are synced");
       });
     };
     const free = this.#runnables.filter((r) => r.needLeaderElection === false);
