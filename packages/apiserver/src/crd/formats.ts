@@ -40,6 +40,14 @@ export function formatValidator(format: string): ((value: string) => boolean) | 
   return validatedFormats.get(format.replaceAll("-", ""));
 }
 
+/** What a schema's `format` is checked with: only on a string, and only a format kube-openapi validates. */
+export function checkedFormat(schema: {
+  type?: string;
+  format?: string;
+}): ((value: string) => boolean) | undefined {
+  return schema.format && schema.type === "string" ? formatValidator(schema.format) : undefined;
+}
+
 // strfmt durations: Go's units plus d and w, optionally spelled out, several parts allowed.
 const durationPattern =
   /^(\s*[+-]?\d+(\.\d+)?\s*(ns|us|µs|ms|s|m|h|d|w|nanoseconds?|microseconds?|milliseconds?|seconds?|minutes?|hours?|days?|weeks?)\s*)+$/;

@@ -1,6 +1,13 @@
-import { formatValidator } from "./formats.js";
+import { jsonEqual } from "@reconcile/api";
+import { checkedFormat } from "./formats.js";
 import { re2Matches } from "./re2.js";
-import { additionalSchema, isObject, itemSchema, type JSONSchemaProps } from "./schema.js";
+import {
+  additionalSchema,
+  isIntOrStringIdiom,
+  isObject,
+  itemSchema,
+  type JSONSchemaProps,
+} from "./schema.js";
 
 /** One failure, in the shape of Ajv's `ErrorObject` that the validator turns into a Kubernetes message. */
 export interface SchemaFailure {
@@ -43,7 +50,7 @@ function check(value: unknown, schema: JSONSchemaProps, pointer: string, out: Sc
   // Keywords of any type.
   if (schema.enum) {
     const allowed = schema.nullable ? [...schema.enum, null] : schema.enum;
-    if (!allowed.some((candidate) => deepEqual(candidate, value))) fail("enum", { allowedValues: allowed });
+    if (!allowed.some((candidate) => jsonEqual(candidate, value))) fail("enum", { allowedValues: allowed });
   }
   if (schema.not) {
     const inner: SchemaFailure[] = [];
@@ -99,7 +106,7 @@ function groupUsed(schema: JSONSchemaProps, type: string): boolean {
         schema.maxLength !== undefined ||
         schema.minLength !== undefined ||
         schema.pattern !== undefined ||
-        keptFormat(schema) !== undefined
+        checkedFormat(schema) !== undefined
       );
     case "array":
       return (
@@ -123,11 +130,6 @@ function hasGroupType(value: unknown, group: "number" | "string" | "array" | "ob
   if (group === "string") return typeof value === "string";
   if (group === "array") return Array.isArray(value);
   return isObject(value);
-}
-
-/** The format the validator checks: one it knows, on a string. */
-function keptFormat(schema: JSONSchemaProps): ((value: string) => boolean) | undefined {
-  return schema.format && schema.type === "string" ? formatValidator(schema.format) : undefined;
 }
 
 function checkArray(
@@ -186,7 +188,7 @@ function checkString(
   }
   if (schema.pattern !== undefined && !re2Matches(value, schema.pattern))
     fail("pattern", { pattern: schema.pattern });
-  const valid = keptFormat(schema);
+  const valid = checkedFormat(schema);
   if (valid !== undefined && !valid(value)) fail("format", { format: schema.format });
 }
 
@@ -241,10 +243,6 @@ function hasType(value: unknown, type: string): boolean {
   }
 }
 
-function isIntOrStringIdiom(anyOf: JSONSchemaProps[] | undefined): boolean {
-  return anyOf?.length === 2 && anyOf[0]?.type === "integer" && anyOf[1]?.type === "string";
-}
-
 function codePoints(text: string): number {
   let length = 0;
   for (const _ of text) length++;
@@ -253,18 +251,4 @@ function codePoints(text: string): number {
 
 function escapePointer(key: string): string {
   return key.replaceAll("~", "~0").replaceAll("/", "~1");
-}
-
-function deepEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (Array.isArray(a)) {
-    const other = b as unknown[];
-    return a.length === other.length && a.every((item, i) => deepEqual(item, other[i]));
-  }
-  const left = Object.keys(a);
-  const right = Object.keys(b);
-  if (left.length !== right.length) return false;
-  return left.every((key) => Object.hasOwn(b, key) && deepEqual((a as never)[key], (b as never)[key]));
 }

@@ -62,6 +62,11 @@ export function itemSchema(schema: JSONSchemaProps): JSONSchemaProps | undefined
   return Array.isArray(schema.items) ? undefined : schema.items;
 }
 
+/** The int-or-string idiom `anyOf: [{type: integer}, {type: string}]`: what `x-kubernetes-int-or-string` already says. */
+export function isIntOrStringIdiom(anyOf: JSONSchemaProps[] | undefined): boolean {
+  return anyOf?.length === 2 && anyOf[0]?.type === "integer" && anyOf[1]?.type === "string";
+}
+
 /** The schema of `additionalProperties` when it is a schema (`true` means "any value", kept by pruning). */
 export function additionalSchema(schema: JSONSchemaProps): JSONSchemaProps | undefined {
   return isObject(schema.additionalProperties) ? (schema.additionalProperties as JSONSchemaProps) : undefined;

@@ -1,9 +1,16 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { type SchemaErrors, showValue } from "./errors.js";
-import { formatValidator, validatedFormats } from "./formats.js";
+import { checkedFormat, validatedFormats } from "./formats.js";
 import { interpretSchema, type SchemaFailure } from "./interpreted-validation.js";
 import { re2Engine } from "./re2.js";
-import { additionalSchema, isObject, itemSchema, type JSONSchemaProps, subtreeHas } from "./schema.js";
+import {
+  additionalSchema,
+  isIntOrStringIdiom,
+  isObject,
+  itemSchema,
+  type JSONSchemaProps,
+  subtreeHas,
+} from "./schema.js";
 
 /**
  * Validates a value against a structural schema with kube-openapi's messages, e.g.
@@ -172,7 +179,7 @@ function toAjv(schema: JSONSchemaProps): Record<string, unknown> {
       : undefined;
   if (types && schema.nullable) types = [...types, "null"];
   if (types) out.type = types.length === 1 ? types[0] : types;
-  const check = schema.format && schema.type === "string" ? formatValidator(schema.format) : undefined;
+  const check = checkedFormat(schema);
   if (schema.format && check) {
     // Registered under the schema's own spelling, so the message names the format as the schema does.
     if (!ajv.formats[schema.format]) ajv.addFormat(schema.format, { type: "string", validate: check });
@@ -215,10 +222,6 @@ function toAjv(schema: JSONSchemaProps): Record<string, unknown> {
   if (schema.oneOf) out.oneOf = schema.oneOf.map(toAjv);
   if (schema.not) out.not = toAjv(schema.not);
   return out;
-}
-
-function isIntOrStringIdiom(anyOf: JSONSchemaProps[] | undefined): boolean {
-  return anyOf?.length === 2 && anyOf[0]?.type === "integer" && anyOf[1]?.type === "string";
 }
 
 function report(error: ErrorObject | SchemaFailure, root: unknown, base: string, errors: SchemaErrors): void {

@@ -1,6 +1,7 @@
 import type * as http from "node:http";
 import { newInternalError, newTimeout, type Status, StatusError } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
+import { goQuote } from "../registry/field-validation.js";
 
 export const jsonContentType = "application/json";
 
@@ -171,16 +172,9 @@ export function addWarnings(response: http.ServerResponse, warnings: readonly st
   const existing = response.getHeader("Warning");
   const values = existing === undefined ? [] : Array.isArray(existing) ? existing : [String(existing)];
   for (const text of warnings) {
-    // Quotes and backslashes escaped as upstream's warning writer does; a control character (never valid in a header) as `\xNN`.
-    let escaped = "";
-    for (const c of text) {
-      const code = c.charCodeAt(0);
-      if (c === "\\" || c === '"') escaped += `\\${c}`;
-      else if (code < 0x20 || code === 0x7f) escaped += `\\x${code.toString(16).padStart(2, "0")}`;
-      else escaped += c;
-    }
+    // Quoted as Go quotes it: quotes and backslashes escaped, and a control character (never valid in a header) too.
     // Header values are bytes: the UTF-8 of the text, as Go writes it (Node takes a latin1 string for bytes).
-    const value = Buffer.from(`299 - "${escaped}"`, "utf8").toString("latin1");
+    const value = Buffer.from(`299 - ${goQuote(text)}`, "utf8").toString("latin1");
     if (!values.includes(value)) values.push(value);
   }
   response.setHeader("Warning", values);
