@@ -1,6 +1,7 @@
 export * from "./cron-schedule.js";
 export * from "./errors.js";
 export * from "./fields.js";
+export * from "./healthz.js";
 export * from "./intstr.js";
 export * from "./json-equal.js";
 export * from "./keys.js";

@@ -1,3 +1,6 @@
+import { type HealthResponse, healthzResponse } from "@reconcile/api";
+
+export type { HealthResponse };
 /** One named check on `/healthz` (component-base's `HealthChecker`). */
 export interface HealthCheck {
   readonly name: string;
@@ -5,18 +8,10 @@ export interface HealthCheck {
   check(): Error | undefined;
 }
 
-/** An HTTP answer: status, `text/plain` body. */
-export interface HealthResponse {
-  status: number;
-  body: string;
-}
-
 /**
  * Answers `/<endpoint>`, `/<endpoint>?verbose` and `/<endpoint>/<check>` as
- * component-base's healthz handler does: `ok` when every check passes; else
- * 500 with one `[+]<name> ok` / `[-]<name> failed: reason withheld` line per
- * check and `<endpoint> check failed`; verbose success lists the lines and
- * `<endpoint> check passed`. A sub-path runs that one check (404 if unknown).
+ * component-base's healthz handler does (`healthzResponse` of
+ * `@reconcile/api` writes the text). A sub-path runs that one check only.
  */
 export function healthResponse(
   endpoint: string,
@@ -24,28 +19,13 @@ export function healthResponse(
   verbose: boolean,
   checks: readonly HealthCheck[],
 ): HealthResponse {
-  if (subPath !== "") {
-    const check = checks.find((c) => c.name === subPath);
-    if (check === undefined) return { status: 404, body: "404 page not found\n" };
-    const error = runCheck(check);
-    return error === undefined
-      ? { status: 200, body: "ok" }
-      : { status: 500, body: `internal server error: ${error.message}\n` };
-  }
-  const lines: string[] = [];
-  let failed = false;
-  for (const check of checks) {
-    const error = runCheck(check);
-    if (error === undefined) {
-      lines.push(`[+]${check.name} ok`);
-    } else {
-      failed = true;
-      lines.push(`[-]${check.name} failed: reason withheld`);
-    }
-  }
-  if (failed) return { status: 500, body: `${lines.join("\n")}\n${endpoint} check failed\n` };
-  if (!verbose) return { status: 200, body: "ok" };
-  return { status: 200, body: `${lines.join("\n")}\n${endpoint} check passed\n` };
+  const chosen = subPath === "" ? checks : checks.filter((c) => c.name === subPath);
+  return healthzResponse(
+    endpoint,
+    subPath,
+    verbose,
+    chosen.map((check) => ({ name: check.name, error: runCheck(check) })),
+  );
 }
 
 /** A check that always passes: upstream's `NamedPingChecker`, one per started controller. */

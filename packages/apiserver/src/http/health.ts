@@ -1,4 +1,5 @@
 import type * as http from "node:http";
+import { healthzResponse } from "@reconcile/api";
 import type { HandlerContext } from "./context.js";
 
 /** One named check of `/healthz`, `/livez` or `/readyz`: resolves when healthy, rejects with why not. */
@@ -10,12 +11,10 @@ interface Check {
 const healthy = async () => {};
 
 /**
- * kube-apiserver's health endpoints (component-base's healthz handler): `ok`,
- * or 500 with a `[+]name ok` / `[-]name failed: reason withheld` line per
- * check and `<endpoint> check failed`; `?verbose` lists the lines on success
- * too; `/<endpoint>/<check>` runs one check (404 if there is none by that
- * name). With etcd storage, every endpoint has the `etcd` check and
- * `/readyz` `etcd-readiness`, each a read of etcd within 2 s.
+ * kube-apiserver's health endpoints, written by `healthzResponse` (component-base's
+ * healthz text); `/<endpoint>/<check>` runs that one check. With etcd
+ * storage, every endpoint has the `etcd` check and `/readyz`
+ * `etcd-readiness` too: one read of etcd within 2 s answers both.
  */
 export async function serveHealth(
   context: HandlerContext,
@@ -24,7 +23,9 @@ export async function serveHealth(
   verbose: boolean,
   response: http.ServerResponse,
 ): Promise<void> {
-  const storage = context.registry.storageHealth;
+  const storageHealth = context.registry.storageHealth;
+  let read: Promise<void> | undefined;
+  const storage = storageHealth && (() => (read ??= storageHealth()));
   const checks: Check[] = [
     { name: "ping", run: healthy },
     { name: "log", run: healthy },
@@ -33,27 +34,16 @@ export async function serveHealth(
     checks.push({ name: "etcd", run: storage });
     if (endpoint === "readyz") checks.push({ name: "etcd-readiness", run: storage });
   }
-  const answer = (status: number, body: string) => {
-    response.writeHead(status, {
-      "Content-Type": "text/plain; charset=utf-8",
-      "X-Content-Type-Options": "nosniff",
-    });
-    response.end(body);
-  };
-  if (name !== undefined) {
-    const check = checks.find((c) => c.name === name);
-    if (check === undefined) return answer(404, "404 page not found\n");
-    const error = await outcome(check);
-    return error === undefined ? answer(200, "ok") : answer(500, `internal server error: ${error.message}\n`);
-  }
-  const outcomes = await Promise.all(checks.map(outcome));
-  const lines = checks.map((check, i) =>
-    outcomes[i] === undefined ? `[+]${check.name} ok` : `[-]${check.name} failed: reason withheld`,
+  const chosen = name === undefined ? checks : checks.filter((check) => check.name === name);
+  const outcomes = await Promise.all(
+    chosen.map(async (check) => ({ name: check.name, error: await outcome(check) })),
   );
-  if (outcomes.some((error) => error !== undefined)) {
-    return answer(500, `${lines.join("\n")}\n${endpoint} check failed\n`);
-  }
-  answer(200, verbose ? `${lines.join("\n")}\n${endpoint} check passed\n` : "ok");
+  const answer = healthzResponse(endpoint, name ?? "", verbose, outcomes);
+  response.writeHead(answer.status, {
+    "Content-Type": "text/plain; charset=utf-8",
+    "X-Content-Type-Options": "nosniff",
+  });
+  response.end(answer.body);
 }
 
 async function outcome(check: Check): Promise<Error | undefined> {
