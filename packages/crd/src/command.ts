@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { customResourceDefinitions } from "@reconcile/api";
@@ -51,7 +51,7 @@ export async function runCrdCommand(args: readonly string[], io: CommandIO): Pro
           : definitionsIn(await readSource(source, io), source === "-" ? "standard input" : source);
       const out = typesForDefinitions(crds);
       const file = option(rest, "--out");
-      if (file !== undefined) (await import("node:fs")).writeFileSync(file, out);
+      if (file !== undefined) writeFileSync(file, out);
       else io.stdout(out);
       return 0;
     }

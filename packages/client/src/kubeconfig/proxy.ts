@@ -89,25 +89,14 @@ export function tunnelingAgent(proxy: URL, secure: boolean): http.Agent {
     request.once("error", (error) => done(new Error(`the proxy ${proxy.host}: ${error.message}`)));
     request.end();
   };
-  if (secure) {
-    const agent = new https.Agent({ keepAlive: true });
-    Object.assign(agent, {
-      createConnection: (
-        options: tls.ConnectionOptions,
-        done: (error: Error | null, socket?: Duplex) => void,
-      ) => {
-        open(options, done, (socket) => tls.connect({ ...options, socket }));
-      },
-    });
-    return agent;
-  }
-  const agent = new http.Agent({ keepAlive: true });
+  // One agent either way; the tunnel to an https server carries TLS, to an http one the bytes as they are.
+  const agent = secure ? new https.Agent({ keepAlive: true }) : new http.Agent({ keepAlive: true });
   Object.assign(agent, {
     createConnection: (
-      options: { host?: string; port?: number },
+      options: tls.ConnectionOptions,
       done: (error: Error | null, socket?: Duplex) => void,
     ) => {
-      open(options, done, (socket) => socket);
+      open(options, done, secure ? (socket) => tls.connect({ ...options, socket }) : (socket) => socket);
     },
   });
   return agent;
