@@ -6,7 +6,7 @@
 // Thin wiring: every piece of logic lives in a package.
 import { setMaxListeners } from "node:events";
 import { isAlreadyExists, type Pod, pods, storageClasses } from "@reconcile/api";
-import { ApiServer, type ApiServerOptions } from "@reconcile/apiserver";
+import { ApiServer, type ApiServerOptions, defaultAdmissionPlugins } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { listerWatcher } from "@reconcile/client";
 import { realClock } from "@reconcile/clock";
@@ -28,10 +28,15 @@ import { defaultClassAnnotation, simulatedProvisioner } from "@reconcile/volume"
 
 /**
  * An API server that serves every built-in kind (Endpoints and EndpointSlices, and the kinds
- * served as storage only, among them) and CustomResourceDefinitions.
+ * served as storage only, among them) and CustomResourceDefinitions, with kube-apiserver's
+ * default admission plugins (the cluster runs the controllers they rely on).
  */
 export function newApiServer(options: ApiServerOptions = {}): ApiServer {
-  return new ApiServer({ customResourceDefinitions: true, ...options });
+  return new ApiServer({
+    customResourceDefinitions: true,
+    admissionPlugins: defaultAdmissionPlugins,
+    ...options,
+  });
 }
 
 export interface ClusterOptions {

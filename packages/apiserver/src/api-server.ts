@@ -2,6 +2,14 @@ import { randomUUID } from "node:crypto";
 import { type Logger, type ResourceDescriptor, rfc3339 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
+import { AdmissionChain } from "./admission/chain.js";
+import type { AdmissionPlugin } from "./admission/plugin.js";
+import { storageContext } from "./admission/plugin.js";
+import {
+  builtinAdmissionPlugins,
+  defaultAdmissionPlugins,
+  systemPriorityClasses,
+} from "./admission/plugins/index.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
 import { ClusterAuth } from "./http/auth/authenticate.js";
@@ -62,7 +70,27 @@ export interface ApiServerOptions {
    * kube-apiserver does. Default: true.
    */
   kubernetesService?: boolean | undefined;
+  /**
+   * The admission chain every write passes (`--enable-admission-plugins`):
+   * built-in plugins by upstream's name, run in kube-apiserver's order, then
+   * plugins of your own in the order given. Default: {@link embeddedAdmissionPlugins},
+   * kube-apiserver's defaults without the two that need a controller to
+   * undo what they do; a cluster that runs the controller manager passes
+   * {@link defaultAdmissionPlugins}. `[]` admits everything.
+   */
+  admissionPlugins?: readonly (string | AdmissionPlugin)[] | undefined;
 }
+
+/**
+ * kube-apiserver's default plugins without `ServiceAccount` (a pod needs its
+ * namespace's `default` ServiceAccount, which the serviceaccount controller
+ * creates) and `TaintNodesByCondition` (a new Node stays unschedulable until
+ * the node lifecycle controller sees it Ready): what envtest and upstream's
+ * integration tests run.
+ */
+export const embeddedAdmissionPlugins: readonly string[] = defaultAdmissionPlugins.filter(
+  (name) => name !== "ServiceAccount" && name !== "TaintNodesByCondition",
+);
 
 /** The namespaces every cluster starts with. */
 export const initialNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"] as const;
@@ -104,11 +132,21 @@ export class ApiServer {
       });
     this.serviceIPs = new ClusterIPAllocator(options.serviceClusterIPRange ?? defaultServiceCIDR);
     const storage = this.storage;
-    const ready = createInitialNamespaces(storage, this.clock).then(() =>
+    const ready = createInitialObjects(storage, this.clock).then(() =>
       recoverServiceIPs(storage, this.serviceIPs, this.clock, options.kubernetesService ?? true),
     );
     this.#ready = ready;
+    const admissionContext = storageContext(this.storage, this.clock);
+    const chosen = options.admissionPlugins ?? embeddedAdmissionPlugins;
+    const admission = new AdmissionChain([
+      ...builtinAdmissionPlugins(
+        chosen.filter((p) => typeof p === "string"),
+        admissionContext,
+      ),
+      ...chosen.filter((p) => typeof p !== "string"),
+    ]);
     this.registry = new Registry({
+      admission: admission.plugins.length > 0 ? admission : undefined,
       storage: this.storage,
       clock: this.clock,
       definitions: new ResourceDefinitions(
@@ -214,6 +252,20 @@ export class ApiServer {
     await authStopped;
     await this.#garbageCollector?.stop();
     this.storage.close();
+  }
+}
+
+/** The namespaces and system PriorityClasses every cluster starts with; those already stored stay. */
+async function createInitialObjects(storage: Storage, clock: Clock): Promise<void> {
+  await createInitialNamespaces(storage, clock);
+  for (const pc of systemPriorityClasses) {
+    const name = pc.metadata!.name!;
+    const object = { ...pc, metadata: { name, uid: randomUUID(), creationTimestamp: rfc3339(clock.now()) } };
+    try {
+      await storage.create(`/scheduling.k8s.io/priorityclasses/${name}`, object as never);
+    } catch (error) {
+      if (!StorageError.is(error, "KeyExists")) throw error;
+    }
   }
 }
 

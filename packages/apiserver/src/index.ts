@@ -1,4 +1,12 @@
-export { ApiServer, type ApiServerOptions, initialNamespaces } from "./api-server.js";
+export { AdmissionChain } from "./admission/chain.js";
+export type { AdmissionContext, AdmissionPlugin } from "./admission/plugin.js";
+export { admissionPluginNames, defaultAdmissionPlugins } from "./admission/plugins/index.js";
+export {
+  ApiServer,
+  type ApiServerOptions,
+  embeddedAdmissionPlugins,
+  initialNamespaces,
+} from "./api-server.js";
 export {
   ApplyConflictError,
   type ApplyOptions,
@@ -35,6 +43,12 @@ export {
   type SubresourceStore,
 } from "./kinds/definition.js";
 export { type ResourceMetricsProvider, resourceMetricsDefinitions } from "./kinds/resource-metrics.js";
+export type {
+  Admission,
+  AdmissionAttributes,
+  AdmissionOperation,
+  AdmissionUser,
+} from "./registry/admission.js";
 export { type DefinitionsChange, ResourceDefinitions } from "./registry/definitions.js";
 export type { FieldErrors } from "./registry/field-errors.js";
 export { InProcessClient } from "./registry/in-process-client.js";

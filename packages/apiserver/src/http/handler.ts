@@ -124,6 +124,8 @@ async function handle(
     fieldManager: query.get("fieldManager") || undefined,
     userAgent: request.headers["user-agent"],
     admit: context.authn && rbacEscalationCheck(context.authn.auth, user, route.resource),
+    user,
+    warnings: [],
   };
   if (route.name === undefined)
     return serveCollection(context, route, method, pathname, query, write, request, response);

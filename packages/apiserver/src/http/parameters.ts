@@ -1,5 +1,6 @@
 import { type KubeObject, type ListOptions, newBadRequest, newInvalid } from "@reconcile/api";
 import { isJsonObject } from "../json.js";
+import type { AdmissionUser } from "../registry/admission.js";
 import { FieldErrors } from "../registry/field-errors.js";
 import type { RegistryDeleteOptions } from "../registry/registry.js";
 import { parseJson } from "./request-body.js";
@@ -13,6 +14,10 @@ export interface WriteOptions {
   userAgent: string | undefined;
   /** The request's own admission check (RBAC's escalation check). */
   admit?: ((object: KubeObject, existing: KubeObject | undefined) => Promise<void> | void) | undefined;
+  /** Who writes, for the admission chain. */
+  user?: AdmissionUser | undefined;
+  /** Where admission's warnings are collected for the `Warning` headers. */
+  warnings?: string[] | undefined;
 }
 
 /** A list's options from its query: selectors, paging and resourceVersion semantics. */

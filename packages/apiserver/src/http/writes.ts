@@ -45,7 +45,7 @@ export async function serveCreate(
   const fieldValidation = fieldValidationOf(query, request.headers["content-type"], text);
   const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
   const created = await context.registry.create(resource, namespace, body, { ...write, fieldValidation });
-  return sendWithWarnings(response, 201, created, fieldValidation);
+  return sendWithWarnings(response, 201, created, fieldValidation, write);
 }
 
 /** `DELETE` of a collection: the list of what was deleted (or marked for deletion). */
@@ -84,7 +84,7 @@ export async function serveUpdate(
     fieldValidation,
     subresource,
   });
-  return sendWithWarnings(response, 200, updated, fieldValidation);
+  return sendWithWarnings(response, 200, updated, fieldValidation, write);
 }
 
 /** `PATCH` of an object or of a subresource; a 201 when an apply created the object. */
@@ -118,7 +118,7 @@ export async function servePatch(
       ...(force !== null ? { force: isTrue(force) } : {}),
     },
   );
-  return sendWithWarnings(response, created ? 201 : 200, object, fieldValidation);
+  return sendWithWarnings(response, created ? 201 : 200, object, fieldValidation, write);
 }
 
 /** `DELETE` of an object: 200 with its last state, gone or only marked (grace period, finalizers). */
@@ -163,7 +163,8 @@ function sendWithWarnings(
   code: number,
   body: unknown,
   fieldValidation: FieldValidation,
+  write: WriteOptions,
 ): void {
-  addWarnings(response, fieldValidation.warnings ?? []);
+  addWarnings(response, [...(fieldValidation.warnings ?? []), ...(write.warnings ?? [])]);
   send(response, code, body);
 }

@@ -59,12 +59,8 @@ const eventStrategy: Strategy = {
 const kubernetesFinalizer = "kubernetes";
 const standardFinalizers = [kubernetesFinalizer, "orphan", "foregroundDeletion"];
 
-/** Namespaces that can never be deleted (kube-apiserver's NamespaceLifecycle admission). */
-const immortalNamespaces: ReadonlySet<string> = new Set(["default", "kube-system", "kube-public"]);
-
 const namespaceStrategy: Strategy = {
   nameRule: dnsLabelName,
-  forbidsDelete: (name) => (immortalNamespaces.has(name) ? "this namespace may not be deleted" : undefined),
   prepareForCreate(object) {
     const namespace = object as Namespace;
     namespace.status = { phase: "Active" };

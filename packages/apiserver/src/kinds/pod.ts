@@ -3,7 +3,6 @@ import { isDNS1123Label, pods, selectableFieldsOf } from "@reconcile/api";
 import { copyJson, jsonEqual, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
-import { admitDefaultTolerationSeconds } from "./default-toleration-seconds.js";
 import { defineKind } from "./definition.js";
 import { podBindingHandler } from "./pod-binding.js";
 import { podEvictionHandler } from "./pod-eviction.js";
@@ -18,8 +17,6 @@ const dnsPolicies = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None
 export const podStrategy: Strategy = {
   prepareForCreate(object) {
     const pod = object as Mutable<Pod>;
-    // Admission (DefaultTolerationSeconds) runs on the create path, before validation.
-    if (pod.spec) admitDefaultTolerationSeconds(pod.spec);
     pod.status = { phase: "Pending", qosClass: qosClassOf(pod.spec) };
     // A gated pod is marked as such at creation (upstream applySchedulingGatedCondition).
     if ((pod.spec?.schedulingGates ?? []).length > 0) {

@@ -11,6 +11,7 @@ import {
 } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { Storage } from "../storage/storage.js";
+import type { Admission } from "./admission.js";
 import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
 import type { ResourceDefinitions } from "./definitions.js";
 import type { PatchType } from "./patch.js";
@@ -40,6 +41,8 @@ export interface RegistryOptions {
   ready?: Promise<void>;
   /** Where Services take their cluster IPs from; without it, Services get none. */
   serviceIPs?: ClusterIPAllocator | undefined;
+  /** The admission chain every write passes; without it, every write is admitted. */
+  admission?: Admission | undefined;
 }
 
 /**
@@ -74,6 +77,7 @@ export class Registry {
       maxObjectBytes: options.maxObjectBytes,
       bookmarkIntervalMs: options.bookmarkIntervalMs,
       serviceIPs: options.serviceIPs,
+      admission: options.admission,
       watches: new Set(),
       peer: (resource) => (this.#definitions.get(resource) === undefined ? undefined : this.#store(resource)),
     };

@@ -47,8 +47,6 @@ export interface Strategy {
    * they stand for is done (a CRD's `customresourcecleanup.apiextensions.k8s.io`).
    */
   readonly deletionFinalizers?: readonly string[];
-  /** Why a delete of the named object is forbidden before anything is read (a 403), if it is. */
-  forbidsDelete?(name: string): string | undefined;
   /** Marks an object whose deletion begins, in the same write (a CRD's `Terminating` condition). */
   prepareForDelete?(object: KubeObject): void;
   /** The grace period of a delete, for kinds with graceful deletion (pods). */

@@ -1,6 +1,7 @@
 import type { GroupResource, ResourceDescriptor } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { Storage } from "../../storage/storage.js";
+import type { Admission } from "../admission.js";
 import type { ClusterIPAllocator } from "../cluster-ip-allocator.js";
 import type { ResourceDefinition } from "../resource-definition.js";
 import type { SubresourceStore } from "../subresource-handler.js";
@@ -20,6 +21,8 @@ export interface StoreContext {
   readonly bookmarkIntervalMs: number;
   /** Where Services take their cluster IPs from; without it, Services get none. */
   readonly serviceIPs: ClusterIPAllocator | undefined;
+  /** The admission chain every write passes through; undefined admits everything. */
+  readonly admission?: Admission | undefined;
   /** How to stop each watch being served, so the registry can stop them all. */
   readonly watches: Set<() => void>;
   /** Another served kind's store (an Eviction consults PodDisruptionBudgets); undefined when not served. */

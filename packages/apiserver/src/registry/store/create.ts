@@ -1,14 +1,9 @@
 import { randomUUID } from "node:crypto";
-import {
-  type KubeObject,
-  newBadRequest,
-  newForbidden,
-  newNotFound,
-  rfc3339,
-  StatusError,
-} from "@reconcile/api";
+import { type KubeObject, newBadRequest, rfc3339 } from "@reconcile/api";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
+import { randomSuffix } from "../name-generator.js";
+import { admissionOf, mutate, validateAdmission } from "./admit.js";
 import {
   type MutableMeta,
   omitEmptyMetadata,
@@ -25,6 +20,8 @@ import { beginCreate, writerFor } from "./writer.js";
 const generateNameAttempts = 8;
 
 export interface CreateOptions extends DryRunOption {
+  /** The subresource created through, for admission; undefined for the object itself. */
+  subresource?: string | undefined;
   /** The body is an apply's result: its managedFields are already computed. */
   managedFieldsComputed?: boolean | undefined;
 }
@@ -42,9 +39,11 @@ export async function createObject(
   const meta = (object.metadata ??= {}) as MutableMeta;
   reconcileNamespace(store, meta, namespace);
   if (meta.resourceVersion) throw newBadRequest("resourceVersion should not be set on objects to be created");
-  if (resource.namespaced && meta.namespace) await checkNamespaceOpen(store, meta.namespace, meta.name ?? "");
-  strategy.prepareForCreate?.(object);
+  // Defaults come with decoding, before admission sees the object (upstream defaults as it decodes).
   strategy.applyDefaults?.(object);
+  const admission = admissionOf(store, "CREATE", { subresource: options.subresource, object }, options);
+  await mutate(store, admission);
+  strategy.prepareForCreate?.(object);
   meta.uid = randomUUID();
   strategy.completeCreate?.(object);
   meta.creationTimestamp = rfc3339(context.clock.now());
@@ -67,6 +66,7 @@ export async function createObject(
   for (let attempt = 0; ; attempt++) {
     if (!explicitName && generateName) meta.name = generateName + randomSuffix();
     validate(store, object, undefined);
+    await validateAdmission(store, admission);
     await options.admit?.(object, undefined);
     const undo = beginCreate(store, object);
     try {
@@ -99,32 +99,4 @@ export function reconcileNamespace(
       `a namespace is required for ${resource.plural}: set metadata.namespace or bind the client to a namespace`,
     );
   meta.namespace = chosen;
-}
-
-/** NamespaceLifecycle admission on create: the namespace exists and is not being terminated. */
-async function checkNamespaceOpen(store: StoreCore, namespace: string, name: string): Promise<void> {
-  const ns = await store.context.storage.get(`/core/namespaces/${namespace}`);
-  if (ns === undefined) throw newNotFound({ group: "", resource: "namespaces" }, namespace);
-  if (ns.metadata?.deletionTimestamp !== undefined) {
-    const { status } = newForbidden(
-      store.gr,
-      name,
-      `unable to create new content in namespace ${namespace} because it is being terminated`,
-    );
-    // Controllers recognise this cause and drop the create silently.
-    const cause = {
-      reason: "NamespaceTerminating",
-      field: "metadata.namespace",
-      message: `namespace ${namespace} is being terminated`,
-    };
-    throw new StatusError({ ...status, details: { ...status.details, causes: [cause] } });
-  }
-}
-
-/** What `generateName` appends: 5 characters of apimachinery's `utilrand` alphabet (no vowels, no 0/1/3). */
-const suffixAlphabet = "bcdfghjklmnpqrstvwxz2456789";
-function randomSuffix(): string {
-  let suffix = "";
-  for (let i = 0; i < 5; i++) suffix += suffixAlphabet[Math.floor(Math.random() * suffixAlphabet.length)];
-  return suffix;
 }

@@ -2,7 +2,6 @@ import {
   type KubeObject,
   newBadRequest,
   newConflict,
-  newForbidden,
   newInvalid,
   newNotFound,
   type ObjectList,
@@ -12,6 +11,7 @@ import {
 import { copyJson, jsonEqual } from "../../json.js";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
+import { admissionOf, mutate, validateAdmission } from "./admit.js";
 import type { MutableMeta } from "./common.js";
 import type { RegistryDeleteOptions, StoreCore } from "./context.js";
 import { objectKey } from "./keys.js";
@@ -37,8 +37,6 @@ export async function deleteObject(
   options: RegistryDeleteOptions,
 ): Promise<{ object: KubeObject; deleted: boolean }> {
   const { resource, gr, context } = store;
-  const forbidden = store.definition.strategy.forbidsDelete?.(name);
-  if (forbidden !== undefined) throw newForbidden(gr, name, forbidden);
   const policy = options.propagationPolicy;
   if (policy !== undefined && !propagationPolicies.includes(policy))
     throw newBadRequest(
@@ -50,11 +48,15 @@ export async function deleteObject(
   const key = objectKey(resource, namespace, name);
   const strategy = store.definition.strategy;
   const writer = writerFor(store, options);
+  // Mutating admission of a delete sees only the name (upstream passes no object); validation sees the stored one.
+  const admission = admissionOf(store, "DELETE", { namespace, name }, options);
+  await mutate(store, admission);
   for (let attempt = 0; ; attempt++) {
     const existing = await context.storage.get(key);
     if (existing === undefined) throw newNotFound(gr, name);
     const meta = existing.metadata ?? {};
     checkPreconditions(store, name, meta, options.preconditions ?? {});
+    if (admission !== undefined) await validateAdmission(store, { ...admission, oldObject: existing });
     const revision = Number(meta.resourceVersion);
     const finalizers = new Set(meta.finalizers ?? []);
     if (meta.deletionTimestamp === undefined)

@@ -1,4 +1,5 @@
 import type { KubeObject } from "@reconcile/api";
+import type { AdmissionUser } from "../admission.js";
 import type { FieldValidation } from "../field-validation.js";
 
 export interface DryRunOption {
@@ -24,6 +25,10 @@ export interface DryRunOption {
    * step refuses, it throws. Default: none.
    */
   admit?: ((object: KubeObject, existing: KubeObject | undefined) => Promise<void> | void) | undefined;
+  /** Who writes, for admission; undefined for the server's own in-process clients. */
+  user?: AdmissionUser | undefined;
+  /** Collects the texts of `Warning` headers that admission adds. */
+  warnings?: string[] | undefined;
 }
 
 export interface PatchOptions extends DryRunOption {

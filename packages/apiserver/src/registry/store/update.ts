@@ -2,6 +2,7 @@ import { type KubeObject, newBadRequest, newConflict, newForbidden, newNotFound 
 import { copyJson, jsonEqual } from "../../json.js";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
+import { admissionOf, mutate, validateAdmission } from "./admit.js";
 import {
   type MutableMeta,
   omitEmptyMetadata,
@@ -95,6 +96,13 @@ export async function guaranteedUpdate(
       throw newConflict(gr, name);
     const requestedFields = requested.metadata?.managedFields;
     if (!options.managedFieldsComputed) validateRequestedManagedFields(store, requested);
+    const admission = admissionOf(
+      store,
+      "UPDATE",
+      { subresource: options.subresource, name, object: requested, oldObject: existing },
+      options,
+    );
+    await mutate(store, admission);
     let object = prepareUpdate(store, requested, existing, options.subresource);
     if (options.managedFieldsComputed) {
       const meta = (object.metadata ??= {}) as MutableMeta;
@@ -107,6 +115,7 @@ export async function guaranteedUpdate(
       } as KubeObject;
       object = ownershipAfterUpdate(store, existing, sent, options, options.subresource ?? "");
     }
+    if (admission !== undefined) await validateAdmission(store, { ...admission, object });
     if (jsonEqual(object, existing)) return existing; // nothing changed: no write, no event
     await options.admit?.(object, existing);
     const finalized =

@@ -1,5 +1,6 @@
-import type { PodSpec } from "@reconcile/api";
+import { type Pod, type PodSpec, pods } from "@reconcile/api";
 import type { Toleration } from "kubernetes-types/core/v1.js";
+import { type AdmissionPlugin, resourceKey } from "../plugin.js";
 
 /** `--default-not-ready-toleration-seconds` and `--default-unreachable-toleration-seconds` of kube-apiserver. */
 export const defaultTolerationSeconds = 300;
@@ -32,4 +33,17 @@ export function admitDefaultTolerationSeconds(spec: PodSpec, seconds = defaultTo
     });
   }
   if (added.length > 0) spec.tolerations = [...tolerations, ...added];
+}
+
+/** DefaultTolerationSeconds over pods created or updated (not their subresources). */
+export function defaultTolerationSecondsPlugin(seconds = defaultTolerationSeconds): AdmissionPlugin {
+  return {
+    name: "DefaultTolerationSeconds",
+    resources: [resourceKey(pods)],
+    admit(a) {
+      if (a.subresource !== "" || (a.operation !== "CREATE" && a.operation !== "UPDATE")) return;
+      const spec = (a.object as Pod | undefined)?.spec;
+      if (spec !== undefined) admitDefaultTolerationSeconds(spec, seconds);
+    },
+  };
 }

@@ -2,7 +2,7 @@ import type { PodSpec } from "@reconcile/api";
 import { pods } from "@reconcile/api";
 import type { Toleration } from "kubernetes-types/core/v1.js";
 import { describe, expect, it } from "vitest";
-import { ApiServer } from "../api-server.js";
+import { ApiServer } from "../../api-server.js";
 import { admitDefaultTolerationSeconds } from "./default-toleration-seconds.js";
 
 const notReady: Toleration = {

@@ -1,0 +1,71 @@
+import {
+  groupResourceOf,
+  type KubeObject,
+  newForbidden,
+  type ResourceDescriptor,
+  type StatusError,
+} from "@reconcile/api";
+import type { Clock } from "@reconcile/clock";
+import type { AdmissionAttributes } from "../registry/admission.js";
+import { collectionPrefix, keyOf } from "../registry/store/keys.js";
+import type { Storage } from "../storage/storage.js";
+
+export type { AdmissionAttributes, AdmissionOperation, AdmissionUser } from "../registry/admission.js";
+
+/**
+ * One admission plugin (upstream's `admission.Interface` with its
+ * `MutationInterface` and `ValidationInterface`). `admit` may change the
+ * object; `validate` may only refuse. Either throws the `StatusError` the
+ * client gets. A plugin names the resources it looks at, so the chain asks
+ * it about nothing else.
+ */
+export interface AdmissionPlugin {
+  /** Upstream's name (`LimitRanger`), as `--enable-admission-plugins` spells it. */
+  readonly name: string;
+  /** `group/plural` keys (`/pods`, `apps/deployments`) of the resources it handles; undefined: all. */
+  readonly resources?: readonly string[] | undefined;
+  admit?(attributes: AdmissionAttributes): Promise<void> | void;
+  validate?(attributes: AdmissionAttributes): Promise<void> | void;
+}
+
+/** What plugins read the cluster's state through: the storage itself, so a read is never stale. */
+export interface AdmissionContext {
+  readonly clock: Clock;
+  get<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    namespace: string,
+    name: string,
+  ): Promise<T | undefined>;
+  list<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace: string): Promise<T[]>;
+}
+
+/** The context of plugins over `storage`. */
+export function storageContext(storage: Storage, clock: Clock): AdmissionContext {
+  return {
+    clock,
+    get: async (resource, namespace, name) => (await storage.get(keyOf(resource, namespace, name))) as never,
+    list: async (resource, namespace) =>
+      (await storage.list(collectionPrefix(resource, namespace || undefined))).items as never,
+  };
+}
+
+/** The key plugins name resources by. */
+export function resourceKey(resource: Pick<ResourceDescriptor, "group" | "plural">): string {
+  return `${resource.group}/${resource.plural}`;
+}
+
+/**
+ * upstream's `admission.NewForbidden`: a 403 naming the object (its
+ * `generateName` while the name is still to be generated, `Unknown` without
+ * an object).
+ */
+export function forbidden(attributes: AdmissionAttributes, reason: string): StatusError {
+  const meta = attributes.object?.metadata;
+  const name = meta?.name || meta?.generateName || attributes.name || "Unknown";
+  return newForbidden(groupResourceOf(attributes.resource), name, reason);
+}
+
+/** Go's `utilerrors.NewAggregate(errs).Error()`: one message alone, several in brackets. */
+export function aggregate(messages: readonly string[]): string {
+  return messages.length === 1 ? messages[0]! : `[${messages.join(", ")}]`;
+}

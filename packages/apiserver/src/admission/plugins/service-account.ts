@@ -1,0 +1,86 @@
+import { newNotFound, type Pod, pods, serviceAccounts } from "@reconcile/api";
+import type { Container, ServiceAccount, Volume } from "kubernetes-types/core/v1.js";
+import { randomSuffix } from "../../registry/name-generator.js";
+import { type AdmissionContext, type AdmissionPlugin, forbidden, resourceKey } from "../plugin.js";
+
+/** Where the token volume is mounted in every container. */
+export const serviceAccountTokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
+/** The prefix of the token volume's name (a random suffix follows). */
+export const serviceAccountVolumePrefix = "kube-api-access-";
+/** A mirror pod (the kubelet's copy of a static pod) carries this annotation. */
+const mirrorPodAnnotation = "kubernetes.io/config.mirror";
+/** How long a projected token lives: upstream's `WarnOnlyBoundTokenExpirationSeconds`. */
+const tokenExpirationSeconds = 3607;
+
+/**
+ * ServiceAccount: a new pod runs as `default` unless it names its
+ * ServiceAccount, which must exist (403 otherwise); unless the pod or its
+ * ServiceAccount opts out, every container mounts a projected volume with a
+ * bound token, the cluster's CA bundle and the namespace at
+ * `/var/run/secrets/kubernetes.io/serviceaccount`. Mirror pods are left alone.
+ */
+export function serviceAccountPlugin(context: AdmissionContext): AdmissionPlugin {
+  return {
+    name: "ServiceAccount",
+    resources: [resourceKey(pods)],
+    async admit(a) {
+      if (a.operation !== "CREATE" || a.subresource !== "" || a.object === undefined) return;
+      const pod = a.object as Pod;
+      if (pod.metadata?.annotations?.[mirrorPodAnnotation] !== undefined) return;
+      const spec = (pod.spec ??= { containers: [] });
+      spec.serviceAccountName ||= "default";
+      const account = await context.get<ServiceAccount>(
+        serviceAccounts,
+        a.namespace,
+        spec.serviceAccountName,
+      );
+      if (account === undefined) {
+        const missing = newNotFound({ group: "", resource: "serviceaccount" }, spec.serviceAccountName);
+        throw forbidden(
+          a,
+          `error looking up service account ${a.namespace}/${spec.serviceAccountName}: ${missing.message}`,
+        );
+      }
+      if (spec.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true)
+        mountServiceAccountToken(pod);
+    },
+  };
+}
+
+/** Mounts the token volume in every container without a mount at the token path, adding the volume if needed. */
+export function mountServiceAccountToken(pod: Pod, suffix: () => string = randomSuffix): void {
+  const spec = pod.spec!;
+  const existing = (spec.volumes ?? []).find((v) => v.name.startsWith(serviceAccountVolumePrefix));
+  const volumeName = existing?.name ?? serviceAccountVolumePrefix + suffix();
+  let needed = false;
+  const mount = (container: Container) => {
+    if ((container.volumeMounts ?? []).some((m) => m.mountPath === serviceAccountTokenMountPath)) return;
+    container.volumeMounts = [
+      ...(container.volumeMounts ?? []),
+      { name: volumeName, readOnly: true, mountPath: serviceAccountTokenMountPath },
+    ];
+    needed = true;
+  };
+  for (const container of spec.initContainers ?? []) mount(container);
+  for (const container of spec.containers ?? []) mount(container);
+  if (existing === undefined && needed) spec.volumes = [...(spec.volumes ?? []), tokenVolume(volumeName)];
+}
+
+/** The projected volume: a bound token, `kube-root-ca.crt`'s `ca.crt`, and the namespace. */
+function tokenVolume(name: string): Volume {
+  return {
+    name,
+    projected: {
+      defaultMode: 0o644,
+      sources: [
+        { serviceAccountToken: { expirationSeconds: tokenExpirationSeconds, path: "token" } },
+        { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+        {
+          downwardAPI: {
+            items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }],
+          },
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { KubeObject } from "@reconcile/api";
+import type { AdmissionAttributes, AdmissionOperation } from "../admission.js";
+import type { DryRunOption, StoreCore } from "./context.js";
+
+/**
+ * The attributes of one write for the store's admission chain, or undefined
+ * when the server runs without one (nothing to ask).
+ */
+export function admissionOf(
+  store: StoreCore,
+  operation: AdmissionOperation,
+  write: {
+    subresource?: string | undefined;
+    namespace?: string | undefined;
+    name?: string | undefined;
+    object?: KubeObject | undefined;
+    oldObject?: KubeObject | undefined;
+  },
+  options: DryRunOption,
+): AdmissionAttributes | undefined {
+  if (store.context.admission === undefined) return undefined;
+  const { object, oldObject } = write;
+  const meta = object?.metadata ?? oldObject?.metadata;
+  return {
+    operation,
+    resource: store.resource,
+    subresource: write.subresource ?? "",
+    namespace: store.resource.namespaced ? (write.namespace ?? meta?.namespace ?? "") : "",
+    name: write.name ?? meta?.name ?? "",
+    object,
+    oldObject,
+    dryRun: options.dryRun === "All",
+    user: options.user,
+    warn: (message) => {
+      options.warnings?.push(message);
+    },
+  };
+}
+
+/** The mutating phase of the store's admission chain for `attributes` (none: nothing). */
+export async function mutate(store: StoreCore, attributes: AdmissionAttributes | undefined): Promise<void> {
+  if (attributes !== undefined) await store.context.admission?.mutate(attributes);
+}
+
+/** The validating phase of the store's admission chain for `attributes` (none: nothing). */
+export async function validateAdmission(
+  store: StoreCore,
+  attributes: AdmissionAttributes | undefined,
+): Promise<void> {
+  if (attributes !== undefined) await store.context.admission?.validate(attributes);
+}
