@@ -17,7 +17,7 @@ import {
   serviceAccounts,
   storageClasses,
 } from "@reconcile/api";
-import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
+import type { LimitRange, PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import type { NetworkPolicy } from "kubernetes-types/networking/v1.js";
 import type { Role, RoleBinding } from "kubernetes-types/rbac/v1.js";
 import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
@@ -200,6 +200,25 @@ const networkPolicyStrategy: Strategy = {
   },
 };
 
+/**
+ * SetDefaults_LimitRangeItem: a Container item's default limit falls back to
+ * its max, its default request to its default limit, then to its min.
+ */
+const limitRangeStrategy: Strategy = {
+  applyDefaults(object) {
+    for (const item of (object as Kube<LimitRange>).spec?.limits ?? []) {
+      if (item.type !== "Container") continue;
+      const limits = (item.default ??= {});
+      const requests = (item.defaultRequest ??= {});
+      for (const [name, value] of Object.entries(item.max ?? {})) limits[name] ??= value;
+      for (const [name, value] of Object.entries(limits)) requests[name] ??= value;
+      for (const [name, value] of Object.entries(item.min ?? {})) requests[name] ??= value;
+      if (Object.keys(limits).length === 0) delete item.default;
+      if (Object.keys(requests).length === 0) delete item.defaultRequest;
+    }
+  },
+};
+
 const clearStatus: Strategy["prepareForCreate"] = (object) => {
   delete (object as { status?: unknown }).status;
 };
@@ -228,7 +247,7 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     protobufMessage: "ResourceQuota",
     printer: resourceQuotaPrinter,
   }),
-  defineKind({ descriptor: limitRanges }),
+  defineKind({ descriptor: limitRanges, strategy: limitRangeStrategy }),
   defineKind({ descriptor: endpointSlices, printer: endpointSlicePrinter }),
   defineKind({
     descriptor: ingresses,
