@@ -13,6 +13,7 @@ export * from "./node-affinity.js";
 export * from "./owner-references.js";
 export * from "./pods.js";
 export * from "./quantity.js";
+export * from "./quota.js";
 export * from "./resource-metrics.js";
 export * from "./resources.js";
 export * from "./selector-errors.js";

@@ -14,6 +14,7 @@ import {
   ReconcileError,
   replicaSets,
   replicationControllers,
+  resourceQuotas,
   statefulSets,
   storageClasses,
 } from "@reconcile/api";
@@ -55,6 +56,7 @@ function cluster() {
       persistentVolumeClaims,
       persistentVolumes,
       storageClasses,
+      resourceQuotas,
     ],
   });
   cleanup.push(() => server.close());
@@ -140,6 +142,7 @@ describe("ControllerManager", () => {
       "horizontal-pod-autoscaler-controller",
       "disruption-controller",
       "pod-garbage-collector-controller",
+      "resourcequota-controller",
       "persistentvolume-binder-controller",
       "node-lifecycle-controller",
       "taint-eviction-controller",
@@ -161,6 +164,7 @@ describe("ControllerManager", () => {
       "horizontal-pod-autoscaler-controller",
       "disruption-controller",
       "pod-garbage-collector-controller",
+      "resourcequota-controller",
       "persistentvolume-binder-controller",
       "namespace-controller",
       "serviceaccount-controller",
@@ -279,7 +283,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]horizontal-pod-autoscaler-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]persistentvolume-binder-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]horizontal-pod-autoscaler-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]resourcequota-controller ok\n[+]persistentvolume-binder-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

@@ -14,6 +14,7 @@ import {
 import { HorizontalController } from "@reconcile/podautoscaler";
 import { PodGCController } from "@reconcile/podgc";
 import { ReplicaSetController } from "@reconcile/replicaset";
+import { ResourceQuotaController } from "@reconcile/resourcequota";
 import {
   type LegacyTokenSigner,
   RootCACertPublisher,
@@ -128,6 +129,17 @@ export const podGCControllerDescriptor: ControllerDescriptor = {
   aliases: ["podgc"],
   defaultWorkers: 1,
   construct: (context) => PodGCController.fromInformerFactory(context.informerFactory, context),
+};
+
+/**
+ * `resourcequota-controller` (alias `resourcequota`): each ResourceQuota's
+ * `status.hard` and `status.used`, recounted on change, on replenishment and
+ * every 5 minutes; queue `resourcequota_primary`, 5 workers as upstream.
+ */
+export const resourceQuotaControllerDescriptor: ControllerDescriptor = {
+  name: "resourcequota-controller",
+  aliases: ["resourcequota"],
+  construct: (context) => ResourceQuotaController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** `ttl-after-finished-controller` (alias `ttl-after-finished`): deletes finished Jobs past `ttlSecondsAfterFinished`; 5 workers. */
@@ -279,6 +291,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     horizontalPodAutoscalerControllerDescriptor,
     disruptionControllerDescriptor,
     podGCControllerDescriptor,
+    resourceQuotaControllerDescriptor,
     persistentVolumeBinderControllerDescriptor,
     options.nodeLifecycle === undefined
       ? nodeLifecycleControllerDescriptor

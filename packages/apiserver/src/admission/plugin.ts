@@ -37,6 +37,12 @@ export interface AdmissionContext {
     name: string,
   ): Promise<T | undefined>;
   list<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace: string): Promise<T[]>;
+  /**
+   * Writes `object` over the stored one it was read as (its resourceVersion),
+   * as a status write would; rejects with a `Conflict` StorageError when
+   * another write came first.
+   */
+  replace<T extends KubeObject>(resource: ResourceDescriptor<T>, object: T): Promise<T>;
 }
 
 /** The context of plugins over `storage`. */
@@ -46,6 +52,11 @@ export function storageContext(storage: Storage, clock: Clock): AdmissionContext
     get: async (resource, namespace, name) => (await storage.get(keyOf(resource, namespace, name))) as never,
     list: async (resource, namespace) =>
       (await storage.list(collectionPrefix(resource, namespace || undefined))).items as never,
+    replace: async (resource, object) => {
+      const meta = object.metadata ?? {};
+      const key = keyOf(resource, meta.namespace, meta.name ?? "");
+      return (await storage.update(key, object, Number(meta.resourceVersion))) as never;
+    },
   };
 }
 

@@ -4,6 +4,7 @@ import { defaultTolerationSecondsPlugin } from "./default-toleration-seconds.js"
 import { limitRanger } from "./limit-ranger.js";
 import { namespaceLifecycle } from "./namespace-lifecycle.js";
 import { priorityPlugin, taintNodesByCondition } from "./priority.js";
+import { resourceQuotaPlugin } from "./resource-quota.js";
 import { serviceAccountPlugin } from "./service-account.js";
 
 export { systemPriorityClasses } from "./priority.js";
@@ -18,6 +19,7 @@ const builtinPlugins: readonly [string, (context: AdmissionContext) => Admission
   ["DefaultTolerationSeconds", () => defaultTolerationSecondsPlugin()],
   ["DefaultStorageClass", defaultStorageClass],
   ["DefaultIngressClass", defaultIngressClass],
+  ["ResourceQuota", resourceQuotaPlugin],
 ];
 
 /** Every built-in plugin's name, in the order the chain runs them. */

@@ -1,4 +1,12 @@
-import { limitRanges, type Pod, persistentVolumeClaims, pods, Quantity } from "@reconcile/api";
+import {
+  limitRanges,
+  type Pod,
+  persistentVolumeClaims,
+  podResourceTotals,
+  pods,
+  Quantity,
+  resourceListOf,
+} from "@reconcile/api";
 import type { Container, LimitRange, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import { type AdmissionContext, type AdmissionPlugin, aggregate, forbidden, resourceKey } from "../plugin.js";
 
@@ -212,46 +220,9 @@ function compareValue(value: string, enforced: Quantity): number {
   return Math.sign(Quantity.parse(value).milliValue() - enforced.milliValue());
 }
 
-/**
- * A pod's total requests or limits as LimitRanger counts them: the containers
- * and sidecars summed, then raised to what any one init container needs
- * alongside the sidecars started before it.
- */
+/** A pod's total requests or limits as LimitRanger counts them (without the pod's overhead). */
 function podTotal(spec: NonNullable<Pod["spec"]>, which: "requests" | "limits"): ResourceList {
-  const total = new Map<string, Quantity>();
-  const add = (into: Map<string, Quantity>, list: ResourceList | undefined) => {
-    for (const [name, value] of entries(list)) {
-      const q = Quantity.parse(value);
-      const had = into.get(name);
-      into.set(name, had === undefined ? q : had.add(q));
-    }
-  };
-  for (const container of spec.containers ?? []) add(total, container.resources?.[which]);
-  const sidecars = new Map<string, Quantity>();
-  const initMax = new Map<string, Quantity>();
-  for (const container of spec.initContainers ?? []) {
-    const own = container.resources?.[which] as ResourceList | undefined;
-    let needed: Map<string, Quantity>;
-    if (container.restartPolicy === "Always") {
-      add(total, own);
-      add(sidecars, own);
-      needed = sidecars;
-    } else {
-      needed = new Map();
-      add(needed, own);
-      for (const [name, q] of sidecars) needed.set(name, needed.get(name)?.add(q) ?? q);
-    }
-    raise(initMax, needed);
-  }
-  raise(total, initMax);
-  return Object.fromEntries([...total].map(([name, q]) => [name, q.toString()]));
-}
-
-function raise(into: Map<string, Quantity>, from: Map<string, Quantity>): void {
-  for (const [name, q] of from) {
-    const had = into.get(name);
-    if (had === undefined || q.cmp(had) > 0) into.set(name, q);
-  }
+  return resourceListOf(podResourceTotals(spec, which));
 }
 
 function entries(list: Record<string, unknown> | undefined): [string, string][] {

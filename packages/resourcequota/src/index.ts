@@ -1,0 +1,5 @@
+export {
+  defaultResyncPeriodMs,
+  ResourceQuotaController,
+  type ResourceQuotaControllerOptions,
+} from "./resource-quota-controller.js";
