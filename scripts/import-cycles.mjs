@@ -27,7 +27,7 @@ console.log(`${cycles} import cycle${cycles === 1 ? "" : "s"}`);
 // registry; the registry, storage, server-side apply and the generated schemas know no kind.
 const apiserver = join(root, "packages", "apiserver", "src");
 const lowerFolders = ["registry", "storage", "apply", "schemas", "protobuf"];
-const upperFolders = ["kinds", "crd", "http", "gc"];
+const upperFolders = ["kinds", "crd", "http", "gc", "admission"];
 let crossings = 0;
 for (const folder of lowerFolders) {
   for (const file of sources(join(apiserver, folder))) {

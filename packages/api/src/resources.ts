@@ -1,3 +1,9 @@
+import type {
+  MutatingWebhookConfiguration,
+  ValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding,
+  ValidatingWebhookConfiguration,
+} from "kubernetes-types/admissionregistration/v1.js";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
 import type { ControllerRevision, DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
 import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
@@ -362,6 +368,37 @@ export const priorityClasses = defineResource<Kube<PriorityClass>>({
   plural: "priorityclasses",
   namespaced: false,
   shortNames: ["pc"],
+});
+
+const admissionRegistration = { group: "admissionregistration.k8s.io", version: "v1" } as const;
+export const mutatingWebhookConfigurations = defineResource<Kube<MutatingWebhookConfiguration>>({
+  ...admissionRegistration,
+  kind: "MutatingWebhookConfiguration",
+  plural: "mutatingwebhookconfigurations",
+  namespaced: false,
+  categories: ["api-extensions"],
+});
+export const validatingWebhookConfigurations = defineResource<Kube<ValidatingWebhookConfiguration>>({
+  ...admissionRegistration,
+  kind: "ValidatingWebhookConfiguration",
+  plural: "validatingwebhookconfigurations",
+  namespaced: false,
+  categories: ["api-extensions"],
+});
+export const validatingAdmissionPolicies = defineResource<Kube<ValidatingAdmissionPolicy>>({
+  ...admissionRegistration,
+  kind: "ValidatingAdmissionPolicy",
+  plural: "validatingadmissionpolicies",
+  namespaced: false,
+  categories: ["api-extensions"],
+  subresources: ["status"],
+});
+export const validatingAdmissionPolicyBindings = defineResource<Kube<ValidatingAdmissionPolicyBinding>>({
+  ...admissionRegistration,
+  kind: "ValidatingAdmissionPolicyBinding",
+  plural: "validatingadmissionpolicybindings",
+  namespaced: false,
+  categories: ["api-extensions"],
 });
 
 /** `apiextensions.k8s.io/v1` CustomResourceDefinitions: cluster-scoped, short names `crd` and `crds`. */

@@ -10,6 +10,7 @@ import {
   defaultAdmissionPlugins,
   systemPriorityClasses,
 } from "./admission/plugins/index.js";
+import { WebhookTransport } from "./admission/webhook/transport.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
 import { ClusterAuth } from "./http/auth/authenticate.js";
@@ -107,6 +108,12 @@ export class ApiServer {
   /** The Services' cluster IPs: the range and what is taken. */
   readonly serviceIPs: ClusterIPAllocator;
   /**
+   * How admission webhooks are reached: over HTTPS by default;
+   * `admissionWebhooks.serve(url, handler)` answers a configuration's URL in
+   * process instead (no TLS, no socket), behind the same matching rules.
+   */
+  readonly admissionWebhooks: WebhookTransport = new WebhookTransport();
+  /**
    * Authentication and authorization of the listeners that require a token:
    * the ServiceAccount token issuer and the RBAC authorizer (whose bootstrap
    * roles and bindings are created when the first such listener answers).
@@ -141,7 +148,7 @@ export class ApiServer {
     const admission = new AdmissionChain([
       ...builtinAdmissionPlugins(
         chosen.filter((p) => typeof p === "string"),
-        admissionContext,
+        { context: admissionContext, transport: this.admissionWebhooks },
       ),
       ...chosen.filter((p) => typeof p !== "string"),
     ]);

@@ -1,6 +1,13 @@
 export { AdmissionChain } from "./admission/chain.js";
 export type { AdmissionContext, AdmissionPlugin } from "./admission/plugin.js";
 export { admissionPluginNames, defaultAdmissionPlugins } from "./admission/plugins/index.js";
+export type { WebhookObserver } from "./admission/webhook/dispatcher.js";
+export {
+  type Review,
+  type ReviewHandler,
+  type WebhookEndpoint,
+  WebhookTransport,
+} from "./admission/webhook/transport.js";
 export {
   ApiServer,
   type ApiServerOptions,

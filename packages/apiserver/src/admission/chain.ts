@@ -21,11 +21,13 @@ export class AdmissionChain implements Admission {
     this.plugins = plugins;
   }
 
-  async mutate(attributes: AdmissionAttributes): Promise<void> {
+  async mutate(attributes: AdmissionAttributes): Promise<boolean> {
+    let redefault = false;
     for (const plugin of this.#phases(attributes).mutating) {
-      const pending = plugin.admit!(attributes);
-      if (pending !== undefined) await pending;
+      const outcome = plugin.admit!(attributes);
+      if ((outcome instanceof Promise ? await outcome : outcome) === true) redefault = true;
     }
+    return redefault;
   }
 
   async validate(attributes: AdmissionAttributes): Promise<void> {

@@ -24,7 +24,12 @@ export interface AdmissionPlugin {
   readonly name: string;
   /** `group/plural` keys (`/pods`, `apps/deployments`) of the resources it handles; undefined: all. */
   readonly resources?: readonly string[] | undefined;
-  admit?(attributes: AdmissionAttributes): Promise<void> | void;
+  /**
+   * The mutating step. Resolving `true` says the object was changed from
+   * outside the server's own code (a webhook's patch), so the kind's defaults
+   * are applied to it again, as upstream decodes a patched object.
+   */
+  admit?(attributes: AdmissionAttributes): Promise<boolean | undefined | void> | boolean | undefined | void;
   validate?(attributes: AdmissionAttributes): Promise<void> | void;
 }
 

@@ -190,7 +190,7 @@ function compile(expression: string): Compiled | Error {
 }
 
 /** Points every `matches` call of a parsed rule at the RE2 implementation (see cel-library's `linearMatches`). */
-function renameMatches(ast: unknown): void {
+export function renameMatches(ast: unknown): void {
   const stack: unknown[] = [ast];
   while (stack.length > 0) {
     const node = stack.pop() as { op?: unknown; args?: unknown } | null;

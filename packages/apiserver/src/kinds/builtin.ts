@@ -1,4 +1,5 @@
 import type { ResourceDescriptor } from "@reconcile/api";
+import { admissionRegistrationDefinitions } from "./admission-registration.js";
 import { deploymentDefinition, replicaSetDefinition } from "./apps.js";
 import { jobDefinition } from "./batch.js";
 import { clusterDefinitions } from "./cluster.js";
@@ -34,6 +35,7 @@ export const builtinDefinitions: readonly ResourceDefinition[] = [
   leaseDefinition,
   ...workloadDefinitions,
   ...clusterDefinitions,
+  ...admissionRegistrationDefinitions,
 ] as ResourceDefinition[];
 
 const builtinByKind = new Map(

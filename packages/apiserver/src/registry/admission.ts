@@ -43,6 +43,7 @@ export interface AdmissionAttributes {
  * write). Either rejects with the `StatusError` the client gets.
  */
 export interface Admission {
-  mutate(attributes: AdmissionAttributes): Promise<void> | void;
+  /** Resolves `true` when the object must be defaulted again (a webhook patched it). */
+  mutate(attributes: AdmissionAttributes): Promise<boolean> | boolean;
   validate(attributes: AdmissionAttributes): Promise<void> | void;
 }

@@ -1,4 +1,10 @@
 import type { AdmissionContext, AdmissionPlugin } from "../plugin.js";
+import {
+  mutatingWebhookPlugin,
+  validatingWebhookPlugin,
+  type WebhookObserver,
+} from "../webhook/dispatcher.js";
+import type { WebhookTransport } from "../webhook/transport.js";
 import { defaultIngressClass, defaultStorageClass } from "./default-classes.js";
 import { defaultTolerationSecondsPlugin } from "./default-toleration-seconds.js";
 import { limitRanger } from "./limit-ranger.js";
@@ -9,17 +15,34 @@ import { serviceAccountPlugin } from "./service-account.js";
 
 export { systemPriorityClasses } from "./priority.js";
 
+/** What the built-in plugins are made from. */
+export interface AdmissionDependencies {
+  readonly context: AdmissionContext;
+  /** How webhooks are called (HTTPS, or handlers served in process). */
+  readonly transport: WebhookTransport;
+  readonly webhookObserver?: WebhookObserver | undefined;
+}
+
+type Factory = (dependencies: AdmissionDependencies) => AdmissionPlugin;
+const withContext =
+  (make: (context: AdmissionContext) => AdmissionPlugin): Factory =>
+  ({ context }) =>
+    make(context);
+
 /** The built-in plugins, in kube-apiserver's order (`AllOrderedPlugins`), by upstream's names. */
-const builtinPlugins: readonly [string, (context: AdmissionContext) => AdmissionPlugin][] = [
-  ["NamespaceLifecycle", namespaceLifecycle],
-  ["LimitRanger", limitRanger],
-  ["ServiceAccount", serviceAccountPlugin],
-  ["TaintNodesByCondition", taintNodesByCondition],
-  ["Priority", priorityPlugin],
+const builtinPlugins: readonly [string, Factory][] = [
+  ["NamespaceLifecycle", withContext(namespaceLifecycle)],
+  ["LimitRanger", withContext(limitRanger)],
+  ["ServiceAccount", withContext(serviceAccountPlugin)],
+  ["TaintNodesByCondition", () => taintNodesByCondition()],
+  ["Priority", withContext(priorityPlugin)],
   ["DefaultTolerationSeconds", () => defaultTolerationSecondsPlugin()],
-  ["DefaultStorageClass", defaultStorageClass],
-  ["DefaultIngressClass", defaultIngressClass],
-  ["ResourceQuota", resourceQuotaPlugin],
+  ["DefaultStorageClass", withContext(defaultStorageClass)],
+  ["DefaultIngressClass", withContext(defaultIngressClass)],
+  // Webhooks and quota go last, as upstream orders them.
+  ["MutatingAdmissionWebhook", (d) => mutatingWebhookPlugin({ ...d, observer: d.webhookObserver })],
+  ["ValidatingAdmissionWebhook", (d) => validatingWebhookPlugin({ ...d, observer: d.webhookObserver })],
+  ["ResourceQuota", withContext(resourceQuotaPlugin)],
 ];
 
 /** Every built-in plugin's name, in the order the chain runs them. */
@@ -34,7 +57,7 @@ export const defaultAdmissionPlugins: readonly string[] = admissionPluginNames;
  */
 export function builtinAdmissionPlugins(
   names: Iterable<string>,
-  context: AdmissionContext,
+  dependencies: AdmissionDependencies,
 ): AdmissionPlugin[] {
   const wanted = new Set(names);
   for (const name of wanted)
@@ -42,5 +65,5 @@ export function builtinAdmissionPlugins(
       throw new Error(
         `admission plugin ${JSON.stringify(name)} is not one of ${admissionPluginNames.join(", ")}`,
       );
-  return builtinPlugins.filter(([name]) => wanted.has(name)).map(([, make]) => make(context));
+  return builtinPlugins.filter(([name]) => wanted.has(name)).map(([, make]) => make(dependencies));
 }

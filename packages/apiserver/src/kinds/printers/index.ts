@@ -1,6 +1,7 @@
 // Each kind's Table columns and cells, for `kubectl get`, beside the kinds: the shared parts, then
 // the printers by group.
 
+export * from "./admission.js";
 export { formatHPAMetrics, horizontalPodAutoscalerPrinter } from "./autoscaling.js";
 export * from "./cluster-kinds.js";
 export {

@@ -39,7 +39,11 @@ export function admissionOf(
 
 /** The mutating phase of the store's admission chain for `attributes` (none: nothing). */
 export async function mutate(store: StoreCore, attributes: AdmissionAttributes | undefined): Promise<void> {
-  if (attributes !== undefined) await store.context.admission?.mutate(attributes);
+  if (attributes === undefined || store.context.admission === undefined) return;
+  const redefault = await store.context.admission.mutate(attributes);
+  // A webhook's patch is decoded and defaulted as a body is (upstream's mutation dispatcher).
+  if (redefault && attributes.object !== undefined)
+    store.definition.strategy.applyDefaults?.(attributes.object);
 }
 
 /** The validating phase of the store's admission chain for `attributes` (none: nothing). */

@@ -1,0 +1,78 @@
+import {
+  type KubeObject,
+  type LabelSelector,
+  labelSelectorAsSelector,
+  type Namespace,
+  namespaces,
+} from "@reconcile/api";
+import type { AdmissionAttributes } from "../registry/admission.js";
+import type { AdmissionContext } from "./plugin.js";
+
+/** One rule of a webhook or a policy's match constraints, as the wire has it. */
+export interface AdmissionRule {
+  operations?: string[] | undefined;
+  apiGroups?: string[] | undefined;
+  apiVersions?: string[] | undefined;
+  resources?: string[] | undefined;
+  resourceNames?: string[] | undefined;
+  scope?: string | undefined;
+}
+
+const has = (list: readonly string[] | undefined, value: string) =>
+  (list ?? []).includes("*") || (list ?? []).includes(value);
+
+/**
+ * Whether a rule matches the request (upstream's `rules.Matcher`): the
+ * operation, group, version, `resource/subresource` (a star matches any)
+ * and scope.
+ */
+export function ruleMatches(rule: AdmissionRule, a: AdmissionAttributes): boolean {
+  const { resource } = a;
+  if (!has(rule.operations, a.operation) || !has(rule.apiGroups, resource.group)) return false;
+  if (!has(rule.apiVersions, resource.version)) return false;
+  const names = rule.resourceNames ?? [];
+  if (names.length > 0 && !names.includes(a.name)) return false;
+  const resourceMatches = (rule.resources ?? []).some((entry) => {
+    const slash = entry.indexOf("/");
+    const res = slash < 0 ? entry : entry.slice(0, slash);
+    const sub = slash < 0 ? "" : entry.slice(slash + 1);
+    return (res === "*" || res === resource.plural) && (sub === "*" || sub === a.subresource);
+  });
+  if (!resourceMatches) return false;
+  switch (rule.scope ?? "*") {
+    case "Cluster":
+      return !resource.namespaced;
+    case "Namespaced":
+      return resource.namespaced;
+    default:
+      return true;
+  }
+}
+
+/**
+ * Whether `selector` selects the request's namespace (upstream's
+ * `namespace.Matcher`): a cluster-scoped object other than a Namespace is
+ * always selected; a Namespace is judged by its own labels.
+ */
+export async function namespaceSelected(
+  selector: LabelSelector | undefined,
+  a: AdmissionAttributes,
+  context: AdmissionContext,
+): Promise<boolean> {
+  const parsed = labelSelectorAsSelector(selector ?? {});
+  if (parsed.empty()) return true;
+  const isNamespace = a.resource.group === "" && a.resource.plural === namespaces.plural;
+  if (isNamespace) return parsed.matches((a.object ?? a.oldObject)?.metadata?.labels);
+  if (a.namespace === "") return true;
+  const namespace = await context.get<Namespace>(namespaces, "", a.namespace);
+  return parsed.matches(namespace?.metadata?.labels);
+}
+
+/** Whether `selector` selects the object or its old version (upstream's `object.Matcher`). */
+export function objectSelected(selector: LabelSelector | undefined, a: AdmissionAttributes): boolean {
+  const parsed = labelSelectorAsSelector(selector ?? {});
+  if (parsed.empty()) return true;
+  const matches = (object: KubeObject | undefined) =>
+    object !== undefined && parsed.matches(object.metadata?.labels);
+  return matches(a.object) || matches(a.oldObject);
+}

@@ -1,0 +1,264 @@
+import {
+  endpointSlices,
+  errorMessage,
+  type KubeObject,
+  mutatingWebhookConfigurations,
+  newBadRequest,
+  newInternalError,
+  type ResourceDescriptor,
+  StatusError,
+  services,
+  validatingWebhookConfigurations,
+} from "@reconcile/api";
+import type { MutatingWebhook, ValidatingWebhook } from "kubernetes-types/admissionregistration/v1.js";
+import type { Service } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { jsonEqual } from "../../json.js";
+import type { AdmissionAttributes } from "../../registry/admission.js";
+import { jsonPatch } from "../../registry/json-patch.js";
+import { celValueOf, compileAdmissionExpression, runAdmissionExpression } from "../cel.js";
+import { type AdmissionRule, namespaceSelected, objectSelected, ruleMatches } from "../matching.js";
+import type { AdmissionContext, AdmissionPlugin } from "../plugin.js";
+import { admissionRequest, admissionReview, denial, readAnswer, replaceContents } from "./review.js";
+import { WebhookCallError, type WebhookEndpoint, type WebhookTransport } from "./transport.js";
+
+type Webhook = MutatingWebhook & ValidatingWebhook;
+
+/** What the webhook plugins report, for the API server's metrics. */
+export interface WebhookObserver {
+  /** One call: its webhook, the operation, whether it refused, the phase, and how long it took. */
+  admission(
+    name: string,
+    operation: string,
+    rejected: boolean,
+    type: "admit" | "validating",
+    seconds: number,
+  ): void;
+  /** One refusal or failure (upstream's `apiserver_admission_webhook_rejection_count`). */
+  rejection(
+    name: string,
+    operation: string,
+    type: "admit" | "validating",
+    errorType: string,
+    code: number,
+  ): void;
+}
+
+export interface WebhookPluginOptions {
+  readonly context: AdmissionContext;
+  readonly transport: WebhookTransport;
+  readonly observer?: WebhookObserver | undefined;
+}
+
+/** The configurations of one kind, sorted by name as upstream orders them. */
+async function configurations(
+  context: AdmissionContext,
+  resource: ResourceDescriptor,
+): Promise<{ name: string; webhooks: Webhook[] }[]> {
+  const items = (await context.list(resource, "")) as (KubeObject & { webhooks?: Webhook[] })[];
+  return items
+    .map((c) => ({ name: c.metadata?.name ?? "", webhooks: c.webhooks ?? [] }))
+    .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+}
+
+/** Whether a webhook is to be called for `a`: its rules, selectors and match conditions. */
+async function webhookMatches(
+  webhook: Webhook,
+  a: AdmissionAttributes,
+  context: AdmissionContext,
+): Promise<boolean | StatusError> {
+  if (!(webhook.rules ?? []).some((rule) => ruleMatches(rule as AdmissionRule, a))) return false;
+  if (!objectSelected(webhook.objectSelector, a)) return false;
+  if (!(await namespaceSelected(webhook.namespaceSelector, a, context))) return false;
+  const conditions = webhook.matchConditions ?? [];
+  if (conditions.length === 0) return true;
+  const variables = {
+    object: celValueOf(a.object ?? null),
+    oldObject: celValueOf(a.oldObject ?? null),
+    request: celValueOf(admissionRequest(a, "")),
+  };
+  for (const condition of conditions) {
+    const program = compileAdmissionExpression(condition.expression);
+    const outcome =
+      program instanceof Error ? { error: program.message } : runAdmissionExpression(program, variables);
+    if ("error" in outcome) {
+      // An error with failurePolicy Ignore skips the webhook; with Fail it refuses the request.
+      if (webhook.failurePolicy === "Ignore") return false;
+      return newInternalError(
+        `failed calling webhook "${webhook.name}": failed to evaluate match condition "${condition.name}": ${outcome.error}`,
+      );
+    }
+    if (outcome.value !== true) return false;
+  }
+  return true;
+}
+
+/** Where a webhook's clientConfig points: its URL, or its Service resolved. */
+async function endpointOf(webhook: Webhook, context: AdmissionContext): Promise<WebhookEndpoint> {
+  const config = webhook.clientConfig ?? {};
+  const caBundle = config.caBundle ? Buffer.from(config.caBundle, "base64").toString("utf8") : undefined;
+  if (config.url !== undefined) return { url: config.url, caBundle };
+  const ref = config.service!;
+  const port = ref.port ?? 443;
+  const serverName = `${ref.name}.${ref.namespace}.svc`;
+  const url = `https://${serverName}:${port}${ref.path ?? ""}`;
+  const service = await context.get<Service>(
+    services as ResourceDescriptor<Service>,
+    ref.namespace,
+    ref.name,
+  );
+  if (service === undefined)
+    throw new WebhookCallError(`failed to call webhook: service "${ref.name}" not found`);
+  if (service.spec?.type === "ExternalName")
+    return { url, caBundle, serverName, address: { host: service.spec.externalName ?? "", port } };
+  return { url, caBundle, serverName, address: await serviceEndpoint(service, port, context) };
+}
+
+/** A ready endpoint of a Service's port, from its EndpointSlices (upstream resolves to the ClusterIP). */
+async function serviceEndpoint(
+  service: Service,
+  port: number,
+  context: AdmissionContext,
+): Promise<{ host: string; port: number } | undefined> {
+  const name = service.metadata?.name ?? "";
+  const servicePort = (service.spec?.ports ?? []).find((p) => p.port === port);
+  if (servicePort === undefined)
+    throw new WebhookCallError(`failed to call webhook: service "${name}" has no port ${port}`);
+  const slices = (
+    await context.list(endpointSlices as ResourceDescriptor<EndpointSlice>, service.metadata?.namespace ?? "")
+  ).filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === name);
+  for (const slice of slices) {
+    const target = (slice.ports ?? []).find((p) => (p.name ?? "") === (servicePort.name ?? ""));
+    if (target?.port === undefined) continue;
+    const endpoint = slice.endpoints.find((e) => e.conditions?.ready !== false && e.addresses.length > 0);
+    if (endpoint !== undefined) return { host: endpoint.addresses[0]!, port: target.port };
+  }
+  throw new WebhookCallError(
+    `failed to call webhook: service "${name}" has no ready endpoint for port ${port}`,
+  );
+}
+
+/**
+ * Calls one webhook for `a`; resolves with its answer (a patch applied to
+ * `a.object` for a mutating one, warnings passed on), or undefined when it was
+ * skipped or failed open. Throws the client's error when it refuses or fails
+ * closed.
+ */
+async function callWebhook(
+  webhook: Webhook,
+  a: AdmissionAttributes,
+  options: WebhookPluginOptions,
+  mutating: boolean,
+): Promise<boolean> {
+  const { context, transport, observer } = options;
+  const name = webhook.name;
+  const type = mutating ? "admit" : "validating";
+  if (a.dryRun && webhook.sideEffects !== "None" && webhook.sideEffects !== "NoneOnDryRun")
+    throw newBadRequest(`admission webhook "${name}" does not support dry run`);
+  const started = performance.now();
+  const uid = crypto.randomUUID();
+  const fail = (message: string): false => {
+    observer?.rejection(name, a.operation, type, "calling_webhook_error", 0);
+    if (webhook.failurePolicy === "Ignore") return false;
+    throw newInternalError(`failed calling webhook "${name}": ${message}`);
+  };
+  let answer: ReturnType<typeof readAnswer>;
+  try {
+    if (!(webhook.admissionReviewVersions ?? []).includes("v1"))
+      return fail(
+        `failed to call webhook: webhook does not accept known AdmissionReview versions: ${(webhook.admissionReviewVersions ?? []).join(", ")}`,
+      );
+    const endpoint = await endpointOf(webhook, context);
+    const review = admissionReview(admissionRequest(a, uid));
+    const answered = await transport.call(endpoint, review, (webhook.timeoutSeconds ?? 10) * 1000);
+    answer = readAnswer(answered, uid, mutating);
+  } catch (error) {
+    if (error instanceof WebhookCallError) return fail(error.message);
+    throw error;
+  } finally {
+    // Timed either way; whether it refused is known below.
+  }
+  if (typeof answer === "string") return fail(`received invalid webhook response: ${answer}`);
+  const seconds = (performance.now() - started) / 1000;
+  observer?.admission(name, a.operation, !answer.allowed, type, seconds);
+  for (const warning of answer.warnings) a.warn(warning);
+  if (!answer.allowed) {
+    const refused = denial(name, answer.status);
+    observer?.rejection(name, a.operation, type, "no_error", refused.statusCode);
+    throw refused;
+  }
+  if (answer.patch === undefined || answer.patch.length === 0 || a.object === undefined) return false;
+  let patched: unknown;
+  try {
+    patched = jsonPatch(a.object, answer.patch);
+  } catch (error) {
+    return fail(`received invalid webhook response: the patch could not be applied: ${errorMessage(error)}`);
+  }
+  if (patched === null || typeof patched !== "object" || Array.isArray(patched))
+    return fail(
+      "received invalid webhook response: the patch made the object something other than a JSON object",
+    );
+  if (jsonEqual(patched, a.object)) return false;
+  replaceContents(a.object, patched as KubeObject);
+  return true;
+}
+
+/**
+ * MutatingAdmissionWebhook: the MutatingWebhookConfigurations' webhooks that
+ * match, one after another in name order; each sees what the ones before it
+ * patched. A webhook with `reinvocationPolicy: IfNeeded` is called once more
+ * when a later one changed the object.
+ */
+export function mutatingWebhookPlugin(options: WebhookPluginOptions): AdmissionPlugin {
+  return {
+    name: "MutatingAdmissionWebhook",
+    async admit(a) {
+      const matched: Webhook[] = [];
+      for (const config of await configurations(options.context, mutatingWebhookConfigurations)) {
+        for (const webhook of config.webhooks) {
+          const matches = await webhookMatches(webhook, a, options.context);
+          if (matches instanceof StatusError) throw matches;
+          if (matches) matched.push(webhook);
+        }
+      }
+      if (matched.length === 0) return false;
+      let changed = false;
+      const changedAfter = new Map<Webhook, boolean>();
+      for (const webhook of matched) {
+        const patched = await callWebhook(webhook, a, options, true);
+        if (patched) {
+          changed = true;
+          for (const earlier of changedAfter.keys()) changedAfter.set(earlier, true);
+        }
+        changedAfter.set(webhook, false);
+      }
+      for (const webhook of matched) {
+        if (webhook.reinvocationPolicy !== "IfNeeded" || changedAfter.get(webhook) !== true) continue;
+        if (await callWebhook(webhook, a, options, true)) changed = true;
+      }
+      return changed;
+    },
+  };
+}
+
+/** ValidatingAdmissionWebhook: every matching webhook of the ValidatingWebhookConfigurations, at once; the first refusal wins. */
+export function validatingWebhookPlugin(options: WebhookPluginOptions): AdmissionPlugin {
+  return {
+    name: "ValidatingAdmissionWebhook",
+    async validate(a) {
+      const matched: Webhook[] = [];
+      for (const config of await configurations(options.context, validatingWebhookConfigurations)) {
+        for (const webhook of config.webhooks) {
+          const matches = await webhookMatches(webhook, a, options.context);
+          if (matches instanceof StatusError) throw matches;
+          if (matches) matched.push(webhook);
+        }
+      }
+      if (matched.length === 0) return;
+      const outcomes = await Promise.allSettled(
+        matched.map((webhook) => callWebhook(webhook, a, options, false)),
+      );
+      for (const outcome of outcomes) if (outcome.status === "rejected") throw outcome.reason;
+    },
+  };
+}
