@@ -143,7 +143,9 @@ export class ApiServer {
       recoverServiceIPs(storage, this.serviceIPs, this.clock, options.kubernetesService ?? true),
     );
     this.#ready = ready;
-    const admissionContext = storageContext(this.storage, this.clock);
+    const admissionContext = storageContext(this.storage, this.clock, (apiVersion, kind) =>
+      this.registry.resourceForKind(apiVersion, kind),
+    );
     const chosen = options.admissionPlugins ?? embeddedAdmissionPlugins;
     const admission = new AdmissionChain([
       ...builtinAdmissionPlugins(

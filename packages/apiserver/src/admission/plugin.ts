@@ -48,12 +48,19 @@ export interface AdmissionContext {
    * another write came first.
    */
   replace<T extends KubeObject>(resource: ResourceDescriptor<T>, object: T): Promise<T>;
+  /** The served resource of a kind (a policy's `paramKind`), if any. */
+  resourceForKind(apiVersion: string, kind: string): ResourceDescriptor | undefined;
 }
 
 /** The context of plugins over `storage`. */
-export function storageContext(storage: Storage, clock: Clock): AdmissionContext {
+export function storageContext(
+  storage: Storage,
+  clock: Clock,
+  resourceForKind: (apiVersion: string, kind: string) => ResourceDescriptor | undefined = () => undefined,
+): AdmissionContext {
   return {
     clock,
+    resourceForKind,
     get: async (resource, namespace, name) => (await storage.get(keyOf(resource, namespace, name))) as never,
     list: async (resource, namespace) =>
       (await storage.list(collectionPrefix(resource, namespace || undefined))).items as never,

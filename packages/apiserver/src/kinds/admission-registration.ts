@@ -11,6 +11,7 @@ import type {
   ValidatingAdmissionPolicyBinding,
   ValidatingWebhook,
 } from "kubernetes-types/admissionregistration/v1.js";
+import { compileAdmissionExpression } from "../admission/cel.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { ResourceDefinition } from "../registry/resource-definition.js";
 import type { Strategy } from "../registry/strategy.js";
@@ -113,6 +114,20 @@ function validateWebhooks(webhooks: Webhook[] | undefined, mutating: boolean, er
     )
       errors.notSupported(`${at}.reinvocationPolicy`, webhook.reinvocationPolicy, ["Never", "IfNeeded"]);
     validateClientConfig(webhook, `${at}.clientConfig`, errors);
+    const conditions = new Set<string>();
+    (webhook.matchConditions ?? []).forEach((condition, j) => {
+      const where = `${at}.matchConditions[${j}]`;
+      if (conditions.has(condition.name)) errors.duplicate(`${where}.name`, condition.name);
+      conditions.add(condition.name);
+      if (!condition.expression) return errors.required(`${where}.expression`);
+      const compiled = compileAdmissionExpression(condition.expression);
+      if (compiled instanceof Error)
+        errors.invalid(
+          `${where}.expression`,
+          condition.expression,
+          `compilation failed: ERROR: ${compiled.message.split("\n")[0]}`,
+        );
+    });
   });
 }
 
@@ -187,9 +202,21 @@ const policyStrategy: Strategy = {
     if (spec === undefined) return errors.required("spec");
     if ((spec.validations ?? []).length === 0 && (spec.auditAnnotations ?? []).length === 0)
       errors.required("spec.validations", "validations or auditAnnotations must contain at least one item");
+    const compiles = (expression: string | undefined, at: string) => {
+      if (!expression) return errors.required(at);
+      const compiled = compileAdmissionExpression(expression);
+      if (compiled instanceof Error)
+        errors.invalid(at, expression, `compilation failed: ERROR: ${compiled.message.split("\n")[0]}`);
+    };
     (spec.validations ?? []).forEach((v, i) => {
-      if (!v.expression) errors.required(`spec.validations[${i}].expression`);
+      compiles(v.expression, `spec.validations[${i}].expression`);
+      if (v.messageExpression !== undefined)
+        compiles(v.messageExpression, `spec.validations[${i}].messageExpression`);
     });
+    (spec.matchConditions ?? []).forEach((c, i) =>
+      compiles(c.expression, `spec.matchConditions[${i}].expression`),
+    );
+    (spec.variables ?? []).forEach((v, i) => compiles(v.expression, `spec.variables[${i}].expression`));
     if (spec.matchConstraints === undefined) errors.required("spec.matchConstraints");
     else if ((spec.matchConstraints.resourceRules ?? []).length === 0)
       errors.required("spec.matchConstraints.resourceRules");

@@ -95,6 +95,7 @@ describe("a definition registered on a running server", () => {
       "rbac.authorization.k8s.io",
       "storage.k8s.io",
       "scheduling.k8s.io",
+      "admissionregistration.k8s.io",
       "apiextensions.k8s.io",
       "example.com",
       // The review kinds, answered rather than stored, come after the served ones.

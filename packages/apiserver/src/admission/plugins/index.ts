@@ -1,4 +1,5 @@
 import type { AdmissionContext, AdmissionPlugin } from "../plugin.js";
+import { validatingAdmissionPolicyPlugin } from "../policy.js";
 import {
   mutatingWebhookPlugin,
   validatingWebhookPlugin,
@@ -41,6 +42,7 @@ const builtinPlugins: readonly [string, Factory][] = [
   ["DefaultIngressClass", withContext(defaultIngressClass)],
   // Webhooks and quota go last, as upstream orders them.
   ["MutatingAdmissionWebhook", (d) => mutatingWebhookPlugin({ ...d, observer: d.webhookObserver })],
+  ["ValidatingAdmissionPolicy", withContext(validatingAdmissionPolicyPlugin)],
   ["ValidatingAdmissionWebhook", (d) => validatingWebhookPlugin({ ...d, observer: d.webhookObserver })],
   ["ResourceQuota", withContext(resourceQuotaPlugin)],
 ];

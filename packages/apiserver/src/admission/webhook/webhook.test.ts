@@ -110,6 +110,7 @@ describe("ValidatingAdmissionWebhook over HTTPS", () => {
     await client
       .resource(pods, "default")
       .create({ metadata: { name: "ok" }, spec: { containers: [container] } }, { warnings } as never);
+    expect(warnings).toEqual(["looked at it"]);
     await expect(
       client
         .resource(pods, "default")

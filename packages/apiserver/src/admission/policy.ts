@@ -1,0 +1,211 @@
+import {
+  type KubeObject,
+  labelSelectorAsSelector,
+  type Namespace,
+  namespaces,
+  StatusError,
+  validatingAdmissionPolicies,
+  validatingAdmissionPolicyBindings,
+} from "@reconcile/api";
+import type {
+  MatchResources,
+  ValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding,
+} from "kubernetes-types/admissionregistration/v1.js";
+import type { AdmissionAttributes } from "../registry/admission.js";
+import { celValueOf, compileAdmissionExpression, runAdmissionExpression } from "./cel.js";
+import { type AdmissionRule, namespaceSelected, objectSelected, ruleMatches } from "./matching.js";
+import { type AdmissionContext, type AdmissionPlugin, forbidden } from "./plugin.js";
+import { admissionRequest } from "./webhook/review.js";
+
+/** A refusal's reason and the HTTP code it carries (upstream's `reasonToCode`). */
+const codes: Readonly<Record<string, number>> = {
+  Forbidden: 403,
+  Unauthorized: 401,
+  RequestEntityTooLarge: 413,
+  Invalid: 422,
+};
+
+interface Decision {
+  policy: string;
+  binding: string;
+  message: string;
+  reason: string;
+}
+
+/** Whether a policy's or binding's match resources select the request. */
+async function matchResourcesSelect(
+  match: MatchResources | undefined,
+  a: AdmissionAttributes,
+  context: AdmissionContext,
+): Promise<boolean> {
+  if (match === undefined) return true;
+  const rules = (match.resourceRules ?? []) as AdmissionRule[];
+  if (rules.length > 0 && !rules.some((rule) => ruleMatches(rule, a))) return false;
+  if (((match.excludeResourceRules ?? []) as AdmissionRule[]).some((rule) => ruleMatches(rule, a)))
+    return false;
+  if (!objectSelected(match.objectSelector, a)) return false;
+  return namespaceSelected(match.namespaceSelector, a, context);
+}
+
+/** The params a binding gives its policy: `[null]` without a paramKind, `[]` when none are found. */
+async function paramsOf(
+  policy: ValidatingAdmissionPolicy,
+  binding: ValidatingAdmissionPolicyBinding,
+  a: AdmissionAttributes,
+  context: AdmissionContext,
+): Promise<(KubeObject | null)[] | string> {
+  const kind = policy.spec?.paramKind;
+  if (kind === undefined) return [null];
+  const ref = binding.spec?.paramRef;
+  if (ref === undefined) return "paramRef is required when paramKind is set";
+  const resource = context.resourceForKind(kind.apiVersion ?? "", kind.kind ?? "");
+  if (resource === undefined)
+    return `failed to find resource referenced by paramKind: '${kind.apiVersion}, Kind=${kind.kind}'`;
+  const namespace = resource.namespaced ? ref.namespace || a.namespace : "";
+  let found: KubeObject[];
+  if (ref.name) {
+    const param =
+      resource.namespaced && namespace === "" ? undefined : await context.get(resource, namespace, ref.name);
+    found = param === undefined ? [] : [param];
+  } else {
+    const selector = labelSelectorAsSelector(ref.selector ?? {});
+    found = (await context.list(resource, namespace)).filter((p) => selector.matches(p.metadata?.labels));
+  }
+  if (found.length === 0 && ref.parameterNotFoundAction !== "Allow")
+    return "no params found for policy binding with `Deny` parameterNotFoundAction";
+  return found;
+}
+
+type Outcome = { value: unknown } | { error: string };
+
+function run(expression: string, variables: Record<string, unknown>): Outcome {
+  const program = compileAdmissionExpression(expression);
+  if (program instanceof Error) return { error: `compilation failed: ${program.message}` };
+  return runAdmissionExpression(program, variables);
+}
+
+/**
+ * Evaluates one policy for one param: its match conditions, variables and
+ * validations; the messages of the validations that failed (with their
+ * reasons), or an error saying why it could not be evaluated.
+ */
+function evaluatePolicy(
+  policy: ValidatingAdmissionPolicy,
+  base: Record<string, unknown>,
+): { failures: { message: string; reason: string }[] } | { error: string } | "skip" {
+  const spec = policy.spec!;
+  for (const condition of spec.matchConditions ?? []) {
+    const outcome = run(condition.expression, base);
+    if ("error" in outcome)
+      return { error: `failed to evaluate match condition "${condition.name}": ${outcome.error}` };
+    if (outcome.value !== true) return "skip";
+  }
+  const composited: Record<string, unknown> = {};
+  const variables = { ...base, variables: composited };
+  for (const variable of spec.variables ?? []) {
+    const outcome = run(variable.expression, variables);
+    if ("error" in outcome)
+      return { error: `expression '${variable.expression}' resulted in error: ${outcome.error}` };
+    composited[variable.name] = outcome.value;
+  }
+  const failures: { message: string; reason: string }[] = [];
+  for (const validation of spec.validations ?? []) {
+    const outcome = run(validation.expression, variables);
+    if ("error" in outcome)
+      return { error: `expression '${validation.expression}' resulted in error: ${outcome.error}` };
+    if (outcome.value === true) continue;
+    let message = validation.message?.trim() || `failed expression: ${validation.expression.trim()}`;
+    if (validation.messageExpression) {
+      const produced = run(validation.messageExpression, variables);
+      if (
+        "value" in produced &&
+        typeof produced.value === "string" &&
+        produced.value.trim() !== "" &&
+        !/[\r\n]/.test(produced.value)
+      )
+        message = produced.value.trim();
+    }
+    failures.push({ message, reason: validation.reason ?? "Invalid" });
+  }
+  return { failures };
+}
+
+/**
+ * ValidatingAdmissionPolicy: each binding whose policy and match resources
+ * select the request runs the policy's CEL validations (over `object`,
+ * `oldObject`, `request`, `params`, `namespaceObject` and `variables`) for
+ * each param it names; a failed validation is denied, warned or only
+ * audited as the binding's `validationActions` say, with upstream's texts.
+ */
+export function validatingAdmissionPolicyPlugin(context: AdmissionContext): AdmissionPlugin {
+  return {
+    name: "ValidatingAdmissionPolicy",
+    async validate(a) {
+      const bindings = await context.list(validatingAdmissionPolicyBindings, "");
+      if (bindings.length === 0) return;
+      const policies = new Map(
+        (await context.list(validatingAdmissionPolicies, "")).map((p) => [p.metadata?.name ?? "", p]),
+      );
+      const denied: Decision[] = [];
+      let namespaceObject: unknown;
+      for (const binding of bindings.sort((x, y) =>
+        (x.metadata?.name ?? "") < (y.metadata?.name ?? "") ? -1 : 1,
+      )) {
+        const policy = policies.get(binding.spec?.policyName ?? "");
+        if (policy?.spec === undefined) continue;
+        if (!(await matchResourcesSelect(policy.spec.matchConstraints, a, context))) continue;
+        if (!(await matchResourcesSelect(binding.spec?.matchResources, a, context))) continue;
+        const names = { policy: policy.metadata?.name ?? "", binding: binding.metadata?.name ?? "" };
+        const failOpen = policy.spec.failurePolicy === "Ignore";
+        const params = await paramsOf(policy, binding, a, context);
+        if (typeof params === "string") {
+          if (!failOpen)
+            denied.push({ ...names, message: `failed to configure binding: ${params}`, reason: "Invalid" });
+          continue;
+        }
+        if (namespaceObject === undefined) {
+          const isNamespace = a.resource.group === "" && a.resource.plural === "namespaces";
+          const ns =
+            a.namespace === "" || isNamespace
+              ? undefined
+              : await context.get<Namespace>(namespaces, "", a.namespace);
+          namespaceObject = ns === undefined ? null : celValueOf(ns);
+        }
+        const actions = binding.spec?.validationActions ?? [];
+        for (const param of params) {
+          const base = {
+            object: celValueOf(a.object ?? null),
+            oldObject: celValueOf(a.oldObject ?? null),
+            request: celValueOf(admissionRequest(a, "")),
+            params: celValueOf(param),
+            namespaceObject,
+          };
+          const result = evaluatePolicy(policy, base);
+          if (result === "skip") continue;
+          if ("error" in result) {
+            if (!failOpen) denied.push({ ...names, message: result.error, reason: "Invalid" });
+            continue;
+          }
+          for (const failure of result.failures) {
+            if (actions.includes("Deny")) denied.push({ ...names, ...failure });
+            if (actions.includes("Warn"))
+              a.warn(
+                `Validation failed for ValidatingAdmissionPolicy '${names.policy}' with binding '${names.binding}': ${failure.message}`,
+              );
+          }
+        }
+      }
+      const first = denied[0];
+      if (first === undefined) return;
+      const message = `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`;
+      const { status } = forbidden(a, message);
+      throw new StatusError({
+        ...status,
+        code: codes[first.reason] ?? 422,
+        reason: first.reason as never,
+        details: { ...status.details, causes: [...(status.details?.causes ?? []), { message }] },
+      });
+    },
+  };
+}
