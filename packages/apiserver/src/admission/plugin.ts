@@ -29,7 +29,7 @@ export interface AdmissionPlugin {
    * outside the server's own code (a webhook's patch), so the kind's defaults
    * are applied to it again, as upstream decodes a patched object.
    */
-  admit?(attributes: AdmissionAttributes): Promise<boolean | undefined | void> | boolean | undefined | void;
+  admit?(attributes: AdmissionAttributes): unknown;
   validate?(attributes: AdmissionAttributes): Promise<void> | void;
 }
 

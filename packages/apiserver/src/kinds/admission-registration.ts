@@ -115,19 +115,12 @@ function validateWebhooks(webhooks: Webhook[] | undefined, mutating: boolean, er
       errors.notSupported(`${at}.reinvocationPolicy`, webhook.reinvocationPolicy, ["Never", "IfNeeded"]);
     validateClientConfig(webhook, `${at}.clientConfig`, errors);
     const conditions = new Set<string>();
-    (webhook.matchConditions ?? []).forEach((condition, j) => {
+    for (const [j, condition] of (webhook.matchConditions ?? []).entries()) {
       const where = `${at}.matchConditions[${j}]`;
       if (conditions.has(condition.name)) errors.duplicate(`${where}.name`, condition.name);
       conditions.add(condition.name);
-      if (!condition.expression) return errors.required(`${where}.expression`);
-      const compiled = compileAdmissionExpression(condition.expression);
-      if (compiled instanceof Error)
-        errors.invalid(
-          `${where}.expression`,
-          condition.expression,
-          `compilation failed: ERROR: ${compiled.message.split("\n")[0]}`,
-        );
-    });
+      checkCompiles(condition.expression, `${where}.expression`, errors);
+    }
   });
 }
 
@@ -177,6 +170,17 @@ function webhookConfigurationStrategy(mutating: boolean): Strategy {
   };
 }
 
+/** An admission CEL expression that does not compile is refused with the compiler's first line. */
+function checkCompiles(expression: string | undefined, at: string, errors: FieldErrors): void {
+  if (!expression) {
+    errors.required(at);
+    return;
+  }
+  const compiled = compileAdmissionExpression(expression);
+  if (compiled instanceof Error)
+    errors.invalid(at, expression, `compilation failed: ERROR: ${compiled.message.split("\n")[0]}`);
+}
+
 /** SetDefaults for MatchResources: Equivalent, empty selectors, rules scoped `*`. */
 function defaultMatchResources(match: MatchResources | undefined): void {
   if (match === undefined) return;
@@ -202,21 +206,15 @@ const policyStrategy: Strategy = {
     if (spec === undefined) return errors.required("spec");
     if ((spec.validations ?? []).length === 0 && (spec.auditAnnotations ?? []).length === 0)
       errors.required("spec.validations", "validations or auditAnnotations must contain at least one item");
-    const compiles = (expression: string | undefined, at: string) => {
-      if (!expression) return errors.required(at);
-      const compiled = compileAdmissionExpression(expression);
-      if (compiled instanceof Error)
-        errors.invalid(at, expression, `compilation failed: ERROR: ${compiled.message.split("\n")[0]}`);
-    };
-    (spec.validations ?? []).forEach((v, i) => {
-      compiles(v.expression, `spec.validations[${i}].expression`);
+    for (const [i, v] of (spec.validations ?? []).entries()) {
+      checkCompiles(v.expression, `spec.validations[${i}].expression`, errors);
       if (v.messageExpression !== undefined)
-        compiles(v.messageExpression, `spec.validations[${i}].messageExpression`);
-    });
-    (spec.matchConditions ?? []).forEach((c, i) =>
-      compiles(c.expression, `spec.matchConditions[${i}].expression`),
-    );
-    (spec.variables ?? []).forEach((v, i) => compiles(v.expression, `spec.variables[${i}].expression`));
+        checkCompiles(v.messageExpression, `spec.validations[${i}].messageExpression`, errors);
+    }
+    for (const [i, c] of (spec.matchConditions ?? []).entries())
+      checkCompiles(c.expression, `spec.matchConditions[${i}].expression`, errors);
+    for (const [i, v] of (spec.variables ?? []).entries())
+      checkCompiles(v.expression, `spec.variables[${i}].expression`, errors);
     if (spec.matchConstraints === undefined) errors.required("spec.matchConstraints");
     else if ((spec.matchConstraints.resourceRules ?? []).length === 0)
       errors.required("spec.matchConstraints.resourceRules");
@@ -252,7 +250,7 @@ const bindingStrategy: Strategy = {
         "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
       );
     const ref = spec.paramRef;
-    if (ref !== undefined && ref.name && ref.selector)
+    if (ref?.name && ref.selector)
       errors.forbidden("spec.paramRef.name", "name and selector are mutually exclusive");
   },
 };
