@@ -10,6 +10,7 @@ import {
   defaultAdmissionPlugins,
   systemPriorityClasses,
 } from "./admission/plugins/index.js";
+import { WriteCountingStorage } from "./admission/read-cache.js";
 import { WebhookTransport } from "./admission/webhook/transport.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
@@ -143,7 +144,9 @@ export class ApiServer {
       recoverServiceIPs(storage, this.serviceIPs, this.clock, options.kubernetesService ?? true),
     );
     this.#ready = ready;
-    const admissionContext = storageContext(this.storage, this.clock, (apiVersion, kind) =>
+    // Admission lists on every write; this storage tells its cache when a list may have changed.
+    const counted = new WriteCountingStorage(this.storage);
+    const admissionContext = storageContext(counted, this.clock, (apiVersion, kind) =>
       this.registry.resourceForKind(apiVersion, kind),
     );
     const chosen = options.admissionPlugins ?? embeddedAdmissionPlugins;
@@ -156,7 +159,7 @@ export class ApiServer {
     ]);
     this.registry = new Registry({
       admission: admission.plugins.length > 0 ? admission : undefined,
-      storage: this.storage,
+      storage: counted,
       clock: this.clock,
       definitions: new ResourceDefinitions(
         options.definitions ?? options.resources?.map(definitionFor) ?? builtinDefinitions,
@@ -257,6 +260,7 @@ export class ApiServer {
     this.#crdController?.stop.abort();
     const authStopped = this.auth.close();
     this.registry.closeWatches();
+    this.admissionWebhooks.close();
     await this.#crdController?.done;
     await authStopped;
     await this.#garbageCollector?.stop();

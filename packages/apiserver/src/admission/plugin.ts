@@ -8,7 +8,7 @@ import {
 import type { Clock } from "@reconcile/clock";
 import type { AdmissionAttributes } from "../registry/admission.js";
 import { collectionPrefix, keyOf } from "../registry/store/keys.js";
-import type { Storage } from "../storage/storage.js";
+import { ListCache, type WriteCountingStorage } from "./read-cache.js";
 
 export type { AdmissionAttributes, AdmissionOperation, AdmissionUser } from "../registry/admission.js";
 
@@ -52,18 +52,23 @@ export interface AdmissionContext {
   resourceForKind(apiVersion: string, kind: string): ResourceDescriptor | undefined;
 }
 
-/** The context of plugins over `storage`. */
+/**
+ * The context of plugins over `storage`: reads go to the storage itself,
+ * lists through a cache that a write through `storage` invalidates.
+ */
 export function storageContext(
-  storage: Storage,
+  storage: WriteCountingStorage,
   clock: Clock,
   resourceForKind: (apiVersion: string, kind: string) => ResourceDescriptor | undefined = () => undefined,
 ): AdmissionContext {
+  const lists = new ListCache(storage);
   return {
     clock,
     resourceForKind,
-    get: async (resource, namespace, name) => (await storage.get(keyOf(resource, namespace, name))) as never,
+    get: async (resource, namespace, name) =>
+      (await lists.get(collectionPrefix(resource, namespace || undefined), name)) as never,
     list: async (resource, namespace) =>
-      (await storage.list(collectionPrefix(resource, namespace || undefined))).items as never,
+      [...(await lists.list(collectionPrefix(resource, namespace || undefined)))] as never,
     replace: async (resource, object) => {
       const meta = object.metadata ?? {};
       const key = keyOf(resource, meta.namespace, meta.name ?? "");

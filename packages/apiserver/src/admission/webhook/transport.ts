@@ -1,5 +1,6 @@
 import * as https from "node:https";
 import { errorMessage } from "@reconcile/api";
+import { copyJson } from "../../json.js";
 
 /** An `admission.k8s.io/v1` AdmissionReview (or ConversionReview), as JSON. */
 export type Review = Record<string, unknown>;
@@ -32,6 +33,8 @@ const maxResponseBytes = 3 * 1024 * 1024;
  */
 export class WebhookTransport {
   readonly #inProcess = new Map<string, ReviewHandler>();
+  /** One keep-alive agent per server and trust, so calls after the first skip the TLS handshake. */
+  readonly #agents = new Map<string, https.Agent>();
 
   /**
    * Answers reviews sent to `url` with `handler`, in process; the returned
@@ -52,7 +55,7 @@ export class WebhookTransport {
     const shown = `Post "${endpoint.url}?timeout=${timeoutMs / 1000}s"`;
     if (handler !== undefined) {
       // The handler gets its own copy, as it would over the wire.
-      const sent = structuredClone(review);
+      const sent = copyJson(review) as Review;
       const answer = await withTimeout(
         Promise.resolve().then(() => handler(sent)),
         timeoutMs,
@@ -60,7 +63,25 @@ export class WebhookTransport {
       );
       return answer;
     }
-    return post(endpoint, review, timeoutMs, shown);
+    return post(endpoint, review, timeoutMs, shown, this.#agentFor(endpoint));
+  }
+
+  #agentFor(endpoint: WebhookEndpoint): https.Agent {
+    const url = new URL(endpoint.url);
+    const key = JSON.stringify([endpoint.address, url.host, endpoint.serverName, endpoint.caBundle]);
+    let agent = this.#agents.get(key);
+    if (agent === undefined) {
+      if (this.#agents.size >= 256) this.close();
+      agent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+      this.#agents.set(key, agent);
+    }
+    return agent;
+  }
+
+  /** Closes the idle connections to webhooks (the server's `close()` does). */
+  close(): void {
+    for (const agent of this.#agents.values()) agent.destroy();
+    this.#agents.clear();
   }
 }
 
@@ -89,7 +110,13 @@ async function withTimeout<T>(work: Promise<T>, timeoutMs: number, shown: string
   }
 }
 
-function post(endpoint: WebhookEndpoint, review: Review, timeoutMs: number, shown: string): Promise<Review> {
+function post(
+  endpoint: WebhookEndpoint,
+  review: Review,
+  timeoutMs: number,
+  shown: string,
+  agent: https.Agent,
+): Promise<Review> {
   const url = new URL(endpoint.url);
   url.searchParams.set("timeout", `${timeoutMs / 1000}s`);
   const body = Buffer.from(JSON.stringify(review));
@@ -110,7 +137,7 @@ function post(endpoint: WebhookEndpoint, review: Review, timeoutMs: number, show
           "Content-Length": body.length,
         },
         timeout: timeoutMs,
-        agent: false,
+        agent,
       },
       (response) => {
         const chunks: Buffer[] = [];

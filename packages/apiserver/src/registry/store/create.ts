@@ -41,6 +41,14 @@ export async function createObject(
   if (meta.resourceVersion) throw newBadRequest("resourceVersion should not be set on objects to be created");
   // Defaults come with decoding, before admission sees the object (upstream defaults as it decodes).
   strategy.applyDefaults?.(object);
+  // Ownership is the request's: what admission adds after this is nobody's (upstream's order).
+  if (!options.managedFieldsComputed) {
+    omitEmptyMetadata(meta);
+    validateRequestedManagedFields(store, object);
+    delete meta.managedFields;
+    const tracked = ownershipAfterUpdate(store, undefined, object, options, "").metadata?.managedFields;
+    if (tracked !== undefined) meta.managedFields = tracked;
+  }
   const admission = admissionOf(store, "CREATE", { subresource: options.subresource, object }, options);
   await mutate(store, admission);
   strategy.prepareForCreate?.(object);
@@ -52,14 +60,6 @@ export async function createObject(
   omitEmptyMetadata(meta);
   delete meta.deletionTimestamp;
   delete meta.deletionGracePeriodSeconds;
-  if (options.managedFieldsComputed) {
-    // An apply that creates: the apply computed the ownership; defaulted fields stay unowned.
-  } else {
-    validateRequestedManagedFields(store, object);
-    delete meta.managedFields;
-    const tracked = ownershipAfterUpdate(store, undefined, object, options, "").metadata?.managedFields;
-    if (tracked !== undefined) meta.managedFields = tracked;
-  }
   const writer = writerFor(store, options);
   const generateName = meta.generateName;
   const explicitName = Boolean(meta.name);

@@ -1,0 +1,177 @@
+// What admission costs a create (issue: the default chain ≤ 10 % of a create; an in-process webhook
+// ≤ 20 µs per request; a ValidatingAdmissionPolicy of 5 rules ≤ 30 µs).
+//
+// Pod creates per second through the in-process client, one after another, on five servers in one
+// run: (a) no admission; (b) kube-apiserver's default chain (NamespaceLifecycle, LimitRanger with a
+// LimitRange that defaults, ServiceAccount, Priority, DefaultTolerationSeconds, ResourceQuota with
+// a quota, …); (c) the default chain and one validating webhook answered in process; (d) the default
+// chain and one validating webhook over HTTPS on loopback; (e) the default chain and a
+// ValidatingAdmissionPolicy of 5 validations. What (b)–(e) cost per create is derived from the
+// medians. 7 rounds after a warm-up round, the variants in rotating order. Medians reported.
+import * as https from "node:https";
+import type { AddressInfo } from "node:net";
+import {
+  limitRanges,
+  pods,
+  resourceQuotas,
+  serviceAccounts,
+  validatingAdmissionPolicies,
+  validatingAdmissionPolicyBindings,
+  validatingWebhookConfigurations,
+} from "@reconcile/api";
+import { median, writeResults } from "../../../tools/bench/index.js";
+import { generateServingCertificates } from "../src/http/tls.js";
+import { ApiServer, defaultAdmissionPlugins } from "../src/index.js";
+
+const creates = Number(process.env.CREATES ?? 2000);
+const rounds = Number(process.env.ROUNDS ?? 7);
+const podRule = { operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods"] };
+
+async function defaultChainServer(): Promise<ApiServer> {
+  const server = new ApiServer({ admissionPlugins: defaultAdmissionPlugins, garbageCollection: false });
+  const client = server.client();
+  await client.resource(serviceAccounts, "default").create({ metadata: { name: "default" } });
+  await client.resource(limitRanges, "default").create({
+    metadata: { name: "limits" },
+    spec: { limits: [{ type: "Container", default: { cpu: "100m", memory: "64Mi" } }] },
+  } as never);
+  await client
+    .resource(resourceQuotas, "default")
+    .create({ metadata: { name: "quota" }, spec: { hard: { pods: "1000000" } } } as never);
+  // What the quota controller would write: the quota is enforced from its status.
+  const quota = await client.resource(resourceQuotas, "default").get("quota");
+  await client
+    .resource(resourceQuotas, "default")
+    .updateStatus({ ...quota, status: { hard: { pods: "1000000" }, used: { pods: "0" } } } as never);
+  return server;
+}
+
+function allow(review: Record<string, unknown>) {
+  const uid = (review.request as { uid: string }).uid;
+  return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response: { uid, allowed: true } };
+}
+
+async function webhookConfiguration(server: ApiServer, clientConfig: Record<string, unknown>) {
+  await server
+    .client()
+    .resource(validatingWebhookConfigurations)
+    .create({
+      metadata: { name: "bench" },
+      webhooks: [
+        {
+          name: "bench.example.com",
+          clientConfig,
+          rules: [podRule],
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+        },
+      ],
+    } as never);
+}
+
+const none = new ApiServer({ admissionPlugins: [], garbageCollection: false });
+const chain = await defaultChainServer();
+const inProcess = await defaultChainServer();
+inProcess.admissionWebhooks.serve("https://bench.local/validate", allow);
+await webhookConfiguration(inProcess, { url: "https://bench.local/validate" });
+
+const certificates = await generateServingCertificates();
+const hook = https.createServer(
+  { cert: certificates.serving.cert, key: certificates.serving.key, keepAlive: true },
+  (req, res) => {
+    let body = "";
+    req.setEncoding("utf8").on("data", (chunk: string) => {
+      body += chunk;
+    });
+    req.on("end", () => {
+      res.setHeader("Content-Type", "application/json");
+      res.end(JSON.stringify(allow(JSON.parse(body))));
+    });
+  },
+);
+await new Promise<void>((resolve) => hook.listen(0, "127.0.0.1", resolve));
+const overHttps = await defaultChainServer();
+await webhookConfiguration(overHttps, {
+  url: `https://127.0.0.1:${(hook.address() as AddressInfo).port}/validate`,
+  caBundle: Buffer.from(certificates.ca.cert).toString("base64"),
+});
+
+const policy = await defaultChainServer();
+await policy
+  .client()
+  .resource(validatingAdmissionPolicies)
+  .create({
+    metadata: { name: "five" },
+    spec: {
+      matchConstraints: { resourceRules: [podRule] },
+      validations: [
+        { expression: "size(object.spec.containers) <= 10" },
+        { expression: "object.spec.containers.all(c, c.image != '')" },
+        { expression: "!has(object.spec.hostNetwork) || !object.spec.hostNetwork" },
+        { expression: "object.metadata.name.size() < 64" },
+        { expression: "object.spec.containers.all(c, !c.image.endsWith(':latest'))" },
+      ],
+    },
+  } as never);
+await policy
+  .client()
+  .resource(validatingAdmissionPolicyBindings)
+  .create({
+    metadata: { name: "five" },
+    spec: { policyName: "five", validationActions: ["Deny"] },
+  } as never);
+
+const variants: [string, ApiServer][] = [
+  ["a: no admission", none],
+  ["b: kube-apiserver's default chain", chain],
+  ["c: default chain + one in-process validating webhook", inProcess],
+  ["d: default chain + one validating webhook over HTTPS on loopback", overHttps],
+  ["e: default chain + a ValidatingAdmissionPolicy of 5 validations", policy],
+];
+let counter = 0;
+async function createsPerSecond(server: ApiServer): Promise<number> {
+  const resource = server.client().resource(pods, "default");
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < creates; i++) {
+    await resource.create({
+      metadata: { name: `p-${counter++}` },
+      spec: { containers: [{ name: "c", image: "nginx:1.27" }] },
+    });
+  }
+  return creates / (Number(process.hrtime.bigint() - started) / 1e9);
+}
+
+const runs = new Map<string, number[]>(variants.map(([name]) => [name, []]));
+for (let round = -1; round < rounds; round++) {
+  for (let k = 0; k < variants.length; k++) {
+    const [name, server] = variants[(k + Math.max(round, 0)) % variants.length]!;
+    const rate = await createsPerSecond(server);
+    if (round >= 0) runs.get(name)!.push(rate);
+  }
+}
+const medians = new Map([...runs].map(([name, values]) => [name, median(values)]));
+const base = medians.get(variants[0]![0])!;
+const measurements = variants.map(([name], k) => {
+  const rate = medians.get(name)!;
+  const costMicros = (1 / rate - 1 / base) * 1e6;
+  const extra =
+    k === 0
+      ? {}
+      : {
+          costPerCreateMicros: Number(costMicros.toFixed(2)),
+          shareOfCreate: Number((costMicros / (1e6 / rate)).toFixed(3)),
+        };
+  console.log(
+    `${name}: median ${rate.toFixed(0)} creates/s${k === 0 ? "" : ` (${costMicros.toFixed(1)} µs more per create than a)`}`,
+  );
+  return { name, unit: "creates/s", higherIsBetter: true, runs: runs.get(name)!, median: rate, extra };
+});
+// What (c), (d) and (e) add on top of the default chain.
+const chainRate = medians.get(variants[1]![0])!;
+for (const [name] of variants.slice(2)) {
+  const over = (1 / medians.get(name)! - 1 / chainRate) * 1e6;
+  console.log(`${name}: ${over.toFixed(1)} µs per create on top of b`);
+}
+writeResults("apiserver-admission", measurements, { creates, rounds });
+for (const [, server] of variants) await server.close();
+hook.close();

@@ -1,0 +1,136 @@
+import type { KubeObject } from "@reconcile/api";
+import type {
+  Storage,
+  StorageListOptions,
+  StorageListResult,
+  StorageWatcher,
+  StorageWatchOptions,
+} from "../storage/storage.js";
+
+/** `/core/pods/` of `/core/pods/default/web`: the collection a key belongs to. */
+function collectionOf(key: string): string {
+  const second = key.indexOf("/", 1);
+  const third = second < 0 ? -1 : key.indexOf("/", second + 1);
+  return third < 0 ? key : key.slice(0, third + 1);
+}
+
+/**
+ * A storage that counts the writes made through it per collection, so a
+ * reader can tell in O(1) whether anything it listed before has changed
+ * (admission's lists of LimitRanges, quotas, webhook configurations and
+ * policies, read on every write). Everything else is the storage's own.
+ */
+export class WriteCountingStorage implements Storage {
+  readonly #storage: Storage;
+  readonly #writes = new Map<string, number>();
+  declare checkHealth?: () => Promise<void>;
+
+  constructor(storage: Storage) {
+    this.#storage = storage;
+    if (storage.checkHealth !== undefined) this.checkHealth = () => storage.checkHealth!();
+  }
+
+  /** How many writes this storage has made under `collection` (`/core/limitranges/`). */
+  writesTo(collection: string): number {
+    return this.#writes.get(collection) ?? 0;
+  }
+
+  #count(key: string): void {
+    const collection = collectionOf(key);
+    this.#writes.set(collection, (this.#writes.get(collection) ?? 0) + 1);
+  }
+
+  currentRevision(): Promise<number> {
+    return this.#storage.currentRevision();
+  }
+
+  async create(key: string, object: KubeObject): Promise<KubeObject> {
+    try {
+      return await this.#storage.create(key, object);
+    } finally {
+      this.#count(key);
+    }
+  }
+
+  get(key: string): Promise<KubeObject | undefined> {
+    return this.#storage.get(key);
+  }
+
+  list(prefix: string, options?: StorageListOptions): Promise<StorageListResult> {
+    return this.#storage.list(prefix, options);
+  }
+
+  async update(key: string, object: KubeObject, expectedRevision?: number): Promise<KubeObject> {
+    try {
+      return await this.#storage.update(key, object, expectedRevision);
+    } finally {
+      this.#count(key);
+    }
+  }
+
+  async delete(key: string, expectedRevision?: number): Promise<KubeObject> {
+    try {
+      return await this.#storage.delete(key, expectedRevision);
+    } finally {
+      this.#count(key);
+    }
+  }
+
+  watch(prefix: string, options?: StorageWatchOptions): StorageWatcher {
+    return this.#storage.watch(prefix, options);
+  }
+
+  close(): void {
+    this.#storage.close();
+  }
+}
+
+/** How long a cached list is trusted when nothing was written through this server (another server may write). */
+const maxAgeMs = 1_000;
+
+interface CachedList {
+  readonly writes: number;
+  readonly at: number;
+  readonly items: readonly KubeObject[];
+  /** The items by name, made on the first `get` of this list. */
+  byName?: Map<string, KubeObject>;
+}
+
+/**
+ * Lists under a prefix, kept until a write through `storage` touches their
+ * collection or a second has passed (writes by another API server on the
+ * same etcd are seen within that second, as an informer would see them).
+ */
+export class ListCache {
+  readonly #storage: WriteCountingStorage;
+  readonly #lists = new Map<string, CachedList>();
+
+  constructor(storage: WriteCountingStorage) {
+    this.#storage = storage;
+  }
+
+  async list(prefix: string): Promise<readonly KubeObject[]> {
+    return (await this.#entry(prefix)).items;
+  }
+
+  /** The object named `name` directly under `prefix` (`/core/namespaces/` and `default`), from the cached list. */
+  async get(prefix: string, name: string): Promise<KubeObject | undefined> {
+    const entry = await this.#entry(prefix);
+    entry.byName ??= new Map(entry.items.map((item) => [item.metadata?.name ?? "", item]));
+    return entry.byName.get(name);
+  }
+
+  async #entry(prefix: string): Promise<CachedList> {
+    const writes = this.#storage.writesTo(collectionOf(prefix));
+    const now = performance.now();
+    const cached = this.#lists.get(prefix);
+    if (cached !== undefined && cached.writes === writes && now - cached.at < maxAgeMs) return cached;
+    const entry: CachedList = { writes, at: now, items: (await this.#storage.list(prefix)).items };
+    // A write that finished while the list was read leaves the count changed: not cached then.
+    if (this.#storage.writesTo(collectionOf(prefix)) === writes) {
+      if (this.#lists.size > 10_000) this.#lists.clear();
+      this.#lists.set(prefix, entry);
+    }
+    return entry;
+  }
+}
