@@ -46,6 +46,16 @@ describe("ClientEventRecorder", () => {
     });
   });
 
+  it("names an event from whole milliseconds when the clock stands between two", async () => {
+    const { client, clock, recorder } = setup();
+    await clock.advance(0.25);
+    recorder.event(rs, "Normal", "SuccessfulCreate", "Created pod: web-abcde");
+    await recorder.flush();
+    const event = client.actionsOf("create", "events")[0]!.body as Event;
+    const millis = BigInt(Date.parse("2026-01-02T03:04:05Z"));
+    expect(event.metadata?.name).toBe(`web.${(millis * 1_000_000n).toString(16)}`);
+  });
+
   it("aggregates a repeated event into count and lastTimestamp of the first Event", async () => {
     const { client, clock, recorder } = setup();
     recorder.event(rs, "Warning", "FailedCreate", "Error creating: quota");

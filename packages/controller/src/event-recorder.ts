@@ -208,7 +208,8 @@ export class ClientEventRecorder implements EventRecorder {
   // `<object name>.<hex nanoseconds>`, as client-go names events; a sequence in
   // the sub-millisecond digits keeps names unique within one millisecond.
   #eventName(objectName: string): string {
-    const nanos = BigInt(this.#clock.now()) * 1_000_000n + BigInt(this.#sequence++ % 1_000_000);
+    // A clock may give fractions of a millisecond (a FakeClock advanced by them): whole ones name the event.
+    const nanos = BigInt(Math.floor(this.#clock.now())) * 1_000_000n + BigInt(this.#sequence++ % 1_000_000);
     return `${objectName}.${nanos.toString(16)}`;
   }
 }

@@ -73,3 +73,17 @@ export {
   type UpdateStatusOptions,
   updateStatus,
 } from "./status.js";
+export {
+  type AdmissionHandler,
+  type AdmissionRequest,
+  type AdmissionResponse,
+  type AdmissionReview,
+  type Defaulter,
+  defaultingHandler,
+  type Validator,
+  validatingHandler,
+  type Warnings,
+} from "./webhook/admission.js";
+export { newWebhookManagedBy, WebhookBuilder, webhookPath } from "./webhook/builder.js";
+export { createPatch, type PatchOperation } from "./webhook/json-patch.js";
+export { WebhookServer, type WebhookServerOptions } from "./webhook/server.js";

@@ -30,6 +30,7 @@ import {
   type ReconcileMetrics,
 } from "./prometheus.js";
 import { loopbackHostAllowed, type ServingAuthorizer } from "./serving-auth.js";
+import { WebhookServer } from "./webhook/server.js";
 
 /** Something the manager runs: the one lifecycle shape, with a name. */
 export type { Runnable };
@@ -101,6 +102,8 @@ export interface ManagerOptions {
   informersNeedLeaderElection?: boolean | undefined;
   /** While leading, `/healthz` has one passing check per running gated runnable, named after it (kube-controller-manager's per-controller checks). Default false. */
   runnableHealthChecks?: boolean | undefined;
+  /** The webhook server `getWebhookServer` returns. Default: one on port 9443 with the certificate of `<tmp>/k8s-webhook-server/serving-certs`. */
+  webhookServer?: WebhookServer | undefined;
 }
 
 /** How long a cache sync may take before the Manager says it is waiting. */
@@ -129,6 +132,8 @@ export class Manager {
   readonly #informersNeedLeaderElection: boolean;
   readonly #runnableHealthChecks: boolean;
   readonly #runnables: (Runnable & { name: string })[] = [];
+  readonly #webhookServerOption: WebhookServer | undefined;
+  #webhookServer: WebhookServer | undefined;
   #runningChecks: HealthCheck[] = [];
   // One lookup per descriptor: getCached runs once per reconcile.
   readonly #indexers = new WeakMap<ResourceDescriptor, { getByKey(key: string): unknown }>();
@@ -156,6 +161,7 @@ export class Manager {
     this.#leaderMetrics = prometheusLeaderElectionMetrics(this.registry);
     this.#informersNeedLeaderElection = options.informersNeedLeaderElection ?? false;
     this.#runnableHealthChecks = options.runnableHealthChecks ?? false;
+    this.#webhookServerOption = options.webhookServer;
     this.informers = new SharedInformerFactory({
       client: this.client,
       clock: this.clock,
@@ -210,6 +216,23 @@ export class Manager {
       this.#indexers.set(resource, indexer);
     }
     return indexer.getByKey(key) as DeepReadonly<T> | undefined;
+  }
+
+  /**
+   * The manager's webhook server (controller-runtime's `GetWebhookServer`),
+   * added as a runnable on every replica and as the `webhook` readiness check
+   * on first use. Webhook builders register on it.
+   */
+  getWebhookServer(): WebhookServer {
+    if (this.#webhookServer === undefined) {
+      const server = this.#webhookServerOption ?? new WebhookServer({ logger: this.logger });
+      this.#webhookServer = server;
+      this.add(server);
+      this.addReadyzCheck("webhook", () =>
+        server.started ? undefined : new Error("webhook server has not been started yet"),
+      );
+    }
+    return this.#webhookServer;
   }
 
   /** Adds a runnable; controllers from the builder add themselves. Call before `run`. */
@@ -300,6 +323,10 @@ export class Manager {
       if (this.#runnableHealthChecks) this.#runningChecks = gated.map((r) => pingCheck(r.name));
       try {
         await runAll(gated, signal);
+        // A runnable that returns early (or none at all, a manager of webhooks only) leaves the
+        // manager running, as controller-runtime's does, until it is stopped.
+        if (!signal.aborted)
+          await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
       } finally {
         this.#leading = false;
         this.#runningChecks = [];

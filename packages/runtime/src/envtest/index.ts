@@ -5,4 +5,6 @@ export {
   type TestEnvironment,
   type TestEnvironmentOptions,
   type TestIdentity,
+  type WebhookConfiguration,
+  type WebhookHandlers,
 } from "./test-environment.js";

@@ -1,7 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type * as https from "node:https";
-import { defineResource, errorMessage, type ResourceDescriptor } from "@reconcile/api";
+import {
+  defineResource,
+  errorMessage,
+  mutatingWebhookConfigurations,
+  type ResourceDescriptor,
+  validatingWebhookConfigurations,
+} from "@reconcile/api";
 import {
   ApiServer,
   customResourceDefinitions,
@@ -11,6 +17,10 @@ import {
 } from "@reconcile/apiserver";
 import { type Client, HttpClient } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
+import type {
+  MutatingWebhookConfiguration,
+  ValidatingWebhookConfiguration,
+} from "kubernetes-types/admissionregistration/v1.js";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
 
 export interface TestEnvironmentOptions {
@@ -34,6 +44,26 @@ export interface TestEnvironmentOptions {
    * `false` serves plain HTTP where every request is allowed. Default true.
    */
   authorization?: boolean | undefined;
+  /**
+   * Mutating and validating webhook configurations to install (controller-runtime's
+   * `WebhookInstallOptions`), as objects with their `kind`. Each webhook's
+   * clientConfig (a Service or a URL) is pointed at this environment: its
+   * path is kept, and {@link TestEnvironment.serveWebhooks} says who answers.
+   */
+  webhookConfigurations?: readonly WebhookConfiguration[] | undefined;
+}
+
+/** A MutatingWebhookConfiguration or ValidatingWebhookConfiguration, as a manifest holds it. */
+export type WebhookConfiguration =
+  | (MutatingWebhookConfiguration & { kind: "MutatingWebhookConfiguration" })
+  | (ValidatingWebhookConfiguration & { kind: "ValidatingWebhookConfiguration" });
+
+/** What answers the installed webhook configurations: a `WebhookServer`'s `handle`, in process or over HTTPS. */
+export interface WebhookHandlers {
+  readonly paths: readonly string[];
+  readonly port?: number | undefined;
+  readonly started?: boolean | undefined;
+  handle(path: string, review: never): Promise<unknown>;
 }
 
 /** Who {@link TestEnvironment.clientAs} acts as. */
@@ -60,9 +90,24 @@ export interface TestEnvironment {
    * client. Throws with `http: false` or `authorization: false`.
    */
   clientAs(identity: TestIdentity): Client;
+  /**
+   * Makes `server` (a `WebhookServer`) answer the installed webhook
+   * configurations. `in-process` (the default) calls its handlers directly:
+   * no TLS, no socket, the same configuration objects and matching rules, a
+   * test of a webhook in milliseconds. `https` points the configurations at
+   * the running server on 127.0.0.1 with {@link webhookCertificate}'s CA, as
+   * controller-runtime's envtest does. Resolves with a function that stops
+   * serving in process.
+   */
+  serveWebhooks(server: WebhookHandlers, options?: { over?: "in-process" | "https" }): Promise<() => void>;
+  /** A serving certificate for `localhost` and `127.0.0.1` for a test's `WebhookServer`, and its CA bundle (base64 PEM). */
+  webhookCertificate(): Promise<{ cert: string; key: string; caBundle: string }>;
   /** Closes the HTTP listener and every watch, and stops the server's background work. */
   stop(): Promise<void>;
 }
+
+/** Where installed webhook configurations point while a test serves them in process. */
+const inProcessWebhookBase = "https://envtest-webhooks.local";
 
 /**
  * Starts an embedded API server with `crds` installed and established:
@@ -78,6 +123,7 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
   try {
     const installed: CustomResourceDefinition[] = [];
     for (const crd of crds) installed.push(await installCRD(apiServer, crd));
+    const webhookPaths = await installWebhookConfigurations(apiServer, options.webhookConfigurations ?? []);
     const authorization = options.authorization ?? true;
     const token = randomBytes(24).toString("base64url");
     if (options.http ?? true)
@@ -95,6 +141,11 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
         if (listening === undefined) throw new Error("the test environment was started with http: false");
         if (!authorization) throw new Error("the test environment was started with authorization: false");
         return impersonatingClient(listening, token, identity);
+      },
+      serveWebhooks: (server, serveOptions) => serveWebhooks(apiServer, webhookPaths, server, serveOptions),
+      async webhookCertificate() {
+        const { cert, key, ca } = await envtestCertificates();
+        return { cert, key, caBundle: Buffer.from(ca).toString("base64") };
       },
       stop: () => apiServer.close(),
     };
@@ -238,4 +289,91 @@ async function loadCRDs(source: CustomResourceDefinition | string): Promise<Cust
     }
   }
   return items as CustomResourceDefinition[];
+}
+
+type Webhook = {
+  clientConfig?: { url?: string; service?: { path?: string } | undefined; caBundle?: string };
+};
+
+/** The path a webhook's clientConfig asks for: its Service's path, or its URL's. */
+function pathOf(webhook: Webhook): string {
+  const config = webhook.clientConfig ?? {};
+  if (config.service !== undefined) return config.service.path ?? "/";
+  return config.url === undefined ? "/" : new URL(config.url).pathname;
+}
+
+/** Installs the configurations pointed at the in-process base; returns the paths they call. */
+async function installWebhookConfigurations(
+  apiServer: ApiServer,
+  configurations: readonly WebhookConfiguration[],
+): Promise<string[]> {
+  const paths = new Set<string>();
+  for (const configuration of configurations) {
+    const copy = structuredClone(configuration) as { webhooks?: Webhook[] };
+    for (const webhook of copy.webhooks ?? []) {
+      const path = pathOf(webhook);
+      paths.add(path);
+      webhook.clientConfig = { url: inProcessWebhookBase + path };
+    }
+    const resource: ResourceDescriptor | undefined =
+      configuration.kind === "MutatingWebhookConfiguration"
+        ? (mutatingWebhookConfigurations as ResourceDescriptor)
+        : configuration.kind === "ValidatingWebhookConfiguration"
+          ? (validatingWebhookConfigurations as ResourceDescriptor)
+          : undefined;
+    if (resource === undefined)
+      throw new TypeError(
+        `webhookConfigurations: kind ${JSON.stringify((configuration as { kind?: string }).kind)} is neither MutatingWebhookConfiguration nor ValidatingWebhookConfiguration`,
+      );
+    await apiServer
+      .client()
+      .resource(resource)
+      .create(copy as never);
+  }
+  return [...paths];
+}
+
+async function serveWebhooks(
+  apiServer: ApiServer,
+  paths: readonly string[],
+  server: WebhookHandlers,
+  options: { over?: "in-process" | "https" } = {},
+): Promise<() => void> {
+  if ((options.over ?? "in-process") === "in-process") {
+    const stops = paths.map((path) =>
+      apiServer.admissionWebhooks.serve(
+        inProcessWebhookBase + path,
+        (review) => server.handle(path, review as never) as never,
+      ),
+    );
+    return () => {
+      for (const stop of stops) stop();
+    };
+  }
+  const deadline = performance.now() + establishTimeoutMs;
+  while (!server.started || server.port === undefined) {
+    if (performance.now() > deadline)
+      throw new Error("serveWebhooks: the webhook server did not start listening");
+    await new Promise<void>((resolve) => setTimeout(resolve, 5));
+  }
+  const { ca } = await envtestCertificates();
+  const caBundle = Buffer.from(ca).toString("base64");
+  for (const resource of [
+    mutatingWebhookConfigurations,
+    validatingWebhookConfigurations,
+  ] as ResourceDescriptor[]) {
+    const client = apiServer.client().resource(resource);
+    for (const configuration of (await client.list()).items as { webhooks?: Webhook[] }[]) {
+      for (const webhook of configuration.webhooks ?? []) {
+        const url = webhook.clientConfig?.url;
+        if (url?.startsWith(inProcessWebhookBase))
+          webhook.clientConfig = {
+            url: `https://127.0.0.1:${server.port}${url.slice(inProcessWebhookBase.length)}`,
+            caBundle,
+          };
+      }
+      await client.update(configuration as never);
+    }
+  }
+  return () => {};
 }
