@@ -326,7 +326,9 @@ export class Manager {
         // A runnable that returns early (or none at all, a manager of webhooks only) leaves the
         // manager running, as controller-runtime's does, until it is stopped.
         if (!signal.aborted)
-          await new Promise<void>((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+          await new Promise<void>((resolve) =>
+            signal.addEventListener("abort", () => resolve(), { once: true }),
+          );
       } finally {
         this.#leading = false;
         this.#runningChecks = [];

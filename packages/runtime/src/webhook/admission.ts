@@ -54,6 +54,7 @@ export interface Validator<T extends KubeObject> {
 }
 
 /** What a validation step may return: warnings, or nothing. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a step with no return statement returns void; it must fit.
 export type Warnings = readonly string[] | undefined | void;
 
 function answer(review: AdmissionReview, response: Omit<AdmissionResponse, "uid">): AdmissionReview {
