@@ -178,6 +178,7 @@ export class ApiServer {
         client: this.#client,
         definitions: this.registry.definitions,
         clock: this.clock,
+        conversionWebhooks: { transport: this.admissionWebhooks, context: admissionContext },
       });
       const done = ready.then(
         () => controller.run({ signal: stop.signal }),

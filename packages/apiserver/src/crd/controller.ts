@@ -10,6 +10,7 @@ import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import { defineKind, genericStrategy, type ResourceDefinition } from "../kinds/definition.js";
 import { type ResourceDefinitions, resourceKeyOf } from "../registry/definitions.js";
+import type { ConversionWebhooks } from "./conversion-webhook.js";
 import { definitionsForCustomResource } from "./custom-kind.js";
 import {
   type CustomResourceDefinition,
@@ -88,6 +89,8 @@ export interface CustomResourceDefinitionControllerOptions {
   definitions: ResourceDefinitions;
   /** The time written into conditions, and what a failed watch waits on before it is restarted. */
   clock: Clock;
+  /** How conversion webhooks are called (`strategy: Webhook`); without it such a kind is served at its storage version only. */
+  conversionWebhooks?: ConversionWebhooks | undefined;
 }
 
 /**
@@ -100,6 +103,7 @@ export class CustomResourceDefinitionController {
   readonly #client: Client;
   readonly #definitions: ResourceDefinitions;
   readonly #clock: Clock;
+  readonly #conversionWebhooks: ConversionWebhooks | undefined;
   readonly #crds = new Map<string, CustomResourceDefinition>();
   /** The CRDs whose objects are being deleted, by name, and the work doing it. */
   readonly #finalizing = new Map<string, Promise<void>>();
@@ -108,6 +112,7 @@ export class CustomResourceDefinitionController {
 
   constructor(options: CustomResourceDefinitionControllerOptions) {
     this.#client = options.client;
+    this.#conversionWebhooks = options.conversionWebhooks;
     this.#definitions = options.definitions;
     this.#clock = options.clock;
   }
@@ -280,7 +285,7 @@ export class CustomResourceDefinitionController {
   /** Serves every served version of the CRD's kind, and stops serving those it no longer has. */
   #install(crd: CustomResourceDefinition): void {
     const name = crd.metadata?.name ?? "";
-    const definitions = definitionsForCustomResource(crd);
+    const definitions = definitionsForCustomResource(crd, this.#conversionWebhooks);
     for (const definition of definitions) this.#definitions.add(definition);
     const kept = new Set(definitions.map((d) => resourceKeyOf(d.descriptor)));
     for (const old of this.#installed.get(name) ?? [])

@@ -6,6 +6,7 @@ import { byVersionPriority, compareKubeAwareVersions } from "../kinds/version-pr
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Printer, TableColumnDefinition } from "../registry/resource-definition.js";
 import type { Strategy } from "../registry/strategy.js";
+import { type ConversionWebhooks, webhookConversion } from "./conversion-webhook.js";
 import { validateCustomResource } from "./custom-resource.js";
 import { applyDefaults, withDefaultsOnRead } from "./defaulting.js";
 import type {
@@ -24,10 +25,13 @@ import { isObject, type JSONSchemaProps, type JsonObject, subtreeHas } from "./s
  * (`Age` when it declares none), and a deprecation warning where the version is deprecated. Objects are
  * stored at the storage version; the conversion between versions is None (only `apiVersion` changes).
  */
-export function definitionsForCustomResource(crd: CustomResourceDefinition): ResourceDefinition[] {
+export function definitionsForCustomResource(
+  crd: CustomResourceDefinition,
+  webhooks?: ConversionWebhooks,
+): ResourceDefinition[] {
   const versions = crd.spec.versions ?? [];
   const storage = versions.find((v) => v.storage)?.name;
-  return versions.filter((v) => v.served).map((version) => definitionAt(crd, version, storage));
+  return versions.filter((v) => v.served).map((version) => definitionAt(crd, version, storage, webhooks));
 }
 
 /**
@@ -44,7 +48,13 @@ function definitionAt(
   crd: CustomResourceDefinition,
   version: CustomResourceDefinitionVersion,
   storageVersion: string | undefined,
+  webhooks?: ConversionWebhooks,
 ): ResourceDefinition {
+  const viaWebhook =
+    crd.spec.conversion?.strategy === "Webhook" &&
+    webhooks !== undefined &&
+    storageVersion !== undefined &&
+    storageVersion !== version.name;
   const names = crd.status?.acceptedNames?.plural
     ? { ...crd.spec.names, ...crd.status.acceptedNames }
     : crd.spec.names;
@@ -76,6 +86,7 @@ function definitionAt(
     printer: customResourcePrinter(version.additionalPrinterColumns ?? []),
     openAPI: customKindSchema(descriptor, schema),
     storageVersion,
+    conversion: viaWebhook ? webhookConversion(crd, version.name, storageVersion, webhooks) : undefined,
     warning: version.deprecated
       ? (version.deprecationWarning ?? defaultDeprecationWarning(version.name, crd))
       : undefined,

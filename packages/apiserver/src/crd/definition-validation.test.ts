@@ -111,10 +111,21 @@ describe("CustomResourceDefinition validation", () => {
     ]);
   });
 
-  it("rejects webhook conversion with a clear message, and webhook settings under None", () => {
+  it("checks webhook conversion's settings, and refuses them under None", () => {
     expect(messages(crontab({ conversion: { strategy: "Webhook" } }))).toEqual([
-      "spec.conversion.strategy: Forbidden: conversion strategy Webhook is not supported by this API server; use None",
+      "spec.conversion.webhook: Required value: required when strategy is set to Webhook",
     ]);
+    expect(
+      messages(
+        crontab({ conversion: { strategy: "Webhook", webhook: { clientConfig: { url: "http://x" } } } }),
+      ),
+    ).toEqual([
+      "spec.conversion.webhook.conversionReviewVersions: Required value: must specify one of v1, v1beta1",
+      "spec.conversion.webhook.clientConfig.url: Invalid value: \"http://x\": 'https' is the only allowed URL scheme",
+    ]);
+    expect(
+      messages(crontab({ conversion: { strategy: "None", webhook: { conversionReviewVersions: ["v1"] } } })),
+    ).toEqual(["spec.conversion.webhook: Forbidden: should not be set when strategy is not set to Webhook"]);
     expect(messages(crontab({ conversion: { strategy: "Other" } }))).toEqual([
       'spec.conversion.strategy: Unsupported value: "Other": supported values: "None", "Webhook"',
     ]);

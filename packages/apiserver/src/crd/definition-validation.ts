@@ -11,8 +11,20 @@ export interface CustomResourceDefinitionSpec {
   names: CustomResourceDefinitionNames;
   scope: string;
   versions: CustomResourceDefinitionVersion[];
-  conversion?: { strategy?: string; webhook?: unknown };
+  conversion?: { strategy?: string; webhook?: ConversionWebhook | undefined };
   preserveUnknownFields?: boolean;
+}
+
+/** `spec.conversion.webhook`: where conversions are sent, and the ConversionReview versions it reads. */
+export interface ConversionWebhook {
+  clientConfig?:
+    | {
+        url?: string;
+        service?: { namespace: string; name: string; path?: string; port?: number };
+        caBundle?: string;
+      }
+    | undefined;
+  conversionReviewVersions?: string[] | undefined;
 }
 
 export interface CustomResourceDefinitionNames {
@@ -79,6 +91,8 @@ export function defaultCustomResourceDefinition(crd: CustomResourceDefinition): 
     if (!spec.names.listKind && spec.names.kind) spec.names.listKind = `${spec.names.kind}List`;
   }
   spec.conversion ??= { strategy: "None" };
+  const service = spec.conversion.webhook?.clientConfig?.service;
+  if (isObject(service)) service.port ??= 443;
   for (const version of Array.isArray(spec.versions) ? spec.versions : []) {
     if (isObject(version)) {
       version.served ??= false;
@@ -330,19 +344,34 @@ function validateColumn(column: PrinterColumn, path: string, errors: SchemaError
 
 function validateConversion(spec: CustomResourceDefinitionSpec, errors: SchemaErrors): void {
   const strategy = spec.conversion?.strategy ?? "None";
+  const webhook = spec.conversion?.webhook;
   if (strategy === "Webhook") {
-    // Webhook conversion needs a client that calls out; this server does not have one yet.
-    errors.forbidden(
-      "spec.conversion.strategy",
-      "conversion strategy Webhook is not supported by this API server; use None",
-    );
+    if (webhook === undefined) {
+      errors.required("spec.conversion.webhook", "required when strategy is set to Webhook");
+      return;
+    }
+    const versions = webhook.conversionReviewVersions ?? [];
+    if (versions.length === 0)
+      errors.required("spec.conversion.webhook.conversionReviewVersions", "must specify one of v1, v1beta1");
+    else if (!versions.includes("v1") && !versions.includes("v1beta1"))
+      errors.invalid(
+        "spec.conversion.webhook.conversionReviewVersions",
+        versions,
+        "must include at least one of v1, v1beta1",
+      );
+    const { url, service } = webhook.clientConfig ?? {};
+    if ((url === undefined) === (service === undefined))
+      errors.required("spec.conversion.webhook.clientConfig", "exactly one of url or service is required");
+    else if (url !== undefined && !url.startsWith("https://"))
+      errors.invalid(
+        "spec.conversion.webhook.clientConfig.url",
+        url,
+        "'https' is the only allowed URL scheme",
+      );
   } else if (strategy !== "None") {
     errors.notSupported("spec.conversion.strategy", strategy, ["None", "Webhook"]);
-  } else if (spec.conversion?.webhook !== undefined) {
-    errors.forbidden(
-      "spec.conversion.webhookClientConfig",
-      "should not be set when strategy is not set to Webhook",
-    );
+  } else if (webhook !== undefined) {
+    errors.forbidden("spec.conversion.webhook", "should not be set when strategy is not set to Webhook");
   }
 }
 

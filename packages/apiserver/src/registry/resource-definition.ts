@@ -115,12 +115,18 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   readonly conversion: VersionConversion | undefined;
 }
 
-/** Converts one kind's objects between a served version and the stored one. */
+/**
+ * Converts one kind's objects between a served version and the stored one,
+ * at once or asynchronously (a CRD's conversion webhook). A failure rejects
+ * with the `StatusError` the client gets.
+ */
 export interface VersionConversion {
   /** The served object as it is stored (its `apiVersion` the storage version's). */
-  toStorage(object: KubeObject): KubeObject;
+  toStorage(object: KubeObject): KubeObject | Promise<KubeObject>;
   /** The stored object as served (its `apiVersion` the served version's). */
-  fromStorage(object: KubeObject): KubeObject;
+  fromStorage(object: KubeObject): KubeObject | Promise<KubeObject>;
+  /** Many stored objects as served, in one go (a list: one webhook call, not one per object). */
+  fromStorageMany?(objects: readonly KubeObject[]): Promise<KubeObject[]>;
 }
 
 /** The objects of a computed kind, now: those of `namespace`, or all of them when it is undefined. */

@@ -19,6 +19,7 @@ import { jsonPatch } from "../../registry/json-patch.js";
 import { celValueOf, compileAdmissionExpression, runAdmissionExpression } from "../cel.js";
 import { type AdmissionRule, namespaceSelected, objectSelected, ruleMatches } from "../matching.js";
 import type { AdmissionContext, AdmissionPlugin } from "../plugin.js";
+import { endpointOf } from "./endpoint.js";
 import { admissionRequest, admissionReview, denial, readAnswer, replaceContents } from "./review.js";
 import { WebhookCallError, type WebhookEndpoint, type WebhookTransport } from "./transport.js";
 
@@ -93,51 +94,6 @@ async function webhookMatches(
   return true;
 }
 
-/** Where a webhook's clientConfig points: its URL, or its Service resolved. */
-async function endpointOf(webhook: Webhook, context: AdmissionContext): Promise<WebhookEndpoint> {
-  const config = webhook.clientConfig ?? {};
-  const caBundle = config.caBundle ? Buffer.from(config.caBundle, "base64").toString("utf8") : undefined;
-  if (config.url !== undefined) return { url: config.url, caBundle };
-  const ref = config.service!;
-  const port = ref.port ?? 443;
-  const serverName = `${ref.name}.${ref.namespace}.svc`;
-  const url = `https://${serverName}:${port}${ref.path ?? ""}`;
-  const service = await context.get<Service>(
-    services as ResourceDescriptor<Service>,
-    ref.namespace,
-    ref.name,
-  );
-  if (service === undefined)
-    throw new WebhookCallError(`failed to call webhook: service "${ref.name}" not found`);
-  if (service.spec?.type === "ExternalName")
-    return { url, caBundle, serverName, address: { host: service.spec.externalName ?? "", port } };
-  return { url, caBundle, serverName, address: await serviceEndpoint(service, port, context) };
-}
-
-/** A ready endpoint of a Service's port, from its EndpointSlices (upstream resolves to the ClusterIP). */
-async function serviceEndpoint(
-  service: Service,
-  port: number,
-  context: AdmissionContext,
-): Promise<{ host: string; port: number } | undefined> {
-  const name = service.metadata?.name ?? "";
-  const servicePort = (service.spec?.ports ?? []).find((p) => p.port === port);
-  if (servicePort === undefined)
-    throw new WebhookCallError(`failed to call webhook: service "${name}" has no port ${port}`);
-  const slices = (
-    await context.list(endpointSlices as ResourceDescriptor<EndpointSlice>, service.metadata?.namespace ?? "")
-  ).filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === name);
-  for (const slice of slices) {
-    const target = (slice.ports ?? []).find((p) => (p.name ?? "") === (servicePort.name ?? ""));
-    if (target?.port === undefined) continue;
-    const endpoint = slice.endpoints.find((e) => e.conditions?.ready !== false && e.addresses.length > 0);
-    if (endpoint !== undefined) return { host: endpoint.addresses[0]!, port: target.port };
-  }
-  throw new WebhookCallError(
-    `failed to call webhook: service "${name}" has no ready endpoint for port ${port}`,
-  );
-}
-
 /**
  * Calls one webhook for `a`; resolves with its answer (a patch applied to
  * `a.object` for a mutating one, warnings passed on), or undefined when it was
@@ -168,7 +124,7 @@ async function callWebhook(
       return fail(
         `failed to call webhook: webhook does not accept known AdmissionReview versions: ${(webhook.admissionReviewVersions ?? []).join(", ")}`,
       );
-    const endpoint = await endpointOf(webhook, context);
+    const endpoint = await endpointOf(webhook.clientConfig, context);
     const review = admissionReview(admissionRequest(a, uid));
     const answered = await transport.call(endpoint, review, (webhook.timeoutSeconds ?? 10) * 1000);
     answer = readAnswer(answered, uid, mutating);

@@ -1,12 +1,14 @@
 import type { KubeObject } from "@reconcile/api";
 import type { Storage, StorageEvent, StorageWatcher } from "../../storage/storage.js";
 
-/** How one kind's objects change on their way into storage and out of it. */
+/** How one kind's objects change on their way into storage and out of it; either may be asynchronous. */
 export interface StorageViewRules {
   /** What an object read (get, list, watch, the result of a write) becomes before it is served. */
-  served(object: KubeObject): KubeObject;
+  served(object: KubeObject): KubeObject | Promise<KubeObject>;
   /** What an object to write becomes before it is stored. */
-  stored(object: KubeObject): KubeObject;
+  stored(object: KubeObject): KubeObject | Promise<KubeObject>;
+  /** What a list's objects become, all at once (a conversion webhook's one call); default: `served` each. */
+  servedMany?(objects: readonly KubeObject[]): Promise<KubeObject[]>;
 }
 
 /**
@@ -19,17 +21,21 @@ export function storageView(storage: Storage, rules: StorageViewRules): Storage 
   const { served, stored } = rules;
   return {
     currentRevision: () => storage.currentRevision(),
-    create: async (key, object) => served(await storage.create(key, stored(object))),
+    create: async (key, object) => served(await storage.create(key, await stored(object))),
     get: async (key) => {
       const object = await storage.get(key);
       return object === undefined ? undefined : served(object);
     },
     list: async (prefix, options) => {
       const result = await storage.list(prefix, options);
-      return { ...result, items: result.items.map(served) };
+      if (rules.servedMany !== undefined) return { ...result, items: await rules.servedMany(result.items) };
+      const items = result.items.map(served);
+      // Synchronous rules (conversion None, defaults on read) pay no promise per item.
+      const pending = items.some((item) => item instanceof Promise);
+      return { ...result, items: pending ? await Promise.all(items) : (items as KubeObject[]) };
     },
     update: async (key, object, expectedRevision) =>
-      served(await storage.update(key, stored(object), expectedRevision)),
+      served(await storage.update(key, await stored(object), expectedRevision)),
     delete: async (key, expectedRevision) => served(await storage.delete(key, expectedRevision)),
     watch: (prefix, options) => servedWatcher(storage.watch(prefix, options), served),
     // The shared storage is closed by the server that owns it, not through one kind's view of it.
@@ -42,7 +48,10 @@ export function atVersion(object: KubeObject, apiVersion: string): KubeObject {
   return object.apiVersion === apiVersion ? object : { ...object, apiVersion };
 }
 
-function servedWatcher(watcher: StorageWatcher, served: (object: KubeObject) => KubeObject): StorageWatcher {
+function servedWatcher(
+  watcher: StorageWatcher,
+  served: (object: KubeObject) => KubeObject | Promise<KubeObject>,
+): StorageWatcher {
   return {
     stop: () => watcher.stop(),
     get closeReason() {
@@ -54,7 +63,7 @@ function servedWatcher(watcher: StorageWatcher, served: (object: KubeObject) => 
         next: async () => {
           const next = await events.next();
           if (next.done || next.value.object === undefined) return next;
-          return { done: false, value: { ...next.value, object: served(next.value.object) } };
+          return { done: false, value: { ...next.value, object: await served(next.value.object) } };
         },
         return: async (value?: unknown) => (await events.return?.(value)) ?? { done: true, value: undefined },
       };

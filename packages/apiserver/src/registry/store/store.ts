@@ -223,16 +223,21 @@ function viewedContext(definition: ResourceDefinition, context: StoreContext): S
     storageVersion === undefined
       ? servedVersion
       : apiVersionOf({ group: definition.descriptor.group, version: storageVersion });
-  const toServed =
+  const read = (object: KubeObject) => {
+    const converted = atVersion(object, servedVersion);
+    return onRead === undefined ? converted : onRead(converted);
+  };
+  const storage = storageView(
+    context.storage,
     conversion === undefined
-      ? (object: KubeObject) => atVersion(object, servedVersion)
-      : (object: KubeObject) => atVersion(conversion.fromStorage(object), servedVersion);
-  const storage = storageView(context.storage, {
-    served: onRead === undefined ? toServed : (object) => onRead(toServed(object)),
-    stored:
-      conversion === undefined
-        ? (object) => atVersion(object, storedVersion)
-        : (object) => atVersion(conversion.toStorage(object), storedVersion),
-  });
+      ? { served: read, stored: (object) => atVersion(object, storedVersion) }
+      : {
+          served: async (object) => read(await conversion.fromStorage(object)),
+          stored: async (object) => atVersion(await conversion.toStorage(object), storedVersion),
+          ...(conversion.fromStorageMany === undefined
+            ? {}
+            : { servedMany: async (objects) => (await conversion.fromStorageMany!(objects)).map(read) }),
+        },
+  );
   return { ...context, storage };
 }
