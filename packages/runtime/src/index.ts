@@ -85,5 +85,6 @@ export {
   type Warnings,
 } from "./webhook/admission.js";
 export { newWebhookManagedBy, WebhookBuilder, webhookPath } from "./webhook/builder.js";
+export { type Conversion, type ConversionReview, convertReview, type Spoke } from "./webhook/conversion.js";
 export { createPatch, type PatchOperation } from "./webhook/json-patch.js";
 export { WebhookServer, type WebhookServerOptions } from "./webhook/server.js";

@@ -122,8 +122,11 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
   let listening: ListeningApiServer | undefined;
   try {
     const installed: CustomResourceDefinition[] = [];
-    for (const crd of crds) installed.push(await installCRD(apiServer, crd));
-    const webhookPaths = await installWebhookConfigurations(apiServer, options.webhookConfigurations ?? []);
+    const webhookPaths = new Set<string>();
+    for (const crd of crds)
+      installed.push(await installCRD(apiServer, pointConversionHere(crd, webhookPaths)));
+    for (const path of await installWebhookConfigurations(apiServer, options.webhookConfigurations ?? []))
+      webhookPaths.add(path);
     const authorization = options.authorization ?? true;
     const token = randomBytes(24).toString("base64url");
     if (options.http ?? true)
@@ -142,7 +145,8 @@ export async function startTestEnvironment(options: TestEnvironmentOptions = {})
         if (!authorization) throw new Error("the test environment was started with authorization: false");
         return impersonatingClient(listening, token, identity);
       },
-      serveWebhooks: (server, serveOptions) => serveWebhooks(apiServer, webhookPaths, server, serveOptions),
+      serveWebhooks: (server, serveOptions) =>
+        serveWebhooks(apiServer, [...webhookPaths], server, serveOptions),
       async webhookCertificate() {
         const { cert, key, ca } = await envtestCertificates();
         return { cert, key, caBundle: Buffer.from(ca).toString("base64") };
@@ -302,6 +306,18 @@ function pathOf(webhook: Webhook): string {
   return config.url === undefined ? "/" : new URL(config.url).pathname;
 }
 
+/** A CRD converted by webhook, its clientConfig pointed at the in-process base (its path noted). */
+function pointConversionHere(crd: CustomResourceDefinition, paths: Set<string>): CustomResourceDefinition {
+  if (crd.spec?.conversion?.strategy !== "Webhook") return crd;
+  const copy = structuredClone(crd);
+  const webhook = copy.spec.conversion!.webhook ?? { conversionReviewVersions: ["v1"] };
+  const path = pathOf(webhook as Webhook);
+  paths.add(path);
+  webhook.clientConfig = { url: inProcessWebhookBase + path };
+  copy.spec.conversion!.webhook = webhook;
+  return copy;
+}
+
 /** Installs the configurations pointed at the in-process base; returns the paths they call. */
 async function installWebhookConfigurations(
   apiServer: ApiServer,
@@ -358,6 +374,17 @@ async function serveWebhooks(
   }
   const { ca } = await envtestCertificates();
   const caBundle = Buffer.from(ca).toString("base64");
+  const crdClient = apiServer.client().resource(customResourceDefinitions);
+  for (const crd of (await crdClient.list()).items as unknown as CustomResourceDefinition[]) {
+    const webhook = crd.spec?.conversion?.webhook;
+    const url = webhook?.clientConfig?.url;
+    if (webhook === undefined || !url?.startsWith(inProcessWebhookBase)) continue;
+    webhook.clientConfig = {
+      url: `https://127.0.0.1:${server.port}${url.slice(inProcessWebhookBase.length)}`,
+      caBundle,
+    };
+    await crdClient.update(crd as never);
+  }
   for (const resource of [
     mutatingWebhookConfigurations,
     validatingWebhookConfigurations,

@@ -1,6 +1,7 @@
 import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
 import type { Manager } from "../manager.js";
 import { type Defaulter, defaultingHandler, type Validator, validatingHandler } from "./admission.js";
+import type { Conversion } from "./conversion.js";
 
 /** kubebuilder's path of a kind's webhook: `/mutate-apps-v1-deployment`, `/validate--v1-pod`. */
 export function webhookPath(kind: "mutate" | "validate", resource: ResourceDescriptor): string {
@@ -17,6 +18,7 @@ export class WebhookBuilder<T extends KubeObject = KubeObject> {
   #resource: ResourceDescriptor<T> | undefined;
   #defaulter: Defaulter<T> | undefined;
   #validator: Validator<T> | undefined;
+  #conversion: Conversion | undefined;
 
   constructor(manager: Manager) {
     this.#manager = manager;
@@ -39,14 +41,30 @@ export class WebhookBuilder<T extends KubeObject = KubeObject> {
     return this;
   }
 
+  /**
+   * Converts between the kind's versions through a hub (controller-runtime's
+   * `Hub` and `Convertible`), served at `/convert` for every kind that
+   * registers one.
+   */
+  withConversion(conversion: Conversion): this {
+    this.#conversion = conversion;
+    return this;
+  }
+
   /** Registers the webhooks; returns the paths they are served at. */
-  complete(): { mutatePath?: string; validatePath?: string } {
+  complete(): { mutatePath?: string; validatePath?: string; convertPath?: string } {
     const resource = this.#resource;
     if (resource === undefined) throw new Error("WebhookBuilder: call for(resource) before complete()");
-    if (this.#defaulter === undefined && this.#validator === undefined)
-      throw new Error(`WebhookBuilder for ${resource.kind}: give a defaulter, a validator, or both`);
+    if (this.#defaulter === undefined && this.#validator === undefined && this.#conversion === undefined)
+      throw new Error(
+        `WebhookBuilder for ${resource.kind}: give a defaulter, a validator, a conversion, or more`,
+      );
     const server = this.#manager.getWebhookServer();
-    const paths: { mutatePath?: string; validatePath?: string } = {};
+    const paths: { mutatePath?: string; validatePath?: string; convertPath?: string } = {};
+    if (this.#conversion !== undefined) {
+      server.registerConversion(`${resource.group}/${resource.kind}`, this.#conversion);
+      paths.convertPath = "/convert";
+    }
     if (this.#defaulter !== undefined) {
       paths.mutatePath = webhookPath("mutate", resource);
       server.register(paths.mutatePath, defaultingHandler(this.#defaulter));

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { errorMessage, type Runnable } from "@reconcile/api";
 import type { Logger } from "@reconcile/controller";
 import type { AdmissionHandler, AdmissionReview } from "./admission.js";
+import { type Conversion, convertReview } from "./conversion.js";
 
 export interface WebhookServerOptions {
   /** Where to listen. Default 9443, as controller-runtime; 0 picks a free port. */
@@ -32,6 +33,7 @@ export class WebhookServer implements Runnable {
   readonly name = "webhook-server";
   readonly needLeaderElection = false;
   readonly #handlers = new Map<string, AdmissionHandler>();
+  readonly #conversions = new Map<string, Conversion>();
   readonly #options: WebhookServerOptions;
   #port: number | undefined;
   #started = false;
@@ -46,6 +48,18 @@ export class WebhookServer implements Runnable {
       throw new TypeError(`WebhookServer.register: path ${JSON.stringify(path)} must start with /`);
     if (this.#handlers.has(path)) throw new Error(`WebhookServer.register: ${path} is already registered`);
     this.#handlers.set(path, handler);
+  }
+
+  /**
+   * Converts a kind's objects (`group/Kind`) at `/convert`, which the first
+   * conversion registered makes the server serve.
+   */
+  registerConversion(groupKind: string, conversion: Conversion): void {
+    if (this.#conversions.has(groupKind))
+      throw new Error(`WebhookServer: a conversion for ${groupKind} is already registered`);
+    this.#conversions.set(groupKind, conversion);
+    if (!this.#handlers.has("/convert"))
+      this.register("/convert", async (review) => convertReview(review as never, this.#conversions) as never);
   }
 
   /** The paths served. */
@@ -142,8 +156,12 @@ export class WebhookServer implements Runnable {
     let review: AdmissionReview;
     try {
       review = JSON.parse(Buffer.concat(chunks).toString("utf8")) as AdmissionReview;
-      if (review?.kind !== "AdmissionReview" || typeof review.request?.uid !== "string")
-        throw new Error("the body is not an AdmissionReview with a request");
+      const kind = (review as { kind?: string } | null)?.kind;
+      if (
+        (kind !== "AdmissionReview" && kind !== "ConversionReview") ||
+        typeof review.request?.uid !== "string"
+      )
+        throw new Error("the body is not an AdmissionReview or ConversionReview with a request");
     } catch (error) {
       reply(400, { message: errorMessage(error) });
       return;
