@@ -1,6 +1,7 @@
 import { defineResource } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
+import { closeKubectlClusters, kubectlCluster } from "../testing/kubectl.js";
 
 // A CRD whose versions differ in shape, converted by a webhook answered in process (upstream
 // test/integration/apiserver/conversion cases): objects stored at the storage version, served at any.
@@ -8,6 +9,7 @@ import { ApiServer } from "../api-server.js";
 const servers: ApiServer[] = [];
 afterEach(async () => {
   for (const server of servers.splice(0)) await server.close();
+  await closeKubectlClusters();
 });
 
 const schema = (spec: Record<string, unknown>) => ({
@@ -169,5 +171,41 @@ describe("CRD conversion by webhook", () => {
       message:
         "Internal error occurred: conversion webhook for example.com/v1alpha1, Kind=Pool failed: invalid converted object at index 0: must not change metadata.uid, name or namespace",
     });
+  });
+});
+
+describe("kubectl and a CRD converted by webhook", () => {
+  it("gets one object at both versions, each as its version says", async () => {
+    const { api, kubectl, file } = await kubectlCluster({ kubernetesService: false });
+    api.admissionWebhooks.serve("https://convert.local/convert", (review) => {
+      const request = review.request as { uid: string; desiredAPIVersion: string; objects: Pool[] };
+      return {
+        apiVersion: "apiextensions.k8s.io/v1",
+        kind: "ConversionReview",
+        response: {
+          uid: request.uid,
+          convertedObjects: request.objects.map((o) => convert(o, request.desiredAPIVersion)),
+          result: { status: "Success" },
+        },
+      };
+    });
+    expect((await kubectl(["apply", "-f", await file("crd.json", JSON.stringify(crd))])).code).toBe(0);
+    expect(
+      (await kubectl(["wait", "--for=condition=Established", "crd/pools.example.com", "--timeout=10s"])).code,
+    ).toBe(0);
+    const pool = {
+      apiVersion: "example.com/v1alpha1",
+      kind: "Pool",
+      metadata: { name: "a" },
+      spec: { size: "large" },
+    };
+    expect((await kubectl(["create", "-f", await file("pool.json", JSON.stringify(pool))])).code).toBe(0);
+    const jsonpath = ["-o", "jsonpath={.apiVersion} {.spec}"];
+    expect((await kubectl(["get", "pools.v1alpha1.example.com", "a", ...jsonpath])).stdout).toBe(
+      'example.com/v1alpha1 {"size":"large"}',
+    );
+    expect((await kubectl(["get", "pools.v1.example.com", "a", ...jsonpath])).stdout).toBe(
+      'example.com/v1 {"replicas":3}',
+    );
   });
 });
