@@ -10,6 +10,7 @@ import { defaultIngressClass, defaultStorageClass } from "./default-classes.js";
 import { defaultTolerationSecondsPlugin } from "./default-toleration-seconds.js";
 import { limitRanger } from "./limit-ranger.js";
 import { namespaceLifecycle } from "./namespace-lifecycle.js";
+import { podSecurityPlugin } from "./pod-security.js";
 import { priorityPlugin, taintNodesByCondition } from "./priority.js";
 import { resourceQuotaPlugin } from "./resource-quota.js";
 import { serviceAccountPlugin } from "./service-account.js";
@@ -36,6 +37,7 @@ const builtinPlugins: readonly [string, Factory][] = [
   ["LimitRanger", withContext(limitRanger)],
   ["ServiceAccount", withContext(serviceAccountPlugin)],
   ["TaintNodesByCondition", () => taintNodesByCondition()],
+  ["PodSecurity", withContext(podSecurityPlugin)],
   ["Priority", withContext(priorityPlugin)],
   ["DefaultTolerationSeconds", () => defaultTolerationSecondsPlugin()],
   ["DefaultStorageClass", withContext(defaultStorageClass)],
