@@ -261,3 +261,52 @@ describe("MutatingAdmissionWebhook in process", () => {
     expect(seen).toEqual(["p"]);
   });
 });
+
+describe("webhooks on subresources", () => {
+  it("a validating webhook on pods/binding is asked with the Binding, and can refuse it", async () => {
+    const server = newServer();
+    const client = server.client();
+    const seen: unknown[] = [];
+    server.admissionWebhooks.serve("https://bind.local/", (review) => {
+      const request = review.request as { uid: string; subResource?: string; object: unknown; name: string };
+      seen.push({
+        subResource: request.subResource,
+        name: request.name,
+        kind: (request.object as { kind?: string }).kind,
+      });
+      return {
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        response: { uid: request.uid, allowed: false, status: { message: "not now" } },
+      };
+    });
+    await client.resource(validatingWebhookConfigurations).create({
+      metadata: { name: "bind" },
+      webhooks: [
+        {
+          name: "bind.example.com",
+          clientConfig: { url: "https://bind.local/" },
+          rules: [
+            { operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["pods/binding"] },
+          ],
+          sideEffects: "None",
+          admissionReviewVersions: ["v1"],
+        },
+      ],
+    } as never);
+    await client
+      .resource(pods, "default")
+      .create({ metadata: { name: "p" }, spec: { containers: [container] } });
+    const binding = {
+      apiVersion: "v1",
+      kind: "Binding",
+      metadata: { name: "p" },
+      target: { kind: "Node", name: "n1" },
+    };
+    await expect(server.registry.bindPod("default", "p", binding, {})).rejects.toMatchObject({
+      code: 400,
+      message: 'admission webhook "bind.example.com" denied the request: not now',
+    });
+    expect(seen).toEqual([{ subResource: "binding", name: "p", kind: "Binding" }]);
+  });
+});

@@ -41,8 +41,10 @@ export function admissionOf(
 export async function mutate(store: StoreCore, attributes: AdmissionAttributes | undefined): Promise<void> {
   if (attributes === undefined || store.context.admission === undefined) return;
   const redefault = await store.context.admission.mutate(attributes);
-  // A webhook's patch is decoded and defaulted as a body is (upstream's mutation dispatcher).
-  if (redefault && attributes.object !== undefined)
+  // A webhook's patch is decoded and defaulted as a body is (upstream's mutation dispatcher); only the
+  // kind's own object takes its defaults, not a Binding or an Eviction posted to a subresource.
+  const ownObject = attributes.subresource === "" || attributes.subresource === "status";
+  if (redefault && ownObject && attributes.object !== undefined)
     store.definition.strategy.applyDefaults?.(attributes.object);
 }
 

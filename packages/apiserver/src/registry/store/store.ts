@@ -14,6 +14,7 @@ import {
 import type { PatchType } from "../patch.js";
 import type { ResourceDefinition } from "../resource-definition.js";
 import type { SubresourceHandler, SubresourceStore } from "../subresource-handler.js";
+import { admissionOf, mutate, validateAdmission } from "./admit.js";
 import type {
   DryRunOption,
   PatchOptions,
@@ -168,6 +169,12 @@ export class Store implements StoreCore {
   ): Promise<void> {
     const create = this.#handler(name, subresource).create;
     if (create === undefined) throw newMethodNotSupported(this.gr, "create");
+    // A binding or an eviction passes admission as a CREATE of the subresource, the body its object.
+    const object =
+      body !== null && typeof body === "object" && !Array.isArray(body) ? (body as KubeObject) : undefined;
+    const admission = admissionOf(this, "CREATE", { subresource, namespace, name, object }, options);
+    await mutate(this, admission);
+    await validateAdmission(this, admission);
     await create(this.#subresourceStore, namespace, name, body, options);
   }
 
