@@ -43,7 +43,7 @@ let env: TestEnvironment | undefined;
 if (values.embedded) {
   env = await startTestEnvironment({
     crds: [websiteCRD],
-    webhookConfigurations: websiteWebhookConfigurations as unknown as WebhookConfiguration[],
+    webhookConfigurations: websiteWebhookConfigurations,
   });
   const path = join(tmpdir(), `website-operator-${process.pid}.kubeconfig`);
   writeFileSync(path, env.kubeconfig());

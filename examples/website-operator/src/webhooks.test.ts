@@ -16,7 +16,7 @@ describe("the Website webhooks (envtest, answered in process)", () => {
     env = await startTestEnvironment({
       crds: [websiteCRD],
       http: false,
-      webhookConfigurations: websiteWebhookConfigurations as unknown as WebhookConfiguration[],
+      webhookConfigurations: websiteWebhookConfigurations,
     });
     const manager = new Manager({ client: env.client });
     setupWebsiteWebhooks(manager);

@@ -1,5 +1,6 @@
 import { type FieldError, newInvalid } from "@reconcile/api";
 import { type Manager, newWebhookManagedBy, webhookPath } from "@reconcile/runtime";
+import type { WebhookConfiguration } from "@reconcile/runtime/envtest";
 import { type Website, websites } from "./website.js";
 
 /** The largest page a Website may hold: it travels in a ConfigMap, whose data is limited too. */
@@ -53,7 +54,7 @@ function validate(website: Website): string[] {
 }
 
 /** The webhook configurations, as `config/webhooks.json` holds them (kubebuilder's shape). */
-export const websiteWebhookConfigurations = [
+export const websiteWebhookConfigurations: WebhookConfiguration[] = [
   {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "MutatingWebhookConfiguration",
@@ -108,4 +109,4 @@ export const websiteWebhookConfigurations = [
       },
     ],
   },
-] as const;
+];

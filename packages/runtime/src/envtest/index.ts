@@ -7,4 +7,5 @@ export {
   type TestIdentity,
   type WebhookConfiguration,
   type WebhookHandlers,
+  type WebhookRule,
 } from "./test-environment.js";

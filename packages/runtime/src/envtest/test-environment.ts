@@ -18,7 +18,9 @@ import {
 import { type Client, HttpClient } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type {
+  MutatingWebhook,
   MutatingWebhookConfiguration,
+  ValidatingWebhook,
   ValidatingWebhookConfiguration,
 } from "kubernetes-types/admissionregistration/v1.js";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
@@ -53,10 +55,30 @@ export interface TestEnvironmentOptions {
   webhookConfigurations?: readonly WebhookConfiguration[] | undefined;
 }
 
+/**
+ * One rule of a webhook, as the wire has it (kubernetes-types' `RuleWithOperations`
+ * leaves out the fields of the Rule it embeds).
+ */
+export interface WebhookRule {
+  operations?: string[] | undefined;
+  apiGroups?: string[] | undefined;
+  apiVersions?: string[] | undefined;
+  resources?: string[] | undefined;
+  scope?: string | undefined;
+}
+
+type WithRules<W> = Omit<W, "rules"> & { rules?: WebhookRule[] | undefined };
+
 /** A MutatingWebhookConfiguration or ValidatingWebhookConfiguration, as a manifest holds it. */
 export type WebhookConfiguration =
-  | (MutatingWebhookConfiguration & { kind: "MutatingWebhookConfiguration" })
-  | (ValidatingWebhookConfiguration & { kind: "ValidatingWebhookConfiguration" });
+  | (Omit<MutatingWebhookConfiguration, "webhooks"> & {
+      kind: "MutatingWebhookConfiguration";
+      webhooks?: WithRules<MutatingWebhook>[] | undefined;
+    })
+  | (Omit<ValidatingWebhookConfiguration, "webhooks"> & {
+      kind: "ValidatingWebhookConfiguration";
+      webhooks?: WithRules<ValidatingWebhook>[] | undefined;
+    });
 
 /** What answers the installed webhook configurations: a `WebhookServer`'s `handle`, in process or over HTTPS. */
 export interface WebhookHandlers {
