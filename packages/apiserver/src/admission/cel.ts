@@ -3,6 +3,8 @@ import { errorMessage } from "@reconcile/api";
 import { renameMatches } from "../crd/cel.js";
 import { PER_CALL_LIMIT, withCost } from "../crd/cel-cost.js";
 import { registerKubernetesLibraries } from "../crd/cel-library.js";
+import type { AdmissionAttributes } from "../registry/admission.js";
+import { admissionRequest } from "./webhook/review.js";
 
 /**
  * The CEL environment of admission (ValidatingAdmissionPolicy expressions and
@@ -71,4 +73,19 @@ export function celValueOf(value: unknown): unknown {
   const out: Record<string, unknown> = {};
   for (const [key, child] of Object.entries(value)) out[key] = celValueOf(child);
   return out;
+}
+
+/**
+ * `object`, `oldObject` and `request` of an admission expression: each
+ * converted once, the request's own object and oldObject the same values.
+ */
+export function celRequestValues(a: AdmissionAttributes): {
+  object: unknown;
+  oldObject: unknown;
+  request: unknown;
+} {
+  const object = celValueOf(a.object ?? null);
+  const oldObject = celValueOf(a.oldObject ?? null);
+  const { object: _object, oldObject: _oldObject, ...rest } = admissionRequest(a, "");
+  return { object, oldObject, request: { ...(celValueOf(rest) as object), object, oldObject } };
 }

@@ -41,7 +41,8 @@ export interface AdmissionContext {
     namespace: string,
     name: string,
   ): Promise<T | undefined>;
-  list<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace: string): Promise<T[]>;
+  /** The objects of `resource` in `namespace` (all namespaces for ""); shared and read-only. */
+  list<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace: string): Promise<readonly T[]>;
   /**
    * Writes `object` over the stored one it was read as (its resourceVersion),
    * as a status write would; rejects with a `Conflict` StorageError when
@@ -68,7 +69,7 @@ export function storageContext(
     get: async (resource, namespace, name) =>
       (await lists.get(collectionPrefix(resource, namespace || undefined), name)) as never,
     list: async (resource, namespace) =>
-      [...(await lists.list(collectionPrefix(resource, namespace || undefined)))] as never,
+      (await lists.list(collectionPrefix(resource, namespace || undefined))) as never,
     replace: async (resource, object) => {
       const meta = object.metadata ?? {};
       const key = keyOf(resource, meta.namespace, meta.name ?? "");

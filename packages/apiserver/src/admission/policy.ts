@@ -13,10 +13,9 @@ import type {
   ValidatingAdmissionPolicyBinding,
 } from "kubernetes-types/admissionregistration/v1.js";
 import type { AdmissionAttributes } from "../registry/admission.js";
-import { celValueOf, compileAdmissionExpression, runAdmissionExpression } from "./cel.js";
+import { celRequestValues, celValueOf, compileAdmissionExpression, runAdmissionExpression } from "./cel.js";
 import { type AdmissionRule, namespaceSelected, objectSelected, ruleMatches } from "./matching.js";
 import { type AdmissionContext, type AdmissionPlugin, forbidden } from "./plugin.js";
-import { admissionRequest } from "./webhook/review.js";
 
 /** A refusal's reason and the HTTP code it carries (upstream's `reasonToCode`). */
 const codes: Readonly<Record<string, number>> = {
@@ -149,7 +148,9 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
       );
       const denied: Decision[] = [];
       let namespaceObject: unknown;
-      for (const binding of bindings.sort((x, y) =>
+      // The request's values as CEL sees them, made once for every binding and param.
+      let values: { object: unknown; oldObject: unknown; request: unknown } | undefined;
+      for (const binding of [...bindings].sort((x, y) =>
         (x.metadata?.name ?? "") < (y.metadata?.name ?? "") ? -1 : 1,
       )) {
         const policy = policies.get(binding.spec?.policyName ?? "");
@@ -174,13 +175,8 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
         }
         const actions = binding.spec?.validationActions ?? [];
         for (const param of params) {
-          const base = {
-            object: celValueOf(a.object ?? null),
-            oldObject: celValueOf(a.oldObject ?? null),
-            request: celValueOf(admissionRequest(a, "")),
-            params: celValueOf(param),
-            namespaceObject,
-          };
+          values ??= celRequestValues(a);
+          const base = { ...values, params: celValueOf(param), namespaceObject };
           const result = evaluatePolicy(policy, base);
           if (result === "skip") continue;
           if ("error" in result) {

@@ -16,7 +16,7 @@ import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { jsonEqual } from "../../json.js";
 import type { AdmissionAttributes } from "../../registry/admission.js";
 import { jsonPatch } from "../../registry/json-patch.js";
-import { celValueOf, compileAdmissionExpression, runAdmissionExpression } from "../cel.js";
+import { celRequestValues, compileAdmissionExpression, runAdmissionExpression } from "../cel.js";
 import { type AdmissionRule, namespaceSelected, objectSelected, ruleMatches } from "../matching.js";
 import type { AdmissionContext, AdmissionPlugin } from "../plugin.js";
 import { endpointOf } from "./endpoint.js";
@@ -51,15 +51,23 @@ export interface WebhookPluginOptions {
   readonly observer?: WebhookObserver | undefined;
 }
 
-/** The configurations of one kind, sorted by name as upstream orders them. */
-async function configurations(
+/** Each listed set of configurations, its webhooks in upstream's order: kept while the list is. */
+const ordered = new WeakMap<readonly KubeObject[], readonly Webhook[]>();
+
+/** The webhooks of one kind's configurations, configurations sorted by name as upstream orders them. */
+async function webhooksOf(
   context: AdmissionContext,
   resource: ResourceDescriptor,
-): Promise<{ name: string; webhooks: Webhook[] }[]> {
-  const items = (await context.list(resource, "")) as (KubeObject & { webhooks?: Webhook[] })[];
-  return items
-    .map((c) => ({ name: c.metadata?.name ?? "", webhooks: c.webhooks ?? [] }))
-    .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+): Promise<readonly Webhook[]> {
+  const items = await context.list(resource, "");
+  let webhooks = ordered.get(items);
+  if (webhooks === undefined) {
+    webhooks = [...(items as (KubeObject & { webhooks?: Webhook[] })[])]
+      .sort((x, y) => ((x.metadata?.name ?? "") < (y.metadata?.name ?? "") ? -1 : 1))
+      .flatMap((c) => c.webhooks ?? []);
+    ordered.set(items, webhooks);
+  }
+  return webhooks;
 }
 
 /** Whether a webhook is to be called for `a`: its rules, selectors and match conditions. */
@@ -73,11 +81,7 @@ async function webhookMatches(
   if (!(await namespaceSelected(webhook.namespaceSelector, a, context))) return false;
   const conditions = webhook.matchConditions ?? [];
   if (conditions.length === 0) return true;
-  const variables = {
-    object: celValueOf(a.object ?? null),
-    oldObject: celValueOf(a.oldObject ?? null),
-    request: celValueOf(admissionRequest(a, "")),
-  };
+  const variables = celRequestValues(a);
   for (const condition of conditions) {
     const program = compileAdmissionExpression(condition.expression);
     const outcome =
@@ -170,12 +174,10 @@ export function mutatingWebhookPlugin(options: WebhookPluginOptions): AdmissionP
     name: "MutatingAdmissionWebhook",
     async admit(a) {
       const matched: Webhook[] = [];
-      for (const config of await configurations(options.context, mutatingWebhookConfigurations)) {
-        for (const webhook of config.webhooks) {
-          const matches = await webhookMatches(webhook, a, options.context);
-          if (matches instanceof StatusError) throw matches;
-          if (matches) matched.push(webhook);
-        }
+      for (const webhook of await webhooksOf(options.context, mutatingWebhookConfigurations)) {
+        const matches = await webhookMatches(webhook, a, options.context);
+        if (matches instanceof StatusError) throw matches;
+        if (matches) matched.push(webhook);
       }
       if (matched.length === 0) return false;
       let changed = false;
@@ -203,12 +205,10 @@ export function validatingWebhookPlugin(options: WebhookPluginOptions): Admissio
     name: "ValidatingAdmissionWebhook",
     async validate(a) {
       const matched: Webhook[] = [];
-      for (const config of await configurations(options.context, validatingWebhookConfigurations)) {
-        for (const webhook of config.webhooks) {
-          const matches = await webhookMatches(webhook, a, options.context);
-          if (matches instanceof StatusError) throw matches;
-          if (matches) matched.push(webhook);
-        }
+      for (const webhook of await webhooksOf(options.context, validatingWebhookConfigurations)) {
+        const matches = await webhookMatches(webhook, a, options.context);
+        if (matches instanceof StatusError) throw matches;
+        if (matches) matched.push(webhook);
       }
       if (matched.length === 0) return;
       const outcomes = await Promise.allSettled(
