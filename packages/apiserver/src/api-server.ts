@@ -11,6 +11,7 @@ import {
   systemPriorityClasses,
 } from "./admission/plugins/index.js";
 import { WriteCountingStorage } from "./admission/read-cache.js";
+import type { WebhookObserver } from "./admission/webhook/dispatcher.js";
 import { WebhookTransport } from "./admission/webhook/transport.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
@@ -114,6 +115,8 @@ export class ApiServer {
    * process instead (no TLS, no socket), behind the same matching rules.
    */
   readonly admissionWebhooks: WebhookTransport = new WebhookTransport();
+  /** Where webhook calls are reported: the metrics of each listener that counts them. */
+  readonly #webhookObservers = new Set<Partial<WebhookObserver>>();
   /**
    * Authentication and authorization of the listeners that require a token:
    * the ServiceAccount token issuer and the RBAC authorizer (whose bootstrap
@@ -153,7 +156,18 @@ export class ApiServer {
     const admission = new AdmissionChain([
       ...builtinAdmissionPlugins(
         chosen.filter((p) => typeof p === "string"),
-        { context: admissionContext, transport: this.admissionWebhooks },
+        {
+          context: admissionContext,
+          transport: this.admissionWebhooks,
+          webhookObserver: {
+            admission: (...report) => {
+              for (const observer of this.#webhookObservers) observer.admission?.(...report);
+            },
+            rejection: (...report) => {
+              for (const observer of this.#webhookObservers) observer.rejection?.(...report);
+            },
+          },
+        },
       ),
       ...chosen.filter((p) => typeof p !== "string"),
     ]);
@@ -235,7 +249,14 @@ export class ApiServer {
     if (this.#closed) throw new Error("ApiServer.listen: the server is closed");
     const listening = await listen(this, options);
     this.#listeners.add(listening);
-    listening.server.once("close", () => this.#listeners.delete(listening));
+    // The listener's metrics count the webhook calls of every request, wherever it came from.
+    const metrics = options.metrics;
+    if (metrics?.admission !== undefined || metrics?.rejection !== undefined)
+      this.#webhookObservers.add(metrics);
+    listening.server.once("close", () => {
+      this.#listeners.delete(listening);
+      if (metrics !== undefined) this.#webhookObservers.delete(metrics);
+    });
     return listening;
   }
 

@@ -76,6 +76,62 @@ describe("prometheus adapters", () => {
     expect(body).toContain('apiserver_storage_objects{resource="pods"} 7');
   });
 
+  it("an API server's webhook calls are counted under kube-apiserver's admission webhook names", async () => {
+    const { ApiServer } = await import("@reconcile/apiserver");
+    const { configMaps, validatingWebhookConfigurations } = await import("@reconcile/api");
+    const server = new ApiServer();
+    const metrics = prometheusApiServerMetrics(new Registry());
+    const listening = await server.listen({ metrics });
+    try {
+      server.admissionWebhooks.serve("https://hooks.local/", (review) => {
+        const request = review.request as { uid: string; name: string };
+        const allowed = request.name !== "bad";
+        return {
+          apiVersion: "admission.k8s.io/v1",
+          kind: "AdmissionReview",
+          response: {
+            uid: request.uid,
+            allowed,
+            ...(allowed ? {} : { status: { code: 403, message: "no" } }),
+          },
+        };
+      });
+      await server
+        .client()
+        .resource(validatingWebhookConfigurations)
+        .create({
+          metadata: { name: "hooks" },
+          webhooks: [
+            {
+              name: "hooks.example.com",
+              clientConfig: { url: "https://hooks.local/" },
+              rules: [
+                { operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] },
+              ],
+              sideEffects: "None",
+              admissionReviewVersions: ["v1"],
+            },
+          ],
+        } as never);
+      const configs = server.client().resource(configMaps, "default");
+      await configs.create({ metadata: { name: "good" } });
+      await configs.create({ metadata: { name: "bad" } }).catch(() => {});
+      const { body } = await metrics.expose();
+      expect(body).toContain(
+        'apiserver_admission_webhook_admission_duration_seconds_count{name="hooks.example.com",operation="CREATE",rejected="false",type="validating"} 1',
+      );
+      expect(body).toContain(
+        'apiserver_admission_webhook_admission_duration_seconds_count{name="hooks.example.com",operation="CREATE",rejected="true",type="validating"} 1',
+      );
+      expect(body).toContain(
+        'apiserver_admission_webhook_rejection_count{name="hooks.example.com",type="validating",operation="CREATE",error_type="no_error",rejection_code="403"} 1',
+      );
+    } finally {
+      await listening.close();
+      await server.close();
+    }
+  });
+
   it("REST client metrics carry client-go's names and labels", async () => {
     const registry = new Registry();
     const metrics = prometheusRestClientMetrics(registry);

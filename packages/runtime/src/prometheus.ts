@@ -207,6 +207,20 @@ export interface ApiServerMetricsSeam {
   ): void;
   storageObjects(resource: string, count: number): void;
   expose(): Promise<{ contentType: string; body: string }>;
+  admission(
+    name: string,
+    operation: string,
+    rejected: boolean,
+    type: "admit" | "validating",
+    seconds: number,
+  ): void;
+  rejection(
+    name: string,
+    operation: string,
+    type: "admit" | "validating",
+    errorType: string,
+    code: number,
+  ): void;
 }
 
 /** kube-apiserver's `apiserver_request_duration_seconds` buckets. */
@@ -246,6 +260,20 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     buckets: apiServerRequestBuckets,
     registers,
   });
+  // kube-apiserver's admission webhook metrics (staging/src/k8s.io/apiserver/pkg/admission/metrics).
+  const webhookDuration = new Histogram({
+    name: "apiserver_admission_webhook_admission_duration_seconds",
+    help: "Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
+    labelNames: ["name", "operation", "rejected", "type"] as const,
+    buckets: [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 25],
+    registers,
+  });
+  const webhookRejections = new Counter({
+    name: "apiserver_admission_webhook_rejection_count",
+    help: "Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.",
+    labelNames: ["name", "type", "operation", "error_type", "rejection_code"] as const,
+    registers,
+  });
   const objects = new Gauge({
     name: "apiserver_storage_objects",
     help: "Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
@@ -263,6 +291,13 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     },
     async expose() {
       return { contentType: registry.contentType, body: await registry.metrics() };
+    },
+    admission(name, operation, rejected, type, seconds) {
+      webhookDuration.observe({ name, operation, rejected: String(rejected), type }, seconds);
+    },
+    rejection(name, operation, type, errorType, code) {
+      const rejection_code = String(Math.min(code, 600));
+      webhookRejections.inc({ name, type, operation, error_type: errorType, rejection_code });
     },
   };
 }

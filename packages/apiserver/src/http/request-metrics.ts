@@ -15,6 +15,22 @@ export interface ApiServerMetrics {
   storageObjects(resource: string, count: number): void;
   /** The exposition served at `GET /metrics`. */
   expose(): Promise<{ contentType: string; body: string }>;
+  /** One admission webhook call (`apiserver_admission_webhook_admission_duration_seconds`). Optional. */
+  admission?(
+    name: string,
+    operation: string,
+    rejected: boolean,
+    type: "admit" | "validating",
+    seconds: number,
+  ): void;
+  /** One webhook refusal or failure (`apiserver_admission_webhook_rejection_count`). Optional. */
+  rejection?(
+    name: string,
+    operation: string,
+    type: "admit" | "validating",
+    errorType: string,
+    code: number,
+  ): void;
 }
 
 /** `apiserver_request_total`'s labels (upstream `MonitorRequest`). */
