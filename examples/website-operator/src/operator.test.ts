@@ -34,10 +34,10 @@ describe("the Website operator", () => {
 
   const sites = () => env.client.resource(websites, "default");
   const site = (): Website => ({
-    apiVersion: "example.reconcile.dev/v1alpha1",
+    apiVersion: "example.reconcile.dev/v1",
     kind: "Website",
     metadata: { name: "blog", namespace: "default" },
-    spec: { html: "<h1>hello</h1>", replicas: 3 },
+    spec: { page: "<h1>hello</h1>", replicas: 3 },
   });
   const settle = (check: () => Promise<boolean>) =>
     eventually(check, { clock, timeoutMs: 30_000, stepMs: 50 });
@@ -55,7 +55,7 @@ describe("the Website operator", () => {
       lastTransitionTime: "2026-03-01T12:00:00Z",
     });
     const owner = {
-      apiVersion: "example.reconcile.dev/v1alpha1",
+      apiVersion: "example.reconcile.dev/v1",
       kind: "Website",
       name: "blog",
       uid: created.metadata?.uid,
@@ -104,7 +104,7 @@ describe("the Website operator", () => {
     await sites().create(site());
     await settle(async () => (await sites().get("blog")).status?.observedGeneration === 1);
     const current = await sites().get("blog");
-    await sites().update({ ...current, spec: { ...current.spec, html: "<h1>v2</h1>" } });
+    await sites().update({ ...current, spec: { ...current.spec, page: "<h1>v2</h1>" } });
     await settle(async () => (await sites().get("blog")).status?.observedGeneration === 2);
     expect((await env.client.resource(configMaps, "default").get("blog-content")).data).toEqual({
       "index.html": "<h1>v2</h1>",

@@ -73,7 +73,7 @@ export async function reconcileWebsite(request: Request, ctx: ReconcileContext):
     meta<ConfigMap>(`${name}-content`, namespace),
     (cm) => {
       cm.metadata!.labels = labels;
-      cm.data = { "index.html": website.spec.html };
+      cm.data = { "index.html": website.spec.page };
       own(cm);
     },
     { signal },

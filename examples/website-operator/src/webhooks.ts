@@ -1,16 +1,17 @@
 import { type FieldError, newInvalid } from "@reconcile/api";
 import { type Manager, newWebhookManagedBy, webhookPath } from "@reconcile/runtime";
 import type { WebhookConfiguration } from "@reconcile/runtime/envtest";
-import { type Website, websites } from "./website.js";
+import { type Website, websiteConversion, websites } from "./website.js";
 
 /** The largest page a Website may hold: it travels in a ConfigMap, whose data is limited too. */
 export const maxPageBytes = 64 * 1024;
 
 /**
  * Registers the Website's webhooks on the manager's webhook server: a
- * defaulter that labels every Website with its tier, and a validator that
- * refuses an empty or oversized page and more than 10 replicas, and warns
- * about a Website that serves nothing.
+ * defaulter that labels every Website with its tier, a validator that
+ * refuses an empty or oversized page and more than 10 replicas and warns
+ * about a Website that serves nothing (both for v1 writes), and the
+ * v1alpha1 ↔ v1 conversion at `/convert`.
  */
 export function setupWebsiteWebhooks(manager: Manager): void {
   newWebhookManagedBy(manager)
@@ -23,24 +24,25 @@ export function setupWebsiteWebhooks(manager: Manager): void {
       validateCreate: (website: Website) => validate(website),
       validateUpdate: (website: Website) => validate(website),
     })
+    .withConversion(websiteConversion)
     .complete();
 }
 
 function validate(website: Website): string[] {
   const name = website.metadata?.name ?? "";
   const problems: FieldError[] = [];
-  const html = website.spec?.html ?? "";
-  if (html.trim() === "")
+  const page = website.spec?.page ?? "";
+  if (page.trim() === "")
     problems.push({
       type: "FieldValueRequired",
-      field: "spec.html",
-      message: "spec.html: Required value: the page is empty",
+      field: "spec.page",
+      message: "spec.page: Required value: the page is empty",
     });
-  else if (Buffer.byteLength(html) > maxPageBytes)
+  else if (Buffer.byteLength(page) > maxPageBytes)
     problems.push({
       type: "FieldValueTooLong",
-      field: "spec.html",
-      message: `spec.html: Too long: may not be more than ${maxPageBytes} bytes`,
+      field: "spec.page",
+      message: `spec.page: Too long: may not be more than ${maxPageBytes} bytes`,
     });
   const replicas = website.spec?.replicas ?? 2;
   if (replicas > 10)

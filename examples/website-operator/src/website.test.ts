@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { crdDescriptors } from "@reconcile/runtime/envtest";
 import { describe, expect, it } from "vitest";
-import { websiteCRD, websites } from "./website.js";
+import { websiteCRD, websites, websitesV1alpha1 } from "./website.js";
 
 describe("the Website CRD", () => {
   it("config/crd.json, for kubectl apply, is the CRD the code installs", () => {
@@ -10,6 +10,6 @@ describe("the Website CRD", () => {
   });
 
   it("defines the kind the operator reads", () => {
-    expect(crdDescriptors(websiteCRD)).toEqual([websites]);
+    expect(crdDescriptors(websiteCRD)).toEqual([websites, websitesV1alpha1]);
   });
 });

@@ -183,4 +183,30 @@ describe("defineCustomResource", () => {
       "matches",
     ]);
   });
+  it("carries the conversion it is given into the CRD", () => {
+    const converted = defineCustomResource({
+      group: "example.com",
+      kind: "Pool",
+      version: { name: "v1", spec: k.Object({ replicas: k.Integer() }) },
+      otherVersions: [{ name: "v1alpha1", spec: k.Object({ size: k.String() }) }],
+      conversion: {
+        strategy: "Webhook",
+        webhook: {
+          clientConfig: { url: "https://hooks.example.com/convert" },
+          conversionReviewVersions: ["v1"],
+        },
+      },
+    });
+    expect(converted.crd.spec.conversion).toEqual({
+      strategy: "Webhook",
+      webhook: {
+        clientConfig: { url: "https://hooks.example.com/convert" },
+        conversionReviewVersions: ["v1"],
+      },
+    });
+    expect(converted.crd.spec.versions.map((v) => [v.name, v.storage])).toEqual([
+      ["v1", true],
+      ["v1alpha1", false],
+    ]);
+  });
 });

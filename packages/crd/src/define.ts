@@ -60,6 +60,11 @@ export interface CustomResourceOptions<Spec extends TSchema, Status extends TSch
   version: VersionDefinition<Spec, Status>;
   /** Other served versions (older ones, kept for clients that still use them). */
   otherVersions?: VersionDefinition[] | undefined;
+  /**
+   * How the API server converts between the versions: the CRD's
+   * `spec.conversion`. Default: none given (`None`: only `apiVersion` changes).
+   */
+  conversion?: CustomResourceDefinition["spec"]["conversion"] | undefined;
 }
 
 /** The object type of a custom resource whose spec and status have these schemas. */
@@ -111,7 +116,13 @@ export function defineCustomResource<
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
     metadata: { name: `${plural}.${options.group}` },
-    spec: { group: options.group, names, scope, versions },
+    spec: {
+      group: options.group,
+      names,
+      scope,
+      versions,
+      ...(options.conversion === undefined ? {} : { conversion: options.conversion }),
+    },
   };
   const resource = defineResource<CustomObject<Spec, Status>>({
     group: options.group,
