@@ -6,7 +6,12 @@
 // Thin wiring: every piece of logic lives in a package.
 import { setMaxListeners } from "node:events";
 import { isAlreadyExists, type Pod, pods, storageClasses } from "@reconcile/api";
-import { ApiServer, type ApiServerOptions, defaultAdmissionPlugins } from "@reconcile/apiserver";
+import {
+  ApiServer,
+  type ApiServerOptions,
+  defaultAdmissionPlugins,
+  generateServingCertificates,
+} from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { listerWatcher } from "@reconcile/client";
 import { realClock } from "@reconcile/clock";
@@ -72,6 +77,18 @@ export const fastNodeLifecycle: NonNullable<ClusterOptions["nodeLifecycle"]> = {
     nodeStartupGracePeriodMs: 6_000,
   },
 };
+
+let caOfThisProcess: Promise<string> | undefined;
+
+/**
+ * A CA for a demo cluster that serves plain HTTP: every cluster has one, and
+ * pods need its `kube-root-ca.crt` ConfigMap (their ServiceAccount token
+ * volume projects it). Made once per process (an RSA key takes a moment).
+ */
+export function clusterCA(): Promise<string> {
+  caOfThisProcess ??= generateServingCertificates().then(({ ca }) => ca.cert);
+  return caOfThisProcess;
+}
 
 /** One controller manager or scheduler process, as far as the demo is concerned. */
 export interface Component {

@@ -3,7 +3,7 @@
 // killed (they stop without releasing their Leases, as a crash would); the
 // standbys take over once the Leases run out and the rollout carries on.
 import { deployments } from "@reconcile/api";
-import { newApiServer, startCluster } from "./cluster.js";
+import { clusterCA, newApiServer, startCluster } from "./cluster.js";
 import { complete, deployment, runSteps, type Step, setImage } from "./story-demo.js";
 
 /** Shorter than upstream's 15 s / 10 s / 2 s so that the takeover shows within seconds. */
@@ -11,7 +11,13 @@ const election = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs
 
 export async function runHaDemo(): Promise<boolean> {
   const server = newApiServer();
-  const cluster = startCluster(server, { nodes: 3, controllerManagers: 2, schedulers: 2, election });
+  const cluster = startCluster(server, {
+    nodes: 3,
+    controllerManagers: 2,
+    schedulers: 2,
+    election,
+    rootCA: await clusterCA(),
+  });
   let killed: string[] = [];
   const steps: Step[] = [
     {

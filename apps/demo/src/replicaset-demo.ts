@@ -7,7 +7,7 @@
 // the status comes from real kubelets driving a simulated container runtime.
 import { isPodActive, isPodReady, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { newApiServer, startCluster } from "./cluster.js";
+import { clusterCA, newApiServer, startCluster } from "./cluster.js";
 import { Screen } from "./live-view.js";
 
 const namespace = "default";
@@ -30,7 +30,7 @@ interface ClusterView {
 export async function runReplicaSetDemo(): Promise<boolean> {
   const server = newApiServer();
   const client = server.client();
-  const controlPlane = startCluster(server, { nodes: 3 });
+  const controlPlane = startCluster(server, { nodes: 3, rootCA: await clusterCA() });
 
   let deletedPod = "";
   const steps: Step[] = [

@@ -24,7 +24,7 @@ import type { Client } from "@reconcile/client";
 import { endpointSlices, endpointsResource } from "@reconcile/endpoints";
 import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { type Cluster, fastNodeLifecycle, newApiServer, startCluster } from "./cluster.js";
+import { type Cluster, clusterCA, fastNodeLifecycle, newApiServer, startCluster } from "./cluster.js";
 import { LiveView, type View } from "./live-view.js";
 
 const namespace = "default";
@@ -43,7 +43,11 @@ export interface Step {
 
 export async function runStoryDemo(): Promise<boolean> {
   const server = newApiServer();
-  const cluster = startCluster(server, { nodes: 3, nodeLifecycle: fastNodeLifecycle });
+  const cluster = startCluster(server, {
+    nodes: 3,
+    nodeLifecycle: fastNodeLifecycle,
+    rootCA: await clusterCA(),
+  });
   const steps = [...rolloutSteps(), ...nodeLossSteps("node-3"), ...namespaceAndCleanupSteps()];
   return runSteps(server, cluster, steps, "npm run demo");
 }
