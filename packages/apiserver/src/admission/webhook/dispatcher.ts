@@ -99,10 +99,10 @@ async function webhookMatches(
 }
 
 /**
- * Calls one webhook for `a`; resolves with its answer (a patch applied to
- * `a.object` for a mutating one, warnings passed on), or undefined when it was
- * skipped or failed open. Throws the client's error when it refuses or fails
- * closed.
+ * Calls one webhook for `a`, passing its warnings on. Resolves `true` when a
+ * mutating webhook's patch changed `a.object` (applied in place), `false`
+ * when nothing changed or the call failed open. Throws the client's error
+ * when the webhook refuses or the call fails closed.
  */
 async function callWebhook(
   webhook: Webhook,
@@ -135,8 +135,6 @@ async function callWebhook(
   } catch (error) {
     if (error instanceof WebhookCallError) return fail(error.message);
     throw error;
-  } finally {
-    // Timed either way; whether it refused is known below.
   }
   if (typeof answer === "string") return fail(`received invalid webhook response: ${answer}`);
   const seconds = (performance.now() - started) / 1000;
