@@ -56,12 +56,14 @@ export class WebhookTransport {
     if (handler !== undefined) {
       // The handler gets its own copy, as it would over the wire.
       const sent = copyJson(review) as Review;
-      const answer = await withTimeout(
-        Promise.resolve().then(() => handler(sent)),
-        timeoutMs,
-        shown,
-      );
-      return answer;
+      let answered: Review | Promise<Review>;
+      try {
+        answered = handler(sent);
+      } catch (error) {
+        throw new WebhookCallError(`failed to call webhook: ${shown}: ${errorMessage(error)}`);
+      }
+      // A handler that answers at once needs no timer; one that waits is held to the timeout.
+      return answered instanceof Promise ? withTimeout(answered, timeoutMs, shown) : answered;
     }
     return post(endpoint, review, timeoutMs, shown, this.#agentFor(endpoint));
   }
@@ -85,11 +87,20 @@ export class WebhookTransport {
   }
 }
 
+/** URLs as keys, parsed once each (a webhook's URL is asked for on every call). */
+const normalized = new Map<string, string>();
+
 function normalize(url: string): string {
-  const parsed = new URL(url);
-  parsed.search = "";
-  if (parsed.port === "443") parsed.port = "";
-  return parsed.toString();
+  let key = normalized.get(url);
+  if (key === undefined) {
+    const parsed = new URL(url);
+    parsed.search = "";
+    if (parsed.port === "443") parsed.port = "";
+    key = parsed.toString();
+    if (normalized.size >= 1024) normalized.clear();
+    normalized.set(url, key);
+  }
+  return key;
 }
 
 async function withTimeout<T>(work: Promise<T>, timeoutMs: number, shown: string): Promise<T> {
