@@ -55,60 +55,38 @@ function validate(website: Website): string[] {
   return replicas === 0 ? [`Website ${name} has 0 replicas: it serves nothing`] : [];
 }
 
+/** One webhook of a configuration: `mutate` or `validate` Websites on create and update, through the operator's Service. */
+function websiteWebhook(kind: "mutate" | "validate") {
+  return {
+    name: `${kind === "mutate" ? "m" : "v"}website.example.reconcile.dev`,
+    clientConfig: {
+      service: { name: "website-operator-webhooks", namespace: "default", path: webhookPath(kind, websites) },
+    },
+    rules: [
+      {
+        operations: ["CREATE", "UPDATE"],
+        apiGroups: [websites.group],
+        apiVersions: [websites.version],
+        resources: [websites.plural],
+      },
+    ],
+    sideEffects: "None",
+    admissionReviewVersions: ["v1"],
+  };
+}
+
 /** The webhook configurations, as `config/webhooks.json` holds them (kubebuilder's shape). */
 export const websiteWebhookConfigurations: WebhookConfiguration[] = [
   {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "MutatingWebhookConfiguration",
     metadata: { name: "website-operator-mutating" },
-    webhooks: [
-      {
-        name: "mwebsite.example.reconcile.dev",
-        clientConfig: {
-          service: {
-            name: "website-operator-webhooks",
-            namespace: "default",
-            path: webhookPath("mutate", websites),
-          },
-        },
-        rules: [
-          {
-            operations: ["CREATE", "UPDATE"],
-            apiGroups: [websites.group],
-            apiVersions: [websites.version],
-            resources: [websites.plural],
-          },
-        ],
-        sideEffects: "None",
-        admissionReviewVersions: ["v1"],
-      },
-    ],
+    webhooks: [websiteWebhook("mutate")],
   },
   {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingWebhookConfiguration",
     metadata: { name: "website-operator-validating" },
-    webhooks: [
-      {
-        name: "vwebsite.example.reconcile.dev",
-        clientConfig: {
-          service: {
-            name: "website-operator-webhooks",
-            namespace: "default",
-            path: webhookPath("validate", websites),
-          },
-        },
-        rules: [
-          {
-            operations: ["CREATE", "UPDATE"],
-            apiGroups: [websites.group],
-            apiVersions: [websites.version],
-            resources: [websites.plural],
-          },
-        ],
-        sideEffects: "None",
-        admissionReviewVersions: ["v1"],
-      },
-    ],
+    webhooks: [websiteWebhook("validate")],
   },
 ];

@@ -67,6 +67,20 @@ function convert(pool: Pool, desired: string): Pool {
   };
 }
 
+/** The webhook's successful answer: every object converted with `convert`. */
+function converted(review: Record<string, unknown>) {
+  const request = review.request as { uid: string; desiredAPIVersion: string; objects: Pool[] };
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "ConversionReview",
+    response: {
+      uid: request.uid,
+      convertedObjects: request.objects.map((o) => convert(o, request.desiredAPIVersion)),
+      result: { status: "Success" },
+    },
+  };
+}
+
 async function start(answer?: (review: Record<string, unknown>) => Record<string, unknown>) {
   const server = new ApiServer();
   servers.push(server);
@@ -74,16 +88,7 @@ async function start(answer?: (review: Record<string, unknown>) => Record<string
   server.admissionWebhooks.serve("https://convert.local/convert", (review) => {
     const request = review.request as { uid: string; desiredAPIVersion: string; objects: Pool[] };
     reviews.push({ desired: request.desiredAPIVersion, count: request.objects.length });
-    if (answer) return answer(review);
-    return {
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "ConversionReview",
-      response: {
-        uid: request.uid,
-        convertedObjects: request.objects.map((o) => convert(o, request.desiredAPIVersion)),
-        result: { status: "Success" },
-      },
-    };
+    return answer ? answer(review) : converted(review);
   });
   await server
     .client()
@@ -177,18 +182,7 @@ describe("CRD conversion by webhook", () => {
 describe("kubectl and a CRD converted by webhook", () => {
   it("gets one object at both versions, each as its version says", async () => {
     const { api, kubectl, file } = await kubectlCluster({ kubernetesService: false });
-    api.admissionWebhooks.serve("https://convert.local/convert", (review) => {
-      const request = review.request as { uid: string; desiredAPIVersion: string; objects: Pool[] };
-      return {
-        apiVersion: "apiextensions.k8s.io/v1",
-        kind: "ConversionReview",
-        response: {
-          uid: request.uid,
-          convertedObjects: request.objects.map((o) => convert(o, request.desiredAPIVersion)),
-          result: { status: "Success" },
-        },
-      };
-    });
+    api.admissionWebhooks.serve("https://convert.local/convert", converted);
     expect((await kubectl(["apply", "-f", await file("crd.json", JSON.stringify(crd))])).code).toBe(0);
     expect(
       (await kubectl(["wait", "--for=condition=Established", "crd/pools.example.com", "--timeout=10s"])).code,

@@ -1,3 +1,4 @@
+import type { WebhookObserver } from "../admission/webhook/dispatcher.js";
 import { isTrue } from "./parameters.js";
 
 /**
@@ -6,31 +7,17 @@ import { isTrue } from "./parameters.js";
  * `apiserver_request_duration_seconds`, `apiserver_storage_objects`). The
  * package records through this interface only; a prom-client adapter lives
  * where a Prometheus registry does (`prometheusApiServerMetrics` of
- * @reconcile/controller-manager), so prom-client is no dependency here.
+ * @reconcile/controller-manager), so prom-client is no dependency here. Its
+ * optional `admission` and `rejection` (a {@link WebhookObserver}'s) count the
+ * admission webhook calls of every request.
  */
-export interface ApiServerMetrics {
+export interface ApiServerMetrics extends Partial<WebhookObserver> {
   /** One finished request, with its labels and how long it took. */
   request(labels: RequestLabels, durationSeconds: number): void;
   /** How many objects of `resource` (`pods`, `deployments.apps`) storage holds; reported at each scrape. */
   storageObjects(resource: string, count: number): void;
   /** The exposition served at `GET /metrics`. */
   expose(): Promise<{ contentType: string; body: string }>;
-  /** One admission webhook call (`apiserver_admission_webhook_admission_duration_seconds`). Optional. */
-  admission?(
-    name: string,
-    operation: string,
-    rejected: boolean,
-    type: "admit" | "validating",
-    seconds: number,
-  ): void;
-  /** One webhook refusal or failure (`apiserver_admission_webhook_rejection_count`). Optional. */
-  rejection?(
-    name: string,
-    operation: string,
-    type: "admit" | "validating",
-    errorType: string,
-    code: number,
-  ): void;
 }
 
 /** `apiserver_request_total`'s labels (upstream `MonitorRequest`). */

@@ -95,7 +95,8 @@ function chargeQuotas(
     const exceeded: string[] = [];
     const next = new Map(used);
     for (const [name, q] of requested) {
-      const total = (used.get(name) ?? q.sub(q)).add(q);
+      const had = used.get(name);
+      const total = had === undefined ? q : had.add(q);
       next.set(name, total);
       if (total.cmp(hard.get(name)!) > 0) exceeded.push(name);
     }
