@@ -130,12 +130,16 @@ describe("ResourceQuota: the controller keeps status, admission enforces it", ()
       message:
         'pods "free-2" is forbidden: exceeded quota: best-effort, requested: pods=1, used: pods=1, limited: pods=1',
     });
-    // The controller's recount agrees with what admission charged.
+    // The periodic recount counts the pods its scope selects, whatever the status said before it.
+    const charged = await quota(client, "best-effort");
+    await client
+      .resource(resourceQuotas, namespace)
+      .updateStatus({ ...charged, status: { ...charged.status, used: { pods: "7" } } } as never);
     await clock.advance(5 * 60_000);
     const recounted = await eventually(
       clock,
       () => quota(client, "best-effort"),
-      () => true,
+      (q) => q.status?.used?.pods !== "7",
     );
     expect(recounted.status?.used).toEqual({ pods: "1" });
   });

@@ -310,3 +310,56 @@ describe("webhooks on subresources", () => {
     expect(seen).toEqual([{ subResource: "binding", name: "p", kind: "Binding" }]);
   });
 });
+
+describe("reinvocationPolicy", () => {
+  it("calls an IfNeeded webhook once more when a later one changed the object, a Never one not", async () => {
+    const server = newServer();
+    const client = server.client();
+    const calls: string[] = [];
+    const answer = (name: string, patch: unknown[]) => (review: Review) => {
+      const request = review.request as {
+        uid: string;
+        object: { metadata?: { labels?: Record<string, string> } };
+      };
+      calls.push(
+        `${name}:${Object.keys(request.object.metadata?.labels ?? {})
+          .sort()
+          .join(",")}`,
+      );
+      const response: Record<string, unknown> = { uid: request.uid, allowed: true };
+      if (patch.length > 0) Object.assign(response, { patchType: "JSONPatch", patch: patchOf(patch) });
+      return { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response };
+    };
+    server.admissionWebhooks.serve("https://a.local/", answer("a", []));
+    server.admissionWebhooks.serve("https://n.local/", answer("n", []));
+    server.admissionWebhooks.serve(
+      "https://z.local/",
+      answer("z", [{ op: "add", path: "/metadata/labels", value: { z: "1" } }]),
+    );
+    const webhook = (name: string, url: string, reinvocationPolicy: string) => ({
+      name,
+      clientConfig: { url },
+      rules: [podRule],
+      sideEffects: "None",
+      admissionReviewVersions: ["v1"],
+      reinvocationPolicy,
+    });
+    // Configurations run in name order: "a" and "n" before "z", whose patch they have not seen.
+    await client.resource(mutatingWebhookConfigurations).create({
+      metadata: { name: "a" },
+      webhooks: [
+        webhook("a.example.com", "https://a.local/", "IfNeeded"),
+        webhook("n.example.com", "https://n.local/", "Never"),
+      ],
+    } as never);
+    await client.resource(mutatingWebhookConfigurations).create({
+      metadata: { name: "z" },
+      webhooks: [webhook("z.example.com", "https://z.local/", "Never")],
+    } as never);
+    const pod = await client
+      .resource(pods, "default")
+      .create({ metadata: { name: "p" }, spec: { containers: [container] } });
+    expect(pod.metadata?.labels).toEqual({ z: "1" });
+    expect(calls).toEqual(["a:", "n:", "z:", "a:z"]);
+  });
+});

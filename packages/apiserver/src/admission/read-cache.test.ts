@@ -1,0 +1,39 @@
+import { describe, expect, it } from "vitest";
+import { MemoryStorage } from "../storage/memory-storage.js";
+import { ListCache, WriteCountingStorage } from "./read-cache.js";
+
+const limits = (name: string) => ({
+  apiVersion: "v1",
+  kind: "LimitRange",
+  metadata: { name, namespace: "default" },
+});
+
+describe("admission's list cache", () => {
+  it("serves a list again until a write through the counting storage touches its collection", async () => {
+    const inner = new MemoryStorage();
+    const storage = new WriteCountingStorage(inner);
+    const cache = new ListCache(storage);
+    await storage.create("/core/limitranges/default/a", limits("a"));
+    const first = await cache.list("/core/limitranges/default/");
+    expect(first.map((o) => o.metadata?.name)).toEqual(["a"]);
+    // A write to another collection leaves the list as it was: the same array.
+    await storage.create("/core/configmaps/default/x", { metadata: { name: "x", namespace: "default" } });
+    expect(await cache.list("/core/limitranges/default/")).toBe(first);
+    expect(storage.writesTo("/core/configmaps/")).toBe(1);
+    // A write to its collection, in any namespace, makes it read again.
+    await storage.create("/core/limitranges/other/b", {
+      ...limits("b"),
+      metadata: { name: "b", namespace: "other" },
+    });
+    const again = await cache.list("/core/limitranges/default/");
+    expect(again).not.toBe(first);
+    await storage.create("/core/limitranges/default/c", limits("c"));
+    expect((await cache.list("/core/limitranges/default/")).map((o) => o.metadata?.name)).toEqual(["a", "c"]);
+    expect((await cache.get("/core/limitranges/default/", "c"))?.metadata?.name).toBe("c");
+    expect(await cache.get("/core/limitranges/default/", "z")).toBeUndefined();
+    // A failed write counts too: it may have changed the collection as far as this server knows.
+    await expect(storage.create("/core/limitranges/default/c", limits("c"))).rejects.toThrow();
+    expect(storage.writesTo("/core/limitranges/")).toBe(4);
+    inner.close();
+  });
+});
