@@ -1,7 +1,6 @@
-import { randomUUID } from "node:crypto";
 import { type Logger, type ResourceDescriptor, rfc3339 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import { type Clock, type Random, realClock, realRandom, uuidFrom } from "@reconcile/clock";
 import { AdmissionChain } from "./admission/chain.js";
 import type { AdmissionPlugin } from "./admission/plugin.js";
 import { storageContext } from "./admission/plugin.js";
@@ -32,6 +31,12 @@ export interface ApiServerOptions {
   logger?: Logger | undefined;
   /** Source of time: creation and deletion timestamps, bookmarks, watch timeouts. Default: `realClock`. */
   clock?: Clock | undefined;
+  /**
+   * Where uids, generated names and cluster IPs draw from. Default `Math.random`
+   * (uids from `crypto.randomUUID`); a seeded source (`seededRandom` of
+   * `@reconcile/clock`) makes every generated value repeat from run to run.
+   */
+  random?: Random | undefined;
   /** How many changes the in-memory storage keeps for watches and continue tokens. Default: 10,000. Ignored with `storage`. */
   historySize?: number | undefined;
   /**
@@ -107,6 +112,8 @@ export class ApiServer {
   readonly storage: Storage;
   readonly registry: Registry;
   readonly clock: Clock;
+  /** Where uids, generated names and cluster IPs draw from. */
+  readonly random: Random;
   /** The Services' cluster IPs: the range and what is taken. */
   readonly serviceIPs: ClusterIPAllocator;
   /**
@@ -132,6 +139,7 @@ export class ApiServer {
 
   constructor(options: ApiServerOptions = {}) {
     this.clock = options.clock ?? realClock;
+    this.random = options.random ?? realRandom;
     this.storage =
       options.storage ??
       new MemoryStorage({
@@ -141,16 +149,22 @@ export class ApiServer {
         maxObjectBytes: options.maxObjectBytes,
         watchBufferSize: options.watchBufferSize,
       });
-    this.serviceIPs = new ClusterIPAllocator(options.serviceClusterIPRange ?? defaultServiceCIDR);
+    this.serviceIPs = new ClusterIPAllocator(
+      options.serviceClusterIPRange ?? defaultServiceCIDR,
+      this.random,
+    );
     const storage = this.storage;
-    const ready = createInitialObjects(storage, this.clock).then(() =>
-      recoverServiceIPs(storage, this.serviceIPs, this.clock, options.kubernetesService ?? true),
+    const ready = createInitialObjects(storage, this.clock, this.random).then(() =>
+      recoverServiceIPs(storage, this.serviceIPs, this.clock, this.random, options.kubernetesService ?? true),
     );
     this.#ready = ready;
     // Admission lists on every write; this storage tells its cache when a list may have changed.
     const counted = new WriteCountingStorage(this.storage);
-    const admissionContext = storageContext(counted, this.clock, (apiVersion, kind) =>
-      this.registry.resourceForKind(apiVersion, kind),
+    const admissionContext = storageContext(
+      counted,
+      this.clock,
+      (apiVersion, kind) => this.registry.resourceForKind(apiVersion, kind),
+      this.random,
     );
     const chosen = options.admissionPlugins ?? embeddedAdmissionPlugins;
     const admission = new AdmissionChain([
@@ -175,6 +189,7 @@ export class ApiServer {
       admission: admission.plugins.length > 0 ? admission : undefined,
       storage: counted,
       clock: this.clock,
+      random: this.random,
       definitions: new ResourceDefinitions(
         options.definitions ?? options.resources?.map(definitionFor) ?? builtinDefinitions,
       ),
@@ -291,11 +306,14 @@ export class ApiServer {
 }
 
 /** The namespaces and system PriorityClasses every cluster starts with; those already stored stay. */
-async function createInitialObjects(storage: Storage, clock: Clock): Promise<void> {
-  await createInitialNamespaces(storage, clock);
+async function createInitialObjects(storage: Storage, clock: Clock, random: Random): Promise<void> {
+  await createInitialNamespaces(storage, clock, random);
   for (const pc of systemPriorityClasses) {
     const name = pc.metadata!.name!;
-    const object = { ...pc, metadata: { name, uid: randomUUID(), creationTimestamp: rfc3339(clock.now()) } };
+    const object = {
+      ...pc,
+      metadata: { name, uid: uuidFrom(random), creationTimestamp: rfc3339(clock.now()) },
+    };
     try {
       await storage.create(`/scheduling.k8s.io/priorityclasses/${name}`, object as never);
     } catch (error) {
@@ -304,7 +322,7 @@ async function createInitialObjects(storage: Storage, clock: Clock): Promise<voi
   }
 }
 
-async function createInitialNamespaces(storage: Storage, clock: Clock): Promise<void> {
+async function createInitialNamespaces(storage: Storage, clock: Clock, random: Random): Promise<void> {
   for (const name of initialNamespaces) {
     try {
       await storage.create(`/core/namespaces/${name}`, {
@@ -312,7 +330,7 @@ async function createInitialNamespaces(storage: Storage, clock: Clock): Promise<
         kind: "Namespace",
         metadata: {
           name,
-          uid: randomUUID(),
+          uid: uuidFrom(random),
           creationTimestamp: rfc3339(clock.now()),
           labels: { "kubernetes.io/metadata.name": name },
         },
@@ -334,6 +352,7 @@ async function recoverServiceIPs(
   storage: Storage,
   allocator: ClusterIPAllocator,
   clock: Clock,
+  random: Random,
   kubernetesService: boolean,
 ): Promise<void> {
   const stored = await storage.list("/core/services/");
@@ -353,7 +372,7 @@ async function recoverServiceIPs(
       metadata: {
         name: "kubernetes",
         namespace: "default",
-        uid: randomUUID(),
+        uid: uuidFrom(random),
         creationTimestamp: rfc3339(clock.now()),
         labels: { component: "apiserver", provider: "kubernetes" },
       },

@@ -1,7 +1,7 @@
 import type http from "node:http";
 import type { Client } from "@reconcile/client";
-import type { Clock } from "@reconcile/clock";
-import type { Logger } from "@reconcile/controller";
+import type { Clock, Random } from "@reconcile/clock";
+import type { Logger, ReconcileObserver } from "@reconcile/controller";
 import { Manager, runningManagedControllersGauge, type ServingAuthorizer } from "@reconcile/runtime";
 import type { Registry } from "prom-client";
 import type { ControllerDescriptors } from "./controller-descriptors.js";
@@ -41,6 +41,10 @@ export interface ControllerManagerOptions {
   resyncPeriodMs?: number | undefined;
   /** Default `realClock`. */
   clock?: Clock | undefined;
+  /** Jitter, reconcile IDs and the default identity draw from it. Default `Math.random`. */
+  random?: Random | undefined;
+  /** Told of every finished reconcile of every controller. Default: nobody. */
+  reconcileObserver?: ReconcileObserver | undefined;
   /** pino-shaped logger. Default: silent. */
   logger?: Logger | undefined;
   /** Where `/metrics` families live. Default: a new prom-client `Registry`. */
@@ -81,6 +85,8 @@ export class ControllerManager {
     this.manager = new Manager({
       client: options.client,
       clock: options.clock,
+      random: options.random,
+      reconcileObserver: options.reconcileObserver,
       logger: options.logger,
       registry: options.registry,
       resyncPeriodMs: options.resyncPeriodMs ?? 0,

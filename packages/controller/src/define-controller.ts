@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import type { RunOptions } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import { type Clock, type Random, realClock } from "@reconcile/clock";
 import {
   type MetricsProvider,
   type RateLimiter,
@@ -12,7 +12,7 @@ import { type SyncedInformer, waitForInformersSynced } from "./cache-sync.js";
 import { ClientEventRecorder, type EventRecorder, noopEventRecorder } from "./event-recorder.js";
 import { type Logger, noopLogger } from "./logger.js";
 import { EnqueueReasons, runWorkers, type SyncContext } from "./run-workers.js";
-import type { SyncMetrics, SyncResult } from "./sync-result.js";
+import type { ReconcileObserver, SyncMetrics, SyncResult } from "./sync-result.js";
 
 /**
  * The parts every controller shares, each optional and defaulted by
@@ -23,6 +23,8 @@ import type { SyncMetrics, SyncResult } from "./sync-result.js";
 export interface ControllerContext {
   /** Time for the queues, rate limits, cache-sync timeout and sync durations. Default `realClock`. */
   clock?: Clock | undefined;
+  /** Where reconcile IDs draw from. Default: `crypto.randomUUID`. */
+  random?: Random | undefined;
   /** pino-shaped; the controller binds its own `controller` key. Default: silent. */
   logger?: Logger | undefined;
   /** Where Events go. Default: the controller's own `ClientEventRecorder`, flushed when it stops. */
@@ -31,6 +33,8 @@ export interface ControllerContext {
   queueMetricsProvider?: MetricsProvider | undefined;
   /** Sync counts and durations (`controller_runtime_reconcile_*`). Default: none. */
   syncMetrics?: SyncMetrics | undefined;
+  /** Told of every finished sync, with its key, reason and outcome. Default: nobody. */
+  reconcileObserver?: ReconcileObserver | undefined;
   /** How often an informer without a synced signal (a test fake) is polled, in ms. Default 100. */
   cacheSyncPollMs?: number | undefined;
   /** Give up waiting for the caches after this long (`run` rejects); 0 waits for ever. Default 0. */
@@ -221,6 +225,8 @@ export class ControllerHarness<K = string> {
             maxRetries: queueSpec.maxRetries,
             metrics: this.#context.syncMetrics,
             clock: this.clock,
+            random: this.#context.random,
+            observer: this.#context.reconcileObserver,
             reasons: i === 0 ? this.#reasons : undefined,
           }),
         ),

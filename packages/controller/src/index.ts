@@ -99,6 +99,8 @@ export {
 export { type SlowStartBatchResult, slowStartBatch, slowStartInitialBatchSize } from "./slow-start-batch.js";
 export {
   noopSyncMetrics,
+  type ReconcileObserver,
+  type ReconcileRecord,
   type SyncMetrics,
   type SyncOutcome,
   type SyncResult,

@@ -1,9 +1,10 @@
 import { splitMetaNamespaceKey } from "@reconcile/api";
-import { type Clock, realClock } from "@reconcile/clock";
+import { type Clock, type Random, realClock, uuidFrom } from "@reconcile/clock";
 import type { RateLimitingInterface } from "@reconcile/workqueue";
 import { type Logger, noopLogger } from "./logger.js";
 import {
   noopSyncMetrics,
+  type ReconcileObserver,
   type SyncMetrics,
   type SyncOutcome,
   type SyncResult,
@@ -83,6 +84,10 @@ export interface RunWorkersOptions<T> {
   metrics?: SyncMetrics | undefined;
   /** Times syncs for `metrics`. Default `realClock`. */
   clock?: Clock | undefined;
+  /** Where reconcile IDs draw from. Default: `crypto.randomUUID`. */
+  random?: Random | undefined;
+  /** Told of every finished sync. Default: nobody. */
+  observer?: ReconcileObserver | undefined;
   /** Where the reasons of enqueues are kept; a sync's context and log lines get its key's. Default: no reasons. */
   reasons?: EnqueueReasons<T> | undefined;
 }
@@ -152,7 +157,7 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
       queue.done(key);
       return;
     }
-    const reconcileID = crypto.randomUUID();
+    const reconcileID = uuidFrom(options.random);
     const reason = reasons?.take(key);
     const syncLogger = logger.child(
       reason === undefined
@@ -161,10 +166,12 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
     );
     const startedAt = clock.now();
     let outcome: SyncOutcome;
+    let failure: unknown;
+    let requeueAfterMs: number | undefined;
     try {
       const result = await sync(key, { logger: syncLogger, reconcileID, signal, reason });
       queue.forget(key);
-      const requeueAfterMs = result?.requeueAfterMs;
+      requeueAfterMs = result?.requeueAfterMs;
       if (requeueAfterMs !== undefined && requeueAfterMs > 0) {
         reasons?.note(key, "requeue requested");
         queue.addAfter(key, requeueAfterMs);
@@ -174,6 +181,7 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
       }
     } catch (error) {
       // Requeue before logging: a logger that throws must neither lose the key nor end the worker.
+      failure = error;
       const terminal = TerminalError.isTerminal(error);
       const retry = !terminal && (maxRetries === undefined || queue.numRequeues(key) < maxRetries);
       if (retry) {
@@ -196,10 +204,22 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
     } finally {
       queue.done(key);
     }
+    const endedAt = clock.now();
     try {
-      metrics.observeSync(name, outcome, (clock.now() - startedAt) / 1000);
+      metrics.observeSync(name, outcome, (endedAt - startedAt) / 1000);
+      options.observer?.({
+        controller: name,
+        key,
+        reason,
+        reconcileID,
+        outcome,
+        error: failure,
+        requeueAfterMs: outcome === "requeue_after" ? requeueAfterMs : undefined,
+        startedAt,
+        endedAt,
+      });
     } catch {
-      // A failing metrics sink must not end the worker.
+      // A failing metrics sink or observer must not end the worker.
     }
   }
 }

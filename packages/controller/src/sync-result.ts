@@ -59,6 +59,32 @@ export interface SyncMetrics {
   observeSync(controller: string, outcome: SyncOutcome, durationSeconds: number): void;
 }
 
+/** One finished sync, as a {@link ReconcileObserver} sees it. */
+export interface ReconcileRecord {
+  /** The queue's name (the controller's, for its main queue). */
+  readonly controller: string;
+  /** The key synced (`namespace/name` for most controllers). */
+  readonly key: unknown;
+  /** Why it was queued, when the queue was fed with a reason. */
+  readonly reason: string | undefined;
+  readonly reconcileID: string;
+  readonly outcome: SyncOutcome;
+  /** The sync's error, for `error` and `terminal_error`. */
+  readonly error?: unknown;
+  /** The delay the sync asked for, for `requeue_after`. */
+  readonly requeueAfterMs?: number | undefined;
+  /** When the sync started and ended, in the clock's milliseconds. */
+  readonly startedAt: number;
+  readonly endedAt: number;
+}
+
+/**
+ * Called once per finished sync, after the key is requeued or forgotten:
+ * what a trace of the controller's decisions records (`@reconcile/sim`).
+ * A throwing observer is ignored.
+ */
+export type ReconcileObserver = (record: ReconcileRecord) => void;
+
 export const noopSyncMetrics: SyncMetrics = {
   observeSync() {},
 };

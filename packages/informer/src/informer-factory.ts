@@ -36,6 +36,8 @@ export interface SharedInformerFactoryOptions {
   detectMutations?: boolean | undefined;
   /** Default: `realClock`. */
   clock?: Clock | undefined;
+  /** The jitter of every informer's watch timeouts and backoff, in [0, 1). Default: `Math.random`. */
+  random?: (() => number) | undefined;
   /** Given to every informer, and where an informer that fails outright is reported. Default: `noopLogger` (nothing). */
   logger?: Logger | undefined;
 }
@@ -99,6 +101,7 @@ export class SharedInformerFactory {
       logger: o.logger,
       detectMutations: o.detectMutations,
       clock: this.#clock,
+      random: o.random,
     });
     this.#informers.set(key, informer as unknown as SharedIndexInformer<KubeObject>);
     return informer;

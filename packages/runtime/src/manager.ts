@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import http from "node:http";
 import { hostname } from "node:os";
@@ -10,12 +9,13 @@ import {
   type Runnable,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, realClock } from "@reconcile/clock";
+import { type Clock, type Random, realClock, uuidFrom } from "@reconcile/clock";
 import {
   ClientEventRecorder,
   type ControllerContext,
   type EventRecorder,
   type Logger,
+  type ReconcileObserver,
 } from "@reconcile/controller";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { HealthzAdaptor, LeaderElector, LeaseLock } from "@reconcile/leader-election";
@@ -89,6 +89,10 @@ export interface ManagerOptions {
   cacheSyncTimeoutMs?: number | undefined;
   /** Default `realClock`. */
   clock?: Clock | undefined;
+  /** The jitter of informers and leader election, reconcile IDs and the default identity. Default `Math.random`. */
+  random?: Random | undefined;
+  /** Told of every finished reconcile of every controller (`@reconcile/sim` traces them). Default: nobody. */
+  reconcileObserver?: ReconcileObserver | undefined;
   /** Default: no logging. */
   logger?: Logger | undefined;
   /** Where metrics are registered and `/metrics` reads from. Default: a new prom-client registry. */
@@ -118,6 +122,8 @@ const slowCacheSyncMs = 5_000;
 export class Manager {
   readonly client: Client;
   readonly clock: Clock;
+  readonly #random: Random | undefined;
+  readonly #reconcileObserver: ReconcileObserver | undefined;
   readonly logger: Logger;
   /** The shared informers: ask for one with `informers.forResource(kind)`, read with `informers.lister(kind)`. */
   readonly informers: SharedInformerFactory;
@@ -151,11 +157,13 @@ export class Manager {
     if (options?.client === undefined) throw new TypeError("Manager: client is required");
     this.client = options.client;
     this.clock = options.clock ?? realClock;
+    this.#random = options.random;
+    this.#reconcileObserver = options.reconcileObserver;
     // As controller-runtime's zap default: a reconcile error is never silent. `logger: noopLogger` opts out.
     this.logger = options.logger ?? jsonLogger();
     this.cacheSyncTimeoutMs = options.cacheSyncTimeoutMs ?? 120_000;
     this.#election = options.leaderElection;
-    this.identity = options.leaderElection?.identity || `${hostname()}_${randomUUID()}`;
+    this.identity = options.leaderElection?.identity || `${hostname()}_${uuidFrom(options.random)}`;
     this.registry = options.registry ?? new Registry();
     this.workqueueMetrics = prometheusWorkqueueMetrics(this.registry);
     this.#leaderMetrics = prometheusLeaderElectionMetrics(this.registry);
@@ -165,6 +173,7 @@ export class Manager {
     this.informers = new SharedInformerFactory({
       client: this.client,
       clock: this.clock,
+      random: options.random,
       namespace: options.namespace,
       resyncPeriodMs: options.resyncPeriodMs,
       // managedFields are never read by a controller, so never cached (as controller-runtime's default transform).
@@ -197,6 +206,8 @@ export class Manager {
       logger: this.logger,
       queueMetricsProvider: this.workqueueMetrics,
       cacheSyncTimeoutMs: this.cacheSyncTimeoutMs,
+      random: this.#random,
+      reconcileObserver: this.#reconcileObserver,
     };
   }
 
@@ -379,6 +390,7 @@ export class Manager {
       releaseOnCancel: election.releaseOnCancel ?? true,
       name: election.name,
       clock: this.clock,
+      random: this.#random,
       watchDog: this.#healthzAdaptor,
       metricsProvider: this.#leaderMetrics,
       logger: this.logger,

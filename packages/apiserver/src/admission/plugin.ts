@@ -5,7 +5,7 @@ import {
   type ResourceDescriptor,
   type StatusError,
 } from "@reconcile/api";
-import type { Clock } from "@reconcile/clock";
+import { type Clock, type Random, realRandom } from "@reconcile/clock";
 import type { AdmissionAttributes } from "../registry/admission.js";
 import { collectionPrefix, keyOf } from "../registry/store/keys.js";
 import { ListCache, type WriteCountingStorage } from "./read-cache.js";
@@ -36,6 +36,8 @@ export interface AdmissionPlugin {
 /** What plugins read the cluster's state through: the storage itself, so a read is never stale. */
 export interface AdmissionContext {
   readonly clock: Clock;
+  /** Where generated names (the token volume's suffix) draw from. */
+  readonly random: Random;
   get<T extends KubeObject>(
     resource: ResourceDescriptor<T>,
     namespace: string,
@@ -61,10 +63,12 @@ export function storageContext(
   storage: WriteCountingStorage,
   clock: Clock,
   resourceForKind: (apiVersion: string, kind: string) => ResourceDescriptor | undefined = () => undefined,
+  random: Random = realRandom,
 ): AdmissionContext {
   const lists = new ListCache(storage);
   return {
     clock,
+    random,
     resourceForKind,
     get: async (resource, namespace, name) =>
       (await lists.get(collectionPrefix(resource, namespace || undefined), name)) as never,

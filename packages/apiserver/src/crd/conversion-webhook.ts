@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { errorMessage, type KubeObject, newInternalError } from "@reconcile/api";
+import { uuidFrom } from "@reconcile/clock";
 import type { AdmissionContext } from "../admission/plugin.js";
 import { endpointOf } from "../admission/webhook/endpoint.js";
 import type { WebhookTransport } from "../admission/webhook/transport.js";
@@ -37,7 +37,7 @@ export function webhookConversion(
     const from = objects[indexes[0]!]!.apiVersion ?? "";
     const failed = (why: string) =>
       newInternalError(`conversion webhook for ${from}, Kind=${kind} failed: ${why}`);
-    const uid = randomUUID();
+    const uid = uuidFrom(webhooks.context.random);
     const review = {
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "ConversionReview",

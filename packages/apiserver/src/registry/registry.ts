@@ -9,7 +9,7 @@ import {
   StatusError,
   type WatchOptions,
 } from "@reconcile/api";
-import type { Clock } from "@reconcile/clock";
+import { type Clock, type Random, realRandom } from "@reconcile/clock";
 import type { Storage } from "../storage/storage.js";
 import type { Admission } from "./admission.js";
 import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
@@ -31,6 +31,8 @@ export interface RegistryOptions {
   storage: Storage;
   /** Time for timestamps and watch timeouts. */
   clock: Clock;
+  /** Where uids and generated names draw from. Default `Math.random` (uids from `crypto.randomUUID`). */
+  random?: Random | undefined;
   /** The kinds served, live: adding one serves it at once; requests for any other resource are 404. */
   definitions: ResourceDefinitions;
   /** Largest accepted object, in bytes of JSON. */
@@ -74,6 +76,7 @@ export class Registry {
     this.#context = {
       storage: options.storage,
       clock: options.clock,
+      random: options.random ?? realRandom,
       maxObjectBytes: options.maxObjectBytes,
       bookmarkIntervalMs: options.bookmarkIntervalMs,
       serviceIPs: options.serviceIPs,

@@ -42,7 +42,7 @@ export function serviceAccountPlugin(context: AdmissionContext): AdmissionPlugin
         );
       }
       if (spec.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true)
-        mountServiceAccountToken(pod);
+        mountServiceAccountToken(pod, () => randomSuffix(context.random));
     },
   };
 }

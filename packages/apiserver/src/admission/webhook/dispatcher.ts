@@ -10,6 +10,7 @@ import {
   services,
   validatingWebhookConfigurations,
 } from "@reconcile/api";
+import { uuidFrom } from "@reconcile/clock";
 import type { MutatingWebhook, ValidatingWebhook } from "kubernetes-types/admissionregistration/v1.js";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
@@ -116,7 +117,7 @@ async function callWebhook(
   if (a.dryRun && webhook.sideEffects !== "None" && webhook.sideEffects !== "NoneOnDryRun")
     throw newBadRequest(`admission webhook "${name}" does not support dry run`);
   const started = performance.now();
-  const uid = crypto.randomUUID();
+  const uid = uuidFrom(context.random);
   const fail = (message: string): false => {
     observer?.rejection(name, a.operation, type, "calling_webhook_error", 0);
     if (webhook.failurePolicy === "Ignore") return false;

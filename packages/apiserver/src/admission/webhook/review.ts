@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { type KubeObject, StatusError } from "@reconcile/api";
+import { uuidFrom } from "@reconcile/clock";
 import type { AdmissionAttributes } from "../../registry/admission.js";
 import type { Review } from "./transport.js";
 
@@ -13,7 +13,7 @@ const optionsKinds: Readonly<Record<string, string>> = {
 /** The `request` of an AdmissionReview v1 for `a` (upstream's `CreateAdmissionObjects`). */
 export function admissionRequest(
   a: AdmissionAttributes,
-  uid: string = randomUUID(),
+  uid: string = uuidFrom(undefined),
 ): Record<string, unknown> {
   const { resource } = a;
   const kind = { group: resource.group, version: resource.version, kind: resource.kind };

@@ -1,5 +1,5 @@
 import type { GroupResource, ResourceDescriptor } from "@reconcile/api";
-import type { Clock } from "@reconcile/clock";
+import type { Clock, Random } from "@reconcile/clock";
 import type { Storage } from "../../storage/storage.js";
 import type { Admission } from "../admission.js";
 import type { ClusterIPAllocator } from "../cluster-ip-allocator.js";
@@ -15,6 +15,8 @@ export interface StoreContext {
   readonly storage: Storage;
   /** Time for timestamps and watch timeouts. */
   readonly clock: Clock;
+  /** Where uids and generated names draw from. */
+  readonly random: Random;
   /** Largest accepted object, in bytes of JSON. */
   readonly maxObjectBytes: number;
   /** Bookmark interval for watches that allow bookmarks. */

@@ -1,5 +1,5 @@
-import { randomUUID } from "node:crypto";
 import { type KubeObject, newBadRequest, rfc3339 } from "@reconcile/api";
+import { uuidFrom } from "@reconcile/clock";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
 import { randomSuffix } from "../name-generator.js";
@@ -52,7 +52,7 @@ export async function createObject(
   const admission = admissionOf(store, "CREATE", { subresource: options.subresource, object }, options);
   await mutate(store, admission);
   strategy.prepareForCreate?.(object);
-  meta.uid = randomUUID();
+  meta.uid = uuidFrom(context.random);
   strategy.completeCreate?.(object);
   meta.creationTimestamp = rfc3339(context.clock.now());
   if (definition.tracksGeneration) meta.generation = 1;
@@ -64,7 +64,7 @@ export async function createObject(
   const generateName = meta.generateName;
   const explicitName = Boolean(meta.name);
   for (let attempt = 0; ; attempt++) {
-    if (!explicitName && generateName) meta.name = generateName + randomSuffix();
+    if (!explicitName && generateName) meta.name = generateName + randomSuffix(context.random);
     validate(store, object, undefined);
     await validateAdmission(store, admission);
     await options.admit?.(object, undefined);
