@@ -107,6 +107,11 @@ export class SharedInformerFactory {
     return informer;
   }
 
+  /** Every informer made so far, by `group/plural` key, in the order they were made. */
+  informers(): [key: string, informer: SharedIndexInformer<KubeObject>][] {
+    return [...this.#informers];
+  }
+
   /** A lister over the informer of `resource` (created on first use). */
   lister<T extends KubeObject>(resource: ResourceDescriptor<T>): Lister<T> {
     return createLister(this.forResource(resource).getIndexer(), resource);

@@ -1,0 +1,33 @@
+export {
+  type ExploreOptions,
+  type ExploreReport,
+  expectNoViolation,
+  explore,
+  formatReproducer,
+  type Reproducer,
+  reproduce,
+} from "./explore.js";
+export {
+  type DecisionPoint,
+  defaultFaultRates,
+  describeFault,
+  type Fault,
+  type FaultKind,
+  type FaultRates,
+  type FaultSpec,
+  faultKinds,
+} from "./faults.js";
+export { managerComponent } from "./manager-component.js";
+export {
+  type Invariant,
+  type SimCluster,
+  type SimComponent,
+  type SimContext,
+  type SimRunnable,
+  type SimulationOptions,
+  type SimulationResult,
+  simulate,
+  simulationEpoch,
+  type Violation,
+} from "./simulate.js";
+export { describeEntry, story, Trace, type TraceEntry } from "./trace.js";

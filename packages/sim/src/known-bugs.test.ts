@@ -1,0 +1,379 @@
+// Known controller bugs, each re-created behind a switch, and the explorer
+// finding each from a cold start without being told where to look: it runs
+// seeds with every fault on until an invariant breaks, then shrinks the
+// faults. The correct variant of each holds over the same seeds.
+import {
+  type ConfigMap,
+  configMaps,
+  getControllerOf,
+  isNotFound,
+  isPodActive,
+  type Pod,
+  pods,
+  type ReplicaSet,
+  replicaSets,
+  type Secret,
+  secrets,
+} from "@reconcile/api";
+import { ReplicaSetController, type ReplicaSetExpectations } from "@reconcile/replicaset";
+import { newControllerManagedBy, reconcileFinalizer } from "@reconcile/runtime";
+import { describe, expect, it } from "vitest";
+import {
+  defaultFaultRates,
+  type ExploreOptions,
+  explore,
+  type FaultKind,
+  formatReproducer,
+  managerComponent,
+  type SimCluster,
+  type SimComponent,
+} from "./index.js";
+
+/** Cold start to found bug, in wall ms (the acceptance: 10 s on one core). */
+const findWithinMs = 10_000;
+
+async function expectFound(options: ExploreOptions, kinds: readonly FaultKind[]) {
+  const report = await explore({ seeds: 2_000, timeLimitMs: findWithinMs, ...options });
+  expect(report.failure, `no failure in ${report.runs} runs`).toBeDefined();
+  const failure = report.failure!;
+  // The shrunk reproducer names the fault that matters, and replays.
+  expect(failure.faults.length).toBeGreaterThan(0);
+  expect(failure.faults.length).toBeLessThanOrEqual(failure.originalFaults);
+  expect(
+    failure.faults.some((f) => kinds.includes(f.kind)),
+    failure.faults.map((f) => f.kind).join(),
+  ).toBe(true);
+  expect(failure.run.ok).toBe(false);
+  expect(formatReproducer(failure)).toContain(`seed ${failure.seed}`);
+  return failure;
+}
+
+async function expectHolds(options: ExploreOptions, seeds = 40) {
+  const report = await explore({ seeds, ...options });
+  if (report.failure !== undefined) throw new Error(formatReproducer(report.failure, report.runs));
+  expect(report.runs).toBe(seeds);
+}
+
+// --- 1. The ReplicaSet controller without expectations overshoots -------------------------
+
+const labels = { app: "web" };
+const webSet: ReplicaSet = {
+  apiVersion: "apps/v1",
+  kind: "ReplicaSet",
+  metadata: { name: "web", namespace: "default" },
+  spec: {
+    replicas: 3,
+    selector: { matchLabels: labels },
+    template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "nginx" }] } },
+  },
+};
+
+/** Expectations that are always met: the controller trusts its cache alone. */
+const noExpectations: ReplicaSetExpectations = {
+  expectCreations() {},
+  expectDeletions() {},
+  creationObserved() {},
+  deletionObserved() {},
+  satisfiedExpectations: () => true,
+  deleteExpectations() {},
+};
+
+function replicaSetController(expectations: boolean): SimComponent {
+  return {
+    name: "replicaset-controller",
+    construct: (ctx) =>
+      ReplicaSetController.fromInformerFactory(ctx.informerFactory, {
+        client: ctx.client,
+        clock: ctx.clock,
+        random: ctx.random,
+        logger: ctx.logger,
+        reconcileObserver: ctx.reconcileObserver,
+        expectations: expectations ? undefined : noExpectations,
+      }),
+  };
+}
+
+async function activeOf(cluster: SimCluster, name: string): Promise<number> {
+  const [rs] = (await cluster.list(replicaSets, "default")).filter((r) => r.metadata?.name === name);
+  const all = await cluster.list(pods, "default");
+  return all.filter((p) => isPodActive(p as Pod) && getControllerOf(p)?.uid === rs?.metadata?.uid).length;
+}
+
+const replicaSetScenario = (controller: SimComponent): ExploreOptions => ({
+  controllers: [controller],
+  setup: async (cluster) => {
+    await cluster.client.resource(replicaSets, "default").create(webSet);
+  },
+  scenario: async (cluster) => {
+    await cluster.sleep(5_000);
+    const rs = await cluster.client.resource(replicaSets, "default").get("web");
+    await cluster.client
+      .resource(replicaSets, "default")
+      .update({ ...rs, spec: { ...rs.spec!, replicas: 5 } });
+  },
+  invariants: {
+    "never more pods than replicas": async (cluster) => {
+      const [rs] = await cluster.list(replicaSets, "default");
+      const active = await activeOf(cluster, "web");
+      if (active > (rs?.spec?.replicas ?? 1))
+        return `${active} active pods for ${rs?.spec?.replicas} replicas`;
+    },
+  },
+  eventually: {
+    "exactly the replicas": async (cluster) => {
+      const active = await activeOf(cluster, "web");
+      if (active !== 5) return `${active} active pods for 5 replicas`;
+    },
+  },
+});
+
+describe("the ReplicaSet controller", () => {
+  it("without expectations overshoots, and the explorer finds it", async () => {
+    await expectFound(replicaSetScenario(replicaSetController(false)), [
+      "watchDelay",
+      "watchCut",
+      "crashAfterWrite",
+      "lostResponse",
+      "staleRestart",
+    ]);
+  });
+
+  it("with expectations never overshoots under every fault but a stale restart", async () => {
+    await expectHolds({
+      ...replicaSetScenario(replicaSetController(true)),
+      faults: { ...defaultFaultRates, staleRestart: 0 },
+    });
+  });
+
+  // Upstream's known limit: a restarted controller whose informers list from a lagging watch
+  // cache (resourceVersion 0) sees fewer pods than exist and creates more. It then deletes
+  // the extra ones, so only the eventual count holds under stale restarts.
+  it("with expectations overshoots after a stale restart, and settles at the replicas", async () => {
+    const { invariants: _, ...scenario } = replicaSetScenario(replicaSetController(true));
+    await expectHolds({ ...scenario, faults: { ...defaultFaultRates, staleRestart: 1 } });
+    await expectFound(replicaSetScenario(replicaSetController(true)), ["staleRestart"]);
+  });
+});
+
+// --- 2. A finalizer removed before its cleanup finished ---------------------------------
+
+const finalizer = "example.com/backups";
+
+/** Keeps a finalizer on each ConfigMap labelled `db`; deleting one deletes its backups (Secrets labelled `backup-of`). */
+function backupOperator(cleanupFirst: boolean): SimComponent {
+  return managerComponent("backup-operator", (manager) => {
+    newControllerManagedBy(manager)
+      .for(configMaps)
+      .complete(async (request, { client, get, signal }) => {
+        const db = get(configMaps, request);
+        if (db === undefined || db.metadata?.labels?.db === undefined) return;
+        const dbs = client.resource(configMaps, request.namespace);
+        const cleanup = async () => {
+          const backups = client.resource(secrets, request.namespace);
+          const listed = await backups.list({ labelSelector: `backup-of=${request.name}` });
+          for (const backup of listed.items) {
+            try {
+              await backups.delete(backup.metadata!.name!, { signal });
+            } catch (error) {
+              if (!isNotFound(error)) throw error;
+            }
+          }
+        };
+        if (cleanupFirst) {
+          await reconcileFinalizer(dbs, db, finalizer, cleanup, { signal });
+          return;
+        }
+        // The bug: the finalizer goes first, so a crash here loses the cleanup for ever.
+        if (db.metadata?.deletionTimestamp) {
+          if (!db.metadata.finalizers?.includes(finalizer)) return;
+          await dbs.patch(
+            request.name,
+            {
+              metadata: {
+                finalizers: db.metadata.finalizers.filter((f) => f !== finalizer),
+                resourceVersion: db.metadata.resourceVersion,
+              },
+            },
+            { type: "merge", signal },
+          );
+          await cleanup();
+          return;
+        }
+        await reconcileFinalizer(dbs, db, finalizer, cleanup, { signal });
+      });
+  });
+}
+
+const backupScenario = (operator: SimComponent): ExploreOptions => ({
+  controllers: [operator],
+  setup: async (cluster) => {
+    const db: ConfigMap = { metadata: { name: "orders", namespace: "default", labels: { db: "true" } } };
+    await cluster.client.resource(configMaps, "default").create(db);
+    for (const day of ["mon", "tue"]) {
+      const backup: Secret = {
+        metadata: { name: `orders-${day}`, namespace: "default", labels: { "backup-of": "orders" } },
+      };
+      await cluster.client.resource(secrets, "default").create(backup);
+    }
+  },
+  scenario: async (cluster) => {
+    await cluster.sleep(3_000);
+    await cluster.client.resource(configMaps, "default").delete("orders");
+  },
+  eventually: {
+    "no backup outlives its database": async (cluster) => {
+      const dbs = new Set((await cluster.list(configMaps, "default")).map((c) => c.metadata?.name));
+      const leaked = (await cluster.list(secrets, "default")).filter(
+        (s) => s.metadata?.labels?.["backup-of"] !== undefined && !dbs.has(s.metadata.labels["backup-of"]),
+      );
+      if (leaked.length > 0) return `leaked ${leaked.map((s) => s.metadata?.name).join(", ")}`;
+    },
+  },
+});
+
+describe("a finalizer", () => {
+  it("removed before the cleanup leaks the backups, and the explorer finds it", async () => {
+    const failure = await expectFound(backupScenario(backupOperator(false)), ["crashAfterWrite"]);
+    expect(failure.violation.invariant).toBe("no backup outlives its database");
+  });
+
+  it("removed after the cleanup holds", async () => {
+    await expectHolds(backupScenario(backupOperator(true)));
+  });
+});
+
+// --- 3. Sieve's intermediate state: a child named at random, its name written afterwards ----
+
+/** Gives each ConfigMap labelled `app` one child ConfigMap and records its name on the parent. */
+function childOperator(fixedName: boolean): SimComponent {
+  return managerComponent("child-operator", (manager) => {
+    newControllerManagedBy(manager)
+      .for(configMaps)
+      .complete(async (request, { client, get, signal }) => {
+        const parent = get(configMaps, request);
+        if (parent?.metadata?.labels?.app === undefined) return;
+        if (parent.metadata.annotations?.["example.com/child"] !== undefined) return;
+        const cms = client.resource(configMaps, request.namespace);
+        const child: ConfigMap = {
+          metadata: {
+            ...(fixedName ? { name: `${request.name}-child` } : { generateName: `${request.name}-child-` }),
+            namespace: request.namespace,
+            labels: { "child-of": request.name },
+          },
+        };
+        let name: string;
+        try {
+          name = (await cms.create(child, { signal })).metadata!.name!;
+        } catch (error) {
+          if (
+            !fixedName ||
+            !(
+              error instanceof Error &&
+              "status" in error &&
+              (error as { status: { reason: string } }).status.reason === "AlreadyExists"
+            )
+          )
+            throw error;
+          name = `${request.name}-child`;
+        }
+        await cms.patch(
+          request.name,
+          { metadata: { annotations: { "example.com/child": name } } },
+          { type: "merge", signal },
+        );
+      });
+  });
+}
+
+const childScenario = (operator: SimComponent): ExploreOptions => ({
+  controllers: [operator],
+  setup: async (cluster) => {
+    for (const app of ["shop", "blog"]) {
+      await cluster.client.resource(configMaps, "default").create({
+        metadata: { name: app, namespace: "default", labels: { app: "true" } },
+      });
+    }
+  },
+  invariants: {
+    "one child per parent": async (cluster) => {
+      const counts = new Map<string, number>();
+      for (const cm of await cluster.list(configMaps, "default")) {
+        const parent = cm.metadata?.labels?.["child-of"];
+        if (parent !== undefined) counts.set(parent, (counts.get(parent) ?? 0) + 1);
+      }
+      for (const [parent, n] of counts) if (n > 1) return `${parent} has ${n} children`;
+    },
+  },
+});
+
+describe("a child named at random (Sieve's intermediate states)", () => {
+  it("is created twice after a crash between the two writes, and the explorer finds it", async () => {
+    await expectFound(childScenario(childOperator(false)), ["crashAfterWrite", "lostResponse"]);
+  });
+
+  it("named from its parent holds", async () => {
+    await expectHolds(childScenario(childOperator(true)));
+  });
+});
+
+// --- 4. An orphan sweep that trusts its cache (Sieve's stale and unobserved states) ----------
+
+/** Deletes Secrets labelled `owner` whose owner ConfigMap is gone; `confirm` asks the server before deleting. */
+function sweeper(confirm: boolean): SimComponent {
+  return managerComponent("sweeper", (manager) => {
+    newControllerManagedBy(manager)
+      .for(secrets)
+      .complete(async (request, { client, get, signal }) => {
+        const secret = get(secrets, request);
+        const owner = secret?.metadata?.labels?.owner;
+        if (owner === undefined) return;
+        if (get(configMaps, { namespace: request.namespace, name: owner }) !== undefined) return;
+        if (confirm) {
+          try {
+            await client.resource(configMaps, request.namespace).get(owner, { signal });
+            return;
+          } catch (error) {
+            if (!isNotFound(error)) throw error;
+          }
+        }
+        await client.resource(secrets, request.namespace).delete(request.name, { signal });
+      });
+    // The cache of owners the sweep reads.
+    manager.informers.forResource(configMaps);
+  });
+}
+
+const sweepScenario = (operator: SimComponent): ExploreOptions => ({
+  controllers: [operator],
+  scenario: async (cluster) => {
+    await cluster.sleep(1_000);
+    await cluster.client
+      .resource(configMaps, "default")
+      .create({ metadata: { name: "api", namespace: "default" } });
+    await cluster.sleep(500);
+    await cluster.client.resource(secrets, "default").create({
+      metadata: { name: "api-token", namespace: "default", labels: { owner: "api" } },
+    });
+  },
+  eventually: {
+    "a live owner keeps its secret": async (cluster) => {
+      const names = (await cluster.list(secrets, "default")).map((s) => s.metadata?.name);
+      if (!names.includes("api-token")) return "api-token was deleted while its owner lives";
+    },
+  },
+});
+
+describe("an orphan sweep (Sieve's stale states)", () => {
+  it("deletes a live owner's secret when its owners' watch lags, and the explorer finds it", async () => {
+    await expectFound(sweepScenario(sweeper(false)), [
+      "watchDelay",
+      "watchCut",
+      "staleRestart",
+      "crashAfterWrite",
+    ]);
+  });
+
+  it("that asks the server before deleting holds", async () => {
+    await expectHolds(sweepScenario(sweeper(true)));
+  });
+});
