@@ -48,10 +48,7 @@ export interface SimComponent {
 }
 
 /** A check of the cluster: a message when it is violated, nothing when it holds. */
-// biome-ignore lint/suspicious/noConfusingVoidType: a check written as an async function that returns nothing resolves void
-export type Invariant = (
-  cluster: SimCluster,
-) => string | undefined | void | Promise<string | undefined | void>;
+export type Invariant = (cluster: SimCluster) => string | undefined | Promise<string | undefined>;
 
 /** The cluster as setup, scenario and invariants see it. */
 export interface SimCluster {
@@ -269,6 +266,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     try {
       built = state.spec.construct(context);
     } catch (error) {
+      // A component that cannot be built at all is a mistake in the test, not a finding.
+      if (number === 1) throw new Error(`simulate: component "${name}" failed to construct: ${errorText(error)}`, { cause: error });
       fail(`component:${name}`, `construct failed: ${errorText(error)}`);
       return;
     }
