@@ -35,7 +35,9 @@ const scenario: Omit<SimulationOptions, "seed"> = {
   scenario: async (cluster) => {
     await cluster.sleep(5_000);
     const rs = await cluster.client.resource(replicaSets, "default").get("web");
-    await cluster.client.resource(replicaSets, "default").update({ ...rs, spec: { ...rs.spec!, replicas: 5 } });
+    await cluster.client
+      .resource(replicaSets, "default")
+      .update({ ...rs, spec: { ...rs.spec!, replicas: 5 } });
   },
   eventually: {
     "exactly the replicas": async (cluster) => {
@@ -45,7 +47,9 @@ const scenario: Omit<SimulationOptions, "seed"> = {
   },
 };
 
-async function round(first: number): Promise<{ runsPerMinute: number; msPerRun: number; failures: number; faults: number }> {
+async function round(
+  first: number,
+): Promise<{ runsPerMinute: number; msPerRun: number; failures: number; faults: number }> {
   const started = performance.now();
   let failures = 0;
   let faults = 0;

@@ -91,6 +91,27 @@ export class ComponentClient implements Client {
     this.incarnation = incarnation;
   }
 
+  /** Discovery (the namespace controller's, the garbage collector's): the embedded server's table, read as the component would. */
+  serverResources(): readonly { resource: ResourceDescriptor; verbs: readonly string[] }[] {
+    this.#alive();
+    const served = (
+      this.#inner as Partial<{
+        serverResources(): readonly { resource: ResourceDescriptor; verbs: readonly string[] }[];
+      }>
+    ).serverResources;
+    if (served === undefined) throw new Error("the simulated API server offers no discovery");
+    this.#host.trace.add({
+      t: this.#host.elapsed(),
+      type: "call",
+      component: this.incarnation.component,
+      verb: "discovery",
+      resource: "",
+      target: "",
+      code: 200,
+    });
+    return served.call(this.#inner);
+  }
+
   resource<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace?: string): ResourceClient<T> {
     const inner = this.#inner.resource(resource, namespace);
     const name = resource.group ? `${resource.plural}.${resource.group}` : resource.plural;

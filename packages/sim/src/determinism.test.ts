@@ -23,7 +23,9 @@ const replicaSet: SimulationOptions = {
   scenario: async (cluster) => {
     await cluster.sleep(2_000);
     const rs = await cluster.client.resource(replicaSets, "default").get("web");
-    await cluster.client.resource(replicaSets, "default").update({ ...rs, spec: { ...rs.spec!, replicas: 6 } });
+    await cluster.client
+      .resource(replicaSets, "default")
+      .update({ ...rs, spec: { ...rs.spec!, replicas: 6 } });
     await cluster.sleep(4_000);
     await cluster.client.resource(replicaSets, "default").delete("web");
   },
@@ -46,7 +48,9 @@ const operator: SimulationOptions = {
   ],
   scenario: async (cluster) => {
     for (let i = 0; i < 5; i++) {
-      await cluster.client.resource(configMaps, "default").create({ metadata: { generateName: "c-", namespace: "default" } });
+      await cluster.client
+        .resource(configMaps, "default")
+        .create({ metadata: { generateName: "c-", namespace: "default" } });
       await cluster.sleep(700);
     }
   },
@@ -86,10 +90,9 @@ describe("a run", () => {
       (e) => e.type === "call" && e.verb === "create" && e.resource === "pods" && e.code === 200,
     );
     expect(creates).toHaveLength(6);
-    expect(result.trace.filter((e) => e.type === "lifecycle").map((e) => e.type === "lifecycle" && e.what)).toEqual([
-      "start",
-      "stop",
-    ]);
+    expect(
+      result.trace.filter((e) => e.type === "lifecycle").map((e) => e.type === "lifecycle" && e.what),
+    ).toEqual(["start", "stop"]);
   });
 });
 
@@ -104,22 +107,26 @@ const allowed: Record<string, string> = {
   "apiserver/src/http/auth/tokens.ts": "token ids for HTTPS listeners; simulations run in process",
   "apiserver/src/http/request-metrics.ts": "request durations for metrics only",
   "apiserver/src/admission/webhook/dispatcher.ts": "webhook call durations for metrics only",
-  "apiserver/src/admission/read-cache.ts": "the admission list cache's age limit; writes invalidate it, so its answers do not depend on it",
+  "apiserver/src/admission/read-cache.ts":
+    "the admission list cache's age limit; writes invalidate it, so its answers do not depend on it",
   "client/src/kubeconfig/kube-config.ts": "re-reading kubeconfig files",
   "runtime/src/envtest/test-environment.ts": "envtest's token and start-up deadline",
-  "scheduler/src/scheduler.ts": "cycle slices by wall time: a simulation that runs the scheduler is not yet byte-identical",
+  "scheduler/src/scheduler.ts":
+    "cycle slices by wall time: a simulation that runs the scheduler is not yet byte-identical",
   "sim/src/explore.ts": "the explorer's wall-time limit",
   "storage-etcd/src/etcd-storage.ts": "etcd deadlines; simulations use the memory storage",
   "storage-etcd/src/etcd-process.ts": "starting an etcd process",
 };
 
 const packagesDir = fileURLToPath(new URL("../../", import.meta.url));
-const nondeterministic = /Math\.random\(\)|randomUUID\(\)|randomBytes\(|Date\.now\(\)|new Date\(\)|performance\.now\(\)/;
+const nondeterministic =
+  /Math\.random\(\)|randomUUID\(\)|randomBytes\(|Date\.now\(\)|new Date\(\)|performance\.now\(\)/;
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
-    if (entry.isDirectory()) return entry.name === "testing" || entry.name === "node_modules" ? [] : sources(path);
+    if (entry.isDirectory())
+      return entry.name === "testing" || entry.name === "node_modules" ? [] : sources(path);
     return entry.name.endsWith(".ts") && !entry.name.endsWith(".test.ts") ? [path] : [];
   });
 }

@@ -85,7 +85,7 @@ export interface SimulationOptions {
   faults?: FaultSpec | undefined;
   /** Virtual ms from the start during which faults strike. Default 60 000. */
   faultWindowMs?: number | undefined;
-  /** After the faults stop, virtual ms with no write that counts as steady. Default 30 000. */
+  /** After the faults stop, virtual ms with no write and no failed reconcile that counts as steady. Default 30 000. */
   quietMs?: number | undefined;
   /** After the faults stop, virtual ms the cluster has to become steady. Default 600 000. */
   settleBudgetMs?: number | undefined;
@@ -156,6 +156,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     violation ??= { invariant, message, at: elapsed() };
   };
   let lastWrite = 0;
+  /** `component controller key` of each reconcile whose last attempt failed, with its error. */
+  const failing = new Map<string, string>();
   const components: ComponentState[] = [];
   const runs: Promise<unknown>[] = [];
   let stopping = false;
@@ -175,6 +177,7 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       current.incarnation.dead = true;
       current.abort.abort();
       state.current = undefined;
+      for (const key of [...failing.keys()]) if (key.startsWith(`${name} `)) failing.delete(key);
       trace.add({
         t: elapsed(),
         type: "lifecycle",
@@ -248,7 +251,15 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       clock,
       random,
       logger: traceLogger(trace, name, elapsed),
-      reconcileObserver: (record) =>
+      reconcileObserver: (record) => {
+        // A reconcile that keeps failing is not steady either, however long its backoff.
+        const failingKey = `${name} ${record.controller} ${String(record.key)}`;
+        if (incarnation.dead) {
+          // The dying process's last words: its keys are the next incarnation's to settle.
+        } else if (record.outcome === "error") {
+          host.wrote();
+          failing.set(failingKey, errorText(record.error));
+        } else failing.delete(failingKey);
         trace.add({
           t: elapsed(),
           type: "reconcile",
@@ -258,7 +269,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
           reason: record.reason,
           outcome: record.outcome,
           error: record.error === undefined ? undefined : errorText(record.error),
-        }),
+        });
+      },
       informerFactory,
       incarnation: number,
     };
@@ -267,7 +279,10 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       built = state.spec.construct(context);
     } catch (error) {
       // A component that cannot be built at all is a mistake in the test, not a finding.
-      if (number === 1) throw new Error(`simulate: component "${name}" failed to construct: ${errorText(error)}`, { cause: error });
+      if (number === 1)
+        throw new Error(`simulate: component "${name}" failed to construct: ${errorText(error)}`, {
+          cause: error,
+        });
       fail(`component:${name}`, `construct failed: ${errorText(error)}`);
       return;
     }
@@ -354,13 +369,17 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     const quiet =
       scenarioDone &&
       !restarting &&
+      failing.size === 0 &&
       settleStart !== undefined &&
       now - Math.max(lastWrite, settleStart) >= quietMs;
     if (quiet) break;
     if (settleStart !== undefined && now - settleStart > settleBudgetMs) {
+      const [key, error] = [...failing][0] ?? [];
       fail(
         "steady-state",
-        `still writing ${settleBudgetMs} ms after the faults stopped (last write at +${lastWrite} ms)`,
+        key === undefined
+          ? `still writing ${settleBudgetMs} ms after the faults stopped (last write at +${lastWrite} ms)`
+          : `still failing ${settleBudgetMs} ms after the faults stopped: ${key}: ${error}`,
       );
       break;
     }
@@ -371,7 +390,8 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
       faults.enabled ? faultWindowMs : Number.POSITIVE_INFINITY,
       settleStart === undefined ? Number.POSITIVE_INFINITY : Math.max(lastWrite, settleStart) + quietMs,
     ];
-    const target = Math.min(...marks);
+    // A mark already passed (steady in time, but waiting on a failing reconcile or the scenario) is no stop.
+    const target = Math.min(...marks.filter((mark) => mark > now));
     if (target === Number.POSITIVE_INFINITY) {
       if (!scenarioDone)
         fail("scenario", "the scenario waits on something that never happens (no timer is left)");

@@ -1,0 +1,117 @@
+import { configMaps } from "@reconcile/api";
+import { newControllerManagedBy } from "@reconcile/runtime";
+import { describe, expect, it } from "vitest";
+import { managerComponent, simulate } from "./index.js";
+
+describe("simulate", () => {
+  it("rejects a component that cannot be built: a mistake in the test, not a finding", async () => {
+    await expect(
+      simulate({
+        seed: 1,
+        controllers: [
+          {
+            name: "broken",
+            construct: () => {
+              throw new Error("no client");
+            },
+          },
+        ],
+      }),
+    ).rejects.toThrow('simulate: component "broken" failed to construct: no client');
+  });
+
+  it("calls a controller whose own writes requeue it at once a livelock", async () => {
+    const result = await simulate({
+      seed: 1,
+      faults: false,
+      settleBudgetMs: 120_000,
+      setup: async (cluster) => {
+        await cluster.client
+          .resource(configMaps, "default")
+          .create({ metadata: { name: "flap", namespace: "default" } });
+      },
+      controllers: [
+        managerComponent("flapper", (manager) => {
+          newControllerManagedBy(manager)
+            .for(configMaps)
+            .complete(async (request, { client, get, signal }) => {
+              const cm = get(configMaps, request);
+              if (cm === undefined) return;
+              const next = cm.data?.n === "1" ? "0" : "1";
+              await client
+                .resource(configMaps, request.namespace)
+                .patch(request.name, { data: { n: next } }, { type: "merge", signal });
+              return { requeueAfterMs: 5_000 };
+            });
+        }),
+      ],
+    });
+    expect(result.violation?.invariant).toBe("livelock");
+    expect(result.violation?.at).toBe(0);
+  });
+
+  it("calls a reconcile that keeps failing not steady", async () => {
+    const result = await simulate({
+      seed: 1,
+      faults: false,
+      settleBudgetMs: 300_000,
+      setup: async (cluster) => {
+        await cluster.client
+          .resource(configMaps, "default")
+          .create({ metadata: { name: "bad", namespace: "default" } });
+      },
+      controllers: [
+        managerComponent("failing", (manager) => {
+          newControllerManagedBy(manager)
+            .for(configMaps)
+            .complete(async () => {
+              throw new Error("cannot reconcile");
+            });
+        }),
+      ],
+    });
+    expect(result.violation?.invariant).toBe("steady-state");
+    expect(result.violation?.message).toBe(
+      "still failing 300000 ms after the faults stopped: failing configmap default/bad: cannot reconcile",
+    );
+    expect(result.trace.some((e) => e.type === "reconcile" && e.error === "cannot reconcile")).toBe(true);
+  });
+
+  it("reports a scenario that waits for ever", async () => {
+    const result = await simulate({
+      seed: 1,
+      faults: false,
+      scenario: () => new Promise(() => {}),
+    });
+    expect(result.violation).toEqual({
+      invariant: "scenario",
+      message: "the scenario waits on something that never happens (no timer is left)",
+      // Time runs on to the end of the fault window and the quiet time after it, then nothing is left.
+      at: 90_000,
+    });
+  });
+
+  it("reports the first broken invariant with the moment it broke", async () => {
+    const result = await simulate({
+      seed: 1,
+      faults: false,
+      scenario: async (cluster) => {
+        await cluster.sleep(2_500);
+        await cluster.client
+          .resource(configMaps, "default")
+          .create({ metadata: { name: "late", namespace: "default" } });
+      },
+      invariants: {
+        "no ConfigMap named late": async (cluster) =>
+          (await cluster.list(configMaps, "default")).some((c) => c.metadata?.name === "late")
+            ? "late exists"
+            : undefined,
+      },
+    });
+    expect(result.violation).toEqual({
+      invariant: "no ConfigMap named late",
+      message: "late exists",
+      at: 2_500,
+    });
+  });
+});
