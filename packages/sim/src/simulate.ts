@@ -5,6 +5,7 @@ import { type Clock, FakeClock, type Random, seededRandom } from "@reconcile/clo
 import { type Logger, noopLogger, type ReconcileObserver } from "@reconcile/controller";
 import { ControllerManager } from "@reconcile/controller-manager";
 import { SharedInformerFactory } from "@reconcile/informer";
+import { checkCaches } from "./caches.js";
 import {
   type ClientHost,
   ComponentClient,
@@ -140,84 +141,159 @@ interface ComponentState {
  * it rejects only when the harness itself is misused.
  */
 export async function simulate(options: SimulationOptions): Promise<SimulationResult> {
-  const seed = options.seed;
-  if (!Number.isInteger(seed)) throw new TypeError(`simulate: seed must be an integer, got ${seed}`);
-  const clock = new FakeClock(simulationEpoch);
-  const elapsed = () => clock.now() - simulationEpoch;
-  const trace = new Trace(options.keepTrace ?? true);
-  const faults = new FaultInjector(options.faults ?? defaultFaultRates, seededRandom(mix(seed, 1)));
-  const faultWindowMs = options.faultWindowMs ?? 60_000;
-  const quietMs = options.quietMs ?? 30_000;
-  const settleBudgetMs = options.settleBudgetMs ?? 600_000;
-  const server = new ApiServer({ ...options.apiServer, clock, random: seededRandom(mix(seed, 2)) });
-  const direct = server.client();
-  let violation: Violation | undefined;
-  const fail = (invariant: string, message: string) => {
-    violation ??= { invariant, message, at: elapsed() };
-  };
-  let lastWrite = 0;
+  if (!Number.isInteger(options.seed))
+    throw new TypeError(`simulate: seed must be an integer, got ${options.seed}`);
+  const run = new SimulationRun(options);
+  await run.begin();
+  await run.advanceUntilSteady();
+  return run.finish();
+}
+
+/** One run's state: the cluster, its components, and what has been seen. */
+class SimulationRun {
+  readonly seed: number;
+  readonly options: SimulationOptions;
+  readonly clock = new FakeClock(simulationEpoch);
+  readonly trace: Trace;
+  readonly faults: FaultInjector;
+  readonly faultWindowMs: number;
+  readonly quietMs: number;
+  readonly settleBudgetMs: number;
+  readonly server: ApiServer;
+  readonly direct: Client;
+  violation: Violation | undefined;
+  lastWrite = 0;
   /** `component controller key` of each reconcile whose last attempt failed, with its error. */
-  const failing = new Map<string, string>();
-  const components: ComponentState[] = [];
-  const runs: Promise<unknown>[] = [];
-  let stopping = false;
+  readonly failing = new Map<string, string>();
+  readonly components: ComponentState[] = [];
+  readonly runs: Promise<unknown>[] = [];
+  stopping = false;
+  scenarioDone = false;
+  settleStart: number | undefined;
+  readonly host: ClientHost;
+  readonly cluster: SimCluster;
 
-  const host: ClientHost = {
-    clock,
-    trace,
-    faults,
-    elapsed,
-    wrote: () => {
-      lastWrite = elapsed();
-    },
-    crash: (name, restartAfterMs) => {
-      const state = components.find((c) => c.spec.name === name);
-      const current = state?.current;
-      if (state === undefined || current === undefined || current.incarnation.dead) return;
-      current.incarnation.dead = true;
-      current.abort.abort();
-      state.current = undefined;
-      for (const key of [...failing.keys()]) if (key.startsWith(`${name} `)) failing.delete(key);
-      trace.add({
-        t: elapsed(),
-        type: "lifecycle",
-        component: name,
-        what: "crash",
-        incarnation: current.incarnation.number,
-      });
-      state.pendingRestart = true;
-      clock.setTimeout(() => {
-        state.pendingRestart = false;
-        if (!stopping && violation === undefined) start(state);
-      }, restartAfterMs);
-    },
-  };
+  constructor(options: SimulationOptions) {
+    this.options = options;
+    this.seed = options.seed;
+    this.trace = new Trace(options.keepTrace ?? true);
+    this.faults = new FaultInjector(options.faults ?? defaultFaultRates, seededRandom(mix(this.seed, 1)));
+    this.faultWindowMs = options.faultWindowMs ?? 60_000;
+    this.quietMs = options.quietMs ?? 30_000;
+    this.settleBudgetMs = options.settleBudgetMs ?? 600_000;
+    this.server = new ApiServer({
+      ...options.apiServer,
+      clock: this.clock,
+      random: seededRandom(mix(this.seed, 2)),
+    });
+    this.direct = this.server.client();
+    this.host = {
+      clock: this.clock,
+      trace: this.trace,
+      faults: this.faults,
+      elapsed: this.elapsed,
+      wrote: () => {
+        this.lastWrite = this.elapsed();
+      },
+      crash: (name, restartAfterMs) => {
+        const state = this.components.find((c) => c.spec.name === name);
+        const current = state?.current;
+        if (state === undefined || current === undefined || current.incarnation.dead) return;
+        current.incarnation.dead = true;
+        current.abort.abort();
+        state.current = undefined;
+        for (const key of [...this.failing.keys()]) if (key.startsWith(`${name} `)) this.failing.delete(key);
+        this.trace.add({
+          t: this.elapsed(),
+          type: "lifecycle",
+          component: name,
+          what: "crash",
+          incarnation: current.incarnation.number,
+        });
+        state.pendingRestart = true;
+        this.clock.setTimeout(() => {
+          state.pendingRestart = false;
+          if (!this.stopping && this.violation === undefined) this.start(state);
+        }, restartAfterMs);
+      },
+    };
 
-  const userIncarnation: Incarnation = {
-    component: "user",
-    number: 1,
-    signal: new AbortController().signal,
-    dead: false,
-    expireNextWatch: new Set(),
-    staleLists: new Map(),
-    staleDepth: undefined,
-  };
-  const userClient = new ComponentClient(
-    host,
-    direct,
-    { calls: 0, events: 0, starts: 0 },
-    userIncarnation,
-    false,
-  );
-  const cluster: SimCluster = {
-    client: userClient,
-    clock,
-    list: async (resource, namespace) => (await direct.resource(resource, namespace).list()).items as never,
-    sleep: (ms) => clock.sleep(ms),
-    note: (text) => trace.add({ t: elapsed(), type: "note", text }),
-  };
+    const userIncarnation: Incarnation = {
+      component: "user",
+      number: 1,
+      signal: new AbortController().signal,
+      dead: false,
+      expireNextWatch: new Set(),
+      staleLists: new Map(),
+      staleDepth: undefined,
+    };
+    const userClient = new ComponentClient(
+      this.host,
+      this.direct,
+      { calls: 0, events: 0, starts: 0 },
+      userIncarnation,
+      false,
+    );
+    this.cluster = {
+      client: userClient,
+      clock: this.clock,
+      list: async (resource, namespace) =>
+        (await this.direct.resource(resource, namespace).list()).items as never,
+      sleep: (ms) => this.clock.sleep(ms),
+      note: (text) => this.trace.add({ t: this.elapsed(), type: "note", text }),
+    };
+  }
 
-  const start = (state: ComponentState) => {
+  elapsed(): number {
+    return this.clock.now() - simulationEpoch;
+  }
+
+  fail(invariant: string, message: string): void {
+    this.violation ??= { invariant, message, at: this.elapsed() };
+  }
+
+  /** Writes the setup, starts every component, and sets the scenario going. */
+  async begin(): Promise<void> {
+    try {
+      await this.options.setup?.(this.cluster);
+    } catch (error) {
+      throw new Error(`simulate: setup failed: ${errorText(error)}`, { cause: error });
+    }
+    const specs: SimComponent[] = [];
+    if (this.options.builtins !== undefined && this.options.builtins.length > 0)
+      specs.push(builtinComponent(this.options.builtins));
+    specs.push(...(this.options.controllers ?? []));
+    const names = new Set<string>();
+    for (const spec of specs) {
+      if (names.has(spec.name) || spec.name === "user")
+        throw new Error(`simulate: component name "${spec.name}" is taken`);
+      names.add(spec.name);
+      const state: ComponentState = {
+        spec,
+        counters: { calls: 0, events: 0, starts: 0 },
+        incarnations: 0,
+        current: undefined,
+        pendingRestart: false,
+      };
+      this.components.push(state);
+      this.start(state);
+    }
+
+    this.scenarioDone = this.options.scenario === undefined;
+    if (this.options.scenario !== undefined) {
+      this.options.scenario(this.cluster).then(
+        () => {
+          this.scenarioDone = true;
+        },
+        (error) => {
+          this.scenarioDone = true;
+          this.fail("scenario", errorText(error));
+        },
+      );
+    }
+  }
+
+  start(state: ComponentState): void {
     const name = state.spec.name;
     const number = ++state.incarnations;
     const abort = new AbortController();
@@ -232,36 +308,36 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
     };
     const index = state.counters.starts++;
     if (number > 1) {
-      const fault = faults.decide(name, "start", index, "start");
+      const fault = this.faults.decide(name, "start", index, "start");
       if (fault !== undefined) {
-        trace.add({ t: elapsed(), type: "fault", fault });
+        this.trace.add({ t: this.elapsed(), type: "fault", fault });
         incarnation.staleDepth = fault.amount;
       }
     }
-    const client = new ComponentClient(host, direct, state.counters, incarnation, true);
-    const random = seededRandom(mix(mix(seed, 3 + number), hashName(name)));
+    const client = new ComponentClient(this.host, this.direct, state.counters, incarnation, true);
+    const random = seededRandom(mix(mix(this.seed, 3 + number), hashName(name)));
     const informerFactory = new SharedInformerFactory({
       client,
-      clock,
+      clock: this.clock,
       random,
       watchErrorHandler: () => undefined,
     });
     const context: SimContext = {
       client,
-      clock,
+      clock: this.clock,
       random,
-      logger: traceLogger(trace, name, elapsed),
+      logger: traceLogger(this.trace, name, () => this.elapsed()),
       reconcileObserver: (record) => {
         // A reconcile that keeps failing is not steady either, however long its backoff.
         const failingKey = `${name} ${record.controller} ${String(record.key)}`;
         if (incarnation.dead) {
           // The dying process's last words: its keys are the next incarnation's to settle.
         } else if (record.outcome === "error") {
-          host.wrote();
-          failing.set(failingKey, errorText(record.error));
-        } else failing.delete(failingKey);
-        trace.add({
-          t: elapsed(),
+          this.host.wrote();
+          this.failing.set(failingKey, errorText(record.error));
+        } else this.failing.delete(failingKey);
+        this.trace.add({
+          t: this.elapsed(),
           type: "reconcile",
           component: name,
           controller: record.controller,
@@ -283,13 +359,19 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
         throw new Error(`simulate: component "${name}" failed to construct: ${errorText(error)}`, {
           cause: error,
         });
-      fail(`component:${name}`, `construct failed: ${errorText(error)}`);
+      this.fail(`component:${name}`, `construct failed: ${errorText(error)}`);
       return;
     }
     const factories = [informerFactory, ...(built.informers === undefined ? [] : [built.informers])];
     state.current = { incarnation, abort, factories };
-    trace.add({ t: elapsed(), type: "lifecycle", component: name, what: "start", incarnation: number });
-    runs.push(
+    this.trace.add({
+      t: this.elapsed(),
+      type: "lifecycle",
+      component: name,
+      what: "start",
+      incarnation: number,
+    });
+    this.runs.push(
       (async () => {
         informerFactory.start(abort.signal);
         try {
@@ -298,153 +380,124 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
           await informerFactory.shutdown();
         }
       })().catch((error) => {
-        if (!incarnation.dead && !stopping) fail(`component:${name}`, `run failed: ${errorText(error)}`);
+        if (!incarnation.dead && !this.stopping)
+          this.fail(`component:${name}`, `run failed: ${errorText(error)}`);
       }),
     );
-  };
-
-  try {
-    await options.setup?.(cluster);
-  } catch (error) {
-    throw new Error(`simulate: setup failed: ${errorText(error)}`, { cause: error });
-  }
-  const specs: SimComponent[] = [];
-  if (options.builtins !== undefined && options.builtins.length > 0)
-    specs.push(builtinComponent(options.builtins));
-  specs.push(...(options.controllers ?? []));
-  const names = new Set<string>();
-  for (const spec of specs) {
-    if (names.has(spec.name) || spec.name === "user")
-      throw new Error(`simulate: component name "${spec.name}" is taken`);
-    names.add(spec.name);
-    const state: ComponentState = {
-      spec,
-      counters: { calls: 0, events: 0, starts: 0 },
-      incarnations: 0,
-      current: undefined,
-      pendingRestart: false,
-    };
-    components.push(state);
-    start(state);
   }
 
-  let scenarioDone = options.scenario === undefined;
-  if (options.scenario !== undefined) {
-    options.scenario(cluster).then(
-      () => {
-        scenarioDone = true;
-      },
-      (error) => {
-        scenarioDone = true;
-        fail("scenario", errorText(error));
-      },
-    );
-  }
-
-  let settleStart: number | undefined;
-  for (;;) {
-    if (!(await settle())) {
-      fail(
-        "livelock",
-        "work kept running without ever waiting for time (an endless loop of immediate requeues?)",
-      );
-      break;
-    }
-    if (violation !== undefined) break;
-    for (const [name, check] of Object.entries(options.invariants ?? {})) {
-      const message = await runInvariant(check, cluster);
-      if (message !== undefined) {
-        fail(name, message);
+  /** Steps virtual time until the cluster is steady after the faults, or an invariant breaks. */
+  async advanceUntilSteady(): Promise<void> {
+    for (;;) {
+      if (!(await settle())) {
+        this.fail(
+          "livelock",
+          "work kept running without ever waiting for time (an endless loop of immediate requeues?)",
+        );
         break;
       }
-    }
-    if (violation !== undefined) break;
-    const now = elapsed();
-    if (faults.enabled && now >= faultWindowMs) faults.disable();
-    if (!faults.enabled && settleStart === undefined) {
-      settleStart = Math.max(now, faultWindowMs);
-      trace.add({ t: now, type: "note", text: "faults stop" });
-    }
-    const restarting = components.some((c) => c.pendingRestart);
-    const quiet =
-      scenarioDone &&
-      !restarting &&
-      failing.size === 0 &&
-      settleStart !== undefined &&
-      now - Math.max(lastWrite, settleStart) >= quietMs;
-    if (quiet) break;
-    if (settleStart !== undefined && now - settleStart > settleBudgetMs) {
-      const [key, error] = [...failing][0] ?? [];
-      fail(
-        "steady-state",
-        key === undefined
-          ? `still writing ${settleBudgetMs} ms after the faults stopped (last write at +${lastWrite} ms)`
-          : `still failing ${settleBudgetMs} ms after the faults stopped: ${key}: ${error}`,
-      );
-      break;
-    }
-    const next = clock.pendingTimers()[0];
-    // Stop at the next timer, or at the moment the faults stop or the cluster would count as steady.
-    const marks = [
-      next?.at === undefined ? Number.POSITIVE_INFINITY : next.at - simulationEpoch,
-      faults.enabled ? faultWindowMs : Number.POSITIVE_INFINITY,
-      settleStart === undefined ? Number.POSITIVE_INFINITY : Math.max(lastWrite, settleStart) + quietMs,
-    ];
-    // A mark already passed (steady in time, but waiting on a failing reconcile or the scenario) is no stop.
-    const target = Math.min(...marks.filter((mark) => mark > now));
-    if (target === Number.POSITIVE_INFINITY) {
-      if (!scenarioDone)
-        fail("scenario", "the scenario waits on something that never happens (no timer is left)");
-      break;
-    }
-    await clock.advance(Math.max(0, target - now));
-  }
-
-  if (violation === undefined) {
-    for (const [name, check] of Object.entries(options.eventually ?? {})) {
-      const message = await runInvariant(check, cluster);
-      if (message !== undefined) {
-        fail(name, message);
+      if (this.violation !== undefined) break;
+      for (const [name, check] of Object.entries(this.options.invariants ?? {})) {
+        const message = await runInvariant(check, this.cluster);
+        if (message !== undefined) {
+          this.fail(name, message);
+          break;
+        }
+      }
+      if (this.violation !== undefined) break;
+      const now = this.elapsed();
+      if (this.faults.enabled && now >= this.faultWindowMs) this.faults.disable();
+      if (!this.faults.enabled && this.settleStart === undefined) {
+        this.settleStart = Math.max(now, this.faultWindowMs);
+        this.trace.add({ t: now, type: "note", text: "faults stop" });
+      }
+      const restarting = this.components.some((c) => c.pendingRestart);
+      const quiet =
+        this.scenarioDone &&
+        !restarting &&
+        this.failing.size === 0 &&
+        this.settleStart !== undefined &&
+        now - Math.max(this.lastWrite, this.settleStart) >= this.quietMs;
+      if (quiet) break;
+      if (this.settleStart !== undefined && now - this.settleStart > this.settleBudgetMs) {
+        const [key, error] = [...this.failing][0] ?? [];
+        this.fail(
+          "steady-state",
+          key === undefined
+            ? `still writing ${this.settleBudgetMs} ms after the faults stopped (last write at +${this.lastWrite} ms)`
+            : `still failing ${this.settleBudgetMs} ms after the faults stopped: ${key}: ${error}`,
+        );
         break;
       }
+      const next = this.clock.pendingTimers()[0];
+      // Stop at the next timer, or at the moment the faults stop or the cluster would count as steady.
+      const marks = [
+        next?.at === undefined ? Number.POSITIVE_INFINITY : next.at - simulationEpoch,
+        this.faults.enabled ? this.faultWindowMs : Number.POSITIVE_INFINITY,
+        this.settleStart === undefined
+          ? Number.POSITIVE_INFINITY
+          : Math.max(this.lastWrite, this.settleStart) + this.quietMs,
+      ];
+      // A mark already passed (steady in time, but waiting on a failing reconcile or the scenario) is no stop.
+      const target = Math.min(...marks.filter((mark) => mark > now));
+      if (target === Number.POSITIVE_INFINITY) {
+        if (!this.scenarioDone)
+          this.fail("scenario", "the scenario waits on something that never happens (no timer is left)");
+        break;
+      }
+      await this.clock.advance(Math.max(0, target - now));
     }
   }
-  if (violation === undefined) await checkCaches(components, direct, fail);
 
-  stopping = true;
-  for (const state of components) {
-    if (state.current === undefined) continue;
-    state.current.incarnation.dead = true;
-    state.current.abort.abort();
-    trace.add({
-      t: elapsed(),
-      type: "lifecycle",
-      component: state.spec.name,
-      what: "stop",
-      incarnation: state.current.incarnation.number,
+  /** The eventual checks, a full stop, and the result. */
+  async finish(): Promise<SimulationResult> {
+    if (this.violation === undefined) {
+      for (const [name, check] of Object.entries(this.options.eventually ?? {})) {
+        const message = await runInvariant(check, this.cluster);
+        if (message !== undefined) {
+          this.fail(name, message);
+          break;
+        }
+      }
+    }
+    if (this.violation === undefined)
+      await checkCaches(this.components, this.direct, (i, m) => this.fail(i, m));
+
+    this.stopping = true;
+    for (const state of this.components) {
+      if (state.current === undefined) continue;
+      state.current.incarnation.dead = true;
+      state.current.abort.abort();
+      this.trace.add({
+        t: this.elapsed(),
+        type: "lifecycle",
+        component: state.spec.name,
+        what: "stop",
+        incarnation: state.current.incarnation.number,
+      });
+    }
+    const stopped = Promise.all(this.runs);
+    // Stopping may need time to pass (a sleep that ends on abort still needs its timer cleared).
+    let done = false;
+    void stopped.then(() => {
+      done = true;
     });
+    for (let i = 0; i < 100 && !done; i++) {
+      await settle();
+      if (!done && this.clock.pendingTimers().length > 0) await this.clock.advance(1_000);
+    }
+    await this.server.close();
+    return {
+      seed: this.seed,
+      ok: this.violation === undefined,
+      violation: this.violation,
+      faults: [...this.faults.struck],
+      traceHash: this.trace.digest(),
+      trace: this.trace.entries,
+      traceLength: this.trace.length,
+      elapsedMs: this.elapsed(),
+    };
   }
-  const stopped = Promise.all(runs);
-  // Stopping may need time to pass (a sleep that ends on abort still needs its timer cleared).
-  let done = false;
-  void stopped.then(() => {
-    done = true;
-  });
-  for (let i = 0; i < 100 && !done; i++) {
-    await settle();
-    if (!done && clock.pendingTimers().length > 0) await clock.advance(1_000);
-  }
-  await server.close();
-  return {
-    seed,
-    ok: violation === undefined,
-    violation,
-    faults: [...faults.struck],
-    traceHash: trace.digest(),
-    trace: trace.entries,
-    traceLength: trace.length,
-    elapsedMs: elapsed(),
-  };
 }
 
 /** The built-in controllers in one controller manager, without leader election. */
@@ -464,46 +517,6 @@ function builtinComponent(controllers: readonly string[]): SimComponent {
       return { run: (o) => manager.run(o), informers: manager.manager.informers };
     },
   };
-}
-
-/**
- * Every informer of every live component holds what the server holds:
- * the same objects at the same resourceVersions.
- */
-async function checkCaches(
-  components: readonly ComponentState[],
-  direct: Client,
-  fail: (invariant: string, message: string) => void,
-): Promise<void> {
-  for (const state of components) {
-    for (const factory of state.current?.factories ?? []) {
-      for (const [key, informer] of factory.informers()) {
-        const resource = informer.resource;
-        if (resource === undefined) continue;
-        if (!informer.hasSynced()) {
-          fail(`cache:${state.spec.name}`, `the ${key} informer never synced`);
-          return;
-        }
-        const server = (await direct.resource(resource).list()).items;
-        const want = new Set(server.map(versionOf));
-        const have = new Set(informer.getStore().list().map(versionOf));
-        const missing = [...want].filter((v) => !have.has(v));
-        const extra = [...have].filter((v) => !want.has(v));
-        if (missing.length > 0 || extra.length > 0) {
-          fail(
-            `cache:${state.spec.name}`,
-            `the ${key} informer's cache differs from the server: missing ${missing.slice(0, 5).join(", ") || "none"}; stale or extra ${extra.slice(0, 5).join(", ") || "none"}`,
-          );
-          return;
-        }
-      }
-    }
-  }
-}
-
-function versionOf(o: DeepReadonly<KubeObject>): string {
-  const meta = o.metadata;
-  return `${meta?.namespace ? `${meta.namespace}/` : ""}${meta?.name}@${meta?.resourceVersion}`;
 }
 
 async function runInvariant(check: Invariant, cluster: SimCluster): Promise<string | undefined> {
