@@ -6,7 +6,7 @@ import { explore, formatReproducer, simulate } from "./index.js";
 const scenario = (name: string) => builtinScenarios.find((s) => s.name === name)!.options;
 
 describe("our controllers under every fault", () => {
-  for (const name of ["replicaset", "namespace"]) {
+  for (const name of ["replicaset", "deployment", "namespace"]) {
     it(`${name}: 40 seeds hold every invariant`, async () => {
       const report = await explore({ ...scenario(name), seeds: 40 });
       if (report.failure !== undefined) throw new Error(formatReproducer(report.failure, report.runs));
@@ -15,15 +15,21 @@ describe("our controllers under every fault", () => {
     });
   }
 
-  // An open finding, kept as its reproducer: after three restarts of the controller manager, the
-  // rollout stops at 3 new and 2 old pods (all available, 5 = 4 + maxSurge) and the Deployment
-  // controller only requeues. When the Deployment controller is fixed this run holds, and this
-  // test must become "deployment: 40 seeds hold every invariant".
-  it("deployment: seed 14 stalls a rollout after restarts (open)", async () => {
+  // Found by this harness: a scale-down of the old ReplicaSet that fails (500) is swallowed, as
+  // upstream's reconcileOldReplicaSets swallows it, and nothing else wakes the Deployment, so the
+  // rollout waits at 3 new + 2 old pods until the progress deadline's requeue (600 s after the
+  // last progress, at +31 s) retries it. Kept as the regression of that recovery.
+  it("deployment: seed 14 resumes a rollout stalled by a failed scale-down at the progress deadline", async () => {
     const result = await simulate({ ...scenario("deployment"), seed: 14 });
-    expect(result.violation?.invariant).toBe(
-      "the rollout completes: every pod on the new template, the old ReplicaSet at 0",
+    expect(result.ok).toBe(true);
+    const resumed = result.trace.find(
+      (e) =>
+        e.type === "reconcile" &&
+        e.controller === "deployment" &&
+        e.reason === "requeue requested" &&
+        e.t > 60_000,
     );
-    expect(result.violation?.message).toBe("updated 3, available 5");
+    expect(resumed?.t).toBe(631_000);
+    expect(result.elapsedMs).toBe(661_000);
   });
 });

@@ -80,7 +80,11 @@ export interface SimulationOptions {
   scenario?: ((cluster: SimCluster) => Promise<void>) | undefined;
   /** Checked after every step (every moment virtual time stops at). */
   invariants?: Readonly<Record<string, Invariant>> | undefined;
-  /** Checked once the cluster is steady after the faults stopped. */
+  /**
+   * Checked once the cluster is quiet after the faults stopped; one that does not hold yet is
+   * checked again as time runs on (a controller may act on a timer of its own), and is a
+   * violation if it still does not hold at the end of `settleBudgetMs`.
+   */
   eventually?: Readonly<Record<string, Invariant>> | undefined;
   /** The faults: rates (default {@link defaultFaultRates}), a plan to replay, or `false` for none. */
   faults?: FaultSpec | undefined;
@@ -88,7 +92,7 @@ export interface SimulationOptions {
   faultWindowMs?: number | undefined;
   /** After the faults stop, virtual ms with no write and no failed reconcile that counts as steady. Default 30 000. */
   quietMs?: number | undefined;
-  /** After the faults stop, virtual ms the cluster has to become steady. Default 600 000. */
+  /** After the faults stop, virtual ms the cluster has to become steady and right. Default 900 000 (15 min: longer than a Deployment's 10-minute progress deadline). */
   settleBudgetMs?: number | undefined;
   /** Keep every trace entry (for the story and the JSON trace); the hash is kept either way. Default true. */
   keepTrace?: boolean | undefined;
@@ -180,7 +184,7 @@ class SimulationRun {
     this.faults = new FaultInjector(options.faults ?? defaultFaultRates, seededRandom(mix(this.seed, 1)));
     this.faultWindowMs = options.faultWindowMs ?? 60_000;
     this.quietMs = options.quietMs ?? 30_000;
-    this.settleBudgetMs = options.settleBudgetMs ?? 600_000;
+    this.settleBudgetMs = options.settleBudgetMs ?? 900_000;
     this.server = new ApiServer({
       ...options.apiServer,
       clock: this.clock,
@@ -388,6 +392,7 @@ class SimulationRun {
 
   /** Steps virtual time until the cluster is steady after the faults, or an invariant breaks. */
   async advanceUntilSteady(): Promise<void> {
+    let unmet: { invariant: string; message: string } | undefined;
     for (;;) {
       if (!(await settle())) {
         this.fail(
@@ -418,9 +423,19 @@ class SimulationRun {
         this.failing.size === 0 &&
         this.settleStart !== undefined &&
         now - Math.max(this.lastWrite, this.settleStart) >= this.quietMs;
-      if (quiet) break;
+      // Quiet, and every eventual check holds: done. Quiet but not yet right: a controller may
+      // still act on a timer of its own (a progress deadline, a requeue), so time runs on.
+      if (quiet) {
+        unmet = await this.#unmetEventually();
+        if (unmet === undefined) break;
+      }
       if (this.settleStart !== undefined && now - this.settleStart > this.settleBudgetMs) {
         const [key, error] = [...this.failing][0] ?? [];
+        unmet = await this.#unmetEventually();
+        if (unmet !== undefined) {
+          this.fail(unmet.invariant, unmet.message);
+          break;
+        }
         this.fail(
           "steady-state",
           key === undefined
@@ -443,23 +458,24 @@ class SimulationRun {
       if (target === Number.POSITIVE_INFINITY) {
         if (!this.scenarioDone)
           this.fail("scenario", "the scenario waits on something that never happens (no timer is left)");
+        else if (unmet !== undefined) this.fail(unmet.invariant, unmet.message);
         break;
       }
       await this.clock.advance(Math.max(0, target - now));
     }
   }
 
-  /** The eventual checks, a full stop, and the result. */
-  async finish(): Promise<SimulationResult> {
-    if (this.violation === undefined) {
-      for (const [name, check] of Object.entries(this.options.eventually ?? {})) {
-        const message = await runInvariant(check, this.cluster);
-        if (message !== undefined) {
-          this.fail(name, message);
-          break;
-        }
-      }
+  /** The first eventual check that does not hold yet. */
+  async #unmetEventually(): Promise<{ invariant: string; message: string } | undefined> {
+    for (const [invariant, check] of Object.entries(this.options.eventually ?? {})) {
+      const message = await runInvariant(check, this.cluster);
+      if (message !== undefined) return { invariant, message };
     }
+    return undefined;
+  }
+
+  /** The cache check, a full stop, and the result. */
+  async finish(): Promise<SimulationResult> {
     if (this.violation === undefined)
       await checkCaches(this.components, this.direct, (i, m) => this.fail(i, m));
 
