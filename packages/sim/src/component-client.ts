@@ -226,7 +226,8 @@ export class ComponentClient implements Client {
     this.#alive();
     const baseVerb = verb.split("/")[0]!;
     const fault = this.#decide("call", this.#counters.calls++, baseVerb);
-    if (fault !== undefined) host.trace.add({ t: host.elapsed(), type: "fault", fault });
+    if (fault !== undefined)
+      host.trace.add({ t: host.elapsed(), type: "fault", fault, on: `${verb} ${resource} ${target}` });
     const refused = fault === undefined ? undefined : refusal(fault, resource, target);
     if (refused !== undefined) {
       this.#traceCall(verb, resource, target, refused);
@@ -299,7 +300,8 @@ export class ComponentClient implements Client {
     const component = incarnation.component;
     this.#alive();
     const fault = this.#decide("call", this.#counters.calls++, "watch");
-    if (fault !== undefined) host.trace.add({ t: host.elapsed(), type: "fault", fault });
+    if (fault !== undefined)
+      host.trace.add({ t: host.elapsed(), type: "fault", fault, on: `watch ${resource} ${scope}` });
     const refused = fault === undefined ? undefined : refusal(fault, resource, scope);
     if (refused !== undefined) {
       this.#traceCall("watch", resource, scope, refused);
@@ -362,7 +364,14 @@ export class ComponentClient implements Client {
         }
         const fault = this.#decide("event", this.#counters.events++, "watch");
         if (fault !== undefined) {
-          host.trace.add({ t: host.elapsed(), type: "fault", fault });
+          const meta = event.object.metadata;
+          const target = meta?.namespace ? `${meta.namespace}/${meta.name}` : (meta?.name ?? "");
+          host.trace.add({
+            t: host.elapsed(),
+            type: "fault",
+            fault,
+            on: `watch ${resource}, before ${event.type} ${target}`,
+          });
           incarnation.expireNextWatch.add(resource);
           return;
         }

@@ -37,7 +37,13 @@ export type TraceEntry =
       readonly outcome: string;
       readonly error?: string | undefined;
     }
-  | { readonly t: number; readonly type: "fault"; readonly fault: Fault }
+  | {
+      readonly t: number;
+      readonly type: "fault";
+      readonly fault: Fault;
+      /** The call or event it struck, when it struck one. */
+      readonly on?: string | undefined;
+    }
   | {
       readonly t: number;
       readonly type: "lifecycle";
@@ -100,7 +106,7 @@ export function describeEntry(entry: TraceEntry): string {
       return `${at} ${entry.component} reconciles ${entry.controller} ${entry.key}${why} → ${entry.outcome}${error}`;
     }
     case "fault":
-      return `${at} FAULT ${describeFault(entry.fault)}`;
+      return `${at} FAULT ${describeFault(entry.fault)}${entry.on === undefined ? "" : ` on ${entry.on.trim()}`}`;
     case "lifecycle":
       return `${at} ${entry.component} ${entry.what}${entry.what === "start" ? ` (incarnation ${entry.incarnation})` : ""}`;
     case "note":
