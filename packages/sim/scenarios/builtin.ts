@@ -14,14 +14,12 @@ import {
   replicaSets,
   services,
 } from "@reconcile/api";
-import { newControllerManagedBy } from "@reconcile/runtime";
 import {
   defaultFaultRates,
   type FaultKind,
   type FaultRates,
-  managerComponent,
+  readyKubelet,
   type SimCluster,
-  type SimComponent,
   type SimulationOptions,
 } from "../src/index.js";
 
@@ -34,31 +32,6 @@ const labels = { app: "web" };
 const template = (image: string) => ({
   metadata: { labels },
   spec: { containers: [{ name: "app", image }] },
-});
-
-/** Stands in for the kubelets: every pod bound and running becomes Ready (through the pod's status). */
-export const readyKubelet: SimComponent = managerComponent("kubelet", (manager) => {
-  newControllerManagedBy(manager)
-    .for(pods)
-    .complete(async (request, { client, get, signal, clock }) => {
-      const pod = get(pods, request);
-      if (pod === undefined || pod.metadata?.deletionTimestamp || pod.status?.phase === "Running") return;
-      const now = new Date(clock.now()).toISOString().replace(/\.\d{3}Z$/, "Z");
-      await client.resource(pods, request.namespace).updateStatus(
-        {
-          ...pod,
-          status: {
-            phase: "Running",
-            startTime: now,
-            conditions: [
-              { type: "Ready", status: "True", lastTransitionTime: now },
-              { type: "ContainersReady", status: "True", lastTransitionTime: now },
-            ],
-          },
-        } as Pod,
-        { signal },
-      );
-    });
 });
 
 async function activePodsOf(cluster: SimCluster, owner: { metadata?: { uid?: string } } | undefined) {
@@ -103,7 +76,7 @@ const deployment: BuiltinScenario = {
   name: "deployment",
   options: {
     builtins: ["deployment", "replicaset"],
-    controllers: [readyKubelet],
+    controllers: [readyKubelet()],
     setup: async (cluster) => {
       const d: Deployment = {
         metadata: { name: "web", namespace: "default" },

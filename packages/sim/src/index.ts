@@ -17,7 +17,7 @@ export {
   type FaultSpec,
   faultKinds,
 } from "./faults.js";
-export { managerComponent } from "./manager-component.js";
+export { managerComponent, readyKubelet } from "./manager-component.js";
 export {
   type Invariant,
   type SimCluster,

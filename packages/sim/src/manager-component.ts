@@ -1,4 +1,5 @@
-import { Manager, type ManagerOptions } from "@reconcile/runtime";
+import { type Pod, pods, rfc3339 } from "@reconcile/api";
+import { Manager, type ManagerOptions, newControllerManagedBy } from "@reconcile/runtime";
 import type { SimComponent } from "./simulate.js";
 
 /**
@@ -28,4 +29,37 @@ export function managerComponent(
       return { run: (o) => manager.run(o), informers: manager.informers };
     },
   };
+}
+
+/**
+ * Stands in for the kubelets, as a component of its own (so faults strike it
+ * too): every pod not being deleted is reported `Running` and `Ready` through
+ * its status, the moment it is seen. For controllers that wait on available
+ * pods (Deployments, StatefulSets, an operator's `Ready` condition).
+ */
+export function readyKubelet(name = "kubelet"): SimComponent {
+  return managerComponent(name, (manager) => {
+    newControllerManagedBy(manager)
+      .for(pods)
+      .complete(async (request, { client, get, signal, clock }) => {
+        const pod = get(pods, request);
+        if (pod === undefined || pod.metadata?.deletionTimestamp || pod.status?.phase === "Running") return;
+        const now = rfc3339(clock.now());
+        const ready = { status: "True" as const, lastTransitionTime: now };
+        await client.resource(pods, request.namespace).updateStatus(
+          {
+            ...pod,
+            status: {
+              phase: "Running",
+              startTime: now,
+              conditions: [
+                { type: "Ready", ...ready },
+                { type: "ContainersReady", ...ready },
+              ],
+            },
+          } as Pod,
+          { signal },
+        );
+      });
+  });
 }
