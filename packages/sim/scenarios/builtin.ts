@@ -178,17 +178,20 @@ const replicaSetBounded: BuiltinScenario = {
 };
 
 /**
- * The Deployment's maxSurge bound holds on what the controller has seen:
- * with its ReplicaSet watch late or cut (or a stale restart, or a lost
- * answer to its create), a new ReplicaSet is sized before the old one is in
- * the cache and the sizes add up past it, as upstream's, whose controller
- * has no expectations for ReplicaSets. Errors and crashes alone never break it.
+ * The Deployment's maxSurge bound holds on what the controller has seen.
+ * With a blind ReplicaSet cache (a watch late, cut or refused while the
+ * relist fails too, a stale restart) or a lost answer to its create, a new
+ * ReplicaSet is sized before the old one is in the cache and the sizes add
+ * up past the bound, as upstream's, whose controller keeps no expectations
+ * for ReplicaSets. With every read answered, errors on writes and crashes
+ * never break it.
  */
 const deploymentBounded: BuiltinScenario = {
   name: "deployment-bounded",
   options: {
     ...deployment.options,
     faults: without("watchDelay", "watchCut", "staleRestart", "lostResponse"),
+    faultsWhere: ({ verb }) => verb !== "list" && verb !== "watch" && verb !== "get",
     invariants: {
       // What the controller promises is the ReplicaSets' sizes: pods of an old ReplicaSet whose
       // deletion failed (a 429, then a crash) still run while the new one grows, as upstream.

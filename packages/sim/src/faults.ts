@@ -83,6 +83,15 @@ export interface Fault {
 /** The faults a run meets: drawn at random from rates, or exactly a plan. */
 export type FaultSpec = false | FaultRates | { readonly plan: readonly Fault[] };
 
+/**
+ * Where faults may strike: return false to keep a decision point free of
+ * them (`({ verb }) => verb !== "list" && verb !== "watch"` keeps every view
+ * fresh; `({ component }) => component === "my-operator"` spares the rest).
+ * `verb` is the API verb at calls (`create`, `watch`, …), `watch` at events,
+ * `start` at starts.
+ */
+export type FaultFilter = (at: { component: string; point: DecisionPoint; verb: string }) => boolean;
+
 /** Which kinds may strike at a decision point. */
 export function kindsAt(point: DecisionPoint, verb: string): readonly FaultKind[] {
   if (point === "event") return eventKinds;
@@ -111,9 +120,11 @@ export class FaultInjector {
   readonly #plan: Map<string, Fault> | undefined;
   readonly #random: Random;
   #enabled = true;
+  readonly #where: FaultFilter | undefined;
 
-  constructor(spec: FaultSpec, random: Random) {
+  constructor(spec: FaultSpec, random: Random, where?: FaultFilter) {
     this.#random = random;
+    this.#where = where;
     if (spec === false) this.#enabled = false;
     else if ("plan" in spec) this.#plan = new Map(spec.plan.map((f) => [planKey(f), f]));
     else this.#rates = spec;
@@ -131,6 +142,8 @@ export class FaultInjector {
   /** The fault at this point, if one strikes; it is recorded in `struck`. */
   decide(component: string, point: DecisionPoint, index: number, verb: string): Fault | undefined {
     if (!this.#enabled) return undefined;
+    // Points left out take no draw, so a run and its replay agree as long as the filter does.
+    if (this.#where !== undefined && !this.#where({ component, point, verb })) return undefined;
     const kinds = kindsAt(point, verb);
     let fault: Fault | undefined;
     if (this.#plan !== undefined) {

@@ -12,6 +12,7 @@ export {
   defaultFaultRates,
   describeFault,
   type Fault,
+  type FaultFilter,
   type FaultKind,
   type FaultRates,
   type FaultSpec,

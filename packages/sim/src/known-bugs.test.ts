@@ -5,6 +5,7 @@
 import {
   type ConfigMap,
   configMaps,
+  deployments,
   getControllerOf,
   isNotFound,
   isPodActive,
@@ -23,8 +24,10 @@ import {
   type ExploreOptions,
   explore,
   type FaultKind,
+  faultKinds,
   formatReproducer,
   managerComponent,
+  readyKubelet,
   type SimCluster,
   type SimComponent,
 } from "./index.js";
@@ -376,5 +379,81 @@ describe("an orphan sweep (Sieve's stale states)", () => {
 
   it("that asks the server before deleting holds", async () => {
     await expectHolds(sweepScenario(sweeper(true)));
+  });
+});
+
+// --- 5. A rollout judged complete before observedGeneration caught up ------------------------
+
+/** Records `example.com/rolled-out: <generation>` on a Deployment once its rollout looks complete. */
+function rolloutWatcher(checkObservedGeneration: boolean): SimComponent {
+  return managerComponent("rollout-watcher", (manager) => {
+    newControllerManagedBy(manager)
+      .for(deployments)
+      .complete(async (request, { client, get, signal }) => {
+        const d = get(deployments, request);
+        if (d === undefined) return;
+        const generation = String(d.metadata?.generation);
+        if (d.metadata?.annotations?.["example.com/rolled-out"] === generation) return;
+        const status = d.status ?? {};
+        const replicas = d.spec?.replicas ?? 1;
+        // kubectl rollout status's test; the bug leaves out its first line.
+        if (checkObservedGeneration && (status.observedGeneration ?? 0) < (d.metadata?.generation ?? 0))
+          return;
+        if ((status.updatedReplicas ?? 0) < replicas) return;
+        if ((status.replicas ?? 0) > (status.updatedReplicas ?? 0)) return;
+        if ((status.availableReplicas ?? 0) < (status.updatedReplicas ?? 0)) return;
+        await client
+          .resource(deployments, request.namespace)
+          .patch(
+            request.name,
+            { metadata: { annotations: { "example.com/rolled-out": generation } } },
+            { type: "merge", signal },
+          );
+      });
+  });
+}
+
+const rolloutScenario = (watcher: SimComponent): ExploreOptions => ({
+  builtins: ["deployment", "replicaset"],
+  controllers: [watcher, readyKubelet()],
+  setup: async (cluster) => {
+    await cluster.client.resource(deployments, "default").create({
+      metadata: { name: "web", namespace: "default" },
+      spec: {
+        replicas: 3,
+        selector: { matchLabels: labels },
+        template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "nginx:1" }] } },
+      },
+    });
+  },
+  scenario: async (cluster) => {
+    await cluster.sleep(5_000);
+    const client = cluster.client.resource(deployments, "default");
+    const d = await client.get("web");
+    const template = { ...d.spec!.template, spec: { containers: [{ name: "app", image: "nginx:2" }] } };
+    await client.update({ ...d, spec: { ...d.spec!, template } });
+  },
+  invariants: {
+    "a rollout judged complete runs only the current template": async (cluster) => {
+      const [d] = await cluster.list(deployments, "default");
+      if (d?.metadata?.annotations?.["example.com/rolled-out"] !== String(d?.metadata?.generation)) return;
+      const image = d?.spec?.template?.spec?.containers[0]?.image;
+      const stale = (await cluster.list(pods, "default")).filter(
+        (p) => isPodActive(p as Pod) && p.spec?.containers[0]?.image !== image,
+      );
+      if (stale.length > 0)
+        return `judged complete at generation ${d?.metadata?.generation} with ${stale.length} pods of the old template`;
+    },
+  },
+});
+
+describe("a rollout watcher", () => {
+  it("that ignores observedGeneration judges a rollout complete too early, and the explorer finds it", async () => {
+    const failure = await expectFound(rolloutScenario(rolloutWatcher(false)), [...faultKinds]);
+    expect(failure.violation.invariant).toBe("a rollout judged complete runs only the current template");
+  });
+
+  it("that waits for observedGeneration, as kubectl rollout status does, holds", async () => {
+    await expectHolds(rolloutScenario(rolloutWatcher(true)));
   });
 });

@@ -12,7 +12,7 @@ import {
   type ComponentCounters,
   type Incarnation,
 } from "./component-client.js";
-import { defaultFaultRates, type Fault, FaultInjector, type FaultSpec } from "./faults.js";
+import { defaultFaultRates, type Fault, type FaultFilter, FaultInjector, type FaultSpec } from "./faults.js";
 import { settle } from "./run-loop.js";
 import { Trace, type TraceEntry } from "./trace.js";
 
@@ -88,6 +88,8 @@ export interface SimulationOptions {
   eventually?: Readonly<Record<string, Invariant>> | undefined;
   /** The faults: rates (default {@link defaultFaultRates}), a plan to replay, or `false` for none. */
   faults?: FaultSpec | undefined;
+  /** Where faults may strike (a component, a verb, a kind of point). Default: everywhere. */
+  faultsWhere?: FaultFilter | undefined;
   /** Virtual ms from the start during which faults strike. Default 60 000. */
   faultWindowMs?: number | undefined;
   /** After the faults stop, virtual ms with no write and no failed reconcile that counts as steady. Default 30 000. */
@@ -181,7 +183,11 @@ class SimulationRun {
     this.options = options;
     this.seed = options.seed;
     this.trace = new Trace(options.keepTrace ?? true);
-    this.faults = new FaultInjector(options.faults ?? defaultFaultRates, seededRandom(mix(this.seed, 1)));
+    this.faults = new FaultInjector(
+      options.faults ?? defaultFaultRates,
+      seededRandom(mix(this.seed, 1)),
+      options.faultsWhere,
+    );
     this.faultWindowMs = options.faultWindowMs ?? 60_000;
     this.quietMs = options.quietMs ?? 30_000;
     this.settleBudgetMs = options.settleBudgetMs ?? 900_000;
