@@ -104,6 +104,7 @@ export class ComponentClient implements Client {
       t: this.#host.elapsed(),
       type: "call",
       component: this.incarnation.component,
+      index: -1,
       verb: "discovery",
       resource: "",
       target: "",
@@ -225,19 +226,20 @@ export class ComponentClient implements Client {
     const component = this.incarnation.component;
     this.#alive();
     const baseVerb = verb.split("/")[0]!;
-    const fault = this.#decide("call", this.#counters.calls++, baseVerb);
+    const index = this.#counters.calls++;
+    const fault = this.#decide("call", index, baseVerb);
     if (fault !== undefined)
       host.trace.add({ t: host.elapsed(), type: "fault", fault, on: `${verb} ${resource} ${target}` });
     const refused = fault === undefined ? undefined : refusal(fault, resource, target);
     if (refused !== undefined) {
-      this.#traceCall(verb, resource, target, refused);
+      this.#traceCall(index, verb, resource, target, refused);
       throw refused;
     }
     let result: R;
     try {
       result = await run();
     } catch (error) {
-      this.#traceCall(verb, resource, target, error);
+      this.#traceCall(index, verb, resource, target, error);
       throw error;
     }
     const write = writeVerbs.has(baseVerb);
@@ -247,6 +249,7 @@ export class ComponentClient implements Client {
       t: host.elapsed(),
       type: "call",
       component,
+      index,
       verb,
       resource,
       target: named,
@@ -299,19 +302,20 @@ export class ComponentClient implements Client {
     const incarnation = this.incarnation;
     const component = incarnation.component;
     this.#alive();
-    const fault = this.#decide("call", this.#counters.calls++, "watch");
+    const index = this.#counters.calls++;
+    const fault = this.#decide("call", index, "watch");
     if (fault !== undefined)
       host.trace.add({ t: host.elapsed(), type: "fault", fault, on: `watch ${resource} ${scope}` });
     const refused = fault === undefined ? undefined : refusal(fault, resource, scope);
     if (refused !== undefined) {
-      this.#traceCall("watch", resource, scope, refused);
+      this.#traceCall(index, "watch", resource, scope, refused);
       throw refused;
     }
     if (incarnation.expireNextWatch.delete(resource)) {
       const expired = newResourceExpired(
         `too old resource version: ${options?.resourceVersion ?? ""} (the watch was cut)`,
       );
-      this.#traceCall("watch", resource, scope, expired);
+      this.#traceCall(index, "watch", resource, scope, expired);
       throw expired;
     }
     const stop = new AbortController();
@@ -324,13 +328,14 @@ export class ComponentClient implements Client {
     try {
       stream = await inner.watch({ ...options, signal: stop.signal });
     } catch (error) {
-      this.#traceCall("watch", resource, scope, error);
+      this.#traceCall(index, "watch", resource, scope, error);
       throw error;
     }
     host.trace.add({
       t: host.elapsed(),
       type: "call",
       component,
+      index,
       verb: "watch",
       resource,
       target: scope,
@@ -362,7 +367,8 @@ export class ComponentClient implements Client {
           yield event;
           continue;
         }
-        const fault = this.#decide("event", this.#counters.events++, "watch");
+        const index = this.#counters.events++;
+        const fault = this.#decide("event", index, "watch");
         if (fault !== undefined) {
           const meta = event.object.metadata;
           const target = meta?.namespace ? `${meta.namespace}/${meta.name}` : (meta?.name ?? "");
@@ -380,6 +386,7 @@ export class ComponentClient implements Client {
           t: host.elapsed(),
           type: "event",
           component,
+          index,
           resource,
           event: event.type,
           target: meta?.namespace ? `${meta.namespace}/${meta.name}` : (meta?.name ?? ""),
@@ -392,12 +399,13 @@ export class ComponentClient implements Client {
     }
   }
 
-  #traceCall(verb: string, resource: string, target: string, error: unknown): void {
+  #traceCall(index: number, verb: string, resource: string, target: string, error: unknown): void {
     const status = error instanceof StatusError ? error.status : undefined;
     this.#host.trace.add({
       t: this.#host.elapsed(),
       type: "call",
       component: this.incarnation.component,
+      index,
       verb,
       resource,
       target,

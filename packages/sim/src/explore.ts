@@ -1,4 +1,5 @@
-import type { Fault } from "./faults.js";
+import { seededRandom } from "@reconcile/clock";
+import { type Fault, type FaultSpec, kindsAt } from "./faults.js";
 import { type SimulationOptions, type SimulationResult, simulate } from "./simulate.js";
 import { story } from "./trace.js";
 
@@ -13,6 +14,19 @@ export interface ExploreOptions extends Omit<SimulationOptions, "seed"> {
   shrink?: boolean | undefined;
   /** The most replays shrinking may spend. Default 200. */
   maxShrinkRuns?: number | undefined;
+  /**
+   * How runs are chosen:
+   * - `random` (default): each seed draws its own faults from the rates;
+   * - `systematic`: one fault-free run of `firstSeed`, then one run per
+   *   Sieve pattern and point of it: a crash after each write
+   *   (intermediate states), the same followed by a restart on a stale list
+   *   (stale states), a cut before each watch event (unobserved states);
+   * - `coverage`: random seeds, and mutations of the fault lists of earlier
+   *   runs that reached a reconcile outcome or error no run had reached.
+   */
+  strategy?: "random" | "systematic" | "coverage" | undefined;
+  /** The components whose writes, events and restarts `systematic` perturbs. Default: all of them. */
+  targets?: readonly string[] | undefined;
 }
 
 /** A failure, its reproducer shrunk, and the story of the shrunk run. */
@@ -49,23 +63,30 @@ export interface ExploreReport {
  * the same invariant (delta debugging over the faults that struck).
  */
 export async function explore(options: ExploreOptions): Promise<ExploreReport> {
-  const started = performance.now();
-  const seeds =
-    typeof options.seeds === "object"
-      ? [...options.seeds]
-      : Array.from({ length: options.seeds ?? 100 }, (_, i) => (options.firstSeed ?? 1) + i);
-  const faultsByKind: Record<string, number> = {};
-  let runs = 0;
-  for (const seed of seeds) {
-    if (options.timeLimitMs !== undefined && performance.now() - started > options.timeLimitMs) break;
+  if (options.strategy === "systematic") return exploreSystematically(options);
+  if (options.strategy === "coverage") return exploreByCoverage(options);
+  const tally = new Tally(options);
+  for (const seed of seedsOf(options)) {
+    if (tally.outOfTime()) break;
     const result = await simulate({ ...options, seed, keepTrace: false });
-    runs++;
-    for (const fault of result.faults) faultsByKind[fault.kind] = (faultsByKind[fault.kind] ?? 0) + 1;
-    if (result.ok) continue;
-    const failure = await reproduce(options, result);
-    return { runs, wallMs: performance.now() - started, faultsByKind, failure };
+    tally.count(result);
+    if (!result.ok) return tally.report(result);
   }
-  return { runs, wallMs: performance.now() - started, faultsByKind, failure: undefined };
+  return tally.report();
+}
+
+/**
+ * The seeds to run: `RECONCILE_SIM_SEED` alone when set (replaying one from
+ * the command line: `RECONCILE_SIM_SEED=42 npx vitest run my.sim.test.ts`),
+ * else `options.seeds`, with `RECONCILE_SIM_SEEDS` overriding a count (a
+ * longer run without editing the test).
+ */
+function seedsOf(options: ExploreOptions): number[] {
+  const one = process.env.RECONCILE_SIM_SEED;
+  if (one !== undefined && one !== "") return [Number(one)];
+  if (typeof options.seeds === "object") return [...options.seeds];
+  const count = Number(process.env.RECONCILE_SIM_SEEDS || options.seeds || 100);
+  return Array.from({ length: count }, (_, i) => (options.firstSeed ?? 1) + i);
 }
 
 /** Shrinks a failed run's faults (ddmin) and replays the smallest with its trace. */
@@ -156,4 +177,146 @@ export function formatReproducer(failure: Reproducer, runs?: number): string {
     failure.story,
   ];
   return lines.join("\n");
+}
+
+/** What every strategy counts and how it ends: the first failure, shrunk. */
+class Tally {
+  readonly started = performance.now();
+  readonly faultsByKind: Record<string, number> = {};
+  runs = 0;
+
+  constructor(readonly options: ExploreOptions) {}
+
+  outOfTime(): boolean {
+    const limit = this.options.timeLimitMs;
+    return limit !== undefined && performance.now() - this.started > limit;
+  }
+
+  count(result: SimulationResult): void {
+    this.runs++;
+    for (const fault of result.faults)
+      this.faultsByKind[fault.kind] = (this.faultsByKind[fault.kind] ?? 0) + 1;
+  }
+
+  async report(failed?: SimulationResult): Promise<ExploreReport> {
+    const failure = failed === undefined ? undefined : await reproduce(this.options, failed);
+    return {
+      runs: this.runs,
+      wallMs: performance.now() - this.started,
+      faultsByKind: this.faultsByKind,
+      failure,
+    };
+  }
+}
+
+const writeVerbs = new Set([
+  "create",
+  "update",
+  "updateStatus",
+  "patch",
+  "delete",
+  "finalize",
+  "updateScale",
+]);
+
+/** Sieve's three patterns, one run per point of a fault-free run. */
+async function exploreSystematically(options: ExploreOptions): Promise<ExploreReport> {
+  const tally = new Tally(options);
+  const seed = options.firstSeed ?? 1;
+  const reference = await simulate({ ...options, seed, faults: false, keepTrace: true });
+  tally.count(reference);
+  if (!reference.ok) return tally.report(reference);
+  const targets = options.targets === undefined ? undefined : new Set(options.targets);
+  const aimed = (component: string) =>
+    component !== "user" && (targets === undefined || targets.has(component));
+  const plans: Fault[][] = [];
+  for (const entry of reference.trace) {
+    if (entry.type !== "call" || !aimed(entry.component) || entry.code >= 300) continue;
+    if (!writeVerbs.has(entry.verb.split("/")[0]!)) continue;
+    const crash: Fault = {
+      kind: "crashAfterWrite",
+      component: entry.component,
+      point: "call",
+      index: entry.index,
+      amount: 1_000,
+    };
+    plans.push([crash]);
+    for (const depth of [1, 5, 20]) {
+      plans.push([
+        crash,
+        { kind: "staleRestart", component: entry.component, point: "start", index: 1, amount: depth },
+      ]);
+    }
+  }
+  for (const entry of reference.trace) {
+    if (entry.type !== "event" || !aimed(entry.component)) continue;
+    plans.push([{ kind: "watchCut", component: entry.component, point: "event", index: entry.index }]);
+  }
+  for (const plan of plans) {
+    if (tally.outOfTime()) break;
+    const result = await simulate({ ...options, seed, faults: { plan }, keepTrace: false });
+    tally.count(result);
+    if (!result.ok) return tally.report(result);
+  }
+  return tally.report();
+}
+
+/**
+ * Random seeds, plus mutations of the fault lists of runs that reached
+ * something new (AFL's loop, with reconcile outcomes and failed calls as
+ * the coverage): a mutation moves a fault to a nearby point, changes its
+ * kind, drops it, or adds a copy of it a few points later.
+ */
+async function exploreByCoverage(options: ExploreOptions): Promise<ExploreReport> {
+  const tally = new Tally(options);
+  const seeds = seedsOf(options);
+  const first = seeds[0] ?? 1;
+  const random = seededRandom(first);
+  const seen = new Set<string>();
+  const corpus: { seed: number; plan: readonly Fault[] }[] = [];
+  for (let i = 0; i < seeds.length && !tally.outOfTime(); i++) {
+    const parent =
+      corpus.length > 0 && random() < 0.5 ? corpus[Math.floor(random() * corpus.length)] : undefined;
+    const seed = parent?.seed ?? seeds[i]!;
+    const faults: FaultSpec | undefined =
+      parent === undefined ? options.faults : { plan: mutate(parent.plan, random) };
+    const result = await simulate({ ...options, seed, faults, keepTrace: false });
+    tally.count(result);
+    if (!result.ok) return tally.report(result);
+    let novel = false;
+    for (const behaviour of result.coverage) {
+      if (seen.has(behaviour)) continue;
+      seen.add(behaviour);
+      novel = true;
+    }
+    if (novel && result.faults.length > 0) corpus.push({ seed, plan: result.faults });
+  }
+  return tally.report();
+}
+
+function mutate(plan: readonly Fault[], random: () => number): Fault[] {
+  const next = [...plan];
+  const at = Math.floor(random() * next.length);
+  const fault = next[at]!;
+  const shift = 1 + Math.floor(random() * 5);
+  switch (Math.floor(random() * 4)) {
+    case 0:
+      next[at] = { ...fault, index: Math.max(0, fault.index + (random() < 0.5 ? -shift : shift)) };
+      break;
+    case 1: {
+      const kinds = kindsAt(fault.point, fault.point === "call" ? "update" : fault.point);
+      next[at] = {
+        ...fault,
+        kind: kinds[Math.floor(random() * kinds.length)]!,
+        amount: fault.amount ?? 1_000,
+      };
+      break;
+    }
+    case 2:
+      if (next.length > 1) next.splice(at, 1);
+      break;
+    default:
+      next.push({ ...fault, index: fault.index + shift });
+  }
+  return next;
 }

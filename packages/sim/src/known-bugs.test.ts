@@ -457,3 +457,42 @@ describe("a rollout watcher", () => {
     await expectHolds(rolloutScenario(rolloutWatcher(true)));
   });
 });
+
+// --- Each strategy finds each bug ----------------------------------------------------------
+
+const bugs: { name: string; buggy: () => ExploreOptions; correct: () => ExploreOptions }[] = [
+  {
+    name: "the ReplicaSet controller without expectations",
+    buggy: () => replicaSetScenario(replicaSetController(false)),
+    correct: () => replicaSetScenario(replicaSetController(true)),
+  },
+  {
+    name: "a finalizer removed before its cleanup",
+    buggy: () => backupScenario(backupOperator(false)),
+    correct: () => backupScenario(backupOperator(true)),
+  },
+  {
+    name: "a child named at random",
+    buggy: () => childScenario(childOperator(false)),
+    correct: () => childScenario(childOperator(true)),
+  },
+  {
+    name: "an orphan sweep that trusts its cache",
+    buggy: () => sweepScenario(sweeper(false)),
+    correct: () => sweepScenario(sweeper(true)),
+  },
+  {
+    name: "a rollout watcher that ignores observedGeneration",
+    buggy: () => rolloutScenario(rolloutWatcher(false)),
+    correct: () => rolloutScenario(rolloutWatcher(true)),
+  },
+];
+
+describe.each(["systematic", "coverage"] as const)("the %s strategy", (strategy) => {
+  for (const bug of bugs) {
+    it(`finds ${bug.name}`, async () => {
+      const report = await explore({ ...bug.buggy(), strategy, seeds: 500, timeLimitMs: findWithinMs });
+      expect(report.failure, `not found in ${report.runs} runs`).toBeDefined();
+    });
+  }
+});

@@ -122,6 +122,8 @@ export interface SimulationResult {
   /** The entries, when kept. */
   readonly trace: readonly TraceEntry[];
   readonly traceLength: number;
+  /** The behaviours reached (see `Trace.coverage`). */
+  readonly coverage: ReadonlySet<string>;
   /** Virtual ms the run lasted. */
   readonly elapsedMs: number;
 }
@@ -517,6 +519,7 @@ class SimulationRun {
       traceHash: this.trace.digest(),
       trace: this.trace.entries,
       traceLength: this.trace.length,
+      coverage: this.trace.coverage,
       elapsedMs: this.elapsed(),
     };
   }

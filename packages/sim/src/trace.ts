@@ -7,6 +7,8 @@ export type TraceEntry =
       readonly t: number;
       readonly type: "call";
       readonly component: string;
+      /** The component's count of API calls when this one started (its decision point); -1 for discovery. */
+      readonly index: number;
       readonly verb: string;
       readonly resource: string;
       /** `namespace/name`, `namespace/` for a namespace's collection, or "" for all. */
@@ -22,6 +24,8 @@ export type TraceEntry =
       readonly t: number;
       readonly type: "event";
       readonly component: string;
+      /** The component's count of watch events (its decision point). */
+      readonly index: number;
       readonly resource: string;
       readonly event: string;
       readonly target: string;
@@ -70,11 +74,25 @@ export class Trace {
     this.#keep = keep;
   }
 
+  /**
+   * The behaviours the run reached, each once: every (component, controller,
+   * reason, outcome) of a reconcile and every (component, verb, resource,
+   * code) of a failed call. The coverage-guided explorer keeps runs that add one.
+   */
+  readonly coverage = new Set<string>();
+
   add(entry: TraceEntry): void {
     this.#hash.update(JSON.stringify(entry));
     this.#hash.update("\n");
     this.#count++;
     if (this.#keep) this.entries.push(entry);
+    if (entry.type === "reconcile") {
+      this.coverage.add(`${entry.component} ${entry.controller} ${entry.reason} ${entry.outcome}`);
+    } else if (entry.type === "call" && entry.code >= 300) {
+      this.coverage.add(`${entry.component} ${entry.verb} ${entry.resource} ${entry.code}`);
+    } else if (entry.type === "lifecycle" && entry.what === "crash") {
+      this.coverage.add(`${entry.component} crash`);
+    }
   }
 
   get length(): number {
