@@ -107,9 +107,13 @@ export class SharedInformerFactory {
     return informer;
   }
 
-  /** Every informer made so far, by `group/plural` key, in the order they were made. */
-  informers(): [key: string, informer: SharedIndexInformer<KubeObject>][] {
-    return [...this.#informers];
+  /**
+   * Every informer made so far, by `group/plural` key, in the order they were
+   * made; with `running`, only those started and not yet stopped.
+   */
+  informers(options: { running?: boolean } = {}): [key: string, informer: SharedIndexInformer<KubeObject>][] {
+    const all = [...this.#informers];
+    return options.running ? all.filter(([key]) => this.#running.has(key)) : all;
   }
 
   /** A lister over the informer of `resource` (created on first use). */

@@ -204,7 +204,18 @@ const deploymentBounded: BuiltinScenario = {
   },
 };
 
+/**
+ * Two controller managers elect a leader; crashes and lease-write faults
+ * hand the Lease over. Besides the ReplicaSet's eventual state, no manager
+ * may write while another holds the Lease (checked on every write).
+ */
+const replicaSetHA: BuiltinScenario = {
+  name: "replicaset-ha",
+  options: { ...replicaSet.options, builtinReplicas: 2 },
+};
+
 export const builtinScenarios: readonly BuiltinScenario[] = [
+  replicaSetHA,
   replicaSet,
   replicaSetBounded,
   deployment,

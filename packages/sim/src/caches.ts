@@ -19,7 +19,7 @@ export async function checkCaches(
 ): Promise<void> {
   for (const state of components) {
     for (const factory of state.current?.factories ?? []) {
-      for (const [key, informer] of factory.informers()) {
+      for (const [key, informer] of factory.informers({ running: true })) {
         const resource = informer.resource;
         if (resource === undefined) continue;
         if (!informer.hasSynced()) {

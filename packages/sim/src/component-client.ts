@@ -26,8 +26,8 @@ export interface ClientHost {
   readonly faults: FaultInjector;
   /** Virtual ms since the run started. */
   elapsed(): number;
-  /** A write was applied (for the steady-state check). */
-  wrote(): void;
+  /** A write was applied (for the steady-state check, and the leader check of `component`'s writes to `resource`). */
+  wrote(component?: string, resource?: string): void;
   /** The component dies now and restarts after `restartAfterMs`. */
   crash(component: string, restartAfterMs: number): void;
 }
@@ -243,7 +243,7 @@ export class ComponentClient implements Client {
       throw error;
     }
     const write = writeVerbs.has(baseVerb);
-    if (write) host.wrote();
+    if (write) host.wrote(component, resource);
     const named = answered?.(result) ?? target;
     host.trace.add({
       t: host.elapsed(),

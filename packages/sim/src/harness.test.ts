@@ -1,4 +1,4 @@
-import { configMaps } from "@reconcile/api";
+import { configMaps, pods, replicaSets } from "@reconcile/api";
 import { newControllerManagedBy } from "@reconcile/runtime";
 import { describe, expect, it } from "vitest";
 import { managerComponent, simulate } from "./index.js";
@@ -113,5 +113,93 @@ describe("simulate", () => {
       message: "late exists",
       at: 2_500,
     });
+  });
+});
+
+describe("leader election", () => {
+  it("calls a write by a component that does not hold its Lease a violation", async () => {
+    const result = await simulate({
+      seed: 1,
+      faults: false,
+      controllers: [
+        {
+          name: "usurper",
+          leaderElection: { namespace: "kube-system", name: "usurper-lock" },
+          construct: ({ client }) => ({
+            run: async () => {
+              await client.resource(configMaps, "default").create({ metadata: { name: "mine" } });
+            },
+          }),
+        },
+      ],
+    });
+    expect(result.violation).toEqual({
+      invariant: "leader:usurper",
+      message: "usurper wrote configmaps while the Lease kube-system/usurper-lock was held by nobody",
+      at: 0,
+    });
+  });
+
+  it("hands the Lease over when the leading controller manager crashes", async () => {
+    const result = await simulate({
+      seed: 3,
+      builtins: ["replicaset"],
+      builtinReplicas: 2,
+      faults: false,
+      setup: async (cluster) => {
+        await cluster.client.resource(replicaSets, "default").create({
+          metadata: { name: "web" },
+          spec: {
+            replicas: 2,
+            selector: { matchLabels: { app: "web" } },
+            template: {
+              metadata: { labels: { app: "web" } },
+              spec: { containers: [{ name: "a", image: "nginx" }] },
+            },
+          },
+        });
+      },
+      scenario: async (cluster) => {
+        await cluster.sleep(20_000);
+        cluster.crash("kube-controller-manager-1", 60_000);
+        await cluster.sleep(30_000);
+        const rs = await cluster.client.resource(replicaSets, "default").get("web");
+        await cluster.client
+          .resource(replicaSets, "default")
+          .update({ ...rs, spec: { ...rs.spec!, replicas: 4 } });
+      },
+      eventually: {
+        "4 pods": async (cluster) => {
+          const n = (await cluster.list(pods, "default")).length;
+          return n === 4 ? undefined : `${n} pods`;
+        },
+      },
+    });
+    expect(result.ok).toBe(true);
+    const renewals = result.trace.flatMap((e) =>
+      e.type === "call" &&
+      e.resource === "leases.coordination.k8s.io" &&
+      e.verb === "update" &&
+      e.code === 200
+        ? [{ t: e.t, by: e.component }]
+        : [],
+    );
+    // The first manager renews every 2 s until it dies at 20 s; the second takes over once the
+    // Lease has gone 15 s unrenewed, and the scale-up at 50 s is its work.
+    expect(renewals.filter((r) => r.by === "kube-controller-manager-1").every((r) => r.t <= 20_000)).toBe(
+      true,
+    );
+    const takeover = renewals.find((r) => r.by === "kube-controller-manager-2");
+    expect(takeover!.t).toBeGreaterThan(20_000 + 10_000);
+    expect(takeover!.t).toBeLessThan(20_000 + 15_000 + 2_500);
+    const creates = result.trace.flatMap((e) =>
+      e.type === "call" && e.verb === "create" && e.resource === "pods" ? [e.component] : [],
+    );
+    expect(creates).toEqual([
+      "kube-controller-manager-1",
+      "kube-controller-manager-1",
+      "kube-controller-manager-2",
+      "kube-controller-manager-2",
+    ]);
   });
 });

@@ -1,9 +1,15 @@
-import { type DeepReadonly, type KubeObject, type ResourceDescriptor, StatusError } from "@reconcile/api";
+import {
+  type DeepReadonly,
+  type KubeObject,
+  leases,
+  type ResourceDescriptor,
+  StatusError,
+} from "@reconcile/api";
 import { ApiServer, type ApiServerOptions } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { type Clock, FakeClock, type Random, seededRandom } from "@reconcile/clock";
 import { type Logger, noopLogger, type ReconcileObserver } from "@reconcile/controller";
-import { ControllerManager } from "@reconcile/controller-manager";
+import { ControllerManager, LeaderElectionLostError } from "@reconcile/controller-manager";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { checkCaches } from "./caches.js";
 import {
@@ -46,6 +52,8 @@ export interface SimComponent {
   /** Names it in the trace and in faults. Required, unique. */
   readonly name: string;
   readonly construct: (context: SimContext) => SimRunnable;
+  /** The Lease this component must hold to write (anything but the Lease itself and Events): checked after each of its writes. */
+  readonly leaderElection?: { readonly namespace: string; readonly name: string } | undefined;
 }
 
 /** A check of the cluster: a message when it is violated, nothing when it holds. */
@@ -65,6 +73,8 @@ export interface SimCluster {
   sleep(ms: number): Promise<void>;
   /** Adds a line to the trace. */
   note(text: string): void;
+  /** Kills a component now, as a crash would (its state is lost); it starts again after `restartAfterMs` (default 1 000). */
+  crash(component: string, restartAfterMs?: number): void;
 }
 
 export interface SimulationOptions {
@@ -72,6 +82,15 @@ export interface SimulationOptions {
   seed: number;
   /** Built-in controllers by `--controllers` name (`replicaset`, `deployment-controller`, …), run in one controller manager component. */
   builtins?: readonly string[] | undefined;
+  /**
+   * How many controller managers run the built-ins: with more than one they
+   * elect a leader on the Lease `kube-system/kube-controller-manager` with
+   * upstream's timings (15 s lease, 10 s renew deadline, 2 s retry), and a
+   * write by one that does not hold the Lease is a violation
+   * (`leader:<component>`). A manager that loses the Lease exits and is
+   * restarted, as kube-controller-manager under its supervisor. Default 1 (no election).
+   */
+  builtinReplicas?: number | undefined;
   /** Controllers of your own. */
   controllers?: readonly SimComponent[] | undefined;
   /** Objects to start from, written before any controller starts. */
@@ -204,8 +223,10 @@ class SimulationRun {
       trace: this.trace,
       faults: this.faults,
       elapsed: this.elapsed,
-      wrote: () => {
-        this.lastWrite = this.elapsed();
+      wrote: (component, resource) => {
+        // Lease renewals are heartbeats, not work: a cluster that only renews is quiet.
+        if (resource !== "leases.coordination.k8s.io") this.lastWrite = this.elapsed();
+        if (component !== undefined && resource !== undefined) void this.#checkLeader(component, resource);
       },
       crash: (name, restartAfterMs) => {
         const state = this.components.find((c) => c.spec.name === name);
@@ -253,7 +274,31 @@ class SimulationRun {
         (await this.direct.resource(resource, namespace).list()).items as never,
       sleep: (ms) => this.clock.sleep(ms),
       note: (text) => this.trace.add({ t: this.elapsed(), type: "note", text }),
+      crash: (component, restartAfterMs) => {
+        if (!this.components.some((c) => c.spec.name === component))
+          throw new Error(`simulate: there is no component "${component}"`);
+        this.host.crash(component, restartAfterMs ?? 1_000);
+      },
     };
+  }
+
+  /** A write by an elected component that does not hold its Lease breaks the election's promise. */
+  async #checkLeader(component: string, resource: string): Promise<void> {
+    const election = this.components.find((c) => c.spec.name === component)?.spec.leaderElection;
+    if (election === undefined || resource === "leases.coordination.k8s.io" || resource === "events") return;
+    let holder: string | undefined;
+    try {
+      const lease = await this.direct.resource(leases, election.namespace).get(election.name);
+      holder = lease.spec?.holderIdentity ?? undefined;
+    } catch {
+      holder = undefined;
+    }
+    if (holder !== component) {
+      this.fail(
+        `leader:${component}`,
+        `${component} wrote ${resource} while the Lease ${election.namespace}/${election.name} was held by ${holder ?? "nobody"}`,
+      );
+    }
   }
 
   elapsed(): number {
@@ -272,8 +317,14 @@ class SimulationRun {
       throw new Error(`simulate: setup failed: ${errorText(error)}`, { cause: error });
     }
     const specs: SimComponent[] = [];
-    if (this.options.builtins !== undefined && this.options.builtins.length > 0)
-      specs.push(builtinComponent(this.options.builtins));
+    if (this.options.builtins !== undefined && this.options.builtins.length > 0) {
+      const replicas = this.options.builtinReplicas ?? 1;
+      if (replicas === 1)
+        specs.push(builtinComponent(this.options.builtins, "kube-controller-manager", false));
+      else
+        for (let i = 1; i <= replicas; i++)
+          specs.push(builtinComponent(this.options.builtins, `kube-controller-manager-${i}`, true));
+    }
     specs.push(...(this.options.controllers ?? []));
     const names = new Set<string>();
     for (const spec of specs) {
@@ -392,8 +443,12 @@ class SimulationRun {
           await informerFactory.shutdown();
         }
       })().catch((error) => {
-        if (!incarnation.dead && !this.stopping)
-          this.fail(`component:${name}`, `run failed: ${errorText(error)}`);
+        if (incarnation.dead || this.stopping) return;
+        // kube-controller-manager exits when it loses the Lease; its supervisor starts it again.
+        if (LeaderElectionLostError.isInstance(error)) {
+          this.trace.add({ t: this.elapsed(), type: "note", text: `${name} lost the Lease and exits` });
+          this.host.crash(name, 1_000);
+        } else this.fail(`component:${name}`, `run failed: ${errorText(error)}`);
       }),
     );
   }
@@ -526,9 +581,10 @@ class SimulationRun {
 }
 
 /** The built-in controllers in one controller manager, without leader election. */
-function builtinComponent(controllers: readonly string[]): SimComponent {
+function builtinComponent(controllers: readonly string[], name: string, elected: boolean): SimComponent {
   return {
-    name: "kube-controller-manager",
+    name,
+    leaderElection: elected ? { namespace: "kube-system", name: "kube-controller-manager" } : undefined,
     construct: (context) => {
       const manager = new ControllerManager({
         client: context.client,
@@ -537,7 +593,7 @@ function builtinComponent(controllers: readonly string[]): SimComponent {
         reconcileObserver: context.reconcileObserver,
         logger: context.logger,
         controllers: [...controllers],
-        leaderElection: false,
+        leaderElection: elected ? { identity: name } : false,
       });
       return { run: (o) => manager.run(o), informers: manager.manager.informers };
     },
