@@ -232,7 +232,13 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       const onSynced = () => {
         this.#sourcesReady = true;
       };
-      const source = { client: this.#client, nodeName, clock: this.#clock, handler: this.podHandler };
+      const source = {
+        client: this.#client,
+        nodeName,
+        clock: this.#clock,
+        random: this.#random,
+        handler: this.podHandler,
+      };
       tasks.push(runApiSource({ ...source, onSynced, signal }));
     }
     const sources = {

@@ -151,6 +151,7 @@ export class NodeSimulator {
         listerWatcher: listerWatcher(this.#options.client, pods),
         resource: pods,
         clock: this.#clock,
+        random: this.#options.random,
       });
     const registration = informer.addEventHandler(this.#router());
     const tasks = this.kubelets.map((kubelet) => kubelet.run({ signal }));

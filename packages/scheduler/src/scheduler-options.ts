@@ -57,6 +57,13 @@ export interface SchedulerOptions {
   podMaxBackoffMs?: number | undefined;
   /** Picks among equally scored nodes; values in [0, 1). Default `Math.random`. */
   random?: (() => number) | undefined;
+  /**
+   * Cycles per turn of the event loop. Default: turns are sliced by wall time
+   * (10–100 ms, as long as the rest of the process ran), which depends on the
+   * machine; a number makes the interleaving of scheduling with the rest of
+   * the process repeat exactly (simulations).
+   */
+  cyclesPerTurn?: number | undefined;
   /** Default: no logging. */
   logger?: Logger | undefined;
   /** Default: no metrics. */

@@ -91,6 +91,7 @@ export class Scheduler {
   readonly #plugins: readonly Plugin[];
   readonly #percentageOfNodesToScore: number;
   readonly #random: () => number;
+  readonly #cyclesPerTurn: number | undefined;
   readonly #logger: Logger;
   readonly #metrics: SchedulerMetrics | undefined;
   /** Bindings and condition writes in flight; `run` settles only after they have. */
@@ -124,6 +125,10 @@ export class Scheduler {
           }));
     this.#percentageOfNodesToScore = percentage;
     this.#random = options.random ?? Math.random;
+    const perTurn = options.cyclesPerTurn;
+    if (perTurn !== undefined && !(Number.isInteger(perTurn) && perTurn >= 1))
+      throw new RangeError(`Scheduler: cyclesPerTurn must be a positive integer, got ${perTurn}`);
+    this.#cyclesPerTurn = perTurn;
     this.#logger = (options.logger ?? noopLogger).child({ component: this.schedulerName });
     this.#metrics = options.metrics;
     this.#binder = options.binder ?? new ClientBinder({ client: this.#client, now: () => this.#clock.now() });
@@ -213,14 +218,19 @@ export class Scheduler {
         // costs whatever else is waiting (informer events, controller syncs),
         // so one cycle per turn would pace scheduling by the rest of the
         // process. After a slice, informer events and bindings get their turn.
-        const sliceEnd = performance.now() + sliceMs;
+        const perTurn = this.#cyclesPerTurn;
+        const sliceEnd = perTurn === undefined ? performance.now() + sliceMs : 0;
+        let cycles = 0;
         while (info !== undefined) {
           this.#cycle(info);
-          if (signal.aborted || performance.now() >= sliceEnd) break;
+          cycles++;
+          if (signal.aborted || (perTurn === undefined ? performance.now() >= sliceEnd : cycles >= perTurn))
+            break;
           info = this.queue.tryPop();
         }
-        const yielded = performance.now();
+        const yielded = perTurn === undefined ? performance.now() : 0;
         await new Promise<void>((resolve) => setImmediate(resolve));
+        if (perTurn !== undefined) continue;
         // A slice that ran out of time (rather than out of pods) leaves a backlog: the next one is
         // as long as the rest of the process just ran, so that the scheduler has half the event
         // loop, as kube-scheduler has a process of its own; otherwise a busy process would leave

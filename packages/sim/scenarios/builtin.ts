@@ -8,6 +8,7 @@ import {
   getControllerOf,
   isPodActive,
   namespaces,
+  nodes,
   type Pod,
   pods,
   type ReplicaSet,
@@ -26,6 +27,10 @@ import {
 export interface BuiltinScenario {
   readonly name: string;
   readonly options: Omit<SimulationOptions, "seed">;
+  /** Seeds in `npm test`'s short run. Default 40. */
+  readonly shortSeeds?: number;
+  /** Seeds in `pnpm sim`'s full run (unless SEEDS is set). Default 10,000. */
+  readonly fullSeeds?: number;
 }
 
 const labels = { app: "web" };
@@ -214,7 +219,50 @@ const replicaSetHA: BuiltinScenario = {
   options: { ...replicaSet.options, builtinReplicas: 2 },
 };
 
+/**
+ * Three simulated nodes with the scheduler, the ReplicaSet controller, the
+ * node lifecycle and taint eviction controllers; one node stops for 400 s
+ * (its kubelet dies: no heartbeat, no Lease). Its pods are evicted after the
+ * 300 s default toleration and replaced on the other nodes; when it comes back
+ * it cleans up. Eventually six pods run, each on a Ready node.
+ */
+const nodeFailure: BuiltinScenario = {
+  name: "node-failure",
+  // About 0.3 s a run: three kubelets and 450 s of virtual time.
+  shortSeeds: 12,
+  fullSeeds: 1_000,
+  options: {
+    nodes: 3,
+    builtins: ["replicaset", "nodelifecycle", "taint-eviction-controller"],
+    setup: async (cluster) => {
+      await cluster.client.resource(replicaSets, "default").create({
+        metadata: { name: "web", namespace: "default" },
+        spec: { replicas: 6, selector: { matchLabels: labels }, template: template("nginx:1") },
+      });
+    },
+    scenario: async (cluster) => {
+      await cluster.sleep(20_000);
+      cluster.crash("node-2", 400_000);
+    },
+    eventually: {
+      "six pods run, each on a Ready node": async (cluster) => {
+        const ready = new Set(
+          (await cluster.list(nodes))
+            .filter((n) => n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"))
+            .map((n) => n.metadata?.name),
+        );
+        const running = (await cluster.list(pods, "default")).filter(
+          (p) =>
+            p.status?.phase === "Running" && !p.metadata?.deletionTimestamp && ready.has(p.spec?.nodeName),
+        );
+        if (running.length !== 6) return `${running.length} pods run on Ready nodes`;
+      },
+    },
+  },
+};
+
 export const builtinScenarios: readonly BuiltinScenario[] = [
+  nodeFailure,
   replicaSetHA,
   replicaSet,
   replicaSetBounded,

@@ -10,21 +10,20 @@ export interface CachedComponent {
 
 /**
  * Every informer of every live component holds what the server holds:
- * the same objects at the same resourceVersions.
+ * the same objects at the same resourceVersions. The first that does not,
+ * as a violation; undefined when all agree.
  */
 export async function checkCaches(
   components: readonly CachedComponent[],
   direct: Client,
-  fail: (invariant: string, message: string) => void,
-): Promise<void> {
+): Promise<{ invariant: string; message: string } | undefined> {
   for (const state of components) {
     for (const factory of state.current?.factories ?? []) {
       for (const [key, informer] of factory.informers({ running: true })) {
         const resource = informer.resource;
         if (resource === undefined) continue;
         if (!informer.hasSynced()) {
-          fail(`cache:${state.spec.name}`, `the ${key} informer never synced`);
-          return;
+          return { invariant: `cache:${state.spec.name}`, message: `the ${key} informer never synced` };
         }
         const server = (await direct.resource(resource).list()).items;
         const want = new Set(server.map(versionOf));
@@ -32,15 +31,15 @@ export async function checkCaches(
         const missing = [...want].filter((v) => !have.has(v));
         const extra = [...have].filter((v) => !want.has(v));
         if (missing.length > 0 || extra.length > 0) {
-          fail(
-            `cache:${state.spec.name}`,
-            `the ${key} informer's cache differs from the server: missing ${missing.slice(0, 5).join(", ") || "none"}; stale or extra ${extra.slice(0, 5).join(", ") || "none"}`,
-          );
-          return;
+          return {
+            invariant: `cache:${state.spec.name}`,
+            message: `the ${key} informer's cache differs from the server: missing ${missing.slice(0, 5).join(", ") || "none"}; stale or extra ${extra.slice(0, 5).join(", ") || "none"}`,
+          };
         }
       }
     }
   }
+  return undefined;
 }
 
 function versionOf(o: DeepReadonly<KubeObject>): string {

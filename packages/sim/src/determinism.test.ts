@@ -60,6 +60,10 @@ describe("a run", () => {
   for (const [name, options] of [
     ["the built-in ReplicaSet controller and the garbage collector", replicaSet],
     ["an operator on @reconcile/runtime", operator],
+    [
+      "the scheduler and three kubelets",
+      { ...replicaSet, nodes: 3, scenario: undefined, faultWindowMs: 20_000 } satisfies SimulationOptions,
+    ],
   ] as const) {
     it(`repeats byte for byte from its seed: ${name}`, async () => {
       for (const seed of [1, 2, 3]) {
@@ -112,7 +116,7 @@ const allowed: Record<string, string> = {
   "client/src/kubeconfig/kube-config.ts": "re-reading kubeconfig files",
   "runtime/src/envtest/test-environment.ts": "envtest's token and start-up deadline",
   "scheduler/src/scheduler.ts":
-    "cycle slices by wall time: a simulation that runs the scheduler is not yet byte-identical",
+    "cycle slices by wall time unless cyclesPerTurn is set, as simulations set it",
   "sim/src/explore.ts": "the explorer's wall-time limit",
   "storage-etcd/src/etcd-storage.ts": "etcd deadlines; simulations use the memory storage",
   "storage-etcd/src/etcd-process.ts": "starting an etcd process",

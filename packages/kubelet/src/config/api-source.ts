@@ -38,6 +38,8 @@ export async function runApiSource(options: {
   client: Client;
   nodeName: string;
   clock: Clock;
+  /** The informer's jitter. Default `Math.random`. */
+  random?: (() => number) | undefined;
   handler: ResourceEventHandler<Pod>;
   onSynced: () => void;
   signal: AbortSignal;
@@ -48,6 +50,7 @@ export async function runApiSource(options: {
     resource: pods,
     fieldSelector: `spec.nodeName=${options.nodeName}`,
     clock,
+    random: options.random,
   });
   informer.addEventHandler(options.handler);
   const run = informer.run({ signal });
