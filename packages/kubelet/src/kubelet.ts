@@ -232,14 +232,8 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       const onSynced = () => {
         this.#sourcesReady = true;
       };
-      const source = {
-        client: this.#client,
-        nodeName,
-        clock: this.#clock,
-        random: this.#random,
-        handler: this.podHandler,
-      };
-      tasks.push(runApiSource({ ...source, onSynced, signal }));
+      const source = { client: this.#client, nodeName, clock: this.#clock, handler: this.podHandler };
+      tasks.push(runApiSource({ ...source, random: this.#random, onSynced, signal }));
     }
     const sources = {
       nodeName: this.nodeName,
