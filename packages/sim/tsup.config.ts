@@ -1,3 +1,3 @@
 import { packageConfig } from "@reconcile/tsup-config";
 
-export default packageConfig({ entry: ["src/index.ts"] });
+export default packageConfig({ entry: ["src/index.ts", "src/cli.ts"] });

@@ -1,7 +1,9 @@
+import { join } from "node:path";
 import { seededRandom } from "@reconcile/clock";
 import { type Fault, type FaultSpec, kindsAt } from "./faults.js";
 import { type SimulationOptions, type SimulationResult, simulate } from "./simulate.js";
 import { story } from "./trace.js";
+import { writeTraceFile } from "./trace-file.js";
 
 export interface ExploreOptions extends Omit<SimulationOptions, "seed"> {
   /** The seeds to run: a count (seeds `firstSeed`…), or a list. Default 100. */
@@ -44,6 +46,8 @@ export interface Reproducer {
   readonly replay: string;
   /** The last steps of the shrunk run, as a story. */
   readonly story: string;
+  /** Where the shrunk run's whole trace was written, when `RECONCILE_SIM_TRACE_DIR` is set. */
+  readonly traceFile?: string | undefined;
 }
 
 export interface ExploreReport {
@@ -110,7 +114,14 @@ export async function reproduce(
       ? run
       : await simulate({ ...options, seed: failed.seed, faults: { plan: failed.faults }, keepTrace: true });
   const kept = final === run ? faults : failed.faults;
+  const dir = process.env.RECONCILE_SIM_TRACE_DIR;
+  const traceFile =
+    dir === undefined || dir === ""
+      ? undefined
+      : join(dir, `seed-${failed.seed}-${invariant.replace(/[^A-Za-z0-9]+/g, "-").slice(0, 60)}.json`);
+  if (traceFile !== undefined) writeTraceFile(traceFile, final);
   return {
+    traceFile,
     seed: failed.seed,
     violation: final.violation ?? failed.violation!,
     faults: kept,
@@ -173,6 +184,9 @@ export function formatReproducer(failure: Reproducer, runs?: number): string {
         `  - ${f.kind} ${f.component} ${f.point}#${f.index}${f.amount === undefined ? "" : ` (${f.amount})`}`,
     ),
     `replay: ${failure.replay}`,
+    ...(failure.traceFile === undefined
+      ? []
+      : [`trace: ${failure.traceFile} (npx reconcile-sim story ${failure.traceFile})`]),
     "what happened (last steps):",
     failure.story,
   ];

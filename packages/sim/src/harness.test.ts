@@ -1,7 +1,17 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { configMaps, pods, replicaSets } from "@reconcile/api";
 import { newControllerManagedBy } from "@reconcile/runtime";
 import { describe, expect, it } from "vitest";
-import { managerComponent, simulate } from "./index.js";
+import {
+  explore,
+  formatReproducer,
+  managerComponent,
+  readTraceFile,
+  runSimCommand,
+  simulate,
+} from "./index.js";
 
 describe("simulate", () => {
   it("rejects a component that cannot be built: a mistake in the test, not a finding", async () => {
@@ -201,5 +211,63 @@ describe("leader election", () => {
       "kube-controller-manager-2",
       "kube-controller-manager-2",
     ]);
+  });
+});
+
+describe("trace files", () => {
+  it("a failure writes its trace where RECONCILE_SIM_TRACE_DIR says, and reconcile-sim story reads it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sim-trace-"));
+    process.env.RECONCILE_SIM_TRACE_DIR = dir;
+    try {
+      const report = await explore({
+        seeds: 3,
+        faults: false,
+        scenario: async (cluster) => {
+          await cluster.sleep(1_500);
+          await cluster.client.resource(configMaps, "default").create({ metadata: { name: "late" } });
+        },
+        invariants: {
+          "no late ConfigMap": async (cluster) =>
+            (await cluster.list(configMaps, "default")).length > 0 ? "late exists" : undefined,
+        },
+      });
+      const path = report.failure?.traceFile;
+      expect(path).toBe(join(dir, "seed-1-no-late-ConfigMap.json"));
+      expect(formatReproducer(report.failure!)).toContain(`trace: ${path}`);
+      const file = readTraceFile(path!);
+      expect(file.seed).toBe(1);
+      expect(file.violation).toEqual({ invariant: "no late ConfigMap", message: "late exists", at: 1_500 });
+      expect(file.traceHash).toBe(report.failure!.run.traceHash);
+      let printed = "";
+      expect(runSimCommand(["story", path!, "--lines", "1"], (text) => (printed += text))).toBe(0);
+      expect(printed).toBe(
+        [
+          'seed 1: invariant "no late ConfigMap" broken at +1.500s: late exists',
+          "faults: 0",
+          "+1.500s user create configmaps default/late → 200 rv 8",
+          "",
+        ].join("\n"),
+      );
+    } finally {
+      delete process.env.RECONCILE_SIM_TRACE_DIR;
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("reconcile-sim refuses what is not a trace, and says how it is used", () => {
+    let printed = "";
+    expect(runSimCommand([], (text) => (printed += text))).toBe(2);
+    expect(printed).toBe("usage: reconcile-sim story <trace.json> [--lines N] [--events]\n");
+    const dir = mkdtempSync(join(tmpdir(), "sim-trace-"));
+    try {
+      writeFileSync(join(dir, "x.json"), "{}");
+      printed = "";
+      expect(runSimCommand(["story", join(dir, "x.json")], (text) => (printed += text))).toBe(1);
+      expect(printed).toBe(
+        `reconcile-sim: ${join(dir, "x.json")} is not a reconcile-sim trace (format reconcile-sim-trace/v1)\n`,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -32,3 +32,10 @@ export {
   type Violation,
 } from "./simulate.js";
 export { describeEntry, story, Trace, type TraceEntry } from "./trace.js";
+export {
+  readTraceFile,
+  runSimCommand,
+  type TraceFile,
+  traceFileOf,
+  writeTraceFile,
+} from "./trace-file.js";
