@@ -482,6 +482,11 @@ const bugs: { name: string; buggy: () => ExploreOptions; correct: () => ExploreO
     correct: () => sweepScenario(sweeper(true)),
   },
   {
+    name: "adoption without the fresh uid recheck",
+    buggy: () => adoptionScenario(adopter(false)),
+    correct: () => adoptionScenario(adopter(true)),
+  },
+  {
     name: "a rollout watcher that ignores observedGeneration",
     buggy: () => rolloutScenario(rolloutWatcher(false)),
     correct: () => rolloutScenario(rolloutWatcher(true)),
@@ -495,4 +500,104 @@ describe.each(["systematic", "coverage"] as const)("the %s strategy", (strategy)
       expect(report.failure, `not found in ${report.runs} runs`).toBeDefined();
     });
   }
+});
+
+// --- 6. Adoption without a fresh look at the owner's uid -----------------------------------
+
+/**
+ * Adopts orphan Secrets labelled `app: <name>` for the ConfigMap of that name
+ * (a controllerRef to it). Upstream's ControllerRefManager reads the owner
+ * afresh before adopting and refuses when its uid changed; `recheck` does the
+ * same. Without it, a cache that still holds a deleted-and-recreated owner
+ * adopts for the old uid, and the garbage collector then deletes the Secret
+ * of a live owner.
+ */
+function adopter(recheck: boolean): SimComponent {
+  return managerComponent("adopter", (manager) => {
+    newControllerManagedBy(manager)
+      .for(configMaps)
+      .watches(secrets, (secret) => {
+        const app = secret.metadata?.labels?.app;
+        return app === undefined ? [] : [{ namespace: secret.metadata!.namespace!, name: app }];
+      })
+      .complete(async (request, { client, get, signal }) => {
+        const owner = get(configMaps, request);
+        if (owner === undefined || owner.metadata?.deletionTimestamp) return;
+        const orphans = manager.informers
+          .forResource(secrets)
+          .getStore()
+          .list()
+          .filter(
+            (s) =>
+              s.metadata?.namespace === request.namespace &&
+              s.metadata?.labels?.app === request.name &&
+              getControllerOf(s) === undefined,
+          );
+        if (orphans.length === 0) return;
+        if (recheck) {
+          const fresh = await client.resource(configMaps, request.namespace).get(request.name, { signal });
+          if (fresh.metadata?.uid !== owner.metadata?.uid)
+            throw new Error(`${request.name} was recreated; its cache is behind`);
+        }
+        for (const orphan of orphans) {
+          const ref = {
+            apiVersion: "v1",
+            kind: "ConfigMap",
+            name: request.name,
+            uid: owner.metadata!.uid!,
+            controller: true,
+            blockOwnerDeletion: true,
+          };
+          await client
+            .resource(secrets, request.namespace)
+            .patch(
+              orphan.metadata!.name!,
+              { metadata: { ownerReferences: [ref], resourceVersion: orphan.metadata!.resourceVersion } },
+              { type: "merge", signal },
+            );
+        }
+      });
+  });
+}
+
+const adoptionScenario = (operator: SimComponent): ExploreOptions => ({
+  controllers: [operator],
+  setup: async (cluster) => {
+    await cluster.client
+      .resource(configMaps, "default")
+      .create({ metadata: { name: "shop", namespace: "default" } });
+  },
+  scenario: async (cluster) => {
+    // The owner is replaced: deleted, its Secrets left behind (orphaned), and made again.
+    await cluster.sleep(2_000);
+    await cluster.client.resource(configMaps, "default").delete("shop", { propagationPolicy: "Orphan" });
+    await cluster.client
+      .resource(configMaps, "default")
+      .create({ metadata: { name: "shop", namespace: "default" } });
+    await cluster.client.resource(secrets, "default").create({
+      metadata: { name: "shop-key", namespace: "default", labels: { app: "shop" } },
+    });
+  },
+  eventually: {
+    "a live owner's Secret is kept": async (cluster) => {
+      const names = (await cluster.list(secrets, "default")).map((s) => s.metadata?.name);
+      if (!names.includes("shop-key")) return "shop-key was collected while shop lives";
+    },
+  },
+});
+
+describe("adoption", () => {
+  it("without the fresh uid recheck adopts for a replaced owner, and the explorer finds it", async () => {
+    // A late ConfigMap watch is what leaves the old owner in the cache.
+    const failure = await expectFound(adoptionScenario(adopter(false)), [
+      "watchDelay",
+      "watchCut",
+      "staleRestart",
+    ]);
+    expect(failure.violation.message).toBe("shop-key was collected while shop lives");
+  });
+
+  it("with upstream's recheck holds", async () => {
+    await expectHolds(adoptionScenario(adopter(true)));
+  });
 });
