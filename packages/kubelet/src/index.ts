@@ -58,7 +58,11 @@ export type {
   SandboxState,
 } from "./runtime/runtime.js";
 export { RuntimeError } from "./runtime/runtime.js";
-export { SimulatedRuntime, type SimulatedRuntimeOptions } from "./runtime/simulated-runtime.js";
+export {
+  type ContainerIdentity,
+  SimulatedRuntime,
+  type SimulatedRuntimeOptions,
+} from "./runtime/simulated-runtime.js";
 export {
   type ManifestURLRead,
   maxManifestBytes,

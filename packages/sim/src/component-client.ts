@@ -37,6 +37,7 @@ export interface ComponentCounters {
   calls: number;
   events: number;
   starts: number;
+  containers: number;
 }
 
 /** One incarnation's state: dead once crashed or stopped, and which watches must relist. */

@@ -1,5 +1,5 @@
 import { ControllerManager } from "@reconcile/controller-manager";
-import { Kubelet } from "@reconcile/kubelet";
+import { Kubelet, SimulatedRuntime } from "@reconcile/kubelet";
 import { Scheduler } from "@reconcile/scheduler";
 import type { SimComponent } from "./types.js";
 
@@ -42,17 +42,48 @@ export function schedulerComponent(): SimComponent {
   };
 }
 
-/** A kubelet on the simulated runtime (seeded by its node's name). */
-export function kubeletComponent(nodeName: string): SimComponent {
+/**
+ * A kubelet on the simulated runtime (seeded by its node's name), on a pod
+ * CIDR of its own; the runtime asks the simulation whether each container it
+ * creates crashes (`containerCrash`: exit code 1 after the fault's amount).
+ */
+export function kubeletComponent(nodeName: string, index: number): SimComponent {
   return {
     name: nodeName,
-    construct: (context) =>
-      new Kubelet({
+    construct: (context) => {
+      const podCIDR = `10.244.${index}.0/24`;
+      const runtime = new SimulatedRuntime({
+        clock: context.clock,
+        seed: nodeName,
+        podCIDR,
+        behaviour: (container) => {
+          const fault = context.faultAt(
+            "container",
+            `container ${container.pod}/${container.name}#${container.attempt}`,
+          );
+          return fault?.kind === "containerCrash"
+            ? { exitAfterMs: fault.amount ?? 1_000, exitCode: 1, exitReason: "Error" }
+            : undefined;
+        },
+      });
+      const kubelet = new Kubelet({
         nodeName,
+        podCIDR,
+        runtime,
         client: context.client,
         clock: context.clock,
         random: context.random,
         logger: context.logger,
-      }),
+      });
+      return {
+        run: async (options) => {
+          try {
+            await kubelet.run(options);
+          } finally {
+            runtime.close();
+          }
+        },
+      };
+    },
   };
 }

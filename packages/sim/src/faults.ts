@@ -17,7 +17,9 @@ import type { Random } from "@reconcile/clock";
  *   older resourceVersion (Sieve's stale states: an API server whose watch
  *   cache lags), then watch forward from there;
  * - `watchDelay`: a watch delivers its events late, so components see the
- *   world at different moments.
+ *   world at different moments;
+ * - `containerCrash`: a container a simulated node starts exits with code 1
+ *   some seconds later (its kubelet restarts it, with CrashLoopBackOff).
  */
 export type FaultKind =
   | "serverError"
@@ -29,7 +31,8 @@ export type FaultKind =
   | "crashAfterWrite"
   | "watchCut"
   | "staleRestart"
-  | "watchDelay";
+  | "watchDelay"
+  | "containerCrash";
 
 export const faultKinds: readonly FaultKind[] = [
   "serverError",
@@ -42,6 +45,7 @@ export const faultKinds: readonly FaultKind[] = [
   "watchCut",
   "staleRestart",
   "watchDelay",
+  "containerCrash",
 ];
 
 /** The chance of each fault at each decision point where it can strike; a missing kind never strikes. */
@@ -59,10 +63,11 @@ export const defaultFaultRates: Readonly<Required<FaultRates>> = {
   watchCut: 0.02,
   staleRestart: 0.5,
   watchDelay: 0.2,
+  containerCrash: 0.1,
 };
 
-/** Where a decision is taken: a component's nth API call, nth watch event, or nth start. */
-export type DecisionPoint = "call" | "event" | "start";
+/** Where a decision is taken: a component's nth API call, nth watch event, nth start, or (a node's) nth container start. */
+export type DecisionPoint = "call" | "event" | "start" | "container";
 
 /**
  * One fault that struck, named by where it struck: replaying a run with
@@ -76,7 +81,7 @@ export interface Fault {
   readonly point: DecisionPoint;
   /** The component's count of that point: its 0th, 1st, … API call, watch event or start. */
   readonly index: number;
-  /** `crashAfterWrite`: virtual ms until the restart; `watchDelay`: ms each event is late; `staleRestart`: resourceVersions back. */
+  /** `crashAfterWrite`: virtual ms until the restart; `watchDelay`: ms each event is late; `staleRestart`: resourceVersions back; `containerCrash`: ms until the container exits. */
   readonly amount?: number | undefined;
 }
 
@@ -96,6 +101,7 @@ export type FaultFilter = (at: { component: string; point: DecisionPoint; verb: 
 export function kindsAt(point: DecisionPoint, verb: string): readonly FaultKind[] {
   if (point === "event") return eventKinds;
   if (point === "start") return startKinds;
+  if (point === "container") return containerKinds;
   if (verb === "watch") return watchKinds;
   if (verb === "list" || verb === "get") return readKinds;
   if (verb === "update" || verb === "updateStatus" || verb === "patch") return updateKinds;
@@ -108,6 +114,7 @@ const writeKinds: readonly FaultKind[] = [...readKinds, "lostResponse", "crashAf
 const updateKinds: readonly FaultKind[] = [...writeKinds, "conflict"];
 const eventKinds: readonly FaultKind[] = ["watchCut"];
 const startKinds: readonly FaultKind[] = ["staleRestart"];
+const containerKinds: readonly FaultKind[] = ["containerCrash"];
 
 /**
  * Decides each decision point: from the plan when replaying, else one draw
@@ -173,6 +180,8 @@ export class FaultInjector {
         return 10 + Math.floor(this.#random() * 2_000);
       case "staleRestart":
         return 1 + Math.floor(this.#random() * 20);
+      case "containerCrash":
+        return 1_000 + Math.floor(this.#random() * 29_000);
       default:
         return undefined;
     }

@@ -271,3 +271,43 @@ describe("trace files", () => {
     }
   });
 });
+
+describe("simulated nodes", () => {
+  it("crash a container where the fault plan says, and the kubelet restarts it", async () => {
+    const result = await simulate({
+      seed: 1,
+      nodes: 1,
+      builtins: ["replicaset"],
+      faults: {
+        plan: [{ kind: "containerCrash", component: "node-1", point: "container", index: 0, amount: 5_000 }],
+      },
+      setup: async (cluster) => {
+        await cluster.client.resource(replicaSets, "default").create({
+          metadata: { name: "web" },
+          spec: {
+            replicas: 1,
+            selector: { matchLabels: { app: "web" } },
+            template: {
+              metadata: { labels: { app: "web" } },
+              spec: { containers: [{ name: "app", image: "nginx" }] },
+            },
+          },
+        });
+      },
+      eventually: {
+        "the pod runs again after one restart": async (cluster) => {
+          const [pod] = await cluster.list(pods, "default");
+          const status = pod?.status?.containerStatuses?.[0];
+          if (status?.restartCount !== 1 || status.state?.running === undefined)
+            return `restarts ${status?.restartCount}, state ${JSON.stringify(status?.state)}`;
+        },
+      },
+    });
+    expect(result.ok).toBe(true);
+    expect(result.faults).toEqual([
+      { kind: "containerCrash", component: "node-1", point: "container", index: 0, amount: 5_000 },
+    ]);
+    const fault = result.trace.find((e) => e.type === "fault");
+    expect(fault?.type === "fault" && fault.on).toMatch(/^container default\/web-[a-z0-9]{5}\/app#0$/);
+  });
+});

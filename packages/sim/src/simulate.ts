@@ -154,7 +154,7 @@ class SimulationRun {
     const userClient = new ComponentClient(
       this.host,
       this.direct,
-      { calls: 0, events: 0, starts: 0 },
+      { calls: 0, events: 0, starts: 0, containers: 0 },
       userIncarnation,
       false,
     );
@@ -219,7 +219,7 @@ class SimulationRun {
     const nodes = this.options.nodes ?? 0;
     if (nodes > 0) {
       specs.push(schedulerComponent());
-      for (let i = 1; i <= nodes; i++) specs.push(kubeletComponent(`node-${i}`));
+      for (let i = 1; i <= nodes; i++) specs.push(kubeletComponent(`node-${i}`, i));
     }
     specs.push(...(this.options.controllers ?? []));
     const names = new Set<string>();
@@ -229,7 +229,7 @@ class SimulationRun {
       names.add(spec.name);
       const state: ComponentState = {
         spec,
-        counters: { calls: 0, events: 0, starts: 0 },
+        counters: { calls: 0, events: 0, starts: 0, containers: 0 },
         incarnations: 0,
         current: undefined,
         pendingRestart: false,
@@ -282,6 +282,12 @@ class SimulationRun {
       watchErrorHandler: () => undefined,
     });
     const context: SimContext = {
+      faultAt: (point, on) => {
+        if (incarnation.dead) return undefined;
+        const fault = this.faults.decide(name, point, state.counters.containers++, point);
+        if (fault !== undefined) this.trace.add({ t: this.elapsed(), type: "fault", fault, on });
+        return fault;
+      },
       client,
       clock: this.clock,
       random,

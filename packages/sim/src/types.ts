@@ -23,6 +23,12 @@ export interface SimContext {
   readonly informerFactory: SharedInformerFactory;
   /** 1 for the first start, 2 after the first crash, … */
   readonly incarnation: number;
+  /**
+   * Takes this component's next decision at a point of its own (a simulated
+   * node's container starts): the fault that strikes there, traced, or
+   * undefined. `on` names what it struck in the trace.
+   */
+  readonly faultAt: (point: "container", on: string) => Fault | undefined;
 }
 
 /** A built component: what `run` does until the signal aborts. */

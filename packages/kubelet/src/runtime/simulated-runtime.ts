@@ -73,6 +73,21 @@ export interface SimulatedRuntimeOptions {
   runtimeVersion?: string | undefined;
   /** The node's files, which mounts expose to containers. Default: an empty one. */
   filesystem?: NodeFilesystem | undefined;
+  /**
+   * Changes one container's behaviour as it is created, after the defaults
+   * and the pod's annotations (simulations inject crashes here). Default: none.
+   */
+  behaviour?: ((container: ContainerIdentity) => Partial<ContainerBehaviour> | undefined) | undefined;
+}
+
+/** Which container {@link SimulatedRuntimeOptions.behaviour} is asked about. */
+export interface ContainerIdentity {
+  readonly podUid: string;
+  /** The pod's `namespace/name`. */
+  readonly pod: string;
+  readonly name: string;
+  readonly attempt: number;
+  readonly image: string;
 }
 
 interface SandboxEntry {
@@ -111,6 +126,7 @@ export class SimulatedRuntime implements ContainerRuntime {
   readonly #clock: Clock;
   readonly #seed: string;
   readonly #defaults: ContainerBehaviour;
+  readonly #behaviour: SimulatedRuntimeOptions["behaviour"];
   readonly #sandboxes = new Map<string, SandboxEntry>();
   readonly #containers = new Map<string, ContainerEntry>();
   readonly #images = new Map<string, ImageRecord>();
@@ -126,6 +142,7 @@ export class SimulatedRuntime implements ContainerRuntime {
     this.runtimeName = options.runtimeName ?? "containerd";
     this.runtimeVersion = options.runtimeVersion ?? "1.7.13-sim";
     this.#defaults = { ...defaultContainerBehaviour, ...options.defaults };
+    this.#behaviour = options.behaviour;
     this.filesystem = options.filesystem ?? new NodeFilesystem();
     this.#ips = new IpPool(options.podCIDR ?? "10.244.0.0/24");
     for (const image of options.preloadedImages ?? []) this.#recordImage(normaliseImage(image));
@@ -241,7 +258,16 @@ export class SimulatedRuntime implements ContainerRuntime {
     };
     this.#containers.set(id, {
       record,
-      behaviour: behaviourFor(this.#defaults, sandbox.config.annotations, config.name),
+      behaviour: {
+        ...behaviourFor(this.#defaults, sandbox.config.annotations, config.name),
+        ...this.#behaviour?.({
+          podUid: sandbox.sandbox.podUid,
+          pod: `${sandbox.config.namespace}/${sandbox.config.name}`,
+          name: config.name,
+          attempt: config.attempt,
+          image: name,
+        }),
+      },
       lines: [],
       followers: new Set(),
       timers: new Set(),
