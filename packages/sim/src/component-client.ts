@@ -16,7 +16,7 @@ import {
 } from "@reconcile/api";
 import type { Client, ResourceClient } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
-import type { Fault, FaultInjector } from "./faults.js";
+import { type Fault, type FaultInjector, writeVerbs } from "./faults.js";
 import type { Trace } from "./trace.js";
 
 /** What a component's client shares with the simulation. */
@@ -53,17 +53,6 @@ export interface Incarnation {
   /** staleRestart's depth, for every resource's first list; undefined when none struck. */
   staleDepth: number | undefined;
 }
-
-const writeVerbs = new Set([
-  "create",
-  "update",
-  "updateStatus",
-  "patch",
-  "delete",
-  "deleteCollection",
-  "finalize",
-  "updateScale",
-]);
 
 /**
  * A component's door to the API server: every call and answer is traced,

@@ -1,9 +1,10 @@
 import { join } from "node:path";
 import { seededRandom } from "@reconcile/clock";
-import { type Fault, type FaultSpec, kindsAt } from "./faults.js";
-import { type SimulationOptions, type SimulationResult, simulate } from "./simulate.js";
+import { type Fault, type FaultSpec, kindsAt, writeVerbs } from "./faults.js";
+import { simulate } from "./simulate.js";
 import { story } from "./trace.js";
 import { writeTraceFile } from "./trace-file.js";
+import type { SimulationOptions, SimulationResult } from "./types.js";
 
 export interface ExploreOptions extends Omit<SimulationOptions, "seed"> {
   /** The seeds to run: a count (seeds `firstSeed`…), or a list. Default 100. */
@@ -222,16 +223,6 @@ class Tally {
     };
   }
 }
-
-const writeVerbs = new Set([
-  "create",
-  "update",
-  "updateStatus",
-  "patch",
-  "delete",
-  "finalize",
-  "updateScale",
-]);
 
 /** Sieve's three patterns, one run per point of a fault-free run. */
 async function exploreSystematically(options: ExploreOptions): Promise<ExploreReport> {

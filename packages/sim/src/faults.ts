@@ -97,6 +97,18 @@ export type FaultSpec = false | FaultRates | { readonly plan: readonly Fault[] }
  */
 export type FaultFilter = (at: { component: string; point: DecisionPoint; verb: string }) => boolean;
 
+/** The API verbs that write (where `lostResponse` and `crashAfterWrite` may strike). */
+export const writeVerbs: ReadonlySet<string> = new Set([
+  "create",
+  "update",
+  "updateStatus",
+  "patch",
+  "delete",
+  "deleteCollection",
+  "finalize",
+  "updateScale",
+]);
+
 /** Which kinds may strike at a decision point. */
 export function kindsAt(point: DecisionPoint, verb: string): readonly FaultKind[] {
   if (point === "event") return eventKinds;

@@ -19,18 +19,7 @@ export {
   faultKinds,
 } from "./faults.js";
 export { managerComponent, readyKubelet } from "./manager-component.js";
-export {
-  type Invariant,
-  type SimCluster,
-  type SimComponent,
-  type SimContext,
-  type SimRunnable,
-  type SimulationOptions,
-  type SimulationResult,
-  simulate,
-  simulationEpoch,
-  type Violation,
-} from "./simulate.js";
+export { simulate } from "./simulate.js";
 export { describeEntry, story, Trace, type TraceEntry } from "./trace.js";
 export {
   readTraceFile,
@@ -39,3 +28,14 @@ export {
   traceFileOf,
   writeTraceFile,
 } from "./trace-file.js";
+export {
+  type Invariant,
+  type SimCluster,
+  type SimComponent,
+  type SimContext,
+  type SimRunnable,
+  type SimulationOptions,
+  type SimulationResult,
+  simulationEpoch,
+  type Violation,
+} from "./types.js";

@@ -1,6 +1,6 @@
 import { type Pod, pods, rfc3339 } from "@reconcile/api";
 import { Manager, type ManagerOptions, newControllerManagedBy } from "@reconcile/runtime";
-import type { SimComponent } from "./simulate.js";
+import type { SimComponent } from "./types.js";
 
 /**
  * A component of controllers written on `@reconcile/runtime`: a fresh

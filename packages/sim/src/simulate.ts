@@ -6,7 +6,16 @@ import { type Logger, noopLogger } from "@reconcile/controller";
 import { LeaderElectionLostError } from "@reconcile/controller-manager";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { checkCaches } from "./caches.js";
+import {
+  type ClientHost,
+  ComponentClient,
+  type ComponentCounters,
+  type Incarnation,
+} from "./component-client.js";
 import { builtinComponent, kubeletComponent, schedulerComponent } from "./components.js";
+import { defaultFaultRates, FaultInjector } from "./faults.js";
+import { settle } from "./run-loop.js";
+import { Trace } from "./trace.js";
 import {
   type Invariant,
   type SimCluster,
@@ -18,28 +27,6 @@ import {
   simulationEpoch,
   type Violation,
 } from "./types.js";
-
-export type {
-  Invariant,
-  SimCluster,
-  SimComponent,
-  SimContext,
-  SimRunnable,
-  SimulationOptions,
-  SimulationResult,
-  Violation,
-};
-export { simulationEpoch };
-
-import {
-  type ClientHost,
-  ComponentClient,
-  type ComponentCounters,
-  type Incarnation,
-} from "./component-client.js";
-import { defaultFaultRates, FaultInjector } from "./faults.js";
-import { settle } from "./run-loop.js";
-import { Trace } from "./trace.js";
 
 interface ComponentState {
   readonly spec: SimComponent;
