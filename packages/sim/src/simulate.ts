@@ -49,7 +49,13 @@ export async function simulate(options: SimulationOptions): Promise<SimulationRe
   if (!Number.isInteger(options.seed))
     throw new TypeError(`simulate: seed must be an integer, got ${options.seed}`);
   const run = new SimulationRun(options);
-  await run.begin();
+  try {
+    await run.begin();
+  } catch (error) {
+    // A misused harness (a setup that fails, a component that cannot be built) still stops cleanly.
+    await run.stop();
+    throw error;
+  }
   await run.advanceUntilSteady();
   return run.finish();
 }
@@ -100,7 +106,7 @@ class SimulationRun {
       clock: this.clock,
       trace: this.trace,
       faults: this.faults,
-      elapsed: this.elapsed,
+      elapsed: () => this.elapsed(),
       wrote: (component, resource) => {
         // Lease renewals are heartbeats, not work: a cluster that only renews is quiet.
         if (resource !== "leases.coordination.k8s.io") this.lastWrite = this.elapsed();
@@ -429,6 +435,22 @@ class SimulationRun {
 
   /** A full stop, and the result. */
   async finish(): Promise<SimulationResult> {
+    await this.stop();
+    return {
+      seed: this.seed,
+      ok: this.violation === undefined,
+      violation: this.violation,
+      faults: [...this.faults.struck],
+      traceHash: this.trace.digest(),
+      trace: this.trace.entries,
+      traceLength: this.trace.length,
+      coverage: this.trace.coverage,
+      elapsedMs: this.elapsed(),
+    };
+  }
+
+  /** Stops every component, lets them finish on virtual time, and closes the API server. */
+  async stop(): Promise<void> {
     this.stopping = true;
     for (const state of this.components) {
       if (state.current === undefined) continue;
@@ -453,17 +475,6 @@ class SimulationRun {
       if (!done && this.clock.pendingTimers().length > 0) await this.clock.advance(1_000);
     }
     await this.server.close();
-    return {
-      seed: this.seed,
-      ok: this.violation === undefined,
-      violation: this.violation,
-      faults: [...this.faults.struck],
-      traceHash: this.trace.digest(),
-      trace: this.trace.entries,
-      traceLength: this.trace.length,
-      coverage: this.trace.coverage,
-      elapsedMs: this.elapsed(),
-    };
   }
 }
 
