@@ -39,3 +39,4 @@ export {
   simulationEpoch,
   type Violation,
 } from "./types.js";
+export { type AdvanceUntilOptions, advanceUntil } from "./virtual-time.js";
