@@ -1,9 +1,9 @@
-import { FakeClock } from "@reconcile/clock";
+import { FakeClock, seededRandom } from "@reconcile/clock";
 import { RateLimitingQueue } from "@reconcile/workqueue";
 import { describe, expect, it } from "vitest";
 import type { Logger } from "./logger.js";
-import { runWorkers, type SyncContext } from "./run-workers.js";
-import { type SyncOutcome, TerminalError } from "./sync-result.js";
+import { EnqueueReasons, runWorkers, type SyncContext } from "./run-workers.js";
+import { type ReconcileRecord, type SyncOutcome, TerminalError } from "./sync-result.js";
 
 function setup() {
   const clock = new FakeClock();
@@ -66,6 +66,69 @@ describe("runWorkers", () => {
     expect(queue.len()).toBe(0);
     controller.abort();
     await run;
+  });
+
+  it("tells the observer of each finished sync: its key, reason, ID, outcome, error and requested delay", async () => {
+    const { clock, queue, controller } = setup();
+    const records: ReconcileRecord[] = [];
+    const reasons = new EnqueueReasons<string>();
+    reasons.note("ns/a", "object added");
+    queue.add("ns/a");
+    queue.add("ns/b");
+    queue.add("ns/c");
+    const boom = new Error("boom");
+    const run = runWorkers({
+      queue,
+      signal: controller.signal,
+      name: "web",
+      clock,
+      reasons,
+      random: seededRandom(1),
+      observer: (record) => records.push(record),
+      sync: async (key) => {
+        if (key === "ns/b") throw boom;
+        if (key === "ns/c") return { requeueAfterMs: 30_000 };
+      },
+    });
+    await settle(clock);
+    controller.abort();
+    await run;
+    const ids = records.map((r) => r.reconcileID);
+    expect(new Set(ids).size).toBe(3);
+    for (const id of ids)
+      expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(records.map(({ reconcileID: _, ...rest }) => rest)).toEqual([
+      {
+        controller: "web",
+        key: "ns/a",
+        reason: "object added",
+        outcome: "success",
+        error: undefined,
+        requeueAfterMs: undefined,
+        startedAt: 0,
+        endedAt: 0,
+      },
+      {
+        controller: "web",
+        key: "ns/b",
+        reason: undefined,
+        outcome: "error",
+        error: boom,
+        requeueAfterMs: undefined,
+        startedAt: 0,
+        endedAt: 0,
+      },
+      {
+        controller: "web",
+        key: "ns/c",
+        reason: undefined,
+        outcome: "requeue_after",
+        error: undefined,
+        requeueAfterMs: 30_000,
+        startedAt: 0,
+        endedAt: 0,
+      },
+    ]);
   });
 
   it("requeues a failed key through the rate limiter and forgets it once it succeeds", async () => {

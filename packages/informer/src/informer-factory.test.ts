@@ -64,6 +64,27 @@ describe("SharedInformerFactory", () => {
     expect(clock.pendingTimers()).toEqual([]);
   });
 
+  it("lists the informers made so far, and with running only those started", async () => {
+    const { client } = fakeClient({
+      pods: new FakeListerWatcher<KubeObject>(),
+      replicasets: new FakeListerWatcher<KubeObject>(),
+    });
+    const factory = new SharedInformerFactory({ client, clock: new FakeClock() });
+    const podInformer = factory.forResource<Pod>(pods);
+    expect(factory.informers()).toEqual([["pods", podInformer]]);
+    expect(factory.informers({ running: true })).toEqual([]);
+    const controller = new AbortController();
+    factory.start(controller.signal);
+    const rsInformer = factory.forResource<ReplicaSet>(replicaSets);
+    expect(factory.informers()).toEqual([
+      ["pods", podInformer],
+      ["replicasets.apps", rsInformer],
+    ]);
+    expect(factory.informers({ running: true })).toEqual([["pods", podInformer]]);
+    controller.abort();
+    await factory.shutdown();
+  });
+
   it("run({ signal }) starts the informers and settles only after abort and a full stop", async () => {
     const podSource = new FakeListerWatcher<KubeObject>({
       objects: [{ metadata: { namespace: "a", name: "p" } }],

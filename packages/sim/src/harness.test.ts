@@ -10,6 +10,7 @@ import {
   managerComponent,
   readTraceFile,
   runSimCommand,
+  type SimCluster,
   simulate,
 } from "./index.js";
 
@@ -309,5 +310,58 @@ describe("simulated nodes", () => {
     ]);
     const fault = result.trace.find((e) => e.type === "fault");
     expect(fault?.type === "fault" && fault.on).toMatch(/^container default\/web-[a-z0-9]{5}\/app#0$/);
+  });
+});
+
+describe("where and which faults", () => {
+  const oneReplicaSet = async (cluster: SimCluster) => {
+    await cluster.client.resource(replicaSets, "default").create({
+      metadata: { name: "web" },
+      spec: {
+        replicas: 3,
+        selector: { matchLabels: { app: "web" } },
+        template: {
+          metadata: { labels: { app: "web" } },
+          spec: { containers: [{ name: "a", image: "nginx" }] },
+        },
+      },
+    });
+  };
+
+  it("faultsWhere keeps every other decision point free of faults", async () => {
+    const result = await simulate({
+      seed: 2,
+      builtins: ["replicaset"],
+      setup: oneReplicaSet,
+      faults: { serverError: 0.5, watchCut: 0.5 },
+      faultsWhere: ({ point, verb }) => point === "call" && verb === "create",
+    });
+    expect(result.faults.length).toBeGreaterThan(0);
+    for (const fault of result.faults) expect(fault).toMatchObject({ kind: "serverError", point: "call" });
+    const struck = result.trace.flatMap((e) => (e.type === "fault" ? [e.on] : []));
+    for (const on of struck) expect(on).toMatch(/^create /);
+  });
+
+  it("RECONCILE_SIM_SEED runs that one seed of an exploration, RECONCILE_SIM_SEEDS that many", async () => {
+    let simulated = 0;
+    const options = {
+      faults: false as const,
+      setup: async () => {
+        simulated++;
+      },
+    };
+    process.env.RECONCILE_SIM_SEED = "42";
+    try {
+      expect((await explore({ ...options, seeds: 100 })).runs).toBe(1);
+    } finally {
+      delete process.env.RECONCILE_SIM_SEED;
+    }
+    process.env.RECONCILE_SIM_SEEDS = "3";
+    try {
+      expect((await explore({ ...options, seeds: 100 })).runs).toBe(3);
+    } finally {
+      delete process.env.RECONCILE_SIM_SEEDS;
+    }
+    expect(simulated).toBe(4);
   });
 });
