@@ -6,6 +6,7 @@
 // medians reported. The goal: ≥ 1,000 runs per minute.
 import { getControllerOf, isPodActive, type Pod, pods, replicaSets } from "@reconcile/api";
 import { median, writeResults } from "../../../tools/bench/index.js";
+import { webReplicaSet } from "../scenarios/builtin.js";
 import { type SimCluster, type SimulationOptions, simulate } from "../src/index.js";
 
 const seeds = Number(process.env.SEEDS ?? 200);
@@ -22,15 +23,7 @@ const scenario: Omit<SimulationOptions, "seed"> = {
   builtins: ["replicaset"],
   keepTrace: false,
   setup: async (cluster) => {
-    const labels = { app: "web" };
-    await cluster.client.resource(replicaSets, "default").create({
-      metadata: { name: "web", namespace: "default" },
-      spec: {
-        replicas: 3,
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "nginx" }] } },
-      },
-    });
+    await cluster.client.resource(replicaSets, "default").create(webReplicaSet(3));
   },
   scenario: async (cluster) => {
     await cluster.sleep(5_000);

@@ -39,6 +39,16 @@ const template = (image: string) => ({
   spec: { containers: [{ name: "app", image }] },
 });
 
+/** The `default/web` ReplicaSet of `replicas` pods of `image`, which most scenarios and tests start from. */
+export function webReplicaSet(replicas: number, image = "nginx:1"): ReplicaSet {
+  return {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: { name: "web", namespace: "default" },
+    spec: { replicas, selector: { matchLabels: labels }, template: template(image) },
+  };
+}
+
 async function activePodsOf(cluster: SimCluster, owner: { metadata?: { uid?: string } } | undefined) {
   return (await cluster.list(pods, "default")).filter(
     (p) => isPodActive(p as Pod) && getControllerOf(p)?.uid === owner?.metadata?.uid,
@@ -50,11 +60,7 @@ const replicaSet: BuiltinScenario = {
   options: {
     builtins: ["replicaset"],
     setup: async (cluster) => {
-      const rs: ReplicaSet = {
-        metadata: { name: "web", namespace: "default" },
-        spec: { replicas: 3, selector: { matchLabels: labels }, template: template("nginx:1") },
-      };
-      await cluster.client.resource(replicaSets, "default").create(rs);
+      await cluster.client.resource(replicaSets, "default").create(webReplicaSet(3));
     },
     scenario: async (cluster) => {
       const client = cluster.client.resource(replicaSets, "default");
@@ -235,10 +241,7 @@ const nodeFailure: BuiltinScenario = {
     nodes: 3,
     builtins: ["replicaset", "nodelifecycle", "taint-eviction-controller"],
     setup: async (cluster) => {
-      await cluster.client.resource(replicaSets, "default").create({
-        metadata: { name: "web", namespace: "default" },
-        spec: { replicas: 6, selector: { matchLabels: labels }, template: template("nginx:1") },
-      });
+      await cluster.client.resource(replicaSets, "default").create(webReplicaSet(6));
     },
     scenario: async (cluster) => {
       await cluster.sleep(20_000);

@@ -4,21 +4,14 @@ import { fileURLToPath } from "node:url";
 import { configMaps, replicaSets } from "@reconcile/api";
 import { newControllerManagedBy } from "@reconcile/runtime";
 import { describe, expect, it } from "vitest";
+import { webReplicaSet } from "../scenarios/builtin.js";
 import { managerComponent, type SimulationOptions, simulate } from "./index.js";
 
 const replicaSet: SimulationOptions = {
   seed: 0,
   builtins: ["replicaset"],
   setup: async (cluster) => {
-    const labels = { app: "web" };
-    await cluster.client.resource(replicaSets, "default").create({
-      metadata: { name: "web", namespace: "default" },
-      spec: {
-        replicas: 3,
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "nginx" }] } },
-      },
-    });
+    await cluster.client.resource(replicaSets, "default").create(webReplicaSet(3));
   },
   scenario: async (cluster) => {
     await cluster.sleep(2_000);

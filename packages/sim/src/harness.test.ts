@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { configMaps, pods, replicaSets } from "@reconcile/api";
 import { newControllerManagedBy } from "@reconcile/runtime";
 import { describe, expect, it } from "vitest";
+import { webReplicaSet } from "../scenarios/builtin.js";
 import {
   explore,
   formatReproducer,
@@ -158,17 +159,7 @@ describe("leader election", () => {
       builtinReplicas: 2,
       faults: false,
       setup: async (cluster) => {
-        await cluster.client.resource(replicaSets, "default").create({
-          metadata: { name: "web" },
-          spec: {
-            replicas: 2,
-            selector: { matchLabels: { app: "web" } },
-            template: {
-              metadata: { labels: { app: "web" } },
-              spec: { containers: [{ name: "a", image: "nginx" }] },
-            },
-          },
-        });
+        await cluster.client.resource(replicaSets, "default").create(webReplicaSet(2));
       },
       scenario: async (cluster) => {
         await cluster.sleep(20_000);
@@ -283,17 +274,7 @@ describe("simulated nodes", () => {
         plan: [{ kind: "containerCrash", component: "node-1", point: "container", index: 0, amount: 5_000 }],
       },
       setup: async (cluster) => {
-        await cluster.client.resource(replicaSets, "default").create({
-          metadata: { name: "web" },
-          spec: {
-            replicas: 1,
-            selector: { matchLabels: { app: "web" } },
-            template: {
-              metadata: { labels: { app: "web" } },
-              spec: { containers: [{ name: "app", image: "nginx" }] },
-            },
-          },
-        });
+        await cluster.client.resource(replicaSets, "default").create(webReplicaSet(1));
       },
       eventually: {
         "the pod runs again after one restart": async (cluster) => {
@@ -315,17 +296,7 @@ describe("simulated nodes", () => {
 
 describe("where and which faults", () => {
   const oneReplicaSet = async (cluster: SimCluster) => {
-    await cluster.client.resource(replicaSets, "default").create({
-      metadata: { name: "web" },
-      spec: {
-        replicas: 3,
-        selector: { matchLabels: { app: "web" } },
-        template: {
-          metadata: { labels: { app: "web" } },
-          spec: { containers: [{ name: "a", image: "nginx" }] },
-        },
-      },
-    });
+    await cluster.client.resource(replicaSets, "default").create(webReplicaSet(3));
   };
 
   it("faultsWhere keeps every other decision point free of faults", async () => {

@@ -11,7 +11,6 @@ import {
   isPodActive,
   type Pod,
   pods,
-  type ReplicaSet,
   replicaSets,
   type Secret,
   secrets,
@@ -19,6 +18,7 @@ import {
 import { ReplicaSetController, type ReplicaSetExpectations } from "@reconcile/replicaset";
 import { newControllerManagedBy, reconcileFinalizer } from "@reconcile/runtime";
 import { describe, expect, it } from "vitest";
+import { webReplicaSet } from "../scenarios/builtin.js";
 import {
   defaultFaultRates,
   type ExploreOptions,
@@ -60,16 +60,6 @@ async function expectHolds(options: ExploreOptions, seeds = 40) {
 // --- 1. The ReplicaSet controller without expectations overshoots -------------------------
 
 const labels = { app: "web" };
-const webSet: ReplicaSet = {
-  apiVersion: "apps/v1",
-  kind: "ReplicaSet",
-  metadata: { name: "web", namespace: "default" },
-  spec: {
-    replicas: 3,
-    selector: { matchLabels: labels },
-    template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "nginx" }] } },
-  },
-};
 
 /** Expectations that are always met: the controller trusts its cache alone. */
 const noExpectations: ReplicaSetExpectations = {
@@ -105,7 +95,7 @@ async function activeOf(cluster: SimCluster, name: string): Promise<number> {
 const replicaSetScenario = (controller: SimComponent): ExploreOptions => ({
   controllers: [controller],
   setup: async (cluster) => {
-    await cluster.client.resource(replicaSets, "default").create(webSet);
+    await cluster.client.resource(replicaSets, "default").create(webReplicaSet(3));
   },
   scenario: async (cluster) => {
     await cluster.sleep(5_000);
