@@ -1,4 +1,4 @@
-import { StatusError } from "@reconcile/api";
+import { type FieldRequirement, parseFieldSelector, StatusError } from "@reconcile/api";
 import type { UserInfo } from "./user.js";
 
 /**
@@ -19,6 +19,8 @@ export interface ResourceAttributes {
   /** "" for a cluster-scoped request, or one across all namespaces. */
   namespace: string;
   name: string;
+  /** A list's or watch's field selector, parsed (upstream's `GetFieldSelector`); absent when none or unparsable. */
+  fieldSelector?: readonly FieldRequirement[] | undefined;
 }
 
 export interface NonResourceAttributes {
@@ -84,4 +86,15 @@ export function forbidden(attributes: Attributes, reason = ""): StatusError {
 
 function withReason(text: string, reason: string): string {
   return reason === "" ? text : `${text}: ${reason}`;
+}
+
+/** The requirements of a field selector as authorization reads them; undefined when empty or unparsable. */
+export function fieldRequirements(text: string | null | undefined): readonly FieldRequirement[] | undefined {
+  if (!text) return undefined;
+  try {
+    const requirements = parseFieldSelector(text).requirements();
+    return requirements.length === 0 ? undefined : requirements;
+  } catch {
+    return undefined;
+  }
 }

@@ -4,10 +4,14 @@ import type { TLSSocket } from "node:tls";
 import { newUnauthorized, pods, secrets, serviceAccounts } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
-import { reconcileBootstrapPolicy } from "./bootstrap-policy.js";
-import { RbacAuthorizer } from "./rbac-authorizer.js";
+import type { Attributes } from "./attributes.js";
+import { nodeRules, reconcileBootstrapPolicy } from "./bootstrap-policy.js";
+import { NodeAuthorizer, nodeIdentity } from "./node-authorizer.js";
+import { type Decision, RbacAuthorizer } from "./rbac-authorizer.js";
 import { defaultIssuer, ServiceAccountTokens, type TokenClaims } from "./tokens.js";
-import { adminUser, allAuthenticated, anonymousUser, type UserInfo } from "./user.js";
+import { adminUser, allAuthenticated, anonymousUser, systemPrivilegedGroup, type UserInfo } from "./user.js";
+
+const privilegedDecision: Decision = { allowed: true, reason: "" };
 
 /** A static token and the user it stands for (kube-apiserver's `--token-auth-file`). */
 export interface StaticTokenUser {
@@ -23,6 +27,8 @@ export interface StaticTokenUser {
 export class ClusterAuth {
   readonly tokens: ServiceAccountTokens;
   readonly rbac: RbacAuthorizer;
+  /** The Node authorizer, ahead of RBAC in {@link authorize}. */
+  readonly nodes: NodeAuthorizer;
   /** The audiences a token must name one of (kube-apiserver's `--api-audiences`). */
   readonly audiences: readonly string[];
   /** The server's own client (trusted, as kube-apiserver's loopback client). */
@@ -39,6 +45,30 @@ export class ClusterAuth {
     this.tokens = new ServiceAccountTokens(options.issuer ?? defaultIssuer);
     this.audiences = [this.tokens.issuer];
     this.rbac = new RbacAuthorizer(options.client, options.clock);
+    this.nodes = new NodeAuthorizer(options.client, options.clock, nodeRules());
+  }
+
+  /**
+   * kube-apiserver's default authorizer chain, `Node,RBAC`, behind the
+   * privileged group: `system:masters` may do anything; a node's request is
+   * the Node authorizer's to allow; otherwise RBAC decides. A denial carries
+   * the Node authorizer's reason, when it gave one. Synchronous once the
+   * caches are filled (the Node authorizer's when a node first asks).
+   */
+  authorize(attributes: Attributes): Decision | Promise<Decision> {
+    if (attributes.user.groups.includes(systemPrivilegedGroup)) return privilegedDecision;
+    if (!this.#running) return this.start().then(() => this.authorize(attributes));
+    if (!this.nodes.synced && nodeIdentity(attributes.user) !== undefined)
+      return this.nodes.ready().then(() => this.#decide(attributes));
+    return this.#decide(attributes);
+  }
+
+  #decide(attributes: Attributes): Decision {
+    const node = this.nodes.decide(attributes);
+    if (node.allowed) return node;
+    const rbac = this.rbac.decide(attributes);
+    if (rbac.allowed || node.reason === "") return rbac;
+    return { allowed: false, reason: rbac.reason === "" ? node.reason : `${node.reason}\n${rbac.reason}` };
   }
 
   /** Reconciles the bootstrap policy and fills the authorizer's caches, once. */
@@ -57,7 +87,7 @@ export class ClusterAuth {
   }
 
   async close(): Promise<void> {
-    await this.rbac.close();
+    await Promise.all([this.rbac.close(), this.nodes.close()]);
   }
 
   now(): number {

@@ -328,6 +328,11 @@ const bootstrapMetadata = (name: string, labels: Record<string, string> = {}) =>
   annotations: { "rbac.authorization.kubernetes.io/autoupdate": "true" },
 });
 
+/** The rules of the `system:node` role, which the Node authorizer applies to every node (upstream's `NodeRules`). */
+export function nodeRules(): PolicyRule[] {
+  return roleSpecs.find((role) => role.name === "system:node")?.rules ?? [];
+}
+
 /** The bootstrap ClusterRoles, as stored objects. */
 export function bootstrapClusterRoles(): ClusterRole[] {
   return roleSpecs.map(({ name, labels, ...rest }) => ({

@@ -68,7 +68,7 @@ async function allowed(
     namespace,
     name,
   };
-  return (await auth.rbac.authorize(attributes)).allowed;
+  return (await auth.authorize(attributes)).allowed;
 }
 
 function throwIfEscalating(

@@ -24,7 +24,7 @@ const extraPrefix = "impersonate-extra-";
 export function impersonate(
   request: http.IncomingMessage,
   user: UserInfo,
-  authorizer: { authorize(attributes: Attributes): Promise<Decision> },
+  authorizer: { authorize(attributes: Attributes): Decision | Promise<Decision> },
 ): UserInfo | Promise<UserInfo> {
   // Most requests impersonate no one: look for the prefix before building the per-header lists.
   for (const name in request.headers)
@@ -35,7 +35,7 @@ export function impersonate(
 async function impersonated(
   request: http.IncomingMessage,
   user: UserInfo,
-  authorizer: { authorize(attributes: Attributes): Promise<Decision> },
+  authorizer: { authorize(attributes: Attributes): Decision | Promise<Decision> },
 ): Promise<UserInfo> {
   const headers = request.headersDistinct;
   const username = headers["impersonate-user"]?.[0];

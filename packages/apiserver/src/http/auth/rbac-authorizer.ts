@@ -20,6 +20,7 @@ import type {
 import type { Attributes } from "./attributes.js";
 import { ruleMatcher } from "./rbac-rules.js";
 import { systemPrivilegedGroup, type UserInfo } from "./user.js";
+import { type WatchedEvent, watchKind } from "./watch-kind.js";
 
 /** An authorizer's answer (upstream's `authorizer.Decision` and reason). */
 export interface Decision {
@@ -78,28 +79,25 @@ export class RbacAuthorizer {
   /** Starts the watches on first use; settles once the four kinds are listed. */
   ready(): Promise<void> {
     if (this.#ready !== undefined) return this.#ready;
-    const synced: Promise<void>[] = [];
-    const loops = [
-      this.#watch(clusterRoles, synced, (type, role: ClusterRole) => {
+    const watches = [
+      this.#watch(clusterRoles, (type, role: ClusterRole) => {
         const name = role.metadata?.name ?? "";
         if (type === "DELETED") this.#clusterRoles.delete(name);
         else this.#clusterRoles.set(name, role);
         if (this.#synced) this.#scheduleAggregation();
       }),
-      this.#watch(roles, synced, (type, role: Role) => {
+      this.#watch(roles, (type, role: Role) => {
         const key = `${role.metadata?.namespace ?? ""}/${role.metadata?.name ?? ""}`;
         if (type === "DELETED") this.#roles.delete(key);
         else this.#roles.set(key, role);
       }),
-      this.#watch(clusterRoleBindings, synced, (type, binding: ClusterRoleBinding) =>
+      this.#watch(clusterRoleBindings, (type, binding: ClusterRoleBinding) =>
         this.#index(type, binding as Binding),
       ),
-      this.#watch(roleBindings, synced, (type, binding: RoleBinding) =>
-        this.#index(type, binding as Binding),
-      ),
+      this.#watch(roleBindings, (type, binding: RoleBinding) => this.#index(type, binding as Binding)),
     ];
-    this.#running = Promise.allSettled(loops);
-    this.#ready = Promise.all(synced).then(async () => {
+    this.#running = Promise.allSettled(watches.map((w) => w.done));
+    this.#ready = Promise.all(watches.map((w) => w.synced)).then(async () => {
       this.#synced = true;
       await this.#aggregate();
     });
@@ -248,6 +246,13 @@ export class RbacAuthorizer {
     if (bucket !== undefined) for (const entry of bucket.values()) found.push(entry);
   }
 
+  #watch<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    apply: (type: WatchedEvent, object: T) => void,
+  ): { synced: Promise<void>; done: Promise<void> } {
+    return watchKind(this.#client, this.#clock, resource, this.#stop.signal, apply);
+  }
+
   #rulesOf(binding: Binding): readonly PolicyRule[] | undefined {
     const ref = binding.roleRef;
     if (ref.kind === "ClusterRole") return this.#clusterRoles.get(ref.name)?.rules;
@@ -275,35 +280,6 @@ export class RbacAuthorizer {
       bucket.set(id, { binding, subject });
     }
     this.#subjectKeys.set(id, keys);
-  }
-
-  /** Lists then watches one kind until closed, restarting a failed watch after a second. */
-  async #watch<T extends KubeObject>(
-    resource: ResourceDescriptor<T>,
-    synced: Promise<void>[],
-    apply: (type: "ADDED" | "MODIFIED" | "DELETED", object: T) => void,
-  ): Promise<void> {
-    const signal = this.#stop.signal;
-    let markSynced!: () => void;
-    synced.push(new Promise<void>((resolve) => (markSynced = resolve)));
-    const api = this.#client.resource(resource);
-    while (!signal.aborted) {
-      try {
-        const list = await api.list({ signal });
-        const kind = resource.kind;
-        for (const item of list.items) apply("ADDED", { ...item, kind } as T);
-        markSynced();
-        const events = await api.watch({ resourceVersion: list.metadata?.resourceVersion, signal });
-        for await (const event of events) {
-          if (event.type === "ADDED" || event.type === "MODIFIED" || event.type === "DELETED")
-            apply(event.type, { ...event.object, kind } as T);
-        }
-      } catch {
-        // Relisted after a pause; the caches are replaced object by object.
-      }
-      if (!signal.aborted) await this.#clock.sleep(1000, { signal }).catch(() => {});
-    }
-    markSynced();
   }
 }
 

@@ -1,9 +1,9 @@
 import type * as http from "node:http";
 import { isTrue } from "../parameters.js";
-import { type Attributes, forbidden, resourceVerb } from "./attributes.js";
-import { type Authentication, authenticate } from "./authenticate.js";
+import { type Attributes, fieldRequirements, forbidden, resourceVerb } from "./attributes.js";
+import { type Authentication, authenticate, type ClusterAuth } from "./authenticate.js";
 import { impersonate } from "./impersonation.js";
-import type { RbacAuthorizer } from "./rbac-authorizer.js";
+import type { Decision } from "./rbac-authorizer.js";
 import { anonymousUser, systemPrivilegedGroup, type UserInfo } from "./user.js";
 
 /** Subresources whose WebSocket upgrade (a GET) needs `create` too, as kube-apiserver 1.31+ checks. */
@@ -30,28 +30,39 @@ export function authorizeRequest(
   const authenticated = authenticate(request, authn);
   const user =
     authenticated instanceof Promise
-      ? authenticated.then((u) => impersonate(request, u, auth.rbac))
-      : impersonate(request, authenticated, auth.rbac);
-  if (user instanceof Promise) return user.then((u) => authorizeAs(auth.rbac, request, u, pathname, query));
-  return authorizeAs(auth.rbac, request, user, pathname, query);
+      ? authenticated.then((u) => impersonate(request, u, auth))
+      : impersonate(request, authenticated, auth);
+  if (user instanceof Promise) return user.then((u) => authorizeAs(auth, request, u, pathname, query));
+  return authorizeAs(auth, request, user, pathname, query);
 }
 
 /** Authorizes what the request asks as `user` (after authentication and impersonation): a 403 if denied. */
 function authorizeAs(
-  rbac: RbacAuthorizer,
+  auth: ClusterAuth,
   request: http.IncomingMessage,
   user: UserInfo,
   pathname: string,
   query: URLSearchParams,
-): UserInfo {
+): UserInfo | Promise<UserInfo> {
   // system:masters may do anything: nothing to work out about the request.
   if (user.groups.includes(systemPrivilegedGroup)) return user;
-  for (const attributes of requestAttributes(user, request.method ?? "GET", pathname, query)) {
-    const decision = rbac.authorizeNow(attributes);
-    if (!decision.allowed) {
-      request.resume();
-      throw forbidden(attributes, decision.reason);
+  const asked = requestAttributes(user, request.method ?? "GET", pathname, query);
+  const judge = (attributes: Attributes, decision: Decision) => {
+    if (decision.allowed) return;
+    request.resume();
+    throw forbidden(attributes, decision.reason);
+  };
+  for (let i = 0; i < asked.length; i++) {
+    const decision = auth.authorize(asked[i]!);
+    if (decision instanceof Promise) {
+      // The first decision of a node waits for the Node authorizer's graph.
+      return (async () => {
+        judge(asked[i]!, await decision);
+        for (const attributes of asked.slice(i + 1)) judge(attributes, await auth.authorize(attributes));
+        return user;
+      })();
     }
+    judge(asked[i]!, decision);
   }
   return user;
 }
@@ -115,6 +126,9 @@ export function requestAttributes(
     subresource,
     namespace,
     name,
+    ...(verb === "list" || verb === "watch"
+      ? { fieldSelector: fieldRequirements(query.get("fieldSelector")) }
+      : {}),
   };
   if (verb === "get" && apiGroup === "" && rest[0] === "pods" && connectSubresources.has(subresource))
     return [attributes, { ...attributes, verb: "create" }];

@@ -9,7 +9,7 @@ import {
   serviceAccounts,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { Attributes } from "./attributes.js";
+import { type Attributes, fieldRequirements } from "./attributes.js";
 import { type Authentication, authenticate } from "./authenticate.js";
 import type { TokenBinding } from "./tokens.js";
 import type { UserInfo } from "./user.js";
@@ -203,13 +203,14 @@ function accessAttributes(spec: Json, user: UserInfo, kind: string): Attributes 
     subresource: text(resource!.subresource),
     namespace: text(resource!.namespace),
     name: text(resource!.name),
+    fieldSelector: fieldRequirements(text((resource!.fieldSelector as Json | undefined)?.rawSelector)),
   };
 }
 
 async function decisionJson(context: ReviewContext, attributes: Attributes): Promise<Json> {
   if (context.authn === undefined)
     return { allowed: true, reason: "this server runs without authentication: every request is allowed" };
-  const decision = await context.authn.auth.rbac.authorize(attributes);
+  const decision = await context.authn.auth.authorize(attributes);
   return { allowed: decision.allowed, ...(decision.reason === "" ? {} : { reason: decision.reason }) };
 }
 
