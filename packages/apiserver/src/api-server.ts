@@ -15,6 +15,7 @@ import { WebhookTransport } from "./admission/webhook/transport.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
 import { ClusterAuth } from "./http/auth/authenticate.js";
+import { type ClientUser, inProcessIdentity } from "./http/auth/in-process.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 import type { ResourceDefinition } from "./kinds/definition.js";
@@ -250,9 +251,19 @@ export class ApiServer {
     }
   }
 
-  /** A client that calls this server in process. */
-  client(): Client {
-    return this.#client;
+  /**
+   * A client that calls this server in process. Without options it is the
+   * server's own trusted client (as kube-apiserver's loopback client, it may
+   * do anything). With `user`, it acts as that user: every call is judged by
+   * the server's authorizer chain (`Node,RBAC`) and every write reaches
+   * admission as that user's, as the same calls over HTTP with that user's
+   * credentials would — how a component runs as its own identity
+   * (`system:node:<name>` in `system:nodes`, `system:kube-scheduler`, a
+   * controller's ServiceAccount).
+   */
+  client(options: { user?: ClientUser | undefined } = {}): Client {
+    if (options.user === undefined) return this.#client;
+    return new InProcessClient(this.registry, inProcessIdentity(this.auth, options.user));
   }
 
   /**

@@ -1,4 +1,6 @@
 export { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
+export type { ClientUser } from "./auth/in-process.js";
+export { nodeIdentity, nodesGroup } from "./auth/node-authorizer.js";
 export { type KubeconfigOptions, kubeconfigFor } from "./kubeconfig.js";
 export type {
   ContainerLogResponse,

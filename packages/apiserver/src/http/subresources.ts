@@ -1,5 +1,6 @@
 import type * as http from "node:http";
 import type { SubresourceHandler } from "../kinds/definition.js";
+import type { AdmissionUser } from "../registry/admission.js";
 import type { HandlerContext } from "./context.js";
 import { parseDryRun, validateWriteOptions } from "./parameters.js";
 import { decodeObjectBody } from "./request-body.js";
@@ -34,6 +35,7 @@ export async function serveSubresourceCreate(
   context: HandlerContext,
   route: ResourceRoute & { name: string },
   query: URLSearchParams,
+  user: AdmissionUser | undefined,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
@@ -49,7 +51,7 @@ export async function serveSubresourceCreate(
     route.name,
     route.subresource ?? "",
     body,
-    { dryRun: parseDryRun(query) },
+    { dryRun: parseDryRun(query), user },
   );
   return send(response, 201, {
     kind: "Status",

@@ -1,5 +1,6 @@
 import type * as http from "node:http";
 import type { ResourceDefinition } from "../kinds/definition.js";
+import type { AdmissionUser } from "../registry/admission.js";
 import { duplicateFields, type FieldValidation, parseFieldValidation } from "../registry/field-validation.js";
 import type { HandlerContext } from "./context.js";
 import { listItemEncoder } from "./list-encoding.js";
@@ -53,12 +54,14 @@ export async function serveDeleteCollection(
   context: HandlerContext,
   { resource, namespace }: ResourceRoute,
   query: URLSearchParams,
+  user: AdmissionUser | undefined,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
   const options = deleteOptions(await context.body(request, response), query);
   const deleted = await context.registry.deleteCollection(resource, namespace, {
     ...options,
+    user,
     labelSelector: query.get("labelSelector") ?? undefined,
     fieldSelector: query.get("fieldSelector") ?? undefined,
   });
@@ -128,6 +131,7 @@ export async function serveDelete(
   method: string,
   pathname: string,
   query: URLSearchParams,
+  user: AdmissionUser | undefined,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
@@ -135,7 +139,7 @@ export async function serveDelete(
     request.resume();
     throw notAllowed(method, pathname);
   }
-  const options = deleteOptions(await context.body(request, response), query);
+  const options = { ...deleteOptions(await context.body(request, response), query), user };
   const { object, deleted } = await context.registry.deleteWithOutcome(resource, namespace, name, options);
   // kube-apiserver answers 202 only for an object not yet gone whose delete asked for cascading by
   // `orphanDependents: false`; graceful deletion, finalizers and Terminating namespaces get a 200.

@@ -4,6 +4,7 @@ import {
   type ListOptions,
   newInternalError,
   type ObjectList,
+  pods,
   type ResourceDescriptor,
   type Scale,
   StatusError,
@@ -23,19 +24,57 @@ import type {
   WriteOptions,
 } from "@reconcile/client";
 import { copyJson } from "../json.js";
+import type { AdmissionUser } from "./admission.js";
 import type { Registry } from "./registry.js";
+import type { DryRunOption } from "./store/request-options.js";
+
+/** One call of an in-process client, as an authorizer sees it (upstream's request attributes). */
+export interface InProcessRequest {
+  verb: string;
+  resource: ResourceDescriptor;
+  subresource: string;
+  /** "" for cluster-scoped resources and calls across all namespaces. */
+  namespace: string;
+  /** "" for collections and creates. */
+  name: string;
+  /** The list's or watch's field selector, as given. */
+  fieldSelector?: string | undefined;
+}
+
+/**
+ * Who an in-process client acts as: its calls are authorized as that user
+ * and its writes reach admission with it, as the same calls over HTTP with
+ * that user's credentials would.
+ */
+export interface InProcessIdentity {
+  readonly user: AdmissionUser;
+  /** Rejects with the 403 when the user may not make the request. */
+  authorize(request: InProcessRequest): Promise<void> | void;
+  /** A last check of a write, for the kinds that need one (RBAC's escalation check). */
+  admit?(resource: ResourceDescriptor): DryRunOption["admit"];
+}
 
 /**
  * The `Client` of an embedded server: every call runs the registry code the
  * HTTP server runs, without HTTP. Objects go in and come out as copies, so no
  * caller can change what the server stores. Failures are `StatusError`s; an
  * aborted signal rejects with the signal's reason, as `fetch` does.
+ *
+ * Without an identity it is the server's own trusted client (kube-apiserver's
+ * loopback client); with one, every call is authorized as that user.
  */
 export class InProcessClient implements Client {
   readonly #registry: Registry;
+  readonly #identity: InProcessIdentity | undefined;
 
-  constructor(registry: Registry) {
+  constructor(registry: Registry, identity?: InProcessIdentity) {
     this.#registry = registry;
+    this.#identity = identity;
+  }
+
+  /** The user this client acts as; undefined for the server's own client. */
+  get user(): AdmissionUser | undefined {
+    return this.#identity?.user;
   }
 
   resource<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace?: string): ResourceClient<T> {
@@ -43,6 +82,7 @@ export class InProcessClient implements Client {
       this.#registry,
       resource,
       resource.namespaced ? namespace : undefined,
+      this.#identity,
     );
   }
 
@@ -67,7 +107,12 @@ export class InProcessClient implements Client {
     signal?.throwIfAborted();
     const name = nameOf(binding);
     try {
-      await this.#registry.bindPod(namespace, name, copyJson(binding), { dryRun: options.dryRun });
+      const identity = this.#identity;
+      await identity?.authorize({ verb: "create", resource: pods, subresource: "binding", namespace, name });
+      await this.#registry.bindPod(namespace, name, copyJson(binding), {
+        dryRun: options.dryRun,
+        user: identity?.user,
+      });
     } catch (error) {
       throw StatusError.isInstance(error) ? error : newInternalError(error);
     }
@@ -79,15 +124,23 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   readonly resource: ResourceDescriptor<T>;
   readonly namespace: string | undefined;
   readonly #registry: Registry;
+  readonly #identity: InProcessIdentity | undefined;
 
-  constructor(registry: Registry, resource: ResourceDescriptor<T>, namespace: string | undefined) {
+  constructor(
+    registry: Registry,
+    resource: ResourceDescriptor<T>,
+    namespace: string | undefined,
+    identity: InProcessIdentity | undefined,
+  ) {
     this.#registry = registry;
     this.resource = resource;
     this.namespace = namespace;
+    this.#identity = identity;
   }
 
   list(options: ListOptions = {}): Promise<ObjectList<T>> {
     return this.#call(options.signal, async () => {
+      await this.#authorize("list", "", "", options.fieldSelector);
       const list = await this.#registry.list(this.resource, this.namespace, options);
       const items = new Array<T>(list.items.length);
       for (let i = 0; i < items.length; i++) {
@@ -101,6 +154,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
 
   watch(options: WatchOptions = {}): Promise<AsyncIterable<WatchEvent<T>>> {
     return this.#call(options.signal, async () => {
+      await this.#authorize("watch", "", "", options.fieldSelector);
       const watch = await this.#registry.watch(this.resource, this.namespace, options);
       const iterator = watch[Symbol.asyncIterator]();
       // Each event is copied when it is read, so an event nobody reads costs nothing.
@@ -124,98 +178,131 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   }
 
   get(name: string, options: GetOptions = {}): Promise<T> {
-    return this.#call(
-      options.signal,
-      async () =>
-        copyJson(
-          await this.#registry.get(this.resource, this.namespace, name, { subresource: options.subresource }),
-        ) as T,
-    );
+    return this.#call(options.signal, async () => {
+      await this.#authorize("get", name, options.subresource ?? "");
+      return copyJson(
+        await this.#registry.get(this.resource, this.namespace, name, { subresource: options.subresource }),
+      ) as T;
+    });
   }
 
   create(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
-    return this.#call(
-      options.signal,
-      async () => copyJson(await this.#registry.create(this.resource, this.namespace, object, options)) as T,
-    );
+    return this.#call(options.signal, async () => {
+      const namespace = this.#namespaceOf(object);
+      await this.#authorize("create", "", "", undefined, namespace);
+      return copyJson(
+        await this.#registry.create(this.resource, this.namespace, object, this.#write(options)),
+      ) as T;
+    });
   }
 
   update(object: T | DeepReadonly<T>, options: UpdateOptions = {}): Promise<T> {
-    return this.#call(
-      options.signal,
-      async () =>
-        copyJson(
-          await this.#registry.update(
-            this.resource,
-            this.#namespaceOf(object),
-            nameOf(object),
-            object,
-            options,
-          ),
-        ) as T,
-    );
+    return this.#call(options.signal, async () => {
+      const namespace = this.#namespaceOf(object);
+      await this.#authorize("update", nameOf(object), "", undefined, namespace);
+      return copyJson(
+        await this.#registry.update(this.resource, namespace, nameOf(object), object, this.#write(options)),
+      ) as T;
+    });
   }
 
   updateStatus(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
-    return this.#call(
-      options.signal,
-      async () =>
-        copyJson(
-          await this.#registry.update(this.resource, this.#namespaceOf(object), nameOf(object), object, {
-            ...options,
-            subresource: "status",
-          }),
-        ) as T,
-    );
+    return this.#call(options.signal, async () => {
+      const namespace = this.#namespaceOf(object);
+      await this.#authorize("update", nameOf(object), "status", undefined, namespace);
+      return copyJson(
+        await this.#registry.update(this.resource, namespace, nameOf(object), object, {
+          ...this.#write(options),
+          subresource: "status",
+        }),
+      ) as T;
+    });
   }
 
   finalize(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
-    return this.#call(
-      options.signal,
-      async () =>
-        copyJson(
-          await this.#registry.update(this.resource, this.#namespaceOf(object), nameOf(object), object, {
-            ...options,
-            subresource: "finalize",
-          }),
-        ) as T,
-    );
+    return this.#call(options.signal, async () => {
+      const namespace = this.#namespaceOf(object);
+      await this.#authorize("update", nameOf(object), "finalize", undefined, namespace);
+      return copyJson(
+        await this.#registry.update(this.resource, namespace, nameOf(object), object, {
+          ...this.#write(options),
+          subresource: "finalize",
+        }),
+      ) as T;
+    });
   }
 
   patch(name: string, patch: unknown, options: PatchOptions): Promise<T> {
-    return this.#call(
-      options.signal,
-      async () =>
-        copyJson(
-          await this.#registry.patch(this.resource, this.namespace, name, options.type, patch, options),
-        ) as T,
-    );
+    return this.#call(options.signal, async () => {
+      await this.#authorize("patch", name, options.subresource ?? "");
+      return copyJson(
+        await this.#registry.patch(
+          this.resource,
+          this.namespace,
+          name,
+          options.type,
+          patch,
+          this.#write(options),
+        ),
+      ) as T;
+    });
   }
 
   delete(name: string, options: DeleteOptions = {}): Promise<DeleteResult<T>> {
     return this.#call(options.signal, async () => {
-      const object = await this.#registry.delete(this.resource, this.namespace, name, options);
+      await this.#authorize("delete", name, "");
+      const object = await this.#registry.delete(this.resource, this.namespace, name, this.#write(options));
       return { kind: "object", object: copyJson(object) as T };
     });
   }
 
   deleteCollection(options: DeleteCollectionOptions = {}): Promise<ObjectList<T>> {
     return this.#call(options.signal, async () => {
-      const list = await this.#registry.deleteCollection(this.resource, this.namespace, options);
+      await this.#authorize("deletecollection", "", "", options.fieldSelector);
+      const list = await this.#registry.deleteCollection(this.resource, this.namespace, this.#write(options));
       return copyJson(list) as ObjectList<T>;
     });
   }
 
   getScale(name: string, options: CallOptions = {}): Promise<Scale> {
-    return this.#call(options.signal, async () =>
-      copyJson(await this.#registry.getScale(this.resource, this.namespace, name)),
-    );
+    return this.#call(options.signal, async () => {
+      await this.#authorize("get", name, "scale");
+      return copyJson(await this.#registry.getScale(this.resource, this.namespace, name));
+    });
   }
 
   updateScale(name: string, scale: Scale, options: WriteOptions = {}): Promise<Scale> {
-    return this.#call(options.signal, async () =>
-      copyJson(await this.#registry.updateScale(this.resource, this.namespace, name, scale, options)),
-    );
+    return this.#call(options.signal, async () => {
+      await this.#authorize("update", name, "scale");
+      return copyJson(
+        await this.#registry.updateScale(this.resource, this.namespace, name, scale, this.#write(options)),
+      );
+    });
+  }
+
+  /** Authorizes one call as the identity's user (nothing to do for the server's own client). */
+  #authorize(
+    verb: string,
+    name: string,
+    subresource: string,
+    fieldSelector?: string,
+    namespace = this.namespace,
+  ): Promise<void> | void {
+    return this.#identity?.authorize({
+      verb,
+      resource: this.resource,
+      subresource,
+      namespace: namespace ?? "",
+      name,
+      fieldSelector,
+    });
+  }
+
+  /** A write's options with the identity's user (and its last check) added. */
+  #write<O extends WriteOptions>(options: O): O & Pick<DryRunOption, "user" | "admit"> {
+    const identity = this.#identity;
+    if (identity === undefined) return options;
+    return { ...options, user: identity.user, admit: identity.admit?.(this.resource) };
   }
 
   /** The namespace of a single-object write: the client's, else the object's own. */

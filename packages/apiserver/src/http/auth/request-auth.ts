@@ -112,10 +112,7 @@ export function requestAttributes(
   const subresource = rest.slice(2).join("/");
   const watch = isTrue(query.get("watch"));
   const verb = resourceVerb(method, name !== "", watch && name === "");
-  if ((verb === "list" || verb === "watch") && name === "") {
-    const exact = /(?:^|,)metadata\.name==?([^,]*)(?:,|$)/.exec(query.get("fieldSelector") ?? "");
-    if (exact?.[1] !== undefined && exact[1] !== "" && !exact[1].includes("/")) name = exact[1];
-  }
+  if (name === "") name = selectedName(verb, query.get("fieldSelector"));
   if (rest[0] === undefined) return [nonResource];
   const attributes: Attributes = {
     user,
@@ -126,11 +123,21 @@ export function requestAttributes(
     subresource,
     namespace,
     name,
-    ...(verb === "list" || verb === "watch"
+    ...(verb === "list" || verb === "watch" || verb === "deletecollection"
       ? { fieldSelector: fieldRequirements(query.get("fieldSelector")) }
       : {}),
   };
   if (verb === "get" && apiGroup === "" && rest[0] === "pods" && connectSubresources.has(subresource))
     return [attributes, { ...attributes, verb: "create" }];
   return [attributes];
+}
+
+/**
+ * The one object a list or watch selects with `metadata.name=<name>`, which
+ * upstream's `RequestInfoFactory` takes as the request's name; "" otherwise.
+ */
+export function selectedName(verb: string, fieldSelector: string | null | undefined): string {
+  if (verb !== "list" && verb !== "watch") return "";
+  const exact = /(?:^|,)metadata\.name==?([^,]*)(?:,|$)/.exec(fieldSelector ?? "");
+  return exact?.[1] !== undefined && exact[1] !== "" && !exact[1].includes("/") ? exact[1] : "";
 }
