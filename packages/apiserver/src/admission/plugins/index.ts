@@ -10,6 +10,7 @@ import { defaultIngressClass, defaultStorageClass } from "./default-classes.js";
 import { defaultTolerationSecondsPlugin } from "./default-toleration-seconds.js";
 import { limitRanger } from "./limit-ranger.js";
 import { namespaceLifecycle } from "./namespace-lifecycle.js";
+import { nodeRestriction } from "./node-restriction.js";
 import { podSecurityPlugin } from "./pod-security.js";
 import { priorityPlugin, taintNodesByCondition } from "./priority.js";
 import { resourceQuotaPlugin } from "./resource-quota.js";
@@ -36,6 +37,7 @@ const builtinPlugins: readonly [string, Factory][] = [
   ["NamespaceLifecycle", withContext(namespaceLifecycle)],
   ["LimitRanger", withContext(limitRanger)],
   ["ServiceAccount", withContext(serviceAccountPlugin)],
+  ["NodeRestriction", withContext(nodeRestriction)],
   ["TaintNodesByCondition", () => taintNodesByCondition()],
   ["PodSecurity", withContext(podSecurityPlugin)],
   ["Priority", withContext(priorityPlugin)],
@@ -52,8 +54,14 @@ const builtinPlugins: readonly [string, Factory][] = [
 /** Every built-in plugin's name, in the order the chain runs them. */
 export const admissionPluginNames: readonly string[] = builtinPlugins.map(([name]) => name);
 
-/** What kube-apiserver enables when no flag says otherwise (those of them this server has). */
-export const defaultAdmissionPlugins: readonly string[] = admissionPluginNames;
+/**
+ * What kube-apiserver enables when no flag says otherwise (those of them this
+ * server has): every plugin but NodeRestriction, which kubeadm and kind turn on
+ * with `--enable-admission-plugins=NodeRestriction`.
+ */
+export const defaultAdmissionPlugins: readonly string[] = admissionPluginNames.filter(
+  (name) => name !== "NodeRestriction",
+);
 
 /**
  * The plugins named, in kube-apiserver's order whatever the order given; an
