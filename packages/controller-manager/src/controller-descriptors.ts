@@ -43,6 +43,12 @@ export interface ControllerDescriptor {
   readonly aliases?: readonly string[] | undefined;
   /** Left out of `*`; runs only when named. Default false. */
   readonly disabledByDefault?: boolean | undefined;
+  /**
+   * The ServiceAccount in kube-system whose credentials the controller writes
+   * with under `--use-service-account-credentials` (bound to its
+   * `system:controller:<name>` role); undefined: the manager's own client.
+   */
+  readonly serviceAccount?: string | undefined;
   /** Workers when the manager's options name none. Default 5. */
   readonly defaultWorkers?: number | undefined;
   /** Builds the controller; informers asked of the factory here are started with it. */

@@ -1,4 +1,5 @@
 import type http from "node:http";
+import { isAlreadyExists, isNotFound, serviceAccounts } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock, Random } from "@reconcile/clock";
 import type { Logger, ReconcileObserver } from "@reconcile/controller";
@@ -29,6 +30,15 @@ export interface LeaderElectionOptions {
 export interface ControllerManagerOptions {
   /** The client every controller and the shared informers use. Required. */
   client: Client;
+  /**
+   * `--use-service-account-credentials`: the client a controller writes with,
+   * acting as its own ServiceAccount `kube-system/<name>` (each descriptor's
+   * `serviceAccount`), so it holds only its `system:controller:<name>` role.
+   * The manager creates the ServiceAccount when it starts the controller, as
+   * upstream's client builder does. The shared informers keep `client`.
+   * Default: every controller writes with `client`.
+   */
+  serviceAccountCredentials?: ((serviceAccount: string) => Client) | undefined;
   /** A `--controllers` list: `*`, names, aliases, `-name` (a comma string or an array). Default `*`. */
   controllers?: string | readonly string[] | undefined;
   /** The controller table. Default `newControllerDescriptors()`. */
@@ -113,8 +123,11 @@ export class ControllerManager {
     for (const name of this.enabledControllers) {
       const descriptor = descriptors.get(name)!;
       const workers = workersByName[name] ?? descriptor.defaultWorkers ?? 5;
+      const serviceAccount = options.serviceAccountCredentials && descriptor.serviceAccount;
+      const context = this.manager.controllerContext();
       const controller = descriptor.construct({
-        ...this.manager.controllerContext(),
+        ...context,
+        ...(serviceAccount ? { client: options.serviceAccountCredentials!(serviceAccount) } : {}),
         informerFactory: this.manager.informers,
         registry: this.registry,
         workers,
@@ -124,6 +137,7 @@ export class ControllerManager {
         name,
         // The controller logs its own start ("Starting controller", with its workers).
         run: async ({ signal }) => {
+          if (serviceAccount) await ensureServiceAccount(context.client, serviceAccount, signal);
           gauge.set(1);
           try {
             await controller.run({ signal, workers });
@@ -183,4 +197,17 @@ function checkedWorkers(
     }
   }
   return workers;
+}
+
+/** Creates `kube-system/<name>` unless it exists, as upstream's `SAControllerClientBuilder` does; a failure fails the controller. */
+async function ensureServiceAccount(client: Client, name: string, signal: AbortSignal): Promise<void> {
+  const api = client.resource(serviceAccounts, "kube-system");
+  try {
+    await api.get(name, { signal });
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+    await api.create({ metadata: { name } }, { signal }).catch((e: unknown) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
+  }
 }

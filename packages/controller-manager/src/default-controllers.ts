@@ -30,6 +30,7 @@ import { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "
 /** `replicaset-controller` (alias `replicaset`): queue `replicaset`, 5 workers, Events from `replicaset-controller` (the controller's own recorder, flushed when it stops). */
 export const replicaSetControllerDescriptor: ControllerDescriptor = {
   name: "replicaset-controller",
+  serviceAccount: "replicaset-controller",
   aliases: ["replicaset"],
   construct: (context) => ReplicaSetController.fromInformerFactory(context.informerFactory, context),
 };
@@ -37,6 +38,7 @@ export const replicaSetControllerDescriptor: ControllerDescriptor = {
 /** `deployment-controller` (alias `deployment`): queue `deployment`, 5 workers, Events from `deployment-controller`. */
 export const deploymentControllerDescriptor: ControllerDescriptor = {
   name: "deployment-controller",
+  serviceAccount: "deployment-controller",
   aliases: ["deployment"],
   construct: (context) => DeploymentController.fromInformerFactory(context.informerFactory, context),
 };
@@ -44,6 +46,7 @@ export const deploymentControllerDescriptor: ControllerDescriptor = {
 /** `endpoints-controller` (alias `endpoint`): queue `endpoint`, 5 workers (`--concurrent-endpoint-syncs`). */
 export const endpointsControllerDescriptor: ControllerDescriptor = {
   name: "endpoints-controller",
+  serviceAccount: "endpoint-controller",
   aliases: ["endpoint"],
   construct: (context) => EndpointsController.fromInformerFactory(context.informerFactory, context),
 };
@@ -55,6 +58,7 @@ export const endpointsControllerDescriptor: ControllerDescriptor = {
  */
 export const endpointSliceControllerDescriptor: ControllerDescriptor = {
   name: "endpointslice-controller",
+  serviceAccount: "endpointslice-controller",
   aliases: ["endpointslice"],
   construct: (context) => EndpointSliceController.fromInformerFactory(context.informerFactory, context),
 };
@@ -62,6 +66,7 @@ export const endpointSliceControllerDescriptor: ControllerDescriptor = {
 /** `job-controller` (alias `job`): queues `job` (5 workers, `--concurrent-job-syncs`) and `orphan_pod`, Events from `job-controller`. */
 export const jobControllerDescriptor: ControllerDescriptor = {
   name: "job-controller",
+  serviceAccount: "job-controller",
   aliases: ["job"],
   construct: (context) =>
     JobController.fromInformerFactory(context.informerFactory, {
@@ -73,6 +78,7 @@ export const jobControllerDescriptor: ControllerDescriptor = {
 /** `daemonset-controller` (alias `daemonset`): queue `daemonset`, 2 workers (`--concurrent-daemonset-syncs`), Events from `daemonset-controller`. */
 export const daemonSetControllerDescriptor: ControllerDescriptor = {
   name: "daemonset-controller",
+  serviceAccount: "daemon-set-controller",
   aliases: ["daemonset"],
   defaultWorkers: 2,
   construct: (context) => DaemonSetController.fromInformerFactory(context.informerFactory, context),
@@ -81,6 +87,7 @@ export const daemonSetControllerDescriptor: ControllerDescriptor = {
 /** `statefulset-controller` (alias `statefulset`): queue `statefulset`, 5 workers (`--concurrent-statefulset-syncs`), Events from `statefulset-controller`. */
 export const statefulSetControllerDescriptor: ControllerDescriptor = {
   name: "statefulset-controller",
+  serviceAccount: "statefulset-controller",
   aliases: ["statefulset"],
   construct: (context) => StatefulSetController.fromInformerFactory(context.informerFactory, context),
 };
@@ -88,6 +95,7 @@ export const statefulSetControllerDescriptor: ControllerDescriptor = {
 /** `cronjob-controller` (alias `cronjob`): queue `cronjob`, 5 workers (`--concurrent-cron-job-syncs`), Events from `cronjob-controller`. */
 export const cronJobControllerDescriptor: ControllerDescriptor = {
   name: "cronjob-controller",
+  serviceAccount: "cronjob-controller",
   aliases: ["cronjob"],
   construct: (context) => CronJobController.fromInformerFactory(context.informerFactory, context),
 };
@@ -99,6 +107,7 @@ export const cronJobControllerDescriptor: ControllerDescriptor = {
  */
 export const horizontalPodAutoscalerControllerDescriptor: ControllerDescriptor = {
   name: "horizontal-pod-autoscaler-controller",
+  serviceAccount: "horizontal-pod-autoscaler",
   aliases: ["horizontalpodautoscaling"],
   construct: (context) => HorizontalController.fromInformerFactory(context.informerFactory, context),
 };
@@ -110,6 +119,7 @@ export const horizontalPodAutoscalerControllerDescriptor: ControllerDescriptor =
  */
 export const persistentVolumeBinderControllerDescriptor: ControllerDescriptor = {
   name: "persistentvolume-binder-controller",
+  serviceAccount: "persistent-volume-binder",
   aliases: ["persistentvolume-binder"],
   defaultWorkers: 1,
   construct: (context) => PersistentVolumeController.fromInformerFactory(context.informerFactory, context),
@@ -118,6 +128,7 @@ export const persistentVolumeBinderControllerDescriptor: ControllerDescriptor = 
 /** `disruption-controller` (alias `disruption`): PodDisruptionBudget status; queue `disruption`, 1 worker. */
 export const disruptionControllerDescriptor: ControllerDescriptor = {
   name: "disruption-controller",
+  serviceAccount: "disruption-controller",
   aliases: ["disruption"],
   defaultWorkers: 1,
   construct: (context) => DisruptionController.fromInformerFactory(context.informerFactory, context),
@@ -126,6 +137,7 @@ export const disruptionControllerDescriptor: ControllerDescriptor = {
 /** `pod-garbage-collector-controller` (alias `podgc`): terminated pods over 12,500, orphans of deleted nodes, every 20 s. */
 export const podGCControllerDescriptor: ControllerDescriptor = {
   name: "pod-garbage-collector-controller",
+  serviceAccount: "pod-garbage-collector",
   aliases: ["podgc"],
   defaultWorkers: 1,
   construct: (context) => PodGCController.fromInformerFactory(context.informerFactory, context),
@@ -138,6 +150,7 @@ export const podGCControllerDescriptor: ControllerDescriptor = {
  */
 export const resourceQuotaControllerDescriptor: ControllerDescriptor = {
   name: "resourcequota-controller",
+  serviceAccount: "resourcequota-controller",
   aliases: ["resourcequota"],
   construct: (context) => ResourceQuotaController.fromInformerFactory(context.informerFactory, context),
 };
@@ -145,6 +158,7 @@ export const resourceQuotaControllerDescriptor: ControllerDescriptor = {
 /** `ttl-after-finished-controller` (alias `ttl-after-finished`): deletes finished Jobs past `ttlSecondsAfterFinished`; 5 workers. */
 export const ttlAfterFinishedControllerDescriptor: ControllerDescriptor = {
   name: "ttl-after-finished-controller",
+  serviceAccount: "ttl-after-finished-controller",
   aliases: ["ttl-after-finished"],
   construct: (context) =>
     new TTLAfterFinishedController({ ...context, jobInformer: context.informerFactory.forResource(jobs) }),
@@ -172,6 +186,7 @@ export function newNodeLifecycleControllerDescriptor(
 ): ControllerDescriptor {
   return {
     name: "node-lifecycle-controller",
+    serviceAccount: "node-controller",
     aliases: ["nodelifecycle"],
     defaultWorkers: 8,
     construct: (context) =>
@@ -189,6 +204,7 @@ export const nodeLifecycleControllerDescriptor: ControllerDescriptor = newNodeLi
 /** `taint-eviction-controller`: deletes pods from nodes with NoExecute taints they do not tolerate; 8 workers. */
 export const taintEvictionControllerDescriptor: ControllerDescriptor = {
   name: "taint-eviction-controller",
+  serviceAccount: "node-controller",
   defaultWorkers: 8,
   construct: (context) =>
     TaintEvictionController.fromInformerFactory(context.informerFactory, {
@@ -205,6 +221,7 @@ export const taintEvictionControllerDescriptor: ControllerDescriptor = {
  */
 export const namespaceControllerDescriptor: ControllerDescriptor = {
   name: "namespace-controller",
+  serviceAccount: "namespace-controller",
   aliases: ["namespace"],
   defaultWorkers: 10,
   construct: (context) => NamespaceController.fromInformerFactory(context.informerFactory, context),
@@ -213,6 +230,7 @@ export const namespaceControllerDescriptor: ControllerDescriptor = {
 /** `serviceaccount-controller` (alias `serviceaccount`): the `default` ServiceAccount of every active namespace; queue `serviceaccount`, 1 worker. */
 export const serviceAccountControllerDescriptor: ControllerDescriptor = {
   name: "serviceaccount-controller",
+  serviceAccount: "service-account-controller",
   aliases: ["serviceaccount"],
   defaultWorkers: 1,
   construct: (context) => ServiceAccountsController.fromInformerFactory(context.informerFactory, context),
@@ -226,6 +244,7 @@ export const serviceAccountControllerDescriptor: ControllerDescriptor = {
 export function newRootCACertPublisherDescriptor(rootCA: string): ControllerDescriptor {
   return {
     name: "root-ca-certificate-publisher-controller",
+    serviceAccount: "root-ca-cert-publisher",
     aliases: ["root-ca-cert-publisher"],
     defaultWorkers: 1,
     construct: (context) =>

@@ -1,6 +1,7 @@
 import { clusterRoleBindings, clusterRoles, isNotFound } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { ClusterRole, ClusterRoleBinding, PolicyRule, Subject } from "kubernetes-types/rbac/v1.js";
+import { controllerRolePrefix, controllerRoles } from "./controller-policy.js";
 import {
   allAuthenticated,
   allServiceAccountsGroup,
@@ -287,6 +288,14 @@ const roleSpecs: Array<Omit<ClusterRole, "metadata"> & { name: string; labels?: 
     ],
   },
   {
+    name: "system:volume-scheduler",
+    rules: [
+      rule([...read, "update", "patch"], [""], ["persistentvolumes"]),
+      rule(read, ["storage.k8s.io"], ["storageclasses"]),
+      rule([...read, "update", "patch"], [""], ["persistentvolumeclaims"]),
+    ],
+  },
+  {
     name: "system:kube-controller-manager",
     rules: [
       events,
@@ -312,6 +321,7 @@ const bindingSpecs: Array<{ name: string; role?: string; subjects: Subject[] }> 
   { name: "system:service-account-issuer-discovery", subjects: [group(allServiceAccountsGroup)] },
   { name: "system:kube-controller-manager", subjects: [user("system:kube-controller-manager")] },
   { name: "system:kube-scheduler", subjects: [user("system:kube-scheduler")] },
+  { name: "system:volume-scheduler", subjects: [user("system:kube-scheduler")] },
   { name: "system:node", subjects: [] },
 ];
 
@@ -333,9 +343,13 @@ export function nodeRules(): PolicyRule[] {
   return roleSpecs.find((role) => role.name === "system:node")?.rules ?? [];
 }
 
-/** The bootstrap ClusterRoles, as stored objects. */
+/** The bootstrap ClusterRoles, as stored objects: the cluster's roles, then each controller's. */
 export function bootstrapClusterRoles(): ClusterRole[] {
-  return roleSpecs.map(({ name, labels, ...rest }) => ({
+  const controllers = controllerRoles.map(({ serviceAccount, rules }) => ({
+    name: `${controllerRolePrefix}${serviceAccount}`,
+    rules,
+  }));
+  return [...roleSpecs, ...controllers].map(({ name, labels, ...rest }: (typeof roleSpecs)[number]) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
     metadata: bootstrapMetadata(name, labels),
@@ -343,9 +357,13 @@ export function bootstrapClusterRoles(): ClusterRole[] {
   }));
 }
 
-/** The bootstrap ClusterRoleBindings, as stored objects. */
+/** The bootstrap ClusterRoleBindings, as stored objects: each controller's role to its ServiceAccount in kube-system. */
 export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
-  return bindingSpecs.map(({ name, role, subjects }) => ({
+  const controllers = controllerRoles.map(({ serviceAccount }) => ({
+    name: `${controllerRolePrefix}${serviceAccount}`,
+    subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace: "kube-system" } as Subject],
+  }));
+  return [...bindingSpecs, ...controllers].map(({ name, role, subjects }: (typeof bindingSpecs)[number]) => ({
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRoleBinding",
     metadata: bootstrapMetadata(name),
