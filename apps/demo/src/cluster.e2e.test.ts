@@ -23,9 +23,19 @@ let kubectl: (...args: string[]) => Promise<Result>;
 let managerUrl: string;
 let kubectlEnv: Record<string, string>;
 let rootCA: string;
+/** What the authorizer denied the cluster's own components (kubelets, scheduler, controllers). */
+const componentDenials: string[] = [];
 
 beforeAll(async () => {
   const api = newApiServer();
+  api.auth.onDenied((attributes, reason) => {
+    const who = attributes.user.username;
+    if (!/^system:(node:|kube-|serviceaccount:kube-system:)/.test(who)) return;
+    const what = attributes.resourceRequest
+      ? `${attributes.verb} ${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ""} ${attributes.namespace}/${attributes.name}`
+      : `${attributes.verb} ${attributes.path}`;
+    componentDenials.push(`${who}: ${what}${reason ? ` (${reason})` : ""}`);
+  });
   rootCA = (await generateServingCertificates()).ca.cert;
   cluster = startCluster(api, { nodes: 3, nodeLifecycle: fastNodeLifecycle, rootCA });
   const listening = await api.listen({
@@ -647,11 +657,33 @@ spec:
     await ok("create", "configmap", "settings", "-n", "scratch", "--from-literal=color=red");
     await eventually(async () => (await kubectl("get", "sa", "default", "-n", "scratch")).code === 0);
     const accounts = (await ok("get", "sa", "-A", "--no-headers")).trim().split("\n");
+    // kube-system also holds the ServiceAccount each controller runs as (--use-service-account-credentials).
+    const controllers = [
+      "cronjob-controller",
+      "daemon-set-controller",
+      "default",
+      "deployment-controller",
+      "disruption-controller",
+      "endpoint-controller",
+      "endpointslice-controller",
+      "horizontal-pod-autoscaler",
+      "job-controller",
+      "namespace-controller",
+      "node-controller",
+      "persistent-volume-binder",
+      "pod-garbage-collector",
+      "replicaset-controller",
+      "resourcequota-controller",
+      "root-ca-cert-publisher",
+      "service-account-controller",
+      "statefulset-controller",
+      "ttl-after-finished-controller",
+    ];
     expect(accounts.map((line) => line.split(/\s+/).slice(0, 2).join("/"))).toEqual([
       "default/default",
       "kube-node-lease/default",
       "kube-public/default",
-      "kube-system/default",
+      ...controllers.map((name) => `kube-system/${name}`),
       "scratch/default",
     ]);
     expect(await ok("delete", "namespace", "scratch", "--wait=false")).toBe('namespace "scratch" deleted\n');
@@ -692,5 +724,12 @@ spec:
     expect(described).toMatch(
       /Normal\s+RegisteredNode\s+.*node-controller\s+Node node-3 event: Registered Node node-3 in Controller/,
     );
+  });
+});
+
+describe("the cluster's own components", () => {
+  // Runs last (vitest runs files' describe blocks in order): after every scenario above.
+  it("were never denied anything: each runs with exactly the permissions it needs", () => {
+    expect(componentDenials).toEqual([]);
   });
 });

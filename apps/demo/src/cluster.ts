@@ -5,7 +5,7 @@
 // kubelet that can be stopped on its own ("the node stops heartbeating").
 // Thin wiring: every piece of logic lives in a package.
 import { setMaxListeners } from "node:events";
-import { isAlreadyExists, type Pod, pods, storageClasses } from "@reconcile/api";
+import { isAlreadyExists, storageClasses } from "@reconcile/api";
 import {
   ApiServer,
   type ApiServerOptions,
@@ -13,7 +13,6 @@ import {
   generateServingCertificates,
 } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
-import { listerWatcher } from "@reconcile/client";
 import { realClock } from "@reconcile/clock";
 import {
   ControllerManager,
@@ -25,7 +24,7 @@ import {
   prometheusSchedulerMetrics,
   type SchedulerMetricsSeam,
 } from "@reconcile/controller-manager";
-import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
+import { SharedInformerFactory } from "@reconcile/informer";
 import { NodeSimulator, resourceMetricsProvider } from "@reconcile/kubelet";
 import { LeaderElector, LeaseLock } from "@reconcile/leader-election";
 import { Scheduler } from "@reconcile/scheduler";
@@ -34,14 +33,38 @@ import { defaultClassAnnotation, simulatedProvisioner } from "@reconcile/volume"
 /**
  * An API server that serves every built-in kind (Endpoints and EndpointSlices, and the kinds
  * served as storage only, among them) and CustomResourceDefinitions, with kube-apiserver's
- * default admission plugins (the cluster runs the controllers they rely on).
+ * default admission plugins (the cluster runs the controllers they rely on) and NodeRestriction,
+ * as kubeadm and kind enable it.
  */
 export function newApiServer(options: ApiServerOptions = {}): ApiServer {
   return new ApiServer({
     customResourceDefinitions: true,
-    admissionPlugins: defaultAdmissionPlugins,
+    admissionPlugins: [...defaultAdmissionPlugins, "NodeRestriction"],
     ...options,
   });
+}
+
+/**
+ * The clients the cluster's components run with, each as its own identity, as on a kubeadm
+ * cluster: every kubelet as `system:node:<name>` (the Node authorizer and NodeRestriction judge
+ * it), the schedulers as `system:kube-scheduler`, the controller managers as
+ * `system:kube-controller-manager` with each controller as its own ServiceAccount in kube-system
+ * (`--use-service-account-credentials`). A permission our own components lack fails here first.
+ */
+export function componentClients(server: ApiServer) {
+  return {
+    node: (name: string) =>
+      server.client({ user: { username: `system:node:${name}`, groups: ["system:nodes"] } }),
+    scheduler: () => server.client({ user: { username: "system:kube-scheduler" } }),
+    controllerManager: () => server.client({ user: { username: "system:kube-controller-manager" } }),
+    controller: (serviceAccount: string) =>
+      server.client({
+        user: {
+          username: `system:serviceaccount:kube-system:${serviceAccount}`,
+          groups: ["system:serviceaccounts", "system:serviceaccounts:kube-system"],
+        },
+      }),
+  };
 }
 
 export interface ClusterOptions {
@@ -109,7 +132,7 @@ export interface Cluster {
   stopNode(name: string): Promise<void>;
   /** How the API server reaches the nodes' kubelets for `pods/log`. */
   kubeletConnection(): ReturnType<NodeSimulator["kubeletConnection"]>;
-  /** Resolves once the nodes' shared pod cache has synced. */
+  /** Resolves once every node's pod cache has synced and the add-ons are installed. */
   readonly synced: Promise<void>;
   /** Stops everything still running; resolves once all has stopped. */
   stop(): Promise<void>;
@@ -126,17 +149,14 @@ function controllerDescriptors(server: ApiServer, options: ClusterOptions) {
 
 export function startCluster(server: ApiServer, options: ClusterOptions = {}): Cluster {
   const client = server.client();
+  const identities = componentClients(server);
   const abort = new AbortController();
   setMaxListeners(0, abort.signal); // every component listens to it
   const tasks: Promise<unknown>[] = [];
   const nodeCount = options.nodes ?? 3;
   const nodeNames = Array.from({ length: nodeCount }, (_, i) => `node-${i + 1}`);
 
-  // Nodes: one simulator per node (so each can stop alone), fed by one shared pod informer.
-  const podInformer = new SharedIndexInformer<Pod>({
-    listerWatcher: listerWatcher(client, pods),
-    resource: pods,
-  });
+  // Nodes: one simulator per node (so each can stop alone), each watching its own pods as its node.
   const nodeStops = new Map<string, { abort: AbortController; done: Promise<void> }>();
   // The kubelets' metrics join the first manager's registry once it exists (below); nothing is
   // observed before then, as no pod runs before the controllers do.
@@ -148,9 +168,8 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
   };
   const simulators = nodeNames.map((name, i) => {
     const simulator = new NodeSimulator({
-      client,
+      client: identities.node(name),
       nodes: [name],
-      podInformer,
       kubeletOptions: () => ({
         podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
         nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
@@ -166,12 +185,12 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     tasks.push(done);
     return simulator;
   });
-  tasks.push(podInformer.run({ signal: abort.signal }));
 
   const controllerManagers = Array.from({ length: options.controllerManagers ?? 1 }, (_, i) => {
     const identity = `kube-controller-manager-${i + 1}`;
     const manager = new ControllerManager({
-      client,
+      client: identities.controllerManager(),
+      serviceAccountCredentials: identities.controller,
       leaderElection: { identity, ...options.election },
       descriptors: controllerDescriptors(server, options),
     });
@@ -192,17 +211,23 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
   kubeletMetrics = prometheusKubeletMetrics(controllerManagers[0]!.manager.registry);
   const schedulers = Array.from({ length: options.schedulers ?? 1 }, (_, i) => {
     const identity = `kube-scheduler-${i + 1}`;
+    const schedulerClient = identities.scheduler();
     let leading = false;
     const run = (signal: AbortSignal) =>
       new LeaderElector({
-        lock: new LeaseLock({ client, namespace: "kube-system", name: "kube-scheduler", identity }),
+        lock: new LeaseLock({
+          client: schedulerClient,
+          namespace: "kube-system",
+          name: "kube-scheduler",
+          identity,
+        }),
         name: "kube-scheduler",
         ...options.election,
         callbacks: {
           onStartedLeading: async (term) => {
             leading = true;
             try {
-              await runScheduler(client, term, schedulerMetrics);
+              await runScheduler(schedulerClient, term, schedulerMetrics);
             } finally {
               leading = false;
             }
@@ -221,7 +246,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     ),
   );
 
-  const synced = Promise.all([podInformer.whenSynced(), installAddons(client)]).then(() => {});
+  const synced = Promise.all([...simulators.map((s) => s.synced), installAddons(client)]).then(() => {});
   return {
     client,
     nodeNames,

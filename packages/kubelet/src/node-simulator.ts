@@ -26,7 +26,9 @@ export interface NodeSimulatorOptions {
   /**
    * A shared informer on all pods to feed the nodes from; the simulator adds
    * one handler and leaves running it to the caller. Default: the simulator
-   * runs its own.
+   * runs its own — for a single node, on that node's pods only
+   * (`spec.nodeName=<name>`), as a kubelet watches, which is all a node's
+   * identity may list.
    */
   podInformer?: SharedIndexInformer<Pod> | undefined;
   /**
@@ -46,7 +48,11 @@ export class NodeSimulator {
   readonly #byName = new Map<string, Kubelet>();
   readonly #options: NodeSimulatorOptions;
   readonly #clock: Clock;
+  readonly #names: readonly string[];
   #running = false;
+  #markSynced!: () => void;
+  /** Settles once the pod informer has synced (the nodes' pod sources are ready), or the run has stopped. */
+  readonly synced: Promise<void> = new Promise((resolve) => (this.#markSynced = resolve));
 
   constructor(options: NodeSimulatorOptions) {
     if (options?.client === undefined) throw new TypeError("NodeSimulator: client is required");
@@ -57,6 +63,7 @@ export class NodeSimulator {
     if (names.length > 65_536)
       throw new RangeError("NodeSimulator: at most 65,536 nodes (one /24 pod CIDR each)");
     this.#options = options;
+    this.#names = names;
     this.#clock = options.clock ?? realClock;
     this.kubelets = names.map((nodeName, i) => {
       const kubelet = new Kubelet({
@@ -148,7 +155,11 @@ export class NodeSimulator {
     const informer =
       this.#options.podInformer ??
       new SharedIndexInformer<Pod>({
-        listerWatcher: listerWatcher(this.#options.client, pods),
+        listerWatcher: listerWatcher(
+          this.#options.client,
+          pods,
+          this.#names.length === 1 ? { fieldSelector: `spec.nodeName=${this.#names[0]}` } : {},
+        ),
         resource: pods,
         clock: this.#clock,
         random: this.#options.random,
@@ -187,9 +198,10 @@ export class NodeSimulator {
       try {
         await this.#clock.sleep(10, { signal });
       } catch {
-        return;
+        break;
       }
     }
     if (informer.hasSynced()) for (const kubelet of this.kubelets) kubelet.markSourcesReady();
+    this.#markSynced();
   }
 }

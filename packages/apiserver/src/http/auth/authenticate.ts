@@ -35,6 +35,7 @@ export class ClusterAuth {
   readonly client: Client;
   readonly #client: Client;
   readonly #clock: Clock;
+  readonly #denialListeners = new Set<(attributes: Attributes, reason: string) => void>();
   #started: Promise<void> | undefined;
   #running = false;
 
@@ -67,8 +68,22 @@ export class ClusterAuth {
     const node = this.nodes.decide(attributes);
     if (node.allowed) return node;
     const rbac = this.rbac.decide(attributes);
-    if (rbac.allowed || node.reason === "") return rbac;
-    return { allowed: false, reason: rbac.reason === "" ? node.reason : `${node.reason}\n${rbac.reason}` };
+    if (rbac.allowed) return rbac;
+    // Each authorizer's reason, in chain order (upstream's union authorizer).
+    const reason = [node.reason, rbac.reason].filter((r) => r !== "").join("\n");
+    const denied: Decision = { allowed: false, reason };
+    for (const listener of this.#denialListeners) listener(attributes, denied.reason);
+    return denied;
+  }
+
+  /**
+   * Tells `listener` of every request the chain denies (what was asked, and
+   * the reason), as an audit log's Forbidden entries would; returns how to
+   * stop. A cluster's tests use it to show its own components lack nothing.
+   */
+  onDenied(listener: (attributes: Attributes, reason: string) => void): () => void {
+    this.#denialListeners.add(listener);
+    return () => this.#denialListeners.delete(listener);
   }
 
   /** Reconciles the bootstrap policy and fills the authorizer's caches, once. */
