@@ -137,7 +137,7 @@ export class ControllerManager {
         name,
         // The controller logs its own start ("Starting controller", with its workers).
         run: async ({ signal }) => {
-          if (serviceAccount) await ensureServiceAccount(context.client, serviceAccount, signal);
+          if (serviceAccount) await ensureServiceAccount(context.client, context.clock, serviceAccount, signal);
           gauge.set(1);
           try {
             await controller.run({ signal, workers });
@@ -199,15 +199,32 @@ function checkedWorkers(
   return workers;
 }
 
-/** Creates `kube-system/<name>` unless it exists, as upstream's `SAControllerClientBuilder` does; a failure fails the controller. */
-async function ensureServiceAccount(client: Client, name: string, signal: AbortSignal): Promise<void> {
+/**
+ * Creates `kube-system/<name>` unless it exists, as upstream's
+ * `SAControllerClientBuilder` does, trying again (100 ms, doubling to 10 s)
+ * after any failure until it is there or `signal` aborts.
+ */
+async function ensureServiceAccount(
+  client: Client,
+  clock: Clock,
+  name: string,
+  signal: AbortSignal,
+): Promise<void> {
   const api = client.resource(serviceAccounts, "kube-system");
-  try {
-    await api.get(name, { signal });
-  } catch (error) {
-    if (!isNotFound(error)) throw error;
-    await api.create({ metadata: { name } }, { signal }).catch((e: unknown) => {
-      if (!isAlreadyExists(e)) throw e;
-    });
+  for (let delayMs = 100; !signal.aborted; delayMs = Math.min(delayMs * 2, 10_000)) {
+    try {
+      await api.get(name, { signal });
+      return;
+    } catch (error) {
+      if (isNotFound(error)) {
+        try {
+          await api.create({ metadata: { name } }, { signal });
+          return;
+        } catch (created) {
+          if (isAlreadyExists(created)) return;
+        }
+      }
+    }
+    await clock.sleep(delayMs, { signal }).catch(() => {});
   }
 }

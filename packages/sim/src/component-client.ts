@@ -103,6 +103,30 @@ export class ComponentClient implements Client {
     return served.call(this.#inner);
   }
 
+  /** The scheduler's bind (`pods/binding`), traced and faulted as a create of that subresource. */
+  bindPod(
+    namespace: string,
+    binding: unknown,
+    options: { signal?: AbortSignal | undefined } = {},
+  ): Promise<void> {
+    const inner = this.#inner as Partial<{
+      bindPod(
+        namespace: string,
+        binding: unknown,
+        options: { signal?: AbortSignal | undefined },
+      ): Promise<void>;
+    }>;
+    if (inner.bindPod === undefined) throw new Error("the simulated API server offers no pods/binding");
+    const name = (binding as { metadata?: { name?: string } } | undefined)?.metadata?.name ?? "";
+    return this.#call(
+      "create",
+      "pods/binding",
+      `${namespace}/${name}`,
+      () => inner.bindPod!.call(this.#inner, namespace, binding, options),
+      () => undefined,
+    );
+  }
+
   resource<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace?: string): ResourceClient<T> {
     const inner = this.#inner.resource(resource, namespace);
     const name = resource.group ? `${resource.plural}.${resource.group}` : resource.plural;

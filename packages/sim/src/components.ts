@@ -3,7 +3,7 @@ import { Kubelet, SimulatedRuntime } from "@reconcile/kubelet";
 import { Scheduler } from "@reconcile/scheduler";
 import type { SimComponent } from "./types.js";
 
-/** The built-in controllers in one controller manager, without leader election. */
+/** The built-in controllers in one controller manager, as `system:kube-controller-manager` with each controller as its own ServiceAccount. */
 export function builtinComponent(
   controllers: readonly string[],
   name: string,
@@ -12,9 +12,16 @@ export function builtinComponent(
   return {
     name,
     leaderElection: elected ? { namespace: "kube-system", name: "kube-controller-manager" } : undefined,
+    user: { username: "system:kube-controller-manager" },
     construct: (context) => {
       const manager = new ControllerManager({
         client: context.client,
+        // Each controller as its own ServiceAccount, as kube-controller-manager with --use-service-account-credentials.
+        serviceAccountCredentials: (serviceAccount) =>
+          context.clientAs({
+            username: `system:serviceaccount:kube-system:${serviceAccount}`,
+            groups: ["system:serviceaccounts", "system:serviceaccounts:kube-system"],
+          }),
         clock: context.clock,
         random: context.random,
         reconcileObserver: context.reconcileObserver,
@@ -27,10 +34,11 @@ export function builtinComponent(
   };
 }
 
-/** kube-scheduler, one scheduling cycle per turn of the event loop (so runs repeat exactly). */
+/** kube-scheduler as `system:kube-scheduler`, one scheduling cycle per turn of the event loop (so runs repeat exactly). */
 export function schedulerComponent(): SimComponent {
   return {
     name: "kube-scheduler",
+    user: { username: "system:kube-scheduler" },
     construct: (context) =>
       Scheduler.fromInformerFactory(context.informerFactory, {
         client: context.client,
@@ -43,13 +51,14 @@ export function schedulerComponent(): SimComponent {
 }
 
 /**
- * A kubelet on the simulated runtime (seeded by its node's name), on a pod
+ * A kubelet as `system:node:<name>` on the simulated runtime (seeded by its node's name), on a pod
  * CIDR of its own; the runtime asks the simulation whether each container it
  * creates crashes (`containerCrash`: exit code 1 after the fault's amount).
  */
 export function kubeletComponent(nodeName: string, index: number): SimComponent {
   return {
     name: nodeName,
+    user: { username: `system:node:${nodeName}`, groups: ["system:nodes"] },
     construct: (context) => {
       const podCIDR = `10.244.${index}.0/24`;
       const runtime = new SimulatedRuntime({

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { configMaps, pods, replicaSets } from "@reconcile/api";
+import { clusterRoleBindings, clusterRoles, configMaps, pods, replicaSets } from "@reconcile/api";
 import { newControllerManagedBy } from "@reconcile/runtime";
 import { describe, expect, it } from "vitest";
 import { webReplicaSet } from "../scenarios/builtin.js";
@@ -125,6 +125,112 @@ describe("simulate", () => {
       message: "late exists",
       at: 2_500,
     });
+  });
+});
+
+describe("identities", () => {
+  // An operator that copies each ConfigMap, run as its own ServiceAccount.
+  const copier = {
+    ...managerComponent("copier", (manager) => {
+      newControllerManagedBy(manager)
+        .for(configMaps)
+        .complete(async (request, { client, get, signal }) => {
+          const source = get(configMaps, request);
+          if (source === undefined || request.name.startsWith("copy-")) return;
+          await client
+            .resource(configMaps, request.namespace)
+            .create({ metadata: { name: `copy-${request.name}` }, data: { ...source.data } }, { signal })
+            .catch((error: { status?: { code?: number } }) => {
+              if (error.status?.code !== 409) throw error;
+            });
+        });
+    }),
+    user: {
+      username: "system:serviceaccount:default:copier",
+      groups: ["system:serviceaccounts", "system:serviceaccounts:default"],
+    },
+  };
+  const scenario = async (cluster: SimCluster) => {
+    await cluster.client
+      .resource(configMaps, "default")
+      .create({ metadata: { name: "a" }, data: { k: "v" } });
+  };
+  const grant = (verbs: string[]) => async (cluster: SimCluster) => {
+    await cluster.client.resource(clusterRoles).create({
+      metadata: { name: "copier" },
+      rules: [{ apiGroups: [""], resources: ["configmaps"], verbs }],
+    });
+    await cluster.client.resource(clusterRoleBindings).create({
+      metadata: { name: "copier" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "copier" },
+      subjects: [{ kind: "ServiceAccount", name: "copier", namespace: "default" }],
+    });
+  };
+
+  it("a component denied a call its identity lacks breaks `authorized`, naming what it was denied", async () => {
+    const result = await simulate({
+      seed: 1,
+      faults: false,
+      controllers: [copier],
+      setup: grant(["list", "watch"]),
+      scenario,
+    });
+    expect(result.violation).toEqual({
+      invariant: "authorized",
+      message: "system:serviceaccount:default:copier was denied create configmaps in default",
+      at: 0,
+    });
+  });
+
+  it("holds once its RBAC grants what it does, under every fault", async () => {
+    const report = await explore({
+      seeds: 10,
+      controllers: [copier],
+      setup: grant(["get", "list", "watch", "create"]),
+      scenario,
+      eventually: {
+        "the copy exists": async (cluster) =>
+          (await cluster.list(configMaps, "default")).some((c) => c.metadata?.name === "copy-a")
+            ? undefined
+            : "no copy-a",
+      },
+    });
+    if (report.failure !== undefined) throw new Error(formatReproducer(report.failure, report.runs));
+    expect(report.runs).toBe(10);
+  });
+
+  it("runs the built-in components as their own identities: kubelets, scheduler, each controller", async () => {
+    const result = await simulate({
+      seed: 2,
+      faults: false,
+      builtins: ["replicaset"],
+      nodes: 2,
+      scenario: async (cluster) => {
+        await cluster.client.resource(replicaSets, "default").create(webReplicaSet(2));
+      },
+      eventually: {
+        "two pods run": async (cluster) =>
+          (await cluster.list(pods, "default")).filter((p) => p.status?.phase === "Running").length === 2
+            ? undefined
+            : "not yet",
+      },
+    });
+    expect(result.ok).toBe(true);
+    const callers = new Set(
+      result.trace.filter((e) => e.type === "call").map((e) => (e as { component: string }).component),
+    );
+    expect([...callers].sort()).toEqual([
+      "kube-controller-manager",
+      "kube-scheduler",
+      "node-1",
+      "node-2",
+      "user",
+    ]);
+    // The controller manager made the ServiceAccount its replicaset controller runs as.
+    const made = result.trace.filter(
+      (e) => e.type === "call" && e.verb === "create" && e.resource === "serviceaccounts" && e.code === 200,
+    );
+    expect(made.map((e) => (e as { target: string }).target)).toEqual(["kube-system/replicaset-controller"]);
   });
 });
 

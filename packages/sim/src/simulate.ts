@@ -1,5 +1,5 @@
 import { leases, StatusError } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
+import { ApiServer, type ClientUser } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { FakeClock, seededRandom } from "@reconcile/clock";
 import { type Logger, noopLogger } from "@reconcile/controller";
@@ -102,6 +102,16 @@ class SimulationRun {
       random: seededRandom(mix(this.seed, 2)),
     });
     this.direct = this.server.client();
+    // A component's call its identity may not make is a finding: the component lacks a permission.
+    this.server.auth.onDenied((attributes, reason) => {
+      const what = attributes.resourceRequest
+        ? `${attributes.verb} ${attributes.resource}${attributes.subresource ? `/${attributes.subresource}` : ""}`
+        : `${attributes.verb} ${attributes.path}`;
+      this.fail(
+        "authorized",
+        `${attributes.user.username} was denied ${what}${attributes.resourceRequest && attributes.namespace ? ` in ${attributes.namespace}` : ""}${reason ? `: ${reason}` : ""}`,
+      );
+    });
     this.host = {
       clock: this.clock,
       trace: this.trace,
@@ -266,7 +276,15 @@ class SimulationRun {
         incarnation.staleDepth = fault.amount;
       }
     }
-    const client = new ComponentClient(this.host, this.direct, state.counters, incarnation, true);
+    const clientAs = (user: ClientUser | undefined) =>
+      new ComponentClient(
+        this.host,
+        user === undefined ? this.direct : this.server.client({ user }),
+        state.counters,
+        incarnation,
+        true,
+      );
+    const client = clientAs(state.spec.user);
     const random = seededRandom(mix(mix(this.seed, 3 + number), hashName(name)));
     const informerFactory = new SharedInformerFactory({
       client,
@@ -307,6 +325,7 @@ class SimulationRun {
       },
       informerFactory,
       incarnation: number,
+      clientAs,
     };
     let built: SimRunnable;
     try {

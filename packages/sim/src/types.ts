@@ -1,5 +1,5 @@
 import type { DeepReadonly, KubeObject, ResourceDescriptor } from "@reconcile/api";
-import type { ApiServerOptions } from "@reconcile/apiserver";
+import type { ApiServerOptions, ClientUser } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import type { Clock, Random } from "@reconcile/clock";
 import type { Logger, ReconcileObserver } from "@reconcile/controller";
@@ -29,6 +29,11 @@ export interface SimContext {
    * undefined. `on` names what it struck in the trace.
    */
   readonly faultAt: (point: "container", on: string) => Fault | undefined;
+  /**
+   * Another client of this component, acting as `user` (a controller's own
+   * ServiceAccount): traced and faulted as `client` is, authorized as `user`.
+   */
+  readonly clientAs: (user: ClientUser) => Client;
 }
 
 /** A built component: what `run` does until the signal aborts. */
@@ -45,6 +50,14 @@ export interface SimComponent {
   readonly construct: (context: SimContext) => SimRunnable;
   /** The Lease this component must hold to write (anything but the Lease itself and Events): checked after each of its writes. */
   readonly leaderElection?: { readonly namespace: string; readonly name: string } | undefined;
+  /**
+   * Who the component's `client` acts as: its calls are judged by the API
+   * server's authorizers (RBAC, the Node authorizer) and admitted as that
+   * user's, and a call it is denied breaks the `authorized` invariant — an
+   * operator's missing RBAC rule shows up as a finding. Default: the server's
+   * own client, which may do anything.
+   */
+  readonly user?: ClientUser | undefined;
 }
 
 /** A check of the cluster: a message when it is violated, nothing when it holds. */
