@@ -305,6 +305,54 @@ describe("kubectl auth against RBAC", () => {
   });
 });
 
+describe("kubectl as a node, through the Node authorizer", () => {
+  const asNode = ["--as=system:node:n1", "--as-group=system:nodes"];
+
+  it("a node reads its own Node and the pods bound to it, nothing wider, with the authorizer's reason", async () => {
+    const { kubectl } = await secured();
+    expect(await kubectl(["get", "nodes", ...asNode])).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        'Error from server (Forbidden): nodes is forbidden: User "system:node:n1" cannot list resource "nodes" in API group "" at the cluster scope: node \'n1\' cannot read all nodes, only its own Node object\n',
+    });
+    // Its own Node is allowed (not found yet, as before a kubelet registers).
+    expect((await kubectl(["get", "node", "n1", ...asNode])).stderr).toBe(
+      'Error from server (NotFound): nodes "n1" not found\n',
+    );
+    expect(await kubectl(["get", "pods", "-A", "--field-selector=spec.nodeName=n1", ...asNode])).toEqual({
+      code: 0,
+      stdout: "",
+      stderr: "No resources found\n",
+    });
+    expect((await kubectl(["get", "pods", "-A", ...asNode])).stderr).toBe(
+      'Error from server (Forbidden): pods is forbidden: User "system:node:n1" cannot list resource "pods" in API group "" at the cluster scope: can only list/watch pods with spec.nodeName field selector\n',
+    );
+  });
+
+  it("can-i: a node may read a Secret only once a pod bound to it names that Secret", async () => {
+    const { kubectl } = await secured();
+    const canI = () => kubectl(["auth", "can-i", "get", "secrets/token", "-n", "default", ...asNode]);
+    expect((await canI()).stdout).toBe("no - no relationship found between node 'n1' and this object\n");
+    await kubectl(["create", "secret", "generic", "token", "--from-literal=k=v"]);
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p", namespace: "default" },
+      spec: {
+        nodeName: "n1",
+        containers: [{ name: "c", image: "busybox" }],
+        volumes: [{ name: "s", secret: { secretName: "token" } }],
+      },
+    };
+    await kubectl(["create", "-f", "-"], JSON.stringify(pod));
+    await until(async () => (await canI()).stdout === "yes\n");
+    expect((await kubectl(["get", "secret", "token", "-o", "jsonpath={.data.k}", ...asNode])).stdout).toBe(
+      "dg==",
+    );
+  });
+});
+
 describe("kubectl auth without authentication", () => {
   it("can-i says yes to anything, and says why", async () => {
     const { url } = await kubectlCluster();
