@@ -32,7 +32,11 @@ export {
   type UpdateOptions,
 } from "./apply/index.js";
 export * from "./crd/index.js";
-export { GarbageCollector, type GarbageCollectorOptions } from "./gc/garbage-collector.js";
+export {
+  GarbageCollector,
+  type GarbageCollectorOptions,
+  garbageCollectorUser,
+} from "./gc/garbage-collector.js";
 export * from "./http/index.js";
 export {
   type ApiServerMetrics,

@@ -1,5 +1,5 @@
 import { leases, StatusError } from "@reconcile/api";
-import { ApiServer, type ClientUser } from "@reconcile/apiserver";
+import { ApiServer, type ClientUser, embeddedAdmissionPlugins } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { FakeClock, seededRandom } from "@reconcile/clock";
 import { type Logger, noopLogger } from "@reconcile/controller";
@@ -14,6 +14,7 @@ import {
 } from "./component-client.js";
 import { builtinComponent, kubeletComponent, schedulerComponent } from "./components.js";
 import { defaultFaultRates, FaultInjector } from "./faults.js";
+import { garbageCollectorCheck } from "./gc-check.js";
 import { settle } from "./run-loop.js";
 import { Trace } from "./trace.js";
 import {
@@ -96,8 +97,13 @@ class SimulationRun {
     this.faultWindowMs = options.faultWindowMs ?? 60_000;
     this.quietMs = options.quietMs ?? 30_000;
     this.settleBudgetMs = options.settleBudgetMs ?? 900_000;
+    const gcCheck = garbageCollectorCheck(
+      () => this.server,
+      (message) => this.fail("gc", message),
+    );
     this.server = new ApiServer({
       ...options.apiServer,
+      admissionPlugins: [...(options.apiServer?.admissionPlugins ?? embeddedAdmissionPlugins), gcCheck],
       clock: this.clock,
       random: seededRandom(mix(this.seed, 2)),
     });

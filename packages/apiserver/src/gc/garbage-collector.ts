@@ -23,6 +23,15 @@ export interface GarbageCollectorOptions {
   onError?: ((error: unknown) => void) | undefined;
 }
 
+/**
+ * Who the collector's writes are, for admission (webhooks and policies see
+ * it): the ServiceAccount kube-controller-manager runs the collector as.
+ */
+export const garbageCollectorUser = {
+  username: "system:serviceaccount:kube-system:generic-garbage-collector",
+  groups: ["system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"],
+} as const;
+
 /** What the collector remembers of each object: enough to find owners and dependents. */
 interface Node {
   uid: string;
@@ -232,6 +241,7 @@ export class GarbageCollector {
     await this.#registry.delete(node.resource, node.namespace, node.name, {
       propagationPolicy: policy,
       preconditions: { uid },
+      user: garbageCollectorUser,
     });
   }
 
@@ -267,13 +277,19 @@ export class GarbageCollector {
         this.#registry.delete(node.resource, namespace, node.name, {
           gracePeriodSeconds: 0,
           preconditions: { uid: node.uid },
+          user: garbageCollectorUser,
         }),
       );
     }
     // Events are not in the graph: they go by collection.
     for (const resource of this.#registry.resources) {
       if (resource.namespaced && isIgnored(resource))
-        await ignoreNotFound(this.#registry.deleteCollection(resource, namespace, { gracePeriodSeconds: 0 }));
+        await ignoreNotFound(
+          this.#registry.deleteCollection(resource, namespace, {
+            gracePeriodSeconds: 0,
+            user: garbageCollectorUser,
+          }),
+        );
     }
   }
 
@@ -286,7 +302,9 @@ export class GarbageCollector {
     const updated = copyJson(current);
     if (kept.length === 0) delete updated.metadata!.ownerReferences;
     else updated.metadata!.ownerReferences = kept;
-    await this.#registry.update(node.resource, node.namespace, node.name, updated);
+    await this.#registry.update(node.resource, node.namespace, node.name, updated, {
+      user: garbageCollectorUser,
+    });
   }
 
   async #removeFinalizer(node: Node, finalizer: string): Promise<void> {
@@ -295,7 +313,9 @@ export class GarbageCollector {
       return;
     const updated = copyJson(current);
     updated.metadata!.finalizers = updated.metadata!.finalizers!.filter((f) => f !== finalizer);
-    await this.#registry.update(node.resource, node.namespace, node.name, updated);
+    await this.#registry.update(node.resource, node.namespace, node.name, updated, {
+      user: garbageCollectorUser,
+    });
   }
 
   #schedule(key: string, run: () => Promise<void>): void {
