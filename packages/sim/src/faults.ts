@@ -19,7 +19,10 @@ import type { Random } from "@reconcile/clock";
  * - `watchDelay`: a watch delivers its events late, so components see the
  *   world at different moments;
  * - `containerCrash`: a container a simulated node starts exits with code 1
- *   some seconds later (its kubelet restarts it, with CrashLoopBackOff).
+ *   some seconds later (its kubelet restarts it, with CrashLoopBackOff);
+ * - `clockSkew`: a leader-elected component's clock reads up to 30 s ahead
+ *   of or behind the others' for that incarnation (the elector must judge a
+ *   Lease by when it observed it, not by the time written in it).
  */
 export type FaultKind =
   | "serverError"
@@ -32,7 +35,8 @@ export type FaultKind =
   | "watchCut"
   | "staleRestart"
   | "watchDelay"
-  | "containerCrash";
+  | "containerCrash"
+  | "clockSkew";
 
 export const faultKinds: readonly FaultKind[] = [
   "serverError",
@@ -46,6 +50,7 @@ export const faultKinds: readonly FaultKind[] = [
   "staleRestart",
   "watchDelay",
   "containerCrash",
+  "clockSkew",
 ];
 
 /** The chance of each fault at each decision point where it can strike; a missing kind never strikes. */
@@ -64,10 +69,15 @@ export const defaultFaultRates: Readonly<Required<FaultRates>> = {
   staleRestart: 0.5,
   watchDelay: 0.2,
   containerCrash: 0.1,
+  clockSkew: 0.5,
 };
 
-/** Where a decision is taken: a component's nth API call, nth watch event, nth start, or (a node's) nth container start. */
-export type DecisionPoint = "call" | "event" | "start" | "container";
+/**
+ * Where a decision is taken: a component's nth API call, nth watch event,
+ * nth start, (a node's) nth container start, or (an elected component's)
+ * clock at its nth start.
+ */
+export type DecisionPoint = "call" | "event" | "start" | "container" | "clock";
 
 /**
  * One fault that struck, named by where it struck: replaying a run with
@@ -81,7 +91,7 @@ export interface Fault {
   readonly point: DecisionPoint;
   /** The component's count of that point: its 0th, 1st, … API call, watch event or start. */
   readonly index: number;
-  /** `crashAfterWrite`: virtual ms until the restart; `watchDelay`: ms each event is late; `staleRestart`: resourceVersions back; `containerCrash`: ms until the container exits. */
+  /** `crashAfterWrite`: virtual ms until the restart; `watchDelay`: ms each event is late; `staleRestart`: resourceVersions back; `containerCrash`: ms until the container exits; `clockSkew`: ms the clock is ahead (negative: behind). */
   readonly amount?: number | undefined;
 }
 
@@ -114,6 +124,7 @@ export function kindsAt(point: DecisionPoint, verb: string): readonly FaultKind[
   if (point === "event") return eventKinds;
   if (point === "start") return startKinds;
   if (point === "container") return containerKinds;
+  if (point === "clock") return clockKinds;
   if (verb === "watch") return watchKinds;
   if (verb === "list" || verb === "get") return readKinds;
   if (verb === "update" || verb === "updateStatus" || verb === "patch") return updateKinds;
@@ -127,6 +138,7 @@ const updateKinds: readonly FaultKind[] = [...writeKinds, "conflict"];
 const eventKinds: readonly FaultKind[] = ["watchCut"];
 const startKinds: readonly FaultKind[] = ["staleRestart"];
 const containerKinds: readonly FaultKind[] = ["containerCrash"];
+const clockKinds: readonly FaultKind[] = ["clockSkew"];
 
 /**
  * Decides each decision point: from the plan when replaying, else one draw
@@ -194,6 +206,8 @@ export class FaultInjector {
         return 1 + Math.floor(this.#random() * 20);
       case "containerCrash":
         return 1_000 + Math.floor(this.#random() * 29_000);
+      case "clockSkew":
+        return Math.floor(this.#random() * 60_001) - 30_000;
       default:
         return undefined;
     }
@@ -211,6 +225,8 @@ export function describeFault(f: Fault): string {
       ? ""
       : f.kind === "staleRestart"
         ? ` (${f.amount} versions back)`
-        : ` (${f.amount} ms)`;
+        : f.kind === "clockSkew"
+          ? ` (${f.amount >= 0 ? "+" : ""}${f.amount} ms)`
+          : ` (${f.amount} ms)`;
   return `${f.kind} ${f.component} ${f.point}#${f.index}${amount}`;
 }

@@ -312,6 +312,49 @@ describe("leader election", () => {
   });
 });
 
+describe("clock skew", () => {
+  it("a standby whose clock reads 30 s ahead waits for the Lease as one on time does", async () => {
+    const skew = {
+      kind: "clockSkew",
+      component: "kube-controller-manager-2",
+      point: "clock",
+      index: 0,
+      amount: 30_000,
+    } as const;
+    const result = await simulate({
+      seed: 3,
+      builtins: ["replicaset"],
+      builtinReplicas: 2,
+      faults: { plan: [skew] },
+      setup: async (cluster) => {
+        await cluster.client.resource(replicaSets, "default").create(webReplicaSet(2));
+      },
+      scenario: async (cluster) => {
+        await cluster.sleep(20_000);
+        cluster.crash("kube-controller-manager-1", 60_000);
+      },
+    });
+    expect(result.ok).toBe(true);
+    expect(result.faults).toEqual([skew]);
+    const holders = result.trace.flatMap((e) =>
+      e.type === "call" &&
+      e.resource === "leases.coordination.k8s.io" &&
+      e.verb === "update" &&
+      e.code === 200
+        ? [{ t: e.t, by: e.component }]
+        : [],
+    );
+    // The skewed standby never renews while the leader does; it takes over once it has watched the
+    // Lease go unrenewed for a lease duration by its own observation, 15 s after the last renewal.
+    const takeover = holders.find((r) => r.by === "kube-controller-manager-2");
+    expect(holders.filter((r) => r.t < takeover!.t).every((r) => r.by === "kube-controller-manager-1")).toBe(
+      true,
+    );
+    expect(takeover!.t).toBeGreaterThan(20_000 + 10_000);
+    expect(takeover!.t).toBeLessThan(20_000 + 15_000 + 2_500);
+  });
+});
+
 describe("trace files", () => {
   it("a failure writes its trace where RECONCILE_SIM_TRACE_DIR says, and reconcile-sim story reads it", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sim-trace-"));

@@ -1,7 +1,7 @@
 import { leases, StatusError } from "@reconcile/api";
 import { ApiServer, type ClientUser, embeddedAdmissionPlugins } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
-import { FakeClock, seededRandom } from "@reconcile/clock";
+import { type Clock, FakeClock, seededRandom } from "@reconcile/clock";
 import { type Logger, noopLogger } from "@reconcile/controller";
 import { LeaderElectionLostError } from "@reconcile/controller-manager";
 import { SharedInformerFactory } from "@reconcile/informer";
@@ -282,6 +282,15 @@ class SimulationRun {
         incarnation.staleDepth = fault.amount;
       }
     }
+    // An elected component may see the time skewed for this incarnation.
+    let clock: Clock = this.clock;
+    if (state.spec.leaderElection !== undefined) {
+      const skew = this.faults.decide(name, "clock", index, "clock");
+      if (skew !== undefined) {
+        this.trace.add({ t: this.elapsed(), type: "fault", fault: skew });
+        clock = skewedClock(this.clock, skew.amount ?? 0);
+      }
+    }
     const clientAs = (user: ClientUser | undefined) =>
       new ComponentClient(
         this.host,
@@ -294,7 +303,7 @@ class SimulationRun {
     const random = seededRandom(mix(mix(this.seed, 3 + number), hashName(name)));
     const informerFactory = new SharedInformerFactory({
       client,
-      clock: this.clock,
+      clock,
       random,
       watchErrorHandler: () => undefined,
     });
@@ -306,7 +315,7 @@ class SimulationRun {
         return fault;
       },
       client,
-      clock: this.clock,
+      clock,
       random,
       logger: traceLogger(this.trace, name, () => this.elapsed()),
       reconcileObserver: (record) => {
@@ -547,3 +556,13 @@ function hashName(name: string): number {
 }
 
 export { defaultFaultRates };
+
+/** `base` read `offsetMs` ahead (behind when negative); timers and sleeps run on `base` unchanged. */
+function skewedClock(base: Clock, offsetMs: number): Clock {
+  return {
+    now: () => base.now() + offsetMs,
+    setTimeout: (callback, ms) => base.setTimeout(callback, ms),
+    clearTimeout: (handle) => base.clearTimeout(handle),
+    sleep: (ms, options) => base.sleep(ms, options),
+  };
+}
