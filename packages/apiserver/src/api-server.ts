@@ -200,7 +200,11 @@ export class ApiServer {
       serviceIPs: this.serviceIPs,
     });
     this.#client = new InProcessClient(this.registry);
-    this.auth = new ClusterAuth({ client: this.#client, clock: this.clock });
+    this.auth = new ClusterAuth({
+      client: this.#client,
+      clock: this.clock,
+      store: { storage: counted, clock: this.clock, random: this.random },
+    });
     if (options.customResourceDefinitions ?? true) {
       this.registry.definitions.add(customResourceDefinitionKind);
       const stop = new AbortController();

@@ -5,7 +5,7 @@ import { newUnauthorized, pods, secrets, serviceAccounts } from "@reconcile/api"
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { Attributes } from "./attributes.js";
-import { nodeRules, reconcileBootstrapPolicy } from "./bootstrap-policy.js";
+import { type BootstrapStore, nodeRules, reconcileBootstrapPolicy } from "./bootstrap-policy.js";
 import { NodeAuthorizer, nodeIdentity } from "./node-authorizer.js";
 import { type Decision, RbacAuthorizer } from "./rbac-authorizer.js";
 import { defaultIssuer, ServiceAccountTokens, type TokenClaims } from "./tokens.js";
@@ -39,10 +39,19 @@ export class ClusterAuth {
   #started: Promise<void> | undefined;
   #running = false;
 
-  constructor(options: { client: Client; clock: Clock; issuer?: string | undefined }) {
+  readonly #store: BootstrapStore | undefined;
+
+  /** `store`: where the bootstrap policy may be written straight once this process has made it (see `reconcileBootstrapPolicy`). */
+  constructor(options: {
+    client: Client;
+    clock: Clock;
+    issuer?: string | undefined;
+    store?: BootstrapStore | undefined;
+  }) {
     this.client = options.client;
     this.#client = options.client;
     this.#clock = options.clock;
+    this.#store = options.store;
     this.tokens = new ServiceAccountTokens(options.issuer ?? defaultIssuer);
     this.audiences = [this.tokens.issuer];
     this.rbac = new RbacAuthorizer(options.client, options.clock);
@@ -88,7 +97,7 @@ export class ClusterAuth {
 
   /** Reconciles the bootstrap policy and fills the authorizer's caches, once. */
   start(): Promise<void> {
-    this.#started ??= reconcileBootstrapPolicy(this.#client)
+    this.#started ??= reconcileBootstrapPolicy(this.#client, this.#store)
       .then(() => this.rbac.ready())
       .then(() => {
         this.#running = true;

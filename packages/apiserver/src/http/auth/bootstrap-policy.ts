@@ -1,6 +1,16 @@
-import { clusterRoleBindings, clusterRoles, isNotFound } from "@reconcile/api";
-import type { Client } from "@reconcile/client";
+import {
+  clusterRoleBindings,
+  clusterRoles,
+  isAlreadyExists,
+  type KubeObject,
+  type ResourceDescriptor,
+  rfc3339,
+} from "@reconcile/api";
+import type { Client, ResourceClient } from "@reconcile/client";
+import { type Clock, type Random, uuidFrom } from "@reconcile/clock";
 import type { ClusterRole, ClusterRoleBinding, PolicyRule, Subject } from "kubernetes-types/rbac/v1.js";
+import { keyOf } from "../../registry/store/keys.js";
+import { type Storage, StorageError } from "../../storage/storage.js";
 import { controllerRolePrefix, controllerRoles } from "./controller-policy.js";
 import {
   allAuthenticated,
@@ -372,48 +382,106 @@ export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
   }));
 }
 
+/** Where the bootstrap objects may be written straight into storage, once one server has made them. */
+export interface BootstrapStore {
+  storage: Storage;
+  clock: Clock;
+  random: Random;
+}
+
+/**
+ * Each bootstrap object as the registry stored it the first time in this
+ * process (defaults, managedFields), without its uid, times and version:
+ * later servers store a copy with their own, instead of ~100 creates.
+ */
+const storedForm = new Map<string, KubeObject>();
+
 /**
  * Upstream's `rbac/bootstrap-roles` post-start hook: creates each bootstrap
  * role and binding that is missing; one that exists with the autoupdate
  * annotation `"true"` gets the rules (or subjects) it lacks added back, one
- * whose annotation is `"false"` is left as the user made it.
+ * whose annotation is `"false"` is left as the user made it. With `store`,
+ * a missing object this process has created before is written straight
+ * into storage in the form the registry gave it (same defaults and
+ * managedFields, the server's own uid and time).
  */
-export async function reconcileBootstrapPolicy(client: Client): Promise<void> {
-  const roleApi = client.resource(clusterRoles);
-  for (const role of bootstrapClusterRoles()) {
-    const name = role.metadata?.name ?? "";
-    const existing = await roleApi.get(name).catch((error: unknown) => {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    });
-    if (existing === undefined) {
-      await roleApi.create(role);
-      continue;
-    }
-    if (existing.metadata?.annotations?.["rbac.authorization.kubernetes.io/autoupdate"] === "false") continue;
-    if (role.aggregationRule !== undefined) continue;
+export async function reconcileBootstrapPolicy(client: Client, store?: BootstrapStore): Promise<void> {
+  await reconcileKind(client, store, clusterRoles, bootstrapClusterRoles(), (existing, role) => {
+    if (role.aggregationRule !== undefined) return undefined;
     const missing = (role.rules ?? []).filter(
       (r) => !(existing.rules ?? []).some((e) => JSON.stringify(e) === JSON.stringify(r)),
     );
-    if (missing.length > 0)
-      await roleApi.update({ ...existing, rules: [...(existing.rules ?? []), ...missing] });
-  }
-  const bindingApi = client.resource(clusterRoleBindings);
-  for (const binding of bootstrapClusterRoleBindings()) {
-    const name = binding.metadata?.name ?? "";
-    const existing = await bindingApi.get(name).catch((error: unknown) => {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    });
-    if (existing === undefined) {
-      await bindingApi.create(binding);
+    return missing.length > 0 ? { ...existing, rules: [...(existing.rules ?? []), ...missing] } : undefined;
+  });
+  await reconcileKind(
+    client,
+    store,
+    clusterRoleBindings,
+    bootstrapClusterRoleBindings(),
+    (existing, binding) => {
+      const missing = (binding.subjects ?? []).filter(
+        (s) => !(existing.subjects ?? []).some((e) => e.kind === s.kind && e.name === s.name),
+      );
+      return missing.length > 0
+        ? { ...existing, subjects: [...(existing.subjects ?? []), ...missing] }
+        : undefined;
+    },
+  );
+}
+
+async function reconcileKind<T extends ClusterRole | ClusterRoleBinding>(
+  client: Client,
+  store: BootstrapStore | undefined,
+  resource: ResourceDescriptor<T>,
+  wanted: readonly T[],
+  repaired: (existing: T, wanted: T) => T | undefined,
+): Promise<void> {
+  const api = client.resource(resource);
+  const existing = new Map((await api.list()).items.map((item) => [item.metadata?.name ?? "", item]));
+  for (const object of wanted) {
+    const name = object.metadata?.name ?? "";
+    const current = existing.get(name);
+    if (current === undefined) {
+      await create(api, store, resource, object);
       continue;
     }
-    if (existing.metadata?.annotations?.["rbac.authorization.kubernetes.io/autoupdate"] === "false") continue;
-    const missing = (binding.subjects ?? []).filter(
-      (s) => !(existing.subjects ?? []).some((e) => e.kind === s.kind && e.name === s.name),
-    );
-    if (missing.length > 0)
-      await bindingApi.update({ ...existing, subjects: [...(existing.subjects ?? []), ...missing] });
+    if (current.metadata?.annotations?.["rbac.authorization.kubernetes.io/autoupdate"] === "false") continue;
+    const fixed = repaired(current, object);
+    if (fixed !== undefined) await api.update(fixed);
+  }
+}
+
+async function create<T extends KubeObject>(
+  api: ResourceClient<T>,
+  store: BootstrapStore | undefined,
+  resource: ResourceDescriptor<T>,
+  object: T,
+): Promise<void> {
+  const name = object.metadata?.name ?? "";
+  const formKey = `${resource.kind}/${name}`;
+  const form = storedForm.get(formKey);
+  try {
+    if (store === undefined || form === undefined) {
+      const created = await api.create(object);
+      const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ct, ...metadata } = created.metadata ?? {};
+      storedForm.set(formKey, { ...created, metadata } as KubeObject);
+      return;
+    }
+    const now = rfc3339(store.clock.now());
+    const metadata = form.metadata ?? {};
+    await store.storage.create(keyOf(resource, undefined, name), {
+      ...form,
+      metadata: {
+        ...metadata,
+        uid: uuidFrom(store.random),
+        creationTimestamp: now,
+        ...(metadata.managedFields === undefined
+          ? {}
+          : { managedFields: metadata.managedFields.map((entry) => ({ ...entry, time: now })) }),
+      },
+    });
+  } catch (error) {
+    // Another server on the same storage made it first.
+    if (!isAlreadyExists(error) && !StorageError.is(error, "KeyExists")) throw error;
   }
 }

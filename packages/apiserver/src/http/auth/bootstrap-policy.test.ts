@@ -1,0 +1,87 @@
+import { clusterRoleBindings, clusterRoles, type KubeObject } from "@reconcile/api";
+import { FakeClock } from "@reconcile/clock";
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiServer } from "../../api-server.js";
+import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from "./bootstrap-policy.js";
+
+const servers: ApiServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+function server(): ApiServer {
+  const made = new ApiServer({ clock: new FakeClock(Date.parse("2026-01-02T03:04:05Z")) });
+  servers.push(made);
+  return made;
+}
+
+/** An object without what every store gives it anew. */
+function form(object: KubeObject) {
+  const {
+    uid: _u,
+    resourceVersion: _r,
+    creationTimestamp: _c,
+    managedFields,
+    ...metadata
+  } = object.metadata ?? {};
+  return {
+    ...object,
+    metadata: { ...metadata, managedFields: (managedFields ?? []).map(({ time: _t, ...entry }) => entry) },
+  };
+}
+
+describe("the bootstrap policy", () => {
+  it("is stored by every server as the registry stores it, with the server's own uids and time", async () => {
+    const first = server();
+    const second = server();
+    await first.auth.start();
+    await second.auth.start();
+    // What the registry stores for the same objects, created one by one.
+    const byHand = server();
+    const role = bootstrapClusterRoles().find(
+      (r) => r.metadata?.name === "system:controller:job-controller",
+    )!;
+    const binding = bootstrapClusterRoleBindings().find(
+      (b) => b.metadata?.name === "system:controller:job-controller",
+    )!;
+    const createdRole = await byHand.client().resource(clusterRoles).create(role);
+    const createdBinding = await byHand.client().resource(clusterRoleBindings).create(binding);
+    for (const made of [first, second]) {
+      const storedRole = await made.client().resource(clusterRoles).get("system:controller:job-controller");
+      const storedBinding = await made
+        .client()
+        .resource(clusterRoleBindings)
+        .get("system:controller:job-controller");
+      expect(form(storedRole)).toEqual(form(createdRole));
+      expect(form(storedBinding)).toEqual(form(createdBinding));
+      expect(storedRole.metadata?.creationTimestamp).toBe("2026-01-02T03:04:05Z");
+      expect(storedRole.metadata?.managedFields?.[0]?.time).toBe("2026-01-02T03:04:05Z");
+    }
+    const uids = await Promise.all(
+      [first, second].map(async (s) => (await s.client().resource(clusterRoles).get("view")).metadata?.uid),
+    );
+    expect(new Set(uids).size).toBe(2);
+  });
+
+  it("puts back the rules a role that may be updated lost, and leaves one marked autoupdate false", async () => {
+    const made = server();
+    await made.auth.start();
+    const roles = made.client().resource(clusterRoles);
+    const node = await roles.get("system:node");
+    await roles.update({ ...node, rules: [] });
+    const scheduler = await roles.get("system:kube-scheduler");
+    await roles.update({
+      ...scheduler,
+      metadata: {
+        ...scheduler.metadata,
+        annotations: { "rbac.authorization.kubernetes.io/autoupdate": "false" },
+      },
+      rules: [],
+    });
+    const { reconcileBootstrapPolicy } = await import("./bootstrap-policy.js");
+    await reconcileBootstrapPolicy(made.client());
+    expect((await roles.get("system:node")).rules).toEqual(
+      bootstrapClusterRoles().find((r) => r.metadata?.name === "system:node")!.rules,
+    );
+    expect((await roles.get("system:kube-scheduler")).rules).toEqual([]);
+  });
+});
