@@ -50,10 +50,15 @@ export function schedulerComponent(): SimComponent {
   };
 }
 
+/** When, after its start, a container struck by `containerUnready` starts failing its readiness probe. */
+const unreadyAfterMs = 2_000;
+
 /**
  * A kubelet as `system:node:<name>` on the simulated runtime (seeded by its node's name), on a pod
  * CIDR of its own; the runtime asks the simulation whether each container it
- * creates crashes (`containerCrash`: exit code 1 after the fault's amount).
+ * creates crashes (`containerCrash`: exit code 1 after the fault's amount)
+ * or goes unready for a while (`containerUnready`: readiness fails from 2 s
+ * after its start for the fault's amount).
  */
 export function kubeletComponent(nodeName: string, index: number): SimComponent {
   return {
@@ -70,9 +75,11 @@ export function kubeletComponent(nodeName: string, index: number): SimComponent 
             "container",
             `container ${container.pod}/${container.name}#${container.attempt}`,
           );
-          return fault?.kind === "containerCrash"
-            ? { exitAfterMs: fault.amount ?? 1_000, exitCode: 1, exitReason: "Error" }
-            : undefined;
+          if (fault?.kind === "containerCrash")
+            return { exitAfterMs: fault.amount ?? 1_000, exitCode: 1, exitReason: "Error" };
+          if (fault?.kind === "containerUnready")
+            return { unreadyAfterMs, unreadyForMs: fault.amount ?? 5_000 };
+          return undefined;
         },
       });
       const kubelet = new Kubelet({

@@ -20,6 +20,9 @@ import type { Random } from "@reconcile/clock";
  *   world at different moments;
  * - `containerCrash`: a container a simulated node starts exits with code 1
  *   some seconds later (its kubelet restarts it, with CrashLoopBackOff);
+ * - `containerUnready`: a container a simulated node starts fails its
+ *   readiness probe for a while, from 2 s after it starts (its pod goes
+ *   NotReady and comes back; only containers with a readiness probe notice);
  * - `clockSkew`: a leader-elected component's clock reads up to 30 s ahead
  *   of or behind the others' for that incarnation (the elector must judge a
  *   Lease by when it observed it, not by the time written in it).
@@ -36,6 +39,7 @@ export type FaultKind =
   | "staleRestart"
   | "watchDelay"
   | "containerCrash"
+  | "containerUnready"
   | "clockSkew";
 
 export const faultKinds: readonly FaultKind[] = [
@@ -50,6 +54,7 @@ export const faultKinds: readonly FaultKind[] = [
   "staleRestart",
   "watchDelay",
   "containerCrash",
+  "containerUnready",
   "clockSkew",
 ];
 
@@ -69,6 +74,7 @@ export const defaultFaultRates: Readonly<Required<FaultRates>> = {
   staleRestart: 0.5,
   watchDelay: 0.2,
   containerCrash: 0.1,
+  containerUnready: 0.1,
   clockSkew: 0.5,
 };
 
@@ -91,7 +97,7 @@ export interface Fault {
   readonly point: DecisionPoint;
   /** The component's count of that point: its 0th, 1st, … API call, watch event or start. */
   readonly index: number;
-  /** `crashAfterWrite`: virtual ms until the restart; `watchDelay`: ms each event is late; `staleRestart`: resourceVersions back; `containerCrash`: ms until the container exits; `clockSkew`: ms the clock is ahead (negative: behind). */
+  /** `crashAfterWrite`: virtual ms until the restart; `watchDelay`: ms each event is late; `staleRestart`: resourceVersions back; `containerCrash`: ms until the container exits; `containerUnready`: ms it fails readiness; `clockSkew`: ms the clock is ahead (negative: behind). */
   readonly amount?: number | undefined;
 }
 
@@ -137,7 +143,7 @@ const writeKinds: readonly FaultKind[] = [...readKinds, "lostResponse", "crashAf
 const updateKinds: readonly FaultKind[] = [...writeKinds, "conflict"];
 const eventKinds: readonly FaultKind[] = ["watchCut"];
 const startKinds: readonly FaultKind[] = ["staleRestart"];
-const containerKinds: readonly FaultKind[] = ["containerCrash"];
+const containerKinds: readonly FaultKind[] = ["containerCrash", "containerUnready"];
 const clockKinds: readonly FaultKind[] = ["clockSkew"];
 
 /**
@@ -206,6 +212,8 @@ export class FaultInjector {
         return 1 + Math.floor(this.#random() * 20);
       case "containerCrash":
         return 1_000 + Math.floor(this.#random() * 29_000);
+      case "containerUnready":
+        return 5_000 + Math.floor(this.#random() * 25_000);
       case "clockSkew":
         return Math.floor(this.#random() * 60_001) - 30_000;
       default:

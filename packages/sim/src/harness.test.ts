@@ -441,6 +441,50 @@ describe("simulated nodes", () => {
     const fault = result.trace.find((e) => e.type === "fault");
     expect(fault?.type === "fault" && fault.on).toMatch(/^container default\/web-[a-z0-9]{5}\/app#0$/);
   });
+
+  it("makes a container with a readiness probe unready for a while, then Ready again", async () => {
+    const unready = {
+      kind: "containerUnready",
+      component: "node-1",
+      point: "container",
+      index: 0,
+      amount: 10_000,
+    } as const;
+    const readiness: boolean[] = [];
+    const probed = webReplicaSet(1);
+    probed.spec!.template!.spec!.containers[0]!.readinessProbe = {
+      httpGet: { path: "/", port: 80 },
+      periodSeconds: 1,
+      failureThreshold: 1,
+    };
+    const result = await simulate({
+      seed: 1,
+      nodes: 1,
+      builtins: ["replicaset"],
+      faults: { plan: [unready] },
+      setup: async (cluster) => {
+        await cluster.client.resource(replicaSets, "default").create(probed);
+      },
+      scenario: async (cluster) => {
+        // Sample the pod's Ready condition each second for 20 s.
+        for (let i = 0; i < 20; i++) {
+          await cluster.sleep(1_000);
+          const [pod] = await cluster.list(pods, "default");
+          readiness.push(pod?.status?.conditions?.find((c) => c.type === "Ready")?.status === "True");
+        }
+      },
+    });
+    expect(result.ok).toBe(true);
+    expect(result.faults).toEqual([unready]);
+    // Ready, then NotReady for about the fault's 10 s, then Ready again for good.
+    const firstReady = readiness.indexOf(true);
+    const wentUnready = readiness.indexOf(false, firstReady);
+    const back = readiness.indexOf(true, wentUnready);
+    expect([firstReady >= 0, wentUnready > firstReady, back > wentUnready]).toEqual([true, true, true]);
+    expect(back - wentUnready).toBeGreaterThanOrEqual(9);
+    expect(back - wentUnready).toBeLessThanOrEqual(11);
+    expect(readiness.slice(back).every(Boolean)).toBe(true);
+  });
 });
 
 describe("where and which faults", () => {

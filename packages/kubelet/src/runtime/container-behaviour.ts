@@ -21,6 +21,10 @@ export interface ContainerBehaviour {
   exitReason: string | undefined;
   /** Readiness probes fail until the container has run this long. Annotation `ready-after`. */
   readyAfterMs: number;
+  /** Readiness probes fail again once the container has run this long… Annotation `unready-after`. */
+  unreadyAfterMs: number;
+  /** …for this long (then pass again). Annotation `unready-for`. */
+  unreadyForMs: number;
   /** Startup probes fail until the container has run this long. Annotation `startup-after`. */
   startupAfterMs: number;
   /** Liveness probes fail once the container has run this long. Annotation `liveness-fail-after`. */
@@ -53,6 +57,8 @@ export const defaultContainerBehaviour: Readonly<ContainerBehaviour> = Object.fr
   exitCode: 0,
   exitReason: undefined,
   readyAfterMs: 0,
+  unreadyAfterMs: Number.POSITIVE_INFINITY,
+  unreadyForMs: Number.POSITIVE_INFINITY,
   startupAfterMs: 0,
   livenessFailAfterMs: Number.POSITIVE_INFINITY,
   termination: "graceful",
@@ -96,6 +102,8 @@ export function behaviourFor(
   duration("start-delay", "startDelayMs");
   duration("exit-after", "exitAfterMs");
   duration("ready-after", "readyAfterMs");
+  duration("unready-after", "unreadyAfterMs");
+  duration("unready-for", "unreadyForMs");
   duration("startup-after", "startupAfterMs");
   duration("liveness-fail-after", "livenessFailAfterMs");
   duration("termination-delay", "terminationDelayMs");
@@ -140,10 +148,13 @@ export function probeAnswer(
   type: ProbeType,
 ): ProbeAnswer {
   switch (type) {
-    case "readiness":
-      return ranMs >= behaviour.readyAfterMs
+    case "readiness": {
+      const unready =
+        ranMs >= behaviour.unreadyAfterMs && ranMs - behaviour.unreadyAfterMs < behaviour.unreadyForMs;
+      return ranMs >= behaviour.readyAfterMs && !unready
         ? { success: true, output: "" }
         : { success: false, output: "HTTP probe failed with statuscode: 503" };
+    }
     case "startup":
       return ranMs >= behaviour.startupAfterMs
         ? { success: true, output: "" }

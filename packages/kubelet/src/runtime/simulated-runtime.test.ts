@@ -194,6 +194,25 @@ describe("SimulatedRuntime", () => {
     });
   });
 
+  it("fails readiness from unready-after for unready-for, then passes again", async () => {
+    const clock = new FakeClock();
+    const runtime = new SimulatedRuntime({ clock });
+    const { id } = await startOne(runtime, {
+      "sim.reconcile.dev/unready-after": "5s",
+      "sim.reconcile.dev/unready-for": "3s",
+    });
+    const ready = async () => (await runtime.probe(id, "readiness")).success;
+    expect(await ready()).toBe(true);
+    await clock.advance(4999);
+    expect(await ready()).toBe(true);
+    await clock.advance(1);
+    expect(await ready()).toBe(false);
+    await clock.advance(2999);
+    expect(await ready()).toBe(false);
+    await clock.advance(1);
+    expect(await ready()).toBe(true);
+  });
+
   it("writes the log annotation at start and a tick per log-every, streaming them to followers until exit", async () => {
     const clock = new FakeClock();
     const runtime = new SimulatedRuntime({ clock });
