@@ -18,6 +18,12 @@ export {
   type FaultSpec,
   faultKinds,
 } from "./faults.js";
+export {
+  clientFaultKinds,
+  type FaultyClient,
+  type FaultyClientOptions,
+  faultyClient,
+} from "./faulty-client.js";
 export { managerComponent, readyKubelet } from "./manager-component.js";
 export { simulate } from "./simulate.js";
 export { describeEntry, story, Trace, type TraceEntry } from "./trace.js";
