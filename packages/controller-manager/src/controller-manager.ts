@@ -137,7 +137,8 @@ export class ControllerManager {
         name,
         // The controller logs its own start ("Starting controller", with its workers).
         run: async ({ signal }) => {
-          if (serviceAccount) await ensureServiceAccount(context.client, context.clock, serviceAccount, signal);
+          if (serviceAccount)
+            await ensureServiceAccount(context.client, context.clock, serviceAccount, signal);
           gauge.set(1);
           try {
             await controller.run({ signal, workers });

@@ -54,6 +54,19 @@ export interface Incarnation {
   staleDepth: number | undefined;
 }
 
+/** A fresh incarnation of `component`, alive. */
+export function newIncarnation(component: string, number: number, signal: AbortSignal): Incarnation {
+  return {
+    component,
+    number,
+    signal,
+    dead: false,
+    expireNextWatch: new Set(),
+    staleLists: new Map(),
+    staleDepth: undefined,
+  };
+}
+
 /**
  * A component's door to the API server: every call and answer is traced,
  * and faults strike at its decision points. Once its incarnation is dead

@@ -1,6 +1,6 @@
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock, seededRandom } from "@reconcile/clock";
-import { ComponentClient, type Incarnation } from "./component-client.js";
+import { ComponentClient, newIncarnation } from "./component-client.js";
 import {
   defaultFaultRates,
   type Fault,
@@ -70,15 +70,7 @@ export function faultyClient(inner: Client, options: FaultyClientOptions): Fault
     options.faultsWhere,
   );
   const name = options.name ?? "client";
-  const incarnation: Incarnation = {
-    component: name,
-    number: 1,
-    signal: new AbortController().signal,
-    dead: false,
-    expireNextWatch: new Set(),
-    staleLists: new Map(),
-    staleDepth: undefined,
-  };
+  const incarnation = newIncarnation(name, 1, new AbortController().signal);
   const host = {
     clock,
     trace,

@@ -11,6 +11,7 @@ import {
   ComponentClient,
   type ComponentCounters,
   type Incarnation,
+  newIncarnation,
 } from "./component-client.js";
 import { builtinComponent, kubeletComponent, schedulerComponent } from "./components.js";
 import { defaultFaultRates, FaultInjector } from "./faults.js";
@@ -151,15 +152,7 @@ class SimulationRun {
       },
     };
 
-    const userIncarnation: Incarnation = {
-      component: "user",
-      number: 1,
-      signal: new AbortController().signal,
-      dead: false,
-      expireNextWatch: new Set(),
-      staleLists: new Map(),
-      staleDepth: undefined,
-    };
+    const userIncarnation = newIncarnation("user", 1, new AbortController().signal);
     const userClient = new ComponentClient(
       this.host,
       this.direct,
@@ -265,15 +258,7 @@ class SimulationRun {
     const name = state.spec.name;
     const number = ++state.incarnations;
     const abort = new AbortController();
-    const incarnation: Incarnation = {
-      component: name,
-      number,
-      signal: abort.signal,
-      dead: false,
-      expireNextWatch: new Set(),
-      staleLists: new Map(),
-      staleDepth: undefined,
-    };
+    const incarnation = newIncarnation(name, number, abort.signal);
     const index = state.counters.starts++;
     if (number > 1) {
       const fault = this.faults.decide(name, "start", index, "start");

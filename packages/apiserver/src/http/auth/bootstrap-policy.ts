@@ -11,7 +11,7 @@ import { type Clock, type Random, uuidFrom } from "@reconcile/clock";
 import type { ClusterRole, ClusterRoleBinding, PolicyRule, Subject } from "kubernetes-types/rbac/v1.js";
 import { keyOf } from "../../registry/store/keys.js";
 import { type Storage, StorageError } from "../../storage/storage.js";
-import { controllerRolePrefix, controllerRoles } from "./controller-policy.js";
+import { controllerRolePrefix, controllerRoles, rule } from "./controller-policy.js";
 import {
   allAuthenticated,
   allServiceAccountsGroup,
@@ -29,14 +29,6 @@ const read = ["get", "list", "watch"];
 const write = ["create", "update", "patch", "delete", "deletecollection"];
 const readWrite = [...read, ...write];
 
-function rule(
-  verbs: string[],
-  apiGroups: string[],
-  resources: string[],
-  resourceNames?: string[],
-): PolicyRule {
-  return { verbs, apiGroups, resources, ...(resourceNames === undefined ? {} : { resourceNames }) };
-}
 function urls(verbs: string[], nonResourceURLs: string[]): PolicyRule {
   return { verbs, nonResourceURLs };
 }

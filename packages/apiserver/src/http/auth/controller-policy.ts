@@ -15,7 +15,8 @@ const appsAndExtensions = ["apps", "extensions"];
 const batch = ["batch"];
 const storage = ["storage.k8s.io"];
 
-function rule(
+/** A resource rule (upstream's `rbacv1helpers.NewRule(...).Groups(...).Resources(...).Names(...)`). */
+export function rule(
   verbs: string[],
   apiGroups: string[],
   resources: string[],
