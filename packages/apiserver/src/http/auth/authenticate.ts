@@ -36,10 +36,9 @@ export class ClusterAuth {
   readonly #client: Client;
   readonly #clock: Clock;
   readonly #denialListeners = new Set<(attributes: Attributes, reason: string) => void>();
+  readonly #store: BootstrapStore | undefined;
   #started: Promise<void> | undefined;
   #running = false;
-
-  readonly #store: BootstrapStore | undefined;
 
   /** `store`: where the bootstrap policy may be written straight once this process has made it (see `reconcileBootstrapPolicy`). */
   constructor(options: {
@@ -79,20 +78,23 @@ export class ClusterAuth {
     const rbac = this.rbac.decide(attributes);
     if (rbac.allowed) return rbac;
     // Each authorizer's reason, in chain order (upstream's union authorizer).
-    const reason = [node.reason, rbac.reason].filter((r) => r !== "").join("\n");
-    const denied: Decision = { allowed: false, reason };
-    for (const listener of this.#denialListeners) listener(attributes, denied.reason);
-    return denied;
+    return { allowed: false, reason: [node.reason, rbac.reason].filter((r) => r !== "").join("\n") };
   }
 
   /**
-   * Tells `listener` of every request the chain denies (what was asked, and
-   * the reason), as an audit log's Forbidden entries would; returns how to
+   * Tells `listener` of every request refused for want of permission (what
+   * was asked, and the reason), as an audit log's Forbidden entries would —
+   * not of the questions reviews and escalation checks ask. Returns how to
    * stop. A cluster's tests use it to show its own components lack nothing.
    */
   onDenied(listener: (attributes: Attributes, reason: string) => void): () => void {
     this.#denialListeners.add(listener);
     return () => this.#denialListeners.delete(listener);
+  }
+
+  /** A request was refused: tells the {@link onDenied} listeners. */
+  denied(attributes: Attributes, reason: string): void {
+    for (const listener of this.#denialListeners) listener(attributes, reason);
   }
 
   /** Reconciles the bootstrap policy and fills the authorizer's caches, once. */

@@ -74,6 +74,28 @@ describe("ApiServer.client({ user })", () => {
     });
   });
 
+  it("tells onDenied of each refused call, not of a question such as a review asks", async () => {
+    server = new ApiServer();
+    const seen: string[] = [];
+    server.auth.onDenied((a, reason) =>
+      seen.push(`${a.user.username} ${a.verb} ${a.resourceRequest ? a.resource : a.path} ${reason}`.trim()),
+    );
+    const jane = server.client({ user: { username: "jane" } });
+    expect((await denial(jane.resource(configMaps, "default").list())).code).toBe(403);
+    const question = await server.auth.authorize({
+      user: { username: "jane", groups: ["system:authenticated"] },
+      resourceRequest: true,
+      verb: "get",
+      apiGroup: "",
+      resource: "secrets",
+      subresource: "",
+      namespace: "default",
+      name: "",
+    });
+    expect(question.allowed).toBe(false);
+    expect(seen).toEqual(["jane list configmaps"]);
+  });
+
   it("hands the user to admission, with system:authenticated added", async () => {
     const seen: unknown[] = [];
     const recorder: AdmissionPlugin = {

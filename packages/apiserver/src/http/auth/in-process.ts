@@ -34,7 +34,9 @@ export function inProcessIdentity(auth: ClusterAuth, given: ClientUser): InProce
     authorize(request: InProcessRequest) {
       const attributes = requestAttributesOf(user, request);
       const judge = (decision: Decision) => {
-        if (!decision.allowed) throw forbidden(attributes, decision.reason);
+        if (decision.allowed) return;
+        auth.denied(attributes, decision.reason);
+        throw forbidden(attributes, decision.reason);
       };
       const decision = auth.authorize(attributes);
       return decision instanceof Promise ? decision.then(judge) : judge(decision);

@@ -50,6 +50,7 @@ function authorizeAs(
   const judge = (attributes: Attributes, decision: Decision) => {
     if (decision.allowed) return;
     request.resume();
+    auth.denied(attributes, decision.reason);
     throw forbidden(attributes, decision.reason);
   };
   for (let i = 0; i < asked.length; i++) {
