@@ -214,6 +214,64 @@ describe("ControllerManager", () => {
     expect(m.isActing()).toBe(false);
   });
 
+  it("with serviceAccountCredentials, a controller writes as its own ServiceAccount, made first (retried after a failure)", async () => {
+    const env = cluster();
+    const managerCalls: string[] = [];
+    let failedOnce = false;
+    const managerClient = new InterceptingClient(env.client, (call, next) => {
+      if (call.resource.plural === "serviceaccounts") {
+        managerCalls.push(`${call.verb} ${call.namespace}/${call.name}`);
+        if (call.verb === "create" && !failedOnce) {
+          failedOnce = true;
+          return Promise.reject(new Error("etcdserver: leader changed"));
+        }
+      }
+      return next();
+    });
+    const asked: string[] = [];
+    const podCreators: string[] = [];
+    const m = new ControllerManager({
+      client: managerClient,
+      clock: env.clock,
+      leaderElection: false,
+      controllers: "replicaset",
+      serviceAccountCredentials: (serviceAccount) => {
+        asked.push(serviceAccount);
+        return new InterceptingClient(env.client, (call, next) => {
+          if (call.verb === "create" && call.resource.plural === "pods") podCreators.push(serviceAccount);
+          return next();
+        });
+      },
+    });
+    const abort = new AbortController();
+    const done = m.run({ signal: abort.signal });
+    await env.client.resource(replicaSets, namespace).create({
+      metadata: { name: "web", namespace },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: "web" } },
+        template: {
+          metadata: { labels: { app: "web" } },
+          spec: { containers: [{ name: "c", image: "busybox" }] },
+        },
+      },
+    });
+    await env.until(async () => (await env.client.resource(pods, namespace).list()).items.length === 2);
+    expect(asked).toEqual(["replicaset-controller"]);
+    expect(podCreators).toEqual(["replicaset-controller", "replicaset-controller"]);
+    // Looked for, not found, a create that failed, and after a pause looked for and made.
+    expect(managerCalls).toEqual([
+      "get kube-system/replicaset-controller",
+      "create kube-system/replicaset-controller",
+      "get kube-system/replicaset-controller",
+      "create kube-system/replicaset-controller",
+    ]);
+    const made = await env.client.resource(serviceAccounts, "kube-system").get("replicaset-controller");
+    expect(made.metadata?.name).toBe("replicaset-controller");
+    abort.abort();
+    await done;
+  });
+
   it("hands leadership over mid-rollout: the standby acts only after the leader stopped, and never both", async () => {
     const env = cluster();
     const writes: { by: string; at: number; what: string }[] = [];
