@@ -6,6 +6,7 @@ import {
   type WebhookObserver,
 } from "../webhook/dispatcher.js";
 import type { WebhookTransport } from "../webhook/transport.js";
+import { claimResize } from "./claim-resize.js";
 import { defaultIngressClass, defaultStorageClass } from "./default-classes.js";
 import { defaultTolerationSecondsPlugin } from "./default-toleration-seconds.js";
 import { limitRanger } from "./limit-ranger.js";
@@ -43,6 +44,7 @@ const builtinPlugins: readonly [string, Factory][] = [
   ["Priority", withContext(priorityPlugin)],
   ["DefaultTolerationSeconds", () => defaultTolerationSecondsPlugin()],
   ["DefaultStorageClass", withContext(defaultStorageClass)],
+  ["PersistentVolumeClaimResize", withContext(claimResize)],
   ["DefaultIngressClass", withContext(defaultIngressClass)],
   // Webhooks and quota go last, as upstream orders them.
   ["MutatingAdmissionWebhook", (d) => mutatingWebhookPlugin({ ...d, observer: d.webhookObserver })],
