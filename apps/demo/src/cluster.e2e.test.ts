@@ -672,6 +672,8 @@ spec:
       "node-controller",
       "persistent-volume-binder",
       "pod-garbage-collector",
+      "pv-protection-controller",
+      "pvc-protection-controller",
       "replicaset-controller",
       "resourcequota-controller",
       "root-ca-cert-publisher",
@@ -694,6 +696,32 @@ spec:
     expect((await kubectl("get", "configmaps", "-n", "scratch")).stderr).toContain(
       "No resources found in scratch namespace.",
     );
+  });
+
+  it("a claim a running pod uses stays Terminating until the pod is gone (StorageObjectInUseProtection)", async () => {
+    await applyStdin(`apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: kept}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: keeper}
+spec:
+  containers: [{name: app, image: busybox, command: [sleep, "3600"], volumeMounts: [{name: data, mountPath: /data}]}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: kept}}]
+`);
+    expect(await ok("get", "pvc", "kept", "-o", "jsonpath={.metadata.finalizers}")).toBe(
+      '["kubernetes.io/pvc-protection"]',
+    );
+    await eventually(async () => (await ok("get", "pod", "keeper", "--no-headers")).includes("Running"));
+    expect(await ok("delete", "pvc", "kept", "--wait=false")).toBe('persistentvolumeclaim "kept" deleted\n');
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await ok("get", "pvc", "kept", "--no-headers")).toMatch(/^kept\s+Terminating\s/);
+    await ok("delete", "pod", "keeper", "--grace-period=0", "--force");
+    await eventually(async () => (await kubectl("get", "pvc", "kept")).code !== 0);
   });
 
   it("a node whose kubelet stops heartbeating goes NotReady, with the conditions, taints and events of a real cluster", async () => {

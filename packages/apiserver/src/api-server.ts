@@ -91,14 +91,17 @@ export interface ApiServerOptions {
 }
 
 /**
- * kube-apiserver's default plugins without `ServiceAccount` (a pod needs its
- * namespace's `default` ServiceAccount, which the serviceaccount controller
- * creates) and `TaintNodesByCondition` (a new Node stays unschedulable until
- * the node lifecycle controller sees it Ready): what envtest and upstream's
- * integration tests run.
+ * kube-apiserver's default plugins without those that need a controller to
+ * undo what they do: `ServiceAccount` (a pod needs its namespace's `default`
+ * ServiceAccount, which the serviceaccount controller creates),
+ * `TaintNodesByCondition` (a new Node stays unschedulable until the node
+ * lifecycle controller sees it Ready) and `StorageObjectInUseProtection` (a
+ * claim or volume being deleted waits for the protection controllers): what
+ * envtest and upstream's integration tests run.
  */
 export const embeddedAdmissionPlugins: readonly string[] = defaultAdmissionPlugins.filter(
-  (name) => name !== "ServiceAccount" && name !== "TaintNodesByCondition",
+  (name) =>
+    name !== "ServiceAccount" && name !== "TaintNodesByCondition" && name !== "StorageObjectInUseProtection",
 );
 
 /** The namespaces every cluster starts with. */

@@ -74,7 +74,7 @@ describe("runControllerManagerCommand", () => {
     let text = "";
     expect(await runControllerManagerCommand(["--help"], { out: (t) => (text += t) })).toBe(0);
     expect(text).toContain(
-      "All controllers: cronjob-controller, daemonset-controller, deployment-controller, disruption-controller, endpoints-controller, endpointslice-controller, horizontal-pod-autoscaler-controller, job-controller, namespace-controller, node-lifecycle-controller, persistentvolume-binder-controller, pod-garbage-collector-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, statefulset-controller, taint-eviction-controller, ttl-after-finished-controller",
+      "All controllers: cronjob-controller, daemonset-controller, deployment-controller, disruption-controller, endpoints-controller, endpointslice-controller, horizontal-pod-autoscaler-controller, job-controller, namespace-controller, node-lifecycle-controller, persistentvolume-binder-controller, persistentvolume-protection-controller, persistentvolumeclaim-protection-controller, pod-garbage-collector-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, statefulset-controller, taint-eviction-controller, ttl-after-finished-controller",
     );
     expect(text).toContain('Disabled-by-default controllers: none (default "*")');
   });

@@ -144,6 +144,8 @@ describe("ControllerManager", () => {
       "pod-garbage-collector-controller",
       "resourcequota-controller",
       "persistentvolume-binder-controller",
+      "persistentvolumeclaim-protection-controller",
+      "persistentvolume-protection-controller",
       "node-lifecycle-controller",
       "taint-eviction-controller",
       "namespace-controller",
@@ -166,6 +168,8 @@ describe("ControllerManager", () => {
       "pod-garbage-collector-controller",
       "resourcequota-controller",
       "persistentvolume-binder-controller",
+      "persistentvolumeclaim-protection-controller",
+      "persistentvolume-protection-controller",
       "namespace-controller",
       "serviceaccount-controller",
     ]);
@@ -341,7 +345,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]horizontal-pod-autoscaler-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]resourcequota-controller ok\n[+]persistentvolume-binder-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]horizontal-pod-autoscaler-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]resourcequota-controller ok\n[+]persistentvolume-binder-controller ok\n[+]persistentvolumeclaim-protection-controller ok\n[+]persistentvolume-protection-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

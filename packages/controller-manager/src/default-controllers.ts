@@ -22,7 +22,11 @@ import {
   ServiceAccountTokensController,
 } from "@reconcile/serviceaccount";
 import { StatefulSetController } from "@reconcile/statefulset";
-import { PersistentVolumeController } from "@reconcile/volume";
+import {
+  PersistentVolumeController,
+  PVCProtectionController,
+  PVProtectionController,
+} from "@reconcile/volume";
 import { type ControllerDescriptor, ControllerDescriptors } from "./controller-descriptors.js";
 import { prometheusJobMetrics } from "./job-metrics.js";
 import { prometheusNodeLifecycleMetrics, prometheusTaintEvictionMetrics } from "./node-lifecycle-metrics.js";
@@ -162,6 +166,22 @@ export const ttlAfterFinishedControllerDescriptor: ControllerDescriptor = {
   aliases: ["ttl-after-finished"],
   construct: (context) =>
     new TTLAfterFinishedController({ ...context, jobInformer: context.informerFactory.forResource(jobs) }),
+};
+
+/** `persistentvolumeclaim-protection-controller` (alias `pvc-protection`): a claim being deleted keeps its finalizer while a pod uses it. */
+export const pvcProtectionControllerDescriptor: ControllerDescriptor = {
+  name: "persistentvolumeclaim-protection-controller",
+  serviceAccount: "pvc-protection-controller",
+  aliases: ["pvc-protection"],
+  construct: (context) => PVCProtectionController.fromInformerFactory(context.informerFactory, context),
+};
+
+/** `persistentvolume-protection-controller` (alias `pv-protection`): a volume being deleted keeps its finalizer while Bound. */
+export const pvProtectionControllerDescriptor: ControllerDescriptor = {
+  name: "persistentvolume-protection-controller",
+  serviceAccount: "pv-protection-controller",
+  aliases: ["pv-protection"],
+  construct: (context) => PVProtectionController.fromInformerFactory(context.informerFactory, context),
 };
 
 /** The node lifecycle controller's flags (`--node-monitor-period`, `--node-monitor-grace-period`, …); upstream's defaults where unset. */
@@ -312,6 +332,8 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     podGCControllerDescriptor,
     resourceQuotaControllerDescriptor,
     persistentVolumeBinderControllerDescriptor,
+    pvcProtectionControllerDescriptor,
+    pvProtectionControllerDescriptor,
     options.nodeLifecycle === undefined
       ? nodeLifecycleControllerDescriptor
       : newNodeLifecycleControllerDescriptor(options.nodeLifecycle),

@@ -181,11 +181,10 @@ export class PersistentVolumeController {
     if (claim.spec?.storageClassName == null) {
       const fallback = this.#defaultClass();
       if (fallback !== undefined) {
-        await api.patch(
-          claim.metadata?.name ?? "",
-          { spec: { storageClassName: fallback.metadata?.name } },
-          { type: "merge", signal },
-        );
+        // An update, as upstream's binder writes (its role may update claims, not patch them).
+        const classed = structuredClone(claim) as PersistentVolumeClaim;
+        classed.spec = { ...classed.spec, storageClassName: fallback.metadata?.name ?? "" };
+        await api.update(classed, { signal });
         return;
       }
     }
@@ -243,18 +242,17 @@ export class PersistentVolumeController {
   async #provision(claim: Claim, storageClass: Class, signal: AbortSignal | undefined): Promise<void> {
     const name = `pvc-${claim.metadata?.uid}`;
     const namespace = claim.metadata?.namespace ?? "";
-    await this.#client.resource(persistentVolumeClaims, namespace).patch(
-      claim.metadata?.name ?? "",
-      {
-        metadata: {
-          annotations: {
-            [storageProvisioner]: simulatedProvisioner,
-            [betaStorageProvisioner]: simulatedProvisioner,
-          },
-        },
+    // An update, as upstream's binder writes (its role may update claims, not patch them).
+    const annotated = structuredClone(claim) as PersistentVolumeClaim;
+    annotated.metadata = {
+      ...annotated.metadata,
+      annotations: {
+        ...annotated.metadata?.annotations,
+        [storageProvisioner]: simulatedProvisioner,
+        [betaStorageProvisioner]: simulatedProvisioner,
       },
-      { type: "merge", signal },
-    );
+    };
+    await this.#client.resource(persistentVolumeClaims, namespace).update(annotated, { signal });
     try {
       await this.#client.resource(persistentVolumes).create(
         {

@@ -16,6 +16,7 @@ import { podSecurityPlugin } from "./pod-security.js";
 import { priorityPlugin, taintNodesByCondition } from "./priority.js";
 import { resourceQuotaPlugin } from "./resource-quota.js";
 import { serviceAccountPlugin } from "./service-account.js";
+import { storageObjectInUseProtection } from "./storage-protection.js";
 
 export { systemPriorityClasses } from "./priority.js";
 
@@ -44,6 +45,7 @@ const builtinPlugins: readonly [string, Factory][] = [
   ["Priority", withContext(priorityPlugin)],
   ["DefaultTolerationSeconds", () => defaultTolerationSecondsPlugin()],
   ["DefaultStorageClass", withContext(defaultStorageClass)],
+  ["StorageObjectInUseProtection", () => storageObjectInUseProtection()],
   ["PersistentVolumeClaimResize", withContext(claimResize)],
   ["DefaultIngressClass", withContext(defaultIngressClass)],
   // Webhooks and quota go last, as upstream orders them.

@@ -205,7 +205,8 @@ export const persistentVolumeClaimPrinter: Printer = {
     const modes: string[] = Array.isArray(pvc.status?.accessModes) ? pvc.status.accessModes : [];
     return [
       nameOf(pvc),
-      pvc.status?.phase ?? "",
+      // A claim being deleted (held by its protection finalizer) shows Terminating, as upstream prints it.
+      pvc.metadata?.deletionTimestamp ? "Terminating" : (pvc.status?.phase ?? ""),
       pvc.spec?.volumeName ?? "",
       bound ? (pvc.status?.capacity?.storage ?? "") : "",
       bound ? accessModesText(modes) : "",
