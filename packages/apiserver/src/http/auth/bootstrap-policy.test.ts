@@ -1,6 +1,7 @@
 import { clusterRoleBindings, clusterRoles, type KubeObject } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
+import type { AdmissionPlugin } from "../../admission/plugin.js";
 import { ApiServer } from "../../api-server.js";
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from "./bootstrap-policy.js";
 
@@ -30,6 +31,28 @@ function form(object: KubeObject) {
 }
 
 describe("the bootstrap policy", () => {
+  // First in this file: the process has stored no policy yet, so this server's is the first made.
+  it("does not hand a form an admission step changed on to the next server", async () => {
+    const labelling: AdmissionPlugin = {
+      name: "Labelling",
+      resources: ["rbac.authorization.k8s.io/clusterroles"],
+      admit(a) {
+        if (a.operation === "CREATE" && a.object?.metadata) a.object.metadata.labels = { stamped: "yes" };
+      },
+    };
+    const stamped = new ApiServer({ admissionPlugins: [labelling] });
+    servers.push(stamped);
+    await stamped.auth.start();
+    expect((await stamped.client().resource(clusterRoles).get("view")).metadata?.labels).toEqual({
+      stamped: "yes",
+    });
+    const plain = server();
+    await plain.auth.start();
+    expect(
+      (await plain.client().resource(clusterRoles).get("view")).metadata?.labels?.stamped,
+    ).toBeUndefined();
+  });
+
   it("is stored by every server as the registry stores it, with the server's own uids and time", async () => {
     const first = server();
     const second = server();

@@ -455,8 +455,16 @@ async function create<T extends KubeObject>(
   try {
     if (store === undefined || form === undefined) {
       const created = await api.create(object);
-      const { uid: _uid, resourceVersion: _rv, creationTimestamp: _ct, ...metadata } = created.metadata ?? {};
-      storedForm.set(formKey, { ...created, metadata } as KubeObject);
+      // Only a form no admission step of this server changed is one every server would store.
+      if (asWritten(object, created)) {
+        const {
+          uid: _uid,
+          resourceVersion: _rv,
+          creationTimestamp: _ct,
+          ...metadata
+        } = created.metadata ?? {};
+        storedForm.set(formKey, { ...created, metadata } as KubeObject);
+      }
       return;
     }
     const now = rfc3339(store.clock.now());
@@ -476,4 +484,15 @@ async function create<T extends KubeObject>(
     // Another server on the same storage made it first.
     if (!isAlreadyExists(error) && !StorageError.is(error, "KeyExists")) throw error;
   }
+}
+
+/** Whether the stored object keeps what was written: its labels, annotations and content. */
+function asWritten(written: KubeObject, stored: KubeObject): boolean {
+  const content = ({ metadata, apiVersion: _a, kind: _k, ...rest }: KubeObject) => ({
+    labels: metadata?.labels ?? {},
+    annotations: metadata?.annotations ?? {},
+    finalizers: metadata?.finalizers ?? [],
+    ...rest,
+  });
+  return JSON.stringify(content(written)) === JSON.stringify(content(stored));
 }
