@@ -118,7 +118,14 @@ describe("PV protection", () => {
       spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], hostPath: { path: "/data" } },
     });
     expect(created.metadata?.finalizers).toEqual(["kubernetes.io/pv-protection"]);
-    const bound = await volumes.updateStatus({ ...created, status: { phase: "Bound" } });
+    // A volume that lost its finalizer (made before the admission step was on) gets it back.
+    await volumes.update({ ...created, metadata: { ...created.metadata, finalizers: [] } });
+    await eventually(
+      clock,
+      () => volumes.get("pv-1"),
+      (v) => v.metadata?.finalizers?.includes("kubernetes.io/pv-protection") === true,
+    );
+    const bound = await volumes.updateStatus({ ...(await volumes.get("pv-1")), status: { phase: "Bound" } });
     await volumes.delete("pv-1");
     await clock.advance(1_000);
     expect((await volumes.get("pv-1")).metadata?.finalizers).toEqual(["kubernetes.io/pv-protection"]);

@@ -35,14 +35,23 @@ function claimsOf(pod: DeepReadonly<Pod>): string[] {
   });
 }
 
-function withFinalizer<T extends PersistentVolumeClaim | PersistentVolume>(
+/**
+ * The one step both protection controllers take: a live object gets
+ * `finalizer` if it lacks it; one being deleted loses it once `free()` says
+ * nothing needs it any more. An object gone meanwhile is left alone.
+ */
+async function protect<T extends PersistentVolumeClaim | PersistentVolume>(
   object: DeepReadonly<T>,
   finalizer: string,
-  add: boolean,
-): T {
+  free: () => boolean | Promise<boolean>,
+  update: (object: T) => Promise<unknown>,
+): Promise<void> {
   const current = object.metadata?.finalizers ?? [];
-  const finalizers = add ? [...current, finalizer] : current.filter((f) => f !== finalizer);
-  return { ...(object as T), metadata: { ...object.metadata, finalizers } } as T;
+  const has = current.includes(finalizer);
+  const deleting = object.metadata?.deletionTimestamp != null;
+  if (deleting ? !has || !(await free()) : has) return;
+  const finalizers = deleting ? current.filter((f) => f !== finalizer) : [...current, finalizer];
+  await update({ ...(object as T), metadata: { ...object.metadata, finalizers } } as T).catch(ignoreGone);
 }
 
 const ignoreGone = (error: unknown) => {
@@ -125,18 +134,12 @@ export class PVCProtectionController {
     if (claim === undefined) return;
     const { namespace, name } = splitMetaNamespaceKey(key);
     const api = this.#client.resource(persistentVolumeClaims, namespace);
-    const has = (claim.metadata?.finalizers ?? []).includes(pvcProtectionFinalizer);
-    if (claim.metadata?.deletionTimestamp == null) {
-      if (!has)
-        await api
-          .update(withFinalizer<PersistentVolumeClaim>(claim, pvcProtectionFinalizer, true))
-          .catch(ignoreGone);
-      return;
-    }
-    if (!has || (await this.#inUse(namespace, name))) return;
-    await api
-      .update(withFinalizer<PersistentVolumeClaim>(claim, pvcProtectionFinalizer, false))
-      .catch(ignoreGone);
+    await protect<PersistentVolumeClaim>(
+      claim,
+      pvcProtectionFinalizer,
+      async () => !(await this.#inUse(namespace, name)),
+      (c) => api.update(c),
+    );
   }
 
   /** Whether a pod that has not finished uses the claim: the cache first, then a live list (the cache may lag a new pod). */
@@ -196,15 +199,11 @@ export class PVProtectionController {
     const volume = this.#volumes.getIndexer().getByKey(key);
     if (volume === undefined) return;
     const api = this.#client.resource(persistentVolumes);
-    const has = (volume.metadata?.finalizers ?? []).includes(pvProtectionFinalizer);
-    if (volume.metadata?.deletionTimestamp == null) {
-      if (!has)
-        await api
-          .update(withFinalizer<PersistentVolume>(volume, pvProtectionFinalizer, true))
-          .catch(ignoreGone);
-      return;
-    }
-    if (!has || volume.status?.phase === "Bound") return;
-    await api.update(withFinalizer<PersistentVolume>(volume, pvProtectionFinalizer, false)).catch(ignoreGone);
+    await protect<PersistentVolume>(
+      volume,
+      pvProtectionFinalizer,
+      () => volume.status?.phase !== "Bound",
+      (v) => api.update(v),
+    );
   }
 }

@@ -72,11 +72,6 @@ export class InProcessClient implements Client {
     this.#identity = identity;
   }
 
-  /** The user this client acts as; undefined for the server's own client. */
-  get user(): AdmissionUser | undefined {
-    return this.#identity?.user;
-  }
-
   resource<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace?: string): ResourceClient<T> {
     return new InProcessResourceClient<T>(
       this.#registry,
