@@ -10,6 +10,7 @@ import {
 } from "@reconcile/api";
 import type { PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import { nodeIdentity } from "../../http/auth/node-authorizer.js";
+import { podReferences } from "../../http/auth/node-graph.js";
 import {
   type AdmissionAttributes,
   type AdmissionContext,
@@ -137,38 +138,13 @@ async function admitPod(context: AdmissionContext, node: string, a: AdmissionAtt
   const spec = pod.spec;
   if (spec.serviceAccountName)
     throw forbidden(a, `node ${n} can not create pods that reference a service account`);
-  const containers = [
-    ...(spec.initContainers ?? []),
-    ...spec.containers,
-    ...((spec.ephemeralContainers ?? []) as typeof spec.containers),
-  ];
-  const envSecrets = containers.some(
-    (c) => (c.env ?? []).some((e) => e.valueFrom?.secretKeyRef) || (c.envFrom ?? []).some((e) => e.secretRef),
-  );
-  const volumes = spec.volumes ?? [];
-  const volumeSecrets = volumes.some(
-    (v) =>
-      v.secret ||
-      v.azureFile ||
-      v.cephfs?.secretRef ||
-      v.cinder?.secretRef ||
-      v.flexVolume?.secretRef ||
-      v.iscsi?.secretRef ||
-      v.rbd?.secretRef ||
-      v.scaleIO ||
-      v.storageos?.secretRef ||
-      v.csi?.nodePublishSecretRef ||
-      (v.projected?.sources ?? []).some((s) => s.secret),
-  );
-  if ((spec.imagePullSecrets ?? []).length > 0 || envSecrets || volumeSecrets)
+  // What the pod names, as the Node authorizer's graph reads it.
+  const named = podReferences(pod);
+  if (named.some((key) => key.startsWith("secret/")))
     throw forbidden(a, `node ${n} can not create pods that reference secrets`);
-  const configMaps =
-    containers.some(
-      (c) =>
-        (c.env ?? []).some((e) => e.valueFrom?.configMapKeyRef) ||
-        (c.envFrom ?? []).some((e) => e.configMapRef),
-    ) || volumes.some((v) => v.configMap || (v.projected?.sources ?? []).some((s) => s.configMap));
-  if (configMaps) throw forbidden(a, `node ${n} can not create pods that reference configmaps`);
+  if (named.some((key) => key.startsWith("configmap/")))
+    throw forbidden(a, `node ${n} can not create pods that reference configmaps`);
+  const volumes = spec.volumes ?? [];
   if (
     volumes.some((v) =>
       (v.projected?.sources ?? []).some((s) => (s as { clusterTrustBundle?: unknown }).clusterTrustBundle),

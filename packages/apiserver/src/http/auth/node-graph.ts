@@ -88,8 +88,12 @@ export class NodeGraph {
   }
 }
 
-/** The keys of the pod and of everything it names (upstream's `VisitPodSecretNames`, `VisitPodConfigmapNames`, claims). */
-function podReferences(pod: Pod): string[] {
+/**
+ * The keys (`secret/<ns>/<name>`, `configmap/…`, `pvc/…`, `serviceaccount/…`,
+ * `resourceclaim/…`, and `pod/…` for itself) of the pod and of everything it
+ * names (upstream's `VisitPodSecretNames`, `VisitPodConfigmapNames`, claims).
+ */
+export function podReferences(pod: Pod): string[] {
   const namespace = pod.metadata?.namespace ?? "";
   const podName = pod.metadata?.name ?? "";
   const spec = pod.spec ?? ({} as NonNullable<Pod["spec"]>);
