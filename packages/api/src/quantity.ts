@@ -17,11 +17,14 @@ export class QuantityError extends ReconcileError<"api.invalid-quantity"> {
   readonly [quantityErrorMarker] = true;
   /** What was given to parse. */
   readonly input: unknown;
+  /** The problem alone, as apimachinery's `ParseQuantity` words it (`unable to parse quantity's suffix`). */
+  readonly problem: string;
 
   constructor(input: unknown, problem: string) {
     super("api.invalid-quantity", `${problem}, got ${JSON.stringify(input) ?? String(input)}`);
     this.name = "QuantityError";
     this.input = input;
+    this.problem = problem;
   }
 
   static override isInstance(error: unknown): error is QuantityError {

@@ -40,6 +40,7 @@ const kinds = [
   "apps/v1/Deployment",
   "apps/v1/ReplicaSet",
   "apps/v1/StatefulSet",
+  "autoscaling/v1/HorizontalPodAutoscaler",
   "autoscaling/v1/Scale",
   "autoscaling/v2/HorizontalPodAutoscaler",
   "batch/v1/CronJob",

@@ -118,7 +118,7 @@ describe("client errors are 4xx, never 500", () => {
     });
     expect(answer.code).toBe(400);
     expect(answer.body.message).toBe(
-      'CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: spec.versions[0].subresources.status: expected object, got number',
+      'CustomResourceDefinition in version "v1" cannot be handled as a CustomResourceDefinition: json: cannot unmarshal number into Go struct field CustomResourceSubresources.spec.versions.subresources.status of type v1.CustomResourceSubresourceStatus',
     );
   });
 

@@ -10,7 +10,6 @@ import {
   services,
 } from "@reconcile/api";
 import type { Service } from "kubernetes-types/core/v1.js";
-import type { FieldErrors } from "../registry/field-errors.js";
 import { dnsLabelName } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind, resourceVerbs } from "./definition.js";
@@ -36,8 +35,6 @@ const leaseStrategy: Strategy = {
       errors.invalid("spec.leaseDurationSeconds", spec.leaseDurationSeconds, "must be greater than 0");
     if (spec.leaseTransitions !== undefined && spec.leaseTransitions < 0)
       errors.invalid("spec.leaseTransitions", spec.leaseTransitions, "must be greater than or equal to 0");
-    validateTime(spec.acquireTime, "spec.acquireTime", errors);
-    validateTime(spec.renewTime, "spec.renewTime", errors);
   },
 };
 
@@ -240,9 +237,3 @@ export const leaseDefinition = defineKind({
   strategy: leaseStrategy,
   printer: leasePrinter,
 });
-
-/** MicroTime / Time fields: RFC 3339. */
-function validateTime(value: string | undefined, field: string, errors: FieldErrors): void {
-  if (value !== undefined && Number.isNaN(Date.parse(value)))
-    errors.invalid(field, value, "must be an RFC 3339 date-time");
-}

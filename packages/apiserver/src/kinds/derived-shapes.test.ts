@@ -17,7 +17,7 @@ describe("the decoder schema derived from OpenAPI", () => {
     );
     expect(error.status.code).toBe(400);
     expect(error.status.message).toBe(
-      'Pod in version "v1" cannot be handled as a Pod: spec.hostNetwork: expected boolean, got string "yes"',
+      'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal string into Go struct field PodSpec.spec.hostNetwork of type bool',
     );
   });
 
@@ -30,7 +30,7 @@ describe("the decoder schema derived from OpenAPI", () => {
     );
     expect(error.status.code).toBe(400);
     expect(error.status.message).toBe(
-      'Pod in version "v1" cannot be handled as a Pod: metadata.managedFields[0].manager: expected string, got number',
+      'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number into Go struct field ManagedFieldsEntry.metadata.managedFields.manager of type string',
     );
   });
 
@@ -40,7 +40,7 @@ describe("the decoder schema derived from OpenAPI", () => {
     const error = await rejection(client.updateScale("web", { spec: { replicas: 2147483648 } } as never));
     expect(error.status.code).toBe(400);
     expect(error.status.message).toBe(
-      'Scale in version "autoscaling/v1" cannot be handled as a Scale: spec.replicas: expected int32, got number 2147483648',
+      'Scale in version "autoscaling/v1" cannot be handled as a Scale: json: cannot unmarshal number 2147483648 into Go struct field ScaleSpec.spec.replicas of type int32',
     );
   });
 

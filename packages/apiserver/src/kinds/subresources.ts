@@ -1,7 +1,7 @@
 import { type KubeObject, newBadRequest, newInvalid, type Scale } from "@reconcile/api";
 import { copyJson, isJsonObject } from "../json.js";
 import { applyPatch } from "../registry/patch.js";
-import { builtinDecoderSchema, objectMetaSchema, typeProblem } from "../registry/schema.js";
+import { builtinDecoderSchema, typeProblem } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import type { SubresourceHandler, SubresourceStore } from "../registry/subresource-handler.js";
 
@@ -95,9 +95,7 @@ export function impliedSubresources(
 function readScale(body: unknown, name: string): { replicas: number; precondition: string | undefined } {
   if (!isJsonObject(body)) throw newBadRequest("the request body must be a Scale object");
   const requested = body as Scale;
-  const problem =
-    typeProblem(requested.metadata, objectMetaSchema(), "metadata") ??
-    typeProblem(requested, builtinDecoderSchema("io.k8s.api.autoscaling.v1.Scale"), "");
+  const problem = typeProblem(requested, builtinDecoderSchema("io.k8s.api.autoscaling.v1.Scale"), "");
   if (problem)
     throw newBadRequest(`Scale in version "autoscaling/v1" cannot be handled as a Scale: ${problem}`);
   if (requested.metadata?.name !== undefined && requested.metadata.name !== name)

@@ -1,4 +1,8 @@
+import { parseQuantity, QuantityError } from "@reconcile/api";
+import { builtinGoFieldTypes, builtinGoNamedTypes } from "../schemas/builtin-go-types.generated.js";
 import { builtinDefinitions, isRecord, type OpenAPIDefinition, schemaRef } from "../schemas/kind-schema.js";
+import { goBase64Error } from "./go-base64.js";
+import { goTimeParseError, rfc3339Layout, rfc3339MicroLayout } from "./go-time.js";
 
 /**
  * The shape of the fields the server reads, for the "decode" step: a value of
@@ -14,69 +18,268 @@ export type Schema =
   | "number"
   | "any"
   | "intOrString"
-  /** resource.Quantity: a string, or a JSON number (Go's decoder takes `0.5` as `"0.5"`). */
+  /** resource.Quantity: a string, or a JSON number (Go's decoder takes `0.5` as `"0.5"`), that parses as one. */
   | "quantity"
+  /** metav1.Time: an RFC 3339 string. */
+  | "time"
+  /** metav1.MicroTime: an RFC 3339 string with exactly six fractional digits. */
+  | "microTime"
+  /** Go's []byte: a base64 string (or a JSON array of bytes, which is read into one). */
+  | "bytes"
   | { readonly map: Schema }
   | { readonly array: Schema }
-  | { readonly fields: Readonly<Record<string, Schema>> };
+  | { readonly fields: Readonly<Record<string, Schema>>; readonly go?: GoStruct | undefined };
 
-/** The first type problem in `value`, as "path: expected X, got Y", or undefined. */
-export function typeProblem(value: unknown, schema: Schema, path: string): string | undefined {
-  if (value === null || value === undefined || schema === "any") return undefined;
-  if (typeof schema === "string")
-    return scalarFits(value, schema)
-      ? undefined
-      : `${path || "<root>"}: expected ${scalarName(schema)}, got ${describe(value)}`;
-  if ("array" in schema) {
-    if (!Array.isArray(value)) return `${path}: expected array, got ${describe(value)}`;
-    for (let i = 0; i < value.length; i++) {
-      // A null element is no absent field: the code below would read it as an object or a string.
-      if (value[i] === null && schema.array !== "any")
-        return `${path}[${i}]: expected ${elementName(schema.array)}, got null`;
-      const problem = typeProblem(value[i], schema.array, `${path}[${i}]`);
-      if (problem) return problem;
-    }
-    return undefined;
-  }
-  if (typeof value !== "object" || Array.isArray(value))
-    return `${path || "<root>"}: expected object, got ${describe(value)}`;
-  const record = value as Record<string, unknown>;
-  if ("map" in schema) {
-    for (const key of Object.keys(record)) {
-      const problem = typeProblem(record[key], schema.map, `${path}[${JSON.stringify(key)}]`);
-      if (problem) return problem;
-    }
-    return undefined;
-  }
-  // The value's members, not the schema's: a derived schema declares far more fields than a body holds.
-  const fields = schema.fields;
-  for (const name of Object.keys(record)) {
-    if (!Object.hasOwn(fields, name)) continue;
-    const problem = typeProblem(record[name], fields[name] as Schema, path ? `${path}.${name}` : name);
-    if (problem) return problem;
-  }
-  return undefined;
+/**
+ * A built-in struct's Go name and the Go type of each field, as reflect
+ * prints them: what a type error names, in the words of Go's encoding/json.
+ */
+export interface GoStruct {
+  readonly name: string;
+  readonly types: Readonly<Record<string, string>>;
 }
 
-function scalarFits(value: unknown, schema: Exclude<Schema, object>): boolean {
-  switch (schema) {
-    case "string":
-      return typeof value === "string";
-    case "integer":
-      return Number.isSafeInteger(value);
-    case "int32":
-      return Number.isInteger(value) && (value as number) >= -2147483648 && (value as number) <= 2147483647;
-    case "boolean":
-      return typeof value === "boolean";
-    case "number":
-      return typeof value === "number";
-    case "intOrString":
-      return typeof value === "string" || Number.isInteger(value);
-    case "quantity":
-      return typeof value === "string" || typeof value === "number";
-    default:
-      return true;
+/**
+ * The first problem Go's decoder would report in `value`, or undefined. With
+ * Go types known (the built-in kinds) it is worded as kube-apiserver words it
+ * (`json: cannot unmarshal array into Go struct field ServiceSpec.spec.selector
+ * of type map[string]string`), else as `path: expected X, got Y`. A JSON array
+ * of bytes in a `bytes` field is replaced, in place, by its base64 text.
+ */
+export function typeProblem(value: unknown, schema: Schema, path: string): string | undefined {
+  const decoder = new GoDecoder();
+  return decoder.value(value, schema, path, undefined, undefined) ?? decoder.saved;
+}
+
+/**
+ * One walk of a body as Go's decoder makes it: the first type error is kept
+ * and the walk goes on; the error of a type that decodes itself (a quantity, a
+ * time, an int-or-string: their `UnmarshalJSON`) ends it at once and wins.
+ */
+class GoDecoder {
+  saved: string | undefined;
+  /** The JSON names of the struct fields down to here: Go's `Field`, without indices or keys. */
+  readonly #fields: string[] = [];
+  /** The Go struct whose field is being read: Go's `Struct`. */
+  #struct: string | undefined;
+
+  /** Reads `value`; returns an error that ends decoding. */
+  value(value: unknown, schema: Schema, path: string, goType: string | undefined, replace?: Replace): Stop {
+    if (value === null || value === undefined || schema === "any") return undefined;
+    if (typeof schema === "string") return this.#scalar(value, schema, path, goType, replace);
+    if ("array" in schema) {
+      if (!Array.isArray(value)) return this.#mismatch(value, path, goType, "array");
+      const element = elementType(goType);
+      for (let i = 0; i < value.length; i++) {
+        // A null element is no absent field: the code below would read it as an object or a string.
+        if (value[i] === null && schema.array !== "any") {
+          this.#save(`${path}[${i}]: expected ${elementName(schema.array)}, got null`);
+          continue;
+        }
+        const stop = this.value(value[i], schema.array, `${path}[${i}]`, element, (read) => {
+          value[i] = read;
+        });
+        if (stop !== undefined) return stop;
+      }
+      return undefined;
+    }
+    if (typeof value !== "object" || Array.isArray(value))
+      return this.#mismatch(value, path, goType, "object");
+    const record = value as Record<string, unknown>;
+    if ("map" in schema) {
+      const valueType = mapValueType(goType);
+      for (const key of Object.keys(record)) {
+        const stop = this.value(
+          record[key],
+          schema.map,
+          `${path}[${JSON.stringify(key)}]`,
+          valueType,
+          (read) => {
+            record[key] = read;
+          },
+        );
+        if (stop !== undefined) return stop;
+      }
+      return undefined;
+    }
+    // The value's members, not the schema's: a derived schema declares far more fields than a body holds.
+    const { fields, go } = schema;
+    const outer = this.#struct;
+    let stop: Stop;
+    for (const name of Object.keys(record)) {
+      if (!Object.hasOwn(fields, name)) continue;
+      this.#struct = go?.name;
+      this.#fields.push(name);
+      stop = this.value(
+        record[name],
+        fields[name] as Schema,
+        path ? `${path}.${name}` : name,
+        go?.types[name],
+        (read) => {
+          record[name] = read;
+        },
+      );
+      this.#fields.pop();
+      if (stop !== undefined) break;
+    }
+    this.#struct = outer;
+    return stop;
   }
+
+  #scalar(
+    value: unknown,
+    schema: Exclude<Schema, object>,
+    path: string,
+    goType: string | undefined,
+    replace?: Replace,
+  ): Stop {
+    switch (schema) {
+      case "string":
+        return typeof value === "string" ? undefined : this.#mismatch(value, path, goType, "string");
+      case "boolean":
+        return typeof value === "boolean" ? undefined : this.#mismatch(value, path, goType, "boolean");
+      case "number":
+        return typeof value === "number" ? undefined : this.#mismatch(value, path, goType, "number");
+      case "integer":
+      case "int32":
+        return fitsInteger(value, schema) ? undefined : this.#mismatch(value, path, goType, schema);
+      case "intOrString":
+        // Anything but a string is read as an int32, and IntOrString's own error ends decoding.
+        if (typeof value === "string" || fitsInteger(value, "int32")) return undefined;
+        return this.#describe(value, path, goType === undefined ? undefined : "int32", "integer or string");
+      case "quantity":
+        return quantityError(value);
+      case "time":
+      case "microTime":
+        if (typeof value !== "string")
+          return this.#describe(value, path, goType === undefined ? undefined : "string", "RFC 3339 string");
+        return goTimeParseError(value, schema === "time" ? rfc3339Layout : rfc3339MicroLayout);
+      case "bytes":
+        return this.#bytes(value, path, goType, replace);
+      default:
+        return undefined;
+    }
+  }
+
+  /** A []byte: base64 text, or a JSON array of bytes, which Go reads element by element (kept as base64). */
+  #bytes(value: unknown, path: string, goType: string | undefined, replace?: Replace): Stop {
+    if (typeof value === "string") {
+      const problem = goBase64Error(value);
+      if (problem !== undefined) this.#save(problem);
+      return undefined;
+    }
+    if (!Array.isArray(value)) return this.#mismatch(value, path, goType, "base64 string");
+    const bytes: number[] = [];
+    for (let i = 0; i < value.length; i++) {
+      const byte = value[i] ?? 0;
+      if (fitsInteger(byte, "uint8")) bytes.push(byte as number);
+      else this.#mismatch(byte, `${path}[${i}]`, goType === undefined ? undefined : "uint8", "uint8");
+    }
+    if (bytes.length === value.length) replace?.(Buffer.from(bytes).toString("base64"));
+    return undefined;
+  }
+
+  /** Keeps the first type error, as Go's `saveError`; decoding goes on. */
+  #mismatch(value: unknown, path: string, goType: string | undefined, expected: string): undefined {
+    this.#save(this.#describe(value, path, goType, expected));
+    return undefined;
+  }
+
+  #save(problem: string): void {
+    this.saved ??= problem;
+  }
+
+  /** Go's UnmarshalTypeError where the Go types are known, else `path: expected X, got Y`. */
+  #describe(value: unknown, path: string, goType: string | undefined, expected: string): string {
+    if (goType !== undefined && this.#struct !== undefined) {
+      const numeric = typeof value === "number" && numericGoKinds.has(goKind(goType));
+      const valueName = Array.isArray(value)
+        ? "array"
+        : typeof value === "boolean"
+          ? "bool"
+          : numeric
+            ? `number ${String(value)}`
+            : typeof value;
+      return `json: cannot unmarshal ${valueName} into Go struct field ${this.#struct}.${this.#fields.join(".")} of type ${goTypeName(goType)}`;
+    }
+    return `${path || "<root>"}: expected ${expected}, got ${describe(value)}`;
+  }
+}
+
+/** An error that ends decoding, or undefined to go on. */
+type Stop = string | undefined;
+/** Puts what a value was read as in its place. */
+type Replace = (read: unknown) => void;
+
+const integerRanges = {
+  integer: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
+  int32: [-2147483648, 2147483647],
+  uint8: [0, 255],
+} as const;
+
+function fitsInteger(value: unknown, kind: keyof typeof integerRanges): boolean {
+  const [min, max] = integerRanges[kind];
+  return Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+}
+
+/** resource.Quantity's `UnmarshalJSON`: the JSON text, unquoted and trimmed, must parse as a quantity. */
+function quantityError(value: unknown): Stop {
+  if (typeof value !== "string" && typeof value !== "number") return quantityFormatWrong;
+  try {
+    parseQuantity(typeof value === "string" ? value.trim() : String(value));
+    return undefined;
+  } catch (error) {
+    return QuantityError.isInstance(error) ? error.problem : quantityFormatWrong;
+  }
+}
+
+const quantityFormatWrong =
+  "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+const numericGoKinds = new Set([
+  "int",
+  "int8",
+  "int16",
+  "int32",
+  "int64",
+  "uint",
+  "uint8",
+  "uint16",
+  "uint32",
+  "uint64",
+  "float32",
+  "float64",
+]);
+
+/** A Go type with its outer pointers taken off and named non-struct types resolved: what kind of value it holds. */
+function goKind(goType: string): string {
+  let type = goType.replace(/^\*+/, "");
+  for (let named = builtinGoNamedTypes[type]; named !== undefined; named = builtinGoNamedTypes[type])
+    type = named.replace(/^\*+/, "");
+  return type === "byte" ? "uint8" : type;
+}
+
+/** The type a type error names: the pointer Go's decoder follows is off, `byte` is reflect's `uint8`. */
+function goTypeName(goType: string): string {
+  return goType.replace(/^\*+/, "").replace(/\bbyte\b/g, "uint8");
+}
+
+function elementType(goType: string | undefined): string | undefined {
+  if (goType === undefined) return undefined;
+  const kind = goKind(goType);
+  return kind.startsWith("[]") ? kind.slice(2) : undefined;
+}
+
+function mapValueType(goType: string | undefined): string | undefined {
+  if (goType === undefined) return undefined;
+  const kind = goKind(goType);
+  if (!kind.startsWith("map[")) return undefined;
+  let depth = 0;
+  for (let i = 3; i < kind.length; i++) {
+    if (kind[i] === "[") depth++;
+    else if (kind[i] === "]" && --depth === 0) return kind.slice(i + 1);
+  }
+  return undefined;
 }
 
 function scalarName(schema: Exclude<Schema, object>): string {
@@ -99,26 +302,28 @@ function describe(value: unknown): string {
 
 /**
  * ObjectMeta's schema, derived as every built-in shape is: what the decoder
- * checks `metadata` against, for built-in and custom kinds alike.
+ * checks a custom kind's `metadata` against.
  */
 export function objectMetaSchema(): Schema {
   return schemaOfDefinition("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
 }
 
-/**
- * The decoder's schema of a built-in kind, derived from Kubernetes' OpenAPI
- * document: every declared field with its JSON type. `metadata` is left out:
- * the decoder checks it first, against {@link objectMetaSchema}.
- */
+/** The decoder's schema of a built-in kind, derived from Kubernetes' OpenAPI document and Go types. */
 export function builtinDecoderSchema(definitionName: string): Schema {
-  const root = schemaOfDefinition(definitionName);
-  if (typeof root === "string" || !("fields" in root)) return root;
-  const { metadata: _checkedFirst, ...fields } = root.fields;
-  return { fields };
+  return schemaOfDefinition(definitionName);
 }
 
-/** resource.Quantity is `type: string`, but Go's decoder also reads a JSON number (`cpu: 0.5`). */
-const quantityDefinition = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+/** Whether a schema declares `metadata` (a built-in kind's does; "any" and hand-written ones may not). */
+export function declaresMetadata(schema: Schema): boolean {
+  return typeof schema === "object" && "fields" in schema && Object.hasOwn(schema.fields, "metadata");
+}
+
+const selfDecoding: Readonly<Record<string, Schema>> = {
+  // resource.Quantity is `type: string`, but Go's decoder also reads a JSON number (`cpu: 0.5`).
+  "io.k8s.apimachinery.pkg.api.resource.Quantity": "quantity",
+  "io.k8s.apimachinery.pkg.apis.meta.v1.Time": "time",
+  "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime": "microTime",
+};
 
 const derived = new Map<string, Schema>();
 
@@ -129,12 +334,16 @@ const emptyStructs = new Set([
 function schemaOfDefinition(name: string): Schema {
   const known = derived.get(name);
   if (known !== undefined) return known;
-  if (name === quantityDefinition) return "quantity";
+  const own = selfDecoding[name];
+  if (own !== undefined) return own;
   const definition = builtinDefinitions()[name];
   if (definition === undefined) return "any";
+  const goTypes = builtinGoFieldTypes[name];
+  const go =
+    goTypes === undefined ? undefined : { name: name.slice(name.lastIndexOf(".") + 1), types: goTypes };
   // An empty Go struct: the document says only `type: object`, as it does for free-form values
   // (RawExtension, FieldsV1), but Go's decoder refuses anything that is not an object.
-  if (emptyStructs.has(name)) return { fields: {} };
+  if (emptyStructs.has(name)) return { fields: {}, go };
   if (!isRecord(definition.properties)) {
     const schema = schemaOf(definition);
     derived.set(name, schema);
@@ -142,7 +351,7 @@ function schemaOfDefinition(name: string): Schema {
   }
   // Registered before its fields are compiled, so recursive definitions (JSONSchemaProps) end.
   const fields: Record<string, Schema> = {};
-  derived.set(name, { fields });
+  derived.set(name, { fields, go });
   for (const [field, property] of Object.entries(definition.properties))
     fields[field] = isRecord(property) ? schemaOf(property) : "any";
   return derived.get(name) as Schema;
@@ -153,7 +362,8 @@ function schemaOf(schema: OpenAPIDefinition): Schema {
   if (ref !== undefined) return schemaOfDefinition(ref);
   switch (schema.type) {
     case "string":
-      return schema.format === "int-or-string" ? "intOrString" : "string";
+      if (schema.format === "int-or-string") return "intOrString";
+      return schema.format === "byte" ? "bytes" : "string";
     case "integer":
       return schema.format === "int32" ? "int32" : "integer";
     case "number":

@@ -16,7 +16,7 @@ import { FieldErrors } from "../field-errors.js";
 import { type FieldValidation, reportFieldProblems } from "../field-validation.js";
 import { validateLabels } from "../meta-validation.js";
 import type { ResourceDefinition } from "../resource-definition.js";
-import { objectMetaSchema, typeProblem } from "../schema.js";
+import { declaresMetadata, objectMetaSchema, typeProblem } from "../schema.js";
 
 /** How a body came: written whole, the result of a patch, or an apply configuration. */
 export type DecodeVerb = "write" | "patch" | "apply";
@@ -59,9 +59,12 @@ export function decodeObject(
     throw newBadRequest(
       `${what}: the kind in the data (${String(object.kind)}) does not match the expected kind (${resource.kind})`,
     );
+  // A built-in kind's schema reads metadata in document order with the rest; a custom kind's
+  // metadata is read on its own, as ObjectMeta.
+  const schema = definition.schema;
   const problem =
-    typeProblem(object.metadata, objectMetaSchema(), "metadata") ??
-    typeProblem(object, definition.schema, "");
+    (declaresMetadata(schema) ? undefined : typeProblem(object.metadata, objectMetaSchema(), "metadata")) ??
+    typeProblem(object, schema, "");
   if (problem) throw newBadRequest(`${what}: ${problem}`);
   // A strict patch's 422 shows the patched object as it was before pruning.
   const patchedBeforePruning =

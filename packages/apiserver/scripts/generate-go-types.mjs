@@ -1,0 +1,206 @@
+#!/usr/bin/env node
+// Writes src/schemas/builtin-go-types.generated.ts: the Go type of every field of the built-in
+// definitions in builtin-openapi.generated.ts, as Go's reflect package prints it (`[]v1.Container`,
+// `map[string]string`, `*int32`, `v1.Protocol`), and the underlying type of each named non-struct
+// type those fields use (`v1.ResourceList` → `map[v1.ResourceName]resource.Quantity`). The decoder
+// words its type errors with them, as Go's encoding/json words kube-apiserver's. The types are read
+// from the Go sources of the release the server advertises (Apache-2.0, The Kubernetes Authors):
+//
+//   node packages/apiserver/scripts/generate-go-types.mjs <k8s.io/api> <k8s.io/apimachinery> <k8s.io/apiextensions-apiserver>
+//
+// each a checkout at v0.32.x. Run it again with the next minor's sources.
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const [apiRoot, machineryRoot, extensionsRoot] = process.argv.slice(2);
+if (!extensionsRoot) {
+  console.error(
+    "usage: generate-go-types.mjs <k8s.io/api> <k8s.io/apimachinery> <k8s.io/apiextensions-apiserver>",
+  );
+  process.exit(2);
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+const generated = readFileSync(join(here, "../src/schemas/builtin-openapi.generated.ts"), "utf8");
+// The definitions are one string literal (the formatter's quotes): read it as JavaScript reads it.
+const literal = /export const builtinDefinitionsJSON =\s*('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*");/s.exec(
+  generated,
+)?.[1];
+if (literal === undefined) throw new Error("builtin-openapi.generated.ts has no builtinDefinitionsJSON");
+const definitions = JSON.parse(new Function(`return ${literal};`)());
+
+/** The directory of a definition's Go package, or undefined for one outside the three modules. */
+function packageDir(definitionName) {
+  const prefixes = [
+    ["io.k8s.api.", apiRoot, ""],
+    ["io.k8s.apimachinery.pkg.", machineryRoot, "pkg/"],
+    ["io.k8s.apiextensions-apiserver.pkg.", extensionsRoot, "pkg/"],
+  ];
+  for (const [prefix, root, sub] of prefixes) {
+    if (!definitionName.startsWith(prefix)) continue;
+    const segments = definitionName.slice(prefix.length).split(".");
+    segments.pop();
+    return join(root, sub, ...segments);
+  }
+  return undefined;
+}
+
+/** A Go package's types: structs (their fields in order) and named non-struct types. */
+const packages = new Map();
+function packageOf(dir) {
+  let pkg = packages.get(dir);
+  if (pkg !== undefined) return pkg;
+  pkg = { name: dir.split("/").pop(), structs: new Map(), named: new Map() };
+  packages.set(dir, pkg);
+  for (const file of readdirSync(dir)) {
+    if (
+      !file.endsWith(".go") ||
+      file.endsWith("_test.go") ||
+      file.startsWith("zz_generated") ||
+      file.includes(".pb.")
+    )
+      continue;
+    parseFile(readFileSync(join(dir, file), "utf8"), pkg);
+  }
+  return pkg;
+}
+
+const builtinTypes = new Set([
+  "string",
+  "bool",
+  "byte",
+  "int",
+  "int32",
+  "int64",
+  "uint",
+  "uint32",
+  "uint64",
+  "float32",
+  "float64",
+  "interface{}",
+  "any",
+]);
+
+function parseFile(text, pkg) {
+  const imports = new Map();
+  for (const match of text.matchAll(/^\s*(?:(\w+)\s+)?"([^"]+)"\s*$/gm)) {
+    const path = match[2];
+    imports.set(match[1] ?? path.split("/").pop(), path.split("/").pop());
+  }
+  const qualify = (expr) =>
+    expr.replace(/(\*|\[\]|map\[|\])?([A-Za-z_][\w]*)(\.[A-Za-z_]\w*)?/g, (all, lead = "", first, second) => {
+      if (second !== undefined) return `${lead}${imports.get(first) ?? first}${second}`;
+      if (first === "map" || builtinTypes.has(first)) return all;
+      return `${lead}${pkg.name}.${first}`;
+    });
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const struct = /^type (\w+) struct \{\s*$/.exec(line);
+    if (struct !== null) {
+      const fields = [];
+      for (i++; i < lines.length && !/^\}/.test(lines[i]); i++) {
+        const field = lines[i].replace(/\/\/.*$/, "");
+        const named = /^\s*(\w+)\s+([^\s`]+)\s+`[^`]*json:"([^"]*)"/.exec(field);
+        const embedded = /^\s*([\w.*]+)\s+`[^`]*json:"([^"]*)"/.exec(field);
+        if (named !== null)
+          fields.push({ json: named[3].split(",")[0] || named[1], type: qualify(named[2]), inline: false });
+        else if (embedded !== null) {
+          const json = embedded[2].split(",")[0];
+          const inline = json === "" && embedded[2].split(",").includes("inline");
+          fields.push({ json, type: qualify(embedded[1]), inline, embedded: embedded[1] });
+        }
+      }
+      pkg.structs.set(struct[1], fields);
+      continue;
+    }
+    const namedType = /^type (\w+) ([^\s{]+)\s*(?:\/\/.*)?$/.exec(line);
+    if (namedType !== null && namedType[2] !== "struct")
+      pkg.named.set(`${pkg.name}.${namedType[1]}`, qualify(namedType[2]));
+  }
+}
+
+/** JSON field name → Go type of a struct, its inlined embedded structs' fields flattened in. */
+function structFields(dir, name) {
+  const pkg = packageOf(dir);
+  const fields = pkg.structs.get(name);
+  if (fields === undefined) return undefined;
+  const out = {};
+  for (const field of fields) {
+    if (field.json === "-") continue;
+    if (field.inline) {
+      const [qualifier, embeddedName] = field.embedded.replace("*", "").includes(".")
+        ? field.embedded.replace("*", "").split(".")
+        : [undefined, field.embedded.replace("*", "")];
+      // TypeMeta's apiVersion and kind are read before the object, never as a type error.
+      if (embeddedName === "TypeMeta" || embeddedName === "ListMeta") continue;
+      if (qualifier !== undefined) throw new Error(`${name}: inlined ${field.embedded} from another package`);
+      Object.assign(out, structFields(dir, embeddedName));
+    } else out[field.json] = field.type;
+  }
+  return out;
+}
+
+const goTypes = {};
+const namedUsed = new Set();
+for (const [definitionName, definition] of Object.entries(definitions)) {
+  if (definition.properties === undefined) continue;
+  const dir = packageDir(definitionName);
+  if (dir === undefined) continue;
+  const structName = definitionName.split(".").pop();
+  const fields = structFields(dir, structName);
+  if (fields === undefined) throw new Error(`no Go struct ${structName} in ${dir}`);
+  const kept = {};
+  for (const property of Object.keys(definition.properties)) {
+    if (property === "apiVersion" || property === "kind") {
+      if (fields[property] !== undefined) kept[property] = fields[property];
+      continue;
+    }
+    const type = fields[property];
+    if (type === undefined) throw new Error(`${definitionName}.${property}: no Go field`);
+    kept[property] = type;
+    for (const match of type.matchAll(/[a-z]\w*\.[A-Z]\w*/g)) namedUsed.add(match[0]);
+  }
+  goTypes[definitionName] = kept;
+}
+
+const namedTypes = {};
+const allNamed = new Map();
+for (const pkg of packages.values())
+  for (const [name, underlying] of pkg.named) {
+    // Named by package name alone, as reflect names them: two packages "v1" must agree.
+    const known = allNamed.get(name);
+    if (known !== undefined && known !== underlying)
+      throw new Error(`${name} is both ${known} and ${underlying}`);
+    allNamed.set(name, underlying);
+  }
+const queue = [...namedUsed];
+while (queue.length > 0) {
+  const name = queue.pop();
+  const underlying = allNamed.get(name);
+  if (underlying === undefined || Object.hasOwn(namedTypes, name)) continue;
+  namedTypes[name] = underlying;
+  for (const match of underlying.matchAll(/[a-z]\w*\.[A-Z]\w*/g)) queue.push(match[0]);
+}
+
+const sorted = (record) => Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : 1)));
+const out = join(here, "../src/schemas/builtin-go-types.generated.ts");
+writeFileSync(
+  out,
+  `// Generated by scripts/generate-go-types.mjs from the Go types of k8s.io/api, k8s.io/apimachinery
+// and k8s.io/apiextensions-apiserver (v0.32; Apache-2.0, The Kubernetes Authors). Do not edit.
+
+/** Definition name → JSON field → the field's Go type, as reflect prints it. */
+export const builtinGoFieldTypes: Readonly<Record<string, Readonly<Record<string, string>>>> = ${JSON.stringify(sorted(goTypes))};
+
+/** A named Go type that is no struct → its underlying type. */
+export const builtinGoNamedTypes: Readonly<Record<string, string>> = ${JSON.stringify(sorted(namedTypes))};
+`,
+);
+// The repository's formatter has the last word on quotes and commas.
+execFileSync("node", [join(here, "../../../scripts/pnpm.mjs"), "exec", "biome", "format", "--write", out], {
+  stdio: "ignore",
+});
+console.log(`${out}: ${Object.keys(goTypes).length} structs, ${Object.keys(namedTypes).length} named types`);
