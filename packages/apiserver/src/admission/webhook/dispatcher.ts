@@ -1,5 +1,4 @@
 import {
-  endpointSlices,
   errorMessage,
   type KubeObject,
   mutatingWebhookConfigurations,
@@ -7,13 +6,10 @@ import {
   newInternalError,
   type ResourceDescriptor,
   StatusError,
-  services,
   validatingWebhookConfigurations,
 } from "@reconcile/api";
 import { uuidFrom } from "@reconcile/clock";
 import type { MutatingWebhook, ValidatingWebhook } from "kubernetes-types/admissionregistration/v1.js";
-import type { Service } from "kubernetes-types/core/v1.js";
-import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { jsonEqual } from "../../json.js";
 import type { AdmissionAttributes } from "../../registry/admission.js";
 import { jsonPatch } from "../../registry/json-patch.js";
@@ -22,7 +18,7 @@ import { type AdmissionRule, namespaceSelected, objectSelected, ruleMatches } fr
 import type { AdmissionContext, AdmissionPlugin } from "../plugin.js";
 import { endpointOf } from "./endpoint.js";
 import { admissionRequest, admissionReview, denial, readAnswer, replaceContents } from "./review.js";
-import { WebhookCallError, type WebhookEndpoint, type WebhookTransport } from "./transport.js";
+import { WebhookCallError, type WebhookTransport } from "./transport.js";
 
 type Webhook = MutatingWebhook & ValidatingWebhook;
 
