@@ -64,9 +64,16 @@ class GoDecoder {
   #struct: string | undefined;
 
   /** Reads `value`; returns an error that ends decoding. */
-  value(value: unknown, schema: Schema, path: string, goType: string | undefined, replace?: Replace): Stop {
+  value(
+    value: unknown,
+    schema: Schema,
+    path: string,
+    goType: string | undefined,
+    container?: Container,
+    key?: number | string,
+  ): Stop {
     if (value === null || value === undefined || schema === "any") return undefined;
-    if (typeof schema === "string") return this.#scalar(value, schema, path, goType, replace);
+    if (typeof schema === "string") return this.#scalar(value, schema, path, goType, container, key);
     if ("array" in schema) {
       if (!Array.isArray(value)) return this.#mismatch(value, path, goType, "array");
       const element = elementType(goType);
@@ -76,9 +83,7 @@ class GoDecoder {
           this.#save(`${path}[${i}]: expected ${elementName(schema.array)}, got null`);
           continue;
         }
-        const stop = this.value(value[i], schema.array, `${path}[${i}]`, element, (read) => {
-          value[i] = read;
-        });
+        const stop = this.value(value[i], schema.array, `${path}[${i}]`, element, value, i);
         if (stop !== undefined) return stop;
       }
       return undefined;
@@ -89,15 +94,10 @@ class GoDecoder {
     if ("map" in schema) {
       const valueType = mapValueType(goType);
       for (const key of Object.keys(record)) {
-        const stop = this.value(
-          record[key],
-          schema.map,
-          `${path}[${JSON.stringify(key)}]`,
-          valueType,
-          (read) => {
-            record[key] = read;
-          },
-        );
+        const stop = this.value(record[key], schema.map, `${path}[${JSON.stringify(key)}]`, valueType, [
+          record,
+          key,
+        ]);
         if (stop !== undefined) return stop;
       }
       return undefined;
@@ -115,9 +115,8 @@ class GoDecoder {
         fields[name] as Schema,
         path ? `${path}.${name}` : name,
         go?.types[name],
-        (read) => {
-          record[name] = read;
-        },
+        record,
+        name,
       );
       this.#fields.pop();
       if (stop !== undefined) break;
@@ -131,7 +130,8 @@ class GoDecoder {
     schema: Exclude<Schema, object>,
     path: string,
     goType: string | undefined,
-    replace?: Replace,
+    container?: Container,
+    key?: number | string,
   ): Stop {
     switch (schema) {
       case "string":
@@ -155,14 +155,20 @@ class GoDecoder {
           return this.#describe(value, path, goType === undefined ? undefined : "string", "RFC 3339 string");
         return goTimeParseError(value, schema === "time" ? rfc3339Layout : rfc3339MicroLayout);
       case "bytes":
-        return this.#bytes(value, path, goType, replace);
+        return this.#bytes(value, path, goType, container, key);
       default:
         return undefined;
     }
   }
 
   /** A []byte: base64 text, or a JSON array of bytes, which Go reads element by element (kept as base64). */
-  #bytes(value: unknown, path: string, goType: string | undefined, replace?: Replace): Stop {
+  #bytes(
+    value: unknown,
+    path: string,
+    goType: string | undefined,
+    container?: Container,
+    key?: number | string,
+  ): Stop {
     if (typeof value === "string") {
       const problem = goBase64Error(value);
       if (problem !== undefined) this.#save(problem);
@@ -175,7 +181,8 @@ class GoDecoder {
       if (fitsInteger(byte, "uint8")) bytes.push(byte as number);
       else this.#mismatch(byte, `${path}[${i}]`, goType === undefined ? undefined : "uint8", "uint8");
     }
-    if (bytes.length === value.length) replace?.(Buffer.from(bytes).toString("base64"));
+    if (bytes.length === value.length && container !== undefined && key !== undefined)
+      (container as Record<string | number, unknown>)[key] = Buffer.from(bytes).toString("base64");
     return undefined;
   }
 
@@ -208,8 +215,8 @@ class GoDecoder {
 
 /** An error that ends decoding, or undefined to go on. */
 type Stop = string | undefined;
-/** Puts what a value was read as in its place. */
-type Replace = (read: unknown) => void;
+/** What holds a value, with its index or key: a []byte read from an array is put back there as base64. */
+type Container = unknown[] | Record<string, unknown>;
 
 const integerRanges = {
   integer: [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER],
@@ -224,6 +231,7 @@ function fitsInteger(value: unknown, kind: keyof typeof integerRanges): boolean 
 
 /** resource.Quantity's `UnmarshalJSON`: the JSON text, unquoted and trimmed, must parse as a quantity. */
 function quantityError(value: unknown): Stop {
+  if (typeof value === "string" && plainQuantity.test(value)) return undefined;
   if (typeof value !== "string" && typeof value !== "number") return quantityFormatWrong;
   try {
     parseQuantity(typeof value === "string" ? value.trim() : String(value));
@@ -232,6 +240,9 @@ function quantityError(value: unknown): Stop {
     return QuantityError.isInstance(error) ? error.problem : quantityFormatWrong;
   }
 }
+
+/** Quantities as most are written (`100m`, `128Mi`, `2`): they parse, so the exact parser is spared. */
+const plainQuantity = /^[0-9]{1,15}(?:m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
 
 const quantityFormatWrong =
   "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
