@@ -94,10 +94,14 @@ class GoDecoder {
     if ("map" in schema) {
       const valueType = mapValueType(goType);
       for (const key of Object.keys(record)) {
-        const stop = this.value(record[key], schema.map, `${path}[${JSON.stringify(key)}]`, valueType, [
+        const stop = this.value(
+          record[key],
+          schema.map,
+          `${path}[${JSON.stringify(key)}]`,
+          valueType,
           record,
           key,
-        ]);
+        );
         if (stop !== undefined) return stop;
       }
       return undefined;
