@@ -1,6 +1,6 @@
 import type * as http from "node:http";
 import type { ResourceDescriptor } from "@reconcile/api";
-import { type Clock, realClock } from "@reconcile/clock";
+import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
 import type { ResourceDefinition, SubresourceHandler } from "../kinds/definition.js";
 import { defaultPrinter } from "../kinds/printers/index.js";
 import type { Registry } from "../registry/registry.js";
@@ -18,6 +18,7 @@ import { openApiDocuments } from "./openapi.js";
 import type { KubeletConnection } from "./pod-connect.js";
 import { defaultMaxRequestBytes, readRequestBody } from "./request-body.js";
 import type { ApiServerMetrics } from "./request-metrics.js";
+import { bodyTimeout } from "./respond.js";
 
 export interface HttpHandlerOptions {
   /** The registry every request runs through (the one the in-process client uses). */
@@ -56,6 +57,13 @@ export interface HttpHandlerOptions {
    */
   requestTimeoutMs?: number | undefined;
   /**
+   * A request body still arriving this long after the server began to read
+   * it is refused with a 408 and its connection closed: a client that trickles
+   * a body must not hold its slot for the whole request timeout. Measured on
+   * `clock`. Default 15,000 ms (a 3 MiB body at 200 KiB/s).
+   */
+  bodyTimeoutMs?: number | undefined;
+  /**
    * A watch whose client has taken nothing of what the server wrote for this
    * long is closed: a client that stops reading must not hold a watch (and its
    * buffered events) forever. Measured on `clock`. Default 30,000 ms.
@@ -67,6 +75,7 @@ export interface HttpHandlerOptions {
 
 /** kube-apiserver's `--request-timeout` default. */
 export const defaultRequestTimeoutMs = 60_000;
+const defaultBodyTimeoutMs = 15_000;
 const defaultWatchWriteTimeoutMs = 30_000;
 
 /**
@@ -82,6 +91,7 @@ export class HandlerContext {
   readonly token: Buffer | undefined;
   readonly serverAddress: string | undefined;
   readonly requestTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
   readonly watchWriteTimeoutMs: number;
   readonly kubeletConnection: KubeletConnection | undefined;
   readonly metrics: ApiServerMetrics | undefined;
@@ -105,6 +115,7 @@ export class HandlerContext {
     this.token = options.token === undefined ? undefined : Buffer.from(options.token);
     this.serverAddress = options.serverAddress;
     this.requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
+    this.bodyTimeoutMs = options.bodyTimeoutMs ?? defaultBodyTimeoutMs;
     this.watchWriteTimeoutMs = options.watchWriteTimeoutMs ?? defaultWatchWriteTimeoutMs;
     this.kubeletConnection = options.kubeletConnection;
     this.metrics = options.metrics;
@@ -146,7 +157,20 @@ export class HandlerContext {
     if (/\b100-continue\b/i.test(request.headers.expect ?? "") && !(declared > this.maxRequestBytes))
       response.writeContinue();
     const done = readingRequestBody(request.socket);
-    return readRequestBody(request, this.maxRequestBytes).finally(done);
+    const read = readRequestBody(request, this.maxRequestBytes);
+    let timer: TimerHandle | undefined;
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = this.clock.setTimeout(() => {
+        // The rest of this body will not be read: the connection goes with the answer.
+        response.shouldKeepAlive = false;
+        request.pause();
+        reject(bodyTimeout(this.bodyTimeoutMs));
+      }, this.bodyTimeoutMs);
+    });
+    return Promise.race([read, late]).finally(() => {
+      if (timer !== undefined) this.clock.clearTimeout(timer);
+      done();
+    });
   }
 
   /** OpenAPI of the kinds served now; computed once per change of the served set. */

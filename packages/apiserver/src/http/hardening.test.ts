@@ -474,7 +474,8 @@ describe("connections", () => {
   });
 
   it("answers a request not answered in requestTimeoutMs with a 504 Timeout and closes its connection", async () => {
-    const { clock, port } = await start();
+    // A body that never arrives holds the handler; the shorter body timeout is set past the request's.
+    const { clock, port } = await start({ bodyTimeoutMs: 120_000 });
     const socket = net.connect(port, "127.0.0.1");
     sockets.push(socket);
     let received = "";

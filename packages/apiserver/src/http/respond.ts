@@ -118,9 +118,19 @@ export function sendFailure(response: http.ServerResponse, error: unknown): void
     return;
   }
   const code = statusError.status.code || 500;
-  // The body of a refused request may be unread (or, after no 100 Continue, unsent): the connection cannot carry another.
-  if (code === 413) response.shouldKeepAlive = false;
+  // The body of a refused request may be unread (or, after no 100 Continue, unsent): the connection cannot
+  // carry another, and a client trickling it must not keep it open.
+  if (code === 413 || response.req?.complete === false) response.shouldKeepAlive = false;
   send(response, code, statusBody(statusError.status));
+}
+
+/** The 408 of a request body that did not arrive within `timeoutMs`. */
+export function bodyTimeout(timeoutMs: number): StatusError {
+  return new StatusError({
+    code: 408,
+    reason: "Timeout",
+    message: `Timeout: the request body did not arrive within ${timeoutMs / 1000}s`,
+  });
 }
 
 /** kube-apiserver's 405 for a verb the path does not serve. */

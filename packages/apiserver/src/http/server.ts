@@ -68,6 +68,16 @@ export interface ListenOptions {
    */
   maxConnections?: number | undefined;
   /**
+   * Of `maxConnections`, how many may be connections that have not carried
+   * an authorized request yet (fresh ones, and ones only refused): past it a
+   * new connection displaces the oldest of them. Default: half of `maxConnections`.
+   */
+  maxUnauthenticatedConnections?: number | undefined;
+  /** The same cap for one client address. Default: an eighth of `maxConnections`. */
+  maxUnauthenticatedConnectionsPerAddress?: number | undefined;
+  /** See {@link HttpHandlerOptions.bodyTimeoutMs}. Default 15,000 ms. */
+  bodyTimeoutMs?: number | undefined;
+  /**
    * Time to receive a request's headers, from connection or keep-alive reuse
    * (kube's `ReadHeaderTimeout`); at most `requestTimeoutMs`. Default 32,000 ms.
    */
@@ -152,11 +162,16 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
     users: options.users,
     auth,
     requestTimeoutMs,
+    bodyTimeoutMs: options.bodyTimeoutMs,
     watchWriteTimeoutMs: options.watchWriteTimeoutMs,
     kubeletConnection: options.kubeletConnection,
     metrics: options.metrics,
   });
-  const limiter = new ConnectionLimiter(options.maxConnections ?? 4096);
+  const limiter = new ConnectionLimiter({
+    max: options.maxConnections ?? 4096,
+    unauthenticated: options.maxUnauthenticatedConnections,
+    unauthenticatedPerAddress: options.maxUnauthenticatedConnectionsPerAddress,
+  });
   const serve: RequestHandler = (request, response) => {
     limiter.busy(request.socket, response);
     if (options.metrics !== undefined || options.requestLog !== undefined)
