@@ -93,16 +93,69 @@ function validateHPA(spec: V2["spec"] | undefined, errors: FieldErrors): void {
   if (spec.maxReplicas < 1) errors.invalid("spec.maxReplicas", spec.maxReplicas, "must be greater than 0");
   else if (spec.minReplicas !== undefined && spec.maxReplicas < spec.minReplicas)
     errors.invalid("spec.maxReplicas", spec.maxReplicas, "must be greater than or equal to `minReplicas`");
-  (spec.metrics ?? []).forEach((metric, i) => {
-    const target = metric.resource?.target;
-    if (metric.type === "Resource" && target?.type === "Utilization" && (target.averageUtilization ?? 0) < 1)
-      errors.invalid(
-        `spec.metrics[${i}].resource.target.averageUtilization`,
-        target.averageUtilization ?? 0,
-        "must be greater than 0",
-      );
-  });
+  (spec.metrics ?? []).forEach((metric, i) => validateMetricSpec(metric, `spec.metrics[${i}]`, errors));
 }
+
+/** The source field of each metric type. */
+const metricSources: Readonly<Record<string, keyof MetricSpec>> = {
+  ContainerResource: "containerResource",
+  External: "external",
+  Object: "object",
+  Pods: "pods",
+  Resource: "resource",
+};
+
+/** Upstream's `validateMetricSpec`: a known type, its source and no other, and a valid target. */
+function validateMetricSpec(metric: MetricSpec, path: string, errors: FieldErrors): void {
+  const type = metric.type ?? "";
+  if (type === "") errors.required(`${path}.type`, "must specify a metric source type");
+  const expected = metricSources[type];
+  if (expected === undefined) errors.notSupported(`${path}.type`, type, Object.keys(metricSources));
+  else if (metric[expected] === undefined)
+    errors.required(`${path}.${expected}`, "must populate information for the given metric source");
+  const present = Object.values(metricSources).filter((field) => metric[field] !== undefined);
+  if (present.length > 1)
+    for (const field of present)
+      if (field !== expected)
+        errors.forbidden(`${path}.${field}`, "must populate the given metric source only");
+  const source = present.length === 1 ? present[0]! : expected;
+  if (source === undefined) return;
+  const value = metric[source] as { name?: string; target?: ResourceTarget } | undefined;
+  if (value === undefined) return;
+  if ((source === "resource" || source === "containerResource") && !value.name)
+    errors.required(`${path}.${source}.name`, "must specify a resource name");
+  validateMetricTarget(
+    value.target,
+    `${path}.${source}.target`,
+    errors,
+    source === "resource" || source === "containerResource",
+  );
+}
+
+/** Upstream's `validateMetricTarget`, with the resource sources' rule that a target is a utilization or an average value. */
+function validateMetricTarget(
+  target: ResourceTarget | undefined,
+  path: string,
+  errors: FieldErrors,
+  resource: boolean,
+): void {
+  const type = target?.type ?? "";
+  if (type === "") errors.required(`${path}.type`, "must specify a metric target type");
+  if (type !== "Utilization" && type !== "Value" && type !== "AverageValue")
+    errors.invalid(`${path}.type`, type, "must be either Utilization, Value, or AverageValue");
+  if (target?.averageUtilization !== undefined && target.averageUtilization < 1)
+    errors.invalid(`${path}.averageUtilization`, target.averageUtilization, "must be greater than 0");
+  if (!resource) return;
+  if (target?.averageUtilization === undefined && target?.averageValue === undefined)
+    errors.required(
+      `${path}.averageUtilization`,
+      "must set either a target raw value or a target utilization",
+    );
+  if (target?.averageUtilization !== undefined && target.averageValue !== undefined)
+    errors.forbidden(`${path}.averageValue`, "may not set both a target raw value and a target utilization");
+}
+
+type ResourceTarget = NonNullable<MetricSpec["resource"]>["target"];
 
 export const horizontalPodAutoscalerDefinition = defineKind({
   descriptor: horizontalPodAutoscalers,
@@ -119,7 +172,7 @@ export function hpaToV1(stored: KubeObject): KubeObject {
   const hpa = stored as V2;
   const metrics = hpa.spec?.metrics ?? [];
   const isCPU = (m: MetricSpec) =>
-    m.type === "Resource" && m.resource?.name === "cpu" && m.resource.target.type === "Utilization";
+    m.type === "Resource" && m.resource?.name === "cpu" && m.resource.target?.type === "Utilization";
   const cpu = metrics.find(isCPU);
   const others = metrics.filter((m) => !isCPU(m));
   const current: MetricStatus[] = hpa.status?.currentMetrics ?? [];
@@ -140,7 +193,7 @@ export function hpaToV1(stored: KubeObject): KubeObject {
       scaleTargetRef: spec?.scaleTargetRef,
       ...(spec?.minReplicas !== undefined ? { minReplicas: spec.minReplicas } : {}),
       maxReplicas: spec?.maxReplicas,
-      ...(cpu?.resource?.target.averageUtilization !== undefined
+      ...(cpu?.resource?.target?.averageUtilization !== undefined
         ? { targetCPUUtilizationPercentage: cpu.resource.target.averageUtilization }
         : {}),
     },
@@ -151,7 +204,7 @@ export function hpaToV1(stored: KubeObject): KubeObject {
       ...(status.lastScaleTime !== undefined ? { lastScaleTime: status.lastScaleTime } : {}),
       currentReplicas: status.currentReplicas ?? 0,
       desiredReplicas: status.desiredReplicas,
-      ...(currentCPU?.resource?.current.averageUtilization !== undefined
+      ...(currentCPU?.resource?.current?.averageUtilization !== undefined
         ? { currentCPUUtilizationPercentage: currentCPU.resource.current.averageUtilization }
         : {}),
     };

@@ -26,7 +26,16 @@ export function jsonPatch(original: unknown, patch: unknown): unknown {
     throw newRequestEntityTooLarge(
       `The allowed maximum operations in a JSON patch is ${maxJsonPatchOperations}, got ${patch.length}`,
     );
-  let document = copyJson(original);
+  // The stored object shares its managedFields' FieldsV1 trees, frozen: a patch that reaches into
+  // managedFields works on a copy of them too.
+  const touchesManagedFields = patch.some(
+    (raw) =>
+      isJsonObject(raw) &&
+      [raw.path, raw.from].some(
+        (path) => typeof path === "string" && path.startsWith("/metadata/managedFields"),
+      ),
+  );
+  let document = touchesManagedFields ? structuredClone(original) : copyJson(original);
   const budget = { copiedBytes: 0 };
   patch.forEach((raw, index) => {
     if (!isJsonObject(raw) || typeof raw.op !== "string" || typeof raw.path !== "string")

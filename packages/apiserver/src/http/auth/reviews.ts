@@ -9,6 +9,9 @@ import {
   serviceAccounts,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
+import { builtinDecoderSchema, typeProblem } from "../../registry/schema.js";
+import { withoutNulls } from "../../registry/store/decode.js";
+import { builtinDefinitionName } from "../../schemas/kind-schema.js";
 import { type Attributes, fieldRequirements } from "./attributes.js";
 import { type Authentication, authenticate } from "./authenticate.js";
 import type { TokenBinding } from "./tokens.js";
@@ -92,7 +95,7 @@ export async function answerReview(
   user: UserInfo,
   context: ReviewContext,
 ): Promise<Json> {
-  const object = asObject(body, route.kind);
+  const object = decodeReview(body, route.kind);
   const spec = asObject(object.spec ?? {}, `${route.kind} spec`);
   const head = {
     kind: route.kind,
@@ -139,6 +142,18 @@ export async function answerReview(
     case "TokenRequest":
       return tokenRequest(route, head.metadata, spec, context);
   }
+}
+
+/** The body read as its kind's Go type, as kube-apiserver's decoder reads it: a wrongly typed field is a 400, null is absent. */
+function decodeReview(body: unknown, kind: ReviewRoute["kind"]): Json {
+  const object = asObject(body, kind);
+  const [group] = groupVersion[kind].split("/");
+  const definition = builtinDefinitionName(group!, "v1", kind);
+  const problem =
+    definition === undefined ? undefined : typeProblem(object, builtinDecoderSchema(definition), "");
+  if (problem !== undefined)
+    throw newBadRequest(`${kind} in version "v1" cannot be handled as a ${kind}: ${problem}`);
+  return withoutNulls(object) as Json;
 }
 
 function asObject(value: unknown, what: string): Json {
@@ -254,12 +269,14 @@ async function tokenRequest(
     .catch(() => undefined);
   if (account === undefined) throw newNotFound({ group: "", resource: "serviceaccounts" }, name);
   const expirationSeconds = spec.expirationSeconds === undefined ? 3600 : Number(spec.expirationSeconds);
-  if (!Number.isInteger(expirationSeconds) || expirationSeconds < 600)
+  // Upstream's ValidateTokenRequest: ten minutes at least, 2^32 seconds at most.
+  const tooShort = !Number.isInteger(expirationSeconds) || expirationSeconds < 600;
+  if (tooShort || expirationSeconds > 2 ** 32)
     throw newInvalid({ group: "authentication.k8s.io", kind: "TokenRequest" }, name, [
       {
         type: "FieldValueInvalid",
         field: "spec.expirationSeconds",
-        message: `spec.expirationSeconds: Invalid value: ${spec.expirationSeconds}: may not specify a duration less than 10 minutes`,
+        message: `spec.expirationSeconds: Invalid value: ${spec.expirationSeconds}: ${tooShort ? "may not specify a duration less than 10 minutes" : "may not specify a duration larger than 2^32 seconds"}`,
       },
     ]);
   const audiences =

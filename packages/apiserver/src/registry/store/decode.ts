@@ -161,7 +161,7 @@ function sharedLength(value: object): number | undefined {
 }
 
 /** Drops null members in place: `value` is the decoder's private copy, so nothing is copied again. */
-function withoutNulls(value: unknown): unknown {
+export function withoutNulls(value: unknown): unknown {
   // Frozen values are the shared FieldsV1 trees, which hold no null.
   if (typeof value === "object" && value !== null && Object.isFrozen(value)) return value;
   if (Array.isArray(value)) {
