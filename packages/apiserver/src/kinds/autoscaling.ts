@@ -93,7 +93,9 @@ function validateHPA(spec: V2["spec"] | undefined, errors: FieldErrors): void {
   if (spec.maxReplicas < 1) errors.invalid("spec.maxReplicas", spec.maxReplicas, "must be greater than 0");
   else if (spec.minReplicas !== undefined && spec.maxReplicas < spec.minReplicas)
     errors.invalid("spec.maxReplicas", spec.maxReplicas, "must be greater than or equal to `minReplicas`");
-  (spec.metrics ?? []).forEach((metric, i) => validateMetricSpec(metric, `spec.metrics[${i}]`, errors));
+  (spec.metrics ?? []).forEach((metric, i) => {
+    validateMetricSpec(metric, `spec.metrics[${i}]`, errors);
+  });
 }
 
 /** The source field of each metric type. */
