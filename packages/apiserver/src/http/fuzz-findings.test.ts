@@ -125,8 +125,8 @@ describe("requests the mutation fuzzer answered with a 500", () => {
     expect(
       v1.items.map(
         (item) =>
-          ((item as { spec?: { targetCPUUtilizationPercentage?: number } }).spec ?? {})
-            .targetCPUUtilizationPercentage,
+          (item as { spec?: { targetCPUUtilizationPercentage?: number } }).spec
+            ?.targetCPUUtilizationPercentage,
       ),
     ).toEqual([50]);
   });

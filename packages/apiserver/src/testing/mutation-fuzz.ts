@@ -465,7 +465,7 @@ const oddStrings = [
   "2026-13-45T99:99:99Z",
   "100Qi",
   "*",
-  "${x}",
+  "{{x}}",
   "has space",
 ];
 
@@ -477,7 +477,7 @@ const oddValues: readonly unknown[] = [
   -1,
   1.5,
   2147483648,
-  -9007199254740993,
+  -9007199254740992,
   1e308,
   ...oddStrings,
   {},
