@@ -67,19 +67,25 @@ function checkNode(schema: JSONSchemaProps, path: string, errors: SchemaErrors, 
   checkListType(schema, path, errors);
   checkMapType(schema, path, errors);
 
-  const structuralProps = collectStructure(schema);
+  // The node's structure is collected only where a value validation needs it (a walk per node would
+  // be quadratic in a deep schema).
+  let structure: Structure | undefined;
+  const structuralProps = () => {
+    structure ??= collectStructure(schema);
+    return structure;
+  };
   for (const key of ["allOf", "anyOf", "oneOf"] as const) {
     for (const [i, sub] of (schema[key] ?? []).entries()) {
       checkValueValidation(
         sub,
         `${path}.${key}[${i}]`,
         errors,
-        structuralProps,
+        structuralProps(),
         intOrString && key === "anyOf" && i < 2,
       );
     }
   }
-  if (isObject(schema.not)) checkValueValidation(schema.not, `${path}.not`, errors, structuralProps, false);
+  if (isObject(schema.not)) checkValueValidation(schema.not, `${path}.not`, errors, structuralProps(), false);
 }
 
 /** Keywords a structural schema may not use: unsupported ones, and `uniqueItems: true`. */

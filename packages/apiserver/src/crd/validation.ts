@@ -35,31 +35,38 @@ export function validateOpenAPI(
 }
 
 /**
- * Schemas of more nodes than this are interpreted rather than compiled: Ajv
- * compiles about 4,000 nodes a second, all in one turn of the event loop, so
- * a wide schema (10,000 properties) blocked every request for seconds.
+ * Schemas of more nodes than this, or nesting deeper than {@link compileDepthLimit}, are
+ * interpreted rather than compiled: Ajv compiles about 4,000 nodes a second, all in one turn of
+ * the event loop, so a wide schema (10,000 properties) blocked every request for seconds, and its
+ * code generation slows with depth (a 250-deep chain took 60 ms).
  */
 const compileLimit = 256;
+const compileDepthLimit = 32;
 const sizes = new WeakMap<JSONSchemaProps, boolean>();
 
 function isLarge(schema: JSONSchemaProps): boolean {
   let large = sizes.get(schema);
   if (large === undefined) {
-    // Counted without recursion, stopping at the limit: the count is bounded whatever the schema.
+    // Counted without recursion, stopping at a limit: the count is bounded whatever the schema.
     let nodes = 0;
-    const stack: unknown[] = [schema];
-    while (stack.length > 0 && nodes <= compileLimit) {
-      const node = stack.pop();
+    let deepest = 0;
+    const stack: Array<[unknown, number]> = [[schema, 1]];
+    while (stack.length > 0 && nodes <= compileLimit && deepest <= compileDepthLimit) {
+      const [node, depth] = stack.pop()!;
       if (!isObject(node)) continue;
       nodes++;
+      deepest = Math.max(deepest, depth);
       const s = node as JSONSchemaProps;
-      if (s.properties) stack.push(...Object.values(s.properties));
-      if (isObject(s.items)) stack.push(s.items);
-      if (isObject(s.additionalProperties)) stack.push(s.additionalProperties);
-      for (const list of [s.allOf, s.anyOf, s.oneOf]) if (list) stack.push(...list);
-      if (s.not) stack.push(s.not);
+      const children: unknown[] = [
+        ...Object.values(s.properties ?? {}),
+        s.items,
+        s.additionalProperties,
+        s.not,
+      ];
+      for (const list of [s.allOf, s.anyOf, s.oneOf]) if (list) children.push(...list);
+      for (const child of children) if (isObject(child)) stack.push([child, depth + 1]);
     }
-    large = nodes > compileLimit;
+    large = nodes > compileLimit || deepest > compileDepthLimit;
     sizes.set(schema, large);
   }
   return large;
