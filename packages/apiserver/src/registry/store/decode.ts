@@ -131,8 +131,16 @@ function jsonTypeOf(value: unknown): string {
 function privateCopy(body: Record<string, unknown>, maxObjectBytes: number): KubeObject {
   const plain = copyPlainJson(body, sharedLength);
   if (plain !== undefined && plain.maxLength <= maxObjectBytes) return plain.copy as KubeObject;
-  // Anything JSON would convert, or an object that may be over the limit: as JSON says.
-  const copyable = plain === undefined ? body : (plain.copy as Record<string, unknown>);
+  if (plain !== undefined) {
+    // A plain copy that may be over the limit: measured exactly, not copied again.
+    const length =
+      JSON.stringify(plain.copy, (_key, value) => (isSharedFieldsV1(value) ? sharedPlaceholder : value))
+        .length + sharedExtra(plain.copy as KubeObject);
+    if (length > maxObjectBytes) throw requestTooLarge(maxObjectBytes);
+    return plain.copy as KubeObject;
+  }
+  // Anything JSON would convert: as JSON says.
+  const copyable = body;
   const text = JSON.stringify(copyable, (_key, value) =>
     isSharedFieldsV1(value) ? sharedPlaceholder : value,
   );
@@ -154,6 +162,16 @@ function privateCopy(body: Record<string, unknown>, maxObjectBytes: number): Kub
 }
 
 const sharedPlaceholder = 0;
+
+/** What the shared FieldsV1 trees of `object`'s managedFields add to its JSON beyond their placeholders. */
+function sharedExtra(object: KubeObject): number {
+  let extra = 0;
+  const entries = object.metadata?.managedFields as Array<Record<string, unknown>> | undefined;
+  if (Array.isArray(entries))
+    for (const entry of entries)
+      if (isJsonObject(entry) && isSharedFieldsV1(entry.fieldsV1)) extra += jsonLength(entry.fieldsV1) - 1;
+  return extra;
+}
 
 /** The JSON length of a FieldsV1 tree this server shared, which a copy keeps as it is. */
 function sharedLength(value: object): number | undefined {
