@@ -25,11 +25,12 @@ export function validateOpenAPI(
   engine: "auto" | "compiled" | "interpreted" = "auto",
 ): void {
   const interpret = engine === "interpreted" || (engine === "auto" && isLarge(schema));
-  if (interpret) {
+  // A schema Ajv cannot compile is interpreted: the interpreter reports what Ajv would.
+  const validate = interpret ? undefined : compiled(schema);
+  if (validate === undefined) {
     for (const failure of interpretSchema(value, schema)) report(failure, value, path, errors);
     return;
   }
-  const validate = compiled(schema);
   if (validate(value)) return;
   for (const error of validate.errors ?? []) report(error, value, path, errors);
 }
@@ -168,15 +169,20 @@ const ajv = new Ajv({
 });
 for (const [name, check] of validatedFormats) ajv.addFormat(name, { type: "string", validate: check });
 
-const cache = new WeakMap<JSONSchemaProps, ValidateFunction>();
+/** Each schema's compiled validator, or `null` where compiling failed (remembered too: it is tried once). */
+const cache = new WeakMap<JSONSchemaProps, ValidateFunction | null>();
 
-function compiled(schema: JSONSchemaProps): ValidateFunction {
+function compiled(schema: JSONSchemaProps): ValidateFunction | undefined {
   let validate = cache.get(schema);
-  if (!validate) {
-    validate = ajv.compile(toAjv(schema));
+  if (validate === undefined) {
+    try {
+      validate = ajv.compile(toAjv(schema));
+    } catch {
+      validate = null;
+    }
     cache.set(schema, validate);
   }
-  return validate;
+  return validate ?? undefined;
 }
 
 /**
