@@ -64,3 +64,19 @@ export function checkNesting(value: unknown, what: string): void {
   if (nestsDeeperThan(value))
     throw newBadRequest(`${what} is nested more than ${maxNestingDepth} levels deep`);
 }
+
+/**
+ * A write whose body is past this many bytes yields the event loop between
+ * its phases (reading the body, decoding, validating, storing), so one large
+ * write does not hold every other request for its whole duration.
+ */
+export const largeWriteBytes = 256 * 1024;
+
+/**
+ * Resolves on a later turn of the event loop, once timers and waiting I/O have
+ * run: a timer, then an immediate (an immediate alone, queued from an I/O
+ * callback, runs before the loop reaches its timers).
+ */
+export function yieldTurn(): Promise<void> {
+  return new Promise((resolve) => setTimeout(() => setImmediate(resolve), 0));
+}

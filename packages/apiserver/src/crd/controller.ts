@@ -16,6 +16,7 @@ import {
   type CustomResourceDefinition,
   defaultCustomResourceDefinition,
   validateCustomResourceDefinition,
+  validateCustomResourceDefinitionStatus,
 } from "./definition-validation.js";
 import { acceptNames, isServable, setCondition } from "./naming.js";
 
@@ -69,6 +70,10 @@ export const customResourceDefinitionKind: ResourceDefinition = defineKind({
     // finalizer there) and the stored spec.
     prepareForStatusUpdate(object, old) {
       (object as CustomResourceDefinition).spec = structuredClone((old as CustomResourceDefinition).spec);
+    },
+    // A `/status` write checks the accepted names; the spec is the stored one, checked when written.
+    validateStatusUpdate(object, _old, errors) {
+      errors.list.push(...validateCustomResourceDefinitionStatus(object as CustomResourceDefinition));
     },
     validateUpdate(object, old, errors) {
       const seen = new Set(errors.list.map((e) => e.message));

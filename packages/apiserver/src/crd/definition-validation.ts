@@ -171,6 +171,38 @@ function validateNames(names: CustomResourceDefinitionNames, errors: SchemaError
   }
 }
 
+/**
+ * Upstream's `ValidateCustomResourceDefinitionStatus`, what a `/status` write is checked against: the
+ * accepted names, each only when set (the controller writes them once it has accepted them).
+ */
+export function validateCustomResourceDefinitionStatus(crd: CustomResourceDefinition): FieldError[] {
+  const errors = new SchemaErrors();
+  const names = (
+    isObject(crd.status?.acceptedNames) ? crd.status.acceptedNames : {}
+  ) as Partial<CustomResourceDefinitionNames>;
+  const base = "status.acceptedNames";
+  if (names.plural) label(`${base}.plural`, names.plural, errors);
+  if (names.singular) label(`${base}.singular`, names.singular, errors);
+  (names.shortNames ?? []).forEach((s, i) => {
+    if (s) label(`${base}.shortNames[${i}]`, s, errors);
+  });
+  (names.categories ?? []).forEach((c, i) => {
+    if (c) label(`${base}.categories[${i}]`, c, errors);
+  });
+  for (const field of ["kind", "listKind"] as const) {
+    const value = names[field];
+    if (value && !dns1035.test(value.toLowerCase()))
+      errors.invalid(
+        `${base}.${field}`,
+        value,
+        `may have mixed case, but should otherwise match: ${dns1035Message}`,
+      );
+  }
+  if (names.kind && names.kind === names.listKind)
+    errors.invalid(`${base}.listKind`, names.listKind, "kind and listKind may not be the same");
+  return errors.list;
+}
+
 function label(path: string, value: string | undefined, errors: SchemaErrors): void {
   if (!value) {
     errors.required(path);

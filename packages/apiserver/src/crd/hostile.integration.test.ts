@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { customResourceDefinitions } from "./controller.js";
 import { call, closeCrdServers, crdCondition, startCrdServer } from "./crd.test-util.js";
 
 // Hostile CustomResourceDefinitions: each is answered as upstream answers it, and objects of its kind
@@ -71,6 +72,70 @@ describe("hostile CustomResourceDefinitions", () => {
     expect([wrong.code, wrong.body.message]).toEqual([
       422,
       'Thing.hostile.example.com "t1" is invalid: spec.f9999: Invalid value: "NO": spec.f9999 in body should match \'^[a-z0-9-]+$\'',
+    ]);
+  });
+});
+
+describe("large writes", () => {
+  const wideCrd = (name: string) => ({
+    metadata: { name: `${name}.hostile.example.com` },
+    spec: {
+      group: "hostile.example.com",
+      scope: "Namespaced",
+      names: { plural: name, kind: `${name[0]!.toUpperCase()}${name.slice(1, -1)}` },
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: {
+            openAPIV3Schema: spec(
+              Object.fromEntries(Array.from({ length: 5_000 }, (_, i) => [`f${i}`, { type: "string" }])),
+            ),
+          },
+        },
+      ],
+    },
+  });
+
+  it("a large write lets other work in between its phases", async () => {
+    const { api } = await startCrdServer();
+    const crds = api.client().resource(customResourceDefinitions);
+    const order: string[] = [];
+    const creating = crds.create(wideCrd("widgets") as never).then(() => order.push("created"));
+    setImmediate(() => order.push("other work"));
+    await creating;
+    expect(order).toEqual(["other work", "created"]);
+    // A small write runs through without yielding.
+    const small = crds.create({
+      ...wideCrd("gadgets"),
+      spec: { ...wideCrd("gadgets").spec, versions: [] },
+    } as never);
+    setImmediate(() => order.push("after the small write"));
+    await small.catch(() => undefined);
+    order.push("small written");
+    expect(order.slice(2)).toEqual(["small written"]);
+  });
+
+  it("a /status write of a CRD checks its accepted names, not its whole spec again", async () => {
+    const { api, http } = await startCrdServer();
+    await api
+      .client()
+      .resource(customResourceDefinitions)
+      .create(wideCrd("widgets") as never);
+    const stored = await crdCondition(api, "widgets.hostile.example.com", "Established");
+    const answer = await call(
+      http,
+      "PUT",
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.hostile.example.com/status",
+      {
+        ...stored,
+        status: { ...stored.status, acceptedNames: { ...stored.status?.acceptedNames, kind: "Not A Kind" } },
+      },
+    );
+    expect([answer.code, answer.body.message]).toEqual([
+      422,
+      "CustomResourceDefinition.apiextensions.k8s.io \"widgets.hostile.example.com\" is invalid: status.acceptedNames.kind: Invalid value: \"Not A Kind\": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')",
     ]);
   });
 });

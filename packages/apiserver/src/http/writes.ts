@@ -1,5 +1,6 @@
 import type * as http from "node:http";
 import type { ResourceDefinition } from "../kinds/definition.js";
+import { largeWriteBytes, yieldTurn } from "../limits.js";
 import type { AdmissionUser } from "../registry/admission.js";
 import { duplicateFields, type FieldValidation, parseFieldValidation } from "../registry/field-validation.js";
 import type { HandlerContext } from "./context.js";
@@ -45,6 +46,7 @@ export async function serveCreate(
   const text = await context.body(request, response);
   const fieldValidation = fieldValidationOf(query, request.headers["content-type"], text);
   const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
+  if (text.length > largeWriteBytes) await yieldTurn();
   const created = await context.registry.create(resource, namespace, body, { ...write, fieldValidation });
   return sendWithWarnings(response, 201, created, fieldValidation, write);
 }
@@ -82,6 +84,7 @@ export async function serveUpdate(
   const text = await context.body(request, response);
   const fieldValidation = fieldValidationOf(query, request.headers["content-type"], text);
   const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
+  if (text.length > largeWriteBytes) await yieldTurn();
   const updated = await context.registry.update(resource, namespace, name, body, {
     ...write,
     fieldValidation,

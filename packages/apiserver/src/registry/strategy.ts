@@ -43,6 +43,12 @@ export interface Strategy {
    */
   prepareForStatusUpdate?(object: KubeObject, old: KubeObject): void;
   /**
+   * Replaces `validate` and `validateUpdate` for a `/status` write: upstream's
+   * status strategies check the status (and metadata) only, the spec being
+   * the stored one. Default: the object is validated whole.
+   */
+  validateStatusUpdate?(object: KubeObject, old: KubeObject, errors: FieldErrors): void;
+  /**
    * Finalizers the kind's first delete adds, holding the object until what
    * they stand for is done (a CRD's `customresourcecleanup.apiextensions.k8s.io`).
    */

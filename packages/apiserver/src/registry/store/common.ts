@@ -15,13 +15,22 @@ import type { DryRunOption, StoreCore } from "./context.js";
 export type MutableMeta = Mutable<NonNullable<KubeObject["metadata"]>>;
 
 /** Object metadata and the kind's strategy validation; `old` for an update. 422 listing every problem. */
-export function validate(store: StoreCore, object: KubeObject, old: KubeObject | undefined): void {
+export function validate(
+  store: StoreCore,
+  object: KubeObject,
+  old: KubeObject | undefined,
+  statusOnly = false,
+): void {
   const { resource, definition } = store;
   const strategy = definition.strategy;
   const errors = new FieldErrors();
   validateObjectMeta(object, strategy.nameRule ?? dnsSubdomainName, resource.namespaced, errors);
-  strategy.validate?.(object, errors);
-  if (old !== undefined) strategy.validateUpdate?.(object, old, errors);
+  if (statusOnly && old !== undefined && strategy.validateStatusUpdate !== undefined)
+    strategy.validateStatusUpdate(object, old, errors);
+  else {
+    strategy.validate?.(object, errors);
+    if (old !== undefined) strategy.validateUpdate?.(object, old, errors);
+  }
   if (!errors.empty) throw newInvalid(groupKindOf(resource), object.metadata?.name ?? "", errors.list);
 }
 

@@ -1,5 +1,6 @@
 import { type KubeObject, newBadRequest, rfc3339 } from "@reconcile/api";
 import { uuidFrom } from "@reconcile/clock";
+import { yieldTurn } from "../../limits.js";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
 import { randomSuffix } from "../name-generator.js";
@@ -12,7 +13,7 @@ import {
   validateRequestedManagedFields,
 } from "./common.js";
 import type { DryRunOption, StoreCore } from "./context.js";
-import { decodeObject } from "./decode.js";
+import { decodeObject, largeObjects } from "./decode.js";
 import { keyOf } from "./keys.js";
 import { beginCreate, writerFor } from "./writer.js";
 
@@ -36,6 +37,9 @@ export async function createObject(
   const { resource, definition, context } = store;
   const strategy = definition.strategy;
   const object = decodeObject(definition, context.maxObjectBytes, body, options.fieldValidation);
+  // A large write lets other requests in between its phases.
+  const large = largeObjects.has(object);
+  if (large) await yieldTurn();
   const meta = (object.metadata ??= {}) as MutableMeta;
   reconcileNamespace(store, meta, namespace);
   if (meta.resourceVersion) throw newBadRequest("resourceVersion should not be set on objects to be created");
@@ -66,6 +70,7 @@ export async function createObject(
   for (let attempt = 0; ; attempt++) {
     if (!explicitName && generateName) meta.name = generateName + randomSuffix(context.random);
     validate(store, object, undefined);
+    if (large) await yieldTurn();
     await validateAdmission(store, admission);
     await options.admit?.(object, undefined);
     const undo = beginCreate(store, object);

@@ -11,7 +11,7 @@ import {
 } from "@reconcile/api";
 import { isSharedFieldsV1 } from "../../apply/index.js";
 import { copyJson, copyPlainJson, isJsonObject, jsonLength } from "../../json.js";
-import { checkNesting } from "../../limits.js";
+import { checkNesting, largeWriteBytes } from "../../limits.js";
 import { FieldErrors } from "../field-errors.js";
 import { type FieldValidation, reportFieldProblems } from "../field-validation.js";
 import { validateLabels } from "../meta-validation.js";
@@ -94,13 +94,21 @@ export function decodeObject(
   if (!protoKeys.empty)
     throw newInvalid(groupKindOf(resource), String(object.metadata?.name ?? ""), protoKeys.list);
   // Kubernetes reads a JSON null as "absent"; so do we, everywhere below.
-  return withoutNulls({
+  const decoded = withoutNulls({
     apiVersion,
     kind: resource.kind,
     ...object,
     metadata: object.metadata ?? {},
   }) as KubeObject;
+  if (largeObjects.has(object)) largeObjects.add(decoded);
+  return decoded;
 }
+
+/**
+ * Objects decoded from a large body (past {@link largeWriteBytes}, by the copy's bound): their
+ * write yields the event loop between its phases.
+ */
+export const largeObjects = new WeakSet<object>();
 
 /** The 413 of a body or patch over the object size limit. */
 export function requestTooLarge(limit: number): StatusError {
@@ -130,6 +138,8 @@ function jsonTypeOf(value: unknown): string {
  */
 function privateCopy(body: Record<string, unknown>, maxObjectBytes: number): KubeObject {
   const plain = copyPlainJson(body, sharedLength);
+  // The bound is past the length (about twice it for a typical object, up to six times).
+  if (plain !== undefined && plain.maxLength > largeWriteBytes) largeObjects.add(plain.copy as object);
   if (plain !== undefined && plain.maxLength <= maxObjectBytes) return plain.copy as KubeObject;
   if (plain !== undefined) {
     // A plain copy that may be over the limit: measured exactly, not copied again.

@@ -1,5 +1,6 @@
 import { type KubeObject, newBadRequest, newConflict, newForbidden, newNotFound } from "@reconcile/api";
 import { copyJson, jsonEqual } from "../../json.js";
+import { yieldTurn } from "../../limits.js";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
 import { admissionOf, mutate, validateAdmission } from "./admit.js";
@@ -12,7 +13,7 @@ import {
 } from "./common.js";
 import type { DryRunOption, StoreCore, UpdateOptions } from "./context.js";
 import { reconcileNamespace } from "./create.js";
-import { decodeObject } from "./decode.js";
+import { decodeObject, largeObjects } from "./decode.js";
 import { objectKey } from "./keys.js";
 import { writerFor } from "./writer.js";
 
@@ -102,8 +103,12 @@ export async function guaranteedUpdate(
       { subresource: options.subresource, name, object: requested, oldObject: existing },
       options,
     );
+    // A large write lets other requests in between its phases (decoding, validating, tracking, storing).
+    const large = largeObjects.has(requested);
+    if (large) await yieldTurn();
     await mutate(store, admission);
     let object = prepareUpdate(store, requested, existing, options.subresource);
+    if (large) await yieldTurn();
     if (options.managedFieldsComputed) {
       const meta = (object.metadata ??= {}) as MutableMeta;
       if (requestedFields === undefined) delete meta.managedFields;
@@ -115,6 +120,7 @@ export async function guaranteedUpdate(
       } as KubeObject;
       object = ownershipAfterUpdate(store, existing, sent, options, options.subresource ?? "");
     }
+    if (large) await yieldTurn();
     if (admission !== undefined) await validateAdmission(store, { ...admission, object });
     if (jsonEqual(object, existing)) return existing; // nothing changed: no write, no event
     await options.admit?.(object, existing);
@@ -220,7 +226,7 @@ function prepareUpdate(
       );
     }
   }
-  validate(store, object, existing);
+  validate(store, object, existing, statusOnly);
   return object;
 }
 
