@@ -12,26 +12,21 @@ export const rfc3339MicroLayout = "2006-01-02T15:04:05.000000Z07:00";
 
 type Element = "2006" | "01" | "02" | "15" | "04" | "05" | ".000000" | "Z07:00";
 
+/** RFC 3339's elements, each with the literal text before it. */
+const rfc3339Elements: ReadonlyArray<readonly [prefix: string, element: Element]> = [
+  ["", "2006"],
+  ["-", "01"],
+  ["-", "02"],
+  ["T", "15"],
+  [":", "04"],
+  [":", "05"],
+  ["", "Z07:00"],
+];
+
 const layouts: Record<string, ReadonlyArray<readonly [prefix: string, element: Element]>> = {
-  [rfc3339Layout]: [
-    ["", "2006"],
-    ["-", "01"],
-    ["-", "02"],
-    ["T", "15"],
-    [":", "04"],
-    [":", "05"],
-    ["", "Z07:00"],
-  ],
-  [rfc3339MicroLayout]: [
-    ["", "2006"],
-    ["-", "01"],
-    ["-", "02"],
-    ["T", "15"],
-    [":", "04"],
-    [":", "05"],
-    ["", ".000000"],
-    ["", "Z07:00"],
-  ],
+  [rfc3339Layout]: rfc3339Elements,
+  // The same with six fractional digits before the zone.
+  [rfc3339MicroLayout]: [...rfc3339Elements.slice(0, 6), ["", ".000000"], rfc3339Elements[6]!],
 };
 
 /** Go's error for `value` under `layout`, or undefined when Go parses it. */
