@@ -17,6 +17,7 @@ import type {
 import { customKindSchema } from "./openapi.js";
 import { dropNulls } from "./pruning.js";
 import { isObject, type JSONSchemaProps, type JsonObject, subtreeHas } from "./schema.js";
+import { prepareValidation } from "./validation.js";
 
 /**
  * The definitions that serve a CRD's custom kind, one per served version: the descriptor from its
@@ -77,6 +78,8 @@ function definitionAt(
     type: "object",
     "x-kubernetes-preserve-unknown-fields": true,
   };
+  // Compiled as the version is served, in a turn of its own, not by its first object's request.
+  setImmediate(() => prepareValidation(schema as JSONSchemaProps));
   return defineKind({
     descriptor,
     applyType: typeFromOpenAPI(schema as OpenAPISchema),
