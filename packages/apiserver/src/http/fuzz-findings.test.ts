@@ -131,3 +131,24 @@ describe("requests the mutation fuzzer answered with a 500", () => {
     ).toEqual([50]);
   });
 });
+
+describe("a JSON patch that copies what holds managedFields", () => {
+  it("works on a copy of the shared FieldsV1 trees, wherever it puts them", async () => {
+    const { api, call } = await serve();
+    await api
+      .client()
+      .resource(configMaps, "default")
+      .create({ metadata: { name: "c" }, data: { a: "1" } });
+    const answer = await call(
+      "PATCH",
+      "/api/v1/namespaces/default/configmaps/c",
+      [
+        { op: "copy", from: "/metadata", path: "/data/copied" },
+        { op: "add", path: "/data/copied/managedFields/0/fieldsV1/f:data/f:b", value: {} },
+        { op: "remove", path: "/data/copied" },
+      ],
+      "application/json-patch+json",
+    );
+    expect(answer.code).toBe(200);
+  });
+});

@@ -27,12 +27,14 @@ export function jsonPatch(original: unknown, patch: unknown): unknown {
       `The allowed maximum operations in a JSON patch is ${maxJsonPatchOperations}, got ${patch.length}`,
     );
   // The stored object shares its managedFields' FieldsV1 trees, frozen: a patch that reaches into
-  // managedFields works on a copy of them too.
+  // managedFields, or copies or moves what holds them, works on a copy of them too.
+  const managedFields = "/metadata/managedFields";
   const touchesManagedFields = patch.some(
     (raw) =>
       isJsonObject(raw) &&
       [raw.path, raw.from].some(
-        (path) => typeof path === "string" && path.startsWith("/metadata/managedFields"),
+        (path) =>
+          typeof path === "string" && (path.startsWith(managedFields) || managedFields.startsWith(path)),
       ),
   );
   let document = touchesManagedFields ? structuredClone(original) : copyJson(original);
