@@ -10,6 +10,8 @@ export interface CorpusEntry {
   readonly object: Record<string, unknown>;
   /** The object's subresources that take a write: `status`, `scale`. */
   readonly subresources?: readonly string[];
+  /** Fits the object to its fresh name where the kind ties fields to it (a CRD is named `plural.group`). */
+  readonly named?: (object: Record<string, unknown>, name: string) => Record<string, unknown>;
 }
 
 const labels = { app: "fuzz" };
@@ -254,6 +256,15 @@ export const builtinCorpus: readonly CorpusEntry[] = [
           },
         ],
       },
+    },
+    named: (object, name) => {
+      const spec = object.spec as Record<string, unknown>;
+      const kind = `Fz${name.replaceAll("-", "")}`;
+      return {
+        ...object,
+        metadata: { ...(object.metadata as object), name: `${name}.fuzz.example.com` },
+        spec: { ...spec, names: { plural: name, singular: name, kind } },
+      };
     },
   },
 ];

@@ -121,10 +121,12 @@ class Fuzzer {
   async #step(name: string): Promise<void> {
     const entry = this.#corpus[randomInt(this.#random, this.#corpus.length)]!;
     const collection = entry.collection.replace("{ns}", this.#namespace);
-    const object = {
+    const fresh = {
       ...structuredClone(entry.object),
       metadata: { ...(entry.object.metadata as object), name },
     };
+    const object = entry.named?.(fresh, name) ?? fresh;
+    const objectName = (object.metadata as { name: string }).name;
     const operation = this.#pick(operations);
     if (operation === "create")
       return void (await this.#send({ method: "POST", path: collection, body: json(this.#mutate(object)) }));
@@ -142,7 +144,7 @@ class Fuzzer {
     const created = await this.#send({ method: "POST", path: collection, body: json(object) });
     if (created.code !== 201) return;
     const stored = JSON.parse(created.text) as Record<string, unknown>;
-    const path = `${collection}/${name}`;
+    const path = `${collection}/${objectName}`;
     switch (operation) {
       case "update": {
         const body = this.#mutate(this.#chance(0.5) ? stored : withoutVersion(stored));
