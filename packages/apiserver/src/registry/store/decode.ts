@@ -141,46 +141,37 @@ function privateCopy(body: Record<string, unknown>, maxObjectBytes: number): Kub
   // The bound is past the length (about twice it for a typical object, up to six times).
   if (plain !== undefined && plain.maxLength > largeWriteBytes) largeObjects.add(plain.copy as object);
   if (plain !== undefined && plain.maxLength <= maxObjectBytes) return plain.copy as KubeObject;
-  if (plain !== undefined) {
-    // A plain copy that may be over the limit: measured exactly, not copied again.
-    const length =
-      JSON.stringify(plain.copy, (_key, value) => (isSharedFieldsV1(value) ? sharedPlaceholder : value))
-        .length + sharedExtra(plain.copy as KubeObject);
-    if (length > maxObjectBytes) throw requestTooLarge(maxObjectBytes);
-    return plain.copy as KubeObject;
-  }
-  // Anything JSON would convert: as JSON says.
-  const copyable = body;
-  const text = JSON.stringify(copyable, (_key, value) =>
+  // A plain copy that may be over the limit is measured, not copied again; anything JSON would
+  // convert is copied as JSON says, the shared trees put back.
+  const text = JSON.stringify(plain?.copy ?? body, (_key, value) =>
     isSharedFieldsV1(value) ? sharedPlaceholder : value,
   );
-  // The shared trees were written as 0: count them instead.
-  const object = JSON.parse(text) as KubeObject;
+  const object = (plain?.copy ?? JSON.parse(text)) as KubeObject;
+  if (plain === undefined) restoreShared(object, body);
+  // The shared trees were written as their placeholder: counted at their own length instead.
   let length = text.length;
-  const entries = object.metadata?.managedFields as Array<Record<string, unknown>> | undefined;
-  const sent = (isJsonObject(copyable.metadata) ? copyable.metadata.managedFields : undefined) as unknown;
-  if (Array.isArray(entries) && Array.isArray(sent)) {
-    for (let i = 0; i < entries.length; i++) {
-      const tree = isJsonObject(sent[i]) ? sent[i].fieldsV1 : undefined;
-      if (!isSharedFieldsV1(tree)) continue;
-      entries[i]!.fieldsV1 = tree;
-      length += jsonLength(tree) - 1;
-    }
-  }
+  for (const entry of managedFieldsOf(object))
+    if (isSharedFieldsV1(entry.fieldsV1)) length += jsonLength(entry.fieldsV1) - 1;
   if (length > maxObjectBytes) throw requestTooLarge(maxObjectBytes);
   return object;
 }
 
 const sharedPlaceholder = 0;
 
-/** What the shared FieldsV1 trees of `object`'s managedFields add to its JSON beyond their placeholders. */
-function sharedExtra(object: KubeObject): number {
-  let extra = 0;
-  const entries = object.metadata?.managedFields as Array<Record<string, unknown>> | undefined;
-  if (Array.isArray(entries))
-    for (const entry of entries)
-      if (isJsonObject(entry) && isSharedFieldsV1(entry.fieldsV1)) extra += jsonLength(entry.fieldsV1) - 1;
-  return extra;
+/** Puts the shared FieldsV1 trees `sent` held back into `object`, a JSON copy of it. */
+function restoreShared(object: KubeObject, sent: Record<string, unknown>): void {
+  const entries = object.metadata?.managedFields as unknown;
+  const sentEntries = isJsonObject(sent.metadata) ? sent.metadata.managedFields : undefined;
+  if (!Array.isArray(entries) || !Array.isArray(sentEntries)) return;
+  entries.forEach((entry, i) => {
+    const tree = isJsonObject(sentEntries[i]) ? sentEntries[i].fieldsV1 : undefined;
+    if (isJsonObject(entry) && isSharedFieldsV1(tree)) entry.fieldsV1 = tree;
+  });
+}
+
+function managedFieldsOf(object: KubeObject): Array<Record<string, unknown>> {
+  const entries = object.metadata?.managedFields as unknown;
+  return Array.isArray(entries) ? entries.filter(isJsonObject) : [];
 }
 
 /** The JSON length of a FieldsV1 tree this server shared, which a copy keeps as it is. */
