@@ -25,28 +25,37 @@ async function serve() {
   return { api, call };
 }
 
+/** A server holding ConfigMap `c`, and a function that sends it a JSON patch. */
+async function patchedConfigMap() {
+  const { api, call } = await serve();
+  await api
+    .client()
+    .resource(configMaps, "default")
+    .create({ metadata: { name: "c" }, data: { a: "1" } });
+  return (operations: unknown[]) =>
+    call("PATCH", "/api/v1/namespaces/default/configmaps/c", operations, "application/json-patch+json");
+}
+
 describe("requests the mutation fuzzer answered with a 500", () => {
   it("a JSON patch into managedFields' FieldsV1 works on a copy of the stored trees", async () => {
-    const { api, call } = await serve();
-    await api
-      .client()
-      .resource(configMaps, "default")
-      .create({ metadata: { name: "c" }, data: { a: "1" } });
-    const answer = await call(
-      "PATCH",
-      "/api/v1/namespaces/default/configmaps/c",
-      [{ op: "add", path: "/metadata/managedFields/0/fieldsV1/f:data/f:b", value: {} }],
-      "application/json-patch+json",
-    );
+    const patch = await patchedConfigMap();
+    const answer = await patch([
+      { op: "add", path: "/metadata/managedFields/0/fieldsV1/f:data/f:b", value: {} },
+    ]);
     expect(answer.code).toBe(200);
     // The stored object's own trees are as they were: a second patch sees the first's result only.
-    const again = await call(
-      "PATCH",
-      "/api/v1/namespaces/default/configmaps/c",
-      [{ op: "remove", path: "/metadata/managedFields/0/fieldsV1/f:data" }],
-      "application/json-patch+json",
-    );
+    const again = await patch([{ op: "remove", path: "/metadata/managedFields/0/fieldsV1/f:data" }]);
     expect(again.code).toBe(200);
+  });
+
+  it("a JSON patch that copies what holds managedFields works on a copy of the shared trees too", async () => {
+    const patch = await patchedConfigMap();
+    const answer = await patch([
+      { op: "copy", from: "/metadata", path: "/data/copied" },
+      { op: "add", path: "/data/copied/managedFields/0/fieldsV1/f:data/f:b", value: {} },
+      { op: "remove", path: "/data/copied" },
+    ]);
+    expect(answer.code).toBe(200);
   });
 
   it("a TokenRequest longer than 2^32 seconds is a 422, a non-integer one a 400", async () => {
@@ -129,26 +138,5 @@ describe("requests the mutation fuzzer answered with a 500", () => {
             ?.targetCPUUtilizationPercentage,
       ),
     ).toEqual([50]);
-  });
-});
-
-describe("a JSON patch that copies what holds managedFields", () => {
-  it("works on a copy of the shared FieldsV1 trees, wherever it puts them", async () => {
-    const { api, call } = await serve();
-    await api
-      .client()
-      .resource(configMaps, "default")
-      .create({ metadata: { name: "c" }, data: { a: "1" } });
-    const answer = await call(
-      "PATCH",
-      "/api/v1/namespaces/default/configmaps/c",
-      [
-        { op: "copy", from: "/metadata", path: "/data/copied" },
-        { op: "add", path: "/data/copied/managedFields/0/fieldsV1/f:data/f:b", value: {} },
-        { op: "remove", path: "/data/copied" },
-      ],
-      "application/json-patch+json",
-    );
-    expect(answer.code).toBe(200);
   });
 });
