@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { validateCustomResource, validateCustomResourceStatus } from "./custom-resource.js";
+import { SchemaErrors } from "./errors.js";
 import type { JSONSchemaProps } from "./schema.js";
+import { prepareValidation, validateOpenAPI } from "./validation.js";
 
 function crWith(spec: Record<string, unknown>): Record<string, unknown> {
   return { apiVersion: "stable.example.com/v1", kind: "CronTab", metadata: { name: "x" }, spec };
@@ -287,6 +289,24 @@ describe("OpenAPI validation of custom resources, in kube-openapi's words", () =
     );
     expect(out.map((e) => e.message)).toEqual([
       "status.replicas: Invalid value: -1: replicas in body should be greater than or equal to 0",
+    ]);
+  });
+});
+
+describe("prepareValidation", () => {
+  it("prepares a schema ahead of its first object, and a schema Ajv cannot compile without throwing", () => {
+    // Run by the CRD controller in a turn of its own: a throw there would end the process.
+    const broken: JSONSchemaProps = {
+      type: "object",
+      properties: { name: { type: "string", pattern: "(" } },
+    };
+    expect(() => prepareValidation(broken)).not.toThrow();
+    const fine: JSONSchemaProps = { type: "object", properties: { size: { type: "integer", minimum: 1 } } };
+    prepareValidation(fine);
+    const errors = new SchemaErrors();
+    validateOpenAPI({ size: 0 }, fine, errors);
+    expect(errors.list.map((error) => error.message)).toEqual([
+      "size: Invalid value: 0: size in body should be greater than or equal to 1",
     ]);
   });
 });
