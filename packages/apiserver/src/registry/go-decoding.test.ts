@@ -33,6 +33,10 @@ describe("goTimeParseError: Go's time.Parse for metav1.Time and MicroTime", () =
       'tomorrow"',
       'parsing time "tomorrow\\"" as "2006-01-02T15:04:05Z07:00": cannot parse "tomorrow\\"" as "2006"',
     ],
+    [
+      "\u00fc",
+      'parsing time "\\xc3\\xbc" as "2006-01-02T15:04:05Z07:00": cannot parse "\\xc3\\xbc" as "2006"',
+    ],
   ])("RFC 3339: %s", (value, error) => {
     expect(goTimeParseError(value, rfc3339Layout)).toBe(error);
   });

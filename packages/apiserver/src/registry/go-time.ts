@@ -34,8 +34,8 @@ export function goTimeParseError(value: string, layout: string): string | undefi
   const elements = layouts[layout];
   if (elements === undefined) throw new Error(`unsupported layout ${layout}`);
   const fail = (valueElem: string, layoutElem: string) =>
-    `parsing time ${goQuote(value)} as ${goQuote(layout)}: cannot parse ${goQuote(valueElem)} as ${goQuote(layoutElem)}`;
-  const outOfRange = (what: string) => `parsing time ${goQuote(value)}: ${what} out of range`;
+    `parsing time ${timeQuote(value)} as ${timeQuote(layout)}: cannot parse ${timeQuote(valueElem)} as ${timeQuote(layoutElem)}`;
+  const outOfRange = (what: string) => `parsing time ${timeQuote(value)}: ${what} out of range`;
   let rest = value;
   let year = 0;
   let month = 0;
@@ -115,7 +115,7 @@ export function goTimeParseError(value: string, layout: string): string | undefi
     if (range !== undefined) return outOfRange(range);
     if (bad) return fail(hold, element);
   }
-  if (rest !== "") return `parsing time ${goQuote(value)}: extra text: ${goQuote(rest)}`;
+  if (rest !== "") return `parsing time ${timeQuote(value)}: extra text: ${timeQuote(rest)}`;
   if (day < 1 || day > daysIn(month, year)) return outOfRange("day");
   return undefined;
 }
@@ -140,8 +140,12 @@ function daysIn(month: number, year: number): number {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-/** Go's `time.quote`: double quotes, `"` and `\` escaped, control bytes and non-ASCII as `\x..`. */
-function goQuote(text: string): string {
+/**
+ * Go's `time.quote`, which its parse errors use: double quotes, `"` and `\` escaped, control bytes
+ * and non-ASCII as `\x..`. Not `strconv.Quote` (`goQuote` of field-validation), which keeps printable
+ * non-ASCII.
+ */
+function timeQuote(text: string): string {
   let out = '"';
   for (const byte of Buffer.from(text, "utf8")) {
     if (byte === 0x22 || byte === 0x5c) out += `\\${String.fromCharCode(byte)}`;
