@@ -1,4 +1,4 @@
-import type { DeepReadonly, Node, Pod } from "@reconcile/api";
+import { type DeepReadonly, labelsEqual, type Node, type Pod } from "@reconcile/api";
 import { type ControllerInformer, objectFromTombstone } from "@reconcile/controller";
 import type { SchedulerCache } from "./cache.js";
 import { type ClusterEvent, type CycleState, type Plugin, runFilters } from "./framework.js";
@@ -16,6 +16,10 @@ export interface EventHandlerTarget {
   readonly schedulerName: string;
   readonly podInformer: ControllerInformer<Pod>;
   readonly nodeInformer: ControllerInformer<Node>;
+  /** A namespace's labels, for affinity terms' namespace selectors; default: none known. */
+  readonly namespaceLabels?:
+    | ((namespace: string) => Readonly<Record<string, string>> | undefined)
+    | undefined;
   /** Claim, volume and class changes requeue the pods VolumeBinding parked. */
   readonly volumeInformers?:
     | {
@@ -37,11 +41,14 @@ export function addAllEventHandlers(target: EventHandlerTarget): void {
   const responsible = (pod: DeepReadonly<Pod>) =>
     (pod.spec?.schedulerName || defaultSchedulerName) === target.schedulerName;
   const fits = (pod: DeepReadonly<Pod>, node: DeepReadonly<Node>) => fitsNode(target, pod, node);
+  const assigned = (event: ClusterEvent, pod: DeepReadonly<Pod>) =>
+    queue.movePodsWithCrossTopologyTerm(event, pod, target.namespaceLabels?.(pod.metadata?.namespace ?? ""));
 
   const onPodAdd = (pod: DeepReadonly<Pod>) => {
     if (isTerminal(pod)) return;
     if (pod.spec?.nodeName) {
       cache.addPod(pod);
+      assigned("AssignedPodAdd", pod);
       return;
     }
     if (responsible(pod)) queue.add(pod);
@@ -68,12 +75,15 @@ export function addAllEventHandlers(target: EventHandlerTarget): void {
     if (newPod.spec?.nodeName) {
       if (oldPod.spec?.nodeName) {
         cache.updatePod(newPod);
+        if (!labelsEqual(oldPod.metadata?.labels, newPod.metadata?.labels))
+          assigned("AssignedPodLabelChange", newPod);
         return;
       }
       // Just bound: it leaves the queue, and its bound copy replaces the assumed one (upstream's
       // filtered handlers see a delete of the unassigned pod and an add of the assigned one).
       queue.delete(newPod);
       cache.addPod(newPod);
+      assigned("AssignedPodAdd", newPod);
       return;
     }
     if (responsible(newPod)) queue.update(oldPod, newPod);
@@ -105,7 +115,10 @@ export function addAllEventHandlers(target: EventHandlerTarget): void {
       for (const event of nodeEvents(oldNode, newNode))
         queue.moveAllToActiveOrBackoffQueue(event, (pod) => fits(pod, newNode));
     },
-    onDelete: (obj) => cache.removeNode(objectFromTombstone(obj)?.metadata?.name ?? ""),
+    onDelete: (obj) => {
+      cache.removeNode(objectFromTombstone(obj)?.metadata?.name ?? "");
+      queue.moveAllToActiveOrBackoffQueue("NodeDelete");
+    },
   });
 }
 
@@ -127,13 +140,16 @@ function nodeEvents(oldNode: DeepReadonly<Node>, newNode: DeepReadonly<Node>): C
   return events;
 }
 
-// The cheap check before moving a parked pod on a node event: does it pass every filter on that node?
+// Plugins whose verdict on a node depends on pods on other nodes: one node alone cannot tell.
+const crossNodePlugins = new Set(["InterPodAffinity", "PodTopologySpread"]);
+
+// The cheap check before moving a parked pod on a node event: does it pass every single-node filter there?
 function fitsNode(target: EventHandlerTarget, pod: DeepReadonly<Pod>, node: DeepReadonly<Node>): boolean {
   const nodeInfo = target.cache.nodeInfo(node.metadata?.name ?? "");
   if (nodeInfo === undefined) return false;
   const state: CycleState = new Map();
   const filters = target.plugins.filter((plugin) => {
-    if (plugin.filter === undefined) return false;
+    if (plugin.filter === undefined || crossNodePlugins.has(plugin.name)) return false;
     return plugin.preFilter?.(state, pod, [nodeInfo])?.code !== "Skip";
   });
   return runFilters(filters, state, pod, nodeInfo) === undefined;

@@ -1,5 +1,5 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
-import type { NodeInfo } from "./node-info.js";
+import type { NodeInfo, PodInfo } from "./node-info.js";
 
 /** The outcome of a plugin call (upstream `framework.Code`). */
 export type Code = "Success" | "Error" | "Unschedulable" | "UnschedulableAndUnresolvable" | "Skip";
@@ -33,15 +33,32 @@ export function isRejected(status: Status): boolean {
   return status.code === "Unschedulable" || status.code === "UnschedulableAndUnresolvable";
 }
 
-/** Data plugins keep for one scheduling cycle of one pod, by plugin name (upstream `CycleState`). */
+/**
+ * Data plugins keep for one scheduling cycle of one pod, by plugin name
+ * (upstream `CycleState`). A value with a `clone()` method is copied by
+ * {@link cloneCycleState}; any other value is shared by the copies.
+ */
 export type CycleState = Map<string, unknown>;
+
+/** A copy of the state in which each clonable value is cloned (upstream `CycleState.Clone`). */
+export function cloneCycleState(state: CycleState): CycleState {
+  const copy: CycleState = new Map();
+  for (const [key, value] of state) {
+    const clone = (value as { clone?: () => unknown } | null)?.clone;
+    copy.set(key, typeof clone === "function" ? clone.call(value) : value);
+  }
+  return copy;
+}
 
 /** Kinds of cluster change that may make a rejected pod schedulable (upstream `ClusterEvent`). */
 export type ClusterEvent =
   | "NodeAdd"
+  | "NodeDelete"
   | "NodeAllocatableChange"
   | "NodeLabelChange"
   | "NodeTaintChange"
+  | "AssignedPodAdd"
+  | "AssignedPodLabelChange"
   | "AssignedPodDelete"
   | "PodTolerationChange"
   | "PodUpdate"
@@ -64,6 +81,14 @@ export interface Plugin {
   readonly events?: readonly ClusterEvent[];
   /** Once per cycle before Filter; Skip turns this plugin's Filter off for the cycle; a rejection fails the attempt. */
   preFilter?(state: CycleState, pod: DeepReadonly<Pod>, nodes: readonly NodeInfo[]): Status;
+  /**
+   * Updates this plugin's PreFilter state as if `added` were placed on
+   * `nodeInfo` (upstream `PreFilterExtensions.AddPod`): preemption asks
+   * "would the pod fit without these victims" without running PreFilter again.
+   */
+  addPod?(state: CycleState, pod: DeepReadonly<Pod>, added: PodInfo, nodeInfo: NodeInfo): void;
+  /** The same for a pod taken off `nodeInfo` (upstream `PreFilterExtensions.RemovePod`). */
+  removePod?(state: CycleState, pod: DeepReadonly<Pod>, removed: PodInfo, nodeInfo: NodeInfo): void;
   /** Whether `pod` fits on `nodeInfo`. */
   filter?(state: CycleState, pod: DeepReadonly<Pod>, nodeInfo: NodeInfo): Status;
   /** Once per cycle before Score, with the feasible nodes; Skip turns this plugin's Score off. */
@@ -75,8 +100,13 @@ export interface Plugin {
   ): Status;
   /** A raw score for `nodeInfo`. */
   score?(state: CycleState, pod: DeepReadonly<Pod>, nodeInfo: NodeInfo): number;
-  /** Maps the raw scores of every feasible node into [0, 100], in place. */
-  normalizeScore?(state: CycleState, pod: DeepReadonly<Pod>, scores: number[]): void;
+  /** Maps the raw scores of every feasible node (`nodes`, in the same order) into [0, 100], in place. */
+  normalizeScore?(
+    state: CycleState,
+    pod: DeepReadonly<Pod>,
+    scores: number[],
+    nodes: readonly NodeInfo[],
+  ): void;
 }
 
 /** The highest normalized score (upstream `MaxNodeScore`). */

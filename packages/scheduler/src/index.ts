@@ -1,3 +1,12 @@
+export {
+  type AffinityTerm,
+  hasPodAffinity,
+  type NamespaceLister,
+  type PodAffinityTerms,
+  podAffinityTerms,
+  termMatches,
+  type WeightedAffinityTerm,
+} from "./affinity-terms.js";
 export { type Binder, ClientBinder, newBinding } from "./binder.js";
 export { SchedulerCache } from "./cache.js";
 export {
@@ -11,6 +20,7 @@ export {
   type ClusterEvent,
   type Code,
   type CycleState,
+  cloneCycleState,
   defaultNormalizeScore,
   isRejected,
   maxNodeScore,

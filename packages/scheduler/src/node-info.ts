@@ -1,4 +1,5 @@
 import type { DeepReadonly, Node, Pod } from "@reconcile/api";
+import { hasPodAffinity, type PodAffinityTerms, podAffinityTermsOrNone } from "./affinity-terms.js";
 import {
   addResource,
   emptyResource,
@@ -23,6 +24,8 @@ export interface PodInfo {
   hostPorts: HostPort[];
   /** The uid of the pod's ReplicaSet, ReplicationController or StatefulSet, unless the pod is terminating. */
   controllerUID: string | undefined;
+  /** The pod's parsed (anti-)affinity terms; a shared empty set for pods without pod affinity. */
+  affinity: PodAffinityTerms;
 }
 
 /**
@@ -41,6 +44,12 @@ export class NodeInfo {
   readonly usedPorts: HostPort[] = [];
   /** Non-terminating pods per controller uid, for default topology spreading. */
   readonly podsByController = new Map<string, number>();
+  /** Image name → size in bytes, from `status.images` (each of an image's names). */
+  imageSizes: ReadonlyMap<string, number> = new Map();
+  /** How many of the node's pods have pod affinity or anti-affinity (upstream `PodsWithAffinity`). */
+  podsWithAffinity = 0;
+  /** How many have required anti-affinity terms (upstream `PodsWithRequiredAntiAffinity`). */
+  podsWithRequiredAntiAffinity = 0;
 
   constructor(node?: DeepReadonly<Node>) {
     if (node !== undefined) this.setNode(node);
@@ -53,6 +62,12 @@ export class NodeInfo {
   setNode(node: DeepReadonly<Node>): void {
     this.node = node;
     this.allocatable = nodeAllocatable(node);
+    const images = node.status?.images ?? [];
+    if (images.length > 0 || this.imageSizes.size > 0) {
+      const sizes = new Map<string, number>();
+      for (const image of images) for (const name of image.names ?? []) sizes.set(name, image.sizeBytes ?? 0);
+      this.imageSizes = sizes;
+    }
   }
 
   /** Accounts the pod; `info` may be passed when computed already (it must be `podInfo(pod)`). */
@@ -64,6 +79,8 @@ export class NodeInfo {
     if (info.controllerUID !== undefined) {
       this.podsByController.set(info.controllerUID, (this.podsByController.get(info.controllerUID) ?? 0) + 1);
     }
+    if (hasPodAffinity(info.pod)) this.podsWithAffinity++;
+    if (info.affinity.requiredAnti.length > 0) this.podsWithRequiredAntiAffinity++;
   }
 
   removePod(uid: string): boolean {
@@ -83,6 +100,8 @@ export class NodeInfo {
       if (left > 0) this.podsByController.set(info.controllerUID, left);
       else this.podsByController.delete(info.controllerUID);
     }
+    if (hasPodAffinity(info.pod)) this.podsWithAffinity--;
+    if (info.affinity.requiredAnti.length > 0) this.podsWithRequiredAntiAffinity--;
     return true;
   }
 }
@@ -95,6 +114,7 @@ export function podInfo(pod: DeepReadonly<Pod>): PodInfo {
     nonZeroRequests: podRequests(pod, { nonZero: true }),
     hostPorts: hostPortsOf(pod),
     controllerUID: pod.metadata?.deletionTimestamp ? undefined : spreadingControllerUID(pod),
+    affinity: podAffinityTermsOrNone(pod),
   };
 }
 

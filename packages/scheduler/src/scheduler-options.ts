@@ -1,4 +1,4 @@
-import type { Logger, Node, Pod } from "@reconcile/api";
+import type { Logger, Namespace, Node, Pod } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { ControllerInformer, EventRecorder } from "@reconcile/controller";
@@ -39,6 +39,12 @@ export interface SchedulerOptions {
         classes: ControllerInformer<StorageClass>;
       }
     | undefined;
+  /**
+   * Informer over namespaces: with it, InterPodAffinity resolves terms'
+   * `namespaceSelector`s. Without it, a selector other than `{}` selects no
+   * namespace. Default: none.
+   */
+  namespaceInformer?: ControllerInformer<Namespace> | undefined;
   /** Pods whose `spec.schedulerName` is this are scheduled; all others are left alone. Default "default-scheduler". */
   schedulerName?: string | undefined;
   /** Time for the queue's backoff and flushes and for condition times. Default `realClock`. */

@@ -2,7 +2,9 @@ import {
   type DeepReadonly,
   errorMessage,
   metaNamespaceKeyFunc,
+  type Namespace,
   type Node,
+  namespaces as namespacesResource,
   nodes as nodesResource,
   type Pod,
   type PodCondition,
@@ -24,6 +26,7 @@ import {
 } from "@reconcile/controller";
 import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
+import type { NamespaceLister } from "./affinity-terms.js";
 import { type Binder, ClientBinder } from "./binder.js";
 import { SchedulerCache } from "./cache.js";
 import { addAllEventHandlers, defaultSchedulerName } from "./event-handlers.js";
@@ -43,7 +46,7 @@ import type { NodeInfo } from "./node-info.js";
 export { defaultSchedulerName };
 
 import { preemptionMessage } from "./plugins/default-preemption.js";
-import { defaultPlugins, defaultPluginsWithVolumes } from "./plugins/index.js";
+import { defaultPluginsWith } from "./plugins/index.js";
 import type { SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
 import { type QueuedPodInfo, SchedulingQueue } from "./scheduling-queue.js";
 
@@ -84,6 +87,7 @@ export class Scheduler {
   readonly #podInformer: ControllerInformer<Pod>;
   readonly #nodeInformer: ControllerInformer<Node>;
   readonly #volumeInformers: SchedulerOptions["volumeInformers"];
+  readonly #namespaceInformer: SchedulerOptions["namespaceInformer"];
   readonly #clock: Clock;
   readonly #binder: Binder;
   readonly #recorder: EventRecorder;
@@ -114,15 +118,21 @@ export class Scheduler {
     this.#clock = options.clock ?? realClock;
     const volumes = options.volumeInformers;
     this.#volumeInformers = volumes;
+    this.#namespaceInformer = options.namespaceInformer;
+    const namespaces = namespaceLister(options.namespaceInformer);
     this.#plugins =
       options.plugins ??
-      (volumes === undefined
-        ? defaultPlugins
-        : defaultPluginsWithVolumes({
-            claims: volumes.claims.getIndexer(),
-            volumes: volumes.volumes.getIndexer(),
-            classes: volumes.classes.getIndexer(),
-          }));
+      defaultPluginsWith({
+        namespaces,
+        volumes:
+          volumes === undefined
+            ? undefined
+            : {
+                claims: volumes.claims.getIndexer(),
+                volumes: volumes.volumes.getIndexer(),
+                classes: volumes.classes.getIndexer(),
+              },
+      });
     this.#percentageOfNodesToScore = percentage;
     this.#random = options.random ?? Math.random;
     const perTurn = options.cyclesPerTurn;
@@ -157,6 +167,7 @@ export class Scheduler {
       podInformer: this.#podInformer,
       nodeInformer: this.#nodeInformer,
       volumeInformers: volumes,
+      namespaceLabels: namespaces?.labels,
     });
   }
 
@@ -168,6 +179,7 @@ export class Scheduler {
       forResource(resource: typeof persistentVolumeClaims): ControllerInformer<PersistentVolumeClaim>;
       forResource(resource: typeof persistentVolumes): ControllerInformer<PersistentVolume>;
       forResource(resource: typeof storageClasses): ControllerInformer<StorageClass>;
+      forResource(resource: typeof namespacesResource): ControllerInformer<Namespace>;
     },
     options: Omit<SchedulerOptions, "podInformer" | "nodeInformer">,
   ): Scheduler {
@@ -180,6 +192,7 @@ export class Scheduler {
         volumes: factory.forResource(persistentVolumes),
         classes: factory.forResource(storageClasses),
       },
+      namespaceInformer: options.namespaceInformer ?? factory.forResource(namespacesResource),
     });
   }
 
@@ -197,6 +210,7 @@ export class Scheduler {
         informers: {
           pods: this.#podInformer,
           nodes: this.#nodeInformer,
+          ...(this.#namespaceInformer === undefined ? {} : { namespaces: this.#namespaceInformer }),
           ...(this.#volumeInformers === undefined
             ? {}
             : {
@@ -346,7 +360,7 @@ export class Scheduler {
         nodeToStatus: new Map(allNodes.map((info) => [info.name, rejection])),
         unschedulablePlugins: diagnosis.unschedulablePlugins,
       };
-      diagnosis.postFilterMsg = preemptionMessage(pod, allNodes, everyNode, filters);
+      diagnosis.postFilterMsg = preemptionMessage(pod, allNodes, everyNode, filters, state);
       throw new FitError(allNodes.length, diagnosis);
     }
 
@@ -364,7 +378,7 @@ export class Scheduler {
     }
     const feasible = this.#findNodesThatPassFilters(state, pod, nodes, filters, diagnosis);
     if (feasible.length === 0) {
-      diagnosis.postFilterMsg = preemptionMessage(pod, allNodes, diagnosis, filters);
+      diagnosis.postFilterMsg = preemptionMessage(pod, allNodes, diagnosis, filters, state);
       throw new FitError(allNodes.length, diagnosis);
     }
     const evaluatedNodes = feasible.length + diagnosis.nodeToStatus.size;
@@ -440,7 +454,7 @@ export class Scheduler {
         throw new Error(`running PreScore plugin "${plugin.name}": ${status.reasons.join(", ")}`);
       }
       const scores = feasible.map((nodeInfo) => plugin.score!(state, pod, nodeInfo));
-      plugin.normalizeScore?.(state, pod, scores);
+      plugin.normalizeScore?.(state, pod, scores, feasible);
       const weight = plugin.weight ?? 1;
       for (let i = 0; i < scores.length; i++) {
         const score = scores[i]!;
@@ -579,4 +593,14 @@ export class Scheduler {
 
 function withKind(pod: DeepReadonly<Pod>): DeepReadonly<Pod> {
   return pod.kind ? pod : { ...pod, apiVersion: "v1", kind: "Pod" };
+}
+
+/** Namespace names and labels from the namespace informer's cache. */
+function namespaceLister(informer: ControllerInformer<Namespace> | undefined): NamespaceLister | undefined {
+  if (informer === undefined) return undefined;
+  const indexer = informer.getIndexer();
+  return {
+    list: () => indexer.byIndex("namespace", ""),
+    labels: (name) => indexer.getByKey(name)?.metadata?.labels,
+  };
 }

@@ -1,5 +1,6 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
+import { hasPodAffinity, podAffinityTermsOrNone, termMatches } from "./affinity-terms.js";
 import type { ClusterEvent } from "./framework.js";
 import { Heap } from "./heap.js";
 
@@ -260,6 +261,33 @@ export class SchedulingQueue {
     this.#moveRequestCycle = this.#schedulingCycle;
   }
 
+  /**
+   * An assigned pod was added, or its labels changed (`AssignedPodAdd`,
+   * `AssignedPodLabelChange`): only parked pods whose placement depends on
+   * other pods can be helped — those PodTopologySpread rejected, in the
+   * pod's namespace, and those with a required affinity term selecting it
+   * (upstream `AssignedPodAdded` and `getUnschedulablePodsWithCrossTopologyTerm`).
+   */
+  movePodsWithCrossTopologyTerm(
+    event: ClusterEvent,
+    pod: DeepReadonly<Pod>,
+    namespaceLabels: Readonly<Record<string, string>> | undefined,
+  ): void {
+    if (!this.#eventOfInterest(event)) return;
+    this.#moveRequestCycle = this.#schedulingCycle;
+    if (this.#unschedulable.size === 0) return;
+    const namespace = pod.metadata?.namespace ?? "";
+    for (const [key, info] of this.#unschedulable) {
+      if (info.gated || !this.#interested(info, event)) continue;
+      const spread =
+        info.unschedulablePlugins.has("PodTopologySpread") &&
+        (info.pod.metadata?.namespace ?? "") === namespace;
+      if (!spread && !this.#affinityTermSelects(info, pod, namespaceLabels)) continue;
+      this.#unschedulable.delete(key);
+      this.#requeue(info);
+    }
+  }
+
   /** Moves pods whose backoff has expired to activeQ. */
   flushBackoffQCompleted(): void {
     const now = this.#clock.now();
@@ -324,6 +352,20 @@ export class SchedulingQueue {
 
   #has(key: string): boolean {
     return this.#activeQ.has(key) || this.#backoffQ.has(key) || this.#unschedulable.has(key);
+  }
+
+  #eventOfInterest(event: ClusterEvent): boolean {
+    for (const events of this.#pluginEvents.values()) if (events.has(event)) return true;
+    return false;
+  }
+
+  #affinityTermSelects(
+    info: QueuedPodInfo,
+    pod: DeepReadonly<Pod>,
+    namespaceLabels: Readonly<Record<string, string>> | undefined,
+  ): boolean {
+    if (!hasPodAffinity(info.pod)) return false;
+    return podAffinityTermsOrNone(info.pod).required.some((term) => termMatches(term, pod, namespaceLabels));
   }
 
   #interested(info: QueuedPodInfo, event: ClusterEvent): boolean {

@@ -1,6 +1,6 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
 import { type Diagnosis, fitErrorMessage } from "../fit-error.js";
-import { type Plugin, runFilters, type Status } from "../framework.js";
+import { type CycleState, cloneCycleState, type Plugin, runFilters, type Status } from "../framework.js";
 import type { NodeInfo } from "../node-info.js";
 
 // DefaultPreemption's PostFilter (upstream plugins/defaultpreemption), as far as this scheduler goes:
@@ -17,6 +17,7 @@ export function preemptionMessage(
   allNodes: readonly NodeInfo[],
   diagnosis: Diagnosis,
   filters: readonly Plugin[],
+  state: CycleState,
 ): string | undefined {
   if (pod.spec?.preemptionPolicy === "Never")
     return "preemption: not eligible due to preemptionPolicy=Never.";
@@ -35,10 +36,14 @@ export function preemptionMessage(
       });
       continue;
     }
-    // Try the node without its lower-priority pods, then put them back.
+    // Try the node without its lower-priority pods, on a copy of the cycle's state that the plugins'
+    // RemovePod extensions have told of them, then put them back.
+    const what = cloneCycleState(state);
+    for (const [, info] of victims)
+      for (const plugin of filters) plugin.removePod?.(what, pod, info, nodeInfo);
     for (const [uid] of victims) nodeInfo.removePod(uid);
-    const after = runFilters(filters, new Map(), pod, nodeInfo);
-    for (const [uid, info] of victims) nodeInfo.addPod(info.pod, uid);
+    const after = runFilters(filters, what, pod, nodeInfo);
+    for (const [uid, info] of victims) nodeInfo.addPod(info.pod, uid, info);
     if (after === undefined) return undefined; // a preemption candidate: not performed here
     statuses.set(nodeInfo.name, after);
   }

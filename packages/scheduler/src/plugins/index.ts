@@ -1,4 +1,7 @@
+import type { NamespaceLister } from "../affinity-terms.js";
 import type { Plugin } from "../framework.js";
+import { imageLocality } from "./image-locality.js";
+import { interPodAffinity, interPodAffinityPlugin } from "./inter-pod-affinity.js";
 import { nodeAffinity } from "./node-affinity.js";
 import { nodeName } from "./node-name.js";
 import { nodePorts } from "./node-ports.js";
@@ -17,15 +20,44 @@ export const defaultPlugins: readonly Plugin[] = [
   nodePorts,
   nodeResourcesFit,
   podTopologySpread,
+  interPodAffinity,
   nodeResourcesBalancedAllocation,
+  imageLocality,
 ];
+
+/**
+ * The default plugins given the caches some of them read: VolumeBinding
+ * where upstream's profile has it (after NodeResourcesFit) when `volumes`
+ * are given, and InterPodAffinity resolving namespace selectors through
+ * `namespaces`.
+ */
+export function defaultPluginsWith(listers: {
+  volumes?: VolumeListers | undefined;
+  namespaces?: NamespaceLister | undefined;
+}): readonly Plugin[] {
+  const plugins = defaultPlugins.map((plugin) =>
+    plugin === interPodAffinity && listers.namespaces !== undefined
+      ? interPodAffinityPlugin({ namespaces: listers.namespaces })
+      : plugin,
+  );
+  if (listers.volumes === undefined) return plugins;
+  const at = plugins.indexOf(nodeResourcesFit) + 1;
+  return [...plugins.slice(0, at), volumeBinding(listers.volumes), ...plugins.slice(at)];
+}
 
 /** The default plugins with VolumeBinding where upstream's profile has it (after NodeResourcesFit). */
 export function defaultPluginsWithVolumes(listers: VolumeListers): readonly Plugin[] {
-  const at = defaultPlugins.indexOf(nodeResourcesFit) + 1;
-  return [...defaultPlugins.slice(0, at), volumeBinding(listers), ...defaultPlugins.slice(at)];
+  return defaultPluginsWith({ volumes: listers });
 }
 
+export { imageLocality, normalizedImageName } from "./image-locality.js";
+export {
+  errReasonAffinityRulesNotMatch,
+  errReasonAntiAffinityRulesNotMatch,
+  errReasonExistingAntiAffinityRulesNotMatch,
+  interPodAffinity,
+  interPodAffinityPlugin,
+} from "./inter-pod-affinity.js";
 export {
   errReasonPodNotMatchNodeSelector,
   matchesRequiredNodeAffinity,
@@ -43,7 +75,14 @@ export {
   nodeResourcesFit,
 } from "./node-resources-fit.js";
 export { errReasonUnschedulable, nodeUnschedulable } from "./node-unschedulable.js";
-export { defaultConstraints, hostnameLabel, podTopologySpread, zoneLabel } from "./pod-topology-spread.js";
+export {
+  defaultConstraints,
+  errReasonConstraintsNotMatch,
+  errReasonNodeLabelNotMatch,
+  hostnameLabel,
+  podTopologySpread,
+  zoneLabel,
+} from "./pod-topology-spread.js";
 export { findUntoleratedTaint, taintToleration, toleratesTaint } from "./taint-toleration.js";
 export {
   errReasonNodeConflict,

@@ -1,9 +1,22 @@
-import { type Plugin, skipStatus, successStatus } from "../framework.js";
-import { spreadingControllerUID } from "../node-info.js";
+import {
+  type DeepReadonly,
+  type LabelSelector,
+  labelSelectorAsSelector,
+  type Node,
+  type Pod,
+  type Selector,
+} from "@reconcile/api";
+import type { TopologySpreadConstraint } from "kubernetes-types/core/v1.js";
+import { type Plugin, skipStatus, successStatus, unresolvable, unschedulable } from "../framework.js";
+import { type NodeInfo, type PodInfo, spreadingControllerUID } from "../node-info.js";
 import { matchesRequiredNodeAffinity } from "./node-affinity.js";
+import { findUntoleratedTaint } from "./taint-toleration.js";
 
 export const hostnameLabel = "kubernetes.io/hostname";
 export const zoneLabel = "topology.kubernetes.io/zone";
+
+export const errReasonConstraintsNotMatch = "node(s) didn't match pod topology spread constraints";
+export const errReasonNodeLabelNotMatch = `${errReasonConstraintsNotMatch} (missing required label)`;
 
 /** The system default constraints: hostname with maxSkew 3, zone with maxSkew 5, both ScheduleAnyway. */
 export const defaultConstraints = [
@@ -11,75 +24,333 @@ export const defaultConstraints = [
   { topologyKey: zoneLabel, maxSkew: 5 },
 ] as const;
 
-const stateKey = "PreScorePodTopologySpread";
-
-interface SpreadState {
-  controllerUID: string;
-  /** ln(K + 2) per constraint, K = distinct values among the feasible nodes. */
-  weights: number[];
-  /** Matching pods per zone value, over nodes that pass the pod's required node affinity. */
-  podsPerZone: Map<string, number>;
+/** A constraint as the plugin uses it (upstream `topologySpreadConstraint`). */
+interface Constraint {
+  maxSkew: number;
+  topologyKey: string;
+  minDomains: number;
+  /** Whether nodes the pod's required node affinity refuses are left out of the counts. */
+  honorNodeAffinity: boolean;
+  /** Whether nodes with taints the pod does not tolerate are left out of the counts. */
+  honorNodeTaints: boolean;
+  selector: Selector;
+  /** System defaults only: the pods counted are this controller's (see {@link podTopologySpread}). */
+  controllerUID?: string | undefined;
 }
 
 /**
- * PodTopologySpread with the system default constraints only (scoring, no
- * filtering): a pod owned by a ReplicaSet, ReplicationController or
- * StatefulSet prefers nodes, and zones, holding fewer pods of the same
- * controller. Raw score per node `round(Σ count·ln(K + 2) + maxSkew − 1)`
- * over the constraints whose label the node has; normalized as
- * `100·(max + min − raw) / max`. Pods are matched by controller uid, which
- * equals matching by the controller's selector for the pods it owns.
+ * The pod's constraints with this `whenUnsatisfiable` (upstream
+ * `filterTopologySpreadConstraints`): `matchLabelKeys` add the pod's own
+ * values to the selector; minDomains defaults to 1, nodeAffinityPolicy to
+ * Honor, nodeTaintsPolicy to Ignore.
+ */
+function podConstraints(pod: DeepReadonly<Pod>, action: "DoNotSchedule" | "ScheduleAnyway"): Constraint[] {
+  const labels = pod.metadata?.labels ?? {};
+  const result: Constraint[] = [];
+  for (const c of (pod.spec?.topologySpreadConstraints ??
+    []) as readonly DeepReadonly<TopologySpreadConstraint>[]) {
+    if (c.whenUnsatisfiable !== action) continue;
+    let selector = c.labelSelector as LabelSelector | undefined;
+    const pinned = (c.matchLabelKeys ?? []).filter((key) => labels[key] !== undefined);
+    if (selector != null && pinned.length > 0) {
+      selector = {
+        ...selector,
+        matchExpressions: [
+          ...pinned.map((key) => ({ key, operator: "In", values: [labels[key]!] })),
+          ...(selector.matchExpressions ?? []),
+        ],
+      };
+    }
+    result.push({
+      maxSkew: c.maxSkew,
+      topologyKey: c.topologyKey,
+      minDomains: c.minDomains ?? 1,
+      honorNodeAffinity: (c.nodeAffinityPolicy ?? "Honor") === "Honor",
+      honorNodeTaints: c.nodeTaintsPolicy === "Honor",
+      selector: labelSelectorAsSelector(selector),
+    });
+  }
+  return result;
+}
+
+/** ScheduleAnyway constraints: the pod's own, or else the system defaults for a pod of a spreading controller. */
+function scoringConstraints(pod: DeepReadonly<Pod>): Constraint[] {
+  if ((pod.spec?.topologySpreadConstraints?.length ?? 0) > 0) return podConstraints(pod, "ScheduleAnyway");
+  const controllerUID = spreadingControllerUID(pod);
+  if (controllerUID === undefined) return [];
+  return defaultConstraints.map(({ topologyKey, maxSkew }) => ({
+    maxSkew,
+    topologyKey,
+    minDomains: 1,
+    honorNodeAffinity: true,
+    honorNodeTaints: false,
+    selector: labelSelectorAsSelector({}),
+    controllerUID,
+  }));
+}
+
+/** Matching pods of the incoming pod's namespace on one node; terminating pods do not count. */
+function countOnNode(c: Constraint, nodeInfo: NodeInfo, namespace: string): number {
+  if (c.controllerUID !== undefined) return nodeInfo.podsByController.get(c.controllerUID) ?? 0;
+  if (c.selector.empty()) return 0;
+  let count = 0;
+  for (const { pod } of nodeInfo.pods.values()) {
+    if (pod.metadata?.deletionTimestamp || (pod.metadata?.namespace ?? "") !== namespace) continue;
+    if (c.selector.matches(pod.metadata?.labels ?? {})) count++;
+  }
+  return count;
+}
+
+function hasAllTopologyKeys(node: DeepReadonly<Node>, constraints: readonly Constraint[]): boolean {
+  const labels = node.metadata?.labels ?? {};
+  return constraints.every((c) => labels[c.topologyKey] !== undefined);
+}
+
+const noScheduleOrNoExecute = (taint: { effect?: string }) =>
+  taint.effect === "NoSchedule" || taint.effect === "NoExecute";
+
+/** Whether the node's domain counts for this constraint (upstream `matchNodeInclusionPolicies`). */
+function includesNode(c: Constraint, pod: DeepReadonly<Pod>, node: DeepReadonly<Node>): boolean {
+  if (c.honorNodeAffinity && !matchesRequiredNodeAffinity(pod, node)) return false;
+  if (c.honorNodeTaints) {
+    const taints = node.spec?.taints ?? [];
+    if (findUntoleratedTaint(taints, pod.spec?.tolerations ?? [], noScheduleOrNoExecute) !== undefined)
+      return false;
+  }
+  return true;
+}
+
+/** The two domains with the fewest matching pods (upstream `criticalPaths`). */
+class CriticalPaths {
+  paths = [
+    { value: "", count: Number.MAX_SAFE_INTEGER },
+    { value: "", count: Number.MAX_SAFE_INTEGER },
+  ];
+
+  update(value: string, count: number): void {
+    const [first, second] = this.paths as [
+      { value: string; count: number },
+      { value: string; count: number },
+    ];
+    const at = value === first.value ? 0 : value === second.value ? 1 : -1;
+    if (at >= 0) {
+      this.paths[at]!.count = count;
+      if (this.paths[0]!.count > this.paths[1]!.count) this.paths.reverse();
+    } else if (count < first.count) {
+      this.paths = [{ value, count }, { ...first }];
+    } else if (count < second.count) {
+      this.paths[1] = { value, count };
+    }
+  }
+
+  clone(): CriticalPaths {
+    const copy = new CriticalPaths();
+    copy.paths = this.paths.map((path) => ({ ...path }));
+    return copy;
+  }
+}
+
+const preFilterKey = "PreFilterPodTopologySpread";
+const preScoreKey = "PreScorePodTopologySpread";
+
+class PreFilterState {
+  constructor(
+    readonly constraints: readonly Constraint[],
+    /** Matching pods per domain value, one map per constraint. */
+    readonly counts: Map<string, number>[],
+    readonly critical: CriticalPaths[],
+  ) {}
+
+  clone(): PreFilterState {
+    return new PreFilterState(
+      this.constraints,
+      this.counts.map((counts) => new Map(counts)),
+      this.critical.map((paths) => paths.clone()),
+    );
+  }
+
+  /** The global minimum, or 0 while fewer domains than minDomains exist. */
+  minMatch(i: number): number {
+    if (this.counts[i]!.size < this.constraints[i]!.minDomains) return 0;
+    return this.critical[i]!.paths[0]!.count;
+  }
+
+  updateWithPod(
+    other: PodInfo,
+    pod: DeepReadonly<Pod>,
+    node: DeepReadonly<Node> | undefined,
+    delta: number,
+  ): void {
+    if (node === undefined || (other.pod.metadata?.namespace ?? "") !== (pod.metadata?.namespace ?? ""))
+      return;
+    if (!hasAllTopologyKeys(node, this.constraints)) return;
+    const labels = other.pod.metadata?.labels ?? {};
+    this.constraints.forEach((c, i) => {
+      if (!c.selector.matches(labels) || !includesNode(c, pod, node)) return;
+      const value = node.metadata!.labels![c.topologyKey]!;
+      const count = (this.counts[i]!.get(value) ?? 0) + delta;
+      this.counts[i]!.set(value, count);
+      this.critical[i]!.update(value, count);
+    });
+  }
+}
+
+interface PreScoreState {
+  constraints: readonly Constraint[];
+  /** Nodes missing a topology key of the pod's own constraints: they score 0. */
+  ignored: Set<NodeInfo>;
+  /** Matching pods per domain value, per constraint (hostname counts are taken per node at Score). */
+  counts: Map<string, number>[];
+  /** ln(domains + 2) per constraint, so counts in small topologies are not watered down by big ones. */
+  weights: number[];
+}
+
+/**
+ * PodTopologySpread (upstream `plugins/podtopologyspread`). Filter: for
+ * each `DoNotSchedule` constraint, placing the pod in the node's domain must
+ * not make that domain exceed the global minimum by more than `maxSkew`
+ * (the minimum is 0 while fewer than `minDomains` domains exist); a node
+ * without the topology label cannot take the pod. Score: for `ScheduleAnyway`
+ * constraints, or else the system defaults (hostname maxSkew 3, zone maxSkew
+ * 5), nodes in domains with fewer matching pods score higher:
+ * `round(Σ count·ln(domains + 2) + maxSkew − 1)`, normalized as
+ * `100·(max + min − raw) / max`. The system defaults count the pods of the
+ * incoming pod's ReplicaSet, ReplicationController or StatefulSet by its
+ * uid, which equals counting by the controller's selector for the pods it owns.
  */
 export const podTopologySpread: Plugin = {
   name: "PodTopologySpread",
   weight: 2,
-  preScore(state, pod, feasible, allNodes) {
-    const controllerUID = spreadingControllerUID(pod);
-    if (controllerUID === undefined) return skipStatus;
-    const weights = defaultConstraints.map(({ topologyKey }) => {
-      const values = new Set<string>();
-      for (const nodeInfo of feasible) {
-        const value = nodeInfo.node?.metadata?.labels?.[topologyKey];
-        if (value !== undefined) values.add(value);
-      }
-      return Math.log(values.size + 2);
-    });
-    const podsPerZone = new Map<string, number>();
+  events: [
+    "AssignedPodAdd",
+    "AssignedPodLabelChange",
+    "AssignedPodDelete",
+    "NodeAdd",
+    "NodeDelete",
+    "NodeLabelChange",
+    "NodeTaintChange",
+  ],
+  preFilter(state, pod, allNodes) {
+    let constraints: Constraint[];
+    try {
+      constraints = podConstraints(pod, "DoNotSchedule");
+    } catch (error) {
+      return {
+        code: "Error",
+        reasons: [`obtaining pod's hard topology spread constraints: ${(error as Error).message}`],
+      };
+    }
+    if (constraints.length === 0) return skipStatus;
+    const namespace = pod.metadata?.namespace ?? "";
+    const counts = constraints.map(() => new Map<string, number>());
     for (const nodeInfo of allNodes) {
       const node = nodeInfo.node;
-      const zone = node?.metadata?.labels?.[zoneLabel];
-      if (node === undefined || zone === undefined || !matchesRequiredNodeAffinity(pod, node)) continue;
-      const count = nodeInfo.podsByController.get(controllerUID) ?? 0;
-      podsPerZone.set(zone, (podsPerZone.get(zone) ?? 0) + count);
+      if (node === undefined || !hasAllTopologyKeys(node, constraints)) continue;
+      constraints.forEach((c, i) => {
+        if (!includesNode(c, pod, node)) return;
+        const value = node.metadata!.labels![c.topologyKey]!;
+        counts[i]!.set(value, (counts[i]!.get(value) ?? 0) + countOnNode(c, nodeInfo, namespace));
+      });
     }
-    state.set(stateKey, { controllerUID, weights, podsPerZone } satisfies SpreadState);
+    const critical = counts.map((byValue) => {
+      const paths = new CriticalPaths();
+      for (const [value, count] of byValue) paths.update(value, count);
+      return paths;
+    });
+    state.set(preFilterKey, new PreFilterState(constraints, counts, critical));
     return successStatus;
   },
-  score(state, _pod, nodeInfo) {
-    const spread = state.get(stateKey) as SpreadState;
+  addPod(state, pod, added, nodeInfo) {
+    (state.get(preFilterKey) as PreFilterState | undefined)?.updateWithPod(added, pod, nodeInfo.node, 1);
+  },
+  removePod(state, pod, removed, nodeInfo) {
+    (state.get(preFilterKey) as PreFilterState | undefined)?.updateWithPod(removed, pod, nodeInfo.node, -1);
+  },
+  filter(state, pod, nodeInfo) {
+    const s = state.get(preFilterKey) as PreFilterState;
     const labels = nodeInfo.node?.metadata?.labels ?? {};
+    const own = pod.metadata?.labels ?? {};
+    for (let i = 0; i < s.constraints.length; i++) {
+      const c = s.constraints[i]!;
+      const value = labels[c.topologyKey];
+      if (value === undefined) return unresolvable(errReasonNodeLabelNotMatch);
+      const self = c.selector.matches(own) ? 1 : 0;
+      const skew = (s.counts[i]!.get(value) ?? 0) + self - s.minMatch(i);
+      if (skew > c.maxSkew) return unschedulable(errReasonConstraintsNotMatch);
+    }
+    return successStatus;
+  },
+  preScore(state, pod, feasible, allNodes) {
+    if (feasible.length === 0 || allNodes.length === 0) return skipStatus;
+    let constraints: Constraint[];
+    try {
+      constraints = scoringConstraints(pod);
+    } catch (error) {
+      return { code: "Error", reasons: [`calculating preScoreState: ${(error as Error).message}`] };
+    }
+    if (constraints.length === 0) return skipStatus;
+    // The pod's own constraints need every topology key on a node; the system defaults do not.
+    const requireAll = (pod.spec?.topologySpreadConstraints?.length ?? 0) > 0;
+    const ignored = new Set<NodeInfo>();
+    const counts = constraints.map(() => new Map<string, number>());
+    for (const nodeInfo of feasible) {
+      const node = nodeInfo.node!;
+      if (requireAll && !hasAllTopologyKeys(node, constraints)) {
+        ignored.add(nodeInfo);
+        continue;
+      }
+      constraints.forEach((c, i) => {
+        if (c.topologyKey === hostnameLabel) return;
+        const value = node.metadata?.labels?.[c.topologyKey] ?? "";
+        if (!counts[i]!.has(value)) counts[i]!.set(value, 0);
+      });
+    }
+    const weights = constraints.map((c, i) =>
+      Math.log((c.topologyKey === hostnameLabel ? feasible.length - ignored.size : counts[i]!.size) + 2),
+    );
+    const namespace = pod.metadata?.namespace ?? "";
+    for (const nodeInfo of allNodes) {
+      const node = nodeInfo.node;
+      if (node === undefined || (requireAll && !hasAllTopologyKeys(node, constraints))) continue;
+      constraints.forEach((c, i) => {
+        if (c.topologyKey === hostnameLabel || !includesNode(c, pod, node)) return;
+        const value = node.metadata?.labels?.[c.topologyKey] ?? "";
+        const count = counts[i]!.get(value);
+        if (count !== undefined) counts[i]!.set(value, count + countOnNode(c, nodeInfo, namespace));
+      });
+    }
+    state.set(preScoreKey, { constraints, ignored, counts, weights } satisfies PreScoreState);
+    return successStatus;
+  },
+  score(state, pod, nodeInfo) {
+    const s = state.get(preScoreKey) as PreScoreState;
+    if (s.ignored.has(nodeInfo)) return 0;
+    const labels = nodeInfo.node?.metadata?.labels ?? {};
+    const namespace = pod.metadata?.namespace ?? "";
     let score = 0;
-    defaultConstraints.forEach(({ topologyKey, maxSkew }, i) => {
-      const value = labels[topologyKey];
+    s.constraints.forEach((c, i) => {
+      const value = labels[c.topologyKey];
       if (value === undefined) return;
       const count =
-        topologyKey === hostnameLabel
-          ? (nodeInfo.podsByController.get(spread.controllerUID) ?? 0)
-          : (spread.podsPerZone.get(value) ?? 0);
-      score += count * spread.weights[i]! + (maxSkew - 1);
+        c.topologyKey === hostnameLabel
+          ? countOnNode(c, nodeInfo, namespace)
+          : (s.counts[i]!.get(value) ?? 0);
+      score += count * s.weights[i]! + (c.maxSkew - 1);
     });
     return Math.round(score);
   },
-  normalizeScore(_state, _pod, scores) {
-    if (scores.length === 0) return;
+  normalizeScore(state, _pod, scores, nodes) {
+    const { ignored } = state.get(preScoreKey) as PreScoreState;
     let min = Number.POSITIVE_INFINITY;
     let max = 0;
-    for (const score of scores) {
+    scores.forEach((score, i) => {
+      if (ignored.has(nodes[i]!)) return;
       if (score < min) min = score;
       if (score > max) max = score;
-    }
+    });
     for (let i = 0; i < scores.length; i++) {
-      scores[i] = max === 0 ? 100 : Math.trunc((100 * (max + min - scores[i]!)) / max);
+      if (ignored.has(nodes[i]!)) scores[i] = 0;
+      else scores[i] = max === 0 ? 100 : Math.trunc((100 * (max + min - scores[i]!)) / max);
     }
   },
 };

@@ -27,7 +27,7 @@ export function runScore(plugin: Plugin, pod: Pod, nodeInfos: NodeInfo[]): Recor
   const pre = plugin.preScore?.(state, pod, nodeInfos, nodeInfos);
   if (pre?.code === "Skip") return "skip";
   const scores = nodeInfos.map((info) => plugin.score!(state, pod, info));
-  plugin.normalizeScore?.(state, pod, scores);
+  plugin.normalizeScore?.(state, pod, scores, nodeInfos);
   return Object.fromEntries(nodeInfos.map((info, i) => [info.name, scores[i]!]));
 }
 

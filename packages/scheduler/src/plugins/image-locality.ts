@@ -1,0 +1,67 @@
+import type { DeepReadonly, Pod } from "@reconcile/api";
+import { maxNodeScore, type Plugin, skipStatus, successStatus } from "../framework.js";
+
+const mb = 1024 * 1024;
+/** Below this sum a node scores 0 (upstream `minThreshold`). */
+const minThreshold = 23 * mb;
+/** Per container, the sum at which a node scores 100 (upstream `maxContainerThreshold`). */
+const maxContainerThreshold = 1000 * mb;
+
+const preScoreKey = "PreScoreImageLocality";
+
+/** The name a CRI runtime reports for an image: `:latest` added when no tag is given (upstream `normalizedImageName`). */
+export function normalizedImageName(name: string): string {
+  return name.lastIndexOf(":") <= name.lastIndexOf("/") ? `${name}:latest` : name;
+}
+
+/** Per normalized image the pod uses: on how many of all nodes it is present. */
+type Spread = Map<string, number>;
+
+function podImages(pod: DeepReadonly<Pod>): string[] {
+  return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) =>
+    normalizedImageName(c.image ?? ""),
+  );
+}
+
+/**
+ * ImageLocality (upstream `plugins/imagelocality`): nodes that already hold
+ * the pod's images score higher. Each image present on the node adds its size
+ * scaled by the share of all nodes holding it (so an image on every node
+ * favours none); the sum is clamped to [23 MiB, 1000 MiB × containers] and
+ * scaled to [0, 100].
+ */
+export const imageLocality: Plugin = {
+  name: "ImageLocality",
+  weight: 1,
+  preScore(state, pod, _feasible, allNodes) {
+    const spread: Spread = new Map();
+    for (const image of podImages(pod)) spread.set(image, 0);
+    let present = false;
+    for (const nodeInfo of allNodes) {
+      if (nodeInfo.imageSizes.size === 0) continue;
+      for (const [image, count] of spread) {
+        if (nodeInfo.imageSizes.has(image)) {
+          spread.set(image, count + 1);
+          present = true;
+        }
+      }
+    }
+    // No node holds any of the images: every node would score 0.
+    if (!present) return skipStatus;
+    state.set(preScoreKey, { spread, totalNodes: allNodes.length });
+    return successStatus;
+  },
+  score(state, pod, nodeInfo) {
+    const { spread, totalNodes } = state.get(preScoreKey) as { spread: Spread; totalNodes: number };
+    let sum = 0;
+    const images = podImages(pod);
+    for (const image of images) {
+      const size = nodeInfo.imageSizes.get(image);
+      if (size !== undefined) sum += Math.trunc(size * ((spread.get(image) ?? 0) / totalNodes));
+    }
+    const maxThreshold = maxContainerThreshold * images.length;
+    const clamped = Math.min(Math.max(sum, minThreshold), Math.max(maxThreshold, minThreshold));
+    if (maxThreshold <= minThreshold) return 0;
+    return Math.trunc((maxNodeScore * (clamped - minThreshold)) / (maxThreshold - minThreshold));
+  },
+};
