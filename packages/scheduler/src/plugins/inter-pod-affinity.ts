@@ -15,7 +15,7 @@ import {
   unresolvable,
   unschedulable,
 } from "../framework.js";
-import type { NodeInfo, PodInfo } from "../node-info.js";
+import type { PodInfo } from "../node-info.js";
 
 export const errReasonExistingAntiAffinityRulesNotMatch =
   "node(s) didn't satisfy existing pods anti-affinity rules";
