@@ -1,12 +1,12 @@
-import { type DeepReadonly, type Node, type Pod, pods } from "@reconcile/api";
+import { type Node, type Pod, pods } from "@reconcile/api";
 import { node as buildNode, pod as buildPod } from "@reconcile/api/testing";
 import { FakeClock } from "@reconcile/clock";
 import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testing";
 import { FakeInformer } from "@reconcile/informer/testing";
 import { describe, expect, it } from "vitest";
-import type { Binder } from "./binder.js";
 import { NoNodesAvailableError } from "./fit-error.js";
 import { Scheduler } from "./scheduler.js";
+import { RecordingBinder, setup } from "./scheduler-testing.js";
 
 const node = (name: string, cpu = "4", extra: Partial<Node> = {}): Node => ({
   ...buildNode(name, { cpu }),
@@ -15,45 +15,6 @@ const node = (name: string, cpu = "4", extra: Partial<Node> = {}): Node => ({
 
 const pod = (name: string, cpu = "100m", spec: Partial<Pod["spec"]> = {}): Pod =>
   buildPod(name, { namespace: "ns", labels: {}, resourceVersion: "1", requests: { cpu }, spec });
-
-class RecordingBinder implements Binder {
-  readonly bound: string[] = [];
-  fail: Error | undefined;
-  async bind(p: DeepReadonly<Pod>, nodeName: string): Promise<void> {
-    if (this.fail) throw this.fail;
-    this.bound.push(`${p.metadata?.name}→${nodeName}`);
-  }
-}
-
-function setup(options: { percentageOfNodesToScore?: number; random?: () => number } = {}) {
-  const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
-  const client = new RecordingClient();
-  const podInformer = new FakeInformer<Pod>();
-  const nodeInformer = new FakeInformer<Node>();
-  const recorder = new FakeEventRecorder();
-  const binder = new RecordingBinder();
-  const scheduler = new Scheduler({
-    client,
-    podInformer,
-    nodeInformer,
-    clock,
-    binder,
-    eventRecorder: recorder,
-    random: options.random ?? (() => 0.99),
-    ...(options.percentageOfNodesToScore !== undefined
-      ? { percentageOfNodesToScore: options.percentageOfNodesToScore }
-      : {}),
-  });
-  /** Pops and schedules every active pod, then lets bindings finish. */
-  const scheduleAll = async () => {
-    while (scheduler.queue.pendingPods().active > 0) {
-      const info = await scheduler.queue.pop();
-      scheduler.scheduleOne(info!);
-      await clock.flush();
-    }
-  };
-  return { clock, client, podInformer, nodeInformer, recorder, binder, scheduler, scheduleAll };
-}
 
 describe("Scheduler.numFeasibleNodesToFind (upstream TestNumFeasibleNodesToFind)", () => {
   it.each([
