@@ -12,31 +12,82 @@
 // scheduling latency per pod (its create → its bind) p50 / p99.
 // Workloads: 1,000 nodes / 0 init / 10,000 measured; 5,000 nodes / 1,000 init /
 // 1,000 measured. Goal (issue 15): ≥ 1,000 pods/s on both.
-import { type DeepReadonly, type Node, nodes, type Pod, pods } from "@reconcile/api";
+// Also upstream's SchedulingPodAntiAffinity (pods repelling each other by
+// hostname across two namespaces) and TopologySpreading (pods spread by
+// hostname and zone with maxSkew 5 over nodes in three zones, after default
+// pods), which exercise InterPodAffinity and PodTopologySpread.
+// `SCHED_CASE=<text>` runs only the workloads whose name contains it.
+import {
+  type DeepReadonly,
+  type Node,
+  namespaces as namespacesResource,
+  nodes,
+  type Pod,
+  pods,
+} from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import { SharedInformerFactory } from "@reconcile/informer";
+import type { Affinity, TopologySpreadConstraint } from "kubernetes-types/core/v1.js";
 import { type Measurement, measure, median, writeResults } from "../../../tools/bench/index.js";
 import { type Binder, ClientBinder, Scheduler } from "../src/index.js";
 
 const namespace = "default";
 
-function node(i: number): Node {
+function node(i: number, zoned: boolean): Node {
   const name = `node-${i}`;
   const capacity = { cpu: "4", memory: "32Gi", pods: "110" };
+  const zone = zoned ? { "topology.kubernetes.io/zone": `moon-${(i % 3) + 1}` } : {};
   return {
     apiVersion: "v1",
     kind: "Node",
-    metadata: { name, labels: { "kubernetes.io/hostname": name } },
+    metadata: { name, labels: { "kubernetes.io/hostname": name, ...zone } },
     status: { capacity, allocatable: capacity, conditions: [{ type: "Ready", status: "True" }] },
   };
 }
 
-function pod(name: string): Pod {
+type PodShape = "default" | "antiAffinity" | "spreading";
+
+const spreadBy = (topologyKey: string): TopologySpreadConstraint => ({
+  maxSkew: 5,
+  topologyKey,
+  whenUnsatisfiable: "DoNotSchedule",
+  labelSelector: { matchLabels: { foo: "bar" } },
+});
+
+const antiAffinity: Affinity = {
+  podAntiAffinity: {
+    requiredDuringSchedulingIgnoredDuringExecution: [
+      {
+        labelSelector: { matchLabels: { color: "green" } },
+        topologyKey: "kubernetes.io/hostname",
+        namespaces: ["sched-1", "sched-0"],
+      },
+    ],
+  },
+};
+
+// Upstream's pod-default, pod-with-pod-anti-affinity and pod-with-topology-spreading templates.
+function pod(name: string, shape: PodShape = "default", ns = namespace): Pod {
+  const labels =
+    shape === "antiAffinity"
+      ? { color: "green", name: "test" }
+      : shape === "spreading"
+        ? { foo: "bar" }
+        : undefined;
   return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name, namespace },
+    metadata: { name, namespace: ns, ...(labels ? { labels } : {}) },
     spec: {
+      ...(shape === "antiAffinity" ? { affinity: antiAffinity } : {}),
+      ...(shape === "spreading"
+        ? {
+            topologySpreadConstraints: [
+              spreadBy("kubernetes.io/hostname"),
+              spreadBy("topology.kubernetes.io/zone"),
+            ],
+          }
+        : {}),
       containers: [
         {
           name: "pause",
@@ -57,11 +108,29 @@ interface Run {
   p99Ms: number;
 }
 
-async function runWorkload(initNodes: number, initPods: number, measurePods: number): Promise<Run> {
+interface Workload {
+  name: string;
+  initNodes: number;
+  initPods: number;
+  measurePods: number;
+  zoned?: boolean;
+  initShape?: PodShape;
+  measureShape?: PodShape;
+  /** Namespaces of the init and measured pods (upstream's createNamespaces sched-0, sched-1). */
+  namespaces?: [string, string];
+  target?: number;
+}
+
+async function runWorkload(workload: Workload): Promise<Run> {
+  const { initNodes, initPods, measurePods } = workload;
+  const [initNamespace, measureNamespace] = workload.namespaces ?? [namespace, namespace];
   const server = new ApiServer({ historySize: 100_000, watchBufferSize: 200_000 });
   const client = server.client();
   const nodeClient = client.resource(nodes);
-  for (let i = 0; i < initNodes; i++) await nodeClient.create(node(i));
+  for (let i = 0; i < initNodes; i++) await nodeClient.create(node(i, workload.zoned ?? false));
+  for (const ns of new Set([initNamespace, measureNamespace])) {
+    if (ns !== namespace) await client.resource(namespacesResource).create({ metadata: { name: ns } });
+  }
 
   const createdAt = new Map<string, number>();
   const latencies: number[] = [];
@@ -84,18 +153,20 @@ async function runWorkload(initNodes: number, initPods: number, measurePods: num
   const running = scheduler.run({ signal: abort.signal });
   await factory.waitForCacheSync(abort.signal);
 
-  const podClient = client.resource(pods, namespace);
-  for (let i = 0; i < initPods; i++) await podClient.create(pod(`init-${i}`));
+  const initClient = client.resource(pods, initNamespace);
+  for (let i = 0; i < initPods; i++)
+    await initClient.create(pod(`init-${i}`, workload.initShape, initNamespace));
   await waitFor(() => bound >= initPods);
 
   global.gc?.();
   bound = 0;
+  const podClient = client.resource(pods, measureNamespace);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   for (let i = 0; i < measurePods; i++) {
     const name = `measured-${i}`;
     createdAt.set(name, performance.now());
-    await podClient.create(pod(name));
+    await podClient.create(pod(name, workload.measureShape, measureNamespace));
   }
   await waitFor(() => bound >= measurePods);
   const seconds = (lastBind - started) / 1000;
@@ -123,10 +194,42 @@ async function waitFor(check: () => boolean): Promise<void> {
   while (!check()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-const workloads = [
-  { name: "SchedulingBasic 1000Nodes_10000Pods", initNodes: 1000, initPods: 0, measurePods: 10_000 },
-  { name: "SchedulingBasic 5000Nodes_1000Pods", initNodes: 5000, initPods: 1000, measurePods: 1000 },
+const allWorkloads: Workload[] = [
+  {
+    name: "SchedulingBasic 1000Nodes_10000Pods",
+    initNodes: 1000,
+    initPods: 0,
+    measurePods: 10_000,
+    target: 1000,
+  },
+  {
+    name: "SchedulingBasic 5000Nodes_1000Pods",
+    initNodes: 5000,
+    initPods: 1000,
+    measurePods: 1000,
+    target: 1000,
+  },
+  {
+    name: "SchedulingPodAntiAffinity 5000Nodes",
+    initNodes: 5000,
+    initPods: 1000,
+    measurePods: 1000,
+    initShape: "antiAffinity",
+    measureShape: "antiAffinity",
+    namespaces: ["sched-0", "sched-1"],
+  },
+  {
+    name: "TopologySpreading 5000Nodes_10000Pods",
+    initNodes: 5000,
+    initPods: 5000,
+    measurePods: 10_000,
+    zoned: true,
+    measureShape: "spreading",
+    // kube-scheduler's CI floor for this workload (scheduler_perf threshold).
+    target: 85,
+  },
 ];
+const workloads = allWorkloads.filter((workload) => workload.name.includes(process.env.SCHED_CASE ?? ""));
 
 const measurements: Measurement[] = [];
 for (const workload of workloads) {
@@ -138,10 +241,10 @@ for (const workload of workloads) {
       higherIsBetter: true,
       runs: 3,
       warmups: 1,
-      target: 1000,
+      ...(workload.target === undefined ? {} : { target: workload.target }),
     },
     async () => {
-      const run = await runWorkload(workload.initNodes, workload.initPods, workload.measurePods);
+      const run = await runWorkload(workload);
       runs.push(run);
       return run.podsPerSecond;
     },

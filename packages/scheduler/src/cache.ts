@@ -1,5 +1,8 @@
-import type { DeepReadonly, Node, Pod } from "@reconcile/api";
-import { NodeInfo, podInfo } from "./node-info.js";
+import { type DeepReadonly, labelsEqual, type Node, type Pod } from "@reconcile/api";
+import type { AffinityTerm } from "./affinity-terms.js";
+import type { NodeLists } from "./framework.js";
+import { NodeInfo, type PodInfo, podInfo } from "./node-info.js";
+import { AntiAffinityIndex, type PairCounts, SelectedPodsIndex } from "./topology-counts.js";
 
 /**
  * The scheduler's view of nodes and of the pods on them (upstream
@@ -10,8 +13,19 @@ import { NodeInfo, podInfo } from "./node-info.js";
  * copy, and a failed bind forgets it. A deleted node with pods left stays as a
  * ghost, outside {@link nodeList}, until its last pod goes.
  */
-export class SchedulerCache {
+export class SchedulerCache implements NodeLists {
   readonly #nodes = new Map<string, NodeInfo>();
+  /** Nodes (not ghosts) holding pods with pod affinity, and with required anti-affinity; lists built on demand. */
+  readonly #withAffinity = new Set<NodeInfo>();
+  readonly #withRequiredAnti = new Set<NodeInfo>();
+  #withAffinityList: NodeInfo[] | undefined;
+  #withRequiredAntiList: NodeInfo[] | undefined;
+  /** Image name → how many nodes list it. */
+  readonly #imageNodes = new Map<string, number>();
+  /** The required anti-affinity terms of pods on live nodes. */
+  readonly #antiAffinity = new AntiAffinityIndex();
+  /** The pods on live nodes that recent incoming pods' terms select. */
+  readonly #selected = new SelectedPodsIndex();
   /** uid → the node the pod is accounted on, and whether it is only assumed. */
   readonly #pods = new Map<string, { nodeName: string; assumed: boolean; bindingFinished: boolean }>();
   #nodeList: NodeInfo[] | undefined;
@@ -42,6 +56,36 @@ export class SchedulerCache {
     return this.#nodeList;
   }
 
+  havePodsWithAffinity(): readonly NodeInfo[] {
+    this.#withAffinityList ??= [...this.#withAffinity];
+    return this.#withAffinityList;
+  }
+
+  havePodsWithRequiredAntiAffinity(): readonly NodeInfo[] {
+    this.#withRequiredAntiList ??= [...this.#withRequiredAnti];
+    return this.#withRequiredAntiList;
+  }
+
+  existingAntiAffinity(
+    pod: DeepReadonly<Pod>,
+    namespaceLabels: Readonly<Record<string, string>> | undefined,
+  ): readonly PairCounts[] {
+    return this.#antiAffinity.selecting(pod, namespaceLabels);
+  }
+
+  podsSelectedBy(term: AffinityTerm): PairCounts {
+    return this.#selected.counts(term, (visit) => {
+      for (const info of this.#nodes.values()) {
+        if (info.node === undefined) continue;
+        for (const existing of info.pods.values()) visit(existing.pod, info.node.metadata?.labels);
+      }
+    });
+  }
+
+  imageNodeCount(name: string): number {
+    return this.#imageNodes.get(name) ?? 0;
+  }
+
   nodeInfo(name: string): NodeInfo | undefined {
     return this.#nodes.get(name);
   }
@@ -58,11 +102,20 @@ export class SchedulerCache {
     const existing = this.#nodes.get(name);
     if (existing !== undefined) {
       const moved = existing.node === undefined || zoneKey(existing.node) !== zoneKey(node);
+      if (existing.node !== undefined) this.#countImages(existing, -1);
+      const relabelled =
+        existing.node === undefined || !labelsEqual(existing.node.metadata?.labels, node.metadata?.labels);
+      if (relabelled) this.#indexPods(existing, -1);
       existing.setNode(node);
+      if (relabelled) this.#indexPods(existing, 1);
+      this.#countImages(existing, 1);
+      this.#track(existing);
       if (moved) this.#nodeList = undefined;
       return;
     }
-    this.#nodes.set(name, new NodeInfo(node));
+    const info = new NodeInfo(node);
+    this.#countImages(info, 1);
+    this.#nodes.set(name, info);
     this.#nodeList = undefined;
   }
 
@@ -73,8 +126,11 @@ export class SchedulerCache {
   removeNode(name: string): void {
     const info = this.#nodes.get(name);
     if (info === undefined) return;
+    if (info.node !== undefined) this.#countImages(info, -1);
+    this.#indexPods(info, -1);
     if (info.pods.size === 0) this.#nodes.delete(name);
     else info.node = undefined; // a ghost until its pods go
+    this.#track(info);
     this.#nodeList = undefined;
   }
 
@@ -89,7 +145,10 @@ export class SchedulerCache {
       throw new Error(`pod ${podName(pod)} (${uid}) is in the cache, so can't be assumed`);
     const nodeName = pod.spec?.nodeName ?? "";
     const info = podInfo(pod); // may throw on a malformed quantity: before anything changes
-    this.#nodeInfoFor(nodeName).addPod(pod, uid, info);
+    const nodeInfo = this.#nodeInfoFor(nodeName);
+    nodeInfo.addPod(pod, uid, info);
+    this.#indexPod(nodeInfo, info, 1);
+    this.#track(nodeInfo);
     this.#pods.set(uid, { nodeName, assumed: true, bindingFinished: false });
   }
 
@@ -113,7 +172,10 @@ export class SchedulerCache {
     const info = podInfo(pod); // may throw on a malformed quantity: before anything changes
     const state = this.#pods.get(uid);
     if (state !== undefined) this.#removeFromNode(uid, state.nodeName);
-    this.#nodeInfoFor(nodeName).addPod(pod, uid, info);
+    const nodeInfo = this.#nodeInfoFor(nodeName);
+    nodeInfo.addPod(pod, uid, info);
+    this.#indexPod(nodeInfo, info, 1);
+    this.#track(nodeInfo);
     this.#pods.set(uid, { nodeName, assumed: false, bindingFinished: true });
   }
 
@@ -145,9 +207,52 @@ export class SchedulerCache {
   #removeFromNode(uid: string, nodeName: string): void {
     const info = this.#nodes.get(nodeName);
     if (info === undefined) return;
+    const removed = info.pods.get(uid);
+    if (removed !== undefined) this.#indexPod(info, removed, -1);
     info.removePod(uid);
+    this.#track(info);
     if (info.node === undefined && info.pods.size === 0) this.#nodes.delete(nodeName);
   }
+
+  // Keeps the node's membership of the affinity lists in step with its pods.
+  #track(info: NodeInfo): void {
+    const live = info.node !== undefined;
+    if (setMembership(this.#withAffinity, info, live && info.podsWithAffinity > 0))
+      this.#withAffinityList = undefined;
+    if (setMembership(this.#withRequiredAnti, info, live && info.podsWithRequiredAntiAffinity > 0)) {
+      this.#withRequiredAntiList = undefined;
+    }
+  }
+
+  // A pod's required anti-affinity terms count while its node is live, under the node's labels.
+  #indexPod(nodeInfo: NodeInfo, pod: PodInfo, delta: number): void {
+    if (nodeInfo.node === undefined) return;
+    const labels = nodeInfo.node.metadata?.labels;
+    if (pod.affinity.requiredAnti.length > 0)
+      this.#antiAffinity.update(pod.affinity.requiredAnti, labels, delta);
+    if (this.#selected.size > 0) this.#selected.update(pod.pod, labels, delta);
+  }
+
+  #indexPods(nodeInfo: NodeInfo, delta: number): void {
+    if (nodeInfo.podsWithRequiredAntiAffinity === 0 && this.#selected.size === 0) return;
+    for (const pod of nodeInfo.pods.values()) this.#indexPod(nodeInfo, pod, delta);
+  }
+
+  #countImages(info: NodeInfo, delta: number): void {
+    for (const name of info.imageSizes.keys()) {
+      const count = (this.#imageNodes.get(name) ?? 0) + delta;
+      if (count > 0) this.#imageNodes.set(name, count);
+      else this.#imageNodes.delete(name);
+    }
+  }
+}
+
+/** Puts `info` in or out of `set`; whether that changed anything. */
+function setMembership(set: Set<NodeInfo>, info: NodeInfo, member: boolean): boolean {
+  if (member === set.has(info)) return false;
+  if (member) set.add(info);
+  else set.delete(info);
+  return true;
 }
 
 function podName(pod: DeepReadonly<Pod>): string {

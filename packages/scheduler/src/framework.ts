@@ -1,5 +1,7 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
+import type { AffinityTerm } from "./affinity-terms.js";
 import type { NodeInfo, PodInfo } from "./node-info.js";
+import { AntiAffinityIndex, type PairCounts, SelectedPodsIndex } from "./topology-counts.js";
 
 /** The outcome of a plugin call (upstream `framework.Code`). */
 export type Code = "Success" | "Error" | "Unschedulable" | "UnschedulableAndUnresolvable" | "Skip";
@@ -39,6 +41,68 @@ export function isRejected(status: Status): boolean {
  * {@link cloneCycleState}; any other value is shared by the copies.
  */
 export type CycleState = Map<string, unknown>;
+
+/**
+ * Lists a cycle may read instead of walking every node (upstream's snapshot
+ * lister: `HavePodsWithAffinityList`, `HavePodsWithRequiredAntiAffinityList`,
+ * and the image states). The scheduler's cache provides them; a plugin run
+ * without it gets them computed from the nodes it is given.
+ */
+export interface NodeLists {
+  /** Nodes holding a pod with pod affinity or anti-affinity. */
+  havePodsWithAffinity(): readonly NodeInfo[];
+  /** Nodes holding a pod with required anti-affinity terms. */
+  havePodsWithRequiredAntiAffinity(): readonly NodeInfo[];
+  /** How many nodes hold the image of this name (as `status.images` lists it). */
+  imageNodeCount(name: string): number;
+  /**
+   * Per topology pair, how many required anti-affinity terms of pods on
+   * nodes select `pod` (in parts, to be summed).
+   */
+  existingAntiAffinity(
+    pod: DeepReadonly<Pod>,
+    namespaceLabels: Readonly<Record<string, string>> | undefined,
+  ): readonly PairCounts[];
+  /**
+   * Per topology pair, how many pods on nodes the term selects (the
+   * incoming pod's own terms, with their namespace selectors resolved).
+   */
+  podsSelectedBy(term: AffinityTerm): PairCounts;
+}
+
+const nodeListsKey = "NodeLists";
+
+/** Makes `lists` the cycle's node lists. */
+export function setNodeLists(state: CycleState, lists: NodeLists): void {
+  state.set(nodeListsKey, lists);
+}
+
+/** The cycle's node lists, or lists computed from `allNodes` when the cycle has none. */
+export function nodeListsOf(state: CycleState, allNodes: readonly NodeInfo[]): NodeLists {
+  const lists = state.get(nodeListsKey) as NodeLists | undefined;
+  if (lists !== undefined) return lists;
+  return {
+    havePodsWithAffinity: () => allNodes.filter((info) => info.podsWithAffinity > 0),
+    havePodsWithRequiredAntiAffinity: () => allNodes.filter((info) => info.podsWithRequiredAntiAffinity > 0),
+    imageNodeCount: (name) => allNodes.filter((info) => info.imageSizes.has(name)).length,
+    existingAntiAffinity: (pod, namespaceLabels) => {
+      const index = new AntiAffinityIndex();
+      for (const info of allNodes) {
+        if (info.node === undefined || info.podsWithRequiredAntiAffinity === 0) continue;
+        for (const existing of info.pods.values())
+          index.update(existing.affinity.requiredAnti, info.node.metadata?.labels, 1);
+      }
+      return index.selecting(pod, namespaceLabels);
+    },
+    podsSelectedBy: (term) =>
+      new SelectedPodsIndex().counts(term, (visit) => {
+        for (const info of allNodes) {
+          if (info.node === undefined) continue;
+          for (const existing of info.pods.values()) visit(existing.pod, info.node.metadata?.labels);
+        }
+      }),
+  };
+}
 
 /** A copy of the state in which each clonable value is cloned (upstream `CycleState.Clone`). */
 export function cloneCycleState(state: CycleState): CycleState {

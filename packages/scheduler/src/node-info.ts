@@ -50,6 +50,8 @@ export class NodeInfo {
   podsWithAffinity = 0;
   /** How many have required anti-affinity terms (upstream `PodsWithRequiredAntiAffinity`). */
   podsWithRequiredAntiAffinity = 0;
+  /** How many have terms that score other pods: required affinity, or preferred affinity or anti-affinity. */
+  podsWithScoringTerms = 0;
 
   constructor(node?: DeepReadonly<Node>) {
     if (node !== undefined) this.setNode(node);
@@ -81,6 +83,7 @@ export class NodeInfo {
     }
     if (hasPodAffinity(info.pod)) this.podsWithAffinity++;
     if (info.affinity.requiredAnti.length > 0) this.podsWithRequiredAntiAffinity++;
+    if (scoresOthers(info)) this.podsWithScoringTerms++;
   }
 
   removePod(uid: string): boolean {
@@ -102,8 +105,15 @@ export class NodeInfo {
     }
     if (hasPodAffinity(info.pod)) this.podsWithAffinity--;
     if (info.affinity.requiredAnti.length > 0) this.podsWithRequiredAntiAffinity--;
+    if (scoresOthers(info)) this.podsWithScoringTerms--;
     return true;
   }
+}
+
+/** Whether the pod's terms score other pods (InterPodAffinity's PreScore looks only at such pods unless the incoming one has preferred terms). */
+export function scoresOthers(info: PodInfo): boolean {
+  const terms = info.affinity;
+  return terms.required.length + terms.preferred.length + terms.preferredAnti.length > 0;
 }
 
 /** The pod's requests and host ports, computed once. */

@@ -38,6 +38,7 @@ import {
   type Plugin,
   runFilters,
   type Status,
+  setNodeLists,
   unresolvable,
   unschedulable,
 } from "./framework.js";
@@ -319,6 +320,7 @@ export class Scheduler {
     const allNodes = this.cache.nodeList();
     if (allNodes.length === 0) throw new NoNodesAvailableError();
     const state: CycleState = new Map();
+    setNodeLists(state, this.cache);
     const diagnosis: Diagnosis = { nodeToStatus: new Map(), unschedulablePlugins: new Set() };
     const filters: Plugin[] = [];
     let preFilterRejection: Status | undefined;

@@ -1,5 +1,5 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
-import { maxNodeScore, type Plugin, skipStatus, successStatus } from "../framework.js";
+import { maxNodeScore, nodeListsOf, type Plugin, skipStatus, successStatus } from "../framework.js";
 
 const mb = 1024 * 1024;
 /** Below this sum a node scores 0 (upstream `minThreshold`). */
@@ -34,17 +34,13 @@ export const imageLocality: Plugin = {
   name: "ImageLocality",
   weight: 1,
   preScore(state, pod, _feasible, allNodes) {
+    const lists = nodeListsOf(state, allNodes);
     const spread: Spread = new Map();
-    for (const image of podImages(pod)) spread.set(image, 0);
     let present = false;
-    for (const nodeInfo of allNodes) {
-      if (nodeInfo.imageSizes.size === 0) continue;
-      for (const [image, count] of spread) {
-        if (nodeInfo.imageSizes.has(image)) {
-          spread.set(image, count + 1);
-          present = true;
-        }
-      }
+    for (const image of podImages(pod)) {
+      const count = lists.imageNodeCount(image);
+      spread.set(image, count);
+      if (count > 0) present = true;
     }
     // No node holds any of the images: every node would score 0.
     if (!present) return skipStatus;

@@ -9,13 +9,15 @@ import {
 } from "../affinity-terms.js";
 import {
   maxNodeScore,
+  nodeListsOf,
   type Plugin,
   skipStatus,
   successStatus,
   unresolvable,
   unschedulable,
 } from "../framework.js";
-import type { PodInfo } from "../node-info.js";
+import type { NodeInfo, PodInfo } from "../node-info.js";
+import { SummedCounts, TopologyCounts } from "../topology-counts.js";
 
 export const errReasonExistingAntiAffinityRulesNotMatch =
   "node(s) didn't satisfy existing pods anti-affinity rules";
@@ -28,23 +30,19 @@ const hardPodAffinityWeight = 1;
 const preFilterKey = "PreFilterInterPodAffinity";
 const preScoreKey = "PreScoreInterPodAffinity";
 
-/** Matching pods per topology pair, keyed `topologyKey \0 value`. */
-type TopologyCounts = Map<string, number>;
-
-const pairKey = (key: string, value: string) => `${key}\u0000${value}`;
-
-function update(counts: TopologyCounts, node: DeepReadonly<Node>, topologyKey: string, delta: number): void {
+function update(
+  counts: Pick<TopologyCounts, "add">,
+  node: DeepReadonly<Node>,
+  topologyKey: string,
+  delta: number,
+): void {
   const value = node.metadata?.labels?.[topologyKey];
-  if (value === undefined) return;
-  const key = pairKey(topologyKey, value);
-  const count = (counts.get(key) ?? 0) + delta;
-  if (count === 0) counts.delete(key);
-  else counts.set(key, count);
+  if (value !== undefined) counts.add(topologyKey, value, delta);
 }
 
 /** Adds `delta` for every term when `pod` matches all of them (the incoming pod's affinity terms). */
 function updateWithAffinityTerms(
-  counts: TopologyCounts,
+  counts: Pick<TopologyCounts, "add">,
   terms: readonly AffinityTerm[],
   pod: DeepReadonly<Pod>,
   node: DeepReadonly<Node>,
@@ -56,7 +54,7 @@ function updateWithAffinityTerms(
 
 /** Adds `delta` for each term `pod` matches. */
 function updateWithAntiAffinityTerms(
-  counts: TopologyCounts,
+  counts: Pick<TopologyCounts, "add">,
   terms: readonly AffinityTerm[],
   pod: DeepReadonly<Pod>,
   namespaceLabels: Readonly<Record<string, string>> | undefined,
@@ -80,11 +78,11 @@ class PreFilterState {
     readonly terms: PodAffinityTerms,
     readonly namespaceLabels: Readonly<Record<string, string>> | undefined,
     /** Pairs where an existing pod's required anti-affinity selects the incoming pod. */
-    readonly existingAntiAffinityCounts: TopologyCounts,
+    readonly existingAntiAffinityCounts: SummedCounts,
     /** Pairs where existing pods match all of the incoming pod's required affinity terms. */
-    readonly affinityCounts: TopologyCounts,
+    readonly affinityCounts: SummedCounts,
     /** Pairs where existing pods match one of the incoming pod's required anti-affinity terms. */
-    readonly antiAffinityCounts: TopologyCounts,
+    readonly antiAffinityCounts: SummedCounts,
   ) {}
 
   clone(): PreFilterState {
@@ -92,9 +90,9 @@ class PreFilterState {
       this.pod,
       this.terms,
       this.namespaceLabels,
-      new Map(this.existingAntiAffinityCounts),
-      new Map(this.affinityCounts),
-      new Map(this.antiAffinityCounts),
+      this.existingAntiAffinityCounts.clone(),
+      this.affinityCounts.clone(),
+      this.antiAffinityCounts.clone(),
     );
   }
 
@@ -170,24 +168,23 @@ export function interPodAffinityPlugin(options: { namespaces?: NamespaceLister |
         return unresolvable(`parsing pod: ${(error as Error).message}`);
       }
       const labels = namespaceLabels(pod);
-      const existingAnti: TopologyCounts = new Map();
-      const affinity: TopologyCounts = new Map();
-      const anti: TopologyCounts = new Map();
+      const lists = nodeListsOf(state, allNodes);
+      // Where an existing pod's anti-affinity selects this pod, and where pods this pod's terms select are.
+      const existingAnti = new SummedCounts(lists.existingAntiAffinity(pod, labels));
       const incoming = terms.required.length > 0 || terms.requiredAnti.length > 0;
-      for (const nodeInfo of allNodes) {
-        const node = nodeInfo.node;
-        if (node === undefined) continue;
-        if (nodeInfo.podsWithRequiredAntiAffinity > 0) {
-          for (const existing of nodeInfo.pods.values()) {
-            if (existing.affinity.requiredAnti.length === 0) continue;
-            updateWithAntiAffinityTerms(existingAnti, existing.affinity.requiredAnti, pod, labels, node, 1);
+      const anti = new SummedCounts(terms.requiredAnti.map((term) => lists.podsSelectedBy(term)));
+      let affinity = new SummedCounts([]);
+      if (terms.required.length === 1)
+        affinity = new SummedCounts([lists.podsSelectedBy(terms.required[0]!)]);
+      else if (terms.required.length > 1) {
+        // Pods matching all of several terms: counted afresh.
+        const counts = new TopologyCounts();
+        for (const nodeInfo of allNodes) {
+          if (nodeInfo.node !== undefined && nodeInfo.pods.size > 0) {
+            countMatchingAll(counts, terms.required, nodeInfo, nodeInfo.node);
           }
         }
-        if (!incoming) continue;
-        for (const existing of nodeInfo.pods.values()) {
-          updateWithAffinityTerms(affinity, terms.required, existing.pod, node, 1);
-          updateWithAntiAffinityTerms(anti, terms.requiredAnti, existing.pod, undefined, node, 1);
-        }
+        affinity = new SummedCounts([counts]);
       }
       if (existingAnti.size === 0 && !incoming) return skipStatus;
       state.set(preFilterKey, new PreFilterState(pod, terms, labels, existingAnti, affinity, anti));
@@ -240,13 +237,20 @@ export function interPodAffinityPlugin(options: { namespaces?: NamespaceLister |
         if (values === undefined) topologyScore.set(term.topologyKey, (values = new Map()));
         values.set(value, (values.get(value) ?? 0) + weight);
       };
-      for (const nodeInfo of allNodes) {
+      // Unless the pod has preferred terms, only pods with affinity of their own can score.
+      const nodes = hasPreferred ? allNodes : nodeListsOf(state, allNodes).havePodsWithAffinity();
+      for (const nodeInfo of nodes) {
         const node = nodeInfo.node;
-        // Unless the pod has preferred terms, only pods with affinity of their own can score.
-        if (node === undefined || (!hasPreferred && nodeInfo.podsWithAffinity === 0)) continue;
-        if (Object.keys(node.metadata?.labels ?? {}).length === 0) continue;
+        if (node === undefined || (!hasPreferred && nodeInfo.podsWithScoringTerms === 0)) continue;
+        if (!hasLabels(node)) continue;
         for (const existing of nodeInfo.pods.values()) {
           const theirs = existing.affinity;
+          // Neither side has a term that scores here (e.g. a pod with required anti-affinity only).
+          if (
+            !hasPreferred &&
+            theirs.required.length + theirs.preferred.length + theirs.preferredAnti.length === 0
+          )
+            continue;
           for (const { term, weight } of terms.preferred) add(term, weight, existing.pod, undefined, node);
           for (const { term, weight } of terms.preferredAnti)
             add(term, -weight, existing.pod, undefined, node);
@@ -284,6 +288,23 @@ export function interPodAffinityPlugin(options: { namespaces?: NamespaceLister |
   };
 }
 
+/** Adds the node's pods matching all of several affinity terms, under each term's topology pair. */
+function countMatchingAll(
+  counts: TopologyCounts,
+  terms: readonly AffinityTerm[],
+  nodeInfo: NodeInfo,
+  node: DeepReadonly<Node>,
+): void {
+  let matching = 0;
+  for (const { pod } of nodeInfo.pods.values()) if (matchesAllTerms(terms, pod)) matching++;
+  if (matching > 0) for (const term of terms) update(counts, node, term.topologyKey, matching);
+}
+
+function hasLabels(node: DeepReadonly<Node>): boolean {
+  for (const _ in node.metadata?.labels ?? {}) return true;
+  return false;
+}
+
 /** InterPodAffinity without a namespace lister: a term's namespace selector other than `{}` selects no namespace. */
 export const interPodAffinity: Plugin = interPodAffinityPlugin();
 
@@ -294,7 +315,7 @@ function satisfiesPodAffinity(s: PreFilterState, node: DeepReadonly<Node>): bool
     const value = labels[term.topologyKey];
     // Every topology key must be on the node.
     if (value === undefined) return false;
-    if ((s.affinityCounts.get(pairKey(term.topologyKey, value)) ?? 0) <= 0) podsExist = false;
+    if (s.affinityCounts.get(term.topologyKey, value) <= 0) podsExist = false;
   }
   if (podsExist) return true;
   // The first pod of a group with affinity to itself: no pod matches anywhere, and it matches its own terms.
@@ -306,8 +327,7 @@ function satisfiesPodAntiAffinity(s: PreFilterState, node: DeepReadonly<Node>): 
   const labels = node.metadata?.labels ?? {};
   for (const term of s.terms.requiredAnti) {
     const value = labels[term.topologyKey];
-    if (value !== undefined && (s.antiAffinityCounts.get(pairKey(term.topologyKey, value)) ?? 0) > 0)
-      return false;
+    if (value !== undefined && s.antiAffinityCounts.get(term.topologyKey, value) > 0) return false;
   }
   return true;
 }
@@ -315,7 +335,7 @@ function satisfiesPodAntiAffinity(s: PreFilterState, node: DeepReadonly<Node>): 
 function satisfiesExistingPodsAntiAffinity(s: PreFilterState, node: DeepReadonly<Node>): boolean {
   if (s.existingAntiAffinityCounts.size === 0) return true;
   for (const [key, value] of Object.entries(node.metadata?.labels ?? {})) {
-    if ((s.existingAntiAffinityCounts.get(pairKey(key, value)) ?? 0) > 0) return false;
+    if (s.existingAntiAffinityCounts.get(key, value) > 0) return false;
   }
   return true;
 }
