@@ -1,0 +1,103 @@
+// The cache's affinity indexes against the same counts taken by walking every node: after any sequence of
+// pod adds and removes, node relabels, node removals (ghosts) and returns, they must agree.
+import type { Node, Pod } from "@reconcile/api";
+import { describe, expect, it } from "vitest";
+import { podAffinityTerms } from "./affinity-terms.js";
+import { SchedulerCache } from "./cache.js";
+import { nodeListsOf } from "./framework.js";
+
+const zones = ["z1", "z2", "z3"];
+const apps = ["web", "db", "cache"];
+
+function node(name: string, zone: string): Node {
+  return {
+    metadata: { name, labels: { "kubernetes.io/hostname": name, zone } },
+    status: { allocatable: { cpu: "64", memory: "64Gi", pods: "110" } },
+  };
+}
+
+function pod(name: string, nodeName: string, app: string, repels?: string): Pod {
+  return {
+    metadata: { name, namespace: "ns", uid: `uid-${name}`, labels: { app } },
+    spec: {
+      nodeName,
+      containers: [],
+      ...(repels === undefined
+        ? {}
+        : {
+            affinity: {
+              podAntiAffinity: {
+                requiredDuringSchedulingIgnoredDuringExecution: [
+                  { topologyKey: "zone", labelSelector: { matchLabels: { app: repels } } },
+                ],
+              },
+            },
+          }),
+    },
+  };
+}
+
+// A small deterministic generator, so a failure repeats.
+function generator(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state / 2147483648;
+  };
+}
+
+describe("SchedulerCache affinity indexes", () => {
+  it.each([1, 2, 3, 4, 5])("agree with a walk over every node (seed %i)", (seed) => {
+    const random = generator(seed);
+    const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
+    const cache = new SchedulerCache();
+    const nodes = new Map<string, string>(); // name → zone
+    const placed = new Map<string, Pod>();
+    const probe = pod("probe", "", "web");
+    const selectors = apps.map((app) => podAffinityTerms(pod("t", "", app, app)).requiredAnti[0]!);
+    // Ask once first, so the selected-pods index is kept up to date from then on.
+    for (const term of selectors) cache.podsSelectedBy(term);
+    for (let step = 0; step < 400; step++) {
+      const roll = random();
+      if (roll < 0.45 || nodes.size === 0) {
+        const name = `n${Math.floor(random() * 8)}`;
+        const zone = pick(zones);
+        nodes.set(name, zone);
+        cache.addNode(node(name, zone)); // a new node, a relabel, or a ghost's return
+      } else if (roll < 0.8) {
+        const name = `p${step}`;
+        const onto = random() < 0.1 ? "gone" : pick([...nodes.keys()]);
+        const p = pod(name, onto, pick(apps), random() < 0.6 ? pick(apps) : undefined);
+        placed.set(name, p);
+        if (random() < 0.5) cache.addPod(p);
+        else cache.assumePod(p);
+      } else if (roll < 0.93 && placed.size > 0) {
+        const name = pick([...placed.keys()]);
+        cache.removePod(placed.get(name)!);
+        cache.forgetPod(`uid-${name}`);
+        placed.delete(name);
+      } else {
+        const name = pick([...nodes.keys()]);
+        nodes.delete(name);
+        cache.removeNode(name);
+      }
+      const walked = nodeListsOf(new Map(), cache.nodeList());
+      for (const zone of zones) {
+        const sum = (parts: readonly { get(k: string, v: string): number }[]) =>
+          parts.reduce((total, part) => total + part.get("zone", zone), 0);
+        expect(sum(cache.existingAntiAffinity(probe, undefined))).toBe(
+          sum(walked.existingAntiAffinity(probe, undefined)),
+        );
+        for (const term of selectors) {
+          expect(cache.podsSelectedBy(term).get("zone", zone)).toBe(
+            walked.podsSelectedBy(term).get("zone", zone),
+          );
+        }
+      }
+      expect(new Set(cache.havePodsWithRequiredAntiAffinity())).toEqual(
+        new Set(walked.havePodsWithRequiredAntiAffinity()),
+      );
+      expect(new Set(cache.havePodsWithAffinity())).toEqual(new Set(walked.havePodsWithAffinity()));
+    }
+  });
+});
