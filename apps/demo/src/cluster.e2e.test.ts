@@ -724,6 +724,57 @@ spec:
     await eventually(async () => (await kubectl("get", "pvc", "kept")).code !== 0);
   });
 
+  it("pods that repel each other spread one per node; the one left over is Pending with upstream's reason", async () => {
+    await applyStdin(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: apart
+spec:
+  replicas: 4
+  selector:
+    matchLabels: {app: apart}
+  template:
+    metadata:
+      labels: {app: apart}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - topologyKey: kubernetes.io/hostname
+            labelSelector:
+              matchLabels: {app: apart}
+      containers:
+      - name: app
+        image: nginx:1.27
+`);
+    const phases = async () =>
+      (
+        await ok(
+          "get",
+          "pods",
+          "-l",
+          "app=apart",
+          "-o",
+          "jsonpath={range .items[*]}{.status.phase} {.spec.nodeName}{'\\n'}{end}",
+        )
+      )
+        .trim()
+        .split("\n")
+        .map((row) => row.trim())
+        .sort();
+    await eventually(async () => (await phases()).filter((row) => row.startsWith("Running")).length === 3);
+    const rows = await phases();
+    expect(rows).toEqual(["Pending", "Running node-1", "Running node-2", "Running node-3"]);
+    const pending = (
+      await ok("get", "pods", "-l", "app=apart", "--field-selector=status.phase=Pending", "-o", "name")
+    ).trim();
+    await eventually(async () => /FailedScheduling/.test(await ok("describe", pending)));
+    expect(await ok("describe", pending)).toMatch(
+      /Warning\s+FailedScheduling\s+.*default-scheduler\s+0\/3 nodes are available: 3 node\(s\) didn't match pod anti-affinity rules\. preemption: 0\/3 nodes are available: 3 No preemption victims found for incoming pod\./,
+    );
+    await ok("delete", "deployment", "apart");
+  });
+
   it("a node whose kubelet stops heartbeating goes NotReady, with the conditions, taints and events of a real cluster", async () => {
     await cluster.stopNode("node-3");
     await eventually(async () =>

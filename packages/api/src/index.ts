@@ -21,3 +21,4 @@ export * from "./taints.js";
 export * from "./time.js";
 export type * from "./types.js";
 export * from "./validation.js";
+export * from "./version.js";

@@ -88,8 +88,8 @@ describe("kubectl against simulated nodes", () => {
       .split("\n")
       .map((line) => line.split(/\s{2,}/));
     expect(rows.map((r) => [r[0], r[1], r[2], r[4], r[5], r[9]])).toEqual([
-      ["node-1", "Ready", "<none>", "v1.31.0", "10.0.0.2", "containerd://1.7.13-sim"],
-      ["node-2", "Ready", "<none>", "v1.31.0", "10.0.0.3", "containerd://1.7.13-sim"],
+      ["node-1", "Ready", "<none>", "v1.32.0", "10.0.0.2", "containerd://1.7.13-sim"],
+      ["node-2", "Ready", "<none>", "v1.32.0", "10.0.0.3", "containerd://1.7.13-sim"],
     ]);
   });
 

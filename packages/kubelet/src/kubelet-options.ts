@@ -26,7 +26,7 @@ export interface KubeletOptions {
    * (a NodeSimulator shares one informer among many kubelets). Default `informer`.
    */
   podSource?: "informer" | "external" | undefined;
-  /** `kubeletVersion` in nodeInfo. Default "v1.31.0". */
+  /** `kubeletVersion` in nodeInfo. Default: the API server's version, "v1.32.0". */
   kubeletVersion?: string | undefined;
   /** Resync period of a healthy pod (`syncFrequency`). Default 60,000 ms. */
   syncFrequencyMs?: number | undefined;

@@ -6,7 +6,7 @@
 // syncTerminatedPod. Around them: the node's registration and status, its Lease, the status
 // manager, the probe manager and container logs.
 import { setMaxListeners } from "node:events";
-import type { DeepReadonly, Pod } from "@reconcile/api";
+import { type DeepReadonly, kubernetesVersion, type Pod } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
@@ -156,7 +156,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       labels: options.labels ?? {},
       podCIDR,
       runtime: this.runtime,
-      kubeletVersion: options.kubeletVersion ?? "v1.31.0",
+      kubeletVersion: options.kubeletVersion ?? kubernetesVersion.gitVersion,
       recorder: this.#recorder,
       clock: this.#clock,
       logger: this.#logger,

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { apiVersionOf, type ResourceDescriptor } from "@reconcile/api";
+import { apiVersionOf, kubernetesVersion, type ResourceDescriptor } from "@reconcile/api";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { compareKubeAwareVersions } from "../kinds/version-priority.js";
 
@@ -34,9 +34,7 @@ function subresourcesFor({
 /** `/version`: minor 32, so that kubectl's dispatcher runs its built-in v1.32. */
 export function versionInfo(): Record<string, string> {
   return {
-    major: "1",
-    minor: "32",
-    gitVersion: "v1.32.0",
+    ...kubernetesVersion,
     gitCommit: "reconcile",
     gitTreeState: "clean",
     buildDate: "2025-01-01T00:00:00Z",
