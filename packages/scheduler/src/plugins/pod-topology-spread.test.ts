@@ -381,3 +381,20 @@ describe("PodTopologySpread Score with the pod's own constraints (upstream TestP
     expect(runScore(podTopologySpread, incoming, infosWith(fourNodes, []))).toBe("skip");
   });
 });
+
+describe("PodTopologySpread counts kept on a node", () => {
+  it("are recounted once the node's pods change", () => {
+    const infos = fourNodes.map((n) => nodeInfoOf(n));
+    const incoming = spreadPod("incoming", { constraints: [constraint(host, 1)] });
+    const verdicts = () => {
+      const state: CycleState = new Map();
+      podTopologySpread.preFilter!(state, incoming, infos);
+      return infos.map((info) => briefStatus(podTopologySpread.filter!(state, incoming, info)));
+    };
+    expect(verdicts()).toEqual(["ok", "ok", "ok", "ok"]);
+    infos[0]!.addPod(spreadPod("a", { nodeName: "node-a" }), "uid-a");
+    expect(verdicts()).toEqual([skewFails, "ok", "ok", "ok"]);
+    infos[0]!.removePod("uid-a");
+    expect(verdicts()).toEqual(["ok", "ok", "ok", "ok"]);
+  });
+});

@@ -34,6 +34,8 @@ interface Constraint {
   /** Whether nodes with taints the pod does not tolerate are left out of the counts. */
   honorNodeTaints: boolean;
   selector: Selector;
+  /** Names the constraint's counts on a node: the namespace and the selector's canonical text. */
+  key: string;
   /** System defaults only: the pods counted are this controller's (see {@link podTopologySpread}). */
   controllerUID?: string | undefined;
 }
@@ -68,6 +70,9 @@ function podConstraints(pod: DeepReadonly<Pod>, action: "DoNotSchedule" | "Sched
       honorNodeAffinity: (c.nodeAffinityPolicy ?? "Honor") === "Honor",
       honorNodeTaints: c.nodeTaintsPolicy === "Honor",
       selector: labelSelectorAsSelector(selector),
+      key: `PodTopologySpread\u0000${pod.metadata?.namespace ?? ""}\u0000${
+        selector == null ? "\u2205" : labelSelectorAsSelector(selector).toString()
+      }`,
     });
   }
   return result;
@@ -85,6 +90,7 @@ function scoringConstraints(pod: DeepReadonly<Pod>): Constraint[] {
     honorNodeAffinity: true,
     honorNodeTaints: false,
     selector: labelSelectorAsSelector({}),
+    key: "",
     controllerUID,
   }));
 }
@@ -92,14 +98,21 @@ function scoringConstraints(pod: DeepReadonly<Pod>): Constraint[] {
 /** Matching pods of the incoming pod's namespace on one node; terminating pods do not count. */
 function countOnNode(c: Constraint, nodeInfo: NodeInfo, namespace: string): number {
   if (c.controllerUID !== undefined) return nodeInfo.podsByController.get(c.controllerUID) ?? 0;
-  if (c.selector.empty()) return 0;
+  if (c.selector.empty() || nodeInfo.pods.size === 0) return 0;
+  // Kept on the node until its pods change: the next pod of the same workload asks the same.
+  const key = c.key;
+  const known = nodeInfo.derivedCounts.get(key);
+  if (known !== undefined) return known;
   let count = 0;
   for (const { pod } of nodeInfo.pods.values()) {
     if (pod.metadata?.deletionTimestamp || (pod.metadata?.namespace ?? "") !== namespace) continue;
-    if (c.selector.matches(pod.metadata?.labels ?? {})) count++;
+    if (c.selector.matches(pod.metadata?.labels ?? noLabels)) count++;
   }
+  nodeInfo.derivedCounts.set(key, count);
   return count;
 }
+
+const noLabels: Readonly<Record<string, string>> = Object.freeze({});
 
 function hasAllTopologyKeys(node: DeepReadonly<Node>, constraints: readonly Constraint[]): boolean {
   const labels = node.metadata?.labels ?? {};
@@ -118,6 +131,15 @@ function includesNode(c: Constraint, pod: DeepReadonly<Pod>, node: DeepReadonly<
       return false;
   }
   return true;
+}
+
+/** Whether {@link includesNode} can say no for this pod: only with a policy to honour and something to honour. */
+function needsNodeCheck(c: Constraint, pod: DeepReadonly<Pod>): boolean {
+  const spec = pod.spec;
+  const affinity =
+    Object.keys(spec?.nodeSelector ?? {}).length > 0 ||
+    spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution != null;
+  return (c.honorNodeAffinity && affinity) || c.honorNodeTaints;
 }
 
 /** The two domains with the fewest matching pods (upstream `criticalPaths`). */
@@ -243,14 +265,17 @@ export const podTopologySpread: Plugin = {
     if (constraints.length === 0) return skipStatus;
     const namespace = pod.metadata?.namespace ?? "";
     const counts = constraints.map(() => new Map<string, number>());
+    const checks = constraints.map((c) => needsNodeCheck(c, pod));
     for (const nodeInfo of allNodes) {
-      const node = nodeInfo.node;
-      if (node === undefined || !hasAllTopologyKeys(node, constraints)) continue;
-      constraints.forEach((c, i) => {
-        if (!includesNode(c, pod, node)) return;
-        const value = node.metadata!.labels![c.topologyKey]!;
-        counts[i]!.set(value, (counts[i]!.get(value) ?? 0) + countOnNode(c, nodeInfo, namespace));
-      });
+      const labels = nodeInfo.node?.metadata?.labels;
+      if (labels === undefined || !hasAllTopologyKeys(nodeInfo.node!, constraints)) continue;
+      for (let i = 0; i < constraints.length; i++) {
+        const c = constraints[i]!;
+        if (checks[i] && !includesNode(c, pod, nodeInfo.node!)) continue;
+        const value = labels[c.topologyKey]!;
+        const byValue = counts[i]!;
+        byValue.set(value, (byValue.get(value) ?? 0) + countOnNode(c, nodeInfo, namespace));
+      }
     }
     const critical = counts.map((byValue) => {
       const paths = new CriticalPaths();
