@@ -51,11 +51,10 @@ export class NodeInfo {
   /** How many have required anti-affinity terms (upstream `PodsWithRequiredAntiAffinity`). */
   podsWithRequiredAntiAffinity = 0;
   /**
-   * Pod counts plugins derived from this node's pods, by a key of their own
-   * (e.g. a spread constraint's selector and namespace); emptied whenever a
-   * pod is added or removed, so an entry is always current.
+   * Goes up whenever a pod is added or removed: what a plugin derived from
+   * the node's pods stays valid while it is unchanged.
    */
-  readonly derivedCounts = new Map<string, number>();
+  generation = 0;
   /** How many have terms that score other pods: required affinity, or preferred affinity or anti-affinity. */
   podsWithScoringTerms = 0;
 
@@ -81,7 +80,7 @@ export class NodeInfo {
   /** Accounts the pod; `info` may be passed when computed already (it must be `podInfo(pod)`). */
   addPod(pod: DeepReadonly<Pod>, uid: string, info: PodInfo = podInfo(pod)): void {
     this.pods.set(uid, info);
-    if (this.derivedCounts.size > 0) this.derivedCounts.clear();
+    this.generation++;
     addResource(this.requested, info.requests);
     addResource(this.nonZeroRequested, info.nonZeroRequests);
     this.usedPorts.push(...info.hostPorts);
@@ -97,7 +96,7 @@ export class NodeInfo {
     const info = this.pods.get(uid);
     if (info === undefined) return false;
     this.pods.delete(uid);
-    if (this.derivedCounts.size > 0) this.derivedCounts.clear();
+    this.generation++;
     subtractResource(this.requested, info.requests);
     subtractResource(this.nonZeroRequested, info.nonZeroRequests);
     for (const port of info.hostPorts) {

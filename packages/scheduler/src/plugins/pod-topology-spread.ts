@@ -90,7 +90,7 @@ function scoringConstraints(pod: DeepReadonly<Pod>): Constraint[] {
     honorNodeAffinity: true,
     honorNodeTaints: false,
     selector: labelSelectorAsSelector({}),
-    key: "",
+    key: `PodTopologySpread\u0000controller\u0000${controllerUID}`,
     controllerUID,
   }));
 }
@@ -99,24 +99,58 @@ function scoringConstraints(pod: DeepReadonly<Pod>): Constraint[] {
 function countOnNode(c: Constraint, nodeInfo: NodeInfo, namespace: string): number {
   if (c.controllerUID !== undefined) return nodeInfo.podsByController.get(c.controllerUID) ?? 0;
   if (c.selector.empty() || nodeInfo.pods.size === 0) return 0;
-  // Kept on the node until its pods change: the next pod of the same workload asks the same.
-  const key = c.key;
-  const known = nodeInfo.derivedCounts.get(key);
-  if (known !== undefined) return known;
   let count = 0;
   for (const { pod } of nodeInfo.pods.values()) {
     if (pod.metadata?.deletionTimestamp || (pod.metadata?.namespace ?? "") !== namespace) continue;
     if (c.selector.matches(pod.metadata?.labels ?? noLabels)) count++;
   }
-  nodeInfo.derivedCounts.set(key, count);
   return count;
+}
+
+/**
+ * {@link countOnNode} over a node list, remembered per node position with the
+ * node's generation, for as long as the cache hands out the same list: the
+ * next pod of the same workload asks the same, and only nodes whose pods
+ * changed are counted again.
+ */
+class RememberedCounts {
+  readonly #generations: number[] = [];
+  readonly #nodes: (NodeInfo | undefined)[] = [];
+  readonly #counts: number[] = [];
+
+  count(c: Constraint, position: number, nodeInfo: NodeInfo, namespace: string): number {
+    if (this.#nodes[position] === nodeInfo && this.#generations[position] === nodeInfo.generation) {
+      return this.#counts[position]!;
+    }
+    const count = countOnNode(c, nodeInfo, namespace);
+    this.#nodes[position] = nodeInfo;
+    this.#generations[position] = nodeInfo.generation;
+    this.#counts[position] = count;
+    return count;
+  }
+}
+
+const rememberedCounts = new WeakMap<readonly NodeInfo[], Map<string, RememberedCounts>>();
+
+function remembered(nodes: readonly NodeInfo[], c: Constraint): RememberedCounts {
+  let byKey = rememberedCounts.get(nodes);
+  if (byKey === undefined) rememberedCounts.set(nodes, (byKey = new Map()));
+  let counts = byKey.get(c.key);
+  if (counts === undefined) {
+    // Bounded: a list lives until nodes change; past 64 keys the oldest goes.
+    if (byKey.size >= 64) byKey.delete(byKey.keys().next().value!);
+    byKey.set(c.key, (counts = new RememberedCounts()));
+  }
+  return counts;
 }
 
 const noLabels: Readonly<Record<string, string>> = Object.freeze({});
 
 function hasAllTopologyKeys(node: DeepReadonly<Node>, constraints: readonly Constraint[]): boolean {
-  const labels = node.metadata?.labels ?? {};
-  return constraints.every((c) => labels[c.topologyKey] !== undefined);
+  const labels = node.metadata?.labels ?? noLabels;
+  for (let i = 0; i < constraints.length; i++)
+    if (labels[constraints[i]!.topologyKey] === undefined) return false;
+  return true;
 }
 
 const noScheduleOrNoExecute = (taint: { effect?: string }) =>
@@ -172,21 +206,104 @@ class CriticalPaths {
   }
 }
 
+/**
+ * The values one topology key takes over one node list, each with a slot,
+ * kept for as long as the scheduler's cache hands out the same list (it makes
+ * a new one when nodes come or go). Each node's slot is remembered with the
+ * label value it was found for, and looked up again if the label changed.
+ */
+class DomainTable {
+  readonly #slotOfValue = new Map<string, number>();
+  readonly values: string[] = [];
+  readonly #nodeValue: (string | undefined)[] = [];
+  readonly #nodeSlot: number[] = [];
+
+  slot(value: string): number | undefined {
+    return this.#slotOfValue.get(value);
+  }
+
+  /** The slot of the value the node at `position` has now. */
+  slotOfNode(position: number, value: string): number {
+    if (this.#nodeValue[position] === value) return this.#nodeSlot[position]!;
+    let slot = this.#slotOfValue.get(value);
+    if (slot === undefined) {
+      slot = this.values.length;
+      this.values.push(value);
+      this.#slotOfValue.set(value, slot);
+    }
+    this.#nodeValue[position] = value;
+    this.#nodeSlot[position] = slot;
+    return slot;
+  }
+}
+
+const domainTables = new WeakMap<readonly NodeInfo[], Map<string, DomainTable>>();
+
+function domainTable(nodes: readonly NodeInfo[], topologyKey: string): DomainTable {
+  let byKey = domainTables.get(nodes);
+  if (byKey === undefined) domainTables.set(nodes, (byKey = new Map()));
+  let table = byKey.get(topologyKey);
+  if (table === undefined) byKey.set(topologyKey, (table = new DomainTable()));
+  return table;
+}
+
+/** Matching pods per domain of one constraint, by the table's slots; a domain is present once an eligible node has it. */
+class DomainCounts {
+  size = 0;
+
+  constructor(
+    readonly table: DomainTable,
+    readonly counts: (number | undefined)[] = [],
+  ) {
+    for (const count of counts) if (count !== undefined) this.size++;
+  }
+
+  get(value: string): number {
+    const slot = this.table.slot(value);
+    return slot === undefined ? 0 : (this.counts[slot] ?? 0);
+  }
+
+  addAt(slot: number, delta: number): void {
+    const before = this.counts[slot];
+    if (before === undefined) this.size++;
+    this.counts[slot] = (before ?? 0) + delta;
+  }
+
+  /** Adds to a domain by value (preemption's what-ifs); a value the table does not know is not a domain here. */
+  add(value: string, delta: number): number | undefined {
+    const slot = this.table.slot(value);
+    if (slot === undefined) return undefined;
+    this.addAt(slot, delta);
+    return this.counts[slot];
+  }
+
+  *entries(): IterableIterator<[string, number]> {
+    for (let slot = 0; slot < this.counts.length; slot++) {
+      const count = this.counts[slot];
+      if (count !== undefined) yield [this.table.values[slot]!, count];
+    }
+  }
+
+  clone(): DomainCounts {
+    return new DomainCounts(this.table, [...this.counts]);
+  }
+}
+
 const preFilterKey = "PreFilterPodTopologySpread";
 const preScoreKey = "PreScorePodTopologySpread";
 
 class PreFilterState {
   constructor(
     readonly constraints: readonly Constraint[],
-    /** Matching pods per domain value, one map per constraint. */
-    readonly counts: Map<string, number>[],
+    /** Matching pods per domain, one per constraint. */
+    readonly counts: DomainCounts[],
     readonly critical: CriticalPaths[],
   ) {}
 
   clone(): PreFilterState {
     return new PreFilterState(
       this.constraints,
-      this.counts.map((counts) => new Map(counts)),
+      this.counts.map((counts) => counts.clone()),
       this.critical.map((paths) => paths.clone()),
     );
   }
@@ -210,9 +327,8 @@ class PreFilterState {
     this.constraints.forEach((c, i) => {
       if (!c.selector.matches(labels) || !includesNode(c, pod, node)) return;
       const value = node.metadata!.labels![c.topologyKey]!;
-      const count = (this.counts[i]!.get(value) ?? 0) + delta;
-      this.counts[i]!.set(value, count);
-      this.critical[i]!.update(value, count);
+      const count = this.counts[i]!.add(value, delta);
+      if (count !== undefined) this.critical[i]!.update(value, count);
     });
   }
 }
@@ -264,22 +380,24 @@ export const podTopologySpread: Plugin = {
     }
     if (constraints.length === 0) return skipStatus;
     const namespace = pod.metadata?.namespace ?? "";
-    const counts = constraints.map(() => new Map<string, number>());
+    const counts = constraints.map((c) => new DomainCounts(domainTable(allNodes, c.topologyKey)));
     const checks = constraints.map((c) => needsNodeCheck(c, pod));
-    for (const nodeInfo of allNodes) {
+    const known = constraints.map((c) => remembered(allNodes, c));
+    for (let position = 0; position < allNodes.length; position++) {
+      const nodeInfo = allNodes[position]!;
       const labels = nodeInfo.node?.metadata?.labels;
       if (labels === undefined || !hasAllTopologyKeys(nodeInfo.node!, constraints)) continue;
       for (let i = 0; i < constraints.length; i++) {
         const c = constraints[i]!;
         if (checks[i] && !includesNode(c, pod, nodeInfo.node!)) continue;
-        const value = labels[c.topologyKey]!;
-        const byValue = counts[i]!;
-        byValue.set(value, (byValue.get(value) ?? 0) + countOnNode(c, nodeInfo, namespace));
+        const domains = counts[i]!;
+        const slot = domains.table.slotOfNode(position, labels[c.topologyKey]!);
+        domains.addAt(slot, known[i]!.count(c, position, nodeInfo, namespace));
       }
     }
-    const critical = counts.map((byValue) => {
+    const critical = counts.map((domains) => {
       const paths = new CriticalPaths();
-      for (const [value, count] of byValue) paths.update(value, count);
+      for (const [value, count] of domains.entries()) paths.update(value, count);
       return paths;
     });
     state.set(preFilterKey, new PreFilterState(constraints, counts, critical));
@@ -300,7 +418,7 @@ export const podTopologySpread: Plugin = {
       const value = labels[c.topologyKey];
       if (value === undefined) return unresolvable(errReasonNodeLabelNotMatch);
       const self = c.selector.matches(own) ? 1 : 0;
-      const skew = (s.counts[i]!.get(value) ?? 0) + self - s.minMatch(i);
+      const skew = s.counts[i]!.get(value) + self - s.minMatch(i);
       if (skew > c.maxSkew) return unschedulable(errReasonConstraintsNotMatch);
     }
     return successStatus;
