@@ -60,6 +60,9 @@ export const podStrategy: Strategy = {
     }
     setOrDelete(comparable, "activeDeadlineSeconds", oldSpec.activeDeadlineSeconds);
     setOrDelete(comparable, "tolerations", oldSpec.tolerations);
+    // Scheduling gates may be removed, never added (upstream validateOnlyDeletedSchedulingGates).
+    setOrDelete(comparable, "schedulingGates", oldSpec.schedulingGates);
+    validateOnlyDeletedSchedulingGates(spec.schedulingGates, oldSpec.schedulingGates, errors);
     if (!oldSpec.nodeName) setOrDelete(comparable, "nodeName", oldSpec.nodeName);
     if (!jsonEqual(comparable, oldSpec)) {
       errors.forbidden(
@@ -79,6 +82,23 @@ export const podStrategy: Strategy = {
     return period < 0 ? 1 : period;
   },
 };
+
+function validateOnlyDeletedSchedulingGates(
+  gates: PodSpec["schedulingGates"],
+  oldGates: PodSpec["schedulingGates"],
+  errors: { forbidden(field: string, detail: string): void },
+): void {
+  // Each new name once, at its last index, as upstream's map of additions gives it.
+  const added = new Map<string, number>();
+  (gates ?? []).forEach((gate, i) => added.set(gate.name, i));
+  for (const gate of oldGates ?? []) added.delete(gate.name);
+  for (const [name, i] of [...added].sort((a, b) => a[1] - b[1])) {
+    errors.forbidden(
+      `spec.schedulingGates[${i}].name`,
+      `only deletion is allowed, but found new scheduling gate '${name}'`,
+    );
+  }
+}
 
 /** `SetDefaults_PodSpec` and `SetDefaults_Container` for the fields reconcile uses. */
 export const podDefinition = defineKind({
