@@ -12,7 +12,7 @@ import {
   interPodAffinity,
   interPodAffinityPlugin,
 } from "./inter-pod-affinity.js";
-import { nodeInfoOf, runScore } from "./testing.js";
+import { nodeInfoOf, nodeInfosWith, runScore } from "./testing.js";
 
 type Op = "In" | "NotIn" | "Exists" | "DoesNotExist";
 
@@ -83,12 +83,7 @@ const nodeOf = (name: string, labels: Record<string, string>): Node => ({
 
 /** PreFilter over every node, then Filter on each: the status per node ("ok" for success). */
 function filterAll(incoming: Pod, nodes: Node[], existing: Pod[], plugin = interPodAffinity) {
-  const infos = nodes.map((n) =>
-    nodeInfoOf(
-      n,
-      existing.filter((p) => p.spec?.nodeName === n.metadata?.name),
-    ),
-  );
+  const infos = nodeInfosWith(nodes, existing);
   const state: CycleState = new Map();
   const pre = plugin.preFilter!(state, incoming, infos);
   if (pre.code === "Skip") return Object.fromEntries(infos.map((i) => [i.name, "ok"]));
@@ -420,13 +415,7 @@ describe("InterPodAffinity Score (upstream TestPreferredAffinity)", () => {
     pod({ name: "a", nodeName: "machine1", labels: s1 }),
     pod({ name: "b", nodeName: "machine2", labels: s2 }),
   ];
-  const infosWith = (pods: Pod[]) =>
-    nodes.map((n) =>
-      nodeInfoOf(
-        n,
-        pods.filter((p) => p.spec?.nodeName === n.metadata?.name),
-      ),
-    );
+  const infosWith = (pods: Pod[]) => nodeInfosWith(nodes, pods);
 
   it("is skipped when no pod has affinity", () => {
     expect(runScore(interPodAffinity, pod({ labels: s1 }), infosWith(existing))).toBe("skip");

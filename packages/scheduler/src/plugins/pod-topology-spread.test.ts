@@ -9,7 +9,7 @@ import {
   errReasonNodeLabelNotMatch,
   podTopologySpread,
 } from "./pod-topology-spread.js";
-import { nodeInfoOf, runScore } from "./testing.js";
+import { nodeInfoOf, nodeInfosWith, runScore } from "./testing.js";
 
 const rsRef = { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web", uid: "rs-1", controller: true };
 
@@ -148,12 +148,7 @@ const skewFails = `Unschedulable: ${errReasonConstraintsNotMatch}`;
 const labelMissing = `UnschedulableAndUnresolvable: ${errReasonNodeLabelNotMatch}`;
 
 function spreadFilter(incoming: Pod, nodes: Node[], existing: Pod[]): Record<string, string> {
-  const infos = nodes.map((n) =>
-    nodeInfoOf(
-      n,
-      existing.filter((p) => p.spec?.nodeName === n.metadata?.name),
-    ),
-  );
+  const infos = nodeInfosWith(nodes, existing);
   const state: CycleState = new Map();
   const pre = podTopologySpread.preFilter!(state, incoming, infos);
   if (pre.code === "Skip") return Object.fromEntries(infos.map((i) => [i.name, "skip"]));
@@ -312,12 +307,7 @@ describe("PodTopologySpread Filter (upstream TestSingleConstraint)", () => {
 
   it("RemovePod on a copy of the state: taking a pod off relieves the skew there, the original is untouched", () => {
     const existing = existingPods({ "node-a": 2, "node-x": 1 });
-    const infos = fourNodes.map((n) =>
-      nodeInfoOf(
-        n,
-        existing.filter((p) => p.spec?.nodeName === n.metadata?.name),
-      ),
-    );
+    const infos = nodeInfosWith(fourNodes, existing);
     const incoming = spreadPod("incoming", { constraints: [constraint(zone, 1)] });
     const state: CycleState = new Map();
     podTopologySpread.preFilter!(state, incoming, infos);
@@ -331,13 +321,7 @@ describe("PodTopologySpread Filter (upstream TestSingleConstraint)", () => {
 });
 
 describe("PodTopologySpread Score with the pod's own constraints (upstream TestPodTopologySpreadScore)", () => {
-  const infosWith = (nodes: Node[], pods: Pod[]) =>
-    nodes.map((n) =>
-      nodeInfoOf(
-        n,
-        pods.filter((p) => p.spec?.nodeName === n.metadata?.name),
-      ),
-    );
+  const infosWith = nodeInfosWith;
 
   it("by node: fewer matching pods score higher", () => {
     const incoming = spreadPod("incoming", { constraints: [constraint(host, 1, {}, "ScheduleAnyway")] });

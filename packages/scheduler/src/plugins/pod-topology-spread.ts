@@ -130,19 +130,29 @@ class RememberedCounts {
   }
 }
 
-const rememberedCounts = new WeakMap<readonly NodeInfo[], Map<string, RememberedCounts>>();
+/**
+ * What a plugin keeps per node list and key: the list is the cache's until
+ * nodes come or go, so its entries go with it. At most 64 keys per list; past
+ * that the oldest goes.
+ */
+class PerNodeList<T> {
+  readonly #lists = new WeakMap<readonly NodeInfo[], Map<string, T>>();
 
-function remembered(nodes: readonly NodeInfo[], c: Constraint): RememberedCounts {
-  let byKey = rememberedCounts.get(nodes);
-  if (byKey === undefined) rememberedCounts.set(nodes, (byKey = new Map()));
-  let counts = byKey.get(c.key);
-  if (counts === undefined) {
-    // Bounded: a list lives until nodes change; past 64 keys the oldest goes.
-    if (byKey.size >= 64) byKey.delete(byKey.keys().next().value!);
-    byKey.set(c.key, (counts = new RememberedCounts()));
+  constructor(readonly make: () => T) {}
+
+  get(nodes: readonly NodeInfo[], key: string): T {
+    let byKey = this.#lists.get(nodes);
+    if (byKey === undefined) this.#lists.set(nodes, (byKey = new Map()));
+    let value = byKey.get(key);
+    if (value === undefined) {
+      if (byKey.size >= 64) byKey.delete(byKey.keys().next().value!);
+      byKey.set(key, (value = this.make()));
+    }
+    return value;
   }
-  return counts;
 }
+
+const rememberedCounts = new PerNodeList(() => new RememberedCounts());
 
 const noLabels: Readonly<Record<string, string>> = Object.freeze({});
 
@@ -237,15 +247,7 @@ class DomainTable {
   }
 }
 
-const domainTables = new WeakMap<readonly NodeInfo[], Map<string, DomainTable>>();
-
-function domainTable(nodes: readonly NodeInfo[], topologyKey: string): DomainTable {
-  let byKey = domainTables.get(nodes);
-  if (byKey === undefined) domainTables.set(nodes, (byKey = new Map()));
-  let table = byKey.get(topologyKey);
-  if (table === undefined) byKey.set(topologyKey, (table = new DomainTable()));
-  return table;
-}
+const domainTables = new PerNodeList(() => new DomainTable());
 
 /** Matching pods per domain of one constraint, by the table's slots; a domain is present once an eligible node has it. */
 class DomainCounts {
@@ -380,9 +382,9 @@ export const podTopologySpread: Plugin = {
     }
     if (constraints.length === 0) return skipStatus;
     const namespace = pod.metadata?.namespace ?? "";
-    const counts = constraints.map((c) => new DomainCounts(domainTable(allNodes, c.topologyKey)));
+    const counts = constraints.map((c) => new DomainCounts(domainTables.get(allNodes, c.topologyKey)));
     const checks = constraints.map((c) => needsNodeCheck(c, pod));
-    const known = constraints.map((c) => remembered(allNodes, c));
+    const known = constraints.map((c) => rememberedCounts.get(allNodes, c.key));
     for (let position = 0; position < allNodes.length; position++) {
       const nodeInfo = allNodes[position]!;
       const labels = nodeInfo.node?.metadata?.labels;

@@ -11,6 +11,16 @@ export function nodeInfoOf(node: Node, pods: Pod[] = []): NodeInfo {
   return info;
 }
 
+/** NodeInfos for `nodes`, each holding the pods whose `spec.nodeName` names it (test helper). */
+export function nodeInfosWith(nodes: Node[], pods: Pod[]): NodeInfo[] {
+  return nodes.map((n) =>
+    nodeInfoOf(
+      n,
+      pods.filter((p) => p.spec?.nodeName === n.metadata?.name),
+    ),
+  );
+}
+
 /** Runs a plugin's PreFilter (unless it skips) and Filter on one node, as a cycle would. */
 export function runFilter(plugin: Plugin, pod: Pod, nodeInfo: NodeInfo): Status {
   const state: CycleState = new Map();
