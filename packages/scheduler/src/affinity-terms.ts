@@ -1,4 +1,11 @@
-import { type DeepReadonly, labelSelectorAsSelector, nothing, type Pod, type Selector } from "@reconcile/api";
+import {
+  type DeepReadonly,
+  labelSelectorAsSelector,
+  type Namespace,
+  nothing,
+  type Pod,
+  type Selector,
+} from "@reconcile/api";
 import type { PodAffinityTerm } from "kubernetes-types/core/v1.js";
 
 // Pod (anti-)affinity terms, parsed once per pod (upstream framework.AffinityTerm and PodInfo's term lists).
@@ -129,4 +136,23 @@ export function resolveNamespaces(term: AffinityTerm, lister: NamespaceLister | 
     }
   }
   return { ...term, namespaces, namespaceSelector: nothing() };
+}
+
+/** Namespace names and labels from a namespace informer's cache. */
+export function namespaceLister(
+  informer:
+    | {
+        getIndexer(): {
+          byIndex(index: "namespace", value: ""): readonly DeepReadonly<Namespace>[];
+          getByKey(key: string): DeepReadonly<Namespace> | undefined;
+        };
+      }
+    | undefined,
+): NamespaceLister | undefined {
+  if (informer === undefined) return undefined;
+  const indexer = informer.getIndexer();
+  return {
+    list: () => indexer.byIndex("namespace", ""),
+    labels: (name) => indexer.getByKey(name)?.metadata?.labels,
+  };
 }

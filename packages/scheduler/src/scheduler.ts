@@ -26,7 +26,7 @@ import {
 } from "@reconcile/controller";
 import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
-import type { NamespaceLister } from "./affinity-terms.js";
+import { namespaceLister } from "./affinity-terms.js";
 import { type Binder, ClientBinder } from "./binder.js";
 import { SchedulerCache } from "./cache.js";
 import { addAllEventHandlers, defaultSchedulerName } from "./event-handlers.js";
@@ -595,14 +595,4 @@ export class Scheduler {
 
 function withKind(pod: DeepReadonly<Pod>): DeepReadonly<Pod> {
   return pod.kind ? pod : { ...pod, apiVersion: "v1", kind: "Pod" };
-}
-
-/** Namespace names and labels from the namespace informer's cache. */
-function namespaceLister(informer: ControllerInformer<Namespace> | undefined): NamespaceLister | undefined {
-  if (informer === undefined) return undefined;
-  const indexer = informer.getIndexer();
-  return {
-    list: () => indexer.byIndex("namespace", ""),
-    labels: (name) => indexer.getByKey(name)?.metadata?.labels,
-  };
 }

@@ -90,7 +90,7 @@ function validateOnlyDeletedSchedulingGates(
 ): void {
   // Each new name once, at its last index, as upstream's map of additions gives it.
   const added = new Map<string, number>();
-  (gates ?? []).forEach((gate, i) => added.set(gate.name, i));
+  for (const [i, gate] of (gates ?? []).entries()) added.set(gate.name, i);
   for (const gate of oldGates ?? []) added.delete(gate.name);
   for (const [name, i] of [...added].sort((a, b) => a[1] - b[1])) {
     errors.forbidden(

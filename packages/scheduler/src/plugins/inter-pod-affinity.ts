@@ -16,7 +16,7 @@ import {
   unresolvable,
   unschedulable,
 } from "../framework.js";
-import type { NodeInfo, PodInfo } from "../node-info.js";
+import { type NodeInfo, type PodInfo, scoresOthers } from "../node-info.js";
 import { SummedCounts, TopologyCounts } from "../topology-counts.js";
 
 export const errReasonExistingAntiAffinityRulesNotMatch =
@@ -221,44 +221,8 @@ export function interPodAffinityPlugin(options: { namespaces?: NamespaceLister |
       } catch (error) {
         return { code: "Error", reasons: [`failed to parse pod: ${(error as Error).message}`] };
       }
-      const labels = namespaceLabels(pod);
-      const topologyScore = new Map<string, Map<string, number>>();
-      const add = (
-        term: AffinityTerm,
-        weight: number,
-        target: DeepReadonly<Pod>,
-        nsLabels: typeof labels,
-        node: DeepReadonly<Node>,
-      ) => {
-        if (!termMatches(term, target, nsLabels)) return;
-        const value = node.metadata?.labels?.[term.topologyKey];
-        if (value === undefined) return;
-        let values = topologyScore.get(term.topologyKey);
-        if (values === undefined) topologyScore.set(term.topologyKey, (values = new Map()));
-        values.set(value, (values.get(value) ?? 0) + weight);
-      };
-      // Unless the pod has preferred terms, only pods with affinity of their own can score.
       const nodes = hasPreferred ? allNodes : nodeListsOf(state, allNodes).havePodsWithAffinity();
-      for (const nodeInfo of nodes) {
-        const node = nodeInfo.node;
-        if (node === undefined || (!hasPreferred && nodeInfo.podsWithScoringTerms === 0)) continue;
-        if (!hasLabels(node)) continue;
-        for (const existing of nodeInfo.pods.values()) {
-          const theirs = existing.affinity;
-          // Neither side has a term that scores here (e.g. a pod with required anti-affinity only).
-          if (
-            !hasPreferred &&
-            theirs.required.length + theirs.preferred.length + theirs.preferredAnti.length === 0
-          )
-            continue;
-          for (const { term, weight } of terms.preferred) add(term, weight, existing.pod, undefined, node);
-          for (const { term, weight } of terms.preferredAnti)
-            add(term, -weight, existing.pod, undefined, node);
-          for (const term of theirs.required) add(term, hardPodAffinityWeight, pod, labels, node);
-          for (const { term, weight } of theirs.preferred) add(term, weight, pod, labels, node);
-          for (const { term, weight } of theirs.preferredAnti) add(term, -weight, pod, labels, node);
-        }
-      }
+      const topologyScore = scoreTopologies(pod, terms, namespaceLabels(pod), nodes, hasPreferred);
       if (topologyScore.size === 0) return skipStatus;
       state.set(preScoreKey, { topologyScore } satisfies PreScoreState);
       return successStatus;
@@ -303,6 +267,52 @@ function countMatchingAll(
 function hasLabels(node: DeepReadonly<Node>): boolean {
   for (const _ in node.metadata?.labels ?? {}) return true;
   return false;
+}
+
+/**
+ * Score per topology key and value: the incoming pod's preferred terms over
+ * the pods on `nodes`, and those pods' required and preferred terms over the
+ * incoming pod. Unless the incoming pod has preferred terms, only pods with
+ * scoring terms of their own count (`nodes` then holds only nodes with such pods).
+ */
+function scoreTopologies(
+  pod: DeepReadonly<Pod>,
+  terms: PodAffinityTerms,
+  labels: Readonly<Record<string, string>> | undefined,
+  nodes: readonly NodeInfo[],
+  hasPreferred: boolean,
+): Map<string, Map<string, number>> {
+  const topologyScore = new Map<string, Map<string, number>>();
+  const add = (
+    term: AffinityTerm,
+    weight: number,
+    target: DeepReadonly<Pod>,
+    nsLabels: typeof labels,
+    node: DeepReadonly<Node>,
+  ) => {
+    if (!termMatches(term, target, nsLabels)) return;
+    const value = node.metadata?.labels?.[term.topologyKey];
+    if (value === undefined) return;
+    let values = topologyScore.get(term.topologyKey);
+    if (values === undefined) topologyScore.set(term.topologyKey, (values = new Map()));
+    values.set(value, (values.get(value) ?? 0) + weight);
+  };
+  for (const nodeInfo of nodes) {
+    const node = nodeInfo.node;
+    if (node === undefined || (!hasPreferred && nodeInfo.podsWithScoringTerms === 0)) continue;
+    if (!hasLabels(node)) continue;
+    for (const existing of nodeInfo.pods.values()) {
+      const theirs = existing.affinity;
+      // Neither side has a term that scores here (e.g. a pod with required anti-affinity only).
+      if (!hasPreferred && !scoresOthers(existing)) continue;
+      for (const { term, weight } of terms.preferred) add(term, weight, existing.pod, undefined, node);
+      for (const { term, weight } of terms.preferredAnti) add(term, -weight, existing.pod, undefined, node);
+      for (const term of theirs.required) add(term, hardPodAffinityWeight, pod, labels, node);
+      for (const { term, weight } of theirs.preferred) add(term, weight, pod, labels, node);
+      for (const { term, weight } of theirs.preferredAnti) add(term, -weight, pod, labels, node);
+    }
+  }
+  return topologyScore;
 }
 
 /** InterPodAffinity without a namespace lister: a term's namespace selector other than `{}` selects no namespace. */
