@@ -177,18 +177,48 @@ export const servicePrinter: Printer = {
     const portText = ports
       .map((p) => `${p?.port ?? ""}${p?.nodePort ? `:${p.nodePort}` : ""}/${p?.protocol ?? "TCP"}`)
       .join(",");
-    const externalIPs: Loose[] = Array.isArray(service.spec?.externalIPs) ? service.spec.externalIPs : [];
     return [
       nameOf(service),
       service.spec?.type ?? "ClusterIP",
       orNone(service.spec?.clusterIP),
-      externalIPs.length > 0 ? externalIPs.join(",") : "<none>",
+      serviceExternalIP(service),
       portText === "" ? "<none>" : portText,
       ageOf(service, now),
       formatSelectorMap(service.spec?.selector),
     ];
   },
 };
+
+/**
+ * The External-IP cell (upstream `getServiceExternalIP`): a LoadBalancer's
+ * ingress IPs or hostnames (sorted, distinct) then its external IPs, or
+ * `<pending>` while it has neither; an ExternalName Service's name; other
+ * types their external IPs or `<none>`.
+ */
+export function serviceExternalIP(service: Loose): string {
+  const externalIPs: string[] = Array.isArray(service.spec?.externalIPs) ? service.spec.externalIPs : [];
+  switch (service.spec?.type ?? "ClusterIP") {
+    case "ClusterIP":
+    case "NodePort":
+      return externalIPs.length > 0 ? externalIPs.join(",") : "<none>";
+    case "LoadBalancer": {
+      const ingress: Loose[] = Array.isArray(service.status?.loadBalancer?.ingress)
+        ? service.status.loadBalancer.ingress
+        : [];
+      const addresses = [
+        ...new Set(
+          ingress.map((entry) => entry?.ip || entry?.hostname || "").filter((a: string) => a !== ""),
+        ),
+      ].sort();
+      const all = [...addresses, ...externalIPs];
+      return all.length > 0 ? all.join(",") : "<pending>";
+    }
+    case "ExternalName":
+      return service.spec?.externalName ?? "";
+    default:
+      return "<unknown>";
+  }
+}
 
 export const leasePrinter: Printer = {
   columns: [nameColumn, column("Holder", "string", "The holder of the lease."), ageColumn],
