@@ -97,7 +97,7 @@ describe("Kubelet", () => {
       { type: "Hostname", address: "node-1" },
     ]);
     expect(node.status?.nodeInfo).toMatchObject({
-      kubeletVersion: "v1.31.0",
+      kubeletVersion: "v1.32.0",
       containerRuntimeVersion: "containerd://1.7.13-sim",
       operatingSystem: "linux",
       architecture: "amd64",
