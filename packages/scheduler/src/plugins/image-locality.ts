@@ -17,6 +17,13 @@ export function normalizedImageName(name: string): string {
 /** Per normalized image the pod uses: on how many of all nodes it is present. */
 type Spread = Map<string, number>;
 
+/** The pod's images (normalized, one per container) and their spread, found once per cycle. */
+interface PreScoreState {
+  images: string[];
+  spread: Spread;
+  totalNodes: number;
+}
+
 function podImages(pod: DeepReadonly<Pod>): string[] {
   return [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].map((c) =>
     normalizedImageName(c.image ?? ""),
@@ -35,29 +42,29 @@ export const imageLocality: Plugin = {
   weight: 1,
   preScore(state, pod, _feasible, allNodes) {
     const lists = nodeListsOf(state, allNodes);
+    const images = podImages(pod);
     const spread: Spread = new Map();
     let present = false;
-    for (const image of podImages(pod)) {
+    for (const image of images) {
       const count = lists.imageNodeCount(image);
       spread.set(image, count);
       if (count > 0) present = true;
     }
     // No node holds any of the images: every node would score 0.
     if (!present) return skipStatus;
-    state.set(preScoreKey, { spread, totalNodes: allNodes.length });
+    state.set(preScoreKey, { images, spread, totalNodes: allNodes.length } satisfies PreScoreState);
     return successStatus;
   },
-  score(state, pod, nodeInfo) {
-    const { spread, totalNodes } = state.get(preScoreKey) as { spread: Spread; totalNodes: number };
+  score(state, _pod, nodeInfo) {
+    const { images, spread, totalNodes } = state.get(preScoreKey) as PreScoreState;
+    const maxThreshold = maxContainerThreshold * images.length;
+    if (maxThreshold <= minThreshold) return 0;
     let sum = 0;
-    const images = podImages(pod);
     for (const image of images) {
       const size = nodeInfo.imageSizes.get(image);
       if (size !== undefined) sum += Math.trunc(size * ((spread.get(image) ?? 0) / totalNodes));
     }
-    const maxThreshold = maxContainerThreshold * images.length;
-    const clamped = Math.min(Math.max(sum, minThreshold), Math.max(maxThreshold, minThreshold));
-    if (maxThreshold <= minThreshold) return 0;
+    const clamped = Math.min(Math.max(sum, minThreshold), maxThreshold);
     return Math.trunc((maxNodeScore * (clamped - minThreshold)) / (maxThreshold - minThreshold));
   },
 };

@@ -63,16 +63,15 @@ function podConstraints(pod: DeepReadonly<Pod>, action: "DoNotSchedule" | "Sched
         ],
       };
     }
+    const parsed = labelSelectorAsSelector(selector);
     result.push({
       maxSkew: c.maxSkew,
       topologyKey: c.topologyKey,
       minDomains: c.minDomains ?? 1,
       honorNodeAffinity: (c.nodeAffinityPolicy ?? "Honor") === "Honor",
       honorNodeTaints: c.nodeTaintsPolicy === "Honor",
-      selector: labelSelectorAsSelector(selector),
-      key: `PodTopologySpread\u0000${pod.metadata?.namespace ?? ""}\u0000${
-        selector == null ? "\u2205" : labelSelectorAsSelector(selector).toString()
-      }`,
+      selector: parsed,
+      key: `PodTopologySpread\u0000${pod.metadata?.namespace ?? ""}\u0000${selector == null ? "\u2205" : parsed.toString()}`,
     });
   }
   return result;
