@@ -1,4 +1,4 @@
-// The cache's affinity indexes against the same counts taken by walking every node: after any sequence of
+// The cache's affinity indexes and image counts against the same counts taken by walking every node: after any sequence of
 // pod adds and removes, node relabels, node removals (ghosts) and returns, they must agree.
 import type { Node, Pod } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
@@ -9,10 +9,15 @@ import { nodeListsOf } from "./framework.js";
 const zones = ["z1", "z2", "z3"];
 const apps = ["web", "db", "cache"];
 
-function node(name: string, zone: string): Node {
+const images = ["nginx:1.27", "busybox:latest", "redis:7"];
+
+function node(name: string, zone: string, held: string[] = []): Node {
   return {
     metadata: { name, labels: { "kubernetes.io/hostname": name, zone } },
-    status: { allocatable: { cpu: "64", memory: "64Gi", pods: "110" } },
+    status: {
+      allocatable: { cpu: "64", memory: "64Gi", pods: "110" },
+      images: held.map((image) => ({ names: [image], sizeBytes: 100 })),
+    },
   };
 }
 
@@ -63,7 +68,8 @@ describe("SchedulerCache affinity indexes", () => {
         const name = `n${Math.floor(random() * 8)}`;
         const zone = pick(zones);
         nodes.set(name, zone);
-        cache.addNode(node(name, zone)); // a new node, a relabel, or a ghost's return
+        const held = images.filter(() => random() < 0.5);
+        cache.addNode(node(name, zone, held)); // a new node, a relabel, new images, or a ghost's return
       } else if (roll < 0.8) {
         const name = `p${step}`;
         const onto = random() < 0.1 ? "gone" : pick([...nodes.keys()]);
@@ -94,6 +100,7 @@ describe("SchedulerCache affinity indexes", () => {
           );
         }
       }
+      for (const image of images) expect(cache.imageNodeCount(image)).toBe(walked.imageNodeCount(image));
       expect(new Set(cache.havePodsWithRequiredAntiAffinity())).toEqual(
         new Set(walked.havePodsWithRequiredAntiAffinity()),
       );
