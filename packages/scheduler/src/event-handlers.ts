@@ -140,16 +140,13 @@ function nodeEvents(oldNode: DeepReadonly<Node>, newNode: DeepReadonly<Node>): C
   return events;
 }
 
-// Plugins whose verdict on a node depends on pods on other nodes: one node alone cannot tell.
-const crossNodePlugins = new Set(["InterPodAffinity", "PodTopologySpread"]);
-
 // The cheap check before moving a parked pod on a node event: does it pass every single-node filter there?
 function fitsNode(target: EventHandlerTarget, pod: DeepReadonly<Pod>, node: DeepReadonly<Node>): boolean {
   const nodeInfo = target.cache.nodeInfo(node.metadata?.name ?? "");
   if (nodeInfo === undefined) return false;
   const state: CycleState = new Map();
   const filters = target.plugins.filter((plugin) => {
-    if (plugin.filter === undefined || crossNodePlugins.has(plugin.name)) return false;
+    if (plugin.filter === undefined || plugin.dependsOnOtherNodes) return false;
     return plugin.preFilter?.(state, pod, [nodeInfo])?.code !== "Skip";
   });
   return runFilters(filters, state, pod, nodeInfo) === undefined;

@@ -141,6 +141,12 @@ export interface Plugin {
   readonly name: string;
   /** Score weight in the default profile. Default 1 (only plugins with `score` use it). */
   readonly weight?: number;
+  /**
+   * Whether its Filter verdict on a node depends on pods on other nodes
+   * (pod affinity, spreading): the cheap check on one node before a parked
+   * pod is moved leaves such plugins out.
+   */
+  readonly dependsOnOtherNodes?: boolean;
   /** The cluster events after which a pod this plugin rejected may fit (upstream `EventsToRegister`). */
   readonly events?: readonly ClusterEvent[];
   /** Once per cycle before Filter; Skip turns this plugin's Filter off for the cycle; a rejection fails the attempt. */

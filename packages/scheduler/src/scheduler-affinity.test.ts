@@ -94,6 +94,25 @@ describe("Scheduler with pod (anti-)affinity", () => {
     expect(scheduler.queue.whereIs("uid-follower")).toBe("backoff");
   });
 
+  it("a node added while a pod waits for affinity moves it: the one-node check leaves cross-node plugins out", async () => {
+    const { nodeInformer, podInformer, scheduler, scheduleAll } = setup();
+    nodeInformer.add(node("n1"));
+    podInformer.add(
+      pod(
+        "follower",
+        {},
+        {
+          affinity: { podAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [apart("db")] } },
+        },
+      ),
+    );
+    await scheduleAll();
+    expect(scheduler.queue.whereIs("uid-follower")).toBe("unschedulable");
+    // On n2 alone no db pod is visible, yet another node's pods may satisfy the term: upstream moves the pod.
+    nodeInformer.add(node("n2"));
+    expect(scheduler.queue.whereIs("uid-follower")).toBe("backoff");
+  });
+
   it("requeues a pod a spread constraint held back when an assigned pod in its namespace changes labels", async () => {
     const { nodeInformer, podInformer, scheduler, scheduleAll } = setup();
     nodeInformer.add({ ...node("n1"), metadata: { name: "n1", labels: { zone: "a" } } });

@@ -159,6 +159,7 @@ export function interPodAffinityPlugin(options: { namespaces?: NamespaceLister |
   return {
     name: "InterPodAffinity",
     weight: 2,
+    dependsOnOtherNodes: true,
     events: ["AssignedPodAdd", "AssignedPodLabelChange", "AssignedPodDelete", "NodeAdd", "NodeLabelChange"],
     preFilter(state, pod, allNodes) {
       let terms: PodAffinityTerms;

@@ -360,6 +360,7 @@ interface PreScoreState {
 export const podTopologySpread: Plugin = {
   name: "PodTopologySpread",
   weight: 2,
+  dependsOnOtherNodes: true,
   events: [
     "AssignedPodAdd",
     "AssignedPodLabelChange",
