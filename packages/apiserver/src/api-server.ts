@@ -20,7 +20,14 @@ import { type ListeningApiServer, type ListenOptions, listen } from "./http/serv
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 import type { ResourceDefinition } from "./kinds/definition.js";
 import { type ResourceMetricsProvider, resourceMetricsDefinitions } from "./kinds/resource-metrics.js";
-import { ClusterIPAllocator, defaultServiceCIDR, serviceIPOf } from "./kinds/service-ips.js";
+import {
+  ClusterIPAllocator,
+  defaultServiceCIDR,
+  defaultServiceNodePortRange,
+  NodePortAllocator,
+  nodePortsOf,
+  serviceIPOf,
+} from "./kinds/service-ips.js";
 import { ResourceDefinitions } from "./registry/definitions.js";
 import { InProcessClient } from "./registry/in-process-client.js";
 import { Registry } from "./registry/registry.js";
@@ -75,6 +82,12 @@ export interface ApiServerOptions {
    */
   serviceClusterIPRange?: string | undefined;
   /**
+   * The ports NodePort and LoadBalancer Services take node ports from
+   * (`--service-node-port-range`, `base-last`). Default: `30000-32767`. The
+   * allocated set is recovered from the stored Services at start.
+   */
+  serviceNodePortRange?: string | undefined;
+  /**
    * Keep the `default/kubernetes` Service (the range's first IP, port `https` 443 → 6443), as
    * kube-apiserver does. Default: true.
    */
@@ -120,6 +133,8 @@ export class ApiServer {
   readonly random: Random;
   /** The Services' cluster IPs: the range and what is taken. */
   readonly serviceIPs: ClusterIPAllocator;
+  /** The Services' node ports: the range and what is taken. */
+  readonly serviceNodePorts: NodePortAllocator;
   /**
    * How admission webhooks are reached: over HTTPS by default;
    * `admissionWebhooks.serve(url, handler)` answers a configuration's URL in
@@ -157,9 +172,19 @@ export class ApiServer {
       options.serviceClusterIPRange ?? defaultServiceCIDR,
       this.random,
     );
+    this.serviceNodePorts = new NodePortAllocator(
+      options.serviceNodePortRange ?? defaultServiceNodePortRange,
+      this.random,
+    );
     const storage = this.storage;
     const ready = createInitialObjects(storage, this.clock, this.random).then(() =>
-      recoverServiceIPs(storage, this.serviceIPs, this.clock, this.random, options.kubernetesService ?? true),
+      recoverServiceAllocations(
+        storage,
+        { ips: this.serviceIPs, nodePorts: this.serviceNodePorts },
+        this.clock,
+        this.random,
+        options.kubernetesService ?? true,
+      ),
     );
     this.#ready = ready;
     // Admission lists on every write; this storage tells its cache when a list may have changed.
@@ -201,6 +226,7 @@ export class ApiServer {
       bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
       ready,
       serviceIPs: this.serviceIPs,
+      serviceNodePorts: this.serviceNodePorts,
     });
     this.#client = new InProcessClient(this.registry);
     this.auth = new ClusterAuth({
@@ -362,21 +388,23 @@ async function createInitialNamespaces(storage: Storage, clock: Clock, random: R
 }
 
 /**
- * Marks every stored Service's cluster IP taken (kube-apiserver's repair of
- * the allocator from storage), then creates `default/kubernetes` on the
- * range's first IP if it is missing.
+ * Marks every stored Service's cluster IP and node ports taken
+ * (kube-apiserver's repair of the allocators from storage), then creates
+ * `default/kubernetes` on the range's first IP if it is missing.
  */
-async function recoverServiceIPs(
+async function recoverServiceAllocations(
   storage: Storage,
-  allocator: ClusterIPAllocator,
+  allocators: { ips: ClusterIPAllocator; nodePorts: NodePortAllocator },
   clock: Clock,
   random: Random,
   kubernetesService: boolean,
 ): Promise<void> {
   const stored = await storage.list("/core/services/");
+  const allocator = allocators.ips;
   for (const service of stored.items) {
     const ip = serviceIPOf(service);
     if (ip !== undefined) allocator.restore(ip);
+    for (const port of nodePortsOf(service)) allocators.nodePorts.restore(port);
   }
   if (!kubernetesService) return;
   if (stored.items.some((s) => s.metadata?.namespace === "default" && s.metadata.name === "kubernetes"))

@@ -10,10 +10,10 @@ import {
   namespaceDefinition,
   nodeDefinition,
   secretDefinition,
-  serviceDefinition,
 } from "./core.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
 import { podDefinition } from "./pod.js";
+import { serviceDefinition } from "./service.js";
 import { workloadDefinitions } from "./workloads.js";
 
 /**

@@ -1,15 +1,5 @@
 import type { Event, Lease, Namespace } from "@reconcile/api";
-import {
-  configMaps,
-  events,
-  leases,
-  namespaces,
-  nodes,
-  secrets,
-  selectableFieldsOf,
-  services,
-} from "@reconcile/api";
-import type { Service } from "kubernetes-types/core/v1.js";
+import { configMaps, events, leases, namespaces, nodes, secrets, selectableFieldsOf } from "@reconcile/api";
 import { dnsLabelName } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind, resourceVerbs } from "./definition.js";
@@ -20,9 +10,7 @@ import {
   namespacePrinter,
   nodePrinter,
   secretPrinter,
-  servicePrinter,
 } from "./printers/index.js";
-import { serviceIPHooks } from "./service-ips.js";
 import { finalizeSubresource } from "./subresources.js";
 
 const eventTypes = ["Normal", "Warning"];
@@ -183,53 +171,6 @@ export const secretDefinition = defineKind({
   selectableFields: selectableFieldsOf(secrets),
   printer: secretPrinter,
   protobufMessage: "Secret",
-});
-
-/**
- * Upstream's Service defaults (`SetDefaults_Service`, and the registry's IP
- * family fields on create). Cluster IPs are not allocated here.
- */
-const serviceStrategy: Strategy = {
-  prepareForCreate(object) {
-    const spec = (object as Service).spec;
-    if (spec === undefined || spec.type === "ExternalName") return;
-    // The registry's choice for a single-stack IPv4 cluster: headless Services without a
-    // selector may take every configured family (here only IPv4).
-    const headlessWithoutSelector = spec.clusterIP === "None" && spec.selector === undefined;
-    spec.ipFamilyPolicy ??= headlessWithoutSelector ? "RequireDualStack" : "SingleStack";
-    spec.ipFamilies ??= ["IPv4"];
-  },
-  applyDefaults(object) {
-    const spec = ((object as Service).spec ??= {});
-    spec.type ??= "ClusterIP";
-    spec.sessionAffinity ??= "None";
-    if (spec.sessionAffinity === "ClientIP") {
-      const clientIP = ((spec.sessionAffinityConfig ??= {}).clientIP ??= {});
-      clientIP.timeoutSeconds ??= 10_800;
-    }
-    for (const port of spec.ports ?? []) {
-      port.protocol ||= "TCP";
-      if (port.targetPort === undefined || port.targetPort === 0 || port.targetPort === "") {
-        port.targetPort = port.port;
-      }
-    }
-    const type = spec.type;
-    if ((type === "NodePort" || type === "LoadBalancer") && !spec.externalTrafficPolicy) {
-      spec.externalTrafficPolicy = "Cluster";
-    }
-    if (type === "ClusterIP" || type === "NodePort" || type === "LoadBalancer") {
-      spec.internalTrafficPolicy ??= "Cluster";
-    }
-    if (type === "LoadBalancer") spec.allocateLoadBalancerNodePorts ??= true;
-  },
-};
-
-export const serviceDefinition = defineKind({
-  descriptor: services,
-  strategy: serviceStrategy,
-  printer: servicePrinter,
-  protobufMessage: "Service",
-  writeHooks: serviceIPHooks,
 });
 
 export const leaseDefinition = defineKind({

@@ -14,6 +14,7 @@ import type { Storage } from "../storage/storage.js";
 import type { Admission } from "./admission.js";
 import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
 import type { ResourceDefinitions } from "./definitions.js";
+import type { NodePortAllocator } from "./node-port-allocator.js";
 import type { PatchType } from "./patch.js";
 import type { ResourceDefinition } from "./resource-definition.js";
 import type { DryRunOption, PatchOptions, RegistryDeleteOptions, StoreContext } from "./store/context.js";
@@ -43,6 +44,8 @@ export interface RegistryOptions {
   ready?: Promise<void>;
   /** Where Services take their cluster IPs from; without it, Services get none. */
   serviceIPs?: ClusterIPAllocator | undefined;
+  /** Where Services take their node ports from; without it, they get none. */
+  serviceNodePorts?: NodePortAllocator | undefined;
   /** The admission chain every write passes; without it, every write is admitted. */
   admission?: Admission | undefined;
 }
@@ -80,6 +83,7 @@ export class Registry {
       maxObjectBytes: options.maxObjectBytes,
       bookmarkIntervalMs: options.bookmarkIntervalMs,
       serviceIPs: options.serviceIPs,
+      serviceNodePorts: options.serviceNodePorts,
       admission: options.admission,
       watches: new Set(),
       peer: (resource) => (this.#definitions.get(resource) === undefined ? undefined : this.#store(resource)),

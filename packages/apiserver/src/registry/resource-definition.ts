@@ -2,6 +2,7 @@ import type { KubeObject, ResourceDescriptor, SelectableFields } from "@reconcil
 import type { TypeNode } from "../apply/schema.js";
 import type { KindSchema } from "../schemas/kind-schema.js";
 import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
+import type { NodePortAllocator } from "./node-port-allocator.js";
 import type { PatchMeta } from "./patch.js";
 import type { Schema } from "./schema.js";
 import type { Strategy } from "./strategy.js";
@@ -137,6 +138,7 @@ export interface ObjectSource {
 /** What a definition's write hooks may use: the allocators the server was built with. */
 export interface WriteHookContext {
   readonly serviceIPs: ClusterIPAllocator | undefined;
+  readonly serviceNodePorts: NodePortAllocator | undefined;
 }
 
 /**
@@ -149,6 +151,16 @@ export interface WriteHooks {
    * what it took, called when nothing is stored (a failed write, a dry run).
    */
   beginCreate?(object: KubeObject, context: WriteHookContext): (() => void) | undefined;
+  /**
+   * Before an update is validated and stored; returns what finishes it, told
+   * whether the object was stored (commit what the update gave up) or not
+   * (give back what it took).
+   */
+  beginUpdate?(
+    object: KubeObject,
+    old: KubeObject,
+    context: WriteHookContext,
+  ): ((stored: boolean) => void) | undefined;
   /** After an object has left storage. */
   afterDelete?(object: KubeObject, context: WriteHookContext): void;
 }

@@ -3,6 +3,7 @@ import type { Clock, Random } from "@reconcile/clock";
 import type { Storage } from "../../storage/storage.js";
 import type { Admission } from "../admission.js";
 import type { ClusterIPAllocator } from "../cluster-ip-allocator.js";
+import type { NodePortAllocator } from "../node-port-allocator.js";
 import type { ResourceDefinition } from "../resource-definition.js";
 import type { SubresourceStore } from "../subresource-handler.js";
 
@@ -23,6 +24,8 @@ export interface StoreContext {
   readonly bookmarkIntervalMs: number;
   /** Where Services take their cluster IPs from; without it, Services get none. */
   readonly serviceIPs: ClusterIPAllocator | undefined;
+  /** Where Services take their node ports from; without it, they get none. */
+  readonly serviceNodePorts: NodePortAllocator | undefined;
   /** The admission chain every write passes through; undefined admits everything. */
   readonly admission?: Admission | undefined;
   /** How to stop each watch being served, so the registry can stop them all. */

@@ -1,4 +1,5 @@
 import { type KubeObject, newBadRequest, newConflict, newForbidden, newNotFound } from "@reconcile/api";
+import type { ManagedFieldsEntry } from "kubernetes-types/meta/v1.js";
 import { copyJson, jsonEqual } from "../../json.js";
 import { yieldTurn } from "../../limits.js";
 import { StorageError } from "../../storage/storage.js";
@@ -15,7 +16,7 @@ import type { DryRunOption, StoreCore, UpdateOptions } from "./context.js";
 import { reconcileNamespace } from "./create.js";
 import { decodeObject, largeObjects } from "./decode.js";
 import { objectKey } from "./keys.js";
-import { writerFor } from "./writer.js";
+import { beginUpdate, type Writer, writerFor } from "./writer.js";
 
 /**
  * How many times a read-modify-write is retried after losing a race. Upstream's
@@ -74,7 +75,6 @@ export async function guaranteedUpdate(
 ): Promise<KubeObject> {
   const { resource, gr, context } = store;
   const key = objectKey(resource, namespace, name);
-  const strategy = store.definition.strategy;
   const writer = writerFor(store, options);
   for (let attempt = 0; ; attempt++) {
     const existing = await context.storage.get(key);
@@ -107,39 +107,78 @@ export async function guaranteedUpdate(
     const large = largeObjects.has(requested);
     if (large) await yieldTurn();
     await mutate(store, admission);
-    let object = prepareUpdate(store, requested, existing, options.subresource);
-    if (large) await yieldTurn();
-    if (options.managedFieldsComputed) {
-      const meta = (object.metadata ??= {}) as MutableMeta;
-      if (requestedFields === undefined) delete meta.managedFields;
-      else meta.managedFields = requestedFields;
-    } else {
-      const sent = {
-        ...object,
-        metadata: { ...object.metadata, managedFields: requestedFields },
-      } as KubeObject;
-      object = ownershipAfterUpdate(store, existing, sent, options, options.subresource ?? "");
-    }
-    if (large) await yieldTurn();
-    if (admission !== undefined) await validateAdmission(store, { ...admission, object });
-    if (jsonEqual(object, existing)) return existing; // nothing changed: no write, no event
-    await options.admit?.(object, existing);
-    const finalized =
-      object.metadata?.deletionTimestamp !== undefined &&
-      (object.metadata.finalizers ?? []).length === 0 &&
-      (object.metadata.deletionGracePeriodSeconds ?? 0) === 0 &&
-      strategy.holdsDeletion?.(object) !== true;
+    // What the kind's update hook took (a Service's node ports) is kept only if this attempt is stored.
+    const finish = options.subresource ? undefined : beginUpdate(store, requested, existing);
+    let stored = false;
     try {
-      const revision = Number(existingMeta.resourceVersion);
-      // The last finalizer removed from an object being deleted: the update completes the delete.
-      if (finalized) return (await writer.remove(key, revision, object)).object;
-      return await writer.update(key, object, revision);
+      const written = await storeAttempt(store, key, writer, options, {
+        existing,
+        requested,
+        requestedFields,
+        admission,
+        large,
+      });
+      stored = written.stored && options.dryRun !== "All";
+      return written.object;
     } catch (error) {
       if (StorageError.is(error, "Conflict") && precondition === undefined && attempt < updateAttempts)
         continue;
       throw toStatusError(error, gr, name);
+    } finally {
+      finish?.(stored);
     }
   }
+}
+
+/** One attempt's object, from the request as admitted to the storage write. */
+interface Attempt {
+  readonly existing: KubeObject;
+  readonly requested: KubeObject;
+  /** The managedFields the request carried. */
+  readonly requestedFields: ManagedFieldsEntry[] | undefined;
+  readonly admission: ReturnType<typeof admissionOf>;
+  readonly large: boolean;
+}
+
+/**
+ * The rest of one attempt: prepare, track ownership, validate and write.
+ * Says whether the update was stored (not when nothing changed or the update
+ * completed a delete); storage errors reach the caller as they are.
+ */
+async function storeAttempt(
+  store: StoreCore,
+  key: string,
+  writer: Writer,
+  options: UpdateOptions,
+  { existing, requested, requestedFields, admission, large }: Attempt,
+): Promise<{ object: KubeObject; stored: boolean }> {
+  let object = prepareUpdate(store, requested, existing, options.subresource);
+  if (large) await yieldTurn();
+  if (options.managedFieldsComputed) {
+    const meta = (object.metadata ??= {}) as MutableMeta;
+    if (requestedFields === undefined) delete meta.managedFields;
+    else meta.managedFields = requestedFields;
+  } else {
+    const sent = {
+      ...object,
+      metadata: { ...object.metadata, managedFields: requestedFields },
+    } as KubeObject;
+    object = ownershipAfterUpdate(store, existing, sent, options, options.subresource ?? "");
+  }
+  if (large) await yieldTurn();
+  if (admission !== undefined) await validateAdmission(store, { ...admission, object });
+  // Nothing changed: no write, no event.
+  if (jsonEqual(object, existing)) return { object: existing, stored: true };
+  await options.admit?.(object, existing);
+  const finalized =
+    object.metadata?.deletionTimestamp !== undefined &&
+    (object.metadata.finalizers ?? []).length === 0 &&
+    (object.metadata.deletionGracePeriodSeconds ?? 0) === 0 &&
+    store.definition.strategy.holdsDeletion?.(object) !== true;
+  const revision = Number(existing.metadata?.resourceVersion);
+  // The last finalizer removed from an object being deleted: the update completes the delete.
+  if (finalized) return { object: (await writer.remove(key, revision, object)).object, stored: false };
+  return { object: await writer.update(key, object, revision), stored: true };
 }
 
 /** GuaranteedUpdate without the strategy: what a subresource handler writes is stored as it is. */

@@ -29,6 +29,15 @@ export function beginCreate(store: StoreCore, object: KubeObject): (() => void) 
   return store.definition.writeHooks?.beginCreate?.(object, store.context);
 }
 
+/** Runs the kind's update hook (a Service's node ports); what finishes it once the write is known. */
+export function beginUpdate(
+  store: StoreCore,
+  object: KubeObject,
+  existing: KubeObject,
+): ((stored: boolean) => void) | undefined {
+  return store.definition.writeHooks?.beginUpdate?.(object, existing, store.context);
+}
+
 function storageWriter(store: StoreCore): Writer {
   const storage = store.context.storage;
   return {
