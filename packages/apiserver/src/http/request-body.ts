@@ -3,6 +3,7 @@ import { type KubeObject, newBadRequest, newRequestEntityTooLarge, StatusError }
 import { checkNesting } from "../limits.js";
 import { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
 import { mediaTypeOf } from "./negotiation.js";
+import { parseYaml } from "./yaml-body.js";
 
 /** kube-apiserver's default limit on a request body (`--max-request-bytes` is 3 MB for JSON). */
 export const defaultMaxRequestBytes = 3 * 1024 * 1024;
@@ -43,7 +44,7 @@ export function readRequestBody(request: IncomingMessage, maxBytes: number): Pro
   });
 }
 
-/** Decodes an object body: JSON, or a Kubernetes protobuf body kubectl's generators send. */
+/** Decodes an object body: JSON, YAML, or a Kubernetes protobuf body kubectl's generators send. */
 export function decodeObjectBody(
   contentType: string | undefined,
   body: Buffer,
@@ -63,10 +64,11 @@ export function decodeObjectBody(
     }
   }
   if (media === "" || media === "application/json" || media === "*/*") return parseJson(body);
+  if (media === "application/yaml") return parseYaml(body);
   throw new StatusError({
     code: 415,
     reason: "UnsupportedMediaType",
-    message: `the body of the request was in an unknown format (${contentType ?? ""}) - accepted media types include: application/json, ${protobufMediaType}`,
+    message: `the body of the request was in an unknown format (${contentType ?? ""}) - accepted media types include: application/json, application/yaml, ${protobufMediaType}`,
   });
 }
 
@@ -93,12 +95,12 @@ export function decodePatchBody(
     });
   }
   if (type === "apply") {
-    // kubectl sends apply patches as JSON, which is valid YAML; YAML proper is not supported.
+    // kubectl sends apply patches as JSON (which is YAML too); other clients send YAML proper.
     let patch: unknown;
     try {
       patch = JSON.parse(body.toString("utf8"));
     } catch {
-      throw newBadRequest("the apply patch could not be decoded: only the JSON form of YAML is supported");
+      return { type, patch: parseYaml(body) };
     }
     checkNesting(patch, "the request body");
     return { type, patch };

@@ -16,6 +16,7 @@ import {
 import { decodeObjectBody, decodePatchBody } from "./request-body.js";
 import { addWarnings, jsonContentType, notAllowed, send, sendList } from "./respond.js";
 import type { ResourceRoute } from "./route.js";
+import { yamlDuplicateFields } from "./yaml-body.js";
 
 /**
  * The verbs a collection path serves besides list and watch, as a 405 check:
@@ -159,9 +160,22 @@ function fieldValidationOf(
   body: Buffer,
 ): FieldValidation {
   const directive = parseFieldValidation(query.get("fieldValidation"));
-  const json = contentType !== undefined && /json/.test(mediaTypeOf(contentType));
-  const duplicates = directive !== "Ignore" && json ? duplicateFields(body.toString("utf8")) : [];
+  const media = contentType === undefined ? "" : mediaTypeOf(contentType);
+  const yaml = media === "application/yaml" || (media === "application/apply-patch+yaml" && !isJson(body));
+  let duplicates: string[] = [];
+  if (directive !== "Ignore" && yaml) duplicates = yamlDuplicateFields(body);
+  else if (directive !== "Ignore" && /json/.test(media)) duplicates = duplicateFields(body.toString("utf8"));
   return { directive, duplicates, warnings: [] };
+}
+
+/** Whether a body is JSON text (an apply patch may be JSON or YAML proper). */
+function isJson(body: Buffer): boolean {
+  try {
+    JSON.parse(body.toString("utf8"));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Sends the answer with the write's field-validation warnings (see {@link addWarnings}). */
