@@ -106,7 +106,12 @@ function parseFile(text, pkg) {
         const named = /^\s*(\w+)\s+([^\s`]+)\s+`[^`]*json:"([^"]*)"/.exec(field);
         const embedded = /^\s*([\w.*]+)\s+`[^`]*json:"([^"]*)"/.exec(field);
         if (named !== null)
-          fields.push({ json: named[3].split(",")[0] || named[1], type: qualify(named[2]), inline: false });
+          fields.push({
+            json: named[3].split(",")[0] || named[1],
+            type: qualify(named[2]),
+            inline: false,
+            omitempty: named[3].split(",").includes("omitempty"),
+          });
         else if (embedded !== null) {
           const json = embedded[2].split(",")[0];
           const inline = json === "" && embedded[2].split(",").includes("inline");
@@ -138,11 +143,60 @@ function structFields(dir, name) {
       if (embeddedName === "TypeMeta" || embeddedName === "ListMeta") continue;
       if (qualifier !== undefined) throw new Error(`${name}: inlined ${field.embedded} from another package`);
       Object.assign(out, structFields(dir, embeddedName));
-    } else out[field.json] = field.type;
+    } else {
+      out[field.json] = field.type;
+      if (field.omitempty) omitted.add(`${dir}#${name}.${field.json}`);
+    }
   }
   return out;
 }
 
+/** `dir#Struct.json` of every field tagged `omitempty`. */
+const omitted = new Set();
+
+/**
+ * What Go's encoding/json writes for a field the object does not set, when it
+ * writes something other than null: a struct value (even `omitempty`, which
+ * does not apply to structs) as `#<definition>`, to be filled in turn, and a
+ * scalar without `omitempty` as its zero value's JSON. Types with their own
+ * JSON form (Time, Quantity, IntOrString, …) and nil slices, maps and
+ * pointers (null) are left out.
+ */
+const ownJSON = new Set([
+  "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
+  "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
+  "io.k8s.apimachinery.pkg.apis.meta.v1.Duration",
+  "io.k8s.apimachinery.pkg.api.resource.Quantity",
+  "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+  "io.k8s.apimachinery.pkg.runtime.RawExtension",
+  "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+]);
+function emptyValue(goType, property, omitempty) {
+  if (goType.startsWith("*") || goType.startsWith("[]") || goType.startsWith("map[")) return undefined;
+  const ref = (property.$ref ?? property.allOf?.[0]?.$ref)?.replace("#/definitions/", "");
+  if (ref !== undefined) {
+    if (ownJSON.has(ref) || definitions[ref]?.properties === undefined) return undefined;
+    return `#${ref}`;
+  }
+  if (omitempty) return undefined;
+  let underlying = goType;
+  for (let i = 0; i < 5 && !builtinTypes.has(underlying); i++)
+    underlying = allNamedTypes().get(underlying) ?? "";
+  if (underlying === "string") return '""';
+  if (underlying === "bool") return "false";
+  if (/^(u?int(8|16|32|64)?|float(32|64)|byte)$/.test(underlying)) return "0";
+  return undefined;
+}
+let namedCache;
+function allNamedTypes() {
+  if (namedCache !== undefined) return namedCache;
+  namedCache = new Map();
+  for (const pkg of packages.values())
+    for (const [name, underlying] of pkg.named) namedCache.set(name, underlying);
+  return namedCache;
+}
+
+const emptyValues = {};
 const goTypes = {};
 const namedUsed = new Set();
 for (const [definitionName, definition] of Object.entries(definitions)) {
@@ -153,6 +207,7 @@ for (const [definitionName, definition] of Object.entries(definitions)) {
   const fields = structFields(dir, structName);
   if (fields === undefined) throw new Error(`no Go struct ${structName} in ${dir}`);
   const kept = {};
+  const empty = {};
   for (const property of Object.keys(definition.properties)) {
     if (property === "apiVersion" || property === "kind") {
       if (fields[property] !== undefined) kept[property] = fields[property];
@@ -161,9 +216,16 @@ for (const [definitionName, definition] of Object.entries(definitions)) {
     const type = fields[property];
     if (type === undefined) throw new Error(`${definitionName}.${property}: no Go field`);
     kept[property] = type;
+    const written = emptyValue(
+      type,
+      definition.properties[property],
+      omitted.has(`${dir}#${structName}.${property}`),
+    );
+    if (written !== undefined) empty[property] = written;
     for (const match of type.matchAll(/[a-z]\w*\.[A-Z]\w*/g)) namedUsed.add(match[0]);
   }
   goTypes[definitionName] = kept;
+  if (Object.keys(empty).length > 0) emptyValues[definitionName] = empty;
 }
 
 const namedTypes = {};
@@ -197,6 +259,13 @@ export const builtinGoFieldTypes: Readonly<Record<string, Readonly<Record<string
 
 /** A named Go type that is no struct → its underlying type. */
 export const builtinGoNamedTypes: Readonly<Record<string, string>> = ${JSON.stringify(sorted(namedTypes))};
+
+/**
+ * Definition name → JSON field → what Go's encoding/json writes when the field is unset, where
+ * that is not null: \`#<definition>\` for a struct value (an object filled in turn), else the JSON
+ * of a scalar's zero value (\`""\`, \`0\`, \`false\`) for a field without \`omitempty\`.
+ */
+export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<string, string>>>> = ${JSON.stringify(sorted(emptyValues))};
 `,
 );
 // The repository's formatter has the last word on quotes and commas.

@@ -2,6 +2,7 @@ import type { KubeObject, ResourceDescriptor, SelectableFields } from "@reconcil
 import { builtinApplyType } from "../apply/builtin-types.js";
 import type { TypeNode } from "../apply/schema.js";
 import { builtinPatchMeta } from "../registry/builtin-patch-meta.js";
+import { emptyValueFiller } from "../registry/empty-values.js";
 import { dnsSubdomainName } from "../registry/meta-validation.js";
 import { defaultPatchMeta, type PatchMeta } from "../registry/patch.js";
 import type {
@@ -144,6 +145,11 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
   };
   const schema = derive<Schema>(init.schema, builtinDecoderSchema, "any");
   const applyType = derive<TypeNode | undefined>(init.applyType, builtinApplyType, undefined);
+  const fillEmpty = derive<((object: KubeObject) => void) | undefined>(
+    undefined,
+    (name) => emptyValueFiller(name) as ((object: KubeObject) => void) | undefined,
+    undefined,
+  );
   const patchMeta = derive<PatchMeta | undefined>(
     init.patchMeta === null ? undefined : init.patchMeta,
     builtinPatchMeta,
@@ -174,6 +180,9 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
         ? undefined
         : init.storageVersion,
     writeHooks: init.writeHooks,
+    get fillEmptyValues() {
+      return fillEmpty();
+    },
     warning: init.warning,
     onRead: init.onRead,
     source: init.source,

@@ -91,6 +91,12 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   /** Side effects of writes beside storage, if the kind has any. */
   readonly writeHooks: WriteHooks | undefined;
   /**
+   * Fills in place the parts kube-apiserver always writes for this kind (Go's
+   * encoding/json of its structs: `status: {}`, zero-valued scalars without
+   * `omitempty`), on every write. Undefined: nothing is added (custom kinds).
+   */
+  readonly fillEmptyValues: ((object: KubeObject) => void) | undefined;
+  /**
    * Sent as a `Warning` with every answer about this kind at this version
    * (a CRD version marked `deprecated`).
    */

@@ -64,6 +64,7 @@ export async function createObject(
   omitEmptyMetadata(meta);
   delete meta.deletionTimestamp;
   delete meta.deletionGracePeriodSeconds;
+  definition.fillEmptyValues?.(object);
   const writer = writerFor(store, options);
   const generateName = meta.generateName;
   const explicitName = Boolean(meta.name);

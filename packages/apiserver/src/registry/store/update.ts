@@ -165,6 +165,7 @@ async function storeAttempt(
     } as KubeObject;
     object = ownershipAfterUpdate(store, existing, sent, options, options.subresource ?? "");
   }
+  store.definition.fillEmptyValues?.(object);
   if (large) await yieldTurn();
   if (admission !== undefined) await validateAdmission(store, { ...admission, object });
   // Nothing changed: no write, no event.
