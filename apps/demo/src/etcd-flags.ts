@@ -27,7 +27,7 @@ export async function etcdFromArgs(args: readonly string[]): Promise<EtcdChoice 
   }
   if (endpoints !== undefined && dataDir !== undefined) return "choose one of --etcd and --etcd-data-dir";
   if (endpoints === undefined && dataDir === undefined)
-    return { storage: undefined, description: "objects in memory", stop: async () => {} };
+    return { storage: undefined, description: "Objects are kept in memory.", stop: async () => {} };
   let local: EtcdCluster | undefined;
   if (dataDir !== undefined) {
     try {
@@ -52,8 +52,8 @@ export async function etcdFromArgs(args: readonly string[]): Promise<EtcdChoice 
     storage: new CachedStorage({ storage: etcd }),
     description:
       local === undefined
-        ? `objects in etcd at ${endpoints}`
-        : `objects in a local etcd (${endpoints}) over ${dataDir}`,
+        ? `Objects are kept in etcd at ${endpoints}.`
+        : `Objects are kept in a local etcd (${endpoints}) over ${dataDir}.`,
     stop: async () => {
       await local?.stop();
     },

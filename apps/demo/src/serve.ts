@@ -3,6 +3,8 @@
 // 127.0.0.1, for kubectl: HTTPS with a generated CA and bearer token (plain
 // HTTP on loopback only when asked). Writes a kubeconfig, prints how to use
 // it, and runs until Ctrl-C (or SIGTERM), then stops everything cleanly.
+// `PORT` sets the API server's port and `MANAGER_PORT` the controller
+// manager's health and metrics port (both free ones by default).
 import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -18,6 +20,13 @@ export async function serve(): Promise<boolean> {
     console.error(`PORT must be a port number (0 for a free one), got ${JSON.stringify(process.env.PORT)}`);
     return false;
   }
+  const managerPort = Number(process.env.MANAGER_PORT ?? 0);
+  if (!Number.isInteger(managerPort) || managerPort < 0 || managerPort > 65_535) {
+    console.error(
+      `MANAGER_PORT must be a port number (0 for a free one), got ${JSON.stringify(process.env.MANAGER_PORT)}`,
+    );
+    return false;
+  }
   const args = process.argv.slice(3);
   const flags = parseServeFlags(args);
   if (typeof flags === "string") {
@@ -30,6 +39,10 @@ export async function serve(): Promise<boolean> {
     console.error(etcd);
     return false;
   }
+  // The first line says what starts, before the components' own log lines.
+  console.log(
+    `Starting the API server, the controller manager, the scheduler and ${nodeCount} simulated node${nodeCount === 1 ? "" : "s"}. ${etcd.description}`,
+  );
   const server = newApiServer({ storage: etcd.storage });
   // kubectl sends a bearer token only over HTTPS: by default the server makes a CA and a token,
   // the CA first, so that the controller manager publishes it in every namespace (kube-root-ca.crt).
@@ -58,12 +71,11 @@ export async function serve(): Promise<boolean> {
       write: (line) => appendFileSync(requestLogPath, line),
     }),
   });
-  const managerHealth = await controlPlane.controllerManagers[0]!.manager.listen();
+  const managerHealth = await controlPlane.controllerManagers[0]!.manager.listen({ port: managerPort });
   await controlPlane.synced;
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, listening.kubeconfig(), { mode: 0o600 });
 
-  console.log(etcd.description);
   console.log(usage(listening.url, managerHealth.url, nodeCount, kubeconfig, requestLogPath));
 
   await new Promise<void>((resolve) => {
