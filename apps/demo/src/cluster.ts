@@ -39,6 +39,7 @@ import { defaultClassAnnotation, simulatedProvisioner } from "@reconcile/volume"
 export function newApiServer(options: ApiServerOptions = {}): ApiServer {
   return new ApiServer({
     customResourceDefinitions: true,
+    apiServiceRegistration: true,
     admissionPlugins: [...defaultAdmissionPlugins, "NodeRestriction"],
     ...options,
   });

@@ -413,6 +413,42 @@ export const customResourceDefinitions = defineResource<Kube<CustomResourceDefin
   subresources: ["status"],
 });
 
+/**
+ * An `apiregistration.k8s.io/v1` APIService: a group-version the API server
+ * serves, itself (`Local`, no `service`) or through an aggregated server.
+ * kubernetes-types has no kube-aggregator types; these are its fields.
+ */
+export interface APIService extends KubeObject {
+  spec?: {
+    group?: string;
+    version?: string;
+    groupPriorityMinimum: number;
+    versionPriority: number;
+    service?: { namespace?: string; name?: string; port?: number };
+    caBundle?: string;
+    insecureSkipTLSVerify?: boolean;
+  };
+  status?: {
+    conditions?: {
+      type: string;
+      status: string;
+      lastTransitionTime?: string;
+      reason?: string;
+      message?: string;
+    }[];
+  };
+}
+
+export const apiServices = defineResource<APIService>({
+  group: "apiregistration.k8s.io",
+  version: "v1",
+  kind: "APIService",
+  plural: "apiservices",
+  namespaced: false,
+  categories: ["api-extensions"],
+  subresources: ["status"],
+});
+
 /** The resources reconcile serves and uses, in discovery order. */
 export const builtinResources: readonly ResourceDescriptor[] = [
   pods,

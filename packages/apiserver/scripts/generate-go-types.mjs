@@ -52,7 +52,7 @@ const packages = new Map();
 function packageOf(dir) {
   let pkg = packages.get(dir);
   if (pkg !== undefined) return pkg;
-  pkg = { name: dir.split("/").pop(), structs: new Map(), named: new Map() };
+  pkg = { name: dir.split("/").pop(), structs: new Map(), named: new Map(), enums: new Set(), constants: [] };
   packages.set(dir, pkg);
   for (const file of readdirSync(dir)) {
     if (
@@ -96,8 +96,30 @@ function parseFile(text, pkg) {
       return `${lead}${pkg.name}.${first}`;
     });
   const lines = text.split("\n");
+  // The comment lines just above the current line, for `// +enum` markers and constants' docs.
+  let comments = [];
+  let inConst = false;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
+    const comment = /^\s*\/\/\s?(.*)$/.exec(line);
+    if (comment !== null) {
+      comments.push(comment[1]);
+      continue;
+    }
+    const above = comments;
+    comments = [];
+    if (/^const \($/.test(line)) inConst = true;
+    else if (inConst && /^\)/.test(line)) inConst = false;
+    const constant = inConst
+      ? /^\s*(\w+)\s+(\w+)\s*=\s*"([^"]*)"/.exec(line)
+      : /^const (\w+)\s+(\w+)\s*=\s*"([^"]*)"/.exec(line);
+    if (constant !== null) {
+      const doc = above.filter((text) => !text.startsWith("+")).join(" ");
+      pkg.constants.push({ name: constant[1], type: constant[2], value: constant[3], comment: doc });
+      continue;
+    }
+    const enumType = /^type (\w+) string\b/.exec(line);
+    if (enumType !== null && above.some((text) => text.trim() === "+enum")) pkg.enums.add(enumType[1]);
     const struct = /^type (\w+) struct \{\s*$/.exec(line);
     if (struct !== null) {
       const fields = [];
@@ -197,6 +219,28 @@ function allNamedTypes() {
 }
 
 const emptyValues = {};
+const enums = {};
+
+/**
+ * The values of a field whose Go type is a string type marked `+enum` in the
+ * struct's own package, sorted, each with its constant's doc comment as
+ * kube-openapi words it (the constant's name dropped from its start, spaces
+ * collapsed).
+ */
+function enumOf(dir, goType) {
+  const pkg = packageOf(dir);
+  const match = new RegExp(`^\\*?${pkg.name}\\.(\\w+)$`).exec(goType);
+  if (match === null || !pkg.enums.has(match[1])) return undefined;
+  const byValue = new Map();
+  for (const constant of pkg.constants) {
+    if (constant.type !== match[1] || byValue.has(constant.value)) continue;
+    let doc = constant.comment.trim();
+    if (doc.startsWith(constant.name)) doc = doc.slice(constant.name.length).trim();
+    byValue.set(constant.value, doc.replace(/\s+/g, " "));
+  }
+  if (byValue.size === 0) return undefined;
+  return [...byValue].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
 const goTypes = {};
 const namedUsed = new Set();
 for (const [definitionName, definition] of Object.entries(definitions)) {
@@ -216,6 +260,8 @@ for (const [definitionName, definition] of Object.entries(definitions)) {
     const type = fields[property];
     if (type === undefined) throw new Error(`${definitionName}.${property}: no Go field`);
     kept[property] = type;
+    const enumValues = enumOf(dir, type);
+    if (enumValues !== undefined) (enums[definitionName] ??= {})[property] = enumValues;
     const written = emptyValue(
       type,
       definition.properties[property],
@@ -266,6 +312,13 @@ export const builtinGoNamedTypes: Readonly<Record<string, string>> = ${JSON.stri
  * of a scalar's zero value (\`""\`, \`0\`, \`false\`) for a field without \`omitempty\`.
  */
 export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<string, string>>>> = ${JSON.stringify(sorted(emptyValues))};
+
+/**
+ * Definition name → JSON field → the values of its \`+enum\` Go type, sorted, each with its
+ * constant's doc: what kube-openapi adds to the field's schema (\`enum\`, and "Possible enum
+ * values" in its description).
+ */
+export const builtinGoEnums: Readonly<Record<string, Readonly<Record<string, readonly (readonly [string, string])[]>>>> = ${JSON.stringify(sorted(enums))};
 `,
 );
 // The repository's formatter has the last word on quotes and commas.

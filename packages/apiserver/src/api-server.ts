@@ -1,4 +1,4 @@
-import { type Logger, type ResourceDescriptor, rfc3339 } from "@reconcile/api";
+import { apiServices, type Logger, type ResourceDescriptor, rfc3339 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, type Random, realClock, realRandom, uuidFrom } from "@reconcile/clock";
 import { AdmissionChain } from "./admission/chain.js";
@@ -12,6 +12,7 @@ import {
 import { WriteCountingStorage } from "./admission/read-cache.js";
 import type { WebhookObserver } from "./admission/webhook/dispatcher.js";
 import { WebhookTransport } from "./admission/webhook/transport.js";
+import { type RunningRegistration, startAPIServiceRegistration } from "./api-service-registration.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
 import { ClusterAuth } from "./http/auth/authenticate.js";
@@ -101,6 +102,13 @@ export interface ApiServerOptions {
    * {@link defaultAdmissionPlugins}. `[]` admits everything.
    */
   admissionPlugins?: readonly (string | AdmissionPlugin)[] | undefined;
+  /**
+   * Keep an `apiregistration.k8s.io/v1` APIService for every served group-version (`v1.apps`,
+   * a CRD's `v1.example.com`), as kube-apiserver's aggregator does, when APIServices are
+   * served. Default: false (its writes would cost every embedded server's start and shift
+   * the resourceVersions tests see); the demo cluster turns it on.
+   */
+  apiServiceRegistration?: boolean | undefined;
 }
 
 /**
@@ -154,6 +162,7 @@ export class ApiServer {
   readonly #ready: Promise<void>;
   readonly #listeners = new Set<ListeningApiServer>();
   readonly #crdController: { stop: AbortController; done: Promise<void> } | undefined;
+  readonly #apiServices: RunningRegistration | undefined;
   #closed = false;
 
   constructor(options: ApiServerOptions = {}) {
@@ -249,6 +258,11 @@ export class ApiServer {
       );
       this.#crdController = { stop, done };
     }
+    if ((options.apiServiceRegistration ?? false) && this.registry.definitions.get(apiServices) !== undefined)
+      this.#apiServices = startAPIServiceRegistration(
+        { client: this.#client, definitions: this.registry.definitions, clock: this.clock },
+        ready,
+      );
     if (options.garbageCollection ?? true) {
       this.#garbageCollector = new GarbageCollector({
         registry: this.registry,
@@ -322,7 +336,8 @@ export class ApiServer {
   /**
    * Resolves once background work has caught up with every write made so far:
    * the garbage collector has processed all changes up to now and has nothing
-   * left to do. Tests await it instead of sleeping.
+   * left to do, and the APIServices follow the kinds served now. Tests await
+   * it instead of sleeping.
    */
   async flush(): Promise<void> {
     try {
@@ -330,6 +345,7 @@ export class ApiServer {
     } catch {
       return; // the storage never took the initial namespaces: there is no background work
     }
+    await this.#apiServices?.registration.settled();
     await this.#garbageCollector?.flush();
   }
 
@@ -339,10 +355,12 @@ export class ApiServer {
     this.#closed = true;
     await Promise.all([...this.#listeners].map((listening) => listening.close()));
     this.#crdController?.stop.abort();
+    this.#apiServices?.stop.abort();
     const authStopped = this.auth.close();
     this.registry.closeWatches();
     this.admissionWebhooks.close();
     await this.#crdController?.done;
+    await this.#apiServices?.done;
     await authStopped;
     await this.#garbageCollector?.stop();
     this.storage.close();

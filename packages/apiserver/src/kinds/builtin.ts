@@ -1,5 +1,6 @@
 import type { ResourceDescriptor } from "@reconcile/api";
 import { admissionRegistrationDefinitions } from "./admission-registration.js";
+import { apiServiceDefinition } from "./api-services.js";
 import { deploymentDefinition, replicaSetDefinition } from "./apps.js";
 import { jobDefinition } from "./batch.js";
 import { clusterDefinitions } from "./cluster.js";
@@ -29,6 +30,8 @@ export const builtinDefinitions: readonly ResourceDefinition[] = [
   configMapDefinition,
   secretDefinition,
   serviceDefinition,
+  // kube-apiserver's /apis lists the aggregator's own group first.
+  apiServiceDefinition,
   replicaSetDefinition,
   deploymentDefinition,
   jobDefinition,

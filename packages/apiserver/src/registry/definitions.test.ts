@@ -85,6 +85,7 @@ describe("a definition registered on a running server", () => {
 
     const groups = (await call(http, "GET", "/apis")).body.groups.map((g: { name: string }) => g.name);
     expect(groups).toEqual([
+      "apiregistration.k8s.io",
       "apps",
       "batch",
       "coordination.k8s.io",

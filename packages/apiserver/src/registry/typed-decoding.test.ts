@@ -134,7 +134,8 @@ const kinds = server.definitions.list().filter((definition) => definition.openAP
 describe("typed decoding of every built-in kind", () => {
   it("knows Kubernetes' schema of every kind it serves", () => {
     const unknown = server.definitions.list().filter((definition) => definition.openAPI === undefined);
-    expect(unknown.map((definition) => definition.descriptor.kind)).toEqual([]);
+    // APIService is kube-aggregator's, whose definitions the generated document does not hold.
+    expect(unknown.map((definition) => definition.descriptor.kind)).toEqual(["APIService"]);
     expect(kinds.length).toBe(40);
   });
 

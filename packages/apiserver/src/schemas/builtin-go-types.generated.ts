@@ -2817,3 +2817,724 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
   },
   "io.k8s.apimachinery.pkg.apis.meta.v1.WatchEvent": { type: '""' },
 };
+
+/**
+ * Definition name → JSON field → the values of its `+enum` Go type, sorted, each with its
+ * constant's doc: what kube-openapi adds to the field's schema (`enum`, and "Possible enum
+ * values" in its description).
+ */
+export const builtinGoEnums: Readonly<
+  Record<string, Readonly<Record<string, readonly (readonly [string, string])[]>>>
+> = {
+  "io.k8s.api.admissionregistration.v1.MatchResources": {
+    matchPolicy: [
+      [
+        "Equivalent",
+        "means requests should be sent to the webhook if they modify a resource listed in rules via another API group or version.",
+      ],
+      ["Exact", "means requests should only be sent to the webhook if they exactly match a given rule."],
+    ],
+  },
+  "io.k8s.api.admissionregistration.v1.MutatingWebhook": {
+    failurePolicy: [
+      ["Fail", "means that an error calling the webhook causes the admission to fail."],
+      ["Ignore", "means that an error calling the webhook is ignored."],
+    ],
+    matchPolicy: [
+      [
+        "Equivalent",
+        "means requests should be sent to the webhook if they modify a resource listed in rules via another API group or version.",
+      ],
+      ["Exact", "means requests should only be sent to the webhook if they exactly match a given rule."],
+    ],
+    reinvocationPolicy: [
+      [
+        "IfNeeded",
+        "indicates that the webhook may be called at least one additional time as part of the admission evaluation if the object being admitted is modified by other admission plugins after the initial webhook call.",
+      ],
+      [
+        "Never",
+        "indicates that the webhook must not be called more than once in a single admission evaluation.",
+      ],
+    ],
+    sideEffects: [
+      ["None", "means that calling the webhook will have no side effects."],
+      [
+        "NoneOnDryRun",
+        "means that calling the webhook will possibly have side effects, but if the request being reviewed has the dry-run attribute, the side effects will be suppressed.",
+      ],
+      [
+        "Some",
+        "means that calling the webhook will possibly have side effects. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.",
+      ],
+      [
+        "Unknown",
+        "means that no information is known about the side effects of calling the webhook. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.",
+      ],
+    ],
+  },
+  "io.k8s.api.admissionregistration.v1.NamedRuleWithOperations": {
+    scope: [
+      ["*", "means that all scopes are included."],
+      [
+        "Cluster",
+        "means that scope is limited to cluster-scoped objects. Namespace objects are cluster-scoped.",
+      ],
+      ["Namespaced", "means that scope is limited to namespaced objects."],
+    ],
+  },
+  "io.k8s.api.admissionregistration.v1.RuleWithOperations": {
+    scope: [
+      ["*", "means that all scopes are included."],
+      [
+        "Cluster",
+        "means that scope is limited to cluster-scoped objects. Namespace objects are cluster-scoped.",
+      ],
+      ["Namespaced", "means that scope is limited to namespaced objects."],
+    ],
+  },
+  "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicySpec": {
+    failurePolicy: [
+      ["Fail", "means that an error calling the webhook causes the admission to fail."],
+      ["Ignore", "means that an error calling the webhook is ignored."],
+    ],
+  },
+  "io.k8s.api.admissionregistration.v1.ValidatingWebhook": {
+    failurePolicy: [
+      ["Fail", "means that an error calling the webhook causes the admission to fail."],
+      ["Ignore", "means that an error calling the webhook is ignored."],
+    ],
+    matchPolicy: [
+      [
+        "Equivalent",
+        "means requests should be sent to the webhook if they modify a resource listed in rules via another API group or version.",
+      ],
+      ["Exact", "means requests should only be sent to the webhook if they exactly match a given rule."],
+    ],
+    sideEffects: [
+      ["None", "means that calling the webhook will have no side effects."],
+      [
+        "NoneOnDryRun",
+        "means that calling the webhook will possibly have side effects, but if the request being reviewed has the dry-run attribute, the side effects will be suppressed.",
+      ],
+      [
+        "Some",
+        "means that calling the webhook will possibly have side effects. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.",
+      ],
+      [
+        "Unknown",
+        "means that no information is known about the side effects of calling the webhook. If a request with the dry-run attribute would trigger a call to this webhook, the request will instead fail.",
+      ],
+    ],
+  },
+  "io.k8s.api.apps.v1.DaemonSetUpdateStrategy": {
+    type: [
+      ["OnDelete", "Replace the old daemons only when it's killed"],
+      [
+        "RollingUpdate",
+        "Replace the old daemons by new ones using rolling update i.e replace them on each node one after the other.",
+      ],
+    ],
+  },
+  "io.k8s.api.apps.v1.DeploymentStrategy": {
+    type: [
+      ["Recreate", "Kill all existing pods before creating new ones."],
+      [
+        "RollingUpdate",
+        "Replace the old ReplicaSets by new one using rolling update i.e gradually scale down the old ReplicaSets and scale up the new one.",
+      ],
+    ],
+  },
+  "io.k8s.api.apps.v1.StatefulSetSpec": {
+    podManagementPolicy: [
+      [
+        "OrderedReady",
+        "will create pods in strictly increasing order on scale up and strictly decreasing order on scale down, progressing only when the previous pod is ready or terminated. At most one pod will be changed at any time.",
+      ],
+      [
+        "Parallel",
+        "will create and delete pods as soon as the stateful set replica count is changed, and will not wait for pods to be ready or complete termination.",
+      ],
+    ],
+  },
+  "io.k8s.api.apps.v1.StatefulSetUpdateStrategy": {
+    type: [
+      [
+        "OnDelete",
+        "triggers the legacy behavior. Version tracking and ordered rolling restarts are disabled. Pods are recreated from the StatefulSetSpec when they are manually deleted. When a scale operation is performed with this strategy,specification version indicated by the StatefulSet's currentRevision.",
+      ],
+      [
+        "RollingUpdate",
+        "indicates that update will be applied to all Pods in the StatefulSet with respect to the StatefulSet ordering constraints. When a scale operation is performed with this strategy, new Pods will be created from the specification version indicated by the StatefulSet's updateRevision.",
+      ],
+    ],
+  },
+  "io.k8s.api.batch.v1.CronJobSpec": {
+    concurrencyPolicy: [
+      ["Allow", "allows CronJobs to run concurrently."],
+      ["Forbid", "forbids concurrent runs, skipping next run if previous hasn't finished yet."],
+      ["Replace", "cancels currently running job and replaces it with a new one."],
+    ],
+  },
+  "io.k8s.api.batch.v1.JobSpec": {
+    completionMode: [
+      [
+        "Indexed",
+        "is a Job completion mode. In this mode, the Pods of a Job get an associated completion index from 0 to (.spec.completions - 1). The Job is considered complete when a Pod completes for each completion index.",
+      ],
+      [
+        "NonIndexed",
+        "is a Job completion mode. In this mode, the Job is considered complete when there have been .spec.completions successfully completed Pods. Pod completions are homologous to each other.",
+      ],
+    ],
+    podReplacementPolicy: [
+      [
+        "Failed",
+        "means to wait until a previously created Pod is fully terminated (has phase Failed or Succeeded) before creating a replacement Pod.",
+      ],
+      [
+        "TerminatingOrFailed",
+        "means that we recreate pods when they are terminating (has a metadata.deletionTimestamp) or failed.",
+      ],
+    ],
+  },
+  "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement": {
+    operator: [
+      ["In", ""],
+      ["NotIn", ""],
+    ],
+  },
+  "io.k8s.api.batch.v1.PodFailurePolicyRule": {
+    action: [
+      [
+        "Count",
+        "This is an action which might be taken on a pod failure - the pod failure is handled in the default way - the counter towards .backoffLimit, represented by the job's .status.failed field, is incremented.",
+      ],
+      [
+        "FailIndex",
+        "This is an action which might be taken on a pod failure - mark the Job's index as failed to avoid restarts within this index. This action can only be used when backoffLimitPerIndex is set. This value is beta-level.",
+      ],
+      [
+        "FailJob",
+        "This is an action which might be taken on a pod failure - mark the pod's job as Failed and terminate all running pods.",
+      ],
+      [
+        "Ignore",
+        "This is an action which might be taken on a pod failure - the counter towards .backoffLimit, represented by the job's .status.failed field, is not incremented and a replacement pod is created.",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.AppArmorProfile": {
+    type: [
+      ["Localhost", "indicates that a profile pre-loaded on the node should be used."],
+      ["RuntimeDefault", "indicates that the container runtime's default AppArmor profile should be used."],
+      ["Unconfined", "indicates that no AppArmor profile should be enforced."],
+    ],
+  },
+  "io.k8s.api.core.v1.AzureDiskVolumeSource": {
+    cachingMode: [
+      ["None", ""],
+      ["ReadOnly", ""],
+      ["ReadWrite", ""],
+    ],
+  },
+  "io.k8s.api.core.v1.Container": {
+    imagePullPolicy: [
+      [
+        "Always",
+        "means that kubelet always attempts to pull the latest image. Container will fail If the pull fails.",
+      ],
+      [
+        "IfNotPresent",
+        "means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.",
+      ],
+      [
+        "Never",
+        "means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present",
+      ],
+    ],
+    terminationMessagePolicy: [
+      [
+        "FallbackToLogsOnError",
+        "will read the most recent contents of the container logs for the container status message when the container exits with an error and the terminationMessagePath has no contents.",
+      ],
+      [
+        "File",
+        "is the default behavior and will set the container status message to the contents of the container's terminationMessagePath when the container exits.",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.ContainerPort": {
+    protocol: [
+      ["SCTP", "is the SCTP protocol."],
+      ["TCP", "is the TCP protocol."],
+      ["UDP", "is the UDP protocol."],
+    ],
+  },
+  "io.k8s.api.core.v1.EndpointPort": {
+    protocol: [
+      ["SCTP", "is the SCTP protocol."],
+      ["TCP", "is the TCP protocol."],
+      ["UDP", "is the UDP protocol."],
+    ],
+  },
+  "io.k8s.api.core.v1.EphemeralContainer": {
+    imagePullPolicy: [
+      [
+        "Always",
+        "means that kubelet always attempts to pull the latest image. Container will fail If the pull fails.",
+      ],
+      [
+        "IfNotPresent",
+        "means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.",
+      ],
+      [
+        "Never",
+        "means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present",
+      ],
+    ],
+    terminationMessagePolicy: [
+      [
+        "FallbackToLogsOnError",
+        "will read the most recent contents of the container logs for the container status message when the container exits with an error and the terminationMessagePath has no contents.",
+      ],
+      [
+        "File",
+        "is the default behavior and will set the container status message to the contents of the container's terminationMessagePath when the container exits.",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.HTTPGetAction": {
+    scheme: [
+      ["HTTP", "means that the scheme used will be http://"],
+      ["HTTPS", "means that the scheme used will be https://"],
+    ],
+  },
+  "io.k8s.api.core.v1.HostPathVolumeSource": {
+    type: [
+      ["", "For backwards compatible, leave it empty if unset"],
+      ["BlockDevice", "A block device must exist at the given path"],
+      ["CharDevice", "A character device must exist at the given path"],
+      ["Directory", "A directory must exist at the given path"],
+      [
+        "DirectoryOrCreate",
+        "If nothing exists at the given path, an empty directory will be created there as needed with file mode 0755, having the same group and ownership with Kubelet.",
+      ],
+      ["File", "A file must exist at the given path"],
+      [
+        "FileOrCreate",
+        "If nothing exists at the given path, an empty file will be created there as needed with file mode 0644, having the same group and ownership with Kubelet.",
+      ],
+      ["Socket", "A UNIX socket must exist at the given path"],
+    ],
+  },
+  "io.k8s.api.core.v1.ImageVolumeSource": {
+    pullPolicy: [
+      [
+        "Always",
+        "means that kubelet always attempts to pull the latest image. Container will fail If the pull fails.",
+      ],
+      [
+        "IfNotPresent",
+        "means that kubelet pulls if the image isn't present on disk. Container will fail if the image isn't present and the pull fails.",
+      ],
+      [
+        "Never",
+        "means that kubelet never pulls an image, but only uses a local image. Container will fail if the image isn't present",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.ModifyVolumeStatus": {
+    status: [
+      ["InProgress", "InProgress indicates that the volume is being modified"],
+      [
+        "Infeasible",
+        "Infeasible indicates that the request has been rejected as invalid by the CSI driver. To resolve the error, a valid VolumeAttributesClass needs to be specified",
+      ],
+      [
+        "Pending",
+        "Pending indicates that the PersistentVolumeClaim cannot be modified due to unmet requirements, such as the specified VolumeAttributesClass not existing",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.NamespaceStatus": {
+    phase: [
+      ["Active", "means the namespace is available for use in the system"],
+      ["Terminating", "means the namespace is undergoing graceful termination"],
+    ],
+  },
+  "io.k8s.api.core.v1.NodeSelectorRequirement": {
+    operator: [
+      ["DoesNotExist", ""],
+      ["Exists", ""],
+      ["Gt", ""],
+      ["In", ""],
+      ["Lt", ""],
+      ["NotIn", ""],
+    ],
+  },
+  "io.k8s.api.core.v1.NodeStatus": {
+    phase: [
+      ["Pending", "means the node has been created/added by the system, but not configured."],
+      ["Running", "means the node has been configured and has Kubernetes components running."],
+      ["Terminated", "means the node has been removed from the cluster."],
+    ],
+  },
+  "io.k8s.api.core.v1.PersistentVolumeClaimSpec": {
+    volumeMode: [
+      [
+        "Block",
+        "means the volume will not be formatted with a filesystem and will remain a raw block device.",
+      ],
+      ["Filesystem", "means the volume will be or is formatted with a filesystem."],
+    ],
+  },
+  "io.k8s.api.core.v1.PersistentVolumeClaimStatus": {
+    phase: [
+      ["Bound", "used for PersistentVolumeClaims that are bound"],
+      [
+        "Lost",
+        "used for PersistentVolumeClaims that lost their underlying PersistentVolume. The claim was bound to a PersistentVolume and this volume does not exist any longer and all data on it was lost.",
+      ],
+      ["Pending", "used for PersistentVolumeClaims that are not yet bound"],
+    ],
+  },
+  "io.k8s.api.core.v1.PersistentVolumeSpec": {
+    persistentVolumeReclaimPolicy: [
+      [
+        "Delete",
+        "means the volume will be deleted from Kubernetes on release from its claim. The volume plugin must support Deletion.",
+      ],
+      [
+        "Recycle",
+        "means the volume will be recycled back into the pool of unbound persistent volumes on release from its claim. The volume plugin must support Recycling.",
+      ],
+      [
+        "Retain",
+        "means the volume will be left in its current phase (Released) for manual reclamation by the administrator. The default policy is Retain.",
+      ],
+    ],
+    volumeMode: [
+      [
+        "Block",
+        "means the volume will not be formatted with a filesystem and will remain a raw block device.",
+      ],
+      ["Filesystem", "means the volume will be or is formatted with a filesystem."],
+    ],
+  },
+  "io.k8s.api.core.v1.PersistentVolumeStatus": {
+    phase: [
+      [
+        "Available",
+        "used for PersistentVolumes that are not yet bound Available volumes are held by the binder and matched to PersistentVolumeClaims",
+      ],
+      ["Bound", "used for PersistentVolumes that are bound"],
+      [
+        "Failed",
+        "used for PersistentVolumes that failed to be correctly recycled or deleted after being released from a claim",
+      ],
+      ["Pending", "used for PersistentVolumes that are not available"],
+      [
+        "Released",
+        "used for PersistentVolumes where the bound PersistentVolumeClaim was deleted released volumes must be recycled before becoming available again this phase is used by the persistent volume claim binder to signal to another process to reclaim the resource",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.PodSecurityContext": {
+    fsGroupChangePolicy: [
+      [
+        "Always",
+        "indicates that volume's ownership and permissions should always be changed whenever volume is mounted inside a Pod. This the default behavior.",
+      ],
+      [
+        "OnRootMismatch",
+        "indicates that volume's ownership and permissions will be changed only when permission and ownership of root directory does not match with expected permissions on the volume. This can help shorten the time it takes to change ownership and permissions of a volume.",
+      ],
+    ],
+    supplementalGroupsPolicy: [
+      [
+        "Merge",
+        "means that the container's provided SupplementalGroups and FsGroup (specified in SecurityContext) will be merged with the primary user's groups as defined in the container image (in /etc/group).",
+      ],
+      [
+        "Strict",
+        "means that the container's provided SupplementalGroups and FsGroup (specified in SecurityContext) will be used instead of any groups defined in the container image.",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.PodSpec": {
+    dnsPolicy: [
+      [
+        "ClusterFirst",
+        "indicates that the pod should use cluster DNS first unless hostNetwork is true, if it is available, then fall back on the default (as determined by kubelet) DNS settings.",
+      ],
+      [
+        "ClusterFirstWithHostNet",
+        "indicates that the pod should use cluster DNS first, if it is available, then fall back on the default (as determined by kubelet) DNS settings.",
+      ],
+      ["Default", "indicates that the pod should use the default (as determined by kubelet) DNS settings."],
+      [
+        "None",
+        "indicates that the pod should use empty DNS settings. DNS parameters such as nameservers and search paths should be defined via DNSConfig.",
+      ],
+    ],
+    preemptionPolicy: [
+      ["Never", "means that pod never preempts other pods with lower priority."],
+      ["PreemptLowerPriority", "means that pod can preempt other pods with lower priority."],
+    ],
+    restartPolicy: [
+      ["Always", ""],
+      ["Never", ""],
+      ["OnFailure", ""],
+    ],
+  },
+  "io.k8s.api.core.v1.PodStatus": {
+    phase: [
+      [
+        "Failed",
+        "means that all containers in the pod have terminated, and at least one container has terminated in a failure (exited with a non-zero exit code or was stopped by the system).",
+      ],
+      [
+        "Pending",
+        "means the pod has been accepted by the system, but one or more of the containers has not been started. This includes time before being bound to a node, as well as time spent pulling images onto the host.",
+      ],
+      [
+        "Running",
+        "means the pod has been bound to a node and all of the containers have been started. At least one container is still running or is in the process of being restarted.",
+      ],
+      [
+        "Succeeded",
+        "means that all containers in the pod have voluntarily terminated with a container exit code of 0, and the system is not going to restart any of these containers.",
+      ],
+      [
+        "Unknown",
+        "means that for some reason the state of the pod could not be obtained, typically due to an error in communicating with the host of the pod. Deprecated: It isn't being set since 2015 (74da3b14b0c0f658b3bb8d2def5094686d0e9095)",
+      ],
+    ],
+    qosClass: [
+      ["BestEffort", "is the BestEffort qos class."],
+      ["Burstable", "is the Burstable qos class."],
+      ["Guaranteed", "is the Guaranteed qos class."],
+    ],
+  },
+  "io.k8s.api.core.v1.PortStatus": {
+    protocol: [
+      ["SCTP", "is the SCTP protocol."],
+      ["TCP", "is the TCP protocol."],
+      ["UDP", "is the UDP protocol."],
+    ],
+  },
+  "io.k8s.api.core.v1.ScopedResourceSelectorRequirement": {
+    operator: [
+      ["DoesNotExist", ""],
+      ["Exists", ""],
+      ["In", ""],
+      ["NotIn", ""],
+    ],
+    scopeName: [
+      ["BestEffort", "Match all pod objects that have best effort quality of service"],
+      [
+        "CrossNamespacePodAffinity",
+        "Match all pod objects that have cross-namespace pod (anti)affinity mentioned.",
+      ],
+      ["NotBestEffort", "Match all pod objects that do not have best effort quality of service"],
+      ["NotTerminating", "Match all pod objects where spec.activeDeadlineSeconds is nil"],
+      ["PriorityClass", "Match all pod objects that have priority class mentioned"],
+      ["Terminating", "Match all pod objects where spec.activeDeadlineSeconds >=0"],
+    ],
+  },
+  "io.k8s.api.core.v1.SeccompProfile": {
+    type: [
+      [
+        "Localhost",
+        "indicates a profile defined in a file on the node should be used. The file's location relative to <kubelet-root-dir>/seccomp.",
+      ],
+      ["RuntimeDefault", "represents the default container runtime seccomp profile."],
+      ["Unconfined", "indicates no seccomp profile is applied (A.K.A. unconfined)."],
+    ],
+  },
+  "io.k8s.api.core.v1.SecurityContext": {
+    procMount: [
+      [
+        "Default",
+        "uses the container runtime defaults for readonly and masked paths for /proc. Most container runtimes mask certain paths in /proc to avoid accidental security exposure of special devices or information.",
+      ],
+      [
+        "Unmasked",
+        "bypasses the default masking behavior of the container runtime and ensures the newly created /proc the container stays in tact with no modifications.",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.ServicePort": {
+    protocol: [
+      ["SCTP", "is the SCTP protocol."],
+      ["TCP", "is the TCP protocol."],
+      ["UDP", "is the UDP protocol."],
+    ],
+  },
+  "io.k8s.api.core.v1.ServiceSpec": {
+    externalTrafficPolicy: [
+      ["Cluster", "routes traffic to all endpoints."],
+      [
+        "Local",
+        "preserves the source IP of the traffic by routing only to endpoints on the same node as the traffic was received on (dropping the traffic if there are no local endpoints).",
+      ],
+    ],
+    internalTrafficPolicy: [
+      ["Cluster", "routes traffic to all endpoints."],
+      [
+        "Local",
+        "routes traffic only to endpoints on the same node as the client pod (dropping the traffic if there are no local endpoints).",
+      ],
+    ],
+    ipFamilyPolicy: [
+      [
+        "PreferDualStack",
+        "indicates that this service prefers dual-stack when the cluster is configured for dual-stack. If the cluster is not configured for dual-stack the service will be assigned a single IPFamily. If the IPFamily is not set in service.spec.ipFamilies then the service will be assigned the default IPFamily configured on the cluster",
+      ],
+      [
+        "RequireDualStack",
+        "indicates that this service requires dual-stack. Using IPFamilyPolicyRequireDualStack on a single stack cluster will result in validation errors. The IPFamilies (and their order) assigned to this service is based on service.spec.ipFamilies. If service.spec.ipFamilies was not provided then it will be assigned according to how they are configured on the cluster. If service.spec.ipFamilies has only one entry then the alternative IPFamily will be added by apiserver",
+      ],
+      [
+        "SingleStack",
+        "indicates that this service is required to have a single IPFamily. The IPFamily assigned is based on the default IPFamily used by the cluster or as identified by service.spec.ipFamilies field",
+      ],
+    ],
+    sessionAffinity: [
+      ["ClientIP", "is the Client IP based."],
+      ["None", "- no session affinity."],
+    ],
+    type: [
+      ["ClusterIP", "means a service will only be accessible inside the cluster, via the cluster IP."],
+      [
+        "ExternalName",
+        "means a service consists of only a reference to an external name that kubedns or equivalent will return as a CNAME record, with no exposing or proxying of any pods involved.",
+      ],
+      [
+        "LoadBalancer",
+        "means a service will be exposed via an external load balancer (if the cloud provider supports it), in addition to 'NodePort' type.",
+      ],
+      [
+        "NodePort",
+        "means a service will be exposed on one port of every node, in addition to 'ClusterIP' type.",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.Taint": {
+    effect: [
+      [
+        "NoExecute",
+        "Evict any already-running pods that do not tolerate the taint. Currently enforced by NodeController.",
+      ],
+      [
+        "NoSchedule",
+        "Do not allow new pods to schedule onto the node unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running. Enforced by the scheduler.",
+      ],
+      [
+        "PreferNoSchedule",
+        "Like TaintEffectNoSchedule, but the scheduler tries not to schedule new pods onto the node, rather than prohibiting new pods from scheduling onto the node entirely. Enforced by the scheduler.",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.Toleration": {
+    effect: [
+      [
+        "NoExecute",
+        "Evict any already-running pods that do not tolerate the taint. Currently enforced by NodeController.",
+      ],
+      [
+        "NoSchedule",
+        "Do not allow new pods to schedule onto the node unless they tolerate the taint, but allow all pods submitted to Kubelet without going through the scheduler to start, and allow all already-running pods to continue running. Enforced by the scheduler.",
+      ],
+      [
+        "PreferNoSchedule",
+        "Like TaintEffectNoSchedule, but the scheduler tries not to schedule new pods onto the node, rather than prohibiting new pods from scheduling onto the node entirely. Enforced by the scheduler.",
+      ],
+    ],
+    operator: [
+      ["Equal", ""],
+      ["Exists", ""],
+    ],
+  },
+  "io.k8s.api.core.v1.TopologySpreadConstraint": {
+    nodeAffinityPolicy: [
+      ["Honor", "means use this scheduling directive when calculating pod topology spread skew."],
+      ["Ignore", "means ignore this scheduling directive when calculating pod topology spread skew."],
+    ],
+    nodeTaintsPolicy: [
+      ["Honor", "means use this scheduling directive when calculating pod topology spread skew."],
+      ["Ignore", "means ignore this scheduling directive when calculating pod topology spread skew."],
+    ],
+    whenUnsatisfiable: [
+      [
+        "DoNotSchedule",
+        "instructs the scheduler not to schedule the pod when constraints are not satisfied.",
+      ],
+      [
+        "ScheduleAnyway",
+        "instructs the scheduler to schedule the pod even if constraints are not satisfied.",
+      ],
+    ],
+  },
+  "io.k8s.api.core.v1.VolumeMount": {
+    mountPropagation: [
+      [
+        "Bidirectional",
+        'means that the volume in a container will receive new mounts from the host or other containers, and its own mounts will be propagated from the container to the host or other containers. Note that this mode is recursively applied to all mounts in the volume ("rshared" in Linux terminology).',
+      ],
+      [
+        "HostToContainer",
+        'means that the volume in a container will receive new mounts from the host or other containers, but filesystems mounted inside the container won\'t be propagated to the host or other containers. Note that this mode is recursively applied to all mounts in the volume ("rslave" in Linux terminology).',
+      ],
+      [
+        "None",
+        'means that the volume in a container will not receive new mounts from the host or other containers, and filesystems mounted inside the container won\'t be propagated to the host or other containers. Note that this mode corresponds to "private" in Linux terminology.',
+      ],
+    ],
+  },
+  "io.k8s.api.policy.v1.PodDisruptionBudgetSpec": {
+    unhealthyPodEvictionPolicy: [
+      [
+        "AlwaysAllow",
+        'policy means that all running pods (status.phase="Running"), but not yet healthy are considered disrupted and can be evicted regardless of whether the criteria in a PDB is met. This means perspective running pods of a disrupted application might not get a chance to become healthy. Healthy pods will be subject to the PDB for eviction.',
+      ],
+      [
+        "IfHealthyBudget",
+        'policy means that running pods (status.phase="Running"), but not yet healthy can be evicted only if the guarded application is not disrupted (status.currentHealthy is at least equal to status.desiredHealthy). Healthy pods will be subject to the PDB for eviction.',
+      ],
+    ],
+  },
+  "io.k8s.api.storage.v1.StorageClass": {
+    volumeBindingMode: [
+      [
+        "Immediate",
+        "indicates that PersistentVolumeClaims should be immediately provisioned and bound. This is the default mode.",
+      ],
+      [
+        "WaitForFirstConsumer",
+        "indicates that PersistentVolumeClaims should not be provisioned and bound until the first Pod is created that references the PeristentVolumeClaim. The volume provisioning and binding will occur during Pod scheduing.",
+      ],
+    ],
+  },
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule": {
+    reason: [
+      [
+        "FieldValueDuplicate",
+        "is used to report collisions of values that must be unique (e.g. unique IDs).",
+      ],
+      [
+        "FieldValueForbidden",
+        "is used to report valid (as per formatting rules) values which would be accepted under some conditions, but which are not permitted by the current conditions (such as security policy).",
+      ],
+      [
+        "FieldValueInvalid",
+        "is used to report malformed values (e.g. failed regex match, too long, out of bounds).",
+      ],
+      [
+        "FieldValueRequired",
+        "is used to report required values that are not provided (e.g. empty strings, null values, or empty arrays).",
+      ],
+    ],
+  },
+};

@@ -1,3 +1,4 @@
+import { builtinGoEnums } from "./builtin-go-types.generated.js";
 import { builtinDefinitionsJSON, builtinKindDefinitionNames } from "./builtin-openapi.generated.js";
 
 /**
@@ -43,10 +44,38 @@ export function builtinKindSchema(group: string, version: string, kind: string):
   return schema;
 }
 
-/** Every built-in definition by name, parsed on first call. */
+/** Every built-in definition by name, parsed on first call, with the enums of its fields. */
 export function builtinDefinitions(): Readonly<Record<string, OpenAPIDefinition>> {
-  parsedDefinitions ??= JSON.parse(builtinDefinitionsJSON) as Record<string, OpenAPIDefinition>;
+  if (parsedDefinitions === undefined) {
+    parsedDefinitions = JSON.parse(builtinDefinitionsJSON) as Record<string, OpenAPIDefinition>;
+    addEnums(parsedDefinitions);
+  }
   return parsedDefinitions;
+}
+
+/**
+ * What kube-openapi adds to a field whose Go type is marked `+enum`: the
+ * values as `enum`, and a "Possible enum values" list, each value with its
+ * constant's doc, at the end of the description (`kubectl explain` shows both).
+ */
+function addEnums(definitions: Record<string, OpenAPIDefinition>): void {
+  for (const [name, fields] of Object.entries(builtinGoEnums)) {
+    const properties = definitions[name]?.properties as Record<string, Record<string, unknown>> | undefined;
+    if (properties === undefined) continue;
+    for (const [field, values] of Object.entries(fields)) {
+      const property = properties[field];
+      if (property === undefined || property.type !== "string") continue;
+      const lines = values.map(
+        ([value, doc]) => ` - \`${JSON.stringify(value)}\`${doc === "" ? "" : ` ${doc}`}`,
+      );
+      const description = typeof property.description === "string" ? `${property.description}\n\n` : "";
+      properties[field] = {
+        ...property,
+        description: `${description}Possible enum values:\n${lines.join("\n")}`,
+        enum: values.map(([value]) => value),
+      };
+    }
+  }
 }
 
 let parsedDefinitions: Record<string, OpenAPIDefinition> | undefined;

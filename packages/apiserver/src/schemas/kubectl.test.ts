@@ -100,6 +100,38 @@ DESCRIPTION:
     });
   });
 
+  it("shows an enum field's values and their meanings, as kube-openapi adds them from the Go types", async () => {
+    const { kubectl } = await kubectlCluster();
+    expect(await kubectl(["explain", "deployment.spec.strategy.type"])).toEqual({
+      code: 0,
+      stderr: "",
+      stdout: `GROUP:      apps
+KIND:       Deployment
+VERSION:    v1
+
+FIELD: type <string>
+ENUM:
+    Recreate
+    RollingUpdate
+
+DESCRIPTION:
+    Type of deployment. Can be "Recreate" or "RollingUpdate". Default is
+    RollingUpdate.
+    
+    Possible enum values:
+     - \`"Recreate"\` Kill all existing pods before creating new ones.
+     - \`"RollingUpdate"\` Replace the old ReplicaSets by new one using rolling
+    update i.e gradually scale down the old ReplicaSets and scale up the new
+    one.
+    
+
+`,
+    });
+    // A value without a doc comment is listed bare.
+    const operator = await kubectl(["explain", "resourcequota.spec.scopeSelector.matchExpressions.operator"]);
+    expect(operator.stdout).toContain('Possible enum values:\n     - `"DoesNotExist"`\n     - `"Exists"`\n');
+  });
+
   it("lists a kind's fields with their types, and refuses a field the kind does not have", async () => {
     const { kubectl } = await kubectlCluster();
     const result = await kubectl(["explain", "pods.spec.containers"]);
