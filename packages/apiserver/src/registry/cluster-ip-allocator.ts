@@ -1,4 +1,5 @@
 import { newInternalError, newInvalid } from "@reconcile/api";
+import { pickFree } from "./bitmap-pick.js";
 import { FieldErrors } from "./field-errors.js";
 
 // The cluster IPs Services take, as kube-apiserver's service IP allocator
@@ -77,7 +78,7 @@ export class ClusterIPAllocator {
       this.#allocated.add(index);
       return requested;
     }
-    const index = this.#pick(this.#offset, this.#size) ?? this.#pick(0, this.#offset) ?? undefined;
+    const index = pickFree(this.#allocated, this.#offset, this.#size, this.#random);
     if (index === undefined) throw newInternalError("failed to allocate a serviceIP: range is full");
     this.#allocated.add(index);
     return formatIPv4(this.#base + 1 + index);
@@ -87,18 +88,6 @@ export class ClusterIPAllocator {
   release(ip: string): void {
     const index = this.#indexOf(ip);
     if (index !== undefined) this.#allocated.delete(index);
-  }
-
-  /** A random free index in [from, to), scanning on from a random start. */
-  #pick(from: number, to: number): number | undefined {
-    const span = to - from;
-    if (span <= 0) return undefined;
-    const start = Math.floor(this.#random() * span);
-    for (let step = 0; step < span; step++) {
-      const index = from + ((start + step) % span);
-      if (!this.#allocated.has(index)) return index;
-    }
-    return undefined;
   }
 
   /** The address's index among the usable ones, undefined outside the range. */

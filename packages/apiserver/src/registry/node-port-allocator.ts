@@ -1,3 +1,5 @@
+import { pickFree } from "./bitmap-pick.js";
+
 // The node ports Services take, as kube-apiserver's service node port
 // allocator (pkg/registry/core/service/portallocator): a resource of the
 // registry that the Service kind's write hooks draw on.
@@ -71,7 +73,7 @@ export class NodePortAllocator {
 
   /** A random free port, upper band first; undefined when the range is full. */
   allocateNext(): number | undefined {
-    const index = this.#pick(this.#offset, this.#size) ?? this.#pick(0, this.#offset);
+    const index = pickFree(this.#allocated, this.#offset, this.#size, this.#random);
     if (index === undefined) return undefined;
     this.#allocated.add(index);
     return this.#base + index;
@@ -80,18 +82,6 @@ export class NodePortAllocator {
   /** Gives a port back. */
   release(port: number): void {
     this.#allocated.delete(port - this.#base);
-  }
-
-  /** A random free index in [from, to), scanning on from a random start. */
-  #pick(from: number, to: number): number | undefined {
-    const span = to - from;
-    if (span <= 0) return undefined;
-    const start = Math.floor(this.#random() * span);
-    for (let step = 0; step < span; step++) {
-      const index = from + ((start + step) % span);
-      if (!this.#allocated.has(index)) return index;
-    }
-    return undefined;
   }
 }
 
