@@ -484,7 +484,7 @@ const bugs: { name: string; buggy: () => ExploreOptions; correct: () => ExploreO
 ];
 
 /**
- * The other strategies are held to finding each bug within their 500 seeds.
+ * Each strategy is held to finding each bug within its 500 seeds.
  * The systematic strategy walks the schedules in order and needs about 100
  * runs for the rollout watcher, close to 10 s on a 2-core machine, so wall
  * time here is only a safety net (below the 30 s test timeout), not the
