@@ -2,8 +2,10 @@ import type * as http from "node:http";
 import { newInternalError, newTimeout, type Status, StatusError } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import { goQuote } from "../registry/field-validation.js";
+import { wantsYaml, yamlOf } from "./yaml-body.js";
 
 export const jsonContentType = "application/json";
+export const yamlContentType = "application/yaml";
 
 /**
  * A Status as Go's encoding/json writes `metav1.Status`: its fields in the
@@ -50,7 +52,12 @@ export function send(
   contentType = jsonContentType,
 ): void {
   if (response.headersSent || response.destroyed) return;
-  const text = `${JSON.stringify(body)}\n`;
+  if (contentType === jsonContentType && wantsYaml(response.req?.headers.accept)) {
+    contentType = yamlContentType;
+    body = yamlOf(body);
+  }
+  const text =
+    typeof body === "string" && contentType === yamlContentType ? body : `${JSON.stringify(body)}\n`;
   response.writeHead(code, {
     "Content-Type": contentType,
     "Content-Length": Buffer.byteLength(text),
@@ -75,6 +82,12 @@ export async function sendList(
   encode: (item: unknown) => string = JSON.stringify,
 ): Promise<void> {
   if (response.headersSent || response.destroyed) return;
+  if (contentType === jsonContentType && wantsYaml(response.req?.headers.accept)) {
+    // YAML is one document: the list is converted whole (clients asking for YAML read small lists).
+    const list = { ...envelope, [itemsKey]: items.map((item) => JSON.parse(encode(item))) };
+    send(response, 200, list);
+    return;
+  }
   const head = JSON.stringify({ ...envelope, [itemsKey]: [] });
   response.writeHead(200, { "Content-Type": contentType, "Cache-Control": "no-cache, private" });
   let batch = head.slice(0, -2);

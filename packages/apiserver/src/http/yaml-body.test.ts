@@ -163,3 +163,67 @@ spec:
     expect(list.items).toEqual([]);
   });
 });
+
+describe("YAML responses", () => {
+  it("a client asking for application/yaml first gets YAML as kube-apiserver writes it", async () => {
+    const url = await start();
+    await send(url, "POST", configMaps, configMap);
+    const read = (path: string, accept: string) => fetch(url + path, { headers: { accept } });
+    const one = await read(`${configMaps}/settings`, "application/yaml");
+    expect(one.headers.get("content-type")).toBe("application/yaml");
+    const text = await one.text();
+    // Keys sorted, strings YAML 1.1 would misread quoted, as sigs.k8s.io/yaml writes them.
+    expect(text.replace(/(uid|resourceVersion|creationTimestamp|time): .*/g, "$1: X")).toBe(`apiVersion: v1
+data:
+  enabled: "on"
+  mode: "0755"
+  when: "2024-05-01T10:00:00Z"
+kind: ConfigMap
+metadata:
+  creationTimestamp: X
+  labels:
+    tier: web
+  managedFields:
+  - apiVersion: v1
+    fieldsType: FieldsV1
+    fieldsV1:
+      f:data:
+        .: {}
+        f:enabled: {}
+        f:mode: {}
+        f:when: {}
+      f:metadata:
+        f:labels:
+          .: {}
+          f:tier: {}
+    manager: node
+    operation: Update
+    time: X
+  name: settings
+  namespace: default
+  resourceVersion: X
+  uid: X
+`);
+    const list = await read(configMaps, "application/yaml, application/json");
+    expect(list.headers.get("content-type")).toBe("application/yaml");
+    // A built-in kind's list items carry no apiVersion or kind, as in JSON.
+    expect(await list.text()).toMatch(/^apiVersion: v1\nitems:\n- data:\n {4}enabled: "on"\n/);
+    const missing = await read(`${configMaps}/nope`, "application/yaml");
+    expect([missing.status, await missing.text()]).toEqual([
+      404,
+      `apiVersion: v1
+code: 404
+details:
+  kind: configmaps
+  name: nope
+kind: Status
+message: configmaps "nope" not found
+metadata: {}
+reason: NotFound
+status: Failure
+`,
+    ]);
+    const json = await read(`${configMaps}/settings`, "application/json, application/yaml");
+    expect(json.headers.get("content-type")).toBe("application/json");
+  });
+});

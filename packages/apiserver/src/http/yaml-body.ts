@@ -1,6 +1,7 @@
 import { newBadRequest } from "@reconcile/api";
-import { type Document, isMap, isScalar, isSeq, parseDocument } from "yaml";
+import { type Document, isMap, isScalar, isSeq, parseDocument, stringify } from "yaml";
 import { checkNesting } from "../limits.js";
+import { parseMediaTypes } from "./negotiation.js";
 
 // YAML request bodies (`Content-Type: application/yaml`, and apply patches),
 // read as kube-apiserver reads them: converted to JSON by sigs.k8s.io/yaml,
@@ -105,4 +106,49 @@ export function yamlDuplicateFields(body: Buffer): string[] {
   };
   walk(document.contents, "");
   return found;
+}
+
+/**
+ * Whether a client asked for YAML: `application/yaml` comes before JSON and
+ * protobuf in its Accept header (kube-apiserver's serializers, in the
+ * client's order). Watches and Tables are answered in JSON whatever is asked.
+ */
+export function wantsYaml(accept: string | undefined): boolean {
+  if (accept === undefined || !accept.includes("yaml")) return false;
+  for (const media of parseMediaTypes(accept)) {
+    if (media.type === "application/yaml") return Object.keys(media.params).every((key) => key === "q");
+    if (
+      media.type === "application/json" ||
+      media.type === "application/vnd.kubernetes.protobuf" ||
+      media.type === "*/*" ||
+      media.type === "application/*"
+    )
+      return false;
+  }
+  return false;
+}
+
+/**
+ * A response body in YAML as kube-apiserver's YAML serializer writes it (JSON
+ * through sigs.k8s.io/yaml, go-yaml v2): keys sorted, sequences not indented
+ * under their key, strings quoted where YAML 1.1 would read them as
+ * something else (`"true"`, `"0755"`, timestamps).
+ */
+export function yamlOf(body: unknown): string {
+  return stringify(body, {
+    version: "1.1",
+    indentSeq: false,
+    sortMapEntries: true,
+    lineWidth: 0,
+    // go-yaml's floats need a digit: "." (a managedFields key) is written plain, as kubectl shows it.
+    customTags: (tags) =>
+      tags.map((tag) =>
+        typeof tag !== "string" &&
+        tag.tag.endsWith(":float") &&
+        tag.format === undefined &&
+        tag.test?.test(".")
+          ? { ...tag, test: /^[-+]?(?:\.[0-9][0-9_]*|[0-9][0-9_]*\.[0-9_]*)$/ }
+          : tag,
+      ),
+  });
 }
