@@ -161,21 +161,11 @@ function fieldValidationOf(
 ): FieldValidation {
   const directive = parseFieldValidation(query.get("fieldValidation"));
   const media = contentType === undefined ? "" : mediaTypeOf(contentType);
-  const yaml = media === "application/yaml" || (media === "application/apply-patch+yaml" && !isJson(body));
+  // Apply patches come without a content type here: their duplicates are not reported.
   let duplicates: string[] = [];
-  if (directive !== "Ignore" && yaml) duplicates = yamlDuplicateFields(body);
+  if (directive !== "Ignore" && media === "application/yaml") duplicates = yamlDuplicateFields(body);
   else if (directive !== "Ignore" && /json/.test(media)) duplicates = duplicateFields(body.toString("utf8"));
   return { directive, duplicates, warnings: [] };
-}
-
-/** Whether a body is JSON text (an apply patch may be JSON or YAML proper). */
-function isJson(body: Buffer): boolean {
-  try {
-    JSON.parse(body.toString("utf8"));
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Sends the answer with the write's field-validation warnings (see {@link addWarnings}). */

@@ -129,6 +129,15 @@ spec:
       operation: "Apply",
     });
     expect(applied.body.data.mode).toBe("0755");
+    // A JSON apply patch (kubectl's) is read as JSON, leading blanks and all.
+    const json = await send(
+      url,
+      "PATCH",
+      `${configMaps}/json?fieldManager=kubectl`,
+      `  ${JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "json" }, data: { a: "1" } })}`,
+      "application/apply-patch+yaml",
+    );
+    expect([json.code, json.body.data]).toEqual([201, { a: "1" }]);
   });
 
   it("what is not one document of JSON values is a 400 naming why; nothing is stored", async () => {
