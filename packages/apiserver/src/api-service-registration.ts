@@ -1,6 +1,7 @@
 import { type APIService, apiServices, rfc3339, StatusError } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
+import { reviewGroupVersions } from "./http/auth/review-kinds.js";
 import type { ResourceDefinitions } from "./registry/definitions.js";
 
 // kube-apiserver's APIService autoregistration (kube-aggregator's
@@ -45,15 +46,10 @@ const customPriority = [1000, 100] as const;
 /** metrics.k8s.io, served in process here, gets the priorities metrics-server registers it with. */
 const metricsPriority = [100, 100] as const;
 
-/** Group-versions served without a stored kind: the reviews, answered over HTTP. */
-const reviewGroupVersions = [
-  { group: "authentication.k8s.io", version: "v1" },
-  { group: "authorization.k8s.io", version: "v1" },
-];
-
 /** The APIServices the served kinds call for, by name. */
 export function desiredAPIServices(definitions: ResourceDefinitions): Map<string, APIService> {
   const desired = new Map<string, APIService>();
+  // The reviews are served without a stored kind, answered over HTTP.
   const served = [...definitions.list().map((definition) => definition.descriptor), ...reviewGroupVersions];
   for (const { group, version } of served) {
     // The aggregator's own group is served by it, not registered with it.

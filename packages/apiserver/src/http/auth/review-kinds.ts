@@ -34,6 +34,13 @@ const tokenSubresource = {
   },
 };
 
+/** The group-versions of the reviews (`authentication.k8s.io/v1`, `authorization.k8s.io/v1`), each once. */
+export const reviewGroupVersions: readonly { group: string; version: string }[] = [
+  ...new Map(
+    reviewDescriptors.map(({ group, version }) => [`${group}/${version}`, { group, version }]),
+  ).values(),
+];
+
 /** The resources requests may name: the served ones and the reviews. */
 export function routableResources(served: readonly ResourceDescriptor[]): readonly ResourceDescriptor[] {
   return [...served, ...reviewDescriptors];
