@@ -318,6 +318,11 @@ const kindFieldSets: Record<string, SelectableFields | undefined> = {
   "/Namespace": kindFields<Namespace>(clusterMeta, (ns) => ({ "status.phase": ns.status?.phase ?? "" }), [
     "status.phase",
   ]),
+  "certificates.k8s.io/CertificateSigningRequest": kindFields<{ spec?: { signerName?: string } }>(
+    clusterMeta,
+    (csr) => ({ "spec.signerName": csr.spec?.signerName ?? "" }),
+    ["spec.signerName"],
+  ),
   "apps/ReplicaSet": kindFields<ReplicaSet>(
     namespacedMeta,
     (rs) => ({ "status.replicas": String(rs.status?.replicas ?? 0) }),

@@ -8,6 +8,7 @@ import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1
 import type { ControllerRevision, DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
 import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
 import type { CronJob, Job } from "kubernetes-types/batch/v1.js";
+import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.js";
 import type {
   ConfigMap,
   Endpoints,
@@ -21,7 +22,9 @@ import type {
   ServiceAccount,
 } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { FlowSchema, PriorityLevelConfiguration } from "kubernetes-types/flowcontrol/v1.js";
 import type { Ingress, IngressClass, NetworkPolicy } from "kubernetes-types/networking/v1.js";
+import type { RuntimeClass } from "kubernetes-types/node/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "kubernetes-types/rbac/v1.js";
 import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
@@ -446,6 +449,40 @@ export const apiServices = defineResource<APIService>({
   plural: "apiservices",
   namespaced: false,
   categories: ["api-extensions"],
+  subresources: ["status"],
+});
+
+export const runtimeClasses = defineResource<Kube<RuntimeClass>>({
+  group: "node.k8s.io",
+  version: "v1",
+  kind: "RuntimeClass",
+  plural: "runtimeclasses",
+  namespaced: false,
+});
+
+export const certificateSigningRequests = defineResource<Kube<CertificateSigningRequest>>({
+  group: "certificates.k8s.io",
+  version: "v1",
+  kind: "CertificateSigningRequest",
+  plural: "certificatesigningrequests",
+  namespaced: false,
+  shortNames: ["csr"],
+  subresources: ["status"],
+});
+
+const flowControl = { group: "flowcontrol.apiserver.k8s.io", version: "v1" } as const;
+export const flowSchemas = defineResource<Kube<FlowSchema>>({
+  ...flowControl,
+  kind: "FlowSchema",
+  plural: "flowschemas",
+  namespaced: false,
+  subresources: ["status"],
+});
+export const priorityLevelConfigurations = defineResource<Kube<PriorityLevelConfiguration>>({
+  ...flowControl,
+  kind: "PriorityLevelConfiguration",
+  plural: "prioritylevelconfigurations",
+  namespaced: false,
   subresources: ["status"],
 });
 

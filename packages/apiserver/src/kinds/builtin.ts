@@ -3,6 +3,7 @@ import { admissionRegistrationDefinitions } from "./admission-registration.js";
 import { apiServiceDefinition } from "./api-services.js";
 import { deploymentDefinition, replicaSetDefinition } from "./apps.js";
 import { jobDefinition } from "./batch.js";
+import { certificateSigningRequestDefinition } from "./certificates.js";
 import { clusterDefinitions } from "./cluster.js";
 import {
   configMapDefinition,
@@ -14,6 +15,7 @@ import {
 } from "./core.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
 import { podDefinition } from "./pod.js";
+import { runtimeClassDefinition } from "./runtime-class.js";
 import { serviceDefinition } from "./service.js";
 import { workloadDefinitions } from "./workloads.js";
 
@@ -39,6 +41,8 @@ export const builtinDefinitions: readonly ResourceDefinition[] = [
   ...workloadDefinitions,
   ...clusterDefinitions,
   ...admissionRegistrationDefinitions,
+  certificateSigningRequestDefinition,
+  runtimeClassDefinition,
 ] as ResourceDefinition[];
 
 const builtinByKind = new Map(

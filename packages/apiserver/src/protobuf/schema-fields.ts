@@ -60,6 +60,8 @@ export const bool = (name: string, flags: Flags = {}): FieldSpec => ({
   type: { scalar: "bool" },
   ...flags,
 });
+/** A Go `[]byte`, base64 in JSON. */
+export const bytes = (name: string): FieldSpec => ({ name, type: { scalar: "bytes" } });
 export const msg = (name: string, message: string, flags: Flags = {}): FieldSpec => ({
   name,
   type: { message },

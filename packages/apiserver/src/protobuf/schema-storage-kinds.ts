@@ -1,5 +1,6 @@
 import {
   bool,
+  bytes,
   INLINE,
   i32,
   i64,
@@ -175,6 +176,35 @@ export const storageKindMessages: Readonly<Record<string, MessageSchema>> = {
     5: i32("desiredHealthy"),
     6: i32("expectedPods"),
     7: msg("conditions", "Condition", REPEATED),
+  },
+
+  // certificates/v1 (`kubectl certificate approve|deny` writes the whole request back)
+  CertificateSigningRequest: {
+    1: msg("metadata", "ObjectMeta"),
+    2: msg("spec", "CertificateSigningRequestSpec"),
+    3: msg("status", "CertificateSigningRequestStatus"),
+  },
+  CertificateSigningRequestSpec: {
+    1: bytes("request"),
+    7: str("signerName"),
+    8: i32("expirationSeconds", POINTER),
+    5: str("usages", REPEATED),
+    2: str("username"),
+    3: str("uid"),
+    4: str("groups", REPEATED),
+    // 6, `extra`, is skipped: the server sets it from the requester on create and keeps it after.
+  },
+  CertificateSigningRequestStatus: {
+    1: msg("conditions", "CertificateSigningRequestCondition", REPEATED),
+    2: bytes("certificate"),
+  },
+  CertificateSigningRequestCondition: {
+    1: str("type"),
+    6: str("status"),
+    2: str("reason"),
+    3: str("message"),
+    4: time("lastUpdateTime"),
+    5: time("lastTransitionTime"),
   },
 
   // scheduling/v1

@@ -1,4 +1,5 @@
 import type { KubeObject } from "@reconcile/api";
+import type { AdmissionUser } from "./admission.js";
 import type { FieldErrors } from "./field-errors.js";
 import type { NameRule } from "./meta-validation.js";
 
@@ -10,8 +11,12 @@ import type { NameRule } from "./meta-validation.js";
 export interface Strategy {
   /** How names are checked. Default: DNS-1123 subdomain. */
   readonly nameRule?: NameRule;
-  /** Clears what a client may not set on create (status, for most kinds with a status). */
-  prepareForCreate?(object: KubeObject): void;
+  /**
+   * Clears what a client may not set on create (status, for most kinds with a
+   * status); `user` is who creates it (undefined for the server's own
+   * in-process clients), for kinds that record the requester (a CSR's `spec.username`).
+   */
+  prepareForCreate?(object: KubeObject, user?: AdmissionUser): void;
   /**
    * Fills what needs the new object's uid, once it has one (a Job's
    * generated selector and labels: upstream does it in the create's Validate).
@@ -26,6 +31,14 @@ export interface Strategy {
   /** Resets what a plain update may not change (a namespace's `spec.finalizers`), beyond the status. */
   prepareForUpdate?(object: KubeObject, old: KubeObject): void;
   /**
+   * Makes an update through one of the kind's own subresources (a CSR's
+   * `approval`) change only what that subresource owns, by name; `now` as for
+   * `prepareForStatusUpdate`.
+   */
+  readonly subresourceUpdates?: Readonly<
+    Record<string, (object: KubeObject, old: KubeObject, now: string) => void>
+  >;
+  /**
    * Makes a `/finalize` update (namespaces) change only what that subresource
    * owns; kinds without it answer 404 on `/finalize`.
    */
@@ -39,9 +52,10 @@ export interface Strategy {
   /**
    * Resets what a `/status` update may not change, keeping the rest of the
    * request (kube-apiserver's per-kind status strategy `PrepareForUpdate`).
-   * Default: only the status changes.
+   * Default: only the status changes. `now` is the server's time (RFC 3339),
+   * for conditions stamped on the way.
    */
-  prepareForStatusUpdate?(object: KubeObject, old: KubeObject): void;
+  prepareForStatusUpdate?(object: KubeObject, old: KubeObject, now: string): void;
   /**
    * Replaces `validate` and `validateUpdate` for a `/status` write: upstream's
    * status strategies check the status (and metadata) only, the spec being

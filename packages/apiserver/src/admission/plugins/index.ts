@@ -15,6 +15,7 @@ import { nodeRestriction } from "./node-restriction.js";
 import { podSecurityPlugin } from "./pod-security.js";
 import { priorityPlugin, taintNodesByCondition } from "./priority.js";
 import { resourceQuotaPlugin } from "./resource-quota.js";
+import { runtimeClassPlugin } from "./runtime-class.js";
 import { serviceAccountPlugin } from "./service-account.js";
 import { storageObjectInUseProtection } from "./storage-protection.js";
 
@@ -47,6 +48,7 @@ const builtinPlugins: readonly [string, Factory][] = [
   ["DefaultStorageClass", withContext(defaultStorageClass)],
   ["StorageObjectInUseProtection", () => storageObjectInUseProtection()],
   ["PersistentVolumeClaimResize", withContext(claimResize)],
+  ["RuntimeClass", withContext(runtimeClassPlugin)],
   ["DefaultIngressClass", withContext(defaultIngressClass)],
   // Webhooks and quota go last, as upstream orders them.
   ["MutatingAdmissionWebhook", (d) => mutatingWebhookPlugin({ ...d, observer: d.webhookObserver })],

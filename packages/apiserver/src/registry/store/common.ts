@@ -117,6 +117,8 @@ export function applyTypeOf(store: StoreCore): TypeNode {
  */
 export function resetFieldsOf(resource: ResourceDescriptor, subresource: string): string[][] {
   if (subresource === "status") return [["spec"]];
+  // A CSR's approval sets conditions only.
+  if (subresource === "approval") return [["spec"], ["status", "certificate"]];
   if (subresource === "" && resource.subresources.includes("status")) return [["status"]];
   return [];
 }

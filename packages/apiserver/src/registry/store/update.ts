@@ -1,4 +1,11 @@
-import { type KubeObject, newBadRequest, newConflict, newForbidden, newNotFound } from "@reconcile/api";
+import {
+  type KubeObject,
+  newBadRequest,
+  newConflict,
+  newForbidden,
+  newNotFound,
+  rfc3339,
+} from "@reconcile/api";
 import type { ManagedFieldsEntry } from "kubernetes-types/meta/v1.js";
 import { copyJson, jsonEqual } from "../../json.js";
 import { yieldTurn } from "../../limits.js";
@@ -217,12 +224,16 @@ function prepareUpdate(
   const statusOnly = subresource === "status";
   const existingMeta = existing.metadata ?? {};
   let object: KubeObject & { spec?: unknown; status?: unknown };
-  if (subresource === "finalize" && strategy.prepareForFinalize !== undefined) {
+  const prepareSubresource = subresource ? strategy.subresourceUpdates?.[subresource] : undefined;
+  if (prepareSubresource !== undefined) {
+    object = requested as typeof object;
+    prepareSubresource(object, existing, rfc3339(store.context.clock.now()));
+  } else if (subresource === "finalize" && strategy.prepareForFinalize !== undefined) {
     object = requested as typeof object;
     strategy.prepareForFinalize(object, existing);
   } else if (statusOnly && strategy.prepareForStatusUpdate !== undefined) {
     object = requested as typeof object;
-    strategy.prepareForStatusUpdate(object, existing);
+    strategy.prepareForStatusUpdate(object, existing, rfc3339(store.context.clock.now()));
   } else if (statusOnly) {
     // `/status` changes the status and nothing else.
     object = copyJson(existing) as typeof object;

@@ -1,0 +1,174 @@
+import { createPublicKey, verify, X509Certificate } from "node:crypto";
+
+// What kube-apiserver checks of the PEM in a CertificateSigningRequest: the
+// request parses as PKCS #10 and its signature verifies with its own key
+// (`certificates.ParseCSR` and `CheckSignature`); an issued certificate is
+// one or more parseable CERTIFICATE blocks (`validateCertificate`). Error
+// texts are those of Go's encoding/pem and crypto/x509 where they are
+// fixed strings.
+
+/** One PEM block: its type, headers and decoded bytes. */
+export interface PemBlock {
+  readonly type: string;
+  readonly headers: readonly string[];
+  readonly bytes: Buffer;
+}
+
+const pemBlock = /-----BEGIN ([^\r\n-]*)-----\r?\n([\s\S]*?)-----END \1-----[^\S\r\n]*(?:\r?\n|$)/g;
+
+/** The PEM blocks of `text`, in order, as Go's `pem.Decode` finds them one after another. */
+export function pemBlocks(text: string): PemBlock[] {
+  const blocks: PemBlock[] = [];
+  for (const match of text.matchAll(pemBlock)) {
+    const lines = match[2]!.split(/\r?\n/);
+    const headers: string[] = [];
+    // Headers (`Proc-Type: 4,ENCRYPTED`) come first and end at a blank line.
+    if (lines[0]?.includes(":")) {
+      while (lines.length > 0 && lines[0] !== "") headers.push(lines.shift()!);
+      lines.shift();
+    }
+    const body = lines.join("");
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body)) continue;
+    blocks.push({ type: match[1]!, headers, bytes: Buffer.from(body, "base64") });
+  }
+  return blocks;
+}
+
+/** One DER element: its tag and where its content lies. */
+interface Element {
+  readonly tag: number;
+  readonly start: number;
+  readonly contentStart: number;
+  readonly end: number;
+}
+
+class Asn1Error extends Error {}
+
+function element(der: Buffer, offset: number, limit: number, expectedTag: number, what: string): Element {
+  if (offset + 2 > limit) throw new Asn1Error("asn1: syntax error: data truncated");
+  const tag = der[offset]!;
+  if (tag !== expectedTag)
+    throw new Asn1Error(`asn1: structure error: tags don't match (${what}: want ${expectedTag}, got ${tag})`);
+  let length = der[offset + 1]!;
+  let contentStart = offset + 2;
+  if (length & 0x80) {
+    const octets = length & 0x7f;
+    if (octets === 0 || octets > 4) throw new Asn1Error("asn1: syntax error: indefinite or oversized length");
+    if (contentStart + octets > limit) throw new Asn1Error("asn1: syntax error: data truncated");
+    length = 0;
+    for (let i = 0; i < octets; i++) length = length * 256 + der[contentStart + i]!;
+    contentStart += octets;
+  }
+  const end = contentStart + length;
+  if (end > limit) throw new Asn1Error("asn1: syntax error: data truncated");
+  return { tag, start: offset, contentStart, end };
+}
+
+function objectIdentifier(der: Buffer, oid: Element): string {
+  const arcs: number[] = [];
+  let value = 0;
+  for (let i = oid.contentStart; i < oid.end; i++) {
+    value = value * 128 + (der[i]! & 0x7f);
+    if ((der[i]! & 0x80) === 0) {
+      if (arcs.length === 0)
+        arcs.push(value < 80 ? Math.trunc(value / 40) : 2, value < 80 ? value % 40 : value - 80);
+      else arcs.push(value);
+      value = 0;
+    }
+  }
+  return arcs.join(".");
+}
+
+const sequence = 0x30;
+
+/** Signature algorithms Go's x509 verifies: the hash for each (null: Ed25519), by OID. */
+const signatureHashes: Readonly<Record<string, string | null>> = {
+  "1.2.840.113549.1.1.5": "sha1",
+  "1.2.840.113549.1.1.11": "sha256",
+  "1.2.840.113549.1.1.12": "sha384",
+  "1.2.840.113549.1.1.13": "sha512",
+  "1.2.840.10045.4.3.2": "sha256",
+  "1.2.840.10045.4.3.3": "sha384",
+  "1.2.840.10045.4.3.4": "sha512",
+  "1.3.101.112": null,
+};
+
+/** The parts of a PKCS #10 request that its signature covers and is checked with. */
+interface CertificationRequest {
+  readonly info: Buffer;
+  readonly publicKey: Buffer;
+  readonly algorithm: string;
+  readonly signature: Buffer;
+}
+
+function parseCertificationRequest(der: Buffer): CertificationRequest {
+  const outer = element(der, 0, der.length, sequence, "CertificationRequest");
+  if (outer.end !== der.length) throw new Asn1Error("asn1: syntax error: trailing data");
+  const info = element(der, outer.contentStart, outer.end, sequence, "CertificationRequestInfo");
+  const algorithm = element(der, info.end, outer.end, sequence, "AlgorithmIdentifier");
+  const signature = element(der, algorithm.end, outer.end, 0x03, "signature");
+  const version = element(der, info.contentStart, info.end, 0x02, "version");
+  const subject = element(der, version.end, info.end, sequence, "subject");
+  const publicKey = element(der, subject.end, info.end, sequence, "subjectPKInfo");
+  const oid = element(der, algorithm.contentStart, algorithm.end, 0x06, "algorithm");
+  return {
+    info: der.subarray(info.start, info.end),
+    publicKey: der.subarray(publicKey.start, publicKey.end),
+    algorithm: objectIdentifier(der, oid),
+    // A BIT STRING's first octet counts the unused bits of the last: zero for signatures.
+    signature: der.subarray(signature.contentStart + 1, signature.end),
+  };
+}
+
+/**
+ * Why `pem` is not a certificate request whose signature verifies, or
+ * undefined when it is (upstream's `validateCSR`).
+ */
+export function certificateRequestProblem(pem: string): string | undefined {
+  const block = pemBlocks(pem)[0];
+  if (block === undefined || block.type !== "CERTIFICATE REQUEST")
+    return "PEM block type must be CERTIFICATE REQUEST";
+  let request: CertificationRequest;
+  try {
+    request = parseCertificationRequest(block.bytes);
+  } catch (error) {
+    if (error instanceof Asn1Error) return error.message;
+    throw error;
+  }
+  const hash = signatureHashes[request.algorithm];
+  if (hash === undefined) return "x509: cannot verify signature: algorithm unimplemented";
+  let key: ReturnType<typeof createPublicKey>;
+  try {
+    key = createPublicKey({ key: request.publicKey, format: "der", type: "spki" });
+  } catch {
+    return "x509: unsupported public key type";
+  }
+  const ecdsa = key.asymmetricKeyType === "ec";
+  let verified = false;
+  try {
+    verified = verify(hash, request.info, ecdsa ? { key, dsaEncoding: "der" } : key, request.signature);
+  } catch {
+    verified = false;
+  }
+  if (verified) return undefined;
+  if (ecdsa) return "x509: ECDSA verification failure";
+  if (key.asymmetricKeyType === "ed25519") return "x509: Ed25519 verification failure";
+  return "crypto/rsa: verification error";
+}
+
+/** Why `pem` is not a chain of CERTIFICATE blocks, or undefined (upstream's `validateCertificate`; empty is fine). */
+export function certificateChainProblem(pem: string): string | undefined {
+  if (pem === "") return undefined;
+  const blocks = pemBlocks(pem);
+  if (blocks.length === 0) return "must contain at least one CERTIFICATE PEM block";
+  for (const block of blocks) {
+    if (block.type !== "CERTIFICATE") return `only CERTIFICATE PEM blocks are allowed, found "${block.type}"`;
+    if (block.headers.length > 0) return "no PEM block headers are permitted";
+    try {
+      new X509Certificate(block.bytes);
+    } catch {
+      return "x509: malformed certificate";
+    }
+  }
+  return undefined;
+}
