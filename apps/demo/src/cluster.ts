@@ -40,6 +40,7 @@ export function newApiServer(options: ApiServerOptions = {}): ApiServer {
   return new ApiServer({
     customResourceDefinitions: true,
     apiServiceRegistration: true,
+    flowControlBootstrap: true,
     admissionPlugins: [...defaultAdmissionPlugins, "NodeRestriction"],
     ...options,
   });

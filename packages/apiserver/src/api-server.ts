@@ -1,4 +1,4 @@
-import { apiServices, type Logger, type ResourceDescriptor, rfc3339 } from "@reconcile/api";
+import { apiServices, flowSchemas, type Logger, type ResourceDescriptor, rfc3339 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, type Random, realClock, realRandom, uuidFrom } from "@reconcile/clock";
 import { AdmissionChain } from "./admission/chain.js";
@@ -14,6 +14,7 @@ import type { WebhookObserver } from "./admission/webhook/dispatcher.js";
 import { WebhookTransport } from "./admission/webhook/transport.js";
 import { type RunningRegistration, startAPIServiceRegistration } from "./api-service-registration.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
+import { type RunningFlowControl, startFlowControlConfiguration } from "./flow-control-configuration.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
 import { ClusterAuth } from "./http/auth/authenticate.js";
 import { type ClientUser, inProcessIdentity } from "./http/auth/in-process.js";
@@ -109,6 +110,14 @@ export interface ApiServerOptions {
    * the resourceVersions tests see); the demo cluster turns it on.
    */
   apiServiceRegistration?: boolean | undefined;
+  /**
+   * Keep kube-apiserver's bootstrap API Priority and Fairness configuration (the mandatory and
+   * suggested FlowSchemas and PriorityLevelConfigurations, each FlowSchema's `Dangling`
+   * condition), as its `priority-and-fairness-config-producer` hook does. Requests are not
+   * classified or queued by them. Default: false (about twenty writes at start); the demo
+   * cluster turns it on.
+   */
+  flowControlBootstrap?: boolean | undefined;
 }
 
 /**
@@ -163,6 +172,7 @@ export class ApiServer {
   readonly #listeners = new Set<ListeningApiServer>();
   readonly #crdController: { stop: AbortController; done: Promise<void> } | undefined;
   readonly #apiServices: RunningRegistration | undefined;
+  readonly #flowControl: RunningFlowControl | undefined;
   #closed = false;
 
   constructor(options: ApiServerOptions = {}) {
@@ -263,6 +273,8 @@ export class ApiServer {
         { client: this.#client, definitions: this.registry.definitions, clock: this.clock },
         ready,
       );
+    if ((options.flowControlBootstrap ?? false) && this.registry.definitions.get(flowSchemas) !== undefined)
+      this.#flowControl = startFlowControlConfiguration({ client: this.#client, clock: this.clock }, ready);
     if (options.garbageCollection ?? true) {
       this.#garbageCollector = new GarbageCollector({
         registry: this.registry,
@@ -346,6 +358,7 @@ export class ApiServer {
       return; // the storage never took the initial namespaces: there is no background work
     }
     await this.#apiServices?.registration.settled();
+    await this.#flowControl?.configuration.settled();
     await this.#garbageCollector?.flush();
   }
 
@@ -356,11 +369,13 @@ export class ApiServer {
     await Promise.all([...this.#listeners].map((listening) => listening.close()));
     this.#crdController?.stop.abort();
     this.#apiServices?.stop.abort();
+    this.#flowControl?.stop.abort();
     const authStopped = this.auth.close();
     this.registry.closeWatches();
     this.admissionWebhooks.close();
     await this.#crdController?.done;
     await this.#apiServices?.done;
+    await this.#flowControl?.done;
     await authStopped;
     await this.#garbageCollector?.stop();
     this.storage.close();

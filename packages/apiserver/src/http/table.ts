@@ -48,7 +48,7 @@ export function toTable(
 ): Table {
   const { printer } = options;
   const includeObject = options.includeObject ?? "Metadata";
-  const rows = objects.map((object): TableRow => {
+  const rows = (printer.order?.(objects) ?? objects).map((object): TableRow => {
     const row: TableRow = { cells: printer.cells(object, options.now) };
     if (includeObject === "Metadata") {
       row.object = {

@@ -14,6 +14,7 @@ import {
   secretDefinition,
 } from "./core.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
+import { flowControlDefinitions } from "./flow-control.js";
 import { podDefinition } from "./pod.js";
 import { runtimeClassDefinition } from "./runtime-class.js";
 import { serviceDefinition } from "./service.js";
@@ -43,6 +44,7 @@ export const builtinDefinitions: readonly ResourceDefinition[] = [
   ...admissionRegistrationDefinitions,
   certificateSigningRequestDefinition,
   runtimeClassDefinition,
+  ...flowControlDefinitions,
 ] as ResourceDefinition[];
 
 const builtinByKind = new Map(

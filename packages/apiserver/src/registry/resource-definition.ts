@@ -26,6 +26,8 @@ export interface TableColumnDefinition {
 export interface Printer {
   columns: readonly TableColumnDefinition[];
   cells(object: KubeObject, now: number): unknown[];
+  /** The order of a list's rows, where the kind's list printer sorts (FlowSchemas by precedence); default: as listed. */
+  order?(objects: readonly KubeObject[]): readonly KubeObject[];
 }
 
 /**
