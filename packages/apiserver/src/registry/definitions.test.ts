@@ -97,6 +97,9 @@ describe("a definition registered on a running server", () => {
       "storage.k8s.io",
       "scheduling.k8s.io",
       "admissionregistration.k8s.io",
+      "certificates.k8s.io",
+      "node.k8s.io",
+      "flowcontrol.apiserver.k8s.io",
       "apiextensions.k8s.io",
       "example.com",
       // The review kinds, answered rather than stored, come after the served ones.
