@@ -1,3 +1,4 @@
+import type { Event as EventsV1Event } from "kubernetes-types/events/v1.js";
 import { newBadRequest, type StatusError } from "./errors.js";
 import type { ResourceDescriptor } from "./resources.js";
 import { SelectorParseError } from "./selector-errors.js";
@@ -256,6 +257,53 @@ function kindFields<T>(
 const namespacedMeta = ["metadata.name", "metadata.namespace"];
 const clusterMeta = ["metadata.name"];
 
+/** The field labels of Events, in either API. */
+const eventFieldLabels = [
+  "involvedObject.kind",
+  "involvedObject.namespace",
+  "involvedObject.name",
+  "involvedObject.uid",
+  "involvedObject.apiVersion",
+  "involvedObject.resourceVersion",
+  "involvedObject.fieldPath",
+  "reason",
+  "reportingComponent",
+  "source",
+  "type",
+];
+
+function coreEventFields(event: DeepReadonly<Event>): Record<string, string> {
+  return {
+    "involvedObject.kind": event.involvedObject?.kind ?? "",
+    "involvedObject.namespace": event.involvedObject?.namespace ?? "",
+    "involvedObject.name": event.involvedObject?.name ?? "",
+    "involvedObject.uid": event.involvedObject?.uid ?? "",
+    "involvedObject.apiVersion": event.involvedObject?.apiVersion ?? "",
+    "involvedObject.resourceVersion": event.involvedObject?.resourceVersion ?? "",
+    "involvedObject.fieldPath": event.involvedObject?.fieldPath ?? "",
+    reason: event.reason ?? "",
+    reportingComponent: event.reportingComponent ?? "",
+    source: event.source?.component || event.reportingComponent || "",
+    type: event.type ?? "",
+  };
+}
+
+function newerEventFields(event: DeepReadonly<EventsV1Event>): Record<string, string> {
+  return {
+    "involvedObject.kind": event.regarding?.kind ?? "",
+    "involvedObject.namespace": event.regarding?.namespace ?? "",
+    "involvedObject.name": event.regarding?.name ?? "",
+    "involvedObject.uid": event.regarding?.uid ?? "",
+    "involvedObject.apiVersion": event.regarding?.apiVersion ?? "",
+    "involvedObject.resourceVersion": event.regarding?.resourceVersion ?? "",
+    "involvedObject.fieldPath": event.regarding?.fieldPath ?? "",
+    reason: event.reason ?? "",
+    reportingComponent: event.reportingController ?? "",
+    source: event.deprecatedSource?.component || event.reportingController || "",
+    type: event.type ?? "",
+  };
+}
+
 const kindFieldSets: Record<string, SelectableFields | undefined> = {
   "/Pod": kindFields<Pod>(
     namespacedMeta,
@@ -280,35 +328,7 @@ const kindFieldSets: Record<string, SelectableFields | undefined> = {
       "status.nominatedNodeName",
     ],
   ),
-  "/Event": kindFields<Event>(
-    namespacedMeta,
-    (event) => ({
-      "involvedObject.kind": event.involvedObject?.kind ?? "",
-      "involvedObject.namespace": event.involvedObject?.namespace ?? "",
-      "involvedObject.name": event.involvedObject?.name ?? "",
-      "involvedObject.uid": event.involvedObject?.uid ?? "",
-      "involvedObject.apiVersion": event.involvedObject?.apiVersion ?? "",
-      "involvedObject.resourceVersion": event.involvedObject?.resourceVersion ?? "",
-      "involvedObject.fieldPath": event.involvedObject?.fieldPath ?? "",
-      reason: event.reason ?? "",
-      reportingComponent: event.reportingComponent ?? "",
-      source: event.source?.component || event.reportingComponent || "",
-      type: event.type ?? "",
-    }),
-    [
-      "involvedObject.kind",
-      "involvedObject.namespace",
-      "involvedObject.name",
-      "involvedObject.uid",
-      "involvedObject.apiVersion",
-      "involvedObject.resourceVersion",
-      "involvedObject.fieldPath",
-      "reason",
-      "reportingComponent",
-      "source",
-      "type",
-    ],
-  ),
+  "/Event": kindFields<Event>(namespacedMeta, coreEventFields, eventFieldLabels),
   "/Node": kindFields<Node>(
     clusterMeta,
     (node) => ({ "spec.unschedulable": String(node.spec?.unschedulable ?? false) }),
@@ -318,6 +338,16 @@ const kindFieldSets: Record<string, SelectableFields | undefined> = {
   "/Namespace": kindFields<Namespace>(clusterMeta, (ns) => ({ "status.phase": ns.status?.phase ?? "" }), [
     "status.phase",
   ]),
+  // The same field labels as core Events (upstream selects on the internal type both share),
+  // read from either shape: a list's filter may see the stored core object.
+  "events.k8s.io/Event": kindFields<EventsV1Event | Event>(
+    namespacedMeta,
+    (event) =>
+      event.apiVersion === "v1"
+        ? coreEventFields(event as DeepReadonly<Event>)
+        : newerEventFields(event as DeepReadonly<EventsV1Event>),
+    eventFieldLabels,
+  ),
   "certificates.k8s.io/CertificateSigningRequest": kindFields<{ spec?: { signerName?: string } }>(
     clusterMeta,
     (csr) => ({ "spec.signerName": csr.spec?.signerName ?? "" }),

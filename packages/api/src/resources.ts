@@ -22,6 +22,7 @@ import type {
   ServiceAccount,
 } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import type { Event as EventsV1Event } from "kubernetes-types/events/v1.js";
 import type { FlowSchema, PriorityLevelConfiguration } from "kubernetes-types/flowcontrol/v1.js";
 import type { Ingress, IngressClass, NetworkPolicy } from "kubernetes-types/networking/v1.js";
 import type { RuntimeClass } from "kubernetes-types/node/v1.js";
@@ -450,6 +451,16 @@ export const apiServices = defineResource<APIService>({
   namespaced: false,
   categories: ["api-extensions"],
   subresources: ["status"],
+});
+
+/** events.k8s.io/v1 Events: the core Events, served in the newer API's shape (the same objects). */
+export const eventsV1Events = defineResource<Kube<EventsV1Event>>({
+  group: "events.k8s.io",
+  version: "v1",
+  kind: "Event",
+  plural: "events",
+  namespaced: true,
+  shortNames: ["ev"],
 });
 
 export const runtimeClasses = defineResource<Kube<RuntimeClass>>({

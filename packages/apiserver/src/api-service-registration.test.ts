@@ -52,6 +52,7 @@ describe("APIService autoregistration", () => {
         "v1.certificates.k8s.io",
         "v1.coordination.k8s.io",
         "v1.discovery.k8s.io",
+        "v1.events.k8s.io",
         "v1.flowcontrol.apiserver.k8s.io",
         "v1.networking.k8s.io",
         "v1.node.k8s.io",

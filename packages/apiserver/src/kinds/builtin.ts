@@ -14,6 +14,7 @@ import {
   secretDefinition,
 } from "./core.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
+import { eventsV1EventDefinition } from "./events-api.js";
 import { flowControlDefinitions } from "./flow-control.js";
 import { podDefinition } from "./pod.js";
 import { runtimeClassDefinition } from "./runtime-class.js";
@@ -37,6 +38,7 @@ export const builtinDefinitions: readonly ResourceDefinition[] = [
   apiServiceDefinition,
   replicaSetDefinition,
   deploymentDefinition,
+  eventsV1EventDefinition,
   jobDefinition,
   leaseDefinition,
   ...workloadDefinitions,

@@ -74,6 +74,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   onRead?: ((object: KubeObject) => KubeObject) | undefined;
   /** Default: none, the objects are stored. */
   source?: ObjectSource | undefined;
+  /** Default: the descriptor's own resource. */
+  storedAs?: Pick<ResourceDescriptor, "group" | "plural"> | undefined;
   /** Default: only `apiVersion` differs between this version and `storageVersion`. */
   conversion?: VersionConversion | undefined;
 }
@@ -187,5 +189,6 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     onRead: init.onRead,
     source: init.source,
     conversion: init.conversion,
+    storedAs: init.storedAs,
   });
 }

@@ -87,6 +87,7 @@ describe("a definition registered on a running server", () => {
     expect(groups).toEqual([
       "apiregistration.k8s.io",
       "apps",
+      "events.k8s.io",
       "batch",
       "coordination.k8s.io",
       "autoscaling",

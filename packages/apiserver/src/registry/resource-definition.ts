@@ -90,6 +90,13 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * this version are stored at that one, and read back at this one.
    */
   readonly storageVersion: string | undefined;
+  /**
+   * The resource whose objects these are, when another's: events.k8s.io
+   * Events are the core Events, stored under their keys at `storageVersion`
+   * of that resource's group and converted by `conversion`. Undefined: the
+   * descriptor's own.
+   */
+  readonly storedAs: Pick<ResourceDescriptor, "group" | "plural"> | undefined;
   /** Side effects of writes beside storage, if the kind has any. */
   readonly writeHooks: WriteHooks | undefined;
   /**

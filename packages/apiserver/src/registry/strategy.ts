@@ -26,6 +26,8 @@ export interface Strategy {
   applyDefaults?(object: KubeObject): void;
   /** Validates a new object (`Validate*`). */
   validate?(object: KubeObject, errors: FieldErrors): void;
+  /** Validates a new object beyond `validate`: what only a create must meet (an events.k8s.io Event's stricter rules). */
+  validateCreate?(object: KubeObject, errors: FieldErrors): void;
   /** Validates an update against the stored object: immutable fields and the like. */
   validateUpdate?(object: KubeObject, old: KubeObject, errors: FieldErrors): void;
   /** Resets what a plain update may not change (a namespace's `spec.finalizers`), beyond the status. */

@@ -29,7 +29,8 @@ export function validate(
     strategy.validateStatusUpdate(object, old, errors);
   else {
     strategy.validate?.(object, errors);
-    if (old !== undefined) strategy.validateUpdate?.(object, old, errors);
+    if (old === undefined) strategy.validateCreate?.(object, errors);
+    else strategy.validateUpdate?.(object, old, errors);
   }
   if (!errors.empty) throw newInvalid(groupKindOf(resource), object.metadata?.name ?? "", errors.list);
 }

@@ -1,4 +1,4 @@
-import type { KubeObject } from "@reconcile/api";
+import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
 import type { Storage, StorageEvent, StorageWatcher } from "../../storage/storage.js";
 
 /** How one kind's objects change on their way into storage and out of it; either may be asynchronous. */
@@ -39,6 +39,30 @@ export function storageView(storage: Storage, rules: StorageViewRules): Storage 
     delete: async (key, expectedRevision) => served(await storage.delete(key, expectedRevision)),
     watch: (prefix, options) => servedWatcher(storage.watch(prefix, options), served),
     // The shared storage is closed by the server that owns it, not through one kind's view of it.
+    close: () => {},
+  };
+}
+
+/**
+ * The storage with one resource's keys read as another's (`/events.k8s.io/events/…`
+ * as `/core/events/…`), for a kind whose objects are another resource's.
+ */
+export function rekeyed(
+  storage: Storage,
+  served: Pick<ResourceDescriptor, "group" | "plural">,
+  stored: Pick<ResourceDescriptor, "group" | "plural">,
+): Storage {
+  const from = `/${served.group || "core"}/${served.plural}/`;
+  const to = `/${stored.group || "core"}/${stored.plural}/`;
+  const key = (k: string) => (k.startsWith(from) ? to + k.slice(from.length) : k);
+  return {
+    currentRevision: () => storage.currentRevision(),
+    create: (k, object) => storage.create(key(k), object),
+    get: (k) => storage.get(key(k)),
+    list: (prefix, options) => storage.list(key(prefix), options),
+    update: (k, object, expectedRevision) => storage.update(key(k), object, expectedRevision),
+    delete: (k, expectedRevision) => storage.delete(key(k), expectedRevision),
+    watch: (prefix, options) => storage.watch(key(prefix), options),
     close: () => {},
   };
 }

@@ -33,7 +33,7 @@ import {
   type RegistryWatch,
   watchObjects,
 } from "./reads.js";
-import { atVersion, storageView } from "./storage-view.js";
+import { atVersion, rekeyed, storageView } from "./storage-view.js";
 import { guaranteedUpdate, rawUpdate, updateObject } from "./update.js";
 
 /**
@@ -223,19 +223,19 @@ export class Store implements StoreCore {
  * on read).
  */
 function viewedContext(definition: ResourceDefinition, context: StoreContext): StoreContext {
-  const { storageVersion, onRead, conversion } = definition;
-  if (storageVersion === undefined && onRead === undefined) return context;
-  const servedVersion = apiVersionOf(definition.descriptor);
-  const storedVersion =
-    storageVersion === undefined
-      ? servedVersion
-      : apiVersionOf({ group: definition.descriptor.group, version: storageVersion });
+  const { storageVersion, onRead, conversion, storedAs, descriptor } = definition;
+  if (storageVersion === undefined && onRead === undefined && storedAs === undefined) return context;
+  const servedVersion = apiVersionOf(descriptor);
+  const storedVersion = apiVersionOf({
+    group: (storedAs ?? descriptor).group,
+    version: storageVersion ?? descriptor.version,
+  });
   const read = (object: KubeObject) => {
     const converted = atVersion(object, servedVersion);
     return onRead === undefined ? converted : onRead(converted);
   };
   const storage = storageView(
-    context.storage,
+    storedAs === undefined ? context.storage : rekeyed(context.storage, descriptor, storedAs),
     conversion === undefined
       ? { served: read, stored: (object) => atVersion(object, storedVersion) }
       : {
