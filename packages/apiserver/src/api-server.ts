@@ -2,7 +2,7 @@ import { apiServices, flowSchemas, type Logger, type ResourceDescriptor, rfc3339
 import type { Client } from "@reconcile/client";
 import { type Clock, type Random, realClock, realRandom, uuidFrom } from "@reconcile/clock";
 import { AdmissionChain } from "./admission/chain.js";
-import type { AdmissionPlugin } from "./admission/plugin.js";
+import type { AdmissionPlugin, AuthorizationQuestion } from "./admission/plugin.js";
 import { storageContext } from "./admission/plugin.js";
 import {
   builtinAdmissionPlugins,
@@ -213,6 +213,7 @@ export class ApiServer {
       this.clock,
       (apiVersion, kind) => this.registry.resourceForKind(apiVersion, kind),
       this.random,
+      (question) => this.#allows(question),
     );
     const chosen = options.admissionPlugins ?? embeddedAdmissionPlugins;
     const admission = new AdmissionChain([
@@ -345,6 +346,21 @@ export class ApiServer {
     return listening;
   }
 
+  /** What admission plugins ask the authorizer (a CSR's signer: `approve`, `sign`). */
+  async #allows({ user, verb, apiGroup, resource, name }: AuthorizationQuestion): Promise<boolean> {
+    const decision = await this.auth.authorize({
+      user: { ...user, groups: [...user.groups], extra: copyExtra(user.extra) },
+      resourceRequest: true,
+      verb,
+      apiGroup,
+      resource,
+      subresource: "",
+      namespace: "",
+      name,
+    });
+    return decision.allowed;
+  }
+
   /**
    * Resolves once background work has caught up with every write made so far:
    * the garbage collector has processed all changes up to now and has nothing
@@ -470,4 +486,13 @@ async function recoverServiceAllocations(
   } catch (error) {
     if (!StorageError.is(error, "KeyExists")) throw error;
   }
+}
+
+/** A user's extra values as the authorizer takes them (mutable arrays). */
+function copyExtra(
+  extra: Readonly<Record<string, readonly string[]>> | undefined,
+): Record<string, string[]> | undefined {
+  return extra === undefined
+    ? undefined
+    : Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, [...v]]));
 }

@@ -6,7 +6,7 @@ import {
   type StatusError,
 } from "@reconcile/api";
 import { type Clock, type Random, realRandom } from "@reconcile/clock";
-import type { AdmissionAttributes } from "../registry/admission.js";
+import type { AdmissionAttributes, AdmissionUser } from "../registry/admission.js";
 import { collectionPrefix, keyOf } from "../registry/store/keys.js";
 import { ListCache, type WriteCountingStorage } from "./read-cache.js";
 
@@ -53,6 +53,21 @@ export interface AdmissionContext {
   replace<T extends KubeObject>(resource: ResourceDescriptor<T>, object: T): Promise<T>;
   /** The served resource of a kind (a policy's `paramKind`), if any. */
   resourceForKind(apiVersion: string, kind: string): ResourceDescriptor | undefined;
+  /**
+   * Whether the server's authorizer lets `user` do `verb` on a resource
+   * (`approve` on `certificates.k8s.io` `signers`, for the certificate
+   * plugins). Undefined: no authorizer is consulted, and such checks pass.
+   */
+  authorize?(request: AuthorizationQuestion): boolean | Promise<boolean>;
+}
+
+/** What a plugin asks the authorizer (upstream's `authorizer.AttributesRecord` of a resource request). */
+export interface AuthorizationQuestion {
+  readonly user: AdmissionUser;
+  readonly verb: string;
+  readonly apiGroup: string;
+  readonly resource: string;
+  readonly name: string;
 }
 
 /**
@@ -64,12 +79,14 @@ export function storageContext(
   clock: Clock,
   resourceForKind: (apiVersion: string, kind: string) => ResourceDescriptor | undefined = () => undefined,
   random: Random = realRandom,
+  authorize?: AdmissionContext["authorize"],
 ): AdmissionContext {
   const lists = new ListCache(storage);
   return {
     clock,
     random,
     resourceForKind,
+    ...(authorize === undefined ? {} : { authorize }),
     get: async (resource, namespace, name) =>
       (await lists.get(collectionPrefix(resource, namespace || undefined), name)) as never,
     list: async (resource, namespace) =>

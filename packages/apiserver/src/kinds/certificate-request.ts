@@ -93,8 +93,9 @@ const signatureHashes: Readonly<Record<string, string | null>> = {
   "1.3.101.112": null,
 };
 
-/** The parts of a PKCS #10 request that its signature covers and is checked with. */
+/** The parts of a PKCS #10 request that its signature covers and is checked with, and its subject. */
 interface CertificationRequest {
+  readonly subject: Element;
   readonly info: Buffer;
   readonly publicKey: Buffer;
   readonly algorithm: string;
@@ -112,6 +113,7 @@ function parseCertificationRequest(der: Buffer): CertificationRequest {
   const publicKey = element(der, subject.end, info.end, sequence, "subjectPKInfo");
   const oid = element(der, algorithm.contentStart, algorithm.end, 0x06, "algorithm");
   return {
+    subject,
     info: der.subarray(info.start, info.end),
     publicKey: der.subarray(publicKey.start, publicKey.end),
     algorithm: objectIdentifier(der, oid),
@@ -154,6 +156,35 @@ export function certificateRequestProblem(pem: string): string | undefined {
   if (ecdsa) return "x509: ECDSA verification failure";
   if (key.asymmetricKeyType === "ed25519") return "x509: Ed25519 verification failure";
   return "crypto/rsa: verification error";
+}
+
+/** The organizations (O) of a request's subject, in order; undefined when `pem` is not a request. */
+export function certificateRequestOrganizations(pem: string): string[] | undefined {
+  const block = pemBlocks(pem)[0];
+  if (block === undefined || block.type !== "CERTIFICATE REQUEST") return undefined;
+  const der = block.bytes;
+  try {
+    const { subject } = parseCertificationRequest(der);
+    const organizations: string[] = [];
+    // Name ::= SEQUENCE OF SET OF AttributeTypeAndValue ::= SEQUENCE { type OID, value ANY }.
+    for (let at = subject.contentStart; at < subject.end; ) {
+      const set = element(der, at, subject.end, 0x31, "RelativeDistinguishedName");
+      for (let inner = set.contentStart; inner < set.end; ) {
+        const pair = element(der, inner, set.end, sequence, "AttributeTypeAndValue");
+        const type = element(der, pair.contentStart, pair.end, 0x06, "type");
+        if (objectIdentifier(der, type) === "2.5.4.10" && type.end < pair.end) {
+          const value = element(der, type.end, pair.end, der[type.end]!, "value");
+          organizations.push(der.subarray(value.contentStart, value.end).toString("utf8"));
+        }
+        inner = pair.end;
+      }
+      at = set.end;
+    }
+    return organizations;
+  } catch (error) {
+    if (error instanceof Asn1Error) return undefined;
+    throw error;
+  }
 }
 
 /** Why `pem` is not a chain of CERTIFICATE blocks, or undefined (upstream's `validateCertificate`; empty is fine). */

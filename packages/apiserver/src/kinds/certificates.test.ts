@@ -1,5 +1,11 @@
 import { generateKeyPairSync, type KeyObject, sign } from "node:crypto";
-import { certificateSigningRequests, type KubeObject, StatusError } from "@reconcile/api";
+import {
+  certificateSigningRequests,
+  clusterRoleBindings,
+  clusterRoles,
+  type KubeObject,
+  StatusError,
+} from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.js";
 import forge from "node-forge";
@@ -406,5 +412,112 @@ describe("kubectl and CertificateSigningRequests", () => {
     ).toBe(
       "certificatesigningrequest.certificates.k8s.io/jane\ncertificatesigningrequest.certificates.k8s.io/joe\n",
     );
+  });
+});
+
+describe("the certificates admission plugins", () => {
+  async function withUser(
+    rules: { verbs: string[]; apiGroups: string[]; resources: string[]; resourceNames?: string[] }[],
+  ) {
+    const api = new ApiServer({ clock: new FakeClock(Date.parse("2026-03-01T12:00:00Z")) });
+    const admin = api.client();
+    await admin.resource(clusterRoles).create({ metadata: { name: "csr-user" }, rules } as never);
+    await admin.resource(clusterRoleBindings).create({
+      metadata: { name: "csr-user" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "csr-user" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "jane" }],
+    } as never);
+    return { api, jane: api.client({ user: { username: "jane" } }).resource(certificateSigningRequests) };
+  }
+  const requests = {
+    verbs: ["create", "get", "update"],
+    apiGroups: ["certificates.k8s.io"],
+    resources: [
+      "certificatesigningrequests",
+      "certificatesigningrequests/approval",
+      "certificatesigningrequests/status",
+    ],
+  };
+  const forbiddenMessage = async (promise: Promise<unknown>) => {
+    try {
+      await promise;
+    } catch (error) {
+      if (error instanceof StatusError) return `${error.status.code} ${error.status.message}`;
+      throw error;
+    }
+    throw new Error("the write was accepted");
+  };
+
+  it("CertificateApproval and CertificateSigning ask the authorizer for approve and sign on the signer", async () => {
+    const { api, jane } = await withUser([requests]);
+    try {
+      const created = await jane.create(csr("mine", ecdsaRequest("jane")));
+      expect(created.spec.username).toBe("jane");
+      const approve = { ...created, status: { conditions: [{ type: "Approved", status: "True" }] } } as CSR;
+      expect(await forbiddenMessage(jane.update(approve, { subresource: "approval" }))).toBe(
+        '403 certificatesigningrequests.certificates.k8s.io "mine" is forbidden: user not permitted to approve requests with signerName "kubernetes.io/kube-apiserver-client"',
+      );
+      const issue = { ...created, status: { certificate: b64(certificate()) } } as CSR;
+      expect(await forbiddenMessage(jane.updateStatus(issue))).toBe(
+        '403 certificatesigningrequests.certificates.k8s.io "mine" is forbidden: user not permitted to sign requests with signerName "kubernetes.io/kube-apiserver-client"',
+      );
+      // A status write that leaves the certificate alone needs no sign permission.
+      await jane.updateStatus({
+        ...created,
+        status: { conditions: [{ type: "Example", status: "True" }] },
+      } as CSR);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("the signer's own name or its domain's wildcard grants them", async () => {
+    const { api, jane } = await withUser([
+      requests,
+      {
+        verbs: ["approve"],
+        apiGroups: ["certificates.k8s.io"],
+        resources: ["signers"],
+        resourceNames: ["kubernetes.io/*"],
+      },
+      {
+        verbs: ["sign"],
+        apiGroups: ["certificates.k8s.io"],
+        resources: ["signers"],
+        resourceNames: ["kubernetes.io/kube-apiserver-client"],
+      },
+    ]);
+    try {
+      const created = await jane.create(csr("mine", ecdsaRequest("jane")));
+      const approved = await jane.update(
+        { ...created, status: { conditions: [{ type: "Approved", status: "True" }] } } as CSR,
+        { subresource: "approval" },
+      );
+      const issued = await jane.updateStatus({
+        ...approved,
+        status: { ...approved.status, certificate: b64(certificate()) },
+      } as CSR);
+      expect(issued.status?.certificate).toBeTruthy();
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("CertificateSubjectRestriction keeps system:masters away from the kube-apiserver-client signer", async () => {
+    const { api, csrs } = server();
+    try {
+      expect(
+        await forbiddenMessage(csrs.create(csr("root", ecdsaRequest("root", ["dev", "system:masters"])))),
+      ).toBe(
+        '403 certificatesigningrequests.certificates.k8s.io "root" is forbidden: use of kubernetes.io/kube-apiserver-client signer with system:masters group is not allowed',
+      );
+      const other = await csrs.create(
+        csr("other", ecdsaRequest("root", ["system:masters"]), { signerName: "example.com/signer" }),
+      );
+      expect(other.metadata?.name).toBe("other");
+      expect((await csrs.create(csr("dev", ecdsaRequest("jane", ["dev"])))).metadata?.name).toBe("dev");
+    } finally {
+      await api.close();
+    }
   });
 });

@@ -6,6 +6,7 @@ import {
   type WebhookObserver,
 } from "../webhook/dispatcher.js";
 import type { WebhookTransport } from "../webhook/transport.js";
+import { certificateApproval, certificateSigning, certificateSubjectRestriction } from "./certificates.js";
 import { claimResize } from "./claim-resize.js";
 import { defaultIngressClass, defaultStorageClass } from "./default-classes.js";
 import { defaultTolerationSecondsPlugin } from "./default-toleration-seconds.js";
@@ -49,6 +50,9 @@ const builtinPlugins: readonly [string, Factory][] = [
   ["StorageObjectInUseProtection", () => storageObjectInUseProtection()],
   ["PersistentVolumeClaimResize", withContext(claimResize)],
   ["RuntimeClass", withContext(runtimeClassPlugin)],
+  ["CertificateApproval", withContext(certificateApproval)],
+  ["CertificateSigning", withContext(certificateSigning)],
+  ["CertificateSubjectRestriction", () => certificateSubjectRestriction()],
   ["DefaultIngressClass", withContext(defaultIngressClass)],
   // Webhooks and quota go last, as upstream orders them.
   ["MutatingAdmissionWebhook", (d) => mutatingWebhookPlugin({ ...d, observer: d.webhookObserver })],
