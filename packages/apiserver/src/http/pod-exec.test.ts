@@ -169,7 +169,7 @@ describe("pods/exec over WebSocket", () => {
     [
       "/api/v1/namespaces/default/pods/web/portforward?ports=80",
       "v5.channel.k8s.io",
-      "400 port-forward speaks WebSocket (SPDY/3.1+portforward.k8s.io)",
+      "400 port-forward speaks WebSocket (SPDY/3.1+portforward.k8s.io or v4.channel.k8s.io)",
     ],
   ])("refuses %s before the upgrade with a Status", async (target, protocol, expected) => {
     const url = await start([]);

@@ -24,7 +24,13 @@ import { authorizeRequest } from "./auth/request-auth.js";
 import type { HandlerContext } from "./context.js";
 import { isTrue } from "./parameters.js";
 import { chooseContainer, type PodExecSession } from "./pod-connect.js";
-import { type PortDialer, portForwardProtocol, servePortForward } from "./pod-portforward.js";
+import {
+  type PortDialer,
+  portForwardChannelProtocol,
+  portForwardProtocol,
+  servePortForward,
+  servePortForwardChannels,
+} from "./pod-portforward.js";
 import { statusBody } from "./respond.js";
 import { parseRoute } from "./route.js";
 
@@ -50,7 +56,11 @@ export function handleUpgrade(
   }
   if (route?.kind === "podConnect" && route.action === "portforward") {
     preparePortForward(context, request, route.namespace, route.name)
-      .then((dial) => {
+      .then(({ dial, ports }) => {
+        if (ports !== undefined) {
+          sockets.handleUpgrade(request, socket, head, (ws) => servePortForwardChannels(ws, dial, ports));
+          return;
+        }
         // `SPDY/3.1+portforward.k8s.io` is not an RFC 6455 token, which `ws` checks: it negotiates a
         // stand-in, and the answer names the real subprotocol again (see execSocketServer).
         request.headers["sec-websocket-protocol"] = portForwardStandIn;
@@ -155,13 +165,17 @@ async function prepareExec(context: HandlerContext, request: http.IncomingMessag
   };
 }
 
-/** Checks a port-forward request before the upgrade; resolves to the dialer of the pod's kubelet. */
+/**
+ * Checks a port-forward request before the upgrade; resolves to the dialer of
+ * the pod's kubelet, and the ports to forward when the client speaks channels
+ * rather than the SPDY tunnel.
+ */
 async function preparePortForward(
   context: HandlerContext,
   request: http.IncomingMessage,
   namespace: string,
   name: string,
-): Promise<PortDialer> {
+): Promise<{ dial: PortDialer; ports?: number[] }> {
   checkHost(request, context.token);
   const { pathname, search } = splitTarget(request.url ?? "");
   await authorizeRequest(context.authn, request, pathname, new URLSearchParams(search));
@@ -172,18 +186,33 @@ async function preparePortForward(
   const offered = String(request.headers["sec-websocket-protocol"] ?? "")
     .split(",")
     .map((p) => p.trim());
-  if (upgrade !== "websocket" || !offered.includes(portForwardProtocol))
+  const channels = !offered.includes(portForwardProtocol) && offered.includes(portForwardChannelProtocol);
+  if (upgrade !== "websocket" || (!channels && !offered.includes(portForwardProtocol)))
     throw newBadRequest(
-      `upgrading to ${request.headers.upgrade ?? "nothing"} is not supported: port-forward speaks WebSocket (${portForwardProtocol})`,
+      `upgrading to ${request.headers.upgrade ?? "nothing"} is not supported: port-forward speaks WebSocket (${portForwardProtocol} or ${portForwardChannelProtocol})`,
     );
+  const ports = channels ? forwardedPorts(new URLSearchParams(search)) : undefined;
   const connection = context.kubeletConnection;
   if (connection?.portForward === undefined)
     throw newInternalError(new Error(`no kubelet answers portforward for node ${JSON.stringify(nodeName)}`));
-  return (port) =>
+  const dial: PortDialer = (port) =>
     connection.portForward?.(nodeName, namespace, name, port) ?? {
       ok: false,
       message: `no kubelet answers portforward for node ${JSON.stringify(nodeName)}`,
     };
+  return ports === undefined ? { dial } : { dial, ports };
+}
+
+/** The `ports` of a channel port-forward (repeated or comma-separated), each 1–65535. */
+function forwardedPorts(query: URLSearchParams): number[] {
+  const given = query.getAll("ports").flatMap((value) => value.split(","));
+  if (given.length === 0) throw newBadRequest('query parameter "port" is required');
+  return given.map((text) => {
+    const port = Number(text.trim());
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      throw newBadRequest(`unable to parse "${text}" as a port: must be an integer between 1 and 65535`);
+    return port;
+  });
 }
 
 async function podOf(context: HandlerContext, namespace: string, name: string): Promise<Pod> {
@@ -198,12 +227,14 @@ async function podOf(context: HandlerContext, namespace: string, name: string): 
 
 /** Carries the channels between the client's WebSocket and the session, then sends the Status and closes. */
 function bridge(ws: WebSocket, { session, protocol, command, stdin, attach }: PreparedExec): void {
+  // Resolves once every frame sent so far has been written to the socket.
+  let written: Promise<void> = Promise.resolve();
   const send = (id: number, data: Uint8Array) => {
     if (ws.readyState !== ws.OPEN) return;
     const frame = Buffer.allocUnsafe(data.length + 1);
     frame[0] = id;
     frame.set(data, 1);
-    ws.send(frame);
+    written = new Promise((resolve) => ws.send(frame, () => resolve()));
   };
   session.onOutput((stream, data) => send(stream === "stdout" ? channel.stdout : channel.stderr, data));
   if (!stdin) session.closeStdin();
@@ -224,8 +255,13 @@ function bridge(ws: WebSocket, { session, protocol, command, stdin, attach }: Pr
   });
   ws.on("close", () => session.kill());
   ws.on("error", () => session.kill());
-  session.exited.then((code) => {
+  // The Status and the close each follow the last write, in TLS records of their own, as
+  // kube-apiserver's separate writes arrive: clients that poll the socket for each frame (the
+  // Python client) never find the last frames waiting in their TLS buffer with nothing to wake them.
+  session.exited.then(async (code) => {
+    await written;
     send(channel.error, Buffer.from(JSON.stringify(exitStatus(command, attach ? 0 : code))));
+    await written;
     if (ws.readyState === ws.OPEN) ws.close(1000);
   });
 }

@@ -147,3 +147,65 @@ export function servePortForward(ws: WebSocket, dial: PortDialer): void {
     answer.stream.onEnd(finish);
   }
 }
+
+/** The WebSocket subprotocol of port-forward over channels (the kubelet's own WebSocket handler). */
+export const portForwardChannelProtocol = "v4.channel.k8s.io";
+
+/**
+ * Serves port-forward over channels, as the kubelet's WebSocket handler does
+ * (what the Python client speaks): each requested port has a data channel
+ * (2i) and an error channel (2i+1), each first sent the port as two bytes,
+ * little-endian; one connection to the pod per port, and the WebSocket closes
+ * once every port's connection has ended. Frames go out one write at a time,
+ * so each reaches the client in a TLS record of its own.
+ */
+export function servePortForwardChannels(ws: WebSocket, dial: PortDialer, ports: readonly number[]): void {
+  let written: Promise<void> = Promise.resolve();
+  const send = (channel: number, data: Uint8Array) => {
+    const frame = Buffer.allocUnsafe(data.length + 1);
+    frame[0] = channel;
+    frame.set(data, 1);
+    written = written.then(
+      () =>
+        new Promise<void>((resolve) => {
+          if (ws.readyState !== ws.OPEN) resolve();
+          else ws.send(frame, () => resolve());
+        }),
+    );
+  };
+  const targets: (PodPortStream | undefined)[] = [];
+  let open = ports.length;
+  const ended = () => {
+    open--;
+    if (open === 0) written.then(() => ws.close(1000));
+  };
+  ports.forEach((port, i) => {
+    const portBytes = Buffer.from([port & 0xff, port >> 8]);
+    send(2 * i, portBytes);
+    send(2 * i + 1, portBytes);
+    const answer = dial(port);
+    if (!answer.ok) {
+      send(2 * i + 1, Buffer.from(answer.message));
+      ended();
+      return;
+    }
+    targets[i] = answer.stream;
+    answer.stream.onData((bytes) => send(2 * i, bytes));
+    answer.stream.onEnd((message) => {
+      if (message !== undefined) send(2 * i + 1, Buffer.from(message));
+      ended();
+    });
+  });
+  ws.on("message", (raw: Buffer | ArrayBuffer | Buffer[]) => {
+    const data = Buffer.isBuffer(raw) ? raw : Array.isArray(raw) ? Buffer.concat(raw) : Buffer.from(raw);
+    const channel = data[0];
+    // Only data channels take input.
+    if (channel === undefined || channel % 2 !== 0) return;
+    targets[channel / 2]?.write(data.subarray(1));
+  });
+  const stop = () => {
+    for (const target of targets) target?.end();
+  };
+  ws.on("close", stop);
+  ws.on("error", stop);
+}
