@@ -609,9 +609,11 @@ spec:
         child.kill();
       }
     };
-    const served = await forward(":80", "/hello");
-    expect(served.answer).toBe(
-      "200 reconcile: default/web-pf container web-pf answered GET /hello on port 80\n",
+    // nginx's image listens on 80 and serves its welcome page, as the real one does.
+    const served = await forward(":80", "/");
+    expect(served.answer).toMatch(/^200 <!DOCTYPE html>\n[\s\S]*<h1>Welcome to nginx!<\/h1>/);
+    expect((await forward(":80", "/hello")).answer).toMatch(
+      /^404 <html>\r\n<head><title>404 Not Found<\/title>/,
     );
     const refused = await forward(":81", "/");
     expect(refused.answer).toMatch(/^failed: /);
