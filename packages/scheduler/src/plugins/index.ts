@@ -10,6 +10,7 @@ import { nodeUnschedulable } from "./node-unschedulable.js";
 import { podTopologySpread } from "./pod-topology-spread.js";
 import { taintToleration } from "./taint-toleration.js";
 import { type VolumeListers, volumeBinding } from "./volume-binding.js";
+import { volumeZone } from "./volume-zone.js";
 
 /** The default profile's plugins this scheduler has, in upstream's order (which is the Filter order). */
 export const defaultPlugins: readonly Plugin[] = [
@@ -27,8 +28,8 @@ export const defaultPlugins: readonly Plugin[] = [
 
 /**
  * The default plugins given the caches some of them read: VolumeBinding
- * where upstream's profile has it (after NodeResourcesFit) when `volumes`
- * are given, and InterPodAffinity resolving namespace selectors through
+ * and VolumeZone where upstream's profile has them (after NodeResourcesFit)
+ * when `volumes` are given, and InterPodAffinity resolving namespace selectors through
  * `namespaces`.
  */
 export function defaultPluginsWith(listers: {
@@ -42,10 +43,15 @@ export function defaultPluginsWith(listers: {
   );
   if (listers.volumes === undefined) return plugins;
   const at = plugins.indexOf(nodeResourcesFit) + 1;
-  return [...plugins.slice(0, at), volumeBinding(listers.volumes), ...plugins.slice(at)];
+  return [
+    ...plugins.slice(0, at),
+    volumeBinding(listers.volumes),
+    volumeZone(listers.volumes),
+    ...plugins.slice(at),
+  ];
 }
 
-/** The default plugins with VolumeBinding where upstream's profile has it (after NodeResourcesFit). */
+/** The default plugins with VolumeBinding and VolumeZone where upstream's profile has them (after NodeResourcesFit). */
 export function defaultPluginsWithVolumes(listers: VolumeListers): readonly Plugin[] {
   return defaultPluginsWith({ volumes: listers });
 }
@@ -90,3 +96,4 @@ export {
   type VolumeListers,
   volumeBinding,
 } from "./volume-binding.js";
+export { errReasonVolumeZoneConflict, volumeZone } from "./volume-zone.js";
