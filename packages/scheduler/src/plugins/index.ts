@@ -10,6 +10,7 @@ import { nodeUnschedulable } from "./node-unschedulable.js";
 import { podTopologySpread } from "./pod-topology-spread.js";
 import { taintToleration } from "./taint-toleration.js";
 import { type VolumeListers, volumeBinding } from "./volume-binding.js";
+import { volumeRestrictions } from "./volume-restrictions.js";
 import { volumeZone } from "./volume-zone.js";
 
 /** The default profile's plugins this scheduler has, in upstream's order (which is the Filter order). */
@@ -27,8 +28,8 @@ export const defaultPlugins: readonly Plugin[] = [
 ];
 
 /**
- * The default plugins given the caches some of them read: VolumeBinding
- * and VolumeZone where upstream's profile has them (after NodeResourcesFit)
+ * The default plugins given the caches some of them read: VolumeRestrictions,
+ * VolumeBinding and VolumeZone where upstream's profile has them (after NodeResourcesFit)
  * when `volumes` are given, and InterPodAffinity resolving namespace selectors through
  * `namespaces`.
  */
@@ -45,13 +46,14 @@ export function defaultPluginsWith(listers: {
   const at = plugins.indexOf(nodeResourcesFit) + 1;
   return [
     ...plugins.slice(0, at),
+    volumeRestrictions(listers.volumes),
     volumeBinding(listers.volumes),
     volumeZone(listers.volumes),
     ...plugins.slice(at),
   ];
 }
 
-/** The default plugins with VolumeBinding and VolumeZone where upstream's profile has them (after NodeResourcesFit). */
+/** The default plugins with the volume plugins where upstream's profile has them (after NodeResourcesFit). */
 export function defaultPluginsWithVolumes(listers: VolumeListers): readonly Plugin[] {
   return defaultPluginsWith({ volumes: listers });
 }
@@ -96,4 +98,9 @@ export {
   type VolumeListers,
   volumeBinding,
 } from "./volume-binding.js";
+export {
+  errReasonDiskConflict,
+  errReasonReadWriteOncePodConflict,
+  volumeRestrictions,
+} from "./volume-restrictions.js";
 export { errReasonVolumeZoneConflict, volumeZone } from "./volume-zone.js";
