@@ -14,13 +14,51 @@ export interface PemBlock {
   readonly bytes: Buffer;
 }
 
-const pemBlock = /-----BEGIN ([^\r\n-]*)-----\r?\n([\s\S]*?)-----END \1-----[^\S\r\n]*(?:\r?\n|$)/g;
+const beginMarker = /-----BEGIN ([^\r\n-]*)-----\r?\n/g;
+const endMarker = /-----END ([^\r\n-]*)-----/g;
 
-/** The PEM blocks of `text`, in order, as Go's `pem.Decode` finds them one after another. */
+/** The first position in ascending `positions` at or after `from`, if any. */
+function firstAtOrAfter(positions: readonly number[], from: number): number | undefined {
+  let low = 0;
+  let high = positions.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (positions[middle]! < from) low = middle + 1;
+    else high = middle;
+  }
+  return positions[low];
+}
+
+/** How many malformed blocks (an END found, the body not base64) are passed over before reading stops. */
+const malformedBlockLimit = 100;
+
+/**
+ * The PEM blocks of `text`, in order, as Go's `pem.Decode` finds them one
+ * after another: a BEGIN line without its END, or whose body is not base64,
+ * is passed over. Every END marker is indexed first and a body holding
+ * another marker is refused at that marker, so that many BEGIN lines cost no
+ * more than reading them once; reading stops after {@link malformedBlockLimit}
+ * other malformed bodies (Go goes on, in quadratic time).
+ */
 export function pemBlocks(text: string): PemBlock[] {
+  const ends = new Map<string, number[]>();
+  for (const match of text.matchAll(endMarker)) {
+    const list = ends.get(match[1]!) ?? [];
+    list.push(match.index);
+    ends.set(match[1]!, list);
+  }
   const blocks: PemBlock[] = [];
-  for (const match of text.matchAll(pemBlock)) {
-    const lines = match[2]!.split(/\r?\n/);
+  let after = 0;
+  let malformed = 0;
+  for (const match of text.matchAll(beginMarker)) {
+    if (match.index < after) continue;
+    const type = match[1]!;
+    const bodyStart = match.index + match[0].length;
+    const end = firstAtOrAfter(ends.get(type) ?? [], bodyStart);
+    if (end === undefined) continue;
+    // A body holding another marker is not base64: seen at the next marker, without reading the body.
+    if (text.indexOf("-----", bodyStart) < end) continue;
+    const lines = text.slice(bodyStart, end).split(/\r?\n/);
     const headers: string[] = [];
     // Headers (`Proc-Type: 4,ENCRYPTED`) come first and end at a blank line.
     if (lines[0]?.includes(":")) {
@@ -28,8 +66,12 @@ export function pemBlocks(text: string): PemBlock[] {
       lines.shift();
     }
     const body = lines.join("");
-    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body)) continue;
-    blocks.push({ type: match[1]!, headers, bytes: Buffer.from(body, "base64") });
+    if (!/^[A-Za-z0-9+/]*={0,2}$/.test(body)) {
+      if (++malformed > malformedBlockLimit) break;
+      continue;
+    }
+    blocks.push({ type, headers, bytes: Buffer.from(body, "base64") });
+    after = end + `-----END ${type}-----`.length;
   }
   return blocks;
 }

@@ -148,6 +148,24 @@ describe("the request's PEM", () => {
     );
   });
 
+  it("reads PEM in one pass: many BEGIN lines without an END are passed over, the block after them found", () => {
+    const unterminated = "-----BEGIN CERTIFICATE REQUEST-----\n".repeat(60_000);
+    expect(certificateRequestProblem(unterminated)).toBe("PEM block type must be CERTIFICATE REQUEST");
+    expect(certificateRequestProblem(unterminated + ecdsaRequest("jane"))).toBeUndefined();
+    expect(
+      certificateChainProblem("-----BEGIN CERTIFICATE-----\n".repeat(60_000) + certificate()),
+    ).toBeUndefined();
+    // Bodies that are not base64 for another reason are read whole: after a hundred, reading stops.
+    const garbage = "-----BEGIN CERTIFICATE REQUEST-----\n!\n-----END CERTIFICATE REQUEST-----\n";
+    expect(certificateRequestProblem(garbage.repeat(101) + ecdsaRequest("jane"))).toBe(
+      "PEM block type must be CERTIFICATE REQUEST",
+    );
+    expect(certificateRequestProblem(garbage.repeat(100) + ecdsaRequest("jane"))).toBeUndefined();
+    expect(
+      certificateChainProblem("-----BEGIN CERTIFICATE-----\n".repeat(60_000) + certificate()),
+    ).toBeUndefined();
+  });
+
   it("checks an issued chain: CERTIFICATE blocks only, each parseable", () => {
     expect(certificateChainProblem("")).toBeUndefined();
     expect(certificateChainProblem(certificate() + certificate())).toBeUndefined();
