@@ -46,13 +46,19 @@ function rename(object: KubeObject, from: 0 | 1, apiVersion: string): KubeObject
 /** core v1 ↔ events.k8s.io/v1 (`Convert_v1_Event_To_core_Event` and back). */
 export const eventsConversion: VersionConversion = {
   toStorage(object) {
-    const stored = rename(object, 0, "v1") as KubeObject & { eventTime?: unknown };
+    const stored = rename(object, 0, "v1") as KubeObject & Record<string, unknown>;
     if (stored.eventTime === null) delete stored.eventTime;
+    // The core type writes these two even when empty.
+    stored.reportingComponent ??= "";
+    stored.reportingInstance ??= "";
     return stored;
   },
   fromStorage(object) {
     const served = rename(object, 1, "events.k8s.io/v1") as Served & Record<string, unknown>;
-    // What Go's encoding/json writes for this struct's zero values.
+    // What Go's encoding/json writes for this struct: empty strings left out (every one is
+    // `omitempty`), zero structs and times written.
+    for (const field of ["reportingController", "reportingInstance", "action", "reason", "note", "type"])
+      if (served[field] === "") delete served[field];
     served.eventTime ??= null as never;
     served.regarding ??= {};
     served.deprecatedSource ??= {};
