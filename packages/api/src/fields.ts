@@ -272,37 +272,33 @@ const eventFieldLabels = [
   "type",
 ];
 
-function coreEventFields(event: DeepReadonly<Event>): Record<string, string> {
+/** An Event's field set from the parts both APIs have under different names. */
+function eventFields(
+  involved: DeepReadonly<Event["involvedObject"]> | undefined,
+  reporting: string | undefined,
+  sourceComponent: string | undefined,
+  event: { readonly reason?: string | undefined; readonly type?: string | undefined },
+): Record<string, string> {
   return {
-    "involvedObject.kind": event.involvedObject?.kind ?? "",
-    "involvedObject.namespace": event.involvedObject?.namespace ?? "",
-    "involvedObject.name": event.involvedObject?.name ?? "",
-    "involvedObject.uid": event.involvedObject?.uid ?? "",
-    "involvedObject.apiVersion": event.involvedObject?.apiVersion ?? "",
-    "involvedObject.resourceVersion": event.involvedObject?.resourceVersion ?? "",
-    "involvedObject.fieldPath": event.involvedObject?.fieldPath ?? "",
+    "involvedObject.kind": involved?.kind ?? "",
+    "involvedObject.namespace": involved?.namespace ?? "",
+    "involvedObject.name": involved?.name ?? "",
+    "involvedObject.uid": involved?.uid ?? "",
+    "involvedObject.apiVersion": involved?.apiVersion ?? "",
+    "involvedObject.resourceVersion": involved?.resourceVersion ?? "",
+    "involvedObject.fieldPath": involved?.fieldPath ?? "",
     reason: event.reason ?? "",
-    reportingComponent: event.reportingComponent ?? "",
-    source: event.source?.component || event.reportingComponent || "",
+    reportingComponent: reporting ?? "",
+    source: sourceComponent || reporting || "",
     type: event.type ?? "",
   };
 }
 
-function newerEventFields(event: DeepReadonly<EventsV1Event>): Record<string, string> {
-  return {
-    "involvedObject.kind": event.regarding?.kind ?? "",
-    "involvedObject.namespace": event.regarding?.namespace ?? "",
-    "involvedObject.name": event.regarding?.name ?? "",
-    "involvedObject.uid": event.regarding?.uid ?? "",
-    "involvedObject.apiVersion": event.regarding?.apiVersion ?? "",
-    "involvedObject.resourceVersion": event.regarding?.resourceVersion ?? "",
-    "involvedObject.fieldPath": event.regarding?.fieldPath ?? "",
-    reason: event.reason ?? "",
-    reportingComponent: event.reportingController ?? "",
-    source: event.deprecatedSource?.component || event.reportingController || "",
-    type: event.type ?? "",
-  };
-}
+const coreEventFields = (event: DeepReadonly<Event>) =>
+  eventFields(event.involvedObject, event.reportingComponent, event.source?.component, event);
+
+const newerEventFields = (event: DeepReadonly<EventsV1Event>) =>
+  eventFields(event.regarding, event.reportingController, event.deprecatedSource?.component, event);
 
 const kindFieldSets: Record<string, SelectableFields | undefined> = {
   "/Pod": kindFields<Pod>(
