@@ -1,7 +1,8 @@
 import { type ConfigMap, configMaps } from "@reconcile/api";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
-import { copyPlainJson, jsonLengthBounds } from "./json.js";
+import { copyPlainJson, jsonLengthBounds, sortedKeys } from "./json.js";
 
 describe("copyPlainJson", () => {
   const plain = {
@@ -129,5 +130,17 @@ describe("bodies in process that are not plain JSON", () => {
     } finally {
       await api.close();
     }
+  });
+});
+
+describe("sortedKeys", () => {
+  it("orders keys as Object.keys(...).sort() does, for few keys and many", () => {
+    const keys = sortedKeys({ b: 1, a: 2, "": 3, B: 4, é: 5, "10": 6, "9": 7 });
+    expect(keys).toEqual(["", "10", "9", "B", "a", "b", "é"]);
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: "binary" }), fc.integer(), { maxKeys: 40 }), (value) => {
+        expect(sortedKeys(value)).toEqual(Object.keys(value).sort());
+      }),
+    );
   });
 });

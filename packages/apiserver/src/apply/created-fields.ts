@@ -1,3 +1,4 @@
+import { sortedKeys } from "../json.js";
 import { compareElements } from "./fieldpath.js";
 import { quoteElement, quoteField } from "./fields-v1.js";
 import { childType, resolve, type TypeNode } from "./schema.js";
@@ -43,16 +44,16 @@ export function createdFieldsText(
   }
   try {
     let body = "";
-    for (const name of Object.keys(object).sort()) {
+    for (const name of sortedKeys(object)) {
       if (skip.has(name)) continue;
       const type = childType(t, name);
       const text =
         name === "metadata"
           ? metadataText(object.metadata, type)
           : addedFieldsV1Text(object[name], type, false);
-      if (text !== undefined) body += `,${quoteField(name)}:${text}`;
+      if (text !== undefined) body += `${body === "" ? "" : ","}${quoteField(name)}:${text}`;
     }
-    return `{${body.slice(1)}}`;
+    return `{${body}}`;
   } catch (error) {
     if (error instanceof DuplicateItems) return undefined;
     throw error;
@@ -64,7 +65,7 @@ function metadataText(metadata: unknown, type: TypeNode): string | undefined {
   const t = resolve(type, metadata);
   if (!isObject(metadata) || (t.kind !== "struct" && t.kind !== "map") || t.atomic) return undefined;
   const children = addedFieldsText(metadata, t, strippedMetadataNames);
-  return children === "" ? undefined : `{${children.slice(1)}}`;
+  return children === "" ? undefined : `{${children}}`;
 }
 
 const strippedRootNames: ReadonlySet<string> = new Set(["apiVersion", "kind"]);
@@ -79,30 +80,45 @@ const strippedMetadataNames: ReadonlySet<string> = new Set(strippedMetadata);
  */
 export function addedFieldsV1Text(value: unknown, type: TypeNode, listItem: boolean): string | undefined {
   const t = resolve(type, value);
-  const member = listItem || !("zero" in t && t.zero === true);
+  const member = listItem || (t as { zero?: boolean }).zero !== true;
   let body = "";
   if (value !== null && !isEmptyContainer(value)) {
-    if (t.kind === "list" && t.listType !== "atomic" && Array.isArray(value)) {
-      const identify = itemIdentity(t);
-      const itemType = t.listType === "map" ? t.items : scalarType;
-      const items = value.map((item) => [identify(item), item] as const);
-      items.sort((a, b) => compareElements(a[0], b[0]));
-      for (let i = 0; i < items.length; i++) {
-        const [element, item] = items[i]!;
-        if (i > 0 && items[i - 1]![0] === element) throw new DuplicateItems();
-        body += `,${quoteElement(element)}:${addedFieldsV1Text(item, itemType, true)}`;
-      }
-    } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value)) {
+    if (t.kind === "list" && t.listType !== "atomic" && Array.isArray(value)) body = itemsText(value, t);
+    else if ((t.kind === "struct" || t.kind === "map") && !t.atomic && isObject(value))
       body = addedFieldsText(value, t, undefined);
-    }
   }
   if (body === "") return member ? "{}" : undefined;
-  return member ? `{".":{}${body}}` : `{${body.slice(1)}}`;
+  return member ? `{".":{},${body}}` : `{${body}}`;
+}
+
+/** The items of a keyed list or set, in FieldsV1 order, separated by commas. */
+function itemsText(value: readonly unknown[], t: Extract<TypeNode, { kind: "list" }>): string {
+  const identify = itemIdentity(t);
+  const itemType = t.listType === "map" ? t.items : scalarType;
+  const elements = value.map(identify);
+  const order = value.map((_, i) => i);
+  // By insertion: lists are short, and most arrive in order.
+  for (let i = 1; i < order.length; i++) {
+    const index = order[i]!;
+    let j = i - 1;
+    while (j >= 0 && compareElements(elements[order[j]!]!, elements[index]!) > 0) {
+      order[j + 1] = order[j]!;
+      j--;
+    }
+    order[j + 1] = index;
+  }
+  let body = "";
+  for (let i = 0; i < order.length; i++) {
+    const element = elements[order[i]!]!;
+    if (i > 0 && elements[order[i - 1]!] === element) throw new DuplicateItems();
+    body += `${i === 0 ? "" : ","}${quoteElement(element)}:${addedFieldsV1Text(value[order[i]!], itemType, true)}`;
+  }
+  return body;
 }
 
 /**
  * The children of a granular struct or map as {@link addedFieldsV1Text} writes
- * them (each preceded by a comma), in FieldsV1 order, leaving out `skip`.
+ * them, separated by commas, in FieldsV1 order, leaving out `skip`.
  */
 export function addedFieldsText(
   value: Record<string, unknown>,
@@ -110,10 +126,10 @@ export function addedFieldsText(
   skip: ReadonlySet<string> | undefined,
 ): string {
   let body = "";
-  for (const name of Object.keys(value).sort()) {
+  for (const name of sortedKeys(value)) {
     if (skip?.has(name)) continue;
     const text = addedFieldsV1Text(value[name], childType(type, name), false);
-    if (text !== undefined) body += `,${quoteField(name)}:${text}`;
+    if (text !== undefined) body += `${body === "" ? "" : ","}${quoteField(name)}:${text}`;
   }
   return body;
 }

@@ -1,5 +1,14 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FieldSet, fieldElement, keyElement, pathString, valueElement } from "./fieldpath.js";
+import {
+  compareElements,
+  FieldSet,
+  fieldElement,
+  keyElement,
+  pathString,
+  sortElements,
+  valueElement,
+} from "./fieldpath.js";
 
 describe("FieldsV1", () => {
   it("sorts elements as upstream: fields by name, then keys, then values (numbers, strings, booleans), then indexes", () => {
@@ -78,5 +87,22 @@ describe("set operations", () => {
     expect(a.difference(b).paths()).toEqual([["f:a"], ["f:b", "f:d"]]);
     expect(a.intersection(b).paths()).toEqual([["f:b", "f:c"]]);
     expect(a.intersection(new FieldSet().insert(["f:z"])).empty()).toBe(true);
+  });
+});
+
+describe("sortElements", () => {
+  const element = fc.oneof(
+    fc.string().map(fieldElement),
+    fc.record({ name: fc.string(), port: fc.integer() }, { requiredKeys: ["name"] }).map(keyElement),
+    fc.oneof(fc.string(), fc.integer(), fc.boolean()).map(valueElement),
+    fc.nat().map((i) => `i:${i}`),
+  );
+
+  it("orders as the generic sort with compareElements, for short lists and long", () => {
+    fc.assert(
+      fc.property(fc.array(element, { maxLength: 40 }), (elements) => {
+        expect(sortElements([...elements])).toEqual([...elements].sort(compareElements));
+      }),
+    );
   });
 });

@@ -207,7 +207,7 @@ export class FieldSet {
   paths(): string[][] {
     const out: string[][] = [];
     const walk = (node: FieldSet, prefix: string[]) => {
-      const elements = [...node.children.keys()].sort(compareElements);
+      const elements = sortElements([...node.children.keys()]);
       for (const element of elements) if (node.children.get(element)!.member) out.push([...prefix, element]);
       for (const element of elements) walk(node.children.get(element)!, [...prefix, element]);
     };
@@ -219,7 +219,7 @@ export class FieldSet {
   toFieldsV1(): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     if (this.member && this.children.size > 0) out["."] = {};
-    for (const element of [...this.children.keys()].sort(compareElements)) {
+    for (const element of sortElements([...this.children.keys()])) {
       const child = this.children.get(element)!;
       if (child.empty()) continue;
       out[element] = child.toFieldsV1();
@@ -317,6 +317,7 @@ export function pathString(path: readonly string[]): string {
 
 /** Upstream's element order: fields by name, then keys, then values, then indexes. */
 export function compareElements(a: string, b: string): number {
+  if (a.charCodeAt(0) === fieldCode && b.charCodeAt(0) === fieldCode) return compareStrings(a, b);
   const byKind = elementRank(a) - elementRank(b);
   if (byKind !== 0) return byKind;
   if (a[0] === "f") return compareStrings(a, b);
@@ -337,6 +338,23 @@ export function compareElements(a: string, b: string): number {
     return ka.length - kb.length;
   }
   return 0;
+}
+
+const fieldCode = "f".charCodeAt(0);
+
+/** Sorts elements in place in upstream's order: by insertion for the few a node usually has. */
+export function sortElements(elements: string[]): string[] {
+  if (elements.length > 16) return elements.sort(compareElements);
+  for (let i = 1; i < elements.length; i++) {
+    const element = elements[i]!;
+    let j = i - 1;
+    while (j >= 0 && compareElements(elements[j]!, element) > 0) {
+      elements[j + 1] = elements[j]!;
+      j--;
+    }
+    elements[j + 1] = element;
+  }
+  return elements;
 }
 
 function elementRank(element: string): number {

@@ -1,4 +1,4 @@
-import { compareElements, FieldSet } from "./fieldpath.js";
+import { FieldSet, sortElements } from "./fieldpath.js";
 
 /**
  * FieldsV1 values as stored objects carry them: built once per distinct field
@@ -70,8 +70,7 @@ function fieldsV1Text(set: FieldSet): string {
     out += '".":{}';
     first = false;
   }
-  const elements = [...set.children.keys()];
-  if (elements.length > 1) elements.sort(compareElements);
+  const elements = sortElements([...set.children.keys()]);
   for (const element of elements) {
     const child = set.children.get(element)!;
     if (child.empty()) continue;

@@ -47,14 +47,21 @@ export interface GoStruct {
  * of bytes in a `bytes` field is replaced, in place, by its base64 text.
  */
 export function typeProblem(value: unknown, schema: Schema, path: string): string | undefined {
-  const decoder = new GoDecoder();
-  return decoder.value(value, schema, path, undefined, undefined) ?? decoder.saved;
+  const decoder = new GoDecoder(path);
+  return decoder.value(value, schema, undefined, undefined) ?? decoder.saved;
 }
+
+/** How a step of a path is written: `.field`, `[index]`, `["key"]`. */
+type Step = typeof fieldStep | typeof indexStep | typeof keyStep;
+const fieldStep = 0;
+const indexStep = 1;
+const keyStep = 2;
 
 /**
  * One walk of a body as Go's decoder makes it: the first type error is kept
  * and the walk goes on; the error of a type that decodes itself (a quantity, a
  * time, an int-or-string: their `UnmarshalJSON`) ends it at once and wins.
+ * The path is kept as steps and written only for an error.
  */
 class GoDecoder {
   saved: string | undefined;
@@ -62,66 +69,63 @@ class GoDecoder {
   readonly #fields: string[] = [];
   /** The Go struct whose field is being read: Go's `Struct`. */
   #struct: string | undefined;
+  readonly #root: string;
+  readonly #steps: Step[] = [];
+  readonly #names: Array<string | number> = [];
 
-  /** Reads `value`; returns an error that ends decoding. */
+  constructor(root: string) {
+    this.#root = root;
+  }
+
+  /** Reads `value`, at the path of the steps taken; returns an error that ends decoding. */
   value(
     value: unknown,
     schema: Schema,
-    path: string,
     goType: string | undefined,
     container?: Container,
     key?: number | string,
   ): Stop {
     if (value === null || value === undefined || schema === "any") return undefined;
-    if (typeof schema === "string") return this.#scalar(value, schema, path, goType, container, key);
+    if (typeof schema === "string") return this.#scalar(value, schema, goType, container, key);
     if ("array" in schema) {
-      if (!Array.isArray(value)) return this.#mismatch(value, path, goType, "array");
+      if (!Array.isArray(value)) return this.#mismatch(value, goType, "array");
       const element = elementType(goType);
       for (let i = 0; i < value.length; i++) {
+        this.#enter(indexStep, i);
         // A null element is no absent field: the code below would read it as an object or a string.
-        if (value[i] === null && schema.array !== "any") {
-          this.#save(`${path}[${i}]: expected ${elementName(schema.array)}, got null`);
-          continue;
-        }
-        const stop = this.value(value[i], schema.array, `${path}[${i}]`, element, value, i);
+        const stop =
+          value[i] === null && schema.array !== "any"
+            ? this.#save(`${this.#path()}: expected ${elementName(schema.array)}, got null`)
+            : this.value(value[i], schema.array, element, value, i);
+        this.#leave();
         if (stop !== undefined) return stop;
       }
       return undefined;
     }
-    if (typeof value !== "object" || Array.isArray(value))
-      return this.#mismatch(value, path, goType, "object");
+    if (typeof value !== "object" || Array.isArray(value)) return this.#mismatch(value, goType, "object");
     const record = value as Record<string, unknown>;
     if ("map" in schema) {
       const valueType = mapValueType(goType);
       for (const key of Object.keys(record)) {
-        const stop = this.value(
-          record[key],
-          schema.map,
-          `${path}[${JSON.stringify(key)}]`,
-          valueType,
-          record,
-          key,
-        );
+        this.#enter(keyStep, key);
+        const stop = this.value(record[key], schema.map, valueType, record, key);
+        this.#leave();
         if (stop !== undefined) return stop;
       }
       return undefined;
     }
     // The value's members, not the schema's: a derived schema declares far more fields than a body holds.
-    const { fields, go } = schema;
+    const table = fieldTable(schema);
     const outer = this.#struct;
     let stop: Stop;
     for (const name of Object.keys(record)) {
-      if (!Object.hasOwn(fields, name)) continue;
-      this.#struct = go?.name;
+      const field = table.get(name);
+      if (field === undefined) continue;
+      this.#struct = schema.go?.name;
       this.#fields.push(name);
-      stop = this.value(
-        record[name],
-        fields[name] as Schema,
-        path ? `${path}.${name}` : name,
-        go?.types[name],
-        record,
-        name,
-      );
+      this.#enter(fieldStep, name);
+      stop = this.value(record[name], field.schema, field.goType, record, name);
+      this.#leave();
       this.#fields.pop();
       if (stop !== undefined) break;
     }
@@ -129,61 +133,87 @@ class GoDecoder {
     return stop;
   }
 
+  #enter(step: Step, name: string | number): void {
+    this.#steps.push(step);
+    this.#names.push(name);
+  }
+
+  #leave(): void {
+    this.#steps.pop();
+    this.#names.pop();
+  }
+
+  /** The path of the steps taken, as an error names it. */
+  #path(): string {
+    let path = this.#root;
+    for (let i = 0; i < this.#steps.length; i++) {
+      const name = this.#names[i]!;
+      switch (this.#steps[i]) {
+        case fieldStep:
+          path = path ? `${path}.${name}` : String(name);
+          break;
+        case indexStep:
+          path += `[${name}]`;
+          break;
+        default:
+          path += `[${JSON.stringify(name)}]`;
+      }
+    }
+    return path;
+  }
+
   #scalar(
     value: unknown,
     schema: Exclude<Schema, object>,
-    path: string,
     goType: string | undefined,
     container?: Container,
     key?: number | string,
   ): Stop {
     switch (schema) {
       case "string":
-        return typeof value === "string" ? undefined : this.#mismatch(value, path, goType, "string");
+        return typeof value === "string" ? undefined : this.#mismatch(value, goType, "string");
       case "boolean":
-        return typeof value === "boolean" ? undefined : this.#mismatch(value, path, goType, "boolean");
+        return typeof value === "boolean" ? undefined : this.#mismatch(value, goType, "boolean");
       case "number":
-        return typeof value === "number" ? undefined : this.#mismatch(value, path, goType, "number");
+        return typeof value === "number" ? undefined : this.#mismatch(value, goType, "number");
       case "integer":
       case "int32":
-        return fitsInteger(value, schema) ? undefined : this.#mismatch(value, path, goType, schema);
+        return fitsInteger(value, schema) ? undefined : this.#mismatch(value, goType, schema);
       case "intOrString":
         // Anything but a string is read as an int32, and IntOrString's own error ends decoding.
         if (typeof value === "string" || fitsInteger(value, "int32")) return undefined;
-        return this.#describe(value, path, goType === undefined ? undefined : "int32", "integer or string");
+        return this.#describe(value, goType === undefined ? undefined : "int32", "integer or string");
       case "quantity":
         return quantityError(value);
       case "time":
       case "microTime":
         if (typeof value !== "string")
-          return this.#describe(value, path, goType === undefined ? undefined : "string", "RFC 3339 string");
+          return this.#describe(value, goType === undefined ? undefined : "string", "RFC 3339 string");
         return goTimeParseError(value, schema === "time" ? rfc3339Layout : rfc3339MicroLayout);
       case "bytes":
-        return this.#bytes(value, path, goType, container, key);
+        return this.#bytes(value, goType, container, key);
       default:
         return undefined;
     }
   }
 
   /** A []byte: base64 text, or a JSON array of bytes, which Go reads element by element (kept as base64). */
-  #bytes(
-    value: unknown,
-    path: string,
-    goType: string | undefined,
-    container?: Container,
-    key?: number | string,
-  ): Stop {
+  #bytes(value: unknown, goType: string | undefined, container?: Container, key?: number | string): Stop {
     if (typeof value === "string") {
       const problem = goBase64Error(value);
       if (problem !== undefined) this.#save(problem);
       return undefined;
     }
-    if (!Array.isArray(value)) return this.#mismatch(value, path, goType, "base64 string");
+    if (!Array.isArray(value)) return this.#mismatch(value, goType, "base64 string");
     const bytes: number[] = [];
     for (let i = 0; i < value.length; i++) {
       const byte = value[i] ?? 0;
       if (fitsInteger(byte, "uint8")) bytes.push(byte as number);
-      else this.#mismatch(byte, `${path}[${i}]`, goType === undefined ? undefined : "uint8", "uint8");
+      else {
+        this.#enter(indexStep, i);
+        this.#mismatch(byte, goType === undefined ? undefined : "uint8", "uint8");
+        this.#leave();
+      }
     }
     if (bytes.length === value.length && container !== undefined && key !== undefined)
       (container as Record<string | number, unknown>)[key] = Buffer.from(bytes).toString("base64");
@@ -191,17 +221,18 @@ class GoDecoder {
   }
 
   /** Keeps the first type error, as Go's `saveError`; decoding goes on. */
-  #mismatch(value: unknown, path: string, goType: string | undefined, expected: string): undefined {
-    this.#save(this.#describe(value, path, goType, expected));
+  #mismatch(value: unknown, goType: string | undefined, expected: string): undefined {
+    if (this.saved === undefined) this.#save(this.#describe(value, goType, expected));
     return undefined;
   }
 
-  #save(problem: string): void {
+  #save(problem: string): undefined {
     this.saved ??= problem;
+    return undefined;
   }
 
   /** Go's UnmarshalTypeError where the Go types are known, else `path: expected X, got Y`. */
-  #describe(value: unknown, path: string, goType: string | undefined, expected: string): string {
+  #describe(value: unknown, goType: string | undefined, expected: string): string {
     if (goType !== undefined && this.#struct !== undefined) {
       const numeric = typeof value === "number" && numericGoKinds.has(goKind(goType));
       const valueName = Array.isArray(value)
@@ -213,9 +244,25 @@ class GoDecoder {
             : typeof value;
       return `json: cannot unmarshal ${valueName} into Go struct field ${this.#struct}.${this.#fields.join(".")} of type ${goTypeName(goType)}`;
     }
-    return `${path || "<root>"}: expected ${expected}, got ${describe(value)}`;
+    return `${this.#path() || "<root>"}: expected ${expected}, got ${describe(value)}`;
   }
 }
+
+type StructSchema = Extract<Schema, { fields: unknown }>;
+
+/** A struct's fields with their Go types, by name: one lookup per member read. */
+function fieldTable(schema: StructSchema): Map<string, { schema: Schema; goType: string | undefined }> {
+  let table = fieldTables.get(schema);
+  if (table === undefined) {
+    table = new Map();
+    for (const [name, field] of Object.entries(schema.fields))
+      table.set(name, { schema: field, goType: schema.go?.types[name] });
+    fieldTables.set(schema, table);
+  }
+  return table;
+}
+
+const fieldTables = new WeakMap<StructSchema, Map<string, { schema: Schema; goType: string | undefined }>>();
 
 /** An error that ends decoding, or undefined to go on. */
 type Stop = string | undefined;
@@ -229,8 +276,9 @@ const integerRanges = {
 } as const;
 
 function fitsInteger(value: unknown, kind: keyof typeof integerRanges): boolean {
-  const [min, max] = integerRanges[kind];
-  return Number.isInteger(value) && (value as number) >= min && (value as number) <= max;
+  if (!Number.isInteger(value)) return false;
+  const range = integerRanges[kind];
+  return (value as number) >= range[0] && (value as number) <= range[1];
 }
 
 /** resource.Quantity's `UnmarshalJSON`: the JSON text, unquoted and trimmed, must parse as a quantity. */
@@ -281,12 +329,30 @@ function goTypeName(goType: string): string {
 
 function elementType(goType: string | undefined): string | undefined {
   if (goType === undefined) return undefined;
+  if (elementTypes.has(goType)) return elementTypes.get(goType);
+  const element = elementTypeOf(goType);
+  elementTypes.set(goType, element);
+  return element;
+}
+
+function elementTypeOf(goType: string): string | undefined {
   const kind = goKind(goType);
   return kind.startsWith("[]") ? kind.slice(2) : undefined;
 }
 
 function mapValueType(goType: string | undefined): string | undefined {
   if (goType === undefined) return undefined;
+  if (mapValueTypes.has(goType)) return mapValueTypes.get(goType);
+  const valueType = mapValueTypeOf(goType);
+  mapValueTypes.set(goType, valueType);
+  return valueType;
+}
+
+/** Element and value types by Go type: the built-in types are a fixed, small set. */
+const elementTypes = new Map<string, string | undefined>();
+const mapValueTypes = new Map<string, string | undefined>();
+
+function mapValueTypeOf(goType: string): string | undefined {
   const kind = goKind(goType);
   if (!kind.startsWith("map[")) return undefined;
   let depth = 0;
