@@ -2,7 +2,14 @@ import { type ConfigMap, configMaps } from "@reconcile/api";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
-import { copyPlainJson, jsonLengthBounds, sortedKeys } from "./json.js";
+import { copyPlainJson, jsonLengthBounds, nestedTooDeep, type PlainCopy, sortedKeys } from "./json.js";
+
+/** A copy the test expects to be plain. */
+function plainCopy(value: unknown, keep?: (value: object) => number | undefined): PlainCopy {
+  const result = copyPlainJson(value, keep);
+  if (result === undefined || result === nestedTooDeep) throw new Error("expected a plain copy");
+  return result;
+}
 
 describe("copyPlainJson", () => {
   const plain = {
@@ -15,7 +22,7 @@ describe("copyPlainJson", () => {
   };
 
   it("copies plain JSON as a JSON round trip does, sharing nothing", () => {
-    const result = copyPlainJson(plain);
+    const result = plainCopy(plain);
     const roundTrip = JSON.parse(JSON.stringify(plain));
     expect(result?.copy).toEqual(roundTrip);
     expect(Object.keys(result?.copy as object)).toEqual(Object.keys(roundTrip));
@@ -27,7 +34,7 @@ describe("copyPlainJson", () => {
   it("bounds the JSON length from above, within six times it", () => {
     for (const value of [plain, { s: "\u0001".repeat(100) }, { k: "x".repeat(1000) }, [], {}, "", 0]) {
       const length = JSON.stringify(value).length;
-      const bound = copyPlainJson(value)!.maxLength;
+      const bound = plainCopy(value).maxLength;
       expect(bound).toBeGreaterThanOrEqual(length);
       expect(bound).toBeLessThanOrEqual(6 * length + 25);
     }
@@ -35,7 +42,7 @@ describe("copyPlainJson", () => {
 
   it("keeps a JSON.parse'd __proto__ member as an own member, not a prototype", () => {
     const parsed = JSON.parse('{"__proto__": {"polluted": true}, "a": 1}');
-    const copy = copyPlainJson(parsed)!.copy as Record<string, unknown>;
+    const copy = plainCopy(parsed).copy as Record<string, unknown>;
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
     expect(Object.hasOwn(copy, "__proto__")).toBe(true);
     expect(copy.polluted).toBeUndefined();
@@ -60,11 +67,32 @@ describe("copyPlainJson", () => {
 
   it("shares what `keep` accepts, counting the length it gives", () => {
     const shared = Object.freeze({ "f:a": {} });
-    const result = copyPlainJson({ tree: shared, other: { x: 1 } }, (value) =>
+    const result = plainCopy({ tree: shared, other: { x: 1 } }, (value) =>
       value === shared ? 1000 : undefined,
     );
-    expect((result?.copy as { tree: unknown }).tree).toBe(shared);
-    expect(result!.maxLength).toBeGreaterThanOrEqual(1000);
+    expect((result.copy as { tree: unknown }).tree).toBe(shared);
+    expect(result.maxLength).toBeGreaterThanOrEqual(1000);
+  });
+
+  it("says whether an object member is null or named __proto__, at any depth", () => {
+    expect(plainCopy({ a: [{ b: 1 }, null], c: { d: "x" } }).oddMembers).toBe(false);
+    expect(plainCopy({ a: [{ b: null }] }).oddMembers).toBe(true);
+    expect(plainCopy(JSON.parse('{"a": {"__proto__": 1}}')).oddMembers).toBe(true);
+  });
+
+  it("stops at the nesting limit, counting the value itself as level 1, and a value that holds itself", () => {
+    const nested = (levels: number): unknown => {
+      let value: unknown = {};
+      for (let i = 1; i < levels; i++) value = i % 2 ? [value] : { v: value };
+      return value;
+    };
+    expect(copyPlainJson(nested(3), undefined, 3)).not.toBe(nestedTooDeep);
+    expect(copyPlainJson(nested(4), undefined, 3)).toBe(nestedTooDeep);
+    expect(copyPlainJson(nested(512))).not.toBe(nestedTooDeep);
+    expect(copyPlainJson(nested(513))).toBe(nestedTooDeep);
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(copyPlainJson(cyclic)).toBe(nestedTooDeep);
   });
 });
 

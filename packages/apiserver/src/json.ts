@@ -1,3 +1,5 @@
+import { maxNestingDepth } from "./limits.js";
+
 /** A JSON value as objects on the wire carry them. */
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
@@ -29,28 +31,44 @@ export function copyJson<T>(value: T): T {
  * what it returns is the same, with one exception: members `keep` accepts stay
  * shared, with the length it gives. Returns undefined for a value JSON would
  * change (an instance of a class, a function, a non-finite number, a hole or an
- * undefined element): for those, the round trip is the definition.
- * `value` must not nest deeper than the stack allows (see `limits.ts`).
+ * undefined element): for those, the round trip is the definition. Objects and
+ * arrays nested past `maxDepth` levels (the value itself is level 1) are not
+ * copied: the walk stops there and answers {@link nestedTooDeep}.
  */
 export function copyPlainJson(
   value: unknown,
   keep?: (value: object) => number | undefined,
-): { copy: unknown; maxLength: number } | undefined {
-  const walk: PlainWalk = { length: 0, plain: true, keep };
-  const copy = copyPlain(value, walk);
-  return walk.plain ? { copy, maxLength: walk.length } : undefined;
+  maxDepth = maxNestingDepth,
+): PlainCopy | undefined | typeof nestedTooDeep {
+  const walk: PlainWalk = { length: 0, plain: true, keep, maxDepth, tooDeep: false, oddMembers: false };
+  const copy = copyPlain(value, walk, 1);
+  if (walk.tooDeep) return nestedTooDeep;
+  return walk.plain ? { copy, maxLength: walk.length, oddMembers: walk.oddMembers } : undefined;
 }
+
+export interface PlainCopy {
+  readonly copy: unknown;
+  readonly maxLength: number;
+  /** Whether some object member is null or named `__proto__`: what a decoder drops. */
+  readonly oddMembers: boolean;
+}
+
+/** What {@link copyPlainJson} answers for a value nested too deep to copy. */
+export const nestedTooDeep = Symbol("nested too deep");
 
 interface PlainWalk {
   length: number;
   plain: boolean;
   keep: ((value: object) => number | undefined) | undefined;
+  readonly maxDepth: number;
+  tooDeep: boolean;
+  oddMembers: boolean;
 }
 
 /** The longest JSON a finite number prints as (`-1.7976931348623157e+308` is 24). */
 const maxNumberLength = 25;
 
-function copyPlain(value: unknown, walk: PlainWalk): unknown {
+function copyPlain(value: unknown, walk: PlainWalk, depth: number): unknown {
   switch (typeof value) {
     case "string":
       walk.length += 6 * value.length + 2;
@@ -72,6 +90,10 @@ function copyPlain(value: unknown, walk: PlainWalk): unknown {
     walk.length += 4;
     return value;
   }
+  if (depth > walk.maxDepth) {
+    walk.tooDeep = true;
+    return value;
+  }
   if (walk.keep !== undefined) {
     const kept = walk.keep(value);
     if (kept !== undefined) {
@@ -85,7 +107,7 @@ function copyPlain(value: unknown, walk: PlainWalk): unknown {
     for (let i = 0; i < value.length; i++) {
       const element = value[i];
       if (element === undefined) walk.plain = false;
-      out[i] = copyPlain(element, walk);
+      out[i] = copyPlain(element, walk, depth + 1);
     }
     return out;
   }
@@ -100,15 +122,17 @@ function copyPlain(value: unknown, walk: PlainWalk): unknown {
     const member = (value as Record<string, unknown>)[key];
     if (member === undefined) continue;
     walk.length += 6 * key.length + 4;
+    if (member === null) walk.oddMembers = true;
     // JSON.parse makes "__proto__" an own member; an assignment would set the prototype instead.
-    if (key === "__proto__")
+    if (key === "__proto__") {
+      walk.oddMembers = true;
       Object.defineProperty(out, key, {
-        value: copyPlain(member, walk),
+        value: copyPlain(member, walk, depth + 1),
         enumerable: true,
         writable: true,
         configurable: true,
       });
-    else out[key] = copyPlain(member, walk);
+    } else out[key] = copyPlain(member, walk, depth + 1);
   }
   return out;
 }

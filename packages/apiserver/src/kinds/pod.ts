@@ -1,6 +1,6 @@
 import type { Container, Pod, PodSpec } from "@reconcile/api";
 import { isDNS1123Label, pods, selectableFieldsOf } from "@reconcile/api";
-import { copyJson, jsonEqual, type Mutable } from "../json.js";
+import { jsonEqual, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
@@ -44,9 +44,12 @@ export const podStrategy: Strategy = {
     // Without containers there is nothing to compare; validate has said spec.containers is required.
     if (spec === undefined || oldSpec === undefined) return;
     if (!Array.isArray(spec.containers) || !Array.isArray(oldSpec.containers)) return;
+    // Most updates (labels, annotations, status) leave the spec as it was.
+    if (jsonEqual(spec, oldSpec)) return;
     // Only what kube-apiserver lets an update change: images, activeDeadlineSeconds, tolerations,
     // and (a reconcile extension standing in for the pods/binding subresource) nodeName once.
-    const comparable = copyJson(spec);
+    // The members replaced below are replaced whole, so a copy of the top level does.
+    const comparable = { ...spec };
     const keepImage = (c: Container, old: Container | undefined): Container => {
       const copy = { ...c };
       setOrDelete(copy, "image", old?.image);

@@ -10,8 +10,8 @@ import {
   StatusError,
 } from "@reconcile/api";
 import { isSharedFieldsV1 } from "../../apply/index.js";
-import { copyJson, copyPlainJson, isJsonObject, jsonLength } from "../../json.js";
-import { checkNesting, largeWriteBytes } from "../../limits.js";
+import { copyJson, copyPlainJson, isJsonObject, jsonLength, nestedTooDeep } from "../../json.js";
+import { largeWriteBytes, maxNestingDepth } from "../../limits.js";
 import { FieldErrors } from "../field-errors.js";
 import { type FieldValidation, reportFieldProblems } from "../field-validation.js";
 import { validateLabels } from "../meta-validation.js";
@@ -41,10 +41,11 @@ export function decodeObject(
   if (!isJsonObject(body))
     throw newBadRequest(`${what}: the body must be a JSON object, got ${jsonTypeOf(body)}`);
   let object: KubeObject;
+  let oddMembers: boolean;
   try {
-    // Before anything recurses into it: nothing accepted may be too deep for a later request.
-    checkNesting(body, `${what}: the object`);
-    object = privateCopy(body, maxObjectBytes);
+    // The copy stops at the nesting limit, before anything else recurses into the body:
+    // nothing accepted may be too deep for a later request.
+    ({ object, oddMembers } = privateCopy(body, maxObjectBytes, what));
   } catch (error) {
     // Reading the body failed (an in-process body's getter that throws, say): it is no JSON.
     if (StatusError.isInstance(error)) throw error;
@@ -94,12 +95,8 @@ export function decodeObject(
   if (!protoKeys.empty)
     throw newInvalid(groupKindOf(resource), String(object.metadata?.name ?? ""), protoKeys.list);
   // Kubernetes reads a JSON null as "absent"; so do we, everywhere below.
-  const decoded = withoutNulls({
-    apiVersion,
-    kind: resource.kind,
-    ...object,
-    metadata: object.metadata ?? {},
-  }) as KubeObject;
+  const filled = { apiVersion, kind: resource.kind, ...object, metadata: object.metadata ?? {} };
+  const decoded = (oddMembers ? withoutNulls(filled) : filled) as KubeObject;
   if (largeObjects.has(object)) largeObjects.add(decoded);
   return decoded;
 }
@@ -136,11 +133,18 @@ function jsonTypeOf(value: unknown): string {
  * they went out). Throws what JSON.stringify throws for what is no JSON, a 413
  * past the size limit.
  */
-function privateCopy(body: Record<string, unknown>, maxObjectBytes: number): KubeObject {
-  const plain = copyPlainJson(body, sharedLength);
+function privateCopy(
+  body: Record<string, unknown>,
+  maxObjectBytes: number,
+  what: string,
+): { object: KubeObject; oddMembers: boolean } {
+  const plain = copyPlainJson(body, sharedLength, maxNestingDepth);
+  if (plain === nestedTooDeep)
+    throw newBadRequest(`${what}: the object is nested more than ${maxNestingDepth} levels deep`);
   // The bound is past the length (about twice it for a typical object, up to six times).
   if (plain !== undefined && plain.maxLength > largeWriteBytes) largeObjects.add(plain.copy as object);
-  if (plain !== undefined && plain.maxLength <= maxObjectBytes) return plain.copy as KubeObject;
+  if (plain !== undefined && plain.maxLength <= maxObjectBytes)
+    return { object: plain.copy as KubeObject, oddMembers: plain.oddMembers };
   // A plain copy that may be over the limit is measured, not copied again; anything JSON would
   // convert is copied as JSON says, the shared trees put back.
   const text = JSON.stringify(plain?.copy ?? body, (_key, value) =>
@@ -153,7 +157,7 @@ function privateCopy(body: Record<string, unknown>, maxObjectBytes: number): Kub
   for (const entry of managedFieldsOf(object))
     if (isSharedFieldsV1(entry.fieldsV1)) length += jsonLength(entry.fieldsV1) - 1;
   if (length > maxObjectBytes) throw requestTooLarge(maxObjectBytes);
-  return object;
+  return { object, oddMembers: plain?.oddMembers ?? true };
 }
 
 const sharedPlaceholder = 0;
