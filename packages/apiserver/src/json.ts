@@ -4,27 +4,6 @@ import { maxNestingDepth } from "./limits.js";
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 
 /**
- * A deep copy of a JSON value. A plain recursive walk: faster than
- * `structuredClone` for wire-format objects, and it drops `undefined`
- * members the way a JSON round trip would. A frozen value is immutable and
- * shared as it is (stored objects' FieldsV1 trees are: see `apply/fields-v1.ts`).
- */
-export function copyJson<T>(value: T): T {
-  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
-  if (Array.isArray(value)) {
-    const out = new Array(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = copyJson(value[i]);
-    return out as T;
-  }
-  const out: Record<string, unknown> = {};
-  for (const key in value) {
-    const member = (value as Record<string, unknown>)[key];
-    if (member !== undefined) out[key] = copyJson(member);
-  }
-  return out as T;
-}
-
-/**
  * A private copy of a plain JSON value, and a bound on its JSON text's length
  * (never below the length; up to six times it for text that is all escapes).
  * Three times faster than a `JSON.parse(JSON.stringify(value))` round trip, and
@@ -226,8 +205,8 @@ function numberLength(value: number): number {
   return Number.isFinite(value) ? String(value).length : 4;
 }
 
-// Deep equality of JSON values is @reconcile/api's; re-exported for the modules that import it from here.
-export { jsonEqual } from "@reconcile/api";
+// Deep copies and equality of JSON values are @reconcile/api's; re-exported for the modules that import them from here.
+export { copyJson, jsonEqual } from "@reconcile/api";
 
 /** Whether `value` is a plain JSON object (not null, not an array). */
 export function isJsonObject(value: unknown): value is Record<string, unknown> {

@@ -1,4 +1,5 @@
 import {
+  copyJson,
   type DeepReadonly,
   errorMessage,
   hasStatusCause,
@@ -207,7 +208,7 @@ export function getPodFromTemplate(
       ...(meta?.finalizers && meta.finalizers.length > 0 ? { finalizers: [...meta.finalizers] } : {}),
       ...(controllerRef ? { ownerReferences: [{ ...controllerRef }] } : {}),
     },
-    spec: structuredClone(template.spec ?? { containers: [] }) as PodSpec,
+    spec: copyJson(template.spec ?? { containers: [] }) as PodSpec,
   };
   return pod;
 }

@@ -115,10 +115,7 @@ async function runScenario(replicaSetCount: number, replicasEach: number): Promi
         rsClient.create(newReplicaSet(`rs-${i}`, replicasEach)),
       ),
     );
-    await waitFor(async () => {
-      const list = await rsClient.list();
-      return list.items.every((rs) => rs.status?.replicas === replicasEach);
-    }, 50);
+    await allReport(rsClient, replicaSetCount, replicasEach);
   }
   const seconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
@@ -133,6 +130,31 @@ async function runScenario(replicaSetCount: number, replicasEach: number): Promi
     writesPerPod: writes / (replicaSetCount * replicasEach),
     peakRssMb: peakRss / (1024 * 1024),
   };
+}
+
+/**
+ * Resolves once `count` ReplicaSets report `replicas` in their status: read
+ * from one list and then a watch, so the wait costs the run almost nothing
+ * (listing 1,000 ReplicaSets every 50 ms took about a tenth of the CPU).
+ */
+async function allReport(
+  rsClient: ResourceClient<ReplicaSet>,
+  count: number,
+  replicas: number,
+): Promise<void> {
+  const list = await rsClient.list();
+  const done = new Set<string>();
+  const see = (rs: ReplicaSet) => {
+    if (rs.status?.replicas === replicas) done.add(rs.metadata!.name!);
+    else done.delete(rs.metadata!.name!);
+  };
+  for (const rs of list.items) see(rs);
+  if (done.size === count) return;
+  const watch = await rsClient.watch({ resourceVersion: list.metadata.resourceVersion });
+  for await (const event of watch) {
+    if (event.type === "ADDED" || event.type === "MODIFIED") see(event.object);
+    if (done.size === count) return;
+  }
 }
 
 async function waitFor(check: () => Promise<boolean>, pollMs = 10): Promise<void> {
