@@ -220,14 +220,15 @@ function referenceOf(
   if ("metadata" in object && object.metadata !== undefined) {
     const meta = object.metadata;
     if (!object.kind || !meta.name) return undefined;
-    return {
-      ...(object.apiVersion ? { apiVersion: object.apiVersion } : {}),
-      kind: object.kind,
-      name: meta.name,
-      ...(meta.namespace ? { namespace: meta.namespace } : {}),
-      ...(meta.uid ? { uid: meta.uid } : {}),
-      ...(meta.resourceVersion ? { resourceVersion: meta.resourceVersion } : {}),
-    };
+    // Assigned one by one, in this order: spreading optional parts costs several times more per event.
+    const reference: { -readonly [K in keyof ObjectReference]: ObjectReference[K] } = {};
+    if (object.apiVersion) reference.apiVersion = object.apiVersion;
+    reference.kind = object.kind;
+    reference.name = meta.name;
+    if (meta.namespace) reference.namespace = meta.namespace;
+    if (meta.uid) reference.uid = meta.uid;
+    if (meta.resourceVersion) reference.resourceVersion = meta.resourceVersion;
+    return reference;
   }
   const reference = object as ObjectReference;
   if (!reference.kind || !reference.name) return undefined;
