@@ -375,6 +375,73 @@ describe("CertificateSigningRequest writes", () => {
   });
 });
 
+describe("what a CertificateSigningRequest's subresources own", () => {
+  it("a patch through /approval sets the conditions, owned there; /status owns the certificate and never the conditions", async () => {
+    const { api, csrs } = server();
+    try {
+      const created = await csrs.create(csr("jane", ecdsaRequest("jane")));
+      const approved = await csrs.patch(
+        created.metadata!.name!,
+        {
+          spec: { usages: ["server auth"] },
+          status: {
+            conditions: [{ type: "Approved", status: "True", reason: "Approved" }],
+            certificate: "eA==",
+          },
+        },
+        { type: "merge", subresource: "approval", fieldManager: "approver" },
+      );
+      // Only the conditions changed, stamped with the server's time.
+      expect(approved.spec).toEqual(created.spec);
+      expect(approved.status).toEqual({
+        conditions: [
+          {
+            type: "Approved",
+            status: "True",
+            reason: "Approved",
+            lastUpdateTime: "2026-03-01T12:00:00Z",
+            lastTransitionTime: "2026-03-01T12:00:00Z",
+          },
+        ],
+      });
+      const issued = await csrs.updateStatus(
+        {
+          ...approved,
+          status: {
+            certificate: b64(certificate()),
+            conditions: [...approved.status!.conditions!, { type: "Failed", status: "False" }],
+          },
+        } as CSR,
+        { fieldManager: "signer" },
+      );
+      const owned = Object.fromEntries(
+        (issued.metadata?.managedFields ?? []).map((entry) => [
+          `${entry.manager}/${entry.subresource ?? ""}`,
+          entry.fieldsV1,
+        ]),
+      );
+      expect(owned["approver/approval"]).toEqual({
+        "f:status": {
+          "f:conditions": {
+            ".": {},
+            'k:{"type":"Approved"}': {
+              ".": {},
+              "f:lastTransitionTime": {},
+              "f:lastUpdateTime": {},
+              "f:reason": {},
+              "f:status": {},
+              "f:type": {},
+            },
+          },
+        },
+      });
+      expect(owned["signer/status"]).toEqual({ "f:status": { "f:certificate": {} } });
+    } finally {
+      await api.close();
+    }
+  });
+});
+
 describe("kubectl and CertificateSigningRequests", () => {
   it("records the requester, prints upstream's columns, approves and denies", async () => {
     const { kubectl, file } = await kubectlCluster(

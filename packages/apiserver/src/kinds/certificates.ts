@@ -226,6 +226,11 @@ const csrStrategy: Strategy = {
     preserveConditions(csr, old as CSR, "Denied");
     stampConditions(csr, old as CSR, now);
   },
+  // A status write keeps the spec and the approval; an approval keeps the spec and the certificate.
+  resetFields: {
+    status: [["spec"], ["status", "conditions"]],
+    approval: [["spec"], ["status", "certificate"]],
+  },
   subresourceUpdates: {
     approval(object, old, now) {
       const csr = object as CSR;

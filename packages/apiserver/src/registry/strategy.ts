@@ -41,6 +41,13 @@ export interface Strategy {
     Record<string, (object: KubeObject, old: KubeObject, now: string) => void>
   >;
   /**
+   * The paths a write through a subresource (by name, `""` for the object
+   * itself) resets, so its manager never owns them (kube-apiserver's
+   * `GetResetFields`), where they are not the default: the status for the
+   * object of a kind with a status subresource, the spec for `/status`.
+   */
+  readonly resetFields?: Readonly<Record<string, ReadonlyArray<readonly string[]>>>;
+  /**
    * Makes a `/finalize` update (namespaces) change only what that subresource
    * owns; kinds without it answer 404 on `/finalize`.
    */

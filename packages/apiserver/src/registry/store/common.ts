@@ -10,6 +10,7 @@ import { managerFromUserAgent, type TypeNode, trackUpdate, typeFor } from "../..
 import type { Mutable } from "../../json.js";
 import { FieldErrors } from "../field-errors.js";
 import { dnsSubdomainName, validateObjectMeta } from "../meta-validation.js";
+import type { ResourceDefinition } from "../resource-definition.js";
 import type { DryRunOption, StoreCore } from "./context.js";
 
 export type MutableMeta = Mutable<NonNullable<KubeObject["metadata"]>>;
@@ -102,7 +103,7 @@ function trackOwnership(
     now: new Date(store.context.clock.now()),
     type: applyTypeOf(store),
     subresource,
-    resetFields: resetFieldsOf(store.resource, subresource),
+    resetFields: resetFieldsOf(store.definition, subresource),
   }) as KubeObject;
 }
 
@@ -113,16 +114,23 @@ export function applyTypeOf(store: StoreCore): TypeNode {
 
 /**
  * The paths an endpoint's strategy resets, so they are never owned through it
- * (kube-apiserver's `ResetFieldsStrategy`): a main resource with a status
- * subresource keeps its status; `/status` keeps the spec.
+ * (kube-apiserver's `ResetFieldsStrategy`): what the kind's strategy names,
+ * else the default: a main resource with a status subresource keeps its
+ * status; `/status` keeps the spec.
  */
-export function resetFieldsOf(resource: ResourceDescriptor, subresource: string): string[][] {
-  if (subresource === "status") return [["spec"]];
-  // A CSR's approval sets conditions only.
-  if (subresource === "approval") return [["spec"], ["status", "certificate"]];
-  if (subresource === "" && resource.subresources.includes("status")) return [["status"]];
+export function resetFieldsOf(
+  definition: ResourceDefinition,
+  subresource: string,
+): ReadonlyArray<readonly string[]> {
+  const own = definition.strategy.resetFields?.[subresource];
+  if (own !== undefined) return own;
+  if (subresource === "status") return statusResets;
+  if (subresource === "" && definition.descriptor.subresources.includes("status")) return objectResets;
   return [];
 }
+
+const statusResets = [["spec"]] as const;
+const objectResets = [["status"]] as const;
 
 /** The manager a write is credited to: `fieldManager`, else the User-Agent's product, else `unknown`. */
 export function managerOf(options: DryRunOption): string {

@@ -112,7 +112,7 @@ async function applyObject(
     now: new Date(context.clock.now()),
     type: applyTypeOf(store),
     subresource,
-    resetFields: resetFieldsOf(resource, subresource),
+    resetFields: resetFieldsOf(definition, subresource),
   };
   const qualifiedName = ns ? `${ns}/${name}` : name;
   const decodeConfig = () =>
