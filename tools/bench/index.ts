@@ -7,6 +7,18 @@ import { fileURLToPath } from "node:url";
 
 const resultsDir = join(dirname(fileURLToPath(import.meta.url)), "..", "..", "bench-results");
 
+/**
+ * The machine's 1, 5 and 15-minute load averages when the benchmark started
+ * (this module is imported first) and when it wrote its results: a figure from
+ * a loaded machine is visibly so.
+ */
+const loadAtStart = os.loadavg();
+console.log(`load average at start: ${formatLoad(loadAtStart)} (${os.cpus().length} CPUs)`);
+
+function formatLoad(load: readonly number[]): string {
+  return load.map((value) => value.toFixed(2)).join(" ");
+}
+
 export function median(values: readonly number[]): number {
   if (values.length === 0) throw new RangeError("median of no values");
   const sorted = [...values].sort((a, b) => a - b);
@@ -65,12 +77,15 @@ export function writeResults(
 ) {
   mkdirSync(resultsDir, { recursive: true });
   const path = join(resultsDir, `${file}.json`);
+  const loadAtEnd = os.loadavg();
+  console.log(`load average at end: ${formatLoad(loadAtEnd)}`);
   const body = {
     benchmark: file,
     date: new Date().toISOString(),
     node: process.version,
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model,
+    loadAverage: { start: loadAtStart, end: loadAtEnd },
     ...extra,
     measurements,
   };
