@@ -46,6 +46,14 @@ const customPriority = [1000, 100] as const;
 /** metrics.k8s.io, served in process here, gets the priorities metrics-server registers it with. */
 const metricsPriority = [100, 100] as const;
 
+/** The [groupPriorityMinimum, versionPriority] autoregistration gives a served group-version. */
+export function apiServicePriority(group: string, version: string): readonly [number, number] {
+  return (
+    apiServicePriorities[`${group}/${version}`] ??
+    (group === "metrics.k8s.io" ? metricsPriority : customPriority)
+  );
+}
+
 /** The APIServices the served kinds call for, by name. */
 export function desiredAPIServices(definitions: ResourceDefinitions): Map<string, APIService> {
   const desired = new Map<string, APIService>();
@@ -56,10 +64,8 @@ export function desiredAPIServices(definitions: ResourceDefinitions): Map<string
     if (group === "apiregistration.k8s.io") continue;
     const name = `${version}.${group}`;
     if (desired.has(name)) continue;
-    const known = apiServicePriorities[`${group}/${version}`];
-    const [groupPriorityMinimum, versionPriority] =
-      known ?? (group === "metrics.k8s.io" ? metricsPriority : customPriority);
-    const onStart = known !== undefined || group === "metrics.k8s.io";
+    const [groupPriorityMinimum, versionPriority] = apiServicePriority(group, version);
+    const onStart = apiServicePriorities[`${group}/${version}`] !== undefined || group === "metrics.k8s.io";
     desired.set(name, {
       apiVersion: "apiregistration.k8s.io/v1",
       kind: "APIService",

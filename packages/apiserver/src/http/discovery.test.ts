@@ -1,5 +1,6 @@
 import { builtinResources } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
+import { ApiServer } from "../api-server.js";
 import { builtinDefinitions } from "../kinds/builtin.js";
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, versionInfo } from "./discovery.js";
 import { openApiDocuments } from "./openapi.js";
@@ -20,6 +21,52 @@ describe("discovery documents", () => {
     expect(list.groups[0]!.preferredVersion).toEqual({ groupVersion: "apps/v1", version: "v1" });
     expect(apiGroup(builtinResources, "apps")).toMatchObject({ kind: "APIGroup", name: "apps" });
     expect(apiGroup(builtinResources, "nope.example.com")).toBeUndefined();
+  });
+
+  it("orders groups as kube-aggregator does: its own group, then by priority, custom groups by APIService name, metrics last", async () => {
+    const server = new ApiServer();
+    try {
+      const custom = (group: string, version: string) => ({
+        ...server.registry.definitions.descriptors()[0]!,
+        group,
+        version,
+        kind: "Widget",
+        plural: "widgets",
+      });
+      const served = [
+        custom("metrics.k8s.io", "v1beta1"),
+        custom("b.example.com", "v1"),
+        custom("a.example.com", "v1beta1"),
+        custom("a.example.com", "v2"),
+        custom("a.example.com", "v1"),
+        ...server.registry.definitions.descriptors(),
+      ];
+      const list = apiGroupList(served) as { groups: { name: string; versions: { version: string }[] }[] };
+      expect(list.groups.map((g) => `${g.name} ${g.versions.map((v) => v.version).join(",")}`)).toEqual([
+        "apiregistration.k8s.io v1",
+        "apps v1",
+        "events.k8s.io v1",
+        "autoscaling v2,v1",
+        "batch v1",
+        "certificates.k8s.io v1",
+        "networking.k8s.io v1",
+        "policy v1",
+        "rbac.authorization.k8s.io v1",
+        "storage.k8s.io v1",
+        "admissionregistration.k8s.io v1",
+        "apiextensions.k8s.io v1",
+        "scheduling.k8s.io v1",
+        "coordination.k8s.io v1",
+        "node.k8s.io v1",
+        "discovery.k8s.io v1",
+        "flowcontrol.apiserver.k8s.io v1",
+        "a.example.com v2,v1,v1beta1",
+        "b.example.com v1",
+        "metrics.k8s.io v1beta1",
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 
   it("describes apps/v1 with short names, the all category and the status and scale subresources", () => {

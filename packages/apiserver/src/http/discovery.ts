@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { apiVersionOf, kubernetesVersion, type ResourceDescriptor } from "@reconcile/api";
+import { apiServicePriority } from "../api-service-registration.js";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { compareKubeAwareVersions } from "../kinds/version-priority.js";
 
@@ -51,9 +52,12 @@ export interface GroupVersion {
 }
 
 /**
- * The served group-versions in discovery order: core first, then groups in the
- * order they appear, each group's versions by priority (the preferred first:
- * GA before beta before alpha, newer before older).
+ * The served group-versions in discovery order, as kube-aggregator lists them
+ * (`SortedByGroupAndVersion`): core first, then the aggregator's own group,
+ * then groups by their highest APIService priority (`groupPriorityMinimum`,
+ * ties by APIService name), each group's versions by `versionPriority`, then
+ * kube-aware version order (the preferred first: GA before beta before
+ * alpha, newer before older).
  */
 export function groupVersions(resources: readonly ResourceDescriptor[]): GroupVersion[] {
   const byGroup = new Map<string, Map<string, GroupVersion>>();
@@ -71,9 +75,37 @@ export function groupVersions(resources: readonly ResourceDescriptor[]): GroupVe
     entry.resources.push(resource);
   }
   const groups = [...byGroup.values()].map((versions) =>
-    [...versions.values()].sort((a, b) => compareKubeAwareVersions(b.version, a.version)),
+    [...versions.values()].sort(
+      (a, b) =>
+        apiServicePriority(b.group, b.version)[1] - apiServicePriority(a.group, a.version)[1] ||
+        compareKubeAwareVersions(b.version, a.version),
+    ),
   );
-  return groups.sort((a, b) => (a[0]!.group === "" ? -1 : b[0]!.group === "" ? 1 : 0)).flat();
+  return groups.sort((a, b) => compareGroups(groupRank(a), groupRank(b))).flat();
+}
+
+/** Where a group's versions go: by its first APIService in the aggregator's order. */
+function groupRank(versions: readonly GroupVersion[]): { rank: number; priority: number; name: string } {
+  const group = versions[0]!.group;
+  if (group === "") return { rank: 0, priority: 0, name: "" };
+  if (group === "apiregistration.k8s.io") return { rank: 1, priority: 0, name: "" };
+  let best = { rank: 2, priority: -1, name: "" };
+  for (const { version } of versions) {
+    const priority = apiServicePriority(group, version)[0];
+    const name = `${version}.${group}`;
+    if (priority > best.priority || (priority === best.priority && name < best.name))
+      best = { rank: 2, priority, name };
+  }
+  return best;
+}
+
+function compareGroups(
+  a: { rank: number; priority: number; name: string },
+  b: { rank: number; priority: number; name: string },
+): number {
+  if (a.rank !== b.rank) return a.rank - b.rank;
+  if (a.priority !== b.priority) return b.priority - a.priority;
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
 }
 
 /** `GET /api`: the core group's versions. */
