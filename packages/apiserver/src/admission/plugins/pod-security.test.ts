@@ -71,6 +71,147 @@ describe("PodSecurity levels", () => {
   });
 });
 
+// Upstream's check tests (policy/check_*_test.go), their pods and texts.
+describe("PodSecurity baseline: AppArmor, SELinux and Windows host processes", () => {
+  const only = (id: string, spec: PodSpec, annotations: Record<string, string> = {}) =>
+    podSecurityViolations("baseline", spec, annotations).filter((v) => v.startsWith(id));
+  const aa = "container.apparmor.security.beta.kubernetes.io/";
+
+  it.each([
+    [{}, { [`${aa}test`]: "runtime/default", env: "prod" }],
+    [{}, { [`${aa}test`]: "localhost/sec-profile01", env: "dev" }],
+    [{}, { env: "dev" }],
+    [{ securityContext: { appArmorProfile: { type: "RuntimeDefault" } } }, {}],
+    [
+      {
+        containers: [
+          { name: "foo", securityContext: { appArmorProfile: { type: "Localhost", localhostProfile: "p" } } },
+        ],
+      },
+      {},
+    ],
+  ])("allows the runtime's default and local AppArmor profiles (%j, %j)", (spec, annotations) => {
+    expect(podSecurityViolations("baseline", spec as PodSpec, annotations)).toEqual([]);
+  });
+
+  it("refuses an unconfined AppArmor profile or annotation, naming who set it", () => {
+    expect(
+      only("forbidden AppArmor", { securityContext: { appArmorProfile: { type: "Unconfined" } } } as PodSpec),
+    ).toEqual(['forbidden AppArmor profile (pod must not set AppArmor profile type to "Unconfined")']);
+    expect(
+      only("forbidden AppArmor", {
+        securityContext: { appArmorProfile: { type: "RuntimeDefault" } },
+        containers: [{ name: "foo" }],
+        initContainers: [{ name: "bar", securityContext: { appArmorProfile: { type: "Unconfined" } } }],
+      } as PodSpec),
+    ).toEqual([
+      'forbidden AppArmor profile (container "bar" must not set AppArmor profile type to "Unconfined")',
+    ]);
+    expect(
+      only(
+        "forbidden AppArmor",
+        { containers: [] },
+        {
+          [aa]: "bogus",
+          [`${aa}a`]: "",
+          [`${aa}b`]: "runtime/default",
+          [`${aa}c`]: "localhost/",
+          [`${aa}d`]: "localhost/foo",
+          [`${aa}e`]: "unconfined",
+          [`${aa}f`]: "unknown",
+        },
+      ),
+    ).toEqual([
+      `forbidden AppArmor profiles (annotations must not set AppArmor profile type to "${aa}="bogus"", "${aa}e="unconfined"", "${aa}f="unknown"")`,
+    ]);
+  });
+
+  it("refuses SELinux types outside the container types, and any user or role", () => {
+    const selinux = (name: string, options: object) => ({
+      name,
+      securityContext: { seLinuxOptions: options },
+    });
+    const spec = {
+      securityContext: { seLinuxOptions: { type: "foo", user: "bar", role: "baz" } },
+      containers: [
+        selinux("a", { type: "container_t" }),
+        selinux("b", { type: "container_init_t" }),
+        selinux("c", { type: "container_kvm_t" }),
+        selinux("d", { type: "bar" }),
+        selinux("e", { user: "bar" }),
+        selinux("f", { role: "baz" }),
+      ],
+    } as PodSpec;
+    expect(only("seLinuxOptions", spec)).toEqual([
+      'seLinuxOptions (pod and containers "d", "e", "f" set forbidden securityContext.seLinuxOptions: types "bar", "foo"; user may not be set; role may not be set)',
+    ]);
+    const pod = { securityContext: { seLinuxOptions: { user: "u", role: "r" } }, containers: [] } as PodSpec;
+    expect(only("seLinuxOptions", pod)).toEqual([
+      "seLinuxOptions (pod set forbidden securityContext.seLinuxOptions: user may not be set; role may not be set)",
+    ]);
+    // container_engine_t is allowed from v1.31 on.
+    const engine = { containers: [selinux("x", { type: "container_engine_t" })] } as PodSpec;
+    expect(podSecurityViolations("baseline", engine, {}, "latest")).toEqual([]);
+    expect(podSecurityViolations("baseline", engine, {}, "v1.30")).toEqual([
+      'seLinuxOptions (container "x" set forbidden securityContext.seLinuxOptions: type "container_engine_t")',
+    ]);
+  });
+
+  it("refuses Windows host-process pods and containers", () => {
+    const host = (name: string, hostProcess?: boolean) => ({
+      name,
+      securityContext: hostProcess === undefined ? {} : { windowsOptions: { hostProcess } },
+    });
+    const spec = {
+      securityContext: { windowsOptions: { hostProcess: true } },
+      containers: [{ name: "a" }, host("b"), host("d", false), host("e", true), host("f", true)],
+    } as PodSpec;
+    expect(only("hostProcess", spec)).toEqual([
+      'hostProcess (pod and containers "e", "f" must not set securityContext.windowsOptions.hostProcess=true)',
+    ]);
+  });
+
+  it("allows the sysctls of the pinned version", () => {
+    const spec = {
+      securityContext: { sysctls: [{ name: "net.ipv4.tcp_rmem", value: "4096 87380 6291456" }] },
+      containers: [],
+    } as PodSpec;
+    expect(podSecurityViolations("baseline", spec)).toEqual([]);
+    expect(podSecurityViolations("baseline", spec, {}, "v1.31")).toEqual([
+      "forbidden sysctls (net.ipv4.tcp_rmem)",
+    ]);
+  });
+});
+
+describe("PodSecurity restricted over baseline", () => {
+  it("lists baseline's checks first, and replaces baseline's capabilities and seccomp checks with its own", () => {
+    const spec = {
+      hostNetwork: true,
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: "Unconfined" } },
+      containers: [
+        {
+          name: "a",
+          securityContext: {
+            allowPrivilegeEscalation: false,
+            capabilities: { drop: ["ALL"], add: ["NET_ADMIN"] },
+            seccompProfile: { type: "Unconfined" },
+          },
+        },
+      ],
+    } as PodSpec;
+    expect(podSecurityViolations("baseline", spec)).toEqual([
+      'non-default capabilities (container "a" must not include "NET_ADMIN" in securityContext.capabilities.add)',
+      "host namespaces (hostNetwork=true)",
+      'seccompProfile (pod and container "a" must not set securityContext.seccompProfile.type to "Unconfined")',
+    ]);
+    expect(podSecurityViolations("restricted", spec)).toEqual([
+      "host namespaces (hostNetwork=true)",
+      'unrestricted capabilities (container "a" must not include "NET_ADMIN" in securityContext.capabilities.add)',
+      'seccompProfile (pod and container "a" must not set securityContext.seccompProfile.type to "Unconfined")',
+    ]);
+  });
+});
+
 afterEach(closeKubectlClusters);
 
 describe("kubectl and PodSecurity namespace labels", () => {

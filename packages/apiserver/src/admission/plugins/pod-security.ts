@@ -43,18 +43,30 @@ const baselineCapabilities = new Set([
   "SETUID",
   "SYS_CHROOT",
 ]);
-const safeSysctls = new Set([
-  "kernel.shm_rmid_forced",
-  "net.ipv4.ip_local_port_range",
-  "net.ipv4.ip_unprivileged_port_start",
-  "net.ipv4.tcp_syncookies",
-  "net.ipv4.ping_group_range",
-  "net.ipv4.ip_local_reserved_ports",
-  "net.ipv4.tcp_keepalive_time",
-  "net.ipv4.tcp_fin_timeout",
-  "net.ipv4.tcp_keepalive_intvl",
-  "net.ipv4.tcp_keepalive_probes",
-]);
+/** The sysctls baseline allows, with the minor version of 1.x that first allows each. */
+const safeSysctls: ReadonlyArray<readonly [name: string, since: number]> = [
+  ["kernel.shm_rmid_forced", 0],
+  ["net.ipv4.ip_local_port_range", 0],
+  ["net.ipv4.ip_unprivileged_port_start", 0],
+  ["net.ipv4.tcp_syncookies", 0],
+  ["net.ipv4.ping_group_range", 0],
+  ["net.ipv4.ip_local_reserved_ports", 27],
+  ["net.ipv4.tcp_keepalive_time", 29],
+  ["net.ipv4.tcp_fin_timeout", 29],
+  ["net.ipv4.tcp_keepalive_intvl", 29],
+  ["net.ipv4.tcp_keepalive_probes", 29],
+  ["net.ipv4.tcp_rmem", 32],
+  ["net.ipv4.tcp_wmem", 32],
+];
+/** The SELinux types baseline allows ("" is unset), with the minor version that first allows each. */
+const seLinuxTypes: ReadonlyArray<readonly [type: string, since: number]> = [
+  ["", 0],
+  ["container_t", 0],
+  ["container_init_t", 0],
+  ["container_kvm_t", 0],
+  ["container_engine_t", 31],
+];
+const appArmorAnnotationPrefix = "container.apparmor.security.beta.kubernetes.io/";
 const restrictedVolumeSources = new Set([
   "configMap",
   "csi",
@@ -66,10 +78,122 @@ const restrictedVolumeSources = new Set([
   "secret",
 ]);
 
+/** `"a", "b"`: upstream's joinQuote (each quoted, no escaping). */
+const joinQuote = (items: readonly string[]) => items.map((item) => `"${item}"`).join(", ");
+
+/** `pod and containers "a", "b"`: who set a forbidden value. */
+function setters(pod: boolean, containers: readonly string[], extra: readonly string[] = []): string {
+  const who = pod ? ["pod"] : [];
+  if (containers.length > 0) who.push(containersWord(containers));
+  return [...who, ...extra].join(" and ");
+}
+
+/** appArmorProfile: profile types and the deprecated annotations may only name the runtime's default or a local profile. */
+function appArmorViolation(
+  spec: PodSpec,
+  containers: readonly AnyContainer[],
+  annotations: Readonly<Record<string, string>>,
+): Violation | undefined {
+  const allowedType = (type: string | undefined) => type === "RuntimeDefault" || type === "Localhost";
+  const badValues = new Set<string>();
+  const podType = (spec.securityContext as { appArmorProfile?: { type?: string } } | undefined)
+    ?.appArmorProfile;
+  const pod = podType !== undefined && !allowedType(podType.type);
+  if (pod) badValues.add(podType.type ?? "");
+  const bad: string[] = [];
+  for (const c of containers) {
+    const profile = (c.securityContext as { appArmorProfile?: { type?: string } } | undefined)
+      ?.appArmorProfile;
+    if (profile !== undefined && !allowedType(profile.type)) {
+      bad.push(c.name);
+      badValues.add(profile.type ?? "");
+    }
+  }
+  const values = [...badValues].sort();
+  const forbiddenAnnotations = Object.entries(annotations)
+    .filter(
+      ([key, value]) =>
+        key.startsWith(appArmorAnnotationPrefix) &&
+        value !== "" &&
+        value !== "runtime/default" &&
+        !value.startsWith("localhost/"),
+    )
+    .map(([key, value]) => `${key}=${JSON.stringify(value)}`)
+    .sort();
+  values.push(...forbiddenAnnotations);
+  const extra =
+    forbiddenAnnotations.length === 0
+      ? []
+      : [forbiddenAnnotations.length === 1 ? "annotation" : "annotations"];
+  if (!pod && bad.length === 0 && extra.length === 0) return undefined;
+  return {
+    id: "appArmorProfile",
+    reason: values.length === 1 ? "forbidden AppArmor profile" : "forbidden AppArmor profiles",
+    detail: `${setters(pod, bad, extra)} must not set AppArmor profile type to ${joinQuote(values)}`,
+  };
+}
+
+/** seLinuxOptions: only the container types, and neither user nor role. */
+function seLinuxViolation(
+  spec: PodSpec,
+  containers: readonly AnyContainer[],
+  minor: number,
+): Violation | undefined {
+  const allowed = new Set(seLinuxTypes.filter(([, since]) => minor >= since).map(([type]) => type));
+  const badTypes = new Set<string>();
+  let user = false;
+  let role = false;
+  const valid = (options: { type?: string; user?: string; role?: string } | undefined): boolean => {
+    if (options === undefined) return true;
+    const typeAllowed = allowed.has(options.type ?? "");
+    if (!typeAllowed) badTypes.add(options.type ?? "");
+    if (options.user) user = true;
+    if (options.role) role = true;
+    return typeAllowed && !options.user && !options.role;
+  };
+  const pod = !valid(spec.securityContext?.seLinuxOptions);
+  const bad = containers.filter((c) => !valid(c.securityContext?.seLinuxOptions)).map((c) => c.name);
+  if (!pod && bad.length === 0) return undefined;
+  const data: string[] = [];
+  if (badTypes.size > 0)
+    data.push(`${badTypes.size === 1 ? "type" : "types"} ${joinQuote([...badTypes].sort())}`);
+  if (user) data.push("user may not be set");
+  if (role) data.push("role may not be set");
+  return {
+    id: "seLinuxOptions",
+    reason: "seLinuxOptions",
+    detail: `${setters(pod, bad)} set forbidden securityContext.seLinuxOptions: ${data.join("; ")}`,
+  };
+}
+
+/** windowsHostProcess: no Windows host-process pod or container. */
+function hostProcessViolation(spec: PodSpec, containers: readonly AnyContainer[]): Violation | undefined {
+  const pod = spec.securityContext?.windowsOptions?.hostProcess === true;
+  const bad = containers
+    .filter((c) => c.securityContext?.windowsOptions?.hostProcess === true)
+    .map((c) => c.name);
+  if (!pod && bad.length === 0) return undefined;
+  return {
+    id: "windowsHostProcess",
+    reason: "hostProcess",
+    detail: `${setters(pod, bad)} must not set securityContext.windowsOptions.hostProcess=true`,
+  };
+}
+
 /** The baseline checks (pod-security-admission's policy/checks), by ID. */
-function baselineViolations(spec: PodSpec): Violation[] {
+function baselineViolations(
+  spec: PodSpec,
+  annotations: Readonly<Record<string, string>>,
+  minor: number,
+): Violation[] {
   const out: Violation[] = [];
   const containers = containersOf(spec);
+  for (const violation of [
+    appArmorViolation(spec, containers, annotations),
+    seLinuxViolation(spec, containers, minor),
+    hostProcessViolation(spec, containers),
+  ])
+    if (violation !== undefined) out.push(violation);
   const addedCaps: string[] = [];
   for (const c of containers) {
     const bad = (c.securityContext?.capabilities?.add ?? []).filter((cap) => !baselineCapabilities.has(cap));
@@ -141,9 +265,8 @@ function baselineViolations(spec: PodSpec): Violation[] {
       reason: "seccompProfile",
       detail: `${unconfined.join(" and ")} must not set securityContext.seccompProfile.type to "Unconfined"`,
     });
-  const sysctls = (spec.securityContext?.sysctls ?? [])
-    .map((s) => s.name)
-    .filter((name) => !safeSysctls.has(name));
+  const safe = new Set(safeSysctls.filter(([, since]) => minor >= since).map(([name]) => name));
+  const sysctls = (spec.securityContext?.sysctls ?? []).map((s) => s.name).filter((name) => !safe.has(name));
   if (sysctls.length > 0)
     out.push({ id: "sysctls", reason: "forbidden sysctls", detail: sysctls.join(", ") });
   return out;
@@ -219,36 +342,87 @@ function restrictedViolations(spec: PodSpec): Violation[] {
       reason: "runAsUser=0",
       detail: `${rootUsers.join(" and ")} must not set runAsUser=0`,
     });
-  const podSeccomp = spec.securityContext?.seccompProfile?.type;
-  const allowed = (type: string | undefined) => type === "RuntimeDefault" || type === "Localhost";
-  if (!allowed(podSeccomp)) {
-    const unset = containers
-      .filter(
-        (c) =>
-          !allowed(c.securityContext?.seccompProfile?.type) &&
-          c.securityContext?.seccompProfile?.type !== "Unconfined",
-      )
-      .map((c) => c.name);
-    if (unset.length > 0 && podSeccomp !== "Unconfined")
-      out.push({
-        id: "seccompProfile_restricted",
-        reason: "seccompProfile",
-        detail: `pod or ${containersWord(unset)} must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"`,
-      });
-  }
+  const seccomp = restrictedSeccompViolation(spec, containers);
+  if (seccomp !== undefined) out.push(seccomp);
   return out;
 }
 
-/** The checks `level` fails for a pod spec, as upstream orders them (by check ID), or none. */
-export function podSecurityViolations(level: Level, spec: PodSpec): string[] {
+/**
+ * seccompProfile_restricted: an explicit type other than RuntimeDefault or
+ * Localhost is named first; else every container the pod's profile does not
+ * cover must set one.
+ */
+function restrictedSeccompViolation(
+  spec: PodSpec,
+  containers: readonly AnyContainer[],
+): Violation | undefined {
+  const valid = (type: string | undefined) => type === "RuntimeDefault" || type === "Localhost";
+  const badValues = new Set<string>();
+  const podProfile = spec.securityContext?.seccompProfile;
+  const pod = podProfile !== undefined && !valid(podProfile.type);
+  if (pod) badValues.add(podProfile.type ?? "");
+  const podSet = podProfile !== undefined && !pod;
+  const explicit: string[] = [];
+  const implicit: string[] = [];
+  for (const c of containers) {
+    const profile = c.securityContext?.seccompProfile;
+    if (profile !== undefined) {
+      if (!valid(profile.type)) {
+        explicit.push(c.name);
+        badValues.add(profile.type ?? "");
+      }
+    } else if (!podSet) implicit.push(c.name);
+  }
+  if (pod || explicit.length > 0)
+    return {
+      id: "seccompProfile_restricted",
+      reason: "seccompProfile",
+      detail: `${setters(pod, explicit)} must not set securityContext.seccompProfile.type to ${joinQuote([...badValues].sort())}`,
+    };
+  if (implicit.length > 0)
+    return {
+      id: "seccompProfile_restricted",
+      reason: "seccompProfile",
+      detail: `pod or ${containersWord(implicit)} must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost"`,
+    };
+  return undefined;
+}
+
+/** The baseline checks restricted replaces with its own (upstream's `OverrideCheckIDs`). */
+const overriddenByRestricted = new Set(["capabilities_baseline", "seccompProfile_baseline"]);
+
+const byId = (a: Violation, b: Violation) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * The checks `level` fails for a pod, as upstream orders them (baseline's by
+ * check ID, then restricted's), or none. `version` is the level's pinned
+ * version (`v1.29`, `latest`), which decides what some checks allow.
+ */
+export function podSecurityViolations(
+  level: Level,
+  spec: PodSpec,
+  annotations: Readonly<Record<string, string>> = {},
+  version = "latest",
+): string[] {
   if (level === "privileged") return [];
-  const violations = [
-    ...baselineViolations(spec),
-    ...(level === "restricted" ? restrictedViolations(spec) : []),
-  ];
-  violations.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const minor = minorOf(version);
+  let violations = baselineViolations(spec, annotations, minor).sort(byId);
+  if (level === "restricted")
+    violations = [
+      ...violations.filter((v) => !overriddenByRestricted.has(v.id)),
+      ...restrictedViolations(spec).sort(byId),
+    ];
   return violations.map((v) => `${v.reason} (${v.detail})`);
 }
+
+/** The minor version of 1.x a pinned version names; `latest`, and anything unreadable or newer, is v1.32. */
+function minorOf(version: string): number {
+  const match = /^v1\.(\d+)$/.exec(version);
+  const minor = match === null ? latestMinor : Number(match[1]);
+  return Math.min(minor, latestMinor);
+}
+
+const latestMinor = 32;
 
 /** The pod template a controller kind holds, where the plugin warns (it never refuses a template). */
 function templateOf(a: AdmissionAttributes): PodSpec | undefined {
@@ -256,6 +430,19 @@ function templateOf(a: AdmissionAttributes): PodSpec | undefined {
     | { spec?: { template?: { spec?: PodSpec }; jobTemplate?: { spec?: { template?: { spec?: PodSpec } } } } }
     | undefined;
   return object?.spec?.template?.spec ?? object?.spec?.jobTemplate?.spec?.template?.spec;
+}
+
+/** The metadata of a controller kind's pod template. */
+function templateMetadataOf(a: AdmissionAttributes): { annotations?: Record<string, string> } | undefined {
+  const object = a.object as
+    | {
+        spec?: {
+          template?: { metadata?: { annotations?: Record<string, string> } };
+          jobTemplate?: { spec?: { template?: { metadata?: { annotations?: Record<string, string> } } } };
+        };
+      }
+    | undefined;
+  return object?.spec?.template?.metadata ?? object?.spec?.jobTemplate?.spec?.template?.metadata;
 }
 
 const templateKinds = new Set([
@@ -282,8 +469,9 @@ function levelOf(value: string | undefined): Level | undefined {
  * PodSecurity: a namespace's `pod-security.kubernetes.io/enforce` label
  * (`privileged`, `baseline`, `restricted`) refuses pods that fail its
  * level's checks; `warn` answers with upstream's `would violate PodSecurity`
- * warning, for pods and for the pod templates of workload kinds. Versions
- * other than `latest` are judged as `latest`.
+ * warning, for pods and for the pod templates of workload kinds. A pinned
+ * `-version` decides what the version-dependent checks allow (sysctls, SELinux
+ * types); the others are judged as the latest's.
  */
 export function podSecurityPlugin(context: AdmissionContext): AdmissionPlugin {
   return {
@@ -294,6 +482,10 @@ export function podSecurityPlugin(context: AdmissionContext): AdmissionPlugin {
       if (a.subresource !== "" || a.namespace === "") return;
       const key = resourceKey(a.resource);
       const spec = key === podKey ? (a.object as Pod | undefined)?.spec : templateOf(a);
+      const annotations =
+        (key === podKey
+          ? (a.object as Pod | undefined)?.metadata?.annotations
+          : templateMetadataOf(a)?.annotations) ?? {};
       if (spec === undefined) return;
       // An update of a pod can change nothing these checks read (the spec is immutable), as upstream skips it.
       if (key === podKey && a.operation === "UPDATE") return;
@@ -301,13 +493,13 @@ export function podSecurityPlugin(context: AdmissionContext): AdmissionPlugin {
       const version = (mode: string) => labels[`pod-security.kubernetes.io/${mode}-version`] || "latest";
       const enforce = levelOf(labels["pod-security.kubernetes.io/enforce"]);
       if (key === podKey && enforce !== undefined) {
-        const failed = podSecurityViolations(enforce, spec);
+        const failed = podSecurityViolations(enforce, spec, annotations, version("enforce"));
         if (failed.length > 0)
           throw forbidden(a, `violates PodSecurity "${enforce}:${version("enforce")}": ${failed.join(", ")}`);
       }
       const warn = levelOf(labels["pod-security.kubernetes.io/warn"]);
       if (warn !== undefined) {
-        const failed = podSecurityViolations(warn, spec);
+        const failed = podSecurityViolations(warn, spec, annotations, version("warn"));
         if (failed.length > 0)
           a.warn(`would violate PodSecurity "${warn}:${version("warn")}": ${failed.join(", ")}`);
       }
