@@ -233,3 +233,51 @@ describe("ValidatingAdmissionPolicy", () => {
     });
   });
 });
+
+describe("ValidatingAdmissionPolicy variables", () => {
+  it("are evaluated when a validation reads them, once, each seeing the ones before it; a failing one fails only what reads it", async () => {
+    const client = newServer();
+    await install(client, {
+      matchConstraints: { resourceRules: [deploymentRule] },
+      variables: [
+        { name: "replicas", expression: "object.spec.replicas" },
+        { name: "double", expression: "variables.replicas * 2" },
+        { name: "broken", expression: "object.spec.missing.field" },
+        { name: "ahead", expression: "variables.later" },
+        { name: "later", expression: "1" },
+      ],
+      validations: [
+        { expression: "variables.double < 6", messageExpression: "'double is ' + string(variables.double)" },
+      ],
+    });
+    const deployments_ = client.resource(deployments, "default");
+    // The broken variables are never read: the policy passes.
+    await deployments_.create(deployment("two", 2) as never);
+    await expect(deployments_.create(deployment("three", 3) as never)).rejects.toMatchObject({
+      code: 422,
+      message:
+        "deployments.apps \"three\" is forbidden: ValidatingAdmissionPolicy 'replicas' with binding 'replicas-binding' denied request: double is 6",
+    });
+    const policy = (await client
+      .resource(validatingAdmissionPolicies)
+      .get("replicas")) as ValidatingAdmissionPolicy;
+    for (const [expression, error] of [
+      ["variables.broken == 1", 'composited variable "broken" fails to evaluate: '],
+      ["variables.ahead == 1", 'composited variable "ahead" fails to evaluate: '],
+    ] as const) {
+      const latest = (await client
+        .resource(validatingAdmissionPolicies)
+        .get("replicas")) as ValidatingAdmissionPolicy;
+      await client.resource(validatingAdmissionPolicies).update({
+        ...latest,
+        spec: { ...policy.spec, validations: [{ expression }] },
+      } as never);
+      await expect(deployments_.create(deployment("one", 1) as never)).rejects.toMatchObject({
+        code: 422,
+        message: expect.stringContaining(
+          `denied request: expression '${expression}' resulted in error: ${error}`,
+        ),
+      });
+    }
+  });
+});

@@ -85,6 +85,30 @@ function run(expression: string, variables: Record<string, unknown>): Outcome {
 }
 
 /**
+ * Defines `variables.<name>` as upstream's composition does: evaluated on
+ * first use, once; a variable no expression reads is never evaluated, and one
+ * that fails fails the expression that reads it.
+ */
+function lazyVariable(
+  composited: Record<string, unknown>,
+  variable: { name: string; expression: string },
+  context: Record<string, unknown>,
+): void {
+  let outcome: Outcome | undefined;
+  Object.defineProperty(composited, variable.name, {
+    enumerable: true,
+    // A name declared twice is the later declaration's.
+    configurable: true,
+    get() {
+      outcome ??= run(variable.expression, context);
+      if ("error" in outcome)
+        throw new Error(`composited variable "${variable.name}" fails to evaluate: ${outcome.error}`);
+      return outcome.value;
+    },
+  });
+}
+
+/**
  * Evaluates one policy for one param: its match conditions, variables and
  * validations; the messages of the validations that failed (with their
  * reasons), or an error saying why it could not be evaluated.
@@ -102,12 +126,14 @@ function evaluatePolicy(
   }
   const composited: Record<string, unknown> = {};
   const variables = { ...base, variables: composited };
-  for (const variable of spec.variables ?? []) {
-    const outcome = run(variable.expression, variables);
-    if ("error" in outcome)
-      return { error: `expression '${variable.expression}' resulted in error: ${outcome.error}` };
-    composited[variable.name] = outcome.value;
-  }
+  const declared = spec.variables ?? [];
+  declared.forEach((variable, i) => {
+    // A variable sees the variables declared before it, as upstream compiles them: no cycles.
+    const earlier: Record<string, unknown> = {};
+    for (const { name } of declared.slice(0, i))
+      Object.defineProperty(earlier, name, Object.getOwnPropertyDescriptor(composited, name)!);
+    lazyVariable(composited, variable, { ...base, variables: earlier });
+  });
   const failures: { message: string; reason: string }[] = [];
   for (const validation of spec.validations ?? []) {
     const outcome = run(validation.expression, variables);
