@@ -78,9 +78,6 @@ const restrictedVolumeSources = new Set([
   "secret",
 ]);
 
-/** `"a", "b"`: upstream's joinQuote (each quoted, no escaping). */
-const joinQuote = (items: readonly string[]) => items.map((item) => `"${item}"`).join(", ");
-
 /** `pod and containers "a", "b"`: who set a forbidden value. */
 function setters(pod: boolean, containers: readonly string[], extra: readonly string[] = []): string {
   const who = pod ? ["pod"] : [];
@@ -129,7 +126,7 @@ function appArmorViolation(
   return {
     id: "appArmorProfile",
     reason: values.length === 1 ? "forbidden AppArmor profile" : "forbidden AppArmor profiles",
-    detail: `${setters(pod, bad, extra)} must not set AppArmor profile type to ${joinQuote(values)}`,
+    detail: `${setters(pod, bad, extra)} must not set AppArmor profile type to ${quoted(values)}`,
   };
 }
 
@@ -156,7 +153,7 @@ function seLinuxViolation(
   if (!pod && bad.length === 0) return undefined;
   const data: string[] = [];
   if (badTypes.size > 0)
-    data.push(`${badTypes.size === 1 ? "type" : "types"} ${joinQuote([...badTypes].sort())}`);
+    data.push(`${badTypes.size === 1 ? "type" : "types"} ${quoted([...badTypes].sort())}`);
   if (user) data.push("user may not be set");
   if (role) data.push("role may not be set");
   return {
@@ -377,7 +374,7 @@ function restrictedSeccompViolation(
     return {
       id: "seccompProfile_restricted",
       reason: "seccompProfile",
-      detail: `${setters(pod, explicit)} must not set securityContext.seccompProfile.type to ${joinQuote([...badValues].sort())}`,
+      detail: `${setters(pod, explicit)} must not set securityContext.seccompProfile.type to ${quoted([...badValues].sort())}`,
     };
   if (implicit.length > 0)
     return {
