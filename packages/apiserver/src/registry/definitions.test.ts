@@ -84,28 +84,28 @@ describe("a definition registered on a running server", () => {
     api.definitions.add(widgetDefinition);
 
     const groups = (await call(http, "GET", "/apis")).body.groups.map((g: { name: string }) => g.name);
+    // kube-aggregator's order: its own group, then by group priority; a custom group (1000) after them.
     expect(groups).toEqual([
       "apiregistration.k8s.io",
       "apps",
       "events.k8s.io",
-      "batch",
-      "coordination.k8s.io",
-      "autoscaling",
-      "policy",
-      "discovery.k8s.io",
-      "networking.k8s.io",
-      "rbac.authorization.k8s.io",
-      "storage.k8s.io",
-      "scheduling.k8s.io",
-      "admissionregistration.k8s.io",
-      "certificates.k8s.io",
-      "node.k8s.io",
-      "flowcontrol.apiserver.k8s.io",
-      "apiextensions.k8s.io",
-      "example.com",
-      // The review kinds, answered rather than stored, come after the served ones.
       "authentication.k8s.io",
       "authorization.k8s.io",
+      "autoscaling",
+      "batch",
+      "certificates.k8s.io",
+      "networking.k8s.io",
+      "policy",
+      "rbac.authorization.k8s.io",
+      "storage.k8s.io",
+      "admissionregistration.k8s.io",
+      "apiextensions.k8s.io",
+      "scheduling.k8s.io",
+      "coordination.k8s.io",
+      "node.k8s.io",
+      "discovery.k8s.io",
+      "flowcontrol.apiserver.k8s.io",
+      "example.com",
     ]);
     expect((await call(http, "GET", "/apis/example.com/v1")).body.resources).toEqual([
       {
