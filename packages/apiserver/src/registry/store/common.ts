@@ -1,11 +1,4 @@
-import {
-  apiVersionOf,
-  groupKindOf,
-  type KubeObject,
-  newInvalid,
-  type ResourceDescriptor,
-  StatusError,
-} from "@reconcile/api";
+import { apiVersionOf, groupKindOf, type KubeObject, newInvalid, StatusError } from "@reconcile/api";
 import { managerFromUserAgent, type TypeNode, trackUpdate, typeFor } from "../../apply/index.js";
 import type { Mutable } from "../../json.js";
 import { FieldErrors } from "../field-errors.js";
