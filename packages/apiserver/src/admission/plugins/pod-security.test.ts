@@ -183,6 +183,29 @@ describe("PodSecurity baseline: AppArmor, SELinux and Windows host processes", (
   });
 });
 
+describe("PodSecurity capabilities", () => {
+  it("names every container that adds a forbidden capability, then the capabilities, sorted, once", () => {
+    const adds = (name: string, add: string[], drop: string[] = []) => ({
+      name,
+      securityContext: { allowPrivilegeEscalation: false, capabilities: { add, drop } },
+    });
+    const spec = {
+      securityContext: { runAsNonRoot: true, seccompProfile: { type: "RuntimeDefault" } },
+      containers: [
+        adds("a", ["SYS_ADMIN", "CHOWN"], ["ALL"]),
+        adds("b", ["NET_ADMIN", "SYS_ADMIN"]),
+        adds("c", ["NET_BIND_SERVICE"], ["ALL"]),
+      ],
+    } as PodSpec;
+    expect(podSecurityViolations("baseline", spec)).toEqual([
+      'non-default capabilities (containers "a", "b" must not include "NET_ADMIN", "SYS_ADMIN" in securityContext.capabilities.add)',
+    ]);
+    expect(podSecurityViolations("restricted", spec)).toEqual([
+      'unrestricted capabilities (container "b" must set securityContext.capabilities.drop=["ALL"]; containers "a", "b" must not include "CHOWN", "NET_ADMIN", "SYS_ADMIN" in securityContext.capabilities.add)',
+    ]);
+  });
+});
+
 describe("PodSecurity restricted over baseline", () => {
   it("lists baseline's checks first, and replaces baseline's capabilities and seccomp checks with its own", () => {
     const spec = {
