@@ -1,5 +1,5 @@
 import { sortedKeys } from "../json.js";
-import { compareElements } from "./fieldpath.js";
+import { compareElements, sortFew } from "./fieldpath.js";
 import { quoteElement, quoteField } from "./fields-v1.js";
 import { childType, resolve, type TypeNode } from "./schema.js";
 import { isEmptyContainer, isObject, itemIdentity } from "./typed.js";
@@ -96,17 +96,10 @@ function itemsText(value: readonly unknown[], t: Extract<TypeNode, { kind: "list
   const identify = itemIdentity(t);
   const itemType = t.listType === "map" ? t.items : scalarType;
   const elements = value.map(identify);
-  const order = value.map((_, i) => i);
-  // By insertion: lists are short, and most arrive in order.
-  for (let i = 1; i < order.length; i++) {
-    const index = order[i]!;
-    let j = i - 1;
-    while (j >= 0 && compareElements(elements[order[j]!]!, elements[index]!) > 0) {
-      order[j + 1] = order[j]!;
-      j--;
-    }
-    order[j + 1] = index;
-  }
+  const order = sortFew(
+    value.map((_, i) => i),
+    (a, b) => compareElements(elements[a]!, elements[b]!),
+  );
   let body = "";
   for (let i = 0; i < order.length; i++) {
     const element = elements[order[i]!]!;

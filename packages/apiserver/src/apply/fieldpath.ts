@@ -342,19 +342,28 @@ export function compareElements(a: string, b: string): number {
 
 const fieldCode = "f".charCodeAt(0);
 
-/** Sorts elements in place in upstream's order: by insertion for the few a node usually has. */
+/** Sorts elements in place in upstream's order. */
 export function sortElements(elements: string[]): string[] {
-  if (elements.length > 16) return elements.sort(compareElements);
-  for (let i = 1; i < elements.length; i++) {
-    const element = elements[i]!;
+  return sortFew(elements, compareElements);
+}
+
+/**
+ * Sorts in place, stably: by insertion for the few items a node or list
+ * usually has (several times quicker than the generic sort there), by the
+ * generic sort past 16.
+ */
+export function sortFew<T>(items: T[], compare: (a: T, b: T) => number): T[] {
+  if (items.length > 16) return items.sort(compare);
+  for (let i = 1; i < items.length; i++) {
+    const item = items[i]!;
     let j = i - 1;
-    while (j >= 0 && compareElements(elements[j]!, element) > 0) {
-      elements[j + 1] = elements[j]!;
+    while (j >= 0 && compare(items[j]!, item) > 0) {
+      items[j + 1] = items[j]!;
       j--;
     }
-    elements[j + 1] = element;
+    items[j + 1] = item;
   }
-  return elements;
+  return items;
 }
 
 function elementRank(element: string): number {
