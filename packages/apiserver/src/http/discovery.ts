@@ -81,7 +81,8 @@ export function groupVersions(resources: readonly ResourceDescriptor[]): GroupVe
         compareKubeAwareVersions(b.version, a.version),
     ),
   );
-  return groups.sort((a, b) => compareGroups(groupRank(a), groupRank(b))).flat();
+  const ranks = new Map(groups.map((versions) => [versions, groupRank(versions)]));
+  return groups.sort((a, b) => compareGroups(ranks.get(a)!, ranks.get(b)!)).flat();
 }
 
 /** Where a group's versions go: by its first APIService in the aggregator's order. */
