@@ -17,8 +17,9 @@ describe("copyJson", () => {
     expect(nested.a.b[0]!.c).toBe(1);
   });
 
-  it("drops undefined members and keeps a parsed __proto__ member as an own member", () => {
+  it("drops undefined members, writes -0 as 0, and keeps a parsed __proto__ member as an own member", () => {
     expect(copyJson({ a: undefined, b: 1 })).toEqual({ b: 1 });
+    expect(Object.is(copyJson({ n: -0 }).n, 0)).toBe(true);
     expect(Object.keys(copyJson({ a: undefined, b: 1 }))).toEqual(["b"]);
     const copy = copyJson(JSON.parse('{"__proto__": {"polluted": true}}')) as Record<string, unknown>;
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);

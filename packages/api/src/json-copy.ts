@@ -7,7 +7,8 @@
  * not copied (the API server's stored FieldsV1 trees are frozen and shared).
  */
 export function copyJson<T>(value: T): T {
-  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  if (value === null || typeof value !== "object" || Object.isFrozen(value))
+    return (value === 0 ? 0 : value) as T; // -0 is written as 0
   if (Array.isArray(value)) {
     const out = new Array(value.length);
     for (let i = 0; i < value.length; i++) out[i] = copyJson(value[i]);
