@@ -35,7 +35,7 @@ interface Run {
 }
 
 async function once(): Promise<Run> {
-  const server = new ApiServer({ resources: builtinResources });
+  const server = new ApiServer();
   const client = server.client();
   const stop = new AbortController();
   const podInformer = new SharedIndexInformer<Pod>({

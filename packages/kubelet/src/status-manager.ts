@@ -111,6 +111,9 @@ export class StatusManager {
     }
     const now = seconds(this.#clock.now());
     for (const condition of status.conditions ?? []) {
+      // The kubelet never probes a condition: its zero lastProbeTime is null on the wire, as the API
+      // server stores it, so an unchanged condition compares equal to the stored one.
+      (condition as { lastProbeTime?: string | null }).lastProbeTime ??= null;
       const previous = old?.conditions?.find((c) => c.type === condition.type);
       condition.lastTransitionTime =
         previous !== undefined && previous.status === condition.status && previous.lastTransitionTime

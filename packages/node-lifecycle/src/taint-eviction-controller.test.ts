@@ -217,6 +217,7 @@ describe("TaintEvictionController: a node changes (upstream TestUpdateNode)", ()
       status: "True",
       reason: "DeletionByTaintManager",
       message: "Taint manager: deleting due to NoExecute taint",
+      lastProbeTime: null,
       lastTransitionTime: "2026-01-01T00:00:00Z",
     });
     expect(h.events).toEqual([

@@ -154,7 +154,8 @@ describe("StatefulSetController", () => {
       spec: {
         template: {
           $patch: "replace",
-          metadata: { labels: { app: "web" } },
+          // The template as kube-apiserver writes it: its zero creationTimestamp is null.
+          metadata: { creationTimestamp: null, labels: { app: "web" } },
           spec: expect.objectContaining({ containers: [expect.objectContaining({ image: "nginx:1" })] }),
         },
       },

@@ -118,7 +118,7 @@ describe("pods/binding", () => {
 });
 
 describe("a pod created with scheduling gates", () => {
-  it("gets PodScheduled=False with reason SchedulingGated, as kube-apiserver sets it", async () => {
+  it("gets PodScheduled=False with reason SchedulingGated, as kube-apiserver sets it (its zero times as null)", async () => {
     const { create } = await start();
     const gated = await create("gated", { schedulingGates: [{ name: "example.com/wait" }] });
     expect(gated.status?.conditions).toEqual([
@@ -127,6 +127,8 @@ describe("a pod created with scheduling gates", () => {
         status: "False",
         reason: "SchedulingGated",
         message: "Scheduling is blocked due to non-empty scheduling gates",
+        lastProbeTime: null,
+        lastTransitionTime: null,
       },
     ]);
     expect((await create("free")).status?.conditions).toBeUndefined();

@@ -14,6 +14,7 @@ import type {
 import { builtinDecoderSchema, type Schema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import type { SubresourceHandler } from "../registry/subresource-handler.js";
+import { builtinGoFieldTypes } from "../schemas/builtin-go-types.generated.js";
 import { builtinKindSchema, type KindSchema } from "../schemas/kind-schema.js";
 import { defaultPrinter, type Printer } from "./printers/index.js";
 import { impliedSubresources } from "./subresources.js";
@@ -152,6 +153,14 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     (name) => emptyValueFiller(name) as ((object: KubeObject) => void) | undefined,
     undefined,
   );
+  const rawFields = derive<readonly string[]>(
+    undefined,
+    (name) =>
+      Object.entries(builtinGoFieldTypes[name] ?? {})
+        .filter(([, goType]) => goType === "runtime.RawExtension")
+        .map(([field]) => field),
+    [],
+  );
   const patchMeta = derive<PatchMeta | undefined>(
     init.patchMeta === null ? undefined : init.patchMeta,
     builtinPatchMeta,
@@ -184,6 +193,9 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     writeHooks: init.writeHooks,
     get fillEmptyValues() {
       return fillEmpty();
+    },
+    get rawFields() {
+      return rawFields();
     },
     warning: init.warning,
     onRead: init.onRead,

@@ -127,6 +127,44 @@ describe("the parts kube-apiserver always writes", () => {
       descriptor("", "v1", "events", "Event"),
     );
     expect([event.reportingComponent, event.reportingInstance, event.source]).toEqual(["", "", {}]);
+    // A zero metav1.MicroTime is written as null; set times are kept.
+    expect(event.eventTime).toBeNull();
+    expect("firstTimestamp" in event).toBe(true);
+    expect(event.firstTimestamp).toBeNull();
+  });
+
+  it("a zero time held by value is null: templates' creationTimestamp, conditions' lastProbeTime", async () => {
+    const replicaSet = await created(
+      { metadata: { name: "rs" }, spec: { selector: { matchLabels: { a: "b" } }, template } } as KubeObject,
+      descriptor("apps", "v1", "replicasets", "ReplicaSet"),
+    );
+    expect(replicaSet.spec.template.metadata).toEqual({ creationTimestamp: null, labels: { a: "b" } });
+    expect(replicaSet.metadata?.creationTimestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+    const cronJob = await created(
+      {
+        metadata: { name: "cj" },
+        spec: {
+          schedule: "@hourly",
+          jobTemplate: { spec: { template: { spec: { ...template.spec, restartPolicy: "Never" } } } },
+        },
+      } as KubeObject,
+      descriptor("batch", "v1", "cronjobs", "CronJob"),
+    );
+    expect(cronJob.spec.jobTemplate.metadata).toEqual({ creationTimestamp: null });
+    expect(cronJob.spec.jobTemplate.spec.template.metadata).toEqual({ creationTimestamp: null });
+
+    const fill = emptyValueFiller("io.k8s.api.core.v1.PodStatus")!;
+    const status: Record<string, unknown> = {
+      conditions: [
+        { type: "Ready", status: "True", lastTransitionTime: "2024-01-01T00:00:00Z" },
+        { type: "PodScheduled", status: "True", lastProbeTime: null },
+      ],
+    };
+    fill(status);
+    expect(status.conditions).toEqual([
+      { type: "Ready", status: "True", lastProbeTime: null, lastTransitionTime: "2024-01-01T00:00:00Z" },
+      { type: "PodScheduled", status: "True", lastProbeTime: null, lastTransitionTime: null },
+    ]);
   });
 
   it("every write fills them again; set values are kept; array items are filled too", async () => {
@@ -141,7 +179,7 @@ describe("the parts kube-apiserver always writes", () => {
       expect(status.status).toEqual({
         replicas: 0,
         readyReplicas: 2,
-        conditions: [{ type: "ReplicaFailure", status: "True" }],
+        conditions: [{ type: "ReplicaFailure", status: "True", lastTransitionTime: null }],
       });
       const three = await client.updateStatus({ ...status, status: { replicas: 3 } } as never);
       expect(three.status).toEqual({ replicas: 3 });

@@ -1,4 +1,4 @@
-import { builtinGoEmptyValues } from "../schemas/builtin-go-types.generated.js";
+import { builtinGoEmptyValues, builtinGoFieldTypes } from "../schemas/builtin-go-types.generated.js";
 import { builtinDefinitions, isRecord, type OpenAPIDefinition } from "../schemas/kind-schema.js";
 
 // The parts of a built-in object that kube-apiserver always writes, because
@@ -6,23 +6,30 @@ import { builtinDefinitions, isRecord, type OpenAPIDefinition } from "../schemas
 // encoding/json: a struct-valued field is written even when unset
 // (`status: {}`, `status: {loadBalancer: {}}`), and a scalar without
 // `omitempty` is written as its zero value (a ReplicationController's
-// `status.replicas: 0`, an Event's `reportingComponent: ""`). The store fills
-// them in on every write, so every reader sees the object kube-apiserver
-// would hand out. What Go writes as null (nil slices, maps and pointers
-// without `omitempty`; a zero metav1.Time) is not added.
+// `status.replicas: 0`, an Event's `reportingComponent: ""`), and a zero
+// metav1.Time or MicroTime held by value is written as null whether or not
+// the field has `omitempty` (a pod template's `creationTimestamp: null`, a pod
+// condition's `lastProbeTime: null`, a core Event's `eventTime: null`). The
+// store fills them in on every write, so every reader sees the object
+// kube-apiserver would hand out. Nil slices, maps and pointers without
+// `omitempty`, which Go also writes as null, are not added.
 
 type Filler = (value: Record<string, unknown>) => void;
 
 /** One definition's plan: what to add where unset, and which set fields to descend into. */
 interface Plan {
-  /** A field and what it gets when unset: a zero scalar, or `struct` (an object filled in turn). */
-  readonly empties: readonly (readonly [field: string, empty: string | number | boolean | typeof struct])[];
+  /** A field and what it gets when unset: a zero scalar, null (a zero time), or `struct` (an object filled in turn). */
+  readonly empties: readonly (readonly [field: string, empty: Empty])[];
   /** The set fields to descend into: the definition they hold, directly, as array items or as map values. */
   readonly children: ReadonlyMap<string, readonly [definition: string, shape: "object" | "array" | "map"]>;
 }
 
 const plans = new Map<string, Plan | null>();
 const struct = Symbol("struct");
+type Empty = string | number | boolean | null | typeof struct;
+
+/** The Go types encoding/json writes as null when zero, even under `omitempty` (their MarshalJSON). */
+const nullWhenZero = new Set(["v1.Time", "v1.MicroTime"]);
 
 /**
  * The function that fills the unset parts of a built-in kind's objects in
@@ -38,7 +45,8 @@ function fill(definitionName: string, value: Record<string, unknown>): void {
   if (plan === null || plan === undefined) return;
   for (const [field, empty] of plan.empties) {
     const current = value[field];
-    if (current === undefined || current === null) value[field] = empty === struct ? {} : empty;
+    if (current === undefined || (current === null && empty !== null))
+      value[field] = empty === struct ? {} : empty;
   }
   // Objects set fewer fields than their schema declares: walk the set ones.
   for (const field in value) {
@@ -80,11 +88,13 @@ function planOf(definitionName: string, visiting: Set<string>): Plan | null {
   }
   visiting.add(definitionName);
   const emptyFields = builtinGoEmptyValues[definitionName] ?? {};
-  const empties: [string, string | number | boolean | typeof struct][] = [];
+  const goTypes = builtinGoFieldTypes[definitionName] ?? {};
+  const empties: [string, Empty][] = [];
   const children = new Map<string, readonly [string, "object" | "array" | "map"]>();
   for (const [field, property] of Object.entries(properties)) {
     const empty = emptyFields[field];
     if (empty !== undefined) empties.push([field, empty.startsWith("#") ? struct : JSON.parse(empty)]);
+    else if (nullWhenZero.has(goTypes[field] ?? "")) empties.push([field, null]);
     const child = childOf(property as OpenAPIDefinition);
     if (child !== undefined && planOf(child.definition, visiting) !== null)
       children.set(field, [child.definition, child.shape]);

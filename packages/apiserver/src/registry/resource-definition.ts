@@ -106,6 +106,12 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    */
   readonly fillEmptyValues: ((object: KubeObject) => void) | undefined;
   /**
+   * The top-level fields Go holds as raw JSON (runtime.RawExtension: a
+   * ControllerRevision's `data`), kept as sent, their nulls included. Empty
+   * for custom kinds.
+   */
+  readonly rawFields: readonly string[];
+  /**
    * Sent as a `Warning` with every answer about this kind at this version
    * (a CRD version marked `deprecated`).
    */

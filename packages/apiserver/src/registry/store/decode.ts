@@ -96,7 +96,7 @@ export function decodeObject(
     throw newInvalid(groupKindOf(resource), String(object.metadata?.name ?? ""), protoKeys.list);
   // Kubernetes reads a JSON null as "absent"; so do we, everywhere below.
   const filled = { apiVersion, kind: resource.kind, ...object, metadata: object.metadata ?? {} };
-  const decoded = (oddMembers ? withoutNulls(filled) : filled) as KubeObject;
+  const decoded = (oddMembers ? withoutNulls(filled, definition.rawFields) : filled) as KubeObject;
   if (largeObjects.has(object)) largeObjects.add(decoded);
   return decoded;
 }
@@ -183,20 +183,30 @@ function sharedLength(value: object): number | undefined {
   return isSharedFieldsV1(value) ? jsonLength(value) : undefined;
 }
 
-/** Drops null members in place: `value` is the decoder's private copy, so nothing is copied again. */
-export function withoutNulls(value: unknown): unknown {
+/**
+ * Drops null members in place: `value` is the decoder's private copy, so
+ * nothing is copied again. The top-level `rawFields` (Go's RawExtension) keep
+ * their nulls, as Go keeps their bytes.
+ */
+export function withoutNulls(value: unknown, rawFields: readonly string[] = []): unknown {
+  return dropMembers(value, true, rawFields);
+}
+
+function dropMembers(value: unknown, nulls: boolean, rawFields: readonly string[]): unknown {
   // Frozen values are the shared FieldsV1 trees, which hold no null.
   if (typeof value === "object" && value !== null && Object.isFrozen(value)) return value;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) value[i] = withoutNulls(value[i]);
+    for (let i = 0; i < value.length; i++) value[i] = dropMembers(value[i], nulls, noFields);
     return value;
   }
   if (isJsonObject(value)) {
     for (const key of Object.keys(value)) {
       // A "__proto__" member (JSON.parse makes it an own key) would become a prototype in any copy.
-      if (value[key] === null || key === "__proto__") delete value[key];
-      else value[key] = withoutNulls(value[key]);
+      if (key === "__proto__" || (nulls && value[key] === null)) delete value[key];
+      else value[key] = dropMembers(value[key], nulls && !rawFields.includes(key), noFields);
     }
   }
   return value;
 }
+
+const noFields: readonly string[] = [];

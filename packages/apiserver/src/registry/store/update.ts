@@ -159,6 +159,9 @@ async function storeAttempt(
   options: UpdateOptions,
   { existing, requested, requestedFields, admission, large }: Attempt,
 ): Promise<{ object: KubeObject; stored: boolean }> {
+  // Filled before the strategy compares it with the stored object, which is filled: a
+  // template's `creationTimestamp: null` the client left out is no change to the spec.
+  store.definition.fillEmptyValues?.(requested);
   let object = prepareUpdate(store, requested, existing, options.subresource);
   if (large) await yieldTurn();
   if (options.managedFieldsComputed) {
