@@ -68,7 +68,8 @@ describe("the Website operator", () => {
     const deployment = await env.client.resource(deployments, "default").get("blog");
     expect(deployment.spec?.replicas).toBe(3);
     expect(deployment.spec?.template.spec?.volumes).toEqual([
-      { name: "content", configMap: { name: "blog-content" } },
+      // The API server's default file mode (0644) is filled in.
+      { name: "content", configMap: { name: "blog-content", defaultMode: 420 } },
     ]);
     expect(deployment.metadata?.ownerReferences).toEqual([owner]);
     const service = await env.client.resource(services, "default").get("blog");

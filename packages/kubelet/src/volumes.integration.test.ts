@@ -306,7 +306,8 @@ describe("volumes", () => {
     expect(await exec(runtime, id, "cat /etc/info/labels")).toBe('app="web"\ntier="front"');
     expect(await exec(runtime, id, "cat /etc/info/name /etc/info/tier")).toBe("webfront");
     expect(await exec(runtime, id, "cat /etc/info/cpu_limit")).toBe("500");
-    expect(await exec(runtime, id, "cat /etc/info/mem_request")).toBe("0");
+    // The API server defaulted the request to the limit (SetDefaults_Pod).
+    expect(await exec(runtime, id, "cat /etc/info/mem_request")).toBe("67108864");
     expect(await exec(runtime, id, "ls /var/run/all")).toBe("mode\nns\ntoken\n");
     const token = runtime.readFile(id, "/var/run/all/token") ?? "";
     const claims = JSON.parse(Buffer.from(token.split(".")[1] ?? "", "base64url").toString());

@@ -17,6 +17,9 @@ const dnsPolicies = ["ClusterFirstWithHostNet", "ClusterFirst", "Default", "None
 export const podStrategy: Strategy = {
   prepareForCreate(object) {
     const pod = object as Mutable<Pod>;
+    // The ServiceAccount admission plugin names the account after defaulting: the alias follows it.
+    const spec = pod.spec as (PodSpec & { serviceAccount?: string }) | undefined;
+    if (spec?.serviceAccountName) spec.serviceAccount = spec.serviceAccountName;
     pod.status = { phase: "Pending", qosClass: qosClassOf(pod.spec) };
     // A gated pod is marked as such at creation (upstream applySchedulingGatedCondition).
     if ((pod.spec?.schedulingGates ?? []).length > 0) {
@@ -33,6 +36,7 @@ export const podStrategy: Strategy = {
   applyDefaults(object) {
     const pod = object as Pod;
     pod.spec ??= { containers: [] };
+    applyPodDefaults(pod.spec);
     applyPodSpecDefaults(pod.spec);
   },
   validate(object, errors) {
@@ -103,7 +107,6 @@ function validateOnlyDeletedSchedulingGates(
   }
 }
 
-/** `SetDefaults_PodSpec` and `SetDefaults_Container` for the fields reconcile uses. */
 export const podDefinition = defineKind({
   descriptor: pods,
   strategy: podStrategy,
@@ -113,28 +116,136 @@ export const podDefinition = defineKind({
   subresources: { binding: podBindingHandler, eviction: podEvictionHandler },
 });
 
-export function applyPodSpecDefaults(spec: PodSpec): void {
-  spec.restartPolicy ??= "Always";
-  spec.terminationGracePeriodSeconds ??= 30;
-  spec.dnsPolicy ??= "ClusterFirst";
-  spec.schedulerName ??= "default-scheduler";
-  spec.securityContext ??= {};
+// Defaulting as kube-apiserver's generated defaulters for core/v1 (`SetObjectDefaults_Pod`,
+// `SetObjectDefaults_PodTemplate`) call it: the PodSpec's own defaults, then every volume,
+// container, probe, lifecycle handler and field selector inside it. A Pod also takes
+// `SetDefaults_Pod`, which a template does not.
+
+type Loose = Record<string, unknown>;
+
+/** `SetDefaults_Pod`: what only a Pod (never a template) takes. */
+export function applyPodDefaults(spec: PodSpec): void {
+  // Requests default to limits, per resource, for containers and init containers.
   for (const container of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
-    applyContainerDefaults(container);
+    const limits = container.resources?.limits;
+    if (limits === undefined || container.resources === undefined) continue;
+    const requests = (container.resources.requests ??= {});
+    for (const [name, value] of Object.entries(limits)) if (!(name in requests)) requests[name] = value;
+  }
+  spec.enableServiceLinks ??= true;
+  if (spec.hostNetwork) {
+    // With the host's network every container port is a host port.
+    for (const container of [...(spec.containers ?? []), ...(spec.initContainers ?? [])])
+      for (const port of container.ports ?? []) if (!port.hostPort) port.hostPort = port.containerPort;
   }
 }
 
+/** `SetDefaults_PodSpec` and the defaults of everything a PodSpec holds, for a Pod and for a template. */
+export function applyPodSpecDefaults(spec: PodSpec): void {
+  spec.dnsPolicy ??= "ClusterFirst";
+  spec.restartPolicy ??= "Always";
+  spec.securityContext ??= {};
+  spec.terminationGracePeriodSeconds ??= 30;
+  spec.schedulerName ??= "default-scheduler";
+  // serviceAccount is the deprecated alias of serviceAccountName: read when the name is unset,
+  // and written as the name (the v1 conversion of PodSpec).
+  const loose = spec as PodSpec & { serviceAccount?: string };
+  if (!spec.serviceAccountName && loose.serviceAccount) spec.serviceAccountName = loose.serviceAccount;
+  if (spec.serviceAccountName) loose.serviceAccount = spec.serviceAccountName;
+  else delete loose.serviceAccount;
+  for (const volume of spec.volumes ?? []) applyVolumeDefaults(volume as unknown as Loose);
+  for (const container of spec.containers ?? []) applyContainerDefaults(container);
+  for (const container of spec.initContainers ?? []) applyContainerDefaults(container);
+  for (const container of spec.ephemeralContainers ?? []) applyContainerDefaults(container as Container);
+}
+
+const fileModeDefault = 0o644; // 420: secret, configMap, downwardAPI and projected volumes
+
+function applyVolumeDefaults(volume: Loose): void {
+  // SetDefaults_Volume: a volume without a source is an emptyDir.
+  if (Object.keys(volume).every((key) => key === "name")) volume.emptyDir = {};
+  const source = (key: string) => (isLoose(volume[key]) ? (volume[key] as Loose) : undefined);
+  const hostPath = source("hostPath");
+  if (hostPath) hostPath.type ??= "";
+  for (const key of ["secret", "configMap", "downwardAPI", "projected"]) {
+    const withMode = source(key);
+    if (withMode) withMode.defaultMode ??= fileModeDefault;
+  }
+  defaultFieldRefs(source("downwardAPI")?.items);
+  const projected = source("projected");
+  for (const projection of asLooseArray(projected?.sources)) {
+    if (isLoose(projection.downwardAPI)) defaultFieldRefs(projection.downwardAPI.items);
+    if (isLoose(projection.serviceAccountToken)) projection.serviceAccountToken.expirationSeconds ??= 3600;
+  }
+  const iscsi = source("iscsi");
+  if (iscsi) iscsi.iscsiInterface ??= "default";
+  const rbd = source("rbd");
+  if (rbd) {
+    rbd.pool ??= "rbd";
+    rbd.user ??= "admin";
+    rbd.keyring ??= "/etc/ceph/keyring";
+  }
+  const azureDisk = source("azureDisk");
+  if (azureDisk) {
+    azureDisk.cachingMode ??= "ReadWrite";
+    azureDisk.fsType ??= "ext4";
+    azureDisk.readOnly ??= false;
+    azureDisk.kind ??= "Shared";
+  }
+  const scaleIO = source("scaleIO");
+  if (scaleIO) {
+    scaleIO.storageMode ??= "ThinProvisioned";
+    scaleIO.fsType ??= "xfs";
+  }
+  const claimTemplate = source("ephemeral")?.volumeClaimTemplate;
+  if (isLoose(claimTemplate) && isLoose(claimTemplate.spec)) claimTemplate.spec.volumeMode ??= "Filesystem";
+}
+
+/** `SetDefaults_Container` and the generated defaults of its ports, env, probes and lifecycle handlers. */
 function applyContainerDefaults(container: Container): void {
+  container.imagePullPolicy ??= imageTagIsLatest(container.image) ? "Always" : "IfNotPresent";
   container.terminationMessagePath ??= "/dev/termination-log";
   container.terminationMessagePolicy ??= "File";
-  container.imagePullPolicy ??= imageTagIsLatest(container.image) ? "Always" : "IfNotPresent";
   for (const port of container.ports ?? []) port.protocol ??= "TCP";
   container.resources ??= {};
-  // SetDefaults_ObjectFieldSelector.
   for (const env of container.env ?? []) {
     const fieldRef = env.valueFrom?.fieldRef;
     if (fieldRef !== undefined) fieldRef.apiVersion ??= "v1";
   }
+  for (const probe of [container.livenessProbe, container.readinessProbe, container.startupProbe]) {
+    if (!isLoose(probe)) continue;
+    // SetDefaults_Probe: a zero is unset, as Go's int32 fields cannot tell them apart.
+    if (!probe.timeoutSeconds) probe.timeoutSeconds = 1;
+    if (!probe.periodSeconds) probe.periodSeconds = 10;
+    if (!probe.successThreshold) probe.successThreshold = 1;
+    if (!probe.failureThreshold) probe.failureThreshold = 3;
+    applyHandlerDefaults(probe as Loose);
+    if (isLoose(probe.grpc)) probe.grpc.service ??= "";
+  }
+  const lifecycle = container.lifecycle as Loose | undefined;
+  for (const hook of [lifecycle?.postStart, lifecycle?.preStop])
+    if (isLoose(hook)) applyHandlerDefaults(hook);
+}
+
+/** `SetDefaults_HTTPGetAction`. */
+function applyHandlerDefaults(handler: Loose): void {
+  const httpGet = handler.httpGet;
+  if (!isLoose(httpGet)) return;
+  if (!httpGet.path) httpGet.path = "/";
+  if (!httpGet.scheme) httpGet.scheme = "HTTP";
+}
+
+/** `SetDefaults_ObjectFieldSelector` for each item's fieldRef. */
+function defaultFieldRefs(items: unknown): void {
+  for (const item of asLooseArray(items)) if (isLoose(item.fieldRef)) item.fieldRef.apiVersion ??= "v1";
+}
+
+function isLoose(value: unknown): value is Loose {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function asLooseArray(value: unknown): Loose[] {
+  return Array.isArray(value) ? value.filter(isLoose) : [];
 }
 
 /** Pull "Always" for `:latest` or no tag at all (a digest counts as a tag), as upstream defaults it. */
