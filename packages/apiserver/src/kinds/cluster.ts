@@ -17,7 +17,13 @@ import {
   serviceAccounts,
   storageClasses,
 } from "@reconcile/api";
-import type { LimitRange, PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
+import type {
+  Endpoints,
+  LimitRange,
+  PersistentVolume,
+  PersistentVolumeClaim,
+} from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { NetworkPolicy } from "kubernetes-types/networking/v1.js";
 import type { Role, RoleBinding } from "kubernetes-types/rbac/v1.js";
 import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
@@ -223,6 +229,24 @@ const clearStatus: Strategy["prepareForCreate"] = (object) => {
   delete (object as { status?: unknown }).status;
 };
 
+/** `SetDefaults_Endpoints`: each subset's ports are TCP unless said. */
+const endpointsStrategy: Strategy = {
+  applyDefaults(object) {
+    for (const subset of (object as Endpoints).subsets ?? [])
+      for (const port of subset.ports ?? []) port.protocol ??= "TCP";
+  },
+};
+
+/** discovery/v1 `SetDefaults_EndpointPort`: a port's name is "" and its protocol TCP unless said. */
+const endpointSliceStrategy: Strategy = {
+  applyDefaults(object) {
+    for (const port of (object as EndpointSlice).ports ?? []) {
+      port.name ??= "";
+      port.protocol ??= "TCP";
+    }
+  },
+};
+
 /** The kinds of this file, in discovery order. */
 export const clusterDefinitions: readonly ResourceDefinition[] = [
   defineKind({
@@ -230,7 +254,7 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     printer: serviceAccountPrinter,
     protobufMessage: "ServiceAccount",
   }),
-  defineKind({ descriptor: endpoints, printer: endpointsPrinter }),
+  defineKind({ descriptor: endpoints, strategy: endpointsStrategy, printer: endpointsPrinter }),
   defineKind({
     descriptor: persistentVolumeClaims,
     strategy: persistentVolumeClaimStrategy,
@@ -248,7 +272,7 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     printer: resourceQuotaPrinter,
   }),
   defineKind({ descriptor: limitRanges, strategy: limitRangeStrategy }),
-  defineKind({ descriptor: endpointSlices, printer: endpointSlicePrinter }),
+  defineKind({ descriptor: endpointSlices, strategy: endpointSliceStrategy, printer: endpointSlicePrinter }),
   defineKind({
     descriptor: ingresses,
     strategy: { prepareForCreate: clearStatus },
