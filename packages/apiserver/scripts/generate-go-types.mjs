@@ -164,7 +164,11 @@ function structFields(dir, name) {
       // TypeMeta's apiVersion and kind are read before the object, never as a type error.
       if (embeddedName === "TypeMeta" || embeddedName === "ListMeta") continue;
       if (qualifier !== undefined) throw new Error(`${name}: inlined ${field.embedded} from another package`);
-      Object.assign(out, structFields(dir, embeddedName));
+      const inlined = structFields(dir, embeddedName);
+      Object.assign(out, inlined);
+      // An inlined field keeps its own tag's omitempty.
+      for (const json of Object.keys(inlined ?? {}))
+        if (omitted.has(`${dir}#${embeddedName}.${json}`)) omitted.add(`${dir}#${name}.${json}`);
     } else {
       out[field.json] = field.type;
       if (field.omitempty) omitted.add(`${dir}#${name}.${field.json}`);
@@ -177,12 +181,13 @@ function structFields(dir, name) {
 const omitted = new Set();
 
 /**
- * What Go's encoding/json writes for a field the object does not set, when it
- * writes something other than null: a struct value (even `omitempty`, which
- * does not apply to structs) as `#<definition>`, to be filled in turn, and a
- * scalar without `omitempty` as its zero value's JSON. Types with their own
- * JSON form (Time, Quantity, IntOrString, …) and nil slices, maps and
- * pointers (null) are left out.
+ * What Go's encoding/json writes for a field the object does not set: a struct
+ * value (even `omitempty`, which does not apply to structs) as `#<definition>`,
+ * to be filled in turn; a scalar without `omitempty` as its zero value's JSON;
+ * `null` for a nil slice, map or pointer without `omitempty`, and for a
+ * metav1.Time or MicroTime held by value (their MarshalJSON writes a zero time
+ * as null, which `omitempty` does not see). Other types with their own JSON
+ * form (Quantity, IntOrString, …) are left out.
  */
 const ownJSON = new Set([
   "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
@@ -194,7 +199,9 @@ const ownJSON = new Set([
   "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
 ]);
 function emptyValue(goType, property, omitempty) {
-  if (goType.startsWith("*") || goType.startsWith("[]") || goType.startsWith("map[")) return undefined;
+  if (goType === "v1.Time" || goType === "v1.MicroTime") return "null";
+  if (goType.startsWith("*") || goType.startsWith("[]") || goType.startsWith("map["))
+    return omitempty ? undefined : "null";
   const ref = (property.$ref ?? property.allOf?.[0]?.$ref)?.replace("#/definitions/", "");
   if (ref !== undefined) {
     if (ownJSON.has(ref) || definitions[ref]?.properties === undefined) return undefined;
@@ -307,9 +314,10 @@ export const builtinGoFieldTypes: Readonly<Record<string, Readonly<Record<string
 export const builtinGoNamedTypes: Readonly<Record<string, string>> = ${JSON.stringify(sorted(namedTypes))};
 
 /**
- * Definition name → JSON field → what Go's encoding/json writes when the field is unset, where
- * that is not null: \`#<definition>\` for a struct value (an object filled in turn), else the JSON
- * of a scalar's zero value (\`""\`, \`0\`, \`false\`) for a field without \`omitempty\`.
+ * Definition name → JSON field → what Go's encoding/json writes when the field is unset:
+ * \`#<definition>\` for a struct value (an object filled in turn); the JSON of a scalar's zero value
+ * (\`""\`, \`0\`, \`false\`) for a field without \`omitempty\`; \`null\` for a nil slice, map or
+ * pointer without \`omitempty\` and for a zero metav1.Time or MicroTime held by value.
  */
 export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<string, string>>>> = ${JSON.stringify(sorted(emptyValues))};
 

@@ -148,9 +148,10 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
   };
   const schema = derive<Schema>(init.schema, builtinDecoderSchema, "any");
   const applyType = derive<TypeNode | undefined>(init.applyType, builtinApplyType, undefined);
-  const fillEmpty = derive<((object: KubeObject) => void) | undefined>(
+  const fillEmpty = derive<((object: KubeObject, beforeValidation?: boolean) => void) | undefined>(
     undefined,
-    (name) => emptyValueFiller(name) as ((object: KubeObject) => void) | undefined,
+    (name) =>
+      emptyValueFiller(name) as ((object: KubeObject, beforeValidation?: boolean) => void) | undefined,
     undefined,
   );
   const rawFields = derive<readonly string[]>(

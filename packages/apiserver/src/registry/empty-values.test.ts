@@ -133,6 +133,25 @@ describe("the parts kube-apiserver always writes", () => {
     expect(event.firstTimestamp).toBeNull();
   });
 
+  it("a nil slice without omitempty is null: an EndpointSlice without endpoints, a Role without rules", async () => {
+    const slice = await created(
+      { metadata: { name: "s" }, addressType: "IPv4" } as KubeObject,
+      descriptor("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
+    );
+    expect([slice.endpoints, slice.ports]).toEqual([null, null]);
+    const role = await created(
+      { metadata: { name: "r" } } as KubeObject,
+      descriptor("rbac.authorization.k8s.io", "v1", "roles", "Role"),
+    );
+    expect(role.rules).toBeNull();
+    // An empty list that was sent stays a list, as a non-nil Go slice does.
+    const sent = await created(
+      { metadata: { name: "r" }, rules: [] } as KubeObject,
+      descriptor("rbac.authorization.k8s.io", "v1", "roles", "Role"),
+    );
+    expect(sent.rules).toEqual([]);
+  });
+
   it("a zero time held by value is null: templates' creationTimestamp, conditions' lastProbeTime", async () => {
     const replicaSet = await created(
       { metadata: { name: "rs" }, spec: { selector: { matchLabels: { a: "b" } }, template } } as KubeObject,

@@ -4,22 +4,29 @@ import { builtinDefinitions, isRecord, type OpenAPIDefinition } from "../schemas
 // The parts of a built-in object that kube-apiserver always writes, because
 // it decodes every body into Go structs and encodes them again with
 // encoding/json: a struct-valued field is written even when unset
-// (`status: {}`, `status: {loadBalancer: {}}`), and a scalar without
-// `omitempty` is written as its zero value (a ReplicationController's
-// `status.replicas: 0`, an Event's `reportingComponent: ""`), and a zero
-// metav1.Time or MicroTime held by value is written as null whether or not
-// the field has `omitempty` (a pod template's `creationTimestamp: null`, a pod
-// condition's `lastProbeTime: null`, a core Event's `eventTime: null`). The
-// store fills them in on every write, so every reader sees the object
-// kube-apiserver would hand out. Nil slices, maps and pointers without
-// `omitempty`, which Go also writes as null, are not added.
+// (`status: {}`, `status: {loadBalancer: {}}`), a scalar without `omitempty`
+// as its zero value (a ReplicationController's `status.replicas: 0`, an
+// Event's `reportingComponent: ""`), and as null a nil slice, map or pointer
+// without `omitempty` (an empty EndpointSlice's `endpoints: null`, a Role's
+// `rules: null`) and a zero metav1.Time held by value, whose MarshalJSON
+// writes null whatever the tag says (a pod template's `creationTimestamp:
+// null`, a pod condition's `lastProbeTime: null`). The store fills them in on
+// every write, so every reader sees the object kube-apiserver would hand out.
+// The nil slices, maps and pointers are filled only after validation, which
+// reads them as absent (a Deployment's missing selector is "Required", not a
+// null to read through); the rest also before, so that the strategy compares
+// a request with the stored object part for part.
 
-type Filler = (value: Record<string, unknown>) => void;
+/** Fills `value` in place; `beforeValidation` leaves out the nil slices, maps and pointers. */
+type Filler = (value: Record<string, unknown>, beforeValidation?: boolean) => void;
 
 /** One definition's plan: what to add where unset, and which set fields to descend into. */
 interface Plan {
-  /** A field and what it gets when unset: a zero scalar, null (a zero time), or `struct` (an object filled in turn). */
-  readonly empties: readonly (readonly [field: string, empty: Empty])[];
+  /**
+   * A field, what it gets when unset (a zero scalar, null, or `struct`: an object filled in turn),
+   * and whether it is a nil slice, map or pointer (filled after validation only).
+   */
+  readonly empties: readonly (readonly [field: string, empty: Empty, nil: boolean])[];
   /** The set fields to descend into: the definition they hold, directly, as array items or as map values. */
   readonly children: ReadonlyMap<string, readonly [definition: string, shape: "object" | "array" | "map"]>;
 }
@@ -28,22 +35,20 @@ const plans = new Map<string, Plan | null>();
 const struct = Symbol("struct");
 type Empty = string | number | boolean | null | typeof struct;
 
-/** The Go types encoding/json writes as null when zero, even under `omitempty` (their MarshalJSON). */
-const nullWhenZero = new Set(["v1.Time", "v1.MicroTime"]);
-
 /**
  * The function that fills the unset parts of a built-in kind's objects in
  * place, or undefined when the kind has none (or is not built in).
  */
 export function emptyValueFiller(definitionName: string): Filler | undefined {
   if (planOf(definitionName, new Set()) === null) return undefined;
-  return (value) => fill(definitionName, value);
+  return (value, beforeValidation = false) => fill(definitionName, value, beforeValidation);
 }
 
-function fill(definitionName: string, value: Record<string, unknown>): void {
+function fill(definitionName: string, value: Record<string, unknown>, beforeValidation: boolean): void {
   const plan = plans.get(definitionName);
   if (plan === null || plan === undefined) return;
-  for (const [field, empty] of plan.empties) {
+  for (const [field, empty, nil] of plan.empties) {
+    if (nil && beforeValidation) continue;
     const current = value[field];
     if (current === undefined || (current === null && empty !== null))
       value[field] = empty === struct ? {} : empty;
@@ -56,15 +61,16 @@ function fill(definitionName: string, value: Record<string, unknown>): void {
     if (typeof item !== "object" || item === null) continue;
     const [definition, shape] = child;
     if (shape === "array") {
-      if (Array.isArray(item)) for (const element of item) if (isRecord(element)) fill(definition, element);
+      if (Array.isArray(item))
+        for (const element of item) if (isRecord(element)) fill(definition, element, beforeValidation);
     } else if (Array.isArray(item)) {
       // A value of the wrong shape was refused by the decoder; nothing to fill.
     } else if (shape === "object") {
-      fill(definition, item as Record<string, unknown>);
+      fill(definition, item as Record<string, unknown>, beforeValidation);
     } else {
       for (const key in item) {
         const entry = (item as Record<string, unknown>)[key];
-        if (isRecord(entry)) fill(definition, entry);
+        if (isRecord(entry)) fill(definition, entry, beforeValidation);
       }
     }
   }
@@ -89,12 +95,15 @@ function planOf(definitionName: string, visiting: Set<string>): Plan | null {
   visiting.add(definitionName);
   const emptyFields = builtinGoEmptyValues[definitionName] ?? {};
   const goTypes = builtinGoFieldTypes[definitionName] ?? {};
-  const empties: [string, Empty][] = [];
+  const empties: [string, Empty, boolean][] = [];
   const children = new Map<string, readonly [string, "object" | "array" | "map"]>();
   for (const [field, property] of Object.entries(properties)) {
     const empty = emptyFields[field];
-    if (empty !== undefined) empties.push([field, empty.startsWith("#") ? struct : JSON.parse(empty)]);
-    else if (nullWhenZero.has(goTypes[field] ?? "")) empties.push([field, null]);
+    if (empty !== undefined) {
+      const value: Empty = empty.startsWith("#") ? struct : JSON.parse(empty);
+      const time = goTypes[field] === "v1.Time" || goTypes[field] === "v1.MicroTime";
+      empties.push([field, value, value === null && !time]);
+    }
     const child = childOf(property as OpenAPIDefinition);
     if (child !== undefined && planOf(child.definition, visiting) !== null)
       children.set(field, [child.definition, child.shape]);

@@ -102,9 +102,11 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   /**
    * Fills in place the parts kube-apiserver always writes for this kind (Go's
    * encoding/json of its structs: `status: {}`, zero-valued scalars without
-   * `omitempty`), on every write. Undefined: nothing is added (custom kinds).
+   * `omitempty`, null for zero times and for nil slices, maps and pointers
+   * without `omitempty`), on every write; `beforeValidation` leaves the nil
+   * ones out. Undefined: nothing is added (custom kinds).
    */
-  readonly fillEmptyValues: ((object: KubeObject) => void) | undefined;
+  readonly fillEmptyValues: ((object: KubeObject, beforeValidation?: boolean) => void) | undefined;
   /**
    * The top-level fields Go holds as raw JSON (runtime.RawExtension: a
    * ControllerRevision's `data`), kept as sent, their nulls included. Empty

@@ -2364,22 +2364,26 @@ export const builtinGoNamedTypes: Readonly<Record<string, string>> = {
 };
 
 /**
- * Definition name → JSON field → what Go's encoding/json writes when the field is unset, where
- * that is not null: `#<definition>` for a struct value (an object filled in turn), else the JSON
- * of a scalar's zero value (`""`, `0`, `false`) for a field without `omitempty`.
+ * Definition name → JSON field → what Go's encoding/json writes when the field is unset:
+ * `#<definition>` for a struct value (an object filled in turn); the JSON of a scalar's zero value
+ * (`""`, `0`, `false`) for a field without `omitempty`; `null` for a nil slice, map or
+ * pointer without `omitempty` and for a zero metav1.Time or MicroTime held by value.
  */
 export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "io.k8s.api.admissionregistration.v1.AuditAnnotation": { key: '""', valueExpression: '""' },
   "io.k8s.api.admissionregistration.v1.ExpressionWarning": { fieldRef: '""', warning: '""' },
   "io.k8s.api.admissionregistration.v1.MatchCondition": { expression: '""', name: '""' },
   "io.k8s.api.admissionregistration.v1.MutatingWebhook": {
+    admissionReviewVersions: "null",
     clientConfig: "#io.k8s.api.admissionregistration.v1.WebhookClientConfig",
     name: '""',
+    sideEffects: "null",
   },
   "io.k8s.api.admissionregistration.v1.MutatingWebhookConfiguration": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
   },
   "io.k8s.api.admissionregistration.v1.MutatingWebhookConfigurationList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.admissionregistration.v1.ServiceReference": { name: '""', namespace: '""' },
@@ -2393,19 +2397,24 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingSpec",
   },
   "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyBindingList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.admissionregistration.v1.ValidatingAdmissionPolicyList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.admissionregistration.v1.ValidatingWebhook": {
+    admissionReviewVersions: "null",
     clientConfig: "#io.k8s.api.admissionregistration.v1.WebhookClientConfig",
     name: '""',
+    sideEffects: "null",
   },
   "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfiguration": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
   },
   "io.k8s.api.admissionregistration.v1.ValidatingWebhookConfigurationList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.admissionregistration.v1.Validation": { expression: '""' },
@@ -2414,15 +2423,22 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     revision: "0",
   },
-  "io.k8s.api.apps.v1.ControllerRevisionList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.apps.v1.ControllerRevisionList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.apps.v1.DaemonSet": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.apps.v1.DaemonSetSpec",
     status: "#io.k8s.api.apps.v1.DaemonSetStatus",
   },
-  "io.k8s.api.apps.v1.DaemonSetCondition": { type: '""' },
-  "io.k8s.api.apps.v1.DaemonSetList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.apps.v1.DaemonSetCondition": { lastTransitionTime: "null", type: '""' },
+  "io.k8s.api.apps.v1.DaemonSetList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.apps.v1.DaemonSetSpec": {
+    selector: "null",
     template: "#io.k8s.api.core.v1.PodTemplateSpec",
     updateStrategy: "#io.k8s.api.apps.v1.DaemonSetUpdateStrategy",
   },
@@ -2437,9 +2453,17 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.apps.v1.DeploymentSpec",
     status: "#io.k8s.api.apps.v1.DeploymentStatus",
   },
-  "io.k8s.api.apps.v1.DeploymentCondition": { type: '""' },
-  "io.k8s.api.apps.v1.DeploymentList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.apps.v1.DeploymentCondition": {
+    lastTransitionTime: "null",
+    lastUpdateTime: "null",
+    type: '""',
+  },
+  "io.k8s.api.apps.v1.DeploymentList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.apps.v1.DeploymentSpec": {
+    selector: "null",
     strategy: "#io.k8s.api.apps.v1.DeploymentStrategy",
     template: "#io.k8s.api.core.v1.PodTemplateSpec",
   },
@@ -2448,19 +2472,26 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.apps.v1.ReplicaSetSpec",
     status: "#io.k8s.api.apps.v1.ReplicaSetStatus",
   },
-  "io.k8s.api.apps.v1.ReplicaSetCondition": { type: '""' },
-  "io.k8s.api.apps.v1.ReplicaSetList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
-  "io.k8s.api.apps.v1.ReplicaSetSpec": { template: "#io.k8s.api.core.v1.PodTemplateSpec" },
+  "io.k8s.api.apps.v1.ReplicaSetCondition": { lastTransitionTime: "null", type: '""' },
+  "io.k8s.api.apps.v1.ReplicaSetList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
+  "io.k8s.api.apps.v1.ReplicaSetSpec": { selector: "null", template: "#io.k8s.api.core.v1.PodTemplateSpec" },
   "io.k8s.api.apps.v1.ReplicaSetStatus": { replicas: "0" },
   "io.k8s.api.apps.v1.StatefulSet": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.apps.v1.StatefulSetSpec",
     status: "#io.k8s.api.apps.v1.StatefulSetStatus",
   },
-  "io.k8s.api.apps.v1.StatefulSetCondition": { type: '""' },
-  "io.k8s.api.apps.v1.StatefulSetList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.apps.v1.StatefulSetCondition": { lastTransitionTime: "null", type: '""' },
+  "io.k8s.api.apps.v1.StatefulSetList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.apps.v1.StatefulSetOrdinals": { start: "0" },
   "io.k8s.api.apps.v1.StatefulSetSpec": {
+    selector: "null",
     serviceName: '""',
     template: "#io.k8s.api.core.v1.PodTemplateSpec",
     updateStrategy: "#io.k8s.api.apps.v1.StatefulSetUpdateStrategy",
@@ -2478,7 +2509,12 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.authentication.v1.TokenRequestSpec",
     status: "#io.k8s.api.authentication.v1.TokenRequestStatus",
   },
-  "io.k8s.api.authentication.v1.TokenRequestStatus": { token: '""' },
+  "io.k8s.api.authentication.v1.TokenRequestSpec": {
+    audiences: "null",
+    boundObjectRef: "null",
+    expirationSeconds: "null",
+  },
+  "io.k8s.api.authentication.v1.TokenRequestStatus": { expirationTimestamp: "null", token: '""' },
   "io.k8s.api.authentication.v1.TokenReview": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.authentication.v1.TokenReviewSpec",
@@ -2490,6 +2526,8 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.authorization.v1.SubjectAccessReviewSpec",
     status: "#io.k8s.api.authorization.v1.SubjectAccessReviewStatus",
   },
+  "io.k8s.api.authorization.v1.NonResourceRule": { verbs: "null" },
+  "io.k8s.api.authorization.v1.ResourceRule": { verbs: "null" },
   "io.k8s.api.authorization.v1.SelfSubjectAccessReview": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.authorization.v1.SelfSubjectAccessReviewSpec",
@@ -2506,7 +2544,11 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     status: "#io.k8s.api.authorization.v1.SubjectAccessReviewStatus",
   },
   "io.k8s.api.authorization.v1.SubjectAccessReviewStatus": { allowed: "false" },
-  "io.k8s.api.authorization.v1.SubjectRulesReviewStatus": { incomplete: "false" },
+  "io.k8s.api.authorization.v1.SubjectRulesReviewStatus": {
+    incomplete: "false",
+    nonResourceRules: "null",
+    resourceRules: "null",
+  },
   "io.k8s.api.autoscaling.v1.CrossVersionObjectReference": { name: '""' },
   "io.k8s.api.autoscaling.v1.HorizontalPodAutoscaler": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
@@ -2514,6 +2556,7 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     status: "#io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerStatus",
   },
   "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.autoscaling.v1.HorizontalPodAutoscalerSpec": {
@@ -2550,14 +2593,16 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec",
     status: "#io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus",
   },
+  "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerCondition": { lastTransitionTime: "null" },
   "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerSpec": {
     maxReplicas: "0",
     scaleTargetRef: "#io.k8s.api.autoscaling.v2.CrossVersionObjectReference",
   },
-  "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus": { desiredReplicas: "0" },
+  "io.k8s.api.autoscaling.v2.HorizontalPodAutoscalerStatus": { currentMetrics: "null", desiredReplicas: "0" },
   "io.k8s.api.autoscaling.v2.MetricIdentifier": { name: '""' },
   "io.k8s.api.autoscaling.v2.ObjectMetricSource": {
     describedObject: "#io.k8s.api.autoscaling.v2.CrossVersionObjectReference",
@@ -2586,37 +2631,59 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.batch.v1.CronJobSpec",
     status: "#io.k8s.api.batch.v1.CronJobStatus",
   },
-  "io.k8s.api.batch.v1.CronJobList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.batch.v1.CronJobList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.batch.v1.CronJobSpec": { jobTemplate: "#io.k8s.api.batch.v1.JobTemplateSpec", schedule: '""' },
   "io.k8s.api.batch.v1.Job": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.batch.v1.JobSpec",
     status: "#io.k8s.api.batch.v1.JobStatus",
   },
-  "io.k8s.api.batch.v1.JobList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.batch.v1.JobCondition": { lastProbeTime: "null", lastTransitionTime: "null" },
+  "io.k8s.api.batch.v1.JobList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.batch.v1.JobSpec": { template: "#io.k8s.api.core.v1.PodTemplateSpec" },
   "io.k8s.api.batch.v1.JobTemplateSpec": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.batch.v1.JobSpec",
   },
+  "io.k8s.api.batch.v1.PodFailurePolicy": { rules: "null" },
+  "io.k8s.api.batch.v1.PodFailurePolicyOnExitCodesRequirement": { values: "null" },
+  "io.k8s.api.batch.v1.SuccessPolicy": { rules: "null" },
   "io.k8s.api.certificates.v1.CertificateSigningRequest": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.certificates.v1.CertificateSigningRequestSpec",
     status: "#io.k8s.api.certificates.v1.CertificateSigningRequestStatus",
   },
+  "io.k8s.api.certificates.v1.CertificateSigningRequestCondition": {
+    lastTransitionTime: "null",
+    lastUpdateTime: "null",
+  },
   "io.k8s.api.certificates.v1.CertificateSigningRequestList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
-  "io.k8s.api.certificates.v1.CertificateSigningRequestSpec": { signerName: '""' },
+  "io.k8s.api.certificates.v1.CertificateSigningRequestSpec": { request: "null", signerName: '""' },
   "io.k8s.api.coordination.v1.Lease": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.coordination.v1.LeaseSpec",
   },
-  "io.k8s.api.coordination.v1.LeaseList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.coordination.v1.LeaseList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.AWSElasticBlockStoreVolumeSource": { volumeID: '""' },
   "io.k8s.api.core.v1.AttachedVolume": { devicePath: '""' },
   "io.k8s.api.core.v1.AzureDiskVolumeSource": { diskName: '""', diskURI: '""' },
-  "io.k8s.api.core.v1.AzureFilePersistentVolumeSource": { secretName: '""', shareName: '""' },
+  "io.k8s.api.core.v1.AzureFilePersistentVolumeSource": {
+    secretName: '""',
+    secretNamespace: "null",
+    shareName: '""',
+  },
   "io.k8s.api.core.v1.AzureFileVolumeSource": { secretName: '""', shareName: '""' },
   "io.k8s.api.core.v1.Binding": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
@@ -2624,19 +2691,23 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
   },
   "io.k8s.api.core.v1.CSIPersistentVolumeSource": { driver: '""', volumeHandle: '""' },
   "io.k8s.api.core.v1.CSIVolumeSource": { driver: '""' },
+  "io.k8s.api.core.v1.CephFSPersistentVolumeSource": { monitors: "null" },
+  "io.k8s.api.core.v1.CephFSVolumeSource": { monitors: "null" },
   "io.k8s.api.core.v1.CinderPersistentVolumeSource": { volumeID: '""' },
   "io.k8s.api.core.v1.CinderVolumeSource": { volumeID: '""' },
   "io.k8s.api.core.v1.ClusterTrustBundleProjection": { path: '""' },
   "io.k8s.api.core.v1.ConfigMap": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" },
-  "io.k8s.api.core.v1.ConfigMapEnvSource": { name: '""' },
-  "io.k8s.api.core.v1.ConfigMapKeySelector": { key: '""', name: '""' },
-  "io.k8s.api.core.v1.ConfigMapList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.ConfigMapKeySelector": { key: '""' },
+  "io.k8s.api.core.v1.ConfigMapList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.ConfigMapNodeConfigSource": { kubeletConfigKey: '""', name: '""', namespace: '""' },
-  "io.k8s.api.core.v1.ConfigMapProjection": { name: '""' },
-  "io.k8s.api.core.v1.ConfigMapVolumeSource": { name: '""' },
   "io.k8s.api.core.v1.Container": { name: '""', resources: "#io.k8s.api.core.v1.ResourceRequirements" },
+  "io.k8s.api.core.v1.ContainerImage": { names: "null" },
   "io.k8s.api.core.v1.ContainerPort": { containerPort: "0" },
-  "io.k8s.api.core.v1.ContainerStateTerminated": { exitCode: "0" },
+  "io.k8s.api.core.v1.ContainerStateRunning": { startedAt: "null" },
+  "io.k8s.api.core.v1.ContainerStateTerminated": { exitCode: "0", finishedAt: "null", startedAt: "null" },
   "io.k8s.api.core.v1.ContainerStatus": {
     image: '""',
     imageID: '""',
@@ -2651,30 +2722,34 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
   "io.k8s.api.core.v1.EndpointAddress": { ip: '""' },
   "io.k8s.api.core.v1.EndpointPort": { port: "0" },
   "io.k8s.api.core.v1.Endpoints": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" },
-  "io.k8s.api.core.v1.EndpointsList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.EndpointsList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.EnvVar": { name: '""' },
   "io.k8s.api.core.v1.EphemeralContainer": {
-    image: '""',
     name: '""',
     resources: "#io.k8s.api.core.v1.ResourceRequirements",
-    stdin: "false",
-    stdinOnce: "false",
-    terminationMessagePath: '""',
-    tty: "false",
-    workingDir: '""',
   },
   "io.k8s.api.core.v1.Event": {
+    eventTime: "null",
+    firstTimestamp: "null",
     involvedObject: "#io.k8s.api.core.v1.ObjectReference",
+    lastTimestamp: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     reportingComponent: '""',
     reportingInstance: '""',
     source: "#io.k8s.api.core.v1.EventSource",
   },
-  "io.k8s.api.core.v1.EventList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.EventList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
+  "io.k8s.api.core.v1.EventSeries": { lastObservedTime: "null" },
   "io.k8s.api.core.v1.FlexPersistentVolumeSource": { driver: '""' },
   "io.k8s.api.core.v1.FlexVolumeSource": { driver: '""' },
   "io.k8s.api.core.v1.GCEPersistentDiskVolumeSource": { pdName: '""' },
-  "io.k8s.api.core.v1.GRPCAction": { port: "0" },
+  "io.k8s.api.core.v1.GRPCAction": { port: "0", service: "null" },
   "io.k8s.api.core.v1.GitRepoVolumeSource": { repository: '""' },
   "io.k8s.api.core.v1.GlusterfsPersistentVolumeSource": { endpoints: '""', path: '""' },
   "io.k8s.api.core.v1.GlusterfsVolumeSource": { endpoints: '""', path: '""' },
@@ -2689,7 +2764,11 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.core.v1.LimitRangeSpec",
   },
-  "io.k8s.api.core.v1.LimitRangeList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.LimitRangeList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
+  "io.k8s.api.core.v1.LimitRangeSpec": { limits: "null" },
   "io.k8s.api.core.v1.LinuxContainerUser": { gid: "0", uid: "0" },
   "io.k8s.api.core.v1.LocalVolumeSource": { path: '""' },
   "io.k8s.api.core.v1.NFSVolumeSource": { path: '""', server: '""' },
@@ -2698,16 +2777,25 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.core.v1.NamespaceSpec",
     status: "#io.k8s.api.core.v1.NamespaceStatus",
   },
-  "io.k8s.api.core.v1.NamespaceList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.NamespaceCondition": { lastTransitionTime: "null" },
+  "io.k8s.api.core.v1.NamespaceList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.Node": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.core.v1.NodeSpec",
     status: "#io.k8s.api.core.v1.NodeStatus",
   },
   "io.k8s.api.core.v1.NodeAddress": { address: '""' },
+  "io.k8s.api.core.v1.NodeCondition": { lastHeartbeatTime: "null", lastTransitionTime: "null" },
   "io.k8s.api.core.v1.NodeDaemonEndpoints": { kubeletEndpoint: "#io.k8s.api.core.v1.DaemonEndpoint" },
-  "io.k8s.api.core.v1.NodeList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.NodeList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.NodeRuntimeHandler": { name: '""' },
+  "io.k8s.api.core.v1.NodeSelector": { nodeSelectorTerms: "null" },
   "io.k8s.api.core.v1.NodeSelectorRequirement": { key: '""' },
   "io.k8s.api.core.v1.NodeStatus": {
     daemonEndpoints: "#io.k8s.api.core.v1.NodeDaemonEndpoints",
@@ -2736,7 +2824,9 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.core.v1.PersistentVolumeClaimSpec",
     status: "#io.k8s.api.core.v1.PersistentVolumeClaimStatus",
   },
+  "io.k8s.api.core.v1.PersistentVolumeClaimCondition": { lastProbeTime: "null", lastTransitionTime: "null" },
   "io.k8s.api.core.v1.PersistentVolumeClaimList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.core.v1.PersistentVolumeClaimSpec": {
@@ -2747,7 +2837,10 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.core.v1.PersistentVolumeClaimSpec",
   },
   "io.k8s.api.core.v1.PersistentVolumeClaimVolumeSource": { claimName: '""' },
-  "io.k8s.api.core.v1.PersistentVolumeList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.PersistentVolumeList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.PhotonPersistentDiskVolumeSource": { pdID: '""' },
   "io.k8s.api.core.v1.Pod": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
@@ -2755,16 +2848,21 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     status: "#io.k8s.api.core.v1.PodStatus",
   },
   "io.k8s.api.core.v1.PodAffinityTerm": { topologyKey: '""' },
+  "io.k8s.api.core.v1.PodCondition": { lastProbeTime: "null", lastTransitionTime: "null" },
   "io.k8s.api.core.v1.PodIP": { ip: '""' },
-  "io.k8s.api.core.v1.PodList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.PodList": { items: "null", metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
   "io.k8s.api.core.v1.PodResourceClaim": { name: '""' },
   "io.k8s.api.core.v1.PodResourceClaimStatus": { name: '""' },
   "io.k8s.api.core.v1.PodSchedulingGate": { name: '""' },
+  "io.k8s.api.core.v1.PodSpec": { containers: "null" },
   "io.k8s.api.core.v1.PodTemplate": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     template: "#io.k8s.api.core.v1.PodTemplateSpec",
   },
-  "io.k8s.api.core.v1.PodTemplateList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.PodTemplateList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.PodTemplateSpec": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.core.v1.PodSpec",
@@ -2775,15 +2873,18 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     preference: "#io.k8s.api.core.v1.NodeSelectorTerm",
     weight: "0",
   },
+  "io.k8s.api.core.v1.ProjectedVolumeSource": { sources: "null" },
   "io.k8s.api.core.v1.QuobyteVolumeSource": { registry: '""', volume: '""' },
-  "io.k8s.api.core.v1.RBDPersistentVolumeSource": { image: '""' },
-  "io.k8s.api.core.v1.RBDVolumeSource": { image: '""' },
+  "io.k8s.api.core.v1.RBDPersistentVolumeSource": { image: '""', monitors: "null" },
+  "io.k8s.api.core.v1.RBDVolumeSource": { image: '""', monitors: "null" },
   "io.k8s.api.core.v1.ReplicationController": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.core.v1.ReplicationControllerSpec",
     status: "#io.k8s.api.core.v1.ReplicationControllerStatus",
   },
+  "io.k8s.api.core.v1.ReplicationControllerCondition": { lastTransitionTime: "null" },
   "io.k8s.api.core.v1.ReplicationControllerList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.core.v1.ReplicationControllerStatus": { replicas: "0" },
@@ -2794,32 +2895,42 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.core.v1.ResourceQuotaSpec",
     status: "#io.k8s.api.core.v1.ResourceQuotaStatus",
   },
-  "io.k8s.api.core.v1.ResourceQuotaList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
-  "io.k8s.api.core.v1.ScaleIOPersistentVolumeSource": { gateway: '""', system: '""' },
-  "io.k8s.api.core.v1.ScaleIOVolumeSource": { gateway: '""', system: '""' },
+  "io.k8s.api.core.v1.ResourceQuotaList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
+  "io.k8s.api.core.v1.ScaleIOPersistentVolumeSource": { gateway: '""', secretRef: "null", system: '""' },
+  "io.k8s.api.core.v1.ScaleIOVolumeSource": { gateway: '""', secretRef: "null", system: '""' },
   "io.k8s.api.core.v1.Secret": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" },
-  "io.k8s.api.core.v1.SecretEnvSource": { name: '""' },
-  "io.k8s.api.core.v1.SecretKeySelector": { key: '""', name: '""' },
-  "io.k8s.api.core.v1.SecretList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
-  "io.k8s.api.core.v1.SecretProjection": { name: '""' },
+  "io.k8s.api.core.v1.SecretKeySelector": { key: '""' },
+  "io.k8s.api.core.v1.SecretList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.Service": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.core.v1.ServiceSpec",
     status: "#io.k8s.api.core.v1.ServiceStatus",
   },
   "io.k8s.api.core.v1.ServiceAccount": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" },
-  "io.k8s.api.core.v1.ServiceAccountList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.ServiceAccountList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.ServiceAccountTokenProjection": { path: '""' },
-  "io.k8s.api.core.v1.ServiceList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.core.v1.ServiceList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.core.v1.ServicePort": { port: "0" },
   "io.k8s.api.core.v1.ServiceStatus": { loadBalancer: "#io.k8s.api.core.v1.LoadBalancerStatus" },
   "io.k8s.api.core.v1.SleepAction": { seconds: "0" },
   "io.k8s.api.core.v1.Sysctl": { name: '""', value: '""' },
   "io.k8s.api.core.v1.Taint": { key: '""' },
-  "io.k8s.api.core.v1.TopologySelectorLabelRequirement": { key: '""' },
+  "io.k8s.api.core.v1.TopologySelectorLabelRequirement": { key: '""', values: "null" },
   "io.k8s.api.core.v1.TopologySpreadConstraint": { maxSkew: "0", topologyKey: '""' },
-  "io.k8s.api.core.v1.TypedLocalObjectReference": { name: '""' },
-  "io.k8s.api.core.v1.TypedObjectReference": { name: '""' },
+  "io.k8s.api.core.v1.TypedLocalObjectReference": { apiGroup: "null", name: '""' },
+  "io.k8s.api.core.v1.TypedObjectReference": { apiGroup: "null", name: '""' },
   "io.k8s.api.core.v1.Volume": { name: '""' },
   "io.k8s.api.core.v1.VolumeDevice": { devicePath: '""', name: '""' },
   "io.k8s.api.core.v1.VolumeMount": { mountPath: '""', name: '""' },
@@ -2829,23 +2940,43 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     podAffinityTerm: "#io.k8s.api.core.v1.PodAffinityTerm",
     weight: "0",
   },
-  "io.k8s.api.discovery.v1.Endpoint": { conditions: "#io.k8s.api.discovery.v1.EndpointConditions" },
-  "io.k8s.api.discovery.v1.EndpointSlice": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" },
-  "io.k8s.api.discovery.v1.EndpointSliceList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.discovery.v1.Endpoint": {
+    addresses: "null",
+    conditions: "#io.k8s.api.discovery.v1.EndpointConditions",
+  },
+  "io.k8s.api.discovery.v1.EndpointSlice": {
+    endpoints: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+    ports: "null",
+  },
+  "io.k8s.api.discovery.v1.EndpointSliceList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.discovery.v1.ForZone": { name: '""' },
   "io.k8s.api.events.v1.Event": {
+    deprecatedFirstTimestamp: "null",
+    deprecatedLastTimestamp: "null",
     deprecatedSource: "#io.k8s.api.core.v1.EventSource",
+    eventTime: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     regarding: "#io.k8s.api.core.v1.ObjectReference",
   },
-  "io.k8s.api.events.v1.EventList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
-  "io.k8s.api.events.v1.EventSeries": { count: "0" },
+  "io.k8s.api.events.v1.EventList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
+  "io.k8s.api.events.v1.EventSeries": { count: "0", lastObservedTime: "null" },
   "io.k8s.api.flowcontrol.v1.FlowSchema": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.flowcontrol.v1.FlowSchemaSpec",
     status: "#io.k8s.api.flowcontrol.v1.FlowSchemaStatus",
   },
-  "io.k8s.api.flowcontrol.v1.FlowSchemaList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.flowcontrol.v1.FlowSchemaCondition": { lastTransitionTime: "null" },
+  "io.k8s.api.flowcontrol.v1.FlowSchemaList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.flowcontrol.v1.FlowSchemaSpec": {
     matchingPrecedence: "0",
     priorityLevelConfiguration: "#io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference",
@@ -2853,20 +2984,35 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
   "io.k8s.api.flowcontrol.v1.GroupSubject": { name: '""' },
   "io.k8s.api.flowcontrol.v1.LimitedPriorityLevelConfiguration": {
     limitResponse: "#io.k8s.api.flowcontrol.v1.LimitResponse",
+    nominalConcurrencyShares: "null",
   },
+  "io.k8s.api.flowcontrol.v1.NonResourcePolicyRule": { nonResourceURLs: "null", verbs: "null" },
+  "io.k8s.api.flowcontrol.v1.PolicyRulesWithSubjects": { subjects: "null" },
   "io.k8s.api.flowcontrol.v1.PriorityLevelConfiguration": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationSpec",
     status: "#io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationStatus",
   },
+  "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationCondition": { lastTransitionTime: "null" },
   "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.flowcontrol.v1.PriorityLevelConfigurationReference": { name: '""' },
   "io.k8s.api.flowcontrol.v1.QueuingConfiguration": { handSize: "0", queueLengthLimit: "0", queues: "0" },
+  "io.k8s.api.flowcontrol.v1.ResourcePolicyRule": {
+    apiGroups: "null",
+    namespaces: "null",
+    resources: "null",
+    verbs: "null",
+  },
   "io.k8s.api.flowcontrol.v1.ServiceAccountSubject": { name: '""', namespace: '""' },
   "io.k8s.api.flowcontrol.v1.UserSubject": { name: '""' },
-  "io.k8s.api.networking.v1.HTTPIngressPath": { backend: "#io.k8s.api.networking.v1.IngressBackend" },
+  "io.k8s.api.networking.v1.HTTPIngressPath": {
+    backend: "#io.k8s.api.networking.v1.IngressBackend",
+    pathType: "null",
+  },
+  "io.k8s.api.networking.v1.HTTPIngressRuleValue": { paths: "null" },
   "io.k8s.api.networking.v1.IPBlock": { cidr: '""' },
   "io.k8s.api.networking.v1.Ingress": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
@@ -2877,9 +3023,15 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.networking.v1.IngressClassSpec",
   },
-  "io.k8s.api.networking.v1.IngressClassList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
-  "io.k8s.api.networking.v1.IngressClassParametersReference": { name: '""' },
-  "io.k8s.api.networking.v1.IngressList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.networking.v1.IngressClassList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
+  "io.k8s.api.networking.v1.IngressClassParametersReference": { name: '""', scope: "null" },
+  "io.k8s.api.networking.v1.IngressList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.networking.v1.IngressPortStatus": { port: "0" },
   "io.k8s.api.networking.v1.IngressServiceBackend": {
     name: '""',
@@ -2893,6 +3045,7 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.api.networking.v1.NetworkPolicySpec",
   },
   "io.k8s.api.networking.v1.NetworkPolicyList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.networking.v1.NetworkPolicySpec": {
@@ -2902,7 +3055,10 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     handler: '""',
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
   },
-  "io.k8s.api.node.v1.RuntimeClassList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.node.v1.RuntimeClassList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.policy.v1.Eviction": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" },
   "io.k8s.api.policy.v1.PodDisruptionBudget": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
@@ -2910,6 +3066,7 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     status: "#io.k8s.api.policy.v1.PodDisruptionBudgetStatus",
   },
   "io.k8s.api.policy.v1.PodDisruptionBudgetList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.policy.v1.PodDisruptionBudgetStatus": {
@@ -2918,20 +3075,36 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     disruptionsAllowed: "0",
     expectedPods: "0",
   },
-  "io.k8s.api.rbac.v1.ClusterRole": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" },
+  "io.k8s.api.rbac.v1.ClusterRole": {
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
+    rules: "null",
+  },
   "io.k8s.api.rbac.v1.ClusterRoleBinding": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     roleRef: "#io.k8s.api.rbac.v1.RoleRef",
   },
-  "io.k8s.api.rbac.v1.ClusterRoleBindingList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
-  "io.k8s.api.rbac.v1.ClusterRoleList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
-  "io.k8s.api.rbac.v1.Role": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" },
+  "io.k8s.api.rbac.v1.ClusterRoleBindingList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
+  "io.k8s.api.rbac.v1.ClusterRoleList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
+  "io.k8s.api.rbac.v1.PolicyRule": { verbs: "null" },
+  "io.k8s.api.rbac.v1.Role": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta", rules: "null" },
   "io.k8s.api.rbac.v1.RoleBinding": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     roleRef: "#io.k8s.api.rbac.v1.RoleRef",
   },
-  "io.k8s.api.rbac.v1.RoleBindingList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
-  "io.k8s.api.rbac.v1.RoleList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.rbac.v1.RoleBindingList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
+  "io.k8s.api.rbac.v1.RoleList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.api.rbac.v1.RoleRef": { apiGroup: '""', name: '""' },
   "io.k8s.api.rbac.v1.Subject": { name: '""' },
   "io.k8s.api.scheduling.v1.PriorityClass": {
@@ -2939,13 +3112,17 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     value: "0",
   },
   "io.k8s.api.scheduling.v1.PriorityClassList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.api.storage.v1.StorageClass": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     provisioner: '""',
   },
-  "io.k8s.api.storage.v1.StorageClassList": { metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta" },
+  "io.k8s.api.storage.v1.StorageClassList": {
+    items: "null",
+    metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
+  },
   "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceColumnDefinition": {
     jsonPath: '""',
     name: '""',
@@ -2956,16 +3133,23 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     spec: "#io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec",
     status: "#io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus",
   },
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionCondition": {
+    lastTransitionTime: "null",
+  },
   "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList": {
+    items: "null",
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
   },
   "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames": { plural: '""' },
   "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionSpec": {
     group: '""',
     names: "#io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames",
+    versions: "null",
   },
   "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionStatus": {
     acceptedNames: "#io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionNames",
+    conditions: "null",
+    storedVersions: "null",
   },
   "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion": {
     name: '""',
@@ -2982,9 +3166,18 @@ export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<strin
     namespace: '""',
   },
   "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.ValidationRule": { rule: '""' },
-  "io.k8s.apimachinery.pkg.apis.meta.v1.Condition": { message: '""', reason: '""', type: '""' },
+  "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.WebhookConversion": {
+    conversionReviewVersions: "null",
+  },
+  "io.k8s.apimachinery.pkg.apis.meta.v1.Condition": {
+    lastTransitionTime: "null",
+    message: '""',
+    reason: '""',
+    type: '""',
+  },
   "io.k8s.apimachinery.pkg.apis.meta.v1.FieldSelectorRequirement": { key: '""' },
   "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement": { key: '""' },
+  "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta": { creationTimestamp: "null" },
   "io.k8s.apimachinery.pkg.apis.meta.v1.OwnerReference": { name: '""' },
   "io.k8s.apimachinery.pkg.apis.meta.v1.Status": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",

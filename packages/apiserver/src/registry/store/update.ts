@@ -161,7 +161,7 @@ async function storeAttempt(
 ): Promise<{ object: KubeObject; stored: boolean }> {
   // Filled before the strategy compares it with the stored object, which is filled: a
   // template's `creationTimestamp: null` the client left out is no change to the spec.
-  store.definition.fillEmptyValues?.(requested);
+  store.definition.fillEmptyValues?.(requested, true);
   let object = prepareUpdate(store, requested, existing, options.subresource);
   if (large) await yieldTurn();
   if (options.managedFieldsComputed) {
