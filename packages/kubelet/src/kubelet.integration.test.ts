@@ -91,7 +91,7 @@ describe("Kubelet", () => {
     });
     expect(node.spec?.podCIDR).toBe("10.244.7.0/24");
     expect(node.status?.capacity).toMatchObject({ cpu: "4", memory: "16Gi", pods: "110" });
-    expect(node.status?.allocatable).toMatchObject({ cpu: "4", memory: "16674816Ki", pods: "110" });
+    expect(node.status?.allocatable).toMatchObject({ cpu: "4", memory: "16284Mi", pods: "110" });
     expect(node.status?.addresses).toEqual([
       { type: "InternalIP", address: "10.0.0.7" },
       { type: "Hostname", address: "node-1" },

@@ -4,7 +4,7 @@
 // conditions) and the periodic update, which patches `nodes/<n>/status`
 // only when something other than heartbeat times changed, or every report
 // period (5 min) otherwise. Liveness comes from the Lease (node-lease.ts).
-import { type DeepReadonly, isAlreadyExists, isNotFound, nodes } from "@reconcile/api";
+import { type DeepReadonly, isAlreadyExists, isNotFound, nodes, parseQuantity } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder, Logger } from "@reconcile/controller";
@@ -270,15 +270,15 @@ export class NodeStatusManager {
         sizeBytes: image.size,
       }));
     const status: NodeStatus = {
-      capacity,
-      allocatable: {
+      capacity: canonicalQuantities(capacity),
+      allocatable: canonicalQuantities({
         cpu: r.cpu,
         memory: `${allocatableMemoryKi}Ki`,
         pods: r.pods,
         "ephemeral-storage": String(Math.floor(wholeUnits(r.ephemeralStorage) * 0.9)),
         "hugepages-1Gi": "0",
         "hugepages-2Mi": "0",
-      },
+      }),
       conditions,
       addresses: [
         { type: "InternalIP", address: o.nodeIP },
@@ -354,5 +354,15 @@ function machineId(text: string): string {
     }
     out += ((h1 ^ h2) >>> 0).toString(16).padStart(8, "0");
   }
+  return out;
+}
+
+/**
+ * Each quantity in the canonical form the API server stores it in (`16674816Ki` is `16284Mi`), so
+ * that the status read back compares equal to the one written.
+ */
+function canonicalQuantities(list: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(list)) out[name] = parseQuantity(value).toString();
   return out;
 }

@@ -44,7 +44,7 @@ describe("the decoder schema derived from OpenAPI", () => {
     );
   });
 
-  it("reads a quantity written as a JSON number, as Go's decoder does", async () => {
+  it("reads a quantity written as a JSON number, as Go's decoder does, and writes it back canonical", async () => {
     const client = newServer().client().resource(pods, "default");
     const body = pod("web");
     const containers = [{ name: "app", image: "nginx", resources: { requests: { cpu: 0.5 } } }];
@@ -52,7 +52,7 @@ describe("the decoder schema derived from OpenAPI", () => {
       ...body,
       spec: { ...body.spec, containers },
     } as unknown as typeof body);
-    expect(created.spec?.containers[0]?.resources?.requests).toEqual({ cpu: 0.5 });
+    expect(created.spec?.containers[0]?.resources?.requests).toEqual({ cpu: "500m" });
   });
 });
 

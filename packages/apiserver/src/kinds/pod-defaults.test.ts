@@ -77,6 +77,42 @@ describe("a Pod's defaults (SetObjectDefaults_Pod)", () => {
     expect(pod.spec!.initContainers![0]!.resources?.requests).toEqual({ cpu: "1" });
   });
 
+  it("quantities are kept in their canonical form, as resource.Quantity writes them", async () => {
+    const pod = await createdPod({
+      containers: [
+        {
+          name: "c",
+          image: "i:1",
+          resources: {
+            limits: { cpu: 0.5 as never, memory: "1.5Gi", "ephemeral-storage": "1000M" },
+            requests: { cpu: "250m", memory: "1e3" },
+          },
+        },
+      ],
+    });
+    expect(pod.spec!.containers[0]!.resources).toEqual({
+      limits: { cpu: "500m", memory: "1536Mi", "ephemeral-storage": "1G" },
+      requests: { cpu: "250m", memory: "1e3", "ephemeral-storage": "1G" },
+    });
+  });
+
+  it("a resource list's quantities finer than a milli-unit are rounded up to one (SetDefaults_ResourceList)", async () => {
+    const pod = await createdPod({
+      containers: [
+        {
+          name: "c",
+          image: "i:1",
+          resources: { requests: { cpu: "0.0001", memory: "1.5", "example.com/dev": "1e-4" } },
+        },
+      ],
+    });
+    expect(pod.spec!.containers[0]!.resources?.requests).toEqual({
+      cpu: "1m",
+      memory: "1500m",
+      "example.com/dev": "1e-3",
+    });
+  });
+
   it("enableServiceLinks is true unless set (TestSetDefaultEnableServiceLinks)", async () => {
     expect((await createdPod({})).spec!.enableServiceLinks).toBe(true);
     expect((await createdPod({ enableServiceLinks: false })).spec!.enableServiceLinks).toBe(false);

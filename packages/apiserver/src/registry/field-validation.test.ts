@@ -110,7 +110,7 @@ describe("fieldValidation on built-in kinds", () => {
       },
       { fieldValidation },
     );
-    expect((pod as Pod).spec?.containers[0]?.resources?.limits).toEqual({ cpu: "500m", memory: 1024 });
+    expect((pod as Pod).spec?.containers[0]?.resources?.limits).toEqual({ cpu: "500m", memory: "1024" });
     expect((pod as Pod).spec?.containers[0]?.livenessProbe?.httpGet?.port).toBe("http");
   });
 

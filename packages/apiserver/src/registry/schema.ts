@@ -1,4 +1,4 @@
-import { parseQuantity, QuantityError } from "@reconcile/api";
+import { parseQuantity, Quantity, QuantityError } from "@reconcile/api";
 import { builtinGoFieldTypes, builtinGoNamedTypes } from "../schemas/builtin-go-types.generated.js";
 import { builtinDefinitions, isRecord, type OpenAPIDefinition, schemaRef } from "../schemas/kind-schema.js";
 import { goBase64Error } from "./go-base64.js";
@@ -112,6 +112,7 @@ class GoDecoder {
         this.#leave();
         if (stop !== undefined) return stop;
       }
+      if (goType === "v1.ResourceList") roundUpToMilli(record);
       return undefined;
     }
     // The value's members, not the schema's: a derived schema declares far more fields than a body holds.
@@ -183,8 +184,15 @@ class GoDecoder {
         // Anything but a string is read as an int32, and IntOrString's own error ends decoding.
         if (typeof value === "string" || fitsInteger(value, "int32")) return undefined;
         return this.#describe(value, goType === undefined ? undefined : "int32", "integer or string");
-      case "quantity":
-        return quantityError(value);
+      case "quantity": {
+        const problem = quantityError(value);
+        // Go writes a quantity back in its canonical form (`0.5` is `500m`, `1024Mi` is `1Gi`).
+        if (problem === undefined && container !== undefined && key !== undefined) {
+          const canonical = canonicalQuantity(value as string | number);
+          if (canonical !== value) (container as Record<string | number, unknown>)[key] = canonical;
+        }
+        return problem;
+      }
       case "time":
       case "microTime":
         if (typeof value !== "string")
@@ -292,6 +300,35 @@ function quantityError(value: unknown): Stop {
     return QuantityError.isInstance(error) ? error.problem : quantityFormatWrong;
   }
 }
+
+/**
+ * `SetDefaults_ResourceList`, which every resource list of the built-in kinds takes: a quantity
+ * finer than a milli-unit is rounded up to one (`100u` is `1m`).
+ */
+function roundUpToMilli(list: Record<string, unknown>): void {
+  for (const key of Object.keys(list)) {
+    const value = list[key];
+    if (typeof value !== "string" || !finerThanMilli.test(value)) continue;
+    const quantity = parseQuantity(value);
+    list[key] = new Quantity(quantity.milliValue(), -3, quantity.format).toString();
+  }
+}
+
+/** Canonical forms that may hold less than a milli-unit: micro and nano suffixes, negative exponents. */
+const finerThanMilli = /[un]$|e-/;
+
+/** The canonical form of a quantity that parses, as resource.Quantity's MarshalJSON writes it; remembered. */
+function canonicalQuantity(value: string | number): string {
+  let canonical = canonicalForms.get(value);
+  if (canonical === undefined) {
+    canonical = parseQuantity(typeof value === "string" ? value.trim() : String(value)).toString();
+    if (canonicalForms.size >= 4096) canonicalForms.clear();
+    canonicalForms.set(value, canonical);
+  }
+  return canonical;
+}
+
+const canonicalForms = new Map<string | number, string>();
 
 /** Quantities as most are written (`100m`, `128Mi`, `2`): they parse, so the exact parser is spared. */
 const plainQuantity = /^[0-9]{1,15}(?:m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
