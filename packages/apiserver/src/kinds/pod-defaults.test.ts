@@ -102,7 +102,14 @@ describe("a Pod's defaults (SetObjectDefaults_Pod)", () => {
         {
           name: "c",
           image: "i:1",
-          resources: { requests: { cpu: "0.0001", memory: "1.5", "example.com/dev": "1e-4" } },
+          resources: {
+            requests: {
+              cpu: "0.0001",
+              memory: "1.5",
+              "example.com/dev": "1e-4",
+              "example.com/huge": "99999999999999999999u",
+            },
+          },
         },
       ],
     });
@@ -110,6 +117,8 @@ describe("a Pod's defaults (SetObjectDefaults_Pod)", () => {
       cpu: "1m",
       memory: "1500m",
       "example.com/dev": "1e-3",
+      // Past 2^53 milli-units the count is not exact in a float: kept as written, not a 500.
+      "example.com/huge": "99999999999999999999u",
     });
   });
 

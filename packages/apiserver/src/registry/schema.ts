@@ -310,7 +310,9 @@ function roundUpToMilli(list: Record<string, unknown>): void {
     const value = list[key];
     if (typeof value !== "string" || !finerThanMilli.test(value)) continue;
     const quantity = parseQuantity(value);
-    list[key] = new Quantity(quantity.milliValue(), -3, quantity.format).toString();
+    const milli = quantity.milliValue();
+    // Past 2^53 milli-units a float cannot say the count; such a value is left as it was written.
+    if (Number.isSafeInteger(milli)) list[key] = new Quantity(milli, -3, quantity.format).toString();
   }
 }
 
