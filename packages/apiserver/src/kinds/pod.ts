@@ -128,7 +128,9 @@ export function applyPodDefaults(spec: PodSpec): void {
   // Requests default to limits, per resource, for containers and init containers.
   for (const container of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
     const limits = container.resources?.limits;
-    if (limits === undefined || container.resources === undefined) continue;
+    // An empty map is written as nothing (omitempty), so it makes no requests either.
+    if (limits === undefined || container.resources === undefined || Object.keys(limits).length === 0)
+      continue;
     const requests = (container.resources.requests ??= {});
     for (const [name, value] of Object.entries(limits)) if (!(name in requests)) requests[name] = value;
   }
