@@ -148,10 +148,9 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
   };
   const schema = derive<Schema>(init.schema, builtinDecoderSchema, "any");
   const applyType = derive<TypeNode | undefined>(init.applyType, builtinApplyType, undefined);
-  const fillEmpty = derive<((object: KubeObject, beforeValidation?: boolean) => void) | undefined>(
+  const fillEmpty = derive<ResourceDefinition["fillEmptyValues"]>(
     undefined,
-    (name) =>
-      emptyValueFiller(name) as ((object: KubeObject, beforeValidation?: boolean) => void) | undefined,
+    (name) => emptyValueFiller(name) as ResourceDefinition["fillEmptyValues"],
     undefined,
   );
   const rawFields = derive<readonly string[]>(

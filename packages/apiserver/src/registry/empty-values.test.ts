@@ -207,6 +207,19 @@ describe("the parts kube-apiserver always writes", () => {
     }
   });
 
+  it("before validation every part but the nil ones is filled, after it only the nil ones", () => {
+    const fill = emptyValueFiller("io.k8s.api.discovery.v1.EndpointSlice")!;
+    const slice: Record<string, unknown> = { endpoints: [{ addresses: ["10.0.0.1"] }] };
+    fill(slice, "beforeValidation");
+    expect(slice).toEqual({
+      metadata: { creationTimestamp: null },
+      endpoints: [{ addresses: ["10.0.0.1"], conditions: {} }],
+    });
+    const bare: Record<string, unknown> = {};
+    fill(bare, "afterValidation");
+    expect(bare).toEqual({ endpoints: null, ports: null });
+  });
+
   it("kinds without Go types get nothing; a filler is made only where there is something to fill", () => {
     expect(emptyValueFiller("com.example.v1.Widget")).toBeUndefined();
     expect(emptyValueFiller("io.k8s.api.core.v1.LocalObjectReference")).toBeUndefined();

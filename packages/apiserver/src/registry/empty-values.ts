@@ -17,8 +17,14 @@ import { builtinDefinitions, isRecord, type OpenAPIDefinition } from "../schemas
 // null to read through); the rest also before, so that the strategy compares
 // a request with the stored object part for part.
 
-/** Fills `value` in place; `beforeValidation` leaves out the nil slices, maps and pointers. */
-type Filler = (value: Record<string, unknown>, beforeValidation?: boolean) => void;
+/**
+ * Which parts a fill adds: all of them, all but the nil slices, maps and pointers (before
+ * validation), or only those (after validation, on an object filled before it).
+ */
+export type FillPhase = "all" | "beforeValidation" | "afterValidation";
+
+/** Fills `value` in place with the parts of `phase`. */
+export type EmptyValueFiller = (value: Record<string, unknown>, phase?: FillPhase) => void;
 
 /** One definition's plan: what to add where unset, and which set fields to descend into. */
 interface Plan {
@@ -39,16 +45,16 @@ type Empty = string | number | boolean | null | typeof struct;
  * The function that fills the unset parts of a built-in kind's objects in
  * place, or undefined when the kind has none (or is not built in).
  */
-export function emptyValueFiller(definitionName: string): Filler | undefined {
+export function emptyValueFiller(definitionName: string): EmptyValueFiller | undefined {
   if (planOf(definitionName, new Set()) === null) return undefined;
-  return (value, beforeValidation = false) => fill(definitionName, value, beforeValidation);
+  return (value, phase = "all") => fill(definitionName, value, phase);
 }
 
-function fill(definitionName: string, value: Record<string, unknown>, beforeValidation: boolean): void {
+function fill(definitionName: string, value: Record<string, unknown>, phase: FillPhase): void {
   const plan = plans.get(definitionName);
   if (plan === null || plan === undefined) return;
   for (const [field, empty, nil] of plan.empties) {
-    if (nil && beforeValidation) continue;
+    if (nil ? phase === "beforeValidation" : phase === "afterValidation") continue;
     const current = value[field];
     if (current === undefined || (current === null && empty !== null))
       value[field] = empty === struct ? {} : empty;
@@ -62,15 +68,15 @@ function fill(definitionName: string, value: Record<string, unknown>, beforeVali
     const [definition, shape] = child;
     if (shape === "array") {
       if (Array.isArray(item))
-        for (const element of item) if (isRecord(element)) fill(definition, element, beforeValidation);
+        for (const element of item) if (isRecord(element)) fill(definition, element, phase);
     } else if (Array.isArray(item)) {
       // A value of the wrong shape was refused by the decoder; nothing to fill.
     } else if (shape === "object") {
-      fill(definition, item as Record<string, unknown>, beforeValidation);
+      fill(definition, item as Record<string, unknown>, phase);
     } else {
       for (const key in item) {
         const entry = (item as Record<string, unknown>)[key];
-        if (isRecord(entry)) fill(definition, entry, beforeValidation);
+        if (isRecord(entry)) fill(definition, entry, phase);
       }
     }
   }

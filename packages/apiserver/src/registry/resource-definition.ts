@@ -2,6 +2,7 @@ import type { KubeObject, ResourceDescriptor, SelectableFields } from "@reconcil
 import type { TypeNode } from "../apply/schema.js";
 import type { KindSchema } from "../schemas/kind-schema.js";
 import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
+import type { FillPhase } from "./empty-values.js";
 import type { NodePortAllocator } from "./node-port-allocator.js";
 import type { PatchMeta } from "./patch.js";
 import type { Schema } from "./schema.js";
@@ -103,10 +104,11 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * Fills in place the parts kube-apiserver always writes for this kind (Go's
    * encoding/json of its structs: `status: {}`, zero-valued scalars without
    * `omitempty`, null for zero times and for nil slices, maps and pointers
-   * without `omitempty`), on every write; `beforeValidation` leaves the nil
-   * ones out. Undefined: nothing is added (custom kinds).
+   * without `omitempty`), on every write: all but the nil ones before
+   * validation, which reads them as absent, and the nil ones after it.
+   * Undefined: nothing is added (custom kinds).
    */
-  readonly fillEmptyValues: ((object: KubeObject, beforeValidation?: boolean) => void) | undefined;
+  readonly fillEmptyValues: ((object: KubeObject, phase?: FillPhase) => void) | undefined;
   /**
    * The top-level fields Go holds as raw JSON (runtime.RawExtension: a
    * ControllerRevision's `data`), kept as sent, their nulls included. Empty

@@ -64,14 +64,14 @@ export async function createObject(
   omitEmptyMetadata(meta);
   delete meta.deletionTimestamp;
   delete meta.deletionGracePeriodSeconds;
-  definition.fillEmptyValues?.(object, true);
+  definition.fillEmptyValues?.(object, "beforeValidation");
   const writer = writerFor(store, options);
   const generateName = meta.generateName;
   const explicitName = Boolean(meta.name);
   for (let attempt = 0; ; attempt++) {
     if (!explicitName && generateName) meta.name = generateName + randomSuffix(context.random);
     validate(store, object, undefined);
-    definition.fillEmptyValues?.(object);
+    definition.fillEmptyValues?.(object, "afterValidation");
     if (large) await yieldTurn();
     await validateAdmission(store, admission);
     await options.admit?.(object, undefined);

@@ -161,7 +161,7 @@ async function storeAttempt(
 ): Promise<{ object: KubeObject; stored: boolean }> {
   // Filled before the strategy compares it with the stored object, which is filled: a
   // template's `creationTimestamp: null` the client left out is no change to the spec.
-  store.definition.fillEmptyValues?.(requested, true);
+  store.definition.fillEmptyValues?.(requested, "beforeValidation");
   let object = prepareUpdate(store, requested, existing, options.subresource);
   if (large) await yieldTurn();
   if (options.managedFieldsComputed) {
@@ -175,6 +175,7 @@ async function storeAttempt(
     } as KubeObject;
     object = ownershipAfterUpdate(store, existing, sent, options, options.subresource ?? "");
   }
+  // Again whole: the strategy may have added parts (a condition, a status) since the first fill.
   store.definition.fillEmptyValues?.(object);
   if (large) await yieldTurn();
   if (admission !== undefined) await validateAdmission(store, { ...admission, object });
