@@ -1,3 +1,3 @@
 import { packageConfig } from "@reconcile/tsup-config";
 
-export default packageConfig({ entry: ["src/index.ts", "src/testing/index.ts"] });
+export default packageConfig({ entry: ["src/index.ts", "src/testing/index.ts", "src/x509/index.ts"] });

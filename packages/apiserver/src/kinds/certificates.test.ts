@@ -6,13 +6,13 @@ import {
   type KubeObject,
   StatusError,
 } from "@reconcile/api";
+import { certificateChainProblem, certificateRequestProblem } from "@reconcile/api/x509";
 import { FakeClock } from "@reconcile/clock";
 import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.js";
 import forge from "node-forge";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
 import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
-import { certificateChainProblem, certificateRequestProblem } from "./certificate-request.js";
 
 // certificates.k8s.io/v1 CertificateSigningRequests: the requester recorded
 // from the request, the PKCS #10 request checked down to its signature,

@@ -1,4 +1,5 @@
 import { certificateSigningRequests, isDNS1123Subdomain, type KubeObject } from "@reconcile/api";
+import { certificateChainProblem, certificateRequestProblem } from "@reconcile/api/x509";
 import type {
   CertificateSigningRequest,
   CertificateSigningRequestCondition,
@@ -8,7 +9,6 @@ import type { AdmissionUser } from "../registry/admission.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { pathSegmentProblems } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
-import { certificateChainProblem, certificateRequestProblem } from "./certificate-request.js";
 import { defineKind, type SubresourceHandler } from "./definition.js";
 import { ageColumn, ageOf, column, nameColumn, nameOf, type Printer } from "./printers/columns.js";
 import { humanDuration } from "./printers/human-duration.js";

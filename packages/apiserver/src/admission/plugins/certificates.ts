@@ -1,6 +1,6 @@
 import { certificateSigningRequests } from "@reconcile/api";
+import { nameAttributeTypes, nameValues, readCertificateRequest } from "@reconcile/api/x509";
 import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.js";
-import { certificateRequestOrganizations } from "../../kinds/certificate-request.js";
 import {
   type AdmissionAttributes,
   type AdmissionContext,
@@ -75,10 +75,9 @@ export function certificateSubjectRestriction(): AdmissionPlugin {
     validate(a) {
       if (a.operation !== "CREATE" || a.subresource !== "" || signerOf(a) !== clientSigner) return;
       const request = (a.object as CertificateSigningRequest | undefined)?.spec?.request ?? "";
-      const organizations = certificateRequestOrganizations(
-        Buffer.from(request, "base64").toString("latin1"),
-      );
-      if (organizations?.includes("system:masters"))
+      const parsed = readCertificateRequest(Buffer.from(request, "base64").toString("latin1"));
+      if (typeof parsed === "string") return;
+      if (nameValues(parsed.subject, nameAttributeTypes.organization).includes("system:masters"))
         throw forbidden(a, `use of ${clientSigner} signer with system:masters group is not allowed`);
     },
   };
