@@ -6,6 +6,7 @@ import type {
 } from "kubernetes-types/admissionregistration/v1.js";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
 import type { ControllerRevision, DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
+import type { SubjectAccessReview } from "kubernetes-types/authorization/v1.js";
 import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
 import type { CronJob, Job } from "kubernetes-types/batch/v1.js";
 import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.js";
@@ -479,6 +480,18 @@ export const certificateSigningRequests = defineResource<Kube<CertificateSigning
   namespaced: false,
   shortNames: ["csr"],
   subresources: ["status"],
+});
+
+/**
+ * authorization.k8s.io/v1 SubjectAccessReviews: created only, answered in
+ * `status` (may `spec.user` in `spec.groups` do `spec.resourceAttributes`?).
+ */
+export const subjectAccessReviews = defineResource<Kube<SubjectAccessReview>>({
+  group: "authorization.k8s.io",
+  version: "v1",
+  kind: "SubjectAccessReview",
+  plural: "subjectaccessreviews",
+  namespaced: false,
 });
 
 const flowControl = { group: "flowcontrol.apiserver.k8s.io", version: "v1" } as const;

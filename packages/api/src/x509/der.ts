@@ -100,6 +100,7 @@ export const derTag = {
   null: 0x05,
   objectIdentifier: 0x06,
   utf8String: 0x0c,
+  numericString: 0x12,
   printableString: 0x13,
   t61String: 0x14,
   ia5String: 0x16,
