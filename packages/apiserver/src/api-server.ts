@@ -18,6 +18,8 @@ import { type RunningFlowControl, startFlowControlConfiguration } from "./flow-c
 import { GarbageCollector } from "./gc/garbage-collector.js";
 import { ClusterAuth } from "./http/auth/authenticate.js";
 import { type ClientUser, inProcessIdentity } from "./http/auth/in-process.js";
+import { answerReview, reviewRouteOf } from "./http/auth/reviews.js";
+import { loopbackUser } from "./http/auth/user.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 import type { ResourceDefinition } from "./kinds/definition.js";
@@ -31,7 +33,7 @@ import {
   serviceIPOf,
 } from "./kinds/service-ips.js";
 import { ResourceDefinitions } from "./registry/definitions.js";
-import { InProcessClient } from "./registry/in-process-client.js";
+import { InProcessClient, type ReviewAnswerer } from "./registry/in-process-client.js";
 import { Registry } from "./registry/registry.js";
 import { MemoryStorage } from "./storage/memory-storage.js";
 import { type Storage, StorageError } from "./storage/storage.js";
@@ -248,7 +250,7 @@ export class ApiServer {
       serviceIPs: this.serviceIPs,
       serviceNodePorts: this.serviceNodePorts,
     });
-    this.#client = new InProcessClient(this.registry);
+    this.#client = new InProcessClient(this.registry, undefined, this.#answerReview);
     this.auth = new ClusterAuth({
       client: this.#client,
       clock: this.clock,
@@ -323,8 +325,30 @@ export class ApiServer {
    */
   client(options: { user?: ClientUser | undefined } = {}): Client {
     if (options.user === undefined) return this.#client;
-    return new InProcessClient(this.registry, inProcessIdentity(this.auth, options.user));
+    return new InProcessClient(this.registry, inProcessIdentity(this.auth, options.user), this.#answerReview);
   }
+
+  /**
+   * The access and token reviews for in-process clients, judged by this
+   * server's authorizer as over HTTP; the server's own client asks as the
+   * loopback user (`system:apiserver` in `system:masters`).
+   */
+  readonly #answerReview: ReviewAnswerer = (resource, namespace, body, user) => {
+    const route = reviewRouteOf(resource.group, resource.plural, namespace);
+    if (route === undefined) return undefined;
+    const asker = user ?? loopbackUser;
+    const userInfo = {
+      username: asker.username,
+      groups: [...asker.groups],
+      ...(asker.uid === undefined ? {} : { uid: asker.uid }),
+      ...(asker.extra === undefined ? {} : { extra: copyExtra(asker.extra) }),
+    };
+    return answerReview(route, body, userInfo, {
+      authn: { adminToken: undefined, staticTokens: new Map(), auth: this.auth },
+      client: this.#client,
+      now: this.clock.now(),
+    });
+  };
 
   /**
    * Serves this server's Kubernetes REST API over HTTP (on 127.0.0.1 and a

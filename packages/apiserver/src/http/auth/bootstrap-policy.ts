@@ -313,6 +313,33 @@ const roleSpecs: Array<Omit<ClusterRole, "metadata"> & { name: string; labels?: 
       rule(["create"], [""], ["serviceaccounts/token"]),
     ],
   },
+  // Certificate requests: what a kubelet bootstrapping its credentials needs, the
+  // subresources the CSR approving controller reviews, and approval per signer.
+  {
+    name: "system:node-bootstrapper",
+    rules: [
+      rule(["create", "get", "list", "watch"], ["certificates.k8s.io"], ["certificatesigningrequests"]),
+    ],
+  },
+  {
+    name: "system:certificates.k8s.io:certificatesigningrequests:nodeclient",
+    rules: [rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/nodeclient"])],
+  },
+  {
+    name: "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
+    rules: [rule(["create"], ["certificates.k8s.io"], ["certificatesigningrequests/selfnodeclient"])],
+  },
+  ...(
+    [
+      ["legacy-unknown-approver", "kubernetes.io/legacy-unknown"],
+      ["kubelet-serving-approver", "kubernetes.io/kubelet-serving"],
+      ["kube-apiserver-client-approver", "kubernetes.io/kube-apiserver-client"],
+      ["kube-apiserver-client-kubelet-approver", "kubernetes.io/kube-apiserver-client-kubelet"],
+    ] as const
+  ).map(([name, signer]) => ({
+    name: `system:certificates.k8s.io:${name}`,
+    rules: [rule(["approve"], ["certificates.k8s.io"], ["signers"], [signer])],
+  })),
 ];
 
 const bindingSpecs: Array<{ name: string; role?: string; subjects: Subject[] }> = [

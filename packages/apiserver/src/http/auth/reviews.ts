@@ -60,6 +60,19 @@ export function reviewRoute(pathname: string): ReviewRoute | undefined {
   return undefined;
 }
 
+/** The review a create of `group`/`plural` (in `namespace`) is, if any: how an in-process client reaches them. */
+export function reviewRouteOf(
+  group: string,
+  plural: string,
+  namespace: string | undefined,
+): ReviewRoute | undefined {
+  const kind = reviewPaths[`/apis/${group}/v1/${plural}`];
+  if (kind !== undefined) return { kind } as ReviewRoute;
+  if (group === "authorization.k8s.io" && plural === "localsubjectaccessreviews" && namespace !== undefined)
+    return { kind: "LocalSubjectAccessReview", namespace };
+  return undefined;
+}
+
 /** The protobuf message of a review kind (kubectl sends these as protobuf). */
 export function reviewMessageOf(apiVersion: string, kind: string): string | undefined {
   if (apiVersion === "authorization.k8s.io/v1" && kind === "LocalSubjectAccessReview")

@@ -23,6 +23,12 @@ export const adminUser: UserInfo = {
   groups: [systemPrivilegedGroup, allAuthenticated],
 };
 
+/** The server's own in-process client (kube-apiserver's loopback client). */
+export const loopbackUser: UserInfo = {
+  username: "system:apiserver",
+  groups: [systemPrivilegedGroup, allAuthenticated],
+};
+
 /** A request without credentials, where anonymous requests are allowed. */
 export const anonymousUser: UserInfo = { username: anonymousUsername, groups: [allUnauthenticated] };
 
