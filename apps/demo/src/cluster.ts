@@ -86,6 +86,8 @@ export interface ClusterOptions {
   nodeLifecycle?: { leaseDurationSeconds: number; settings: NodeLifecycleSettings } | undefined;
   /** The CA that verifies the API server, published in every namespace as `kube-root-ca.crt`. Default: none. */
   rootCA?: string | undefined;
+  /** The CA (PEM certificate and key) that signs approved CertificateSigningRequests. Default: none (no signer runs). */
+  clusterSigning?: { cert: string; key: string } | undefined;
   /** Fill ServiceAccount token Secrets with tokens the API server accepts. Default true. */
   serviceAccountTokens?: boolean | undefined;
 }
@@ -103,15 +105,20 @@ export const fastNodeLifecycle: NonNullable<ClusterOptions["nodeLifecycle"]> = {
   },
 };
 
-let caOfThisProcess: Promise<string> | undefined;
+let caOfThisProcess: Promise<{ cert: string; key: string }> | undefined;
 
 /**
  * A CA for a demo cluster that serves plain HTTP: every cluster has one, and
  * pods need its `kube-root-ca.crt` ConfigMap (their ServiceAccount token
  * volume projects it). Made once per process (an RSA key takes a moment).
  */
-export function clusterCA(): Promise<string> {
-  caOfThisProcess ??= generateServingCertificates().then(({ ca }) => ca.cert);
+export async function clusterCA(): Promise<string> {
+  return (await clusterCertificateAuthority()).cert;
+}
+
+/** The same CA with its key, for the CSR signer of a cluster that serves plain HTTP. */
+export function clusterCertificateAuthority(): Promise<{ cert: string; key: string }> {
+  caOfThisProcess ??= generateServingCertificates().then(({ ca }) => ca);
   return caOfThisProcess;
 }
 
@@ -145,6 +152,7 @@ function controllerDescriptors(server: ApiServer, options: ClusterOptions) {
   return newControllerDescriptors({
     nodeLifecycle: options.nodeLifecycle?.settings,
     rootCA: options.rootCA,
+    clusterSigning: options.clusterSigning,
     serviceAccountTokenSigner: (options.serviceAccountTokens ?? true) ? server.auth.tokens : undefined,
   });
 }

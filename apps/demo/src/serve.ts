@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateServingCertificates } from "@reconcile/apiserver";
 import { jsonLogger, prometheusApiServerMetrics } from "@reconcile/controller-manager";
-import { clusterCA, newApiServer, startCluster } from "./cluster.js";
+import { clusterCertificateAuthority, newApiServer, startCluster } from "./cluster.js";
 import { etcdFromArgs } from "./etcd-flags.js";
 
 export async function serve(): Promise<boolean> {
@@ -47,10 +47,9 @@ export async function serve(): Promise<boolean> {
   // kubectl sends a bearer token only over HTTPS: by default the server makes a CA and a token,
   // the CA first, so that the controller manager publishes it in every namespace (kube-root-ca.crt).
   const certificates = plainHttp ? undefined : await generateServingCertificates();
-  const controlPlane = startCluster(server, {
-    nodes: nodeCount,
-    rootCA: certificates?.ca.cert ?? (await clusterCA()),
-  });
+  // The same CA signs approved CertificateSigningRequests (`kubectl certificate approve`).
+  const ca = certificates?.ca ?? (await clusterCertificateAuthority());
+  const controlPlane = startCluster(server, { nodes: nodeCount, rootCA: ca.cert, clusterSigning: ca });
   const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   // The API server's request log (one pino-shaped JSON line per request) goes to a file, off the console.
   const requestLogPath = join(dir, "apiserver-requests.log");

@@ -23,6 +23,9 @@ describe("parseControllerManagerFlags", () => {
       alwaysAllowPaths: ["/healthz", "/readyz", "/livez"],
       kubeApiQps: 20,
       kubeApiBurst: 30,
+      clusterSigningCertFile: undefined,
+      clusterSigningKeyFile: undefined,
+      clusterSigningDurationMs: 365 * 24 * 60 * 60 * 1000,
       help: false,
     });
   });
@@ -35,6 +38,9 @@ describe("parseControllerManagerFlags", () => {
       "500ms",
       "--port=0",
       "--controllers=*,-deployment",
+      "--cluster-signing-cert-file=/etc/ca.crt",
+      "--cluster-signing-key-file=/etc/ca.key",
+      "--cluster-signing-duration=1h30m",
     ]);
     expect(flags).toMatchObject({
       leaderElect: false,
@@ -42,6 +48,9 @@ describe("parseControllerManagerFlags", () => {
       retryPeriodMs: 500,
       port: 0,
       controllers: "*,-deployment",
+      clusterSigningCertFile: "/etc/ca.crt",
+      clusterSigningKeyFile: "/etc/ca.key",
+      clusterSigningDurationMs: 90 * 60_000,
     });
   });
 
@@ -66,6 +75,9 @@ describe("parseControllerManagerFlags", () => {
     expect(() => parseControllerManagerFlags(["--leader-elect-renew-deadline=10"])).toThrow(
       /"--leader-elect-renew-deadline" flag: not a duration/,
     );
+    expect(() => parseControllerManagerFlags(["--cluster-signing-cert-file=/etc/ca.crt"])).toThrow(
+      "--cluster-signing-cert-file and --cluster-signing-key-file must be given together",
+    );
   });
 });
 
@@ -74,7 +86,7 @@ describe("runControllerManagerCommand", () => {
     let text = "";
     expect(await runControllerManagerCommand(["--help"], { out: (t) => (text += t) })).toBe(0);
     expect(text).toContain(
-      "All controllers: cronjob-controller, daemonset-controller, deployment-controller, disruption-controller, endpoints-controller, endpointslice-controller, horizontal-pod-autoscaler-controller, job-controller, namespace-controller, node-lifecycle-controller, persistentvolume-binder-controller, persistentvolume-protection-controller, persistentvolumeclaim-protection-controller, pod-garbage-collector-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, statefulset-controller, taint-eviction-controller, ttl-after-finished-controller",
+      "All controllers: certificatesigningrequest-approving-controller, certificatesigningrequest-cleaner-controller, cronjob-controller, daemonset-controller, deployment-controller, disruption-controller, endpoints-controller, endpointslice-controller, horizontal-pod-autoscaler-controller, job-controller, namespace-controller, node-lifecycle-controller, persistentvolume-binder-controller, persistentvolume-protection-controller, persistentvolumeclaim-protection-controller, pod-garbage-collector-controller, replicaset-controller, resourcequota-controller, serviceaccount-controller, statefulset-controller, taint-eviction-controller, ttl-after-finished-controller",
     );
     expect(text).toContain('Disabled-by-default controllers: none (default "*")');
   });

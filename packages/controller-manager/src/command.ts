@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { errorMessage, ReconcileError } from "@reconcile/api";
 import { createHttpClient, type HttpClient } from "@reconcile/client";
@@ -27,6 +28,11 @@ export interface ControllerManagerFlags {
   alwaysAllowPaths: string[];
   kubeApiQps: number;
   kubeApiBurst: number;
+  /** `--cluster-signing-cert-file` and `--cluster-signing-key-file`: the CA the CSR signer signs with. */
+  clusterSigningCertFile: string | undefined;
+  clusterSigningKeyFile: string | undefined;
+  /** `--cluster-signing-duration`: the longest certificate signed. */
+  clusterSigningDurationMs: number;
   help: boolean;
 }
 
@@ -68,7 +74,7 @@ export function parseControllerManagerFlags(argv: readonly string[]): Controller
       `"kube-controller-manager" does not take any arguments, got ${JSON.stringify(positionals)}`,
     );
   }
-  return {
+  const flags: ControllerManagerFlags = {
     kubeconfig: values.kubeconfig,
     controllers: values.controllers ?? "*",
     leaderElect: parseBool("--leader-elect", values["leader-elect"] ?? "true"),
@@ -94,8 +100,17 @@ export function parseControllerManagerFlags(argv: readonly string[]): Controller
       integer: true,
       min: 1,
     }),
+    clusterSigningCertFile: values["cluster-signing-cert-file"],
+    clusterSigningKeyFile: values["cluster-signing-key-file"],
+    clusterSigningDurationMs: parseDuration(
+      "--cluster-signing-duration",
+      values["cluster-signing-duration"] ?? "8760h0m0s",
+    ),
     help: values.help === true,
   };
+  if ((flags.clusterSigningCertFile === undefined) !== (flags.clusterSigningKeyFile === undefined))
+    throw new FlagError("--cluster-signing-cert-file and --cluster-signing-key-file must be given together");
+  return flags;
 }
 
 /**
@@ -127,10 +142,18 @@ export async function runControllerManagerCommand(
       userAgent: "kube-controller-manager/reconcile",
       metrics: prometheusRestClientMetrics(registry),
     });
+    const clusterSigning =
+      flags.clusterSigningCertFile === undefined || flags.clusterSigningKeyFile === undefined
+        ? undefined
+        : {
+            cert: readFileSync(flags.clusterSigningCertFile, "utf8"),
+            key: readFileSync(flags.clusterSigningKeyFile, "utf8"),
+            durationMs: flags.clusterSigningDurationMs,
+          };
     manager = new ControllerManager({
       client,
       controllers: flags.controllers,
-      descriptors: newControllerDescriptors(),
+      descriptors: newControllerDescriptors({ clusterSigning }),
       leaderElection: flags.leaderElect && {
         namespace: flags.leaseNamespace,
         name: flags.leaseName,
@@ -191,6 +214,9 @@ Flags:
                                              (SubjectAccessReview) (default "/healthz,/readyz,/livez")
   --kube-api-qps float                       (default 20)
   --kube-api-burst int                       (default 30)
+  --cluster-signing-cert-file string         PEM CA certificate the CSR signing controller signs with; it runs only with one
+  --cluster-signing-key-file string          its PEM private key
+  --cluster-signing-duration duration        the longest certificate signed (default 8760h0m0s)
   -h, --help                                 this text
 `;
 }
@@ -214,6 +240,9 @@ function parse(argv: readonly string[]) {
       "authorization-always-allow-paths": { type: "string" },
       "kube-api-qps": { type: "string" },
       "kube-api-burst": { type: "string" },
+      "cluster-signing-cert-file": { type: "string" },
+      "cluster-signing-key-file": { type: "string" },
+      "cluster-signing-duration": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -225,13 +254,15 @@ function parseBool(flag: string, value: string): boolean {
   throw new FlagError(`invalid argument "${value}" for "${flag}" flag: must be true or false`);
 }
 
-/** A Go duration of whole units: `15s`, `500ms`, `1m`. */
+/** A Go duration: one or more numbers with units, `15s`, `500ms`, `1m30s`, `8760h0m0s`. */
 function parseDuration(flag: string, value: string): number {
-  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(value);
-  if (match === null)
+  if (!/^(?:\d+(?:\.\d+)?(?:ms|s|m|h))+$/.test(value))
     throw new FlagError(`invalid argument "${value}" for "${flag}" flag: not a duration like 15s`);
-  const unit = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 }[match[2] as "ms" | "s" | "m" | "h"];
-  return Number(match[1]) * unit;
+  const units = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+  let total = 0;
+  for (const [, amount, unit] of value.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g))
+    total += Number(amount) * units[unit as keyof typeof units];
+  return total;
 }
 
 function parseNumber(

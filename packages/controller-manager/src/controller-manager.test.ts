@@ -1,5 +1,6 @@
 import {
   builtinResources,
+  certificateSigningRequests,
   controllerRevisions,
   cronJobs,
   type Deployment,
@@ -57,6 +58,7 @@ function cluster() {
       persistentVolumes,
       storageClasses,
       resourceQuotas,
+      certificateSigningRequests,
     ],
   });
   cleanup.push(() => server.close());
@@ -150,6 +152,8 @@ describe("ControllerManager", () => {
       "taint-eviction-controller",
       "namespace-controller",
       "serviceaccount-controller",
+      "certificatesigningrequest-approving-controller",
+      "certificatesigningrequest-cleaner-controller",
     ]);
     const some = new ControllerManager({
       client: env.client,
@@ -172,6 +176,8 @@ describe("ControllerManager", () => {
       "persistentvolume-protection-controller",
       "namespace-controller",
       "serviceaccount-controller",
+      "certificatesigningrequest-approving-controller",
+      "certificatesigningrequest-cleaner-controller",
     ]);
     const named = new ControllerManager({ client: env.client, controllers: ["deployment-controller"] });
     expect(named.enabledControllers).toEqual(["deployment-controller"]);
@@ -345,7 +351,7 @@ describe("ControllerManager", () => {
     expect(await get(la.url, "/healthz")).toEqual({ status: 200, body: "ok" });
     expect(await get(la.url, "/healthz?verbose")).toEqual({
       status: 200,
-      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]horizontal-pod-autoscaler-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]resourcequota-controller ok\n[+]persistentvolume-binder-controller ok\n[+]persistentvolumeclaim-protection-controller ok\n[+]persistentvolume-protection-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\nhealthz check passed\n",
+      body: "[+]leaderElection ok\n[+]endpoints-controller ok\n[+]endpointslice-controller ok\n[+]replicaset-controller ok\n[+]deployment-controller ok\n[+]daemonset-controller ok\n[+]statefulset-controller ok\n[+]job-controller ok\n[+]cronjob-controller ok\n[+]ttl-after-finished-controller ok\n[+]horizontal-pod-autoscaler-controller ok\n[+]disruption-controller ok\n[+]pod-garbage-collector-controller ok\n[+]resourcequota-controller ok\n[+]persistentvolume-binder-controller ok\n[+]persistentvolumeclaim-protection-controller ok\n[+]persistentvolume-protection-controller ok\n[+]node-lifecycle-controller ok\n[+]taint-eviction-controller ok\n[+]namespace-controller ok\n[+]serviceaccount-controller ok\n[+]certificatesigningrequest-approving-controller ok\n[+]certificatesigningrequest-cleaner-controller ok\nhealthz check passed\n",
     });
     expect(await get(lb.url, "/healthz?verbose")).toEqual({
       status: 200,

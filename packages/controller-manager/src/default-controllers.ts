@@ -1,4 +1,5 @@
 import { jobs } from "@reconcile/api";
+import { CSRApprovingController, CSRCleanerController, CSRSigningController } from "@reconcile/certificates";
 import { CronJobController } from "@reconcile/cronjob";
 import { DaemonSetController } from "@reconcile/daemonset";
 import { DeploymentController } from "@reconcile/deployment";
@@ -256,6 +257,59 @@ export const serviceAccountControllerDescriptor: ControllerDescriptor = {
   construct: (context) => ServiceAccountsController.fromInformerFactory(context.informerFactory, context),
 };
 
+/** The cluster's signing CA (`--cluster-signing-cert-file`, `--cluster-signing-key-file`), PEM. */
+export interface ClusterSigning {
+  cert: string;
+  key: string;
+  /** The longest certificate issued (`--cluster-signing-duration`). Default a year. */
+  durationMs?: number | undefined;
+}
+
+/**
+ * `certificatesigningrequest-signing-controller` (alias `csrsigning`): signs
+ * approved requests for the four kubernetes.io signers with the cluster's CA;
+ * queue `certificate`, 5 workers. Runs only with a signing CA, as upstream
+ * runs it only with `--cluster-signing-cert-file`.
+ */
+export function newCSRSigningControllerDescriptor(signing: ClusterSigning): ControllerDescriptor {
+  return {
+    name: "certificatesigningrequest-signing-controller",
+    serviceAccount: "certificate-controller",
+    aliases: ["csrsigning"],
+    construct: (context) =>
+      CSRSigningController.fromInformerFactory(context.informerFactory, {
+        ...context,
+        ca: { cert: signing.cert, key: signing.key },
+        certificateDurationMs: signing.durationMs,
+      }),
+  };
+}
+
+/**
+ * `certificatesigningrequest-approving-controller` (alias `csrapproving`):
+ * approves kubelets' client certificate requests after a SubjectAccessReview
+ * of `certificatesigningrequests/nodeclient` or `selfnodeclient`; queue `certificate`, 5 workers.
+ */
+export const csrApprovingControllerDescriptor: ControllerDescriptor = {
+  name: "certificatesigningrequest-approving-controller",
+  serviceAccount: "certificate-controller",
+  aliases: ["csrapproving"],
+  construct: (context) => CSRApprovingController.fromInformerFactory(context.informerFactory, context),
+};
+
+/**
+ * `certificatesigningrequest-cleaner-controller` (alias `csrcleaner`): every
+ * hour deletes requests issued, denied or failed over an hour ago, pending
+ * over a day, or whose certificate expired.
+ */
+export const csrCleanerControllerDescriptor: ControllerDescriptor = {
+  name: "certificatesigningrequest-cleaner-controller",
+  serviceAccount: "certificate-controller",
+  aliases: ["csrcleaner"],
+  defaultWorkers: 1,
+  construct: (context) => CSRCleanerController.fromInformerFactory(context.informerFactory, context),
+};
+
 /**
  * `root-ca-certificate-publisher-controller` (alias `root-ca-cert-publisher`):
  * a `kube-root-ca.crt` ConfigMap holding `rootCA` in every namespace; queue
@@ -309,6 +363,11 @@ export interface ControllerDescriptorsOptions {
    * Default: none.
    */
   serviceAccountTokenSigner?: LegacyTokenSigner | undefined;
+  /**
+   * The CA that signs approved certificate requests;
+   * `certificatesigningrequest-signing-controller` runs only with one. Default: none.
+   */
+  clusterSigning?: ClusterSigning | undefined;
 }
 
 /**
@@ -340,6 +399,11 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     taintEvictionControllerDescriptor,
     namespaceControllerDescriptor,
     serviceAccountControllerDescriptor,
+    ...(options.clusterSigning === undefined
+      ? []
+      : [newCSRSigningControllerDescriptor(options.clusterSigning)]),
+    csrApprovingControllerDescriptor,
+    csrCleanerControllerDescriptor,
     ...(options.rootCA === undefined ? [] : [newRootCACertPublisherDescriptor(options.rootCA)]),
     ...(options.serviceAccountTokenSigner === undefined
       ? []

@@ -38,12 +38,16 @@ export {
 } from "./controller-manager.js";
 export { isControllerEnabled, parseControllersFlag, UnknownControllerError } from "./controllers-flag.js";
 export {
+  type ClusterSigning,
   type ControllerDescriptorsOptions,
+  csrApprovingControllerDescriptor,
+  csrCleanerControllerDescriptor,
   deploymentControllerDescriptor,
   endpointSliceControllerDescriptor,
   endpointsControllerDescriptor,
   type NodeLifecycleSettings,
   newControllerDescriptors,
+  newCSRSigningControllerDescriptor,
   newNodeLifecycleControllerDescriptor,
   newRootCACertPublisherDescriptor,
   newServiceAccountTokenControllerDescriptor,

@@ -1,0 +1,3 @@
+import { packageConfig } from "@reconcile/tsup-config";
+
+export default packageConfig({ entry: ["src/index.ts"] });
