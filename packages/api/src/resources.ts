@@ -6,6 +6,7 @@ import type {
 } from "kubernetes-types/admissionregistration/v1.js";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
 import type { ControllerRevision, DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
+import type { TokenReview } from "kubernetes-types/authentication/v1.js";
 import type { SubjectAccessReview } from "kubernetes-types/authorization/v1.js";
 import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
 import type { CronJob, Job } from "kubernetes-types/batch/v1.js";
@@ -480,6 +481,15 @@ export const certificateSigningRequests = defineResource<Kube<CertificateSigning
   namespaced: false,
   shortNames: ["csr"],
   subresources: ["status"],
+});
+
+/** authentication.k8s.io/v1 TokenReviews: created only, answered in `status` (who does `spec.token` name?). */
+export const tokenReviews = defineResource<Kube<TokenReview>>({
+  group: "authentication.k8s.io",
+  version: "v1",
+  kind: "TokenReview",
+  plural: "tokenreviews",
+  namespaced: false,
 });
 
 /**

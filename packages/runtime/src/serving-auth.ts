@@ -1,42 +1,13 @@
 import type * as http from "node:http";
-import { defineResource, errorMessage, type KubeObject } from "@reconcile/api";
+import { errorMessage, subjectAccessReviews, tokenReviews } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
-import type { TokenReviewSpec, TokenReviewStatus } from "kubernetes-types/authentication/v1.js";
-import type {
-  SubjectAccessReviewSpec,
-  SubjectAccessReviewStatus,
-} from "kubernetes-types/authorization/v1.js";
 
 /** The verdict on one request to a protected path. */
 export type ServingVerdict = { allowed: true } | { allowed: false; status: 401 | 403; message: string };
 
 /** Decides whether a request may read a path of the metrics and health server. */
 export type ServingAuthorizer = (request: http.IncomingMessage, path: string) => Promise<ServingVerdict>;
-
-interface TokenReview extends KubeObject {
-  spec: TokenReviewSpec;
-  status?: TokenReviewStatus;
-}
-interface SubjectAccessReview extends KubeObject {
-  spec: SubjectAccessReviewSpec;
-  status?: SubjectAccessReviewStatus;
-}
-
-const tokenReviews = defineResource<TokenReview>({
-  group: "authentication.k8s.io",
-  version: "v1",
-  kind: "TokenReview",
-  plural: "tokenreviews",
-  namespaced: false,
-});
-const subjectAccessReviews = defineResource<SubjectAccessReview>({
-  group: "authorization.k8s.io",
-  version: "v1",
-  kind: "SubjectAccessReview",
-  plural: "subjectaccessreviews",
-  namespaced: false,
-});
 
 export interface DelegatedAuthOptions {
   /** A client of the API server that reviews tokens and access (an `HttpClient`). */
