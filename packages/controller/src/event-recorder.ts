@@ -17,13 +17,25 @@ export interface EventRecorder {
   /**
    * Records an event about `object`, which needs `kind` and `metadata.name`
    * (objects read from a cache may lack `kind`: pass a reference or set it).
+   * `details` carries what only events.k8s.io Events hold (client-go's
+   * `events.EventRecorder.Eventf`): the action taken and a related object;
+   * a core/v1 recorder leaves them out.
    */
   event(
     object: KubeObject | DeepReadonly<KubeObject> | ObjectReference,
     type: EventType,
     reason: string,
     message: string,
+    details?: EventDetails,
   ): void;
+}
+
+/** The parts of an event only the events.k8s.io API holds. */
+export interface EventDetails {
+  /** What was done or failed (`Binding`, `Scheduling`, `Preempting`). */
+  action?: string | undefined;
+  /** A second object the event is about (the preemptor of a preempted pod). */
+  related?: KubeObject | DeepReadonly<KubeObject> | ObjectReference | undefined;
 }
 
 /** An {@link EventRecorder} that records nothing. */
@@ -214,7 +226,7 @@ export class ClientEventRecorder implements EventRecorder {
   }
 }
 
-function referenceOf(
+export function referenceOf(
   object: KubeObject | DeepReadonly<KubeObject> | ObjectReference,
 ): ObjectReference | undefined {
   if ("metadata" in object && object.metadata !== undefined) {

@@ -29,10 +29,17 @@ export {
 export {
   ClientEventRecorder,
   type ClientEventRecorderOptions,
+  type EventDetails,
   type EventRecorder,
   type EventType,
   noopEventRecorder,
 } from "./event-recorder.js";
+export {
+  ClientEventsV1Recorder,
+  type ClientEventsV1RecorderOptions,
+  eventSeriesFinishMs,
+  eventSeriesRefreshMs,
+} from "./events-v1-recorder.js";
 export { canonicalJson, computeHash, hashControllerRevisionData, safeEncodeString } from "./hash.js";
 export {
   ControllerRevisionControllerRefManager,

@@ -51,8 +51,15 @@ export interface SchedulerOptions {
   clock?: Clock | undefined;
   /** How a pod is bound to its node. Default: a {@link ClientBinder} over `client`. */
   binder?: Binder | undefined;
-  /** Where Scheduled / FailedScheduling Events go. Default: a `ClientEventRecorder` over `client`, component `schedulerName`. */
+  /**
+   * Where Scheduled / FailedScheduling Events go. Default: events.k8s.io/v1
+   * Events over `client` (a `ClientEventsV1Recorder`, as kube-scheduler
+   * writes them): reporting controller `schedulerName`, instance
+   * `reportingInstance`, actions `Binding` and `Scheduling`.
+   */
   eventRecorder?: EventRecorder | undefined;
+  /** The default recorder's `reportingInstance`. Default `<schedulerName>-<hostname>`, as upstream. */
+  reportingInstance?: string | undefined;
   /** Filter and score plugins, in order. Default: {@link defaultPlugins}, with VolumeBinding given `volumeInformers`. */
   plugins?: readonly Plugin[] | undefined;
   /** Percentage of nodes to find feasible before scoring; 0 = upstream's adaptive rule. Default 0. */

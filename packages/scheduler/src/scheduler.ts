@@ -17,7 +17,7 @@ import {
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import {
-  ClientEventRecorder,
+  ClientEventsV1Recorder,
   type ControllerInformer,
   type EventRecorder,
   type Logger,
@@ -92,7 +92,7 @@ export class Scheduler {
   readonly #clock: Clock;
   readonly #binder: Binder;
   readonly #recorder: EventRecorder;
-  readonly #ownedRecorder: ClientEventRecorder | undefined;
+  readonly #ownedRecorder: ClientEventsV1Recorder | undefined;
   readonly #plugins: readonly Plugin[];
   readonly #percentageOfNodesToScore: number;
   readonly #random: () => number;
@@ -144,9 +144,10 @@ export class Scheduler {
     this.#metrics = options.metrics;
     this.#binder = options.binder ?? new ClientBinder({ client: this.#client, now: () => this.#clock.now() });
     if (options.eventRecorder === undefined) {
-      this.#ownedRecorder = new ClientEventRecorder({
+      this.#ownedRecorder = new ClientEventsV1Recorder({
         client: this.#client,
-        component: this.schedulerName,
+        reportingController: this.schedulerName,
+        reportingInstance: options.reportingInstance,
         clock: this.#clock,
         logger: this.#logger,
       });
@@ -289,6 +290,7 @@ export class Scheduler {
         "Warning",
         "FailedScheduling",
         `skip schedule deleting pod: ${pod.metadata.namespace}/${pod.metadata.name}`,
+        { action: "Scheduling" },
       );
       return;
     }
@@ -521,6 +523,7 @@ export class Scheduler {
       "Normal",
       "Scheduled",
       `Successfully assigned ${namespace}/${name} to ${nodeName}`,
+      { action: "Binding" },
     );
     const seconds = (this.#clock.now() - started) / 1000;
     this.#metrics?.scheduleAttempt("scheduled", this.schedulerName, seconds);
@@ -562,7 +565,9 @@ export class Scheduler {
       { namespace: pod.metadata?.namespace, name: pod.metadata?.name, reason, err: error },
       "Unable to schedule pod",
     );
-    this.#recorder.event(withKind(current), "Warning", "FailedScheduling", truncateMessage(message));
+    this.#recorder.event(withKind(current), "Warning", "FailedScheduling", truncateMessage(message), {
+      action: "Scheduling",
+    });
     this.#track(this.#setPodScheduledFalse(current, reason, message));
   }
 

@@ -198,7 +198,7 @@ describe("kubectl and events.k8s.io", () => {
     await client.resource(events, "default").create(coreEvent);
     const table = await kubectl(["get", "events.events.k8s.io"]);
     expect(table.stdout).toMatch(
-      /^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE\n\S+ \(x2 over \S+\) +Normal +Scheduled +pod\/web +Successfully assigned default\/web to node-1\n$/,
+      /^LAST SEEN +TYPE +REASON +OBJECT +MESSAGE\n\S+ +Normal +Scheduled +pod\/web +Successfully assigned default\/web to node-1\n$/,
     );
     const yaml = await kubectl([
       "get",

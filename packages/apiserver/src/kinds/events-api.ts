@@ -38,7 +38,8 @@ function rename(object: KubeObject, from: 0 | 1, apiVersion: string): KubeObject
     const [source, target] = from === 0 ? [newer, core] : [core, newer];
     const value = copy[source];
     delete copy[source];
-    if (value !== undefined && value !== null) copy[target] = value;
+    // A null is kept: both types write a zero time as null (`firstTimestamp: null`).
+    if (value !== undefined) copy[target] = value;
   }
   return copy as unknown as KubeObject;
 }

@@ -106,24 +106,31 @@ export const eventPrinter: Printer = {
     column("Count", "integer", "The number of times this event has occurred.", 1),
     column("Name", "string", "Name must be unique within a namespace.", 1, "name"),
   ],
+  // `printEvent`: the first time falls back to eventTime and the last to the first (events.k8s.io
+  // Events have neither legacy time); a series gives the last time and the count, and a
+  // singleton of the new API counts 1.
   cells(event: Loose, now) {
     const involved = event.involvedObject ?? {};
-    const first = event.firstTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp;
-    const last = event.lastTimestamp ?? event.eventTime ?? first;
-    const count = num(event.count ?? event.series?.count);
-    const lastSeen = count > 1 ? `${age(last, now)} (x${count} over ${age(first, now)})` : age(last, now);
-    const source = [event.source?.component, event.source?.host].filter(
-      (p) => typeof p === "string" && p !== "",
-    );
+    const first = event.firstTimestamp ? age(event.firstTimestamp, now) : age(event.eventTime, now);
+    let last = event.lastTimestamp ? age(event.lastTimestamp, now) : first;
+    let count = num(event.count);
+    if (event.series != null) {
+      last = age(event.series.lastObservedTime, now);
+      count = num(event.series.count);
+    } else if (count === 0) count = 1;
+    const component = event.source?.component || event.reportingComponent || "";
+    const instance = event.source?.host || event.reportingInstance || "";
     return [
-      lastSeen,
+      last,
       event.type ?? "",
       event.reason ?? "",
-      `${String(involved.kind ?? "").toLowerCase()}/${involved.name ?? ""}`,
+      involved.name
+        ? `${String(involved.kind ?? "").toLowerCase()}/${involved.name}`
+        : String(involved.kind ?? "").toLowerCase(),
       involved.fieldPath ?? "",
-      source.join(", "),
-      event.message ?? "",
-      age(first, now),
+      instance === "" ? component : `${component}, ${instance}`,
+      String(event.message ?? "").trim(),
+      first,
       count,
       nameOf(event),
     ];
