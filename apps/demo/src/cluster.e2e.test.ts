@@ -661,6 +661,7 @@ spec:
     const accounts = (await ok("get", "sa", "-A", "--no-headers")).trim().split("\n");
     // kube-system also holds the ServiceAccount each controller runs as (--use-service-account-credentials).
     const controllers = [
+      "certificate-controller",
       "cronjob-controller",
       "daemon-set-controller",
       "default",

@@ -1,4 +1,11 @@
-import { apiServices, flowSchemas, type Logger, type ResourceDescriptor, rfc3339 } from "@reconcile/api";
+import {
+  apiServices,
+  copyJson,
+  flowSchemas,
+  type Logger,
+  type ResourceDescriptor,
+  rfc3339,
+} from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, type Random, realClock, realRandom, uuidFrom } from "@reconcile/clock";
 import { AdmissionChain } from "./admission/chain.js";
@@ -343,7 +350,7 @@ export class ApiServer {
       ...(asker.uid === undefined ? {} : { uid: asker.uid }),
       ...(asker.extra === undefined ? {} : { extra: copyExtra(asker.extra) }),
     };
-    return answerReview(route, body, userInfo, {
+    return answerReview(route, copyJson(body), userInfo, {
       authn: { adminToken: undefined, staticTokens: new Map(), auth: this.auth },
       client: this.#client,
       now: this.clock.now(),

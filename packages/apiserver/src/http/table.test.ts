@@ -215,8 +215,9 @@ describe("toTable", () => {
       lastTimestamp: created,
       count: 4,
     };
+    // Upstream's printEvent: the last time alone (kubectl describe and kubectl events add "(x4 over 10m)").
     expect(tableOf(events, [event], {}, { now }).rows[0]!.cells).toEqual([
-      "5m (x4 over 10m)",
+      "5m",
       "Normal",
       "ScalingReplicaSet",
       "deployment/web",

@@ -49,7 +49,8 @@ export interface InProcessRequest {
 /**
  * Answers a create of a kind that nothing stores (the access and token
  * reviews) as `user` (undefined: the server's own client), or returns
- * undefined for every other resource.
+ * undefined for every other resource. `body` is the caller's object: it is
+ * copied before it is read.
  */
 export type ReviewAnswerer = (
   resource: ResourceDescriptor,
@@ -203,7 +204,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
       await this.#authorize("create", "", "", undefined, namespace);
-      const review = this.#reviews?.(this.resource, namespace, copyJson(object), this.#identity?.user);
+      const review = this.#reviews?.(this.resource, namespace, object, this.#identity?.user);
       if (review !== undefined) return (await review) as T;
       return copyJson(
         await this.#registry.create(this.resource, this.namespace, object, this.#write(options)),
