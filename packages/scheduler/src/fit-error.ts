@@ -1,5 +1,6 @@
 import { ReconcileError } from "@reconcile/api";
 import type { Status } from "./framework.js";
+import type { PreemptionOutcome } from "./plugins/default-preemption.js";
 
 /** Why no node fit (upstream `FitError`): per-node filter statuses, or one PreFilter message. */
 export interface Diagnosis {
@@ -67,6 +68,8 @@ export class FitError extends ReconcileError {
   constructor(
     readonly numAllNodes: number,
     readonly diagnosis: Diagnosis,
+    /** What DefaultPreemption concluded: whom to evict, or why no one. */
+    readonly preemption?: PreemptionOutcome,
   ) {
     super("scheduler.fit", fitErrorMessage(numAllNodes, diagnosis));
     this.name = "FitError";

@@ -3,6 +3,7 @@ import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { ControllerInformer, EventRecorder } from "@reconcile/controller";
 import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
+import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import type { Binder } from "./binder.js";
 import type { Plugin } from "./framework.js";
@@ -45,6 +46,12 @@ export interface SchedulerOptions {
    * namespace. Default: none.
    */
   namespaceInformer?: ControllerInformer<Namespace> | undefined;
+  /**
+   * Informer over PodDisruptionBudgets: preemption prefers victims whose
+   * budgets allow the disruption. Its cache is read as it is (not waited
+   * for). Default: none (no budget counts).
+   */
+  podDisruptionBudgetInformer?: ControllerInformer<PodDisruptionBudget> | undefined;
   /** Pods whose `spec.schedulerName` is this are scheduled; all others are left alone. Default "default-scheduler". */
   schedulerName?: string | undefined;
   /** Time for the queue's backoff and flushes and for condition times. Default `realClock`. */

@@ -1,6 +1,7 @@
 import {
   type DeepReadonly,
   errorMessage,
+  isNotFound,
   metaNamespaceKeyFunc,
   type Namespace,
   type Node,
@@ -10,6 +11,7 @@ import {
   type PodCondition,
   persistentVolumeClaims,
   persistentVolumes,
+  podDisruptionBudgets,
   pods as podsResource,
   rfc3339,
   storageClasses,
@@ -25,6 +27,7 @@ import {
   waitForInformersSynced,
 } from "@reconcile/controller";
 import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
+import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import { namespaceLister } from "./affinity-terms.js";
 import { type Binder, ClientBinder } from "./binder.js";
@@ -46,7 +49,12 @@ import type { NodeInfo } from "./node-info.js";
 
 export { defaultSchedulerName };
 
-import { preemptionMessage } from "./plugins/default-preemption.js";
+import {
+  findPreemption,
+  type PreemptionCandidate,
+  type PreemptionOutcome,
+  preemptionByScheduler,
+} from "./plugins/default-preemption.js";
 import { defaultPluginsWith } from "./plugins/index.js";
 import type { SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
 import { type QueuedPodInfo, SchedulingQueue } from "./scheduling-queue.js";
@@ -89,6 +97,7 @@ export class Scheduler {
   readonly #nodeInformer: ControllerInformer<Node>;
   readonly #volumeInformers: SchedulerOptions["volumeInformers"];
   readonly #namespaceInformer: SchedulerOptions["namespaceInformer"];
+  readonly #pdbInformer: SchedulerOptions["podDisruptionBudgetInformer"];
   readonly #clock: Clock;
   readonly #binder: Binder;
   readonly #recorder: EventRecorder;
@@ -120,6 +129,7 @@ export class Scheduler {
     const volumes = options.volumeInformers;
     this.#volumeInformers = volumes;
     this.#namespaceInformer = options.namespaceInformer;
+    this.#pdbInformer = options.podDisruptionBudgetInformer;
     const namespaces = namespaceLister(options.namespaceInformer);
     this.#plugins =
       options.plugins ??
@@ -182,6 +192,7 @@ export class Scheduler {
       forResource(resource: typeof persistentVolumes): ControllerInformer<PersistentVolume>;
       forResource(resource: typeof storageClasses): ControllerInformer<StorageClass>;
       forResource(resource: typeof namespacesResource): ControllerInformer<Namespace>;
+      forResource(resource: typeof podDisruptionBudgets): ControllerInformer<PodDisruptionBudget>;
     },
     options: Omit<SchedulerOptions, "podInformer" | "nodeInformer">,
   ): Scheduler {
@@ -195,6 +206,8 @@ export class Scheduler {
         classes: factory.forResource(storageClasses),
       },
       namespaceInformer: options.namespaceInformer ?? factory.forResource(namespacesResource),
+      podDisruptionBudgetInformer:
+        options.podDisruptionBudgetInformer ?? factory.forResource(podDisruptionBudgets),
     });
   }
 
@@ -364,8 +377,9 @@ export class Scheduler {
         nodeToStatus: new Map(allNodes.map((info) => [info.name, rejection])),
         unschedulablePlugins: diagnosis.unschedulablePlugins,
       };
-      diagnosis.postFilterMsg = preemptionMessage(pod, allNodes, everyNode, filters, state);
-      throw new FitError(allNodes.length, diagnosis);
+      const preemption = this.#preemption(pod, allNodes, everyNode, filters, state);
+      diagnosis.postFilterMsg = preemption.message;
+      throw new FitError(allNodes.length, diagnosis, preemption);
     }
 
     let nodes = allNodes;
@@ -382,8 +396,9 @@ export class Scheduler {
     }
     const feasible = this.#findNodesThatPassFilters(state, pod, nodes, filters, diagnosis);
     if (feasible.length === 0) {
-      diagnosis.postFilterMsg = preemptionMessage(pod, allNodes, diagnosis, filters, state);
-      throw new FitError(allNodes.length, diagnosis);
+      const preemption = this.#preemption(pod, allNodes, diagnosis, filters, state);
+      diagnosis.postFilterMsg = preemption.message;
+      throw new FitError(allNodes.length, diagnosis, preemption);
     }
     const evaluatedNodes = feasible.length + diagnosis.nodeToStatus.size;
     if (feasible.length === 1) {
@@ -391,6 +406,27 @@ export class Scheduler {
     }
     const totals = this.#prioritizeNodes(state, pod, feasible, allNodes);
     return { nodeName: this.#selectHost(feasible, totals), evaluatedNodes, feasibleNodes: feasible.length };
+  }
+
+  /** DefaultPreemption's PostFilter over this cycle's statuses, with the budgets the informer holds. */
+  #preemption(
+    pod: DeepReadonly<Pod>,
+    allNodes: readonly NodeInfo[],
+    diagnosis: Diagnosis,
+    filters: readonly Plugin[],
+    state: CycleState,
+  ): PreemptionOutcome {
+    const pdbs = this.#pdbInformer?.getIndexer().byIndex("namespace", pod.metadata?.namespace ?? "") ?? [];
+    return findPreemption({
+      pod,
+      allNodes,
+      diagnosis,
+      filters,
+      state,
+      pdbs,
+      now: this.#clock.now(),
+      random: this.#random,
+    });
   }
 
   /**
@@ -568,12 +604,80 @@ export class Scheduler {
     this.#recorder.event(withKind(current), "Warning", "FailedScheduling", truncateMessage(message), {
       action: "Scheduling",
     });
-    this.#track(this.#setPodScheduledFalse(current, reason, message));
+    // DefaultPreemption found whom to evict: they go, and the pod is nominated to their node; or no
+    // node could be made to fit, and an earlier nomination is cleared.
+    const preemption = fit?.preemption;
+    let nominatedNodeName: string | undefined;
+    if (preemption?.candidate !== undefined) {
+      nominatedNodeName = preemption.candidate.nodeName;
+      this.#track(this.#prepareCandidate(current, preemption.candidate));
+    } else if (preemption?.clearNomination) nominatedNodeName = "";
+    this.#track(this.#setPodScheduledFalse(current, reason, message, nominatedNodeName));
   }
 
-  async #setPodScheduledFalse(pod: DeepReadonly<Pod>, reason: string, message: string): Promise<void> {
+  /**
+   * `prepareCandidate`: each victim gets the DisruptionTarget condition
+   * (reason PreemptionByScheduler), is deleted, and gets a Preempted Event
+   * naming the preemptor.
+   */
+  async #prepareCandidate(preemptor: DeepReadonly<Pod>, candidate: PreemptionCandidate): Promise<void> {
+    await Promise.all(
+      candidate.victims.map(async (victim) => {
+        const namespace = victim.metadata?.namespace ?? "";
+        const name = victim.metadata?.name ?? "";
+        const pods = this.#client.resource(podsResource, namespace);
+        try {
+          const already = victim.status?.conditions?.some(
+            (c) => c.type === "DisruptionTarget" && c.status === "True" && c.reason === preemptionByScheduler,
+          );
+          if (!already) {
+            const condition: PodCondition = {
+              type: "DisruptionTarget",
+              status: "True",
+              reason: preemptionByScheduler,
+              message: `${preemptor.spec?.schedulerName ?? this.schedulerName}: preempting to accommodate a higher priority pod`,
+              lastTransitionTime: rfc3339(this.#clock.now()),
+            };
+            await pods.patch(
+              name,
+              { status: { conditions: [condition] } },
+              { type: "strategic-merge", subresource: "status", signal: this.#signal },
+            );
+          }
+          await pods.delete(name, { signal: this.#signal });
+        } catch (error) {
+          if (isNotFound(error)) return; // gone already
+          if (!this.#signal.aborted)
+            this.#logger.error({ err: error, pod: `${namespace}/${name}` }, "Tried to preempt pod");
+          return;
+        }
+        this.#recorder.event(
+          withKind(victim),
+          "Normal",
+          "Preempted",
+          `Preempted by pod ${preemptor.metadata?.uid ?? ""} on node ${candidate.nodeName}`,
+          { action: "Preempting", related: withKind(preemptor) },
+        );
+      }),
+    );
+  }
+
+  async #setPodScheduledFalse(
+    pod: DeepReadonly<Pod>,
+    reason: string,
+    message: string,
+    nominatedNodeName?: string,
+  ): Promise<void> {
     const existing = pod.status?.conditions?.find((condition) => condition.type === "PodScheduled");
-    if (existing?.status === "False" && existing.reason === reason && existing.message === message) return;
+    const nominationChanges =
+      nominatedNodeName !== undefined && (pod.status?.nominatedNodeName ?? "") !== nominatedNodeName;
+    if (
+      existing?.status === "False" &&
+      existing.reason === reason &&
+      existing.message === message &&
+      !nominationChanges
+    )
+      return;
     const condition: PodCondition = {
       type: "PodScheduled",
       status: "False",
@@ -585,13 +689,16 @@ export class Scheduler {
           : rfc3339(this.#clock.now()),
     };
     try {
-      await this.#client
-        .resource(podsResource, pod.metadata?.namespace ?? "")
-        .patch(
-          pod.metadata?.name ?? "",
-          { status: { conditions: [condition] } },
-          { type: "strategic-merge", subresource: "status", signal: this.#signal },
-        );
+      await this.#client.resource(podsResource, pod.metadata?.namespace ?? "").patch(
+        pod.metadata?.name ?? "",
+        {
+          status: {
+            conditions: [condition],
+            ...(nominationChanges ? { nominatedNodeName: nominatedNodeName || null } : {}),
+          },
+        },
+        { type: "strategic-merge", subresource: "status", signal: this.#signal },
+      );
     } catch (error) {
       if (!this.#signal.aborted) this.#logger.error({ err: error }, "Error updating pod condition");
     }
