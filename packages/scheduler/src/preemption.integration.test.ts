@@ -149,9 +149,14 @@ describe("DefaultPreemption on the embedded API server", () => {
       "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to a terminating pod on the nominated node.",
     );
 
-    // The kubelet's final delete: the space is free and the pod lands on its nominated node.
+    // The kubelet's final delete: the space is free. A lower-priority pod that arrives first does not
+    // take it (the nomination holds it; the preemptor is still backing off), and the pod lands on its
+    // nominated node.
     await client.resource(pods, namespace).delete("low", { gracePeriodSeconds: 0 });
+    await client.resource(pods, namespace).create(pod("late-low", "500m", 10));
     await eventually(clock, async () => (await get(client, "high")).spec?.nodeName === "n1");
+    await eventually(clock, async () => (await get(client, "late-low")).status?.conditions !== undefined);
+    expect((await get(client, "late-low")).spec?.nodeName).toBeUndefined();
     expect(
       (await client.resource(events, namespace).list()).items.some((e) => e.reason === "Scheduled"),
     ).toBe(true);

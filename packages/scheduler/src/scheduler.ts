@@ -24,6 +24,7 @@ import {
   type EventRecorder,
   type Logger,
   noopLogger,
+  objectFromTombstone,
   waitForInformersSynced,
 } from "@reconcile/controller";
 import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
@@ -39,13 +40,13 @@ import {
   type CycleState,
   maxNodeScore,
   type Plugin,
-  runFilters,
   type Status,
   setNodeLists,
   unresolvable,
   unschedulable,
 } from "./framework.js";
 import type { NodeInfo } from "./node-info.js";
+import { Nominator, runFiltersWithNominatedPods } from "./nominator.js";
 
 export { defaultSchedulerName };
 
@@ -98,6 +99,7 @@ export class Scheduler {
   readonly #volumeInformers: SchedulerOptions["volumeInformers"];
   readonly #namespaceInformer: SchedulerOptions["namespaceInformer"];
   readonly #pdbInformer: SchedulerOptions["podDisruptionBudgetInformer"];
+  readonly #nominator = new Nominator();
   readonly #clock: Clock;
   readonly #binder: Binder;
   readonly #recorder: EventRecorder;
@@ -180,6 +182,18 @@ export class Scheduler {
       nodeInformer: this.#nodeInformer,
       volumeInformers: volumes,
       namespaceLabels: namespaces?.labels,
+    });
+    // Nominations follow the pods' status (upstream's queue updates its nominator on pod events).
+    const ours = (pod: DeepReadonly<Pod>) =>
+      (pod.spec?.schedulerName || defaultSchedulerName) === this.schedulerName;
+    this.#podInformer.addEventHandler({
+      onAdd: (pod) => {
+        if (ours(pod)) this.#nominator.update(undefined, pod);
+      },
+      onUpdate: (old, pod) => {
+        if (ours(pod)) this.#nominator.update(old, pod);
+      },
+      onDelete: (obj) => this.#nominator.delete(objectFromTombstone(obj).metadata?.uid ?? ""),
     });
   }
 
@@ -322,6 +336,7 @@ export class Scheduler {
     }
     const assumed: DeepReadonly<Pod> = { ...pod, spec: { ...pod.spec!, nodeName: result.nodeName } };
     this.cache.assumePod(assumed);
+    this.#nominator.delete(uid);
     this.queue.done(uid);
     this.#track(this.#bind(info, assumed, result.nodeName, cycle, started));
   }
@@ -426,6 +441,7 @@ export class Scheduler {
       pdbs,
       now: this.#clock.now(),
       random: this.#random,
+      nominatedOn: (nodeName) => this.#nominator.nominatedOn(nodeName),
     });
   }
 
@@ -462,7 +478,13 @@ export class Scheduler {
     for (let i = 0; i < n && feasible.length < want; i++) {
       const nodeInfo = allNodes[(start + i) % n]!;
       processed++;
-      const status = runFilters(filters, state, pod, nodeInfo);
+      const status = runFiltersWithNominatedPods(
+        filters,
+        state,
+        pod,
+        nodeInfo,
+        this.#nominator.nominatedOn(nodeInfo.name),
+      );
       if (status === undefined) {
         feasible.push(nodeInfo);
         continue;
@@ -610,8 +632,12 @@ export class Scheduler {
     let nominatedNodeName: string | undefined;
     if (preemption?.candidate !== undefined) {
       nominatedNodeName = preemption.candidate.nodeName;
+      this.#nominator.add(current, nominatedNodeName);
       this.#track(this.#prepareCandidate(current, preemption.candidate));
-    } else if (preemption?.clearNomination) nominatedNodeName = "";
+    } else if (preemption?.clearNomination) {
+      nominatedNodeName = "";
+      this.#nominator.delete(info.key);
+    }
     this.#track(this.#setPodScheduledFalse(current, reason, message, nominatedNodeName));
   }
 
@@ -621,6 +647,16 @@ export class Scheduler {
    * naming the preemptor.
    */
   async #prepareCandidate(preemptor: DeepReadonly<Pod>, candidate: PreemptionCandidate): Promise<void> {
+    // Lower-priority pods nominated to the node may no longer fit there: their nominations go, so
+    // that they look elsewhere.
+    const priority = preemptor.spec?.priority ?? 0;
+    const displaced = this.#nominator
+      .nominatedOn(candidate.nodeName)
+      .filter((info) => (info.pod.spec?.priority ?? 0) < priority);
+    for (const { pod } of displaced) {
+      this.#nominator.delete(pod.metadata?.uid ?? "");
+      this.#track(this.#setPodScheduledFalseNomination(pod));
+    }
     await Promise.all(
       candidate.victims.map(async (victim) => {
         const namespace = victim.metadata?.namespace ?? "";
@@ -660,6 +696,22 @@ export class Scheduler {
         );
       }),
     );
+  }
+
+  /** `ClearNominatedNodeName` of one pod. */
+  async #setPodScheduledFalseNomination(pod: DeepReadonly<Pod>): Promise<void> {
+    try {
+      await this.#client
+        .resource(podsResource, pod.metadata?.namespace ?? "")
+        .patch(
+          pod.metadata?.name ?? "",
+          { status: { nominatedNodeName: null } },
+          { type: "strategic-merge", subresource: "status", signal: this.#signal },
+        );
+    } catch (error) {
+      if (!this.#signal.aborted && !isNotFound(error))
+        this.#logger.error({ err: error }, "Cannot clear 'NominatedNodeName' field");
+    }
   }
 
   async #setPodScheduledFalse(

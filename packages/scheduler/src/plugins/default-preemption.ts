@@ -1,8 +1,9 @@
 import { type DeepReadonly, labelSelectorAsSelector, type Pod } from "@reconcile/api";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import { type Diagnosis, fitErrorMessage } from "../fit-error.js";
-import { type CycleState, cloneCycleState, type Plugin, runFilters, type Status } from "../framework.js";
+import { type CycleState, cloneCycleState, type Plugin, type Status } from "../framework.js";
 import type { NodeInfo, PodInfo } from "../node-info.js";
+import { runFiltersWithNominatedPods } from "../nominator.js";
 
 // DefaultPreemption's PostFilter (upstream plugins/defaultpreemption and
 // framework/preemption): when no node fits, find the nodes where evicting
@@ -48,6 +49,8 @@ export interface PreemptionContext {
   now: number;
   /** A number in [0, 1), for the node to start the dry run at. */
   random: () => number;
+  /** The pods nominated to a node, which filters count there when they matter at least as much. */
+  nominatedOn: (nodeName: string) => readonly PodInfo[];
 }
 
 const priorityOf = (pod: DeepReadonly<Pod>) => pod.spec?.priority ?? 0;
@@ -143,6 +146,8 @@ function selectVictimsOnNode(
 ): { victims: DeepReadonly<Pod>[]; numPDBViolations: number } | Status {
   const { pod, filters, now } = context;
   const state = cloneCycleState(context.state);
+  const nominated = context.nominatedOn(nodeInfo.name);
+  const fitsNow = () => runFiltersWithNominatedPods(filters, state, pod, nodeInfo, nominated);
   const priority = priorityOf(pod);
   const potential: [string, PodInfo][] = [...nodeInfo.pods.entries()].filter(
     ([, info]) => priorityOf(info.pod) < priority,
@@ -166,7 +171,7 @@ function selectVictimsOnNode(
   };
   try {
     for (const [, info] of potential) remove(info);
-    const fits = runFilters(filters, state, pod, nodeInfo);
+    const fits = fitsNow();
     if (fits !== undefined) return fits;
     const ordered = potential.map(([, info]) => info).sort((a, b) => moreImportant(a.pod, b.pod, now));
     const { violating, nonViolating } = splitByBudgets(ordered, context.pdbs);
@@ -174,7 +179,7 @@ function selectVictimsOnNode(
     let numPDBViolations = 0;
     const reprieve = (info: PodInfo): boolean => {
       add(info);
-      if (runFilters(filters, state, pod, nodeInfo) === undefined) return true;
+      if (fitsNow() === undefined) return true;
       remove(info);
       victims.push(info.pod);
       return false;
