@@ -91,13 +91,7 @@ export class ClientEventsV1Recorder implements EventRecorder {
     }
     const action = details.action || reason;
     // Whole references, resourceVersion included, as upstream compares its cache keys.
-    const key = [
-      action,
-      reason,
-      this.#controller,
-      JSON.stringify(regarding),
-      JSON.stringify(related ?? null),
-    ].join("\u0000");
+    const key = `${action}\u0000${reason}\u0000${referenceKey(regarding)}\u0000${related === undefined ? "" : referenceKey(related)}`;
     const now = this.#clock.now();
     const write = (this.#tails.get(key) ?? Promise.resolve()).then(() =>
       this.#record(key, { regarding, related, type, reason, message, action }, now),
@@ -196,4 +190,9 @@ export class ClientEventsV1Recorder implements EventRecorder {
     const nanos = BigInt(Math.floor(now)) * 1_000_000n + BigInt(this.#sequence++ % 1_000_000);
     return `${objectName}.${nanos.toString(16)}`;
   }
+}
+
+/** Every field of a reference, in a fixed order. */
+function referenceKey(ref: ObjectReference): string {
+  return `${ref.apiVersion ?? ""}\u0001${ref.kind ?? ""}\u0001${ref.namespace ?? ""}\u0001${ref.name ?? ""}\u0001${ref.uid ?? ""}\u0001${ref.resourceVersion ?? ""}\u0001${ref.fieldPath ?? ""}`;
 }

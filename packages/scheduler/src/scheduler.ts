@@ -40,6 +40,7 @@ import {
   type CycleState,
   maxNodeScore,
   type Plugin,
+  runFilters,
   type Status,
   setNodeLists,
   unresolvable,
@@ -471,6 +472,8 @@ export class Scheduler {
     diagnosis: Diagnosis,
   ): NodeInfo[] {
     const want = this.numFeasibleNodesToFind(allNodes.length);
+    // Nominated pods are rare: without any, each node is filtered plainly.
+    const nominator = this.#nominator.size > 0 ? this.#nominator : undefined;
     const feasible: NodeInfo[] = [];
     const n = allNodes.length;
     const start = this.#nextStartNodeIndex % n;
@@ -478,13 +481,10 @@ export class Scheduler {
     for (let i = 0; i < n && feasible.length < want; i++) {
       const nodeInfo = allNodes[(start + i) % n]!;
       processed++;
-      const status = runFiltersWithNominatedPods(
-        filters,
-        state,
-        pod,
-        nodeInfo,
-        this.#nominator.nominatedOn(nodeInfo.name),
-      );
+      const status =
+        nominator === undefined
+          ? runFilters(filters, state, pod, nodeInfo)
+          : runFiltersWithNominatedPods(filters, state, pod, nodeInfo, nominator.nominatedOn(nodeInfo.name));
       if (status === undefined) {
         feasible.push(nodeInfo);
         continue;
