@@ -217,13 +217,20 @@ export class ClientEventRecorder implements EventRecorder {
     if (this.#seen.size > this.#maxCachedEvents) this.#seen.delete(this.#seen.keys().next().value!);
   }
 
-  // `<object name>.<hex nanoseconds>`, as client-go names events; a sequence in
-  // the sub-millisecond digits keeps names unique within one millisecond.
   #eventName(objectName: string): string {
-    // A clock may give fractions of a millisecond (a FakeClock advanced by them): whole ones name the event.
-    const nanos = BigInt(Math.floor(this.#clock.now())) * 1_000_000n + BigInt(this.#sequence++ % 1_000_000);
-    return `${objectName}.${nanos.toString(16)}`;
+    return eventObjectName(objectName, this.#clock.now(), this.#sequence++);
   }
+}
+
+/**
+ * `<object name>.<hex nanoseconds>`, as client-go names events, with
+ * `sequence` in the sub-millisecond digits so that names stay unique within
+ * one millisecond. A clock may give fractions of a millisecond (a FakeClock
+ * advanced by them): whole ones name the event.
+ */
+export function eventObjectName(objectName: string, nowMs: number, sequence: number): string {
+  const nanos = BigInt(Math.floor(nowMs)) * 1_000_000n + BigInt(sequence % 1_000_000);
+  return `${objectName}.${nanos.toString(16)}`;
 }
 
 export function referenceOf(

@@ -4,7 +4,13 @@ import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { ObjectReference } from "kubernetes-types/core/v1.js";
 import type { Event as EventsV1Event } from "kubernetes-types/events/v1.js";
-import { type EventDetails, type EventRecorder, type EventType, referenceOf } from "./event-recorder.js";
+import {
+  type EventDetails,
+  type EventRecorder,
+  type EventType,
+  eventObjectName,
+  referenceOf,
+} from "./event-recorder.js";
 import { type Logger, noopLogger } from "./logger.js";
 
 // events.k8s.io/v1 Events as client-go's tools/events writes them (the
@@ -184,11 +190,8 @@ export class ClientEventsV1Recorder implements EventRecorder {
     if (this.#open.size > this.#maxCachedEvents) this.#open.delete(this.#open.keys().next().value!);
   }
 
-  // `<object name>.<hex nanoseconds>`, as client-go names events; a sequence in
-  // the sub-millisecond digits keeps names unique within one millisecond.
   #eventName(objectName: string, now: number): string {
-    const nanos = BigInt(Math.floor(now)) * 1_000_000n + BigInt(this.#sequence++ % 1_000_000);
-    return `${objectName}.${nanos.toString(16)}`;
+    return eventObjectName(objectName, now, this.#sequence++);
   }
 }
 
