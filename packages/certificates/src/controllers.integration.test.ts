@@ -348,7 +348,7 @@ describe("CSRCleanerController (cleaner_test)", () => {
 
 describe("kubectl certificate approve, end to end", () => {
   it("gives a certificate kubectl then authenticates with", async () => {
-    const { api, admin, clock, certificates } = await cluster({});
+    const { api, admin, certificates } = await cluster({});
     const server = await listen(api, {
       token: "t0ken",
       tls: { ...certificates.serving, ca: certificates.ca.cert, caKey: certificates.ca.key },

@@ -1,6 +1,6 @@
+import type { DeepReadonly, Pod } from "@reconcile/api";
 import { ReconcileError } from "@reconcile/api";
 import type { Status } from "./framework.js";
-import type { PreemptionOutcome } from "./plugins/default-preemption.js";
 
 /** Why no node fit (upstream `FitError`): per-node filter statuses, or one PreFilter message. */
 export interface Diagnosis {
@@ -18,6 +18,24 @@ export interface Diagnosis {
    */
   absentNodes?: { count: number; status: Status } | undefined;
 }
+
+/** A node where preemption would help, and whom it would evict (upstream `Candidate`). */
+export interface PreemptionCandidate {
+  nodeName: string;
+  /** Most important first. */
+  victims: DeepReadonly<Pod>[];
+  /** Victims whose eviction a PodDisruptionBudget does not allow. */
+  numPDBViolations: number;
+}
+
+/**
+ * What DefaultPreemption concluded: a candidate to evict for (its message is
+ * empty), or why preemption cannot help, with `clearNomination` when the
+ * pod's nominated node should be cleared (no node could be made to fit).
+ */
+export type PreemptionOutcome =
+  | { candidate: PreemptionCandidate; message?: undefined }
+  | { candidate?: undefined; message: string; clearNomination: boolean };
 
 /**
  * `0/<N> nodes are available: <histogram>.` as upstream's `FitError.Error()`

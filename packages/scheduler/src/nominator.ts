@@ -1,4 +1,6 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
+import { type ControllerInformer, objectFromTombstone } from "@reconcile/controller";
+import { defaultSchedulerName } from "./event-handlers.js";
 import { type CycleState, cloneCycleState, type Plugin, runFilters, type Status } from "./framework.js";
 import { type NodeInfo, type PodInfo, podInfo } from "./node-info.js";
 
@@ -52,6 +54,30 @@ export class Nominator {
   nominatedOn(nodeName: string): readonly PodInfo[] {
     const pods = this.#byNode.get(nodeName);
     return pods === undefined ? none : [...pods.values()];
+  }
+
+  /** Forgets and returns the pods nominated to `nodeName` with a priority below `priority`. */
+  takeLowerPriority(nodeName: string, priority: number): DeepReadonly<Pod>[] {
+    const lower = this.nominatedOn(nodeName)
+      .filter((info) => (info.pod.spec?.priority ?? 0) < priority)
+      .map((info) => info.pod);
+    for (const pod of lower) this.delete(pod.metadata?.uid ?? "");
+    return lower;
+  }
+
+  /** Keeps the nominations of `schedulerName`'s pods in step with `podInformer`'s events. */
+  follow(podInformer: ControllerInformer<Pod>, schedulerName: string): void {
+    const ours = (pod: DeepReadonly<Pod>) =>
+      (pod.spec?.schedulerName || defaultSchedulerName) === schedulerName;
+    podInformer.addEventHandler({
+      onAdd: (pod) => {
+        if (ours(pod)) this.update(undefined, pod);
+      },
+      onUpdate: (old, pod) => {
+        if (ours(pod)) this.update(old, pod);
+      },
+      onDelete: (obj) => this.delete(objectFromTombstone(obj).metadata?.uid ?? ""),
+    });
   }
 
   /**

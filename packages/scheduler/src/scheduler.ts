@@ -1,19 +1,16 @@
 import {
   type DeepReadonly,
   errorMessage,
-  isNotFound,
   metaNamespaceKeyFunc,
   type Namespace,
   type Node,
   namespaces as namespacesResource,
   nodes as nodesResource,
   type Pod,
-  type PodCondition,
   persistentVolumeClaims,
   persistentVolumes,
   podDisruptionBudgets,
   pods as podsResource,
-  rfc3339,
   storageClasses,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -24,7 +21,6 @@ import {
   type EventRecorder,
   type Logger,
   noopLogger,
-  objectFromTombstone,
   waitForInformersSynced,
 } from "@reconcile/controller";
 import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
@@ -38,7 +34,6 @@ import { type Diagnosis, FitError, NoNodesAvailableError, truncateMessage } from
 import {
   type ClusterEvent,
   type CycleState,
-  maxNodeScore,
   type Plugin,
   runFilters,
   type Status,
@@ -48,14 +43,15 @@ import {
 } from "./framework.js";
 import type { NodeInfo } from "./node-info.js";
 import { Nominator, runFiltersWithNominatedPods } from "./nominator.js";
+import { PodStatusWriter, withKind } from "./pod-status-writer.js";
+import { prioritizeNodes, selectHost } from "./scoring.js";
 
 export { defaultSchedulerName };
 
 import {
   findPreemption,
   type PreemptionCandidate,
-  type PreemptionOutcome,
-  preemptionByScheduler,
+  type PreemptionContext,
 } from "./plugins/default-preemption.js";
 import { defaultPluginsWith } from "./plugins/index.js";
 import type { SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
@@ -101,6 +97,7 @@ export class Scheduler {
   readonly #namespaceInformer: SchedulerOptions["namespaceInformer"];
   readonly #pdbInformer: SchedulerOptions["podDisruptionBudgetInformer"];
   readonly #nominator = new Nominator();
+  readonly #statusWriter: PodStatusWriter;
   readonly #clock: Clock;
   readonly #binder: Binder;
   readonly #recorder: EventRecorder;
@@ -166,6 +163,14 @@ export class Scheduler {
       });
     }
     this.#recorder = options.eventRecorder ?? this.#ownedRecorder!;
+    this.#statusWriter = new PodStatusWriter({
+      client: this.#client,
+      clock: this.#clock,
+      logger: this.#logger,
+      recorder: this.#recorder,
+      schedulerName: this.schedulerName,
+      signal: () => this.#signal,
+    });
     const pluginEvents = new Map<string, ReadonlySet<ClusterEvent>>();
     for (const plugin of this.#plugins) pluginEvents.set(plugin.name, new Set(plugin.events ?? []));
     this.queue = new SchedulingQueue({
@@ -185,17 +190,7 @@ export class Scheduler {
       namespaceLabels: namespaces?.labels,
     });
     // Nominations follow the pods' status (upstream's queue updates its nominator on pod events).
-    const ours = (pod: DeepReadonly<Pod>) =>
-      (pod.spec?.schedulerName || defaultSchedulerName) === this.schedulerName;
-    this.#podInformer.addEventHandler({
-      onAdd: (pod) => {
-        if (ours(pod)) this.#nominator.update(undefined, pod);
-      },
-      onUpdate: (old, pod) => {
-        if (ours(pod)) this.#nominator.update(old, pod);
-      },
-      onDelete: (obj) => this.#nominator.delete(objectFromTombstone(obj).metadata?.uid ?? ""),
-    });
+    this.#nominator.follow(this.#podInformer, this.schedulerName);
   }
 
   /** Builds the scheduler on a `SharedInformerFactory`'s pod and node informers; start the factory after this. */
@@ -393,7 +388,7 @@ export class Scheduler {
         nodeToStatus: new Map(allNodes.map((info) => [info.name, rejection])),
         unschedulablePlugins: diagnosis.unschedulablePlugins,
       };
-      const preemption = this.#preemption(pod, allNodes, everyNode, filters, state);
+      const preemption = this.#preemption({ pod, allNodes, diagnosis: everyNode, filters, state });
       diagnosis.postFilterMsg = preemption.message;
       throw new FitError(allNodes.length, diagnosis, preemption);
     }
@@ -412,7 +407,7 @@ export class Scheduler {
     }
     const feasible = this.#findNodesThatPassFilters(state, pod, nodes, filters, diagnosis);
     if (feasible.length === 0) {
-      const preemption = this.#preemption(pod, allNodes, diagnosis, filters, state);
+      const preemption = this.#preemption({ pod, allNodes, diagnosis, filters, state });
       diagnosis.postFilterMsg = preemption.message;
       throw new FitError(allNodes.length, diagnosis, preemption);
     }
@@ -420,29 +415,24 @@ export class Scheduler {
     if (feasible.length === 1) {
       return { nodeName: feasible[0]!.name, evaluatedNodes, feasibleNodes: 1 };
     }
-    const totals = this.#prioritizeNodes(state, pod, feasible, allNodes);
-    return { nodeName: this.#selectHost(feasible, totals), evaluatedNodes, feasibleNodes: feasible.length };
+    const totals = prioritizeNodes(this.#plugins, state, pod, feasible, allNodes);
+    return {
+      nodeName: selectHost(feasible, totals, this.#random),
+      evaluatedNodes,
+      feasibleNodes: feasible.length,
+    };
   }
 
   /** DefaultPreemption's PostFilter over this cycle's statuses, with the budgets the informer holds. */
-  #preemption(
-    pod: DeepReadonly<Pod>,
-    allNodes: readonly NodeInfo[],
-    diagnosis: Diagnosis,
-    filters: readonly Plugin[],
-    state: CycleState,
-  ): PreemptionOutcome {
-    const pdbs = this.#pdbInformer?.getIndexer().byIndex("namespace", pod.metadata?.namespace ?? "") ?? [];
+  #preemption(cycle: Pick<PreemptionContext, "pod" | "allNodes" | "diagnosis" | "filters" | "state">) {
+    const pdbs = this.#pdbInformer?.getIndexer().byIndex("namespace", cycle.pod.metadata?.namespace ?? "");
+    const nominatedOn = (nodeName: string) => this.#nominator.nominatedOn(nodeName);
     return findPreemption({
-      pod,
-      allNodes,
-      diagnosis,
-      filters,
-      state,
-      pdbs,
+      ...cycle,
+      pdbs: pdbs ?? [],
       now: this.#clock.now(),
       random: this.#random,
-      nominatedOn: (nodeName) => this.#nominator.nominatedOn(nodeName),
+      nominatedOn,
     });
   }
 
@@ -499,52 +489,6 @@ export class Scheduler {
     }
     this.#nextStartNodeIndex = (start + processed) % n;
     return feasible;
-  }
-
-  #prioritizeNodes(
-    state: CycleState,
-    pod: DeepReadonly<Pod>,
-    feasible: readonly NodeInfo[],
-    allNodes: readonly NodeInfo[],
-  ): number[] {
-    const totals = new Array<number>(feasible.length).fill(0);
-    for (const plugin of this.#plugins) {
-      if (plugin.score === undefined) continue;
-      const status = plugin.preScore?.(state, pod, feasible, allNodes);
-      if (status?.code === "Skip") continue;
-      if (status !== undefined && status.code !== "Success") {
-        throw new Error(`running PreScore plugin "${plugin.name}": ${status.reasons.join(", ")}`);
-      }
-      const scores = feasible.map((nodeInfo) => plugin.score!(state, pod, nodeInfo));
-      plugin.normalizeScore?.(state, pod, scores, feasible);
-      const weight = plugin.weight ?? 1;
-      for (let i = 0; i < scores.length; i++) {
-        const score = scores[i]!;
-        if (score < 0 || score > maxNodeScore) {
-          throw new Error(
-            `plugin "${plugin.name}" returns an invalid score ${score}, it should in the range of [0, 100] after normalizing`,
-          );
-        }
-        totals[i]! += score * weight;
-      }
-    }
-    return totals;
-  }
-
-  // The highest total; ties broken uniformly at random by reservoir sampling (upstream selectHost).
-  #selectHost(feasible: readonly NodeInfo[], totals: readonly number[]): string {
-    let best = 0;
-    let ties = 1;
-    for (let i = 1; i < totals.length; i++) {
-      if (totals[i]! > totals[best]!) {
-        best = i;
-        ties = 1;
-      } else if (totals[i] === totals[best]) {
-        ties++;
-        if (this.#random() * ties < 1) best = i;
-      }
-    }
-    return feasible[best]!.name;
   }
 
   #track(write: Promise<void>): void {
@@ -638,125 +582,13 @@ export class Scheduler {
       nominatedNodeName = "";
       this.#nominator.delete(info.key);
     }
-    this.#track(this.#setPodScheduledFalse(current, reason, message, nominatedNodeName));
+    this.#track(this.#statusWriter.setPodScheduledFalse(current, reason, message, nominatedNodeName));
   }
 
-  /**
-   * `prepareCandidate`: each victim gets the DisruptionTarget condition
-   * (reason PreemptionByScheduler), is deleted, and gets a Preempted Event
-   * naming the preemptor.
-   */
+  /** `prepareCandidate`: lower-priority nominations to the node go (those pods may not fit), the victims too. */
   async #prepareCandidate(preemptor: DeepReadonly<Pod>, candidate: PreemptionCandidate): Promise<void> {
-    // Lower-priority pods nominated to the node may no longer fit there: their nominations go, so
-    // that they look elsewhere.
-    const priority = preemptor.spec?.priority ?? 0;
-    const displaced = this.#nominator
-      .nominatedOn(candidate.nodeName)
-      .filter((info) => (info.pod.spec?.priority ?? 0) < priority);
-    for (const { pod } of displaced) {
-      this.#nominator.delete(pod.metadata?.uid ?? "");
-      this.#track(this.#setPodScheduledFalseNomination(pod));
-    }
-    await Promise.all(
-      candidate.victims.map(async (victim) => {
-        const namespace = victim.metadata?.namespace ?? "";
-        const name = victim.metadata?.name ?? "";
-        const pods = this.#client.resource(podsResource, namespace);
-        try {
-          const already = victim.status?.conditions?.some(
-            (c) => c.type === "DisruptionTarget" && c.status === "True" && c.reason === preemptionByScheduler,
-          );
-          if (!already) {
-            const condition: PodCondition = {
-              type: "DisruptionTarget",
-              status: "True",
-              reason: preemptionByScheduler,
-              message: `${preemptor.spec?.schedulerName ?? this.schedulerName}: preempting to accommodate a higher priority pod`,
-              lastTransitionTime: rfc3339(this.#clock.now()),
-            };
-            await pods.patch(
-              name,
-              { status: { conditions: [condition] } },
-              { type: "strategic-merge", subresource: "status", signal: this.#signal },
-            );
-          }
-          await pods.delete(name, { signal: this.#signal });
-        } catch (error) {
-          if (isNotFound(error)) return; // gone already
-          if (!this.#signal.aborted)
-            this.#logger.error({ err: error, pod: `${namespace}/${name}` }, "Tried to preempt pod");
-          return;
-        }
-        this.#recorder.event(
-          withKind(victim),
-          "Normal",
-          "Preempted",
-          `Preempted by pod ${preemptor.metadata?.uid ?? ""} on node ${candidate.nodeName}`,
-          { action: "Preempting", related: withKind(preemptor) },
-        );
-      }),
-    );
+    for (const pod of this.#nominator.takeLowerPriority(candidate.nodeName, preemptor.spec?.priority ?? 0))
+      this.#track(this.#statusWriter.clearNominatedNodeName(pod));
+    await this.#statusWriter.evictVictims(preemptor, candidate);
   }
-
-  /** `ClearNominatedNodeName` of one pod. */
-  async #setPodScheduledFalseNomination(pod: DeepReadonly<Pod>): Promise<void> {
-    try {
-      await this.#client
-        .resource(podsResource, pod.metadata?.namespace ?? "")
-        .patch(
-          pod.metadata?.name ?? "",
-          { status: { nominatedNodeName: null } },
-          { type: "strategic-merge", subresource: "status", signal: this.#signal },
-        );
-    } catch (error) {
-      if (!this.#signal.aborted && !isNotFound(error))
-        this.#logger.error({ err: error }, "Cannot clear 'NominatedNodeName' field");
-    }
-  }
-
-  async #setPodScheduledFalse(
-    pod: DeepReadonly<Pod>,
-    reason: string,
-    message: string,
-    nominatedNodeName?: string,
-  ): Promise<void> {
-    const existing = pod.status?.conditions?.find((condition) => condition.type === "PodScheduled");
-    const nominationChanges =
-      nominatedNodeName !== undefined && (pod.status?.nominatedNodeName ?? "") !== nominatedNodeName;
-    if (
-      existing?.status === "False" &&
-      existing.reason === reason &&
-      existing.message === message &&
-      !nominationChanges
-    )
-      return;
-    const condition: PodCondition = {
-      type: "PodScheduled",
-      status: "False",
-      reason,
-      message,
-      lastTransitionTime:
-        existing?.status === "False" && existing.lastTransitionTime
-          ? existing.lastTransitionTime
-          : rfc3339(this.#clock.now()),
-    };
-    try {
-      await this.#client.resource(podsResource, pod.metadata?.namespace ?? "").patch(
-        pod.metadata?.name ?? "",
-        {
-          status: {
-            conditions: [condition],
-            ...(nominationChanges ? { nominatedNodeName: nominatedNodeName || null } : {}),
-          },
-        },
-        { type: "strategic-merge", subresource: "status", signal: this.#signal },
-      );
-    } catch (error) {
-      if (!this.#signal.aborted) this.#logger.error({ err: error }, "Error updating pod condition");
-    }
-  }
-}
-
-function withKind(pod: DeepReadonly<Pod>): DeepReadonly<Pod> {
-  return pod.kind ? pod : { ...pod, apiVersion: "v1", kind: "Pod" };
 }

@@ -1,6 +1,11 @@
 import { type DeepReadonly, labelSelectorAsSelector, type Pod } from "@reconcile/api";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
-import { type Diagnosis, fitErrorMessage } from "../fit-error.js";
+import {
+  type Diagnosis,
+  fitErrorMessage,
+  type PreemptionCandidate,
+  type PreemptionOutcome,
+} from "../fit-error.js";
 import { type CycleState, cloneCycleState, type Plugin, type Status } from "../framework.js";
 import type { NodeInfo, PodInfo } from "../node-info.js";
 import { runFiltersWithNominatedPods } from "../nominator.js";
@@ -19,23 +24,7 @@ export const preemptionByScheduler = "PreemptionByScheduler";
 export const minCandidateNodesPercentage = 10;
 export const minCandidateNodesAbsolute = 100;
 
-/** A node where preemption would help, and whom it would evict (upstream `Candidate`). */
-export interface PreemptionCandidate {
-  nodeName: string;
-  /** Most important first. */
-  victims: DeepReadonly<Pod>[];
-  /** Victims whose eviction a PodDisruptionBudget does not allow. */
-  numPDBViolations: number;
-}
-
-/**
- * What DefaultPreemption concluded: a candidate to evict for (its message is
- * empty), or why preemption cannot help, with `clearNomination` when the
- * pod's nominated node should be cleared (no node could be made to fit).
- */
-export type PreemptionOutcome =
-  | { candidate: PreemptionCandidate; message?: undefined }
-  | { candidate?: undefined; message: string; clearNomination: boolean };
+export type { PreemptionCandidate, PreemptionOutcome };
 
 export interface PreemptionContext {
   pod: DeepReadonly<Pod>;
