@@ -140,3 +140,23 @@ export function runFiltersWithNominatedPods(
   if (status !== undefined) return status;
   return runFilters(filters, state, pod, nodeInfo);
 }
+
+/**
+ * `evaluateNominatedNode`: a pod that preemption nominated to a node tries
+ * that node first, after the PreFilters; the node when every filter passes
+ * there, else undefined (and the cycle goes on over all nodes).
+ */
+export function fitsNominatedNode(
+  pod: DeepReadonly<Pod>,
+  filters: readonly Plugin[],
+  state: CycleState,
+  nominator: Nominator,
+  nodeInfoOf: (name: string) => NodeInfo | undefined,
+): string | undefined {
+  const name = pod.status?.nominatedNodeName;
+  if (!name) return undefined;
+  const nodeInfo = nodeInfoOf(name);
+  if (nodeInfo?.node === undefined) return undefined;
+  const status = runFiltersWithNominatedPods(filters, state, pod, nodeInfo, nominator.nominatedOn(name));
+  return status === undefined ? name : undefined;
+}

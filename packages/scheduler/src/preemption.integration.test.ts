@@ -220,6 +220,24 @@ describe("DefaultPreemption on the embedded API server", () => {
   });
 });
 
+describe("the nominated node first (evaluateNominatedNode)", () => {
+  it("binds a pod to its nominated node when it fits there, though another node scores as well", async () => {
+    const { clock, client } = start();
+    await priorityClasses(client);
+    // No node yet: the pod fails, and a nomination is set on it (as preemption would).
+    await client.resource(pods, namespace).create(pod("high", "500m", 1000));
+    await eventually(clock, async () => (await get(client, "high")).status?.conditions !== undefined);
+    await client
+      .resource(pods, namespace)
+      .patch("high", { status: { nominatedNodeName: "n1" } }, { type: "merge", subresource: "status" });
+    await clock.advance(10);
+    // With random() = 0, ties go to the last feasible node (n2): only the nomination picks n1.
+    for (const name of ["n1", "n2"]) await client.resource(nodes).create(node(name));
+    await eventually(clock, async () => (await get(client, "high")).spec?.nodeName !== undefined);
+    expect((await get(client, "high")).spec?.nodeName).toBe("n1");
+  });
+});
+
 describe("pickOneNodeForPreemption (TestSelectBestCandidate)", () => {
   const now = Date.parse("2026-01-01T00:00:00Z");
   const victim = (priority: number, startTime?: string): DeepReadonly<Pod> => ({

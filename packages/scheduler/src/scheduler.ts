@@ -42,7 +42,7 @@ import {
   unschedulable,
 } from "./framework.js";
 import type { NodeInfo } from "./node-info.js";
-import { Nominator, runFiltersWithNominatedPods } from "./nominator.js";
+import { fitsNominatedNode, Nominator, runFiltersWithNominatedPods } from "./nominator.js";
 import { PodStatusWriter, withKind } from "./pod-status-writer.js";
 import { prioritizeNodes, selectHost } from "./scoring.js";
 
@@ -392,7 +392,10 @@ export class Scheduler {
       diagnosis.postFilterMsg = preemption.message;
       throw new FitError(allNodes.length, diagnosis, preemption);
     }
-
+    const nominated = fitsNominatedNode(pod, filters, state, this.#nominator, (name) =>
+      this.cache.nodeInfo(name),
+    );
+    if (nominated !== undefined) return { nodeName: nominated, evaluatedNodes: 1, feasibleNodes: 1 };
     let nodes = allNodes;
     if (nodeNames !== undefined) {
       nodes = [];
