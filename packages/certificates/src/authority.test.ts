@@ -170,6 +170,20 @@ describe("CertificateAuthority.sign (authority_test)", () => {
     );
   });
 
+  it("signs a request already parsed as it signs its DER, and still checks its signature", () => {
+    const parsed = readCertificateRequest(
+      createCertificateRequest({ subject: { commonName: "jane" } }, ecKey()),
+    );
+    if (typeof parsed === "string") throw new Error(parsed);
+    expect(new X509Certificate(ca.sign(parsed, policy({}))).subject).toBe("CN=jane");
+    const forged = {
+      ...parsed,
+      subject: { ...parsed.subject },
+      info: Buffer.from(parsed.info).fill(0, 10, 20),
+    };
+    expect(() => ca.sign(forged, policy({}))).toThrow(/^unable to verify certificate request signature: /);
+  });
+
   it("refuses a request whose signature does not verify, and bytes that are no request", () => {
     const tampered = Buffer.from(plainRequest);
     const at = tampered.length - 5;

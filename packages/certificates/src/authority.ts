@@ -155,11 +155,15 @@ export class CertificateAuthority {
     }
   }
 
-  /** Issues a certificate for the PKCS #10 request `requestDer` under `policy`; returns its DER. */
-  sign(requestDer: Buffer, policy: SigningPolicy): Buffer {
+  /**
+   * Issues a certificate for the PKCS #10 request (its DER, or the request
+   * already parsed) under `policy`; returns its DER. The request's signature
+   * is checked either way.
+   */
+  sign(requestDer: Buffer | CertificateRequest, policy: SigningPolicy): Buffer {
     let request: CertificateRequest;
     try {
-      request = parseCertificateRequest(requestDer);
+      request = Buffer.isBuffer(requestDer) ? parseCertificateRequest(requestDer) : requestDer;
     } catch (error) {
       throw new SigningError(`unable to parse certificate request: ${(error as Error).message}`);
     }

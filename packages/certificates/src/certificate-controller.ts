@@ -7,12 +7,7 @@ import {
   defineController,
   objectFromTombstone,
 } from "@reconcile/controller";
-import {
-  BucketRateLimiter,
-  ItemExponentialFailureRateLimiter,
-  MaxOfRateLimiter,
-  type RateLimiter,
-} from "@reconcile/workqueue";
+import { defaultControllerRateLimiter, type RateLimiter } from "@reconcile/workqueue";
 import type { CSR } from "./helpers.js";
 
 // What the signing and approving controllers share (upstream's
@@ -22,12 +17,7 @@ import type { CSR } from "./helpers.js";
 
 /** Upstream's queue limiter: per request 200 ms doubling to 1000 s, overall 10/s with a burst of 100. */
 export function certificateRateLimiter(clock: Clock): RateLimiter<string> {
-  return new MaxOfRateLimiter({
-    limiters: [
-      new ItemExponentialFailureRateLimiter({ baseDelayMs: 200, maxDelayMs: 1_000_000 }),
-      new BucketRateLimiter({ qps: 10, burst: 100, clock }),
-    ],
-  });
+  return defaultControllerRateLimiter({ clock, baseDelayMs: 200 });
 }
 
 export interface CertificateControllerSpec {

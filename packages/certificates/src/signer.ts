@@ -1,5 +1,5 @@
 import { certificateSigningRequests, type RunOptions, rfc3339 } from "@reconcile/api";
-import { type CertificateRequest, pemBlock, pemBlocks } from "@reconcile/api/x509";
+import { type CertificateRequest, pemBlock } from "@reconcile/api/x509";
 import type { Client } from "@reconcile/client";
 import type { ControllerContext, ControllerHarness, ControllerInformer } from "@reconcile/controller";
 import { CertificateAuthority } from "./authority.js";
@@ -153,7 +153,7 @@ export class CSRSigningController {
     }
     let certificate: string;
     try {
-      certificate = this.sign(csr);
+      certificate = this.sign(csr, request);
     } catch (error) {
       throw new Error(`error auto signing csr: ${(error as Error).message}`, { cause: error });
     }
@@ -165,10 +165,12 @@ export class CSRSigningController {
     }
   }
 
-  /** The certificate (PEM) the CA issues for `csr` now: its usages, for the shorter of the signer's and the requested life. */
-  sign(csr: CSR): string {
-    const block = pemBlocks(Buffer.from(csr.spec.request, "base64").toString("latin1"))[0];
-    const der = this.#authority.sign(block?.bytes ?? Buffer.alloc(0), {
+  /**
+   * The certificate (PEM) the CA issues now for `request`, which `csr`
+   * carries: its usages, for the shorter of the signer's and the requested life.
+   */
+  sign(csr: CSR, request: CertificateRequest): string {
+    const der = this.#authority.sign(request, {
       ttlMs: this.durationFor(csr.spec.expirationSeconds),
       usages: csr.spec.usages ?? [],
       backdateMs,

@@ -19,7 +19,7 @@ import {
   statefulSets,
   storageClasses,
 } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
+import { ApiServer, generateServingCertificates } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { endpointsResources } from "@reconcile/endpoints";
@@ -29,6 +29,7 @@ import { serviceAccounts } from "@reconcile/serviceaccount";
 import { afterEach, describe, expect, it } from "vitest";
 import { ControllerManager } from "./controller-manager.js";
 import { UnknownControllerError } from "./controllers-flag.js";
+import { newControllerDescriptors } from "./default-controllers.js";
 
 const start = Date.parse("2026-11-23T18:00:00Z");
 const namespace = "default";
@@ -128,6 +129,22 @@ const web = (replicas: number): Deployment => ({
 });
 
 describe("ControllerManager", () => {
+  it("runs the CSR signing controller only with a signing CA, after the ServiceAccount controller", async () => {
+    const env = cluster();
+    const name = "certificatesigningrequest-signing-controller";
+    expect(newControllerDescriptors().canonicalName("csrsigning")).toBeUndefined();
+    const { ca } = await generateServingCertificates();
+    const descriptors = newControllerDescriptors({ clusterSigning: ca });
+    expect(descriptors.canonicalName("csrsigning")).toBe(name);
+    const manager = new ControllerManager({ client: env.client, descriptors });
+    expect(manager.enabledControllers.slice(-4)).toEqual([
+      "serviceaccount-controller",
+      name,
+      "certificatesigningrequest-approving-controller",
+      "certificatesigningrequest-cleaner-controller",
+    ]);
+  });
+
   it("runs the controllers that --controllers enables, canonicalising aliases", () => {
     const env = cluster();
     const all = new ControllerManager({ client: env.client });

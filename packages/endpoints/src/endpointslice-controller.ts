@@ -26,9 +26,7 @@ import {
   type SyncResult,
 } from "@reconcile/controller";
 import {
-  BucketRateLimiter,
-  ItemExponentialFailureRateLimiter,
-  MaxOfRateLimiter,
+  defaultControllerRateLimiter,
   type RateLimiter,
   type RateLimitingInterface,
 } from "@reconcile/workqueue";
@@ -540,12 +538,7 @@ function olderThan(cached: string, written: string): boolean {
 
 /** Upstream's queue limiter: per item 1 s doubling to 1000 s, overall 10/s with a burst of 100. */
 function endpointSliceRateLimiter(clock: Clock): RateLimiter<string> {
-  return new MaxOfRateLimiter({
-    limiters: [
-      new ItemExponentialFailureRateLimiter({ baseDelayMs: 1_000, maxDelayMs: 1_000_000 }),
-      new BucketRateLimiter({ qps: 10, burst: 100, clock }),
-    ],
-  });
+  return defaultControllerRateLimiter({ clock, baseDelayMs: 1_000 });
 }
 
 function maxEndpointsPerSlice(max: number): number {

@@ -30,6 +30,11 @@ export interface EventHandlerTarget {
     | undefined;
 }
 
+/** `responsibleForPod`: the pod names this scheduler (an empty name is the default scheduler). */
+export function responsibleForPod(pod: DeepReadonly<Pod>, schedulerName: string): boolean {
+  return (pod.spec?.schedulerName || defaultSchedulerName) === schedulerName;
+}
+
 /**
  * Upstream's `addAllEventHandlers` (pkg/scheduler/eventhandlers.go): bound
  * pods go to the cache, unbound ones of this scheduler to the queue; node
@@ -38,8 +43,7 @@ export interface EventHandlerTarget {
  */
 export function addAllEventHandlers(target: EventHandlerTarget): void {
   const { cache, queue } = target;
-  const responsible = (pod: DeepReadonly<Pod>) =>
-    (pod.spec?.schedulerName || defaultSchedulerName) === target.schedulerName;
+  const responsible = (pod: DeepReadonly<Pod>) => responsibleForPod(pod, target.schedulerName);
   const fits = (pod: DeepReadonly<Pod>, node: DeepReadonly<Node>) => fitsNode(target, pod, node);
   const assigned = (event: ClusterEvent, pod: DeepReadonly<Pod>) =>
     queue.movePodsWithCrossTopologyTerm(event, pod, target.namespaceLabels?.(pod.metadata?.namespace ?? ""));

@@ -84,4 +84,16 @@ describe("Nominator", () => {
     nominator.update(pod("p", "100m", 5, { nominatedNodeName: "n1" }), bare);
     expect(nominator.nodeOf("p")).toBeUndefined();
   });
+
+  it("gives up the nominations below a priority on a node, and keeps the others", () => {
+    const nominator = new Nominator();
+    nominator.add(pod("low", "100m", 5), "n1");
+    nominator.add(pod("peer", "100m", 50), "n1");
+    nominator.add(pod("elsewhere", "100m", 5), "n2");
+    expect(nominator.takeLowerPriority("n1", 50).map((p) => p.metadata?.uid)).toEqual(["low"]);
+    expect(nominator.nodeOf("low")).toBeUndefined();
+    expect(nominator.nodeOf("peer")).toBe("n1");
+    expect(nominator.nodeOf("elsewhere")).toBe("n2");
+    expect(nominator.size).toBe(2);
+  });
 });

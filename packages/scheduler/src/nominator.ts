@@ -1,6 +1,6 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
 import { type ControllerInformer, objectFromTombstone } from "@reconcile/controller";
-import { defaultSchedulerName } from "./event-handlers.js";
+import { responsibleForPod } from "./event-handlers.js";
 import { type CycleState, cloneCycleState, type Plugin, runFilters, type Status } from "./framework.js";
 import { type NodeInfo, type PodInfo, podInfo } from "./node-info.js";
 
@@ -67,8 +67,7 @@ export class Nominator {
 
   /** Keeps the nominations of `schedulerName`'s pods in step with `podInformer`'s events. */
   follow(podInformer: ControllerInformer<Pod>, schedulerName: string): void {
-    const ours = (pod: DeepReadonly<Pod>) =>
-      (pod.spec?.schedulerName || defaultSchedulerName) === schedulerName;
+    const ours = (pod: DeepReadonly<Pod>) => responsibleForPod(pod, schedulerName);
     podInformer.addEventHandler({
       onAdd: (pod) => {
         if (ours(pod)) this.update(undefined, pod);

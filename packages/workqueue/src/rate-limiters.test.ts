@@ -225,6 +225,11 @@ describe("defaultControllerRateLimiter", () => {
     expect(limiter.numRequeues("item")).toBe(0);
   });
 
+  it("starts the per-item backoff at baseDelayMs (the certificate controllers' 200 ms)", () => {
+    const limiter = defaultControllerRateLimiter<string>({ clock: new FakeClock(), baseDelayMs: 200 });
+    expect(delays(limiter, "item", 4)).toEqual([200, 400, 800, 1_600]);
+  });
+
   it("delays distinct items by the overall bucket once 100 have gone through", () => {
     const limiter = defaultControllerRateLimiter<string>({ clock: new FakeClock() });
     for (let i = 0; i < 100; i++) expect(limiter.when(`item-${i}`)).toBe(5);

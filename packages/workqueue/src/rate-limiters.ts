@@ -263,6 +263,11 @@ export class WithMaxWaitRateLimiter<T> implements RateLimiter<T> {
 export interface DefaultControllerRateLimiterOptions {
   /** Source of time for the bucket. Default: `realClock`. */
   clock?: Clock | undefined;
+  /**
+   * The per-item backoff's first delay, for controllers that start slower
+   * (the certificate controllers' 200 ms, EndpointSlice's 1 s). Default 5 ms.
+   */
+  baseDelayMs?: number | undefined;
 }
 
 /**
@@ -275,7 +280,10 @@ export function defaultControllerRateLimiter<T>(
 ): RateLimiter<T> {
   return new MaxOfRateLimiter<T>({
     limiters: [
-      new ItemExponentialFailureRateLimiter<T>({ baseDelayMs: 5, maxDelayMs: 1_000_000 }),
+      new ItemExponentialFailureRateLimiter<T>({
+        baseDelayMs: options.baseDelayMs ?? 5,
+        maxDelayMs: 1_000_000,
+      }),
       new BucketRateLimiter<T>({ qps: 10, burst: 100, clock: options.clock }),
     ],
   });

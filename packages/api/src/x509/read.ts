@@ -138,14 +138,21 @@ function readSubjectAltNames(der: Buffer, value: DerElement): SubjectAlternative
   return names;
 }
 
-/** The text of an IP address's octets, as Go's `net.IP.String` writes it. */
-export function ipAddressText(octets: Uint8Array): string {
+/** An IPv4 address's four octets: itself, or the tail of an IPv4-mapped IPv6 address (Go's `net.IP.To4`). */
+export function ipv4Octets(octets: Uint8Array): Uint8Array | undefined {
+  if (octets.length === 4) return octets;
   const mapped =
     octets.length === 16 &&
     octets.subarray(0, 10).every((b) => b === 0) &&
     octets[10] === 0xff &&
     octets[11] === 0xff;
-  if (octets.length === 4 || mapped) return [...octets.subarray(octets.length - 4)].join(".");
+  return mapped ? octets.subarray(12) : undefined;
+}
+
+/** The text of an IP address's octets, as Go's `net.IP.String` writes it. */
+export function ipAddressText(octets: Uint8Array): string {
+  const v4 = ipv4Octets(octets);
+  if (v4 !== undefined) return [...v4].join(".");
   const groups: string[] = [];
   for (let i = 0; i < 16; i += 2) groups.push(((octets[i]! << 8) | octets[i + 1]!).toString(16));
   // The longest run of two or more zero groups becomes "::".

@@ -12,6 +12,7 @@ import {
 import {
   commonNameOf,
   type DistinguishedName,
+  ipv4Octets,
   nameAttributeTypes,
   nameValues,
   type SubjectAlternativeNames,
@@ -90,14 +91,8 @@ export function hasSubjectAltNames(names: Partial<SubjectAlternativeNames>): boo
 /** `marshalSANs`: DNS names, emails, IP addresses (an IPv4-mapped address in four octets), URIs, in that order. */
 export function marshalSubjectAltNames(names: Partial<SubjectAlternativeNames>): Buffer {
   const ia5 = (tag: number, text: string) => tlv(tag, Buffer.from(text, "latin1"));
-  const ip = (octets: Buffer) => {
-    const mapped =
-      octets.length === 16 &&
-      octets.subarray(0, 10).every((b) => b === 0) &&
-      octets[10] === 0xff &&
-      octets[11] === 0xff;
-    return tlv(0x87, mapped ? octets.subarray(12) : octets);
-  };
+  // Go's `To4`: an IPv4-mapped address is written in four octets.
+  const ip = (octets: Buffer) => tlv(0x87, ipv4Octets(octets) ?? octets);
   return derSequence(
     ...(names.dnsNames ?? []).map((name) => ia5(0x82, name)),
     ...(names.emailAddresses ?? []).map((email) => ia5(0x81, email)),
