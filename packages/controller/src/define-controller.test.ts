@@ -4,8 +4,9 @@ import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
 import { noopMetricsProvider, RateLimitingQueue } from "@reconcile/workqueue";
 import { describe, expect, it } from "vitest";
-import { defineController } from "./define-controller.js";
+import { type ControllerView, defineController } from "./define-controller.js";
 import { type EventRecorder, noopEventRecorder } from "./event-recorder.js";
+import { Introspection, ReconcileHistory } from "./introspection.js";
 import type { Logger } from "./logger.js";
 import { RecordingClient } from "./testing/recording-client.js";
 
@@ -247,5 +248,162 @@ describe("defineController", () => {
     await expect(harness.run({ signal: abort.signal })).rejects.toThrow("example: run is already running");
     abort.abort();
     await run;
+  });
+
+  it("shows its queues, keys in flight and retries, and its last reconciles in the introspection", async () => {
+    const clock = new FakeClock();
+    const introspection = new Introspection();
+    const observed: string[] = [];
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    const harness = defineController<string>({
+      name: "example",
+      context: {
+        clock,
+        introspection,
+        random: () => 0.5,
+        reconcileObserver: (record) => void observed.push(`${record.key} ${record.outcome}`),
+      },
+      informers: { pods: synced },
+      queues: [
+        {
+          name: "example",
+          sync: async (key) => {
+            if (key === "ns/slow") await blocked;
+            if (key === "ns/bad") throw new Error("boom");
+            if (key === "ns/later") return { requeueAfterMs: 5_000 };
+          },
+        },
+      ],
+      inspect: () => ({ expectations: { "ns/a": { add: 1, del: 0 } } }),
+    });
+    const abort = new AbortController();
+    const run = harness.run({ signal: abort.signal, workers: 2 });
+    harness.enqueue("ns/slow", "object added");
+    harness.enqueue("ns/bad", "object updated");
+    harness.enqueue("ns/later", "object updated");
+    await settle(clock);
+
+    const [source] = introspection.snapshot();
+    expect(source!.kind).toBe("controller");
+    expect(source!.name).toBe("example");
+    const view = source!.state as ControllerView;
+    expect(view.running).toBe(true);
+    expect(view.expectations).toEqual({ "ns/a": { add: 1, del: 0 } });
+    expect(view.queues).toEqual([
+      {
+        name: "example",
+        depth: 0,
+        processing: ["ns/slow"],
+        processingCount: 1,
+        waiting: [
+          { key: "ns/bad", dueInMs: 5, requeues: 1 },
+          { key: "ns/later", dueInMs: 5_000, requeues: 0 },
+        ],
+        waitingCount: 2,
+      },
+    ]);
+    expect(view.reconciles.total).toBe(2);
+    expect(
+      view.reconciles.recent.map(({ key, reason, outcome, error, requeueAfterMs, durationMs }) => ({
+        key,
+        reason,
+        outcome,
+        error,
+        requeueAfterMs,
+        durationMs,
+      })),
+    ).toEqual([
+      {
+        key: "ns/bad",
+        reason: "object updated",
+        outcome: "error",
+        error: "boom",
+        requeueAfterMs: undefined,
+        durationMs: 0,
+      },
+      {
+        key: "ns/later",
+        reason: "object updated",
+        outcome: "requeue_after",
+        error: undefined,
+        requeueAfterMs: 5_000,
+        durationMs: 0,
+      },
+    ]);
+    // The context's own observer still hears every reconcile.
+    expect(observed).toEqual(["ns/bad error", "ns/later requeue_after"]);
+    release();
+    abort.abort();
+    await run;
+    expect((introspection.snapshot()[0]!.state as ControllerView).running).toBe(false);
+  });
+
+  it("keeps no history and registers nowhere without an introspection", () => {
+    const harness = defineController({
+      name: "example",
+      context: {},
+      informers: {},
+      queues: [{ name: "example", sync: async () => {} }],
+    });
+    harness.queue.add("ns/a");
+    expect(harness.inspect()).toEqual({
+      running: false,
+      queues: [
+        { name: "example", depth: 1, processing: [], processingCount: 0, waiting: [], waitingCount: 0 },
+      ],
+      reconciles: { total: 0, recent: [] },
+    });
+  });
+});
+
+describe("Introspection", () => {
+  it("lists sources by kind and name, replaces one of the same name, reports a throwing one, and forgets an unregistered one", () => {
+    const introspection = new Introspection();
+    introspection.register({
+      kind: "scheduler",
+      name: "default-scheduler",
+      snapshot: () => ({ pending: 1 }),
+    });
+    const first = introspection.register({ kind: "controller", name: "b", snapshot: () => 1 });
+    introspection.register({
+      kind: "controller",
+      name: "a",
+      snapshot: () => {
+        throw new Error("broken");
+      },
+    });
+    expect(introspection.snapshot()).toEqual([
+      { kind: "controller", name: "a", state: { error: "broken" } },
+      { kind: "controller", name: "b", state: 1 },
+      { kind: "scheduler", name: "default-scheduler", state: { pending: 1 } },
+    ]);
+    const second = introspection.register({ kind: "controller", name: "b", snapshot: () => 2 });
+    first(); // removing the replaced one leaves its successor
+    expect(introspection.snapshot().map((s) => s.state)).toEqual([{ error: "broken" }, 2, { pending: 1 }]);
+    second();
+    expect(introspection.snapshot().map((s) => s.name)).toEqual(["a", "default-scheduler"]);
+  });
+});
+
+describe("ReconcileHistory", () => {
+  it("keeps the last entries in order and counts every one", () => {
+    const history = new ReconcileHistory(2);
+    for (const key of ["a", "b", "c"]) {
+      history.record({
+        controller: "x",
+        key,
+        reason: undefined,
+        reconcileID: key,
+        outcome: "success",
+        startedAt: 10,
+        endedAt: 12,
+      });
+    }
+    expect(history.total).toBe(3);
+    expect(history.list().map((r) => [r.key, r.durationMs])).toEqual([
+      ["b", 2],
+      ["c", 2],
+    ]);
   });
 });

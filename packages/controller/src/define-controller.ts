@@ -10,9 +10,10 @@ import {
 } from "@reconcile/workqueue";
 import { type SyncedInformer, waitForInformersSynced } from "./cache-sync.js";
 import { ClientEventRecorder, type EventRecorder, noopEventRecorder } from "./event-recorder.js";
+import { type Introspection, ReconcileHistory, type ReconcileSummary } from "./introspection.js";
 import { type Logger, noopLogger } from "./logger.js";
 import { EnqueueReasons, runWorkers, type SyncContext } from "./run-workers.js";
-import type { ReconcileObserver, SyncMetrics, SyncResult } from "./sync-result.js";
+import type { ReconcileObserver, ReconcileRecord, SyncMetrics, SyncResult } from "./sync-result.js";
 
 /**
  * The parts every controller shares, each optional and defaulted by
@@ -39,6 +40,11 @@ export interface ControllerContext {
   cacheSyncPollMs?: number | undefined;
   /** Give up waiting for the caches after this long (`run` rejects); 0 waits for ever. Default 0. */
   cacheSyncTimeoutMs?: number | undefined;
+  /**
+   * Where the controller shows its queues and last reconciles (a `controller` source named after
+   * it), for a debugging view. Default: nowhere, and no reconcile is remembered.
+   */
+  introspection?: Introspection | undefined;
 }
 
 /** One work queue of a controller and the sync that drains it. */
@@ -89,6 +95,29 @@ export interface ControllerSpec<K> {
   periodic?: readonly PeriodicTask[] | undefined;
   /** Awaited after the workers have stopped, before `run` settles. */
   onStop?: (() => unknown) | undefined;
+  /** More of the controller's state for its introspection snapshot (its expectations, say), as JSON. */
+  inspect?: (() => Record<string, unknown>) | undefined;
+}
+
+/** One queue of a controller as its introspection snapshot shows it. */
+export interface QueueView {
+  name: string;
+  depth: number;
+  /** Keys being reconciled now (at most 50). */
+  processing?: string[];
+  processingCount?: number;
+  /** Keys waiting for a time (a retry's backoff, a requeue-after), due soonest first (at most 50). */
+  waiting?: { key: string; dueInMs: number; requeues: number }[];
+  waitingCount?: number;
+}
+
+/** A controller's introspection snapshot. */
+export interface ControllerView {
+  running: boolean;
+  queues: QueueView[];
+  /** Reconciles finished since the start, and the last 20 of them, oldest first. */
+  reconciles: { total: number; recent: ReconcileSummary[] };
+  [more: string]: unknown;
 }
 
 /**
@@ -116,6 +145,7 @@ export class ControllerHarness<K = string> {
   readonly #baseLogger: Logger;
   readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #reasons = new EnqueueReasons<K>();
+  readonly #history: ReconcileHistory | undefined;
   #running = false;
 
   constructor(spec: ControllerSpec<K>) {
@@ -153,6 +183,27 @@ export class ControllerHarness<K = string> {
     }
     this.queues = queues;
     this.queue = queues.get(spec.queues[0].name)!;
+    if (context.introspection !== undefined) {
+      this.#history = new ReconcileHistory();
+      context.introspection.register({ kind: "controller", name: spec.name, snapshot: () => this.inspect() });
+    }
+  }
+
+  /**
+   * The controller now: whether it runs, each queue's depth with the keys in
+   * flight and those waiting to retry, and (with an introspection in its
+   * context) its last reconciles.
+   */
+  inspect(): ControllerView {
+    const now = this.clock.now();
+    const queues = [...this.queues].map(([name, queue]) => queueView(name, queue, now));
+    const history = this.#history;
+    return {
+      running: this.#running,
+      queues,
+      reconciles: { total: history?.total ?? 0, recent: history?.list() ?? [] },
+      ...this.#spec.inspect?.(),
+    };
   }
 
   /**
@@ -226,7 +277,7 @@ export class ControllerHarness<K = string> {
             metrics: this.#context.syncMetrics,
             clock: this.clock,
             random: this.#context.random,
-            observer: this.#context.reconcileObserver,
+            observer: this.#observer(),
             reasons: i === 0 ? this.#reasons : undefined,
           }),
         ),
@@ -240,6 +291,18 @@ export class ControllerHarness<K = string> {
       this.logger.info({}, "Shutting down controller");
       this.#running = false;
     }
+  }
+
+  /** The context's observer, and the history's when one is kept. */
+  #observer(): ((record: ReconcileRecord) => void) | undefined {
+    const history = this.#history;
+    const outer = this.#context.reconcileObserver;
+    if (history === undefined) return outer;
+    if (outer === undefined) return (record) => history.record(record);
+    return (record) => {
+      history.record(record);
+      outer(record);
+    };
   }
 
   async #every(task: PeriodicTask, signal: AbortSignal): Promise<void> {
@@ -256,6 +319,32 @@ export class ControllerHarness<K = string> {
       }
     }
   }
+}
+
+function keyText(key: unknown): string {
+  return typeof key === "string" ? key : JSON.stringify(key);
+}
+
+/** A queue's view: the full one from a queue that can inspect itself, else its depth. */
+function queueView(name: string, queue: RateLimitingInterface<unknown>, now: number): QueueView {
+  const inspectable = queue as RateLimitingInterface<unknown> & {
+    inspect?: RateLimitingQueue<unknown>["inspect"];
+  };
+  if (typeof inspectable.inspect !== "function") return { name, depth: queue.len() };
+  const snapshot = inspectable.inspect(50);
+  const requeues = new Map((snapshot.requeues ?? []).map((r) => [r.item, r.requeues]));
+  return {
+    name,
+    depth: snapshot.depth,
+    processing: snapshot.processing.map(keyText),
+    processingCount: snapshot.processingCount,
+    waiting: snapshot.waiting.map((w) => ({
+      key: keyText(w.item),
+      dueInMs: Math.max(0, w.readyAt - now),
+      requeues: requeues.get(w.item) ?? 0,
+    })),
+    waitingCount: snapshot.waitingCount,
+  };
 }
 
 /** A signal that aborts with `parent`, with no listener limit, and `release` to take its one listener off `parent`. */

@@ -23,8 +23,10 @@ export {
   ControllerHarness,
   type ControllerQueueSpec,
   type ControllerSpec,
+  type ControllerView,
   defineController,
   type PeriodicTask,
+  type QueueView,
 } from "./define-controller.js";
 export {
   ClientEventRecorder,
@@ -63,6 +65,13 @@ export {
   type ControllerInformer,
   ensureIndex,
 } from "./informer-types.js";
+export {
+  Introspection,
+  type MachinerySnapshot,
+  type MachinerySource,
+  ReconcileHistory,
+  type ReconcileSummary,
+} from "./introspection.js";
 export { type Logger, noopLogger } from "./logger.js";
 export {
   type OwnerEventHandlerOptions,

@@ -91,6 +91,77 @@ describe("Manager", () => {
     }
   });
 
+  it("serves /debug/machinery: the election, each informer's cache and each controller's queue and reconciles", async () => {
+    env = await startTestEnvironment({ http: false });
+    const manager = new Manager({
+      client: env.client,
+      leaderElection: {
+        name: "machinery",
+        identity: "one",
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+      },
+    });
+    newControllerManagedBy(manager)
+      .for(configMaps)
+      .complete(async () => {});
+    await env.client
+      .resource(configMaps, "default")
+      .create({ metadata: { name: "a", namespace: "default" } });
+    const endpoints = await manager.listen();
+    const stop = new AbortController();
+    const running = manager.run({ signal: stop.signal });
+    try {
+      const machinery = async () => {
+        const response = await fetch(`${endpoints.url}/debug/machinery`);
+        expect(response.headers.get("content-type")).toBe("application/json");
+        return (await response.json()) as {
+          component: string;
+          sources: { kind: string; name: string; state: any }[];
+        };
+      };
+      await eventually(async () => {
+        const body = await machinery();
+        const controller = body.sources.find((s) => s.kind === "controller");
+        return (
+          controller?.state.reconciles.recent.some((r: { key: string }) => r.key === "default/a") === true
+        );
+      });
+      const body = await machinery();
+      expect(body.component).toBe("one");
+      const byKind = (kind: string) => body.sources.filter((s) => s.kind === kind);
+      expect(byKind("manager")).toEqual([
+        {
+          kind: "manager",
+          name: "one",
+          state: {
+            leaderElection: { lease: "default/machinery", leading: true, holder: "one" },
+            cachesSynced: true,
+            runnables: ["configmap"],
+          },
+        },
+      ]);
+      const [informer] = byKind("informer");
+      expect(informer!.name).toBe("configmaps");
+      expect(informer!.state.synced).toBe(true);
+      // The default namespace's kube-root-ca.crt may or may not exist: at least the one created.
+      expect(informer!.state.cached).toBeGreaterThanOrEqual(1);
+      const [controller] = byKind("controller");
+      expect(controller!.name).toBe("configmap");
+      expect(controller!.state.running).toBe(true);
+      expect(controller!.state.queues[0].name).toBe("configmap");
+      const reconcile = controller!.state.reconciles.recent.find(
+        (r: { key: string }) => r.key === "default/a",
+      );
+      expect(reconcile).toMatchObject({ controller: "configmap", outcome: "success" });
+    } finally {
+      stop.abort();
+      await running;
+      await endpoints.close();
+    }
+  });
+
   it("a failing runnable stops the others and run rejects with its error", async () => {
     env = await startTestEnvironment({ http: false });
     const manager = new Manager({ client: env.client });

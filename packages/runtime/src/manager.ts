@@ -14,7 +14,9 @@ import {
   ClientEventRecorder,
   type ControllerContext,
   type EventRecorder,
+  Introspection,
   type Logger,
+  type MachinerySnapshot,
   type ReconcileObserver,
 } from "@reconcile/controller";
 import { SharedInformerFactory } from "@reconcile/informer";
@@ -133,6 +135,8 @@ export class Manager {
   readonly identity: string;
   /** @internal the workqueue families, shared by every controller's queues. */
   readonly workqueueMetrics: MetricsProvider;
+  /** Where the manager's controllers show their queues and last reconciles (see {@link machinery}). */
+  readonly introspection = new Introspection();
   #reconcileMetrics: ReconcileMetrics | undefined;
   readonly #election: ManagerLeaderElectionOptions | undefined;
   readonly #informersNeedLeaderElection: boolean;
@@ -208,7 +212,49 @@ export class Manager {
       cacheSyncTimeoutMs: this.cacheSyncTimeoutMs,
       random: this.#random,
       reconcileObserver: this.#reconcileObserver,
+      introspection: this.introspection,
     };
+  }
+
+  /**
+   * What runs inside this manager now, as `/debug/machinery` serves it: its
+   * election (identity, whether it leads, the holder it last saw), each
+   * shared informer (objects cached, synced, last resourceVersion) and each
+   * controller built on its context (queues, keys in flight and waiting,
+   * last reconciles).
+   */
+  machinery(): MachinerySnapshot[] {
+    const own: MachinerySnapshot[] = [
+      {
+        kind: "manager",
+        name: this.identity,
+        state: {
+          leaderElection:
+            this.#election === undefined
+              ? undefined
+              : {
+                  lease: `${this.#election.namespace ?? "default"}/${this.#election.name}`,
+                  leading: this.#leading,
+                  holder: this.leader() ?? "",
+                },
+          cachesSynced: this.#cachesSynced,
+          runnables: this.#runnables.map((r) => r.name),
+        },
+      },
+    ];
+    for (const [key, informer] of this.informers.informers()) {
+      own.push({
+        kind: "informer",
+        name: key,
+        state: {
+          cached: informer.getStore().listKeys().length,
+          synced: informer.hasSynced(),
+          resourceVersion: informer.lastSyncResourceVersion(),
+          stopped: informer.isStopped(),
+        },
+      });
+    }
+    return [...own, ...this.introspection.snapshot()];
   }
 
   /**
@@ -421,7 +467,8 @@ export class Manager {
    * Answers `/metrics` (Prometheus text), `/healthz[/<check>]` (the
    * `leaderElection` watchdog with election, and added checks) and
    * `/readyz[/<check>]` (added checks and `informer-sync`, failing until the
-   * caches synced); anything else is a 404.
+   * caches synced), `/debug/machinery` ({@link machinery} as JSON); anything
+   * else is a 404.
    */
   async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://localhost");
@@ -433,6 +480,14 @@ export class Manager {
     if (endpoint === "metrics" && rest.length === 0) {
       const body = await this.registry.metrics();
       res.writeHead(200, { "content-type": this.registry.contentType }).end(body);
+      return;
+    }
+    if (endpoint === "debug" && rest.length === 1 && rest[0] === "machinery") {
+      res
+        .writeHead(200, { "content-type": "application/json", "cache-control": "no-store" })
+        .end(
+          `${JSON.stringify({ component: this.identity, at: this.clock.now(), sources: this.machinery() })}\n`,
+        );
       return;
     }
     if (endpoint === "healthz" || endpoint === "readyz") {

@@ -11,7 +11,7 @@ export {
   type SummaryMetric,
 } from "./metrics.js";
 export { type ParallelizeOptions, parallelizeUntil } from "./parallelize.js";
-export { type GetResult, Queue, type QueueOptions } from "./queue.js";
+export { type GetResult, Queue, type QueueOptions, type QueueSnapshot } from "./queue.js";
 export {
   BucketRateLimiter,
   type BucketRateLimiterOptions,

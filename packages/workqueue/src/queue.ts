@@ -29,6 +29,23 @@ export interface QueueOptions {
 const shutdownResult: GetResult<never> = Object.freeze({ item: undefined, shutdown: true });
 const shutdownPromise: Promise<GetResult<never>> = Promise.resolve(shutdownResult);
 
+/** What {@link Queue.inspect} returns: a point-in-time view of a queue. */
+export interface QueueSnapshot<T> {
+  /** Items waiting to be handed out (`len()`). */
+  depth: number;
+  /** Items handed out and not yet done (at most the limit). */
+  processing: T[];
+  /** How many items are being processed. */
+  processingCount: number;
+  /** Items being processed that were added again meanwhile (handed out again after `done`). */
+  dirtyWhileProcessing: number;
+  /** Items waiting until a time, the earliest due first (at most the limit); `readyAt` in the clock's ms. */
+  waiting: { item: T; readyAt: number }[];
+  /** How many items wait for a time. */
+  waitingCount: number;
+  shuttingDown: boolean;
+}
+
 /**
  * client-go's work queue: fair (items are handed out in the order they were
  * first added), stingy (an item added several times before it is handed out
@@ -160,6 +177,43 @@ export class Queue<T> implements QueueInterface<T> {
   /** Whether {@link shutDown} or {@link shutDownWithDrain} has been called. */
   shuttingDown(): boolean {
     return this.#shuttingDown;
+  }
+
+  /**
+   * What the queue holds now, for a debugging view: its depth, the items
+   * being processed and the items waiting for a later time (at most `limit`
+   * of each, the earliest due first). It walks every item the queue knows,
+   * so it is for occasional reads, not for a hot path.
+   */
+  inspect(limit = 50): QueueSnapshot<T> {
+    const processing: T[] = [];
+    const waiting: { item: T; readyAt: number }[] = [];
+    let processingCount = 0;
+    let waitingCount = 0;
+    let requeued = 0;
+    for (const state of this.#states.values()) {
+      const flags = state.flags;
+      if (flags & PROCESSING) {
+        processingCount++;
+        if (flags & DIRTY) requeued++;
+        if (processing.length < limit) processing.push(state.item);
+      }
+      if (flags & WAITING) {
+        waitingCount++;
+        waiting.push({ item: state.item, readyAt: state.readyAt });
+      }
+    }
+    waiting.sort((a, b) => a.readyAt - b.readyAt);
+    if (waiting.length > limit) waiting.length = limit;
+    return {
+      depth: this.#queue.length,
+      processing,
+      processingCount,
+      dirtyWhileProcessing: requeued,
+      waiting,
+      waitingCount,
+      shuttingDown: this.#shuttingDown,
+    };
   }
 
   /**

@@ -90,4 +90,51 @@ describe("RateLimitingQueue", () => {
       "RateLimitingQueue: rateLimiter must be a RateLimiter (when, forget, numRequeues)",
     );
   });
+
+  it("inspect lists the depth, the items in flight and the waiting items with their failures", async () => {
+    const clock = new FakeClock();
+    const queue = new RateLimitingQueue<string>({
+      clock,
+      rateLimiter: new ItemExponentialFailureRateLimiter({ baseDelayMs: 10, maxDelayMs: 1_000 }),
+    });
+    queue.add("a");
+    queue.add("b");
+    queue.add("c");
+    const first = await queue.get();
+    expect(first.item).toBe("a");
+    queue.add("a"); // added again while processing
+    queue.addRateLimited("d");
+    queue.addRateLimited("d");
+    queue.addRateLimited("e");
+    queue.addAfter("f", 5);
+
+    const snapshot = queue.inspect();
+    expect(snapshot).toEqual({
+      depth: 2,
+      processing: ["a"],
+      processingCount: 1,
+      dirtyWhileProcessing: 1,
+      waiting: [
+        { item: "f", readyAt: clock.now() + 5 },
+        { item: "d", readyAt: clock.now() + 10 },
+        { item: "e", readyAt: clock.now() + 10 },
+      ],
+      waitingCount: 3,
+      shuttingDown: false,
+      requeues: [
+        { item: "d", requeues: 2 },
+        { item: "e", requeues: 1 },
+      ],
+    });
+    expect(queue.inspect(1).waiting).toEqual([{ item: "f", readyAt: clock.now() + 5 }]);
+
+    queue.done("a");
+    await clock.advance(10);
+    const later = queue.inspect();
+    expect(later.depth).toBe(6); // b, c, a (dirty when done), then f, d and e as they came due
+    expect(later.processing).toEqual([]);
+    expect(later.waitingCount).toBe(0);
+    queue.shutDown();
+    expect(queue.inspect().shuttingDown).toBe(true);
+  });
 });

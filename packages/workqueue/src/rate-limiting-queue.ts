@@ -1,6 +1,6 @@
 import { DelayingQueue } from "./delaying-queue.js";
 import type { RateLimitingInterface } from "./interfaces.js";
-import type { QueueOptions } from "./queue.js";
+import type { QueueOptions, QueueSnapshot } from "./queue.js";
 import { checkLimiter, defaultControllerRateLimiter, type RateLimiter } from "./rate-limiters.js";
 
 /** Options of {@link RateLimitingQueue}. */
@@ -41,5 +41,16 @@ export class RateLimitingQueue<T> extends DelayingQueue<T> implements RateLimiti
   /** The item's failures as the rate limiter counts them. */
   numRequeues(item: T): number {
     return this.#rateLimiter.numRequeues(item);
+  }
+
+  /** {@link Queue.inspect}, with each listed item's failures as the rate limiter counts them. */
+  override inspect(limit = 50): QueueSnapshot<T> & { requeues: { item: T; requeues: number }[] } {
+    const snapshot = super.inspect(limit);
+    const requeues: { item: T; requeues: number }[] = [];
+    for (const item of [...snapshot.processing, ...snapshot.waiting.map((w) => w.item)]) {
+      const count = this.#rateLimiter.numRequeues(item);
+      if (count > 0) requeues.push({ item, requeues: count });
+    }
+    return { ...snapshot, requeues };
   }
 }
