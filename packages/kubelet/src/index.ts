@@ -11,6 +11,7 @@ export { attachInPod, type ExecAnswer, execInPod } from "./exec.js";
 export { Kubelet, type KubeletMetrics, type KubeletOptions } from "./kubelet.js";
 export { formatPod, runLifecycleHandler } from "./lifecycle.js";
 export { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } from "./logs.js";
+export { type KubeletView, kubeletView } from "./machinery.js";
 export { NodeFilesystem, normalisePath } from "./node-filesystem.js";
 export { microTime, NodeLease, type NodeLeaseOptions, nodeLeaseNamespace } from "./node-lease.js";
 export { NodeSimulator, type NodeSimulatorOptions } from "./node-simulator.js";

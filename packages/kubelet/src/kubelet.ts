@@ -76,7 +76,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   readonly #ownsRuntime: boolean;
   readonly #podSource: "informer" | "external";
   readonly #nodeIP: string;
-  readonly #pleg: Pleg;
+  readonly pleg: Pleg;
   readonly #workQueue: BasicWorkQueue;
   readonly #runtimeManager: RuntimeManager;
   readonly #probeManager: ProbeManager;
@@ -119,7 +119,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         clock: this.#clock,
         logger: this.#logger,
       });
-    this.#pleg = new Pleg({
+    this.pleg = new Pleg({
       runtime: this.runtime,
       clock: this.#clock,
       relistPeriodMs: options.plegRelistPeriodMs,
@@ -160,7 +160,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
       recorder: this.#recorder,
       clock: this.#clock,
       logger: this.#logger,
-      runtimeProblem: () => this.#pleg.unhealthy(),
+      runtimeProblem: () => this.pleg.unhealthy(),
       reportFrequencyMs: options.nodeStatusReportFrequencyMs ?? 300_000,
     });
     this.#admitted = new PodAdmission({
@@ -186,7 +186,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     });
     this.podWorkers = newPodWorkers<RuntimePodStatus>({
       podSyncer: this,
-      podCache: this.#pleg,
+      podCache: this.pleg,
       isPodStatusTerminal: isRuntimePodStatusTerminal,
       workQueue: this.#workQueue,
       resyncIntervalMs: options.syncFrequencyMs ?? 60_000,
@@ -244,10 +244,10 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
         this.#syncLoop.send({ kind: "config", op, pods: [...pods] }),
     };
     tasks.push(...runStaticPodSources(sources, this.#options, signal));
-    const stopPleg = this.#pleg.start();
+    const stopPleg = this.pleg.start();
     const iterate = (message: LoopMessage) => this.syncLoopIteration(message);
-    const relist = () => this.#pleg.relist();
-    const relistPeriodMs = this.#pleg.relistPeriodMs;
+    const relist = () => this.pleg.relist();
+    const relistPeriodMs = this.pleg.relistPeriodMs;
     tasks.push(this.#syncLoop.run({ signal, iterate, relist, relistPeriodMs }));
     await Promise.allSettled(tasks);
     stopPleg();
@@ -341,9 +341,9 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     podStatusFn?.(before);
     this.statusManager.setPodStatus(pod, before);
     this.#probeManager.stopLivenessAndStartup(uid);
-    const current = this.#pleg.inspect(uid, pod.metadata?.name ?? "", pod.metadata?.namespace ?? "");
+    const current = this.pleg.inspect(uid, pod.metadata?.name ?? "", pod.metadata?.namespace ?? "");
     await this.#runtimeManager.killPod(pod, current, gracePeriod, signal);
-    const stopped = this.#pleg.inspect(uid, pod.metadata?.name ?? "", pod.metadata?.namespace ?? "");
+    const stopped = this.pleg.inspect(uid, pod.metadata?.name ?? "", pod.metadata?.namespace ?? "");
     if (stopped.containers.some((c) => c.state === "running"))
       throw new Error("detected running containers after a successful KillPod");
     const final = this.#generateStatus(pod, stopped, true);
@@ -352,10 +352,10 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
   }
 
   async syncTerminatingRuntimePod(signal: AbortSignal, runningPod: RunningPod): Promise<void> {
-    const status = this.#pleg.inspect(runningPod.id, runningPod.name, runningPod.namespace);
+    const status = this.pleg.inspect(runningPod.id, runningPod.name, runningPod.namespace);
     // A pod with no config left is killed at once (grace period 1, as upstream).
     await this.#runtimeManager.killPod(undefined, status, 1, signal);
-    const after = this.#pleg.inspect(runningPod.id, runningPod.name, runningPod.namespace);
+    const after = this.pleg.inspect(runningPod.id, runningPod.name, runningPod.namespace);
     if (after.containers.some((c) => c.state === "running"))
       throw new Error("detected running containers after a successful KillPod");
   }
@@ -515,7 +515,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     const { kill, remove } = runtimePodCleanups({
       sandboxes: this.runtime.listPodSandboxes(),
       known: (uid) => working.has(uid) || this.#podManager.hasPod(uid),
-      statusOf: (uid) => this.#pleg.get(uid),
+      statusOf: (uid) => this.pleg.get(uid),
       removable: (uid) =>
         this.podWorkers.shouldPodContentBeRemoved(uid) && this.podWorkers.shouldPodRuntimeBeRemoved(uid),
     });

@@ -3,7 +3,9 @@
 import { type Lease, leases, nodes, type Pod, pods } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import { FakeClock } from "@reconcile/clock";
+import { Introspection } from "@reconcile/controller";
 import { afterEach, describe, expect, it } from "vitest";
+import type { KubeletView } from "./machinery.js";
 import { NodeSimulator } from "./node-simulator.js";
 
 const cleanups: (() => Promise<void>)[] = [];
@@ -18,11 +20,11 @@ async function advance(clock: FakeClock, ms: number): Promise<void> {
   }
 }
 
-async function start(count: number) {
+async function start(count: number, introspection?: Introspection) {
   const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
   const server = new ApiServer({ clock });
   const client = server.client();
-  const simulator = new NodeSimulator({ client, nodes: count, clock, random: () => 0 });
+  const simulator = new NodeSimulator({ client, nodes: count, clock, random: () => 0, introspection });
   const abort = new AbortController();
   const running = simulator.run({ signal: abort.signal });
   cleanups.push(async () => {
@@ -31,7 +33,7 @@ async function start(count: number) {
     await server.close();
   });
   await advance(clock, 200);
-  return { clock, client, simulator };
+  return { clock, client, simulator, server };
 }
 
 const newPod = (name: string, nodeName?: string): Pod => ({
@@ -77,6 +79,47 @@ describe("NodeSimulator", () => {
       ["b", "Running", "10.0.0.3", "10.244.1.2"],
       ["late", "Running", "10.0.0.3", "10.244.1.3"],
     ]);
+  });
+
+  it("shows each kubelet's pod workers and PLEG in the introspection, a deleted pod's worker going through terminating to terminated", async () => {
+    const introspection = new Introspection();
+    const { client, clock } = await start(2, introspection);
+    const podClient = client.resource(pods, "default");
+    const created = await podClient.create(newPod("a", "node-1"));
+    await advance(clock, 1_000);
+    const view = (node: string) =>
+      introspection.snapshot().find((s) => s.kind === "kubelet" && s.name === node)!.state as KubeletView;
+    expect(introspection.snapshot().map((s) => `${s.kind}/${s.name}`)).toEqual([
+      "kubelet/node-1",
+      "kubelet/node-2",
+    ]);
+    const one = view("node-1");
+    expect(one.node).toBe("node-1");
+    expect(one.pods).toBe(1);
+    expect(one.podWorkers).toEqual([
+      {
+        uid: created.metadata!.uid,
+        fullname: "a_default",
+        state: "sync",
+        working: false,
+        started: true,
+        startedAt: expect.any(Number),
+        finished: false,
+      },
+    ]);
+    expect(one.pleg.relistPeriodMs).toBe(1_000);
+    expect(one.pleg.lastRelistAt).toBe(Date.parse("2026-01-01T00:00:01Z")); // relists every second from the start
+    expect(one.pleg.unhealthy).toBeUndefined();
+    expect(view("node-2").podWorkers).toEqual([]);
+
+    await podClient.delete("a", { gracePeriodSeconds: 30 });
+    await advance(clock, 200);
+    // nginx stops on SIGTERM at once: the worker has been through terminating to terminated.
+    const [worker] = view("node-1").podWorkers;
+    expect(worker!.state).toBe("terminated");
+    expect(worker!.gracePeriodSeconds).toBe(30);
+    expect(worker!.terminatingAt).toBeGreaterThan(worker!.startedAt!);
+    expect(worker!.terminatedAt).toBeGreaterThanOrEqual(worker!.terminatingAt!);
   });
 
   it("answers container logs for the node a pod runs on, and nothing for an unknown node", async () => {

@@ -7,11 +7,12 @@ import { setMaxListeners } from "node:events";
 import { type DeepReadonly, isDeletedFinalStateUnknown, type Pod, pods } from "@reconcile/api";
 import { type Client, listerWatcher } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
-import type { Logger } from "@reconcile/controller";
+import type { Introspection, Logger } from "@reconcile/controller";
 import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
 import { attachInPod, type ExecAnswer, execInPod } from "./exec.js";
 import { Kubelet, type KubeletOptions } from "./kubelet.js";
 import type { ContainerLogOptions, ContainerLogResult } from "./logs.js";
+import { kubeletView } from "./machinery.js";
 import { type PortForwardAnswer, portForwardInPod } from "./port-forward.js";
 import { type ResourceUsageDefaults, resourceMetricsProvider } from "./resource-usage.js";
 import type { ExecOptions } from "./runtime/runtime.js";
@@ -40,6 +41,8 @@ export interface NodeSimulatorOptions {
   clock?: Clock | undefined;
   random?: (() => number) | undefined;
   logger?: Logger | undefined;
+  /** Where each node's kubelet shows its pod workers and PLEG (a `kubelet` source named after the node). Default: nowhere. */
+  introspection?: Introspection | undefined;
 }
 
 /** See the file comment. */
@@ -78,6 +81,11 @@ export class NodeSimulator {
         ...options.kubeletOptions?.(nodeName, i),
       });
       this.#byName.set(nodeName, kubelet);
+      options.introspection?.register({
+        kind: "kubelet",
+        name: nodeName,
+        snapshot: () => kubeletView(kubelet),
+      });
       return kubelet;
     });
   }

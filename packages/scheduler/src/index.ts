@@ -9,6 +9,7 @@ export {
 } from "./affinity-terms.js";
 export { type Binder, ClientBinder, newBinding } from "./binder.js";
 export { SchedulerCache } from "./cache.js";
+export { DecisionLog, maxNodesPerDecision, type SchedulingDecision } from "./decisions.js";
 export {
   type Diagnosis,
   FitError,

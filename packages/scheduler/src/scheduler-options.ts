@@ -1,7 +1,7 @@
 import type { Logger, Namespace, Node, Pod } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
-import type { ControllerInformer, EventRecorder } from "@reconcile/controller";
+import type { ControllerInformer, EventRecorder, Introspection } from "@reconcile/controller";
 import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
@@ -88,4 +88,12 @@ export interface SchedulerOptions {
   logger?: Logger | undefined;
   /** Default: no metrics. */
   metrics?: SchedulerMetrics | undefined;
+  /**
+   * Remember this many of the last scheduling decisions for `inspect()`, each
+   * with every node's filter verdict and the scored nodes' totals. Default 0:
+   * none (keeping them costs a list per cycle).
+   */
+  decisionLog?: number | undefined;
+  /** Where the scheduler shows `inspect()` (a `scheduler` source named after it). Default: nowhere. */
+  introspection?: Introspection | undefined;
 }

@@ -1,5 +1,6 @@
 import type { DeepReadonly, Node, Pod } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
+import type { Introspection } from "@reconcile/controller";
 import { FakeEventRecorder, RecordingClient } from "@reconcile/controller/testing";
 import { FakeInformer } from "@reconcile/informer/testing";
 import type { Binder } from "./binder.js";
@@ -16,7 +17,14 @@ export class RecordingBinder implements Binder {
   }
 }
 
-export function setup(options: { percentageOfNodesToScore?: number; random?: () => number } = {}) {
+export function setup(
+  options: {
+    percentageOfNodesToScore?: number;
+    random?: () => number;
+    decisionLog?: number;
+    introspection?: Introspection;
+  } = {},
+) {
   const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
   const client = new RecordingClient();
   const podInformer = new FakeInformer<Pod>();
@@ -31,6 +39,8 @@ export function setup(options: { percentageOfNodesToScore?: number; random?: () 
     binder,
     eventRecorder: recorder,
     random: options.random ?? (() => 0.99),
+    decisionLog: options.decisionLog,
+    introspection: options.introspection,
     ...(options.percentageOfNodesToScore !== undefined
       ? { percentageOfNodesToScore: options.percentageOfNodesToScore }
       : {}),

@@ -29,6 +29,7 @@ import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import { namespaceLister } from "./affinity-terms.js";
 import { type Binder, ClientBinder } from "./binder.js";
 import { SchedulerCache } from "./cache.js";
+import { DecisionLog, type SchedulingDecision } from "./decisions.js";
 import { addAllEventHandlers, defaultSchedulerName } from "./event-handlers.js";
 import { type Diagnosis, FitError, NoNodesAvailableError, truncateMessage } from "./fit-error.js";
 import {
@@ -44,7 +45,7 @@ import {
 import type { NodeInfo } from "./node-info.js";
 import { fitsNominatedNode, Nominator, runFiltersWithNominatedPods } from "./nominator.js";
 import { PodStatusWriter, withKind } from "./pod-status-writer.js";
-import { prioritizeNodes, selectHost } from "./scoring.js";
+import { numFeasibleNodesToFind, prioritizeNodes, selectHost } from "./scoring.js";
 
 export { defaultSchedulerName };
 
@@ -55,7 +56,7 @@ import {
 } from "./plugins/default-preemption.js";
 import { defaultPluginsWith } from "./plugins/index.js";
 import type { SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
-import { type QueuedPodInfo, SchedulingQueue } from "./scheduling-queue.js";
+import { type PendingPods, type QueuedPodInfo, SchedulingQueue } from "./scheduling-queue.js";
 
 export type { ScheduleResult, SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
 
@@ -64,6 +65,9 @@ interface ScheduleResultOk {
   nodeName: string;
   evaluatedNodes: number;
   feasibleNodes: number;
+  /** With a decision log: the nodes filtered out, and the nodes scored with their totals. */
+  diagnosis?: Diagnosis | undefined;
+  scored?: { feasible: readonly NodeInfo[]; totals: readonly number[] } | undefined;
 }
 
 // How long the scheduling loop runs cycles back to back before it yields to the event loop, in
@@ -71,10 +75,6 @@ interface ScheduleResultOk {
 // process then ran, up to the longer.
 const minCycleSliceMs = 10;
 const maxCycleSliceMs = 100;
-
-// Upstream's minimum number of feasible nodes to find, and the adaptive percentage's floor.
-const minFeasibleNodesToFind = 100;
-const minFeasibleNodesPercentageToFind = 5;
 
 /**
  * A kube-scheduler in miniature (upstream `pkg/scheduler`): pods whose
@@ -108,6 +108,7 @@ export class Scheduler {
   readonly #cyclesPerTurn: number | undefined;
   readonly #logger: Logger;
   readonly #metrics: SchedulerMetrics | undefined;
+  readonly #decisions: DecisionLog | undefined;
   /** Bindings and condition writes in flight; `run` settles only after they have. */
   readonly #writes = new Set<Promise<void>>();
   #nextStartNodeIndex = 0;
@@ -152,6 +153,9 @@ export class Scheduler {
     this.#cyclesPerTurn = perTurn;
     this.#logger = (options.logger ?? noopLogger).child({ component: this.schedulerName });
     this.#metrics = options.metrics;
+    if (options.decisionLog) this.#decisions = new DecisionLog(options.decisionLog);
+    const source = { kind: "scheduler", name: this.schedulerName, snapshot: () => this.inspect() };
+    options.introspection?.register(source);
     this.#binder = options.binder ?? new ClientBinder({ client: this.#client, now: () => this.#clock.now() });
     if (options.eventRecorder === undefined) {
       this.#ownedRecorder = new ClientEventsV1Recorder({
@@ -327,14 +331,22 @@ export class Scheduler {
     try {
       result = this.schedulePod(pod);
     } catch (error) {
+      this.#decisions?.failed(pod, cycle, started, error);
       this.#handleFailure(info, error, cycle, started);
       return;
     }
+    this.#decisions?.scheduled(pod, cycle, started, result, result.scored);
     const assumed: DeepReadonly<Pod> = { ...pod, spec: { ...pod.spec!, nodeName: result.nodeName } };
     this.cache.assumePod(assumed);
     this.#nominator.delete(uid);
     this.queue.done(uid);
     this.#track(this.#bind(info, assumed, result.nodeName, cycle, started));
+  }
+
+  /** The scheduler now: where its pods wait, the nodes it knows, its last decisions (with `decisionLog`). */
+  inspect(): { queue: PendingPods; nodes: number; decisions: SchedulingDecision[] } {
+    const decisions = this.#decisions?.list() ?? [];
+    return { queue: this.queue.pendingPods(), nodes: this.cache.nodeList().length, decisions };
   }
 
   /**
@@ -415,15 +427,14 @@ export class Scheduler {
       throw new FitError(allNodes.length, diagnosis, preemption);
     }
     const evaluatedNodes = feasible.length + diagnosis.nodeToStatus.size;
+    const kept = this.#decisions === undefined ? undefined : diagnosis;
     if (feasible.length === 1) {
-      return { nodeName: feasible[0]!.name, evaluatedNodes, feasibleNodes: 1 };
+      return { nodeName: feasible[0]!.name, evaluatedNodes, feasibleNodes: 1, diagnosis: kept };
     }
     const totals = prioritizeNodes(this.#plugins, state, pod, feasible, allNodes);
-    return {
-      nodeName: selectHost(feasible, totals, this.#random),
-      evaluatedNodes,
-      feasibleNodes: feasible.length,
-    };
+    const nodeName = selectHost(feasible, totals, this.#random);
+    const scored = kept && { feasible, totals };
+    return { nodeName, evaluatedNodes, feasibleNodes: feasible.length, diagnosis: kept, scored };
   }
 
   /** DefaultPreemption's PostFilter over this cycle's statuses, with the budgets the informer holds. */
@@ -439,20 +450,9 @@ export class Scheduler {
     });
   }
 
-  /**
-   * How many feasible nodes to find before scoring (upstream
-   * `numFeasibleNodesToFind`): all below 100 nodes; else
-   * `percentageOfNodesToScore`, or adaptively `50 − nodes/125` percent but at
-   * least 5 %, and at least 100 nodes.
-   */
+  /** How many feasible nodes to find before scoring (upstream `numFeasibleNodesToFind`). */
   numFeasibleNodesToFind(numAllNodes: number): number {
-    if (numAllNodes < minFeasibleNodesToFind) return numAllNodes;
-    let percentage = this.#percentageOfNodesToScore;
-    if (percentage === 0) {
-      percentage = Math.max(50 - Math.trunc(numAllNodes / 125), minFeasibleNodesPercentageToFind);
-    }
-    const count = Math.trunc((numAllNodes * percentage) / 100);
-    return count < minFeasibleNodesToFind ? minFeasibleNodesToFind : count;
+    return numFeasibleNodesToFind(numAllNodes, this.#percentageOfNodesToScore);
   }
 
   // --- the cycle's steps ------------------------------------------------------

@@ -59,3 +59,20 @@ export function selectHost(
   }
   return feasible[best]!.name;
 }
+
+const minFeasibleNodesToFind = 100;
+const minFeasibleNodesPercentageToFind = 5;
+
+/**
+ * How many feasible nodes to find before scoring (upstream
+ * `numFeasibleNodesToFind`): all below 100 nodes; else `percentage` (of
+ * `percentageOfNodesToScore`), or adaptively `50 − nodes/125` percent but at
+ * least 5 %, and at least 100 nodes.
+ */
+export function numFeasibleNodesToFind(numAllNodes: number, percentage: number): number {
+  if (numAllNodes < minFeasibleNodesToFind) return numAllNodes;
+  let percent = percentage;
+  if (percent === 0) percent = Math.max(50 - Math.trunc(numAllNodes / 125), minFeasibleNodesPercentageToFind);
+  const count = Math.trunc((numAllNodes * percent) / 100);
+  return count < minFeasibleNodesToFind ? minFeasibleNodesToFind : count;
+}

@@ -1,12 +1,7 @@
-export {
-  calculateEffectiveGracePeriod,
-  configSourceAnnotationKey,
-  isStaticPod,
-  type KillPodFunc,
-  killPodNow,
-  networkNotReadyErrorMessage,
-  newPodWorkers,
-} from "./pod-workers.js";
+export { calculateEffectiveGracePeriod, type KillPodFunc, killPodNow } from "./kill-pod.js";
+export type { PodWorkerView } from "./pod-states.js";
+export { networkNotReadyErrorMessage, newPodWorkers } from "./pod-workers.js";
+export { configSourceAnnotationKey, isStaticPod } from "./static-pod-starts.js";
 export type {
   ConfigPod,
   KillPodOptions,

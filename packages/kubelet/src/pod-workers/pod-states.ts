@@ -1,7 +1,7 @@
 import type { Clock } from "@reconcile/clock";
 import { calculateEffectiveGracePeriod } from "./kill-pod.js";
-import { isTerminated, isTerminationRequested, type PodSyncStatus } from "./pod-sync-status.js";
-import type { PodStatusFunc, RunningPod } from "./types.js";
+import { isTerminated, isTerminationRequested, type PodSyncStatus, workType } from "./pod-sync-status.js";
+import type { PodStatusFunc, PodWorkerState, RunningPod } from "./types.js";
 import type { WorkerChannel } from "./worker-channel.js";
 
 /**
@@ -69,6 +69,26 @@ export class PodStates<R extends RunningPod> {
     if (uid === undefined) return false;
     const status = this.statuses.get(uid);
     return status !== undefined && isTerminationRequested(status) && !isTerminated(status);
+  }
+
+  /** Every worker's phase now (for a debugging view), by UID. */
+  workerViews(): PodWorkerView[] {
+    const out: PodWorkerView[] = [];
+    for (const [uid, status] of this.statuses) {
+      out.push({
+        uid,
+        fullname: status.fullname,
+        state: workType(status),
+        working: status.working,
+        started: status.startedAt > 0,
+        ...(status.startedAt > 0 ? { startedAt: status.startedAt } : {}),
+        ...(status.terminatingAt > 0 ? { terminatingAt: status.terminatingAt } : {}),
+        ...(status.terminatedAt > 0 ? { terminatedAt: status.terminatedAt } : {}),
+        ...(status.gracePeriod > 0 ? { gracePeriodSeconds: status.gracePeriod } : {}),
+        finished: status.finished,
+      });
+    }
+    return out;
   }
 
   /** A pod told to terminate before it could start finishes without any sync (`cleanupUnstartedPod`). */
@@ -170,4 +190,22 @@ export class PodStates<R extends RunningPod> {
       this.startedStaticPodsByFullname.delete(status.fullname);
     }
   }
+}
+
+/** A pod worker as a debugging view shows it: its work type and its times in the clock's ms. */
+export interface PodWorkerView {
+  uid: string;
+  /** `name_namespace`. */
+  fullname: string;
+  state: PodWorkerState;
+  /** An update is pending or being worked on. */
+  working: boolean;
+  /** The worker has started the pod (a static pod may wait for its name's slot). */
+  started: boolean;
+  startedAt?: number;
+  terminatingAt?: number;
+  terminatedAt?: number;
+  gracePeriodSeconds?: number;
+  /** The worker is done with the pod. */
+  finished: boolean;
 }

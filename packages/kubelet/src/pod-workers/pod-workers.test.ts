@@ -2,14 +2,10 @@ import { FakeClock } from "@reconcile/clock";
 import { FakeEventRecorder } from "@reconcile/controller/testing";
 import type { Pod, PodStatus } from "kubernetes-types/core/v1.js";
 import { describe, expect, it } from "vitest";
-import {
-  allowPodStart,
-  calculateEffectiveGracePeriod,
-  DefaultPodWorkers,
-  killPodNow,
-  type PodSyncStatus,
-  type PodWorkersTestHooks,
-} from "./pod-workers.js";
+import { calculateEffectiveGracePeriod, killPodNow } from "./kill-pod.js";
+import type { PodSyncStatus } from "./pod-sync-status.js";
+import { DefaultPodWorkers, type PodWorkersTestHooks } from "./pod-workers.js";
+import { allowPodStart } from "./static-pod-starts.js";
 import type {
   ConfigPod,
   PodStatusCache,

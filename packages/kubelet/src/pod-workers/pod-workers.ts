@@ -4,7 +4,7 @@ import { type Clock, realClock } from "@reconcile/clock";
 import { type EventRecorder, type Logger, noopEventRecorder, noopLogger } from "@reconcile/controller";
 import { podRef } from "../pod-ref.js";
 import { calculateEffectiveGracePeriod } from "./kill-pod.js";
-import { PodStates } from "./pod-states.js";
+import { PodStates, type PodWorkerView } from "./pod-states.js";
 import {
   buildPodFullName,
   isTerminated,
@@ -33,15 +33,6 @@ import type {
   UpdatePodOptions,
 } from "./types.js";
 import { WorkerChannel } from "./worker-channel.js";
-
-export { calculateEffectiveGracePeriod, type KillPodFunc, killPodNow } from "./kill-pod.js";
-export type { PodSyncStatus } from "./pod-sync-status.js";
-export {
-  allowPodStart,
-  configSourceAnnotationKey,
-  isStaticPod,
-  type StaticPodStarts,
-} from "./static-pod-starts.js";
 
 /** Creates the kubelet's pod workers (`newPodWorkers`). */
 export function newPodWorkers<S, R extends RunningPod = RunningPod>(
@@ -141,6 +132,10 @@ export class DefaultPodWorkers<S, R extends RunningPod = RunningPod> implements 
 
   isPodForMirrorPodTerminatingByFullName(podFullName: string): boolean {
     return this.#states.isPodForMirrorPodTerminatingByFullName(podFullName);
+  }
+
+  workerViews(): PodWorkerView[] {
+    return this.#states.workerViews();
   }
 
   // ---- updatePod ------------------------------------------------------------------------------

@@ -2,6 +2,7 @@ import type { DeepReadonly } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder, Logger } from "@reconcile/controller";
 import type { Pod, PodStatus } from "kubernetes-types/core/v1.js";
+import type { PodWorkerView } from "./pod-states.js";
 
 /**
  * Why a pod is being synced (kubelet `SyncPodType`): `sync` is a periodic or
@@ -108,6 +109,8 @@ export interface PodWorkers<R extends RunningPod = RunningPod> {
    * `syncKnownPods` forgets the UID; a pod that terminated is never restarted.
    */
   updatePod(options: UpdatePodOptions<R>): void;
+  /** Every worker's work type and times now, for a debugging view. */
+  workerViews(): PodWorkerView[];
   /**
    * Removes the workers of pods that are not in `desiredPods` and have
    * finished, starts terminating workers whose pod is no longer desired, and
