@@ -9,7 +9,11 @@
 import { rmSync } from "node:fs";
 import { defineConfig } from "tsup";
 
-/** @param {{ entry?: string[], bundleIntoCommonJs?: string[] }} [options] */
+/**
+ * `shims` gives each format the other's module location (`import.meta.url` in CommonJS,
+ * `__dirname` in ESM), for a package that reads files it ships beside its code.
+ * @param {{ entry?: string[], bundleIntoCommonJs?: string[], shims?: boolean }} [options]
+ */
 export function packageConfig(options = {}) {
   const shared = {
     entry: options.entry ?? ["src/index.ts"],
@@ -26,6 +30,7 @@ export function packageConfig(options = {}) {
     },
     treeshake: true,
     splitting: true,
+    shims: options.shims ?? false,
   };
   const bundled = options.bundleIntoCommonJs ?? [];
   if (bundled.length === 0) return defineConfig({ ...shared, format: ["esm", "cjs"], clean: true });

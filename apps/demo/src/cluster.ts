@@ -5,7 +5,7 @@
 // kubelet that can be stopped on its own ("the node stops heartbeating").
 // Thin wiring: every piece of logic lives in a package.
 import { setMaxListeners } from "node:events";
-import { isAlreadyExists, storageClasses } from "@reconcile/api";
+import { isAlreadyExists, kubernetesVersion, storageClasses } from "@reconcile/api";
 import {
   ApiServer,
   type ApiServerOptions,
@@ -14,6 +14,7 @@ import {
 } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { realClock } from "@reconcile/clock";
+import { Introspection, type MachinerySnapshot } from "@reconcile/controller";
 import {
   ControllerManager,
   type KubeletMetricsSeam,
@@ -54,17 +55,29 @@ export function newApiServer(options: ApiServerOptions = {}): ApiServer {
  * (`--use-service-account-credentials`). A permission our own components lack fails here first.
  */
 export function componentClients(server: ApiServer) {
+  // Each with its binary's User-Agent, so its writes carry its field manager as on a real cluster.
+  const agent = (binary: string, suffix = "") =>
+    `${binary}/v${kubernetesVersion.gitVersion.replace(/^v/, "")} (linux/amd64) kubernetes/reconcile${suffix}`;
   return {
     node: (name: string) =>
-      server.client({ user: { username: `system:node:${name}`, groups: ["system:nodes"] } }),
-    scheduler: () => server.client({ user: { username: "system:kube-scheduler" } }),
-    controllerManager: () => server.client({ user: { username: "system:kube-controller-manager" } }),
+      server.client({
+        user: { username: `system:node:${name}`, groups: ["system:nodes"] },
+        userAgent: agent("kubelet"),
+      }),
+    scheduler: () =>
+      server.client({ user: { username: "system:kube-scheduler" }, userAgent: agent("kube-scheduler") }),
+    controllerManager: () =>
+      server.client({
+        user: { username: "system:kube-controller-manager" },
+        userAgent: agent("kube-controller-manager"),
+      }),
     controller: (serviceAccount: string) =>
       server.client({
         user: {
           username: `system:serviceaccount:kube-system:${serviceAccount}`,
           groups: ["system:serviceaccounts", "system:serviceaccounts:kube-system"],
         },
+        userAgent: agent("kube-controller-manager", `/system:serviceaccount:kube-system:${serviceAccount}`),
       }),
   };
 }
@@ -143,6 +156,12 @@ export interface Cluster {
   kubeletConnection(): ReturnType<NodeSimulator["kubeletConnection"]>;
   /** Resolves once every node's pod cache has synced and the add-ons are installed. */
   readonly synced: Promise<void>;
+  /**
+   * What each component holds now, for the dashboard: each controller manager's election, informers
+   * and controllers, each scheduler's queue and last decisions (while it leads), every kubelet's pod
+   * workers and PLEG.
+   */
+  machinery(): { component: string; snapshot(): readonly MachinerySnapshot[] }[];
   /** Stops everything still running; resolves once all has stopped. */
   stop(): Promise<void>;
 }
@@ -165,6 +184,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
   const tasks: Promise<unknown>[] = [];
   const nodeCount = options.nodes ?? 3;
   const nodeNames = Array.from({ length: nodeCount }, (_, i) => `node-${i + 1}`);
+  const kubeletIntrospection = new Introspection();
 
   // Nodes: one simulator per node (so each can stop alone), each watching its own pods as its node.
   const nodeStops = new Map<string, { abort: AbortController; done: Promise<void> }>();
@@ -180,6 +200,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     const simulator = new NodeSimulator({
       client: identities.node(name),
       nodes: [name],
+      introspection: kubeletIntrospection,
       kubeletOptions: () => ({
         podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
         nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
@@ -219,9 +240,12 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
   // One process, one /metrics: the schedulers' families join the first manager's registry.
   const schedulerMetrics = prometheusSchedulerMetrics(controllerManagers[0]!.manager.registry);
   kubeletMetrics = prometheusKubeletMetrics(controllerManagers[0]!.manager.registry);
+  const schedulerIntrospections: { component: string; snapshot(): readonly MachinerySnapshot[] }[] = [];
   const schedulers = Array.from({ length: options.schedulers ?? 1 }, (_, i) => {
     const identity = `kube-scheduler-${i + 1}`;
     const schedulerClient = identities.scheduler();
+    const introspection = new Introspection();
+    schedulerIntrospections.push({ component: identity, snapshot: () => introspection.snapshot() });
     let leading = false;
     const run = (signal: AbortSignal) =>
       new LeaderElector({
@@ -237,7 +261,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
           onStartedLeading: async (term) => {
             leading = true;
             try {
-              await runScheduler(schedulerClient, term, schedulerMetrics);
+              await runScheduler(schedulerClient, term, schedulerMetrics, introspection);
             } finally {
               leading = false;
             }
@@ -270,6 +294,14 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
     },
     kubeletConnection: () => joinedKubeletConnection(simulators),
     synced,
+    machinery: () => [
+      ...controllerManagers.map(({ identity, manager }) => ({
+        component: identity,
+        snapshot: () => manager.manager.machinery(),
+      })),
+      ...schedulerIntrospections,
+      { component: "kubelet", snapshot: () => kubeletIntrospection.snapshot() },
+    ],
     async stop() {
       abort.abort();
       await Promise.allSettled(tasks);
@@ -277,18 +309,25 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
   };
 }
 
-/** One scheduler term: its own informers, run until the term ends. */
+/** One scheduler term: its own informers, run until the term ends; its last 200 decisions shown while it runs. */
 async function runScheduler(
   client: Client,
   signal: AbortSignal,
   metrics: SchedulerMetricsSeam,
+  introspection: Introspection,
 ): Promise<void> {
   const factory = new SharedInformerFactory({ client });
-  const scheduler = Scheduler.fromInformerFactory(factory, { client, metrics });
+  const scheduler = Scheduler.fromInformerFactory(factory, { client, metrics, decisionLog: 200 });
+  const unregister = introspection.register({
+    kind: "scheduler",
+    name: scheduler.schedulerName,
+    snapshot: () => scheduler.inspect(),
+  });
   factory.start(signal);
   try {
     await scheduler.run({ signal });
   } finally {
+    unregister();
     await factory.shutdown();
   }
 }

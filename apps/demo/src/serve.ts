@@ -3,30 +3,25 @@
 // 127.0.0.1, for kubectl: HTTPS with a generated CA and bearer token (plain
 // HTTP on loopback only when asked). Writes a kubeconfig, prints how to use
 // it, and runs until Ctrl-C (or SIGTERM), then stops everything cleanly.
-// `PORT` sets the API server's port and `MANAGER_PORT` the controller
-// manager's health and metrics port (both free ones by default).
+// `PORT` sets the API server's port, `MANAGER_PORT` the controller
+// manager's health and metrics port and `DASHBOARD_PORT` the web view's
+// (free ones by default).
 import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateServingCertificates } from "@reconcile/apiserver";
+import { loadKubeConfig } from "@reconcile/client";
 import { jsonLogger, prometheusApiServerMetrics } from "@reconcile/controller-manager";
+import { Dashboard } from "@reconcile/dashboard";
 import { clusterCertificateAuthority, newApiServer, startCluster } from "./cluster.js";
 import { etcdFromArgs } from "./etcd-flags.js";
 
 export async function serve(): Promise<boolean> {
-  const port = Number(process.env.PORT ?? 0);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
-    console.error(`PORT must be a port number (0 for a free one), got ${JSON.stringify(process.env.PORT)}`);
-    return false;
-  }
-  const managerPort = Number(process.env.MANAGER_PORT ?? 0);
-  if (!Number.isInteger(managerPort) || managerPort < 0 || managerPort > 65_535) {
-    console.error(
-      `MANAGER_PORT must be a port number (0 for a free one), got ${JSON.stringify(process.env.MANAGER_PORT)}`,
-    );
-    return false;
-  }
+  const port = portFromEnv("PORT");
+  const managerPort = portFromEnv("MANAGER_PORT");
+  const dashboardPort = portFromEnv("DASHBOARD_PORT");
+  if (port === undefined || managerPort === undefined || dashboardPort === undefined) return false;
   const args = process.argv.slice(3);
   const flags = parseServeFlags(args);
   if (typeof flags === "string") {
@@ -74,20 +69,39 @@ export async function serve(): Promise<boolean> {
   await controlPlane.synced;
   const kubeconfig = join(dir, "kubeconfig");
   writeFileSync(kubeconfig, listening.kubeconfig(), { mode: 0o600 });
+  // The web view reads the cluster as kubectl does, through the same kubeconfig, and the
+  // components' machinery in process.
+  const dashboard = await new Dashboard({
+    kubeConfig: await loadKubeConfig({ path: kubeconfig }),
+    machinery: controlPlane.machinery(),
+  }).listen({ port: dashboardPort });
 
-  console.log(usage(listening.url, managerHealth.url, nodeCount, kubeconfig, requestLogPath));
+  console.log(usage(listening.url, managerHealth.url, dashboard.url, nodeCount, kubeconfig, requestLogPath));
 
   await new Promise<void>((resolve) => {
     process.once("SIGINT", resolve);
     process.once("SIGTERM", resolve);
   });
   console.log("\nstopping…");
+  await dashboard.close();
   await managerHealth.close();
   await controlPlane.stop();
   await server.close();
   await etcd.stop();
   rmSync(dir, { recursive: true, force: true });
   return true;
+}
+
+/** A port number from the environment variable `name` (0, a free one, when unset); undefined after saying what is wrong. */
+function portFromEnv(name: string): number | undefined {
+  const port = Number(process.env[name] ?? 0);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    console.error(
+      `${name} must be a port number (0 for a free one), got ${JSON.stringify(process.env[name])}`,
+    );
+    return undefined;
+  }
+  return port;
 }
 
 /** `--nodes N` and `--plain-http`, taken out of `args` (the etcd flags stay); a string says what is wrong. */
@@ -113,11 +127,16 @@ function parseServeFlags(args: string[]): { nodeCount: number; plainHttp: boolea
 function usage(
   apiUrl: string,
   managerUrl: string,
+  dashboardUrl: string,
   nodeCount: number,
   kubeconfig: string,
   requestLogPath: string,
 ): string {
-  return `API server on ${apiUrl}; the controller manager (its /healthz, /readyz and /metrics on ${managerUrl}), the scheduler and ${nodeCount} simulated nodes running. Try:
+  return `API server on ${apiUrl}; the controller manager (its /healthz, /readyz, /metrics and /debug/machinery on ${managerUrl}), the scheduler and ${nodeCount} simulated nodes running.
+
+  Watch it live: ${dashboardUrl}   (nodes, workloads, Services, and each component's queues, reconciles, scheduling decisions and pod workers)
+
+Try:
 
   export KUBECONFIG=${kubeconfig}
   kubectl api-resources

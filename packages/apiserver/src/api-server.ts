@@ -328,11 +328,14 @@ export class ApiServer {
    * admission as that user's, as the same calls over HTTP with that user's
    * credentials would — how a component runs as its own identity
    * (`system:node:<name>` in `system:nodes`, `system:kube-scheduler`, a
-   * controller's ServiceAccount).
+   * controller's ServiceAccount). `userAgent` is the client's User-Agent:
+   * writes without `fieldManager` are recorded in managedFields under its
+   * product (`kube-controller-manager/v1.32.0 …` → `kube-controller-manager`).
    */
-  client(options: { user?: ClientUser | undefined } = {}): Client {
-    if (options.user === undefined) return this.#client;
-    return new InProcessClient(this.registry, inProcessIdentity(this.auth, options.user), this.#answerReview);
+  client(options: { user?: ClientUser | undefined; userAgent?: string | undefined } = {}): Client {
+    if (options.user === undefined && options.userAgent === undefined) return this.#client;
+    const identity = options.user === undefined ? undefined : inProcessIdentity(this.auth, options.user);
+    return new InProcessClient(this.registry, identity, this.#answerReview, options.userAgent);
   }
 
   /**

@@ -80,11 +80,14 @@ export class InProcessClient implements Client {
   readonly #registry: Registry;
   readonly #identity: InProcessIdentity | undefined;
   readonly #reviews: ReviewAnswerer | undefined;
+  readonly #userAgent: string | undefined;
 
-  constructor(registry: Registry, identity?: InProcessIdentity, reviews?: ReviewAnswerer) {
+  /** `userAgent` names the field manager of writes without `fieldManager`, as a request's User-Agent does. */
+  constructor(registry: Registry, identity?: InProcessIdentity, reviews?: ReviewAnswerer, userAgent?: string) {
     this.#registry = registry;
     this.#identity = identity;
     this.#reviews = reviews;
+    this.#userAgent = userAgent;
   }
 
   resource<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace?: string): ResourceClient<T> {
@@ -94,6 +97,7 @@ export class InProcessClient implements Client {
       resource.namespaced ? namespace : undefined,
       this.#identity,
       this.#reviews,
+      this.#userAgent,
     );
   }
 
@@ -137,6 +141,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   readonly #registry: Registry;
   readonly #identity: InProcessIdentity | undefined;
   readonly #reviews: ReviewAnswerer | undefined;
+  readonly #userAgent: string | undefined;
 
   constructor(
     registry: Registry,
@@ -144,12 +149,14 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     namespace: string | undefined,
     identity: InProcessIdentity | undefined,
     reviews: ReviewAnswerer | undefined,
+    userAgent: string | undefined,
   ) {
     this.#registry = registry;
     this.resource = resource;
     this.namespace = namespace;
     this.#identity = identity;
     this.#reviews = reviews;
+    this.#userAgent = userAgent;
   }
 
   list(options: ListOptions = {}): Promise<ObjectList<T>> {
@@ -314,11 +321,12 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     });
   }
 
-  /** A write's options with the identity's user (and its last check) added. */
-  #write<O extends WriteOptions>(options: O): O & Pick<DryRunOption, "user" | "admit"> {
+  /** A write's options with the identity's user (and its last check) and the client's User-Agent added. */
+  #write<O extends WriteOptions>(options: O): O & Pick<DryRunOption, "user" | "admit"> & { userAgent?: string } {
     const identity = this.#identity;
-    if (identity === undefined) return options;
-    return { ...options, user: identity.user, admit: identity.admit?.(this.resource) };
+    const agent = this.#userAgent === undefined ? {} : { userAgent: this.#userAgent };
+    if (identity === undefined) return { ...options, ...agent };
+    return { ...options, ...agent, user: identity.user, admit: identity.admit?.(this.resource) };
   }
 
   /** The namespace of a single-object write: the client's, else the object's own. */

@@ -1,0 +1,222 @@
+// The web view in a real browser (Debian's chromium, headless, driven by
+// puppeteer-core) against the demo's cluster, changed with the real kubectl.
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loadKubeConfig } from "@reconcile/client";
+import { Dashboard } from "@reconcile/dashboard";
+import puppeteer, { type Browser, type Page } from "puppeteer-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Cluster, clusterCA, newApiServer, startCluster } from "./cluster.js";
+
+/** The system's browser: `CHROMIUM` or Debian's (`scripts/ensure-chromium.mjs` installs it). */
+const chromium = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+let cluster: Cluster;
+let browser: Browser;
+let page: Page;
+let dashboardUrl: string;
+let kubectl: (...args: string[]) => Promise<string>;
+let close: () => Promise<void>;
+
+beforeAll(async () => {
+  if (!existsSync(chromium))
+    throw new Error(`no browser at ${chromium}: run node scripts/ensure-chromium.mjs`);
+  const api = newApiServer();
+  // Pods mount kube-root-ca.crt through their ServiceAccount token volume: the cluster needs a CA.
+  cluster = startCluster(api, { nodes: 2, rootCA: await clusterCA() });
+  const listening = await api.listen({ port: 0, kubeletConnection: cluster.kubeletConnection() });
+  await cluster.synced;
+  const home = await mkdtemp(join(tmpdir(), "reconcile-dashboard-e2e-"));
+  const kubeconfig = join(home, "kubeconfig");
+  await writeFile(kubeconfig, listening.kubeconfig());
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
+  kubectl = (...args) =>
+    new Promise((resolve, reject) => {
+      execFile(
+        "kubectl",
+        ["--request-timeout=20s", ...args],
+        { env, timeout: 30_000 },
+        (error, stdout, stderr) =>
+          error ? reject(new Error(`kubectl ${args.join(" ")}: ${stderr}`)) : resolve(stdout),
+      );
+    });
+  const dashboard = await new Dashboard({
+    kubeConfig: await loadKubeConfig({ path: kubeconfig }),
+    machinery: cluster.machinery(),
+    title: "reconcile test",
+  }).listen();
+  dashboardUrl = dashboard.url;
+  browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+  });
+  page = await browser.newPage();
+  await page.setViewport({ width: 1400, height: 900 });
+  close = async () => {
+    await browser?.close();
+    await dashboard.close();
+    await cluster.stop();
+    await listening.close();
+    await api.close();
+    await rm(home, { recursive: true, force: true });
+  };
+}, 60_000);
+
+afterAll(async () => {
+  await close?.();
+});
+
+/** Polls the API server until `check` holds (20 s at most). */
+async function eventually(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error("timed out");
+}
+
+describe("the dashboard in a browser", () => {
+  it("shows the nodes and the pods of a Deployment, and follows kubectl scale within a second", async () => {
+    await kubectl("create", "deployment", "web", "--image=nginx:1.27", "--replicas=2");
+    await page.goto(`${dashboardUrl}/#nodes`);
+    await page.waitForSelector('article[data-node="node-1"]');
+    expect(await page.title()).toBe("reconcile test");
+    expect(await page.$$eval("article.node h3", (h) => h.map((e) => e.textContent))).toEqual([
+      "node-1",
+      "node-2",
+    ]);
+    await page.waitForFunction(`document.querySelectorAll("button.pod.ok").length === 2`, {
+      timeout: 20_000,
+    });
+    expect(await page.$eval('[data-summary="nodes"]', (e) => e.textContent)).toBe("2 nodes");
+
+    await kubectl("scale", "deployment", "web", "--replicas=5");
+    // Once the API server holds the new pods, the page shows them within a second (its watch, relayed).
+    await eventually(
+      async () => (await kubectl("get", "pods", "-o", "name")).trim().split("\n").length === 5,
+    );
+    await page.waitForFunction(`document.querySelectorAll("button.pod").length === 5`, { timeout: 1_000 });
+    await page.waitForFunction(`document.querySelectorAll("button.pod.ok").length === 5`, {
+      timeout: 20_000,
+    });
+    const counts = await page.$$eval(".node .count", (spans) =>
+      spans.map((s) => Number(s.getAttribute("data-count"))),
+    );
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(5);
+  });
+
+  it("shows each workload with what it owns, and a Service with its endpoints", async () => {
+    await kubectl("create", "service", "clusterip", "web", "--tcp=80:80");
+    await page.goto(`${dashboardUrl}/#workloads`);
+    await page.waitForSelector('[data-workload="Deployment/default/web"]');
+    const replicaSet = await page.$eval(
+      '[data-workload="Deployment/default/web"] .workload .row strong',
+      (e) => e.textContent,
+    );
+    expect(replicaSet).toMatch(/^default\/web-[a-z0-9]+$/);
+    expect(await page.$eval('[data-workload="Deployment/default/web"] .count', (e) => e.textContent)).toBe(
+      "5/5 ready",
+    );
+    await page.goto(`${dashboardUrl}/#services`);
+    await page.waitForFunction(
+      `document.querySelectorAll('tr[data-service="default/web"] button.endpoint.ok').length === 5`,
+      { timeout: 20_000 },
+    );
+  });
+
+  it("explains a pod: its owners and their reconciles, the scheduler's verdict per node, its worker and Events", async () => {
+    await page.goto(`${dashboardUrl}/#nodes`);
+    await page.waitForSelector("button.pod.ok");
+    const podKey = await page.$eval("button.pod.ok", (b) => b.getAttribute("data-pod"));
+    await page.click(`button.pod[data-pod="${podKey}"]`);
+    await page.waitForSelector(`aside[data-detail="${podKey}"]`);
+    // The chain: Deployment → ReplicaSet → Pod, each owner with its controller's reconcile.
+    await page.waitForFunction(`document.querySelectorAll(".chain .because strong").length === 2`, {
+      timeout: 5_000,
+    });
+    expect(
+      await page.$$eval(".chain > li", (items) => items.map((li) => li.getAttribute("data-chain"))),
+    ).toEqual(["Deployment", "ReplicaSet", "Pod"]);
+    expect(await page.$$eval(".chain .because strong", (s) => s.map((e) => e.textContent))).toEqual([
+      "deployment",
+      "replicaset",
+    ]);
+    // Who wrote each: kubectl created and scaled the Deployment; the controllers wrote the rest.
+    const written = await page.$$eval(".chain > li", (items) =>
+      items.map((li) => [...li.querySelectorAll("code")].map((c) => c.textContent).sort()),
+    );
+    expect(written).toEqual([
+      ["kube-controller-manager (status)", "kubectl (scale)", "kubectl-create"],
+      ["kube-controller-manager", "kube-controller-manager (status)"],
+      ["kube-controller-manager", "kubelet (status)"],
+    ]);
+    // Both nodes passed the filters and were scored; the one picked is the pod's node.
+    await page.waitForSelector("[data-decision=Scheduled]");
+    const scored = await page.$$eval("tr[data-score-node]", (rows) =>
+      rows.map((r) => r.getAttribute("data-score-node")),
+    );
+    expect(scored.sort()).toEqual(["node-1", "node-2"]);
+    const picked = await page.$eval("tr.chosen", (r) => r.getAttribute("data-score-node"));
+    const node = (
+      await kubectl("get", "pod", podKey!.split("/")[1]!, "-o", "jsonpath={.spec.nodeName}")
+    ).trim();
+    expect(picked).toBe(node);
+    expect(await page.$eval(".worker strong", (e) => e.textContent)).toBe("sync");
+    await page.waitForFunction(
+      `[...document.querySelectorAll(".events td")].some((td) => td.textContent === "Scheduled")`,
+      { timeout: 5_000 },
+    );
+    // Escape closes it.
+    await page.keyboard.press("Escape");
+    await page.waitForFunction(`document.querySelector("aside.detail") === null`, { timeout: 2_000 });
+  });
+
+  it("shows the machinery: leaders, each controller's queue and reconciles, the scheduler and the kubelets", async () => {
+    await page.goto(`${dashboardUrl}/#nodes`);
+    await page.waitForSelector("article.node");
+    await page.keyboard.press("4");
+    await page.waitForSelector('main[data-view="machinery"]');
+    await page.waitForSelector('tr[data-row="kube-controller-manager-1/replicaset"]');
+    const row = await page.$$eval('tr[data-row="kube-controller-manager-1/replicaset"] td', (tds) =>
+      tds.map((td) => td.textContent),
+    );
+    expect(row.slice(0, 3)).toEqual(["replicaset", "kube-controller-manager-1", "0"]);
+    expect(Number(row[5])).toBeGreaterThan(0);
+    // Its last reconciles open with Enter on the focused row.
+    await page.focus('tr[data-row="kube-controller-manager-1/replicaset"] button');
+    await page.keyboard.press("Enter");
+    await page.waitForSelector("tr.details table.inner");
+    expect(await page.$$eval("tr.details tbody tr", (rows) => rows.length)).toBeGreaterThan(0);
+    expect(await page.$$eval(".leader", (l) => l.map((e) => e.getAttribute("data-lease")).sort())).toEqual([
+      "kube-controller-manager",
+      "kube-scheduler",
+    ]);
+    expect(
+      await page.$$eval("table.kubelets tbody > tr > td:first-child", (tds) =>
+        tds.map((td) => td.textContent),
+      ),
+    ).toEqual(["node-1", "node-2"]);
+    expect(await page.$$eval(".scheduler tbody tr", (rows) => rows.length)).toBeGreaterThanOrEqual(5);
+  });
+
+  it("answers what it does not serve with a clear 4xx", async () => {
+    const post = await fetch(`${dashboardUrl}/k8s/api/v1/namespaces/default/pods`, {
+      method: "POST",
+      body: "{}",
+    });
+    expect([post.status, await post.text()]).toEqual([405, "the dashboard only reads: GET\n"]);
+    const outside = await fetch(`${dashboardUrl}/k8s/logs/`);
+    expect([outside.status, await outside.text()]).toEqual([404, "the dashboard does not forward /logs/\n"]);
+    const badWatch = await fetch(`${dashboardUrl}/watch?path=/api/v1/pods%3Fwatch%3D1`);
+    expect(badWatch.status).toBe(400);
+    expect(await badWatch.text()).toMatch(
+      /^\/watch path "\/api\/v1\/pods\?watch=1" is not a collection of the API/,
+    );
+    // The server still answers afterwards.
+    expect((await fetch(`${dashboardUrl}/config`)).status).toBe(200);
+  });
+});
