@@ -81,12 +81,18 @@ function Workload({ kind, object, owned, onSelect, selected, filter }) {
   const sets = children.filter((c) => c.spec?.containers === undefined).sort(byName);
   // What the workload's own status says is ready, else its ready pods.
   const status = object.status ?? {};
-  const ready = status.readyReplicas ?? status.numberReady ?? status.succeeded ?? pods.filter(isReady).length;
-  const desired = object.spec?.replicas ?? status.desiredNumberScheduled ?? object.spec?.completions;
+  const job = kind === "Job";
+  const ready = job
+    ? (status.succeeded ?? 0)
+    : (status.readyReplicas ?? status.numberReady ?? pods.filter(isReady).length);
+  const desired = job
+    ? (object.spec?.completions ?? 1)
+    : (object.spec?.replicas ?? status.desiredNumberScheduled);
+  const word = job ? "succeeded" : "ready";
   return html`<li class="workload" data-workload="${kind}/${keyOf(object)}">
     <div class="row">
       <span class="kind">${kind}</span> <strong>${keyOf(object)}</strong>
-      <span class="count">${desired === undefined ? `${ready} ready` : `${ready}/${desired} ready`}</span>
+      <span class="count">${desired === undefined ? `${ready} ${word}` : `${ready}/${desired} ${word}`}</span>
       <span class="age">${age(object.metadata.creationTimestamp)}</span>
     </div>
     ${sets.length > 0 && html`<ul>${sets.map((set) => html`<${Workload} key=${set.metadata.uid} kind="ReplicaSet" object=${set} owned=${owned} onSelect=${onSelect} selected=${selected} filter=${filter} />`)}</ul>`}
