@@ -25,6 +25,7 @@ import {
   prometheusSchedulerMetrics,
   type SchedulerMetricsSeam,
 } from "@reconcile/controller-manager";
+import type { CausalityRecorder } from "@reconcile/dashboard";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { NodeSimulator, resourceMetricsProvider } from "@reconcile/kubelet";
 import { LeaderElector, LeaseLock } from "@reconcile/leader-election";
@@ -103,6 +104,8 @@ export interface ClusterOptions {
   clusterSigning?: { cert: string; key: string } | undefined;
   /** Fill ServiceAccount token Secrets with tokens the API server accepts. Default true. */
   serviceAccountTokens?: boolean | undefined;
+  /** Records every component's writes and the controllers' reconciles, for the dashboard's trace. Default: none. */
+  causality?: CausalityRecorder | undefined;
 }
 
 /**
@@ -178,7 +181,7 @@ function controllerDescriptors(server: ApiServer, options: ClusterOptions) {
 
 export function startCluster(server: ApiServer, options: ClusterOptions = {}): Cluster {
   const client = server.client();
-  const identities = componentClients(server);
+  const identities = recordedClients(componentClients(server), options.causality);
   const abort = new AbortController();
   setMaxListeners(0, abort.signal); // every component listens to it
   const tasks: Promise<unknown>[] = [];
@@ -224,6 +227,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
       serviceAccountCredentials: identities.controller,
       leaderElection: { identity, ...options.election },
       descriptors: controllerDescriptors(server, options),
+      reconcileObserver: options.causality?.observer(identity),
     });
     return {
       manager,
@@ -306,6 +310,20 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
       abort.abort();
       await Promise.allSettled(tasks);
     },
+  };
+}
+
+/** The component clients, each recording its writes under its component's name when there is a recorder. */
+function recordedClients(
+  clients: ReturnType<typeof componentClients>,
+  causality: CausalityRecorder | undefined,
+): ReturnType<typeof componentClients> {
+  if (causality === undefined) return clients;
+  return {
+    node: (name) => causality.client(`kubelet ${name}`, clients.node(name)),
+    scheduler: () => causality.client("kube-scheduler", clients.scheduler()),
+    controllerManager: () => causality.client("kube-controller-manager", clients.controllerManager()),
+    controller: (serviceAccount) => causality.client(serviceAccount, clients.controller(serviceAccount)),
   };
 }
 

@@ -5,8 +5,10 @@ import { existsSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { replicaSets } from "@reconcile/api";
 import { loadKubeConfig } from "@reconcile/client";
-import { Dashboard } from "@reconcile/dashboard";
+import { CausalityRecorder, Dashboard } from "@reconcile/dashboard";
+import { simulate, writeTraceFile } from "@reconcile/sim";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Cluster, clusterCA, newApiServer, startCluster } from "./cluster.js";
@@ -20,16 +22,19 @@ let page: Page;
 let dashboardUrl: string;
 let kubectl: (...args: string[]) => Promise<string>;
 let close: () => Promise<void>;
+let causality: CausalityRecorder;
+let home: string;
 
 beforeAll(async () => {
   if (!existsSync(chromium))
     throw new Error(`no browser at ${chromium}: run node scripts/ensure-chromium.mjs`);
   const api = newApiServer();
   // Pods mount kube-root-ca.crt through their ServiceAccount token volume: the cluster needs a CA.
-  cluster = startCluster(api, { nodes: 2, rootCA: await clusterCA() });
+  causality = new CausalityRecorder();
+  cluster = startCluster(api, { nodes: 2, rootCA: await clusterCA(), causality });
   const listening = await api.listen({ port: 0, kubeletConnection: cluster.kubeletConnection() });
   await cluster.synced;
-  const home = await mkdtemp(join(tmpdir(), "reconcile-dashboard-e2e-"));
+  home = await mkdtemp(join(tmpdir(), "reconcile-dashboard-e2e-"));
   const kubeconfig = join(home, "kubeconfig");
   await writeFile(kubeconfig, listening.kubeconfig());
   const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home, KUBECONFIG: kubeconfig };
@@ -46,6 +51,7 @@ beforeAll(async () => {
   const dashboard = await new Dashboard({
     kubeConfig: await loadKubeConfig({ path: kubeconfig }),
     machinery: cluster.machinery(),
+    causality,
     title: "reconcile test",
   }).listen();
   dashboardUrl = dashboard.url;
@@ -170,6 +176,32 @@ describe("the dashboard in a browser", () => {
       `[...document.querySelectorAll(".events td")].some((td) => td.textContent === "Scheduled")`,
       { timeout: 5_000 },
     );
+    // Its creation, write by write: the ReplicaSet controller's create, the reconcile that made it,
+    // the Deployment controller's write of the ReplicaSet, its reconcile, and kubectl's write.
+    await page.click("button.trace-it");
+    await page.waitForSelector("p.selected-entry");
+    expect(await page.$eval("p.selected-entry", (p) => p.textContent)).toMatch(
+      new RegExp(`replicaset-controller create pods ${podKey} → 201 rv \\d+$`),
+    );
+    const causes = await page.$$eval(".causes button", (b) =>
+      b.map((e) => e.textContent!.replace(/^\+[\d.]+s /, "")),
+    );
+    expect(causes).toEqual([
+      expect.stringMatching(
+        /^kube-controller-manager-1 reconciles replicaset default\/web-[a-z0-9]+ \(object added\) → success$/,
+      ),
+      expect.stringMatching(
+        /^deployment-controller create replicasets\.apps default\/web-[a-z0-9]+ → 201 rv \d+$/,
+      ),
+      "kube-controller-manager-1 reconciles deployment default/web (object added) → success",
+    ]);
+    expect(await page.$eval("p.end", (p) => p.textContent)).toMatch(
+      /^rv \d+ of default\/web was written by no recorded component: a user's or another client's write/,
+    );
+    await page.goto(`${dashboardUrl}/#nodes`);
+    await page.waitForSelector("button.pod.ok");
+    await page.click(`button.pod[data-pod="${podKey}"]`);
+    await page.waitForSelector(`aside[data-detail="${podKey}"]`);
     // Escape closes it.
     await page.keyboard.press("Escape");
     await page.waitForFunction(`document.querySelector("aside.detail") === null`, { timeout: 2_000 });
@@ -202,6 +234,58 @@ describe("the dashboard in a browser", () => {
     ).toEqual(["node-1", "node-2"]);
     expect(await page.$$eval(".scheduler tbody tr", (rows) => rows.length)).toBeGreaterThanOrEqual(5);
   });
+
+  it("opens a simulation's trace file and steps through it, forward and back, with each reconcile's cause", async () => {
+    const result = await simulate({
+      seed: 7,
+      faults: false,
+      builtins: ["replicaset"],
+      setup: async (sim) => {
+        await sim.client.resource(replicaSets, "default").create({
+          metadata: { name: "web", namespace: "default" },
+          spec: {
+            replicas: 2,
+            selector: { matchLabels: { app: "web" } },
+            template: {
+              metadata: { labels: { app: "web" } },
+              spec: { containers: [{ name: "web", image: "nginx" }] },
+            },
+          },
+        });
+      },
+    });
+    const path = join(home, "run.json");
+    writeTraceFile(path, result);
+    await page.goto(`${dashboardUrl}/#trace`);
+    await page.waitForSelector(".position");
+    const input = await page.$('input[type="file"]');
+    await input!.uploadFile(path);
+    await page.waitForFunction(
+      `document.querySelector(".position")?.textContent.startsWith("run.json: entry ${result.trace.length} of ${result.trace.length}")`,
+      { timeout: 5_000 },
+    );
+    // Only the ReplicaSet's reconciles queued by a delivery: End, then back and forth among them.
+    const shown = result.trace.flatMap((e, i) =>
+      e.type === "reconcile" && e.controller === "replicaset" && e.trigger !== undefined ? [i] : [],
+    );
+    expect(shown.length).toBeGreaterThan(1);
+    // (The filter may still hold the pod the last test followed: replace it.)
+    await page.click("input[aria-label='filter entries']", { clickCount: 3 });
+    await page.type("input[aria-label='filter entries']", "reconciles replicaset default/web (");
+    await page.evaluate("document.activeElement.blur()");
+    await page.keyboard.press("End");
+    const last = shown.at(-1)!;
+    await page.waitForSelector(`p.selected-entry[data-selected="${last}"]`);
+    await page.keyboard.press("ArrowLeft");
+    await page.waitForSelector(`p.selected-entry[data-selected="${shown.at(-2)}"]`);
+    await page.keyboard.press("ArrowRight");
+    await page.waitForSelector(`p.selected-entry[data-selected="${last}"]`);
+    // Its cause is the write its trigger names, and that write's the reconcile that made it.
+    const trigger = (result.trace[last] as { trigger: string }).trigger;
+    const rv = trigger.split(" rv ")[1];
+    const causes = await page.$$eval(".causes button", (b) => b.map((e) => e.textContent ?? ""));
+    expect(causes[0]).toMatch(new RegExp(` rv ${rv}$`));
+  }, 60_000);
 
   it("answers what it does not serve with a clear 4xx", async () => {
     const post = await fetch(`${dashboardUrl}/k8s/api/v1/namespaces/default/pods`, {

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { generateServingCertificates } from "@reconcile/apiserver";
 import { loadKubeConfig } from "@reconcile/client";
 import { jsonLogger, prometheusApiServerMetrics } from "@reconcile/controller-manager";
-import { Dashboard } from "@reconcile/dashboard";
+import { CausalityRecorder, Dashboard } from "@reconcile/dashboard";
 import { clusterCertificateAuthority, newApiServer, startCluster } from "./cluster.js";
 import { etcdFromArgs } from "./etcd-flags.js";
 
@@ -44,7 +44,14 @@ export async function serve(): Promise<boolean> {
   const certificates = plainHttp ? undefined : await generateServingCertificates();
   // The same CA signs approved CertificateSigningRequests (`kubectl certificate approve`).
   const ca = certificates?.ca ?? (await clusterCertificateAuthority());
-  const controlPlane = startCluster(server, { nodes: nodeCount, rootCA: ca.cert, clusterSigning: ca });
+  // What the dashboard's trace steps through: every component's writes and reconciles.
+  const causality = new CausalityRecorder();
+  const controlPlane = startCluster(server, {
+    nodes: nodeCount,
+    rootCA: ca.cert,
+    clusterSigning: ca,
+    causality,
+  });
   const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   // The API server's request log (one pino-shaped JSON line per request) goes to a file, off the console.
   const requestLogPath = join(dir, "apiserver-requests.log");
@@ -74,6 +81,7 @@ export async function serve(): Promise<boolean> {
   const dashboard = await new Dashboard({
     kubeConfig: await loadKubeConfig({ path: kubeconfig }),
     machinery: controlPlane.machinery(),
+    causality,
   }).listen({ port: dashboardPort });
 
   console.log(usage(listening.url, managerHealth.url, dashboard.url, nodeCount, kubeconfig, requestLogPath));

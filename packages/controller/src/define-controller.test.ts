@@ -1,13 +1,17 @@
 import { getEventListeners } from "node:events";
-import { events } from "@reconcile/api";
+import { events, type Pod, pods } from "@reconcile/api";
+import { pod as buildPod } from "@reconcile/api/testing";
 import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
+import { SharedIndexInformer } from "@reconcile/informer";
+import { FakeListerWatcher } from "@reconcile/informer/testing";
 import { noopMetricsProvider, RateLimitingQueue } from "@reconcile/workqueue";
 import { describe, expect, it } from "vitest";
 import { type ControllerView, defineController } from "./define-controller.js";
 import { type EventRecorder, noopEventRecorder } from "./event-recorder.js";
 import { Introspection, ReconcileHistory } from "./introspection.js";
 import type { Logger } from "./logger.js";
+import type { ReconcileRecord } from "./sync-result.js";
 import { RecordingClient } from "./testing/recording-client.js";
 
 const synced = { hasSynced: () => true, whenSynced: () => Promise.resolve() };
@@ -337,6 +341,46 @@ describe("defineController", () => {
     abort.abort();
     await run;
     expect((introspection.snapshot()[0]!.state as ControllerView).running).toBe(false);
+  });
+
+  it("records the informer delivery that queued a key as its reconcile's trigger", async () => {
+    const clock = new FakeClock(1_000_000);
+    const lw = new FakeListerWatcher<Pod>({ objects: [buildPod("a", { namespace: "ns" })] });
+    const informer = new SharedIndexInformer<Pod>({
+      listerWatcher: lw,
+      resource: pods,
+      clock,
+      random: () => 0,
+    });
+    const records: ReconcileRecord[] = [];
+    const harness = defineController<string>({
+      name: "example",
+      context: { clock, reconcileObserver: (record) => void records.push(record) },
+      informers: { pods: informer },
+      queues: [{ name: "example", sync: async () => {} }],
+    });
+    informer.addEventHandler({
+      onAdd: (p) => harness.enqueue(`ns/${p.metadata?.name}`, "object added"),
+      onUpdate: (_, p) => harness.enqueue(`ns/${p.metadata?.name}`, "object updated"),
+    });
+    const abort = new AbortController();
+    const informing = informer.run({ signal: abort.signal });
+    const running = harness.run({ signal: abort.signal });
+    await settle(clock);
+    lw.modify(buildPod("a", { namespace: "ns", labels: { v: "2" } }));
+    await settle(clock);
+    harness.enqueue("ns/a", "by hand");
+    await settle(clock);
+    abort.abort();
+    await Promise.all([informing, running]);
+    expect(records.map((r) => [r.reason, r.trigger])).toEqual([
+      ["object added", { informer: "pods", type: "ADDED", key: "ns/a", resourceVersion: "1", initial: true }],
+      [
+        "object updated",
+        { informer: "pods", type: "MODIFIED", key: "ns/a", resourceVersion: "2", initial: false },
+      ],
+      ["by hand", undefined],
+    ]);
   });
 
   it("keeps no history and registers nowhere without an introspection", () => {

@@ -2,6 +2,7 @@ import { setMaxListeners } from "node:events";
 import type { RunOptions } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, type Random, realClock } from "@reconcile/clock";
+import { currentDelivery } from "@reconcile/informer";
 import {
   type MetricsProvider,
   type RateLimiter,
@@ -146,6 +147,8 @@ export class ControllerHarness<K = string> {
   readonly #ownedRecorder: ClientEventRecorder | undefined;
   readonly #reasons = new EnqueueReasons<K>();
   readonly #history: ReconcileHistory | undefined;
+  /** Someone reads the reconciles (a history or an observer): each enqueue notes the delivery behind it. */
+  readonly #tracing: boolean;
   #running = false;
 
   constructor(spec: ControllerSpec<K>) {
@@ -183,6 +186,7 @@ export class ControllerHarness<K = string> {
     }
     this.queues = queues;
     this.queue = queues.get(spec.queues[0].name)!;
+    this.#tracing = context.introspection !== undefined || context.reconcileObserver !== undefined;
     if (context.introspection !== undefined) {
       this.#history = new ReconcileHistory();
       context.introspection.register({ kind: "controller", name: spec.name, snapshot: () => this.inspect() });
@@ -212,13 +216,13 @@ export class ControllerHarness<K = string> {
    * context and log lines.
    */
   enqueue(key: K, reason: string): void {
-    this.#reasons.note(key, reason);
+    this.#reasons.note(key, reason, this.#tracing ? currentDelivery() : undefined);
     this.queue.add(key);
   }
 
   /** Adds `key` to the main queue after `delayMs`, remembering why. */
   enqueueAfter(key: K, delayMs: number, reason: string): void {
-    this.#reasons.note(key, reason);
+    this.#reasons.note(key, reason, this.#tracing ? currentDelivery() : undefined);
     this.queue.addAfter(key, delayMs);
   }
 

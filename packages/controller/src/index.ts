@@ -66,6 +66,7 @@ export {
   ensureIndex,
 } from "./informer-types.js";
 export {
+  deliveryText,
   Introspection,
   type MachinerySnapshot,
   type MachinerySource,

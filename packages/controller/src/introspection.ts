@@ -1,3 +1,4 @@
+import type { Delivery } from "@reconcile/informer";
 import type { ReconcileRecord } from "./sync-result.js";
 
 /**
@@ -61,6 +62,8 @@ export interface ReconcileSummary {
   controller: string;
   key: string;
   reason: string | undefined;
+  /** The informer delivery that queued it: `MODIFIED pods default/web-1 rv 42`. */
+  trigger?: string | undefined;
   reconcileID: string;
   outcome: string;
   error?: string | undefined;
@@ -85,6 +88,7 @@ export class ReconcileHistory {
       controller: record.controller,
       key: typeof record.key === "string" ? record.key : JSON.stringify(record.key),
       reason: record.reason,
+      ...(record.trigger === undefined ? {} : { trigger: deliveryText(record.trigger) }),
       reconcileID: record.reconcileID,
       outcome: record.outcome,
       ...(record.error === undefined ? {} : { error: errorText(record.error) }),
@@ -110,6 +114,11 @@ export class ReconcileHistory {
     }
     return out;
   }
+}
+
+/** A delivery in one line: `MODIFIED pods default/web-1 rv 42`. */
+export function deliveryText(delivery: Delivery): string {
+  return `${delivery.type} ${delivery.informer} ${delivery.key} rv ${delivery.resourceVersion}`;
 }
 
 function errorText(error: unknown): string {

@@ -1,5 +1,6 @@
 import { splitMetaNamespaceKey } from "@reconcile/api";
 import { type Clock, type Random, realClock, uuidFrom } from "@reconcile/clock";
+import type { Delivery } from "@reconcile/informer";
 import type { RateLimitingInterface } from "@reconcile/workqueue";
 import { type Logger, noopLogger } from "./logger.js";
 import {
@@ -43,17 +44,18 @@ export interface SyncContext {
  * reason of its own requeues.
  */
 export class EnqueueReasons<T> {
-  readonly #reasons = new Map<T, string>();
+  readonly #reasons = new Map<T, { reason: string; trigger: Delivery | undefined }>();
 
-  note(key: T, reason: string): void {
-    this.#reasons.set(key, reason);
+  /** Why `key` was queued, and the informer delivery that queued it (when a handler did). */
+  note(key: T, reason: string, trigger?: Delivery): void {
+    this.#reasons.set(key, { reason, trigger });
   }
 
-  /** The reason noted for `key`, forgotten as it is read. */
-  take(key: T): string | undefined {
-    const reason = this.#reasons.get(key);
-    if (reason !== undefined) this.#reasons.delete(key);
-    return reason;
+  /** The reason and trigger noted for `key`, forgotten as they are read. */
+  take(key: T): { reason: string; trigger: Delivery | undefined } | undefined {
+    const noted = this.#reasons.get(key);
+    if (noted !== undefined) this.#reasons.delete(key);
+    return noted;
   }
 }
 
@@ -158,7 +160,8 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
       return;
     }
     const reconcileID = uuidFrom(options.random);
-    const reason = reasons?.take(key);
+    const noted = reasons?.take(key);
+    const reason = noted?.reason;
     const syncLogger = logger.child(
       reason === undefined
         ? { ...namespaceAndName(key), reconcileID }
@@ -211,6 +214,7 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
         controller: name,
         key,
         reason,
+        ...(noted?.trigger === undefined ? {} : { trigger: noted.trigger }),
         reconcileID,
         outcome,
         error: failure,

@@ -1,4 +1,5 @@
 import { errorMessage, ReconcileError } from "@reconcile/api";
+import type { Delivery } from "@reconcile/informer";
 
 /**
  * What a sync may return (controller-runtime's `reconcile.Result`): nothing
@@ -67,6 +68,12 @@ export interface ReconcileRecord {
   readonly key: unknown;
   /** Why it was queued, when the queue was fed with a reason. */
   readonly reason: string | undefined;
+  /**
+   * The informer delivery whose handler queued it (the object's key and
+   * resourceVersion): the write this reconcile answers. Absent for a
+   * requeue, a retry, or a key queued outside a handler.
+   */
+  readonly trigger?: Delivery | undefined;
   readonly reconcileID: string;
   readonly outcome: SyncOutcome;
   /** The sync's error, for `error` and `terminal_error`. */

@@ -1,6 +1,6 @@
-// The page: a header with the cluster's counts, four views (nodes,
-// workloads, services, machinery) and a pod's detail beside them. Keys:
-// 1–4 switch views, / filters pods by name, Escape closes the detail.
+// The page: a header with the cluster's counts, five views (nodes,
+// workloads, services, machinery, trace) and a pod's detail beside them.
+// Keys: 1–5 switch views, / filters pods by name, Escape closes the detail.
 import { html, render, useEffect, useState } from "/vendor/preact.js";
 import { ClusterStore } from "./cluster.js";
 import { PodDetail } from "./detail.js";
@@ -8,12 +8,14 @@ import { MachineryPoller } from "./machinery.js";
 import { podStatus } from "./ui.js";
 import { NodesView, ServicesView, WorkloadsView } from "./views-cluster.js";
 import { MachineryView } from "./views-machinery.js";
+import { TraceView } from "./views-trace.js";
 
 const views = [
   ["nodes", "Nodes"],
   ["workloads", "Workloads"],
   ["services", "Services"],
   ["machinery", "Machinery"],
+  ["trace", "Trace"],
 ];
 
 function useVersion(source) {
@@ -45,6 +47,11 @@ function App({ store, poller, config }) {
   const [view, setView] = useState(location.hash.slice(1) || "nodes");
   const [filter, setFilter] = useState("");
   const [selected, setSelected] = useState(undefined);
+  const [traceFocus, setTraceFocus] = useState(undefined);
+  const traceOf = (key) => {
+    setTraceFocus(key);
+    setView("trace");
+  };
   useEffect(() => {
     const onKey = (event) => {
       if (event.key === "Escape") setSelected(undefined);
@@ -84,8 +91,9 @@ function App({ store, poller, config }) {
       ${view === "workloads" && html`<${WorkloadsView} ...${props} />`}
       ${view === "services" && html`<${ServicesView} ...${props} />`}
       ${view === "machinery" && html`<${MachineryView} ...${props} />`}
+      ${view === "trace" && html`<${TraceView} key=${traceFocus ?? ""} config=${config} focus=${traceFocus} />`}
     </main>
-    ${selected && html`<${PodDetail} store=${store} poller=${poller} podKey=${selected} onClose=${() => setSelected(undefined)} />`}
+    ${selected && html`<${PodDetail} store=${store} poller=${poller} config=${config} podKey=${selected} onTrace=${traceOf} onClose=${() => setSelected(undefined)} />`}
     </div>
   </div>`;
 }

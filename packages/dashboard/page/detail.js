@@ -178,7 +178,7 @@ function eventTime(event) {
   return event.lastTimestamp ?? event.eventTime ?? event.metadata?.creationTimestamp ?? "";
 }
 
-export function PodDetail({ store, poller, podKey, onClose }) {
+export function PodDetail({ store, poller, config, podKey, onTrace, onClose }) {
   const pod = store.get("pods").get(podKey);
   return html`<aside class="detail" aria-label="pod ${podKey}" data-detail=${podKey}>
     <header>
@@ -192,6 +192,7 @@ export function PodDetail({ store, poller, podKey, onClose }) {
           <p><span class="badge ${statusClass(podStatus(pod))}">${podStatus(pod)}</span> on ${pod.spec?.nodeName ?? "no node yet"}${pod.status?.podIP ? ` · ${pod.status.podIP}` : ""}</p>
           <h3>Why it exists</h3>
           <${Chain} store=${store} poller=${poller} pod=${pod} />
+          ${config.trace && html`<p><button class="link trace-it" onClick=${() => onTrace(podKey)}>Follow its creation in the trace, write by write</button></p>`}
           <h3>Why it is on its node</h3>
           <${Scheduling} poller=${poller} podKey=${podKey} />
           <${Worker} poller=${poller} pod=${pod} />

@@ -167,7 +167,11 @@ describe("Dashboard", () => {
     for (const path of ["/app/missing.js", "/app/../src/server.ts", "/app/App.js", "/package.json"]) {
       expect((await fetch(`${url}${path}`)).status, path).toBe(404);
     }
-    expect(await (await fetch(`${url}/config`)).json()).toEqual({ title: "reconcile", machinery: false });
+    expect(await (await fetch(`${url}/config`)).json()).toEqual({
+      title: "reconcile",
+      machinery: false,
+      trace: false,
+    });
   });
 
   it("answers only IP literals and localhost as Host on loopback", async () => {
@@ -219,7 +223,11 @@ describe("Dashboard", () => {
       ],
       machineryUrls: [remoteUrl, `${remoteUrl}/elsewhere`],
     });
-    expect(await (await fetch(`${url}/config`)).json()).toEqual({ title: "reconcile", machinery: true });
+    expect(await (await fetch(`${url}/config`)).json()).toEqual({
+      title: "reconcile",
+      machinery: true,
+      trace: false,
+    });
     const view = (await (await fetch(`${url}/machinery`)).json()) as Record<string, unknown>;
     expect(typeof view.at).toBe("number");
     expect(view.sources).toEqual([

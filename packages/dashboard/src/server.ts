@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import type { KubeConfigLike } from "@reconcile/client";
+import type { CausalityRecorder } from "./causality.js";
 import { gatherMachinery, type MachineryProvider } from "./machinery.js";
 import { proxyToApiServer } from "./proxy.js";
 import { maxRelayPaths, relayWatches } from "./relay.js";
@@ -28,6 +29,12 @@ export interface DashboardOptions {
    * health and metrics port). Default none.
    */
   machineryUrls?: readonly string[] | undefined;
+  /**
+   * The live cluster's causality, served as `/trace` (a sim trace file):
+   * the page steps through it and follows a write back to the user's.
+   * Default none (the page can still open a trace file).
+   */
+  causality?: CausalityRecorder | undefined;
   /** The page's title. Default "reconcile". */
   title?: string | undefined;
 }
@@ -71,7 +78,8 @@ export class Dashboard {
   /**
    * Answers one request: the page and its files; `/config`; `/machinery`;
    * `/watch?path=…` (the collections named, listed and watched on one
-   * stream, see {@link relayWatches}); `/k8s/…` (a GET forwarded to the API
+   * stream, see {@link relayWatches}); `/trace` (the recorded causality);
+   * `/k8s/…` (a GET forwarded to the API
    * server). Anything else is a 404.
    */
   async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -98,6 +106,7 @@ export class Dashboard {
       const body = {
         title: this.#options.title ?? "reconcile",
         machinery: (this.#options.machinery?.length ?? 0) + (this.#options.machineryUrls?.length ?? 0) > 0,
+        trace: this.#options.causality !== undefined,
       };
       return json(res, 200, body);
     }
@@ -106,6 +115,12 @@ export class Dashboard {
       const problem = relayProblem(paths);
       if (problem !== undefined) return text(res, 400, `${problem}\n`);
       return relayWatches(this.#options.kubeConfig, paths, res);
+    }
+    if (path === "/trace") {
+      const recorder = this.#options.causality;
+      if (recorder === undefined)
+        return text(res, 404, "this dashboard records no trace (give it a CausalityRecorder)\n");
+      return json(res, 200, recorder.traceFile());
     }
     if (path === "/machinery") {
       return json(

@@ -28,7 +28,12 @@ export {
   type SharedInformerFactoryOptions,
 } from "./informer-factory.js";
 export { createLister, type Lister, type NamespaceLister } from "./lister.js";
-export type { HandlerMethod, ResourceEventHandler } from "./processor-listener.js";
+export {
+  currentDelivery,
+  type Delivery,
+  type HandlerMethod,
+  type ResourceEventHandler,
+} from "./processor-listener.js";
 export {
   IdleWatchError,
   Reflector,

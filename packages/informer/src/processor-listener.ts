@@ -28,6 +28,57 @@ export interface Notification<T> {
 }
 
 /**
+ * What a handler is being told about, while it runs: the informer, the
+ * change, and the object's key and resourceVersion. A controller that
+ * enqueues a key from a handler records it as the reconcile's trigger: the
+ * link from a write (its resourceVersion) to the reconcile it caused.
+ */
+export interface Delivery {
+  /** The informer's name (its resource's plural). */
+  readonly informer: string;
+  readonly type: "ADDED" | "MODIFIED" | "DELETED";
+  /** `namespace/name`, or `name` for a cluster-scoped object. */
+  readonly key: string;
+  readonly resourceVersion: string;
+  /** Part of the first list (or a replay to a handler added late), not a change. */
+  readonly initial: boolean;
+}
+
+// The notification being handed to a handler, set around each synchronous call.
+let delivering: Notification<unknown> | undefined;
+let deliveringInformer = "";
+
+/**
+ * The change the running event handler was called with, or undefined
+ * outside a handler (and after a handler's first `await`). Built when
+ * asked, so delivery itself allocates nothing.
+ */
+export function currentDelivery(): Delivery | undefined {
+  const n = delivering;
+  if (n === undefined) return undefined;
+  const obj = n.obj as {
+    key?: string;
+    obj?: unknown;
+    metadata?: { namespace?: string; name?: string; resourceVersion?: string };
+  };
+  // A tombstone carries its key and the last state the informer knew.
+  const meta = obj.metadata ?? (obj.obj as { metadata?: typeof obj.metadata } | undefined)?.metadata ?? {};
+  const key =
+    typeof obj.key === "string"
+      ? obj.key
+      : meta.namespace
+        ? `${meta.namespace}/${meta.name}`
+        : (meta.name ?? "");
+  return {
+    informer: deliveringInformer,
+    type: n.method === "onAdd" ? "ADDED" : n.method === "onUpdate" ? "MODIFIED" : "DELETED",
+    key,
+    resourceVersion: meta.resourceVersion ?? "",
+    initial: n.isInInitialList,
+  };
+}
+
+/**
  * One handler's own queue and delivery loop (client-go's `processorListener`):
  * an unbounded ring buffer, so a slow handler delays only itself.
  */
@@ -42,6 +93,7 @@ export class ProcessorListener<T> {
   syncing = true;
   readonly #buffer = new RingBuffer<Notification<T>>(1024);
   readonly #onError: (error: unknown, method: HandlerMethod) => void;
+  readonly #informer: string;
   #pendingInitial = 0;
   #wake: (() => void) | undefined;
   #stopped = false;
@@ -53,8 +105,10 @@ export class ProcessorListener<T> {
     resyncPeriodMs: number,
     now: number,
     onError: (error: unknown, method: HandlerMethod) => void,
+    informer = "",
   ) {
     this.handler = handler;
+    this.#informer = informer;
     this.requestedResyncPeriodMs = requestedResyncPeriodMs;
     this.resyncPeriodMs = resyncPeriodMs;
     this.nextResyncAt = now + resyncPeriodMs;
@@ -128,13 +182,19 @@ export class ProcessorListener<T> {
 
   #dispatch(n: Notification<T>): unknown {
     const handler = this.handler;
-    switch (n.method) {
-      case "onAdd":
-        return handler.onAdd?.(n.obj as DeepReadonly<T>, n.isInInitialList);
-      case "onUpdate":
-        return handler.onUpdate?.(n.oldObj as DeepReadonly<T>, n.obj as DeepReadonly<T>);
-      case "onDelete":
-        return handler.onDelete?.(n.obj);
+    delivering = n as Notification<unknown>;
+    deliveringInformer = this.#informer;
+    try {
+      switch (n.method) {
+        case "onAdd":
+          return handler.onAdd?.(n.obj as DeepReadonly<T>, n.isInInitialList);
+        case "onUpdate":
+          return handler.onUpdate?.(n.oldObj as DeepReadonly<T>, n.obj as DeepReadonly<T>);
+        case "onDelete":
+          return handler.onDelete?.(n.obj);
+      }
+    } finally {
+      delivering = undefined;
     }
   }
 

@@ -2,7 +2,7 @@ import { type DeepReadonly, isDeletedFinalStateUnknown, type Logger, type Pod, p
 import { pod as buildPod } from "@reconcile/api/testing";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ResourceEventHandler } from "./processor-listener.js";
+import { currentDelivery, type Delivery, type ResourceEventHandler } from "./processor-listener.js";
 import {
   determineResyncPeriod,
   SharedIndexInformer,
@@ -103,6 +103,34 @@ describe("SharedIndexInformer", () => {
     expect(h.informer.getIndexer().listKeys().sort()).toEqual(["ns/a", "ns/c"]);
     expect(h.informer.getStore().getByKey("ns/a")?.metadata?.labels).toEqual({ v: "2" });
     expect(h.informer.lastSyncResourceVersion()).toBe("5");
+  });
+
+  it("tells a running handler which delivery it is handling (currentDelivery), and no one outside a handler", async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")] });
+    const h = setup(lw);
+    const seen: (Delivery | undefined)[] = [];
+    h.informer.addEventHandler({
+      onAdd: () => void seen.push(currentDelivery()),
+      onUpdate: () => void seen.push(currentDelivery()),
+      onDelete: async () => {
+        seen.push(currentDelivery());
+        await Promise.resolve();
+        // After the handler's first await the delivery is no longer its own.
+        seen.push(currentDelivery());
+      },
+    });
+    h.run();
+    await h.clock.flush();
+    lw.modify(pod("a", { v: "2" }));
+    lw.delete("ns/a");
+    await h.clock.flush();
+    expect(currentDelivery()).toBeUndefined();
+    expect(seen).toEqual([
+      { informer: "pods", type: "ADDED", key: "ns/a", resourceVersion: "1", initial: true },
+      { informer: "pods", type: "MODIFIED", key: "ns/a", resourceVersion: "2", initial: false },
+      { informer: "pods", type: "DELETED", key: "ns/a", resourceVersion: "3", initial: false },
+      undefined,
+    ]);
   });
 
   it("whenSynced resolves once the initial list is in the cache, with no timer of its own", async () => {

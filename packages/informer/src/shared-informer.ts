@@ -180,6 +180,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       determineResyncPeriod(requested, this.#resyncCheckPeriodMs),
       this.#clock.now(),
       (error, method) => this.#handlerErrorHandler(error, { informer: this.name, method }),
+      this.name,
     );
     const registration: ResourceEventHandlerRegistration = {
       hasSynced: () => this.hasSynced() && listener.initialDelivered(),

@@ -282,6 +282,7 @@ export class ComponentClient implements Client {
       target: named,
       code: 200,
       rv: rvOf(result),
+      owner: controllerOwnerOf(result),
     });
     if (fault?.kind === "lostResponse") {
       throw newServiceUnavailable(
@@ -538,4 +539,12 @@ async function* delayed<T>(
   } finally {
     signal.removeEventListener("abort", notify);
   }
+}
+
+/** `namespace/name` of a written object's controller (its owner reference with `controller: true`), if any. */
+function controllerOwnerOf(result: unknown): string | undefined {
+  const meta = (result as KubeObject | undefined)?.metadata;
+  const owner = meta?.ownerReferences?.find((ref) => ref.controller === true);
+  if (owner === undefined) return undefined;
+  return meta?.namespace ? `${meta.namespace}/${owner.name}` : owner.name;
 }

@@ -2,7 +2,7 @@ import { leases, StatusError } from "@reconcile/api";
 import { ApiServer, type ClientUser, embeddedAdmissionPlugins } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { type Clock, FakeClock, seededRandom } from "@reconcile/clock";
-import { type Logger, noopLogger } from "@reconcile/controller";
+import { deliveryText, type Logger, noopLogger } from "@reconcile/controller";
 import { LeaderElectionLostError } from "@reconcile/controller-manager";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { checkCaches } from "./caches.js";
@@ -321,6 +321,7 @@ class SimulationRun {
           reason: record.reason,
           outcome: record.outcome,
           error: record.error === undefined ? undefined : errorText(record.error),
+          trigger: record.trigger === undefined ? undefined : deliveryText(record.trigger),
         });
       },
       informerFactory,

@@ -19,6 +19,8 @@ export type TraceEntry =
       readonly rv?: string | undefined;
       /** The error's reason. */
       readonly reason?: string | undefined;
+      /** `namespace/name` of the written object's controller: whose reconcile made the write. */
+      readonly owner?: string | undefined;
     }
   | {
       readonly t: number;
@@ -40,6 +42,8 @@ export type TraceEntry =
       readonly reason: string | undefined;
       readonly outcome: string;
       readonly error?: string | undefined;
+      /** The informer delivery that queued it: `MODIFIED pods default/web-1 rv 42`. */
+      readonly trigger?: string | undefined;
     }
   | {
       readonly t: number;

@@ -1,0 +1,289 @@
+import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
+import type { Client, ResourceClient } from "@reconcile/client";
+import { deliveryText, type ReconcileObserver } from "@reconcile/controller";
+
+// What a running cluster did and why, as @reconcile/sim writes a run
+// (`reconcile-sim-trace/v1`): each component's writes with the
+// resourceVersion they made, and each reconcile with the delivery that
+// queued it. A reconcile's trigger names a resourceVersion; the write that
+// made it names the reconcile in flight for its object's owner: the chain
+// user's write → reconcile → write → reconcile … follows from the entries.
+
+/** A write a component made: the sim trace's `call` entry, with the controller owner of what it wrote. */
+export interface CallEntry {
+  /** Ms since the recording started. */
+  t: number;
+  type: "call";
+  component: string;
+  /** The component's count of calls when this one started. */
+  index: number;
+  verb: string;
+  /** `plural` or `plural.group`, with `/subresource`. */
+  resource: string;
+  /** `namespace/name` (or `name`). */
+  target: string;
+  /** The HTTP code of the answer, or the error's. */
+  code: number;
+  /** The resourceVersion the write made. */
+  rv?: string | undefined;
+  /** The error's reason. */
+  reason?: string | undefined;
+  /** `namespace/name` of the written object's controller (its owner reference with `controller: true`). */
+  owner?: string | undefined;
+}
+
+/** A finished reconcile: the sim trace's `reconcile` entry, with how long it took. */
+export interface ReconcileEntry {
+  t: number;
+  type: "reconcile";
+  component: string;
+  controller: string;
+  key: string;
+  reason: string | undefined;
+  outcome: string;
+  error?: string | undefined;
+  /** The delivery that queued it: `MODIFIED pods default/web-1 rv 42`. */
+  trigger?: string | undefined;
+  /** Ms from its start to its end (`t`). */
+  took?: number | undefined;
+}
+
+export type CausalityEntry = CallEntry | ReconcileEntry | { t: number; type: "note"; text: string };
+
+/** What `/trace` serves: a sim trace file, without a seed or faults, of a live cluster. */
+export interface LiveTraceFile {
+  format: "reconcile-sim-trace/v1";
+  live: true;
+  /** When the recording started, in ms since the epoch (entries' `t` count from it). */
+  startedAt: number;
+  /** Entries forgotten to keep the last `capacity`. */
+  dropped: number;
+  seed: null;
+  violation: null;
+  faults: [];
+  trace: CausalityEntry[];
+}
+
+const writeVerbs: Record<string, string> = {
+  create: "create",
+  update: "update",
+  updateStatus: "update",
+  finalize: "update",
+  patch: "patch",
+  delete: "delete",
+  deleteCollection: "deletecollection",
+  updateScale: "update",
+};
+
+/**
+ * Records a live cluster's causality: wrap each component's client with
+ * {@link client} and give each component's reconcile observer from
+ * {@link observer}. Keeps the last `capacity` entries (default 20,000) in a
+ * ring; nothing is recorded for reads.
+ */
+export class CausalityRecorder {
+  readonly capacity: number;
+  readonly startedAt: number;
+  readonly #now: () => number;
+  readonly #ring: (CausalityEntry | undefined)[];
+  #next = 0;
+  #total = 0;
+  readonly #calls = new Map<string, number>();
+
+  constructor(options: { capacity?: number | undefined; now?: (() => number) | undefined } = {}) {
+    this.capacity = options.capacity ?? 20_000;
+    if (!Number.isInteger(this.capacity) || this.capacity < 1) {
+      throw new RangeError(`CausalityRecorder: capacity must be a positive integer, got ${options.capacity}`);
+    }
+    this.#now = options.now ?? Date.now;
+    this.startedAt = this.#now();
+    this.#ring = new Array(this.capacity);
+  }
+
+  /** `client` as `component`: every write it makes is recorded with its answer. */
+  client<C extends Client>(component: string, client: C): C {
+    const recorder = this;
+    return new Proxy(client, {
+      get(target, property, receiver) {
+        if (property === "resource") {
+          return (resource: ResourceDescriptor, namespace?: string) =>
+            recorder.#resourceClient(component, target.resource(resource, namespace), resource);
+        }
+        if (property === "bindPod") {
+          const bind = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
+          return async (namespace: string, binding: { metadata?: { name?: string } }, ...rest: unknown[]) => {
+            const started = recorder.#start(component);
+            const entry = {
+              verb: "create",
+              resource: "pods/binding",
+              target: `${namespace}/${binding?.metadata?.name ?? ""}`,
+            };
+            try {
+              const result = await bind.call(target, namespace, binding, ...rest);
+              recorder.#call(component, started, { ...entry, code: 201 });
+              return result;
+            } catch (error) {
+              recorder.#call(component, started, { ...entry, ...failure(error) });
+              throw error;
+            }
+          };
+        }
+        const value = Reflect.get(target, property, receiver);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  /** The observer of `component`'s reconciles (`reconcileObserver` of a controller's context or a manager). */
+  observer(component: string, next?: ReconcileObserver): ReconcileObserver {
+    return (record) => {
+      this.#add({
+        t: this.#now() - this.startedAt,
+        type: "reconcile",
+        component,
+        controller: record.controller,
+        key: typeof record.key === "string" ? record.key : JSON.stringify(record.key),
+        reason: record.reason,
+        outcome: record.outcome,
+        ...(record.error === undefined
+          ? {}
+          : { error: record.error instanceof Error ? record.error.message : String(record.error) }),
+        ...(record.trigger === undefined ? {} : { trigger: deliveryText(record.trigger) }),
+        took: record.endedAt - record.startedAt,
+      });
+      next?.(record);
+    };
+  }
+
+  /** A line of its own in the trace (`note`). */
+  note(text: string): void {
+    this.#add({ t: this.#now() - this.startedAt, type: "note", text });
+  }
+
+  /** The entries kept, oldest first, as a trace file. */
+  traceFile(): LiveTraceFile {
+    const trace: CausalityEntry[] = [];
+    for (let i = 0; i < this.capacity; i++) {
+      const entry = this.#ring[(this.#next + i) % this.capacity];
+      if (entry !== undefined) trace.push(entry);
+    }
+    return {
+      format: "reconcile-sim-trace/v1",
+      live: true,
+      startedAt: this.startedAt,
+      dropped: Math.max(0, this.#total - this.capacity),
+      seed: null,
+      violation: null,
+      faults: [],
+      trace,
+    };
+  }
+
+  #resourceClient<T extends KubeObject>(
+    component: string,
+    inner: ResourceClient<T>,
+    resource: ResourceDescriptor,
+  ): ResourceClient<T> {
+    const recorder = this;
+    const plural = resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
+    return new Proxy(inner, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver);
+        const verb = typeof property === "string" ? writeVerbs[property] : undefined;
+        if (verb === undefined || typeof value !== "function") {
+          return typeof value === "function" ? value.bind(target) : value;
+        }
+        return async (...args: unknown[]) => {
+          const started = recorder.#start(component);
+          const subresource = subresourceOf(property as string, args);
+          const what = { verb, resource: subresource ? `${plural}/${subresource}` : plural };
+          try {
+            const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            recorder.#call(component, started, {
+              ...what,
+              ...targetOf(inner.namespace, args[0], result),
+              code: property === "create" ? 201 : 200,
+              rv: resourceVersionOf(result),
+            });
+            return result;
+          } catch (error) {
+            recorder.#call(component, started, {
+              ...what,
+              ...targetOf(inner.namespace, args[0], undefined),
+              ...failure(error),
+            });
+            throw error;
+          }
+        };
+      },
+    });
+  }
+
+  /** A call's decision point: the component's count of calls, and when it started. */
+  #start(component: string): { index: number; t: number } {
+    const index = this.#calls.get(component) ?? 0;
+    this.#calls.set(component, index + 1);
+    return { index, t: this.#now() - this.startedAt };
+  }
+
+  #call(
+    component: string,
+    started: { index: number; t: number },
+    call: Omit<CallEntry, "t" | "type" | "component" | "index">,
+  ): void {
+    this.#add({ t: started.t, type: "call", component, index: started.index, ...dropUndefined(call) });
+  }
+
+  #add(entry: CausalityEntry): void {
+    this.#ring[this.#next] = entry;
+    this.#next = (this.#next + 1) % this.capacity;
+    this.#total++;
+  }
+}
+
+function subresourceOf(method: string, args: unknown[]): string | undefined {
+  if (method === "updateStatus") return "status";
+  if (method === "finalize") return "finalize";
+  if (method === "updateScale") return "scale";
+  const options = (method === "patch" ? args[2] : args[1]) as { subresource?: string } | undefined;
+  return options?.subresource;
+}
+
+/** The written object's `namespace/name` and its controller's, from the call's arguments and answer. */
+function targetOf(
+  namespace: string | undefined,
+  first: unknown,
+  result: unknown,
+): { target: string; owner?: string } {
+  const object = (metaOf(result) !== undefined ? result : first) as KubeObject | string | undefined;
+  if (typeof object === "string" || object === undefined) {
+    return { target: namespace ? `${namespace}/${object ?? ""}` : (object ?? "") };
+  }
+  const meta = object.metadata ?? {};
+  const ns = meta.namespace ?? namespace;
+  const target = ns ? `${ns}/${meta.name ?? ""}` : (meta.name ?? "");
+  const owner = meta.ownerReferences?.find((ref) => ref.controller === true);
+  return owner === undefined ? { target } : { target, owner: ns ? `${ns}/${owner.name}` : owner.name };
+}
+
+function metaOf(value: unknown): unknown {
+  return (value as { metadata?: unknown } | undefined)?.metadata;
+}
+
+function resourceVersionOf(result: unknown): string | undefined {
+  const direct = (result as { metadata?: { resourceVersion?: string } } | undefined)?.metadata
+    ?.resourceVersion;
+  if (direct !== undefined) return direct;
+  return (result as { object?: { metadata?: { resourceVersion?: string } } } | undefined)?.object?.metadata
+    ?.resourceVersion;
+}
+
+function failure(error: unknown): { code: number; reason?: string } {
+  const status = (error as { status?: { code?: number; reason?: string } } | undefined)?.status;
+  return { code: status?.code ?? 0, ...(status?.reason ? { reason: status.reason } : {}) };
+}
+
+function dropUndefined<T extends object>(value: T): T {
+  for (const key of Object.keys(value) as (keyof T)[]) if (value[key] === undefined) delete value[key];
+  return value;
+}
