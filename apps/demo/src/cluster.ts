@@ -14,7 +14,7 @@ import {
 } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { realClock } from "@reconcile/clock";
-import { Introspection, type MachinerySnapshot } from "@reconcile/controller";
+import { Introspection } from "@reconcile/controller";
 import {
   ControllerManager,
   type KubeletMetricsSeam,
@@ -25,7 +25,7 @@ import {
   prometheusSchedulerMetrics,
   type SchedulerMetricsSeam,
 } from "@reconcile/controller-manager";
-import type { CausalityRecorder } from "@reconcile/dashboard";
+import type { CausalityRecorder, MachineryProvider } from "@reconcile/dashboard";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { NodeSimulator, resourceMetricsProvider } from "@reconcile/kubelet";
 import { LeaderElector, LeaseLock } from "@reconcile/leader-election";
@@ -164,7 +164,7 @@ export interface Cluster {
    * and controllers, each scheduler's queue and last decisions (while it leads), every kubelet's pod
    * workers and PLEG.
    */
-  machinery(): { component: string; snapshot(): readonly MachinerySnapshot[] }[];
+  machinery(): MachineryProvider[];
   /** Stops everything still running; resolves once all has stopped. */
   stop(): Promise<void>;
 }
@@ -244,36 +244,19 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
   // One process, one /metrics: the schedulers' families join the first manager's registry.
   const schedulerMetrics = prometheusSchedulerMetrics(controllerManagers[0]!.manager.registry);
   kubeletMetrics = prometheusKubeletMetrics(controllerManagers[0]!.manager.registry);
-  const schedulerIntrospections: { component: string; snapshot(): readonly MachinerySnapshot[] }[] = [];
+  const schedulerIntrospections: MachineryProvider[] = [];
   const schedulers = Array.from({ length: options.schedulers ?? 1 }, (_, i) => {
     const identity = `kube-scheduler-${i + 1}`;
-    const schedulerClient = identities.scheduler();
     const introspection = new Introspection();
     schedulerIntrospections.push({ component: identity, snapshot: () => introspection.snapshot() });
-    let leading = false;
-    const run = (signal: AbortSignal) =>
-      new LeaderElector({
-        lock: new LeaseLock({
-          client: schedulerClient,
-          namespace: "kube-system",
-          name: "kube-scheduler",
-          identity,
-        }),
-        name: "kube-scheduler",
-        ...options.election,
-        callbacks: {
-          onStartedLeading: async (term) => {
-            leading = true;
-            try {
-              await runScheduler(schedulerClient, term, schedulerMetrics, introspection);
-            } finally {
-              leading = false;
-            }
-          },
-          onStoppedLeading: () => {},
-        },
-      }).run({ signal });
-    return component(identity, abort.signal, tasks, run, () => leading);
+    const elected = electedScheduler(
+      identity,
+      identities.scheduler(),
+      options,
+      schedulerMetrics,
+      introspection,
+    );
+    return component(identity, abort.signal, tasks, elected.run, elected.isLeader);
   });
 
   // What metrics-server would serve: every node's usage, loads shared across all nodes.
@@ -325,6 +308,35 @@ function recordedClients(
     controllerManager: () => causality.client("kube-controller-manager", clients.controllerManager()),
     controller: (serviceAccount) => causality.client(serviceAccount, clients.controller(serviceAccount)),
   };
+}
+
+/** A scheduler process: it schedules while it holds the Lease `kube-system/kube-scheduler`. */
+function electedScheduler(
+  identity: string,
+  client: Client,
+  options: ClusterOptions,
+  metrics: SchedulerMetricsSeam,
+  introspection: Introspection,
+): { run: (signal: AbortSignal) => Promise<void>; isLeader: () => boolean } {
+  let leading = false;
+  const run = (signal: AbortSignal) =>
+    new LeaderElector({
+      lock: new LeaseLock({ client, namespace: "kube-system", name: "kube-scheduler", identity }),
+      name: "kube-scheduler",
+      ...options.election,
+      callbacks: {
+        onStartedLeading: async (term) => {
+          leading = true;
+          try {
+            await runScheduler(client, term, metrics, introspection);
+          } finally {
+            leading = false;
+          }
+        },
+        onStoppedLeading: () => {},
+      },
+    }).run({ signal });
+  return { run, isLeader: () => leading };
 }
 
 /** One scheduler term: its own informers, run until the term ends; its last 200 decisions shown while it runs. */

@@ -16,11 +16,7 @@ import { parseArgs } from "node:util";
 import { type Client, createHttpClient } from "@reconcile/client";
 import type { Logger } from "@reconcile/controller";
 import { Manager, WebhookServer } from "@reconcile/runtime";
-import {
-  startTestEnvironment,
-  type TestEnvironment,
-  type WebhookConfiguration,
-} from "@reconcile/runtime/envtest";
+import { startTestEnvironment, type TestEnvironment } from "@reconcile/runtime/envtest";
 import { setupWebsiteController } from "./operator.js";
 import { setupWebsiteWebhooks, websiteWebhookConfigurations } from "./webhooks.js";
 import { websiteCRD } from "./website.js";

@@ -1,10 +1,6 @@
 import { readFileSync } from "node:fs";
 import { Manager } from "@reconcile/runtime";
-import {
-  startTestEnvironment,
-  type TestEnvironment,
-  type WebhookConfiguration,
-} from "@reconcile/runtime/envtest";
+import { startTestEnvironment, type TestEnvironment } from "@reconcile/runtime/envtest";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setupWebsiteWebhooks, websiteWebhookConfigurations } from "./webhooks.js";
 import { type Website, type WebsiteV1alpha1, websiteCRD, websites, websitesV1alpha1 } from "./website.js";

@@ -1,5 +1,6 @@
 import { configMaps } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
+import type { ControllerView } from "@reconcile/controller";
 import { afterEach, describe, expect, it } from "vitest";
 import { newControllerManagedBy } from "./builder.js";
 import { eventually, startTestEnvironment, type TestEnvironment } from "./envtest/index.js";
@@ -118,15 +119,14 @@ describe("Manager", () => {
         expect(response.headers.get("content-type")).toBe("application/json");
         return (await response.json()) as {
           component: string;
-          sources: { kind: string; name: string; state: any }[];
+          // Every source as a controller's view; the others' fields are read through its index signature.
+          sources: { kind: string; name: string; state: ControllerView }[];
         };
       };
       await eventually(async () => {
         const body = await machinery();
         const controller = body.sources.find((s) => s.kind === "controller");
-        return (
-          controller?.state.reconciles.recent.some((r: { key: string }) => r.key === "default/a") === true
-        );
+        return controller?.state.reconciles.recent.some((r) => r.key === "default/a") === true;
       });
       const body = await machinery();
       expect(body.component).toBe("one");
@@ -150,10 +150,8 @@ describe("Manager", () => {
       const [controller] = byKind("controller");
       expect(controller!.name).toBe("configmap");
       expect(controller!.state.running).toBe(true);
-      expect(controller!.state.queues[0].name).toBe("configmap");
-      const reconcile = controller!.state.reconciles.recent.find(
-        (r: { key: string }) => r.key === "default/a",
-      );
+      expect(controller!.state.queues[0]!.name).toBe("configmap");
+      const reconcile = controller!.state.reconciles.recent.find((r) => r.key === "default/a");
       expect(reconcile).toMatchObject({ controller: "configmap", outcome: "success" });
     } finally {
       stop.abort();

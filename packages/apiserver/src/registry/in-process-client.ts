@@ -83,7 +83,12 @@ export class InProcessClient implements Client {
   readonly #userAgent: string | undefined;
 
   /** `userAgent` names the field manager of writes without `fieldManager`, as a request's User-Agent does. */
-  constructor(registry: Registry, identity?: InProcessIdentity, reviews?: ReviewAnswerer, userAgent?: string) {
+  constructor(
+    registry: Registry,
+    identity?: InProcessIdentity,
+    reviews?: ReviewAnswerer,
+    userAgent?: string,
+  ) {
     this.#registry = registry;
     this.#identity = identity;
     this.#reviews = reviews;
@@ -322,7 +327,9 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   }
 
   /** A write's options with the identity's user (and its last check) and the client's User-Agent added. */
-  #write<O extends WriteOptions>(options: O): O & Pick<DryRunOption, "user" | "admit"> & { userAgent?: string } {
+  #write<O extends WriteOptions>(
+    options: O,
+  ): O & Pick<DryRunOption, "user" | "admit"> & { userAgent?: string } {
     const identity = this.#identity;
     const agent = this.#userAgent === undefined ? {} : { userAgent: this.#userAgent };
     if (identity === undefined) return { ...options, ...agent };

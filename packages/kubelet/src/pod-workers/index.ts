@@ -1,5 +1,4 @@
 export { calculateEffectiveGracePeriod, type KillPodFunc, killPodNow } from "./kill-pod.js";
-export type { PodWorkerView } from "./pod-states.js";
 export { networkNotReadyErrorMessage, newPodWorkers } from "./pod-workers.js";
 export { configSourceAnnotationKey, isStaticPod } from "./static-pod-starts.js";
 export type {
@@ -13,6 +12,7 @@ export type {
   PodWorkers,
   PodWorkersMetrics,
   PodWorkersOptions,
+  PodWorkerView,
   PodWorkQueue,
   RunnablePodWorkers,
   RunningPod,

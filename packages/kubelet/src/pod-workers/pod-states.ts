@@ -1,7 +1,7 @@
 import type { Clock } from "@reconcile/clock";
 import { calculateEffectiveGracePeriod } from "./kill-pod.js";
 import { isTerminated, isTerminationRequested, type PodSyncStatus, workType } from "./pod-sync-status.js";
-import type { PodStatusFunc, PodWorkerState, RunningPod } from "./types.js";
+import type { PodStatusFunc, PodWorkerView, RunningPod } from "./types.js";
 import type { WorkerChannel } from "./worker-channel.js";
 
 /**
@@ -190,22 +190,4 @@ export class PodStates<R extends RunningPod> {
       this.startedStaticPodsByFullname.delete(status.fullname);
     }
   }
-}
-
-/** A pod worker as a debugging view shows it: its work type and its times in the clock's ms. */
-export interface PodWorkerView {
-  uid: string;
-  /** `name_namespace`. */
-  fullname: string;
-  state: PodWorkerState;
-  /** An update is pending or being worked on. */
-  working: boolean;
-  /** The worker has started the pod (a static pod may wait for its name's slot). */
-  started: boolean;
-  startedAt?: number;
-  terminatingAt?: number;
-  terminatedAt?: number;
-  gracePeriodSeconds?: number;
-  /** The worker is done with the pod. */
-  finished: boolean;
 }

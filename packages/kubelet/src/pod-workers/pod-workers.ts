@@ -4,7 +4,7 @@ import { type Clock, realClock } from "@reconcile/clock";
 import { type EventRecorder, type Logger, noopEventRecorder, noopLogger } from "@reconcile/controller";
 import { podRef } from "../pod-ref.js";
 import { calculateEffectiveGracePeriod } from "./kill-pod.js";
-import { PodStates, type PodWorkerView } from "./pod-states.js";
+import { PodStates } from "./pod-states.js";
 import {
   buildPodFullName,
   isTerminated,
@@ -26,6 +26,7 @@ import type {
   PodWorkerSync,
   PodWorkersMetrics,
   PodWorkersOptions,
+  PodWorkerView,
   PodWorkQueue,
   RunnablePodWorkers,
   RunningPod,

@@ -2,7 +2,6 @@ import type { DeepReadonly } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder, Logger } from "@reconcile/controller";
 import type { Pod, PodStatus } from "kubernetes-types/core/v1.js";
-import type { PodWorkerView } from "./pod-states.js";
 
 /**
  * Why a pod is being synced (kubelet `SyncPodType`): `sync` is a periodic or
@@ -304,4 +303,22 @@ export interface PodWorkQueue {
   enqueue(uid: string, delayMs: number): void;
   /** Removes and returns every UID whose time has come. */
   getWork(): string[];
+}
+
+/** A pod worker as a debugging view shows it: its work type and its times in the clock's ms. */
+export interface PodWorkerView {
+  uid: string;
+  /** `name_namespace`. */
+  fullname: string;
+  state: PodWorkerState;
+  /** An update is pending or being worked on. */
+  working: boolean;
+  /** The worker has started the pod (a static pod may wait for its name's slot). */
+  started: boolean;
+  startedAt?: number;
+  terminatingAt?: number;
+  terminatedAt?: number;
+  gracePeriodSeconds?: number;
+  /** The worker is done with the pod. */
+  finished: boolean;
 }
