@@ -103,12 +103,21 @@ export class CausalityRecorder {
   /** `client` as `component`: every write it makes is recorded with its answer. */
   client<C extends Client>(component: string, client: C): C {
     const recorder = this;
+    // One wrapper per resource and namespace: controllers ask for a resource client per write.
+    const wrapped = new Map<ResourceDescriptor, Map<string | undefined, ResourceClient<KubeObject>>>();
+    const resourceClient = (resource: ResourceDescriptor, namespace?: string) => {
+      let byNamespace = wrapped.get(resource);
+      if (byNamespace === undefined) wrapped.set(resource, (byNamespace = new Map()));
+      let wrapper = byNamespace.get(namespace);
+      if (wrapper === undefined) {
+        wrapper = recorder.#resourceClient(component, client.resource(resource, namespace), resource);
+        byNamespace.set(namespace, wrapper);
+      }
+      return wrapper;
+    };
     return new Proxy(client, {
       get(target, property, receiver) {
-        if (property === "resource") {
-          return (resource: ResourceDescriptor, namespace?: string) =>
-            recorder.#resourceClient(component, target.resource(resource, namespace), resource);
-        }
+        if (property === "resource") return resourceClient;
         if (property === "bindPod") {
           const bind = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
           return async (namespace: string, binding: { metadata?: { name?: string } }, ...rest: unknown[]) => {
@@ -184,37 +193,45 @@ export class CausalityRecorder {
     inner: ResourceClient<T>,
     resource: ResourceDescriptor,
   ): ResourceClient<T> {
-    const recorder = this;
     const plural = resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
+    const methods = new Map<PropertyKey, unknown>();
+    const record =
+      (method: string, verb: string, write: (...a: unknown[]) => Promise<unknown>) =>
+      async (...args: unknown[]) => {
+        const started = this.#start(component);
+        const subresource = subresourceOf(method, args);
+        const what = subresource ? `${plural}/${subresource}` : plural;
+        try {
+          const result = await write.apply(inner, args);
+          const { target, owner } = targetOf(inner.namespace, args[0], result);
+          this.#call(component, started, {
+            verb,
+            resource: what,
+            target,
+            owner,
+            code: method === "create" ? 201 : 200,
+            rv: resourceVersionOf(result),
+          });
+          return result;
+        } catch (error) {
+          const { target, owner } = targetOf(inner.namespace, args[0], undefined);
+          this.#call(component, started, { verb, resource: what, target, owner, ...failure(error) });
+          throw error;
+        }
+      };
     return new Proxy(inner, {
       get(target, property, receiver) {
+        let method = methods.get(property);
+        if (method !== undefined) return method;
         const value = Reflect.get(target, property, receiver);
+        if (typeof value !== "function") return value;
         const verb = typeof property === "string" ? writeVerbs[property] : undefined;
-        if (verb === undefined || typeof value !== "function") {
-          return typeof value === "function" ? value.bind(target) : value;
-        }
-        return async (...args: unknown[]) => {
-          const started = recorder.#start(component);
-          const subresource = subresourceOf(property as string, args);
-          const what = { verb, resource: subresource ? `${plural}/${subresource}` : plural };
-          try {
-            const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-            recorder.#call(component, started, {
-              ...what,
-              ...targetOf(inner.namespace, args[0], result),
-              code: property === "create" ? 201 : 200,
-              rv: resourceVersionOf(result),
-            });
-            return result;
-          } catch (error) {
-            recorder.#call(component, started, {
-              ...what,
-              ...targetOf(inner.namespace, args[0], undefined),
-              ...failure(error),
-            });
-            throw error;
-          }
-        };
+        method =
+          verb === undefined
+            ? value.bind(target)
+            : record(property as string, verb, value as (...a: unknown[]) => Promise<unknown>);
+        methods.set(property, method);
+        return method;
       },
     });
   }
@@ -231,7 +248,10 @@ export class CausalityRecorder {
     started: { index: number; t: number },
     call: Omit<CallEntry, "t" | "type" | "component" | "index">,
   ): void {
-    this.#add({ t: started.t, type: "call", component, index: started.index, ...dropUndefined(call) });
+    const entry: CallEntry = { t: started.t, type: "call", component, index: started.index, ...call };
+    if (entry.owner === undefined) delete entry.owner;
+    if (entry.rv === undefined) delete entry.rv;
+    this.#add(entry);
   }
 
   #add(entry: CausalityEntry): void {
@@ -281,9 +301,4 @@ function resourceVersionOf(result: unknown): string | undefined {
 function failure(error: unknown): { code: number; reason?: string } {
   const status = (error as { status?: { code?: number; reason?: string } } | undefined)?.status;
   return { code: status?.code ?? 0, ...(status?.reason ? { reason: status.reason } : {}) };
-}
-
-function dropUndefined<T extends object>(value: T): T {
-  for (const key of Object.keys(value) as (keyof T)[]) if (value[key] === undefined) delete value[key];
-  return value;
 }

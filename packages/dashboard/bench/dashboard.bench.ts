@@ -1,0 +1,243 @@
+// Dashboard benchmarks (issue 34 section 3), with real time and Debian's
+// chromium (headless, through puppeteer-core):
+//
+// (a) page ready: ms from navigation until the nodes view shows every pod of a
+//     cluster of 100 nodes and 3,000 pods (all listed and relayed, then drawn);
+// (b) frames per second the page draws while 1,000 pods change (each pod's
+//     status rewritten, 1,000 writes/s for 3 s);
+// (c) the cost of recording causality on the ReplicaSet benchmark: seconds to
+//     scale one ReplicaSet 0 → 10,000 with plain clients, and with the
+//     controller's client wrapped by a CausalityRecorder, its reconciles
+//     observed and an Introspection in its context (goal: ≤ 5 % slower).
+//     Runs alternate, 1 warm-up and 5 measured each.
+import { existsSync } from "node:fs";
+import { type Node, nodes, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
+import { ApiServer } from "@reconcile/apiserver";
+import { loadKubeConfig } from "@reconcile/client";
+import { Introspection } from "@reconcile/controller";
+import { SharedInformerFactory } from "@reconcile/informer";
+import { ReplicaSetController } from "@reconcile/replicaset";
+import puppeteer from "puppeteer-core";
+import { type Measurement, measure, median, writeResults } from "../../../tools/bench/index.js";
+import { CausalityRecorder, Dashboard } from "../src/index.js";
+
+const chromium = process.env.CHROMIUM ?? "/usr/bin/chromium";
+const nodeCount = 100;
+const podCount = 3_000;
+const changingPods = 1_000;
+
+function node(name: string): Node {
+  return {
+    metadata: { name },
+    status: { conditions: [{ type: "Ready", status: "True" }] },
+  };
+}
+
+function pod(i: number): Pod {
+  return {
+    metadata: { name: `pod-${i}`, namespace: "default", labels: { app: "bench" } },
+    spec: { nodeName: `node-${i % nodeCount}`, containers: [{ name: "app", image: "nginx" }] },
+  };
+}
+
+/** 100 nodes and 3,000 Running pods on an embedded API server over HTTP, and a dashboard on it. */
+async function bigCluster() {
+  const server = new ApiServer({ historySize: 50_000, watchBufferSize: 100_000 });
+  const client = server.client();
+  for (let i = 0; i < nodeCount; i++) await client.resource(nodes).create(node(`node-${i}`));
+  const podClient = client.resource(pods, "default");
+  for (let i = 0; i < podCount; i += 100) {
+    await Promise.all(
+      Array.from({ length: 100 }, async (_, j) => {
+        const created = await podClient.create(pod(i + j));
+        await podClient.updateStatus({ ...created, status: { phase: "Running" } });
+      }),
+    );
+  }
+  const api = await server.listen({ port: 0 });
+  const dashboard = await new Dashboard({
+    kubeConfig: await loadKubeConfig({ yaml: api.kubeconfig() }),
+  }).listen();
+  return {
+    client,
+    url: dashboard.url,
+    close: async () => {
+      await dashboard.close();
+      await api.close();
+      await server.close();
+    },
+  };
+}
+
+async function pageBenchmarks(): Promise<Measurement[]> {
+  if (!existsSync(chromium))
+    throw new Error(`no browser at ${chromium}: run node scripts/ensure-chromium.mjs`);
+  const cluster = await bigCluster();
+  const browser = await puppeteer.launch({
+    executablePath: chromium,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+  });
+  try {
+    const ready = await measure(
+      {
+        name: `a: page ready with ${nodeCount} nodes and ${podCount} pods`,
+        unit: "ms",
+        higherIsBetter: false,
+        runs: 3,
+        warmups: 1,
+      },
+      async () => {
+        const page = await browser.newPage();
+        await page.setViewport({ width: 1400, height: 900 });
+        const started = performance.now();
+        await page.goto(`${cluster.url}/#nodes`);
+        await page.waitForFunction(`document.querySelectorAll("button.pod").length === ${podCount}`, {
+          timeout: 120_000,
+          polling: "raf",
+        });
+        const ms = performance.now() - started;
+        await page.close();
+        return ms;
+      },
+    );
+    const fps = await measure(
+      {
+        name: `b: frames per second while ${changingPods} pods change (1,000 writes/s for 3 s)`,
+        unit: "fps",
+        higherIsBetter: true,
+        runs: 3,
+        warmups: 1,
+      },
+      async () => {
+        const page = await browser.newPage();
+        await page.setViewport({ width: 1400, height: 900 });
+        await page.goto(`${cluster.url}/#nodes`);
+        await page.waitForFunction(`document.querySelectorAll("button.pod").length === ${podCount}`, {
+          timeout: 120_000,
+        });
+        await page.evaluate(`(() => {
+          window.__frames = 0;
+          const tick = () => { window.__frames++; requestAnimationFrame(tick); };
+          requestAnimationFrame(tick);
+        })()`);
+        const podClient = cluster.client.resource(pods, "default");
+        const started = performance.now();
+        const frames0 = (await page.evaluate("window.__frames")) as number;
+        // 3 s of 1,000 writes/s: each round rewrites 100 pods' status, 10 rounds a second.
+        for (let round = 0; round < 30; round++) {
+          const roundStart = performance.now();
+          await Promise.all(
+            Array.from({ length: changingPods / 10 }, async (_, j) => {
+              const name = `pod-${(round * 100 + j) % changingPods}`;
+              const current = await podClient.get(name);
+              const phase = current.status?.phase === "Running" ? "Pending" : "Running";
+              await podClient.updateStatus({ ...current, status: { phase } });
+            }),
+          );
+          const wait = 100 - (performance.now() - roundStart);
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        }
+        const frames = ((await page.evaluate("window.__frames")) as number) - frames0;
+        const seconds = (performance.now() - started) / 1000;
+        await page.close();
+        return frames / seconds;
+      },
+    );
+    return [ready, fps];
+  } finally {
+    await browser.close();
+    await cluster.close();
+  }
+}
+
+function replicaSet(replicas: number): ReplicaSet {
+  const labels = { app: "big" };
+  return {
+    metadata: { name: "big", namespace: "default" },
+    spec: {
+      replicas,
+      selector: { matchLabels: labels },
+      template: { metadata: { labels }, spec: { containers: [{ name: "app", image: "nginx" }] } },
+    },
+  };
+}
+
+/** Seconds to scale one ReplicaSet 0 → 10,000, its controller recorded or not. */
+async function scaleUp(recorded: boolean): Promise<number> {
+  const server = new ApiServer({ historySize: 50_000, watchBufferSize: 100_000 });
+  const client = server.client();
+  const abort = new AbortController();
+  const factory = new SharedInformerFactory({ client });
+  const recorder = recorded ? new CausalityRecorder() : undefined;
+  const controller = new ReplicaSetController({
+    client: recorder ? recorder.client("replicaset-controller", client) : client,
+    podInformer: factory.forResource(pods),
+    replicaSetInformer: factory.forResource(replicaSets),
+    ...(recorder
+      ? {
+          introspection: new Introspection(),
+          reconcileObserver: recorder.observer("kube-controller-manager"),
+        }
+      : {}),
+  });
+  factory.start(abort.signal);
+  const running = controller.run({ signal: abort.signal, workers: 5 });
+  await factory.waitForCacheSync(abort.signal);
+  const rsClient = client.resource(replicaSets, "default");
+  await rsClient.create(replicaSet(0));
+  await waitFor(async () => (await rsClient.get("big")).status?.observedGeneration === 1);
+  global.gc?.();
+  const started = performance.now();
+  const rs = await rsClient.get("big");
+  await rsClient.update({ ...rs, spec: { ...rs.spec!, replicas: 10_000 } });
+  await waitFor(async () => (await rsClient.get("big")).status?.replicas === 10_000);
+  const seconds = (performance.now() - started) / 1000;
+  abort.abort();
+  await running;
+  await factory.shutdown();
+  await server.close();
+  return seconds;
+}
+
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+async function recordingCost(): Promise<Measurement[]> {
+  const plain: number[] = [];
+  const recorded: number[] = [];
+  await scaleUp(false);
+  await scaleUp(true);
+  for (let i = 0; i < 5; i++) {
+    plain.push(await scaleUp(false));
+    recorded.push(await scaleUp(true));
+  }
+  const fromRuns = (name: string, values: number[]) =>
+    measure(
+      { name, unit: "s", higherIsBetter: false, runs: values.length, warmups: 0 },
+      () => values.shift()!,
+    );
+  const overhead = (median(recorded) / median(plain) - 1) * 100;
+  const results = [
+    await fromRuns("c: ReplicaSet 0 → 10,000, plain: seconds", [...plain]),
+    await fromRuns("c: ReplicaSet 0 → 10,000, recorded (causality, observer, introspection): seconds", [
+      ...recorded,
+    ]),
+  ];
+  const cost = await measure(
+    {
+      name: "c: cost of recording causality",
+      unit: "%",
+      higherIsBetter: false,
+      runs: 1,
+      warmups: 0,
+      target: 5,
+    },
+    () => overhead,
+  );
+  return [...results, cost];
+}
+
+const measurements = [...(await pageBenchmarks()), ...(await recordingCost())];
+writeResults("dashboard", measurements);
