@@ -51,6 +51,7 @@ beforeAll(async () => {
   const dashboard = await new Dashboard({
     kubeConfig: await loadKubeConfig({ path: kubeconfig }),
     machinery: cluster.machinery(),
+    metrics: [() => cluster.controllerManagers[0]!.manager.registry.metrics()],
     causality,
     title: "reconcile test",
   }).listen();
@@ -233,6 +234,12 @@ describe("the dashboard in a browser", () => {
       ),
     ).toEqual(["node-1", "node-2"]);
     expect(await page.$$eval(".scheduler tbody tr", (rows) => rows.length)).toBeGreaterThanOrEqual(5);
+    // The kubelets' own pod startup histogram: every pod started so far is counted in it.
+    await page.waitForFunction(
+      `Number(document.querySelector("[data-histogram]")?.getAttribute("data-total")) >= 5`,
+      { timeout: 5_000 },
+    );
+    expect(await page.$$eval(".histogram .bar", (bars) => bars.length)).toBeGreaterThan(0);
   });
 
   it("opens a simulation's trace file and steps through it, forward and back, with each reconcile's cause", async () => {

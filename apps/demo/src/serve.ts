@@ -81,6 +81,7 @@ export async function serve(): Promise<boolean> {
   const dashboard = await new Dashboard({
     kubeConfig: await loadKubeConfig({ path: kubeconfig }),
     machinery: controlPlane.machinery(),
+    metrics: [() => controlPlane.controllerManagers[0]!.manager.registry.metrics()],
     causality,
   }).listen({ port: dashboardPort });
 

@@ -10,6 +10,8 @@ export class MachineryPoller {
     this.history = [];
     this.requestRates = new Map();
     this.lastRequests = undefined;
+    /** Pod startup latency: the kubelets' `kubelet_pod_start_sli_duration_seconds` buckets (cumulative), summed. */
+    this.podStart = [];
     this.listeners = new Set();
   }
 
@@ -24,12 +26,15 @@ export class MachineryPoller {
 
   async loop(signal, machinery) {
     while (!signal.aborted) {
-      const [view, requests] = await Promise.all([
+      const [view, requests, components] = await Promise.all([
         machinery ? fetchJSON("/machinery", signal) : undefined,
         fetchText("/k8s/metrics", signal),
+        fetchText("/component-metrics", signal),
       ]);
       if (signal.aborted) return;
       if (view !== undefined) this.view = view;
+      if (components !== undefined)
+        this.podStart = histogram(components, "kubelet_pod_start_sli_duration_seconds");
       this.record(requests === undefined ? undefined : requestsByVerb(requests));
       for (const listener of this.listeners) listener();
       await new Promise((resolve) => setTimeout(resolve, 1000));
@@ -88,6 +93,19 @@ export function requestsByVerb(text) {
     if (Number.isFinite(value)) totals.set(verb, (totals.get(verb) ?? 0) + value);
   }
   return totals;
+}
+
+/** A histogram's buckets from Prometheus text, summed over its label sets: `[{ le, count }]`, cumulative, by `le`. */
+export function histogram(text, name) {
+  const buckets = new Map();
+  for (const line of text.split("\n")) {
+    if (!line.startsWith(`${name}_bucket{`)) continue;
+    const le = /le="([^"]*)"/.exec(line)?.[1];
+    const value = Number(line.slice(line.lastIndexOf(" ") + 1));
+    if (le !== undefined && Number.isFinite(value)) buckets.set(le, (buckets.get(le) ?? 0) + value);
+  }
+  const bound = (le) => (le === "+Inf" ? Number.POSITIVE_INFINITY : Number(le));
+  return [...buckets].map(([le, count]) => ({ le, count })).sort((a, b) => bound(a.le) - bound(b.le));
 }
 
 async function fetchJSON(path, signal) {

@@ -14,8 +14,26 @@ export function Charts({ poller }) {
     <${Sparkline} label="queued keys" values=${series("depth")} />
     <${Sparkline} label="pods waiting to schedule" values=${series("pending")} />
     <${Sparkline} label="API requests/s" values=${series("apiRate")} />
+    <${Histogram} label="pod startup latency (s)" buckets=${poller.podStart} />
     <p class="verbs">${verbs.map(([verb, rate]) => html`<span>${verb} ${rate.toFixed(1)}/s</span> `)}</p>
   </section>`;
+}
+
+/** A histogram's buckets as bars: pods per latency range (the difference of cumulative counts). */
+function Histogram({ label, buckets }) {
+  const counts = buckets.map((b, i) => ({ le: b.le, count: b.count - (i > 0 ? buckets[i - 1].count : 0) }));
+  const total = buckets.at(-1)?.count ?? 0;
+  const shown = counts.filter((b) => b.count > 0 || b.le === "+Inf");
+  const max = Math.max(1, ...shown.map((b) => b.count));
+  return html`<figure class="chart histogram" data-histogram=${label} data-total=${total}>
+    <figcaption>${label} <strong>${total}</strong> pods</figcaption>
+    <div class="bars" role="img" aria-label="${label}: ${shown.map((b) => `${b.count} up to ${b.le}`).join(", ")}">
+      ${shown.map(
+        (b) =>
+          html`<span class="bar" title="${b.count} pods up to ${b.le} s" style=${{ height: `${Math.round((b.count / max) * 34) + 2}px` }}></span>`,
+      )}
+    </div>
+  </figure>`;
 }
 
 export function Leaders({ store }) {

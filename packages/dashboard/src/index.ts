@@ -5,7 +5,7 @@ export {
   type LiveTraceFile,
   type ReconcileEntry,
 } from "./causality.js";
-export { gatherMachinery, type MachineryProvider, type MachineryView } from "./machinery.js";
+export { gatherMachinery, gatherMetrics, type MachineryProvider, type MachineryView } from "./machinery.js";
 export { getFromApiServer, proxyToApiServer } from "./proxy.js";
 export { maxRelayPaths, type RelayLine, relayWatches } from "./relay.js";
 export { Dashboard, type DashboardOptions, loopbackHostAllowed } from "./server.js";

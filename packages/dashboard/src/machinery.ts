@@ -60,3 +60,33 @@ async function askRemote(
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/**
+ * The components' Prometheus text, concatenated: each in-process source, then
+ * each remote `<url>/metrics`. A source that fails is left out, with a
+ * comment line saying why.
+ */
+export async function gatherMetrics(
+  sources: readonly (() => string | Promise<string>)[],
+  urls: readonly string[],
+): Promise<string> {
+  const parts = await Promise.all([
+    ...sources.map(async (source) => {
+      try {
+        return await source();
+      } catch (error) {
+        return `# metrics source failed: ${messageOf(error)}\n`;
+      }
+    }),
+    ...urls.map(async (base) => {
+      const url = `${base.replace(/\/$/, "")}/metrics`;
+      try {
+        const response = await fetch(url, { signal: AbortSignal.timeout(remoteTimeoutMs) });
+        return response.ok ? await response.text() : `# ${url} answered ${response.status}\n`;
+      } catch (error) {
+        return `# ${url}: ${messageOf(error)}\n`;
+      }
+    }),
+  ]);
+  return parts.map((part) => (part.endsWith("\n") ? part : `${part}\n`)).join("");
+}

@@ -14,10 +14,7 @@ afterEach(async () => {
 
 /** An embedded API server that wants a bearer token, and a dashboard reading it through its kubeconfig. */
 async function start(
-  options: {
-    machinery?: ConstructorParameters<typeof Dashboard>[0]["machinery"];
-    machineryUrls?: string[];
-  } = {},
+  options: Pick<ConstructorParameters<typeof Dashboard>[0], "machinery" | "machineryUrls" | "metrics"> = {},
 ) {
   const api = new ApiServer();
   const listening = await api.listen({ port: 0, token: "secret-token" });
@@ -25,6 +22,7 @@ async function start(
     kubeConfig: await loadKubeConfig({ yaml: listening.kubeconfig() }),
     machinery: options.machinery,
     machineryUrls: options.machineryUrls,
+    metrics: options.metrics,
   }).listen();
   cleanups.push(async () => {
     await dashboard.close();
@@ -222,6 +220,7 @@ describe("Dashboard", () => {
         },
       ],
       machineryUrls: [remoteUrl, `${remoteUrl}/elsewhere`],
+      metrics: [() => "own_total 1", () => Promise.reject(new Error("registry gone"))],
     });
     expect(await (await fetch(`${url}/config`)).json()).toEqual({
       title: "reconcile",
@@ -234,6 +233,10 @@ describe("Dashboard", () => {
       { component: "kube-scheduler", kind: "scheduler", name: "default-scheduler", state: { nodes: 3 } },
       { component: "other-manager", kind: "controller", name: "x", state: { running: true } },
     ]);
+    // The Prometheus text of each source, in order; the remote's /metrics is not served here (404).
+    expect(await (await fetch(`${url}/component-metrics`)).text()).toBe(
+      `own_total 1\n# metrics source failed: registry gone\n# ${remoteUrl}/metrics answered 404\n# ${remoteUrl}/elsewhere/metrics answered 404\n`,
+    );
     expect(view.errors).toEqual([
       { component: "broken", message: "not running" },
       { component: `${remoteUrl}/elsewhere`, message: `${remoteUrl}/elsewhere/debug/machinery answered 404` },

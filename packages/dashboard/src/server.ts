@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import type { KubeConfigLike } from "@reconcile/client";
 import type { CausalityRecorder } from "./causality.js";
-import { gatherMachinery, type MachineryProvider } from "./machinery.js";
+import { gatherMachinery, gatherMetrics, type MachineryProvider } from "./machinery.js";
 import { proxyToApiServer } from "./proxy.js";
 import { maxRelayPaths, relayWatches } from "./relay.js";
 
@@ -35,6 +35,12 @@ export interface DashboardOptions {
    * Default none (the page can still open a trace file).
    */
   causality?: CausalityRecorder | undefined;
+  /**
+   * The components' own Prometheus metrics, as text: in-process registries
+   * (a `Manager`'s `registry.metrics()`). The `/metrics` of `machineryUrls`
+   * are read too. The page charts pod startup latency from them. Default none.
+   */
+  metrics?: readonly (() => string | Promise<string>)[] | undefined;
   /** The page's title. Default "reconcile". */
   title?: string | undefined;
 }
@@ -79,6 +85,7 @@ export class Dashboard {
    * Answers one request: the page and its files; `/config`; `/machinery`;
    * `/watch?path=…` (the collections named, listed and watched on one
    * stream, see {@link relayWatches}); `/trace` (the recorded causality);
+   * `/component-metrics` (the components' Prometheus text, concatenated);
    * `/k8s/…` (a GET forwarded to the API
    * server). Anything else is a 404.
    */
@@ -121,6 +128,14 @@ export class Dashboard {
       if (recorder === undefined)
         return text(res, 404, "this dashboard records no trace (give it a CausalityRecorder)\n");
       return json(res, 200, recorder.traceFile());
+    }
+    if (path === "/component-metrics") {
+      res.writeHead(200, {
+        "content-type": "text/plain; version=0.0.4; charset=utf-8",
+        "cache-control": "no-store",
+      });
+      res.end(await gatherMetrics(this.#options.metrics ?? [], this.#options.machineryUrls ?? []));
+      return;
     }
     if (path === "/machinery") {
       return json(
