@@ -9,7 +9,7 @@ import { noopMetricsProvider, RateLimitingQueue } from "@reconcile/workqueue";
 import { describe, expect, it } from "vitest";
 import { type ControllerView, defineController } from "./define-controller.js";
 import { type EventRecorder, noopEventRecorder } from "./event-recorder.js";
-import { Introspection, ReconcileHistory } from "./introspection.js";
+import { Introspection, RecentRing, ReconcileHistory } from "./introspection.js";
 import type { Logger } from "./logger.js";
 import type { ReconcileRecord } from "./sync-result.js";
 import { RecordingClient } from "./testing/recording-client.js";
@@ -449,5 +449,17 @@ describe("ReconcileHistory", () => {
       ["b", 2],
       ["c", 2],
     ]);
+  });
+});
+
+describe("RecentRing", () => {
+  it("keeps the last values oldest first, counts every push, and keeps nothing at capacity 0", () => {
+    const ring = new RecentRing<number>(3);
+    for (let i = 1; i <= 5; i++) ring.push(i);
+    expect([ring.list(), ring.total]).toEqual([[3, 4, 5], 5]);
+    const none = new RecentRing<number>(0);
+    none.push(1);
+    expect([none.list(), none.total]).toEqual([[], 1]);
+    expect(() => new RecentRing(-1)).toThrow("RecentRing: capacity must be a whole number, got -1");
   });
 });

@@ -70,6 +70,7 @@ export {
   Introspection,
   type MachinerySnapshot,
   type MachinerySource,
+  RecentRing,
   ReconcileHistory,
   type ReconcileSummary,
 } from "./introspection.js";

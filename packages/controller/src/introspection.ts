@@ -72,19 +72,55 @@ export interface ReconcileSummary {
   durationMs: number;
 }
 
-/** The last `capacity` reconciles of a controller, newest last (a fixed ring: no allocation beyond one summary each). */
-export class ReconcileHistory {
-  readonly #ring: (ReconcileSummary | undefined)[];
+/**
+ * The last `capacity` values pushed, oldest first: a fixed ring, so keeping
+ * a recent history costs one slot per value and nothing more. `total`
+ * counts every value pushed, the forgotten ones too.
+ */
+export class RecentRing<T> {
+  readonly #slots: (T | undefined)[];
   #next = 0;
   #total = 0;
 
+  constructor(readonly capacity: number) {
+    if (!Number.isInteger(capacity) || capacity < 0) {
+      throw new RangeError(`RecentRing: capacity must be a whole number, got ${capacity}`);
+    }
+    this.#slots = new Array(capacity);
+  }
+
+  push(value: T): void {
+    this.#total++;
+    if (this.capacity === 0) return;
+    this.#slots[this.#next] = value;
+    this.#next = (this.#next + 1) % this.capacity;
+  }
+
+  get total(): number {
+    return this.#total;
+  }
+
+  /** The values kept, oldest first. */
+  list(): T[] {
+    const out: T[] = [];
+    for (let i = 0; i < this.capacity; i++) {
+      const value = this.#slots[(this.#next + i) % this.capacity];
+      if (value !== undefined) out.push(value);
+    }
+    return out;
+  }
+}
+
+/** The last `capacity` reconciles of a controller, newest last. */
+export class ReconcileHistory {
+  readonly #ring: RecentRing<ReconcileSummary>;
+
   constructor(readonly capacity = 20) {
-    this.#ring = new Array(capacity);
+    this.#ring = new RecentRing(capacity);
   }
 
   record(record: ReconcileRecord): void {
-    if (this.capacity === 0) return;
-    this.#ring[this.#next] = {
+    this.#ring.push({
       controller: record.controller,
       key: typeof record.key === "string" ? record.key : JSON.stringify(record.key),
       reason: record.reason,
@@ -95,24 +131,17 @@ export class ReconcileHistory {
       ...(record.requeueAfterMs === undefined ? {} : { requeueAfterMs: record.requeueAfterMs }),
       startedAt: record.startedAt,
       durationMs: record.endedAt - record.startedAt,
-    };
-    this.#next = (this.#next + 1) % this.capacity;
-    this.#total++;
+    });
   }
 
   /** Reconciles recorded so far, including those the ring has forgotten. */
   get total(): number {
-    return this.#total;
+    return this.#ring.total;
   }
 
   /** The remembered reconciles, oldest first. */
   list(): ReconcileSummary[] {
-    const out: ReconcileSummary[] = [];
-    for (let i = 0; i < this.capacity; i++) {
-      const entry = this.#ring[(this.#next + i) % this.capacity];
-      if (entry !== undefined) out.push(entry);
-    }
-    return out;
+    return this.#ring.list();
   }
 }
 

@@ -1,6 +1,6 @@
 import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
 import type { Client, ResourceClient } from "@reconcile/client";
-import { deliveryText, type ReconcileObserver } from "@reconcile/controller";
+import { deliveryText, RecentRing, type ReconcileObserver } from "@reconcile/controller";
 
 // What a running cluster did and why, as @reconcile/sim writes a run
 // (`reconcile-sim-trace/v1`): each component's writes with the
@@ -85,9 +85,7 @@ export class CausalityRecorder {
   readonly capacity: number;
   readonly startedAt: number;
   readonly #now: () => number;
-  readonly #ring: (CausalityEntry | undefined)[];
-  #next = 0;
-  #total = 0;
+  readonly #ring: RecentRing<CausalityEntry>;
   readonly #calls = new Map<string, number>();
 
   constructor(options: { capacity?: number | undefined; now?: (() => number) | undefined } = {}) {
@@ -97,7 +95,7 @@ export class CausalityRecorder {
     }
     this.#now = options.now ?? Date.now;
     this.startedAt = this.#now();
-    this.#ring = new Array(this.capacity);
+    this.#ring = new RecentRing(this.capacity);
   }
 
   /** `client` as `component`: every write it makes is recorded with its answer. */
@@ -171,16 +169,12 @@ export class CausalityRecorder {
 
   /** The entries kept, oldest first, as a trace file. */
   traceFile(): LiveTraceFile {
-    const trace: CausalityEntry[] = [];
-    for (let i = 0; i < this.capacity; i++) {
-      const entry = this.#ring[(this.#next + i) % this.capacity];
-      if (entry !== undefined) trace.push(entry);
-    }
+    const trace = this.#ring.list();
     return {
       format: "reconcile-sim-trace/v1",
       live: true,
       startedAt: this.startedAt,
-      dropped: Math.max(0, this.#total - this.capacity),
+      dropped: Math.max(0, this.#ring.total - this.capacity),
       seed: null,
       violation: null,
       faults: [],
@@ -255,9 +249,7 @@ export class CausalityRecorder {
   }
 
   #add(entry: CausalityEntry): void {
-    this.#ring[this.#next] = entry;
-    this.#next = (this.#next + 1) % this.capacity;
-    this.#total++;
+    this.#ring.push(entry);
   }
 }
 

@@ -1,4 +1,5 @@
 import type { DeepReadonly, Pod } from "@reconcile/api";
+import { RecentRing } from "@reconcile/controller";
 import type { Diagnosis } from "./fit-error.js";
 import { FitError } from "./fit-error.js";
 import type { NodeInfo } from "./node-info.js";
@@ -35,11 +36,10 @@ export const maxNodesPerDecision = 500;
 
 /** The last `capacity` decisions, oldest first, and the latest per pod. */
 export class DecisionLog {
-  readonly #ring: (SchedulingDecision | undefined)[];
-  #next = 0;
+  readonly #ring: RecentRing<SchedulingDecision>;
 
   constructor(readonly capacity: number) {
-    this.#ring = new Array(capacity);
+    this.#ring = new RecentRing(capacity);
   }
 
   /** A pod that got a node: `feasible` and `totals` are the scored nodes (empty when scoring was skipped). */
@@ -90,18 +90,11 @@ export class DecisionLog {
 
   /** Every remembered decision, oldest first. */
   list(): SchedulingDecision[] {
-    const out: SchedulingDecision[] = [];
-    for (let i = 0; i < this.capacity; i++) {
-      const entry = this.#ring[(this.#next + i) % this.capacity];
-      if (entry !== undefined) out.push(entry);
-    }
-    return out;
+    return this.#ring.list();
   }
 
   #push(decision: SchedulingDecision): void {
-    if (this.capacity === 0) return;
-    this.#ring[this.#next] = decision;
-    this.#next = (this.#next + 1) % this.capacity;
+    this.#ring.push(decision);
   }
 }
 
