@@ -1,5 +1,5 @@
 // `npm run demo` tells the whole story (Deployment, scheduler, nodes, a lost
-// node); `npm run demo -- ha` shows leader election taking over mid-rollout;
+// node; `npm run demo -- story --dashboard` with the web view following it); `npm run demo -- ha` shows leader election taking over mid-rollout;
 // `npm run demo -- serve [--nodes N]` serves the cluster to kubectl;
 // `npm run demo -- replicaset` is the first slice (a ReplicaSet alone);
 // `npm run demo -- workqueue` tours the workqueue.

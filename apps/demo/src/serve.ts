@@ -11,10 +11,10 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { generateServingCertificates } from "@reconcile/apiserver";
-import { loadKubeConfig } from "@reconcile/client";
 import { jsonLogger, prometheusApiServerMetrics } from "@reconcile/controller-manager";
-import { CausalityRecorder, Dashboard } from "@reconcile/dashboard";
+import { CausalityRecorder } from "@reconcile/dashboard";
 import { clusterCertificateAuthority, newApiServer, startCluster } from "./cluster.js";
+import { openDashboard, untilInterrupted } from "./dashboard.js";
 import { etcdFromArgs } from "./etcd-flags.js";
 
 export async function serve(): Promise<boolean> {
@@ -78,19 +78,16 @@ export async function serve(): Promise<boolean> {
   writeFileSync(kubeconfig, listening.kubeconfig(), { mode: 0o600 });
   // The web view reads the cluster as kubectl does, through the same kubeconfig, and the
   // components' machinery in process.
-  const dashboard = await new Dashboard({
-    kubeConfig: await loadKubeConfig({ path: kubeconfig }),
-    machinery: controlPlane.machinery(),
-    metrics: [() => controlPlane.controllerManagers[0]!.manager.registry.metrics()],
+  const dashboard = await openDashboard({
+    kubeconfig: listening.kubeconfig(),
+    cluster: controlPlane,
     causality,
-  }).listen({ port: dashboardPort });
+    port: dashboardPort,
+  });
 
   console.log(usage(listening.url, managerHealth.url, dashboard.url, nodeCount, kubeconfig, requestLogPath));
 
-  await new Promise<void>((resolve) => {
-    process.once("SIGINT", resolve);
-    process.once("SIGTERM", resolve);
-  });
+  await untilInterrupted();
   console.log("\nstopping…");
   await dashboard.close();
   await managerHealth.close();

@@ -21,10 +21,12 @@ import {
   services,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
+import { CausalityRecorder } from "@reconcile/dashboard";
 import { endpointSlices, endpointsResource } from "@reconcile/endpoints";
 import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import { type Cluster, clusterCA, fastNodeLifecycle, newApiServer, startCluster } from "./cluster.js";
+import { openDashboard, untilInterrupted } from "./dashboard.js";
 import { LiveView, type View } from "./live-view.js";
 
 const namespace = "default";
@@ -41,15 +43,35 @@ export interface Step {
   expected: string;
 }
 
+/**
+ * The story. With `--dashboard` (`npm run demo -- story --dashboard`) the
+ * API server also listens on loopback and the web view follows the story
+ * live; it stays up after the last step until Ctrl-C.
+ */
 export async function runStoryDemo(): Promise<boolean> {
   const server = newApiServer();
+  const withDashboard = process.argv.includes("--dashboard");
+  const causality = withDashboard ? new CausalityRecorder() : undefined;
   const cluster = startCluster(server, {
     nodes: 3,
     nodeLifecycle: fastNodeLifecycle,
     rootCA: await clusterCA(),
+    causality,
   });
+  let beforeStop: (() => Promise<void>) | undefined;
+  if (withDashboard) {
+    const listening = await server.listen({ port: 0, kubeletConnection: cluster.kubeletConnection() });
+    const dashboard = await openDashboard({ kubeconfig: listening.kubeconfig(), cluster, causality });
+    console.log(`Watch it live: ${dashboard.url}\n`);
+    beforeStop = async () => {
+      console.log(`\nThe story is over; the dashboard stays at ${dashboard.url} until Ctrl-C.`);
+      await untilInterrupted();
+      await dashboard.close();
+      await listening.close();
+    };
+  }
   const steps = [...rolloutSteps(), ...nodeLossSteps("node-3"), ...namespaceAndCleanupSteps()];
-  return runSteps(server, cluster, steps, "npm run demo");
+  return runSteps(server, cluster, steps, "npm run demo", beforeStop);
 }
 
 /** A Deployment created, healed, scaled, exposed, rolled out and rolled back. */
@@ -192,6 +214,8 @@ export async function runSteps(
   cluster: Cluster,
   steps: readonly Step[],
   title: string,
+  /** Awaited after the last step, before the cluster stops. */
+  beforeStop?: () => Promise<void>,
 ): Promise<boolean> {
   const view = new LiveView(title);
   const results: { title: string; ok: boolean; ms: number }[] = [];
@@ -218,6 +242,7 @@ export async function runSteps(
       if (ok && process.stdout.isTTY) await new Promise((resolve) => setTimeout(resolve, 700));
       if (!ok) break;
     }
+    await beforeStop?.();
   } finally {
     await cluster.stop();
     await server.close();
