@@ -234,6 +234,12 @@ describe("the dashboard in a browser", () => {
       ),
     ).toEqual(["node-1", "node-2"]);
     expect(await page.$$eval(".scheduler tbody tr", (rows) => rows.length)).toBeGreaterThanOrEqual(5);
+    // Each shared informer with its cache and its lag (not yet cached / not yet handled).
+    const podsInformer = await page.$$eval('tr[data-informer="pods"] td', (tds) =>
+      tds.map((td) => td.textContent),
+    );
+    expect(podsInformer[3]).toBe("yes");
+    expect(podsInformer[5]).toMatch(/^\d+ \/ \d+$/);
     // The kubelets' own pod startup histogram: every pod started so far is counted in it.
     await page.waitForFunction(
       `Number(document.querySelector("[data-histogram]")?.getAttribute("data-total")) >= 5`,

@@ -122,10 +122,11 @@ export function InformersTable({ poller }) {
   const informers = poller.sources("informer");
   if (informers.length === 0) return null;
   return html`<table class="informers" aria-label="informers">
-    <thead><tr><th>informer</th><th>component</th><th>cached</th><th>synced</th><th>resourceVersion</th></tr></thead>
+    <thead><tr><th>informer</th><th>component</th><th>cached</th><th>synced</th><th>resourceVersion</th><th>lag (not yet cached / not yet handled)</th></tr></thead>
     <tbody>${informers.map(
       (s) =>
-        html`<tr><td>${s.name}</td><td>${s.component}</td><td>${s.state.cached}</td><td>${s.state.synced ? "yes" : "no"}</td><td>${s.state.resourceVersion}</td></tr>`,
+        html`<tr data-informer=${s.name}><td>${s.name}</td><td>${s.component}</td><td>${s.state.cached}</td><td>${s.state.synced ? "yes" : "no"}</td><td>${s.state.resourceVersion}</td>
+          <td>${s.state.backlog === undefined ? "-" : `${s.state.backlog.deltas} / ${s.state.backlog.notifications}`}</td></tr>`,
     )}</tbody>
   </table>`;
 }

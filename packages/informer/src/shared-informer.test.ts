@@ -133,6 +133,26 @@ describe("SharedIndexInformer", () => {
     ]);
   });
 
+  it("reports its backlog: changes not yet cached, and cached changes not yet handled", async () => {
+    const lw = new FakeListerWatcher<Pod>({ objects: [pod("a")] });
+    const h = setup(lw);
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    h.informer.addEventHandler({ onAdd: () => blocked });
+    h.informer.addEventHandler({ onAdd: () => {} });
+    expect(h.informer.backlog()).toEqual({ deltas: 0, notifications: 0 });
+    h.run();
+    await h.clock.flush();
+    lw.add(pod("b"));
+    lw.add(pod("c"));
+    await h.clock.flush();
+    // The first handler still holds "a": "b" and "c" wait for it; the second handler is done.
+    expect(h.informer.backlog()).toEqual({ deltas: 0, notifications: 2 });
+    release();
+    await h.clock.flush();
+    expect(h.informer.backlog()).toEqual({ deltas: 0, notifications: 0 });
+  });
+
   it("whenSynced resolves once the initial list is in the cache, with no timer of its own", async () => {
     const lw = new FakeListerWatcher<Pod>({ objects: [pod("a"), pod("b")] });
     const h = setup(lw);

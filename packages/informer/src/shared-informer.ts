@@ -234,6 +234,17 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     return this.#synced;
   }
 
+  /**
+   * How far behind the watch the informer is: changes received but not yet
+   * in the cache (`deltas`, in the DeltaFIFO) and cache changes not yet
+   * handled, summed over its handlers (`notifications`).
+   */
+  backlog(): { deltas: number; notifications: number } {
+    let notifications = 0;
+    for (const listener of this.#listeners) notifications += listener.pending;
+    return { deltas: this.#fifo?.length ?? 0, notifications };
+  }
+
   lastSyncResourceVersion(): string {
     return this.#reflector?.lastSyncResourceVersion() ?? "";
   }

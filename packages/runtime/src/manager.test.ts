@@ -145,6 +145,7 @@ describe("Manager", () => {
       const [informer] = byKind("informer");
       expect(informer!.name).toBe("configmaps");
       expect(informer!.state.synced).toBe(true);
+      expect(informer!.state.backlog).toEqual({ deltas: 0, notifications: 0 });
       // The default namespace's kube-root-ca.crt may or may not exist: at least the one created.
       expect(informer!.state.cached).toBeGreaterThanOrEqual(1);
       const [controller] = byKind("controller");

@@ -250,6 +250,8 @@ export class Manager {
           cached: informer.getStore().listKeys().length,
           synced: informer.hasSynced(),
           resourceVersion: informer.lastSyncResourceVersion(),
+          // Its lag: changes received but not yet cached, and cached but not yet handled.
+          backlog: informer.backlog(),
           stopped: informer.isStopped(),
         },
       });
