@@ -24,6 +24,8 @@ let kubectl: (...args: string[]) => Promise<string>;
 let close: () => Promise<void>;
 let causality: CausalityRecorder;
 let home: string;
+/** The pods the Deployment was created with, before the scale-up. */
+let firstPods: string[] = [];
 
 beforeAll(async () => {
   if (!existsSync(chromium))
@@ -99,6 +101,7 @@ describe("the dashboard in a browser", () => {
     await page.waitForFunction(`document.querySelectorAll("button.pod.ok").length === 2`, {
       timeout: 20_000,
     });
+    firstPods = (await kubectl("get", "pods", "-o", "jsonpath={.items[*].metadata.name}")).trim().split(" ");
     expect(await page.$eval('[data-summary="nodes"]', (e) => e.textContent)).toBe("2 nodes");
 
     await kubectl("scale", "deployment", "web", "--replicas=5");
@@ -138,7 +141,8 @@ describe("the dashboard in a browser", () => {
   it("explains a pod: its owners and their reconciles, the scheduler's verdict per node, its worker and Events", async () => {
     await page.goto(`${dashboardUrl}/#nodes`);
     await page.waitForSelector("button.pod.ok");
-    const podKey = await page.$eval("button.pod.ok", (b) => b.getAttribute("data-pod"));
+    // One of the two pods the Deployment was created with (the scale-up's have a longer story).
+    const podKey = `default/${firstPods[0]}`;
     await page.click(`button.pod[data-pod="${podKey}"]`);
     await page.waitForSelector(`aside[data-detail="${podKey}"]`);
     // The chain: Deployment → ReplicaSet → Pod, each owner with its controller's reconcile.
@@ -169,7 +173,7 @@ describe("the dashboard in a browser", () => {
     expect(scored.sort()).toEqual(["node-1", "node-2"]);
     const picked = await page.$eval("tr.chosen", (r) => r.getAttribute("data-score-node"));
     const node = (
-      await kubectl("get", "pod", podKey!.split("/")[1]!, "-o", "jsonpath={.spec.nodeName}")
+      await kubectl("get", "pod", podKey.split("/")[1]!, "-o", "jsonpath={.spec.nodeName}")
     ).trim();
     expect(picked).toBe(node);
     expect(await page.$eval(".worker strong", (e) => e.textContent)).toBe("sync");
