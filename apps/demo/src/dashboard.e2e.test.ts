@@ -222,7 +222,7 @@ describe("the dashboard in a browser", () => {
       tds.map((td) => td.textContent),
     );
     expect(row.slice(0, 3)).toEqual(["replicaset", "kube-controller-manager-1", "0"]);
-    expect(Number(row[5])).toBeGreaterThan(0);
+    expect(Number(row[6])).toBeGreaterThan(0);
     // Its last reconciles open with Enter on the focused row.
     await page.focus('tr[data-row="kube-controller-manager-1/replicaset"] button');
     await page.keyboard.press("Enter");

@@ -39,7 +39,7 @@ import {
   type SyncResult,
   slowStartBatch,
 } from "@reconcile/controller";
-import { ControllerExpectations } from "@reconcile/expectations";
+import { ControllerExpectations, outstandingOf } from "@reconcile/expectations";
 import type { DaemonSetStatus } from "kubernetes-types/apps/v1.js";
 import { cleanupHistory, constructHistory } from "./daemonset-history.js";
 import {
@@ -113,6 +113,7 @@ export class DaemonSetController {
         nodes: nodeInformer,
       },
       queues: [{ name: "daemonset", workers: 2, sync: (key, context) => this.syncDaemonSet(key, context) }],
+      inspect: () => ({ expectations: outstandingOf(this.expectations) }),
     });
     [this.#client, this.#podInformer, this.#dsInformer] = [client, podInformer, daemonSetInformer];
     [this.#revisionInformer, this.#nodeInformer] = [controllerRevisionInformer, nodeInformer];

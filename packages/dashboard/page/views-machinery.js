@@ -71,12 +71,31 @@ function ReconcileList({ reconciles }) {
   </table>`;
 }
 
+/** Owners whose expectations are outstanding, in a cell: `default/web +3 −0`. */
+function expecting(expectations) {
+  if (!Array.isArray(expectations) || expectations.length === 0) return "-";
+  return expectations.map((e) => `${e.key} +${e.add} −${e.del}${e.expired ? " (expired)" : ""}`).join(", ");
+}
+
+/** The creations and deletions each owner still waits to see, with their age and the pods it waits to see go. */
+function Expectations({ expectations }) {
+  if (!Array.isArray(expectations)) return null;
+  if (expectations.length === 0) return html`<p class="empty">No expectations outstanding.</p>`;
+  return html`<table class="inner expectations">
+    <thead><tr><th>owner</th><th>creations</th><th>deletions</th><th>set</th><th>pods it waits to see deleted</th></tr></thead>
+    <tbody>${expectations.map(
+      (e) => html`<tr class=${e.expired ? "warn" : ""}><td>${e.key}</td><td>${e.add}</td><td>${e.del}</td>
+        <td>${duration(e.ageMs)} ago${e.expired ? " (expired: no longer waited for)" : ""}</td><td>${(e.deleting ?? []).join(", ") || "-"}</td></tr>`,
+    )}</tbody>
+  </table>`;
+}
+
 export function ControllersTable({ poller }) {
   const [open, setOpen] = useState(undefined);
   const controllers = poller.sources("controller");
   if (controllers.length === 0) return html`<p class="empty">No controller reports its machinery here.</p>`;
   return html`<table class="controllers" aria-label="controllers">
-    <thead><tr><th>controller</th><th>component</th><th>queued</th><th>in flight</th><th>waiting (retries)</th><th>reconciles</th><th>last</th></tr></thead>
+    <thead><tr><th>controller</th><th>component</th><th>queued</th><th>in flight</th><th>waiting (retries)</th><th>expecting</th><th>reconciles</th><th>last</th></tr></thead>
     <tbody>
       ${controllers.map((source) => {
         const state = source.state;
@@ -101,12 +120,14 @@ export function ControllersTable({ poller }) {
               : waiting
                   .map((w) => `${w.key} in ${duration(w.dueInMs)}${w.requeues ? ` (${w.requeues})` : ""}`)
                   .join(", "),
+            expecting(state.expectations),
             state.reconciles?.total ?? 0,
             last === undefined ? "-" : `${last.key} ${last.outcome}`,
           ]}
         >
+          <${Expectations} expectations=${state.expectations} />
           ${Object.entries(state)
-            .filter(([field]) => !["running", "queues", "reconciles"].includes(field))
+            .filter(([field]) => !["running", "queues", "reconciles", "expectations"].includes(field))
             .map(
               ([field, value]) =>
                 html`<p><strong>${field}</strong> <code>${JSON.stringify(value)}</code></p>`,

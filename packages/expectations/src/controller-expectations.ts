@@ -51,6 +51,21 @@ export interface ControllerExpectationsInterface {
   deletionObserved(key: string): void;
   raiseExpectations(key: string, add: number, del: number): void;
   lowerExpectations(key: string, add: number, del: number): void;
+  /** The records still waiting for something, for a debugging view. */
+  outstanding?(): OutstandingExpectations[];
+}
+
+/** One controller's unfulfilled expectations, as a debugging view shows them. */
+export interface OutstandingExpectations {
+  key: string;
+  /** Creations and deletions still expected. */
+  add: number;
+  del: number;
+  /** How long ago they were set, in ms; past the TTL they no longer hold the controller back. */
+  ageMs: number;
+  expired: boolean;
+  /** The keys of the pods whose deletion is expected (UID-tracking expectations). */
+  deleting?: string[];
 }
 
 /**
@@ -98,6 +113,23 @@ export class ControllerExpectations implements ControllerExpectationsInterface {
     this.#records.delete(key);
   }
 
+  /** Every record not yet fulfilled, oldest first: what the controller still waits to see. */
+  outstanding(): OutstandingExpectations[] {
+    const now = this.#clock.now();
+    const out: OutstandingExpectations[] = [];
+    for (const record of this.#records.values()) {
+      if (record.fulfilled()) continue;
+      out.push({
+        key: record.key,
+        add: Math.max(0, record.add),
+        del: Math.max(0, record.del),
+        ageMs: now - record.timestamp,
+        expired: record.isExpired(),
+      });
+    }
+    return out.sort((a, b) => b.ageMs - a.ageMs);
+  }
+
   /** Replaces any record for `key` with these counts, stamped now. */
   setExpectations(key: string, add: number, del: number): void {
     checkCount("add", add);
@@ -138,6 +170,17 @@ export class ControllerExpectations implements ControllerExpectationsInterface {
     checkCount("del", del);
     this.#records.get(key)?.change(-add, -del);
   }
+}
+
+/**
+ * What `expectations` still waits for, when it can say (both classes here
+ * can; a caller's own implementation may not): for a controller's
+ * introspection.
+ */
+export function outstandingOf(expectations: unknown): OutstandingExpectations[] {
+  return (
+    (expectations as { outstanding?: () => OutstandingExpectations[] } | undefined)?.outstanding?.() ?? []
+  );
 }
 
 class ExpectationsRecord implements ControlleeExpectations {

@@ -4,6 +4,8 @@ export {
   type ControllerExpectationsInterface,
   type ControllerExpectationsOptions,
   expectationsTimeoutMs,
+  type OutstandingExpectations,
+  outstandingOf,
 } from "./controller-expectations.js";
 export {
   UIDTrackingControllerExpectations,

@@ -1,6 +1,6 @@
 import { FakeClock } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
-import { ControllerExpectations } from "./controller-expectations.js";
+import { ControllerExpectations, outstandingOf } from "./controller-expectations.js";
 import { UIDTrackingControllerExpectations } from "./uid-tracking-expectations.js";
 
 const rcKey = "default/rc";
@@ -109,5 +109,31 @@ describe("UIDTrackingControllerExpectations", () => {
     expect(() => expectations.expectDeletions(rcKey, 3 as never)).toThrow(
       "expectDeletions takes the list of pod keys expected to be deleted",
     );
+  });
+
+  it("lists what is outstanding, oldest first, with its age, expiry and the pods it waits to see deleted", async () => {
+    const clock = new FakeClock(0);
+    const expectations = new UIDTrackingControllerExpectations({ clock, ttlMs: 300_000 });
+    expectations.expectCreations("default/a", 3);
+    await clock.advance(1_000);
+    expectations.expectDeletions("default/b", ["default/pod-2", "default/pod-1"]);
+    expectations.expectCreations("default/done", 1);
+    expectations.creationObserved("default/done");
+    expectations.creationObserved("default/a");
+    await clock.advance(299_500);
+    expect(expectations.outstanding()).toEqual([
+      { key: "default/a", add: 2, del: 0, ageMs: 300_500, expired: true },
+      {
+        key: "default/b",
+        add: 0,
+        del: 2,
+        ageMs: 299_500,
+        expired: false,
+        deleting: ["default/pod-1", "default/pod-2"],
+      },
+    ]);
+    expect(outstandingOf(expectations)).toEqual(expectations.outstanding());
+    expect(outstandingOf({})).toEqual([]);
+    expect(outstandingOf(undefined)).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import {
   ControllerExpectations,
   type ControllerExpectationsInterface,
   type ControllerExpectationsOptions,
+  type OutstandingExpectations,
 } from "./controller-expectations.js";
 
 export interface UIDTrackingControllerExpectationsOptions extends ControllerExpectationsOptions {
@@ -30,6 +31,16 @@ export class UIDTrackingControllerExpectations {
 
   constructor(options: UIDTrackingControllerExpectationsOptions = {}) {
     this.#inner = options.expectations ?? new ControllerExpectations(options);
+  }
+
+  /** The inner records not yet fulfilled, each with the pod keys whose deletion it waits for. */
+  outstanding(): OutstandingExpectations[] {
+    return (this.#inner.outstanding?.() ?? []).map((record) => {
+      const deleting = this.#deleteKeys.get(record.key);
+      return deleting === undefined || deleting.size === 0
+        ? record
+        : { ...record, deleting: [...deleting].sort() };
+    });
   }
 
   /**

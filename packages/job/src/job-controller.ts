@@ -32,7 +32,7 @@ import {
   slowStartBatch,
   slowStartInitialBatchSize,
 } from "@reconcile/controller";
-import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
+import { outstandingOf, UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import type { JobStatus } from "kubernetes-types/batch/v1.js";
 import { formatIndexes } from "./indexes.js";
 import { claimJobPods, jobPodsIndex } from "./job-claim.js";
@@ -140,6 +140,7 @@ export class JobController {
         { name: "job", workers: 5, sync: (key, context) => this.syncJob(key, context) },
         { name: "orphan_pod", workers: 1, sync: (key, context) => this.#syncOrphanPod(key, context) },
       ],
+      inspect: () => ({ expectations: outstandingOf(this.expectations) }),
     });
     [this.#client, this.#podInformer, this.#jobInformer] = [client, podInformer, jobInformer];
     this.#podControl = podControl ?? new ClientPodControl({ client, recorder: this.#harness.recorder });

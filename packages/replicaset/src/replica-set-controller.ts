@@ -44,7 +44,7 @@ import {
   sortActivePodsWithRanks,
   TerminalError,
 } from "@reconcile/controller";
-import { UIDTrackingControllerExpectations } from "@reconcile/expectations";
+import { outstandingOf, UIDTrackingControllerExpectations } from "@reconcile/expectations";
 import type { RateLimitingInterface } from "@reconcile/workqueue";
 import { calculateStatus, updateReplicaSetStatus } from "./replica-set-status.js";
 
@@ -129,6 +129,7 @@ export class ReplicaSetController {
       queues: [
         { name: "replicaset", queue: options?.queue, workers: 5, sync: (k, c) => this.syncReplicaSet(k, c) },
       ],
+      inspect: () => ({ expectations: outstandingOf(this.expectations) }),
     });
     this.#burstReplicas = positiveInteger(options.burstReplicas ?? burstReplicas, "burstReplicas");
     [this.#client, this.#podInformer, this.#rsInformer] = [client, podInformer, replicaSetInformer];
