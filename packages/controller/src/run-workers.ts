@@ -44,18 +44,30 @@ export interface SyncContext {
  * reason of its own requeues.
  */
 export class EnqueueReasons<T> {
-  readonly #reasons = new Map<T, { reason: string; trigger: Delivery | undefined }>();
+  readonly #reasons = new Map<T, string>();
+  // Kept apart, so that noting a reason alone (nobody reads triggers) allocates nothing.
+  readonly #triggers = new Map<T, Delivery>();
 
   /** Why `key` was queued, and the informer delivery that queued it (when a handler did). */
   note(key: T, reason: string, trigger?: Delivery): void {
-    this.#reasons.set(key, { reason, trigger });
+    this.#reasons.set(key, reason);
+    if (trigger !== undefined) this.#triggers.set(key, trigger);
+    else if (this.#triggers.size > 0) this.#triggers.delete(key);
   }
 
-  /** The reason and trigger noted for `key`, forgotten as they are read. */
-  take(key: T): { reason: string; trigger: Delivery | undefined } | undefined {
-    const noted = this.#reasons.get(key);
-    if (noted !== undefined) this.#reasons.delete(key);
-    return noted;
+  /** The reason noted for `key`, forgotten as it is read. */
+  take(key: T): string | undefined {
+    const reason = this.#reasons.get(key);
+    if (reason !== undefined) this.#reasons.delete(key);
+    return reason;
+  }
+
+  /** The delivery noted for `key`, forgotten as it is read. */
+  takeTrigger(key: T): Delivery | undefined {
+    if (this.#triggers.size === 0) return undefined;
+    const trigger = this.#triggers.get(key);
+    if (trigger !== undefined) this.#triggers.delete(key);
+    return trigger;
   }
 }
 
@@ -160,8 +172,8 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
       return;
     }
     const reconcileID = uuidFrom(options.random);
-    const noted = reasons?.take(key);
-    const reason = noted?.reason;
+    const reason = reasons?.take(key);
+    const trigger = reasons?.takeTrigger(key);
     const syncLogger = logger.child(
       reason === undefined
         ? { ...namespaceAndName(key), reconcileID }
@@ -214,7 +226,7 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
         controller: name,
         key,
         reason,
-        ...(noted?.trigger === undefined ? {} : { trigger: noted.trigger }),
+        ...(trigger === undefined ? {} : { trigger }),
         reconcileID,
         outcome,
         error: failure,
