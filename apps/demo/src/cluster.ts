@@ -347,17 +347,16 @@ async function runScheduler(
   introspection: Introspection,
 ): Promise<void> {
   const factory = new SharedInformerFactory({ client });
-  const scheduler = Scheduler.fromInformerFactory(factory, { client, metrics, decisionLog: 200 });
-  const unregister = introspection.register({
-    kind: "scheduler",
-    name: scheduler.schedulerName,
-    snapshot: () => scheduler.inspect(),
+  const scheduler = Scheduler.fromInformerFactory(factory, {
+    client,
+    metrics,
+    decisionLog: 200,
+    introspection,
   });
   factory.start(signal);
   try {
     await scheduler.run({ signal });
   } finally {
-    unregister();
     await factory.shutdown();
   }
 }

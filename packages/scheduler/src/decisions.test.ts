@@ -15,13 +15,19 @@ const pod = (name: string, cpu: string): Pod =>
 describe("the scheduler's decision log", () => {
   it("records the node picked with each feasible node's score and each rejected node's filter verdict", async () => {
     const introspection = new Introspection();
-    const { nodeInformer, podInformer, scheduleAll, clock } = setup({ decisionLog: 10, introspection });
+    const { nodeInformer, podInformer, scheduler, binder, clock } = setup({ decisionLog: 10, introspection });
     nodeInformer.add(node("small", "1"));
     nodeInformer.add(node("big", "8"));
     nodeInformer.add(node("mid", "4"));
     nodeInformer.add(node("closed", "8", { spec: { unschedulable: true } }));
+    const at = clock.now();
     podInformer.add(pod("a", "2"));
-    await scheduleAll();
+    // It shows itself while it runs.
+    expect(introspection.snapshot()).toEqual([]);
+    const abort = new AbortController();
+    const running = scheduler.run({ signal: abort.signal });
+    for (let i = 0; i < 20 && binder.bound.length === 0; i++) await clock.flush();
+    expect(binder.bound).toEqual(["a→big"]);
     const [source] = introspection.snapshot();
     expect(source!.kind).toBe("scheduler");
     expect(source!.name).toBe("default-scheduler");
@@ -33,7 +39,7 @@ describe("the scheduler's decision log", () => {
     expect(decision).toMatchObject({
       pod: "ns/a",
       uid: "uid-a",
-      at: clock.now(),
+      at,
       result: "Scheduled",
       node: "big",
       evaluatedNodes: 4,
@@ -45,6 +51,9 @@ describe("the scheduler's decision log", () => {
     });
     expect(decision.scores.map((s) => s.node)).toEqual(["big", "mid"]);
     expect(decision.scores[0]!.score).toBeGreaterThan(decision.scores[1]!.score);
+    abort.abort();
+    await running;
+    expect(introspection.snapshot()).toEqual([]);
   });
 
   it("records a pod that fits nowhere with the FailedScheduling text", async () => {

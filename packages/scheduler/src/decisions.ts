@@ -34,7 +34,7 @@ export interface SchedulingDecision {
 /** Nodes listed per decision: enough for a view, bounded for a large cluster. */
 export const maxNodesPerDecision = 500;
 
-/** The last `capacity` decisions, oldest first, and the latest per pod. */
+/** The last `capacity` decisions, oldest first. */
 export class DecisionLog {
   readonly #ring: RecentRing<SchedulingDecision>;
 
@@ -42,7 +42,7 @@ export class DecisionLog {
     this.#ring = new RecentRing(capacity);
   }
 
-  /** A pod that got a node: `feasible` and `totals` are the scored nodes (empty when scoring was skipped). */
+  /** A pod that got a node: `scored` holds the scored nodes (absent when scoring was skipped). */
   scheduled(
     pod: DeepReadonly<Pod>,
     cycle: number,
@@ -52,9 +52,10 @@ export class DecisionLog {
       evaluatedNodes: number;
       feasibleNodes: number;
       diagnosis?: Diagnosis | undefined;
+      scored?: { feasible: readonly NodeInfo[]; totals: readonly number[] } | undefined;
     },
-    scored: { feasible: readonly NodeInfo[]; totals: readonly number[] } | undefined,
   ): void {
+    const scored = result.scored;
     const scores: SchedulingDecision["scores"] = [];
     if (scored !== undefined) {
       scored.feasible.forEach((info, i) => {
@@ -63,7 +64,7 @@ export class DecisionLog {
       scores.sort((a, b) => b.score - a.score || (a.node < b.node ? -1 : 1));
       if (scores.length > maxNodesPerDecision) scores.length = maxNodesPerDecision;
     }
-    this.#push({
+    this.#ring.push({
       ...identity(pod, cycle, at),
       result: "Scheduled",
       node: result.nodeName,
@@ -77,7 +78,7 @@ export class DecisionLog {
   /** A pod that got no node: a FitError carries each node's verdict. */
   failed(pod: DeepReadonly<Pod>, cycle: number, at: number, error: unknown): void {
     const fit = FitError.isInstance(error) ? error : undefined;
-    this.#push({
+    this.#ring.push({
       ...identity(pod, cycle, at),
       result: fit === undefined ? "Error" : "Unschedulable",
       message: error instanceof Error ? error.message : String(error),
@@ -91,10 +92,6 @@ export class DecisionLog {
   /** Every remembered decision, oldest first. */
   list(): SchedulingDecision[] {
     return this.#ring.list();
-  }
-
-  #push(decision: SchedulingDecision): void {
-    this.#ring.push(decision);
   }
 }
 

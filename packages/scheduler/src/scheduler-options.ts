@@ -94,6 +94,6 @@ export interface SchedulerOptions {
    * none (keeping them costs a list per cycle).
    */
   decisionLog?: number | undefined;
-  /** Where the scheduler shows `inspect()` (a `scheduler` source named after it). Default: nowhere. */
+  /** Where the scheduler shows `inspect()` while `run` runs (a `scheduler` source named after it). Default: nowhere. */
   introspection?: Introspection | undefined;
 }

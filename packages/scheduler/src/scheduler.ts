@@ -109,6 +109,7 @@ export class Scheduler {
   readonly #logger: Logger;
   readonly #metrics: SchedulerMetrics | undefined;
   readonly #decisions: DecisionLog | undefined;
+  readonly #introspection: SchedulerOptions["introspection"];
   /** Bindings and condition writes in flight; `run` settles only after they have. */
   readonly #writes = new Set<Promise<void>>();
   #nextStartNodeIndex = 0;
@@ -154,8 +155,7 @@ export class Scheduler {
     this.#logger = (options.logger ?? noopLogger).child({ component: this.schedulerName });
     this.#metrics = options.metrics;
     if (options.decisionLog) this.#decisions = new DecisionLog(options.decisionLog);
-    const source = { kind: "scheduler", name: this.schedulerName, snapshot: () => this.inspect() };
-    options.introspection?.register(source);
+    this.#introspection = options.introspection;
     this.#binder = options.binder ?? new ClientBinder({ client: this.#client, now: () => this.#clock.now() });
     if (options.eventRecorder === undefined) {
       this.#ownedRecorder = new ClientEventsV1Recorder({
@@ -234,6 +234,8 @@ export class Scheduler {
   async run({ signal }: { signal: AbortSignal }): Promise<void> {
     this.#signal = signal;
     const queueRun = this.queue.run({ signal });
+    const source = { kind: "scheduler", name: this.schedulerName, snapshot: () => this.inspect() };
+    const unregister = this.#introspection?.register(source);
     try {
       const synced = await waitForInformersSynced({
         informers: {
@@ -284,6 +286,7 @@ export class Scheduler {
             : Math.min(maxCycleSliceMs, Math.max(minCycleSliceMs, performance.now() - yielded));
       }
     } finally {
+      unregister?.();
       this.queue.close();
       await queueRun;
       await Promise.allSettled(this.#writes);
@@ -335,7 +338,7 @@ export class Scheduler {
       this.#handleFailure(info, error, cycle, started);
       return;
     }
-    this.#decisions?.scheduled(pod, cycle, started, result, result.scored);
+    this.#decisions?.scheduled(pod, cycle, started, result);
     const assumed: DeepReadonly<Pod> = { ...pod, spec: { ...pod.spec!, nodeName: result.nodeName } };
     this.cache.assumePod(assumed);
     this.#nominator.delete(uid);
