@@ -3,7 +3,7 @@ import http from "node:http";
 import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
-import type { KubeConfigLike } from "@reconcile/client";
+import { type KubeConfigLike, loopbackHostAllowed } from "@reconcile/client";
 import type { CausalityRecorder } from "./causality.js";
 import { gatherMachinery, gatherMetrics, type MachineryProvider } from "./machinery.js";
 import { proxyToApiServer } from "./proxy.js";
@@ -101,10 +101,12 @@ export class Dashboard {
       return proxyToApiServer(this.#options.kubeConfig, req, res, `${target}${url.search}`);
     }
     if (req.method !== "GET" && req.method !== "HEAD") return text(res, 405, "method not allowed\n");
-    if (path === "/" || path === "/index.html") return this.#file(res, "index.html", "html");
+    if (path === "/" || path === "/index.html")
+      return this.#file(res, new URL("index.html", this.#pageDir), "html");
     const file = pageFile.exec(path);
-    if (file !== null) return this.#file(res, file[1]!, file[1]!.endsWith(".js") ? "js" : "css");
-    if (path === "/vendor/preact.js") return this.#send(res, this.#vendor, "js");
+    if (file !== null)
+      return this.#file(res, new URL(file[1]!, this.#pageDir), file[1]!.endsWith(".js") ? "js" : "css");
+    if (path === "/vendor/preact.js") return this.#file(res, this.#vendor, "js");
     if (path === "/favicon.ico") {
       res.writeHead(204).end();
       return;
@@ -183,24 +185,17 @@ export class Dashboard {
     });
   }
 
-  async #file(res: http.ServerResponse, name: string, type: string): Promise<void> {
-    let body = this.#files.get(name);
+  /** Serves a file of the page (a name) or the vendored module (a path), read once; a missing one is a 404. */
+  async #file(res: http.ServerResponse, file: string | URL, type: string): Promise<void> {
+    const key = String(file);
+    let body = this.#files.get(key);
     if (body === undefined) {
       try {
-        body = await readFile(new URL(name, this.#pageDir));
+        body = await readFile(file);
       } catch {
         return text(res, 404, "404 page not found\n");
       }
-      this.#files.set(name, body);
-    }
-    res.writeHead(200, headers(type)).end(body);
-  }
-
-  async #send(res: http.ServerResponse, path: string, type: string): Promise<void> {
-    let body = this.#files.get(path);
-    if (body === undefined) {
-      body = await readFile(path);
-      this.#files.set(path, body);
+      this.#files.set(key, body);
     }
     res.writeHead(200, headers(type)).end(body);
   }
@@ -236,11 +231,4 @@ function text(res: http.ServerResponse, status: number, body: string): void {
 function json(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json", "cache-control": "no-store" });
   res.end(`${JSON.stringify(body)}\n`);
-}
-
-/** Whether `Host` names a loopback server by IP literal or `localhost` (not by a name DNS could rebind). */
-export function loopbackHostAllowed(host: string | undefined): boolean {
-  if (host === undefined) return true;
-  const name = host.startsWith("[") ? host.slice(1, host.indexOf("]")) : host.replace(/:\d+$/, "");
-  return name === "localhost" || /^\d{1,3}(\.\d{1,3}){3}$/.test(name) || name.includes(":");
 }

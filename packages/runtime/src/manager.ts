@@ -8,7 +8,7 @@ import {
   type ResourceDescriptor,
   type Runnable,
 } from "@reconcile/api";
-import type { Client } from "@reconcile/client";
+import { type Client, loopbackHostAllowed } from "@reconcile/client";
 import { type Clock, type Random, realClock, uuidFrom } from "@reconcile/clock";
 import {
   ClientEventRecorder,
@@ -31,7 +31,7 @@ import {
   prometheusWorkqueueMetrics,
   type ReconcileMetrics,
 } from "./prometheus.js";
-import { loopbackHostAllowed, type ServingAuthorizer } from "./serving-auth.js";
+import type { ServingAuthorizer } from "./serving-auth.js";
 import { WebhookServer } from "./webhook/server.js";
 
 /** Something the manager runs: the one lifecycle shape, with a name. */

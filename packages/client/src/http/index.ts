@@ -23,5 +23,6 @@ export {
   type RestClientMetrics,
 } from "./http-client.js";
 export { createHttpClient } from "./kube-config.js";
+export { loopbackHostAllowed } from "./loopback-host.js";
 export { type TokenBucketOptions, TokenBucketRateLimiter } from "./token-bucket.js";
 export { parseWatchStream, type WatchStreamOptions } from "./watch-stream.js";
