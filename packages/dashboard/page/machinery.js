@@ -27,9 +27,9 @@ export class MachineryPoller {
   async loop(signal, machinery) {
     while (!signal.aborted) {
       const [view, requests, components] = await Promise.all([
-        machinery ? fetchJSON("/machinery", signal) : undefined,
-        fetchText("/k8s/metrics", signal),
-        fetchText("/component-metrics", signal),
+        machinery ? fetchBody("/machinery", signal, "json") : undefined,
+        fetchBody("/k8s/metrics", signal),
+        fetchBody("/component-metrics", signal),
       ]);
       if (signal.aborted) return;
       if (view !== undefined) this.view = view;
@@ -108,19 +108,11 @@ export function histogram(text, name) {
   return [...buckets].map(([le, count]) => ({ le, count })).sort((a, b) => bound(a.le) - bound(b.le));
 }
 
-async function fetchJSON(path, signal) {
+/** The body of a GET, as text or parsed JSON; undefined when it fails (the next poll tries again). */
+async function fetchBody(path, signal, as = "text") {
   try {
     const response = await fetch(path, { signal });
-    return response.ok ? await response.json() : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-async function fetchText(path, signal) {
-  try {
-    const response = await fetch(path, { signal });
-    return response.ok ? await response.text() : undefined;
+    return response.ok ? await response[as]() : undefined;
   } catch {
     return undefined;
   }

@@ -2,7 +2,7 @@
 // cluster's (/trace) or a file a failing simulation wrote
 // (RECONCILE_SIM_TRACE_DIR). The selected entry shows what caused it, back
 // to the first write, and what it led to.
-import { html, useEffect, useMemo, useState } from "/vendor/preact.js";
+import { html, useEffect, useMemo, useRef, useState } from "/vendor/preact.js";
 import { causesOf, describe, effectsOf, indexTrace } from "./causality.js";
 
 const shownAround = 40;
@@ -86,8 +86,13 @@ export function TraceView({ config, focus }) {
   useEffect(() => {
     if (config.trace) void open(loadLive, "the live cluster");
   }, []);
+  const latest = useRef({ visible, cursor });
+  latest.current = { visible, cursor };
   useEffect(() => {
     const onKey = (event) => {
+      // The entries and cursor of the last render: a key pressed right after the filter changed
+      // steps through the filtered entries, not those the listener was added with.
+      const { visible, cursor } = latest.current;
       if (event.target instanceof HTMLInputElement || visible.length === 0) return;
       const at = visible.indexOf(cursor);
       const step = (delta) => {
@@ -102,7 +107,7 @@ export function TraceView({ config, focus }) {
     };
     addEventListener("keydown", onKey);
     return () => removeEventListener("keydown", onKey);
-  }, [visible, cursor]);
+  }, []);
 
   const onFile = (event) => {
     const chosen = event.currentTarget.files?.[0];

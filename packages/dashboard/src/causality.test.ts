@@ -134,4 +134,46 @@ describe("CausalityRecorder", () => {
       "CausalityRecorder: capacity must be a positive integer, got 0",
     );
   });
+
+  it("records the scheduler's binds as creates of pods/binding, refused ones with their code", async () => {
+    const recorder = new CausalityRecorder({ now: () => 0 });
+    const server = new ApiServer();
+    const client = recorder.client("kube-scheduler", server.client()) as ReturnType<ApiServer["client"]> & {
+      bindPod(namespace: string, binding: unknown): Promise<void>;
+    };
+    await server
+      .client()
+      .resource(pods, "default")
+      .create({
+        metadata: { name: "p", namespace: "default" },
+        spec: { containers: [{ name: "c", image: "nginx" }] },
+      });
+    const binding = (name: string) => ({ metadata: { name }, target: { kind: "Node", name: "node-1" } });
+    await client.bindPod("default", binding("p"));
+    await expect(client.bindPod("default", binding("missing"))).rejects.toThrow();
+    expect(recorder.traceFile().trace).toEqual([
+      {
+        t: 0,
+        type: "call",
+        component: "kube-scheduler",
+        index: 0,
+        verb: "create",
+        resource: "pods/binding",
+        target: "default/p",
+        code: 201,
+      },
+      {
+        t: 0,
+        type: "call",
+        component: "kube-scheduler",
+        index: 1,
+        verb: "create",
+        resource: "pods/binding",
+        target: "default/missing",
+        code: 404,
+        reason: "NotFound",
+      },
+    ]);
+    await server.close();
+  });
 });

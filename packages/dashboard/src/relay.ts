@@ -74,12 +74,20 @@ async function follow(
 
 async function readJson(kubeConfig: KubeConfigLike, path: string, signal: AbortSignal): Promise<unknown> {
   const response = await getFromApiServer(kubeConfig, path, { signal });
+  if ((response.statusCode ?? 500) >= 400) throw await failed(`GET ${path}`, response);
+  return JSON.parse(await readAll(response));
+}
+
+async function readAll(response: http.IncomingMessage): Promise<string> {
   let body = "";
   response.setEncoding("utf8");
   for await (const chunk of response) body += chunk;
-  if ((response.statusCode ?? 500) >= 400)
-    throw new Error(`GET ${path}: ${response.statusCode} ${body.trim()}`);
-  return JSON.parse(body);
+  return body;
+}
+
+/** The error of a refused request: what was asked, the code and the server's answer. */
+async function failed(what: string, response: http.IncomingMessage): Promise<Error> {
+  return new Error(`${what}: ${response.statusCode} ${(await readAll(response)).trim()}`);
 }
 
 /** Follows one watch; resolves with the resourceVersion to resume from, or "" to list again. */
@@ -98,11 +106,7 @@ async function watch(
     response.resume();
     return "";
   }
-  if ((response.statusCode ?? 500) >= 400) {
-    let body = "";
-    for await (const chunk of response) body += chunk;
-    throw new Error(`watch ${path}: ${response.statusCode} ${body.trim()}`);
-  }
+  if ((response.statusCode ?? 500) >= 400) throw await failed(`watch ${path}`, response);
   response.setEncoding("utf8");
   let buffered = "";
   let version = resourceVersion;
