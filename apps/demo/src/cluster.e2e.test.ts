@@ -10,6 +10,7 @@ import { generateServingCertificates } from "@reconcile/apiserver";
 import { prometheusApiServerMetrics } from "@reconcile/controller-manager";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Cluster, fastNodeLifecycle, newApiServer, startCluster } from "./cluster.js";
+import { eventually } from "./e2e-helpers.js";
 
 interface Result {
   code: number;
@@ -73,15 +74,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await close?.();
 });
-
-/** Polls `check` every 200 ms for up to 20 s. */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("condition not reached in 20 s");
-}
 
 /** `kubectl apply -f -` with `manifest` on its standard input. */
 async function applyStdin(manifest: string): Promise<string> {

@@ -12,6 +12,7 @@ import { simulate, writeTraceFile } from "@reconcile/sim";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Cluster, clusterCA, newApiServer, startCluster } from "./cluster.js";
+import { eventually } from "./e2e-helpers.js";
 
 /** The system's browser: `CHROMIUM` or Debian's (`scripts/ensure-chromium.mjs` installs it). */
 const chromium = process.env.CHROMIUM ?? "/usr/bin/chromium";
@@ -78,15 +79,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await close?.();
 });
-
-/** Polls the API server until `check` holds (20 s at most). */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error("timed out");
-}
 
 describe("the dashboard in a browser", () => {
   it("shows the nodes and the pods of a Deployment, and follows kubectl scale within a second", async () => {
