@@ -81,6 +81,14 @@ export const websites = defineResource<Website>({
 `);
   });
 
+  it("builders: the schemas as k code, from the same sources as types", async () => {
+    const { code, stdout } = await run(["builders", "-"], JSON.stringify(website.crd));
+    expect(code).toBe(0);
+    expect(stdout).toContain('import { k, type Static } from "@reconcile/crd";');
+    expect(stdout).toContain("export const WebsiteV1Schema = k.Object({\n  spec: k.Object({");
+    expect(stdout).toContain("export type WebsiteV1 = Static<typeof WebsiteV1Schema>;");
+  });
+
   it("emit: the CRDs a module exports, as YAML documents or JSON", async () => {
     const dir = await mkdtemp(join(tmpdir(), "reconcile-crd-"));
     dirs.push(dir);

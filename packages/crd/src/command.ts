@@ -5,6 +5,7 @@ import { customResourceDefinitions } from "@reconcile/api";
 import { type Client, createHttpClient } from "@reconcile/client";
 import type { CustomResourceDefinition } from "kubernetes-types/apiextensions/v1.js";
 import { parseAllDocuments, stringify } from "yaml";
+import { buildersForDefinitions } from "./builder.js";
 import { typesForDefinitions } from "./typegen.js";
 
 const usage = `usage:
@@ -16,6 +17,9 @@ const usage = `usage:
       or JSON file, a URL, or standard input (kubectl get crd -o yaml | reconcile-crd types -)
   reconcile-crd types --cluster [--kubeconfig <file>] [--context <name>] [--name <crd>]... [--out <file>]
       the same for the CRDs of the cluster of a kubeconfig (all, or those named)
+  reconcile-crd builders <file|url|-|--cluster …> [--out <file>]
+      prints each served version's schema as k builder code with its type
+      inferred, to own someone else's kind in TypeScript (same sources as types)
 `;
 
 export interface CommandIO {
@@ -44,12 +48,12 @@ export async function runCrdCommand(args: readonly string[], io: CommandIO): Pro
       );
       return 0;
     }
-    if (command === "types" && source !== undefined) {
+    if ((command === "types" || command === "builders") && source !== undefined) {
       const crds =
         source === "--cluster"
           ? await definitionsOfCluster(rest, io)
           : definitionsIn(await readSource(source, io), source === "-" ? "standard input" : source);
-      const out = typesForDefinitions(crds);
+      const out = command === "types" ? typesForDefinitions(crds) : buildersForDefinitions(crds);
       const file = option(rest, "--out");
       if (file !== undefined) writeFileSync(file, out);
       else io.stdout(out);

@@ -1,4 +1,5 @@
 export type { Static, TSchema } from "@sinclair/typebox";
+export { builderFor, buildersForDefinitions } from "./builder.js";
 export { type CommandIO, definitionsIn, runCrdCommand } from "./command.js";
 export {
   type CustomObject,

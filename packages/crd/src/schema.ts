@@ -154,6 +154,9 @@ const passThrough = new Set([
   "minProperties",
   "maxProperties",
   "externalDocs",
+  // Value validations: no types of their own, only further checks of the node's value.
+  "allOf",
+  "not",
 ]);
 
 /**
@@ -176,10 +179,21 @@ export function toStructuralSchema(schema: TSchema | JSONSchemaProps, path = "")
     }
   }
   const union = (node.anyOf ?? node.oneOf) as Record<string, unknown>[] | undefined;
-  if (union !== undefined && node["x-kubernetes-int-or-string"] !== true) return fromUnion(node, union, path);
+  // On a node with a type of its own, anyOf and oneOf are value validations
+  // (`anyOf: [{required: [a]}, {required: [b]}]`); without one, a TypeBox union.
+  const validations = node.type !== undefined;
+  if (union !== undefined && !validations && node["x-kubernetes-int-or-string"] !== true) {
+    return fromUnion(node, union, path);
+  }
   const out: JSONSchemaProps = {};
   for (const [key, value] of Object.entries(node)) {
-    if (passThrough.has(key) || key.startsWith("x-kubernetes-")) out[key] = structuredClone(value);
+    if (
+      passThrough.has(key) ||
+      key.startsWith("x-kubernetes-") ||
+      (validations && (key === "anyOf" || key === "oneOf"))
+    ) {
+      out[key] = structuredClone(value);
+    }
   }
   if (node.const !== undefined) {
     out.enum = [node.const];

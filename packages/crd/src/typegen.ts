@@ -14,15 +14,41 @@ export function typesForDefinitions(crds: readonly CustomResourceDefinition[]): 
     'import { defineResource, type KubeObject } from "@reconcile/api";',
     "",
   ];
-  for (const crd of crds) lines.push(...typesForDefinition(crd));
+  const qualifiers = groupQualifiers(crds);
+  for (const crd of crds) lines.push(...typesForDefinition(crd, qualifiers.get(crd) ?? ""));
   return `${lines.join("\n").trimEnd()}\n`;
 }
 
-function typesForDefinition(crd: CustomResourceDefinition): string[] {
+/**
+ * For CRDs whose kind or plural another CRD of the set also has (Istio's
+ * and the Gateway API's `Gateway`), the group in PascalCase, which their
+ * names then start with (`NetworkingIstioIoGateway`); "" for the others.
+ */
+export function groupQualifiers(
+  crds: readonly CustomResourceDefinition[],
+): Map<CustomResourceDefinition, string> {
+  const count = new Map<string, number>();
+  const keys = (crd: CustomResourceDefinition) => [
+    `kind:${crd.spec.names.kind.toLowerCase()}`,
+    `plural:${crd.spec.names.plural}`,
+  ];
+  for (const crd of crds) for (const key of keys(crd)) count.set(key, (count.get(key) ?? 0) + 1);
+  return new Map(
+    crds.map((crd) => [
+      crd,
+      keys(crd).some((key) => (count.get(key) ?? 0) > 1)
+        ? crd.spec.group.split(/[.-]/).map(capitalize).join("")
+        : "",
+    ]),
+  );
+}
+
+function typesForDefinition(crd: CustomResourceDefinition, qualifier: string): string[] {
   const { group, names, scope } = crd.spec;
   const out: string[] = [];
   for (const version of crd.spec.versions.filter((v) => v.served)) {
-    const typeName = version.storage ? names.kind : `${names.kind}${capitalize(version.name)}`;
+    const kindName = `${qualifier}${names.kind}`;
+    const typeName = version.storage ? kindName : `${kindName}${capitalize(version.name)}`;
     const schema = (version.schema?.openAPIV3Schema ?? {
       type: "object",
       "x-kubernetes-preserve-unknown-fields": true,
@@ -54,9 +80,10 @@ function typesForDefinition(crd: CustomResourceDefinition): string[] {
       ...(names.categories?.length ? [`  categories: ${JSON.stringify(names.categories)},`] : []),
       ...(subresources.length ? [`  subresources: [${subresources.join(", ")}],`] : []),
     ];
+    const plural = qualifier === "" ? names.plural : `${lowerFirst(qualifier)}${capitalize(names.plural)}`;
     const constName = version.storage
-      ? lowerFirst(names.plural)
-      : `${lowerFirst(names.plural)}${capitalize(version.name)}`;
+      ? lowerFirst(plural)
+      : `${lowerFirst(plural)}${capitalize(version.name)}`;
     out.push(
       `export const ${identifier(constName)} = defineResource<${typeName}>({`,
       ...descriptor,
@@ -119,7 +146,7 @@ function objectType(schema: JSONSchemaProps, indent: string): string {
   return lines.join("\n");
 }
 
-function docComment(text: string, indent: string): string[] {
+export function docComment(text: string, indent: string): string[] {
   const body = text.replace(/\*\//g, "*\\/").trim().split("\n");
   if (body.length === 1) return [`${indent}/** ${body[0]} */`];
   return [`${indent}/**`, ...body.map((line) => `${indent} *${line ? ` ${line}` : ""}`), `${indent} */`];
@@ -129,12 +156,12 @@ function propertyName(name: string): string {
   return /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(name) ? name : JSON.stringify(name);
 }
 
-function identifier(name: string): string {
+export function identifier(name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9_$]/g, "_");
   return /^[0-9]/.test(cleaned) ? `_${cleaned}` : cleaned;
 }
 
-function capitalize(text: string): string {
+export function capitalize(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
