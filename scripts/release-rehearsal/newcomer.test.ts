@@ -26,6 +26,10 @@ it("labels every ConfigMap it sees", async () => {
   await client.create({ metadata: { name: "a", namespace: "default" } });
   await eventually(async () => (await client.get("a")).metadata?.labels?.seen === "true", { clock });
   expect((await client.get("a")).metadata?.labels).toEqual({ seen: "true" });
+  // The Manager's metrics (prom-client's core, bundled into the runtime) count the reconcile.
+  expect(await manager.registry.metrics()).toMatch(
+    /^controller_runtime_reconcile_total\{controller="configmap",result="success"\} [1-9]/m,
+  );
   stop.abort();
   await running;
   await env.stop();

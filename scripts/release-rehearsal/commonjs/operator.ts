@@ -22,6 +22,12 @@ async function main(): Promise<void> {
   const client = env.client.resource(configMaps, "default");
   await client.create({ metadata: { name: "a", namespace: "default" } });
   await eventually(async () => (await client.get("a")).data?.seen === "yes");
+  const metrics = await manager.registry.metrics();
+  if (
+    !/^controller_runtime_reconcile_total\{controller="configmap",result="success"\} [1-9]/m.test(metrics)
+  ) {
+    throw new Error(`the reconcile is not counted in the metrics:\n${metrics}`);
+  }
   stop.abort();
   await running;
   await env.stop();
