@@ -120,17 +120,16 @@ export class CausalityRecorder {
           const bind = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
           return async (namespace: string, binding: { metadata?: { name?: string } }, ...rest: unknown[]) => {
             const started = recorder.#start(component);
-            const entry = {
-              verb: "create",
-              resource: "pods/binding",
-              target: `${namespace}/${binding?.metadata?.name ?? ""}`,
-            };
+            const bound = `${namespace}/${binding?.metadata?.name ?? ""}`;
             try {
               const result = await bind.call(target, namespace, binding, ...rest);
-              recorder.#call(component, started, { ...entry, code: 201 });
+              recorder.#add(recorder.#entry(component, started, "create", "pods/binding", 201, bound));
               return result;
             } catch (error) {
-              recorder.#call(component, started, { ...entry, ...failure(error) });
+              const { code, reason } = failure(error);
+              const call = recorder.#entry(component, started, "create", "pods/binding", code, bound);
+              if (reason !== undefined) call.reason = reason;
+              recorder.#add(call);
               throw error;
             }
           };
@@ -144,7 +143,8 @@ export class CausalityRecorder {
   /** The observer of `component`'s reconciles (`reconcileObserver` of a controller's context or a manager). */
   observer(component: string, next?: ReconcileObserver): ReconcileObserver {
     return (record) => {
-      this.#add({
+      // Built field by field, never spread or deleted: one object of one shape per entry.
+      const entry: ReconcileEntry = {
         t: this.#now() - this.startedAt,
         type: "reconcile",
         component,
@@ -152,12 +152,13 @@ export class CausalityRecorder {
         key: typeof record.key === "string" ? record.key : JSON.stringify(record.key),
         reason: record.reason,
         outcome: record.outcome,
-        ...(record.error === undefined
-          ? {}
-          : { error: record.error instanceof Error ? record.error.message : String(record.error) }),
-        ...(record.trigger === undefined ? {} : { trigger: deliveryText(record.trigger) }),
         took: record.endedAt - record.startedAt,
-      });
+      };
+      if (record.error !== undefined) {
+        entry.error = record.error instanceof Error ? record.error.message : String(record.error);
+      }
+      if (record.trigger !== undefined) entry.trigger = deliveryText(record.trigger);
+      this.#add(entry);
       next?.(record);
     };
   }
@@ -197,19 +198,18 @@ export class CausalityRecorder {
         const what = subresource ? `${plural}/${subresource}` : plural;
         try {
           const result = await write.apply(inner, args);
-          const { target, owner } = targetOf(inner.namespace, args[0], result);
-          this.#call(component, started, {
-            verb,
-            resource: what,
-            target,
-            owner,
-            code: method === "create" ? 201 : 200,
-            rv: resourceVersionOf(result),
-          });
+          const entry = this.#entry(component, started, verb, what, method === "create" ? 201 : 200);
+          describeTarget(entry, inner.namespace, args[0], result);
+          const rv = resourceVersionOf(result);
+          if (rv !== undefined) entry.rv = rv;
+          this.#add(entry);
           return result;
         } catch (error) {
-          const { target, owner } = targetOf(inner.namespace, args[0], undefined);
-          this.#call(component, started, { verb, resource: what, target, owner, ...failure(error) });
+          const { code, reason } = failure(error);
+          const entry = this.#entry(component, started, verb, what, code);
+          describeTarget(entry, inner.namespace, args[0], undefined);
+          if (reason !== undefined) entry.reason = reason;
+          this.#add(entry);
           throw error;
         }
       };
@@ -237,15 +237,16 @@ export class CausalityRecorder {
     return { index, t: this.#now() - this.startedAt };
   }
 
-  #call(
+  /** A call entry with what every call has; the caller adds the target and what its answer says. */
+  #entry(
     component: string,
     started: { index: number; t: number },
-    call: Omit<CallEntry, "t" | "type" | "component" | "index">,
-  ): void {
-    const entry: CallEntry = { t: started.t, type: "call", component, index: started.index, ...call };
-    if (entry.owner === undefined) delete entry.owner;
-    if (entry.rv === undefined) delete entry.rv;
-    this.#add(entry);
+    verb: string,
+    resource: string,
+    code: number,
+    target = "",
+  ): CallEntry {
+    return { t: started.t, type: "call", component, index: started.index, verb, resource, target, code };
   }
 
   #add(entry: CausalityEntry): void {
@@ -261,21 +262,23 @@ function subresourceOf(method: string, args: unknown[]): string | undefined {
   return options?.subresource;
 }
 
-/** The written object's `namespace/name` and its controller's, from the call's arguments and answer. */
-function targetOf(
+/** Sets the written object's `namespace/name`, and its controller's, from the call's arguments and answer. */
+function describeTarget(
+  entry: CallEntry,
   namespace: string | undefined,
   first: unknown,
   result: unknown,
-): { target: string; owner?: string } {
+): void {
   const object = (metaOf(result) !== undefined ? result : first) as KubeObject | string | undefined;
   if (typeof object === "string" || object === undefined) {
-    return { target: namespace ? `${namespace}/${object ?? ""}` : (object ?? "") };
+    entry.target = namespace ? `${namespace}/${object ?? ""}` : (object ?? "");
+    return;
   }
   const meta = object.metadata ?? {};
   const ns = meta.namespace ?? namespace;
-  const target = ns ? `${ns}/${meta.name ?? ""}` : (meta.name ?? "");
+  entry.target = ns ? `${ns}/${meta.name ?? ""}` : (meta.name ?? "");
   const owner = meta.ownerReferences?.find((ref) => ref.controller === true);
-  return owner === undefined ? { target } : { target, owner: ns ? `${ns}/${owner.name}` : owner.name };
+  if (owner !== undefined) entry.owner = ns ? `${ns}/${owner.name}` : owner.name;
 }
 
 function metaOf(value: unknown): unknown {
@@ -290,7 +293,7 @@ function resourceVersionOf(result: unknown): string | undefined {
     ?.resourceVersion;
 }
 
-function failure(error: unknown): { code: number; reason?: string } {
+function failure(error: unknown): { code: number; reason: string | undefined } {
   const status = (error as { status?: { code?: number; reason?: string } } | undefined)?.status;
-  return { code: status?.code ?? 0, ...(status?.reason ? { reason: status.reason } : {}) };
+  return { code: status?.code ?? 0, reason: status?.reason || undefined };
 }
