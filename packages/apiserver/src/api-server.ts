@@ -40,6 +40,7 @@ import {
   serviceIPOf,
 } from "./kinds/service-ips.js";
 import { ResourceDefinitions } from "./registry/definitions.js";
+import { admissionEquivalence } from "./registry/equivalence.js";
 import { InProcessClient, type ReviewAnswerer } from "./registry/in-process-client.js";
 import { Registry } from "./registry/registry.js";
 import { MemoryStorage } from "./storage/memory-storage.js";
@@ -223,6 +224,8 @@ export class ApiServer {
       (apiVersion, kind) => this.registry.resourceForKind(apiVersion, kind),
       this.random,
       (question) => this.#allows(question),
+      // The registry is made below, with the chain: read when a request comes.
+      admissionEquivalence(() => this.registry.definitions),
     );
     const chosen = options.admissionPlugins ?? embeddedAdmissionPlugins;
     const admission = new AdmissionChain([

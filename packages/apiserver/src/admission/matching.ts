@@ -1,9 +1,13 @@
 import {
+  errorMessage,
   type KubeObject,
   type LabelSelector,
   labelSelectorAsSelector,
   type Namespace,
   namespaces,
+  newInternalError,
+  type ResourceDescriptor,
+  StatusError,
 } from "@reconcile/api";
 import type { AdmissionAttributes } from "../registry/admission.js";
 import type { AdmissionContext } from "./plugin.js";
@@ -47,6 +51,52 @@ export function ruleMatches(rule: AdmissionRule, a: AdmissionAttributes): boolea
     default:
       return true;
   }
+}
+
+/**
+ * The resource `rules` match the request as (upstream's
+ * `matchesResourceRules`): its own when a rule matches it, else, when
+ * `equivalent` (`matchPolicy: Equivalent`), the first equivalent resource a
+ * rule matches (another served version of the kind); undefined for none.
+ */
+export function rulesMatch(
+  rules: readonly AdmissionRule[],
+  a: AdmissionAttributes,
+  context: AdmissionContext,
+  equivalent: boolean,
+): ResourceDescriptor | undefined {
+  if (rules.some((rule) => ruleMatches(rule, a))) return a.resource;
+  if (!equivalent) return undefined;
+  return context
+    .equivalents?.(a.resource)
+    .find((other) => rules.some((rule) => ruleMatches(rule, { ...a, resource: other })));
+}
+
+/** Objects whose kind is the same at every version (Scale, Binding, Eviction) stay as they are. */
+const convertedSubresources = new Set(["", "status"]);
+
+/**
+ * `a` at the version of an equivalent `resource` (upstream's
+ * `VersionedAttributes`): itself for its own resource, else a copy whose
+ * objects are converted; a conversion that fails is the client's 500.
+ */
+export async function versionedAttributes(
+  a: AdmissionAttributes,
+  resource: ResourceDescriptor,
+  context: AdmissionContext,
+): Promise<AdmissionAttributes> {
+  if (resource === a.resource) return a;
+  const convert = async (object: KubeObject | undefined) => {
+    if (object === undefined || !convertedSubresources.has(a.subresource) || context.convert === undefined) {
+      return object;
+    }
+    try {
+      return await context.convert(object, a.resource, resource);
+    } catch (error) {
+      throw error instanceof StatusError ? error : newInternalError(errorMessage(error));
+    }
+  };
+  return { ...a, resource, object: await convert(a.object), oldObject: await convert(a.oldObject) };
 }
 
 /**

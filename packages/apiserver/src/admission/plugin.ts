@@ -59,6 +59,21 @@ export interface AdmissionContext {
    * plugins). Undefined: no authorizer is consulted, and such checks pass.
    */
   authorize?(request: AuthorizationQuestion): boolean | Promise<boolean>;
+  /**
+   * The other served resources kept in the same storage as `resource` (its
+   * other versions; `events.k8s.io` events beside core events): what a
+   * webhook or policy with `matchPolicy: Equivalent` also matches. Undefined:
+   * none.
+   */
+  equivalents?(resource: ResourceDescriptor): readonly ResourceDescriptor[];
+  /** `object` of `from` as `to` serves it (through the stored version); rejects with the conversion's error. */
+  convert?(object: KubeObject, from: ResourceDescriptor, to: ResourceDescriptor): Promise<KubeObject>;
+}
+
+/** What {@link storageContext} converts between equivalent resources with. */
+export interface AdmissionEquivalence {
+  equivalents(resource: ResourceDescriptor): readonly ResourceDescriptor[];
+  convert(object: KubeObject, from: ResourceDescriptor, to: ResourceDescriptor): Promise<KubeObject>;
 }
 
 /** What a plugin asks the authorizer (upstream's `authorizer.AttributesRecord` of a resource request). */
@@ -80,6 +95,7 @@ export function storageContext(
   resourceForKind: (apiVersion: string, kind: string) => ResourceDescriptor | undefined = () => undefined,
   random: Random = realRandom,
   authorize?: AdmissionContext["authorize"],
+  equivalence?: AdmissionEquivalence,
 ): AdmissionContext {
   const lists = new ListCache(storage);
   return {
@@ -87,6 +103,9 @@ export function storageContext(
     random,
     resourceForKind,
     ...(authorize === undefined ? {} : { authorize }),
+    ...(equivalence === undefined
+      ? {}
+      : { equivalents: equivalence.equivalents, convert: equivalence.convert }),
     get: async (resource, namespace, name) =>
       (await lists.get(collectionPrefix(resource, namespace || undefined), name)) as never,
     list: async (resource, namespace) =>

@@ -3,6 +3,7 @@ import {
   labelSelectorAsSelector,
   type Namespace,
   namespaces,
+  type ResourceDescriptor,
   StatusError,
   validatingAdmissionPolicies,
   validatingAdmissionPolicyBindings,
@@ -14,7 +15,13 @@ import type {
 } from "kubernetes-types/admissionregistration/v1.js";
 import type { AdmissionAttributes } from "../registry/admission.js";
 import { celRequestValues, celValueOf, compileAdmissionExpression, runAdmissionExpression } from "./cel.js";
-import { type AdmissionRule, namespaceSelected, objectSelected, ruleMatches } from "./matching.js";
+import {
+  type AdmissionRule,
+  namespaceSelected,
+  objectSelected,
+  rulesMatch,
+  versionedAttributes,
+} from "./matching.js";
 import { type AdmissionContext, type AdmissionPlugin, forbidden } from "./plugin.js";
 
 /** A refusal's reason and the HTTP code it carries (upstream's `reasonToCode`). */
@@ -32,19 +39,25 @@ interface Decision {
   reason: string;
 }
 
-/** Whether a policy's or binding's match resources select the request. */
+/**
+ * The resource a policy's or binding's match resources select the request
+ * as (upstream's `Matcher.Matches`): its own, or with `matchPolicy:
+ * Equivalent` (the default) an equivalent one its rules name; undefined
+ * when they do not select it. An excluded equivalent excludes the request.
+ */
 async function matchResourcesSelect(
   match: MatchResources | undefined,
   a: AdmissionAttributes,
   context: AdmissionContext,
-): Promise<boolean> {
-  if (match === undefined) return true;
+): Promise<ResourceDescriptor | undefined> {
+  if (match === undefined) return a.resource;
+  const equivalent = match.matchPolicy !== "Exact";
+  const excluded = (match.excludeResourceRules ?? []) as AdmissionRule[];
+  if (rulesMatch(excluded, a, context, equivalent) !== undefined) return undefined;
   const rules = (match.resourceRules ?? []) as AdmissionRule[];
-  if (rules.length > 0 && !rules.some((rule) => ruleMatches(rule, a))) return false;
-  if (((match.excludeResourceRules ?? []) as AdmissionRule[]).some((rule) => ruleMatches(rule, a)))
-    return false;
-  if (!objectSelected(match.objectSelector, a)) return false;
-  return namespaceSelected(match.namespaceSelector, a, context);
+  const resource = rules.length === 0 ? a.resource : rulesMatch(rules, a, context, equivalent);
+  if (resource === undefined || !objectSelected(match.objectSelector, a)) return undefined;
+  return (await namespaceSelected(match.namespaceSelector, a, context)) ? resource : undefined;
 }
 
 /** The params a binding gives its policy: `[null]` without a paramKind, `[]` when none are found. */
@@ -174,15 +187,17 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
       );
       const denied: Decision[] = [];
       let namespaceObject: unknown;
-      // The request's values as CEL sees them, made once for every binding and param.
-      let values: { object: unknown; oldObject: unknown; request: unknown } | undefined;
+      // The request's values as CEL sees them, made once per version for every binding and param.
+      const values = new Map<ResourceDescriptor, { object: unknown; oldObject: unknown; request: unknown }>();
       for (const binding of [...bindings].sort((x, y) =>
         (x.metadata?.name ?? "") < (y.metadata?.name ?? "") ? -1 : 1,
       )) {
         const policy = policies.get(binding.spec?.policyName ?? "");
         if (policy?.spec === undefined) continue;
-        if (!(await matchResourcesSelect(policy.spec.matchConstraints, a, context))) continue;
-        if (!(await matchResourcesSelect(binding.spec?.matchResources, a, context))) continue;
+        // The policy's constraints name the version its expressions see the objects at.
+        const matched = await matchResourcesSelect(policy.spec.matchConstraints, a, context);
+        if (matched === undefined) continue;
+        if ((await matchResourcesSelect(binding.spec?.matchResources, a, context)) === undefined) continue;
         const names = { policy: policy.metadata?.name ?? "", binding: binding.metadata?.name ?? "" };
         const failOpen = policy.spec.failurePolicy === "Ignore";
         const params = await paramsOf(policy, binding, a, context);
@@ -200,9 +215,13 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
           namespaceObject = ns === undefined ? null : celValueOf(ns);
         }
         const actions = binding.spec?.validationActions ?? [];
+        let versioned = values.get(matched);
         for (const param of params) {
-          values ??= celRequestValues(a);
-          const base = { ...values, params: celValueOf(param), namespaceObject };
+          if (versioned === undefined) {
+            versioned = celRequestValues(await versionedAttributes(a, matched, context));
+            values.set(matched, versioned);
+          }
+          const base = { ...versioned, params: celValueOf(param), namespaceObject };
           const result = evaluatePolicy(policy, base);
           if (result === "skip") continue;
           if ("error" in result) {

@@ -14,7 +14,13 @@ import { jsonEqual } from "../../json.js";
 import type { AdmissionAttributes } from "../../registry/admission.js";
 import { jsonPatch } from "../../registry/json-patch.js";
 import { celRequestValues, compileAdmissionExpression, runAdmissionExpression } from "../cel.js";
-import { type AdmissionRule, namespaceSelected, objectSelected, ruleMatches } from "../matching.js";
+import {
+  type AdmissionRule,
+  namespaceSelected,
+  objectSelected,
+  rulesMatch,
+  versionedAttributes,
+} from "../matching.js";
 import type { AdmissionContext, AdmissionPlugin } from "../plugin.js";
 import { endpointOf } from "./endpoint.js";
 import { admissionRequest, admissionReview, denial, readAnswer, replaceContents } from "./review.js";
@@ -67,18 +73,27 @@ async function webhooksOf(
   return webhooks;
 }
 
-/** Whether a webhook is to be called for `a`: its rules, selectors and match conditions. */
+/**
+ * The resource a webhook is to be called as for `a` (upstream's
+ * `ShouldCallHook`): the request's own when a rule matches it, else, with
+ * `matchPolicy: Equivalent`, the first equivalent resource a rule matches
+ * (another version of the kind); false when none, or a selector or match
+ * condition says no; the `StatusError` of a match condition that failed closed.
+ */
 async function webhookMatches(
   webhook: Webhook,
   a: AdmissionAttributes,
   context: AdmissionContext,
-): Promise<boolean | StatusError> {
-  if (!(webhook.rules ?? []).some((rule) => ruleMatches(rule as AdmissionRule, a))) return false;
+): Promise<ResourceDescriptor | false | StatusError> {
+  const rules = (webhook.rules ?? []) as AdmissionRule[];
+  const invoked = rulesMatch(rules, a, context, webhook.matchPolicy !== "Exact");
+  if (invoked === undefined) return false;
   if (!objectSelected(webhook.objectSelector, a)) return false;
   if (!(await namespaceSelected(webhook.namespaceSelector, a, context))) return false;
   const conditions = webhook.matchConditions ?? [];
-  if (conditions.length === 0) return true;
-  const variables = celRequestValues(a);
+  if (conditions.length === 0) return invoked;
+  // Match conditions see the request as the webhook would: at the version it matched.
+  const variables = celRequestValues(await versionedAttributes(a, invoked, context));
   for (const condition of conditions) {
     const program = compileAdmissionExpression(condition.expression);
     const outcome =
@@ -92,7 +107,7 @@ async function webhookMatches(
     }
     if (outcome.value !== true) return false;
   }
-  return true;
+  return invoked;
 }
 
 /**
@@ -104,6 +119,7 @@ async function webhookMatches(
 async function callWebhook(
   webhook: Webhook,
   a: AdmissionAttributes,
+  invoked: ResourceDescriptor,
   options: WebhookPluginOptions,
   mutating: boolean,
 ): Promise<boolean> {
@@ -120,13 +136,15 @@ async function callWebhook(
     throw newInternalError(`failed calling webhook "${name}": ${message}`);
   };
   let answer: ReturnType<typeof readAnswer>;
+  let sent = a;
   try {
     if (!(webhook.admissionReviewVersions ?? []).includes("v1"))
       return fail(
         `failed to call webhook: webhook does not accept known AdmissionReview versions: ${(webhook.admissionReviewVersions ?? []).join(", ")}`,
       );
     const endpoint = await endpointOf(webhook.clientConfig, context);
-    const review = admissionReview(admissionRequest(a, uid));
+    sent = await versionedAttributes(a, invoked, context);
+    const review = admissionReview(admissionRequest(sent, uid, a.resource));
     const answered = await transport.call(endpoint, review, (webhook.timeoutSeconds ?? 10) * 1000);
     answer = readAnswer(answered, uid, mutating);
   } catch (error) {
@@ -142,10 +160,10 @@ async function callWebhook(
     observer?.rejection(name, a.operation, type, "no_error", refused.statusCode);
     throw refused;
   }
-  if (answer.patch === undefined || answer.patch.length === 0 || a.object === undefined) return false;
+  if (answer.patch === undefined || answer.patch.length === 0 || sent.object === undefined) return false;
   let patched: unknown;
   try {
-    patched = jsonPatch(a.object, answer.patch);
+    patched = jsonPatch(sent.object, answer.patch);
   } catch (error) {
     return fail(`received invalid webhook response: the patch could not be applied: ${errorMessage(error)}`);
   }
@@ -153,8 +171,13 @@ async function callWebhook(
     return fail(
       "received invalid webhook response: the patch made the object something other than a JSON object",
     );
-  if (jsonEqual(patched, a.object)) return false;
-  replaceContents(a.object, patched as KubeObject);
+  if (jsonEqual(patched, sent.object)) return false;
+  // A patch of an equivalent version's object comes back to the request's version.
+  const back =
+    sent === a
+      ? patched
+      : (await versionedAttributes({ ...sent, object: patched as KubeObject }, a.resource, context)).object;
+  replaceContents(a.object!, back as KubeObject);
   return true;
 }
 
@@ -168,26 +191,26 @@ export function mutatingWebhookPlugin(options: WebhookPluginOptions): AdmissionP
   return {
     name: "MutatingAdmissionWebhook",
     async admit(a) {
-      const matched: Webhook[] = [];
+      const matched = new Map<Webhook, ResourceDescriptor>();
       for (const webhook of await webhooksOf(options.context, mutatingWebhookConfigurations)) {
         const matches = await webhookMatches(webhook, a, options.context);
         if (matches instanceof StatusError) throw matches;
-        if (matches) matched.push(webhook);
+        if (matches) matched.set(webhook, matches);
       }
-      if (matched.length === 0) return false;
+      if (matched.size === 0) return false;
       let changed = false;
       const changedAfter = new Map<Webhook, boolean>();
-      for (const webhook of matched) {
-        const patched = await callWebhook(webhook, a, options, true);
+      for (const [webhook, invoked] of matched) {
+        const patched = await callWebhook(webhook, a, invoked, options, true);
         if (patched) {
           changed = true;
           for (const earlier of changedAfter.keys()) changedAfter.set(earlier, true);
         }
         changedAfter.set(webhook, false);
       }
-      for (const webhook of matched) {
+      for (const [webhook, invoked] of matched) {
         if (webhook.reinvocationPolicy !== "IfNeeded" || changedAfter.get(webhook) !== true) continue;
-        if (await callWebhook(webhook, a, options, true)) changed = true;
+        if (await callWebhook(webhook, a, invoked, options, true)) changed = true;
       }
       return changed;
     },
@@ -199,15 +222,15 @@ export function validatingWebhookPlugin(options: WebhookPluginOptions): Admissio
   return {
     name: "ValidatingAdmissionWebhook",
     async validate(a) {
-      const matched: Webhook[] = [];
+      const matched = new Map<Webhook, ResourceDescriptor>();
       for (const webhook of await webhooksOf(options.context, validatingWebhookConfigurations)) {
         const matches = await webhookMatches(webhook, a, options.context);
         if (matches instanceof StatusError) throw matches;
-        if (matches) matched.push(webhook);
+        if (matches) matched.set(webhook, matches);
       }
-      if (matched.length === 0) return;
+      if (matched.size === 0) return;
       const outcomes = await Promise.allSettled(
-        matched.map((webhook) => callWebhook(webhook, a, options, false)),
+        [...matched].map(([webhook, invoked]) => callWebhook(webhook, a, invoked, options, false)),
       );
       for (const outcome of outcomes) if (outcome.status === "rejected") throw outcome.reason;
     },

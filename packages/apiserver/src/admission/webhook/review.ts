@@ -10,18 +10,23 @@ const optionsKinds: Readonly<Record<string, string>> = {
   DELETE: "DeleteOptions",
 };
 
-/** The `request` of an AdmissionReview v1 for `a` (upstream's `CreateAdmissionObjects`). */
+/**
+ * The `request` of an AdmissionReview v1 for `a` (upstream's
+ * `CreateAdmissionObjects`). `requested`: the resource the client wrote
+ * through, when `a` is its equivalent at the version the webhook asked for.
+ */
 export function admissionRequest(
   a: AdmissionAttributes,
   uid: string = uuidFrom(undefined),
+  requested: AdmissionAttributes["resource"] = a.resource,
 ): Record<string, unknown> {
   const { resource } = a;
-  const kind = { group: resource.group, version: resource.version, kind: resource.kind };
-  const gvr = { group: resource.group, version: resource.version, resource: resource.plural };
-  const request: Record<string, unknown> = { uid, kind, resource: gvr };
+  const kindOf = (r: typeof resource) => ({ group: r.group, version: r.version, kind: r.kind });
+  const gvrOf = (r: typeof resource) => ({ group: r.group, version: r.version, resource: r.plural });
+  const request: Record<string, unknown> = { uid, kind: kindOf(resource), resource: gvrOf(resource) };
   if (a.subresource !== "") request.subResource = a.subresource;
-  request.requestKind = kind;
-  request.requestResource = gvr;
+  request.requestKind = kindOf(requested);
+  request.requestResource = gvrOf(requested);
   if (a.subresource !== "") request.requestSubResource = a.subresource;
   if (a.name !== "") request.name = a.name;
   if (a.namespace !== "") request.namespace = a.namespace;

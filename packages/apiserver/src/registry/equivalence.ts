@@ -1,0 +1,50 @@
+import { apiVersionOf, newInternalError } from "@reconcile/api";
+import type { AdmissionEquivalence } from "../admission/plugin.js";
+import type { ResourceDefinitions } from "./definitions.js";
+import type { ResourceDefinition } from "./resource-definition.js";
+import { atVersion } from "./store/storage-view.js";
+
+/**
+ * upstream's `EquivalentResourceMapper` over the served definitions: the
+ * resources kept in one storage (a kind's versions; `events.k8s.io` events
+ * beside core events) are equivalent, and an object of one converts to
+ * another through the stored version, as the store converts it.
+ */
+export function admissionEquivalence(served: () => ResourceDefinitions): AdmissionEquivalence {
+  return {
+    equivalents(resource) {
+      const definitions = served();
+      const own = definitions.get(resource);
+      if (own === undefined) return [];
+      const storage = storageKey(own);
+      return definitions
+        .list()
+        .filter((other) => other !== own && storageKey(other) === storage)
+        .map((other) => other.descriptor);
+    },
+    async convert(object, from, to) {
+      const definitions = served();
+      const source = definitions.get(from);
+      const target = definitions.get(to);
+      if (source === undefined || target === undefined) {
+        throw newInternalError(`no conversion from ${apiVersionOf(from)} to ${apiVersionOf(to)}`);
+      }
+      const storedVersion = apiVersionOf({
+        group: (source.storedAs ?? source.descriptor).group,
+        version: source.storageVersion ?? source.descriptor.version,
+      });
+      const stored = atVersion(
+        source.conversion === undefined ? object : await source.conversion.toStorage(object),
+        storedVersion,
+      );
+      const converted =
+        target.conversion === undefined ? stored : await target.conversion.fromStorage(stored);
+      return structuredClone(atVersion(converted, apiVersionOf(target.descriptor)));
+    },
+  };
+}
+
+function storageKey(definition: ResourceDefinition): string {
+  const stored = definition.storedAs ?? definition.descriptor;
+  return `${stored.group}/${stored.plural}`;
+}
