@@ -1,4 +1,5 @@
 import {
+  customResourceDefinitions,
   defineResource,
   type KubeObject,
   mutatingWebhookConfigurations,
@@ -49,15 +50,7 @@ async function serverWithWidgets(): Promise<ApiServer> {
   servers.push(server);
   await server
     .client()
-    .resource(
-      defineResource({
-        group: "apiextensions.k8s.io",
-        version: "v1",
-        kind: "CustomResourceDefinition",
-        plural: "customresourcedefinitions",
-        namespaced: false,
-      }),
-    )
+    .resource(customResourceDefinitions)
     .create({
       metadata: { name: "widgets.example.com" },
       spec: {
