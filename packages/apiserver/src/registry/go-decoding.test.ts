@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { goBase64Error } from "./go-base64.js";
-import { goTimeParseError, rfc3339Layout, rfc3339MicroLayout } from "./go-time.js";
+import {
+  goTimeParseError,
+  goTimeParseErrorByElements,
+  rfc3339Layout,
+  rfc3339MicroLayout,
+} from "./go-time.js";
 
 describe("goTimeParseError: Go's time.Parse for metav1.Time and MicroTime", () => {
   it.each([
@@ -54,6 +59,33 @@ describe("goTimeParseError: Go's time.Parse for metav1.Time and MicroTime", () =
     ],
   ])("RFC 3339 with microseconds: %s", (value, error) => {
     expect(goTimeParseError(value, rfc3339MicroLayout)).toBe(error);
+  });
+});
+
+describe("goTimeParseError's quick path", () => {
+  it("answers as the element-by-element parse for every canonical value around each field's range", () => {
+    const pad = (n: number, width = 2) => String(n).padStart(width, "0");
+    let compared = 0;
+    const differences: string[] = [];
+    for (const year of [0, 1900, 2000, 2023, 2024, 2100, 9999])
+      for (let month = 0; month <= 13; month++)
+        for (const day of [0, 1, 28, 29, 30, 31, 32])
+          for (const hour of [0, 23, 24])
+            for (const minute of [0, 59, 60])
+              for (const second of [0, 59, 60]) {
+                const base = `${pad(year, 4)}-${pad(month)}-${pad(day)}T${pad(hour)}:${pad(minute)}:${pad(second)}`;
+                for (const [value, layout] of [
+                  [`${base}Z`, rfc3339Layout],
+                  [`${base}.123456Z`, rfc3339MicroLayout],
+                ] as const) {
+                  compared++;
+                  const quick = goTimeParseError(value, layout);
+                  if (quick !== goTimeParseErrorByElements(value, layout))
+                    differences.push(`${value}: ${quick}`);
+                }
+              }
+    expect(compared).toBe(37_044);
+    expect(differences).toEqual([]);
   });
 });
 
