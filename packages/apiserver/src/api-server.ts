@@ -9,6 +9,7 @@ import {
 import type { Client } from "@reconcile/client";
 import { type Clock, type Random, realClock, realRandom, uuidFrom } from "@reconcile/clock";
 import { AdmissionChain } from "./admission/chain.js";
+import { admissionEquivalence } from "./admission/equivalence.js";
 import type { AdmissionPlugin, AuthorizationQuestion } from "./admission/plugin.js";
 import { storageContext } from "./admission/plugin.js";
 import {
@@ -40,7 +41,6 @@ import {
   serviceIPOf,
 } from "./kinds/service-ips.js";
 import { ResourceDefinitions } from "./registry/definitions.js";
-import { admissionEquivalence } from "./registry/equivalence.js";
 import { InProcessClient, type ReviewAnswerer } from "./registry/in-process-client.js";
 import { Registry } from "./registry/registry.js";
 import { MemoryStorage } from "./storage/memory-storage.js";

@@ -1,8 +1,8 @@
 import { apiVersionOf, newInternalError } from "@reconcile/api";
-import type { AdmissionEquivalence } from "../admission/plugin.js";
-import type { ResourceDefinitions } from "./definitions.js";
-import type { ResourceDefinition } from "./resource-definition.js";
-import { atVersion } from "./store/storage-view.js";
+import type { ResourceDefinitions } from "../registry/definitions.js";
+import type { ResourceDefinition } from "../registry/resource-definition.js";
+import { atVersion } from "../registry/store/storage-view.js";
+import type { AdmissionEquivalence } from "./plugin.js";
 
 /**
  * upstream's `EquivalentResourceMapper` over the served definitions: the
