@@ -33,6 +33,15 @@ export interface WatchOptions {
   /** Start after this version; "" or "0" start with synthetic ADDED events for the current state. */
   resourceVersion?: string | undefined;
   allowWatchBookmarks?: boolean | undefined;
+  /**
+   * A watch list (client-go's WatchList): the current state as ADDED events,
+   * then a BOOKMARK annotated `k8s.io/initial-events-end: "true"` at the
+   * state's resourceVersion, then the changes. With false, none of the
+   * state even for "" or "0". Needs `resourceVersionMatch: "NotOlderThan"`.
+   */
+  sendInitialEvents?: boolean | undefined;
+  /** With `sendInitialEvents`: the state is at least as new as `resourceVersion`. */
+  resourceVersionMatch?: "NotOlderThan" | undefined;
   /** The server closes the watch after this many seconds. */
   timeoutSeconds?: number | undefined;
   /** Aborting ends the watch's iteration. */

@@ -122,6 +122,50 @@ export function isTrue(value: string | null): boolean {
   return !(value === "0" || value.toLowerCase() === "false");
 }
 
+/**
+ * kube-apiserver's `validateWatchOptions` with the WatchList feature on:
+ * `sendInitialEvents` wants `resourceVersionMatch=NotOlderThan`, which a
+ * watch takes only with it. The watch's own options, or the 422 upstream
+ * words (`ListOptions.meta.k8s.io "" is invalid: …`).
+ */
+export function watchListOptions(query: URLSearchParams): {
+  sendInitialEvents: boolean | undefined;
+  resourceVersionMatch: "NotOlderThan" | undefined;
+} {
+  const errors = new FieldErrors();
+  const send = query.get("sendInitialEvents");
+  const sendInitialEvents = send === null ? undefined : isTrue(send);
+  const match = query.get("resourceVersionMatch") ?? "";
+  if (sendInitialEvents !== undefined && match !== "NotOlderThan") {
+    errors.forbidden(
+      "resourceVersionMatch",
+      "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+    );
+  }
+  if (match !== "") {
+    if (sendInitialEvents === undefined) {
+      errors.forbidden(
+        "resourceVersionMatch",
+        "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+      );
+    }
+    if (match !== "NotOlderThan") errors.notSupported("resourceVersionMatch", match, ["NotOlderThan"]);
+    if ((query.get("continue") ?? "") !== "") {
+      errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided");
+    }
+  }
+  if (!errors.empty) throw newInvalid({ group: "meta.k8s.io", kind: "ListOptions" }, "", errors.list);
+  return { sendInitialEvents, resourceVersionMatch: match === "NotOlderThan" ? match : undefined };
+}
+
+/** A list may not ask for initial events (upstream's `ValidateListOptions`). */
+export function validateListQuery(query: URLSearchParams): void {
+  if (!query.has("sendInitialEvents")) return;
+  const errors = new FieldErrors();
+  errors.forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list");
+  throw newInvalid({ group: "meta.k8s.io", kind: "ListOptions" }, "", errors.list);
+}
+
 /** kube-apiserver's `ValidateFieldManager` and `ValidateDryRun` for create and update. */
 export function validateWriteOptions(kind: "CreateOptions" | "UpdateOptions", query: URLSearchParams): void {
   const errors = new FieldErrors();

@@ -3,7 +3,7 @@ import type { ResourceDescriptor } from "@reconcile/api";
 import type { HandlerContext } from "./context.js";
 import { listItemEncoder } from "./list-encoding.js";
 import { requestedTableVersion } from "./negotiation.js";
-import { listOptions, parseIncludeObjectParam } from "./parameters.js";
+import { listOptions, parseIncludeObjectParam, validateListQuery } from "./parameters.js";
 import { jsonContentType, send, sendList } from "./respond.js";
 import { tableContentType, toTable } from "./table.js";
 
@@ -49,6 +49,7 @@ export async function serveList(
 ): Promise<void> {
   const tableVersion = requestedTableVersion(request.headers.accept);
   const includeObject = tableVersion === undefined ? undefined : parseIncludeObjectParam(query);
+  validateListQuery(query);
   const list = await context.registry.list(resource, namespace, listOptions(query));
   if (tableVersion !== undefined) {
     const table = toTable(resource, list.items, list.metadata, {

@@ -9,7 +9,7 @@ import {
 import type { Clock } from "@reconcile/clock";
 import type { HandlerContext } from "./context.js";
 import { requestedTableVersion } from "./negotiation.js";
-import { isTrue, parseIncludeObjectParam, parseNumber } from "./parameters.js";
+import { isTrue, parseIncludeObjectParam, parseNumber, watchListOptions } from "./parameters.js";
 import { jsonContentType, statusBody } from "./respond.js";
 import { tableContentType, toTable } from "./table.js";
 
@@ -34,7 +34,9 @@ export async function serveWatch(
   const stop = new AbortController();
   const onClose = () => stop.abort();
   response.on("close", onClose);
+  const watchList = watchListOptions(query);
   const watch = await context.registry.watch(resource, namespace, {
+    ...watchList,
     resourceVersion: query.get("resourceVersion") ?? undefined,
     labelSelector: query.get("labelSelector") ?? undefined,
     fieldSelector: query.get("fieldSelector") ?? undefined,

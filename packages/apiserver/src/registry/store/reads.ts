@@ -143,8 +143,23 @@ export async function watchObjects(
   if (timeoutSeconds !== undefined && !(Number.isFinite(timeoutSeconds) && timeoutSeconds >= 0))
     throw newBadRequest(`timeoutSeconds: Invalid value: ${timeoutSeconds}: must be a non-negative number`);
   options.signal?.throwIfAborted();
-  const watcher = context.storage.watch(collectionPrefix(resource, namespace), {
-    fromRevision,
+  const prefix = collectionPrefix(resource, namespace);
+  // A watch list: the state now (never older than the resourceVersion, checked above) as ADDED
+  // events, the bookmark that ends them, then the changes after it. sendInitialEvents=false
+  // starts at the newest revision even for "" or "0", with no state.
+  let initial: (StorageEvent & { initialEventsEnd?: boolean })[] = [];
+  let from = fromRevision;
+  if (options.sendInitialEvents === true) {
+    const state = await context.storage.list(prefix, { predicate: predicate?.matches });
+    initial = state.items.map((object) => ({ type: "ADDED", object, revision: state.revision }));
+    if (options.allowWatchBookmarks)
+      initial.push({ type: "BOOKMARK", revision: state.revision, initialEventsEnd: true });
+    from = state.revision;
+  } else if (options.sendInitialEvents === false && fromRevision === undefined) {
+    from = await context.storage.currentRevision();
+  }
+  const watcher = context.storage.watch(prefix, {
+    fromRevision: from,
     predicate: predicate?.matches,
     bookmarkIntervalMs: options.allowWatchBookmarks ? context.bookmarkIntervalMs : undefined,
   });
@@ -165,23 +180,31 @@ export async function watchObjects(
   // setTimeout holds at most 2^31-1 ms (about 24.8 days) and fires a longer delay at once.
   if (timeoutSeconds) timer = clock.setTimeout(stop, Math.min(timeoutSeconds * 1000, 2_147_483_647));
   signal?.addEventListener("abort", stop, { once: true });
-  const bookmarkOf = (revision: number): KubeObject => ({
+  const bookmarkOf = (revision: number, initialEventsEnd?: boolean): KubeObject => ({
     apiVersion: apiVersionOf(resource),
     kind: resource.kind,
-    metadata: { resourceVersion: String(revision) },
+    metadata: {
+      resourceVersion: String(revision),
+      ...(initialEventsEnd ? { annotations: { [initialEventsEndAnnotation]: "true" } } : {}),
+    },
   });
   const gr = store.gr;
   const iterator = watcher[Symbol.asyncIterator]();
   // A plain mapping iterator (no async generator): fan-out pays this per event per watcher.
+  let replayed = 0;
   const events: AsyncIterator<WatchEvent> & RegistryWatch = {
-    next: () =>
-      iterator.next().then((next): IteratorResult<WatchEvent> => {
+    next: () => {
+      if (replayed < initial.length && !stopped) {
+        return Promise.resolve({ done: false, value: toWatchEvent(initial[replayed++]!, gr, bookmarkOf) });
+      }
+      return iterator.next().then((next): IteratorResult<WatchEvent> => {
         if (next.done) {
           stop();
           return { done: true, value: undefined };
         }
         return { done: false, value: toWatchEvent(next.value, gr, bookmarkOf) };
-      }),
+      });
+    },
     return: () => {
       stop();
       return Promise.resolve({ done: true, value: undefined });
@@ -251,14 +274,17 @@ interface FieldSetEntry {
   fields: Record<string, string>;
 }
 
+/** The annotation of the bookmark that ends a watch list's initial events. */
+export const initialEventsEndAnnotation = "k8s.io/initial-events-end";
+
 function toWatchEvent(
-  event: StorageEvent,
+  event: StorageEvent & { initialEventsEnd?: boolean },
   gr: { group: string; resource: string },
-  bookmarkOf: (revision: number) => KubeObject,
+  bookmarkOf: (revision: number, initialEventsEnd?: boolean) => KubeObject,
 ): WatchEvent {
   switch (event.type) {
     case "BOOKMARK":
-      return { type: "BOOKMARK", object: bookmarkOf(event.revision) };
+      return { type: "BOOKMARK", object: bookmarkOf(event.revision, event.initialEventsEnd) };
     case "ERROR": {
       const status: Status = toStatusError(event.error, gr, "").status;
       return { type: "ERROR", object: status };
