@@ -34,6 +34,11 @@ export interface SharedInformerFactoryOptions {
   handlerErrorHandler?: HandlerErrorHandler | undefined;
   /** Deep-freeze cached objects (see `SharedIndexInformer`). Default: `RECONCILE_CACHE_MUTATION_DETECTOR`. */
   detectMutations?: boolean | undefined;
+  /**
+   * Every informer syncs by watch list (`sendInitialEvents`) instead of LIST,
+   * as client-go's `WatchListClient` feature does. Default: false.
+   */
+  useWatchList?: boolean | undefined;
   /** Default: `realClock`. */
   clock?: Clock | undefined;
   /** The jitter of every informer's watch timeouts and backoff, in [0, 1). Default: `Math.random`. */
@@ -100,6 +105,7 @@ export class SharedInformerFactory {
       handlerErrorHandler: o.handlerErrorHandler,
       logger: o.logger,
       detectMutations: o.detectMutations,
+      useWatchList: o.useWatchList,
       clock: this.#clock,
       random: o.random,
     });

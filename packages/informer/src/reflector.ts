@@ -62,6 +62,25 @@ export interface ReflectorOptions<T extends KubeObject> {
   clock?: Clock | undefined;
   /** Source of jitter, in [0, 1). Default: `Math.random`. */
   random?: (() => number) | undefined;
+  /**
+   * Sync by watch list instead of LIST (client-go's `WatchListClient`): one
+   * watch with `sendInitialEvents` streams the state, replaced into the store
+   * at the bookmark that ends it, and goes on as the watch, so no list is
+   * held whole. A server that refuses it, or a stream that ends before the
+   * state does, falls back to LIST for that round. Default: false.
+   */
+  useWatchList?: boolean | undefined;
+}
+
+/** The annotation of the bookmark that ends a watch list's state. */
+const initialEventsEnd = "k8s.io/initial-events-end";
+
+/** A watch list ended before the bookmark that ends its state: the reflector LISTs this round. */
+export class WatchListEndedError extends ReconcileError {
+  constructor(name: string) {
+    super("informer.watch-list-ended", `${name}: the watch list ended before its initial events did`);
+    this.name = "WatchListEndedError";
+  }
 }
 
 /** A watch closed within a second without any event: something is wrong; relist. */
@@ -150,6 +169,9 @@ export class Reflector<T extends KubeObject = KubeObject> {
   #lastSyncResourceVersionUnavailable = false;
   #paginatedResult = false;
   #running = false;
+  readonly #useWatchList: boolean;
+  /** While a watch list streams the state: what it has sent so far. */
+  #streamed: T[] | undefined;
 
   constructor(options: ReflectorOptions<T>) {
     if (options.listerWatcher === undefined) throw new TypeError("Reflector: listerWatcher is required");
@@ -167,6 +189,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
       options.idleTimeoutMs === undefined ? undefined : nonNegative("idleTimeoutMs", options.idleTimeoutMs);
     this.#clock = options.clock ?? realClock;
     this.#random = options.random ?? Math.random;
+    this.#useWatchList = options.useWatchList ?? false;
     this.#backoff = new Backoff(options.backoff ?? {}, this.#clock, this.#random);
     this.#watchErrorHandler = options.watchErrorHandler ?? logWatchErrors(options.logger ?? noopLogger);
   }
@@ -214,7 +237,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
    * caller relists), or `signal` aborts (returns).
    */
   async listAndWatch(signal: AbortSignal): Promise<void> {
-    await this.#list(signal);
+    if (this.#useWatchList) this.#streamed = [];
+    else await this.#list(signal);
     if (signal.aborted) return;
     const watching = new AbortController();
     const stopWatching = () => watching.abort();
@@ -234,9 +258,23 @@ export class Reflector<T extends KubeObject = KubeObject> {
     };
     if (this.#resyncPeriodMs > 0) scheduleResync();
     try {
-      await this.#watchLoop(watching.signal);
+      try {
+        await this.#watchLoop(watching.signal);
+      } catch (error) {
+        if (this.#streamed === undefined || signal.aborted) throw error;
+        // The watch list failed before the state was whole: LIST this round, as client-go falls back.
+        this.#report(error);
+        this.#streamed = undefined;
+        await this.#list(signal);
+        await this.#watchLoop(watching.signal);
+      }
+      if (this.#streamed !== undefined && !signal.aborted) {
+        this.#streamed = undefined;
+        throw new WatchListEndedError(this.name);
+      }
       if (resyncError !== undefined) throw resyncError.error;
     } finally {
+      this.#streamed = undefined;
       if (resyncTimer !== undefined) this.#clock.clearTimeout(resyncTimer);
       signal.removeEventListener("abort", stopWatching);
     }
@@ -312,7 +350,16 @@ export class Reflector<T extends KubeObject = KubeObject> {
         let stream: AsyncIterable<WatchEvent<T>>;
         try {
           stream = await this.#lw.watch({
-            resourceVersion: this.#lastSyncResourceVersion,
+            ...(this.#streamed === undefined
+              ? { resourceVersion: this.#lastSyncResourceVersion }
+              : {
+                  // "": the newest state, read consistently; else not older than what this reflector saw.
+                  resourceVersion: this.#lastSyncResourceVersionUnavailable
+                    ? ""
+                    : this.#lastSyncResourceVersion,
+                  sendInitialEvents: true,
+                  resourceVersionMatch: "NotOlderThan" as const,
+                }),
             timeoutSeconds,
             allowWatchBookmarks: true,
             ...this.#selectors(),
@@ -332,6 +379,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
           watching,
           this.#idleTimeoutMs ?? timeoutSeconds * 1000 + 30_000,
         );
+        // A watch list that ends before its state does is retried as a LIST (see listAndWatch).
+        if (this.#streamed !== undefined && outcome !== "aborted") throw new WatchListEndedError(this.name);
         switch (outcome) {
           case "aborted":
             return;
@@ -452,6 +501,10 @@ export class Reflector<T extends KubeObject = KubeObject> {
 
   #apply(event: WatchEvent<T>): void {
     const obj = event.object as T;
+    if (this.#streamed !== undefined) {
+      this.#collect(event);
+      return;
+    }
     try {
       switch (event.type) {
         case "ADDED":
@@ -475,6 +528,21 @@ export class Reflector<T extends KubeObject = KubeObject> {
     }
     const resourceVersion = obj?.metadata?.resourceVersion;
     if (resourceVersion) this.#lastSyncResourceVersion = resourceVersion;
+  }
+
+  /** A watch list's state, event by event, into the store whole at the bookmark that ends it. */
+  #collect(event: WatchEvent<T>): void {
+    const obj = event.object as T;
+    if (event.type === "ADDED") {
+      this.#streamed!.push(obj);
+      return;
+    }
+    if (event.type !== "BOOKMARK" || obj.metadata?.annotations?.[initialEventsEnd] !== "true") return;
+    const resourceVersion = obj.metadata?.resourceVersion ?? "";
+    this.#store.replace(this.#streamed!, resourceVersion);
+    this.#streamed = undefined;
+    this.#lastSyncResourceVersion = resourceVersion;
+    this.#lastSyncResourceVersionUnavailable = false;
   }
 
   #selectors(): { labelSelector?: string; fieldSelector?: string } {

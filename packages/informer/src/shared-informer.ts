@@ -62,6 +62,8 @@ export interface SharedIndexInformerOptions<T extends KubeObject> {
   minWatchTimeoutMs?: number | undefined;
   idleTimeoutMs?: number | undefined;
   backoff?: BackoffOptions | undefined;
+  /** Sync by watch list instead of LIST (see `Reflector`'s `useWatchList`). Default: false. */
+  useWatchList?: boolean | undefined;
   /** Default: `realClock`. */
   clock?: Clock | undefined;
   /** Source of jitter in [0, 1). Default: `Math.random`. */
@@ -311,6 +313,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       minWatchTimeoutMs: this.#options.minWatchTimeoutMs,
       idleTimeoutMs: this.#options.idleTimeoutMs,
       backoff: this.#options.backoff,
+      useWatchList: this.#options.useWatchList,
       clock: this.#clock,
       random: this.#options.random,
       watchErrorHandler: (error, context) => {

@@ -105,6 +105,9 @@ export class HttpResourceClient<T extends KubeObject> implements ResourceClient<
         labelSelector: options.labelSelector,
         fieldSelector: options.fieldSelector,
         allowWatchBookmarks: options.allowWatchBookmarks ? "true" : undefined,
+        sendInitialEvents:
+          options.sendInitialEvents === undefined ? undefined : String(options.sendInitialEvents),
+        resourceVersionMatch: options.resourceVersionMatch,
         timeoutSeconds: options.timeoutSeconds,
       },
       idempotent: true,
