@@ -119,4 +119,49 @@ describe("useWatchList", () => {
     expect(lists).toHaveLength(1);
     expect(watches.map((w) => w.sendInitialEvents ?? false)).toEqual([true, false]);
   });
+
+  it("LISTs that round when the watch list ends before its state does, and syncs", async () => {
+    const { api } = await serverWithPods(2);
+    const {
+      lw: inner,
+      lists,
+      watches,
+    } = recorded(listerWatcher(api.client(), pods, { namespace: "default" }));
+    // The first watch list is cut after one object: no initial-events-end bookmark.
+    let cut = false;
+    const lw: ListerWatcher<Pod> = {
+      list: inner.list,
+      watch: async (options) => {
+        const stream = await inner.watch(options);
+        if (!options.sendInitialEvents || cut) return stream;
+        cut = true;
+        return (async function* () {
+          for await (const event of stream) {
+            yield event;
+            return;
+          }
+        })();
+      },
+    };
+    const errors: unknown[] = [];
+    const informer = new SharedIndexInformer<Pod>({
+      listerWatcher: lw,
+      resource: pods,
+      useWatchList: true,
+      watchErrorHandler: (error) => errors.push(error),
+    });
+    const stop = new AbortController();
+    const running = informer.run(stop.signal);
+    stops.push(async () => {
+      stop.abort();
+      await running;
+    });
+    expect(await waitForCacheSync(AbortSignal.timeout(10_000), informer)).toBe(true);
+    expect(names(informer)).toEqual(["p0", "p1"]);
+    expect(lists).toHaveLength(1);
+    expect(watches[0]?.sendInitialEvents).toBe(true);
+    expect(errors.map((error) => (error as Error).message)).toEqual([
+      `${informer.name}: the watch list ended before its initial events did`,
+    ]);
+  });
 });
