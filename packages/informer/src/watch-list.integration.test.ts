@@ -64,8 +64,13 @@ async function serverWithPods(count: number) {
   return { api, client };
 }
 
-async function startInformer(lw: ListerWatcher<Pod>) {
-  const informer = new SharedIndexInformer<Pod>({ listerWatcher: lw, resource: pods, useWatchList: true });
+async function startInformer(lw: ListerWatcher<Pod>, errors?: unknown[]) {
+  const informer = new SharedIndexInformer<Pod>({
+    listerWatcher: lw,
+    resource: pods,
+    useWatchList: true,
+    ...(errors === undefined ? {} : { watchErrorHandler: (error: unknown) => errors.push(error) }),
+  });
   const stop = new AbortController();
   const running = informer.run(stop.signal);
   stops.push(async () => {
@@ -144,19 +149,7 @@ describe("useWatchList", () => {
       },
     };
     const errors: unknown[] = [];
-    const informer = new SharedIndexInformer<Pod>({
-      listerWatcher: lw,
-      resource: pods,
-      useWatchList: true,
-      watchErrorHandler: (error) => errors.push(error),
-    });
-    const stop = new AbortController();
-    const running = informer.run(stop.signal);
-    stops.push(async () => {
-      stop.abort();
-      await running;
-    });
-    expect(await waitForCacheSync(AbortSignal.timeout(10_000), informer)).toBe(true);
+    const informer = await startInformer(lw, errors);
     expect(names(informer)).toEqual(["p0", "p1"]);
     expect(lists).toHaveLength(1);
     expect(watches[0]?.sendInitialEvents).toBe(true);
