@@ -268,11 +268,8 @@ export class Reflector<T extends KubeObject = KubeObject> {
         await this.#list(signal);
         await this.#watchLoop(watching.signal);
       }
-      if (this.#streamed !== undefined && !signal.aborted) {
-        this.#streamed = undefined;
-        throw new WatchListEndedError(this.name);
-      }
       if (resyncError !== undefined) throw resyncError.error;
+      if (this.#streamed !== undefined && !signal.aborted) throw new WatchListEndedError(this.name);
     } finally {
       this.#streamed = undefined;
       if (resyncTimer !== undefined) this.#clock.clearTimeout(resyncTimer);
