@@ -1,3 +1,4 @@
+import { Environment } from "@marcbachmann/cel-js";
 import { additionalSchema, isObject, itemSchema, type JSONSchemaProps } from "./schema.js";
 
 /**
@@ -17,6 +18,8 @@ export function toCEL(value: unknown, schema: JSONSchemaProps | undefined, resou
     const items = schema ? itemSchema(schema) : undefined;
     return value.map((item) => toCEL(item, items, items?.["x-kubernetes-embedded-resource"] === true));
   }
+  if (typeof value === "string")
+    return schema?.format === undefined ? value : formatted(value, schema.format);
   if (!isObject(value)) return value;
   const out: Record<string, unknown> = {};
   const additional = schema ? additionalSchema(schema) : undefined;
@@ -41,6 +44,33 @@ export function toCEL(value: unknown, schema: JSONSchemaProps | undefined, resou
     }
   }
   return out;
+}
+
+const durationOf = new Environment().registerVariable("text", "string").parse("duration(text)");
+
+/**
+ * A string as CEL sees it under its format: `byte` → bytes, `duration` →
+ * duration, `date`/`date-time` → timestamp. Format validation ran first; a
+ * value that still does not parse stays a string.
+ */
+function formatted(value: string, format: string): unknown {
+  switch (format) {
+    case "byte":
+      return new Uint8Array(Buffer.from(value, "base64"));
+    case "duration":
+      try {
+        return durationOf({ text: value });
+      } catch {
+        return value;
+      }
+    case "date":
+    case "date-time": {
+      const time = new Date(value);
+      return Number.isNaN(time.getTime()) ? value : time;
+    }
+    default:
+      return value;
+  }
 }
 
 const celKeywords = new Set(

@@ -9,8 +9,10 @@ import {
   STATIC_COST_LIMIT,
   withCost,
 } from "./cel-cost.js";
+import { celGoIssue } from "./cel-issues.js";
 import { linearMatches, registerKubernetesLibraries } from "./cel-library.js";
 import { fieldPathResolves, joinFieldPath } from "./cel-paths.js";
+import type { CheckOutcome, RuleChecker } from "./cel-types.js";
 import { toCEL } from "./cel-values.js";
 import { type SchemaErrors, showValue } from "./errors.js";
 import {
@@ -44,6 +46,14 @@ export function validateCEL(
   walk(value, old, schema, errors, path, true, budget);
 }
 
+/** Where a schema node's rules are compiled. */
+export interface RuleContext {
+  /** Checks them against the schema's declared types (without it, `self` is `dyn`). */
+  checker?: RuleChecker | undefined;
+  /** The items path of the outermost atomic or set list above the node, where `oldSelf` cannot be used. */
+  uncorrelatable?: string | undefined;
+}
+
 /** A compiled rule's estimated cost (times its node's cardinality), for the schema-wide total. */
 export interface RuleCost {
   path: string;
@@ -60,18 +70,21 @@ export function compileRules(
   errors: SchemaErrors,
   path: string,
   cardinality = 1,
+  context: RuleContext = {},
 ): RuleCost[] {
   const costs: RuleCost[] = [];
+  const { checker, uncorrelatable } = context;
   (schema["x-kubernetes-validations"] ?? []).forEach((rule, i) => {
     const at = `${path}.x-kubernetes-validations[${i}]`;
     if (typeof rule.rule !== "string" || rule.rule.trim() === "") {
       errors.required(`${at}.rule`);
       return;
     }
-    const compiled = compile(rule.rule);
-    if (compiled instanceof Error) {
-      errors.invalid(`${at}.rule`, rule, `compilation failed: ERROR: ${firstLine(compiled.message)}`);
-    } else if (compiled.type !== "bool" && !isDynamic(compiled.type)) {
+    const compiled = compile(rule.rule, rule.optionalOldSelf === true);
+    const checked = outcome(rule.rule, compiled, schema, rule.optionalOldSelf === true, checker);
+    if (compiled instanceof Error || "issue" in checked) {
+      errors.invalid(`${at}.rule`, rule, `compilation failed: ${"issue" in checked ? checked.issue : ""}`);
+    } else if (checked.type !== "bool" && !isDynamic(checked.type)) {
       errors.invalid(`${at}.rule`, rule, "cel expression must evaluate to a bool");
     } else {
       const cost = estimateCost(compiled.ast, schema) * cardinality;
@@ -92,15 +105,29 @@ export function compileRules(
           : "message must not contain line breaks",
       );
     }
+    if (uncorrelatable !== undefined && usesOldSelf(rule.rule)) {
+      errors.invalid(
+        `${at}.rule`,
+        rule.rule,
+        `oldSelf cannot be used on the uncorrelatable portion of the schema within ${uncorrelatable}`,
+      );
+    }
     if (rule.messageExpression !== undefined) {
-      const message = compile(rule.messageExpression);
-      if (message instanceof Error) {
+      const message = compile(rule.messageExpression, rule.optionalOldSelf === true);
+      const checkedMessage = outcome(
+        rule.messageExpression,
+        message,
+        schema,
+        rule.optionalOldSelf === true,
+        checker,
+      );
+      if (message instanceof Error || "issue" in checkedMessage) {
         errors.invalid(
           `${at}.messageExpression`,
           rule.messageExpression,
-          `messageExpression compilation failed: ERROR: ${firstLine(message.message)}`,
+          `messageExpression compilation failed: ${"issue" in checkedMessage ? checkedMessage.issue : ""}`,
         );
-      } else if (message.type !== "string" && !isDynamic(message.type)) {
+      } else if (checkedMessage.type !== "string" && !isDynamic(checkedMessage.type)) {
         errors.invalid(
           `${at}.messageExpression`,
           rule.messageExpression,
@@ -129,6 +156,24 @@ export function compileRules(
   return costs;
 }
 
+/**
+ * What compiling an expression at a node found: the checker's verdict with
+ * the schema's types first (its words are upstream's), then whether the
+ * program that runs it compiled.
+ */
+function outcome(
+  expression: string,
+  compiled: Compiled | Error,
+  node: JSONSchemaProps,
+  optionalOldSelf: boolean,
+  checker: RuleChecker | undefined,
+): CheckOutcome {
+  const typed = checker?.check(expression, node, optionalOldSelf);
+  if (typed !== undefined && "issue" in typed) return typed;
+  if (compiled instanceof Error) return { issue: celGoIssue(compiled, expression) };
+  return typed ?? { type: compiled.type };
+}
+
 const reasons = new Set([
   "FieldValueInvalid",
   "FieldValueForbidden",
@@ -136,19 +181,25 @@ const reasons = new Set([
   "FieldValueDuplicate",
 ]);
 
-const environment = registerKubernetesLibraries(
+const libraries = registerKubernetesLibraries(
   new Environment({ enableOptionalTypes: true, homogeneousAggregateLiterals: true }),
-)
-  .registerVariable("self", "dyn")
-  .registerVariable("oldSelf", "dyn");
-countEvaluatedNodes();
+);
+/** Where rules run: `self` and `oldSelf` are dyn, or with `optionalOldSelf` `oldSelf` an optional. */
+const environments = {
+  plain: countEvaluatedNodes(
+    libraries.clone().registerVariable("self", "dyn").registerVariable("oldSelf", "dyn"),
+  ),
+  optional: countEvaluatedNodes(
+    libraries.clone().registerVariable("self", "dyn").registerVariable("oldSelf", "optional<dyn>"),
+  ),
+};
 
 /**
  * Makes every expression node the environment evaluates charge one cost unit. The library offers no cost
  * hook, so this wraps its evaluator's `run`, through which each child node is evaluated; the evaluator is
  * reached through the first evaluation of a probe expression.
  */
-function countEvaluatedNodes(): void {
+function countEvaluatedNodes(environment: Environment): Environment {
   const probe = environment.parse("true");
   const node = probe.ast as unknown as {
     evaluate: (evaluator: unknown, ast: unknown, context: unknown) => unknown;
@@ -164,6 +215,7 @@ function countEvaluatedNodes(): void {
     return original.call(this, evaluator, ast, context);
   };
   probe({});
+  return environment;
 }
 
 interface Compiled {
@@ -171,13 +223,18 @@ interface Compiled {
   ast: unknown;
   run: (context: Record<string, unknown>) => unknown;
 }
-const programs = new Map<string, Compiled | Error>();
+const programs = {
+  plain: new Map<string, Compiled | Error>(),
+  optional: new Map<string, Compiled | Error>(),
+};
 
-function compile(expression: string): Compiled | Error {
-  let program = programs.get(expression);
+/** A rule or message expression compiled once (per text and kind of `oldSelf`) for running. */
+function compile(expression: string, optionalOldSelf = false): Compiled | Error {
+  const kind = optionalOldSelf ? "optional" : "plain";
+  let program = programs[kind].get(expression);
   if (program) return program;
   try {
-    const parsed = environment.parse(expression);
+    const parsed = environments[kind].parse(expression);
     renameMatches(parsed.ast);
     const checked = parsed.check();
     if (!checked.valid) program = checked.error ?? new Error("type check failed");
@@ -185,7 +242,9 @@ function compile(expression: string): Compiled | Error {
   } catch (error) {
     program = error instanceof Error ? error : new Error(String(error));
   }
-  programs.set(expression, program);
+  // Rule texts come from CRD writes: the cache stays bounded whatever they hold.
+  if (programs[kind].size >= 10_000) programs[kind].clear();
+  programs[kind].set(expression, program);
   return program;
 }
 
@@ -281,7 +340,7 @@ function evaluate(
 ): void {
   const transition = usesOldSelf(rule.rule);
   if (transition && oldSelf === undefined && !rule.optionalOldSelf) return;
-  const program = compile(rule.rule);
+  const program = compile(rule.rule, rule.optionalOldSelf === true);
   if (program instanceof Error) return; // rejected when the CRD was written
   const context: Record<string, unknown> = { self };
   if (transition) context.oldSelf = rule.optionalOldSelf ? optional(oldSelf) : oldSelf;
@@ -356,7 +415,7 @@ function messageFor(
   budget: CostBudget,
 ): string | undefined | typeof exhausted {
   if (rule.messageExpression) {
-    const program = compile(rule.messageExpression);
+    const program = compile(rule.messageExpression, rule.optionalOldSelf === true);
     if (!(program instanceof Error)) {
       const { result, cost } = withCost(Math.min(PER_CALL_LIMIT, budget.remaining + 1), () =>
         program.run(context),

@@ -1,8 +1,9 @@
 import type { FieldError, KubeObject } from "@reconcile/api";
-import { compileRules, type RuleCost } from "./cel.js";
+import { compileRules, type RuleContext, type RuleCost } from "./cel.js";
 import { childCardinality, exceedsBudgetMessage, STATIC_CRD_COST_LIMIT } from "./cel-cost.js";
+import { RuleChecker } from "./cel-types.js";
 import { SchemaErrors } from "./errors.js";
-import { isObject, type JSONSchemaProps } from "./schema.js";
+import { isObject, type JSONSchemaProps, subtreeHas } from "./schema.js";
 import { validateStructuralSchema } from "./structural.js";
 
 /** The spec of an apiextensions.k8s.io/v1 CustomResourceDefinition. */
@@ -313,7 +314,8 @@ function validateVersions(spec: CustomResourceDefinitionSpec, errors: SchemaErro
  */
 function compileSchemaRules(schema: JSONSchemaProps, path: string, errors: SchemaErrors): void {
   const costs: RuleCost[] = [];
-  compileAll(schema, path, errors, 1, costs);
+  if (!subtreeHas(schema, "rules")) return;
+  compileAll(schema, path, errors, 1, costs, { checker: new RuleChecker(schema) });
   const total = costs.reduce((sum, rule) => sum + rule.cost, 0);
   if (total <= STATIC_CRD_COST_LIMIT) return;
   const expensive = [...costs].sort((a, b) => b.cost - a.cost).slice(0, 4);
@@ -340,13 +342,22 @@ function compileAll(
   errors: SchemaErrors,
   cardinality: number,
   costs: RuleCost[],
+  context: RuleContext,
 ): void {
-  costs.push(...compileRules(schema, errors, path, cardinality));
+  if (!subtreeHas(schema, "rules")) return;
+  costs.push(...compileRules(schema, errors, path, cardinality, context));
   const below = cardinality * childCardinality(schema);
   for (const [name, child] of Object.entries(schema.properties ?? {}))
-    compileAll(child, `${path}.properties[${name}]`, errors, cardinality, costs);
-  if (isObject(schema.items))
-    compileAll(schema.items as JSONSchemaProps, `${path}.items`, errors, below, costs);
+    compileAll(child, `${path}.properties[${name}]`, errors, cardinality, costs, context);
+  if (isObject(schema.items)) {
+    const items = `${path}.items`;
+    // Only a map list's items correlate with the old object's (by key); below any other list, none do.
+    const correlates = schema["x-kubernetes-list-type"] === "map";
+    compileAll(schema.items as JSONSchemaProps, items, errors, below, costs, {
+      ...context,
+      uncorrelatable: context.uncorrelatable ?? (correlates ? undefined : items),
+    });
+  }
   if (isObject(schema.additionalProperties)) {
     compileAll(
       schema.additionalProperties as JSONSchemaProps,
@@ -354,6 +365,7 @@ function compileAll(
       errors,
       below,
       costs,
+      context,
     );
   }
 }
