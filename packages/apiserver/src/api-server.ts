@@ -5,6 +5,7 @@ import {
   type Logger,
   type ResourceDescriptor,
   rfc3339,
+  validatingAdmissionPolicies,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, type Random, realClock, realRandom, uuidFrom } from "@reconcile/clock";
@@ -17,6 +18,7 @@ import {
   defaultAdmissionPlugins,
   systemPriorityClasses,
 } from "./admission/plugins/index.js";
+import { PolicyStatusController } from "./admission/policy-status.js";
 import { WriteCountingStorage } from "./admission/read-cache.js";
 import type { WebhookObserver } from "./admission/webhook/dispatcher.js";
 import { WebhookTransport } from "./admission/webhook/transport.js";
@@ -180,7 +182,8 @@ export class ApiServer {
   readonly #client: Client;
   readonly #ready: Promise<void>;
   readonly #listeners = new Set<ListeningApiServer>();
-  readonly #crdController: { stop: AbortController; done: Promise<void> } | undefined;
+  readonly #crdController: BackgroundRun | undefined;
+  readonly #policyStatus: BackgroundRun | undefined;
   readonly #apiServices: RunningRegistration | undefined;
   readonly #flowControl: RunningFlowControl | undefined;
   #closed = false;
@@ -268,18 +271,18 @@ export class ApiServer {
     });
     if (options.customResourceDefinitions ?? true) {
       this.registry.definitions.add(customResourceDefinitionKind);
-      const stop = new AbortController();
       const controller = new CustomResourceDefinitionController({
         client: this.#client,
         definitions: this.registry.definitions,
         clock: this.clock,
         conversionWebhooks: { transport: this.admissionWebhooks, context: admissionContext },
       });
-      const done = ready.then(
-        () => controller.run({ signal: stop.signal }),
-        () => {},
-      );
-      this.#crdController = { stop, done };
+      this.#crdController = runOnceReady(ready, (signal) => controller.run({ signal }));
+    }
+    if (this.registry.definitions.get(validatingAdmissionPolicies) !== undefined) {
+      const source = this.registry.definitions;
+      const controller = new PolicyStatusController({ client: this.#client, source, clock: this.clock });
+      this.#policyStatus = runOnceReady(ready, (signal) => controller.run({ signal }));
     }
     if ((options.apiServiceRegistration ?? false) && this.registry.definitions.get(apiServices) !== undefined)
       this.#apiServices = startAPIServiceRegistration(
@@ -421,18 +424,36 @@ export class ApiServer {
     this.#closed = true;
     await Promise.all([...this.#listeners].map((listening) => listening.close()));
     this.#crdController?.stop.abort();
+    this.#policyStatus?.stop.abort();
     this.#apiServices?.stop.abort();
     this.#flowControl?.stop.abort();
     const authStopped = this.auth.close();
     this.registry.closeWatches();
     this.admissionWebhooks.close();
     await this.#crdController?.done;
+    await this.#policyStatus?.done;
     await this.#apiServices?.done;
     await this.#flowControl?.done;
     await authStopped;
     await this.#garbageCollector?.stop();
     this.storage.close();
   }
+}
+
+/** Something the server runs in the background: how to stop it, and when it has. */
+interface BackgroundRun {
+  stop: AbortController;
+  done: Promise<void>;
+}
+
+/** Starts `run` once the server is `ready` (its initial objects stored); never, if it cannot be. */
+function runOnceReady(ready: Promise<void>, run: (signal: AbortSignal) => Promise<void>): BackgroundRun {
+  const stop = new AbortController();
+  const done = ready.then(
+    () => run(stop.signal),
+    () => {},
+  );
+  return { stop, done };
 }
 
 /** The namespaces and system PriorityClasses every cluster starts with; those already stored stay. */

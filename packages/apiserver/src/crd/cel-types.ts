@@ -36,7 +36,8 @@ const resourceMeta: JSONSchemaProps = {
  * The declared types of one schema, registered into a CEL environment: each
  * object node an object type named by its path (`Self_spec_template`: a
  * dotted name would read as a field of `Self`), with
- * `==` (and `!=`) between two values of it, as CEL compares messages.
+ * `==` (and `!=`) between two values of it and with null, as CEL compares
+ * messages.
  */
 export class SchemaCelTypes {
   readonly #types = new Map<JSONSchemaProps, string | null>();
@@ -68,7 +69,11 @@ export class SchemaCelTypes {
   register(environment: Environment): Environment {
     for (const { name, fields } of this.#objects) environment.registerType(name, { fields });
     // For checking only: programs of a checking environment never run.
-    for (const { name } of this.#objects) environment.registerOperator(`${name} == ${name}`, () => false);
+    // Each also compares with null, as a message does (`oldObject == null`); one direction registers both.
+    for (const { name } of this.#objects) {
+      environment.registerOperator(`${name} == ${name}`, () => false);
+      environment.registerOperator(`${name} == null`, () => false);
+    }
     return environment;
   }
 
@@ -121,6 +126,8 @@ export class SchemaCelTypes {
       properties.kind = { type: "string" };
     }
     const typeName = this.#uniqueName(name);
+    // Known before its fields are: a schema that holds itself (through a resolved reference) ends here.
+    this.#types.set(node, typeName);
     const fields: Record<string, string> = {};
     for (const [property, schema] of Object.entries(properties)) {
       const escaped = escapeProperty(property);
