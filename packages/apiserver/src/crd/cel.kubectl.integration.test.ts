@@ -4,7 +4,8 @@ import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 afterEach(closeKubectlClusters);
 
 // End-to-end: the real kubectl (on the PATH) applies a CRD whose rules use Kubernetes' CEL libraries, sees
-// objects refused by them, and sees a CRD refused for its rules' estimated cost.
+// objects refused by them, and sees a CRD refused for its rules' estimated cost and for a rule that
+// does not type-check against the schema.
 
 function crd(listBounds: string): string {
   return `apiVersion: apiextensions.k8s.io/v1
@@ -77,5 +78,18 @@ describe("kubectl and CEL rules", () => {
 
     const created = await kubectl(["apply", "-f", "-"], sandbox("512Mi", ["10.0.0.0/16", "10.1.0.0/16"]));
     expect(created).toMatchObject({ code: 0, stdout: "sandbox.example.com/box created\n" });
+  });
+
+  it("refuses a CRD whose rule reads a field its schema does not declare, in cel-go's words", async () => {
+    const { kubectl } = await kubectlCluster({ customResourceDefinitions: true });
+    const typo = crd("maxItems: 16").replace("quantity(self.memory)", "quantity(self.memroy)");
+    const refused = await kubectl(["apply", "-f", "-"], typo);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain(
+      "spec.validation.openAPIV3Schema.properties[spec].x-kubernetes-validations[0].rule: Invalid value: ",
+    );
+    expect(refused.stderr).toContain(
+      "compilation failed: ERROR: <input>:1:14: undefined field 'memroy'\n | quantity(self.memroy).isLessThan(quantity('1Gi'))\n | .............^",
+    );
   });
 });
