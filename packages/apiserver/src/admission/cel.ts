@@ -26,6 +26,8 @@ const environment = registerKubernetesLibraries(
 export interface AdmissionProgram {
   /** The type the checker gave it (`bool`, `string`, `dyn`…). */
   readonly type: string;
+  /** The parsed expression (cel-js's AST), for what it reads. */
+  readonly ast: unknown;
   run(context: Record<string, unknown>): unknown;
 }
 
@@ -40,7 +42,7 @@ export function compileAdmissionExpression(expression: string): AdmissionProgram
     renameMatches(parsed.ast);
     const checked = parsed.check();
     program = checked.valid
-      ? { type: checked.type ?? "dyn", run: (context) => parsed(context) }
+      ? { type: checked.type ?? "dyn", ast: parsed.ast, run: (context) => parsed(context) }
       : (checked.error ?? new Error("type check failed"));
   } catch (error) {
     program = error instanceof Error ? error : new Error(String(error));
@@ -76,16 +78,132 @@ export function celValueOf(value: unknown): unknown {
 }
 
 /**
- * `object`, `oldObject` and `request` of an admission expression: each
- * converted once, the request's own object and oldObject the same values.
+ * The parts of a value some expressions can read: `true` for all of it, or
+ * the fields they read, each with the parts of it they read.
  */
-export function celRequestValues(a: AdmissionAttributes): {
+export type ReadParts = true | Map<string, ReadParts>;
+
+/** What a set of admission expressions reads of `object` and `oldObject`, and whether it reads `request`. */
+export interface RequestReads {
+  object: ReadParts;
+  oldObject: ReadParts;
+  request: boolean;
+}
+
+/** Everything: what an expression that does not compile (or a caller that does not say) may read. */
+export const readsEverything: RequestReads = { object: true, oldObject: true, request: true };
+
+interface AstNode {
+  op?: unknown;
+  args?: unknown;
+}
+
+/**
+ * What `expressions` read of the request: found in their syntax, each
+ * `object.a.b` (or `object['a']`) a read of that field alone; `object`
+ * anywhere else (passed whole, indexed by a computed key, compared) a read
+ * of all of it. A read of `request` reads the objects whole as well.
+ */
+export function requestReads(expressions: readonly string[]): RequestReads {
+  const reads = { object: new Map() as ReadParts, oldObject: new Map() as ReadParts, request: false };
+  for (const expression of expressions) {
+    const program = compileAdmissionExpression(expression);
+    if (program instanceof Error) return readsEverything;
+    const stack: unknown[] = [program.ast];
+    while (stack.length > 0) {
+      const node = stack.pop();
+      if (node === null || typeof node !== "object") continue;
+      if (Array.isArray(node)) {
+        stack.push(...node);
+        continue;
+      }
+      const indexes: AstNode[] = [];
+      const path = selection(node as AstNode, indexes);
+      if (path === undefined) {
+        stack.push((node as AstNode).args);
+        continue;
+      }
+      // A computed index is an expression of its own, which may read more.
+      stack.push(...indexes);
+      const [variable, ...fields] = path;
+      if (variable === "request") reads.request = true;
+      else if (variable === "object") reads.object = addRead(reads.object, fields);
+      else if (variable === "oldObject") reads.oldObject = addRead(reads.oldObject, fields);
+    }
+  }
+  return reads.request ? readsEverything : reads;
+}
+
+const selections = new Set([".", ".?", "[]", "[?]"]);
+
+/**
+ * `object.a['b']` as `["object", "a", "b"]`: a variable and the fields
+ * selected from it, the selection's computed indexes added to `indexes`;
+ * undefined for anything else. A computed index reads all it is applied to,
+ * so the path ends there (`object.a[k].b` reads all of `object.a`).
+ */
+function selection(node: AstNode, indexes: AstNode[]): string[] | undefined {
+  const found = selected(node, indexes);
+  return found?.path;
+}
+
+function selected(node: AstNode, indexes: AstNode[]): { path: string[]; ended: boolean } | undefined {
+  if (node.op === "id")
+    return typeof node.args === "string" ? { path: [node.args], ended: false } : undefined;
+  if (!selections.has(node.op as string)) return undefined;
+  const [operand, field] = node.args as [AstNode, unknown];
+  const base = selected(operand, indexes);
+  if (base === undefined) return undefined;
+  const indexed = node.op === "[]" || node.op === "[?]";
+  const name = indexed ? literalString(field) : field;
+  if (typeof name !== "string") {
+    indexes.push(field as AstNode);
+    return { path: base.path, ended: true };
+  }
+  return base.ended ? base : { path: [...base.path, name], ended: false };
+}
+
+function literalString(node: unknown): string | undefined {
+  const value = (node as AstNode | undefined)?.op === "value" ? (node as AstNode).args : undefined;
+  return typeof value === "string" ? value : undefined;
+}
+
+function addRead(parts: ReadParts, fields: readonly string[]): ReadParts {
+  if (parts === true) return true;
+  if (fields.length === 0) return true;
+  const [first, ...rest] = fields as [string, ...string[]];
+  const below = parts.get(first) ?? new Map();
+  parts.set(first, addRead(below, rest));
+  return parts;
+}
+
+/** The CEL value of the parts of `value` that are read. */
+function celValueRead(value: unknown, parts: ReadParts): unknown {
+  if (parts === true || value === null || typeof value !== "object" || Array.isArray(value))
+    return celValueOf(value);
+  const out: Record<string, unknown> = {};
+  for (const [field, below] of parts)
+    if (Object.hasOwn(value, field))
+      out[field] = celValueRead((value as Record<string, unknown>)[field], below);
+  return out;
+}
+
+/**
+ * `object`, `oldObject` and `request` of admission expressions: each
+ * converted once, only as far as `reads` says the expressions read them; the
+ * request's own object and oldObject are the same values.
+ */
+export function celRequestValues(
+  a: AdmissionAttributes,
+  reads: RequestReads = readsEverything,
+): {
   object: unknown;
   oldObject: unknown;
   request: unknown;
 } {
-  const object = celValueOf(a.object ?? null);
-  const oldObject = celValueOf(a.oldObject ?? null);
+  const object = celValueRead(a.object ?? null, reads.object);
+  const oldObject = celValueRead(a.oldObject ?? null, reads.oldObject);
+  if (!reads.request) return { object, oldObject, request: null };
   const { object: _object, oldObject: _oldObject, ...rest } = admissionRequest(a, "");
   return { object, oldObject, request: { ...(celValueOf(rest) as object), object, oldObject } };
 }

@@ -14,7 +14,15 @@ import type {
   ValidatingAdmissionPolicyBinding,
 } from "kubernetes-types/admissionregistration/v1.js";
 import type { AdmissionAttributes } from "../registry/admission.js";
-import { celRequestValues, celValueOf, compileAdmissionExpression, runAdmissionExpression } from "./cel.js";
+import {
+  celRequestValues,
+  celValueOf,
+  compileAdmissionExpression,
+  type ReadParts,
+  type RequestReads,
+  requestReads,
+  runAdmissionExpression,
+} from "./cel.js";
 import {
   type AdmissionRule,
   namespaceSelected,
@@ -169,6 +177,42 @@ function evaluatePolicy(
   return { failures };
 }
 
+const readsOfPolicies = new WeakMap<object, RequestReads>();
+
+/** What a policy's expressions read of the request (remembered per policy object). */
+function policyReads(policy: ValidatingAdmissionPolicy): RequestReads {
+  const spec = policy.spec!;
+  let reads = readsOfPolicies.get(spec);
+  if (reads === undefined) {
+    reads = requestReads([
+      ...(spec.matchConditions ?? []).map((c) => c.expression),
+      ...(spec.variables ?? []).map((v) => v.expression),
+      ...(spec.validations ?? []).flatMap((v) => [v.expression, v.messageExpression ?? "true"]),
+      ...(spec.auditAnnotations ?? []).map((annotation) => annotation.valueExpression),
+    ]);
+    readsOfPolicies.set(spec, reads);
+  }
+  return reads;
+}
+
+const readsKeys = new WeakMap<RequestReads, string>();
+
+/** Policies that read the same parts share their values: one key per reads, by what they read. */
+function readsKey(reads: RequestReads): string {
+  let key = readsKeys.get(reads);
+  if (key === undefined) {
+    const parts = (p: ReadParts): unknown =>
+      p === true ? 1 : Object.fromEntries([...p].map(([k, v]) => [k, parts(v)]));
+    key = JSON.stringify([parts(reads.object), parts(reads.oldObject), reads.request]);
+    readsKeys.set(reads, key);
+  }
+  return key;
+}
+
+function resourceKey(resource: ResourceDescriptor): string {
+  return `${resource.group}/${resource.version}/${resource.plural}`;
+}
+
 /**
  * ValidatingAdmissionPolicy: each binding whose policy and match resources
  * select the request runs the policy's CEL validations (over `object`,
@@ -188,7 +232,7 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
       const denied: Decision[] = [];
       let namespaceObject: unknown;
       // The request's values as CEL sees them, made once per version for every binding and param.
-      const values = new Map<ResourceDescriptor, { object: unknown; oldObject: unknown; request: unknown }>();
+      const values = new Map<string, { object: unknown; oldObject: unknown; request: unknown }>();
       for (const binding of [...bindings].sort((x, y) =>
         (x.metadata?.name ?? "") < (y.metadata?.name ?? "") ? -1 : 1,
       )) {
@@ -215,11 +259,13 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
           namespaceObject = ns === undefined ? null : celValueOf(ns);
         }
         const actions = binding.spec?.validationActions ?? [];
-        let versioned = values.get(matched);
+        const reads = policyReads(policy);
+        const key = `${resourceKey(matched)} ${readsKey(reads)}`;
+        let versioned = values.get(key);
         for (const param of params) {
           if (versioned === undefined) {
-            versioned = celRequestValues(await versionedAttributes(a, matched, context));
-            values.set(matched, versioned);
+            versioned = celRequestValues(await versionedAttributes(a, matched, context), reads);
+            values.set(key, versioned);
           }
           const base = { ...versioned, params: celValueOf(param), namespaceObject };
           const result = evaluatePolicy(policy, base);

@@ -13,7 +13,13 @@ import type { MutatingWebhook, ValidatingWebhook } from "kubernetes-types/admiss
 import { jsonEqual } from "../../json.js";
 import type { AdmissionAttributes } from "../../registry/admission.js";
 import { jsonPatch } from "../../registry/json-patch.js";
-import { celRequestValues, compileAdmissionExpression, runAdmissionExpression } from "../cel.js";
+import {
+  celRequestValues,
+  compileAdmissionExpression,
+  type RequestReads,
+  requestReads,
+  runAdmissionExpression,
+} from "../cel.js";
 import {
   type AdmissionRule,
   namespaceSelected,
@@ -73,6 +79,18 @@ async function webhooksOf(
   return webhooks;
 }
 
+const readsOfWebhooks = new WeakMap<Webhook, RequestReads>();
+
+/** What a webhook's match conditions read of the request (remembered per webhook object). */
+function conditionReads(webhook: Webhook): RequestReads {
+  let reads = readsOfWebhooks.get(webhook);
+  if (reads === undefined) {
+    reads = requestReads((webhook.matchConditions ?? []).map((condition) => condition.expression));
+    readsOfWebhooks.set(webhook, reads);
+  }
+  return reads;
+}
+
 /**
  * The resource a webhook is to be called as for `a` (upstream's
  * `ShouldCallHook`): the request's own when a rule matches it, else, with
@@ -93,7 +111,7 @@ async function webhookMatches(
   const conditions = webhook.matchConditions ?? [];
   if (conditions.length === 0) return invoked;
   // Match conditions see the request as the webhook would: at the version it matched.
-  const variables = celRequestValues(await versionedAttributes(a, invoked, context));
+  const variables = celRequestValues(await versionedAttributes(a, invoked, context), conditionReads(webhook));
   for (const condition of conditions) {
     const program = compileAdmissionExpression(condition.expression);
     const outcome =
