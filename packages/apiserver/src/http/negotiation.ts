@@ -46,6 +46,29 @@ export function requestedTableVersion(accept: string | undefined): "v1" | "v1bet
   return found;
 }
 
+/** The metadata-only forms a client may ask for (client-go's metadata client, controller-runtime's `OnlyMetadata`). */
+export interface MetadataForm {
+  kind: "PartialObjectMetadata" | "PartialObjectMetadataList";
+  version: "v1" | "v1beta1";
+}
+
+/**
+ * The `meta.k8s.io` PartialObjectMetadata form the client asked for, or
+ * undefined when it wants whole objects (the first JSON media range that
+ * names one wins; a client lists `application/json` last to take whatever
+ * the server can give).
+ */
+export function requestedMetadataForm(accept: string | undefined): MetadataForm | undefined {
+  for (const media of parseMediaTypes(accept)) {
+    const { as, g, v } = media.params;
+    if (as !== "PartialObjectMetadata" && as !== "PartialObjectMetadataList") continue;
+    if (g !== "meta.k8s.io" || (v !== "v1" && v !== "v1beta1")) continue;
+    if (media.type !== "application/json" && media.type !== "*/*" && media.type !== "application/*") continue;
+    return { kind: as, version: v };
+  }
+  return undefined;
+}
+
 /** Whether the client accepts aggregated discovery v2 (`as=APIGroupDiscoveryList;g=apidiscovery.k8s.io;v=v2`). */
 export function acceptsAggregatedDiscovery(accept: string | undefined): boolean {
   return parseMediaTypes(accept).some(

@@ -2,8 +2,14 @@ import type * as http from "node:http";
 import type { ResourceDescriptor } from "@reconcile/api";
 import type { HandlerContext } from "./context.js";
 import { listItemEncoder } from "./list-encoding.js";
-import { requestedTableVersion } from "./negotiation.js";
+import { requestedMetadataForm, requestedTableVersion } from "./negotiation.js";
 import { listOptions, parseIncludeObjectParam, validateListQuery } from "./parameters.js";
+import {
+  metadataContentType,
+  metadataFormMismatch,
+  partialObjectMetadata,
+  partialObjectMetadataList,
+} from "./partial-metadata.js";
 import { jsonContentType, send, sendList } from "./respond.js";
 import { tableContentType, toTable } from "./table.js";
 
@@ -35,6 +41,17 @@ export async function serveGet(
     );
     return send(response, 200, table, tableContentType(tableVersion));
   }
+  const metadataForm = requestedMetadataForm(request.headers.accept);
+  if (metadataForm !== undefined && (subresource === undefined || object.kind === resource.kind)) {
+    if (metadataForm.kind !== "PartialObjectMetadata")
+      throw metadataFormMismatch(metadataForm, resource.kind);
+    return send(
+      response,
+      200,
+      partialObjectMetadata(object, metadataForm),
+      metadataContentType(metadataForm),
+    );
+  }
   return send(response, 200, object);
 }
 
@@ -60,6 +77,14 @@ export async function serveList(
     });
     const { rows, ...rest } = table;
     return sendList(response, rest, "rows", rows, tableContentType(tableVersion));
+  }
+  const metadataForm = requestedMetadataForm(request.headers.accept);
+  if (metadataForm !== undefined) {
+    if (metadataForm.kind !== "PartialObjectMetadataList")
+      throw metadataFormMismatch(metadataForm, resource.listKind);
+    const envelope = partialObjectMetadataList(list.metadata, metadataForm);
+    const items = list.items.map((item) => partialObjectMetadata(item, metadataForm));
+    return sendList(response, envelope, "items", items, metadataContentType(metadataForm));
   }
   const { items, ...envelope } = list;
   return sendList(response, envelope, "items", items, jsonContentType, listItemEncoder(resource));

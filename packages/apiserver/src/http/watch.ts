@@ -8,8 +8,9 @@ import {
 } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import type { HandlerContext } from "./context.js";
-import { requestedTableVersion } from "./negotiation.js";
+import { requestedMetadataForm, requestedTableVersion } from "./negotiation.js";
 import { isTrue, parseIncludeObjectParam, parseNumber, watchListOptions } from "./parameters.js";
+import { metadataContentType, metadataFormMismatch, partialObjectMetadata } from "./partial-metadata.js";
 import { jsonContentType, statusBody } from "./respond.js";
 import { tableContentType, toTable } from "./table.js";
 
@@ -29,6 +30,10 @@ export async function serveWatch(
 ): Promise<void> {
   const tableVersion = requestedTableVersion(request.headers.accept);
   const includeObject = tableVersion === undefined ? undefined : parseIncludeObjectParam(query);
+  const metadataForm = tableVersion === undefined ? requestedMetadataForm(request.headers.accept) : undefined;
+  // Each event's object is one object: a watch takes the singular form.
+  if (metadataForm !== undefined && metadataForm.kind !== "PartialObjectMetadata")
+    throw metadataFormMismatch(metadataForm, resource.kind);
   const timeout = query.get("timeoutSeconds");
   const timeoutSeconds = timeout === null ? undefined : parseNumber("timeoutSeconds", timeout);
   const stop = new AbortController();
@@ -52,7 +57,12 @@ export async function serveWatch(
     : undefined;
   try {
     response.writeHead(200, {
-      "Content-Type": tableVersion === undefined ? jsonContentType : tableContentType(tableVersion),
+      "Content-Type":
+        tableVersion !== undefined
+          ? tableContentType(tableVersion)
+          : metadataForm !== undefined
+            ? metadataContentType(metadataForm)
+            : jsonContentType,
       "Cache-Control": "no-cache, private",
       "Transfer-Encoding": "chunked",
     });
@@ -82,6 +92,11 @@ export async function serveWatch(
         );
         headersSent = true;
         line = JSON.stringify({ type: event.type, object: table });
+      } else if (metadataForm !== undefined && event.type !== "ERROR") {
+        line = JSON.stringify({
+          type: event.type,
+          object: partialObjectMetadata(event.object, metadataForm),
+        });
       } else {
         line = JSON.stringify(typedEvent(resource, event));
       }
