@@ -1,4 +1,4 @@
-import type { KubeObject, ListMeta, Status } from "./types.js";
+import type { KubeObject, ListMeta, ObjectMeta, Status } from "./types.js";
 
 /** A list response: `items` plus `metadata.resourceVersion` (and `continue` when paginated). */
 export interface ObjectList<T extends KubeObject = KubeObject> {
@@ -23,6 +23,12 @@ export interface ListOptions {
   resourceVersion?: string | undefined;
   /** How `resourceVersion` is matched: `NotOlderThan` (default) or `Exact`. */
   resourceVersionMatch?: "NotOlderThan" | "Exact" | undefined;
+  /**
+   * Ask for each object's metadata alone, as {@link PartialObjectMetadata}
+   * (client-go's metadata client). A client or server that cannot answers
+   * whole objects; {@link asPartialObjectMetadata} makes them alike.
+   */
+  metadataOnly?: boolean | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -44,6 +50,8 @@ export interface WatchOptions {
   resourceVersionMatch?: "NotOlderThan" | undefined;
   /** The server closes the watch after this many seconds. */
   timeoutSeconds?: number | undefined;
+  /** Each event's object as {@link PartialObjectMetadata}, as for a list. */
+  metadataOnly?: boolean | undefined;
   /** Aborting ends the watch's iteration. */
   signal?: AbortSignal | undefined;
 }
@@ -66,4 +74,18 @@ export type WatchEvent<T extends KubeObject = KubeObject> =
 export interface ListerWatcher<T extends KubeObject = KubeObject> {
   list(options: ListOptions): Promise<ObjectList<T>>;
   watch(options: WatchOptions): Promise<AsyncIterable<WatchEvent<T>>>;
+}
+
+/** `meta.k8s.io/v1` PartialObjectMetadata: an object's metadata alone (what metadata-only lists and watches hold). */
+export interface PartialObjectMetadata extends KubeObject {
+  apiVersion: string;
+  kind: "PartialObjectMetadata";
+  metadata: ObjectMeta;
+}
+
+/** `object` as PartialObjectMetadata: itself when it already is one, else its metadata (shared, not copied). */
+export function asPartialObjectMetadata(object: KubeObject): PartialObjectMetadata {
+  if (object.kind === "PartialObjectMetadata" && object.apiVersion?.startsWith("meta.k8s.io/"))
+    return object as PartialObjectMetadata;
+  return { apiVersion: "meta.k8s.io/v1", kind: "PartialObjectMetadata", metadata: object.metadata ?? {} };
 }

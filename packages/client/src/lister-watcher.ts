@@ -1,4 +1,11 @@
-import type { KubeObject, ListerWatcher, ResourceDescriptor } from "@reconcile/api";
+import {
+  asPartialObjectMetadata,
+  type KubeObject,
+  type ListerWatcher,
+  type PartialObjectMetadata,
+  type ResourceDescriptor,
+  type WatchEvent,
+} from "@reconcile/api";
 import type { Client } from "./client.js";
 
 export interface ListerWatcherOptions {
@@ -29,5 +36,37 @@ export function listerWatcher<T extends KubeObject>(
   return {
     list: (listOptions) => resourceClient.list({ ...listOptions, ...selectors }),
     watch: (watchOptions) => resourceClient.watch({ ...watchOptions, ...selectors }),
+  };
+}
+
+/**
+ * A `ListerWatcher` of `resource`'s objects as PartialObjectMetadata: their
+ * metadata alone, for informers of controllers that read only owners, labels
+ * and finalizers (client-go's metadata informers). The server is asked for
+ * that form (`metadataOnly`); whole objects from a client or server that
+ * does not give it are cut down here, so the cache holds metadata either way.
+ */
+export function metadataListerWatcher(
+  client: Client,
+  resource: ResourceDescriptor,
+  options: ListerWatcherOptions = {},
+): ListerWatcher<PartialObjectMetadata> {
+  const whole = listerWatcher(client, resource, options);
+  return {
+    async list(listOptions) {
+      const list = await whole.list({ ...listOptions, metadataOnly: true });
+      return { ...list, items: list.items.map(asPartialObjectMetadata) };
+    },
+    async watch(watchOptions) {
+      const events = await whole.watch({ ...watchOptions, metadataOnly: true });
+      return (async function* () {
+        for await (const event of events)
+          yield (
+            event.type === "ERROR"
+              ? event
+              : { type: event.type, object: asPartialObjectMetadata(event.object) }
+          ) as WatchEvent<PartialObjectMetadata>;
+      })();
+    },
   };
 }

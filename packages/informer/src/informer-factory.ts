@@ -1,12 +1,19 @@
 import { setMaxListeners } from "node:events";
 import {
   type KubeObject,
+  type ListerWatcher,
   type Logger,
   noopLogger,
+  type PartialObjectMetadata,
   type ResourceDescriptor,
   type RunOptions,
 } from "@reconcile/api";
-import { type Client, listerWatcher } from "@reconcile/client";
+import {
+  type Client,
+  type ListerWatcherOptions,
+  listerWatcher,
+  metadataListerWatcher,
+} from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { TransformFunc } from "./delta-fifo.js";
 import { createLister, type Lister } from "./lister.js";
@@ -89,13 +96,35 @@ export class SharedInformerFactory {
       if (options.indexers) existing.addIndexers(options.indexers);
       return existing;
     }
+    const informer = this.#informer(
+      key,
+      resource,
+      listerWatcher(this.#options.client, resource, this.#selection(resource)),
+      options,
+    );
+    this.#informers.set(key, informer as unknown as SharedIndexInformer<KubeObject>);
+    return informer;
+  }
+
+  /** What every informer of `resource` lists and watches: the factory's namespace and selectors. */
+  #selection(resource: ResourceDescriptor): ListerWatcherOptions {
     const o = this.#options;
-    const informer = new SharedIndexInformer<T>({
-      listerWatcher: listerWatcher(o.client, resource, {
-        namespace: resource.namespaced ? o.namespace : undefined,
-        labelSelector: o.labelSelector,
-        fieldSelector: o.fieldSelector,
-      }),
+    return {
+      namespace: resource.namespaced ? o.namespace : undefined,
+      labelSelector: o.labelSelector,
+      fieldSelector: o.fieldSelector,
+    };
+  }
+
+  #informer<T extends KubeObject>(
+    key: string,
+    resource: ResourceDescriptor<T>,
+    source: ListerWatcher<T>,
+    options: ForResourceOptions<T>,
+  ): SharedIndexInformer<T> {
+    const o = this.#options;
+    return new SharedIndexInformer<T>({
+      listerWatcher: source,
       resource,
       name: key,
       resyncPeriodMs: options.resyncPeriodMs ?? o.resyncPeriodMs,
@@ -109,6 +138,32 @@ export class SharedInformerFactory {
       clock: this.#clock,
       random: o.random,
     });
+  }
+
+  /**
+   * The metadata-only informer of `resource`, created on first use: its
+   * cache holds each object's metadata alone, as PartialObjectMetadata
+   * (client-go's `metadatainformer`, controller-runtime's `OnlyMetadata`) —
+   * for controllers that read only owners, labels and finalizers of kinds
+   * whose objects are large. It is an informer of its own beside
+   * {@link forResource}'s, keyed `metadata:group/plural`.
+   */
+  forMetadata(
+    resource: ResourceDescriptor,
+    options: ForResourceOptions<PartialObjectMetadata> = {},
+  ): SharedIndexInformer<PartialObjectMetadata> {
+    const key = `metadata:${resourceKey(resource)}`;
+    const existing = this.#informers.get(key) as SharedIndexInformer<PartialObjectMetadata> | undefined;
+    if (existing !== undefined) {
+      if (options.indexers) existing.addIndexers(options.indexers);
+      return existing;
+    }
+    const informer = this.#informer<PartialObjectMetadata>(
+      key,
+      resource as ResourceDescriptor<PartialObjectMetadata>,
+      metadataListerWatcher(this.#options.client, resource, this.#selection(resource)),
+      options,
+    );
     this.#informers.set(key, informer as unknown as SharedIndexInformer<KubeObject>);
     return informer;
   }

@@ -301,7 +301,7 @@ export class HttpClient implements Client, RestTransport {
       if (value !== undefined && value !== "") url.searchParams.set(key, String(value));
     }
     const headers: Record<string, string> = {
-      Accept: "application/json",
+      Accept: spec.accept ?? "application/json",
       "User-Agent": this.userAgent,
     };
     let payload: Buffer | undefined;

@@ -26,6 +26,15 @@ import { patchContentTypes } from "../client.js";
 import { withItemTypeMeta } from "./list-type-meta.js";
 
 /** One request, for paths the typed resource clients do not cover (`requestJson`, `requestList`). */
+/**
+ * What client-go's metadata client accepts: the metadata-only form first,
+ * then whole objects from a server that cannot give it.
+ */
+const metadataAccept = {
+  list: "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json",
+  watch: "application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json",
+};
+
 export interface HttpRequest {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   /** The path below the server URL, e.g. `/apis/apps/v1/namespaces/default/deployments`. */
@@ -42,6 +51,8 @@ export interface HttpRequest {
    * server answered that it did not process it (429 or 5xx with `Retry-After`).
    */
   idempotent: boolean;
+  /** The Accept header; default `application/json`. */
+  accept?: string | undefined;
   /** A watch: the timeout covers only the wait for the server's answer. */
   watch?: boolean | undefined;
   signal?: AbortSignal | undefined;
@@ -89,6 +100,7 @@ export class HttpResourceClient<T extends KubeObject> implements ResourceClient<
           resourceVersion: options.resourceVersion,
           resourceVersionMatch: options.resourceVersionMatch,
         },
+        accept: options.metadataOnly ? metadataAccept.list : undefined,
         idempotent: true,
         signal: options.signal,
       })
@@ -110,6 +122,7 @@ export class HttpResourceClient<T extends KubeObject> implements ResourceClient<
         resourceVersionMatch: options.resourceVersionMatch,
         timeoutSeconds: options.timeoutSeconds,
       },
+      accept: options.metadataOnly ? metadataAccept.watch : undefined,
       idempotent: true,
       signal: options.signal,
     });
