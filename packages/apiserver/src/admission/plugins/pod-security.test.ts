@@ -237,6 +237,59 @@ describe("PodSecurity restricted over baseline", () => {
 
 afterEach(closeKubectlClusters);
 
+describe("PodSecurity restricted at pinned versions, and Windows pods", () => {
+  const windows: PodSpec = { ...nginx, os: { name: "windows" } };
+  const allowPrivilegeEscalation =
+    'allowPrivilegeEscalation != false (container "nginx" must set securityContext.allowPrivilegeEscalation=false)';
+  const capabilities =
+    'unrestricted capabilities (container "nginx" must set securityContext.capabilities.drop=["ALL"])';
+  const runAsNonRoot =
+    'runAsNonRoot != true (pod or container "nginx" must set securityContext.runAsNonRoot=true)';
+  const seccomp =
+    'seccompProfile (pod or container "nginx" must set securityContext.seccompProfile.type to "RuntimeDefault" or "Localhost")';
+
+  it.each([
+    // before v1.19 no seccomp check of restricted's, before v1.22 no capabilities check
+    ["v1.18", nginx, [allowPrivilegeEscalation, runAsNonRoot]],
+    ["v1.21", nginx, [allowPrivilegeEscalation, runAsNonRoot, seccomp]],
+    ["v1.22", nginx, [allowPrivilegeEscalation, capabilities, runAsNonRoot, seccomp]],
+    // a Windows pod is exempt from the Linux-only checks from v1.25 on
+    ["v1.24", windows, [allowPrivilegeEscalation, capabilities, runAsNonRoot, seccomp]],
+    ["v1.25", windows, [runAsNonRoot]],
+    ["latest", windows, [runAsNonRoot]],
+    [
+      "latest",
+      { ...nginx, os: { name: "linux" } },
+      [allowPrivilegeEscalation, capabilities, runAsNonRoot, seccomp],
+    ],
+  ] as const)("restricted:%s", (version, spec, expected) => {
+    expect(podSecurityViolations("restricted", spec, {}, version)).toEqual(expected);
+  });
+
+  it("applies baseline's capability check at restricted until restricted's own exists (v1.22), and runAsUser from v1.23", () => {
+    const adding: PodSpec = {
+      securityContext: { runAsNonRoot: true, runAsUser: 0, seccompProfile: { type: "RuntimeDefault" } },
+      containers: [
+        {
+          name: "nginx",
+          image: "nginx",
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { add: ["SYS_ADMIN"] } },
+        },
+      ],
+    };
+    expect(podSecurityViolations("restricted", adding, {}, "v1.21")).toEqual([
+      'non-default capabilities (container "nginx" must not include "SYS_ADMIN" in securityContext.capabilities.add)',
+    ]);
+    expect(podSecurityViolations("restricted", adding, {}, "v1.22")).toEqual([
+      'unrestricted capabilities (container "nginx" must set securityContext.capabilities.drop=["ALL"]; container "nginx" must not include "SYS_ADMIN" in securityContext.capabilities.add)',
+    ]);
+    expect(podSecurityViolations("restricted", adding, {}, "v1.23")).toEqual([
+      'unrestricted capabilities (container "nginx" must set securityContext.capabilities.drop=["ALL"]; container "nginx" must not include "SYS_ADMIN" in securityContext.capabilities.add)',
+      "runAsUser=0 (pod must not set runAsUser=0)",
+    ]);
+  });
+});
+
 describe("kubectl and PodSecurity namespace labels", () => {
   it("enforce refuses a pod as a cluster does; warn warns about a Deployment's template", async () => {
     const { kubectl } = await kubectlCluster({ kubernetesService: false });

@@ -279,8 +279,36 @@ function baselineViolations(
   return out;
 }
 
-/** The checks restricted adds to baseline. */
-function restrictedViolations(spec: PodSpec): Violation[] {
+/**
+ * The checks restricted adds to baseline at a pinned minor version, as
+ * upstream's check registry versions them: `capabilities_restricted` from
+ * v1.22, `runAsUser` from v1.23, `seccompProfile_restricted` from v1.19; and
+ * from v1.25 a Windows pod (`spec.os.name: windows`) is exempt from the
+ * Linux-only ones (capabilities, seccomp, allowPrivilegeEscalation).
+ */
+function restrictedViolations(spec: PodSpec, minor: number): Violation[] {
+  const windowsExempt = minor >= 25 && spec.os?.name === "windows";
+  return allRestrictedViolations(spec).filter(
+    (v) => minor >= (restrictedSince[v.id] ?? 0) && !(windowsExempt && linuxOnlyRestricted.has(v.id)),
+  );
+}
+
+/** The minor version that introduced a restricted check, where not v1.0 (upstream's `MinimumVersion`). */
+const restrictedSince: Readonly<Record<string, number>> = {
+  allowPrivilegeEscalation: 8,
+  seccompProfile_restricted: 19,
+  capabilities_restricted: 22,
+  runAsUser: 23,
+};
+
+/** Restricted's checks a Windows pod is exempt from since v1.25. */
+const linuxOnlyRestricted = new Set([
+  "capabilities_restricted",
+  "seccompProfile_restricted",
+  "allowPrivilegeEscalation",
+]);
+
+function allRestrictedViolations(spec: PodSpec): Violation[] {
   const out: Violation[] = [];
   const containers = containersOf(spec);
   const escalating = containers
@@ -390,8 +418,14 @@ function restrictedSeccompViolation(
   return undefined;
 }
 
-/** The baseline checks restricted replaces with its own (upstream's `OverrideCheckIDs`). */
-const overriddenByRestricted = new Set(["capabilities_baseline", "seccompProfile_baseline"]);
+/**
+ * The baseline checks restricted replaces with its own (upstream's
+ * `OverrideCheckIDs`), from the version its replacement exists.
+ */
+const overriddenByRestricted: Readonly<Record<string, string>> = {
+  capabilities_baseline: "capabilities_restricted",
+  seccompProfile_baseline: "seccompProfile_restricted",
+};
 
 const byId = (a: Violation, b: Violation) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
@@ -409,11 +443,16 @@ export function podSecurityViolations(
   if (level === "privileged") return [];
   const minor = minorOf(version);
   let violations = baselineViolations(spec, annotations, minor).sort(byId);
-  if (level === "restricted")
+  if (level === "restricted") {
+    const replaced = (id: string) => {
+      const by = overriddenByRestricted[id];
+      return by !== undefined && minor >= (restrictedSince[by] ?? 0);
+    };
     violations = [
-      ...violations.filter((v) => !overriddenByRestricted.has(v.id)),
-      ...restrictedViolations(spec).sort(byId),
+      ...violations.filter((v) => !replaced(v.id)),
+      ...restrictedViolations(spec, minor).sort(byId),
     ];
+  }
   return violations.map((v) => `${v.reason} (${v.detail})`);
 }
 
