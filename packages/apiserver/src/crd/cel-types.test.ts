@@ -1,23 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { celGoMessage } from "./cel-issues.js";
 import { SchemaCelTypes } from "./cel-types.js";
+import { crdSchemaErrors } from "./crd.test-util.js";
 import { validateCustomResource } from "./custom-resource.js";
-import { validateCustomResourceDefinition } from "./definition-validation.js";
 import type { JSONSchemaProps, ValidationRule } from "./schema.js";
 
-function crdErrors(openAPIV3Schema: JSONSchemaProps): string[] {
-  return validateCustomResourceDefinition({
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: "crontabs.stable.example.com" },
-    spec: {
-      group: "stable.example.com",
-      scope: "Namespaced",
-      names: { plural: "crontabs", singular: "crontab", kind: "CronTab", listKind: "CronTabList" },
-      versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema } }],
-    },
-  }).map((e) => e.message);
-}
+const crdErrors = crdSchemaErrors;
 
 const at = "spec.validation.openAPIV3Schema";
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { compileRules, escapeProperty } from "./cel.js";
+import { crdSchemaErrors } from "./crd.test-util.js";
 import { validateCustomResource } from "./custom-resource.js";
-import { validateCustomResourceDefinition } from "./definition-validation.js";
 import { SchemaErrors } from "./errors.js";
 import type { JSONSchemaProps, ValidationRule } from "./schema.js";
 
@@ -387,19 +387,7 @@ describe("runtime cost limits", () => {
 });
 
 describe("estimated cost at CRD write", () => {
-  function crdErrors(openAPIV3Schema: JSONSchemaProps): string[] {
-    return validateCustomResourceDefinition({
-      apiVersion: "apiextensions.k8s.io/v1",
-      kind: "CustomResourceDefinition",
-      metadata: { name: "crontabs.stable.example.com" },
-      spec: {
-        group: "stable.example.com",
-        scope: "Namespaced",
-        names: { plural: "crontabs", singular: "crontab", kind: "CronTab", listKind: "CronTabList" },
-        versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema } }],
-      },
-    }).map((e) => e.message);
-  }
+  const crdErrors = crdSchemaErrors;
   const at = "spec.validation.openAPIV3Schema";
   const listOf = (items: JSONSchemaProps, bounds: Partial<JSONSchemaProps> = {}): JSONSchemaProps => ({
     type: "object",

@@ -2,9 +2,11 @@ import { FakeClock } from "@reconcile/clock";
 import { ApiServer } from "../api-server.js";
 import type { ListeningApiServer } from "../http/server.js";
 import { customResourceDefinitions } from "./controller.js";
-import type { CustomResourceDefinition } from "./definition-validation.js";
+import { type CustomResourceDefinition, validateCustomResourceDefinition } from "./definition-validation.js";
+import type { JSONSchemaProps } from "./schema.js";
 
-// A server with CustomResourceDefinitions served over HTTP, for the CRD integration tests.
+// A server with CustomResourceDefinitions served over HTTP, for the CRD integration tests, and a
+// CRD's validation for the schema tests.
 
 // biome-ignore lint/suspicious/noExplicitAny: JSON answers read loosely, asserted exactly
 export type Json = any;
@@ -71,4 +73,19 @@ export async function crdCondition(
     stop.abort();
   }
   throw new Error("watch ended");
+}
+
+/** The errors of a CronTab CRD with one version of `openAPIV3Schema`, as the CRD's validation reports them. */
+export function crdSchemaErrors(openAPIV3Schema: JSONSchemaProps): string[] {
+  return validateCustomResourceDefinition({
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: "crontabs.stable.example.com" },
+    spec: {
+      group: "stable.example.com",
+      scope: "Namespaced",
+      names: { plural: "crontabs", singular: "crontab", kind: "CronTab", listKind: "CronTabList" },
+      versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema } }],
+    },
+  }).map((e) => e.message);
 }
