@@ -50,6 +50,48 @@ describe("ControllerBuilder", () => {
     expect(seen).toEqual(["app: watched Secret added", "own: ConfigMap added"]);
   });
 
+  it("onlyMetadata watches a kind through the metadata-only cache: its handlers see PartialObjectMetadata", async () => {
+    const seen: string[] = [];
+    const manager = await start((manager) =>
+      newControllerManagedBy(manager)
+        .for(configMaps)
+        .owns(secrets, { onlyMetadata: true })
+        .watches(
+          secrets,
+          (s) => {
+            seen.push(`mapped ${s.kind} ${s.metadata?.name} ${JSON.stringify((s as Secret).data)}`);
+            return [];
+          },
+          { onlyMetadata: true },
+        )
+        .complete(async ({ name }, { reason }) => {
+          seen.push(`${name}: ${reason}`);
+        }),
+    );
+    const owner = await env.client
+      .resource(configMaps, "default")
+      .create({ metadata: { name: "app", namespace: "default" } });
+    await eventually(() => seen.length === 1, { clock });
+    await env.client.resource(secrets, "default").create({
+      metadata: {
+        name: "creds",
+        namespace: "default",
+        ownerReferences: [
+          { apiVersion: "v1", kind: "ConfigMap", name: "app", uid: owner.metadata!.uid!, controller: true },
+        ],
+      },
+      data: { password: Buffer.from("hunter2").toString("base64") },
+    } as Secret);
+    await eventually(() => seen.length === 3, { clock });
+    expect(seen).toEqual([
+      "app: ConfigMap added",
+      "mapped PartialObjectMetadata creds undefined",
+      "app: owned Secret added",
+    ]);
+    // Secrets were cached as metadata only: no whole-object informer of them was made.
+    expect(manager.informers.informers().map(([key]) => key)).toEqual(["configmaps", "metadata:secrets"]);
+  });
+
   it("a predicate drops the events it fails: status-like updates without a new generation", async () => {
     const seen: string[] = [];
     await start((manager) =>

@@ -12,6 +12,7 @@ import {
   type SyncResult,
   TerminalError,
 } from "@reconcile/controller";
+import type { SharedIndexInformer } from "@reconcile/informer";
 import type { RateLimiter, RateLimitingInterface } from "@reconcile/workqueue";
 import type { Manager } from "./manager.js";
 import { type Predicate, passes } from "./predicates.js";
@@ -87,8 +88,22 @@ export function newControllerManagedBy(manager: Manager): ControllerBuilder {
   return new ControllerBuilder(manager);
 }
 
+/** How the builder watches one kind. */
+export interface WatchedKindOptions<T extends KubeObject> {
+  predicates?: readonly Predicate<T>[] | undefined;
+  /**
+   * Cache and watch only the objects' metadata (controller-runtime's
+   * `builder.OnlyMetadata`): the handlers and predicates see
+   * PartialObjectMetadata, from the manager's `informers.forMetadata(kind)`.
+   * For kinds whose objects are large when only owners, labels or
+   * finalizers matter. Default false.
+   */
+  onlyMetadata?: boolean | undefined;
+}
+
 interface Watch {
   resource: ResourceDescriptor;
+  onlyMetadata: boolean;
   /** The handler that turns this kind's events into enqueues (a map, or the owner handler). */
   handler: (enqueue: (key: string, reason: string) => void) => ControllerEventHandler<KubeObject>;
   predicates: readonly Predicate[];
@@ -101,6 +116,7 @@ interface Watch {
 export class ControllerBuilder {
   readonly #manager: Manager;
   #for: ResourceDescriptor | undefined;
+  #forMetadataOnly = false;
   #name: string | undefined;
   #watches: Watch[] = [];
   #globalPredicates: Predicate[] = [];
@@ -111,15 +127,14 @@ export class ControllerBuilder {
   }
 
   /** The kind reconciled: each event of one of its objects requests that object. Required, once. */
-  for<T extends KubeObject>(
-    resource: ResourceDescriptor<T>,
-    options: { predicates?: readonly Predicate<T>[] } = {},
-  ): this {
+  for<T extends KubeObject>(resource: ResourceDescriptor<T>, options: WatchedKindOptions<T> = {}): this {
     if (this.#for !== undefined)
       throw new Error(`controller builder: for() was already called with ${this.#for.kind}`);
     this.#for = resource;
+    this.#forMetadataOnly = options.onlyMetadata === true;
     this.#watches.unshift({
       resource,
+      onlyMetadata: this.#forMetadataOnly,
       handler: (enqueue) => mapHandler(resource.kind, (obj) => [requestOf(obj)], enqueue),
       predicates: (options.predicates ?? []) as readonly Predicate[],
     });
@@ -132,17 +147,20 @@ export class ControllerBuilder {
    * `for` kind (`handler.EnqueueRequestForOwner` with `OnlyControllerOwner`).
    * An update whose controller reference moved requests the old owner too.
    */
-  owns<T extends KubeObject>(
-    resource: ResourceDescriptor<T>,
-    options: { predicates?: readonly Predicate<T>[] } = {},
-  ): this {
+  owns<T extends KubeObject>(resource: ResourceDescriptor<T>, options: WatchedKindOptions<T> = {}): this {
     this.#watches.push({
       resource,
+      onlyMetadata: options.onlyMetadata === true,
       handler: (enqueue) => {
         const owner = this.#for!;
+        const informers = this.#manager.informers;
         return ownerEventHandler<KubeObject, KubeObject>({
           ownerKind: { kind: owner.kind, group: owner.group },
-          owners: this.#manager.informers.forResource(owner).getIndexer(),
+          // The owners are looked up in the cache the `for` kind is watched through.
+          owners: (this.#forMetadataOnly
+            ? informers.forMetadata(owner)
+            : informers.forResource(owner)
+          ).getIndexer(),
           clusterScopedOwners: !owner.namespaced,
           childKind: resource.kind,
           enqueue: (key, _owner, reason) => enqueue(key, reason),
@@ -157,10 +175,11 @@ export class ControllerBuilder {
   watches<T extends KubeObject>(
     resource: ResourceDescriptor<T>,
     map: MapFunc<T>,
-    options: { predicates?: readonly Predicate<T>[] } = {},
+    options: WatchedKindOptions<T> = {},
   ): this {
     this.#watches.push({
       resource,
+      onlyMetadata: options.onlyMetadata === true,
       handler: (enqueue) => mapHandler(`watched ${resource.kind}`, map as MapFunc<KubeObject>, enqueue),
       predicates: (options.predicates ?? []) as readonly Predicate[],
     });
@@ -200,11 +219,13 @@ export class ControllerBuilder {
     }
     const watched = this.#watches.map((watch) => ({
       watch,
-      informer: manager.informers.forResource(watch.resource),
+      informer: watch.onlyMetadata
+        ? (manager.informers.forMetadata(watch.resource) as unknown as SharedIndexInformer<KubeObject>)
+        : manager.informers.forResource(watch.resource),
     }));
     const informers = Object.fromEntries(
-      watched.map(({ watch: { resource }, informer }) => [
-        resource.group ? `${resource.plural}.${resource.group}` : resource.plural,
+      watched.map(({ watch: { resource, onlyMetadata }, informer }) => [
+        `${onlyMetadata ? "metadata:" : ""}${resource.group ? `${resource.plural}.${resource.group}` : resource.plural}`,
         informer,
       ]),
     );

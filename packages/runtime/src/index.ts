@@ -12,6 +12,7 @@ export {
   type Request,
   requestOf,
   TerminalError,
+  type WatchedKindOptions,
 } from "./builder.js";
 export {
   createOrPatch,
