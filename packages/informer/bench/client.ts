@@ -1,6 +1,7 @@
 // One benchmark client, run in its own process: `client.ts <kind> <baseUrl> <pods> <burstEvents>`.
-// kind: ours | ours-transform | client-node | raw. Prints one JSON line:
-// { syncMs, syncCpuMs, heapPerPod, rssPerPod, burstMs, burstCpuMs, eventsPerSec }.
+// kind: ours | ours-watchlist | ours-transform | client-node | raw. Prints one JSON line:
+// { syncMs, syncCpuMs, heapPerPod, peakHeapOverSteady, peakRssOverSteady, rssPerPod, burstMs, burstCpuMs,
+//   eventsPerSec }.
 import type { Pod } from "@reconcile/api";
 import { SharedIndexInformer } from "../src/index.js";
 import { httpListerWatcher, readAll, request, splitLines } from "./http-lister-watcher.js";
@@ -28,11 +29,12 @@ function deferred(): { promise: Promise<void>; resolve: () => void } {
   return { promise, resolve };
 }
 
-function ours(transform: boolean): Client {
+function ours(transform: boolean, useWatchList = false): Client {
   const informer = new SharedIndexInformer<Pod>({
     listerWatcher: httpListerWatcher<Pod>(baseUrl, "/api/v1/pods"),
     name: "pods",
     detectMutations: false,
+    useWatchList,
   });
   if (transform) {
     informer.setTransform((pod) => {
@@ -147,13 +149,15 @@ function settledMemory(): NodeJS.MemoryUsage {
 const client =
   kind === "ours"
     ? ours(false)
-    : kind === "ours-transform"
-      ? ours(true)
-      : kind === "raw"
-        ? raw()
-        : kind === "client-node"
-          ? await clientNode()
-          : undefined;
+    : kind === "ours-watchlist"
+      ? ours(false, true)
+      : kind === "ours-transform"
+        ? ours(true)
+        : kind === "raw"
+          ? raw()
+          : kind === "client-node"
+            ? await clientNode()
+            : undefined;
 if (client === undefined) throw new Error(`unknown client kind ${kind}`);
 
 // Warm the connection pool and the fetch machinery outside the measurement.
@@ -161,9 +165,18 @@ await readAll(await request(new URL("/healthz", baseUrl)));
 const before = settledMemory();
 let cpu = process.cpuUsage();
 let start = performance.now();
+// The heap's high point during the sync, sampled between tasks (a LIST's whole body is parsed in
+// one task, so its true peak lies between samples: maxRSS below is the process's own peak).
+let peakHeap = process.memoryUsage().heapUsed;
+const sampler = setInterval(() => {
+  peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
+}, 5);
 await client.sync();
+clearInterval(sampler);
+peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
 const syncMs = performance.now() - start;
 const syncCpuMs = cpuMs(cpu);
+const maxRssKB = process.resourceUsage().maxRSS;
 const after = settledMemory();
 const cached = client.size();
 if (cached !== podCount) throw new Error(`${kind}: cached ${cached} pods, expected ${podCount}`);
@@ -182,6 +195,8 @@ process.stdout.write(
     syncMs,
     syncCpuMs,
     heapPerPod: (after.heapUsed - before.heapUsed) / podCount,
+    peakHeapOverSteady: peakHeap / after.heapUsed,
+    peakRssOverSteady: (maxRssKB * 1024) / after.rss,
     rssPerPod: (after.rss - before.rss) / podCount,
     burstMs,
     burstCpuMs,

@@ -38,6 +38,8 @@ export function httpListerWatcher<T extends KubeObject>(baseUrl: string, path: s
         resourceVersion: options.resourceVersion,
         timeoutSeconds: options.timeoutSeconds,
         allowWatchBookmarks: options.allowWatchBookmarks,
+        sendInitialEvents: options.sendInitialEvents,
+        resourceVersionMatch: options.resourceVersionMatch,
         labelSelector: options.labelSelector,
         fieldSelector: options.fieldSelector,
       });

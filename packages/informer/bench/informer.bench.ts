@@ -3,7 +3,8 @@
 // JSON.parse → Map.set), each in its own process, against one local
 // list/watch server in another process serving pre-serialized ~2.7 KB pods.
 // Per client and size: initial sync time, CPU, heap and RSS per cached pod
-// (after gc), then a MODIFIED burst (events/s).
+// (after gc), the sync's peak heap and RSS over that steady state (`ours-watchlist`
+// syncs by watch list, `sendInitialEvents`, instead of a LIST), then a MODIFIED burst (events/s).
 //   pnpm bench informer           (BENCH_SIZES=10000,50000 BENCH_RUNS=3 to change)
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
@@ -13,13 +14,15 @@ import { type Measurement, median, writeResults } from "../../../tools/bench/ind
 const sizes = (process.env.BENCH_SIZES ?? "10000,50000,100000").split(",").map(Number);
 const runs = Number(process.env.BENCH_RUNS ?? 3);
 const burstEvents = Number(process.env.BENCH_BURST ?? 100_000);
-const kinds = ["raw", "ours", "ours-transform", "client-node"] as const;
+const kinds = ["raw", "ours", "ours-watchlist", "ours-transform", "client-node"] as const;
 type Kind = (typeof kinds)[number];
 
 interface RunResult {
   syncMs: number;
   syncCpuMs: number;
   heapPerPod: number;
+  peakHeapOverSteady: number;
+  peakRssOverSteady: number;
   rssPerPod: number;
   burstMs: number;
   burstCpuMs: number;
@@ -73,6 +76,8 @@ const metrics: { key: keyof RunResult; unit: string; higherIsBetter: boolean }[]
   { key: "syncMs", unit: "ms", higherIsBetter: false },
   { key: "syncCpuMs", unit: "ms", higherIsBetter: false },
   { key: "heapPerPod", unit: "bytes", higherIsBetter: false },
+  { key: "peakHeapOverSteady", unit: "×", higherIsBetter: false },
+  { key: "peakRssOverSteady", unit: "×", higherIsBetter: false },
   { key: "rssPerPod", unit: "bytes", higherIsBetter: false },
   { key: "eventsPerSec", unit: "events/s", higherIsBetter: true },
   { key: "burstCpuMs", unit: "ms", higherIsBetter: false },
@@ -106,7 +111,7 @@ for (const pods of sizes) {
       }
       console.log(
         `${pods} pods, ${kind}: sync ${perSize.syncMs![kind].toFixed(0)} ms (cpu ${perSize.syncCpuMs![kind].toFixed(0)}), ` +
-          `heap ${perSize.heapPerPod![kind].toFixed(0)} B/pod, burst ${perSize.eventsPerSec![kind].toFixed(0)} events/s (cpu ${perSize.burstCpuMs![kind].toFixed(0)} ms)`,
+          `heap ${perSize.heapPerPod![kind].toFixed(0)} B/pod, peak heap ${perSize.peakHeapOverSteady![kind].toFixed(2)}× and RSS ${perSize.peakRssOverSteady![kind].toFixed(2)}× steady, burst ${perSize.eventsPerSec![kind].toFixed(0)} events/s (cpu ${perSize.burstCpuMs![kind].toFixed(0)} ms)`,
       );
     }
   } finally {

@@ -2,7 +2,8 @@
 // `server.ts <pods>`. Everything is serialized before it listens, so that the
 // clients, not the server, are what is measured.
 //   GET /api/v1/pods            the list (any limit is ignored, as the watch cache does at resourceVersion 0)
-//   GET /api/v1/pods?watch=...  a watch that stays open
+//   GET /api/v1/pods?watch=...  a watch that stays open (a watch list first streams every pod and the
+//                               bookmark that ends them, with sendInitialEvents=true)
 //   GET /burst                  writes the MODIFIED burst to every open watch, then answers
 import { createServer, type ServerResponse } from "node:http";
 import { benchPod, listResourceVersion } from "./pods.js";
@@ -26,6 +27,10 @@ for (let i = 0; i < burstPods; i++) {
   const at = line.indexOf(placeholder) + '"resourceVersion":"'.length;
   templates.push({ prefix: Buffer.from(line.slice(0, at)), suffix: Buffer.from(line.slice(at + 7)) });
 }
+// A watch list's stream (`sendInitialEvents=true`): every pod ADDED, then the bookmark that ends the state.
+const initialEvents = Buffer.from(
+  `${items.map((item) => `{"type":"ADDED","object":${item}}\n`).join("")}{"type":"BOOKMARK","object":{"kind":"Pod","apiVersion":"v1","metadata":{"resourceVersion":"${listResourceVersion}","annotations":{"k8s.io/initial-events-end":"true"}}}}\n`,
+);
 items.length = 0;
 
 const watches = new Set<ServerResponse>();
@@ -66,6 +71,7 @@ const server = createServer((req, res) => {
   if (url.searchParams.get("watch") === "true" || url.searchParams.get("watch") === "1") {
     res.writeHead(200, { "content-type": "application/json" });
     res.flushHeaders();
+    if (url.searchParams.get("sendInitialEvents") === "true") res.write(initialEvents);
     watches.add(res);
     res.on("close", () => watches.delete(res));
     watchOpened?.();
