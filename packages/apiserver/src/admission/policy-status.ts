@@ -45,7 +45,12 @@ export class PolicyStatusController {
     const policy = event.object as ValidatingAdmissionPolicy;
     const generation = policy.metadata?.generation ?? 0;
     if (generation <= (policy.status?.observedGeneration ?? 0)) return;
-    const expressionWarnings = policyTypeWarnings(policy, this.#source);
+    let expressionWarnings: ReturnType<typeof policyTypeWarnings> = [];
+    try {
+      expressionWarnings = policyTypeWarnings(policy, this.#source);
+    } catch {
+      // A checker that fails says nothing; the generation is still observed, so it is not tried forever.
+    }
     await this.#client
       .resource(validatingAdmissionPolicies)
       .patch(

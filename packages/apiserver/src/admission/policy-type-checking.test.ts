@@ -94,6 +94,30 @@ describe("type checking a ValidatingAdmissionPolicy", () => {
     ]);
   });
 
+  it("checks a kind whose schema holds itself (a CRD's JSONSchemaProps), the way back typed dyn", () => {
+    expect(
+      warnings(
+        {
+          validations: [
+            {
+              expression:
+                "object.spec.versions.all(v, !has(v.schema) || v.schema.openAPIV3Schema.properties.all(k, k != ''))",
+            },
+            { expression: "object.spec.nope" },
+          ],
+        },
+        ["customresourcedefinitions"],
+        ["apiextensions.k8s.io"],
+      ),
+    ).toEqual([
+      {
+        fieldRef: "spec.validations[1].expression",
+        warning:
+          "apiextensions.k8s.io/v1, Kind=CustomResourceDefinition: ERROR: <input>:1:12: undefined field 'nope'\n | object.spec.nope\n | ...........^\n",
+      },
+    ]);
+  });
+
   it("checks nothing where the rules hold a wildcard group or version, or name no served resource", () => {
     const wrong = { validations: [{ expression: "object.nope" }] };
     expect(warnings(wrong, ["deployments"], ["*"])).toEqual([]);

@@ -46,14 +46,22 @@ export function policyTypeWarnings(
       ? source.forKind(paramKind.apiVersion, paramKind.kind)
       : undefined;
   const params = paramDefinition === undefined ? undefined : celTypesOf(paramDefinition, "Params");
-  const environments = kinds.map((kind) => policyEnvironment(kind, params, spec.variables ?? []));
+  // A kind whose types cannot be declared is skipped: type checking never changes what a policy does.
+  const checked: { kind: CheckedKind; environment: Environment }[] = [];
+  for (const kind of kinds) {
+    try {
+      checked.push({ kind, environment: policyEnvironment(kind, params, spec.variables ?? []) });
+    } catch {
+      // upstream skips a kind whose schema it cannot resolve, likewise
+    }
+  }
   const warnings: ExpressionWarning[] = [];
   const check = (fieldRef: string, expression: string) => {
     const results: string[] = [];
-    kinds.forEach((kind, i) => {
-      const outcome = checkExpression(environments[i]!, expression);
+    for (const { kind, environment } of checked) {
+      const outcome = checkExpression(environment, expression);
       if ("issue" in outcome) results.push(`${kind.gvk}: ${outcome.issue}\n`);
-    });
+    }
     if (results.length > 0) warnings.push({ fieldRef, warning: results.join("\n") });
   };
   (spec.validations ?? []).forEach((validation, i) => {

@@ -43,6 +43,7 @@ export class SchemaCelTypes {
   readonly #types = new Map<JSONSchemaProps, string | null>();
   readonly #objects: { name: string; fields: Record<string, string> }[] = [];
   readonly #names = new Set<string>();
+  readonly #declaring = new Set<string>();
   readonly #root: JSONSchemaProps;
 
   /** `root`: a resource's schema (its root shows apiVersion, kind and metadata), or any other node. */
@@ -126,8 +127,10 @@ export class SchemaCelTypes {
       properties.kind = { type: "string" };
     }
     const typeName = this.#uniqueName(name);
-    // Known before its fields are: a schema that holds itself (through a resolved reference) ends here.
+    // Known before its fields are: a schema that holds itself (through a resolved reference) ends here,
+    // and the field that leads back to it is dyn (a type is registered after the types of its fields).
     this.#types.set(node, typeName);
+    this.#declaring.add(typeName);
     const fields: Record<string, string> = {};
     for (const [property, schema] of Object.entries(properties)) {
       const escaped = escapeProperty(property);
@@ -137,10 +140,18 @@ export class SchemaCelTypes {
         `${typeName}_${escaped}`,
         schema === resourceMeta ? false : schema["x-kubernetes-embedded-resource"] === true,
       );
-      if (type !== null) fields[escaped] = type;
+      if (type !== null) fields[escaped] = this.#refersBack(type) ? "dyn" : type;
     }
+    this.#declaring.delete(typeName);
     this.#objects.push({ name: typeName, fields });
     return typeName;
+  }
+
+  /** Whether `type` names (or holds) an object type whose fields are still being declared. */
+  #refersBack(type: string): boolean {
+    for (const name of this.#declaring)
+      if (type === name || type.includes(`<${name}>`) || type.endsWith(` ${name}>`)) return true;
+    return false;
   }
 
   /** A name for a new object type: its path, numbered if two paths escape alike. */
