@@ -315,7 +315,7 @@ function validateVersions(spec: CustomResourceDefinitionSpec, errors: SchemaErro
 function compileSchemaRules(schema: JSONSchemaProps, path: string, errors: SchemaErrors): void {
   const costs: RuleCost[] = [];
   if (!subtreeHas(schema, "rules")) return;
-  compileAll(schema, path, errors, 1, costs, { checker: new RuleChecker(schema) });
+  compileAll(schema, path, errors, 1, costs, { checker: ruleCheckerFor(schema) });
   const total = costs.reduce((sum, rule) => sum + rule.cost, 0);
   if (total <= STATIC_CRD_COST_LIMIT) return;
   const expensive = [...costs].sort((a, b) => b.cost - a.cost).slice(0, 4);
@@ -333,6 +333,19 @@ function compileSchemaRules(schema: JSONSchemaProps, path: string, errors: Schem
       STATIC_CRD_COST_LIMIT,
     ),
   );
+}
+
+/**
+ * The checker of a schema's rules; none (rules checked with `self` dyn, as
+ * before the schema's types were declared) if the types cannot be declared,
+ * so a CRD is never refused for a fault of the checker's own.
+ */
+function ruleCheckerFor(schema: JSONSchemaProps): RuleChecker | undefined {
+  try {
+    return new RuleChecker(schema);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `cardinality`: how many times the node may occur in one object (the sizes of the lists and maps above it). */
