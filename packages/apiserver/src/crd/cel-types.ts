@@ -222,10 +222,15 @@ export class RuleChecker {
     const key = `${optionalOldSelf}:${type}`;
     let environment = this.#atNode.get(key);
     if (environment === undefined) {
-      environment = this.#environment
-        .clone()
-        .registerVariable("self", type)
-        .registerVariable("oldSelf", optionalOldSelf ? `optional<${type}>` : type);
+      try {
+        environment = this.#environment
+          .clone()
+          .registerVariable("self", type)
+          .registerVariable("oldSelf", optionalOldSelf ? `optional<${type}>` : type);
+      } catch {
+        // No verdict of the checker's: the rule is judged as it runs, with `self` dyn.
+        return { type: "dyn" };
+      }
       this.#atNode.set(key, environment);
     }
     return checkExpression(environment, expression);
