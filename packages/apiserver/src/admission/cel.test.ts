@@ -60,6 +60,27 @@ describe("what admission expressions read of the request", () => {
     expect(requestReads(["not valid ("])).toBe(readsEverything);
   });
 
+  it("keeps a body's own __proto__ member a member, converted whole or in part", () => {
+    const object = JSON.parse('{"metadata":{"name":"x"},"__proto__":{"polluted":true}}');
+    const attributes = {
+      object,
+      operation: "CREATE",
+      resource: { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true },
+      kind: { group: "", version: "v1", kind: "ConfigMap" },
+      name: "x",
+      namespace: "default",
+      subresource: "",
+      dryRun: false,
+      user: { username: "alice", groups: [] },
+    } as unknown as AdmissionAttributes;
+    for (const expression of ["object['__proto__'].polluted == true", "!has(object.polluted)"]) {
+      const program = compileAdmissionExpression(expression);
+      if (program instanceof Error) throw program;
+      for (const reads of [readsEverything, requestReads([expression])])
+        expect(runAdmissionExpression(program, celRequestValues(attributes, reads))).toEqual({ value: true });
+    }
+  });
+
   it("answers every expression as the whole request would", () => {
     const pod = {
       apiVersion: "v1",

@@ -73,8 +73,15 @@ export function celValueOf(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(celValueOf);
   if (typeof value !== "object") return value;
   const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value)) out[key] = celValueOf(child);
+  for (const [key, child] of Object.entries(value)) setOwn(out, key, celValueOf(child));
   return out;
+}
+
+/** `out[key] = value` as an own member even for `__proto__` (which would otherwise set the prototype). */
+function setOwn(out: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__")
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value;
 }
 
 /**
@@ -184,7 +191,7 @@ function celValueRead(value: unknown, parts: ReadParts): unknown {
   const out: Record<string, unknown> = {};
   for (const [field, below] of parts)
     if (Object.hasOwn(value, field))
-      out[field] = celValueRead((value as Record<string, unknown>)[field], below);
+      setOwn(out, field, celValueRead((value as Record<string, unknown>)[field], below));
   return out;
 }
 
