@@ -352,6 +352,23 @@ describe("ControllerManager", () => {
     expect(b.m.leader()).toBe("cm-b");
   });
 
+  it("starts a standby's informers only once it leads, or at once with warmStandby, and a standby writes nothing", async () => {
+    const env = cluster();
+    const writes: { by: string; at: number; what: string }[] = [];
+    const a = manager(env, "cm-a", writes);
+    await env.until(() => a.m.isActing());
+    const cold = manager(env, "cm-cold", writes);
+    const warm = manager(env, "cm-warm", writes, { warmStandby: true });
+    const running = (m: ControllerManager) => m.manager.informers.informers({ running: true });
+    await env.until(
+      () => running(warm.m).length > 0 && running(warm.m).every(([, informer]) => informer.hasSynced()),
+    );
+    expect(running(warm.m).map(([key]) => key)).toContain("deployments.apps");
+    expect(running(cold.m)).toEqual([]);
+    expect([warm.m.isActing(), cold.m.isActing()]).toEqual([false, false]);
+    expect(writes.filter((w) => w.by !== "cm-a")).toEqual([]);
+  });
+
   it("serves /healthz with the leaderElection check and one per started controller, /readyz and /metrics", async () => {
     const env = cluster();
     const a = manager(env, "cm-a", []);

@@ -47,6 +47,14 @@ export interface ControllerManagerOptions {
   workers?: Readonly<Record<string, number>> | undefined;
   /** Elect a leader on a Lease before running any controller; `false` runs at once. Default: enabled with upstream's defaults. */
   leaderElection?: LeaderElectionOptions | false | undefined;
+  /**
+   * Keep the shared informers running and synced on a standby, not only
+   * while leading, so that a new leader's controllers start on warm caches
+   * (their queues already hold every object) and its first reconcile follows
+   * the election at once, at the cost of a standby holding the caches too.
+   * Default false: as kube-controller-manager, informers start once leading.
+   */
+  warmStandby?: boolean | undefined;
   /** Resync period of the shared informers. Default 0 (none). */
   resyncPeriodMs?: number | undefined;
   /** Default `realClock`. */
@@ -66,7 +74,7 @@ export interface ControllerManagerOptions {
  * `Run` / `StartControllers`): a runtime {@link Manager} with
  * kube-controller-manager's election defaults (the Lease
  * `kube-system/kube-controller-manager`, kept on a clean stop), informers
- * that start only while leading, and one runnable per enabled controller of
+ * that start only while leading (or on standbys too, `warmStandby`), and one runnable per enabled controller of
  * the descriptor table, all built on the manager's shared informers before
  * any starts. Serves `/healthz` (the `leaderElection` check and, while
  * leading, one per controller), `/readyz` and `/metrics` through `handle` or
@@ -102,7 +110,7 @@ export class ControllerManager {
       resyncPeriodMs: options.resyncPeriodMs ?? 0,
       // kube-controller-manager waits for its caches for ever.
       cacheSyncTimeoutMs: 0,
-      informersNeedLeaderElection: true,
+      informersNeedLeaderElection: !(options.warmStandby ?? false),
       runnableHealthChecks: true,
       leaderElection:
         election === false
