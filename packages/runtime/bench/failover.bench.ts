@@ -11,7 +11,7 @@
 // (b) with `informersNeedLeaderElection` (caches started only once elected),
 //     for comparison: the new leader lists everything first.
 // Also the whole handover, from the leader's stop to that reconcile.
-// Each variant: 1 warm-up and 7 measured failovers, a new server each.
+// Each variant: 1 warm-up, then 7 measured failovers alternating with the other's, a new server each.
 import { configMaps } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import { type Measurement, median, writeResults } from "../../../tools/bench/index.js";
@@ -108,16 +108,21 @@ async function failover(coldCaches: boolean): Promise<{ afterElection: number; h
   return { afterElection: first - elected, handover: first - stopped };
 }
 
-const measurements: Measurement[] = [];
-for (const [label, cold] of [
+const variants = [
   ["a: warm caches (informers run on standbys)", false],
   ["b: cold caches (informersNeedLeaderElection)", true],
-] as const) {
-  await failover(cold);
-  const results: { afterElection: number; handover: number }[] = [];
-  for (let r = 0; r < rounds; r++) results.push(await failover(cold));
-  const afterElection = results.map((result) => result.afterElection);
-  const handover = results.map((result) => result.handover);
+] as const;
+const results = new Map<string, { afterElection: number; handover: number }[]>(
+  variants.map(([label]) => [label, []]),
+);
+// A warm-up of each, then the variants alternate round by round, so that load from elsewhere hits them alike.
+for (const [, cold] of variants) await failover(cold);
+for (let r = 0; r < rounds; r++)
+  for (const [label, cold] of variants) results.get(label)!.push(await failover(cold));
+const measurements: Measurement[] = [];
+for (const [label, cold] of variants) {
+  const afterElection = results.get(label)!.map((result) => result.afterElection);
+  const handover = results.get(label)!.map((result) => result.handover);
   measurements.push(
     {
       name: `${label}: ms from election to the first reconcile (${objects} ConfigMaps)`,
