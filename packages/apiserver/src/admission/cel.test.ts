@@ -19,6 +19,28 @@ function reads(...expressions: string[]) {
   return { object: shown(found.object), oldObject: shown(found.oldObject), request: found.request };
 }
 
+/** A core kind's admission attributes, as alice in `default`. */
+function attributesOf(
+  operation: string,
+  kind: string,
+  plural: string,
+  object: { metadata: { name?: string } },
+  oldObject?: unknown,
+): AdmissionAttributes {
+  return {
+    object,
+    oldObject,
+    operation,
+    resource: { group: "", version: "v1", plural, kind, namespaced: true },
+    kind: { group: "", version: "v1", kind },
+    name: object.metadata.name,
+    namespace: "default",
+    subresource: "",
+    dryRun: false,
+    user: { username: "alice", groups: ["system:authenticated"] },
+  } as unknown as AdmissionAttributes;
+}
+
 describe("what admission expressions read of the request", () => {
   it.each([
     ["object.spec.replicas > 1", { object: { spec: { replicas: 1 } }, oldObject: {}, request: false }],
@@ -62,17 +84,7 @@ describe("what admission expressions read of the request", () => {
 
   it("keeps a body's own __proto__ member a member, converted whole or in part", () => {
     const object = JSON.parse('{"metadata":{"name":"x"},"__proto__":{"polluted":true}}');
-    const attributes = {
-      object,
-      operation: "CREATE",
-      resource: { group: "", version: "v1", plural: "configmaps", kind: "ConfigMap", namespaced: true },
-      kind: { group: "", version: "v1", kind: "ConfigMap" },
-      name: "x",
-      namespace: "default",
-      subresource: "",
-      dryRun: false,
-      user: { username: "alice", groups: [] },
-    } as unknown as AdmissionAttributes;
+    const attributes = attributesOf("CREATE", "ConfigMap", "configmaps", object);
     for (const expression of ["object['__proto__'].polluted == true", "!has(object.polluted)"]) {
       const program = compileAdmissionExpression(expression);
       if (program instanceof Error) throw program;
@@ -96,18 +108,10 @@ describe("what admission expressions read of the request", () => {
       },
       status: { phase: "Pending" },
     };
-    const attributes = {
-      object: pod,
-      oldObject: { ...pod, metadata: { ...pod.metadata, labels: { app: "web" } } },
-      operation: "UPDATE",
-      resource: { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true },
-      kind: { group: "", version: "v1", kind: "Pod" },
-      name: "web",
-      namespace: "default",
-      subresource: "",
-      dryRun: false,
-      user: { username: "alice", groups: ["system:authenticated"] },
-    } as unknown as AdmissionAttributes;
+    const attributes = attributesOf("UPDATE", "Pod", "pods", pod, {
+      ...pod,
+      metadata: { ...pod.metadata, labels: { app: "web" } },
+    });
     const expressions = [
       "object.spec.containers.all(c, !c.image.endsWith(':latest'))",
       "object.spec.containers.exists(c, has(c.resources))",

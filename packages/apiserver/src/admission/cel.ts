@@ -125,7 +125,7 @@ export function requestReads(expressions: readonly string[]): RequestReads {
         continue;
       }
       const indexes: AstNode[] = [];
-      const path = selection(node as AstNode, indexes);
+      const path = selected(node as AstNode, indexes)?.path;
       if (path === undefined) {
         stack.push((node as AstNode).args);
         continue;
@@ -149,11 +149,6 @@ const selections = new Set([".", ".?", "[]", "[?]"]);
  * undefined for anything else. A computed index reads all it is applied to,
  * so the path ends there (`object.a[k].b` reads all of `object.a`).
  */
-function selection(node: AstNode, indexes: AstNode[]): string[] | undefined {
-  const found = selected(node, indexes);
-  return found?.path;
-}
-
 function selected(node: AstNode, indexes: AstNode[]): { path: string[]; ended: boolean } | undefined {
   if (node.op === "id")
     return typeof node.args === "string" ? { path: [node.args], ended: false } : undefined;
@@ -195,6 +190,13 @@ function celValueRead(value: unknown, parts: ReadParts): unknown {
   return out;
 }
 
+/** `object`, `oldObject` and `request` as CEL values. */
+export type CelRequestValues = {
+  object: unknown;
+  oldObject: unknown;
+  request: unknown;
+};
+
 /**
  * `object`, `oldObject` and `request` of admission expressions: each
  * converted once, only as far as `reads` says the expressions read them; the
@@ -203,11 +205,7 @@ function celValueRead(value: unknown, parts: ReadParts): unknown {
 export function celRequestValues(
   a: AdmissionAttributes,
   reads: RequestReads = readsEverything,
-): {
-  object: unknown;
-  oldObject: unknown;
-  request: unknown;
-} {
+): CelRequestValues {
   const object = celValueRead(a.object ?? null, reads.object);
   const oldObject = celValueRead(a.oldObject ?? null, reads.oldObject);
   if (!reads.request) return { object, oldObject, request: null };

@@ -15,10 +15,10 @@ import type {
 } from "kubernetes-types/admissionregistration/v1.js";
 import type { AdmissionAttributes } from "../registry/admission.js";
 import {
+  type CelRequestValues,
   celRequestValues,
   celValueOf,
   compileAdmissionExpression,
-  type ReadParts,
   type RequestReads,
   requestReads,
   runAdmissionExpression,
@@ -195,24 +195,6 @@ function policyReads(policy: ValidatingAdmissionPolicy): RequestReads {
   return reads;
 }
 
-const readsKeys = new WeakMap<RequestReads, string>();
-
-/** Policies that read the same parts share their values: one key per reads, by what they read. */
-function readsKey(reads: RequestReads): string {
-  let key = readsKeys.get(reads);
-  if (key === undefined) {
-    const parts = (p: ReadParts): unknown =>
-      p === true ? 1 : Object.fromEntries([...p].map(([k, v]) => [k, parts(v)]));
-    key = JSON.stringify([parts(reads.object), parts(reads.oldObject), reads.request]);
-    readsKeys.set(reads, key);
-  }
-  return key;
-}
-
-function resourceKey(resource: ResourceDescriptor): string {
-  return `${resource.group}/${resource.version}/${resource.plural}`;
-}
-
 /**
  * ValidatingAdmissionPolicy: each binding whose policy and match resources
  * select the request runs the policy's CEL validations (over `object`,
@@ -231,8 +213,8 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
       );
       const denied: Decision[] = [];
       let namespaceObject: unknown;
-      // The request's values as CEL sees them, made once per version for every binding and param.
-      const values = new Map<string, { object: unknown; oldObject: unknown; request: unknown }>();
+      // The request's values as CEL sees them, made once per version and per policy's reads, for every binding and param.
+      const values = new Map<ResourceDescriptor, Map<RequestReads, CelRequestValues>>();
       for (const binding of [...bindings].sort((x, y) =>
         (x.metadata?.name ?? "") < (y.metadata?.name ?? "") ? -1 : 1,
       )) {
@@ -260,12 +242,13 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
         }
         const actions = binding.spec?.validationActions ?? [];
         const reads = policyReads(policy);
-        const key = `${resourceKey(matched)} ${readsKey(reads)}`;
-        let versioned = values.get(key);
+        let byReads = values.get(matched);
+        if (byReads === undefined) values.set(matched, (byReads = new Map()));
+        let versioned = byReads.get(reads);
         for (const param of params) {
           if (versioned === undefined) {
             versioned = celRequestValues(await versionedAttributes(a, matched, context), reads);
-            values.set(key, versioned);
+            byReads.set(reads, versioned);
           }
           const base = { ...versioned, params: celValueOf(param), namespaceObject };
           const result = evaluatePolicy(policy, base);

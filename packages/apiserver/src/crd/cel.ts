@@ -12,7 +12,7 @@ import {
 import { celGoIssue } from "./cel-issues.js";
 import { linearMatches, registerKubernetesLibraries } from "./cel-library.js";
 import { fieldPathResolves, joinFieldPath } from "./cel-paths.js";
-import type { CheckOutcome, RuleChecker } from "./cel-types.js";
+import type { RuleChecker } from "./cel-types.js";
 import { toCEL } from "./cel-values.js";
 import { type SchemaErrors, showValue } from "./errors.js";
 import {
@@ -80,14 +80,13 @@ export function compileRules(
       errors.required(`${at}.rule`);
       return;
     }
-    const compiled = compile(rule.rule, rule.optionalOldSelf === true);
-    const checked = outcome(rule.rule, compiled, schema, rule.optionalOldSelf === true, checker);
-    if (compiled instanceof Error || "issue" in checked) {
-      errors.invalid(`${at}.rule`, rule, `compilation failed: ${"issue" in checked ? checked.issue : ""}`);
+    const checked = outcome(rule.rule, schema, rule.optionalOldSelf === true, checker);
+    if ("issue" in checked) {
+      errors.invalid(`${at}.rule`, rule, `compilation failed: ${checked.issue}`);
     } else if (checked.type !== "bool" && !isDynamic(checked.type)) {
       errors.invalid(`${at}.rule`, rule, "cel expression must evaluate to a bool");
     } else {
-      const cost = estimateCost(compiled.ast, schema) * cardinality;
+      const cost = estimateCost(checked.program.ast, schema) * cardinality;
       if (cost > STATIC_COST_LIMIT) {
         errors.forbidden(`${at}.rule`, exceedsBudgetMessage("estimated rule cost", cost, STATIC_COST_LIMIT));
       }
@@ -113,19 +112,12 @@ export function compileRules(
       );
     }
     if (rule.messageExpression !== undefined) {
-      const message = compile(rule.messageExpression, rule.optionalOldSelf === true);
-      const checkedMessage = outcome(
-        rule.messageExpression,
-        message,
-        schema,
-        rule.optionalOldSelf === true,
-        checker,
-      );
-      if (message instanceof Error || "issue" in checkedMessage) {
+      const checkedMessage = outcome(rule.messageExpression, schema, rule.optionalOldSelf === true, checker);
+      if ("issue" in checkedMessage) {
         errors.invalid(
           `${at}.messageExpression`,
           rule.messageExpression,
-          `messageExpression compilation failed: ${"issue" in checkedMessage ? checkedMessage.issue : ""}`,
+          `messageExpression compilation failed: ${checkedMessage.issue}`,
         );
       } else if (checkedMessage.type !== "string" && !isDynamic(checkedMessage.type)) {
         errors.invalid(
@@ -134,7 +126,7 @@ export function compileRules(
           "messageExpression must evaluate to a string",
         );
       } else {
-        const cost = estimateCost(message.ast, schema) * cardinality;
+        const cost = estimateCost(checkedMessage.program.ast, schema) * cardinality;
         if (cost > STATIC_COST_LIMIT) {
           errors.forbidden(
             `${at}.messageExpression`,
@@ -159,19 +151,20 @@ export function compileRules(
 /**
  * What compiling an expression at a node found: the checker's verdict with
  * the schema's types first (its words are upstream's), then whether the
- * program that runs it compiled.
+ * program that runs it compiled; with the program, and the type the
+ * checker gave (the program's own without a checker).
  */
 function outcome(
   expression: string,
-  compiled: Compiled | Error,
   node: JSONSchemaProps,
   optionalOldSelf: boolean,
   checker: RuleChecker | undefined,
-): CheckOutcome {
+): { issue: string } | { type: string; program: Compiled } {
   const typed = checker?.check(expression, node, optionalOldSelf);
   if (typed !== undefined && "issue" in typed) return typed;
-  if (compiled instanceof Error) return { issue: celGoIssue(compiled, expression) };
-  return typed ?? { type: compiled.type };
+  const program = compile(expression, optionalOldSelf);
+  if (program instanceof Error) return { issue: celGoIssue(program, expression) };
+  return { type: typed?.type ?? program.type, program };
 }
 
 const reasons = new Set([
