@@ -37,6 +37,9 @@ import { parseRoute } from "./route.js";
 /** The channel protocols served, preferred first. */
 export const execProtocols = ["v5.channel.k8s.io", "v4.channel.k8s.io"] as const;
 
+/** How long output waits after the upgrade before its first frame goes out. */
+const outputSettleMs = 30;
+
 const channel = { stdin: 0, stdout: 1, stderr: 2, error: 3, resize: 4, close: 255 } as const;
 
 /** Answers an HTTP upgrade: an exec over WebSocket, or a Status saying why not. */
@@ -229,12 +232,35 @@ async function podOf(context: HandlerContext, namespace: string, name: string): 
 function bridge(ws: WebSocket, { session, protocol, command, stdin, attach }: PreparedExec): void {
   // Resolves once every frame sent so far has been written to the socket.
   let written: Promise<void> = Promise.resolve();
-  const send = (id: number, data: Uint8Array) => {
+  // Frames wait out a short settling time after the upgrade: kubectl's WebSocket client starts
+  // reading before it has made its streams and drops frames for streams it has not made yet
+  // ("Unknown stream id 1, discarding message"). A real container's first output comes later than
+  // that anyway; a simulated command answers at once.
+  let held: Buffer[] | undefined = [];
+  const settled = new Promise<void>((resolve) => {
+    const timer = setTimeout(() => {
+      const frames = held ?? [];
+      held = undefined;
+      for (const frame of frames) write(frame);
+      resolve();
+    }, outputSettleMs);
+    timer.unref?.();
+    ws.once("close", () => {
+      clearTimeout(timer);
+      held = undefined;
+      resolve();
+    });
+  });
+  const write = (frame: Buffer) => {
     if (ws.readyState !== ws.OPEN) return;
+    written = new Promise((resolve) => ws.send(frame, () => resolve()));
+  };
+  const send = (id: number, data: Uint8Array) => {
     const frame = Buffer.allocUnsafe(data.length + 1);
     frame[0] = id;
     frame.set(data, 1);
-    written = new Promise((resolve) => ws.send(frame, () => resolve()));
+    if (held !== undefined) held.push(frame);
+    else write(frame);
   };
   session.onOutput((stream, data) => send(stream === "stdout" ? channel.stdout : channel.stderr, data));
   if (!stdin) session.closeStdin();
@@ -259,6 +285,7 @@ function bridge(ws: WebSocket, { session, protocol, command, stdin, attach }: Pr
   // kube-apiserver's separate writes arrive: clients that poll the socket for each frame (the
   // Python client) never find the last frames waiting in their TLS buffer with nothing to wake them.
   session.exited.then(async (code) => {
+    await settled;
     await written;
     send(channel.error, Buffer.from(JSON.stringify(exitStatus(command, attach ? 0 : code))));
     await written;
