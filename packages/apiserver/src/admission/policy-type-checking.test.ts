@@ -77,6 +77,23 @@ describe("type checking a ValidatingAdmissionPolicy", () => {
     ]);
   });
 
+  it("checks the field a has() tests, as cel-go checks a selection", () => {
+    expect(
+      warnings({
+        validations: [
+          { expression: "has(object.spec.strategy) && has(object.metadata.labels.app)" },
+          { expression: "!has(object.spec.nope)" },
+        ],
+      }),
+    ).toEqual([
+      {
+        fieldRef: "spec.validations[1].expression",
+        warning:
+          "apps/v1, Kind=Deployment: ERROR: <input>:1:5: undefined field 'nope'\n | !has(object.spec.nope)\n | ....^\n",
+      },
+    ]);
+  });
+
   it("checks each kind its rules name, and names the kinds an expression fails for", () => {
     expect(
       warnings({ validations: [{ expression: "object.spec.paused == false" }] }, [

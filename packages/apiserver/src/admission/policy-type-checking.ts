@@ -59,7 +59,8 @@ export function policyTypeWarnings(
   const check = (fieldRef: string, expression: string) => {
     const results: string[] = [];
     for (const { kind, environment } of checked) {
-      const outcome = checkExpression(environment, expression);
+      const fieldsOf = (type: string) => kind.types.fieldsOf(type) ?? params?.fieldsOf(type);
+      const outcome = checkExpression(environment, expression, fieldsOf);
       if ("issue" in outcome) results.push(`${kind.gvk}: ${outcome.issue}\n`);
     }
     if (results.length > 0) warnings.push({ fieldRef, warning: results.join("\n") });

@@ -80,6 +80,10 @@ describe("rules are type-checked against the schema when the CRD is written", ()
     "self.ports == oldSelf.ports",
     "self.?replicas.orValue(1) > 0",
     "has(self.image)",
+    "has(self.labels.app) && has(self.template.metadata.name)",
+    "has(self.anything)",
+    "self.ports.all(p, has(p.name))",
+    "has(oldSelf.image)",
     "self.replicas < 1.5",
   ])("accepts %s", (rule) => {
     expect(ruleErrors(rule)).toEqual([]);
@@ -111,8 +115,30 @@ describe("rules are type-checked against the schema when the CRD is written", ()
     ],
     // A property without a type is not exposed at all.
     [
-      "has(self.untyped) || self.untyped == 1",
-      "ERROR: <input>:1:26: undefined field 'untyped'\n | has(self.untyped) || self.untyped == 1\n | .........................^",
+      "self.ratio > 0.5 || self.untyped == 1",
+      "ERROR: <input>:1:25: undefined field 'untyped'\n | self.ratio > 0.5 || self.untyped == 1\n | ........................^",
+    ],
+    // has() checks the field it tests as a selection, placed at its `(`; a selection below that at its `.`.
+    ["has(self.nope)", "ERROR: <input>:1:4: undefined field 'nope'\n | has(self.nope)\n | ...^"],
+    [
+      "has(self.untyped) || true",
+      "ERROR: <input>:1:4: undefined field 'untyped'\n | has(self.untyped) || true\n | ...^",
+    ],
+    [
+      "self.replicas > 0 && has(self.template.metadata.labels)",
+      "ERROR: <input>:1:25: undefined field 'labels'\n | self.replicas > 0 && has(self.template.metadata.labels)\n | ........................^",
+    ],
+    [
+      "has(self.nope.deeper)",
+      "ERROR: <input>:1:9: undefined field 'nope'\n | has(self.nope.deeper)\n | ........^",
+    ],
+    [
+      "has(self.replicas.value)",
+      "ERROR: <input>:1:4: type 'int' does not support field selection\n | has(self.replicas.value)\n | ...^",
+    ],
+    [
+      "self.ports.all(p, has(p.nmae))",
+      "ERROR: <input>:1:22: undefined field 'nmae'\n | self.ports.all(p, has(p.nmae))\n | .....................^",
     ],
     // An embedded resource's metadata shows name and generateName only.
     [

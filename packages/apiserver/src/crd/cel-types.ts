@@ -1,6 +1,7 @@
 import { Environment } from "@marcbachmann/cel-js";
 import { celGoIssue } from "./cel-issues.js";
 import { registerKubernetesLibraries } from "./cel-library.js";
+import { type FieldsOf, presenceIssue } from "./cel-presence.js";
 import { escapeProperty } from "./cel-values.js";
 import { additionalSchema, isObject, itemSchema, type JSONSchemaProps } from "./schema.js";
 
@@ -42,6 +43,7 @@ const resourceMeta: JSONSchemaProps = {
 export class SchemaCelTypes {
   readonly #types = new Map<JSONSchemaProps, string | null>();
   readonly #objects: { name: string; fields: Record<string, string> }[] = [];
+  readonly #fieldsByName = new Map<string, Record<string, string>>();
   readonly #names = new Set<string>();
   readonly #declaring = new Set<string>();
   readonly #root: JSONSchemaProps;
@@ -59,6 +61,11 @@ export class SchemaCelTypes {
   /** The CEL type of a node of this schema (`dyn` where upstream exposes none). */
   typeOf(node: JSONSchemaProps): string {
     return this.#types.get(node) ?? "dyn";
+  }
+
+  /** The fields of one of this schema's object types, by its name; undefined for any other type. */
+  fieldsOf(type: string): Readonly<Record<string, string>> | undefined {
+    return this.#fieldsByName.get(type);
   }
 
   /** The root's type. */
@@ -144,6 +151,7 @@ export class SchemaCelTypes {
     }
     this.#declaring.delete(typeName);
     this.#objects.push({ name: typeName, fields });
+    this.#fieldsByName.set(typeName, fields);
     return typeName;
   }
 
@@ -191,12 +199,19 @@ export function checkingEnvironment(): Environment {
   return checkingBase;
 }
 
-/** Type-checks `expression` in `environment`. */
-export function checkExpression(environment: Environment, expression: string): CheckOutcome {
+/** Type-checks `expression` in `environment`; with `fieldsOf`, also the fields its `has()` calls test. */
+export function checkExpression(
+  environment: Environment,
+  expression: string,
+  fieldsOf?: FieldsOf,
+): CheckOutcome {
   try {
-    const checked = environment.parse(expression).check();
-    if (checked.valid) return { type: checked.type ?? "dyn" };
-    return { issue: celGoIssue(checked.error ?? new Error("type check failed"), expression) };
+    const parsed = environment.parse(expression);
+    const checked = parsed.check();
+    if (!checked.valid)
+      return { issue: celGoIssue(checked.error ?? new Error("type check failed"), expression) };
+    const presence = fieldsOf === undefined ? undefined : presenceIssue(parsed.ast, fieldsOf, expression);
+    return presence === undefined ? { type: checked.type ?? "dyn" } : { issue: presence };
   } catch (error) {
     return { issue: celGoIssue(error instanceof Error ? error : new Error(String(error)), expression) };
   }
@@ -233,6 +248,6 @@ export class RuleChecker {
       }
       this.#atNode.set(key, environment);
     }
-    return checkExpression(environment, expression);
+    return checkExpression(environment, expression, (name) => this.#types.fieldsOf(name));
   }
 }
