@@ -1,8 +1,30 @@
-import type { Logger, Namespace, Node, Pod } from "@reconcile/api";
+import type {
+  Logger,
+  Namespace,
+  Node,
+  namespaces,
+  nodes,
+  Pod,
+  persistentVolumeClaims,
+  persistentVolumes,
+  podDisruptionBudgets,
+  pods,
+  replicaSets,
+  replicationControllers,
+  services,
+  statefulSets,
+  storageClasses,
+} from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { ControllerInformer, EventRecorder, Introspection } from "@reconcile/controller";
-import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
+import type { ReplicaSet, StatefulSet } from "kubernetes-types/apps/v1.js";
+import type {
+  PersistentVolume,
+  PersistentVolumeClaim,
+  ReplicationController,
+  Service,
+} from "kubernetes-types/core/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import type { Binder } from "./binder.js";
@@ -46,6 +68,21 @@ export interface SchedulerOptions {
    * namespace. Default: none.
    */
   namespaceInformer?: ControllerInformer<Namespace> | undefined;
+  /**
+   * Informers over Services, ReplicationControllers, ReplicaSets and
+   * StatefulSets: with them, PodTopologySpread's system defaults spread a pod
+   * among the pods its Services and controller select, as upstream's do.
+   * Without them, among the pods of its own ReplicaSet, ReplicationController
+   * or StatefulSet. Default: none.
+   */
+  spreadingInformers?:
+    | {
+        services: ControllerInformer<Service>;
+        replicationControllers: ControllerInformer<ReplicationController>;
+        replicaSets: ControllerInformer<ReplicaSet>;
+        statefulSets: ControllerInformer<StatefulSet>;
+      }
+    | undefined;
   /**
    * Informer over PodDisruptionBudgets: preemption prefers victims whose
    * budgets allow the disruption. Its cache is read as it is (not waited
@@ -96,4 +133,19 @@ export interface SchedulerOptions {
   decisionLog?: number | undefined;
   /** Where the scheduler shows `inspect()` while `run` runs (a `scheduler` source named after it). Default: nowhere. */
   introspection?: Introspection | undefined;
+}
+
+/** The informer factory {@link Scheduler.fromInformerFactory} takes its informers from. */
+export interface SchedulerInformerFactory {
+  forResource(resource: typeof pods): ControllerInformer<Pod>;
+  forResource(resource: typeof nodes): ControllerInformer<Node>;
+  forResource(resource: typeof persistentVolumeClaims): ControllerInformer<PersistentVolumeClaim>;
+  forResource(resource: typeof persistentVolumes): ControllerInformer<PersistentVolume>;
+  forResource(resource: typeof storageClasses): ControllerInformer<StorageClass>;
+  forResource(resource: typeof namespaces): ControllerInformer<Namespace>;
+  forResource(resource: typeof podDisruptionBudgets): ControllerInformer<PodDisruptionBudget>;
+  forResource(resource: typeof services): ControllerInformer<Service>;
+  forResource(resource: typeof replicationControllers): ControllerInformer<ReplicationController>;
+  forResource(resource: typeof replicaSets): ControllerInformer<ReplicaSet>;
+  forResource(resource: typeof statefulSets): ControllerInformer<StatefulSet>;
 }

@@ -2,7 +2,6 @@ import {
   type DeepReadonly,
   errorMessage,
   metaNamespaceKeyFunc,
-  type Namespace,
   type Node,
   namespaces as namespacesResource,
   nodes as nodesResource,
@@ -11,6 +10,10 @@ import {
   persistentVolumes,
   podDisruptionBudgets,
   pods as podsResource,
+  replicaSets,
+  replicationControllers,
+  services,
+  statefulSets,
   storageClasses,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
@@ -23,9 +26,6 @@ import {
   noopLogger,
   waitForInformersSynced,
 } from "@reconcile/controller";
-import type { PersistentVolume, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
-import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
-import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import { namespaceLister } from "./affinity-terms.js";
 import { type Binder, ClientBinder } from "./binder.js";
 import { SchedulerCache } from "./cache.js";
@@ -54,8 +54,8 @@ import {
   type PreemptionCandidate,
   type PreemptionContext,
 } from "./plugins/default-preemption.js";
-import { defaultPluginsWith } from "./plugins/index.js";
-import type { SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
+import { defaultPluginsWith, spreadingListers, volumeListers } from "./plugins/index.js";
+import type { SchedulerInformerFactory, SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
 import { type PendingPods, type QueuedPodInfo, SchedulingQueue } from "./scheduling-queue.js";
 
 export type { ScheduleResult, SchedulerMetrics, SchedulerOptions } from "./scheduler-options.js";
@@ -96,6 +96,7 @@ export class Scheduler {
   readonly #volumeInformers: SchedulerOptions["volumeInformers"];
   readonly #namespaceInformer: SchedulerOptions["namespaceInformer"];
   readonly #pdbInformer: SchedulerOptions["podDisruptionBudgetInformer"];
+  readonly #spreadingInformers: SchedulerOptions["spreadingInformers"];
   readonly #nominator = new Nominator();
   readonly #statusWriter: PodStatusWriter;
   readonly #clock: Clock;
@@ -133,18 +134,13 @@ export class Scheduler {
     this.#namespaceInformer = options.namespaceInformer;
     this.#pdbInformer = options.podDisruptionBudgetInformer;
     const namespaces = namespaceLister(options.namespaceInformer);
+    const spreading = (this.#spreadingInformers = options.spreadingInformers);
     this.#plugins =
       options.plugins ??
       defaultPluginsWith({
         namespaces,
-        volumes:
-          volumes === undefined
-            ? undefined
-            : {
-                claims: volumes.claims.getIndexer(),
-                volumes: volumes.volumes.getIndexer(),
-                classes: volumes.classes.getIndexer(),
-              },
+        spreading: spreading === undefined ? undefined : spreadingListers(spreading),
+        volumes: volumes === undefined ? undefined : volumeListers(volumes),
       });
     this.#percentageOfNodesToScore = percentage;
     this.#random = options.random ?? Math.random;
@@ -199,15 +195,7 @@ export class Scheduler {
 
   /** Builds the scheduler on a `SharedInformerFactory`'s pod and node informers; start the factory after this. */
   static fromInformerFactory(
-    factory: {
-      forResource(resource: typeof podsResource): ControllerInformer<Pod>;
-      forResource(resource: typeof nodesResource): ControllerInformer<Node>;
-      forResource(resource: typeof persistentVolumeClaims): ControllerInformer<PersistentVolumeClaim>;
-      forResource(resource: typeof persistentVolumes): ControllerInformer<PersistentVolume>;
-      forResource(resource: typeof storageClasses): ControllerInformer<StorageClass>;
-      forResource(resource: typeof namespacesResource): ControllerInformer<Namespace>;
-      forResource(resource: typeof podDisruptionBudgets): ControllerInformer<PodDisruptionBudget>;
-    },
+    factory: SchedulerInformerFactory,
     options: Omit<SchedulerOptions, "podInformer" | "nodeInformer">,
   ): Scheduler {
     return new Scheduler({
@@ -222,6 +210,12 @@ export class Scheduler {
       namespaceInformer: options.namespaceInformer ?? factory.forResource(namespacesResource),
       podDisruptionBudgetInformer:
         options.podDisruptionBudgetInformer ?? factory.forResource(podDisruptionBudgets),
+      spreadingInformers: options.spreadingInformers ?? {
+        services: factory.forResource(services),
+        replicationControllers: factory.forResource(replicationControllers),
+        replicaSets: factory.forResource(replicaSets),
+        statefulSets: factory.forResource(statefulSets),
+      },
     });
   }
 
@@ -242,6 +236,7 @@ export class Scheduler {
           pods: this.#podInformer,
           nodes: this.#nodeInformer,
           ...(this.#namespaceInformer === undefined ? {} : { namespaces: this.#namespaceInformer }),
+          ...this.#spreadingInformers,
           ...(this.#volumeInformers === undefined
             ? {}
             : {

@@ -7,7 +7,8 @@ import { nodeName } from "./node-name.js";
 import { nodePorts } from "./node-ports.js";
 import { nodeResourcesBalancedAllocation, nodeResourcesFit } from "./node-resources-fit.js";
 import { nodeUnschedulable } from "./node-unschedulable.js";
-import { podTopologySpread } from "./pod-topology-spread.js";
+import { podTopologySpread, podTopologySpreadPlugin } from "./pod-topology-spread.js";
+import type { SpreadingListers } from "./spread-selector.js";
 import { taintToleration } from "./taint-toleration.js";
 import { type VolumeListers, volumeBinding } from "./volume-binding.js";
 import { volumeRestrictions } from "./volume-restrictions.js";
@@ -30,18 +31,21 @@ export const defaultPlugins: readonly Plugin[] = [
 /**
  * The default plugins given the caches some of them read: VolumeRestrictions,
  * VolumeBinding and VolumeZone where upstream's profile has them (after NodeResourcesFit)
- * when `volumes` are given, and InterPodAffinity resolving namespace selectors through
- * `namespaces`.
+ * when `volumes` are given, InterPodAffinity resolving namespace selectors through
+ * `namespaces`, and PodTopologySpread's system defaults selecting through `spreading`.
  */
 export function defaultPluginsWith(listers: {
   volumes?: VolumeListers | undefined;
   namespaces?: NamespaceLister | undefined;
+  spreading?: SpreadingListers | undefined;
 }): readonly Plugin[] {
-  const plugins = defaultPlugins.map((plugin) =>
-    plugin === interPodAffinity && listers.namespaces !== undefined
-      ? interPodAffinityPlugin({ namespaces: listers.namespaces })
-      : plugin,
-  );
+  const plugins = defaultPlugins.map((plugin) => {
+    if (plugin === interPodAffinity && listers.namespaces !== undefined)
+      return interPodAffinityPlugin({ namespaces: listers.namespaces });
+    if (plugin === podTopologySpread && listers.spreading !== undefined)
+      return podTopologySpreadPlugin({ spreading: listers.spreading });
+    return plugin;
+  });
   if (listers.volumes === undefined) return plugins;
   const at = plugins.indexOf(nodeResourcesFit) + 1;
   return [
@@ -89,14 +93,17 @@ export {
   errReasonNodeLabelNotMatch,
   hostnameLabel,
   podTopologySpread,
+  podTopologySpreadPlugin,
   zoneLabel,
 } from "./pod-topology-spread.js";
+export { defaultSpreadSelector, type SpreadingListers, spreadingListers } from "./spread-selector.js";
 export { findUntoleratedTaint, taintToleration, toleratesTaint } from "./taint-toleration.js";
 export {
   errReasonNodeConflict,
   errReasonUnboundImmediateClaims,
   type VolumeListers,
   volumeBinding,
+  volumeListers,
 } from "./volume-binding.js";
 export {
   errReasonDiskConflict,

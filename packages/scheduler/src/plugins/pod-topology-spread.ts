@@ -10,6 +10,7 @@ import type { TopologySpreadConstraint } from "kubernetes-types/core/v1.js";
 import { type Plugin, skipStatus, successStatus, unresolvable, unschedulable } from "../framework.js";
 import { type NodeInfo, type PodInfo, spreadingControllerUID } from "../node-info.js";
 import { matchesRequiredNodeAffinity } from "./node-affinity.js";
+import { defaultSpreadSelector, type SpreadingListers } from "./spread-selector.js";
 import { findUntoleratedTaint } from "./taint-toleration.js";
 
 export const hostnameLabel = "kubernetes.io/hostname";
@@ -77,9 +78,27 @@ function podConstraints(pod: DeepReadonly<Pod>, action: "DoNotSchedule" | "Sched
   return result;
 }
 
-/** ScheduleAnyway constraints: the pod's own, or else the system defaults for a pod of a spreading controller. */
-function scoringConstraints(pod: DeepReadonly<Pod>): Constraint[] {
+/**
+ * ScheduleAnyway constraints: the pod's own, or else the system defaults,
+ * counting the pods {@link defaultSpreadSelector} selects — or, without
+ * listers, the pods of the same spreading controller.
+ */
+function scoringConstraints(pod: DeepReadonly<Pod>, listers: SpreadingListers | undefined): Constraint[] {
   if ((pod.spec?.topologySpreadConstraints?.length ?? 0) > 0) return podConstraints(pod, "ScheduleAnyway");
+  if (listers !== undefined) {
+    const selector = defaultSpreadSelector(pod, listers);
+    if (selector.empty()) return [];
+    const key = `PodTopologySpread\u0000${pod.metadata?.namespace ?? ""}\u0000${selector.toString()}`;
+    return defaultConstraints.map(({ topologyKey, maxSkew }) => ({
+      maxSkew,
+      topologyKey,
+      minDomains: 1,
+      honorNodeAffinity: true,
+      honorNodeTaints: false,
+      selector,
+      key,
+    }));
+  }
   const controllerUID = spreadingControllerUID(pod);
   if (controllerUID === undefined) return [];
   return defaultConstraints.map(({ topologyKey, maxSkew }) => ({
@@ -102,6 +121,23 @@ function countOnNode(c: Constraint, nodeInfo: NodeInfo, namespace: string): numb
   for (const { pod } of nodeInfo.pods.values()) {
     if (pod.metadata?.deletionTimestamp || (pod.metadata?.namespace ?? "") !== namespace) continue;
     if (c.selector.matches(pod.metadata?.labels ?? noLabels)) count++;
+  }
+  return count;
+}
+
+/** The last count taken on each node, with the constraint's key and the node's generation then. */
+const lastCounts = new WeakMap<NodeInfo, { key: string; generation: number; count: number }>();
+
+/** {@link countOnNode}, taken again only when the node's pods or the constraint changed since it was last taken there. */
+function countOnNodeOnce(c: Constraint, nodeInfo: NodeInfo, namespace: string): number {
+  const last = lastCounts.get(nodeInfo);
+  if (last !== undefined && last.key === c.key && last.generation === nodeInfo.generation) return last.count;
+  const count = countOnNode(c, nodeInfo, namespace);
+  if (last === undefined) lastCounts.set(nodeInfo, { key: c.key, generation: nodeInfo.generation, count });
+  else {
+    last.key = c.key;
+    last.generation = nodeInfo.generation;
+    last.count = count;
   }
   return count;
 }
@@ -353,10 +389,17 @@ interface PreScoreState {
  * constraints, or else the system defaults (hostname maxSkew 3, zone maxSkew
  * 5), nodes in domains with fewer matching pods score higher:
  * `round(Σ count·ln(domains + 2) + maxSkew − 1)`, normalized as
- * `100·(max + min − raw) / max`. The system defaults count the pods of the
- * incoming pod's ReplicaSet, ReplicationController or StatefulSet by its
- * uid, which equals counting by the controller's selector for the pods it owns.
+ * `100·(max + min − raw) / max`. The system defaults count the pods this
+ * plugin's {@link podTopologySpreadPlugin} listers select for the pod (its
+ * Services' and controller's selectors, upstream's `DefaultSelector`); this
+ * one, without listers, counts the pods of the incoming pod's ReplicaSet,
+ * ReplicationController or StatefulSet by its uid.
  */
+/** PodTopologySpread whose system defaults count what `listers.spreading` selects for each pod (see {@link defaultSpreadSelector}). */
+export function podTopologySpreadPlugin(listers: { spreading?: SpreadingListers | undefined } = {}): Plugin {
+  return { ...podTopologySpread, preScore: preScoreWith(listers.spreading) };
+}
+
 export const podTopologySpread: Plugin = {
   name: "PodTopologySpread",
   weight: 2,
@@ -425,11 +468,47 @@ export const podTopologySpread: Plugin = {
     }
     return successStatus;
   },
-  preScore(state, pod, feasible, allNodes) {
+  preScore: preScoreWith(undefined),
+  score(state, pod, nodeInfo) {
+    const s = state.get(preScoreKey) as PreScoreState;
+    if (s.ignored.has(nodeInfo)) return 0;
+    const labels = nodeInfo.node?.metadata?.labels ?? {};
+    const namespace = pod.metadata?.namespace ?? "";
+    let score = 0;
+    s.constraints.forEach((c, i) => {
+      const value = labels[c.topologyKey];
+      if (value === undefined) return;
+      const count =
+        c.topologyKey === hostnameLabel
+          ? countOnNodeOnce(c, nodeInfo, namespace)
+          : (s.counts[i]!.get(value) ?? 0);
+      score += count * s.weights[i]! + (c.maxSkew - 1);
+    });
+    return Math.round(score);
+  },
+  normalizeScore(state, _pod, scores, nodes) {
+    const { ignored } = state.get(preScoreKey) as PreScoreState;
+    let min = Number.POSITIVE_INFINITY;
+    let max = 0;
+    scores.forEach((score, i) => {
+      if (ignored.has(nodes[i]!)) return;
+      if (score < min) min = score;
+      if (score > max) max = score;
+    });
+    for (let i = 0; i < scores.length; i++) {
+      if (ignored.has(nodes[i]!)) scores[i] = 0;
+      else scores[i] = max === 0 ? 100 : Math.trunc((100 * (max + min - scores[i]!)) / max);
+    }
+  },
+};
+
+/** PreScore, with the listers the system defaults' selector is made from (see {@link scoringConstraints}). */
+function preScoreWith(listers: SpreadingListers | undefined): NonNullable<Plugin["preScore"]> {
+  return (state, pod, feasible, allNodes) => {
     if (feasible.length === 0 || allNodes.length === 0) return skipStatus;
     let constraints: Constraint[];
     try {
-      constraints = scoringConstraints(pod);
+      constraints = scoringConstraints(pod, listers);
     } catch (error) {
       return { code: "Error", reasons: [`calculating preScoreState: ${(error as Error).message}`] };
     }
@@ -461,41 +540,10 @@ export const podTopologySpread: Plugin = {
         if (c.topologyKey === hostnameLabel || !includesNode(c, pod, node)) return;
         const value = node.metadata?.labels?.[c.topologyKey] ?? "";
         const count = counts[i]!.get(value);
-        if (count !== undefined) counts[i]!.set(value, count + countOnNode(c, nodeInfo, namespace));
+        if (count !== undefined) counts[i]!.set(value, count + countOnNodeOnce(c, nodeInfo, namespace));
       });
     }
     state.set(preScoreKey, { constraints, ignored, counts, weights } satisfies PreScoreState);
     return successStatus;
-  },
-  score(state, pod, nodeInfo) {
-    const s = state.get(preScoreKey) as PreScoreState;
-    if (s.ignored.has(nodeInfo)) return 0;
-    const labels = nodeInfo.node?.metadata?.labels ?? {};
-    const namespace = pod.metadata?.namespace ?? "";
-    let score = 0;
-    s.constraints.forEach((c, i) => {
-      const value = labels[c.topologyKey];
-      if (value === undefined) return;
-      const count =
-        c.topologyKey === hostnameLabel
-          ? countOnNode(c, nodeInfo, namespace)
-          : (s.counts[i]!.get(value) ?? 0);
-      score += count * s.weights[i]! + (c.maxSkew - 1);
-    });
-    return Math.round(score);
-  },
-  normalizeScore(state, _pod, scores, nodes) {
-    const { ignored } = state.get(preScoreKey) as PreScoreState;
-    let min = Number.POSITIVE_INFINITY;
-    let max = 0;
-    scores.forEach((score, i) => {
-      if (ignored.has(nodes[i]!)) return;
-      if (score < min) min = score;
-      if (score > max) max = score;
-    });
-    for (let i = 0; i < scores.length; i++) {
-      if (ignored.has(nodes[i]!)) scores[i] = 0;
-      else scores[i] = max === 0 ? 100 : Math.trunc((100 * (max + min - scores[i]!)) / max);
-    }
-  },
-};
+  };
+}

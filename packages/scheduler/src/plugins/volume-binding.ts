@@ -14,6 +14,19 @@ export interface VolumeListers {
   classes: ControllerIndexer<StorageClass>;
 }
 
+/** {@link VolumeListers} over informers' caches. */
+export function volumeListers(informers: {
+  claims: { getIndexer(): ControllerIndexer<PersistentVolumeClaim> };
+  volumes: { getIndexer(): ControllerIndexer<PersistentVolume> };
+  classes: { getIndexer(): ControllerIndexer<StorageClass> };
+}): VolumeListers {
+  return {
+    claims: informers.claims.getIndexer(),
+    volumes: informers.volumes.getIndexer(),
+    classes: informers.classes.getIndexer(),
+  };
+}
+
 const stateKey = "VolumeBinding";
 
 /** The claims a pod uses: `persistentVolumeClaim` volumes, and the one of each generic ephemeral volume. */
