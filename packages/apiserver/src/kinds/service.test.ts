@@ -62,7 +62,11 @@ describe("Service defaults (upstream SetDefaults_Service)", () => {
         ports: [{ port: 443, targetPort: 443, protocol: "TCP" }],
       });
       const headless = await client.create({ metadata: { name: "db" }, spec: { clusterIP: "None" } });
-      expect(headless.spec).toMatchObject({ ipFamilyPolicy: "RequireDualStack", ipFamilies: ["IPv4"] });
+      // Upstream's exception: headless without a selector names both families, even on a single-stack cluster.
+      expect(headless.spec).toMatchObject({
+        ipFamilyPolicy: "RequireDualStack",
+        ipFamilies: ["IPv4", "IPv6"],
+      });
       const external = await client.create({
         metadata: { name: "ext" },
         spec: { type: "ExternalName", externalName: "example.com" },

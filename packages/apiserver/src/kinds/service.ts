@@ -4,6 +4,7 @@ import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { servicePrinter } from "./printers/index.js";
+import { initIPFamilyFields } from "./service-families.js";
 import { needsHealthCheckPort, needsNodePorts, serviceIPHooks } from "./service-ips.js";
 
 // Services: upstream's defaults, the strategy's handling of type changes
@@ -17,18 +18,13 @@ import { needsHealthCheckPort, needsNodePorts, serviceIPHooks } from "./service-
  */
 const serviceStrategy: Strategy = {
   prepareForCreate(object) {
-    const spec = (object as Service).spec;
-    if (spec === undefined || spec.type === "ExternalName") return;
-    // The registry's choice for a single-stack IPv4 cluster: headless Services without a
-    // selector may take every configured family (here only IPv4).
-    const headlessWithoutSelector = spec.clusterIP === "None" && spec.selector === undefined;
-    spec.ipFamilyPolicy ??= headlessWithoutSelector ? "RequireDualStack" : "SingleStack";
-    spec.ipFamilies ??= ["IPv4"];
+    initIPFamilyFields(object as Service);
   },
   prepareForUpdate(object, old) {
     const service = object as Service;
     normalizeClusterIPs(service, old as Service);
     dropTypeDependentFields(service, old as Service);
+    initIPFamilyFields(service, old as Service);
   },
   applyDefaults(object) {
     const spec = ((object as Service).spec ??= {});

@@ -98,7 +98,10 @@ describe("defaultSpreadSelector", () => {
       matchLabels: { app: "web" },
       matchExpressions: [{ key: "track", operator: "NotIn", values: ["canary"] }],
     };
-    const controller = { metadata: { name: "ctl", namespace: "test" }, spec: { selector, template: {} } };
+    const controller = {
+      metadata: { name: "ctl", namespace: "test" },
+      spec: { selector, serviceName: "ctl", template: {} },
+    };
     const found = defaultSpreadSelector(
       pod({ app: "web", tier: "front" }, { apiVersion: "apps/v1", kind, name: "ctl" }),
       listers({
