@@ -138,3 +138,43 @@ describe("VolumeBinding", () => {
     await eventually(clock, async () => (await nodeOf(client, "consumer")) === "n1");
   });
 });
+
+describe("NodeVolumeLimits", () => {
+  it("keeps a node's CSI volumes within its attachable limit, and says so when no node has room", async () => {
+    const { clock, client } = start();
+    const limited = (name: string): Node => ({
+      ...node(name),
+      status: {
+        allocatable: {
+          ...node(name).status!.allocatable,
+          "attachable-volumes-csi-disk.csi.example.com": "1",
+        },
+      },
+    });
+    await client.resource(nodes).create(limited("n1"));
+    await client.resource(storageClasses).create({
+      metadata: { name: "disks" },
+      provisioner: "disk.csi.example.com",
+      volumeBindingMode: "WaitForFirstConsumer",
+    });
+    for (const claim of ["a", "b"])
+      await client.resource(persistentVolumeClaims, namespace).create({
+        metadata: { name: claim, namespace },
+        spec: {
+          accessModes: ["ReadWriteOnce"],
+          resources: { requests: { storage: "1Gi" } },
+          storageClassName: "disks",
+        },
+      });
+    await client.resource(pods, namespace).create(podWithClaim("first", "a"));
+    await eventually(clock, async () => (await nodeOf(client, "first")) === "n1");
+    await client.resource(pods, namespace).create(podWithClaim("second", "b"));
+    await eventually(clock, async () => (await failures(client, "second")).length > 0);
+    expect(await failures(client, "second")).toEqual([
+      "0/1 nodes are available: 1 node(s) exceed max volume count. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.",
+    ]);
+    // A second node with room takes it.
+    await client.resource(nodes).create(limited("n2"));
+    await eventually(clock, async () => (await nodeOf(client, "second")) === "n2");
+  });
+});

@@ -7,6 +7,7 @@ import { nodeName } from "./node-name.js";
 import { nodePorts } from "./node-ports.js";
 import { nodeResourcesBalancedAllocation, nodeResourcesFit } from "./node-resources-fit.js";
 import { nodeUnschedulable } from "./node-unschedulable.js";
+import { nodeVolumeLimits } from "./node-volume-limits.js";
 import { podTopologySpread, podTopologySpreadPlugin } from "./pod-topology-spread.js";
 import type { SpreadingListers } from "./spread-selector.js";
 import { taintToleration } from "./taint-toleration.js";
@@ -30,7 +31,7 @@ export const defaultPlugins: readonly Plugin[] = [
 
 /**
  * The default plugins given the caches some of them read: VolumeRestrictions,
- * VolumeBinding and VolumeZone where upstream's profile has them (after NodeResourcesFit)
+ * NodeVolumeLimits, VolumeBinding and VolumeZone where upstream's profile has them (after NodeResourcesFit)
  * when `volumes` are given, InterPodAffinity resolving namespace selectors through
  * `namespaces`, and PodTopologySpread's system defaults selecting through `spreading`.
  */
@@ -51,6 +52,7 @@ export function defaultPluginsWith(listers: {
   return [
     ...plugins.slice(0, at),
     volumeRestrictions(listers.volumes),
+    nodeVolumeLimits(listers.volumes),
     volumeBinding(listers.volumes),
     volumeZone(listers.volumes),
     ...plugins.slice(at),
@@ -87,6 +89,11 @@ export {
   nodeResourcesFit,
 } from "./node-resources-fit.js";
 export { errReasonUnschedulable, nodeUnschedulable } from "./node-unschedulable.js";
+export {
+  csiAttachLimitKey,
+  errReasonMaxVolumeCountExceeded,
+  nodeVolumeLimits,
+} from "./node-volume-limits.js";
 export {
   defaultConstraints,
   errReasonConstraintsNotMatch,
