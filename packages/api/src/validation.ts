@@ -86,6 +86,25 @@ export function isDNS1123Label(value: string): string[] {
   return errors;
 }
 
+const configMapKeyFmt = "[-._a-zA-Z0-9]+";
+const configMapKeyErrMsg = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'";
+const configMapKeyRegexp = new RegExp(`^${configMapKeyFmt}$`);
+
+/**
+ * A ConfigMap or Secret key (upstream `IsConfigMapKey`): alphanumerics, `-`,
+ * `_` and `.`, at most 253 characters, and neither `.`, `..` nor starting with `..`.
+ */
+export function isConfigMapKey(value: string): string[] {
+  const errors: string[] = [];
+  if (byteLength(value) > dns1123SubdomainMaxLength) errors.push(maxLenError(dns1123SubdomainMaxLength));
+  if (!configMapKeyRegexp.test(value))
+    errors.push(regexError(configMapKeyErrMsg, configMapKeyFmt, "key.name", "KEY_NAME", "key-name"));
+  if (value === ".") errors.push("must not be '.'");
+  else if (value === "..") errors.push("must not be '..'");
+  else if (value.startsWith("..")) errors.push("must not start with '..'");
+  return errors;
+}
+
 /** An RFC 1123 subdomain: dot-separated RFC 1123 labels, at most 253 characters. */
 export function isDNS1123Subdomain(value: string): string[] {
   const errors: string[] = [];

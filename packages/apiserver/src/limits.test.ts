@@ -12,7 +12,8 @@ afterEach(async () => {
   for (const api of running.splice(0)) await api.close();
 });
 
-// ConfigMaps here keep the fields their schema does not declare, so that a deep value can be stored.
+// ConfigMaps here keep the fields their schema does not declare, so that a deep value can be stored,
+// and a large one outside `data` (whose values validation holds to 1 MiB).
 const definitions = builtinDefinitions.map((definition) =>
   definition.descriptor.kind === "ConfigMap" ? { ...definition, openAPI: undefined } : definition,
 );
@@ -271,48 +272,50 @@ describe("object size and history budget", () => {
       message: `Request entity too large: limit is ${limit}`,
     };
     const big = "x".repeat(limit);
-    expect(await rejected(() => client.create({ metadata: { name: "big" }, data: { big } }))).toMatchObject(
-      tooLarge,
-    );
+    expect(
+      await rejected(() => client.create({ metadata: { name: "big" }, payload: big } as ConfigMap)),
+    ).toMatchObject(tooLarge);
     await client.create({ metadata: { name: "cm" }, data: { a: "b" } });
     const before = await client.get("cm");
-    expect(await rejected(() => client.update({ ...before, data: { big } }))).toMatchObject(tooLarge);
-    expect(await rejected(() => client.patch("cm", { data: { big } }, { type: "merge" }))).toMatchObject(
+    expect(await rejected(() => client.update({ ...before, payload: big } as ConfigMap))).toMatchObject(
+      tooLarge,
+    );
+    expect(await rejected(() => client.patch("cm", { payload: big }, { type: "merge" }))).toMatchObject(
       tooLarge,
     );
     const posted = await call(
       http,
       "POST",
       cmPath,
-      JSON.stringify({ metadata: { name: "big" }, data: { big } }),
+      JSON.stringify({ metadata: { name: "big" }, payload: big }),
     );
     expect([posted.code, posted.body.message]).toEqual([413, tooLarge.message]);
     // Under the limit in characters, over it in bytes: the storage measures what it stores.
     const wide = "é".repeat(900_000);
-    expect(await rejected(() => client.create({ metadata: { name: "wide" }, data: { wide } }))).toMatchObject(
-      {
-        code: 413,
-        reason: "RequestEntityTooLarge",
-        message: expect.stringMatching(
-          /^Request entity too large: the object is 18\d{5} bytes of JSON; limit is 1572864$/,
-        ),
-      },
-    );
+    expect(
+      await rejected(() => client.create({ metadata: { name: "wide" }, payload: wide } as ConfigMap)),
+    ).toMatchObject({
+      code: 413,
+      reason: "RequestEntityTooLarge",
+      message: expect.stringMatching(
+        /^Request entity too large: the object is 18\d{5} bytes of JSON; limit is 1572864$/,
+      ),
+    });
     expect(await client.get("cm")).toEqual(before);
     expect((await client.list()).items.map((item) => item.metadata?.name)).toEqual(["cm"]);
   });
 
   it("keeps the history within its budget under updates of a 1.4 MB ConfigMap; a watch from before answers 410", async () => {
-    const api = new ApiServer({ historyBytes: 16 * 1024 * 1024, garbageCollection: false });
+    const api = new ApiServer({ historyBytes: 16 * 1024 * 1024, garbageCollection: false, definitions });
     running.push(api);
     const storage = api.storage as MemoryStorage;
     const client = api.client().resource(configMaps, "default");
-    const data = (version: number) => ({ blob: String(version).padEnd(1_400_000, "x") });
-    const first = await client.create({ metadata: { name: "big" }, data: data(0) });
+    const payload = (version: number) => String(version).padEnd(1_400_000, "x");
+    const first = await client.create({ metadata: { name: "big" }, payload: payload(0) } as ConfigMap);
     let stored: ConfigMap = first;
     let largest = 0;
     for (let version = 1; version <= 30; version++) {
-      stored = await client.update({ ...stored, data: data(version) });
+      stored = await client.update({ ...stored, payload: payload(version) } as ConfigMap);
       largest = Math.max(largest, storage.historyBytes);
     }
     expect(largest).toBeLessThanOrEqual(16 * 1024 * 1024);

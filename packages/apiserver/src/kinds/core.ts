@@ -2,6 +2,7 @@ import type { Event, Lease, Namespace } from "@reconcile/api";
 import { configMaps, events, leases, namespaces, nodes, secrets, selectableFieldsOf } from "@reconcile/api";
 import { dnsLabelName } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
+import { configMapStrategy, secretStrategy } from "./config-data.js";
 import { defineKind, resourceVerbs } from "./definition.js";
 import {
   configMapPrinter,
@@ -136,34 +137,10 @@ export const namespaceDefinition = defineKind({
 
 export const configMapDefinition = defineKind({
   descriptor: configMaps,
+  strategy: configMapStrategy,
   printer: configMapPrinter,
   protobufMessage: "ConfigMap",
 });
-
-/**
- * Secrets as upstream's `SetDefaults_Secret` and `ValidateSecret`: the type
- * defaults to `Opaque` and never changes; a ServiceAccount token Secret names
- * its ServiceAccount.
- */
-const secretStrategy: Strategy = {
-  applyDefaults(object) {
-    const secret = object as { type?: string };
-    if (!secret.type) secret.type = "Opaque";
-  },
-  validate(object, errors) {
-    const secret = object as { type?: string; metadata?: { annotations?: Record<string, string> } };
-    if (
-      secret.type === "kubernetes.io/service-account-token" &&
-      !secret.metadata?.annotations?.["kubernetes.io/service-account.name"]
-    )
-      errors.required("metadata.annotations[kubernetes.io/service-account.name]");
-  },
-  validateUpdate(object, old, errors) {
-    const type = (object as { type?: string }).type;
-    const before = (old as { type?: string }).type;
-    if (type !== before) errors.invalid("type", type, "field is immutable");
-  },
-};
 
 export const secretDefinition = defineKind({
   descriptor: secrets,

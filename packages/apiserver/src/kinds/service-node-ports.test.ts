@@ -111,7 +111,13 @@ describe("Service node ports on create", () => {
       await expect(
         client.create({
           metadata: { name: "c" },
-          spec: { type: "NodePort", ports: [{ port: 80 }, { port: 81, nodePort: 8080 }] },
+          spec: {
+            type: "NodePort",
+            ports: [
+              { name: "a", port: 80 },
+              { name: "b", port: 81, nodePort: 8080 },
+            ],
+          },
         }),
       ).rejects.toMatchObject({
         code: 422,
@@ -173,7 +179,10 @@ describe("Service node ports on create", () => {
         spec: {
           type: "LoadBalancer",
           allocateLoadBalancerNodePorts: false,
-          ports: [{ port: 80 }, { port: 81, nodePort: 31000 }],
+          ports: [
+            { name: "a", port: 80 },
+            { name: "b", port: 81, nodePort: 31000 },
+          ],
         },
       });
       expect(nodePortsOf(bare)).toEqual([undefined, 31000]);

@@ -6,6 +6,7 @@ import { defineKind } from "./definition.js";
 import { servicePrinter } from "./printers/index.js";
 import { initIPFamilyFields } from "./service-families.js";
 import { needsHealthCheckPort, needsNodePorts, serviceIPHooks } from "./service-ips.js";
+import { validateServicePorts } from "./service-ports.js";
 
 // Services: upstream's defaults, the strategy's handling of type changes
 // (pkg/registry/core/service/strategy.go) and the parts of
@@ -50,6 +51,7 @@ const serviceStrategy: Strategy = {
     if (type === "LoadBalancer") spec.allocateLoadBalancerNodePorts ??= true;
   },
   validate(object, errors) {
+    validateServicePorts(object as Service, errors);
     validateNodePorts(object as Service, errors);
   },
   validateUpdate(object, old, errors) {

@@ -1,0 +1,64 @@
+import { isDNS1123Label, type Service } from "@reconcile/api";
+import type { FieldErrors } from "../registry/field-errors.js";
+
+// The port checks of upstream's `ValidateService` (`validateServicePort` and
+// the duplicate check over protocol and port).
+
+const protocols = ["SCTP", "TCP", "UDP"];
+
+/** Upstream `IsValidPortNum`. */
+function portNumberProblems(port: number): string[] {
+  return Number.isInteger(port) && port >= 1 && port <= 65535
+    ? []
+    : ["must be between 1 and 65535, inclusive"];
+}
+
+/** Upstream `IsValidPortName` (an IANA service name). */
+function portNameProblems(name: string): string[] {
+  const problems: string[] = [];
+  if (name.length > 15) problems.push("must be no more than 15 characters");
+  if (!/^[-a-z0-9]+$/.test(name))
+    problems.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  if (!/[a-z]/.test(name)) problems.push("must contain at least one letter (a-z)");
+  if (name.includes("--")) problems.push("must not contain consecutive hyphens");
+  if (name.startsWith("-") || name.endsWith("-")) problems.push("must not begin or end with a hyphen");
+  return problems;
+}
+
+/**
+ * A Service's ports: at least one unless it is headless or an ExternalName,
+ * each named (a DNS label, unique) when there are several, a port number, a
+ * supported protocol, a target port number or name; no protocol and port twice.
+ */
+export function validateServicePorts(service: Service, errors: FieldErrors): void {
+  const spec = service.spec;
+  if (spec === undefined) return;
+  const ports = spec.ports ?? [];
+  if (ports.length === 0 && spec.clusterIP !== "None" && spec.type !== "ExternalName")
+    errors.required("spec.ports");
+  const names = new Set<string>();
+  ports.forEach((port, i) => {
+    const at = `spec.ports[${i}]`;
+    if (ports.length > 1 && !port.name) errors.required(`${at}.name`);
+    else if (port.name) {
+      for (const problem of isDNS1123Label(port.name)) errors.invalid(`${at}.name`, port.name, problem);
+      if (names.has(port.name)) errors.duplicate(`${at}.name`, port.name);
+      names.add(port.name);
+    }
+    for (const problem of portNumberProblems(port.port)) errors.invalid(`${at}.port`, port.port, problem);
+    if (!port.protocol) errors.required(`${at}.protocol`);
+    else if (!protocols.includes(port.protocol))
+      errors.notSupported(`${at}.protocol`, port.protocol, protocols);
+    const target = port.targetPort;
+    if (typeof target === "number")
+      for (const problem of portNumberProblems(target)) errors.invalid(`${at}.targetPort`, target, problem);
+    else if (typeof target === "string")
+      for (const problem of portNameProblems(target)) errors.invalid(`${at}.targetPort`, target, problem);
+  });
+  const seen = new Set<string>();
+  ports.forEach((port, i) => {
+    const key = `${port.protocol}/${port.port}`;
+    if (seen.has(key)) errors.duplicate(`spec.ports[${i}]`, { protocol: port.protocol, port: port.port });
+    seen.add(key);
+  });
+}
