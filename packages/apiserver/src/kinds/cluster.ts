@@ -24,7 +24,7 @@ import type {
   PersistentVolumeClaim,
 } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import type { NetworkPolicy } from "kubernetes-types/networking/v1.js";
+import type { Ingress, NetworkPolicy } from "kubernetes-types/networking/v1.js";
 import type { Role, RoleBinding } from "kubernetes-types/rbac/v1.js";
 import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
@@ -204,6 +204,30 @@ const networkPolicyStrategy: Strategy = {
     if (spec.policyTypes === undefined || spec.policyTypes.length === 0)
       spec.policyTypes = spec.egress !== undefined ? ["Ingress", "Egress"] : ["Ingress"];
   },
+  validate(object, errors) {
+    // ValidateNetworkPolicySpec's policy types: Ingress or Egress, at most two.
+    const policyTypes = (object as Kube<NetworkPolicy>).spec?.policyTypes ?? [];
+    if (policyTypes.length > 2) {
+      errors.invalid("spec.policyTypes", policyTypes, "may not specify more than two policyTypes");
+      return;
+    }
+    policyTypes.forEach((type, i) => {
+      if (type !== "Ingress" && type !== "Egress")
+        errors.notSupported(`spec.policyTypes[${i}]`, type, ["Ingress", "Egress"]);
+    });
+  },
+};
+
+/** ValidateIngressSpec: something to route to. */
+const ingressStrategy: Strategy = {
+  prepareForCreate(object) {
+    delete (object as { status?: unknown }).status;
+  },
+  validate(object, errors) {
+    const spec = (object as Kube<Ingress>).spec;
+    if ((spec?.rules ?? []).length === 0 && spec?.defaultBackend == null)
+      errors.invalid("spec", spec?.rules, "either `defaultBackend` or `rules` must be specified");
+  },
 };
 
 /**
@@ -275,7 +299,7 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
   defineKind({ descriptor: endpointSlices, strategy: endpointSliceStrategy, printer: endpointSlicePrinter }),
   defineKind({
     descriptor: ingresses,
-    strategy: { prepareForCreate: clearStatus },
+    strategy: ingressStrategy,
     protobufMessage: "Ingress",
     printer: ingressPrinter,
   }),

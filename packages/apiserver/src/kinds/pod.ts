@@ -6,6 +6,7 @@ import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { podBindingHandler } from "./pod-binding.js";
 import { podEvictionHandler } from "./pod-eviction.js";
+import { validateContainerCommon, validateVolumeSources } from "./pod-spec-checks.js";
 import { podPrinter } from "./printers/index.js";
 
 const restartPolicies = ["Always", "OnFailure", "Never"];
@@ -265,6 +266,13 @@ export function validatePodSpec(spec: PodSpec | undefined, path: string, errors:
     errors.required(path);
     return;
   }
+  const volumes = new Set<string>();
+  (spec.volumes ?? []).forEach((volume, i) => {
+    if (!volume.name) errors.required(`${path}.volumes[${i}].name`);
+    else if (volumes.has(volume.name)) errors.duplicate(`${path}.volumes[${i}].name`, volume.name);
+    volumes.add(volume.name);
+  });
+  validateVolumeSources(spec.volumes ?? [], `${path}.volumes`, errors);
   if (!spec.containers || spec.containers.length === 0) errors.required(`${path}.containers`);
   const names = new Set<string>();
   const check = (containers: Container[] | undefined, field: string) => {
@@ -278,8 +286,6 @@ export function validatePodSpec(spec: PodSpec | undefined, path: string, errors:
         names.add(container.name);
       }
       if (!container.image) errors.required(`${at}.image`);
-      if (container.imagePullPolicy !== undefined && !pullPolicies.includes(container.imagePullPolicy))
-        errors.notSupported(`${at}.imagePullPolicy`, container.imagePullPolicy, pullPolicies);
       (container.ports ?? []).forEach((port, j) => {
         const portPath = `${at}.ports[${j}]`;
         if (!(port.containerPort >= 1 && port.containerPort <= 65535))
@@ -291,9 +297,9 @@ export function validatePodSpec(spec: PodSpec | undefined, path: string, errors:
         if (port.protocol !== undefined && !protocols.includes(port.protocol))
           errors.notSupported(`${portPath}.protocol`, port.protocol, protocols);
       });
-      (container.env ?? []).forEach((env, j) => {
-        if (!env.name) errors.required(`${at}.env[${j}].name`);
-      });
+      validateContainerCommon(container, at, volumes, errors);
+      if (container.imagePullPolicy !== undefined && !pullPolicies.includes(container.imagePullPolicy))
+        errors.notSupported(`${at}.imagePullPolicy`, container.imagePullPolicy, pullPolicies);
     });
   };
   check(spec.containers, "containers");
@@ -310,12 +316,6 @@ export function validatePodSpec(spec: PodSpec | undefined, path: string, errors:
     );
   if (spec.activeDeadlineSeconds !== undefined && spec.activeDeadlineSeconds <= 0)
     errors.invalid(`${path}.activeDeadlineSeconds`, spec.activeDeadlineSeconds, "must be greater than 0");
-  const volumes = new Set<string>();
-  (spec.volumes ?? []).forEach((volume, i) => {
-    if (!volume.name) errors.required(`${path}.volumes[${i}].name`);
-    else if (volumes.has(volume.name)) errors.duplicate(`${path}.volumes[${i}].name`, volume.name);
-    volumes.add(volume.name);
-  });
 }
 
 /** `GetPodQOS`, simplified to cpu and memory. */

@@ -35,6 +35,10 @@ export class FieldErrors {
     });
   }
 
+  notFound(field: string, value: unknown): void {
+    this.list.push({ type: "FieldValueNotFound", field, message: `${field}: Not found: ${show(value)}` });
+  }
+
   duplicate(field: string, value: unknown): void {
     this.list.push({
       type: "FieldValueDuplicate",

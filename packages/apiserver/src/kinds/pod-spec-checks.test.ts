@@ -1,0 +1,142 @@
+// Upstream ValidatePodSpec's volume, mount, environment and resource checks,
+// ValidateIngressSpec's backend rule and ValidateNetworkPolicySpec's policy types.
+import { ingresses, networkPolicies, type Pod, pods, StatusError } from "@reconcile/api";
+import { afterAll, describe, expect, it } from "vitest";
+import { ApiServer } from "../api-server.js";
+
+const server = new ApiServer();
+afterAll(() => server.close());
+const client = server.client();
+let created = 0;
+
+async function refusal(write: () => Promise<unknown>): Promise<string> {
+  try {
+    await write();
+  } catch (error) {
+    if (StatusError.isInstance(error)) return error.status.message ?? "";
+    throw error;
+  }
+  throw new Error("the write was accepted");
+}
+
+const container = { name: "app", image: "busybox" };
+
+describe("pod spec checks", () => {
+  it.each<[string, NonNullable<Pod["spec"]>, string]>([
+    [
+      "a volume with two sources",
+      { volumes: [{ name: "v", emptyDir: {}, configMap: { name: "c" } }], containers: [container] },
+      "spec.volumes[0].configMap: Forbidden: may not specify more than 1 volume type",
+    ],
+    [
+      "a mount of a volume the pod does not have, and a path mounted twice",
+      {
+        volumes: [{ name: "data", emptyDir: {} }],
+        containers: [
+          {
+            ...container,
+            volumeMounts: [
+              { name: "nope", mountPath: "/x" },
+              { name: "data", mountPath: "/x" },
+            ],
+          },
+        ],
+      },
+      '[spec.containers[0].volumeMounts[0].name: Not found: "nope", spec.containers[0].volumeMounts[1].mountPath: Invalid value: "/x": must be unique]',
+    ],
+    [
+      "an environment variable name with '='",
+      { containers: [{ ...container, env: [{ name: "A=B", value: "x" }] }] },
+      `spec.containers[0].env[0].name: Invalid value: "A=B": a valid environment variable name must consist only of printable ASCII characters other than '='`,
+    ],
+    [
+      "an empty environment variable name",
+      { containers: [{ ...container, env: [{ name: "", value: "x" }] }] },
+      '[spec.containers[0].env[0].name: Required value, spec.containers[0].env[0].name: Invalid value: "": environment variable name must be non-empty]',
+    ],
+    [
+      "a cpu request above its limit",
+      { containers: [{ ...container, resources: { requests: { cpu: "2" }, limits: { cpu: "1500m" } } }] },
+      'spec.containers[0].resources.requests: Invalid value: "2": must be less than or equal to cpu limit of 1500m',
+    ],
+    [
+      "an extended resource request below its limit",
+      {
+        containers: [
+          {
+            ...container,
+            resources: { requests: { "example.com/gpu": "1" }, limits: { "example.com/gpu": "2" } },
+          },
+        ],
+      },
+      'spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2',
+    ],
+  ])("refuses %s", async (_name, spec, detail) => {
+    const name = `p-${created++}`;
+    expect(await refusal(() => client.resource(pods, "default").create({ metadata: { name }, spec }))).toBe(
+      `Pod "${name}" is invalid: ${detail}`,
+    );
+  });
+
+  it("accepts names of printable ASCII (relaxed validation, on by default in v1.32) and requests within limits", async () => {
+    const pod = await client.resource(pods, "default").create({
+      metadata: { name: "fine" },
+      spec: {
+        volumes: [{ name: "data", emptyDir: {} }],
+        containers: [
+          {
+            ...container,
+            env: [{ name: "1 odd.name", value: "x" }],
+            volumeMounts: [{ name: "data", mountPath: "/data" }],
+            resources: { requests: { cpu: "500m", memory: "1Gi" }, limits: { cpu: "1", memory: "1Gi" } },
+          },
+        ],
+      },
+    });
+    expect(pod.spec?.containers[0]?.env?.[0]?.name).toBe("1 odd.name");
+  });
+
+  it("makes a volume that names no source an emptyDir (upstream's SetDefaults_Volume)", async () => {
+    const pod = await client.resource(pods, "default").create({
+      metadata: { name: "bare-volume" },
+      spec: { volumes: [{ name: "scratch" }], containers: [container] },
+    });
+    expect(pod.spec?.volumes).toEqual([{ name: "scratch", emptyDir: {} }]);
+  });
+});
+
+describe("Ingress and NetworkPolicy checks", () => {
+  it("refuses an Ingress with neither rules nor a default backend", async () => {
+    expect(
+      await refusal(() =>
+        client.resource(ingresses, "default").create({ metadata: { name: "empty" }, spec: {} }),
+      ),
+    ).toBe(
+      'Ingress.networking.k8s.io "empty" is invalid: spec: Invalid value: null: either `defaultBackend` or `rules` must be specified',
+    );
+  });
+
+  it("refuses a policy type other than Ingress or Egress, and more than two", async () => {
+    const policies = client.resource(networkPolicies, "default");
+    expect(
+      await refusal(() =>
+        policies.create({
+          metadata: { name: "sideways" },
+          spec: { podSelector: {}, policyTypes: ["Sideways"] },
+        }),
+      ),
+    ).toBe(
+      'NetworkPolicy.networking.k8s.io "sideways" is invalid: spec.policyTypes[0]: Unsupported value: "Sideways": supported values: "Ingress", "Egress"',
+    );
+    expect(
+      await refusal(() =>
+        policies.create({
+          metadata: { name: "three" },
+          spec: { podSelector: {}, policyTypes: ["Ingress", "Egress", "Ingress"] },
+        }),
+      ),
+    ).toBe(
+      'NetworkPolicy.networking.k8s.io "three" is invalid: spec.policyTypes: Invalid value: ["Ingress","Egress","Ingress"]: may not specify more than two policyTypes',
+    );
+  });
+});
