@@ -1,9 +1,11 @@
 import type { Event, Lease, Namespace } from "@reconcile/api";
 import { configMaps, events, leases, namespaces, nodes, secrets, selectableFieldsOf } from "@reconcile/api";
+import type { Taint } from "kubernetes-types/core/v1.js";
 import { dnsLabelName } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { configMapStrategy, secretStrategy } from "./config-data.js";
 import { defineKind, resourceVerbs } from "./definition.js";
+import { checkNodeTaints } from "./pod-scheduling-checks.js";
 import {
   configMapPrinter,
   eventPrinter,
@@ -100,7 +102,8 @@ const namespaceStrategy: Strategy = {
 
 const nodeStrategy: Strategy = {
   validate(object, errors) {
-    const spec = (object as { spec?: { podCIDR?: string } }).spec;
+    const spec = (object as { spec?: { podCIDR?: string; taints?: Taint[] } }).spec;
+    checkNodeTaints(errors, spec?.taints ?? []);
     if (spec?.podCIDR !== undefined && spec.podCIDR !== "" && !/^[0-9a-fA-F:.]+\/[0-9]+$/.test(spec.podCIDR))
       errors.invalid(
         "spec.podCIDR",

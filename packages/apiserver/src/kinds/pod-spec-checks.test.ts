@@ -1,6 +1,6 @@
 // Upstream ValidatePodSpec's volume, mount, environment and resource checks,
 // ValidateIngressSpec's backend rule and ValidateNetworkPolicySpec's policy types.
-import { ingresses, networkPolicies, type Pod, pods, StatusError } from "@reconcile/api";
+import { ingresses, networkPolicies, nodes, type Pod, pods, StatusError, services } from "@reconcile/api";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
 
@@ -71,6 +71,55 @@ describe("pod spec checks", () => {
       },
       'spec.containers[0].resources.requests: Invalid value: "1": must be equal to example.com/gpu limit of 2',
     ],
+    [
+      "a toleration with operator Exists and a value",
+      { tolerations: [{ key: "a", operator: "Exists", value: "v" }], containers: [container] },
+      'spec.tolerations[0].operator: Invalid value: {"key":"a","operator":"Exists","value":"v"}: value must be empty when `operator` is \'Exists\'',
+    ],
+    [
+      "a node selector key that is not a label key",
+      { nodeSelector: { "bad key!": "v" }, containers: [container] },
+      `spec.nodeSelector: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')`,
+    ],
+    [
+      "a node affinity operator that does not exist",
+      {
+        affinity: {
+          nodeAffinity: {
+            requiredDuringSchedulingIgnoredDuringExecution: {
+              nodeSelectorTerms: [{ matchExpressions: [{ key: "a", operator: "Near", values: ["x"] }] }],
+            },
+          },
+        },
+        containers: [container],
+      },
+      'spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator: Invalid value: "Near": not a valid selector operator',
+    ],
+    [
+      "dnsPolicy None without a dnsConfig",
+      { dnsPolicy: "None", containers: [container] },
+      "spec.dnsConfig: Required value: must provide `dnsConfig` when `dnsPolicy` is None",
+    ],
+    [
+      "a negative user",
+      { securityContext: { runAsUser: -1 }, containers: [container] },
+      "spec.securityContext.runAsUser: Invalid value: -1: must be between 0 and 2147483647, inclusive",
+    ],
+    [
+      "a negative probe period",
+      { containers: [{ ...container, livenessProbe: { exec: { command: ["true"] }, periodSeconds: -1 } }] },
+      "spec.containers[0].livenessProbe.periodSeconds: Invalid value: -1: must be greater than or equal to 0",
+    ],
+    [
+      "a host port out of range",
+      { containers: [{ ...container, ports: [{ containerPort: 80, hostPort: 70000 }] }] },
+      "spec.containers[0].ports[0].hostPort: Invalid value: 70000: must be between 1 and 65535, inclusive",
+    ],
+    [
+      "resources that are not resources of containers (the limit is also defaulted into requests)",
+      { containers: [{ ...container, resources: { requests: { gpu: "1" }, limits: { pods: "1" } } }] },
+      '[spec.containers[0].resources.limits[pods]: Invalid value: "pods": must be a standard resource for containers, spec.containers[0].resources.requests[gpu]: Invalid value: "gpu": must be a standard resource type or fully qualified, spec.containers[0].resources.requests[pods]: Invalid value: "pods": must be a standard resource for containers]',
+    ],
   ])("refuses %s", async (_name, spec, detail) => {
     const name = `p-${created++}`;
     expect(await refusal(() => client.resource(pods, "default").create({ metadata: { name }, spec }))).toBe(
@@ -138,5 +187,45 @@ describe("Ingress and NetworkPolicy checks", () => {
     ).toBe(
       'NetworkPolicy.networking.k8s.io "three" is invalid: spec.policyTypes: Invalid value: ["Ingress","Egress","Ingress"]: may not specify more than two policyTypes',
     );
+  });
+});
+
+describe("Node taints and Service types", () => {
+  it("refuses a taint effect that does not exist", async () => {
+    expect(
+      await refusal(() =>
+        client
+          .resource(nodes)
+          .create({ metadata: { name: "n1" }, spec: { taints: [{ key: "a", effect: "Sometimes" }] } }),
+      ),
+    ).toBe(
+      'Node "n1" is invalid: spec.taints[0].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute"',
+    );
+  });
+
+  it("refuses an unknown Service type and an external name that is not a DNS name; a trailing dot is fine", async () => {
+    const serviceClient = client.resource(services, "default");
+    expect(
+      await refusal(() =>
+        serviceClient.create({ metadata: { name: "magic" }, spec: { type: "Magic", ports: [{ port: 80 }] } }),
+      ),
+    ).toBe(
+      'Service "magic" is invalid: spec.type: Unsupported value: "Magic": supported values: "ClusterIP", "ExternalName", "LoadBalancer", "NodePort"',
+    );
+    expect(
+      await refusal(() =>
+        serviceClient.create({
+          metadata: { name: "cname" },
+          spec: { type: "ExternalName", externalName: "not valid!" },
+        }),
+      ),
+    ).toBe(
+      `Service "cname" is invalid: spec.externalName: Invalid value: "not valid!": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')`,
+    );
+    const dotted = await serviceClient.create({
+      metadata: { name: "dotted" },
+      spec: { type: "ExternalName", externalName: "example.com." },
+    });
+    expect(dotted.spec?.externalName).toBe("example.com.");
   });
 });

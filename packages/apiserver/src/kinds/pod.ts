@@ -6,6 +6,7 @@ import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { podBindingHandler } from "./pod-binding.js";
 import { podEvictionHandler } from "./pod-eviction.js";
+import { checkContainerScheduling, checkPodScheduling } from "./pod-scheduling-checks.js";
 import { validateContainerCommon, validateVolumeSources } from "./pod-spec-checks.js";
 import { podPrinter } from "./printers/index.js";
 
@@ -297,6 +298,7 @@ export function validatePodSpec(spec: PodSpec | undefined, path: string, errors:
         if (port.protocol !== undefined && !protocols.includes(port.protocol))
           errors.notSupported(`${portPath}.protocol`, port.protocol, protocols);
       });
+      checkContainerScheduling(errors, at, container);
       validateContainerCommon(container, at, volumes, errors);
       if (container.imagePullPolicy !== undefined && !pullPolicies.includes(container.imagePullPolicy))
         errors.notSupported(`${at}.imagePullPolicy`, container.imagePullPolicy, pullPolicies);
@@ -308,6 +310,7 @@ export function validatePodSpec(spec: PodSpec | undefined, path: string, errors:
     errors.notSupported(`${path}.restartPolicy`, spec.restartPolicy, restartPolicies);
   if (spec.dnsPolicy !== undefined && !dnsPolicies.includes(spec.dnsPolicy))
     errors.notSupported(`${path}.dnsPolicy`, spec.dnsPolicy, dnsPolicies);
+  checkPodScheduling(errors, path, spec);
   if (spec.terminationGracePeriodSeconds !== undefined && spec.terminationGracePeriodSeconds < 0)
     errors.invalid(
       `${path}.terminationGracePeriodSeconds`,

@@ -1,10 +1,11 @@
-import { isDNS1123Label, type Service } from "@reconcile/api";
+import { isDNS1123Label, isDNS1123Subdomain, type Service } from "@reconcile/api";
 import type { FieldErrors } from "../registry/field-errors.js";
 
-// The port checks of upstream's `ValidateService` (`validateServicePort` and
-// the duplicate check over protocol and port).
+// The type, external name and port checks of upstream's `ValidateService`
+// (`validateServicePort` and the duplicate check over protocol and port).
 
 const protocols = ["SCTP", "TCP", "UDP"];
+const serviceTypes = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
 
 /** Upstream `IsValidPortNum`. */
 function portNumberProblems(port: number): string[] {
@@ -33,6 +34,14 @@ function portNameProblems(name: string): string[] {
 export function validateServicePorts(service: Service, errors: FieldErrors): void {
   const spec = service.spec;
   if (spec === undefined) return;
+  if (spec.type !== undefined && !serviceTypes.includes(spec.type))
+    errors.notSupported("spec.type", spec.type, serviceTypes);
+  if (spec.type === "ExternalName") {
+    // A CNAME, which may end with a dot to say it is fully qualified.
+    const cname = (spec.externalName ?? "").replace(/\.$/, "");
+    if (cname === "") errors.required("spec.externalName");
+    else for (const problem of isDNS1123Subdomain(cname)) errors.invalid("spec.externalName", cname, problem);
+  }
   const ports = spec.ports ?? [];
   if (ports.length === 0 && spec.clusterIP !== "None" && spec.type !== "ExternalName")
     errors.required("spec.ports");
