@@ -160,6 +160,9 @@ const bindingStrategy: Strategy = {
       if (!subject.name) errors.required(`subjects[${i}].name`);
       if (!["ServiceAccount", "User", "Group"].includes(subject.kind))
         errors.notSupported(`subjects[${i}].kind`, subject.kind, ["Group", "ServiceAccount", "User"]);
+      // A ClusterRoleBinding has no namespace to lend its ServiceAccounts.
+      if (subject.kind === "ServiceAccount" && object.kind === "ClusterRoleBinding" && !subject.namespace)
+        errors.required(`subjects[${i}].namespace`);
     }
   },
   validateUpdate: roleRefImmutable,
@@ -172,7 +175,11 @@ const storageClassStrategy: Strategy = {
     storageClass.volumeBindingMode ??= "Immediate";
   },
   validate(object, errors) {
-    if (!(object as Kube<StorageClass>).provisioner) errors.required("provisioner");
+    const storageClass = object as Kube<StorageClass>;
+    if (!storageClass.provisioner) errors.required("provisioner");
+    const reclaim = storageClass.reclaimPolicy;
+    if (reclaim !== undefined && reclaim !== "Delete" && reclaim !== "Retain")
+      errors.notSupported("reclaimPolicy", reclaim, ["Delete", "Retain"]);
   },
   validateUpdate(object, old, errors) {
     for (const field of ["provisioner", "parameters", "reclaimPolicy", "volumeBindingMode"] as const)

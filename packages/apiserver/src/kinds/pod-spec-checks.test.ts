@@ -1,6 +1,19 @@
-// Upstream ValidatePodSpec's volume, mount, environment and resource checks,
-// ValidateIngressSpec's backend rule and ValidateNetworkPolicySpec's policy types.
-import { ingresses, networkPolicies, nodes, type Pod, pods, StatusError, services } from "@reconcile/api";
+// Upstream ValidatePodSpec's volume, mount, environment, resource and scheduling
+// checks, and the checks of other kinds users mistype: Ingress, NetworkPolicy,
+// Node, Service, StatefulSet, DaemonSet, StorageClass and ClusterRoleBinding.
+import {
+  clusterRoleBindings,
+  daemonSets,
+  ingresses,
+  networkPolicies,
+  nodes,
+  type Pod,
+  pods,
+  StatusError,
+  services,
+  statefulSets,
+  storageClasses,
+} from "@reconcile/api";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
 
@@ -227,5 +240,90 @@ describe("Node taints and Service types", () => {
       spec: { type: "ExternalName", externalName: "example.com." },
     });
     expect(dotted.spec?.externalName).toBe("example.com.");
+  });
+});
+
+describe("workload and cluster kinds", () => {
+  const template = { metadata: { labels: { app: "db" } }, spec: { containers: [container] } };
+  const selector = { matchLabels: { app: "db" } };
+
+  it("allows a StatefulSet only the updates upstream allows", async () => {
+    const sets = client.resource(statefulSets, "default");
+    const created = await sets.create({
+      metadata: { name: "db" },
+      spec: { serviceName: "db", selector, template },
+    });
+    const scaled = await sets.update({
+      ...created,
+      spec: { ...created.spec!, replicas: 3, minReadySeconds: 5 },
+    });
+    expect(scaled.spec?.replicas).toBe(3);
+    expect(
+      await refusal(() => sets.update({ ...scaled, spec: { ...scaled.spec!, serviceName: "other" } })),
+    ).toBe(
+      "StatefulSet.apps \"db\" is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+    );
+  });
+
+  it("refuses unknown StatefulSet and DaemonSet policies", async () => {
+    expect(
+      await refusal(() =>
+        client.resource(statefulSets, "default").create({
+          metadata: { name: "odd" },
+          spec: {
+            serviceName: "odd",
+            selector,
+            template,
+            podManagementPolicy: "Random",
+            updateStrategy: { type: "Fast" },
+          },
+        }),
+      ),
+    ).toBe(
+      `StatefulSet.apps "odd" is invalid: [spec.podManagementPolicy: Invalid value: "Random": must be 'OrderedReady' or 'Parallel', spec.updateStrategy: Invalid value: {"type":"Fast"}: must be 'RollingUpdate' or 'OnDelete']`,
+    );
+    expect(
+      await refusal(() =>
+        client.resource(daemonSets, "default").create({
+          metadata: { name: "odd" },
+          spec: { selector, template, updateStrategy: { type: "Fast" } },
+        }),
+      ),
+    ).toBe(
+      'DaemonSet.apps "odd" is invalid: spec.updateStrategy: Unsupported value: {"type":"Fast"}: supported values: "RollingUpdate", "OnDelete"',
+    );
+  });
+
+  it("refuses an unknown session affinity and reclaim policy, and a cluster-wide ServiceAccount subject without a namespace", async () => {
+    expect(
+      await refusal(() =>
+        client.resource(services, "default").create({
+          metadata: { name: "sticky" },
+          spec: { sessionAffinity: "Sticky", selector: { app: "db" }, ports: [{ port: 80 }] },
+        }),
+      ),
+    ).toBe(
+      'Service "sticky" is invalid: spec.sessionAffinity: Unsupported value: "Sticky": supported values: "ClientIP", "None"',
+    );
+    expect(
+      await refusal(() =>
+        client
+          .resource(storageClasses)
+          .create({ metadata: { name: "keep" }, provisioner: "x", reclaimPolicy: "Keep" }),
+      ),
+    ).toBe(
+      'StorageClass.storage.k8s.io "keep" is invalid: reclaimPolicy: Unsupported value: "Keep": supported values: "Delete", "Retain"',
+    );
+    expect(
+      await refusal(() =>
+        client.resource(clusterRoleBindings).create({
+          metadata: { name: "crb" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
+          subjects: [{ kind: "ServiceAccount", name: "robot" }],
+        }),
+      ),
+    ).toBe(
+      'ClusterRoleBinding.rbac.authorization.k8s.io "crb" is invalid: subjects[0].namespace: Required value',
+    );
   });
 });

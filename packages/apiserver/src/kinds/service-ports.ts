@@ -36,6 +36,12 @@ export function validateServicePorts(service: Service, errors: FieldErrors): voi
   if (spec === undefined) return;
   if (spec.type !== undefined && !serviceTypes.includes(spec.type))
     errors.notSupported("spec.type", spec.type, serviceTypes);
+  if (
+    spec.sessionAffinity !== undefined &&
+    spec.sessionAffinity !== "ClientIP" &&
+    spec.sessionAffinity !== "None"
+  )
+    errors.notSupported("spec.sessionAffinity", spec.sessionAffinity, ["ClientIP", "None"]);
   if (spec.type === "ExternalName") {
     // A CNAME, which may end with a dot to say it is fully qualified.
     const cname = (spec.externalName ?? "").replace(/\.$/, "");

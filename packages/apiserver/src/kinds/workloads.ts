@@ -71,6 +71,10 @@ export const daemonSetDefinition = defineKind({
     validate(object, errors) {
       const spec = (object as DaemonSet).spec;
       validateSelectorAndTemplate(spec?.selector, spec?.template, errors, "daemonset");
+      // ValidateDaemonSetUpdateStrategy names the whole strategy.
+      const strategy = spec?.updateStrategy;
+      if (strategy?.type !== undefined && strategy.type !== "RollingUpdate" && strategy.type !== "OnDelete")
+        errors.notSupported("spec.updateStrategy", strategy, ["RollingUpdate", "OnDelete"]);
     },
     validateUpdate: immutableSelector,
   },
@@ -96,10 +100,34 @@ export const statefulSetDefinition = defineKind({
     },
     validate(object, errors) {
       const spec = (object as StatefulSet).spec;
+      const policy = spec?.podManagementPolicy;
+      if (policy !== undefined && policy !== "OrderedReady" && policy !== "Parallel")
+        errors.invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'");
+      const strategy = spec?.updateStrategy;
+      if (strategy?.type !== undefined && strategy.type !== "RollingUpdate" && strategy.type !== "OnDelete")
+        errors.invalid("spec.updateStrategy", strategy, "must be 'RollingUpdate' or 'OnDelete'");
       nonNegative(spec?.replicas, "spec.replicas", errors);
       validateSelectorAndTemplate(spec?.selector, spec?.template, errors, "statefulset");
     },
-    validateUpdate: immutableSelector,
+    validateUpdate(object, old, errors) {
+      // ValidateStatefulSetUpdate: only these fields of the spec may change.
+      const changeable = [
+        "replicas",
+        "ordinals",
+        "template",
+        "updateStrategy",
+        "revisionHistoryLimit",
+        "persistentVolumeClaimRetentionPolicy",
+        "minReadySeconds",
+      ];
+      const rest = (spec: StatefulSet["spec"]) =>
+        Object.fromEntries(Object.entries(spec ?? {}).filter(([field]) => !changeable.includes(field)));
+      if (!jsonEqual(rest((object as StatefulSet).spec), rest((old as StatefulSet).spec)))
+        errors.forbidden(
+          "spec",
+          "updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'revisionHistoryLimit', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+        );
+    },
     scale: replicasScale(),
   },
 });
