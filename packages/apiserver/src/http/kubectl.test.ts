@@ -302,6 +302,27 @@ describe("kubectl against the embedded server", { timeout: 120_000 }, () => {
     expect(result.stderr).toContain("must be greater than or equal to 0");
   });
 
+  it("a Secret's stringData lands in data; a dual-stack Service on this single-stack cluster is refused as upstream words it", async () => {
+    const { kubectl, file } = await cluster();
+    const secret = await file(
+      "secret.yaml",
+      "apiVersion: v1\nkind: Secret\nmetadata:\n  name: creds\nstringData:\n  password: s3cret\n",
+    );
+    expect((await kubectl(["apply", "-f", secret])).stdout.trim()).toBe("secret/creds created");
+    const data = await kubectl(["get", "secret", "creds", "-o", "jsonpath={.data.password}"]);
+    expect(Buffer.from(data.stdout, "base64").toString()).toBe("s3cret");
+    expect((await kubectl(["get", "secret", "creds", "-o", "jsonpath={.stringData}"])).stdout).toBe("");
+    const service = await file(
+      "svc.yaml",
+      "apiVersion: v1\nkind: Service\nmetadata:\n  name: both\nspec:\n  ipFamilyPolicy: RequireDualStack\n  selector:\n    app: web\n  ports:\n  - port: 80\n",
+    );
+    const refused = await kubectl(["apply", "-f", service]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim()).toBe(
+      `The Service "both" is invalid: spec.ipFamilyPolicy: Invalid value: "RequireDualStack": this cluster is not configured for dual-stack services`,
+    );
+  });
+
   it("a stale update gets a Conflict", async () => {
     const { kubectl, file } = await cluster();
     await kubectl(["create", "deployment", "web", "--image=nginx"]);
