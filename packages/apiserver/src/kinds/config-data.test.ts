@@ -1,30 +1,18 @@
 // ConfigMaps, Secrets and Service ports as upstream validates them (pkg/apis/core/validation:
 // ValidateConfigMap, ValidateSecret, their updates, validateServicePort) and as
 // Convert_v1_Secret_To_core_Secret writes stringData into data.
-import {
-  type ConfigMap,
-  configMaps,
-  type Secret,
-  type Service,
-  StatusError,
-  secrets,
-  services,
-} from "@reconcile/api";
+import { type ConfigMap, configMaps, type Secret, type Service, secrets, services } from "@reconcile/api";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
+import { refusedWith } from "./kinds.test-util.js";
 
 const server = new ApiServer();
 afterAll(() => server.close());
 const client = server.client();
 
 async function refusal(write: () => Promise<unknown>): Promise<string> {
-  try {
-    await write();
-  } catch (error) {
-    if (StatusError.isInstance(error)) return `${error.status.code} ${error.status.message}`;
-    throw error;
-  }
-  throw new Error("the write was accepted");
+  const { code, message } = await refusedWith(write);
+  return `${code} ${message}`;
 }
 
 const keyFormat =

@@ -9,13 +9,13 @@ import {
   nodes,
   type Pod,
   pods,
-  StatusError,
   services,
   statefulSets,
   storageClasses,
 } from "@reconcile/api";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
+import { refusedWith } from "./kinds.test-util.js";
 
 const server = new ApiServer();
 afterAll(() => server.close());
@@ -23,13 +23,7 @@ const client = server.client();
 let created = 0;
 
 async function refusal(write: () => Promise<unknown>): Promise<string> {
-  try {
-    await write();
-  } catch (error) {
-    if (StatusError.isInstance(error)) return error.status.message ?? "";
-    throw error;
-  }
-  throw new Error("the write was accepted");
+  return (await refusedWith(write)).message;
 }
 
 const container = { name: "app", image: "busybox" };

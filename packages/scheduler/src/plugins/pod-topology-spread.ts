@@ -88,28 +88,31 @@ function scoringConstraints(pod: DeepReadonly<Pod>, listers: SpreadingListers | 
   if (listers !== undefined) {
     const selector = defaultSpreadSelector(pod, listers);
     if (selector.empty()) return [];
-    const key = `PodTopologySpread\u0000${pod.metadata?.namespace ?? ""}\u0000${selector.toString()}`;
-    return defaultConstraints.map(({ topologyKey, maxSkew }) => ({
-      maxSkew,
-      topologyKey,
-      minDomains: 1,
-      honorNodeAffinity: true,
-      honorNodeTaints: false,
+    return systemDefaults(
       selector,
-      key,
-    }));
+      `PodTopologySpread\u0000${pod.metadata?.namespace ?? ""}\u0000${selector.toString()}`,
+    );
   }
   const controllerUID = spreadingControllerUID(pod);
   if (controllerUID === undefined) return [];
+  return systemDefaults(
+    labelSelectorAsSelector({}),
+    `PodTopologySpread\u0000controller\u0000${controllerUID}`,
+    controllerUID,
+  );
+}
+
+/** The system default constraints, counting what `selector` (or else `controllerUID`) picks out. */
+function systemDefaults(selector: Selector, key: string, controllerUID?: string): Constraint[] {
   return defaultConstraints.map(({ topologyKey, maxSkew }) => ({
     maxSkew,
     topologyKey,
     minDomains: 1,
     honorNodeAffinity: true,
     honorNodeTaints: false,
-    selector: labelSelectorAsSelector({}),
-    key: `PodTopologySpread\u0000controller\u0000${controllerUID}`,
-    controllerUID,
+    selector,
+    key,
+    ...(controllerUID === undefined ? {} : { controllerUID }),
   }));
 }
 
