@@ -99,6 +99,32 @@ const persistentVolumeClaimStrategy: Strategy = {
   },
 };
 
+/** A PersistentVolume's sources, in the order upstream's validation counts them. */
+const persistentVolumeSources = [
+  "hostPath",
+  "gcePersistentDisk",
+  "awsElasticBlockStore",
+  "glusterfs",
+  "flocker",
+  "flexVolume",
+  "nfs",
+  "rbd",
+  "quobyte",
+  "cinder",
+  "cephfs",
+  "iscsi",
+  "fc",
+  "azureFile",
+  "vsphereVolume",
+  "azureDisk",
+  "photonPersistentDisk",
+  "portworxVolume",
+  "scaleIO",
+  "local",
+  "storageos",
+  "csi",
+];
+
 const persistentVolumeStrategy: Strategy = {
   prepareForCreate(object) {
     (object as { status?: PersistentVolume["status"] }).status = { phase: "Pending" };
@@ -118,6 +144,13 @@ const persistentVolumeStrategy: Strategy = {
     const policy = spec.persistentVolumeReclaimPolicy;
     if (policy !== undefined && !reclaimPolicies.includes(policy))
       errors.notSupported("spec.persistentVolumeReclaimPolicy", policy, reclaimPolicies);
+    // One volume source, as ValidatePersistentVolumeSpec counts them.
+    const sources = persistentVolumeSources.filter(
+      (source) => (spec as Record<string, unknown>)[source] != null,
+    );
+    for (const extra of sources.slice(1))
+      errors.forbidden(`spec.${extra}`, "may not specify more than 1 volume type");
+    if (sources.length === 0) errors.required("spec", "must specify a volume type");
   },
 };
 

@@ -8,6 +8,7 @@ import {
   networkPolicies,
   nodes,
   type Pod,
+  persistentVolumes,
   pods,
   services,
   statefulSets,
@@ -286,6 +287,22 @@ describe("workload and cluster kinds", () => {
     ).toBe(
       'DaemonSet.apps "odd" is invalid: spec.updateStrategy: Unsupported value: {"type":"Fast"}: supported values: "RollingUpdate", "OnDelete"',
     );
+  });
+
+  it("refuses a PersistentVolume with no source or with two", async () => {
+    const volumes = client.resource(persistentVolumes);
+    const base = { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"] };
+    expect(await refusal(() => volumes.create({ metadata: { name: "none" }, spec: base }))).toBe(
+      'PersistentVolume "none" is invalid: spec: Required value: must specify a volume type',
+    );
+    expect(
+      await refusal(() =>
+        volumes.create({
+          metadata: { name: "two" },
+          spec: { ...base, hostPath: { path: "/a" }, nfs: { server: "s", path: "/" } },
+        }),
+      ),
+    ).toBe('PersistentVolume "two" is invalid: spec.nfs: Forbidden: may not specify more than 1 volume type');
   });
 
   it("refuses an unknown session affinity and reclaim policy, and a cluster-wide ServiceAccount subject without a namespace", async () => {
