@@ -86,6 +86,25 @@ export function isDNS1123Label(value: string): string[] {
   return errors;
 }
 
+/** A port number (upstream `IsValidPortNum`): 1 to 65535. */
+export function isValidPortNum(port: number): string[] {
+  return Number.isInteger(port) && port >= 1 && port <= 65535
+    ? []
+    : ["must be between 1 and 65535, inclusive"];
+}
+
+/** A port name (upstream `IsValidPortName`, an IANA service name): at most 15 of `a-z`, `0-9` and `-`, a letter among them. */
+export function isValidPortName(name: string): string[] {
+  const problems: string[] = [];
+  if (name.length > 15) problems.push(maxLenError(15));
+  if (!/^[-a-z0-9]+$/.test(name))
+    problems.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  if (!/[a-z]/.test(name)) problems.push("must contain at least one letter (a-z)");
+  if (name.includes("--")) problems.push("must not contain consecutive hyphens");
+  if (name.startsWith("-") || name.endsWith("-")) problems.push("must not begin or end with a hyphen");
+  return problems;
+}
+
 const configMapKeyFmt = "[-._a-zA-Z0-9]+";
 const configMapKeyErrMsg = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'";
 const configMapKeyRegexp = new RegExp(`^${configMapKeyFmt}$`);

@@ -17,9 +17,8 @@ function decodedLength(text: string): number {
   return Math.floor((text.length * 3) / 4) - padding;
 }
 
-function checkKeys(errors: FieldErrors, path: string, keys: Iterable<string>): void {
-  for (const key of keys)
-    for (const message of isConfigMapKey(key)) errors.invalid(`${path}[${key}]`, key, message);
+function checkKey(errors: FieldErrors, path: string, key: string): void {
+  for (const message of isConfigMapKey(key)) errors.invalid(`${path}[${key}]`, key, message);
 }
 
 /** An object whose `immutable` was set keeps it, and keeps `fields` as they were. */
@@ -43,12 +42,12 @@ export const configMapStrategy: Strategy = {
     const binary = configMap.binaryData ?? {};
     let size = 0;
     for (const [key, value] of Object.entries(data)) {
-      for (const message of isConfigMapKey(key)) errors.invalid(`data[${key}]`, key, message);
+      checkKey(errors, "data", key);
       if (Object.hasOwn(binary, key))
         errors.invalid(`data[${key}]`, key, "duplicate of key present in binaryData");
       size += Buffer.byteLength(value);
     }
-    checkKeys(errors, "binaryData", Object.keys(binary));
+    for (const key of Object.keys(binary)) checkKey(errors, "binaryData", key);
     for (const value of Object.values(binary)) size += decodedLength(value);
     if (size > maxDataBytes) errors.tooLong("", maxDataBytes);
   },
@@ -135,7 +134,7 @@ export const secretStrategy: Strategy = {
     const data = secret.data ?? {};
     let size = 0;
     for (const [key, value] of Object.entries(data)) {
-      for (const message of isConfigMapKey(key)) errors.invalid(`data[${key}]`, key, message);
+      checkKey(errors, "data", key);
       size += decodedLength(value);
     }
     if (size > maxDataBytes) errors.tooLong("data", maxDataBytes);

@@ -1,4 +1,4 @@
-import type { PodSpec } from "@reconcile/api";
+import { isValidPortNum, type PodSpec } from "@reconcile/api";
 import type { Container, NodeSelectorTerm, Probe, Taint } from "kubernetes-types/core/v1.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { validateLabels } from "../registry/meta-validation.js";
@@ -65,8 +65,9 @@ function resourceNameProblem(name: string): string | undefined {
 export function checkContainerScheduling(errors: FieldErrors, at: string, container: Container): void {
   (container.ports ?? []).forEach((port, j) => {
     const hostPort = port.hostPort;
-    if (hostPort !== undefined && hostPort !== 0 && !(hostPort >= 1 && hostPort <= 65535))
-      errors.invalid(`${at}.ports[${j}].hostPort`, hostPort, "must be between 1 and 65535, inclusive");
+    if (hostPort !== undefined && hostPort !== 0)
+      for (const problem of isValidPortNum(hostPort))
+        errors.invalid(`${at}.ports[${j}].hostPort`, hostPort, problem);
   });
   checkProbe(errors, `${at}.livenessProbe`, container.livenessProbe);
   checkProbe(errors, `${at}.readinessProbe`, container.readinessProbe);

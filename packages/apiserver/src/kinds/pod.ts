@@ -1,5 +1,5 @@
 import type { Container, Pod, PodSpec } from "@reconcile/api";
-import { isDNS1123Label, pods, selectableFieldsOf } from "@reconcile/api";
+import { isDNS1123Label, isValidPortNum, pods, selectableFieldsOf } from "@reconcile/api";
 import { jsonEqual, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
@@ -289,12 +289,8 @@ export function validatePodSpec(spec: PodSpec | undefined, path: string, errors:
       if (!container.image) errors.required(`${at}.image`);
       (container.ports ?? []).forEach((port, j) => {
         const portPath = `${at}.ports[${j}]`;
-        if (!(port.containerPort >= 1 && port.containerPort <= 65535))
-          errors.invalid(
-            `${portPath}.containerPort`,
-            port.containerPort,
-            "must be between 1 and 65535, inclusive",
-          );
+        for (const problem of isValidPortNum(port.containerPort))
+          errors.invalid(`${portPath}.containerPort`, port.containerPort, problem);
         if (port.protocol !== undefined && !protocols.includes(port.protocol))
           errors.notSupported(`${portPath}.protocol`, port.protocol, protocols);
       });

@@ -1,3 +1,4 @@
+import { isIPv6 } from "node:net";
 import { newInvalid, type Service } from "@reconcile/api";
 import { FieldErrors } from "../registry/field-errors.js";
 
@@ -102,7 +103,6 @@ function validateRelatedFields(service: Service): FieldErrors {
   return errors;
 }
 
-/** `IPv6` for an address with a colon, else `IPv4`. */
 function familyOf(ip: string): string {
-  return ip.includes(":") ? "IPv6" : "IPv4";
+  return isIPv6(ip) ? "IPv6" : "IPv4";
 }

@@ -1,4 +1,10 @@
-import { isDNS1123Label, isDNS1123Subdomain, type Service } from "@reconcile/api";
+import {
+  isDNS1123Label,
+  isDNS1123Subdomain,
+  isValidPortName,
+  isValidPortNum,
+  type Service,
+} from "@reconcile/api";
 import type { FieldErrors } from "../registry/field-errors.js";
 
 // The type, external name and port checks of upstream's `ValidateService`
@@ -6,25 +12,6 @@ import type { FieldErrors } from "../registry/field-errors.js";
 
 const protocols = ["SCTP", "TCP", "UDP"];
 const serviceTypes = ["ClusterIP", "ExternalName", "LoadBalancer", "NodePort"];
-
-/** Upstream `IsValidPortNum`. */
-function portNumberProblems(port: number): string[] {
-  return Number.isInteger(port) && port >= 1 && port <= 65535
-    ? []
-    : ["must be between 1 and 65535, inclusive"];
-}
-
-/** Upstream `IsValidPortName` (an IANA service name). */
-function portNameProblems(name: string): string[] {
-  const problems: string[] = [];
-  if (name.length > 15) problems.push("must be no more than 15 characters");
-  if (!/^[-a-z0-9]+$/.test(name))
-    problems.push("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
-  if (!/[a-z]/.test(name)) problems.push("must contain at least one letter (a-z)");
-  if (name.includes("--")) problems.push("must not contain consecutive hyphens");
-  if (name.startsWith("-") || name.endsWith("-")) problems.push("must not begin or end with a hyphen");
-  return problems;
-}
 
 /**
  * A Service's ports: at least one unless it is headless or an ExternalName,
@@ -60,15 +47,15 @@ export function validateServicePorts(service: Service, errors: FieldErrors): voi
       if (names.has(port.name)) errors.duplicate(`${at}.name`, port.name);
       names.add(port.name);
     }
-    for (const problem of portNumberProblems(port.port)) errors.invalid(`${at}.port`, port.port, problem);
+    for (const problem of isValidPortNum(port.port)) errors.invalid(`${at}.port`, port.port, problem);
     if (!port.protocol) errors.required(`${at}.protocol`);
     else if (!protocols.includes(port.protocol))
       errors.notSupported(`${at}.protocol`, port.protocol, protocols);
     const target = port.targetPort;
     if (typeof target === "number")
-      for (const problem of portNumberProblems(target)) errors.invalid(`${at}.targetPort`, target, problem);
+      for (const problem of isValidPortNum(target)) errors.invalid(`${at}.targetPort`, target, problem);
     else if (typeof target === "string")
-      for (const problem of portNameProblems(target)) errors.invalid(`${at}.targetPort`, target, problem);
+      for (const problem of isValidPortName(target)) errors.invalid(`${at}.targetPort`, target, problem);
   });
   const seen = new Set<string>();
   ports.forEach((port, i) => {

@@ -58,8 +58,6 @@ class CountingError extends Error {
  * are not counted.
  */
 export function nodeVolumeLimits(listers: VolumeListers): Plugin {
-  const attachable = (pod: DeepReadonly<Pod>, newPod: boolean, into: Map<string, string>): void =>
-    attachableVolumes(listers, pod, newPod, into);
   return {
     name: "NodeVolumeLimits",
     events: ["AssignedPodDelete", "PersistentVolumeClaimChange", "NodeAdd", "NodeAllocatableChange"],
@@ -73,7 +71,7 @@ export function nodeVolumeLimits(listers: VolumeListers): Plugin {
       if ((pod.spec?.volumes ?? []).length === 0) return successStatus;
       const added = new Map<string, string>();
       try {
-        attachable(pod, true, added);
+        attachableVolumes(listers, pod, true, added);
       } catch (error) {
         return statusOf(error);
       }
@@ -82,7 +80,8 @@ export function nodeVolumeLimits(listers: VolumeListers): Plugin {
       if (limits.size === 0) return successStatus;
       const attached = new Map<string, string>();
       try {
-        for (const { pod: existing } of nodeInfo.pods.values()) attachable(existing, false, attached);
+        for (const { pod: existing } of nodeInfo.pods.values())
+          attachableVolumes(listers, existing, false, attached);
       } catch (error) {
         return statusOf(error);
       }
