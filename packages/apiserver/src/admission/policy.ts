@@ -137,7 +137,7 @@ function lazyVariable(
 function evaluatePolicy(
   policy: ValidatingAdmissionPolicy,
   base: Record<string, unknown>,
-): { failures: { message: string; reason: string }[] } | { error: string } | "skip" {
+): { failures: PolicyFailure[]; annotations: [string, string][] } | { error: string } | "skip" {
   const spec = policy.spec!;
   for (const condition of spec.matchConditions ?? []) {
     const outcome = run(condition.expression, base);
@@ -155,8 +155,8 @@ function evaluatePolicy(
       Object.defineProperty(earlier, name, Object.getOwnPropertyDescriptor(composited, name)!);
     lazyVariable(composited, variable, { ...base, variables: earlier });
   });
-  const failures: { message: string; reason: string }[] = [];
-  for (const validation of spec.validations ?? []) {
+  const failures: PolicyFailure[] = [];
+  for (const [index, validation] of (spec.validations ?? []).entries()) {
     const outcome = run(validation.expression, variables);
     if ("error" in outcome)
       return { error: `expression '${validation.expression}' resulted in error: ${outcome.error}` };
@@ -172,9 +172,42 @@ function evaluatePolicy(
       )
         message = produced.value.trim();
     }
-    failures.push({ message, reason: validation.reason ?? "Invalid" });
+    failures.push({ message, reason: validation.reason ?? "Invalid", index });
   }
-  return { failures };
+  // Audit annotations: a string is recorded (its first 10 KiB), null leaves the key out.
+  const annotations: [string, string][] = [];
+  for (const annotation of spec.auditAnnotations ?? []) {
+    const outcome = run(annotation.valueExpression, variables);
+    if ("error" in outcome)
+      return { error: `valueExpression '${annotation.valueExpression}' resulted in error: ${outcome.error}` };
+    if (outcome.value === null || outcome.value === undefined) continue;
+    if (typeof outcome.value !== "string")
+      return {
+        error: `valueExpression '${annotation.valueExpression}' resulted in unsupported return type: ${celTypeName(outcome.value)}. Return type must be either string or null.`,
+      };
+    annotations.push([annotation.key, outcome.value.slice(0, maxAuditAnnotationValueLength)]);
+  }
+  return { failures, annotations };
+}
+
+/** A validation that failed: its message, the reason of its denial, and its index among the policy's validations. */
+interface PolicyFailure {
+  message: string;
+  reason: string;
+  index: number;
+}
+
+/** Upstream's cap on an audit annotation's value. */
+const maxAuditAnnotationValueLength = 10 * 1024;
+
+/** The CEL type of a value, as an error names it. */
+function celTypeName(value: unknown): string {
+  if (typeof value === "bigint") return "int";
+  if (typeof value === "number") return "double";
+  if (typeof value === "boolean") return "bool";
+  if (Array.isArray(value)) return "list";
+  if (value instanceof Uint8Array) return "bytes";
+  return typeof value === "object" ? "map" : typeof value;
 }
 
 const readsOfPolicies = new WeakMap<object, RequestReads>();
@@ -212,6 +245,8 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
         (await context.list(validatingAdmissionPolicies, "")).map((p) => [p.metadata?.name ?? "", p]),
       );
       const denied: Decision[] = [];
+      // Each policy's audit annotations, every distinct value its bindings and params gave a key.
+      const annotations = new Map<string, Map<string, string[]>>();
       let namespaceObject: unknown;
       // The request's values as CEL sees them, made once per version and per policy's reads, for every binding and param.
       const values = new Map<ResourceDescriptor, Map<RequestReads, CelRequestValues>>();
@@ -263,9 +298,30 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
               a.warn(
                 `Validation failed for ValidatingAdmissionPolicy '${names.policy}' with binding '${names.binding}': ${failure.message}`,
               );
+            if (actions.includes("Audit"))
+              a.annotate(
+                "validation.policy.admission.k8s.io/validation_failure",
+                JSON.stringify([
+                  {
+                    message: failure.message,
+                    policy: names.policy,
+                    binding: names.binding,
+                    expressionIndex: failure.index,
+                    validationActions: actions,
+                  },
+                ]),
+              );
+          }
+          let keys = annotations.get(names.policy);
+          if (keys === undefined) annotations.set(names.policy, (keys = new Map()));
+          for (const [key, value] of result.annotations) {
+            const values = keys.get(key) ?? [];
+            if (!values.includes(value)) keys.set(key, [...values, value]);
           }
         }
       }
+      for (const [policyName, keys] of annotations)
+        for (const [key, values] of keys) a.annotate(`${policyName}/${key}`, values.join(", "));
       const first = denied[0];
       if (first === undefined) return;
       const message = `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`;

@@ -5,6 +5,7 @@ import type { ResourceDefinition, SubresourceHandler } from "../kinds/definition
 import { defaultPrinter } from "../kinds/printers/index.js";
 import type { Registry } from "../registry/registry.js";
 import type { Printer } from "../registry/resource-definition.js";
+import { type AuditOptions, Auditor, auditOf } from "./audit/event.js";
 import {
   type Authentication,
   type ClusterAuth,
@@ -71,6 +72,12 @@ export interface HttpHandlerOptions {
   watchWriteTimeoutMs?: number | undefined;
   /** How `pods/log` reaches the pod's kubelet. Default: none (logs of a pod on a node are a 500). */
   kubeletConnection?: KubeletConnection | undefined;
+  /**
+   * Audit requests (kube-apiserver's `--audit-policy-file` and its backends):
+   * a policy deciding what each request records, and where events go.
+   * Default: none (every answer still carries its `Audit-Id`).
+   */
+  audit?: AuditOptions | Auditor | undefined;
 }
 
 /** kube-apiserver's `--request-timeout` default. */
@@ -97,6 +104,8 @@ export class HandlerContext {
   readonly metrics: ApiServerMetrics | undefined;
   /** Authentication and authorization; undefined without a token (every loopback request is allowed). */
   readonly authn: Authentication | undefined;
+  /** The audit policy and backend; undefined when requests are not audited. */
+  readonly auditor: Auditor | undefined;
   /** What routing and discovery know at the definitions' generation they were computed at. */
   #served:
     | {
@@ -119,6 +128,10 @@ export class HandlerContext {
     this.watchWriteTimeoutMs = options.watchWriteTimeoutMs ?? defaultWatchWriteTimeoutMs;
     this.kubeletConnection = options.kubeletConnection;
     this.metrics = options.metrics;
+    this.auditor =
+      options.audit === undefined || options.audit instanceof Auditor
+        ? options.audit
+        : new Auditor(options.audit, this.clock);
     this.authn =
       this.token === undefined || options.auth === undefined
         ? undefined
@@ -167,9 +180,15 @@ export class HandlerContext {
         reject(bodyTimeout(this.bodyTimeoutMs));
       }, this.bodyTimeoutMs);
     });
-    return Promise.race([read, late]).finally(() => {
+    const body = Promise.race([read, late]).finally(() => {
       if (timer !== undefined) this.clock.clearTimeout(timer);
       done();
+    });
+    const audit = auditOf(response);
+    if (audit === undefined) return body;
+    return body.then((bytes) => {
+      audit.requestBody(bytes, request.headers["content-type"], this.protobufMessageOf);
+      return bytes;
     });
   }
 

@@ -1,6 +1,7 @@
 import type * as http from "node:http";
 import { newBadRequest } from "@reconcile/api";
 import { checkHost, splitTarget } from "./access.js";
+import { auditIdOf, type RequestAudit } from "./audit/event.js";
 import { rbacEscalationCheck } from "./auth/escalation.js";
 import { authorizeRequest } from "./auth/request-auth.js";
 import { answerReview, reviewMessageOf, reviewRoute } from "./auth/reviews.js";
@@ -39,7 +40,9 @@ export type RequestHandler = (request: http.IncomingMessage, response: http.Serv
 export function createRequestHandler(options: HttpHandlerOptions): RequestHandler {
   const context = new HandlerContext(options);
   return (request, response) => {
-    handle(context, request, response).catch((error: unknown) => sendFailure(response, error));
+    const auditID = auditIdOf(request, response);
+    const audit = context.auditor?.begin(request, response, auditID);
+    handle(context, request, response, audit).catch((error: unknown) => sendFailure(response, error));
   };
 }
 
@@ -52,6 +55,7 @@ async function handle(
   context: HandlerContext,
   request: http.IncomingMessage,
   response: http.ServerResponse,
+  audit: RequestAudit | undefined,
 ): Promise<void> {
   const { pathname, search } = splitTarget(request.url ?? "");
   const query = new URLSearchParams(search);
@@ -70,7 +74,7 @@ async function handle(
     request.resume();
     throw newBadRequest(route.message);
   }
-  const user = await authorizeRequest(context.authn, request, pathname, query);
+  const user = await authorizeRequest(context.authn, request, pathname, query, audit);
   if (context.authn === undefined || user.groups.includes("system:authenticated"))
     markAuthorized(request.socket);
   const review = method === "POST" ? reviewRoute(pathname) : undefined;
@@ -126,6 +130,7 @@ async function handle(
     admit: context.authn && rbacEscalationCheck(context.authn.auth, user, route.resource),
     user,
     warnings: [],
+    annotate: audit === undefined ? undefined : (key, value) => audit.annotate(key, value),
   };
   if (route.name === undefined)
     return serveCollection(context, route, method, pathname, query, write, request, response);

@@ -1,4 +1,19 @@
 export { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
+export { type AuditBackend, auditLogBackend } from "./audit/backend.js";
+export {
+  type AuditEvent,
+  type AuditObjectReference,
+  type AuditOptions,
+  auditIdHeader,
+} from "./audit/event.js";
+export {
+  type AuditGroupResources,
+  type AuditLevel,
+  type AuditPolicy,
+  type AuditPolicyRule,
+  type AuditStage,
+  loadAuditPolicy,
+} from "./audit/policy.js";
 export type { ClientUser } from "./auth/in-process.js";
 export { nodeIdentity, nodesGroup } from "./auth/node-authorizer.js";
 export { type KubeconfigOptions, kubeconfigFor } from "./kubeconfig.js";

@@ -18,6 +18,8 @@ export interface WriteOptions {
   user?: AdmissionUser | undefined;
   /** Where admission's warnings are collected for the `Warning` headers. */
   warnings?: string[] | undefined;
+  /** Where admission's audit annotations go (the request's audit event); none when it is not audited. */
+  annotate?: ((key: string, value: string) => void) | undefined;
 }
 
 /** A list's options from its query: selectors, paging and resourceVersion semantics. */

@@ -2,6 +2,7 @@ import type * as http from "node:http";
 import { newInternalError, newTimeout, type Status, StatusError } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import { goQuote } from "../registry/field-validation.js";
+import { auditOf } from "./audit/event.js";
 import { wantsYaml, yamlOf } from "./yaml-body.js";
 
 export const jsonContentType = "application/json";
@@ -52,6 +53,8 @@ export function send(
   contentType = jsonContentType,
 ): void {
   if (response.headersSent || response.destroyed) return;
+  const answered = body;
+  auditOf(response)?.responded(() => answered);
   if (contentType === jsonContentType && wantsYaml(response.req?.headers.accept)) {
     contentType = yamlContentType;
     body = yamlOf(body);
@@ -88,6 +91,10 @@ export async function sendList(
     send(response, 200, list);
     return;
   }
+  auditOf(response)?.responded(() => ({
+    ...envelope,
+    [itemsKey]: items.map((item) => JSON.parse(encode(item))),
+  }));
   const head = JSON.stringify({ ...envelope, [itemsKey]: [] });
   response.writeHead(200, { "Content-Type": contentType, "Cache-Control": "no-cache, private" });
   let batch = head.slice(0, -2);

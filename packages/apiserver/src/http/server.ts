@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import { type Clock, realClock } from "@reconcile/clock";
 import { InProcessClient } from "../registry/in-process-client.js";
 import type { Registry } from "../registry/registry.js";
+import { type AuditOptions, Auditor } from "./audit/event.js";
 import { ClusterAuth } from "./auth/authenticate.js";
 import { ConnectionLimiter } from "./connection-limiter.js";
 import { defaultRequestTimeoutMs, HandlerContext } from "./context.js";
@@ -32,6 +33,12 @@ export interface ListenOptions {
   metrics?: ApiServerMetrics | undefined;
   /** A request log line per request (verb, URI, resource, status, latency) in pino's shape. Default: none. */
   requestLog?: RequestLogger | undefined;
+  /**
+   * Audit requests as kube-apiserver's `--audit-policy-file` and
+   * `--audit-log-path` do: `{ policy, backend: auditLogBackend(path) }`. The
+   * backend is closed with the server. Default: none.
+   */
+  audit?: AuditOptions | undefined;
   /** Default `127.0.0.1`. */
   host?: string | undefined;
   /** How `pods/log` reaches the pod's kubelet. Default: none. */
@@ -154,7 +161,10 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   const host = options.host ?? "127.0.0.1";
   const requestTimeoutMs = options.requestTimeoutMs ?? defaultRequestTimeoutMs;
   const headersTimeoutMs = options.headersTimeoutMs ?? 32_000;
+  // A policy that does not load fails here, before the server listens.
+  const auditor = options.audit === undefined ? undefined : new Auditor(options.audit, clock ?? realClock);
   const handler = createRequestHandler({
+    audit: auditor,
     registry,
     clock,
     maxRequestBytes: options.maxRequestBytes,
@@ -217,7 +227,9 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   });
   const port = (server.address() as AddressInfo).port;
   const url = `${tls === undefined ? "http" : "https"}://${host.includes(":") ? `[${host}]` : host}:${port}`;
-  const closed = new Promise<void>((resolve) => server.once("close", () => resolve()));
+  const closed = new Promise<void>((resolve) => server.once("close", () => resolve())).then(() =>
+    auditor?.backend.close?.(),
+  );
   const close = (): Promise<void> => {
     options.signal?.removeEventListener("abort", onAbort);
     if (server.listening) {

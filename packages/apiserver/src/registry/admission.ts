@@ -35,6 +35,12 @@ export interface AdmissionAttributes {
   readonly user: AdmissionUser | undefined;
   /** Adds a warning to the response (the `Warning` header). */
   warn(message: string): void;
+  /**
+   * Adds an annotation to the request's audit event (upstream's
+   * `AddAnnotation`): `<plugin domain>/<name>` keys; a key given twice keeps
+   * its first value. Nothing happens when the request is not audited.
+   */
+  annotate(key: string, value: string): void;
 }
 
 /**

@@ -510,7 +510,10 @@ function levelOf(value: string | undefined): Level | undefined {
  * PodSecurity: a namespace's `pod-security.kubernetes.io/enforce` label
  * (`privileged`, `baseline`, `restricted`) refuses pods that fail its
  * level's checks; `warn` answers with upstream's `would violate PodSecurity`
- * warning, for pods and for the pod templates of workload kinds. A pinned
+ * warning, and `audit` records the same text in the request's audit event
+ * (`pod-security.kubernetes.io/audit-violations`, beside the
+ * `enforce-policy` a pod was judged by), for pods and for the pod templates
+ * of workload kinds. A pinned
  * `-version` decides what the version-dependent checks allow (sysctls, SELinux
  * types); the others are judged as the latest's.
  */
@@ -533,6 +536,23 @@ export function podSecurityPlugin(context: AdmissionContext): AdmissionPlugin {
       const labels = (await context.get<Namespace>(namespaces, "", a.namespace))?.metadata?.labels ?? {};
       const version = (mode: string) => labels[`pod-security.kubernetes.io/${mode}-version`] || "latest";
       const enforce = levelOf(labels["pod-security.kubernetes.io/enforce"]);
+      // The audit annotations say which policy judged a pod, and what the audit level would refuse.
+      const audit = levelOf(labels["pod-security.kubernetes.io/audit"]);
+      if (audit !== undefined) {
+        const failed = podSecurityViolations(audit, spec, annotations, version("audit"));
+        if (failed.length > 0)
+          a.annotate(
+            "pod-security.kubernetes.io/audit-violations",
+            `would violate PodSecurity "${audit}:${version("audit")}": ${failed.join(", ")}`,
+          );
+      }
+      if (key === podKey) {
+        const level = enforce ?? "privileged";
+        a.annotate(
+          "pod-security.kubernetes.io/enforce-policy",
+          `${level}:${enforce === undefined ? "latest" : version("enforce")}`,
+        );
+      }
       if (key === podKey && enforce !== undefined) {
         const failed = podSecurityViolations(enforce, spec, annotations, version("enforce"));
         if (failed.length > 0)

@@ -62,6 +62,8 @@ export interface WebhookPluginOptions {
 
 /** Each listed set of configurations, its webhooks in upstream's order: kept while the list is. */
 const ordered = new WeakMap<readonly KubeObject[], readonly Webhook[]>();
+/** The configuration each listed webhook belongs to, by name (for the audit annotations). */
+const configurationOf = new WeakMap<Webhook, string>();
 
 /** The webhooks of one kind's configurations, configurations sorted by name as upstream orders them. */
 async function webhooksOf(
@@ -73,7 +75,10 @@ async function webhooksOf(
   if (webhooks === undefined) {
     webhooks = [...(items as (KubeObject & { webhooks?: Webhook[] })[])]
       .sort((x, y) => ((x.metadata?.name ?? "") < (y.metadata?.name ?? "") ? -1 : 1))
-      .flatMap((c) => c.webhooks ?? []);
+      .flatMap((c) => {
+        for (const webhook of c.webhooks ?? []) configurationOf.set(webhook, c.metadata?.name ?? "");
+        return c.webhooks ?? [];
+      });
     ordered.set(items, webhooks);
   }
   return webhooks;
@@ -139,6 +144,27 @@ async function callWebhook(
   a: AdmissionAttributes,
   invoked: ResourceDescriptor,
   options: WebhookPluginOptions,
+  mutation?: { round: number; index: number },
+): Promise<boolean> {
+  if (mutation === undefined) return callOnce(webhook, a, invoked, options, false);
+  // Each call of a mutating webhook is recorded in the audit event, whether it changed the object or not.
+  let mutated = false;
+  try {
+    mutated = await callOnce(webhook, a, invoked, options, true);
+    return mutated;
+  } finally {
+    a.annotate(
+      `mutation.webhook.admission.k8s.io/round_${mutation.round}_index_${mutation.index}`,
+      JSON.stringify({ configuration: configurationOf.get(webhook) ?? "", webhook: webhook.name, mutated }),
+    );
+  }
+}
+
+async function callOnce(
+  webhook: Webhook,
+  a: AdmissionAttributes,
+  invoked: ResourceDescriptor,
+  options: WebhookPluginOptions,
   mutating: boolean,
 ): Promise<boolean> {
   const { context, transport, observer } = options;
@@ -173,6 +199,7 @@ async function callWebhook(
   const seconds = (performance.now() - started) / 1000;
   observer?.admission(name, a.operation, !answer.allowed, type, seconds);
   for (const warning of answer.warnings) a.warn(warning);
+  for (const [key, value] of answer.auditAnnotations) a.annotate(`${name}/${key}`, value);
   if (!answer.allowed) {
     const refused = denial(name, answer.status);
     observer?.rejection(name, a.operation, type, "no_error", refused.statusCode);
@@ -209,26 +236,28 @@ export function mutatingWebhookPlugin(options: WebhookPluginOptions): AdmissionP
   return {
     name: "MutatingAdmissionWebhook",
     async admit(a) {
-      const matched = new Map<Webhook, ResourceDescriptor>();
-      for (const webhook of await webhooksOf(options.context, mutatingWebhookConfigurations)) {
+      const matched = new Map<Webhook, { invoked: ResourceDescriptor; index: number }>();
+      for (const [index, webhook] of (
+        await webhooksOf(options.context, mutatingWebhookConfigurations)
+      ).entries()) {
         const matches = await webhookMatches(webhook, a, options.context);
         if (matches instanceof StatusError) throw matches;
-        if (matches) matched.set(webhook, matches);
+        if (matches) matched.set(webhook, { invoked: matches, index });
       }
       if (matched.size === 0) return false;
       let changed = false;
       const changedAfter = new Map<Webhook, boolean>();
-      for (const [webhook, invoked] of matched) {
-        const patched = await callWebhook(webhook, a, invoked, options, true);
+      for (const [webhook, { invoked, index }] of matched) {
+        const patched = await callWebhook(webhook, a, invoked, options, { round: 0, index });
         if (patched) {
           changed = true;
           for (const earlier of changedAfter.keys()) changedAfter.set(earlier, true);
         }
         changedAfter.set(webhook, false);
       }
-      for (const [webhook, invoked] of matched) {
+      for (const [webhook, { invoked, index }] of matched) {
         if (webhook.reinvocationPolicy !== "IfNeeded" || changedAfter.get(webhook) !== true) continue;
-        if (await callWebhook(webhook, a, invoked, options, true)) changed = true;
+        if (await callWebhook(webhook, a, invoked, options, { round: 1, index })) changed = true;
       }
       return changed;
     },
@@ -248,7 +277,7 @@ export function validatingWebhookPlugin(options: WebhookPluginOptions): Admissio
       }
       if (matched.size === 0) return;
       const outcomes = await Promise.allSettled(
-        [...matched].map(([webhook, invoked]) => callWebhook(webhook, a, invoked, options, false)),
+        [...matched].map(([webhook, invoked]) => callWebhook(webhook, a, invoked, options)),
       );
       for (const outcome of outcomes) if (outcome.status === "rejected") throw outcome.reason;
     },

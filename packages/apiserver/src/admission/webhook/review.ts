@@ -60,6 +60,8 @@ export interface AdmissionAnswer {
   status?: Record<string, unknown> | undefined;
   patch?: unknown[] | undefined;
   warnings: string[];
+  /** What the webhook asks to add to the request's audit event, each key under the webhook's name. */
+  auditAnnotations: [string, string][];
 }
 
 /** Reads an AdmissionReview response (upstream's `VerifyAdmissionResponse`). */
@@ -76,6 +78,7 @@ export function readAnswer(review: Review, uid: string, mutating: boolean): Admi
     warnings: Array.isArray(response.warnings)
       ? response.warnings.filter((w): w is string => typeof w === "string")
       : [],
+    auditAnnotations: stringEntries(response.auditAnnotations),
   };
   if (response.status !== undefined && response.status !== null && typeof response.status === "object")
     answer.status = response.status as Record<string, unknown>;
@@ -92,6 +95,12 @@ export function readAnswer(review: Review, uid: string, mutating: boolean): Admi
     }
   }
   return answer;
+}
+
+/** The string-valued members of a JSON object, in order; none for anything else. */
+function stringEntries(value: unknown): [string, string][] {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return [];
+  return Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === "string");
 }
 
 /** A webhook's refusal as the client sees it (upstream's `webhookerrors.ToStatusErr`). */

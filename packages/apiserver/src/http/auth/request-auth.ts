@@ -1,4 +1,5 @@
 import type * as http from "node:http";
+import type { RequestAudit } from "../audit/event.js";
 import { isTrue } from "../parameters.js";
 import { type Attributes, fieldRequirements, forbidden, resourceVerb } from "./attributes.js";
 import { type Authentication, authenticate, type ClusterAuth } from "./authenticate.js";
@@ -21,19 +22,36 @@ export function authorizeRequest(
   request: http.IncomingMessage,
   pathname: string,
   query: URLSearchParams,
+  audit?: RequestAudit | undefined,
 ): UserInfo | Promise<UserInfo> {
-  if (authn === undefined) return anonymousUser;
+  if (authn === undefined) {
+    audit?.authenticated(anonymousUser);
+    audit?.authorized(true, "");
+    return anonymousUser;
+  }
   const auth = authn.auth;
-  if (!auth.running) return auth.start().then(() => authorizeRequest(authn, request, pathname, query));
+  if (!auth.running) return auth.start().then(() => authorizeRequest(authn, request, pathname, query, audit));
   // The common request (a token or certificate known without a lookup, no impersonation) is decided
   // without a turn of the event loop; a ServiceAccount token or impersonation takes the async path.
   const authenticated = authenticate(request, authn);
-  const user =
-    authenticated instanceof Promise
-      ? authenticated.then((u) => impersonate(request, u, auth))
-      : impersonate(request, authenticated, auth);
-  if (user instanceof Promise) return user.then((u) => authorizeAs(auth, request, u, pathname, query));
-  return authorizeAs(auth, request, user, pathname, query);
+  const actAs = (u: UserInfo) => {
+    audit?.authenticated(u);
+    const as = impersonate(request, u, auth);
+    if (audit !== undefined) {
+      if (as instanceof Promise) return as.then((i) => impersonated(audit, u, i));
+      impersonated(audit, u, as);
+    }
+    return as;
+  };
+  const user = authenticated instanceof Promise ? authenticated.then(actAs) : actAs(authenticated);
+  if (user instanceof Promise) return user.then((u) => authorizeAs(auth, request, u, pathname, query, audit));
+  return authorizeAs(auth, request, user, pathname, query, audit);
+}
+
+/** Tells the audit whom the request acts as, if impersonation changed who. */
+function impersonated(audit: RequestAudit, authenticated: UserInfo, user: UserInfo): UserInfo {
+  if (user !== authenticated) audit.impersonated(user);
+  return user;
 }
 
 /** Authorizes what the request asks as `user` (after authentication and impersonation): a 403 if denied. */
@@ -43,11 +61,18 @@ function authorizeAs(
   user: UserInfo,
   pathname: string,
   query: URLSearchParams,
+  audit: RequestAudit | undefined,
 ): UserInfo | Promise<UserInfo> {
   // system:masters may do anything: nothing to work out about the request.
-  if (user.groups.includes(systemPrivilegedGroup)) return user;
+  if (user.groups.includes(systemPrivilegedGroup)) {
+    audit?.authorized(true, "");
+    return user;
+  }
   const asked = requestAttributes(user, request.method ?? "GET", pathname, query);
   const judge = (attributes: Attributes, decision: Decision) => {
+    // The audit records the first decision (the request's own verb), or the one that denied.
+    if (audit !== undefined && (!decision.allowed || attributes === asked[0]))
+      audit.authorized(decision.allowed, decision.reason);
     if (decision.allowed) return;
     request.resume();
     auth.denied(attributes, decision.reason);

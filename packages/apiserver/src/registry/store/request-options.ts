@@ -29,6 +29,8 @@ export interface DryRunOption {
   user?: AdmissionUser | undefined;
   /** Collects the texts of `Warning` headers that admission adds. */
   warnings?: string[] | undefined;
+  /** Receives the audit annotations admission adds (`pod-security.kubernetes.io/enforce-policy`…). */
+  annotate?: ((key: string, value: string) => void) | undefined;
 }
 
 export interface PatchOptions extends DryRunOption {

@@ -1,0 +1,397 @@
+import { randomUUID } from "node:crypto";
+import type * as http from "node:http";
+import { isIP } from "node:net";
+import type { Clock } from "@reconcile/clock";
+import { parse as parseYaml } from "yaml";
+import { protobufMediaType } from "../../protobuf/decode.js";
+import { requestAttributes } from "../auth/request-auth.js";
+import type { UserInfo } from "../auth/user.js";
+import { decodeObjectBody } from "../request-body.js";
+import type { AuditBackend } from "./backend.js";
+import {
+  type AuditLevel,
+  type AuditPolicy,
+  type AuditRequestAttributes,
+  type AuditStage,
+  auditLevels,
+  evaluateAuditPolicy,
+  loadAuditPolicy,
+  type RequestAuditConfig,
+} from "./policy.js";
+
+/** An `audit.k8s.io/v1` Event, its fields in the order kube-apiserver writes them. */
+export interface AuditEvent {
+  kind: "Event";
+  apiVersion: "audit.k8s.io/v1";
+  level: AuditLevel;
+  auditID: string;
+  stage: AuditStage;
+  requestURI: string;
+  verb: string;
+  user: Partial<UserInfo>;
+  impersonatedUser?: UserInfo | undefined;
+  sourceIPs?: string[] | undefined;
+  userAgent?: string | undefined;
+  objectRef?: AuditObjectReference | undefined;
+  responseStatus?: Record<string, unknown> | undefined;
+  requestObject?: unknown;
+  responseObject?: unknown;
+  requestReceivedTimestamp: string;
+  stageTimestamp: string;
+  annotations?: Record<string, string> | undefined;
+}
+
+/** What a resource request names (upstream's `audit.ObjectReference`). */
+export interface AuditObjectReference {
+  resource?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+  apiGroup?: string;
+  apiVersion?: string;
+  resourceVersion?: string;
+  subresource?: string;
+}
+
+/** How the API server audits: the policy deciding each request's level, and where events go. */
+export interface AuditOptions {
+  /** An `audit.k8s.io/v1` Policy, or its YAML or JSON text (what `--audit-policy-file` holds). */
+  policy: AuditPolicy | string;
+  /** Where events go: {@link auditLogBackend} for kube-apiserver's `--audit-log-path`, or your own. */
+  backend: AuditBackend;
+}
+
+/** The response header every answer carries its request's audit ID in (upstream's `Audit-ID`). */
+export const auditIdHeader = "Audit-Id";
+
+/** Subresources whose requests run long, as upstream's `LongRunningFunc` names them. */
+const longRunningSubresources = new Set(["attach", "exec", "log", "portforward", "proxy"]);
+
+/** The audit of each request a handler answers, by its response. */
+const audits = new WeakMap<http.ServerResponse, RequestAudit>();
+
+/** The audit of the request `response` answers, when the server audits it. */
+export function auditOf(response: http.ServerResponse): RequestAudit | undefined {
+  return audits.get(response);
+}
+
+/**
+ * The API server's audit (kube-apiserver's `WithAudit` filters): a policy
+ * and a backend, and the audit of each request begun with {@link begin}.
+ */
+export class Auditor {
+  readonly policy: AuditPolicy;
+  readonly backend: AuditBackend;
+  readonly clock: Clock;
+
+  constructor(options: AuditOptions, clock: Clock) {
+    this.policy = loadAuditPolicy(options.policy);
+    this.backend = options.backend;
+    this.clock = clock;
+  }
+
+  /** Starts the audit of one request: its ID, the time it arrived, what it asks. */
+  begin(request: http.IncomingMessage, response: http.ServerResponse, auditID: string): RequestAudit {
+    const audit = new RequestAudit(this, request, response, auditID);
+    audits.set(response, audit);
+    return audit;
+  }
+}
+
+/**
+ * The ID a request is audited under: the one its client sent in `Audit-ID`,
+ * or a new UUID; answered in the `Audit-Id` header of every response, as
+ * kube-apiserver's `WithAuditInit` does whether or not it audits.
+ */
+export function auditIdOf(request: http.IncomingMessage, response: http.ServerResponse): string {
+  const sent = request.headers["audit-id"];
+  const id = typeof sent === "string" && sent !== "" ? sent : randomUUID();
+  response.setHeader(auditIdHeader, id);
+  return id;
+}
+
+/**
+ * One request's audit: it evaluates the policy once the user is known (the
+ * `RequestReceived` stage), gathers the authorization decision, admission's
+ * annotations, the request and response bodies as its level asks, and writes
+ * `ResponseStarted` (long-running requests) and `ResponseComplete` events.
+ */
+export class RequestAudit {
+  readonly #auditor: Auditor;
+  readonly #request: http.IncomingMessage;
+  readonly #response: http.ServerResponse;
+  readonly #attributes: AuditRequestAttributes;
+  readonly #apiVersion: string;
+  readonly #received: string;
+  readonly #longRunning: boolean;
+  #config: RequestAuditConfig | undefined;
+  #user: UserInfo | undefined;
+  #impersonatedUser: UserInfo | undefined;
+  #requestBody:
+    | {
+        bytes: Buffer;
+        contentType: string | undefined;
+        messageOf: (apiVersion: string, kind: string) => string | undefined;
+      }
+    | undefined;
+  #responseBody: (() => unknown) | undefined;
+  /** What admission and authorization add (`authorization.k8s.io/decision`, `pod-security.kubernetes.io/…`). */
+  readonly annotations: Record<string, string> = {};
+  readonly auditID: string;
+
+  constructor(
+    auditor: Auditor,
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    auditID: string,
+  ) {
+    this.#auditor = auditor;
+    this.#request = request;
+    this.#response = response;
+    this.auditID = auditID;
+    this.#received = microTime(auditor.clock.now());
+    const url = new URL(request.url ?? "/", "http://audit");
+    const [asked] = requestAttributes(
+      { username: "", groups: [] },
+      request.method ?? "GET",
+      url.pathname,
+      url.searchParams,
+    );
+    this.#attributes = { ...asked!, user: undefined };
+    const segments = url.pathname.split("/");
+    this.#apiVersion =
+      segments[1] === "api" ? (segments[2] ?? "") : segments[1] === "apis" ? (segments[3] ?? "") : "";
+    this.#longRunning =
+      this.#attributes.verb === "watch" ||
+      (this.#attributes.resourceRequest && longRunningSubresources.has(this.#attributes.subresource));
+    if (this.#longRunning) this.#watchHeaders();
+    response.once("close", () => this.#complete());
+  }
+
+  /** The user authentication found: the policy decides the level now, and `RequestReceived` is written. */
+  authenticated(user: UserInfo): void {
+    if (this.#config !== undefined) return;
+    this.#user = user;
+    this.#evaluate();
+    this.#emit("RequestReceived");
+  }
+
+  /** The user the request acts as, after impersonation. */
+  impersonated(user: UserInfo): void {
+    this.#impersonatedUser = user;
+  }
+
+  /** The authorizer's decision, as the `authorization.k8s.io/…` annotations. */
+  authorized(allowed: boolean, reason: string): void {
+    this.annotations["authorization.k8s.io/decision"] = allowed ? "allow" : "forbid";
+    this.annotations["authorization.k8s.io/reason"] = reason;
+  }
+
+  /** Adds an annotation; a key set already keeps its first value, as upstream's `AddAuditAnnotation`. */
+  annotate(key: string, value: string): void {
+    if (!Object.hasOwn(this.annotations, key)) this.annotations[key] = value;
+  }
+
+  /** The request's body (decoded with `messageOf` if protobuf), recorded at `Request` level and above. */
+  requestBody(
+    bytes: Buffer,
+    contentType: string | undefined,
+    messageOf: (apiVersion: string, kind: string) => string | undefined,
+  ): void {
+    this.#requestBody = { bytes, contentType, messageOf };
+  }
+
+  /** The response's body (made only if the level records it). */
+  responded(body: () => unknown): void {
+    this.#responseBody = body;
+  }
+
+  #evaluate(): RequestAuditConfig {
+    this.#config ??= evaluateAuditPolicy(this.#auditor.policy, { ...this.#attributes, user: this.#user });
+    return this.#config;
+  }
+
+  /** Writes ResponseStarted when the headers of a long-running answer go out. */
+  #watchHeaders(): void {
+    const response = this.#response;
+    const writeHead = response.writeHead;
+    response.writeHead = ((...args: Parameters<typeof writeHead>) => {
+      response.writeHead = writeHead;
+      const result = writeHead.apply(response, args);
+      this.#emit("ResponseStarted");
+      return result;
+    }) as typeof writeHead;
+  }
+
+  #complete(): void {
+    audits.delete(this.#response);
+    this.#evaluate();
+    this.#emit("ResponseComplete");
+  }
+
+  #emit(stage: AuditStage): void {
+    const config = this.#config;
+    if (config === undefined || config.level === "None" || config.omitStages.has(stage)) return;
+    // Built in the order kube-apiserver writes the fields.
+    const event: Partial<AuditEvent> = {
+      kind: "Event",
+      apiVersion: "audit.k8s.io/v1",
+      level: config.level,
+      auditID: this.auditID,
+      stage,
+      requestURI: this.#request.url ?? "/",
+      verb: this.#attributes.verb,
+      user: this.#user === undefined ? {} : userOf(this.#user),
+    };
+    if (this.#impersonatedUser !== undefined) event.impersonatedUser = userOf(this.#impersonatedUser);
+    event.sourceIPs = sourceIPs(this.#request);
+    const userAgent = this.#request.headers["user-agent"];
+    if (userAgent) event.userAgent = userAgent;
+    const writesObject = this.#attributes.verb === "create" || this.#attributes.verb === "update";
+    const requestObject =
+      stage === "RequestReceived" || !(writesObject || atLeast(config.level, "Request"))
+        ? undefined
+        : this.#requestObject(config);
+    if (this.#attributes.resourceRequest) event.objectRef = this.#objectRef(requestObject);
+    if (stage !== "RequestReceived") event.responseStatus = this.#responseStatus();
+    if (requestObject !== undefined && atLeast(config.level, "Request")) event.requestObject = requestObject;
+    if (
+      stage === "ResponseComplete" &&
+      this.#responseBody !== undefined &&
+      atLeast(config.level, "RequestResponse")
+    ) {
+      const body = this.#responseBody();
+      if (body !== null && typeof body === "object")
+        event.responseObject = config.omitManagedFields ? withoutManagedFields(body) : body;
+    }
+    event.requestReceivedTimestamp = this.#received;
+    event.stageTimestamp = microTime(this.#auditor.clock.now());
+    const keys = Object.keys(this.annotations);
+    if (stage !== "RequestReceived" && keys.length > 0) {
+      event.annotations = {};
+      for (const key of keys.sort()) event.annotations[key] = this.annotations[key]!;
+    }
+    try {
+      this.#auditor.backend.process(event as AuditEvent);
+    } catch {
+      // A backend that fails loses its event, never the request.
+    }
+  }
+
+  /**
+   * The request's body as JSON: an object, or a JSON patch's operations;
+   * undefined when there is none or the server could not read it.
+   */
+  #requestObject(config: RequestAuditConfig): object | undefined {
+    const body = this.#requestBody;
+    if (body === undefined || body.bytes.length === 0) return undefined;
+    let parsed: unknown;
+    try {
+      const type = body.contentType ?? "";
+      if (type.startsWith(protobufMediaType)) parsed = decodeObjectBody(type, body.bytes, body.messageOf);
+      else {
+        const text = body.bytes.toString("utf8");
+        parsed = /yaml/i.test(type) ? parseYaml(text) : JSON.parse(text);
+      }
+    } catch {
+      return undefined;
+    }
+    if (parsed === null || typeof parsed !== "object") return undefined;
+    return config.omitManagedFields && !Array.isArray(parsed) ? withoutManagedFields(parsed) : parsed;
+  }
+
+  /** What the request names, completed from a created or replaced object's metadata (upstream's `LogRequestObject`). */
+  #objectRef(requestObject: object | undefined): AuditObjectReference {
+    const attributes = this.#attributes as Extract<AuditRequestAttributes, { resourceRequest: true }>;
+    const metadata =
+      attributes.verb === "create" || attributes.verb === "update"
+        ? ((requestObject as { metadata?: Record<string, unknown> } | undefined)?.metadata ?? undefined)
+        : undefined;
+    const text = (value: unknown) => (typeof value === "string" ? value : "");
+    const reference: AuditObjectReference = {};
+    const fields: [keyof AuditObjectReference, string][] = [
+      ["resource", attributes.resource],
+      ["namespace", attributes.namespace || text(metadata?.namespace)],
+      ["name", attributes.name || (attributes.subresource === "" ? text(metadata?.name) : "")],
+      ["uid", attributes.subresource === "" ? text(metadata?.uid) : ""],
+      ["apiGroup", attributes.apiGroup],
+      ["apiVersion", this.#apiVersion],
+      ["resourceVersion", attributes.subresource === "" ? text(metadata?.resourceVersion) : ""],
+      ["subresource", attributes.subresource],
+    ];
+    for (const [key, value] of fields) if (value !== "") reference[key] = value;
+    return reference;
+  }
+
+  /** The answer's code, and for a Status its status, message, reason and details (upstream's `LogResponseObject`). */
+  #responseStatus(): Record<string, unknown> {
+    const body = this.#responseBody?.();
+    const out: Record<string, unknown> = { metadata: {} };
+    if (body !== null && typeof body === "object" && (body as { kind?: unknown }).kind === "Status") {
+      const status = body as Record<string, unknown>;
+      for (const key of ["status", "message", "reason", "details"])
+        if (status[key] !== undefined) out[key] = status[key];
+    }
+    out.code = this.#response.statusCode;
+    return out;
+  }
+}
+
+function atLeast(level: AuditLevel, least: AuditLevel): boolean {
+  return auditLevels.indexOf(level) >= auditLevels.indexOf(least);
+}
+
+function userOf(user: UserInfo): UserInfo {
+  const out: UserInfo = { username: user.username } as UserInfo;
+  if (user.uid) out.uid = user.uid;
+  if (user.groups.length > 0) out.groups = [...user.groups];
+  if (user.extra !== undefined && Object.keys(user.extra).length > 0) out.extra = user.extra;
+  return out;
+}
+
+/** An object (or a list's items) without `metadata.managedFields`. */
+function withoutManagedFields(body: object): object {
+  const strip = (object: unknown): unknown => {
+    if (object === null || typeof object !== "object") return object;
+    const metadata = (object as { metadata?: Record<string, unknown> }).metadata;
+    if (metadata === undefined || metadata === null || !("managedFields" in metadata)) return object;
+    const { managedFields: _, ...rest } = metadata;
+    return { ...object, metadata: rest };
+  };
+  const items = (body as { items?: unknown }).items;
+  const stripped = strip(body) as Record<string, unknown>;
+  return Array.isArray(items) ? { ...stripped, items: items.map(strip) } : stripped;
+}
+
+/** `2026-11-30T17:11:27.123000Z`: Go's `metav1.MicroTime` in UTC. */
+function microTime(ms: number): string {
+  const iso = new Date(ms).toISOString();
+  return `${iso.slice(0, -1)}000Z`;
+}
+
+/**
+ * The addresses a request came from (upstream's `utilnet.SourceIPs`): those
+ * `X-Forwarded-For` lists, `X-Real-Ip` if not among them, and the peer's
+ * address unless it is the last already.
+ */
+export function sourceIPs(request: http.IncomingMessage): string[] {
+  const ips: string[] = [];
+  const forwarded = request.headers["x-forwarded-for"];
+  for (const part of (Array.isArray(forwarded) ? forwarded.join(",") : (forwarded ?? "")).split(",")) {
+    const ip = plainIp(part.trim());
+    if (ip !== undefined) ips.push(ip);
+  }
+  const real = request.headers["x-real-ip"];
+  const realIp = typeof real === "string" ? plainIp(real.trim()) : undefined;
+  if (realIp !== undefined && !ips.includes(realIp)) ips.push(realIp);
+  const remote = plainIp(request.socket?.remoteAddress ?? "");
+  if (remote !== undefined && ips.at(-1) !== remote) ips.push(remote);
+  return ips;
+}
+
+/** An address as Go prints it (an IPv4-mapped IPv6 address in dotted form); undefined if not one. */
+function plainIp(text: string): string | undefined {
+  if (isIP(text) === 0) return undefined;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(text);
+  return mapped ? mapped[1] : text;
+}
