@@ -1,16 +1,18 @@
-// `npm run demo -- serve [--nodes N] [--plain-http]`: the cluster (controller
+// `npm run demo -- serve [--nodes N] [--plain-http] [--audit-policy-file F [--audit-log-path P]]`: the cluster (controller
 // manager, scheduler, N simulated nodes) behind a real Kubernetes REST API on
 // 127.0.0.1, for kubectl: HTTPS with a generated CA and bearer token (plain
 // HTTP on loopback only when asked). Writes a kubeconfig, prints how to use
 // it, and runs until Ctrl-C (or SIGTERM), then stops everything cleanly.
 // `PORT` sets the API server's port, `MANAGER_PORT` the controller
 // manager's health and metrics port and `DASHBOARD_PORT` the web view's
-// (free ones by default).
+// (free ones by default). `--audit-policy-file` audits requests as kube-apiserver
+// does, to `--audit-log-path` (default: audit.log beside the kubeconfig; `-` for stdout).
 import { randomBytes } from "node:crypto";
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { generateServingCertificates } from "@reconcile/apiserver";
+import { errorMessage } from "@reconcile/api";
+import { auditLogBackend, generateServingCertificates, loadAuditPolicy } from "@reconcile/apiserver";
 import { jsonLogger, prometheusApiServerMetrics } from "@reconcile/controller-manager";
 import { CausalityRecorder } from "@reconcile/dashboard";
 import { clusterCertificateAuthority, newApiServer, startCluster } from "./cluster.js";
@@ -28,7 +30,17 @@ export async function serve(): Promise<boolean> {
     console.error(flags);
     return false;
   }
-  const { nodeCount, plainHttp } = flags;
+  const { nodeCount, plainHttp, auditPolicyFile } = flags;
+  let auditPolicy: string | undefined;
+  if (auditPolicyFile !== undefined) {
+    try {
+      auditPolicy = readFileSync(auditPolicyFile, "utf8");
+      loadAuditPolicy(auditPolicy);
+    } catch (error) {
+      console.error(`--audit-policy-file ${auditPolicyFile}: ${errorMessage(error)}`);
+      return false;
+    }
+  }
   const etcd = await etcdFromArgs(args);
   if (typeof etcd === "string") {
     console.error(etcd);
@@ -55,6 +67,7 @@ export async function serve(): Promise<boolean> {
   const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   // The API server's request log (one pino-shaped JSON line per request) goes to a file, off the console.
   const requestLogPath = join(dir, "apiserver-requests.log");
+  const auditLogPath = auditPolicy === undefined ? undefined : (flags.auditLogPath ?? join(dir, "audit.log"));
   const security =
     certificates === undefined
       ? {}
@@ -71,6 +84,10 @@ export async function serve(): Promise<boolean> {
       bindings: { component: "kube-apiserver" },
       write: (line) => appendFileSync(requestLogPath, line),
     }),
+    audit:
+      auditPolicy === undefined || auditLogPath === undefined
+        ? undefined
+        : { policy: auditPolicy, backend: auditLogBackend(auditLogPath) },
   });
   const managerHealth = await controlPlane.controllerManagers[0]!.manager.listen({ port: managerPort });
   await controlPlane.synced;
@@ -86,6 +103,8 @@ export async function serve(): Promise<boolean> {
   });
 
   console.log(usage(listening.url, managerHealth.url, dashboard.url, nodeCount, kubeconfig, requestLogPath));
+  if (auditLogPath !== undefined && auditLogPath !== "-")
+    console.log(`  tail -f ${auditLogPath}   # the audit log (--audit-policy-file ${auditPolicyFile})\n`);
 
   await untilInterrupted();
   console.log("\nstopping…");
@@ -110,23 +129,50 @@ function portFromEnv(name: string): number | undefined {
   return port;
 }
 
-/** `--nodes N` and `--plain-http`, taken out of `args` (the etcd flags stay); a string says what is wrong. */
-function parseServeFlags(args: string[]): { nodeCount: number; plainHttp: boolean } | string {
-  const nodesAt = args.findIndex((arg) => arg === "--nodes" || arg.startsWith("--nodes="));
+/**
+ * `--nodes N`, `--plain-http`, `--audit-policy-file F` and `--audit-log-path P`,
+ * taken out of `args` (the etcd flags stay); a string says what is wrong.
+ */
+function parseServeFlags(
+  args: string[],
+): { nodeCount: number; plainHttp: boolean; auditPolicyFile?: string; auditLogPath?: string } | string {
+  const nodes = takeValue(args, "--nodes");
   let nodeCount = 3;
-  if (nodesAt !== -1) {
-    const [flag, inline] = args[nodesAt]!.split(/=(.*)/s, 2) as [string, string | undefined];
-    const value = inline ?? args[nodesAt + 1];
-    nodeCount = Number(value);
+  if (nodes !== undefined) {
+    nodeCount = Number(nodes.value);
     if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > 5_000) {
-      return `${flag} needs a whole number of nodes from 1 to 5000, got ${JSON.stringify(value ?? "")}`;
+      return `${nodes.flag} needs a whole number of nodes from 1 to 5000, got ${JSON.stringify(nodes.value ?? "")}`;
     }
-    args.splice(nodesAt, inline === undefined ? 2 : 1);
   }
   const plainAt = args.indexOf("--plain-http");
   const plainHttp = plainAt !== -1;
   if (plainHttp) args.splice(plainAt, 1);
-  return { nodeCount, plainHttp };
+  const flags: { nodeCount: number; plainHttp: boolean; auditPolicyFile?: string; auditLogPath?: string } = {
+    nodeCount,
+    plainHttp,
+  };
+  for (const [flag, key] of [
+    ["--audit-policy-file", "auditPolicyFile"],
+    ["--audit-log-path", "auditLogPath"],
+  ] as const) {
+    const taken = takeValue(args, flag);
+    if (taken === undefined) continue;
+    if (!taken.value) return `${flag} needs a path`;
+    flags[key] = taken.value;
+  }
+  if (flags.auditLogPath !== undefined && flags.auditPolicyFile === undefined)
+    return "--audit-log-path needs --audit-policy-file (the policy says what to record)";
+  return flags;
+}
+
+/** Takes `--flag value` or `--flag=value` out of `args`: the flag as written and its value, or undefined when absent. */
+function takeValue(args: string[], name: string): { flag: string; value: string | undefined } | undefined {
+  const at = args.findIndex((arg) => arg === name || arg.startsWith(`${name}=`));
+  if (at === -1) return undefined;
+  const [flag, inline] = args[at]!.split(/=(.*)/s, 2) as [string, string | undefined];
+  const value = inline ?? args[at + 1];
+  args.splice(at, inline === undefined ? 2 : 1);
+  return { flag, value };
 }
 
 /** What to try once the cluster runs. */

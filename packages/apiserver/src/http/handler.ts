@@ -147,13 +147,13 @@ async function handle(
       return serveGet(context, resource, namespace, name, subresource, query, request, response);
     }
     case "POST":
-      return serveSubresourceCreate(context, object, query, write.user, request, response);
+      return serveSubresourceCreate(context, object, query, write, request, response);
     case "PUT":
       return serveUpdate(context, object, query, write, request, response);
     case "PATCH":
       return servePatch(context, object, query, write, request, response);
     case "DELETE":
-      return serveDelete(context, object, method, pathname, query, write.user, request, response);
+      return serveDelete(context, object, method, pathname, query, write, request, response);
     default:
       request.resume();
       throw notAllowed(method, pathname);
@@ -186,7 +186,7 @@ async function serveCollection(
     case "POST":
       return serveCreate(context, route, query, write, request, response);
     case "DELETE":
-      return serveDeleteCollection(context, route, query, write.user, request, response);
+      return serveDeleteCollection(context, route, query, write, request, response);
     default:
       request.resume();
       throw notAllowed(method, pathname);

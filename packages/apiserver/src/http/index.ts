@@ -1,6 +1,7 @@
 export { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
-export { type AuditBackend, auditLogBackend } from "./audit/backend.js";
+export { auditLogBackend } from "./audit/backend.js";
 export {
+  type AuditBackend,
   type AuditEvent,
   type AuditObjectReference,
   type AuditOptions,

@@ -204,3 +204,8 @@ function validateFieldManager(fieldManager: string, errors: FieldErrors): void {
     position += Buffer.byteLength(character);
   }
 }
+
+/** What admission takes from a write that carries no body of the kind's: who asks, and where its warnings and audit annotations go. */
+export function admissionOptions(write: WriteOptions): Pick<WriteOptions, "user" | "warnings" | "annotate"> {
+  return { user: write.user, warnings: write.warnings, annotate: write.annotate };
+}

@@ -1,10 +1,9 @@
 import type * as http from "node:http";
 import type { SubresourceHandler } from "../kinds/definition.js";
-import type { AdmissionUser } from "../registry/admission.js";
 import type { HandlerContext } from "./context.js";
-import { parseDryRun, validateWriteOptions } from "./parameters.js";
+import { admissionOptions, parseDryRun, validateWriteOptions, type WriteOptions } from "./parameters.js";
 import { decodeObjectBody } from "./request-body.js";
-import { send } from "./respond.js";
+import { addWarnings, send } from "./respond.js";
 import type { ResourceRoute } from "./route.js";
 
 /** The verbs of an object itself; its subresources serve what their handlers implement. */
@@ -35,7 +34,7 @@ export async function serveSubresourceCreate(
   context: HandlerContext,
   route: ResourceRoute & { name: string },
   query: URLSearchParams,
-  user: AdmissionUser | undefined,
+  write: WriteOptions,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
@@ -51,8 +50,9 @@ export async function serveSubresourceCreate(
     route.name,
     route.subresource ?? "",
     body,
-    { dryRun: parseDryRun(query), user },
+    { dryRun: parseDryRun(query), ...admissionOptions(write) },
   );
+  addWarnings(response, write.warnings ?? []);
   return send(response, 201, {
     kind: "Status",
     apiVersion: "v1",

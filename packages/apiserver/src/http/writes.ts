@@ -1,12 +1,12 @@
 import type * as http from "node:http";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { largeWriteBytes, yieldTurn } from "../limits.js";
-import type { AdmissionUser } from "../registry/admission.js";
 import { duplicateFields, type FieldValidation, parseFieldValidation } from "../registry/field-validation.js";
 import type { HandlerContext } from "./context.js";
 import { listItemEncoder } from "./list-encoding.js";
 import { mediaTypeOf } from "./negotiation.js";
 import {
+  admissionOptions,
   deleteOptions,
   isTrue,
   validatePatchOptions,
@@ -57,17 +57,18 @@ export async function serveDeleteCollection(
   context: HandlerContext,
   { resource, namespace }: ResourceRoute,
   query: URLSearchParams,
-  user: AdmissionUser | undefined,
+  write: WriteOptions,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
   const options = deleteOptions(await context.body(request, response), query);
   const deleted = await context.registry.deleteCollection(resource, namespace, {
     ...options,
-    user,
+    ...admissionOptions(write),
     labelSelector: query.get("labelSelector") ?? undefined,
     fieldSelector: query.get("fieldSelector") ?? undefined,
   });
+  addWarnings(response, write.warnings ?? []);
   const { items, ...envelope } = deleted;
   return sendList(response, envelope, "items", items, jsonContentType, listItemEncoder(resource));
 }
@@ -135,7 +136,7 @@ export async function serveDelete(
   method: string,
   pathname: string,
   query: URLSearchParams,
-  user: AdmissionUser | undefined,
+  write: WriteOptions,
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
@@ -143,8 +144,12 @@ export async function serveDelete(
     request.resume();
     throw notAllowed(method, pathname);
   }
-  const options = { ...deleteOptions(await context.body(request, response), query), user };
+  const options = {
+    ...deleteOptions(await context.body(request, response), query),
+    ...admissionOptions(write),
+  };
   const { object, deleted } = await context.registry.deleteWithOutcome(resource, namespace, name, options);
+  addWarnings(response, write.warnings ?? []);
   // kube-apiserver answers 202 only for an object not yet gone whose delete asked for cascading by
   // `orphanDependents: false`; graceful deletion, finalizers and Terminating namespaces get a 200.
   return send(response, !deleted && options.orphanDependents === false ? 202 : 200, object);

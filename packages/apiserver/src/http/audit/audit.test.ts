@@ -281,6 +281,58 @@ describe("audit events (kube-apiserver's --audit-policy-file and log backend)", 
     });
   });
 
+  it("a delete carries admission's warnings and audit annotations too", async () => {
+    const { server, events } = await start({
+      omitStages: ["RequestReceived"],
+      rules: [{ level: "Metadata", verbs: ["delete"] }],
+    });
+    await call(server, "POST", "/api/v1/namespaces/default/configmaps", {
+      body: { metadata: { name: "keep" } },
+    });
+    await call(server, "POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies", {
+      body: {
+        metadata: { name: "no-deletes" },
+        spec: {
+          matchConstraints: {
+            resourceRules: [
+              { operations: ["DELETE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] },
+            ],
+          },
+          validations: [{ expression: "false", message: "deleting configmaps is watched" }],
+        },
+      },
+    });
+    await call(server, "POST", "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings", {
+      body: {
+        metadata: { name: "warn-audit" },
+        spec: { policyName: "no-deletes", validationActions: ["Warn", "Audit"] },
+      },
+    });
+    let n = 0;
+    let event: AuditEvent | undefined;
+    let warning: string | null = null;
+    await expect
+      .poll(async () => {
+        const name = `cm-${n++}`;
+        await call(server, "POST", "/api/v1/namespaces/default/configmaps", { body: { metadata: { name } } });
+        const response = await fetch(`${server.url}/api/v1/namespaces/default/configmaps/${name}`, {
+          method: "DELETE",
+          headers: { authorization: "Bearer admin-token" },
+        });
+        await response.text();
+        warning = response.headers.get("warning");
+        [event] = await eventsOf(events, response.headers.get("audit-id"));
+        return warning !== null;
+      })
+      .toBe(true);
+    expect(warning).toBe(
+      `299 - "Validation failed for ValidatingAdmissionPolicy 'no-deletes' with binding 'warn-audit': deleting configmaps is watched"`,
+    );
+    expect(event!.annotations?.["validation.policy.admission.k8s.io/validation_failure"]).toBe(
+      '[{"message":"deleting configmaps is watched","policy":"no-deletes","binding":"warn-audit","expressionIndex":0,"validationActions":["Warn","Audit"]}]',
+    );
+  });
+
   it("records an admission webhook's auditAnnotations and each mutating call", async () => {
     const { api, server, events } = await start(
       {

@@ -1,13 +1,5 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import type { AuditEvent } from "./event.js";
-
-/** Where audit events go (upstream's `audit.Backend`): a log file, a webhook, a test's array. */
-export interface AuditBackend {
-  /** Takes one event; must not throw (a failing backend must not fail the request). */
-  process(event: AuditEvent): void;
-  /** Flushes and releases what the backend holds; called when the server closes. */
-  close?(): Promise<void>;
-}
+import type { AuditBackend } from "./event.js";
 
 /**
  * kube-apiserver's log backend (`--audit-log-path`, format `json`): one

@@ -4,10 +4,9 @@ import { isIP } from "node:net";
 import type { Clock } from "@reconcile/clock";
 import { parse as parseYaml } from "yaml";
 import { protobufMediaType } from "../../protobuf/decode.js";
-import { requestAttributes } from "../auth/request-auth.js";
+import { type AuthorizationAudit, requestAttributes } from "../auth/request-auth.js";
 import type { UserInfo } from "../auth/user.js";
 import { decodeObjectBody } from "../request-body.js";
-import type { AuditBackend } from "./backend.js";
 import {
   type AuditLevel,
   type AuditPolicy,
@@ -39,6 +38,14 @@ export interface AuditEvent {
   requestReceivedTimestamp: string;
   stageTimestamp: string;
   annotations?: Record<string, string> | undefined;
+}
+
+/** Where audit events go (upstream's `audit.Backend`): a log file, a webhook, a test's array. */
+export interface AuditBackend {
+  /** Takes one event; must not throw (a failing backend must not fail the request). */
+  process(event: AuditEvent): void;
+  /** Flushes and releases what the backend holds; called when the server closes. */
+  close?(): Promise<void>;
 }
 
 /** What a resource request names (upstream's `audit.ObjectReference`). */
@@ -116,7 +123,7 @@ export function auditIdOf(request: http.IncomingMessage, response: http.ServerRe
  * annotations, the request and response bodies as its level asks, and writes
  * `ResponseStarted` (long-running requests) and `ResponseComplete` events.
  */
-export class RequestAudit {
+export class RequestAudit implements AuthorizationAudit {
   readonly #auditor: Auditor;
   readonly #request: http.IncomingMessage;
   readonly #response: http.ServerResponse;

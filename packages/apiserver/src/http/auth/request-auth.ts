@@ -1,11 +1,20 @@
 import type * as http from "node:http";
-import type { RequestAudit } from "../audit/event.js";
 import { isTrue } from "../parameters.js";
 import { type Attributes, fieldRequirements, forbidden, resourceVerb } from "./attributes.js";
 import { type Authentication, authenticate, type ClusterAuth } from "./authenticate.js";
 import { impersonate } from "./impersonation.js";
 import type { Decision } from "./rbac-authorizer.js";
 import { anonymousUser, systemPrivilegedGroup, type UserInfo } from "./user.js";
+
+/** What the request's audit learns from authentication and authorization. */
+export interface AuthorizationAudit {
+  /** Who authentication found (before impersonation). */
+  authenticated(user: UserInfo): void;
+  /** Whom the request acts as, when impersonation changed who. */
+  impersonated(user: UserInfo): void;
+  /** The authorizer's decision and its reason. */
+  authorized(allowed: boolean, reason: string): void;
+}
 
 /** Subresources whose WebSocket upgrade (a GET) needs `create` too, as kube-apiserver 1.31+ checks. */
 const connectSubresources = new Set(["exec", "attach", "portforward"]);
@@ -22,7 +31,7 @@ export function authorizeRequest(
   request: http.IncomingMessage,
   pathname: string,
   query: URLSearchParams,
-  audit?: RequestAudit | undefined,
+  audit?: AuthorizationAudit | undefined,
 ): UserInfo | Promise<UserInfo> {
   if (authn === undefined) {
     audit?.authenticated(anonymousUser);
@@ -49,7 +58,7 @@ export function authorizeRequest(
 }
 
 /** Tells the audit whom the request acts as, if impersonation changed who. */
-function impersonated(audit: RequestAudit, authenticated: UserInfo, user: UserInfo): UserInfo {
+function impersonated(audit: AuthorizationAudit, authenticated: UserInfo, user: UserInfo): UserInfo {
   if (user !== authenticated) audit.impersonated(user);
   return user;
 }
@@ -61,7 +70,7 @@ function authorizeAs(
   user: UserInfo,
   pathname: string,
   query: URLSearchParams,
-  audit: RequestAudit | undefined,
+  audit: AuthorizationAudit | undefined,
 ): UserInfo | Promise<UserInfo> {
   // system:masters may do anything: nothing to work out about the request.
   if (user.groups.includes(systemPrivilegedGroup)) {
