@@ -3,6 +3,7 @@ import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { ApiServer } from "../api-server.js";
+import type { AuditEvent } from "./audit/event.js";
 import type { KubeletConnection, PodExecSession } from "./pod-connect.js";
 import { type ListeningApiServer, listen } from "./server.js";
 
@@ -45,9 +46,19 @@ function fakeKubelet(calls: string[]): KubeletConnection {
   };
 }
 
-async function start(calls: string[]) {
+async function start(calls: string[], events?: AuditEvent[]) {
   const api = new ApiServer({ clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")) });
-  const server = await listen(api, { kubeletConnection: fakeKubelet(calls) });
+  const server = await listen(api, {
+    kubeletConnection: fakeKubelet(calls),
+    ...(events === undefined
+      ? {}
+      : {
+          audit: {
+            policy: { rules: [{ level: "Metadata" }] },
+            backend: { process: (e) => void events.push(e) },
+          },
+        }),
+  });
   running.push({ api, http: server });
   await api
     .client()
@@ -93,6 +104,46 @@ function exec(
 }
 
 describe("pods/exec over WebSocket", () => {
+  it("is audited: RequestReceived, ResponseStarted at the switch (101), ResponseComplete when it closes; a refusal too", async () => {
+    const events: AuditEvent[] = [];
+    const url = await start([], events);
+    await exec(`${url}${path}?container=web&command=run&stdin=true&stdout=true`, "v5.channel.k8s.io", [
+      Buffer.from([255, 0]),
+    ]);
+    await expect.poll(() => events.length).toBe(3);
+    expect(events.map((e) => [e.stage, e.verb, e.responseStatus?.code])).toEqual([
+      ["RequestReceived", "get", undefined],
+      ["ResponseStarted", "get", 101],
+      ["ResponseComplete", "get", 101],
+    ]);
+    expect(events[2]!.objectRef).toEqual({
+      resource: "pods",
+      namespace: "default",
+      name: "web",
+      apiVersion: "v1",
+      subresource: "exec",
+    });
+    expect(new Set(events.map((e) => e.auditID)).size).toBe(1);
+
+    events.length = 0;
+    const refused = await new Promise<{ code: number; auditId: unknown }>((resolve, reject) => {
+      const ws = new WebSocket(`${url}/api/v1/namespaces/default/pods/nope/exec?command=ls&stdout=true`, [
+        "v5.channel.k8s.io",
+      ]);
+      ws.on("unexpected-response", (_request, response) => {
+        response.resume();
+        resolve({ code: response.statusCode ?? 0, auditId: response.headers["audit-id"] });
+      });
+      ws.on("error", reject);
+    });
+    expect(refused.code).toBe(404);
+    await expect.poll(() => events.map((e) => e.stage)).toEqual(["RequestReceived", "ResponseComplete"]);
+    expect(events[1]).toMatchObject({
+      auditID: refused.auditId,
+      responseStatus: { metadata: {}, status: "Failure", reason: "NotFound", code: 404 },
+    });
+  });
+
   it("speaks v5.channel.k8s.io: stdin, a resize, the close signal, output channels, then the exit Status", async () => {
     const calls: string[] = [];
     const url = await start(calls);

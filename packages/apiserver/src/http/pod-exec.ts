@@ -20,7 +20,8 @@ import {
 } from "@reconcile/api";
 import { type WebSocket, WebSocketServer } from "ws";
 import { checkHost, splitTarget } from "./access.js";
-import { authorizeRequest } from "./auth/request-auth.js";
+import { auditIdFor, auditIdHeader, type UpgradeAudit } from "./audit/event.js";
+import { type AuthorizationAudit, authorizeRequest } from "./auth/request-auth.js";
 import type { HandlerContext } from "./context.js";
 import { isTrue } from "./parameters.js";
 import { chooseContainer, type PodExecSession } from "./pod-connect.js";
@@ -51,6 +52,10 @@ export function handleUpgrade(
   head: Buffer,
 ): void {
   const { pathname } = splitTarget(request.url ?? "");
+  const auditID = auditIdFor(request);
+  upgradeAuditIds.set(request, auditID);
+  const audit = context.auditor?.beginUpgrade(request, socket, auditID);
+  const refuseAudited = (error: unknown) => refuse(socket, error, auditID, audit);
   let route: ReturnType<typeof parseRoute> | undefined;
   try {
     route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
@@ -58,26 +63,38 @@ export function handleUpgrade(
     // A path that is not properly escaped: prepareExec answers it with a 400 below.
   }
   if (route?.kind === "podConnect" && route.action === "portforward") {
-    preparePortForward(context, request, route.namespace, route.name)
+    preparePortForward(context, request, route.namespace, route.name, audit)
       .then(({ dial, ports }) => {
         if (ports !== undefined) {
-          sockets.handleUpgrade(request, socket, head, (ws) => servePortForwardChannels(ws, dial, ports));
+          sockets.handleUpgrade(request, socket, head, (ws) => {
+            audit?.upgraded();
+            servePortForwardChannels(ws, dial, ports);
+          });
           return;
         }
         // `SPDY/3.1+portforward.k8s.io` is not an RFC 6455 token, which `ws` checks: it negotiates a
         // stand-in, and the answer names the real subprotocol again (see execSocketServer).
         request.headers["sec-websocket-protocol"] = portForwardStandIn;
-        sockets.handleUpgrade(request, socket, head, (ws) => servePortForward(ws, dial));
+        sockets.handleUpgrade(request, socket, head, (ws) => {
+          audit?.upgraded();
+          servePortForward(ws, dial);
+        });
       })
-      .catch((error: unknown) => refuse(socket, error));
+      .catch(refuseAudited);
     return;
   }
-  prepareExec(context, request)
+  prepareExec(context, request, audit)
     .then((prepared) => {
-      sockets.handleUpgrade(request, socket, head, (ws) => bridge(ws, prepared));
+      sockets.handleUpgrade(request, socket, head, (ws) => {
+        audit?.upgraded();
+        bridge(ws, prepared);
+      });
     })
-    .catch((error: unknown) => refuse(socket, error));
+    .catch(refuseAudited);
 }
+
+/** The audit ID of each upgrade request, answered in its `101 Switching Protocols` too. */
+const upgradeAuditIds = new WeakMap<http.IncomingMessage, string>();
 
 /** A WebSocket server for {@link handleUpgrade} (no listener of its own; the subprotocol chosen per request). */
 export function execSocketServer(): WebSocketServer {
@@ -85,9 +102,11 @@ export function execSocketServer(): WebSocketServer {
     noServer: true,
     handleProtocols: (offered) => [...execProtocols, portForwardStandIn].find((p) => offered.has(p)) ?? false,
   });
-  server.on("headers", (headers) => {
+  server.on("headers", (headers, request) => {
     const at = headers.indexOf(`Sec-WebSocket-Protocol: ${portForwardStandIn}`);
     if (at !== -1) headers[at] = `Sec-WebSocket-Protocol: ${portForwardProtocol}`;
+    const auditID = upgradeAuditIds.get(request);
+    if (auditID !== undefined) headers.push(`${auditIdHeader}: ${auditID}`);
   });
   return server;
 }
@@ -104,11 +123,15 @@ interface PreparedExec {
   attach: boolean;
 }
 
-async function prepareExec(context: HandlerContext, request: http.IncomingMessage): Promise<PreparedExec> {
+async function prepareExec(
+  context: HandlerContext,
+  request: http.IncomingMessage,
+  audit: AuthorizationAudit | undefined,
+): Promise<PreparedExec> {
   const { pathname, search } = splitTarget(request.url ?? "");
   const query = new URLSearchParams(search);
   checkHost(request, context.token);
-  await authorizeRequest(context.authn, request, pathname, query);
+  await authorizeRequest(context.authn, request, pathname, query, audit);
   let route: ReturnType<typeof parseRoute>;
   try {
     route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
@@ -178,10 +201,11 @@ async function preparePortForward(
   request: http.IncomingMessage,
   namespace: string,
   name: string,
+  audit: AuthorizationAudit | undefined,
 ): Promise<{ dial: PortDialer; ports?: number[] }> {
   checkHost(request, context.token);
   const { pathname, search } = splitTarget(request.url ?? "");
-  await authorizeRequest(context.authn, request, pathname, new URLSearchParams(search));
+  await authorizeRequest(context.authn, request, pathname, new URLSearchParams(search), audit);
   const pod = await podOf(context, namespace, name);
   const nodeName = pod.spec?.nodeName;
   if (!nodeName) throw newBadRequest(`pod ${name} does not have a host assigned`);
@@ -306,10 +330,11 @@ export function exitStatus(command: readonly string[], code: number): Status {
 }
 
 /** Answers the upgrade request with the Status of its failure and closes the socket. */
-function refuse(socket: Duplex, error: unknown): void {
+function refuse(socket: Duplex, error: unknown, auditID: string, audit: UpgradeAudit | undefined): void {
   const status = StatusError.isInstance(error)
     ? error.status
     : newInternalError(error instanceof Error ? error : new Error(String(error))).status;
+  audit?.refused(status);
   const body = `${JSON.stringify(statusBody(status))}\n`;
   const code = status.code ?? 500;
   const text =
@@ -327,6 +352,6 @@ function refuse(socket: Duplex, error: unknown): void {
     return;
   }
   socket.end(
-    `HTTP/1.1 ${code} ${text}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    `HTTP/1.1 ${code} ${text}\r\nConnection: close\r\n${auditIdHeader}: ${auditID}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
   );
 }

@@ -205,6 +205,7 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   // exec over WebSocket (and the refusals kubectl's SPDY fallback meets).
   const sockets = execSocketServer();
   const upgradeContext = new HandlerContext({
+    audit: auditor,
     registry,
     clock,
     token: options.token,

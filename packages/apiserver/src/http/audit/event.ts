@@ -1,6 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type * as http from "node:http";
 import { isIP } from "node:net";
+import type { Duplex } from "node:stream";
+import type { Status } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import { parse as parseYaml } from "yaml";
 import { protobufMediaType } from "../../protobuf/decode.js";
@@ -97,12 +99,50 @@ export class Auditor {
     this.clock = clock;
   }
 
-  /** Starts the audit of one request: its ID, the time it arrived, what it asks. */
+  /** Starts the audit of one request answered through `response`: its ID, the time it arrived, what it asks. */
   begin(request: http.IncomingMessage, response: http.ServerResponse, auditID: string): RequestAudit {
-    const audit = new RequestAudit(this, request, response, auditID);
+    const audit = new RequestAudit(this, request, auditID, () => response.statusCode);
     audits.set(response, audit);
+    if (audit.longRunning) {
+      // ResponseStarted when the answer's headers go out (a write without writeHead calls it too).
+      const writeHead = response.writeHead;
+      response.writeHead = ((...args: Parameters<typeof writeHead>) => {
+        response.writeHead = writeHead;
+        const result = writeHead.apply(response, args);
+        audit.started();
+        return result;
+      }) as typeof writeHead;
+    }
+    response.once("close", () => {
+      audits.delete(response);
+      audit.completed();
+    });
     return audit;
   }
+
+  /**
+   * Starts the audit of an upgrade (exec, attach, port-forward over
+   * WebSocket): `upgraded()` once the protocol switched (ResponseStarted,
+   * code 101), `refused(status)` if it was answered with a Status instead,
+   * and the ResponseComplete event when `socket` closes.
+   */
+  beginUpgrade(request: http.IncomingMessage, socket: Duplex, auditID: string): UpgradeAudit {
+    let code = 101;
+    const audit = new RequestAudit(this, request, auditID, () => code) as UpgradeAudit;
+    audit.upgraded = () => audit.started();
+    audit.refused = (status) => {
+      code = status.code ?? 500;
+      audit.responded(() => ({ kind: "Status", ...status }));
+    };
+    socket.once("close", () => audit.completed());
+    return audit;
+  }
+}
+
+/** The audit of an upgrade request (see {@link Auditor.beginUpgrade}). */
+export interface UpgradeAudit extends RequestAudit {
+  upgraded(): void;
+  refused(status: Status): void;
 }
 
 /**
@@ -111,10 +151,21 @@ export class Auditor {
  * kube-apiserver's `WithAuditInit` does whether or not it audits.
  */
 export function auditIdOf(request: http.IncomingMessage, response: http.ServerResponse): string {
-  const sent = request.headers["audit-id"];
-  const id = typeof sent === "string" && sent !== "" ? sent : randomUUID();
+  const id = auditIdFor(request);
   response.setHeader(auditIdHeader, id);
   return id;
+}
+
+/**
+ * The ID a request is audited under: its client's `Audit-ID` (printable
+ * ASCII, at most 256 characters, so that it fits a header and a log line),
+ * or a new UUID.
+ */
+export function auditIdFor(request: http.IncomingMessage): string {
+  const sent = request.headers["audit-id"];
+  return typeof sent === "string" && /^[\x21-\x7e][\x20-\x7e]{0,255}$/.test(sent)
+    ? sent.trimEnd()
+    : randomUUID();
 }
 
 /**
@@ -126,11 +177,13 @@ export function auditIdOf(request: http.IncomingMessage, response: http.ServerRe
 export class RequestAudit implements AuthorizationAudit {
   readonly #auditor: Auditor;
   readonly #request: http.IncomingMessage;
-  readonly #response: http.ServerResponse;
+  readonly #code: () => number;
   readonly #attributes: AuditRequestAttributes;
   readonly #apiVersion: string;
   readonly #received: string;
-  readonly #longRunning: boolean;
+  /** A watch, or a log, exec, attach, port-forward or proxy connection: its answer starts before it ends. */
+  readonly longRunning: boolean;
+  #completed = false;
   #config: RequestAuditConfig | undefined;
   #user: UserInfo | undefined;
   #impersonatedUser: UserInfo | undefined;
@@ -146,15 +199,10 @@ export class RequestAudit implements AuthorizationAudit {
   readonly annotations: Record<string, string> = {};
   readonly auditID: string;
 
-  constructor(
-    auditor: Auditor,
-    request: http.IncomingMessage,
-    response: http.ServerResponse,
-    auditID: string,
-  ) {
+  constructor(auditor: Auditor, request: http.IncomingMessage, auditID: string, code: () => number) {
     this.#auditor = auditor;
     this.#request = request;
-    this.#response = response;
+    this.#code = code;
     this.auditID = auditID;
     this.#received = microTime(auditor.clock.now());
     const url = new URL(request.url ?? "/", "http://audit");
@@ -168,11 +216,9 @@ export class RequestAudit implements AuthorizationAudit {
     const segments = url.pathname.split("/");
     this.#apiVersion =
       segments[1] === "api" ? (segments[2] ?? "") : segments[1] === "apis" ? (segments[3] ?? "") : "";
-    this.#longRunning =
+    this.longRunning =
       this.#attributes.verb === "watch" ||
       (this.#attributes.resourceRequest && longRunningSubresources.has(this.#attributes.subresource));
-    if (this.#longRunning) this.#watchHeaders();
-    response.once("close", () => this.#complete());
   }
 
   /** The user authentication found: the policy decides the level now, and `RequestReceived` is written. */
@@ -218,20 +264,15 @@ export class RequestAudit implements AuthorizationAudit {
     return this.#config;
   }
 
-  /** Writes ResponseStarted when the headers of a long-running answer go out. */
-  #watchHeaders(): void {
-    const response = this.#response;
-    const writeHead = response.writeHead;
-    response.writeHead = ((...args: Parameters<typeof writeHead>) => {
-      response.writeHead = writeHead;
-      const result = writeHead.apply(response, args);
-      this.#emit("ResponseStarted");
-      return result;
-    }) as typeof writeHead;
+  /** A long-running answer has begun: ResponseStarted. */
+  started(): void {
+    if (this.longRunning && !this.#completed) this.#emit("ResponseStarted");
   }
 
-  #complete(): void {
-    audits.delete(this.#response);
+  /** The answer is over (or its connection gone): ResponseComplete, once. */
+  completed(): void {
+    if (this.#completed) return;
+    this.#completed = true;
     this.#evaluate();
     this.#emit("ResponseComplete");
   }
@@ -339,7 +380,7 @@ export class RequestAudit implements AuthorizationAudit {
       for (const key of ["status", "message", "reason", "details"])
         if (status[key] !== undefined) out[key] = status[key];
     }
-    out.code = this.#response.statusCode;
+    out.code = this.#code();
     return out;
   }
 }
