@@ -139,6 +139,13 @@ export class Auditor {
   }
 }
 
+/** A request's body as read, and how to decode it if it is protobuf. */
+interface RequestBody {
+  bytes: Buffer;
+  contentType: string | undefined;
+  messageOf: (apiVersion: string, kind: string) => string | undefined;
+}
+
 /** The audit of an upgrade request (see {@link Auditor.beginUpgrade}). */
 export interface UpgradeAudit extends RequestAudit {
   upgraded(): void;
@@ -187,13 +194,7 @@ export class RequestAudit implements AuthorizationAudit {
   #config: RequestAuditConfig | undefined;
   #user: UserInfo | undefined;
   #impersonatedUser: UserInfo | undefined;
-  #requestBody:
-    | {
-        bytes: Buffer;
-        contentType: string | undefined;
-        messageOf: (apiVersion: string, kind: string) => string | undefined;
-      }
-    | undefined;
+  #requestBody: RequestBody | undefined;
   #responseBody: (() => unknown) | undefined;
   /** What admission and authorization add (`authorization.k8s.io/decision`, `pod-security.kubernetes.io/…`). */
   readonly annotations: Record<string, string> = {};
@@ -332,7 +333,21 @@ export class RequestAudit implements AuthorizationAudit {
    */
   #requestObject(config: RequestAuditConfig): object | undefined {
     const body = this.#requestBody;
+    const { verb, resourceRequest } = this.#attributes;
+    if (resourceRequest && (verb === "delete" || verb === "deletecollection")) {
+      // A delete's request object is its DeleteOptions, typed as upstream encodes them (none sent: empty ones).
+      const options = body === undefined || body.bytes.length === 0 ? {} : this.#decode(body);
+      if (options === undefined || Array.isArray(options)) return undefined;
+      return { kind: "DeleteOptions", apiVersion: "meta.k8s.io/v1", ...options };
+    }
     if (body === undefined || body.bytes.length === 0) return undefined;
+    const parsed = this.#decode(body);
+    if (parsed === undefined) return undefined;
+    return config.omitManagedFields && !Array.isArray(parsed) ? withoutManagedFields(parsed) : parsed;
+  }
+
+  /** A body as JSON: an object or an array; undefined if it is neither, or cannot be read. */
+  #decode(body: RequestBody): object | undefined {
     let parsed: unknown;
     try {
       const type = body.contentType ?? "";
@@ -344,8 +359,7 @@ export class RequestAudit implements AuthorizationAudit {
     } catch {
       return undefined;
     }
-    if (parsed === null || typeof parsed !== "object") return undefined;
-    return config.omitManagedFields && !Array.isArray(parsed) ? withoutManagedFields(parsed) : parsed;
+    return parsed === null || typeof parsed !== "object" ? undefined : parsed;
   }
 
   /** What the request names, completed from a created or replaced object's metadata (upstream's `LogRequestObject`). */
