@@ -6,8 +6,9 @@
 // LimitRange that defaults, ServiceAccount, Priority, DefaultTolerationSeconds, ResourceQuota with
 // a quota, …); (c) the default chain and one validating webhook answered in process; (d) the default
 // chain and one validating webhook over HTTPS on loopback; (e) the default chain and a
-// ValidatingAdmissionPolicy of 5 validations. What (b)–(e) cost per create is derived from the
-// medians. 7 rounds after a warm-up round, the variants in rotating order. Medians reported.
+// ValidatingAdmissionPolicy of 5 validations. What (b)–(e) cost per create is the median over rounds
+// of each round's difference (the variants of a round ran side by side). 7 rounds after a warm-up round, the variants interleaved in chunks of 100 creates, each
+// round's pods deleted (untimed) before the next. Medians reported.
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import {
@@ -129,37 +130,54 @@ const variants: [string, ApiServer][] = [
   ["e: default chain + a ValidatingAdmissionPolicy of 5 validations", policy],
 ];
 let counter = 0;
-async function createsPerSecond(server: ApiServer): Promise<number> {
+/** Nanoseconds `count` creates, one after another, take on `server`. */
+async function timeCreates(server: ApiServer, count: number): Promise<number> {
   const resource = server.client().resource(pods, "default");
   const started = process.hrtime.bigint();
-  for (let i = 0; i < creates; i++) {
+  for (let i = 0; i < count; i++) {
     await resource.create({
       metadata: { name: `p-${counter++}` },
       spec: { containers: [{ name: "c", image: "nginx:1.27" }] },
     });
   }
-  return creates / (Number(process.hrtime.bigint() - started) / 1e9);
+  return Number(process.hrtime.bigint() - started);
 }
 
+// Each round interleaves the variants in chunks (a chunk of each in turn, the order rotating), so
+// that garbage collection and the machine's other work fall on all of them alike; the round's pods
+// are deleted (untimed) before the next, so every round creates into a store of the same size.
+const chunk = 100;
 const runs = new Map<string, number[]>(variants.map(([name]) => [name, []]));
 for (let round = -1; round < rounds; round++) {
-  for (let k = 0; k < variants.length; k++) {
-    const [name, server] = variants[(k + Math.max(round, 0)) % variants.length]!;
-    const rate = await createsPerSecond(server);
-    if (round >= 0) runs.get(name)!.push(rate);
+  const spent = new Map<string, number>(variants.map(([name]) => [name, 0]));
+  for (let done = 0, turn = 0; done < creates; done += chunk, turn++) {
+    for (let k = 0; k < variants.length; k++) {
+      const [name, server] = variants[(k + turn) % variants.length]!;
+      spent.set(name, spent.get(name)! + (await timeCreates(server, Math.min(chunk, creates - done))));
+    }
   }
+  for (const [, server] of variants)
+    await server.client().resource(pods, "default").deleteCollection({ gracePeriodSeconds: 0 });
+  if (round >= 0) for (const [name, ns] of spent) runs.get(name)!.push(creates / (ns / 1e9));
 }
 const medians = new Map([...runs].map(([name, values]) => [name, median(values)]));
-const base = medians.get(variants[0]![0])!;
+/** The median over rounds of what `name` costs per create beyond `than`, each round's two taken together. */
+function pairedCost(name: string, than: string): number {
+  const mine = runs.get(name)!;
+  const theirs = runs.get(than)!;
+  return median(mine.map((rate, round) => (1 / rate - 1 / theirs[round]!) * 1e6));
+}
+const [noneName, defaults] = [variants[0]![0], variants[1]![0]];
 const measurements = variants.map(([name], k) => {
   const rate = medians.get(name)!;
-  const costMicros = (1 / rate - 1 / base) * 1e6;
+  const costMicros = k === 0 ? 0 : pairedCost(name, noneName);
   const extra =
     k === 0
       ? {}
       : {
           costPerCreateMicros: Number(costMicros.toFixed(2)),
           shareOfCreate: Number((costMicros / (1e6 / rate)).toFixed(3)),
+          ...(k >= 2 ? { costOverDefaultChainMicros: Number(pairedCost(name, defaults).toFixed(2)) } : {}),
         };
   console.log(
     `${name}: median ${rate.toFixed(0)} creates/s${k === 0 ? "" : ` (${costMicros.toFixed(1)} µs more per create than a)`}`,
@@ -167,11 +185,8 @@ const measurements = variants.map(([name], k) => {
   return { name, unit: "creates/s", higherIsBetter: true, runs: runs.get(name)!, median: rate, extra };
 });
 // What (c), (d) and (e) add on top of the default chain.
-const chainRate = medians.get(variants[1]![0])!;
-for (const [name] of variants.slice(2)) {
-  const over = (1 / medians.get(name)! - 1 / chainRate) * 1e6;
-  console.log(`${name}: ${over.toFixed(1)} µs per create on top of b`);
-}
+for (const [name] of variants.slice(2))
+  console.log(`${name}: ${pairedCost(name, defaults).toFixed(1)} µs per create on top of b`);
 writeResults("apiserver-admission", measurements, { creates, rounds });
 for (const [, server] of variants) await server.close();
 hook.close();

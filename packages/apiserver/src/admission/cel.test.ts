@@ -72,6 +72,15 @@ describe("what admission expressions read of the request", () => {
     expect(reads(expression)).toEqual(expected);
   });
 
+  it("says whether an expression names namespaceObject, which is looked up only then", () => {
+    expect(requestReads(["object.metadata.name != ''"]).namespaceObject).toBe(false);
+    expect(requestReads(["namespaceObject.metadata.labels.env == 'prod'"]).namespaceObject).toBe(true);
+    expect(requestReads(["object.x == 1", "namespaceObject == null"]).namespaceObject).toBe(true);
+    // A comprehension variable of that name is not the namespace, but reading it anyway costs only a lookup.
+    expect(requestReads(["[1].all(namespaceObject, namespaceObject > 0)"]).namespaceObject).toBe(true);
+    expect(requestReads(["request.namespace == 'x'"]).namespaceObject).toBe(true);
+  });
+
   it("joins the reads of several expressions, a whole read covering the fields below it", () => {
     expect(reads("object.spec.a == 1", "object.spec.b.c == 2", "size(object.spec.b) > 0")).toEqual({
       object: { spec: { a: 1, b: 1 } },

@@ -95,10 +95,17 @@ export interface RequestReads {
   object: ReadParts;
   oldObject: ReadParts;
   request: boolean;
+  /** Whether any expression names `namespaceObject` (which is then looked up). */
+  namespaceObject: boolean;
 }
 
 /** Everything: what an expression that does not compile (or a caller that does not say) may read. */
-export const readsEverything: RequestReads = { object: true, oldObject: true, request: true };
+export const readsEverything: RequestReads = {
+  object: true,
+  oldObject: true,
+  request: true,
+  namespaceObject: true,
+};
 
 interface AstNode {
   op?: unknown;
@@ -112,7 +119,12 @@ interface AstNode {
  * of all of it. A read of `request` reads the objects whole as well.
  */
 export function requestReads(expressions: readonly string[]): RequestReads {
-  const reads = { object: new Map() as ReadParts, oldObject: new Map() as ReadParts, request: false };
+  const reads: RequestReads = {
+    object: new Map() as ReadParts,
+    oldObject: new Map() as ReadParts,
+    request: false,
+    namespaceObject: false,
+  };
   for (const expression of expressions) {
     const program = compileAdmissionExpression(expression);
     if (program instanceof Error) return readsEverything;
@@ -134,6 +146,7 @@ export function requestReads(expressions: readonly string[]): RequestReads {
       stack.push(...indexes);
       const [variable, ...fields] = path;
       if (variable === "request") reads.request = true;
+      else if (variable === "namespaceObject") reads.namespaceObject = true;
       else if (variable === "object") reads.object = addRead(reads.object, fields);
       else if (variable === "oldObject") reads.oldObject = addRead(reads.oldObject, fields);
     }

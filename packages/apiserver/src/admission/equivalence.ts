@@ -1,4 +1,4 @@
-import { apiVersionOf, newInternalError } from "@reconcile/api";
+import { apiVersionOf, newInternalError, type ResourceDescriptor } from "@reconcile/api";
 import type { ResourceDefinitions } from "../registry/definitions.js";
 import type { ResourceDefinition } from "../registry/resource-definition.js";
 import { atVersion } from "../registry/store/storage-view.js";
@@ -11,16 +11,27 @@ import type { AdmissionEquivalence } from "./plugin.js";
  * another through the stored version, as the store converts it.
  */
 export function admissionEquivalence(served: () => ResourceDefinitions): AdmissionEquivalence {
+  // Each resource's equivalents, worked out once per generation of the served definitions.
+  let known:
+    | { generation: number; byDefinition: WeakMap<ResourceDefinition, ResourceDescriptor[]> }
+    | undefined;
   return {
     equivalents(resource) {
       const definitions = served();
       const own = definitions.get(resource);
       if (own === undefined) return [];
-      const storage = storageKey(own);
-      return definitions
-        .list()
-        .filter((other) => other !== own && storageKey(other) === storage)
-        .map((other) => other.descriptor);
+      if (known?.generation !== definitions.generation)
+        known = { generation: definitions.generation, byDefinition: new WeakMap() };
+      let found = known.byDefinition.get(own);
+      if (found === undefined) {
+        const storage = storageKey(own);
+        found = definitions
+          .list()
+          .filter((other) => other !== own && storageKey(other) === storage)
+          .map((other) => other.descriptor);
+        known.byDefinition.set(own, found);
+      }
+      return found;
     },
     async convert(object, from, to) {
       const definitions = served();

@@ -65,6 +65,7 @@ export function rulesMatch(
   context: AdmissionContext,
   equivalent: boolean,
 ): ResourceDescriptor | undefined {
+  if (rules.length === 0) return undefined;
   if (rules.some((rule) => ruleMatches(rule, a))) return a.resource;
   if (!equivalent) return undefined;
   return context

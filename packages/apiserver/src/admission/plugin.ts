@@ -106,10 +106,9 @@ export function storageContext(
     ...(equivalence === undefined
       ? {}
       : { equivalents: equivalence.equivalents, convert: equivalence.convert }),
-    get: async (resource, namespace, name) =>
-      (await lists.get(collectionPrefix(resource, namespace || undefined), name)) as never,
-    list: async (resource, namespace) =>
-      (await lists.list(collectionPrefix(resource, namespace || undefined))) as never,
+    get: (resource, namespace, name) =>
+      lists.get(collectionPrefix(resource, namespace || undefined), name) as never,
+    list: (resource, namespace) => lists.list(collectionPrefix(resource, namespace || undefined)) as never,
     replace: async (resource, object) => {
       const meta = object.metadata ?? {};
       const key = keyOf(resource, meta.namespace, meta.name ?? "");

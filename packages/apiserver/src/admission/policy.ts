@@ -212,6 +212,45 @@ function celTypeName(value: unknown): string {
 
 const readsOfPolicies = new WeakMap<object, RequestReads>();
 
+// What the plugin derives from the lists and objects the read cache hands out, kept while they are
+// (the cache hands out the same array or object until it changes).
+const sortedBindings = new WeakMap<readonly object[], readonly ValidatingAdmissionPolicyBinding[]>();
+const policiesByName = new WeakMap<readonly object[], ReadonlyMap<string, ValidatingAdmissionPolicy>>();
+const celValues = new WeakMap<object, unknown>();
+
+/** Bindings in name order, as upstream evaluates them. */
+function sortedByName(
+  bindings: readonly ValidatingAdmissionPolicyBinding[],
+): readonly ValidatingAdmissionPolicyBinding[] {
+  let sorted = sortedBindings.get(bindings);
+  if (sorted === undefined) {
+    sorted = [...bindings].sort((x, y) => ((x.metadata?.name ?? "") < (y.metadata?.name ?? "") ? -1 : 1));
+    sortedBindings.set(bindings, sorted);
+  }
+  return sorted;
+}
+
+function byName(
+  policies: readonly ValidatingAdmissionPolicy[],
+): ReadonlyMap<string, ValidatingAdmissionPolicy> {
+  let map = policiesByName.get(policies);
+  if (map === undefined) {
+    map = new Map(policies.map((p) => [p.metadata?.name ?? "", p]));
+    policiesByName.set(policies, map);
+  }
+  return map;
+}
+
+/** A stored object (a param, a namespace) as CEL sees it, made once per object the cache hands out. */
+function celValueOfObject(object: object): unknown {
+  let value = celValues.get(object);
+  if (value === undefined) {
+    value = celValueOf(object);
+    celValues.set(object, value);
+  }
+  return value;
+}
+
 /** What a policy's expressions read of the request (remembered per policy object). */
 function policyReads(policy: ValidatingAdmissionPolicy): RequestReads {
   const spec = policy.spec!;
@@ -239,20 +278,17 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
   return {
     name: "ValidatingAdmissionPolicy",
     async validate(a) {
-      const bindings = await context.list(validatingAdmissionPolicyBindings, "");
-      if (bindings.length === 0) return;
-      const policies = new Map(
-        (await context.list(validatingAdmissionPolicies, "")).map((p) => [p.metadata?.name ?? "", p]),
-      );
+      const listed = await context.list(validatingAdmissionPolicyBindings, "");
+      if (listed.length === 0) return;
+      const bindings = sortedByName(listed);
+      const policies = byName(await context.list(validatingAdmissionPolicies, ""));
       const denied: Decision[] = [];
       // Each policy's audit annotations, every distinct value its bindings and params gave a key.
       const annotations = new Map<string, Map<string, string[]>>();
       let namespaceObject: unknown;
       // The request's values as CEL sees them, made once per version and per policy's reads, for every binding and param.
       const values = new Map<ResourceDescriptor, Map<RequestReads, CelRequestValues>>();
-      for (const binding of [...bindings].sort((x, y) =>
-        (x.metadata?.name ?? "") < (y.metadata?.name ?? "") ? -1 : 1,
-      )) {
+      for (const binding of bindings) {
         const policy = policies.get(binding.spec?.policyName ?? "");
         if (policy?.spec === undefined) continue;
         // The policy's constraints name the version its expressions see the objects at.
@@ -267,16 +303,17 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
             denied.push({ ...names, message: `failed to configure binding: ${params}`, reason: "Invalid" });
           continue;
         }
-        if (namespaceObject === undefined) {
+        const reads = policyReads(policy);
+        // The namespace is looked up only for a policy whose expressions name it.
+        if (namespaceObject === undefined && reads.namespaceObject) {
           const isNamespace = a.resource.group === "" && a.resource.plural === "namespaces";
           const ns =
             a.namespace === "" || isNamespace
               ? undefined
               : await context.get<Namespace>(namespaces, "", a.namespace);
-          namespaceObject = ns === undefined ? null : celValueOf(ns);
+          namespaceObject = ns === undefined ? null : celValueOfObject(ns);
         }
         const actions = binding.spec?.validationActions ?? [];
-        const reads = policyReads(policy);
         let byReads = values.get(matched);
         if (byReads === undefined) values.set(matched, (byReads = new Map()));
         let versioned = byReads.get(reads);
@@ -285,7 +322,11 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
             versioned = celRequestValues(await versionedAttributes(a, matched, context), reads);
             byReads.set(reads, versioned);
           }
-          const base = { ...versioned, params: celValueOf(param), namespaceObject };
+          const base = {
+            ...versioned,
+            params: param === null ? null : celValueOfObject(param),
+            namespaceObject: namespaceObject ?? null,
+          };
           const result = evaluatePolicy(policy, base);
           if (result === "skip") continue;
           if ("error" in result) {

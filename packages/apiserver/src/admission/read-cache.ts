@@ -96,6 +96,12 @@ interface CachedList {
   byName?: Map<string, KubeObject>;
 }
 
+/** The item named `name` of a cached list, by an index made on first use. */
+function named(entry: CachedList, name: string): KubeObject | undefined {
+  entry.byName ??= new Map(entry.items.map((item) => [item.metadata?.name ?? "", item]));
+  return entry.byName.get(name);
+}
+
 /**
  * Lists under a prefix, kept until a write through `storage` touches their
  * collection or a second has passed (writes by another API server on the
@@ -109,28 +115,32 @@ export class ListCache {
     this.#storage = storage;
   }
 
-  async list(prefix: string): Promise<readonly KubeObject[]> {
-    return (await this.#entry(prefix)).items;
+  list(prefix: string): Promise<readonly KubeObject[]> {
+    const entry = this.#entry(prefix);
+    return entry instanceof Promise ? entry.then((e) => e.items) : Promise.resolve(entry.items);
   }
 
   /** The object named `name` directly under `prefix` (`/core/namespaces/` and `default`), from the cached list. */
-  async get(prefix: string, name: string): Promise<KubeObject | undefined> {
-    const entry = await this.#entry(prefix);
-    entry.byName ??= new Map(entry.items.map((item) => [item.metadata?.name ?? "", item]));
-    return entry.byName.get(name);
+  get(prefix: string, name: string): Promise<KubeObject | undefined> {
+    const entry = this.#entry(prefix);
+    return entry instanceof Promise ? entry.then((e) => named(e, name)) : Promise.resolve(named(entry, name));
   }
 
-  async #entry(prefix: string): Promise<CachedList> {
-    const writes = this.#storage.writesTo(collectionOf(prefix));
+  /** The cached list under `prefix` (at once, when it is current), or a promise of it read afresh. */
+  #entry(prefix: string): CachedList | Promise<CachedList> {
+    const collection = collectionOf(prefix);
+    const writes = this.#storage.writesTo(collection);
     const now = performance.now();
     const cached = this.#lists.get(prefix);
     if (cached !== undefined && cached.writes === writes && now - cached.at < maxAgeMs) return cached;
-    const entry: CachedList = { writes, at: now, items: (await this.#storage.list(prefix)).items };
-    // A write that finished while the list was read leaves the count changed: not cached then.
-    if (this.#storage.writesTo(collectionOf(prefix)) === writes) {
-      if (this.#lists.size > 10_000) this.#lists.clear();
-      this.#lists.set(prefix, entry);
-    }
-    return entry;
+    return this.#storage.list(prefix).then(({ items }) => {
+      const entry: CachedList = { writes, at: now, items };
+      // A write that finished while the list was read leaves the count changed: not cached then.
+      if (this.#storage.writesTo(collection) === writes) {
+        if (this.#lists.size > 10_000) this.#lists.clear();
+        this.#lists.set(prefix, entry);
+      }
+      return entry;
+    });
   }
 }
