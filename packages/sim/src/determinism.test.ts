@@ -103,6 +103,8 @@ const allowed: Record<string, string> = {
   "apiserver/src/http/tls.ts": "certificates for HTTPS listeners; simulations run in process",
   "apiserver/src/http/auth/tokens.ts": "token ids for HTTPS listeners; simulations run in process",
   "apiserver/src/http/request-metrics.ts": "request durations for metrics only",
+  "apiserver/src/http/audit/event.ts":
+    "audit IDs of HTTP requests (a header and the audit log); simulations run in process",
   "apiserver/src/admission/webhook/dispatcher.ts": "webhook call durations for metrics only",
   "apiserver/src/admission/read-cache.ts":
     "the admission list cache's age limit; writes invalidate it, so its answers do not depend on it",
