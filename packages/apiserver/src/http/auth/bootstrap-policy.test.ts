@@ -1,4 +1,11 @@
-import { clusterRoleBindings, clusterRoles, type KubeObject } from "@reconcile/api";
+import {
+  clusterRoleBindings,
+  clusterRoles,
+  type KubeObject,
+  leases,
+  roleBindings,
+  roles as rolesResource,
+} from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AdmissionPlugin } from "../../admission/plugin.js";
@@ -106,5 +113,81 @@ describe("the bootstrap policy", () => {
       bootstrapClusterRoles().find((r) => r.metadata?.name === "system:node")!.rules,
     );
     expect((await roles.get("system:kube-scheduler")).rules).toEqual([]);
+  });
+
+  it("makes kube-system's and kube-public's Roles and RoleBindings, as kube-apiserver's namespace policy", async () => {
+    const made = server();
+    await made.auth.start();
+    const client = made.client();
+    const names = async (resource: "roles" | "bindings", namespace: string) =>
+      (resource === "roles"
+        ? (await client.resource(rolesResource, namespace).list()).items
+        : (await client.resource(roleBindings, namespace).list()).items
+      )
+        .map((item) => item.metadata?.name)
+        .sort();
+    expect(await names("roles", "kube-system")).toEqual([
+      "extension-apiserver-authentication-reader",
+      "system::leader-locking-kube-controller-manager",
+      "system::leader-locking-kube-scheduler",
+      "system:controller:bootstrap-signer",
+      "system:controller:cloud-provider",
+      "system:controller:token-cleaner",
+    ]);
+    expect(await names("bindings", "kube-system")).toEqual([
+      "system::extension-apiserver-authentication-reader",
+      "system::leader-locking-kube-controller-manager",
+      "system::leader-locking-kube-scheduler",
+      "system:controller:bootstrap-signer",
+      "system:controller:cloud-provider",
+      "system:controller:token-cleaner",
+    ]);
+    expect(await names("roles", "kube-public")).toEqual(["system:controller:bootstrap-signer"]);
+    const reader = await client
+      .resource(rolesResource, "kube-system")
+      .get("extension-apiserver-authentication-reader");
+    expect(reader.metadata?.labels).toEqual({ "kubernetes.io/bootstrapping": "rbac-defaults" });
+    expect(reader.rules).toEqual([
+      {
+        verbs: ["get", "list", "watch"],
+        apiGroups: [""],
+        resources: ["configmaps"],
+        resourceNames: ["extension-apiserver-authentication"],
+      },
+    ]);
+    const binding = await client
+      .resource(roleBindings, "kube-system")
+      .get("system::leader-locking-kube-controller-manager");
+    expect(binding.roleRef).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: "system::leader-locking-kube-controller-manager",
+    });
+    expect(binding.subjects?.map((s) => `${s.kind}/${s.namespace ?? ""}/${s.name}`)).toEqual([
+      "User//system:kube-controller-manager",
+      "ServiceAccount/kube-system/kube-controller-manager",
+      "ServiceAccount/kube-system/leader-election-controller",
+    ]);
+    // The leader-election ServiceAccount may take a lease in kube-system through it, and nowhere else.
+    const electing = made.client({
+      user: {
+        username: "system:serviceaccount:kube-system:leader-election-controller",
+        groups: ["system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated"],
+      },
+    });
+    await expect
+      .poll(() =>
+        electing
+          .resource(leases, "kube-system")
+          .create({ metadata: { name: "kube-controller-manager" } })
+          .then(
+            () => "created",
+            (error: Error) => error.message,
+          ),
+      )
+      .toBe("created");
+    await expect(electing.resource(leases, "default").create({ metadata: { name: "x" } })).rejects.toThrow(
+      'leases.coordination.k8s.io is forbidden: User "system:serviceaccount:kube-system:leader-election-controller" cannot create resource "leases" in API group "coordination.k8s.io" in the namespace "default"',
+    );
   });
 });

@@ -3,12 +3,22 @@ import {
   clusterRoles,
   isAlreadyExists,
   type KubeObject,
+  namespaces,
   type ResourceDescriptor,
   rfc3339,
+  roleBindings,
+  roles,
 } from "@reconcile/api";
 import type { Client, ResourceClient } from "@reconcile/client";
 import { type Clock, type Random, uuidFrom } from "@reconcile/clock";
-import type { ClusterRole, ClusterRoleBinding, PolicyRule, Subject } from "kubernetes-types/rbac/v1.js";
+import type {
+  ClusterRole,
+  ClusterRoleBinding,
+  PolicyRule,
+  Role,
+  RoleBinding,
+  Subject,
+} from "kubernetes-types/rbac/v1.js";
 import { keyOf } from "../../registry/store/keys.js";
 import { type Storage, StorageError } from "../../storage/storage.js";
 import { controllerRolePrefix, controllerRoles, rule } from "./controller-policy.js";
@@ -20,7 +30,8 @@ import {
 } from "./user.js";
 
 // The roles and bindings kube-apiserver v1.32 creates at start
-// (`plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go`), those a
+// (`plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go` and
+// `namespace_policy.go`), those a
 // cluster's users and tools rely on: the user-facing roles (cluster-admin,
 // admin, edit, view and their aggregated parts), discovery and self-review
 // for every user, and the identities of the control plane's components.
@@ -401,6 +412,120 @@ export function bootstrapClusterRoleBindings(): ClusterRoleBinding[] {
   }));
 }
 
+function serviceAccount(namespace: string, name: string): Subject {
+  return { kind: "ServiceAccount", name, namespace };
+}
+
+/**
+ * The Roles kube-apiserver creates in kube-system and kube-public
+ * (`namespace_policy.go`): the delegated-authentication reader, leader
+ * locking for the controller manager and the scheduler, and the token
+ * controllers' roles.
+ */
+const namespaceRoleSpecs: Array<{ namespace: string; name: string; rules: PolicyRule[] }> = [
+  {
+    namespace: "kube-system",
+    name: "extension-apiserver-authentication-reader",
+    rules: [{ ...rule(read, [""], ["configmaps"]), resourceNames: ["extension-apiserver-authentication"] }],
+  },
+  {
+    namespace: "kube-system",
+    name: "system:controller:bootstrap-signer",
+    rules: [rule(read, [""], ["secrets"])],
+  },
+  {
+    namespace: "kube-system",
+    name: "system:controller:cloud-provider",
+    rules: [rule(["create", ...read], [""], ["configmaps"])],
+  },
+  {
+    namespace: "kube-system",
+    name: "system:controller:token-cleaner",
+    rules: [rule([...read, "delete"], [""], ["secrets"]), events],
+  },
+  {
+    namespace: "kube-system",
+    name: "system::leader-locking-kube-controller-manager",
+    rules: [
+      rule(["watch"], [""], ["configmaps"]),
+      { ...rule(["get", "update"], [""], ["configmaps"]), resourceNames: ["kube-controller-manager"] },
+      rule(["get", "watch", "list", "create", "update"], ["coordination.k8s.io"], ["leases"]),
+    ],
+  },
+  {
+    namespace: "kube-system",
+    name: "system::leader-locking-kube-scheduler",
+    rules: [
+      rule(["watch"], [""], ["configmaps"]),
+      { ...rule(["get", "update"], [""], ["configmaps"]), resourceNames: ["kube-scheduler"] },
+    ],
+  },
+  {
+    namespace: "kube-public",
+    name: "system:controller:bootstrap-signer",
+    rules: [
+      rule(read, [""], ["configmaps"]),
+      { ...rule(["update"], [""], ["configmaps"]), resourceNames: ["cluster-info"] },
+      events,
+    ],
+  },
+];
+
+const namespaceBindingSpecs: Array<{ namespace: string; name: string; role?: string; subjects: Subject[] }> =
+  [
+    {
+      namespace: "kube-system",
+      name: "system::extension-apiserver-authentication-reader",
+      role: "extension-apiserver-authentication-reader",
+      subjects: [user("system:kube-controller-manager"), user("system:kube-scheduler")],
+    },
+    {
+      namespace: "kube-system",
+      name: "system::leader-locking-kube-controller-manager",
+      subjects: [
+        user("system:kube-controller-manager"),
+        serviceAccount("kube-system", "kube-controller-manager"),
+        serviceAccount("kube-system", "leader-election-controller"),
+      ],
+    },
+    {
+      namespace: "kube-system",
+      name: "system::leader-locking-kube-scheduler",
+      subjects: [user("system:kube-scheduler"), serviceAccount("kube-system", "kube-scheduler")],
+    },
+    ...["bootstrap-signer", "cloud-provider", "token-cleaner"].map((name) => ({
+      namespace: "kube-system",
+      name: `system:controller:${name}`,
+      subjects: [serviceAccount("kube-system", name)],
+    })),
+    {
+      namespace: "kube-public",
+      name: "system:controller:bootstrap-signer",
+      subjects: [serviceAccount("kube-system", "bootstrap-signer")],
+    },
+  ];
+
+/** The bootstrap Roles of kube-system and kube-public, as stored objects. */
+export function bootstrapNamespaceRoles(): Role[] {
+  return namespaceRoleSpecs.map(({ namespace, name, rules }) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "Role",
+    metadata: { ...bootstrapMetadata(name), namespace },
+    rules,
+  }));
+}
+
+/** The bootstrap RoleBindings of kube-system and kube-public, each to the Role of its namespace. */
+export function bootstrapNamespaceRoleBindings(): RoleBinding[] {
+  return namespaceBindingSpecs.map(({ namespace, name, role, subjects }) => ({
+    apiVersion: "rbac.authorization.k8s.io/v1",
+    kind: "RoleBinding",
+    metadata: { ...bootstrapMetadata(name), namespace },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: role ?? name },
+    subjects,
+  }));
+}
+
 /** Where the bootstrap objects may be written straight into storage, once one server has made them. */
 export interface BootstrapStore {
   storage: Storage;
@@ -425,43 +550,79 @@ const storedForm = new Map<string, KubeObject>();
  * managedFields, the server's own uid and time).
  */
 export async function reconcileBootstrapPolicy(client: Client, store?: BootstrapStore): Promise<void> {
-  await reconcileKind(client, store, clusterRoles, bootstrapClusterRoles(), (existing, role) => {
-    if (role.aggregationRule !== undefined) return undefined;
-    const missing = (role.rules ?? []).filter(
-      (r) => !(existing.rules ?? []).some((e) => JSON.stringify(e) === JSON.stringify(r)),
-    );
-    return missing.length > 0 ? { ...existing, rules: [...(existing.rules ?? []), ...missing] } : undefined;
-  });
+  await reconcileKind(client, store, clusterRoles, bootstrapClusterRoles(), withMissingRules);
   await reconcileKind(
     client,
     store,
     clusterRoleBindings,
     bootstrapClusterRoleBindings(),
-    (existing, binding) => {
-      const missing = (binding.subjects ?? []).filter(
-        (s) => !(existing.subjects ?? []).some((e) => e.kind === s.kind && e.name === s.name),
-      );
-      return missing.length > 0
-        ? { ...existing, subjects: [...(existing.subjects ?? []), ...missing] }
-        : undefined;
-    },
+    withMissingSubjects,
   );
+  // The namespaced roles and bindings go into kube-system and kube-public, made first if missing.
+  for (const namespace of ["kube-system", "kube-public"]) {
+    try {
+      await client.resource(namespaces).create({ metadata: { name: namespace } });
+    } catch (error) {
+      if (!isAlreadyExists(error)) throw error;
+    }
+    const inNamespace = <T extends KubeObject>(objects: T[]) =>
+      objects.filter((object) => object.metadata?.namespace === namespace);
+    await reconcileKind(
+      client,
+      store,
+      roles,
+      inNamespace(bootstrapNamespaceRoles()),
+      withMissingRules,
+      namespace,
+    );
+    await reconcileKind(
+      client,
+      store,
+      roleBindings,
+      inNamespace(bootstrapNamespaceRoleBindings()),
+      withMissingSubjects,
+      namespace,
+    );
+  }
 }
 
-async function reconcileKind<T extends ClusterRole | ClusterRoleBinding>(
+/** A role with the rules of the bootstrap one it lacks added back; undefined when it lacks none (or aggregates). */
+function withMissingRules<T extends ClusterRole | Role>(existing: T, role: T): T | undefined {
+  if ((role as ClusterRole).aggregationRule !== undefined) return undefined;
+  const missing = (role.rules ?? []).filter(
+    (r) => !(existing.rules ?? []).some((e) => JSON.stringify(e) === JSON.stringify(r)),
+  );
+  return missing.length > 0 ? { ...existing, rules: [...(existing.rules ?? []), ...missing] } : undefined;
+}
+
+/** A binding with the subjects of the bootstrap one it lacks added back; undefined when it lacks none. */
+function withMissingSubjects<T extends ClusterRoleBinding | RoleBinding>(
+  existing: T,
+  binding: T,
+): T | undefined {
+  const missing = (binding.subjects ?? []).filter(
+    (s) => !(existing.subjects ?? []).some((e) => e.kind === s.kind && e.name === s.name),
+  );
+  return missing.length > 0
+    ? { ...existing, subjects: [...(existing.subjects ?? []), ...missing] }
+    : undefined;
+}
+
+async function reconcileKind<T extends ClusterRole | ClusterRoleBinding | Role | RoleBinding>(
   client: Client,
   store: BootstrapStore | undefined,
   resource: ResourceDescriptor<T>,
   wanted: readonly T[],
   repaired: (existing: T, wanted: T) => T | undefined,
+  namespace?: string,
 ): Promise<void> {
-  const api = client.resource(resource);
+  const api = client.resource(resource, namespace);
   const existing = new Map((await api.list()).items.map((item) => [item.metadata?.name ?? "", item]));
   for (const object of wanted) {
     const name = object.metadata?.name ?? "";
     const current = existing.get(name);
     if (current === undefined) {
-      await create(api, store, resource, object);
+      await create(api, store, resource, object, namespace);
       continue;
     }
     if (current.metadata?.annotations?.["rbac.authorization.kubernetes.io/autoupdate"] === "false") continue;
@@ -475,9 +636,10 @@ async function create<T extends KubeObject>(
   store: BootstrapStore | undefined,
   resource: ResourceDescriptor<T>,
   object: T,
+  namespace?: string,
 ): Promise<void> {
   const name = object.metadata?.name ?? "";
-  const formKey = `${resource.kind}/${name}`;
+  const formKey = `${resource.kind}/${namespace ?? ""}/${name}`;
   const form = storedForm.get(formKey);
   try {
     if (store === undefined || form === undefined) {
@@ -496,7 +658,7 @@ async function create<T extends KubeObject>(
     }
     const now = rfc3339(store.clock.now());
     const metadata = form.metadata ?? {};
-    await store.storage.create(keyOf(resource, undefined, name), {
+    await store.storage.create(keyOf(resource, namespace, name), {
       ...form,
       metadata: {
         ...metadata,
