@@ -11,6 +11,7 @@ import { serveHealth } from "./health.js";
 import { serveMetrics, serveNonResource } from "./non-resource.js";
 import { isTrue, parseDryRun, type WriteOptions } from "./parameters.js";
 import { servePodConnect } from "./pod-connect.js";
+import { serveProxy } from "./proxy.js";
 import { serveGet, serveList } from "./reads.js";
 import { decodeObjectBody } from "./request-body.js";
 import { addWarnings, limitTime, notAllowed, send, sendFailure } from "./respond.js";
@@ -68,7 +69,13 @@ async function handle(
     throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
   }
   // Long-running requests (watch, and log, exec, attach, portforward) have no deadline, as kube-apiserver's.
-  if (!((method === "GET" && isTrue(query.get("watch"))) || route.kind === "podConnect"))
+  if (
+    !(
+      (method === "GET" && isTrue(query.get("watch"))) ||
+      route.kind === "podConnect" ||
+      route.kind === "proxy"
+    )
+  )
     limitTime(response, context.clock, context.requestTimeoutMs);
   if (route.kind === "invalid") {
     request.resume();
@@ -110,6 +117,8 @@ async function handle(
       response,
     );
   }
+  if (route.kind === "proxy")
+    return serveProxy(context, route, pathname, search === "" ? "" : `?${search}`, request, response);
   if (route.kind === "health" && (method === "GET" || method === "HEAD")) {
     request.resume();
     return serveHealth(context, route.check, route.name, query.has("verbose"), response);

@@ -25,6 +25,19 @@ export type Route =
     }
   /** `pods/{name}/log`, `exec`, `attach`, `portforward`: answered through the pod's kubelet. */
   | { kind: "podConnect"; namespace: string; name: string; action: PodConnectAction }
+  /**
+   * `pods/{[scheme:]name[:port]}/proxy[/path]` and the same of `services`: the
+   * request passed on to the pod (or one of the Service's endpoints).
+   */
+  | {
+      kind: "proxy";
+      resource: "pods" | "services";
+      namespace: string;
+      /** As sent: `web`, `web:8080`, `https:web:443`. */
+      name: string;
+      /** The path after `proxy`, as sent (undecoded): "" for none, `/` and `/a/b` otherwise. */
+      path: string;
+    }
   | { kind: "notFound" }
   /** A path segment no object could be named by (`..`, `a%2Fb`): a 400 before anything acts on it. */
   | { kind: "invalid"; message: string };
@@ -52,8 +65,15 @@ export function parseRoute(
     .split("/")
     .filter((s) => s !== "")
     .map(decodeURIComponent);
-  const bad = segments.findIndex((segment) => pathSegmentProblems(segment).length > 0);
   const route = routeOf(segments, resources, subresourcesOf);
+  if (route.kind === "proxy") {
+    // What follows `proxy` is the pod's path, passed on as sent; the segments before it name the object.
+    const at = proxySegment(pathname);
+    const before = segments.slice(0, at.index);
+    const problem = before.find((segment) => pathSegmentProblems(segment).length > 0);
+    if (problem === undefined) return { ...route, path: at.path };
+  }
+  const bad = segments.findIndex((segment) => pathSegmentProblems(segment).length > 0);
   if (bad === -1) return route;
   // Name the parameter as kube-apiserver's key functions do when the segment is one.
   let parameter = "Path segment";
@@ -70,6 +90,22 @@ export function parseRoute(
     kind: "invalid",
     message: `${parameter} invalid: ${JSON.stringify(segment)}: ${pathSegmentProblems(segment).join(";")}`,
   };
+}
+
+/**
+ * Where a proxy path's own path starts: the index of its `proxy` segment
+ * among the non-empty segments (the sixth: `api`, `v1`, `namespaces`, the
+ * namespace, `pods` or `services`, the name), and the raw path after it.
+ */
+function proxySegment(pathname: string): { index: number; path: string } {
+  const raw = pathname.split("/");
+  let seen = 0;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] === "") continue;
+    if (seen === 6) return { index: 6, path: i + 1 < raw.length ? `/${raw.slice(i + 1).join("/")}` : "" };
+    seen++;
+  }
+  return { index: 6, path: "" };
 }
 
 function routeOf(
@@ -118,6 +154,14 @@ function routeOf(
 
   // /namespaces/{ns}/{plural}[/{name}[/{sub}]] — unless it is the namespace object itself.
   if (tail[0] === "namespaces" && tail.length >= 3) {
+    if (
+      group === "" &&
+      version === "v1" &&
+      (tail[2] === "pods" || tail[2] === "services") &&
+      tail[3] !== undefined &&
+      tail[4] === "proxy"
+    )
+      return { kind: "proxy", resource: tail[2], namespace: tail[1]!, name: tail[3], path: "" };
     const namespaced = find(tail[2]);
     const action = tail[5] === undefined ? (tail[4] as PodConnectAction | undefined) : undefined;
     if (

@@ -144,7 +144,8 @@ export function requestAttributes(
     if (rest.length > 2 && rest[2] !== "status" && rest[2] !== "finalize") rest = rest.slice(2);
   }
   let name = rest[1] ?? "";
-  const subresource = rest.slice(2).join("/");
+  // As upstream's RequestInfo: the part after the name is the subresource; what follows (a proxy's path) is not.
+  const subresource = rest[2] ?? "";
   const watch = isTrue(query.get("watch"));
   const verb = resourceVerb(method, name !== "", watch && name === "");
   if (name === "") name = selectedName(verb, query.get("fieldSelector"));
