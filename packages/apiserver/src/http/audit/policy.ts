@@ -1,6 +1,7 @@
 import { isDNS1123Subdomain } from "@reconcile/api";
 import { parse as parseYaml } from "yaml";
 import { FieldErrors } from "../../registry/field-errors.js";
+import type { NonResourceAttributes, ResourceAttributes } from "../auth/attributes.js";
 import type { UserInfo } from "../auth/user.js";
 
 /** How much of a request an audit event records (upstream's `audit.Level`), least first. */
@@ -62,18 +63,10 @@ export interface RequestAuditConfig {
 }
 
 /** A request as a policy judges it: who (none before authentication), what verb, on what. */
-export type AuditRequestAttributes =
-  | {
-      user: UserInfo | undefined;
-      resourceRequest: true;
-      verb: string;
-      apiGroup: string;
-      resource: string;
-      subresource: string;
-      namespace: string;
-      name: string;
-    }
-  | { user: UserInfo | undefined; resourceRequest: false; verb: string; path: string };
+export type AuditRequestAttributes = (
+  | Omit<ResourceAttributes, "user" | "fieldSelector">
+  | Omit<NonResourceAttributes, "user">
+) & { user: UserInfo | undefined };
 
 /**
  * Reads an audit policy, as kube-apiserver reads `--audit-policy-file`: YAML
