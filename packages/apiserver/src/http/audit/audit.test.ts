@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { FakeClock } from "@reconcile/clock";
@@ -427,6 +428,41 @@ describe("audit events (kube-apiserver's --audit-policy-file and log backend)", 
         { username: "system:anonymous", groups: ["system:unauthenticated"] },
       ],
     ]);
+  });
+
+  it("audits a request target it cannot read as a 400, and takes no unprintable Audit-ID", async () => {
+    const { server, events } = await start({
+      omitStages: ["RequestReceived"],
+      rules: [{ level: "Metadata" }],
+    });
+    const answers: string[] = [];
+    for (const target of ["http://[bad/x", "*", "/api/v1/%zz"]) {
+      answers.push(
+        await new Promise<string>((resolve, reject) => {
+          const socket = connect(server.port, server.host, () =>
+            socket.write(
+              `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAudit-ID: a\tb\r\nConnection: close\r\n\r\n`,
+            ),
+          );
+          let text = "";
+          socket.on("data", (chunk) => (text += chunk));
+          socket.on("close", () => resolve(text.split("\r\n")[0]!));
+          socket.on("error", reject);
+        }),
+      );
+    }
+    expect(answers).toEqual([
+      "HTTP/1.1 400 Bad Request",
+      "HTTP/1.1 400 Bad Request",
+      "HTTP/1.1 400 Bad Request",
+    ]);
+    await expect.poll(() => events.length).toBe(3);
+    expect(events.map((e) => [e.requestURI, e.responseStatus?.code, e.user])).toEqual([
+      ["http://[bad/x", 400, {}],
+      ["*", 400, {}],
+      ["/api/v1/%zz", 400, {}],
+    ]);
+    expect(events.every((e) => /^[0-9a-f-]{36}$/.test(e.auditID))).toBe(true);
   });
 
   it("refuses to listen with a policy that does not load", async () => {

@@ -206,7 +206,10 @@ export class RequestAudit implements AuthorizationAudit {
     this.#code = code;
     this.auditID = auditID;
     this.#received = microTime(auditor.clock.now());
-    const url = new URL(request.url ?? "/", "http://audit");
+    // Any target node:http accepted: one URL cannot read is audited as `/`.
+    const url = URL.canParse(request.url ?? "/", "http://audit")
+      ? new URL(request.url ?? "/", "http://audit")
+      : new URL("http://audit/");
     const [asked] = requestAttributes(
       { username: "", groups: [] },
       request.method ?? "GET",
