@@ -5,7 +5,8 @@ import { newUnauthorized, pods, secrets, serviceAccounts } from "@reconcile/api"
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { Attributes } from "./attributes.js";
-import { type BootstrapStore, nodeRules, reconcileBootstrapPolicy } from "./bootstrap-policy.js";
+import { nodeRules } from "./bootstrap-policy.js";
+import { type BootstrapStore, reconcileBootstrapPolicy } from "./bootstrap-reconcile.js";
 import { NodeAuthorizer, nodeIdentity } from "./node-authorizer.js";
 import { type Decision, RbacAuthorizer } from "./rbac-authorizer.js";
 import { defaultIssuer, ServiceAccountTokens, type TokenClaims } from "./tokens.js";

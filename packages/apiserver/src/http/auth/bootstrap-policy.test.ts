@@ -107,7 +107,7 @@ describe("the bootstrap policy", () => {
       },
       rules: [],
     });
-    const { reconcileBootstrapPolicy } = await import("./bootstrap-policy.js");
+    const { reconcileBootstrapPolicy } = await import("./bootstrap-reconcile.js");
     await reconcileBootstrapPolicy(made.client());
     expect((await roles.get("system:node")).rules).toEqual(
       bootstrapClusterRoles().find((r) => r.metadata?.name === "system:node")!.rules,
