@@ -1,4 +1,4 @@
-// `npm run demo -- serve [--nodes N] [--plain-http] [--audit-policy-file F [--audit-log-path P]]`: the cluster (controller
+// `npm run demo -- serve [--nodes N] [--plain-http] [--audit-policy-file F [--audit-log-path P | --audit-webhook-config-file K]]`: the cluster (controller
 // manager, scheduler, N simulated nodes) behind a real Kubernetes REST API on
 // 127.0.0.1, for kubectl: HTTPS with a generated CA and bearer token (plain
 // HTTP on loopback only when asked). Writes a kubeconfig, prints how to use
@@ -6,13 +6,20 @@
 // `PORT` sets the API server's port, `MANAGER_PORT` the controller
 // manager's health and metrics port and `DASHBOARD_PORT` the web view's
 // (free ones by default). `--audit-policy-file` audits requests as kube-apiserver
-// does, to `--audit-log-path` (default: audit.log beside the kubeconfig; `-` for stdout).
+// does, to `--audit-log-path` (default: audit.log beside the kubeconfig; `-` for stdout) or to the
+// webhook a kubeconfig file names (`--audit-webhook-config-file`).
 import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { errorMessage } from "@reconcile/api";
-import { auditLogBackend, generateServingCertificates, loadAuditPolicy } from "@reconcile/apiserver";
+import {
+  auditLogBackend,
+  auditWebhookBackend,
+  generateServingCertificates,
+  loadAuditPolicy,
+} from "@reconcile/apiserver";
+import { loadKubeConfig } from "@reconcile/client";
 import { jsonLogger, prometheusApiServerMetrics } from "@reconcile/controller-manager";
 import { CausalityRecorder } from "@reconcile/dashboard";
 import { clusterCertificateAuthority, newApiServer, startCluster } from "./cluster.js";
@@ -31,6 +38,14 @@ export async function serve(): Promise<boolean> {
     return false;
   }
   const { nodeCount, plainHttp, auditPolicyFile } = flags;
+  if (flags.auditWebhookConfigFile !== undefined) {
+    try {
+      await loadKubeConfig({ path: flags.auditWebhookConfigFile });
+    } catch (error) {
+      console.error(`--audit-webhook-config-file ${flags.auditWebhookConfigFile}: ${errorMessage(error)}`);
+      return false;
+    }
+  }
   let auditPolicy: string | undefined;
   if (auditPolicyFile !== undefined) {
     try {
@@ -67,7 +82,11 @@ export async function serve(): Promise<boolean> {
   const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   // The API server's request log (one pino-shaped JSON line per request) goes to a file, off the console.
   const requestLogPath = join(dir, "apiserver-requests.log");
-  const auditLogPath = auditPolicy === undefined ? undefined : (flags.auditLogPath ?? join(dir, "audit.log"));
+  const auditWebhook = flags.auditWebhookConfigFile;
+  const auditLogPath =
+    auditPolicy === undefined || auditWebhook !== undefined
+      ? undefined
+      : (flags.auditLogPath ?? join(dir, "audit.log"));
   const security =
     certificates === undefined
       ? {}
@@ -85,9 +104,15 @@ export async function serve(): Promise<boolean> {
       write: (line) => appendFileSync(requestLogPath, line),
     }),
     audit:
-      auditPolicy === undefined || auditLogPath === undefined
+      auditPolicy === undefined
         ? undefined
-        : { policy: auditPolicy, backend: auditLogBackend(auditLogPath) },
+        : {
+            policy: auditPolicy,
+            backend:
+              auditWebhook !== undefined
+                ? auditWebhookBackend({ kubeconfig: { path: auditWebhook } })
+                : auditLogBackend(auditLogPath ?? "-"),
+          },
   });
   const managerHealth = await controlPlane.controllerManagers[0]!.manager.listen({ port: managerPort });
   await controlPlane.synced;
@@ -130,12 +155,18 @@ function portFromEnv(name: string): number | undefined {
 }
 
 /**
- * `--nodes N`, `--plain-http`, `--audit-policy-file F` and `--audit-log-path P`,
+ * `--nodes N`, `--plain-http`, `--audit-policy-file F`, `--audit-log-path P` and `--audit-webhook-config-file K`,
  * taken out of `args` (the etcd flags stay); a string says what is wrong.
  */
-function parseServeFlags(
-  args: string[],
-): { nodeCount: number; plainHttp: boolean; auditPolicyFile?: string; auditLogPath?: string } | string {
+interface ServeFlags {
+  nodeCount: number;
+  plainHttp: boolean;
+  auditPolicyFile?: string;
+  auditLogPath?: string;
+  auditWebhookConfigFile?: string;
+}
+
+function parseServeFlags(args: string[]): ServeFlags | string {
   const nodes = takeValue(args, "--nodes");
   let nodeCount = 3;
   if (nodes !== undefined) {
@@ -147,21 +178,25 @@ function parseServeFlags(
   const plainAt = args.indexOf("--plain-http");
   const plainHttp = plainAt !== -1;
   if (plainHttp) args.splice(plainAt, 1);
-  const flags: { nodeCount: number; plainHttp: boolean; auditPolicyFile?: string; auditLogPath?: string } = {
-    nodeCount,
-    plainHttp,
-  };
+  const flags: ServeFlags = { nodeCount, plainHttp };
   for (const [flag, key] of [
     ["--audit-policy-file", "auditPolicyFile"],
     ["--audit-log-path", "auditLogPath"],
+    ["--audit-webhook-config-file", "auditWebhookConfigFile"],
   ] as const) {
     const taken = takeValue(args, flag);
     if (taken === undefined) continue;
     if (!taken.value) return `${flag} needs a path`;
     flags[key] = taken.value;
   }
-  if (flags.auditLogPath !== undefined && flags.auditPolicyFile === undefined)
-    return "--audit-log-path needs --audit-policy-file (the policy says what to record)";
+  for (const [flag, given] of [
+    ["--audit-log-path", flags.auditLogPath],
+    ["--audit-webhook-config-file", flags.auditWebhookConfigFile],
+  ] as const)
+    if (given !== undefined && flags.auditPolicyFile === undefined)
+      return `${flag} needs --audit-policy-file (the policy says what to record)`;
+  if (flags.auditLogPath !== undefined && flags.auditWebhookConfigFile !== undefined)
+    return "--audit-log-path and --audit-webhook-config-file: choose one";
   return flags;
 }
 

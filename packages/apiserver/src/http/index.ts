@@ -1,5 +1,5 @@
 export { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
-export { auditLogBackend } from "./audit/backend.js";
+export { type AuditWebhookOptions, auditLogBackend, auditWebhookBackend } from "./audit/backend.js";
 export {
   type AuditBackend,
   type AuditEvent,

@@ -1,5 +1,9 @@
 import { createWriteStream, type WriteStream } from "node:fs";
-import type { AuditBackend } from "./event.js";
+import * as http from "node:http";
+import * as https from "node:https";
+import { loadKubeConfig } from "@reconcile/client";
+import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
+import type { AuditBackend, AuditEvent } from "./event.js";
 
 /**
  * kube-apiserver's log backend (`--audit-log-path`, format `json`): one
@@ -24,6 +28,156 @@ export function auditLogBackend(path: string): AuditBackend {
       stream = undefined;
       if (open === undefined) return Promise.resolve();
       return new Promise<void>((resolve) => open.end(resolve));
+    },
+  };
+}
+
+/** How {@link auditWebhookBackend} batches and retries (kube-apiserver's `--audit-webhook-batch-*` defaults). */
+export interface AuditWebhookOptions {
+  /**
+   * Where events go: a kubeconfig (YAML text, or `{ path }` of a file) whose
+   * current cluster is the webhook's URL and CA and whose user its
+   * credentials, as `--audit-webhook-config-file` holds.
+   */
+  kubeconfig: string | { path: string };
+  /** Events sent in one request at most. Default 400. */
+  batchMaxSize?: number | undefined;
+  /** How long the first event of a batch waits for the rest. Default 30,000 ms. */
+  batchMaxWaitMs?: number | undefined;
+  /** Events held at most while batches are sent; past it new events are dropped. Default 10,000. */
+  bufferSize?: number | undefined;
+  /** The wait before the first retry of a failed batch; each next one waits 1.5 times longer. Default 10,000 ms. */
+  initialBackoffMs?: number | undefined;
+  /** Attempts per batch before it is dropped. Default 5. */
+  attempts?: number | undefined;
+  /** Batch waits and backoffs are measured on it. Default `realClock`. */
+  clock?: Clock | undefined;
+  /** Where a dropped batch is reported. Default: a line on stderr. */
+  onError?: ((error: Error, events: number) => void) | undefined;
+}
+
+/**
+ * kube-apiserver's webhook backend in batch mode (`--audit-webhook-config-file`):
+ * events are buffered and POSTed to the kubeconfig's server as an
+ * `audit.k8s.io/v1` EventList, `batchMaxSize` at a time or after
+ * `batchMaxWaitMs`, one request at a time; a batch that fails (no answer, or
+ * a status of 400 and above) is retried with exponential backoff, then
+ * dropped and reported. `close()` sends what is buffered.
+ */
+export function auditWebhookBackend(options: AuditWebhookOptions): AuditBackend {
+  const clock = options.clock ?? realClock;
+  const batchMaxSize = options.batchMaxSize ?? 400;
+  const batchMaxWaitMs = options.batchMaxWaitMs ?? 30_000;
+  const bufferSize = options.bufferSize ?? 10_000;
+  const initialBackoffMs = options.initialBackoffMs ?? 10_000;
+  const attempts = options.attempts ?? 5;
+  const report =
+    options.onError ??
+    ((error: Error, events: number) =>
+      process.stderr.write(
+        `Error in audit plugin 'webhook' affecting ${events} audit events: ${error.message}\n`,
+      ));
+  const config = loadKubeConfig(
+    typeof options.kubeconfig === "string" ? { yaml: options.kubeconfig } : { path: options.kubeconfig.path },
+  );
+  // Reported once rather than per request; the events go with it.
+  config.catch(() => undefined);
+  const buffer: AuditEvent[] = [];
+  let timer: TimerHandle | undefined;
+  let sending: Promise<void> | undefined;
+  let closed = false;
+
+  const post = async (events: AuditEvent[]): Promise<void> => {
+    const kubeConfig = await config;
+    const server = kubeConfig.getCurrentCluster()?.server;
+    if (!server) throw new Error("the audit webhook kubeconfig names no server");
+    const url = new URL(server);
+    const body = JSON.stringify({
+      kind: "EventList",
+      apiVersion: "audit.k8s.io/v1",
+      metadata: {},
+      items: events,
+    });
+    const request: https.RequestOptions = {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) },
+    };
+    await kubeConfig.applyToHTTPSOptions(request);
+    await new Promise<void>((resolve, reject) => {
+      const call = (url.protocol === "https:" ? https.request : http.request)(url, request, (answer) => {
+        answer.resume();
+        answer.on("end", () =>
+          (answer.statusCode ?? 0) >= 400
+            ? reject(new Error(`the webhook answered ${answer.statusCode}`))
+            : resolve(),
+        );
+      });
+      call.setTimeout(30_000, () => call.destroy(new Error("the webhook did not answer in 30s")));
+      call.on("error", reject);
+      call.end(body);
+    });
+  };
+
+  const sendBatch = async (events: AuditEvent[]): Promise<void> => {
+    let wait = initialBackoffMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await post(events);
+        return;
+      } catch (error) {
+        if (attempt >= attempts || closed) {
+          report(error instanceof Error ? error : new Error(String(error)), events.length);
+          return;
+        }
+      }
+      await new Promise<void>((resolve) => clock.setTimeout(resolve, wait));
+      wait *= 1.5;
+    }
+  };
+
+  /** Sends batches while enough events are buffered (all of them with `everything`), one request at a time. */
+  const drain = (everything: boolean): Promise<void> => {
+    if (sending !== undefined) return sending;
+    if (timer !== undefined) {
+      clock.clearTimeout(timer);
+      timer = undefined;
+    }
+    sending = (async () => {
+      while (buffer.length >= batchMaxSize || (everything && buffer.length > 0)) {
+        await sendBatch(buffer.splice(0, batchMaxSize));
+      }
+    })().finally(() => {
+      sending = undefined;
+      if (buffer.length >= batchMaxSize) void drain(false);
+      else if (buffer.length > 0 && !closed) schedule();
+    });
+    return sending;
+  };
+
+  const schedule = () => {
+    timer ??= clock.setTimeout(() => {
+      timer = undefined;
+      void drain(true);
+    }, batchMaxWaitMs);
+  };
+
+  return {
+    process(event) {
+      if (closed) return;
+      if (buffer.length >= bufferSize) {
+        report(new Error("the audit buffer is full"), 1);
+        return;
+      }
+      buffer.push(event);
+      if (buffer.length >= batchMaxSize) void drain(false);
+      else if (sending === undefined) schedule();
+    },
+    async close() {
+      closed = true;
+      if (timer !== undefined) clock.clearTimeout(timer);
+      timer = undefined;
+      while (sending !== undefined) await sending;
+      await drain(true);
     },
   };
 }
