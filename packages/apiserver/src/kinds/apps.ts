@@ -5,6 +5,12 @@ import type { FieldErrors } from "../registry/field-errors.js";
 import { validateLabels } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
+import {
+  intOrPercentValue,
+  intOrStringValue,
+  notMoreThan100Percent,
+  validatePositiveIntOrPercent,
+} from "./int-or-percent.js";
 import { applyPodSpecDefaults, validatePodSpec } from "./pod.js";
 import { deploymentPrinter, replicaSetPrinter } from "./printers/index.js";
 import {
@@ -51,21 +57,18 @@ const deploymentStrategy: Strategy = {
         "may not be specified when strategy `type` is 'Recreate'",
       );
     } else if (strategy.type === "RollingUpdate" && strategy.rollingUpdate) {
+      // upstream's ValidateRollingUpdateDeployment, in its order.
       const { maxSurge, maxUnavailable } = strategy.rollingUpdate;
-      validateIntOrPercent(maxSurge, "spec.strategy.rollingUpdate.maxSurge", errors);
-      validateIntOrPercent(maxUnavailable, "spec.strategy.rollingUpdate.maxUnavailable", errors);
-      if (typeof maxUnavailable === "string" && Number.parseInt(maxUnavailable, 10) > 100)
+      const unavailableField = "spec.strategy.rollingUpdate.maxUnavailable";
+      validatePositiveIntOrPercent(maxUnavailable, unavailableField, errors);
+      validatePositiveIntOrPercent(maxSurge, "spec.strategy.rollingUpdate.maxSurge", errors);
+      if (intOrPercentValue(maxUnavailable) === 0 && intOrPercentValue(maxSurge) === 0)
         errors.invalid(
-          "spec.strategy.rollingUpdate.maxUnavailable",
-          maxUnavailable,
-          "must not be greater than 100%",
-        );
-      if (isZero(maxSurge) && isZero(maxUnavailable))
-        errors.invalid(
-          "spec.strategy.rollingUpdate.maxUnavailable",
-          maxUnavailable,
+          unavailableField,
+          intOrStringValue(maxUnavailable ?? 0),
           "may not be 0 when `maxSurge` is 0",
         );
+      notMoreThan100Percent(maxUnavailable, unavailableField, errors);
     }
     if (spec.progressDeadlineSeconds !== undefined) {
       if (spec.progressDeadlineSeconds <= 0)
@@ -132,24 +135,6 @@ export const replicaSetDefinition = defineKind({
   selectableFields: selectableFieldsOf(replicaSets),
   printer: replicaSetPrinter,
 });
-
-function validateIntOrPercent(value: number | string | undefined, field: string, errors: FieldErrors): void {
-  if (value === undefined) return;
-  if (typeof value === "number") {
-    if (value < 0) errors.invalid(field, value, "must be greater than or equal to 0");
-    return;
-  }
-  if (!/^[0-9]+%$/.test(value))
-    errors.invalid(
-      field,
-      value,
-      "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
-    );
-}
-
-function isZero(value: number | string | undefined): boolean {
-  return value === 0 || value === "0%" || value === "0";
-}
 
 /** What Deployments and ReplicaSets check of their template beyond the selector (`ValidatePodTemplateSpecForReplicaSet`). */
 function validateTemplate(template: PodTemplateSpec | undefined, errors: FieldErrors): void {

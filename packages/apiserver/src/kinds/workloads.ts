@@ -16,8 +16,15 @@ import type { PodTemplateSpec, ReplicationController } from "kubernetes-types/co
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { validateLabelSelector } from "../registry/meta-validation.js";
 import { autoscalingDefinitions } from "./autoscaling.js";
 import { defineKind } from "./definition.js";
+import {
+  intOrPercentValue,
+  intOrStringValue,
+  notMoreThan100Percent,
+  validatePositiveIntOrPercent,
+} from "./int-or-percent.js";
 import { applyPodSpecDefaults } from "./pod.js";
 import {
   controllerRevisionPrinter,
@@ -75,6 +82,25 @@ export const daemonSetDefinition = defineKind({
       const strategy = spec?.updateStrategy;
       if (strategy?.type !== undefined && strategy.type !== "RollingUpdate" && strategy.type !== "OnDelete")
         errors.notSupported("spec.updateStrategy", strategy, ["RollingUpdate", "OnDelete"]);
+      else if (strategy?.type === "RollingUpdate" && strategy.rollingUpdate !== undefined) {
+        // upstream's ValidateRollingUpdateDaemonSet: exactly one of the two is not zero.
+        const { maxUnavailable, maxSurge } = strategy.rollingUpdate;
+        const field = "spec.updateStrategy.rollingUpdate";
+        validatePositiveIntOrPercent(maxUnavailable, `${field}.maxUnavailable`, errors);
+        validatePositiveIntOrPercent(maxSurge, `${field}.maxSurge`, errors);
+        notMoreThan100Percent(maxUnavailable, `${field}.maxUnavailable`, errors);
+        notMoreThan100Percent(maxSurge, `${field}.maxSurge`, errors);
+        const hasUnavailable = intOrPercentValue(maxUnavailable) !== 0;
+        const hasSurge = intOrPercentValue(maxSurge) !== 0;
+        if (hasUnavailable && hasSurge)
+          errors.invalid(
+            `${field}.maxSurge`,
+            intOrStringValue(maxSurge ?? 0),
+            "may not be set when maxUnavailable is non-zero",
+          );
+        else if (!hasUnavailable && !hasSurge)
+          errors.required(`${field}.maxUnavailable`, "cannot be 0 when maxSurge is 0");
+      }
     },
     validateUpdate: immutableSelector,
   },
@@ -201,16 +227,27 @@ export const cronJobDefinition = defineKind({
   },
 });
 
+const unhealthyPodEvictionPolicies = ["AlwaysAllow", "IfHealthyBudget"];
+
 export const podDisruptionBudgetDefinition = defineKind({
   descriptor: podDisruptionBudgets,
   protobufMessage: "PodDisruptionBudget",
   printer: podDisruptionBudgetPrinter,
   strategy: {
     prepareForCreate: clearStatus,
+    // upstream's ValidatePodDisruptionBudgetSpec.
     validate(object, errors) {
       const spec = (object as PodDisruptionBudget).spec ?? {};
       if (spec.minAvailable !== undefined && spec.maxUnavailable !== undefined)
         errors.invalid("spec", spec, "minAvailable and maxUnavailable cannot be both set");
+      for (const key of ["minAvailable", "maxUnavailable"] as const) {
+        validatePositiveIntOrPercent(spec[key], `spec.${key}`, errors);
+        notMoreThan100Percent(spec[key], `spec.${key}`, errors);
+      }
+      if (spec.selector !== undefined) validateLabelSelector(spec.selector, "spec.selector", errors);
+      const policy = spec.unhealthyPodEvictionPolicy;
+      if (policy !== undefined && !unhealthyPodEvictionPolicies.includes(policy))
+        errors.notSupported("spec.unhealthyPodEvictionPolicy", policy, unhealthyPodEvictionPolicies);
     },
   },
 });

@@ -74,7 +74,16 @@ function suffix(detail: string): string {
 }
 
 /** Values as apimachinery prints them: strings quoted, numbers bare, objects as JSON. */
+/**
+ * A bad value written as Go's `%#v` writes it: what field errors print for a
+ * struct without a value-receiver `String()`, such as an IntOrString.
+ */
+export class GoSyntax {
+  constructor(readonly text: string) {}
+}
+
 function show(value: unknown): string {
+  if (value instanceof GoSyntax) return value.text;
   if (typeof value === "string") return JSON.stringify(value);
   if (typeof value === "number" || typeof value === "boolean") return String(value);
   if (value === undefined) return "null";

@@ -73,6 +73,43 @@ export function validateLabels(
   }
 }
 
+/**
+ * upstream's `ValidateLabelSelector`: matchLabels as labels, and each
+ * expression's operator one of the four (values for In and NotIn, none for
+ * Exists and DoesNotExist), its key a label name and its values label values.
+ */
+export function validateLabelSelector(
+  selector: {
+    matchLabels?: Record<string, string> | undefined;
+    matchExpressions?:
+      | readonly { key: string; operator: string; values?: readonly string[] | undefined }[]
+      | undefined;
+  },
+  field: string,
+  errors: FieldErrors,
+): void {
+  validateLabels(selector.matchLabels, `${field}.matchLabels`, errors);
+  (selector.matchExpressions ?? []).forEach((expression, i) => {
+    const at = `${field}.matchExpressions[${i}]`;
+    const values = expression.values ?? [];
+    if (expression.operator === "In" || expression.operator === "NotIn") {
+      if (values.length === 0)
+        errors.required(`${at}.values`, "must be specified when `operator` is 'In' or 'NotIn'");
+    } else if (expression.operator === "Exists" || expression.operator === "DoesNotExist") {
+      if (values.length > 0)
+        errors.forbidden(
+          `${at}.values`,
+          "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+        );
+    } else errors.invalid(`${at}.operator`, expression.operator, "not a valid selector operator");
+    for (const problem of isQualifiedName(expression.key ?? ""))
+      errors.invalid(`${at}.key`, expression.key, problem);
+    values.forEach((value, j) => {
+      for (const problem of isValidLabelValue(value)) errors.invalid(`${at}.values[${j}]`, value, problem);
+    });
+  });
+}
+
 function validateOwnerReferences(refs: OwnerReference[], errors: FieldErrors): void {
   const controllers: string[] = [];
   refs.forEach((ref, i) => {
