@@ -139,7 +139,7 @@ async function handle(
     admit: context.authn && rbacEscalationCheck(context.authn.auth, user, route.resource),
     user,
     warnings: [],
-    annotate: audit === undefined ? undefined : (key, value) => audit.annotate(key, value),
+    annotate: audit === undefined ? undefined : (key, value, level) => audit.annotate(key, value, level),
   };
   if (route.name === undefined)
     return serveCollection(context, route, method, pathname, query, write, request, response);

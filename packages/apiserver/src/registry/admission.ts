@@ -38,9 +38,11 @@ export interface AdmissionAttributes {
   /**
    * Adds an annotation to the request's audit event (upstream's
    * `AddAnnotation`): `<plugin domain>/<name>` keys; a key given twice keeps
-   * its first value. Nothing happens when the request is not audited.
+   * its first value. With `level` (`Request`, `RequestResponse`), it is
+   * recorded only in events of that level and above (`AddAnnotationWithLevel`).
+   * Nothing happens when the request is not audited.
    */
-  annotate(key: string, value: string): void;
+  annotate(key: string, value: string, level?: "Metadata" | "Request" | "RequestResponse"): void;
 }
 
 /**

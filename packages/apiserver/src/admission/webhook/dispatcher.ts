@@ -146,11 +146,11 @@ async function callWebhook(
   options: WebhookPluginOptions,
   mutation?: { round: number; index: number },
 ): Promise<boolean> {
-  if (mutation === undefined) return callOnce(webhook, a, invoked, options, false);
+  if (mutation === undefined) return callOnce(webhook, a, invoked, options, undefined);
   // Each call of a mutating webhook is recorded in the audit event, whether it changed the object or not.
   let mutated = false;
   try {
-    mutated = await callOnce(webhook, a, invoked, options, true);
+    mutated = await callOnce(webhook, a, invoked, options, mutation);
     return mutated;
   } finally {
     a.annotate(
@@ -165,8 +165,9 @@ async function callOnce(
   a: AdmissionAttributes,
   invoked: ResourceDescriptor,
   options: WebhookPluginOptions,
-  mutating: boolean,
+  mutation: { round: number; index: number } | undefined,
 ): Promise<boolean> {
+  const mutating = mutation !== undefined;
   const { context, transport, observer } = options;
   const name = webhook.name;
   const type = mutating ? "admit" : "validating";
@@ -217,6 +218,17 @@ async function callOnce(
       "received invalid webhook response: the patch made the object something other than a JSON object",
     );
   if (jsonEqual(patched, sent.object)) return false;
+  if (mutation !== undefined)
+    a.annotate(
+      `patch.webhook.admission.k8s.io/round_${mutation.round}_index_${mutation.index}`,
+      JSON.stringify({
+        configuration: configurationOf.get(webhook) ?? "",
+        webhook: name,
+        patch: answer.patch,
+        patchType: "JSONPatch",
+      }),
+      "Request",
+    );
   // A patch of an equivalent version's object comes back to the request's version.
   const back =
     sent === a

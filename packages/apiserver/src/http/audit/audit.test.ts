@@ -393,6 +393,77 @@ describe("audit events (kube-apiserver's --audit-policy-file and log backend)", 
     });
   });
 
+  it("records a mutating webhook's patch only at Request level and above", async () => {
+    const { api, server, events } = await start(
+      {
+        omitStages: ["RequestReceived"],
+        rules: [
+          {
+            level: "Request",
+            verbs: ["create"],
+            namespaces: ["default"],
+            resources: [{ resources: ["configmaps"] }],
+          },
+          { level: "Metadata", verbs: ["create"], resources: [{ resources: ["configmaps"] }] },
+        ],
+      },
+      ["NamespaceLifecycle", "MutatingAdmissionWebhook"],
+    );
+    const patch = [{ op: "add", path: "/metadata/labels", value: { stamped: "yes" } }];
+    api.admissionWebhooks.serve("https://hooks.local/stamp", (review) => ({
+      apiVersion: "admission.k8s.io/v1",
+      kind: "AdmissionReview",
+      response: {
+        uid: (review.request as { uid: string }).uid,
+        allowed: true,
+        patchType: "JSONPatch",
+        patch: Buffer.from(JSON.stringify(patch)).toString("base64"),
+      },
+    }));
+    await call(server, "POST", "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations", {
+      body: {
+        metadata: { name: "stampers" },
+        webhooks: [
+          {
+            name: "stamp.example.com",
+            clientConfig: { url: "https://hooks.local/stamp" },
+            rules: [
+              { operations: ["CREATE"], apiGroups: [""], apiVersions: ["v1"], resources: ["configmaps"] },
+            ],
+            sideEffects: "None",
+            admissionReviewVersions: ["v1"],
+          },
+        ],
+      },
+    });
+    const createIn = async (namespace: string, name: string) => {
+      const answer = await call(server, "POST", `/api/v1/namespaces/${namespace}/configmaps`, {
+        body: { metadata: { name } },
+      });
+      return (await eventsOf(events, answer.auditId))[0]!.annotations ?? {};
+    };
+    let n = 0;
+    await expect
+      .poll(async () => Object.keys(await createIn("default", `cm-${n++}`)))
+      .toContain("patch.webhook.admission.k8s.io/round_0_index_0");
+    const atRequest = await createIn("default", "request-level");
+    expect(JSON.parse(atRequest["patch.webhook.admission.k8s.io/round_0_index_0"]!)).toEqual({
+      configuration: "stampers",
+      webhook: "stamp.example.com",
+      patch,
+      patchType: "JSONPatch",
+    });
+    expect(atRequest["mutation.webhook.admission.k8s.io/round_0_index_0"]).toBe(
+      '{"configuration":"stampers","webhook":"stamp.example.com","mutated":true}',
+    );
+    const atMetadata = await createIn("kube-public", "metadata-level");
+    expect(Object.keys(atMetadata).sort()).toEqual([
+      "authorization.k8s.io/decision",
+      "authorization.k8s.io/reason",
+      "mutation.webhook.admission.k8s.io/round_0_index_0",
+    ]);
+  });
+
   it("auditLogBackend appends one JSON event per line, closed with the server", async () => {
     const dir = mkdtempSync(join(tmpdir(), "audit-"));
     cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));

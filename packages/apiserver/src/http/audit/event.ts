@@ -198,6 +198,8 @@ export class RequestAudit implements AuthorizationAudit {
   #responseBody: (() => unknown) | undefined;
   /** What admission and authorization add (`authorization.k8s.io/decision`, `pod-security.kubernetes.io/…`). */
   readonly annotations: Record<string, string> = {};
+  /** The least level of the annotations recorded only above Metadata. */
+  readonly #annotationLevels = new Map<string, AuditLevel>();
   readonly auditID: string;
 
   constructor(auditor: Auditor, request: http.IncomingMessage, auditID: string, code: () => number) {
@@ -244,9 +246,15 @@ export class RequestAudit implements AuthorizationAudit {
     this.annotations["authorization.k8s.io/reason"] = reason;
   }
 
-  /** Adds an annotation; a key set already keeps its first value, as upstream's `AddAuditAnnotation`. */
-  annotate(key: string, value: string): void {
-    if (!Object.hasOwn(this.annotations, key)) this.annotations[key] = value;
+  /**
+   * Adds an annotation; a key set already keeps its first value, as upstream's
+   * `AddAuditAnnotation`. One with a `level` goes only into events of that
+   * level and above (`AddAnnotationWithLevel`).
+   */
+  annotate(key: string, value: string, level: AuditLevel = "Metadata"): void {
+    if (Object.hasOwn(this.annotations, key)) return;
+    this.annotations[key] = value;
+    if (level !== "Metadata") this.#annotationLevels.set(key, level);
   }
 
   /** The request's body (decoded with `messageOf` if protobuf), recorded at `Request` level and above. */
@@ -318,7 +326,9 @@ export class RequestAudit implements AuthorizationAudit {
     }
     event.requestReceivedTimestamp = this.#received;
     event.stageTimestamp = microTime(this.#auditor.clock.now());
-    const keys = Object.keys(this.annotations);
+    const keys = Object.keys(this.annotations).filter((key) =>
+      atLeast(config.level, this.#annotationLevels.get(key) ?? "Metadata"),
+    );
     if (stage !== "RequestReceived" && keys.length > 0) {
       event.annotations = {};
       for (const key of keys.sort()) event.annotations[key] = this.annotations[key]!;

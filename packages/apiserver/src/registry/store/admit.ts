@@ -34,7 +34,7 @@ export function admissionOf(
     warn: (message) => {
       options.warnings?.push(message);
     },
-    annotate: (key, value) => options.annotate?.(key, value),
+    annotate: (key, value, level) => options.annotate?.(key, value, level),
   };
 }
 
