@@ -19,7 +19,9 @@ export interface WriteOptions {
   /** Where admission's warnings are collected for the `Warning` headers. */
   warnings?: string[] | undefined;
   /** Where admission's audit annotations go (the request's audit event); none when it is not audited. */
-  annotate?: ((key: string, value: string, level?: "Metadata" | "Request" | "RequestResponse") => void) | undefined;
+  annotate?:
+    | ((key: string, value: string, level?: "Metadata" | "Request" | "RequestResponse") => void)
+    | undefined;
 }
 
 /** A list's options from its query: selectors, paging and resourceVersion semantics. */

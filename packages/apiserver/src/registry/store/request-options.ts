@@ -30,7 +30,9 @@ export interface DryRunOption {
   /** Collects the texts of `Warning` headers that admission adds. */
   warnings?: string[] | undefined;
   /** Receives the audit annotations admission adds (`pod-security.kubernetes.io/enforce-policy`…). */
-  annotate?: ((key: string, value: string, level?: "Metadata" | "Request" | "RequestResponse") => void) | undefined;
+  annotate?:
+    | ((key: string, value: string, level?: "Metadata" | "Request" | "RequestResponse") => void)
+    | undefined;
 }
 
 export interface PatchOptions extends DryRunOption {
