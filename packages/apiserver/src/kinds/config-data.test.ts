@@ -4,16 +4,11 @@
 import { type ConfigMap, configMaps, type Secret, type Service, secrets, services } from "@reconcile/api";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
-import { refusedWith } from "./kinds.test-util.js";
+import { refusalLine as refusal } from "./kinds.test-util.js";
 
 const server = new ApiServer();
 afterAll(() => server.close());
 const client = server.client();
-
-async function refusal(write: () => Promise<unknown>): Promise<string> {
-  const { code, message } = await refusedWith(write);
-  return `${code} ${message}`;
-}
 
 const keyFormat =
   "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or 'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')";

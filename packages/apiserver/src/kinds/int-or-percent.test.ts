@@ -5,16 +5,11 @@ import { daemonSets, deployments, podDisruptionBudgets } from "@reconcile/api";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import { afterAll, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
-import { refusedWith } from "./kinds.test-util.js";
+import { refusalLine as refusal } from "./kinds.test-util.js";
 
 const server = new ApiServer();
 afterAll(() => server.close());
 const client = server.client();
-
-async function refusal(write: () => Promise<unknown>): Promise<string> {
-  const { code, message } = await refusedWith(write);
-  return `${code} ${message}`;
-}
 
 const percentFormat =
   "a valid percent string must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')";

@@ -11,3 +11,9 @@ export async function refusedWith(write: () => Promise<unknown>): Promise<{ code
   }
   throw new Error("the write was accepted");
 }
+
+/** The refusal of a write as `<code> <message>`, to compare with one string. */
+export async function refusalLine(write: () => Promise<unknown>): Promise<string> {
+  const { code, message } = await refusedWith(write);
+  return `${code} ${message}`;
+}
