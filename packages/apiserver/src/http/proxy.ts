@@ -99,7 +99,8 @@ export async function serveProxy(
           if (value !== undefined && !notPassedBack.has(key)) back[key] = value;
         response.writeHead(answer.statusCode ?? 502, back);
         answer.pipe(response);
-        answer.on("end", resolve);
+        // Ends with the pod's answer, or when the client leaves and the call is torn down.
+        answer.on("close", () => resolve());
         answer.on("error", reject);
       },
     );
