@@ -169,6 +169,26 @@ export interface Cluster {
   stop(): Promise<void>;
 }
 
+/**
+ * `kubectl get componentstatuses`: a component is healthy while one of its
+ * instances runs (kube-apiserver asks the one on its own machine; every
+ * instance here is on this one).
+ */
+function serveComponentHealth(
+  server: ApiServer,
+  controllerManagers: readonly Component[],
+  schedulers: readonly Component[],
+): void {
+  const health = (name: string, instances: readonly Component[]) =>
+    instances.some((instance) => !instance.killed)
+      ? { name, healthy: true, message: "ok" }
+      : { name, healthy: false, error: `every ${name} instance has stopped` };
+  server.serveComponentStatuses(() => [
+    health("controller-manager", controllerManagers),
+    health("scheduler", schedulers),
+  ]);
+}
+
 /** The controller manager's table: upstream's controllers, with the cluster's CA and token signer. */
 function controllerDescriptors(server: ApiServer, options: ClusterOptions) {
   return newControllerDescriptors({
@@ -266,6 +286,8 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
       realClock,
     ),
   );
+
+  serveComponentHealth(server, controllerManagers, schedulers);
 
   const synced = Promise.all([...simulators.map((s) => s.synced), installAddons(client)]).then(() => {});
   return {

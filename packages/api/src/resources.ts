@@ -12,6 +12,7 @@ import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js
 import type { CronJob, Job } from "kubernetes-types/batch/v1.js";
 import type { CertificateSigningRequest } from "kubernetes-types/certificates/v1.js";
 import type {
+  ComponentStatus,
   ConfigMap,
   Endpoints,
   LimitRange,
@@ -288,6 +289,15 @@ export const serviceAccounts = core<Kube<ServiceAccount>>("ServiceAccount", "ser
   shortNames: ["sa"],
 });
 export const endpoints = core<Kube<Endpoints>>("Endpoints", "endpoints", { shortNames: ["ep"] });
+/**
+ * core/v1 ComponentStatus (deprecated since v1.19, still served): the health
+ * of the control plane's components, computed when read. Not among
+ * {@link builtinResources}: a server serves it from what it knows of them.
+ */
+export const componentStatuses = core<Kube<ComponentStatus>>("ComponentStatus", "componentstatuses", {
+  shortNames: ["cs"],
+  namespaced: false,
+});
 export const persistentVolumeClaims = core<Kube<PersistentVolumeClaim>>(
   "PersistentVolumeClaim",
   "persistentvolumeclaims",

@@ -32,6 +32,7 @@ import { answerReview, reviewRouteOf } from "./http/auth/reviews.js";
 import { loopbackUser } from "./http/auth/user.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
+import { type ComponentStatusProvider, componentStatusDefinition } from "./kinds/component-statuses.js";
 import type { ResourceDefinition } from "./kinds/definition.js";
 import { type ResourceMetricsProvider, resourceMetricsDefinitions } from "./kinds/resource-metrics.js";
 import {
@@ -279,6 +280,9 @@ export class ApiServer {
       });
       this.#crdController = runOnceReady(ready, (signal) => controller.run({ signal }));
     }
+    // Served from the start, as upstream's, empty until `serveComponentStatuses` says what there is.
+    if (options.definitions === undefined && options.resources === undefined)
+      this.registry.definitions.add(componentStatusDefinition(() => []));
     if (this.registry.definitions.get(validatingAdmissionPolicies) !== undefined) {
       const source = this.registry.definitions;
       const controller = new PolicyStatusController({ client: this.#client, source, clock: this.clock });
@@ -312,6 +316,19 @@ export class ApiServer {
    */
   get definitions(): ResourceDefinitions {
     return this.registry.definitions;
+  }
+
+  /**
+   * Serves `kubectl get componentstatuses` (`v1` ComponentStatus, deprecated
+   * but served) from `provider`: the health of the control plane's
+   * components as this server knows it, asked on each read. Until it is
+   * called the list is empty (the resource is served from the start, as
+   * upstream's); a second call replaces the provider.
+   */
+  serveComponentStatuses(provider: ComponentStatusProvider): void {
+    const definition = componentStatusDefinition(provider);
+    this.registry.definitions.remove(definition.descriptor);
+    this.registry.definitions.add(definition);
   }
 
   /**

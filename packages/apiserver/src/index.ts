@@ -46,6 +46,11 @@ export {
 } from "./http/request-metrics.js";
 export { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 export {
+  type ComponentHealth,
+  type ComponentStatusProvider,
+  componentStatusDefinition,
+} from "./kinds/component-statuses.js";
+export {
   defineKind,
   genericStrategy,
   type ResourceDefinition,

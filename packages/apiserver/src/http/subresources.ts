@@ -19,12 +19,25 @@ const handlerMember: Readonly<Record<string, keyof SubresourceHandler>> = {
 
 /** Whether the object (or its subresource) serves `method`; otherwise the answer is a 405. */
 export function objectServes(context: HandlerContext, route: ResourceRoute, method: string): boolean {
-  if (route.subresource === undefined) return objectMethods.has(method);
+  if (route.subresource === undefined) {
+    // A verb the kind does not serve has no route upstream (ComponentStatus, the metrics kinds: get only).
+    const verbs = context.registry.definitions.get(route.resource)?.verbs;
+    const verb = objectVerbs[method];
+    return objectMethods.has(method) && (verbs === undefined || verb === undefined || verbs.includes(verb));
+  }
   const member = Object.hasOwn(handlerMember, method) ? handlerMember[method] : undefined;
   const handlers = context.subresourcesOf(route.resource);
   const handler = Object.hasOwn(handlers, route.subresource) ? handlers[route.subresource] : undefined;
   return member !== undefined && typeof handler?.[member] === "function";
 }
+
+/** The verb each method on an object asks for. */
+const objectVerbs: Readonly<Record<string, string>> = {
+  GET: "get",
+  PUT: "update",
+  PATCH: "patch",
+  DELETE: "delete",
+};
 
 /**
  * `POST` to a subresource a kind's definition handles (`pods/{name}/binding`,
