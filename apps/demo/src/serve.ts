@@ -7,7 +7,8 @@
 // manager's health and metrics port and `DASHBOARD_PORT` the web view's
 // (free ones by default). `--audit-policy-file` audits requests as kube-apiserver
 // does, to `--audit-log-path` (default: audit.log beside the kubeconfig; `-` for stdout) or to the
-// webhook a kubeconfig file names (`--audit-webhook-config-file`).
+// webhook a kubeconfig file names (`--audit-webhook-config-file`); `--audit-log-maxsize` (MB, default
+// 100), `--audit-log-maxbackup` and `--audit-log-maxage` (days) rotate the log as kube-apiserver's do.
 import { randomBytes } from "node:crypto";
 import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -111,7 +112,7 @@ export async function serve(): Promise<boolean> {
             backend:
               auditWebhook !== undefined
                 ? auditWebhookBackend({ kubeconfig: { path: auditWebhook } })
-                : auditLogBackend(auditLogPath ?? "-"),
+                : auditLogBackend(auditLogPath ?? "-", flags.auditLogRotation),
           },
   });
   const managerHealth = await controlPlane.controllerManagers[0]!.manager.listen({ port: managerPort });
@@ -164,6 +165,8 @@ interface ServeFlags {
   auditPolicyFile?: string;
   auditLogPath?: string;
   auditWebhookConfigFile?: string;
+  /** `--audit-log-maxsize`, `--audit-log-maxbackup`, `--audit-log-maxage`. */
+  auditLogRotation?: { maxSizeMB?: number; maxBackups?: number; maxAgeDays?: number };
 }
 
 function parseServeFlags(args: string[]): ServeFlags | string {
@@ -188,6 +191,21 @@ function parseServeFlags(args: string[]): ServeFlags | string {
     if (taken === undefined) continue;
     if (!taken.value) return `${flag} needs a path`;
     flags[key] = taken.value;
+  }
+  for (const [flag, key] of [
+    ["--audit-log-maxsize", "maxSizeMB"],
+    ["--audit-log-maxbackup", "maxBackups"],
+    ["--audit-log-maxage", "maxAgeDays"],
+  ] as const) {
+    const taken = takeValue(args, flag);
+    if (taken === undefined) continue;
+    const value = Number(taken.value);
+    if (!Number.isInteger(value) || value < 0)
+      return `${flag} needs a whole number, 0 or more, got ${JSON.stringify(taken.value ?? "")}`;
+    flags.auditLogRotation = {
+      ...flags.auditLogRotation,
+      [key]: value === 0 && key === "maxSizeMB" ? undefined : value,
+    };
   }
   for (const [flag, given] of [
     ["--audit-log-path", flags.auditLogPath],

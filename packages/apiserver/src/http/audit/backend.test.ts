@@ -1,8 +1,11 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
-import { auditWebhookBackend } from "./backend.js";
+import { auditLogBackend, auditWebhookBackend } from "./backend.js";
 import type { AuditEvent } from "./event.js";
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -125,5 +128,64 @@ describe("auditWebhookBackend (kube-apiserver's --audit-webhook-config-file, bat
     expect(received.map((r) => r.ids)).toEqual([["a", "b"]]);
     backend.process(event("late"));
     expect(received).toHaveLength(1);
+  });
+});
+
+describe("auditLogBackend's rotation (kube-apiserver's --audit-log-maxsize, -maxbackup, -maxage)", () => {
+  it("renames a file that would pass its size to <name>-<UTC time>.log, and keeps the newest maxBackups", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "audit-rotate-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, "audit.log");
+    const clock = new FakeClock(Date.parse("2026-11-30T17:00:00.000Z"));
+    const lineBytes = Buffer.byteLength(`${JSON.stringify(event("a"))}\n`);
+    // Room for two events per file.
+    const backend = auditLogBackend(path, {
+      maxSizeMB: (2.5 * lineBytes) / (1024 * 1024),
+      maxBackups: 2,
+      clock,
+    });
+    for (const id of ["a", "b", "c", "d", "e", "f", "g"]) {
+      backend.process(event(id));
+      clock.setTime(clock.now() + 1_000);
+    }
+    await backend.close?.();
+    const ids = (file: string) =>
+      readFileSync(join(dir, file), "utf8")
+        .trimEnd()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as AuditEvent).auditID);
+    // Rotations came at c (17:00:02), e (17:00:04) and g (17:00:06); the oldest backup was pruned.
+    expect(readdirSync(dir).sort()).toEqual([
+      "audit-2026-11-30T17-00-04.000.log",
+      "audit-2026-11-30T17-00-06.000.log",
+      "audit.log",
+    ]);
+    expect(ids("audit-2026-11-30T17-00-04.000.log")).toEqual(["c", "d"]);
+    expect(ids("audit-2026-11-30T17-00-06.000.log")).toEqual(["e", "f"]);
+    expect(ids("audit.log")).toEqual(["g"]);
+  });
+
+  it("removes rotated files older than maxAgeDays, and appends to a file that is already there", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "audit-age-"));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, "audit.log");
+    writeFileSync(join(dir, "audit-2026-11-01T00-00-00.000.log"), "old\n");
+    writeFileSync(join(dir, "audit-2026-11-29T00-00-00.000.log"), "recent\n");
+    writeFileSync(join(dir, "other.log"), "not ours\n");
+    writeFileSync(path, `${JSON.stringify(event("before"))}\n`);
+    const clock = new FakeClock(Date.parse("2026-11-30T12:00:00.000Z"));
+    const backend = auditLogBackend(path, { maxSizeMB: 1e-9, maxAgeDays: 7, clock });
+    backend.process(event("after"));
+    await backend.close?.();
+    expect(readdirSync(dir).sort()).toEqual([
+      "audit-2026-11-29T00-00-00.000.log",
+      "audit-2026-11-30T12-00-00.000.log",
+      "audit.log",
+      "other.log",
+    ]);
+    expect(readFileSync(join(dir, "audit-2026-11-30T12-00-00.000.log"), "utf8")).toContain(
+      '"auditID":"before"',
+    );
+    expect(readFileSync(path, "utf8")).toContain('"auditID":"after"');
   });
 });

@@ -1,35 +1,139 @@
-import { createWriteStream, type WriteStream } from "node:fs";
+import {
+  createWriteStream,
+  openSync,
+  readdirSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  type WriteStream,
+} from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
+import { join, parse as parsePath } from "node:path";
 import { loadKubeConfig } from "@reconcile/client";
 import { type Clock, realClock, type TimerHandle } from "@reconcile/clock";
 import type { AuditBackend, AuditEvent } from "./event.js";
 
+/** How {@link auditLogBackend} rotates its file (kube-apiserver's `--audit-log-max*`, lumberjack's rules). */
+export interface AuditLogOptions {
+  /** Past this size the file is rotated. Default 100 (lumberjack's default, which kube-apiserver keeps). */
+  maxSizeMB?: number | undefined;
+  /** Rotated files kept at most, newest first; 0 keeps all. Default 0. */
+  maxBackups?: number | undefined;
+  /** Rotated files older than this are removed; 0 keeps them. Default 0. */
+  maxAgeDays?: number | undefined;
+  /** Rotated files are named with its time. Default `realClock`. */
+  clock?: Clock | undefined;
+}
+
 /**
  * kube-apiserver's log backend (`--audit-log-path`, format `json`): one
  * event per line, appended to the file at `path`, or written to stdout for
- * `-`. Lines are written in the order the events happen; a write error is
- * reported once on stderr and later events are dropped, as the request
+ * `-`. Lines are written in the order the events happen. A file that would
+ * grow past `maxSizeMB` is first renamed `<name>-<UTC time>.<ext>`
+ * (`audit-2026-11-30T17-11-27.123.log`, as lumberjack names it) and a new one
+ * begun; `maxBackups` and `maxAgeDays` prune the renamed ones. A write error
+ * is reported once on stderr and later events are dropped, as the request
  * itself never waits on the log.
  */
-export function auditLogBackend(path: string): AuditBackend {
+export function auditLogBackend(path: string, options: AuditLogOptions = {}): AuditBackend {
   if (path === "-") return { process: (event) => void process.stdout.write(`${JSON.stringify(event)}\n`) };
-  let stream: WriteStream | undefined = createWriteStream(path, { flags: "a", mode: 0o600 });
-  stream.on("error", (error) => {
-    process.stderr.write(`audit log ${path}: ${error.message}; audit events are no longer written\n`);
-    stream = undefined;
-  });
+  const maxBytes = (options.maxSizeMB ?? 100) * 1024 * 1024;
+  const clock = options.clock ?? realClock;
+  let failed = false;
+  const open = (): WriteStream | undefined => {
+    if (failed) return undefined;
+    // Opened at once, so the file is there to be renamed even before the stream has written to it.
+    let fd: number;
+    try {
+      fd = openSync(path, "a", 0o600);
+    } catch (error) {
+      process.stderr.write(
+        `audit log ${path}: ${(error as Error).message}; audit events are no longer written\n`,
+      );
+      failed = true;
+      return undefined;
+    }
+    const opened = createWriteStream(path, { fd });
+    opened.on("error", (error) => {
+      // A rotated-out stream's late error concerns a file no longer written.
+      if (stream !== opened) return;
+      process.stderr.write(`audit log ${path}: ${error.message}; audit events are no longer written\n`);
+      failed = true;
+      stream = undefined;
+    });
+    return opened;
+  };
+  let stream = open();
+  let size = existingSize(path);
   return {
     process(event) {
-      stream?.write(`${JSON.stringify(event)}\n`);
+      if (stream === undefined) return;
+      const line = `${JSON.stringify(event)}\n`;
+      const bytes = Buffer.byteLength(line);
+      if (size > 0 && size + bytes > maxBytes) {
+        try {
+          renameSync(path, backupName(path, clock.now()));
+          pruneBackups(path, options.maxBackups ?? 0, options.maxAgeDays ?? 0, clock.now());
+        } catch (error) {
+          process.stderr.write(`audit log ${path}: rotation failed: ${(error as Error).message}\n`);
+        }
+        // The old stream finishes its writes into the renamed file.
+        stream.end();
+        stream = open();
+        size = 0;
+      }
+      stream?.write(line);
+      size += bytes;
     },
     close() {
-      const open = stream;
+      const closing = stream;
       stream = undefined;
-      if (open === undefined) return Promise.resolve();
-      return new Promise<void>((resolve) => open.end(resolve));
+      if (closing === undefined) return Promise.resolve();
+      return new Promise<void>((resolve) => closing.end(resolve));
     },
   };
+}
+
+function existingSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** `dir/audit.log` rotated at `ms`: `dir/audit-2026-11-30T17-11-27.123.log` (lumberjack's UTC backup name). */
+function backupName(path: string, ms: number): string {
+  const { dir, name, ext } = parsePath(path);
+  const stamp = new Date(ms).toISOString().slice(0, 23).replaceAll(":", "-");
+  return join(dir, `${name}-${stamp}${ext}`);
+}
+
+/** Removes rotated files past `maxBackups` (newest kept) or older than `maxAgeDays`. */
+function pruneBackups(path: string, maxBackups: number, maxAgeDays: number, now: number): void {
+  if (maxBackups <= 0 && maxAgeDays <= 0) return;
+  const { dir, name, ext } = parsePath(path);
+  const pattern = new RegExp(
+    `^${escapeRegExp(name)}-(\\d{4}-\\d{2}-\\d{2})T(\\d{2})-(\\d{2})-(\\d{2})\\.(\\d{3})${escapeRegExp(ext)}$`,
+  );
+  const backups = readdirSync(dir)
+    .flatMap((file) => {
+      const match = pattern.exec(file);
+      if (match === null) return [];
+      const at = Date.parse(`${match[1]}T${match[2]}:${match[3]}:${match[4]}.${match[5]}Z`);
+      return Number.isNaN(at) ? [] : [{ file, at }];
+    })
+    .sort((x, y) => y.at - x.at);
+  backups.forEach(({ file, at }, i) => {
+    const tooMany = maxBackups > 0 && i >= maxBackups;
+    const tooOld = maxAgeDays > 0 && now - at > maxAgeDays * 24 * 60 * 60 * 1000;
+    if (tooMany || tooOld) unlinkSync(join(dir, file));
+  });
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** How {@link auditWebhookBackend} batches and retries (kube-apiserver's `--audit-webhook-batch-*` defaults). */
