@@ -1,4 +1,4 @@
-// `npm run demo -- serve [--nodes N] [--plain-http] [--audit-policy-file F [--audit-log-path P | --audit-webhook-config-file K]]`: the cluster (controller
+// `npm run demo -- serve [--nodes N] [--plain-http] [--audit-policy-file F …]`: the cluster (controller
 // manager, scheduler, N simulated nodes) behind a real Kubernetes REST API on
 // 127.0.0.1, for kubectl: HTTPS with a generated CA and bearer token (plain
 // HTTP on loopback only when asked). Writes a kubeconfig, prints how to use
@@ -155,10 +155,7 @@ function portFromEnv(name: string): number | undefined {
   return port;
 }
 
-/**
- * `--nodes N`, `--plain-http`, `--audit-policy-file F`, `--audit-log-path P` and `--audit-webhook-config-file K`,
- * taken out of `args` (the etcd flags stay); a string says what is wrong.
- */
+/** The flags of `serve` beside the etcd ones. */
 interface ServeFlags {
   nodeCount: number;
   plainHttp: boolean;
@@ -169,6 +166,11 @@ interface ServeFlags {
   auditLogRotation?: { maxSizeMB?: number; maxBackups?: number; maxAgeDays?: number };
 }
 
+/**
+ * `--nodes N`, `--plain-http`, `--audit-policy-file F`, `--audit-log-path P`,
+ * `--audit-webhook-config-file K` and `--audit-log-max{size,backup,age} N`,
+ * taken out of `args` (the etcd flags stay); a string says what is wrong.
+ */
 function parseServeFlags(args: string[]): ServeFlags | string {
   const nodes = takeValue(args, "--nodes");
   let nodeCount = 3;
