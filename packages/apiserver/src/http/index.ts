@@ -1,5 +1,10 @@
 export { decodeKubernetesProtobuf, ProtobufDecodeError, protobufMediaType } from "../protobuf/decode.js";
-export { type AuditWebhookOptions, auditLogBackend, auditWebhookBackend } from "./audit/backend.js";
+export {
+  type AuditLogOptions,
+  type AuditWebhookOptions,
+  auditLogBackend,
+  auditWebhookBackend,
+} from "./audit/backend.js";
 export {
   type AuditBackend,
   type AuditEvent,
