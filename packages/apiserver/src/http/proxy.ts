@@ -4,7 +4,6 @@ import * as tls from "node:tls";
 import {
   endpoints,
   newBadRequest,
-  newNotFound,
   newServiceUnavailable,
   type Pod,
   pods,
@@ -145,7 +144,7 @@ async function podTarget(
   name: string,
   port: string,
 ): Promise<Target> {
-  const pod = await getOrNotFound<Pod>(context, pods, namespace, name, "pods");
+  const pod = (await context.registry.get(pods, namespace, name)) as Pod;
   let number = port === "" ? undefined : Number(port);
   if (number === undefined)
     number =
@@ -170,7 +169,7 @@ async function serviceTarget(
   name: string,
   port: string,
 ): Promise<Target> {
-  const service = await getOrNotFound<Service>(context, services, namespace, name, "services");
+  const service = (await context.registry.get(services, namespace, name)) as Service;
   let portName = port;
   if (/^\d+$/.test(port)) {
     const declared = (service.spec?.ports ?? []).find((p) => p.port === Number(port));
@@ -200,22 +199,6 @@ async function serviceTarget(
     }
   }
   throw newServiceUnavailable(`no endpoints available for service ${JSON.stringify(name)}`);
-}
-
-async function getOrNotFound<T>(
-  context: HandlerContext,
-  resource: typeof pods | typeof services,
-  namespace: string,
-  name: string,
-  plural: string,
-): Promise<T> {
-  try {
-    return (await context.registry.get(resource, namespace, name)) as T;
-  } catch (error) {
-    if (StatusError.isInstance(error) && error.status.code === 404)
-      throw newNotFound({ group: "", resource: plural }, name);
-    throw error;
-  }
 }
 
 /** A pod port's stream as the socket node:http speaks over. */

@@ -48,6 +48,12 @@ describe("v1 ComponentStatus", () => {
     expect(created.stderr).toContain(
       "the server does not allow this method on the requested resource (POST /api/v1/componentstatuses)",
     );
+    // A verb on the object it does not serve has no route either.
+    const deleted = await cluster.kubectl(["delete", "cs", "scheduler"]);
+    expect(deleted.code).toBe(1);
+    expect(deleted.stderr).toContain(
+      "the server does not allow this method on the requested resource (DELETE /api/v1/componentstatuses/scheduler)",
+    );
     const resources = await cluster.kubectl(["api-resources", "--api-group=", "-o", "wide"]);
     expect(resources.stdout).toMatch(
       /^componentstatuses\s+cs\s+v1\s+false\s+ComponentStatus\s+get,list\s*$/m,

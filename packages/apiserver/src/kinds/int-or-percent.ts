@@ -1,7 +1,8 @@
+import type { IntOrPercent } from "@reconcile/api";
 import { type FieldErrors, GoSyntax } from "../registry/field-errors.js";
 
 /** An IntOrString as upstream's field errors print it (`intstr.IntOrString{Type:1, IntVal:0, StrVal:"150%"}`). */
-export function intOrStringValue(value: number | string): GoSyntax {
+export function intOrStringValue(value: IntOrPercent): GoSyntax {
   return typeof value === "string"
     ? new GoSyntax(`intstr.IntOrString{Type:1, IntVal:0, StrVal:${JSON.stringify(value)}}`)
     : new GoSyntax(`intstr.IntOrString{Type:0, IntVal:${value}, StrVal:""}`);
@@ -11,7 +12,7 @@ const percent = /^[0-9]+%$/;
 
 /** upstream's `ValidatePositiveIntOrPercent`: a whole number not below 0, or a percent string. */
 export function validatePositiveIntOrPercent(
-  value: number | string | undefined,
+  value: IntOrPercent | undefined,
   field: string,
   errors: FieldErrors,
 ): void {
@@ -30,7 +31,7 @@ export function validatePositiveIntOrPercent(
 
 /** upstream's `IsNotMoreThan100Percent`: a percent string of at most 100 %. */
 export function notMoreThan100Percent(
-  value: number | string | undefined,
+  value: IntOrPercent | undefined,
   field: string,
   errors: FieldErrors,
 ): void {
@@ -39,7 +40,7 @@ export function notMoreThan100Percent(
 }
 
 /** upstream's `getIntOrPercentValue`: a percent's number, an int, or a string's `Atoi` (0 when it is none). */
-export function intOrPercentValue(value: number | string | undefined): number {
+export function intOrPercentValue(value: IntOrPercent | undefined): number {
   if (value === undefined) return 0;
   if (typeof value === "number") return value;
   if (percent.test(value)) return Number.parseInt(value, 10);

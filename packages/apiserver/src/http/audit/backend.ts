@@ -114,14 +114,15 @@ function backupName(path: string, ms: number): string {
 function pruneBackups(path: string, maxBackups: number, maxAgeDays: number, now: number): void {
   if (maxBackups <= 0 && maxAgeDays <= 0) return;
   const { dir, name, ext } = parsePath(path);
-  const pattern = new RegExp(
-    `^${escapeRegExp(name)}-(\\d{4}-\\d{2}-\\d{2})T(\\d{2})-(\\d{2})-(\\d{2})\\.(\\d{3})${escapeRegExp(ext)}$`,
-  );
+  const prefix = `${name}-`;
   const backups = readdirSync(dir)
     .flatMap((file) => {
-      const match = pattern.exec(file);
-      if (match === null) return [];
-      const at = Date.parse(`${match[1]}T${match[2]}:${match[3]}:${match[4]}.${match[5]}Z`);
+      if (!file.startsWith(prefix) || !file.endsWith(ext)) return [];
+      // lumberjack's stamp, 2026-11-30T17-11-27.123, back to an ISO time.
+      const stamp = /^(\d{4}-\d{2}-\d{2}T\d{2})-(\d{2})-(\d{2}\.\d{3})$/.exec(
+        file.slice(prefix.length, file.length - ext.length),
+      );
+      const at = stamp === null ? Number.NaN : Date.parse(`${stamp[1]}:${stamp[2]}:${stamp[3]}Z`);
       return Number.isNaN(at) ? [] : [{ file, at }];
     })
     .sort((x, y) => y.at - x.at);
@@ -130,10 +131,6 @@ function pruneBackups(path: string, maxBackups: number, maxAgeDays: number, now:
     const tooOld = maxAgeDays > 0 && now - at > maxAgeDays * 24 * 60 * 60 * 1000;
     if (tooMany || tooOld) unlinkSync(join(dir, file));
   });
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** How {@link auditWebhookBackend} batches and retries (kube-apiserver's `--audit-webhook-batch-*` defaults). */
