@@ -18,6 +18,7 @@ import type {
   LimitRange,
   PersistentVolume,
   PersistentVolumeClaim,
+  PodTemplate,
   ReplicationController,
   ResourceQuota,
   Secret,
@@ -32,7 +33,13 @@ import type { RuntimeClass } from "kubernetes-types/node/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import type { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from "kubernetes-types/rbac/v1.js";
 import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
-import type { StorageClass } from "kubernetes-types/storage/v1.js";
+import type {
+  CSIDriver,
+  CSINode,
+  CSIStorageCapacity,
+  StorageClass,
+  VolumeAttachment,
+} from "kubernetes-types/storage/v1.js";
 import type { GroupKind, GroupResource } from "./errors.js";
 import type { Deployment, Event, KubeObject, Lease, Namespace, Node, Pod, ReplicaSet } from "./types.js";
 
@@ -244,6 +251,15 @@ export const replicationControllers = defineResource<Kube<ReplicationController>
   subresources: ["status", "scale"],
 });
 
+/** Pod templates kept as objects of their own (`kubectl get podtemplates`); no controller reads them. */
+export const podTemplates = defineResource<Kube<PodTemplate>>({
+  group: "",
+  version: "v1",
+  kind: "PodTemplate",
+  plural: "podtemplates",
+  namespaced: true,
+});
+
 export const cronJobs = defineResource<Kube<CronJob>>({
   group: "batch",
   version: "v1",
@@ -376,6 +392,32 @@ export const storageClasses = defineResource<Kube<StorageClass>>({
   plural: "storageclasses",
   namespaced: false,
   shortNames: ["sc"],
+});
+const storage = { group: "storage.k8s.io", version: "v1" } as const;
+export const csiDrivers = defineResource<Kube<CSIDriver>>({
+  ...storage,
+  kind: "CSIDriver",
+  plural: "csidrivers",
+  namespaced: false,
+});
+export const csiNodes = defineResource<Kube<CSINode>>({
+  ...storage,
+  kind: "CSINode",
+  plural: "csinodes",
+  namespaced: false,
+});
+export const csiStorageCapacities = defineResource<Kube<CSIStorageCapacity>>({
+  ...storage,
+  kind: "CSIStorageCapacity",
+  plural: "csistoragecapacities",
+  namespaced: true,
+});
+export const volumeAttachments = defineResource<Kube<VolumeAttachment>>({
+  ...storage,
+  kind: "VolumeAttachment",
+  plural: "volumeattachments",
+  namespaced: false,
+  subresources: ["status"],
 });
 export const priorityClasses = defineResource<Kube<PriorityClass>>({
   group: "scheduling.k8s.io",

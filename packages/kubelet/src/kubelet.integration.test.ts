@@ -1,7 +1,17 @@
 // The kubelet end to end on the embedded API server: it registers its Node,
 // renews its Lease, watches pods bound to it and drives them through the
 // simulated runtime, all on a FakeClock the tests advance.
-import { type Event, events, type Lease, leases, type Node, nodes, type Pod, pods } from "@reconcile/api";
+import {
+  csiNodes,
+  type Event,
+  events,
+  type Lease,
+  leases,
+  type Node,
+  nodes,
+  type Pod,
+  pods,
+} from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client } from "@reconcile/client";
 import { FakeClock } from "@reconcile/clock";
@@ -124,6 +134,24 @@ describe("Kubelet", () => {
     const renewed = await client.resource(leases, "kube-node-lease").get("node-1");
     expect(Date.parse(renewed.spec?.renewTime ?? "") - first).toBe(10_000);
     expect(renewed.spec?.renewTime).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  });
+
+  it("creates its CSINode once, with no drivers, owned by the Node", async () => {
+    const { client, clock } = await startNode();
+    await advance(clock, 20_000);
+    const node = await client.resource(nodes).get("node-1");
+    const csiNode = await client.resource(csiNodes).get("node-1");
+    expect(csiNode.metadata?.ownerReferences).toEqual([
+      { apiVersion: "v1", kind: "Node", name: "node-1", uid: node.metadata?.uid },
+    ]);
+    expect(csiNode.metadata?.annotations).toEqual({
+      "storage.alpha.kubernetes.io/migrated-plugins":
+        "kubernetes.io/aws-ebs,kubernetes.io/azure-disk,kubernetes.io/azure-file,kubernetes.io/cinder,kubernetes.io/gce-pd,kubernetes.io/portworx-volume,kubernetes.io/vsphere-volume",
+    });
+    expect(csiNode.spec).toEqual({ drivers: null });
+    await advance(clock, 60_000);
+    const later = await client.resource(csiNodes).get("node-1");
+    expect(later.metadata?.resourceVersion).toBe(csiNode.metadata?.resourceVersion);
   });
 
   it("writes the node status only when it changes, or every 5 minutes, and records the node events", async () => {

@@ -9,6 +9,7 @@ import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { EventRecorder, Logger } from "@reconcile/controller";
 import type { Node, NodeCondition, NodeStatus } from "kubernetes-types/core/v1.js";
+import { registerCSINode } from "./csi-node.js";
 import { seconds } from "./pod-status.js";
 import { wholeUnits } from "./quantity.js";
 import type { ContainerRuntime } from "./runtime/runtime.js";
@@ -81,6 +82,7 @@ export class NodeStatusManager {
   writes = 0;
   readonly #o: NodeStatusOptions;
   #registered = false;
+  #csiNodeRegistered = false;
   #lastReport = Number.NEGATIVE_INFINITY;
   #node: DeepReadonly<Node> | undefined;
   #labels: Readonly<Record<string, string>> | undefined;
@@ -148,7 +150,18 @@ export class NodeStatusManager {
       await this.#register(signal);
       if (!this.#registered) return;
     }
+    if (!this.#csiNodeRegistered && this.#node !== undefined) await this.#registerCSINode(this.#node, signal);
     await this.#updateNodeStatus(signal);
+  }
+
+  /** The node's CSINode, once; a failure is logged and tried again at the next sync. */
+  async #registerCSINode(node: DeepReadonly<Node>, signal: AbortSignal): Promise<void> {
+    try {
+      await registerCSINode(this.#o.client, node, signal);
+      this.#csiNodeRegistered = true;
+    } catch (error) {
+      this.#o.logger.error({ err: error, node: this.#o.nodeName }, "unable to create the node's CSINode");
+    }
   }
 
   async #register(signal: AbortSignal): Promise<void> {

@@ -19,6 +19,7 @@ import { flowControlDefinitions } from "./flow-control.js";
 import { podDefinition } from "./pod.js";
 import { runtimeClassDefinition } from "./runtime-class.js";
 import { serviceDefinition } from "./service.js";
+import { storageCSIDefinitions } from "./storage-csi.js";
 import { workloadDefinitions } from "./workloads.js";
 
 /**
@@ -43,6 +44,7 @@ export const builtinDefinitions: readonly ResourceDefinition[] = [
   leaseDefinition,
   ...workloadDefinitions,
   ...clusterDefinitions,
+  ...storageCSIDefinitions,
   ...admissionRegistrationDefinitions,
   certificateSigningRequestDefinition,
   runtimeClassDefinition,

@@ -14,7 +14,7 @@ import type {
 import { builtinDecoderSchema, type Schema } from "../registry/schema.js";
 import type { Strategy } from "../registry/strategy.js";
 import type { SubresourceHandler } from "../registry/subresource-handler.js";
-import { builtinGoFieldTypes } from "../schemas/builtin-go-types.generated.js";
+import { builtinGoFieldTypes } from "../schemas/builtin-tables.js";
 import { builtinKindSchema, type KindSchema } from "../schemas/kind-schema.js";
 import { defaultPrinter, type Printer } from "./printers/index.js";
 import { impliedSubresources } from "./subresources.js";
@@ -64,7 +64,9 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   /** Default: Kubernetes' own schema (1.32) of the descriptor's group, version and kind, if it defines one. */
   openAPI?: KindSchema | undefined;
   /** Default: false for the built-in kinds whose upstream (1.32) strategy sets no generation, true otherwise (custom kinds included). */
-  tracksGeneration?: boolean | undefined;
+  tracksGeneration?: boolean | "from-first-change" | undefined;
+  /** Default: `spec`. */
+  generationFollows?: string | undefined;
   /** Default: the descriptor's version. */
   storageVersion?: string | undefined;
   /** Default: none. */
@@ -87,7 +89,6 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
  */
 const untrackedGeneration: ReadonlySet<string> = new Set([
   "/pods",
-  "/podtemplates",
   "/configmaps",
   "/secrets",
   "/namespaces",
@@ -186,6 +187,7 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     openAPI: "openAPI" in init ? init.openAPI : builtin,
     tracksGeneration:
       init.tracksGeneration ?? !untrackedGeneration.has(`${descriptor.group}/${descriptor.plural}`),
+    generationFollows: init.generationFollows ?? "spec",
     storageVersion:
       init.storageVersion === undefined || init.storageVersion === descriptor.version
         ? undefined

@@ -7,16 +7,17 @@ import {
   isValidTimeZone,
   type KubeObject,
   podDisruptionBudgets,
+  podTemplates,
   replicationControllers,
   statefulSets,
 } from "@reconcile/api";
 import type { ControllerRevision, DaemonSet, StatefulSet } from "kubernetes-types/apps/v1.js";
 import type { CronJob } from "kubernetes-types/batch/v1.js";
-import type { PodTemplateSpec, ReplicationController } from "kubernetes-types/core/v1.js";
+import type { PodTemplate, PodTemplateSpec, ReplicationController } from "kubernetes-types/core/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
-import { validateLabelSelector } from "../registry/meta-validation.js";
+import { validateLabelSelector, validateLabels } from "../registry/meta-validation.js";
 import { autoscalingDefinitions } from "./autoscaling.js";
 import { defineKind } from "./definition.js";
 import {
@@ -25,12 +26,13 @@ import {
   notMoreThan100Percent,
   validatePositiveIntOrPercent,
 } from "./int-or-percent.js";
-import { applyPodSpecDefaults } from "./pod.js";
+import { applyPodSpecDefaults, validatePodSpec } from "./pod.js";
 import {
   controllerRevisionPrinter,
   cronJobPrinter,
   daemonSetPrinter,
   podDisruptionBudgetPrinter,
+  podTemplatePrinter,
   replicationControllerPrinter,
   statefulSetPrinter,
 } from "./printers/index.js";
@@ -273,8 +275,35 @@ export const controllerRevisionDefinition = defineKind({
   },
 });
 
+/**
+ * PodTemplates (upstream's `pkg/registry/core/podtemplate`): the template is
+ * defaulted and validated as every workload's (`ValidatePodTemplateSpec` at
+ * `template`), and `metadata.generation` counts changes of the template.
+ */
+export const podTemplateDefinition = defineKind({
+  descriptor: podTemplates,
+  printer: podTemplatePrinter,
+  generationFollows: "template",
+  strategy: {
+    applyDefaults(object) {
+      templateDefaults((object as PodTemplate).template);
+    },
+    validate(object, errors) {
+      const template = (object as PodTemplate).template ?? {};
+      validateLabels(template.metadata?.labels, "template.metadata.labels", errors);
+      validatePodSpec(template.spec ?? { containers: [] }, "template.spec", errors);
+      if ((template.spec?.ephemeralContainers ?? []).length > 0)
+        errors.forbidden(
+          "template.spec.ephemeralContainers",
+          "ephemeral containers not allowed in pod template",
+        );
+    },
+  },
+});
+
 /** The workload kinds, in discovery order. */
 export const workloadDefinitions = [
+  podTemplateDefinition,
   replicationControllerDefinition,
   daemonSetDefinition,
   statefulSetDefinition,

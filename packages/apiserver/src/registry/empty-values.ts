@@ -1,4 +1,4 @@
-import { builtinGoEmptyValues, builtinGoFieldTypes } from "../schemas/builtin-go-types.generated.js";
+import { builtinGoEmptyValues, builtinGoFieldTypes } from "../schemas/builtin-tables.js";
 import { builtinDefinitions, isRecord, type OpenAPIDefinition } from "../schemas/kind-schema.js";
 
 // The parts of a built-in object that kube-apiserver always writes, because

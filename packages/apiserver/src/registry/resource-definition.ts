@@ -82,8 +82,11 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    * Whether `metadata.generation` counts changes of the spec: kube-apiserver
    * sets it only where the kind's strategy does (`Generation = 1` in
    * `PrepareForCreate`), so ConfigMaps, Secrets, Services or Namespaces carry none.
+   * `from-first-change`: none on create, then one more at each change (a CSIDriver's strategy).
    */
-  readonly tracksGeneration: boolean;
+  readonly tracksGeneration: boolean | "from-first-change";
+  /** The top-level field whose changes bump `metadata.generation`: `spec`, or a PodTemplate's `template`. */
+  readonly generationFollows: string;
   /**
    * The version objects of this kind are stored at, when it is not the
    * descriptor's: one of several served versions of a custom kind, whose

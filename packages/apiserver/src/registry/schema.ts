@@ -1,5 +1,5 @@
 import { parseQuantity, Quantity, QuantityError } from "@reconcile/api";
-import { builtinGoFieldTypes, builtinGoNamedTypes } from "../schemas/builtin-go-types.generated.js";
+import { builtinGoFieldTypes, builtinGoNamedTypes } from "../schemas/builtin-tables.js";
 import { builtinDefinitions, isRecord, type OpenAPIDefinition, schemaRef } from "../schemas/kind-schema.js";
 import { goBase64Error } from "./go-base64.js";
 import { goTimeParseError, rfc3339Layout, rfc3339MicroLayout } from "./go-time.js";

@@ -1,5 +1,9 @@
-import { builtinGoEnums } from "./builtin-go-types.generated.js";
-import { builtinDefinitionsJSON, builtinKindDefinitionNames } from "./builtin-openapi.generated.js";
+import {
+  builtinDefinitionsJSON,
+  builtinGoEnums,
+  builtinKindDefinitionNames,
+  supplementaryDefinitions,
+} from "./builtin-tables.js";
 
 /**
  * An OpenAPI schema object as the documents carry it: `type`, `properties`,
@@ -47,7 +51,10 @@ export function builtinKindSchema(group: string, version: string, kind: string):
 /** Every built-in definition by name, parsed on first call, with the enums of its fields. */
 export function builtinDefinitions(): Readonly<Record<string, OpenAPIDefinition>> {
   if (parsedDefinitions === undefined) {
-    parsedDefinitions = JSON.parse(builtinDefinitionsJSON) as Record<string, OpenAPIDefinition>;
+    parsedDefinitions = {
+      ...(JSON.parse(builtinDefinitionsJSON) as Record<string, OpenAPIDefinition>),
+      ...(supplementaryDefinitions() as Record<string, OpenAPIDefinition>),
+    };
     addEnums(parsedDefinitions);
   }
   return parsedDefinitions;

@@ -4,6 +4,7 @@ import {
   ageOf,
   column,
   formatLabelSelector,
+  formatSelectorMap,
   type Loose,
   nameColumn,
   nameOf,
@@ -97,6 +98,27 @@ export const statefulSetPrinter: Printer = {
 };
 
 /** `kubectl get controllerrevisions`: the controller as `kind.group/name`, as upstream's `formatResourceName`. */
+/** `printPodTemplate`: no age column; the template's containers, images and labels. */
+export const podTemplatePrinter: Printer = {
+  columns: [
+    nameColumn,
+    column("Containers", "string", "Names of each container in the template."),
+    column("Images", "string", "Images referenced by each container in the template."),
+    column("Pod Labels", "string", "The labels for the pod template."),
+  ],
+  cells(podTemplate: Loose) {
+    const containers: Loose[] = Array.isArray(podTemplate.template?.spec?.containers)
+      ? podTemplate.template.spec.containers
+      : [];
+    return [
+      nameOf(podTemplate),
+      containers.map((c) => c?.name ?? "").join(","),
+      containers.map((c) => c?.image ?? "").join(","),
+      formatSelectorMap(podTemplate.template?.metadata?.labels),
+    ];
+  },
+};
+
 export const controllerRevisionPrinter: Printer = {
   columns: [
     nameColumn,

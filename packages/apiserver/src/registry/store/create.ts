@@ -59,7 +59,7 @@ export async function createObject(
   meta.uid = uuidFrom(context.random);
   strategy.completeCreate?.(object);
   meta.creationTimestamp = rfc3339(context.clock.now());
-  if (definition.tracksGeneration) meta.generation = 1;
+  if (definition.tracksGeneration === true) meta.generation = 1;
   else delete meta.generation;
   omitEmptyMetadata(meta);
   delete meta.deletionTimestamp;

@@ -265,9 +265,16 @@ function prepareUpdate(
   omitEmptyMetadata(meta);
   delete meta.managedFields;
   strategy.applyDefaults?.(object);
-  const specChanged = !jsonEqual((object as { spec?: unknown }).spec, (existing as { spec?: unknown }).spec);
-  if (definition.tracksGeneration)
-    meta.generation = (existingMeta.generation ?? 1) + (specChanged && !statusOnly ? 1 : 0);
+  const field = definition.generationFollows;
+  const specChanged = !jsonEqual(
+    (object as Record<string, unknown>)[field],
+    (existing as Record<string, unknown>)[field],
+  );
+  const generation = !definition.tracksGeneration
+    ? 0
+    : (existingMeta.generation ?? (definition.tracksGeneration === true ? 1 : 0)) +
+      (specChanged && !statusOnly ? 1 : 0);
+  if (generation > 0) meta.generation = generation;
   else delete meta.generation;
   if (existingMeta.deletionTimestamp !== undefined) {
     // An object being deleted may lose finalizers but not gain new ones (`ValidateObjectMetaUpdate`).
