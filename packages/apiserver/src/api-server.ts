@@ -30,6 +30,7 @@ import { ClusterAuth } from "./http/auth/authenticate.js";
 import { type ClientUser, inProcessIdentity } from "./http/auth/in-process.js";
 import { answerReview, reviewRouteOf } from "./http/auth/reviews.js";
 import { loopbackUser } from "./http/auth/user.js";
+import { FlowController, type FlowControllerOptions } from "./http/flow-control/controller.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 import { type ComponentStatusProvider, componentStatusDefinition } from "./kinds/component-statuses.js";
@@ -126,11 +127,21 @@ export interface ApiServerOptions {
   /**
    * Keep kube-apiserver's bootstrap API Priority and Fairness configuration (the mandatory and
    * suggested FlowSchemas and PriorityLevelConfigurations, each FlowSchema's `Dangling`
-   * condition), as its `priority-and-fairness-config-producer` hook does. Requests are not
-   * classified or queued by them. Default: false (about twenty writes at start); the demo
+   * condition), as its `priority-and-fairness-config-producer` hook does (requests are
+   * classified by them either way: see `flowControl`). Default: false (about twenty writes at start); the demo
    * cluster turns it on.
    */
   flowControlBootstrap?: boolean | undefined;
+  /**
+   * API Priority and Fairness on the HTTP listeners: the seats shared by the limited priority
+   * levels (default 600, kube-apiserver's two inflight limits together) and how long a request
+   * may wait in a queue (default 15,000 ms); `false` turns it off. The in-process client is not
+   * limited.
+   */
+  flowControl?:
+    | Pick<FlowControllerOptions, "serverConcurrencyLimit" | "queueWaitLimitMs">
+    | false
+    | undefined;
 }
 
 /**
@@ -179,6 +190,8 @@ export class ApiServer {
    * roles and bindings are created when the first such listener answers).
    */
   readonly auth: ClusterAuth;
+  /** API Priority and Fairness of the HTTP listeners (null when turned off). */
+  readonly flowControl: FlowController | null;
   readonly #garbageCollector: GarbageCollector | undefined;
   readonly #client: Client;
   readonly #ready: Promise<void>;
@@ -270,6 +283,10 @@ export class ApiServer {
       clock: this.clock,
       store: { storage: counted, clock: this.clock, random: this.random },
     });
+    this.flowControl =
+      options.flowControl === false
+        ? null
+        : new FlowController({ ...options.flowControl, client: this.#client, clock: this.clock });
     if (options.customResourceDefinitions ?? true) {
       this.registry.definitions.add(customResourceDefinitionKind);
       const controller = new CustomResourceDefinitionController({
@@ -444,7 +461,7 @@ export class ApiServer {
     this.#policyStatus?.stop.abort();
     this.#apiServices?.stop.abort();
     this.#flowControl?.stop.abort();
-    const authStopped = this.auth.close();
+    const authStopped = Promise.all([this.auth.close(), this.flowControl?.close()]);
     this.registry.closeWatches();
     this.admissionWebhooks.close();
     await this.#crdController?.done;

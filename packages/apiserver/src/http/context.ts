@@ -15,6 +15,7 @@ import {
 import { discoveredDefinitions, routableResources } from "./auth/review-kinds.js";
 import type { ReviewContext } from "./auth/reviews.js";
 import { readingRequestBody } from "./connection-limiter.js";
+import type { FlowController } from "./flow-control/controller.js";
 import { openApiDocuments } from "./openapi.js";
 import type { KubeletConnection } from "./pod-connect.js";
 import { defaultMaxRequestBytes, readRequestBody } from "./request-body.js";
@@ -78,6 +79,8 @@ export interface HttpHandlerOptions {
    * Default: none (every answer still carries its `Audit-Id`).
    */
   audit?: AuditOptions | Auditor | undefined;
+  /** API Priority and Fairness: classify every request, and hold it to its level's seats. Default: none. */
+  flowControl?: FlowController | undefined;
 }
 
 /** kube-apiserver's `--request-timeout` default. */
@@ -106,6 +109,7 @@ export class HandlerContext {
   readonly authn: Authentication | undefined;
   /** The audit policy and backend; undefined when requests are not audited. */
   readonly auditor: Auditor | undefined;
+  readonly flowControl: FlowController | undefined;
   /** What routing and discovery know at the definitions' generation they were computed at. */
   #served:
     | {
@@ -128,6 +132,7 @@ export class HandlerContext {
     this.watchWriteTimeoutMs = options.watchWriteTimeoutMs ?? defaultWatchWriteTimeoutMs;
     this.kubeletConnection = options.kubeletConnection;
     this.metrics = options.metrics;
+    this.flowControl = options.flowControl;
     this.auditor =
       options.audit === undefined || options.audit instanceof Auditor
         ? options.audit

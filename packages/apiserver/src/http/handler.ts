@@ -7,6 +7,7 @@ import { authorizeRequest } from "./auth/request-auth.js";
 import { answerReview, reviewMessageOf, reviewRoute } from "./auth/reviews.js";
 import { markAuthorized } from "./connection-limiter.js";
 import { HandlerContext, type HttpHandlerOptions } from "./context.js";
+import { admitRequest } from "./flow-control/filter.js";
 import { serveHealth } from "./health.js";
 import { serveMetrics, serveNonResource } from "./non-resource.js";
 import { isTrue, parseDryRun, type WriteOptions } from "./parameters.js";
@@ -84,6 +85,21 @@ async function handle(
   const user = await authorizeRequest(context.authn, request, pathname, query, audit);
   if (context.authn === undefined || user.groups.includes("system:authenticated"))
     markAuthorized(request.socket);
+  // Long-running requests but watches (logs, exec, attach, port-forward, proxy) are not flow-controlled.
+  if (context.flowControl !== undefined && route.kind !== "podConnect" && route.kind !== "proxy") {
+    const watch = method === "GET" && isTrue(query.get("watch"));
+    const admitted = admitRequest(
+      context.flowControl,
+      user,
+      method,
+      pathname,
+      query,
+      watch,
+      request,
+      response,
+    );
+    if (!(await admitted)) return;
+  }
   const review = method === "POST" ? reviewRoute(pathname) : undefined;
   if (review !== undefined) {
     const body = decodeObjectBody(

@@ -9,6 +9,7 @@ import { type AuditOptions, Auditor } from "./audit/event.js";
 import { ClusterAuth } from "./auth/authenticate.js";
 import { ConnectionLimiter } from "./connection-limiter.js";
 import { defaultRequestTimeoutMs, HandlerContext } from "./context.js";
+import { FlowController } from "./flow-control/controller.js";
 import { createRequestHandler, type HttpHandlerOptions, type RequestHandler } from "./handler.js";
 import { kubeconfigFor } from "./kubeconfig.js";
 import type { KubeletConnection } from "./pod-connect.js";
@@ -98,6 +99,11 @@ export interface ListenOptions {
   keepAliveTimeoutMs?: number | undefined;
   /** See {@link HttpHandlerOptions.watchWriteTimeoutMs}. Default 30,000 ms. */
   watchWriteTimeoutMs?: number | undefined;
+  /**
+   * `false`: this listener's requests are not classified or limited by API
+   * Priority and Fairness. Default: they are, by the server's FlowSchemas.
+   */
+  flowControl?: false | undefined;
   /** Aborting closes the server, as {@link ListeningApiServer.close} does. */
   signal?: AbortSignal | undefined;
 }
@@ -111,6 +117,8 @@ export interface Servable {
   readonly clock?: Clock | undefined;
   /** The server's authentication and authorization; made per registry when absent. */
   readonly auth?: ClusterAuth | undefined;
+  /** The server's API Priority and Fairness; made per registry when absent, none when null. */
+  readonly flowControl?: FlowController | null | undefined;
 }
 
 /** The ClusterAuth of registries served without one of their own. */
@@ -122,6 +130,19 @@ function authOf({ registry, clock, auth }: Servable): ClusterAuth {
   if (made === undefined) {
     made = new ClusterAuth({ client: new InProcessClient(registry), clock: clock ?? realClock });
     registryAuth.set(registry, made);
+  }
+  return made;
+}
+
+/** The flow control of registries served without one of their own. */
+const registryFlowControl = new WeakMap<Registry, FlowController>();
+
+function flowControlOf({ registry, clock, flowControl }: Servable): FlowController | undefined {
+  if (flowControl !== undefined) return flowControl ?? undefined;
+  let made = registryFlowControl.get(registry);
+  if (made === undefined) {
+    made = new FlowController({ client: new InProcessClient(registry), clock: clock ?? realClock });
+    registryFlowControl.set(registry, made);
   }
   return made;
 }
@@ -176,6 +197,7 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
     watchWriteTimeoutMs: options.watchWriteTimeoutMs,
     kubeletConnection: options.kubeletConnection,
     metrics: options.metrics,
+    flowControl: options.flowControl === false ? undefined : flowControlOf(servable),
   });
   const limiter = new ConnectionLimiter({
     max: options.maxConnections ?? 4096,

@@ -1,0 +1,174 @@
+import { createHash } from "node:crypto";
+import { flowSchemas, isNotFound, type KubeObject, priorityLevelConfigurations } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import type { Clock } from "@reconcile/clock";
+import type { FlowSchemaObject, PriorityLevelObject } from "../../kinds/flow-control-bootstrap.js";
+import { watchKind } from "../auth/watch-kind.js";
+import { type Classification, FlowControlConfig, type RequestDigest } from "./classify.js";
+import { FlowControlRejection, QueueSet, type QueuingShape } from "./queue-set.js";
+
+/** kube-apiserver's `--max-requests-inflight` plus `--max-mutating-requests-inflight` defaults. */
+export const defaultServerConcurrencyLimit = 600;
+
+export interface FlowControllerOptions {
+  /** The server's own client, to watch FlowSchemas and PriorityLevelConfigurations with. */
+  client: Client;
+  clock: Clock;
+  /** The seats shared by all limited priority levels. Default 600. */
+  serverConcurrencyLimit?: number | undefined;
+  /** How long a request may wait in a queue. Default 15,000 ms (a quarter of the request timeout). */
+  queueWaitLimitMs?: number | undefined;
+}
+
+/** What admitting a request gives: where it went, and the seat to release when it is answered. */
+export interface Admission {
+  readonly classification: Classification;
+  readonly release: () => void;
+}
+
+/**
+ * API Priority and Fairness for one API server: the stored FlowSchemas and
+ * PriorityLevelConfigurations (kept by watches on the server's own client,
+ * started on first use), and one {@link QueueSet} per limited level, its
+ * seats `ceil(serverConcurrencyLimit × nominalConcurrencyShares / Σ shares)`.
+ */
+export class FlowController {
+  readonly serverConcurrencyLimit: number;
+  readonly queueWaitLimitMs: number;
+  readonly #client: Client;
+  readonly #clock: Clock;
+  readonly #schemas = new Map<string, KubeObject>();
+  readonly #levels = new Map<string, KubeObject>();
+  #config: FlowControlConfig | undefined;
+  readonly #queueSets = new Map<string, QueueSet>();
+  readonly #hashes = new Map<string, bigint>();
+  #ready: Promise<void> | undefined;
+  readonly #stop = new AbortController();
+  #running: Promise<unknown> | undefined;
+
+  constructor(options: FlowControllerOptions) {
+    this.#client = options.client;
+    this.#clock = options.clock;
+    this.serverConcurrencyLimit = options.serverConcurrencyLimit ?? defaultServerConcurrencyLimit;
+    this.queueWaitLimitMs = options.queueWaitLimitMs ?? 15_000;
+  }
+
+  /** Starts the watches on first use; settles once both kinds are listed. */
+  ready(): Promise<void> {
+    this.#ready ??= this.#served().then((served) => (served ? this.#watch() : undefined));
+    return this.#ready;
+  }
+
+  #watch(): Promise<void> {
+    const signal = this.#stop.signal;
+    const keep = (into: Map<string, KubeObject>) => (type: string, object: KubeObject) => {
+      if (type === "DELETED") into.delete(object.metadata?.name ?? "");
+      else into.set(object.metadata?.name ?? "", object);
+      this.#config = undefined;
+    };
+    const watches = [
+      watchKind(this.#client, this.#clock, flowSchemas, signal, keep(this.#schemas)),
+      watchKind(this.#client, this.#clock, priorityLevelConfigurations, signal, keep(this.#levels)),
+    ];
+    this.#running = Promise.allSettled(watches.map((w) => w.done));
+    return Promise.all(watches.map((w) => w.synced)).then(() => undefined);
+  }
+
+  /** Whether the server serves the flow control kinds at all (one that serves a chosen few may not). */
+  async #served(): Promise<boolean> {
+    try {
+      await this.#client.resource(flowSchemas).list({ limit: 1 });
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      return true; // listed again by the watch until it works
+    }
+  }
+
+  /** Stops the watches. */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    await this.#running;
+  }
+
+  /** The configuration now, rebuilt after a change, with each level's seats set again. */
+  config(): FlowControlConfig {
+    if (this.#config !== undefined) return this.#config;
+    const config = new FlowControlConfig(
+      [...this.#schemas.values()] as FlowSchemaObject[],
+      [...this.#levels.values()] as PriorityLevelObject[],
+    );
+    let shares = 0;
+    for (const level of config.priorityLevels.values()) shares += nominalShares(level);
+    for (const [name, level] of config.priorityLevels) {
+      const limited = level.spec?.type === "Limited" ? level.spec.limited : undefined;
+      if (limited === undefined) continue;
+      const seats = Math.ceil((this.serverConcurrencyLimit * nominalShares(level)) / Math.max(1, shares));
+      const shape = queuingShape(level);
+      const existing = this.#queueSets.get(name);
+      if (existing === undefined) this.#queueSets.set(name, new QueueSet(seats, shape, this.#clock));
+      else existing.reshape(seats, shape);
+    }
+    // A level that is gone keeps its set until its requests are done, then it is dropped.
+    for (const [name, set] of this.#queueSets)
+      if (!config.priorityLevels.has(name) && set.executing === 0 && set.waiting === 0)
+        this.#queueSets.delete(name);
+    this.#config = config;
+    return config;
+  }
+
+  /** Each limited level's seats, waiting and executing requests, and counts, by name. */
+  queueSets(): ReadonlyMap<string, QueueSet> {
+    this.config();
+    return this.#queueSets;
+  }
+
+  /**
+   * Classifies the request and waits for a seat in its level (none for an
+   * exempt level). Rejects with a `FlowControlRejection` when the level
+   * refuses it; the classification is on the error's `classification`.
+   */
+  async admit(digest: RequestDigest, signal?: AbortSignal): Promise<Admission> {
+    await this.ready();
+    const classification = this.config().classify(digest);
+    const level = classification.priorityLevel;
+    const set = level.spec?.type === "Limited" ? this.#queueSets.get(level.metadata?.name ?? "") : undefined;
+    if (set === undefined) return { classification, release: () => {} };
+    try {
+      const seat = set.acquire(this.#flowHash(classification), this.queueWaitLimitMs, signal);
+      return { classification, release: seat instanceof Promise ? await seat : seat };
+    } catch (error) {
+      if (error instanceof FlowControlRejection) throw new FlowControlRejection(error.reason, classification);
+      throw error;
+    }
+  }
+
+  /** upstream's `hashFlowID`: the first 8 bytes, little-endian, of SHA-256(schema name, NUL, distinguisher). */
+  #flowHash({ flowSchema, flowDistinguisher }: Classification): bigint {
+    const key = `${flowSchema.metadata?.name ?? ""}\u0000${flowDistinguisher}`;
+    let hash = this.#hashes.get(key);
+    if (hash === undefined) {
+      hash = createHash("sha256").update(key).digest().readBigUInt64LE(0);
+      if (this.#hashes.size > 10_000) this.#hashes.clear();
+      this.#hashes.set(key, hash);
+    }
+    return hash;
+  }
+}
+
+function nominalShares(level: PriorityLevelObject): number {
+  const spec = level.spec;
+  if (spec?.type === "Limited") return spec.limited?.nominalConcurrencyShares ?? 30;
+  return spec?.exempt?.nominalConcurrencyShares ?? 0;
+}
+
+function queuingShape(level: PriorityLevelObject): QueuingShape {
+  const response = level.spec?.limited?.limitResponse;
+  const queuing = response?.queuing;
+  return {
+    reject: response?.type !== "Queue",
+    queues: queuing?.queues ?? 64,
+    handSize: queuing?.handSize ?? 8,
+    queueLengthLimit: queuing?.queueLengthLimit ?? 50,
+  };
+}

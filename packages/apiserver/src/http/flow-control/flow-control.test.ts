@@ -1,0 +1,159 @@
+import * as http from "node:http";
+import { clusterRoleBindings, configMaps, flowSchemas, priorityLevelConfigurations } from "@reconcile/api";
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiServer } from "../../api-server.js";
+import type { ListeningApiServer } from "../server.js";
+
+const running: ApiServer[] = [];
+afterEach(async () => {
+  for (const api of running.splice(0)) await api.close();
+});
+
+/**
+ * A server whose limited levels have one seat each, with the bootstrap configuration, and
+ * `jane` (a cluster admin by binding, not by group) sent to the level `tiny`, which rejects.
+ */
+async function start(): Promise<{ api: ApiServer; server: ListeningApiServer }> {
+  const api = new ApiServer({ flowControlBootstrap: true, flowControl: { serverConcurrencyLimit: 1 } });
+  running.push(api);
+  const server = await api.listen({
+    token: "admin-token",
+    users: [{ token: "jane-token", user: { username: "jane", groups: ["devs"] } }],
+  });
+  const client = api.client();
+  await client.resource(clusterRoleBindings).create({
+    metadata: { name: "jane" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+    subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "jane" }],
+  });
+  await client.resource(priorityLevelConfigurations).create({
+    metadata: { name: "tiny" },
+    spec: { type: "Limited", limited: { nominalConcurrencyShares: 1, limitResponse: { type: "Reject" } } },
+  });
+  await client.resource(flowSchemas).create({
+    metadata: { name: "jane" },
+    spec: {
+      priorityLevelConfiguration: { name: "tiny" },
+      matchingPrecedence: 100,
+      distinguisherMethod: { type: "ByUser" },
+      rules: [
+        {
+          subjects: [{ kind: "User", user: { name: "jane" } }],
+          resourceRules: [
+            { verbs: ["*"], apiGroups: ["*"], resources: ["*"], namespaces: ["*"], clusterScope: true },
+          ],
+        },
+      ],
+    },
+  });
+  await api.flush();
+  return { api, server };
+}
+
+interface Answer {
+  code: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** A request whose body is sent only when `finish` is called: it holds its seat until then. */
+function slowCreate(url: string, token: string): { finish: () => void; answer: Promise<Answer> } {
+  const request = http.request(`${url}/api/v1/namespaces/default/configmaps`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+  });
+  const answer = new Promise<Answer>((resolve, reject) => {
+    request.on("response", (response) => {
+      let body = "";
+      response.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+      response.on("end", () => resolve({ code: response.statusCode ?? 0, headers: response.headers, body }));
+    });
+    request.on("error", reject);
+  });
+  request.write('{"metadata":{"name":"slow"},');
+  request.flushHeaders();
+  return { finish: () => request.end('"data":{"a":"b"}}'), answer };
+}
+
+async function get(url: string, token: string): Promise<Answer> {
+  const response = await fetch(`${url}/api/v1/namespaces/default/configmaps`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  return {
+    code: response.status,
+    headers: Object.fromEntries(response.headers),
+    body: await response.text(),
+  };
+}
+
+describe("API Priority and Fairness", () => {
+  it("answers with the UIDs of the request's FlowSchema and priority level", async () => {
+    const { api, server } = await start();
+    const stored = async (name: string) => ({
+      schema: (await api.client().resource(flowSchemas).get(name)).metadata?.uid,
+      level: (
+        await api
+          .client()
+          .resource(priorityLevelConfigurations)
+          .get((await api.client().resource(flowSchemas).get(name)).spec!.priorityLevelConfiguration.name)
+      ).metadata?.uid,
+    });
+    const admin = await get(server.url, "admin-token");
+    expect(admin.code).toBe(200);
+    const exempt = await stored("exempt");
+    expect([
+      admin.headers["x-kubernetes-pf-flowschema-uid"],
+      admin.headers["x-kubernetes-pf-prioritylevel-uid"],
+    ]).toEqual([exempt.schema, exempt.level]);
+    const jane = await get(server.url, "jane-token");
+    const janes = await stored("jane");
+    expect([
+      jane.headers["x-kubernetes-pf-flowschema-uid"],
+      jane.headers["x-kubernetes-pf-prioritylevel-uid"],
+    ]).toEqual([janes.schema, janes.level]);
+    expect(janes.schema).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("refuses a request past its level's seats with kube-apiserver's 429, and serves it once a seat is free", async () => {
+    const { api, server } = await start();
+    const holding = slowCreate(server.url, "jane-token");
+    // The first request holds the level's one seat while its body has not arrived.
+    const tiny = () => api.flowControl!.queueSets().get("tiny");
+    while (tiny()?.executing !== 1) await new Promise((resolve) => setImmediate(resolve));
+    const refused = await get(server.url, "jane-token");
+    expect(refused.code).toBe(429);
+    expect(refused.body).toBe("Too many requests, please try again later.\n");
+    expect(refused.headers["retry-after"]).toBe("1");
+    expect(refused.headers["content-type"]).toBe("text/plain; charset=utf-8");
+    expect(refused.headers["x-kubernetes-pf-flowschema-uid"]).toMatch(/^[0-9a-f-]{36}$/);
+    // An admin is exempt, whatever jane holds.
+    expect((await get(server.url, "admin-token")).code).toBe(200);
+    holding.finish();
+    expect((await holding.answer).code).toBe(201);
+    const served = await get(server.url, "jane-token");
+    expect(served.code).toBe(200);
+    expect(tiny()!.counts).toEqual({ dispatched: 2, rejected: 1, timedOut: 0, cancelled: 0 });
+    expect(
+      JSON.parse(served.body).items.map((c: { metadata: { name: string } }) => c.metadata.name),
+    ).toContain("slow");
+  });
+
+  it("is off for a listener that asks, and for a server built without it", async () => {
+    const { api } = await start();
+    const unlimited = await api.listen({ token: "admin-token", flowControl: false });
+    const answer = await get(unlimited.url, "admin-token");
+    expect(answer.code).toBe(200);
+    expect(answer.headers["x-kubernetes-pf-flowschema-uid"]).toBeUndefined();
+    const off = new ApiServer({ flowControl: false });
+    running.push(off);
+    expect(off.flowControl).toBeNull();
+    const listening = await off.listen();
+    await off
+      .client()
+      .resource(configMaps, "default")
+      .create({ metadata: { name: "x" } });
+    const plain = await fetch(`${listening.url}/api/v1/namespaces/default/configmaps/x`);
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get("x-kubernetes-pf-prioritylevel-uid")).toBeNull();
+  });
+});

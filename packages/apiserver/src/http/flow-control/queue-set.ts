@@ -1,0 +1,181 @@
+import type { Clock, TimerHandle } from "@reconcile/clock";
+import type { Classification } from "./classify.js";
+
+// One priority level's seats and queues (k8s.io/apiserver's
+// util/flowcontrol/fairqueuing/queueset, with every request one seat): a
+// request runs at once while a seat is free and nobody waits; otherwise a
+// level that rejects answers 429 at once, and a level that queues deals the
+// flow a hand of queues (shuffle sharding), puts the request at the end of the
+// shortest, and rejects it when that queue is full or it waits too long.
+
+/** Why a request was refused, as upstream's `apiserver_flowcontrol_rejected_requests_total` says. */
+export type RejectionReason = "queue-full" | "concurrency-limit" | "time-out" | "cancelled";
+
+export class FlowControlRejection extends Error {
+  /** `classification`: where the request was classified, once known. */
+  constructor(
+    readonly reason: RejectionReason,
+    readonly classification?: Classification | undefined,
+  ) {
+    super(`request rejected by API Priority and Fairness (${reason})`);
+  }
+}
+
+/** How a limited level holds requests beyond its seats. */
+export interface QueuingShape {
+  /** `Reject`: refuse at once; otherwise queue. */
+  readonly reject: boolean;
+  readonly queues: number;
+  readonly handSize: number;
+  readonly queueLengthLimit: number;
+}
+
+interface Waiter {
+  readonly dispatch: () => void;
+  readonly fail: (reason: RejectionReason) => void;
+}
+
+/**
+ * The queues of a hand: `handSize` distinct indices below `deckSize`, dealt
+ * from `hash` as upstream's shuffle-sharding Dealer does (each card the hash's
+ * remainder by the cards left, skipping those already dealt).
+ */
+export function dealHand(hash: bigint, deckSize: number, handSize: number): number[] {
+  const hand: number[] = [];
+  let remainder = hash;
+  for (let i = 0; i < handSize && i < deckSize; i++) {
+    const left = BigInt(deckSize - i);
+    let card = Number(remainder % left);
+    remainder /= left;
+    // The card-th index among those not dealt yet.
+    for (const dealt of [...hand].sort((a, b) => a - b)) if (card >= dealt) card++;
+    hand.push(card);
+  }
+  return hand;
+}
+
+/** Counts kept per level, for `/debug/api_priority_and_fairness/dump_priority_levels` and metrics. */
+export interface LevelCounts {
+  dispatched: number;
+  rejected: number;
+  timedOut: number;
+  cancelled: number;
+}
+
+export class QueueSet {
+  /** The seats requests may hold at once. */
+  concurrencyLimit: number;
+  shape: QueuingShape;
+  executing = 0;
+  readonly counts: LevelCounts = { dispatched: 0, rejected: 0, timedOut: 0, cancelled: 0 };
+  #queues: Waiter[][];
+  #waiting = 0;
+  /** The queue the next free seat looks at first: seats go round the non-empty queues in turn. */
+  #next = 0;
+  readonly #clock: Clock;
+
+  constructor(concurrencyLimit: number, shape: QueuingShape, clock: Clock) {
+    this.concurrencyLimit = concurrencyLimit;
+    this.shape = shape;
+    this.#clock = clock;
+    this.#queues = Array.from({ length: shape.reject ? 0 : shape.queues }, () => []);
+  }
+
+  /** Requests waiting in the queues. */
+  get waiting(): number {
+    return this.#waiting;
+  }
+
+  /** Queues with a request waiting. */
+  get activeQueues(): number {
+    return this.#queues.filter((queue) => queue.length > 0).length;
+  }
+
+  /** Takes a new shape (the level's configuration changed); waiting requests keep their places. */
+  reshape(concurrencyLimit: number, shape: QueuingShape): void {
+    this.concurrencyLimit = concurrencyLimit;
+    if (shape.queues !== this.shape.queues || shape.reject !== this.shape.reject) {
+      const waiting = this.#queues.flat();
+      this.#queues = Array.from({ length: shape.reject ? 0 : Math.max(1, shape.queues) }, () => []);
+      // Requests already queued stay queued, spread over the new queues in order.
+      waiting.forEach((waiter, i) => this.#queues[i % this.#queues.length]!.push(waiter));
+    }
+    this.shape = shape;
+    this.#dispatch();
+  }
+
+  /**
+   * A seat for a request of the flow `hash`: at once (a function releasing
+   * it), or a promise of one once a seat frees. Throws or rejects with a
+   * {@link FlowControlRejection} when the request is refused.
+   */
+  acquire(hash: bigint, waitLimitMs: number, signal?: AbortSignal): (() => void) | Promise<() => void> {
+    if (this.#waiting === 0 && this.executing < this.concurrencyLimit) return this.#seat();
+    if (this.shape.reject || this.#queues.length === 0) throw this.#reject("concurrency-limit");
+    const hand = dealHand(hash, this.#queues.length, this.shape.handSize);
+    let chosen = this.#queues[hand[0]!]!;
+    for (const index of hand) if (this.#queues[index]!.length < chosen.length) chosen = this.#queues[index]!;
+    if (chosen.length >= this.shape.queueLengthLimit) throw this.#reject("queue-full");
+    return new Promise<() => void>((resolve, reject) => {
+      let timer: TimerHandle | undefined;
+      const settle = () => {
+        if (timer !== undefined) this.#clock.clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      const waiter: Waiter = {
+        dispatch: () => {
+          settle();
+          resolve(this.#seat());
+        },
+        fail: (reason) => {
+          settle();
+          const index = chosen.indexOf(waiter);
+          if (index >= 0) {
+            chosen.splice(index, 1);
+            this.#waiting--;
+          }
+          reject(this.#reject(reason));
+        },
+      };
+      const onAbort = () => waiter.fail("cancelled");
+      chosen.push(waiter);
+      this.#waiting++;
+      timer = this.#clock.setTimeout(() => waiter.fail("time-out"), waitLimitMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  #seat(): () => void {
+    this.executing++;
+    this.counts.dispatched++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.executing--;
+      this.#dispatch();
+    };
+  }
+
+  #reject(reason: RejectionReason): FlowControlRejection {
+    this.counts.rejected++;
+    if (reason === "time-out") this.counts.timedOut++;
+    if (reason === "cancelled") this.counts.cancelled++;
+    return new FlowControlRejection(reason);
+  }
+
+  /** Gives free seats to waiting requests, one queue after another. */
+  #dispatch(): void {
+    while (this.#waiting > 0 && this.executing < this.concurrencyLimit) {
+      let queue = this.#queues[this.#next % this.#queues.length]!;
+      while (queue.length === 0) {
+        this.#next = (this.#next + 1) % this.#queues.length;
+        queue = this.#queues[this.#next]!;
+      }
+      this.#next = (this.#next + 1) % this.#queues.length;
+      const waiter = queue.shift()!;
+      this.#waiting--;
+      waiter.dispatch();
+    }
+  }
+}
