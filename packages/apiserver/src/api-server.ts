@@ -184,6 +184,15 @@ export class ApiServer {
   readonly admissionWebhooks: WebhookTransport = new WebhookTransport();
   /** Where webhook calls are reported: the metrics of each listener that counts them. */
   readonly #webhookObservers = new Set<Partial<WebhookObserver>>();
+  /** Tells the metrics of every listener of each webhook call. */
+  readonly #webhookFanOut: WebhookObserver = {
+    admission: (...report) => {
+      for (const observer of this.#webhookObservers) observer.admission?.(...report);
+    },
+    rejection: (...report) => {
+      for (const observer of this.#webhookObservers) observer.rejection?.(...report);
+    },
+  };
   /**
    * Authentication and authorization of the listeners that require a token:
    * the ServiceAccount token issuer and the RBAC authorizer (whose bootstrap
@@ -251,14 +260,7 @@ export class ApiServer {
         {
           context: admissionContext,
           transport: this.admissionWebhooks,
-          webhookObserver: {
-            admission: (...report) => {
-              for (const observer of this.#webhookObservers) observer.admission?.(...report);
-            },
-            rejection: (...report) => {
-              for (const observer of this.#webhookObservers) observer.rejection?.(...report);
-            },
-          },
+          webhookObserver: this.#webhookFanOut,
         },
       ),
       ...chosen.filter((p) => typeof p !== "string"),

@@ -5,6 +5,7 @@ import { auditIdOf, type RequestAudit } from "./audit/event.js";
 import { rbacEscalationCheck } from "./auth/escalation.js";
 import { authorizeRequest } from "./auth/request-auth.js";
 import { answerReview, reviewMessageOf, reviewRoute } from "./auth/reviews.js";
+import type { UserInfo } from "./auth/user.js";
 import { markAuthorized } from "./connection-limiter.js";
 import { HandlerContext, type HttpHandlerOptions } from "./context.js";
 import { admitRequest } from "./flow-control/filter.js";
@@ -62,44 +63,9 @@ async function handle(
   const { pathname, search } = splitTarget(request.url ?? "");
   const query = new URLSearchParams(search);
   const method = request.method ?? "GET";
-  checkHost(request, context.token);
-  let route: Route;
-  try {
-    route = parseRoute(pathname, context.routableResources(), context.subresourceNamesOf);
-  } catch {
-    throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
-  }
-  // Long-running requests (watch, and log, exec, attach, portforward) have no deadline, as kube-apiserver's.
-  if (
-    !(
-      (method === "GET" && isTrue(query.get("watch"))) ||
-      route.kind === "podConnect" ||
-      route.kind === "proxy"
-    )
-  )
-    limitTime(response, context.clock, context.requestTimeoutMs);
-  if (route.kind === "invalid") {
-    request.resume();
-    throw newBadRequest(route.message);
-  }
-  const user = await authorizeRequest(context.authn, request, pathname, query, audit);
-  if (context.authn === undefined || user.groups.includes("system:authenticated"))
-    markAuthorized(request.socket);
-  // Long-running requests but watches (logs, exec, attach, port-forward, proxy) are not flow-controlled.
-  if (context.flowControl !== undefined && route.kind !== "podConnect" && route.kind !== "proxy") {
-    const watch = method === "GET" && isTrue(query.get("watch"));
-    const admitted = admitRequest(
-      context.flowControl,
-      user,
-      method,
-      pathname,
-      query,
-      watch,
-      request,
-      response,
-    );
-    if (!(await admitted)) return;
-  }
+  const admitted = await admit(context, request, response, audit, method, pathname, query);
+  if (admitted === undefined) return;
+  const { route, user } = admitted;
   const review = method === "POST" ? reviewRoute(pathname) : undefined;
   if (review !== undefined) {
     const body = decodeObjectBody(
@@ -183,6 +149,53 @@ async function handle(
       request.resume();
       throw notAllowed(method, pathname);
   }
+}
+
+/**
+ * Who may ask and when: the Host and token, the route, the deadline, the
+ * user (authenticated, impersonated, authorized), then API Priority and
+ * Fairness. Undefined when the request has been answered already (a 429).
+ */
+async function admit(
+  context: HandlerContext,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  audit: RequestAudit | undefined,
+  method: string,
+  pathname: string,
+  query: URLSearchParams,
+): Promise<{ route: Exclude<Route, { kind: "invalid" }>; user: UserInfo } | undefined> {
+  checkHost(request, context.token);
+  let route: Route;
+  try {
+    route = parseRoute(pathname, context.routableResources(), context.subresourceNamesOf);
+  } catch {
+    throw newBadRequest(`the request path ${JSON.stringify(pathname)} is not properly escaped`);
+  }
+  const watch = method === "GET" && isTrue(query.get("watch"));
+  // Long-running requests (watch, and log, exec, attach, portforward, proxy) have no deadline, as
+  // kube-apiserver's; those but watches are not flow-controlled either.
+  const longRunning = route.kind === "podConnect" || route.kind === "proxy";
+  if (!watch && !longRunning) limitTime(response, context.clock, context.requestTimeoutMs);
+  if (route.kind === "invalid") {
+    request.resume();
+    throw newBadRequest(route.message);
+  }
+  const user = await authorizeRequest(context.authn, request, pathname, query, audit);
+  if (context.authn === undefined || user.groups.includes("system:authenticated"))
+    markAuthorized(request.socket);
+  if (context.flowControl === undefined || longRunning) return { route, user };
+  const served = await admitRequest(
+    context.flowControl,
+    user,
+    method,
+    pathname,
+    query,
+    watch,
+    request,
+    response,
+  );
+  return served ? { route, user } : undefined;
 }
 
 /** The verbs on a collection: list or watch, create, deletecollection. */

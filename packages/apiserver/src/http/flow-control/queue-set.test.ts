@@ -102,4 +102,22 @@ describe("QueueSet", () => {
       0, 1, 1, 2,
     ]);
   });
+
+  it("keeps waiting requests through a new shape, serving them or timing them out from their new queues", async () => {
+    const clock = new FakeClock();
+    const set = new QueueSet(1, queued, clock);
+    const release = set.acquire(1n, 15_000) as () => void;
+    const first = tryAcquire(set, 1n);
+    const second = outcome(tryAcquire(set, 2n));
+    set.reshape(1, { ...queued, reject: true });
+    expect(set.waiting).toBe(2);
+    release();
+    const held = await first;
+    expect(set.executing).toBe(1);
+    await clock.advance(15_000);
+    expect(await second).toBe("time-out");
+    expect([set.waiting, set.executing]).toEqual([0, 1]);
+    held();
+    expect([set.waiting, set.executing]).toEqual([0, 0]);
+  });
 });

@@ -96,9 +96,11 @@ export class QueueSet {
     this.concurrencyLimit = concurrencyLimit;
     if (shape.queues !== this.shape.queues || shape.reject !== this.shape.reject) {
       const waiting = this.#queues.flat();
-      this.#queues = Array.from({ length: shape.reject ? 0 : Math.max(1, shape.queues) }, () => []);
-      // Requests already queued stay queued, spread over the new queues in order.
-      waiting.forEach((waiter, i) => this.#queues[i % this.#queues.length]!.push(waiter));
+      // Requests already queued stay queued (in one queue, for a level that now rejects), spread
+      // over the new queues in order.
+      const queues = shape.reject ? Math.min(1, waiting.length) : Math.max(1, shape.queues);
+      this.#queues = Array.from({ length: queues }, () => []);
+      for (const [i, waiter] of waiting.entries()) this.#queues[i % queues]!.push(waiter);
     }
     this.shape = shape;
     this.#dispatch();
@@ -129,10 +131,13 @@ export class QueueSet {
         },
         fail: (reason) => {
           settle();
-          const index = chosen.indexOf(waiter);
-          if (index >= 0) {
-            chosen.splice(index, 1);
+          // Its queue, wherever a new shape put it.
+          for (const queue of this.#queues) {
+            const index = queue.indexOf(waiter);
+            if (index < 0) continue;
+            queue.splice(index, 1);
             this.#waiting--;
+            break;
           }
           reject(this.#reject(reason));
         },
