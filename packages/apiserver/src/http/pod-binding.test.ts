@@ -134,3 +134,41 @@ describe("a pod created with scheduling gates", () => {
     expect((await create("free")).status?.conditions).toBeUndefined();
   });
 });
+
+describe("the bindings collection", () => {
+  it("binds the Binding's own pod, as pods/{name}/binding does, and serves create only", async () => {
+    const { client, create, binding } = await start();
+    const { url } = running[0]!.http;
+    await create("web");
+    const bind = async (body: unknown) => {
+      const response = await fetch(`${url}/api/v1/namespaces/default/bindings`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { code: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    expect(await bind(binding("web", "node-1"))).toEqual({
+      code: 201,
+      body: { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 },
+    });
+    expect((await client.resource(pods, "default").get("web")).spec?.nodeName).toBe("node-1");
+    const again = await bind(binding("web", "node-2"));
+    expect([again.code, again.body.message]).toEqual([
+      409,
+      'Operation cannot be fulfilled on pods/binding "web": pod web is already assigned to node "node-1"',
+    ]);
+    const missing = await bind(binding("ghost", "node-1"));
+    expect([missing.code, missing.body.message]).toEqual([404, 'pods "ghost" not found']);
+    const listed = await fetch(`${url}/api/v1/namespaces/default/bindings`);
+    expect(listed.status).toBe(405);
+    const discovery = (await (await fetch(`${url}/api/v1`)).json()) as {
+      resources: { name: string; verbs: string[]; kind: string; namespaced: boolean }[];
+    };
+    expect(discovery.resources.find((r) => r.name === "bindings")).toMatchObject({
+      kind: "Binding",
+      namespaced: true,
+      verbs: ["create"],
+    });
+  });
+});

@@ -30,6 +30,7 @@ export function collectionAllows(
 ): boolean {
   return !(
     (resource.namespaced && namespace === undefined && method !== "GET") ||
+    (method === "GET" && !verbs.includes("list")) ||
     (method === "POST" && !verbs.includes("create")) ||
     (method === "DELETE" && !verbs.includes("deletecollection"))
   );

@@ -17,6 +17,7 @@ import { defineKind, type ResourceDefinition } from "./definition.js";
 import { eventsV1EventDefinition } from "./events-api.js";
 import { flowControlDefinitions } from "./flow-control.js";
 import { podDefinition } from "./pod.js";
+import { bindingDefinition } from "./pod-binding.js";
 import { runtimeClassDefinition } from "./runtime-class.js";
 import { serviceDefinition } from "./service.js";
 import { storageCSIDefinitions } from "./storage-csi.js";
@@ -29,6 +30,7 @@ import { workloadDefinitions } from "./workloads.js";
  */
 export const builtinDefinitions: readonly ResourceDefinition[] = [
   podDefinition,
+  bindingDefinition,
   eventDefinition,
   nodeDefinition,
   namespaceDefinition,

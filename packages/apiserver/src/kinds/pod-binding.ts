@@ -1,14 +1,16 @@
 import {
+  defineResource,
   type KubeObject,
   newBadRequest,
   newConflict,
   newInvalid,
   type Pod,
   type PodCondition,
+  pods,
 } from "@reconcile/api";
 import { copyJson, isJsonObject } from "../json.js";
 import { FieldErrors } from "../registry/field-errors.js";
-import type { SubresourceHandler } from "./definition.js";
+import { defineKind, type SubresourceHandler } from "./definition.js";
 
 /**
  * `POST pods/{name}/binding` (kube-apiserver's `BindingREST`): one write that
@@ -21,6 +23,35 @@ export const podBindingHandler: SubresourceHandler = {
     await store.update(namespace, name, (existing) => assignPod(existing, binding, store.now()), options);
   },
 };
+
+/** What a successful binding is answered with (`metav1.Status{Status: Success}`, 201). */
+const bound = { kind: "Status", apiVersion: "v1", metadata: {}, status: "Success", code: 201 } as KubeObject;
+
+/**
+ * `POST /api/v1/namespaces/{ns}/bindings` (the legacy `bindings` resource,
+ * what custom schedulers and the Python client's `create_namespaced_binding`
+ * post to): the pod is the Binding's own `metadata.name`, bound as through
+ * `pods/{name}/binding`. Nothing is stored; create is the only verb.
+ */
+export const bindingDefinition = defineKind({
+  descriptor: defineResource({
+    group: "",
+    version: "v1",
+    kind: "Binding",
+    plural: "bindings",
+    namespaced: true,
+  }),
+  verbs: ["create"],
+  source: {
+    list: () => [],
+    async create(namespace, body, options, post) {
+      const meta = isJsonObject(body) && isJsonObject(body.metadata) ? body.metadata : {};
+      const name = typeof meta.name === "string" ? meta.name : "";
+      await post(pods, namespace, name, "binding", body, options);
+      return copyJson(bound);
+    },
+  },
+});
 
 /** A core/v1 Binding: the pod (by metadata) and the node it goes to. */
 export interface Binding {

@@ -18,6 +18,7 @@ import type { NodePortAllocator } from "./node-port-allocator.js";
 import type { PatchType } from "./patch.js";
 import type { ResourceDefinition } from "./resource-definition.js";
 import type { DryRunOption, PatchOptions, RegistryDeleteOptions, StoreContext } from "./store/context.js";
+import { decodeObject } from "./store/decode.js";
 import { keyOf } from "./store/keys.js";
 import type { RegistryWatch } from "./store/reads.js";
 import { Store } from "./store/store.js";
@@ -154,6 +155,14 @@ export class Registry {
     options: DryRunOption & { managedFieldsComputed?: boolean | undefined } = {},
   ): Promise<KubeObject> {
     await this.#ready;
+    const definition = this.#definitions.get(resource);
+    if (definition?.source?.create !== undefined) {
+      // Decoded as its kind first, as any body: a wrongly typed field is the decoder's 400.
+      const object = decodeObject(definition, this.#context.maxObjectBytes, body, options.fieldValidation);
+      return definition.source.create(namespace, object, options, (...post) =>
+        this.createSubresource(...post),
+      );
+    }
     return this.#store(resource).create(namespace, body, options);
   }
 

@@ -5,6 +5,7 @@ import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
 import type { FillPhase } from "./empty-values.js";
 import type { NodePortAllocator } from "./node-port-allocator.js";
 import type { PatchMeta } from "./patch.js";
+import type { DryRunOption } from "./store/request-options.js";
 import type { Schema } from "./schema.js";
 import type { Strategy } from "./strategy.js";
 import type { SubresourceHandler } from "./subresource-handler.js";
@@ -161,7 +162,28 @@ export interface VersionConversion {
 /** The objects of a computed kind, now: those of `namespace`, or all of them when it is undefined. */
 export interface ObjectSource {
   list(namespace: string | undefined): readonly KubeObject[];
+  /**
+   * A POST of the collection, for a kind whose objects are not kept but act
+   * on another's (a Binding binds a pod, through `post` to its `binding`
+   * subresource): what the client is answered with.
+   */
+  create?(
+    namespace: string | undefined,
+    body: unknown,
+    options: DryRunOption,
+    post: SubresourcePost,
+  ): Promise<KubeObject>;
 }
+
+/** A POST to a subresource of an object of another kind (the registry's `createSubresource`). */
+export type SubresourcePost = (
+  resource: ResourceDescriptor,
+  namespace: string | undefined,
+  name: string,
+  subresource: string,
+  body: unknown,
+  options: DryRunOption,
+) => Promise<void>;
 
 /** What a definition's write hooks may use: the allocators the server was built with. */
 export interface WriteHookContext {

@@ -140,7 +140,7 @@ describe("typed decoding of every built-in kind", () => {
       "APIService",
       "ComponentStatus",
     ]);
-    expect(kinds.length).toBe(50);
+    expect(kinds.length).toBe(51);
   });
 
   it.each(
