@@ -5,8 +5,8 @@ import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
 import type { FillPhase } from "./empty-values.js";
 import type { NodePortAllocator } from "./node-port-allocator.js";
 import type { PatchMeta } from "./patch.js";
-import type { DryRunOption } from "./store/request-options.js";
 import type { Schema } from "./schema.js";
+import type { DryRunOption } from "./store/request-options.js";
 import type { Strategy } from "./strategy.js";
 import type { SubresourceHandler } from "./subresource-handler.js";
 
