@@ -444,5 +444,6 @@ function joinedKubeletConnection(
       first((c) => c.attach(nodeName, namespace, podName, container)),
     portForward: (nodeName, namespace, podName, port) =>
       first((c) => c.portForward(nodeName, namespace, podName, port)),
+    nodeProxy: (nodeName, method, path) => first((c) => c.nodeProxy(nodeName, method, path)),
   };
 }

@@ -11,10 +11,15 @@ import type { Introspection, Logger } from "@reconcile/controller";
 import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
 import { attachInPod, type ExecAnswer, execInPod } from "./exec.js";
 import { Kubelet, type KubeletOptions } from "./kubelet.js";
+import { type KubeletHttpAnswer, kubeletHttpAnswer } from "./kubelet-server.js";
 import type { ContainerLogOptions, ContainerLogResult } from "./logs.js";
 import { kubeletView } from "./machinery.js";
 import { type PortForwardAnswer, portForwardInPod } from "./port-forward.js";
-import { type ResourceUsageDefaults, resourceMetricsProvider } from "./resource-usage.js";
+import {
+  collectResourceMetrics,
+  type ResourceUsageDefaults,
+  resourceMetricsProvider,
+} from "./resource-usage.js";
 import type { ExecOptions } from "./runtime/runtime.js";
 
 export interface NodeSimulatorOptions {
@@ -52,6 +57,8 @@ export class NodeSimulator {
   readonly #options: NodeSimulatorOptions;
   readonly #clock: Clock;
   readonly #names: readonly string[];
+  readonly #kubeletOptions = new Map<string, KubeletOptions>();
+  readonly #startedAt: number;
   #running = false;
   #markSynced!: () => void;
   /** Settles once the pod informer has synced (the nodes' pod sources are ready), or the run has stopped. */
@@ -68,8 +75,9 @@ export class NodeSimulator {
     this.#options = options;
     this.#names = names;
     this.#clock = options.clock ?? realClock;
+    this.#startedAt = this.#clock.now();
     this.kubelets = names.map((nodeName, i) => {
-      const kubelet = new Kubelet({
+      const kubeletOptions: KubeletOptions = {
         nodeName,
         client: options.client,
         clock: this.#clock,
@@ -79,8 +87,10 @@ export class NodeSimulator {
         podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
         nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
         ...options.kubeletOptions?.(nodeName, i),
-      });
+      };
+      const kubelet = new Kubelet(kubeletOptions);
       this.#byName.set(nodeName, kubelet);
+      this.#kubeletOptions.set(nodeName, kubeletOptions);
       options.introspection?.register({
         kind: "kubelet",
         name: nodeName,
@@ -123,6 +133,7 @@ export class NodeSimulator {
       podName: string,
       port: number,
     ): PortForwardAnswer | undefined;
+    nodeProxy(nodeName: string, method: string, path: string): KubeletHttpAnswer | undefined;
   } {
     return {
       containerLogs: (nodeName, namespace, podName, container, options) =>
@@ -141,6 +152,17 @@ export class NodeSimulator {
         const kubelet = this.#byName.get(nodeName);
         if (kubelet === undefined) return undefined;
         return portForwardInPod(kubelet.runtime, kubelet.getPods(), namespace, podName, port);
+      },
+      nodeProxy: (nodeName, method, path) => {
+        const kubelet = this.#byName.get(nodeName);
+        if (kubelet === undefined) return undefined;
+        const now = this.#clock.now();
+        const usage = () => {
+          const { nodes, pods } = collectResourceMetrics(this.kubelets, now);
+          return { node: nodes.find((node) => node.metadata?.name === nodeName), pods };
+        };
+        const options = this.#kubeletOptions.get(nodeName)!;
+        return kubeletHttpAnswer({ kubelet, options, now, startedAt: this.#startedAt, usage }, method, path);
       },
     };
   }

@@ -100,6 +100,16 @@ export interface KubeletConnection {
     podName: string,
     port: number,
   ): { ok: true; stream: PodPortStream } | { ok: false; message: string } | undefined;
+  /**
+   * A request to the node's kubelet server (`nodes/{name}/proxy/<path>`):
+   * its status, headers and body; undefined when no kubelet of that name
+   * can be reached.
+   */
+  nodeProxy?(
+    nodeName: string,
+    method: string,
+    path: string,
+  ): { status: number; headers: Record<string, string>; body: string } | undefined;
 }
 
 export type PodConnectAction = "log" | "exec" | "attach" | "portforward";

@@ -1,4 +1,4 @@
-import { endpoints, type Pod, pods, services } from "@reconcile/api";
+import { endpoints, nodes, type Pod, pods, services } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
@@ -203,5 +203,68 @@ describe("pods/proxy and services/proxy", () => {
         name: "web:8080",
       },
     ]);
+  });
+});
+
+describe("nodes/{name}/proxy", () => {
+  it("asks the node's kubelet server for the path and query, and answers as it does", async () => {
+    const asked: string[] = [];
+    const kubelet: KubeletConnection = {
+      containerLogs: () => undefined,
+      nodeProxy(nodeName, method, path) {
+        asked.push(`${nodeName} ${method} ${path}`);
+        return path.startsWith("/healthz")
+          ? { status: 200, headers: { "Content-Type": "text/plain; charset=utf-8" }, body: "ok" }
+          : {
+              status: 404,
+              headers: { "Content-Type": "text/plain; charset=utf-8" },
+              body: "404 page not found\n",
+            };
+      },
+    };
+    const api = new ApiServer({ clock: new FakeClock(Date.parse("2026-01-01T00:00:00Z")) });
+    const server = await listen(api, { kubeletConnection: kubelet });
+    running.push({ api, http: server });
+    await api
+      .client()
+      .resource(nodes)
+      .create({
+        metadata: { name: "n1" },
+        status: { addresses: [{ type: "InternalIP", address: "10.0.0.7" }] },
+      });
+    const get = async (path: string, method = "GET") => {
+      const response = await fetch(`${server.url}${path}`, { method, redirect: "manual" });
+      return `${response.status} ${response.headers.get("content-type")} ${await response.text()}`;
+    };
+    expect(await get("/api/v1/nodes/n1/proxy/healthz?verbose")).toBe("200 text/plain; charset=utf-8 ok");
+    expect(await get("/api/v1/nodes/n1:10250/proxy/other")).toBe(
+      "404 text/plain; charset=utf-8 404 page not found\n",
+    );
+    expect(await get("/api/v1/nodes/n1/proxy/healthz", "HEAD")).toBe("200 text/plain; charset=utf-8 ");
+    expect(asked).toEqual(["n1 GET /healthz?verbose", "n1 GET /other", "n1 HEAD /healthz"]);
+    const otherPort = JSON.parse((await get("/api/v1/nodes/n1:8080/proxy/")).split(" ").slice(2).join(" "));
+    expect([otherPort.code, otherPort.message]).toEqual([
+      503,
+      "error trying to reach service: dial tcp 10.0.0.7:8080: connect: connection refused",
+    ]);
+    const missing = JSON.parse((await get("/api/v1/nodes/n2/proxy/healthz")).split(" ").slice(2).join(" "));
+    expect([missing.code, missing.message]).toEqual([404, 'nodes "n2" not found']);
+    expect(asked).toHaveLength(3);
+  });
+
+  it("is authorized as the nodes/proxy subresource", () => {
+    const [attributes] = requestAttributes(
+      { username: "u", groups: [] },
+      "GET",
+      "/api/v1/nodes/n1/proxy/metrics",
+      new URLSearchParams(),
+    );
+    expect(attributes).toMatchObject({
+      verb: "get",
+      resource: "nodes",
+      subresource: "proxy",
+      name: "n1",
+      namespace: "",
+    });
   });
 });

@@ -5,13 +5,14 @@ import {
   endpoints,
   newBadRequest,
   newServiceUnavailable,
+  nodes,
   type Pod,
   pods,
   type Service,
   StatusError,
   services,
 } from "@reconcile/api";
-import type { Endpoints } from "kubernetes-types/core/v1.js";
+import type { Endpoints, Node } from "kubernetes-types/core/v1.js";
 import type { HandlerContext } from "./context.js";
 import type { PodPortStream } from "./pod-connect.js";
 
@@ -43,7 +44,7 @@ const notPassedBack = new Set(["connection", "keep-alive", "transfer-encoding", 
  */
 export async function serveProxy(
   context: HandlerContext,
-  route: { resource: "pods" | "services"; namespace: string; name: string; path: string },
+  route: { resource: "pods" | "services" | "nodes"; namespace: string; name: string; path: string },
   /** The request's path, and its query with the `?` (or ""). */
   pathname: string,
   search: string,
@@ -54,7 +55,7 @@ export async function serveProxy(
   const id = splitSchemeNamePort(name);
   if (id === undefined) {
     request.resume();
-    throw newBadRequest(`invalid ${resource === "pods" ? "pod" : "service"} request ${JSON.stringify(name)}`);
+    throw newBadRequest(`invalid ${resource.slice(0, -1)} request ${JSON.stringify(name)}`);
   }
   if (path === "" && (request.method === "GET" || request.method === "HEAD")) {
     request.resume();
@@ -62,6 +63,7 @@ export async function serveProxy(
     response.end();
     return;
   }
+  if (resource === "nodes") return serveNodeProxy(context, id.name, id.port, path, search, request, response);
   const target =
     resource === "pods"
       ? await podTarget(context, namespace, id.name, id.port)
@@ -114,6 +116,41 @@ export async function serveProxy(
     response.on("close", () => outgoing.destroy());
     request.pipe(outgoing);
   });
+}
+
+/** The kubelet's port, as a Node's `status.daemonEndpoints.kubeletEndpoint` gives it. */
+const kubeletPort = 10250;
+
+/**
+ * `nodes/{[scheme:]name[:port]}/proxy[/path]`: the request answered by the
+ * node's kubelet server (`/healthz`, `/pods`, `/configz`, `/stats/summary`,
+ * `/metrics/resource`), as kube-apiserver passes it to port 10250. Another
+ * port of the node answers nothing here.
+ */
+async function serveNodeProxy(
+  context: HandlerContext,
+  name: string,
+  port: string,
+  path: string,
+  search: string,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): Promise<void> {
+  request.resume();
+  const node = (await context.registry.get(nodes, undefined, name)) as Node;
+  const address = node.status?.addresses?.find((a) => a.type === "InternalIP")?.address ?? name;
+  const answer =
+    port === "" || Number(port) === kubeletPort
+      ? context.kubeletConnection?.nodeProxy?.(name, request.method ?? "GET", `${path || "/"}${search}`)
+      : undefined;
+  if (answer === undefined) {
+    const where = `${address}:${port || kubeletPort}`;
+    throw newServiceUnavailable(
+      `error trying to reach service: dial tcp ${where}: connect: connection refused`,
+    );
+  }
+  response.writeHead(answer.status, answer.headers);
+  response.end(request.method === "HEAD" ? undefined : answer.body);
 }
 
 /** upstream's `SplitSchemeNamePort`: `name`, `name:port` or `scheme:name:port`, scheme http, https or none. */

@@ -31,7 +31,8 @@ export type Route =
    */
   | {
       kind: "proxy";
-      resource: "pods" | "services";
+      resource: "pods" | "services" | "nodes";
+      /** "" for a node. */
       namespace: string;
       /** As sent: `web`, `web:8080`, `https:web:443`. */
       name: string;
@@ -68,7 +69,7 @@ export function parseRoute(
   const route = routeOf(segments, resources, subresourcesOf);
   if (route.kind === "proxy") {
     // What follows `proxy` is the pod's path, passed on as sent; the segments before it name the object.
-    const at = proxySegment(pathname);
+    const at = proxySegment(pathname, route.resource === "nodes" ? 4 : 6);
     const before = segments.slice(0, at.index);
     const problem = before.find((segment) => pathSegmentProblems(segment).length > 0);
     if (problem === undefined) return { ...route, path: at.path };
@@ -94,18 +95,19 @@ export function parseRoute(
 
 /**
  * Where a proxy path's own path starts: the index of its `proxy` segment
- * among the non-empty segments (the sixth: `api`, `v1`, `namespaces`, the
- * namespace, `pods` or `services`, the name), and the raw path after it.
+ * among the non-empty segments (the sixth after `api`, `v1`, `namespaces`,
+ * the namespace, `pods` or `services`, the name; the fourth after `api`,
+ * `v1`, `nodes`, the name), and the raw path after it.
  */
-function proxySegment(pathname: string): { index: number; path: string } {
+function proxySegment(pathname: string, index: number): { index: number; path: string } {
   const raw = pathname.split("/");
   let seen = 0;
   for (let i = 0; i < raw.length; i++) {
     if (raw[i] === "") continue;
-    if (seen === 6) return { index: 6, path: i + 1 < raw.length ? `/${raw.slice(i + 1).join("/")}` : "" };
+    if (seen === index) return { index, path: i + 1 < raw.length ? `/${raw.slice(i + 1).join("/")}` : "" };
     seen++;
   }
-  return { index: 6, path: "" };
+  return { index, path: "" };
 }
 
 function routeOf(
@@ -177,6 +179,8 @@ function routeOf(
       return resourceRoute(namespaced, tail[1], tail.slice(3), subresourcesOf);
     }
   }
+  if (group === "" && version === "v1" && tail[0] === "nodes" && tail[1] !== undefined && tail[2] === "proxy")
+    return { kind: "proxy", resource: "nodes", namespace: "", name: tail[1], path: "" };
   const resource = find(tail[0]);
   if (resource === undefined) return { kind: "notFound" };
   // A namespaced kind's collection across all namespaces; its objects need a namespace.
