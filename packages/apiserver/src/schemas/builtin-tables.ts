@@ -1,5 +1,13 @@
-// The tables of the built-in kinds' schemas and Go types: the generated ones, and the CSI kinds of
-// storage.k8s.io/v1 they do not hold.
+// The tables of the built-in kinds' schemas and Go types: the generated ones, and those they do not
+// hold (storage.k8s.io/v1's CSI kinds, kube-aggregator's APIService).
+
+import {
+  apiServiceDefinitions,
+  apiServiceGoEmptyValues,
+  apiServiceGoFieldTypes,
+  apiServiceGoNamedTypes,
+  apiServiceKindDefinitionNames,
+} from "./api-services.generated.js";
 import {
   builtinGoEmptyValues as generatedEmptyValues,
   builtinGoFieldTypes as generatedFieldTypes,
@@ -21,27 +29,31 @@ export { builtinDefinitionsJSON } from "./builtin-openapi.generated.js";
 export const builtinKindDefinitionNames: Readonly<Record<string, string>> = {
   ...generatedKindNames,
   ...csiKindDefinitionNames,
+  ...apiServiceKindDefinitionNames,
 };
 
 /** Definition name → JSON field → the field's Go type, as reflect prints it. */
 export const builtinGoFieldTypes: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   ...generatedFieldTypes,
   ...csiGoFieldTypes,
+  ...apiServiceGoFieldTypes,
 };
 
 /** Named Go type → its underlying type. */
 export const builtinGoNamedTypes: Readonly<Record<string, string>> = {
   ...generatedNamedTypes,
   ...csiGoNamedTypes,
+  ...apiServiceGoNamedTypes,
 };
 
 /** Definition name → JSON field → what Go's encoding/json writes when the field is unset. */
 export const builtinGoEmptyValues: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   ...generatedEmptyValues,
   ...csiGoEmptyValues,
+  ...apiServiceGoEmptyValues,
 };
 
 /** The definitions the generated document lacks, to add to it once parsed (a fresh copy each call). */
 export function supplementaryDefinitions(): Record<string, unknown> {
-  return structuredClone(csiDefinitions) as Record<string, unknown>;
+  return structuredClone({ ...csiDefinitions, ...apiServiceDefinitions }) as Record<string, unknown>;
 }
