@@ -185,17 +185,9 @@ async function admit(
   if (context.authn === undefined || user.groups.includes("system:authenticated"))
     markAuthorized(request.socket);
   if (context.flowControl === undefined || longRunning) return { route, user };
-  const served = await admitRequest(
-    context.flowControl,
-    user,
-    method,
-    pathname,
-    query,
-    watch,
-    request,
-    response,
-  );
-  return served ? { route, user } : undefined;
+  const flow = context.flowControl;
+  const admitted = admitRequest(flow, user, method, pathname, query, watch, request, response);
+  return (admitted instanceof Promise ? await admitted : admitted) ? { route, user } : undefined;
 }
 
 /** The verbs on a collection: list or watch, create, deletecollection. */

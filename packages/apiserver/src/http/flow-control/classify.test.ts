@@ -48,7 +48,9 @@ const path = (who: UserInfo, verb: string, requestPath: string): Attributes => (
 
 /** `<flow schema> <priority level> <distinguisher>` of a request under the bootstrap configuration. */
 function classified(config: FlowControlConfig, digest: Attributes): string {
-  const { flowSchema, priorityLevel, flowDistinguisher } = config.classify(digest);
+  const { flowSchema, priorityLevel, flowDistinguisher } = config.classify(digest.user, {
+    attributes: () => digest,
+  });
   return `${flowSchema.metadata?.name} ${priorityLevel.metadata?.name} ${JSON.stringify(flowDistinguisher)}`;
 }
 

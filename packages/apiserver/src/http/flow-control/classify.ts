@@ -11,6 +11,7 @@ import {
   type PriorityLevelObject,
 } from "../../kinds/flow-control-bootstrap.js";
 import type { Attributes } from "../auth/attributes.js";
+import type { UserInfo } from "../auth/user.js";
 
 // How API Priority and Fairness classifies a request (k8s.io/apiserver's
 // util/flowcontrol: `matchesFlowSchema`, `matchesPolicyRule`): the first
@@ -71,16 +72,36 @@ function nonResourceRuleMatches(rule: NonResourcePolicyRule, digest: RequestDige
 }
 
 function rulesMatch(rules: PolicyRulesWithSubjects, digest: RequestDigest): boolean {
-  if (!rules.subjects.some((subject) => subjectMatches(subject, digest))) return false;
-  return (
-    (rules.resourceRules ?? []).some((rule) => resourceRuleMatches(rule, digest)) ||
-    (rules.nonResourceRules ?? []).some((rule) => nonResourceRuleMatches(rule, digest))
+  let subject = false;
+  for (const candidate of rules.subjects) if ((subject = subjectMatches(candidate, digest))) break;
+  if (!subject) return false;
+  if (digest.resourceRequest) {
+    for (const rule of rules.resourceRules ?? []) if (resourceRuleMatches(rule, digest)) return true;
+  } else {
+    for (const rule of rules.nonResourceRules ?? []) if (nonResourceRuleMatches(rule, digest)) return true;
+  }
+  return false;
+}
+
+/** Whether `rules` match every request of their subjects: every verb, group, resource and scope, every path. */
+function takesEverything(rules: PolicyRulesWithSubjects): boolean {
+  const all = (list: readonly string[] | undefined) => list?.includes("*") === true;
+  const resources = (rules.resourceRules ?? []).some(
+    (rule) =>
+      all(rule.verbs) &&
+      all(rule.apiGroups) &&
+      all(rule.resources) &&
+      all(rule.namespaces) &&
+      rule.clusterScope === true,
   );
+  const paths = (rules.nonResourceRules ?? []).some((rule) => all(rule.verbs) && all(rule.nonResourceURLs));
+  return resources && paths;
 }
 
 /** Whether `flowSchema` takes the request (any of its rules matches). */
 export function flowSchemaMatches(flowSchema: FlowSchemaObject, digest: RequestDigest): boolean {
-  return (flowSchema.spec?.rules ?? []).some((rules) => rulesMatch(rules, digest));
+  for (const rules of flowSchema.spec?.rules ?? []) if (rulesMatch(rules, digest)) return true;
+  return false;
 }
 
 /**
@@ -110,19 +131,45 @@ export class FlowControlConfig {
           (a.spec?.matchingPrecedence ?? 1000) - (b.spec?.matchingPrecedence ?? 1000) ||
           ((a.metadata?.name ?? "") < (b.metadata?.name ?? "") ? -1 : 1),
       );
+    const first = this.flowSchemas[0];
+    this.#firstTakesAllOf =
+      first === undefined || first.spec?.distinguisherMethod?.type === "ByNamespace"
+        ? []
+        : (first.spec?.rules ?? []).filter(takesEverything).flatMap((rules) => rules.subjects);
   }
 
-  /** Where the request goes; `catch-all` when no FlowSchema matches. */
-  classify(digest: RequestDigest): Classification {
-    const flowSchema =
-      this.flowSchemas.find((schema) => flowSchemaMatches(schema, digest)) ??
-      this.flowSchemas.find((schema) => schema.metadata?.name === "catch-all")!;
+  /** The subjects all of whose requests the first FlowSchema takes (none when it is picky). */
+  readonly #firstTakesAllOf: readonly Subject[];
+
+  /**
+   * Where the request of `user` goes; `catch-all` when no FlowSchema
+   * matches. `attributes` are asked for only when the first FlowSchema does
+   * not take everything its subjects ask (as `exempt` takes all of
+   * `system:masters`'s requests), so an admin's request is placed at once.
+   */
+  classify(user: UserInfo, request: { attributes(): RequestDigest }): Classification {
+    const schemas = this.flowSchemas;
+    for (const subject of this.#firstTakesAllOf)
+      if (subjectMatches(subject, { user } as RequestDigest))
+        return this.#classification(schemas[0]!, user, undefined);
+    const digest = request.attributes();
+    for (const schema of schemas)
+      if (flowSchemaMatches(schema, digest)) return this.#classification(schema, user, digest);
+    const catchAll = schemas.find((schema) => schema.metadata?.name === "catch-all")!;
+    return this.#classification(catchAll, user, digest);
+  }
+
+  #classification(
+    flowSchema: FlowSchemaObject,
+    user: UserInfo,
+    digest: RequestDigest | undefined,
+  ): Classification {
     const priorityLevel = this.priorityLevels.get(flowSchema.spec!.priorityLevelConfiguration.name)!;
     const method = flowSchema.spec?.distinguisherMethod?.type;
     const flowDistinguisher =
       method === "ByUser"
-        ? digest.user.username
-        : method === "ByNamespace" && digest.resourceRequest
+        ? user.username
+        : method === "ByNamespace" && digest?.resourceRequest
           ? digest.namespace
           : "";
     return { flowSchema, priorityLevel, flowDistinguisher };

@@ -3,9 +3,12 @@ import { flowSchemas, isNotFound, type KubeObject, priorityLevelConfigurations }
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import type { FlowSchemaObject, PriorityLevelObject } from "../../kinds/flow-control-bootstrap.js";
+import type { UserInfo } from "../auth/user.js";
 import { watchKind } from "../auth/watch-kind.js";
 import { type Classification, FlowControlConfig, type RequestDigest } from "./classify.js";
 import { FlowControlRejection, QueueSet, type QueuingShape } from "./queue-set.js";
+
+const noRelease = () => {};
 
 /** kube-apiserver's `--max-requests-inflight` plus `--max-mutating-requests-inflight` defaults. */
 export const defaultServerConcurrencyLimit = 600;
@@ -18,6 +21,16 @@ export interface FlowControllerOptions {
   serverConcurrencyLimit?: number | undefined;
   /** How long a request may wait in a queue. Default 15,000 ms (a quarter of the request timeout). */
   queueWaitLimitMs?: number | undefined;
+}
+
+/**
+ * A request to admit: its attributes (asked for only when its classification
+ * needs them) and the signal of its client going away (asked for only when
+ * it has to wait).
+ */
+export interface AdmittedRequest {
+  attributes(): RequestDigest;
+  cancel(): AbortSignal;
 }
 
 /** What admitting a request gives: where it went, and the seat to release when it is answered. */
@@ -43,6 +56,8 @@ export class FlowController {
   readonly #queueSets = new Map<string, QueueSet>();
   readonly #hashes = new Map<string, bigint>();
   #ready: Promise<void> | undefined;
+  /** Whether the first lists are in: requests are admitted without waiting for them. */
+  #synced = false;
   readonly #stop = new AbortController();
   #running: Promise<unknown> | undefined;
 
@@ -55,7 +70,11 @@ export class FlowController {
 
   /** Starts the watches on first use; settles once both kinds are listed. */
   ready(): Promise<void> {
-    this.#ready ??= this.#served().then((served) => (served ? this.#watch() : undefined));
+    this.#ready ??= this.#served()
+      .then((served) => (served ? this.#watch() : undefined))
+      .then(() => {
+        this.#synced = true;
+      });
     return this.#ready;
   }
 
@@ -124,22 +143,26 @@ export class FlowController {
   }
 
   /**
-   * Classifies the request and waits for a seat in its level (none for an
-   * exempt level). Rejects with a `FlowControlRejection` when the level
-   * refuses it; the classification is on the error's `classification`.
+   * Classifies the request and takes a seat in its level (none for an exempt
+   * level): at once when one is free (no promise), else once one frees.
+   * Throws or rejects with a `FlowControlRejection` carrying the
+   * classification when the level refuses it.
    */
-  async admit(digest: RequestDigest, signal?: AbortSignal): Promise<Admission> {
-    await this.ready();
-    const classification = this.config().classify(digest);
+  admit(user: UserInfo, request: AdmittedRequest): Admission | Promise<Admission> {
+    if (!this.#synced) return this.ready().then(() => this.admit(user, request));
+    const classification = this.config().classify(user, request);
     const level = classification.priorityLevel;
     const set = level.spec?.type === "Limited" ? this.#queueSets.get(level.metadata?.name ?? "") : undefined;
-    if (set === undefined) return { classification, release: () => {} };
+    if (set === undefined) return { classification, release: noRelease };
     try {
-      const seat = set.acquire(this.#flowHash(classification), this.queueWaitLimitMs, signal);
-      return { classification, release: seat instanceof Promise ? await seat : seat };
+      const seat = set.acquire(this.#flowHash(classification), this.queueWaitLimitMs, request);
+      if (!(seat instanceof Promise)) return { classification, release: seat };
+      return seat.then(
+        (release) => ({ classification, release }),
+        (error: unknown) => refused(error, classification),
+      );
     } catch (error) {
-      if (error instanceof FlowControlRejection) throw new FlowControlRejection(error.reason, classification);
-      throw error;
+      return refused(error, classification);
     }
   }
 
@@ -154,6 +177,12 @@ export class FlowController {
     }
     return hash;
   }
+}
+
+/** A level's refusal, told where the request was classified. */
+function refused(error: unknown, classification: Classification): never {
+  if (error instanceof FlowControlRejection) throw new FlowControlRejection(error.reason, classification);
+  throw error;
 }
 
 function nominalShares(level: PriorityLevelObject): number {

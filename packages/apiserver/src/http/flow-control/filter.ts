@@ -1,8 +1,8 @@
 import type * as http from "node:http";
 import { requestAttributes } from "../auth/request-auth.js";
 import type { UserInfo } from "../auth/user.js";
-import type { Classification } from "./classify.js";
-import type { FlowController } from "./controller.js";
+import type { Classification, RequestDigest } from "./classify.js";
+import type { Admission, FlowController } from "./controller.js";
 import { FlowControlRejection } from "./queue-set.js";
 
 // kube-apiserver's WithPriorityAndFairness filter: every request but the
@@ -31,11 +31,62 @@ function tooManyRequests(response: http.ServerResponse): void {
 }
 
 /**
- * Admits one request as `user`: resolves to true once it may be served (its
- * seat freed when the response ends, or at once for a watch), or answers the
- * 429 itself and resolves to false.
+ * One request before the flow controller: what it asks (worked out only if
+ * its classification needs it), and its client's going away (watched only
+ * while it waits in a queue).
  */
-export async function admitRequest(
+class PendingRequest {
+  #onClose: (() => void) | undefined;
+
+  constructor(
+    readonly user: UserInfo,
+    readonly method: string,
+    readonly pathname: string,
+    readonly query: URLSearchParams,
+    readonly watch: boolean,
+    readonly request: http.IncomingMessage,
+    readonly response: http.ServerResponse,
+  ) {}
+
+  attributes(): RequestDigest {
+    return requestAttributes(this.user, this.method, this.pathname, this.query)[0]!;
+  }
+
+  cancel(): AbortSignal {
+    const gone = new AbortController();
+    this.#onClose = () => gone.abort();
+    this.response.once("close", this.#onClose);
+    return gone.signal;
+  }
+
+  #stopWatching(): void {
+    if (this.#onClose !== undefined) this.response.off("close", this.#onClose);
+  }
+
+  admitted(admission: Admission): boolean {
+    this.#stopWatching();
+    setClassificationHeaders(this.response, admission.classification);
+    if (this.watch) admission.release();
+    else this.response.once("close", admission.release);
+    return true;
+  }
+
+  refused(error: unknown): boolean {
+    this.#stopWatching();
+    if (!(error instanceof FlowControlRejection)) throw error;
+    if (error.classification !== undefined) setClassificationHeaders(this.response, error.classification);
+    this.request.resume();
+    tooManyRequests(this.response);
+    return false;
+  }
+}
+
+/**
+ * Admits one request as `user`: true once it may be served (at once when a
+ * seat is free; its seat is freed when the response closes, or at once for
+ * a watch), or false once the 429 has been answered.
+ */
+export function admitRequest(
   flow: FlowController,
   user: UserInfo,
   method: string,
@@ -44,28 +95,16 @@ export async function admitRequest(
   watch: boolean,
   request: http.IncomingMessage,
   response: http.ServerResponse,
-): Promise<boolean> {
-  const digest = requestAttributes(user, method, pathname, query)[0]!;
-  // A client that goes away while its request waits takes it out of its queue.
-  const gone = new AbortController();
-  const onClose = () => gone.abort();
-  response.once("close", onClose);
+): boolean | Promise<boolean> {
+  const pending = new PendingRequest(user, method, pathname, query, watch, request, response);
   try {
-    const { classification, release } = await flow.admit(digest, gone.signal);
-    setClassificationHeaders(response, classification);
-    if (watch) release();
-    else {
-      response.once("finish", release);
-      response.once("close", release);
-    }
-    return true;
+    const admission = flow.admit(user, pending);
+    if (!(admission instanceof Promise)) return pending.admitted(admission);
+    return admission.then(
+      (a) => pending.admitted(a),
+      (error: unknown) => pending.refused(error),
+    );
   } catch (error) {
-    if (!(error instanceof FlowControlRejection)) throw error;
-    if (error.classification !== undefined) setClassificationHeaders(response, error.classification);
-    request.resume();
-    tooManyRequests(response);
-    return false;
-  } finally {
-    response.off("close", onClose);
+    return pending.refused(error);
   }
 }

@@ -18,7 +18,9 @@ async function outcome(seat: Promise<unknown>): Promise<string> {
 /** A seat as a promise, refusals included. */
 function tryAcquire(set: QueueSet, hash: bigint, signal?: AbortSignal): Promise<() => void> {
   try {
-    return Promise.resolve(set.acquire(hash, 15_000, signal));
+    return Promise.resolve(
+      set.acquire(hash, 15_000, signal === undefined ? undefined : { cancel: () => signal }),
+    );
   } catch (error) {
     return Promise.reject(error);
   }

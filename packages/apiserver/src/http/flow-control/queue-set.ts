@@ -108,16 +108,22 @@ export class QueueSet {
 
   /**
    * A seat for a request of the flow `hash`: at once (a function releasing
-   * it), or a promise of one once a seat frees. Throws or rejects with a
+   * it), or a promise of one once a seat frees (`waiting.cancel()` then gives
+   * the signal that takes it out of its queue). Throws or rejects with a
    * {@link FlowControlRejection} when the request is refused.
    */
-  acquire(hash: bigint, waitLimitMs: number, signal?: AbortSignal): (() => void) | Promise<() => void> {
+  acquire(
+    hash: bigint,
+    waitLimitMs: number,
+    waiting?: { cancel(): AbortSignal },
+  ): (() => void) | Promise<() => void> {
     if (this.#waiting === 0 && this.executing < this.concurrencyLimit) return this.#seat();
     if (this.shape.reject || this.#queues.length === 0) throw this.#reject("concurrency-limit");
     const hand = dealHand(hash, this.#queues.length, this.shape.handSize);
     let chosen = this.#queues[hand[0]!]!;
     for (const index of hand) if (this.#queues[index]!.length < chosen.length) chosen = this.#queues[index]!;
     if (chosen.length >= this.shape.queueLengthLimit) throw this.#reject("queue-full");
+    const signal = waiting?.cancel();
     return new Promise<() => void>((resolve, reject) => {
       let timer: TimerHandle | undefined;
       const settle = () => {
