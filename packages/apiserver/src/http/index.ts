@@ -22,6 +22,20 @@ export {
 } from "./audit/policy.js";
 export type { ClientUser } from "./auth/in-process.js";
 export { nodeIdentity, nodesGroup } from "./auth/node-authorizer.js";
+export type { Classification } from "./flow-control/classify.js";
+export {
+  defaultServerConcurrencyLimit,
+  FlowController,
+  type FlowControllerOptions,
+} from "./flow-control/controller.js";
+export { flowSchemaUIDHeader, priorityLevelUIDHeader } from "./flow-control/filter.js";
+export {
+  FlowControlRejection,
+  type LevelCounts,
+  QueueSet,
+  type QueuingShape,
+  type RejectionReason,
+} from "./flow-control/queue-set.js";
 export { type KubeconfigOptions, kubeconfigFor } from "./kubeconfig.js";
 export type {
   ContainerLogResponse,
