@@ -138,6 +138,24 @@ describe("API Priority and Fairness", () => {
     ).toContain("slow");
   });
 
+  it("classifies a watch, but lets it give its seat back once started", async () => {
+    const { api, server } = await start();
+    const watching = new AbortController();
+    const watch = await fetch(`${server.url}/api/v1/namespaces/default/configmaps?watch=true`, {
+      headers: { authorization: "Bearer jane-token" },
+      signal: watching.signal,
+    });
+    expect(watch.status).toBe(200);
+    expect(watch.headers.get("x-kubernetes-pf-flowschema-uid")).toBe(
+      (await api.client().resource(flowSchemas).get("jane")).metadata?.uid,
+    );
+    expect(api.flowControl!.queueSets().get("tiny")!.executing).toBe(0);
+    // The level's one seat is free for jane's next request while her watch goes on.
+    expect((await get(server.url, "jane-token")).code).toBe(200);
+    watching.abort();
+    await watch.body?.cancel().catch(() => {});
+  });
+
   it("is off for a listener that asks, and for a server built without it", async () => {
     const { api } = await start();
     const unlimited = await api.listen({ token: "admin-token", flowControl: false });
