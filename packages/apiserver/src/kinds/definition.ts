@@ -67,6 +67,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   tracksGeneration?: boolean | "from-first-change" | undefined;
   /** Default: `spec`. */
   generationFollows?: string | undefined;
+  /** Default: true. */
+  allowsUnconditionalUpdate?: boolean | undefined;
   /** Default: the descriptor's version. */
   storageVersion?: string | undefined;
   /** Default: none. */
@@ -188,6 +190,7 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     tracksGeneration:
       init.tracksGeneration ?? !untrackedGeneration.has(`${descriptor.group}/${descriptor.plural}`),
     generationFollows: init.generationFollows ?? "spec",
+    allowsUnconditionalUpdate: init.allowsUnconditionalUpdate ?? true,
     storageVersion:
       init.storageVersion === undefined || init.storageVersion === descriptor.version
         ? undefined

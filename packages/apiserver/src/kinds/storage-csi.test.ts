@@ -39,6 +39,31 @@ describe("CSIDrivers", () => {
     );
   });
 
+  it("refuse an update that does not say which version it changes, as every CSI kind does", async () => {
+    const { client } = await kubectlCluster();
+    const created = await client
+      .resource(csiDrivers)
+      .create({ metadata: { name: "d.example.com" }, spec: {} });
+    const { resourceVersion: _version, ...meta } = created.metadata ?? {};
+    expect(await refusalLine(() => client.resource(csiDrivers).update({ ...created, metadata: meta }))).toBe(
+      '422 CSIDriver.storage.k8s.io "d.example.com" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+    );
+    const attachment = await client.resource(volumeAttachments).create({
+      metadata: { name: "a" },
+      spec: { attacher: "d.example.com", nodeName: "n1", source: { persistentVolumeName: "pv" } },
+    });
+    const { resourceVersion: _again, ...attachmentMeta } = attachment.metadata ?? {};
+    expect(
+      await refusalLine(() =>
+        client
+          .resource(volumeAttachments)
+          .updateStatus({ ...attachment, metadata: attachmentMeta, status: { attached: true } }),
+      ),
+    ).toBe(
+      '422 VolumeAttachment.storage.k8s.io "a" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+    );
+  });
+
   it("refuse what ValidateCSIDriver refuses", async () => {
     const { client } = await kubectlCluster();
     const write = () =>

@@ -84,6 +84,7 @@ function validateCSIDriverSpec(spec: CSIDriverSpec, errors: FieldErrors): void {
 export const csiDriverDefinition = defineKind({
   descriptor: csiDrivers,
   printer: csiDriverPrinter,
+  allowsUnconditionalUpdate: false,
   // The strategy bumps the generation when the spec changes and sets none on create.
   tracksGeneration: "from-first-change",
   strategy: {
@@ -115,6 +116,7 @@ function validateDriverName(name: string | undefined, path: string, errors: Fiel
 export const csiNodeDefinition = defineKind({
   descriptor: csiNodes,
   printer: csiNodePrinter,
+  allowsUnconditionalUpdate: false,
   tracksGeneration: false,
   strategy: {
     validate(object, errors) {
@@ -189,6 +191,7 @@ function validateVolumeAttachment(attachment: VolumeAttachment, errors: FieldErr
 export const volumeAttachmentDefinition = defineKind({
   descriptor: volumeAttachments,
   printer: volumeAttachmentPrinter,
+  allowsUnconditionalUpdate: false,
   tracksGeneration: false,
   strategy: {
     prepareForCreate(object) {
@@ -208,6 +211,7 @@ export const volumeAttachmentDefinition = defineKind({
 export const csiStorageCapacityDefinition = defineKind({
   descriptor: csiStorageCapacities,
   printer: csiStorageCapacityPrinter,
+  allowsUnconditionalUpdate: false,
   tracksGeneration: false,
   strategy: {
     validate(object, errors) {

@@ -89,6 +89,11 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
   /** The top-level field whose changes bump `metadata.generation`: `spec`, or a PodTemplate's `template`. */
   readonly generationFollows: string;
   /**
+   * Whether a PUT without `metadata.resourceVersion` is applied to whatever is
+   * stored (the strategy's `AllowUnconditionalUpdate`); when not, it is a 422.
+   */
+  readonly allowsUnconditionalUpdate: boolean;
+  /**
    * The version objects of this kind are stored at, when it is not the
    * descriptor's: one of several served versions of a custom kind, whose
    * conversion (strategy None) changes only `apiVersion`. Objects written at

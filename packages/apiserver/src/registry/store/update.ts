@@ -1,8 +1,10 @@
 import {
+  groupKindOf,
   type KubeObject,
   newBadRequest,
   newConflict,
   newForbidden,
+  newInvalid,
   newNotFound,
   rfc3339,
 } from "@reconcile/api";
@@ -11,6 +13,7 @@ import { copyJson, jsonEqual } from "../../json.js";
 import { yieldTurn } from "../../limits.js";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
+import { FieldErrors, GoSyntax } from "../field-errors.js";
 import { admissionOf, mutate, validateAdmission } from "./admit.js";
 import {
   type MutableMeta,
@@ -60,6 +63,12 @@ export async function updateObject(
   const object = decode();
   const meta = object.metadata ?? {};
   const precondition = meta.resourceVersion || undefined;
+  if (precondition === undefined && !store.definition.allowsUnconditionalUpdate) {
+    // Upstream prints the missing version as the uint64 it parsed: 0x0.
+    const errors = new FieldErrors();
+    errors.invalid("metadata.resourceVersion", new GoSyntax("0x0"), "must be specified for an update");
+    throw newInvalid(groupKindOf(store.resource), name, errors.list);
+  }
   // An attempt changes the object it writes: one that lost the race starts again from the body (upstream deep-copies).
   let attempts = 0;
   return guaranteedUpdate(store, meta.namespace, name, precondition, options, () =>
