@@ -61,7 +61,17 @@ describe("prometheus adapters", () => {
     metrics.request(labels, 0.03);
     metrics.request({ ...labels, code: "404" }, 0.001);
     metrics.storageObjects("pods", 7);
+    metrics.flowControlDispatched("workload-low", "service-accounts");
+    metrics.flowControlRejected("global-default", "global-default", "queue-full");
+    metrics.flowControlSeats("global-default", 49);
     const { contentType, body } = await metrics.expose();
+    expect(body).toContain(
+      'apiserver_flowcontrol_dispatched_requests_total{priority_level="workload-low",flow_schema="service-accounts"} 1',
+    );
+    expect(body).toContain(
+      'apiserver_flowcontrol_rejected_requests_total{priority_level="global-default",flow_schema="global-default",reason="queue-full"} 1',
+    );
+    expect(body).toContain('apiserver_flowcontrol_nominal_limit_seats{priority_level="global-default"} 49');
     expect(contentType).toBe(registry.contentType);
     expect(body).toContain(
       'apiserver_request_total{verb="LIST",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver",code="200"} 1',

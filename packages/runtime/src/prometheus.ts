@@ -221,6 +221,9 @@ export interface ApiServerMetricsSeam {
     errorType: string,
     code: number,
   ): void;
+  flowControlDispatched(priorityLevel: string, flowSchema: string): void;
+  flowControlRejected(priorityLevel: string, flowSchema: string, reason: string): void;
+  flowControlSeats(priorityLevel: string, seats: number): void;
 }
 
 /** kube-apiserver's `apiserver_request_duration_seconds` buckets. */
@@ -231,8 +234,11 @@ const apiServerRequestBuckets = [
 /**
  * `@reconcile/apiserver`'s metrics on prom-client with kube-apiserver's names,
  * labels and buckets: `apiserver_request_total{verb,group,version,resource,subresource,scope,component,code}`,
- * `apiserver_request_duration_seconds{verb,group,version,resource,subresource,scope,component}`
- * and `apiserver_storage_objects{resource}`; `expose()` serves the whole
+ * `apiserver_request_duration_seconds{verb,group,version,resource,subresource,scope,component}`,
+ * `apiserver_storage_objects{resource}`, the admission webhook metrics and API Priority and
+ * Fairness' `apiserver_flowcontrol_dispatched_requests_total{priority_level,flow_schema}`,
+ * `…_rejected_requests_total{priority_level,flow_schema,reason}` and
+ * `…_nominal_limit_seats{priority_level}`; `expose()` serves the whole
  * `registry` (default: a new one of its own), so pass it as the API server's
  * `metrics` listen option.
  */
@@ -280,7 +286,35 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     labelNames: ["resource"] as const,
     registers,
   });
+  // kube-apiserver's API Priority and Fairness metrics (k8s.io/apiserver's util/flowcontrol/metrics).
+  const dispatched = new Counter({
+    name: "apiserver_flowcontrol_dispatched_requests_total",
+    help: "[BETA] Number of requests executed by API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const rejected = new Counter({
+    name: "apiserver_flowcontrol_rejected_requests_total",
+    help: "[BETA] Number of requests rejected by API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema", "reason"] as const,
+    registers,
+  });
+  const nominalSeats = new Gauge({
+    name: "apiserver_flowcontrol_nominal_limit_seats",
+    help: "[BETA] Nominal number of execution seats configured for each priority level",
+    labelNames: ["priority_level"] as const,
+    registers,
+  });
   return {
+    flowControlDispatched(priority_level, flow_schema) {
+      dispatched.inc({ priority_level, flow_schema });
+    },
+    flowControlRejected(priority_level, flow_schema, reason) {
+      rejected.inc({ priority_level, flow_schema, reason });
+    },
+    flowControlSeats(priority_level, seats) {
+      nominalSeats.set({ priority_level }, seats);
+    },
     request(labels, durationSeconds) {
       total.inc(labels);
       const { code: _code, ...withoutCode } = labels;

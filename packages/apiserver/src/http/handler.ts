@@ -186,7 +186,17 @@ async function admit(
     markAuthorized(request.socket);
   if (context.flowControl === undefined || longRunning) return { route, user };
   const flow = context.flowControl;
-  const admitted = admitRequest(flow, user, method, pathname, query, watch, request, response);
+  const admitted = admitRequest(
+    flow,
+    user,
+    method,
+    pathname,
+    query,
+    watch,
+    request,
+    response,
+    context.metrics,
+  );
   return (admitted instanceof Promise ? await admitted : admitted) ? { route, user } : undefined;
 }
 

@@ -89,6 +89,9 @@ export async function serveMetrics(
       list.items.length,
     );
   }
+  if (metrics.flowControlSeats !== undefined && context.flowControl !== undefined)
+    for (const [level, set] of context.flowControl.queueSets())
+      metrics.flowControlSeats(level, set.concurrencyLimit);
   const { contentType, body } = await metrics.expose();
   response.writeHead(200, { "content-type": contentType });
   response.end(body);

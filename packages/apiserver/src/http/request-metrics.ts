@@ -18,6 +18,15 @@ export interface ApiServerMetrics extends Partial<WebhookObserver> {
   storageObjects(resource: string, count: number): void;
   /** The exposition served at `GET /metrics`. */
   expose(): Promise<{ contentType: string; body: string }>;
+  /** API Priority and Fairness gave a request its seat (`apiserver_flowcontrol_dispatched_requests_total`). */
+  flowControlDispatched?(priorityLevel: string, flowSchema: string): void;
+  /**
+   * API Priority and Fairness refused a request (`apiserver_flowcontrol_rejected_requests_total`):
+   * `queue-full`, `concurrency-limit`, `time-out` or `cancelled`.
+   */
+  flowControlRejected?(priorityLevel: string, flowSchema: string, reason: string): void;
+  /** A limited priority level's seats, reported at each scrape (`apiserver_flowcontrol_nominal_limit_seats`). */
+  flowControlSeats?(priorityLevel: string, seats: number): void;
 }
 
 /** `apiserver_request_total`'s labels (upstream `MonitorRequest`). */

@@ -1,6 +1,7 @@
 import type * as http from "node:http";
 import { requestAttributes } from "../auth/request-auth.js";
 import type { UserInfo } from "../auth/user.js";
+import type { ApiServerMetrics } from "../request-metrics.js";
 import type { Classification, RequestDigest } from "./classify.js";
 import type { Admission, FlowController } from "./controller.js";
 import { FlowControlRejection } from "./queue-set.js";
@@ -46,6 +47,7 @@ class PendingRequest {
     readonly watch: boolean,
     readonly request: http.IncomingMessage,
     readonly response: http.ServerResponse,
+    readonly metrics: ApiServerMetrics | undefined,
   ) {}
 
   attributes(): RequestDigest {
@@ -65,6 +67,11 @@ class PendingRequest {
 
   admitted(admission: Admission): boolean {
     this.#stopWatching();
+    const { flowSchema, priorityLevel } = admission.classification;
+    this.metrics?.flowControlDispatched?.(
+      priorityLevel.metadata?.name ?? "",
+      flowSchema.metadata?.name ?? "",
+    );
     setClassificationHeaders(this.response, admission.classification);
     if (this.watch) admission.release();
     else this.response.once("close", admission.release);
@@ -74,7 +81,16 @@ class PendingRequest {
   refused(error: unknown): boolean {
     this.#stopWatching();
     if (!(error instanceof FlowControlRejection)) throw error;
-    if (error.classification !== undefined) setClassificationHeaders(this.response, error.classification);
+    const classification = error.classification;
+    if (classification !== undefined) {
+      const { flowSchema, priorityLevel } = classification;
+      this.metrics?.flowControlRejected?.(
+        priorityLevel.metadata?.name ?? "",
+        flowSchema.metadata?.name ?? "",
+        error.reason,
+      );
+      setClassificationHeaders(this.response, classification);
+    }
     this.request.resume();
     tooManyRequests(this.response);
     return false;
@@ -95,8 +111,9 @@ export function admitRequest(
   watch: boolean,
   request: http.IncomingMessage,
   response: http.ServerResponse,
+  metrics?: ApiServerMetrics | undefined,
 ): boolean | Promise<boolean> {
-  const pending = new PendingRequest(user, method, pathname, query, watch, request, response);
+  const pending = new PendingRequest(user, method, pathname, query, watch, request, response, metrics);
   try {
     const admission = flow.admit(user, pending);
     if (!(admission instanceof Promise)) return pending.admitted(admission);

@@ -2,6 +2,7 @@ import * as http from "node:http";
 import { clusterRoleBindings, configMaps, flowSchemas, priorityLevelConfigurations } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../../api-server.js";
+import type { ApiServerMetrics } from "../request-metrics.js";
 import type { ListeningApiServer } from "../server.js";
 
 const running: ApiServer[] = [];
@@ -13,12 +14,13 @@ afterEach(async () => {
  * A server whose limited levels have one seat each, with the bootstrap configuration, and
  * `jane` (a cluster admin by binding, not by group) sent to the level `tiny`, which rejects.
  */
-async function start(): Promise<{ api: ApiServer; server: ListeningApiServer }> {
+async function start(metrics?: ApiServerMetrics): Promise<{ api: ApiServer; server: ListeningApiServer }> {
   const api = new ApiServer({ flowControlBootstrap: true, flowControl: { serverConcurrencyLimit: 1 } });
   running.push(api);
   const server = await api.listen({
     token: "admin-token",
     users: [{ token: "jane-token", user: { username: "jane", groups: ["devs"] } }],
+    metrics,
   });
   const client = api.client();
   await client.resource(clusterRoleBindings).create({
@@ -115,7 +117,16 @@ describe("API Priority and Fairness", () => {
   });
 
   it("refuses a request past its level's seats with kube-apiserver's 429, and serves it once a seat is free", async () => {
-    const { api, server } = await start();
+    const reported: string[] = [];
+    const metrics: ApiServerMetrics = {
+      request: () => {},
+      storageObjects: () => {},
+      expose: async () => ({ contentType: "text/plain", body: "" }),
+      flowControlDispatched: (level, schema) => reported.push(`dispatched ${level} ${schema}`),
+      flowControlRejected: (level, schema, reason) => reported.push(`rejected ${level} ${schema} ${reason}`),
+      flowControlSeats: (level, seats) => reported.push(`seats ${level} ${seats}`),
+    };
+    const { api, server } = await start(metrics);
     const holding = slowCreate(server.url, "jane-token");
     // The first request holds the level's one seat while its body has not arrived.
     const tiny = () => api.flowControl!.queueSets().get("tiny");
@@ -133,6 +144,23 @@ describe("API Priority and Fairness", () => {
     const served = await get(server.url, "jane-token");
     expect(served.code).toBe(200);
     expect(tiny()!.counts).toEqual({ dispatched: 2, rejected: 1, timedOut: 0, cancelled: 0 });
+    expect(reported).toEqual([
+      "dispatched tiny jane",
+      "rejected tiny jane concurrency-limit",
+      "dispatched exempt exempt",
+      "dispatched tiny jane",
+    ]);
+    await fetch(`${server.url}/metrics`, { headers: { authorization: "Bearer admin-token" } });
+    expect(reported.filter((line) => line.startsWith("seats ")).sort()).toEqual([
+      "seats catch-all 1",
+      "seats global-default 1",
+      "seats leader-election 1",
+      "seats node-high 1",
+      "seats system 1",
+      "seats tiny 1",
+      "seats workload-high 1",
+      "seats workload-low 1",
+    ]);
     expect(
       JSON.parse(served.body).items.map((c: { metadata: { name: string } }) => c.metadata.name),
     ).toContain("slow");
