@@ -32,8 +32,7 @@ export interface Classification {
 
 const serviceAccountPrefix = "system:serviceaccount:";
 
-function subjectMatches(subject: Subject, digest: RequestDigest): boolean {
-  const user = digest.user;
+function subjectMatches(subject: Subject, user: UserInfo): boolean {
   switch (subject.kind) {
     case "User":
       return subject.user?.name === "*" || subject.user?.name === user.username;
@@ -50,6 +49,11 @@ function subjectMatches(subject: Subject, digest: RequestDigest): boolean {
     default:
       return false;
   }
+}
+
+function anySubjectMatches(subjects: readonly Subject[], user: UserInfo): boolean {
+  for (const subject of subjects) if (subjectMatches(subject, user)) return true;
+  return false;
 }
 
 const hasOrStar = (list: readonly string[] | undefined, value: string) =>
@@ -72,9 +76,7 @@ function nonResourceRuleMatches(rule: NonResourcePolicyRule, digest: RequestDige
 }
 
 function rulesMatch(rules: PolicyRulesWithSubjects, digest: RequestDigest): boolean {
-  let subject = false;
-  for (const candidate of rules.subjects) if ((subject = subjectMatches(candidate, digest))) break;
-  if (!subject) return false;
+  if (!anySubjectMatches(rules.subjects, digest.user)) return false;
   if (digest.resourceRequest) {
     for (const rule of rules.resourceRules ?? []) if (resourceRuleMatches(rule, digest)) return true;
   } else {
@@ -149,9 +151,8 @@ export class FlowControlConfig {
    */
   classify(user: UserInfo, request: { attributes(): RequestDigest }): Classification {
     const schemas = this.flowSchemas;
-    for (const subject of this.#firstTakesAllOf)
-      if (subjectMatches(subject, { user } as RequestDigest))
-        return this.#classification(schemas[0]!, user, undefined);
+    if (anySubjectMatches(this.#firstTakesAllOf, user))
+      return this.#classification(schemas[0]!, user, undefined);
     const digest = request.attributes();
     for (const schema of schemas)
       if (flowSchemaMatches(schema, digest)) return this.#classification(schema, user, digest);
