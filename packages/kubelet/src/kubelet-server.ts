@@ -127,60 +127,83 @@ export function kubeletConfiguration(options: KubeletOptions): Record<string, un
   };
 }
 
-/** Usage as the Summary API writes it: nanocores and bytes, with a cumulative CPU time since `since`. */
-function stats(metrics: { cpu?: string; memory?: string } | undefined, time: string, seconds: number) {
-  const nanoCores = Math.round(amount(metrics?.cpu ?? "0") * 1e9);
-  const bytes = Math.round(amount(metrics?.memory ?? "0"));
+/** CPU in cores and memory in bytes. */
+interface Usage {
+  cores: number;
+  bytes: number;
+}
+
+/** One running pod of the node: when it started, its containers' usage and its own (their sum). */
+interface PodUsage extends Usage {
+  pod: DeepReadonly<Pod>;
+  start: number;
+  containers: (Usage & { name: string })[];
+}
+
+const usageOf = (metrics: { cpu?: string; memory?: string } | undefined): Usage => ({
+  cores: amount(metrics?.cpu ?? "0"),
+  bytes: amount(metrics?.memory ?? "0"),
+});
+
+/** The node's usage, and each of its running pods' (those both the usage and the kubelet know). */
+function nodeUsage(state: KubeletServerState): { node: Usage; pods: PodUsage[] } {
+  const usage = state.usage();
+  const byKey = new Map(
+    state.kubelet.getPods().map((pod) => [`${pod.metadata?.namespace}/${pod.metadata?.name}`, pod]),
+  );
+  const pods: PodUsage[] = [];
+  for (const metrics of usage.pods) {
+    const pod = byKey.get(`${metrics.metadata?.namespace}/${metrics.metadata?.name}`);
+    if (pod === undefined) continue;
+    const started = Date.parse(pod.status?.startTime ?? "");
+    const containers = metrics.containers.map((c) => ({ name: c.name, ...usageOf(c.usage) }));
+    pods.push({
+      pod,
+      start: Number.isNaN(started) ? state.startedAt : started,
+      containers,
+      cores: containers.reduce((sum, c) => sum + c.cores, 0),
+      bytes: containers.reduce((sum, c) => sum + c.bytes, 0),
+    });
+  }
+  return { node: usageOf(usage.node?.usage), pods };
+}
+
+/** Usage as the Summary API writes it: nanocores and bytes, with the CPU time of `seconds` at that rate. */
+function stats({ cores, bytes }: Usage, time: string, seconds: number) {
+  const nanoCores = Math.round(cores * 1e9);
+  const roundBytes = Math.round(bytes);
   return {
     cpu: { time, usageNanoCores: nanoCores, usageCoreNanoSeconds: Math.round(nanoCores * seconds) },
     memory: {
       time,
-      usageBytes: bytes,
-      workingSetBytes: bytes,
-      rssBytes: bytes,
+      usageBytes: roundBytes,
+      workingSetBytes: roundBytes,
+      rssBytes: roundBytes,
       pageFaults: 0,
       majorPageFaults: 0,
     },
   };
 }
 
-function podStart(pod: DeepReadonly<Pod>, fallback: number): number {
-  const started = Date.parse(pod.status?.startTime ?? "");
-  return Number.isNaN(started) ? fallback : started;
-}
-
 /** The Summary API (`stats/v1alpha1.Summary`): the node's and each running pod's CPU and memory. */
 function summary(state: KubeletServerState) {
   const { kubelet, now, startedAt } = state;
   const time = rfc3339(now);
-  const usage = state.usage();
-  const node = stats(usage.node?.usage, time, (now - startedAt) / 1000);
+  const usage = nodeUsage(state);
+  const node = stats(usage.node, time, (now - startedAt) / 1000);
   const available = Math.max(0, kubelet.nodeStatus.allocatable().memory - node.memory.workingSetBytes);
-  const byKey = new Map(
-    kubelet.getPods().map((pod) => [`${pod.metadata?.namespace}/${pod.metadata?.name}`, pod]),
-  );
-  const pods = usage.pods.flatMap((metrics) => {
-    const pod = byKey.get(`${metrics.metadata?.namespace}/${metrics.metadata?.name}`);
-    if (pod === undefined) return [];
-    const start = podStart(pod, startedAt);
+  const pods = usage.pods.map(({ pod, start, containers, ...total }) => {
     const seconds = (now - start) / 1000;
-    const containers = metrics.containers.map((c) => ({
-      name: c.name,
+    return {
+      podRef: { name: pod.metadata?.name, namespace: pod.metadata?.namespace, uid: pod.metadata?.uid },
       startTime: rfc3339(start),
-      ...stats(c.usage, time, seconds),
-    }));
-    const total = {
-      cpu: String(metrics.containers.reduce((sum, c) => sum + amount(c.usage.cpu ?? "0"), 0)),
-      memory: String(metrics.containers.reduce((sum, c) => sum + amount(c.usage.memory ?? "0"), 0)),
-    };
-    return [
-      {
-        podRef: { name: pod.metadata?.name, namespace: pod.metadata?.namespace, uid: pod.metadata?.uid },
+      containers: containers.map((c) => ({
+        name: c.name,
         startTime: rfc3339(start),
-        containers,
-        ...stats(total, time, seconds),
-      },
-    ];
+        ...stats(c, time, seconds),
+      })),
+      ...stats(total, time, seconds),
+    };
   });
   return {
     node: {
@@ -213,40 +236,27 @@ const stable = (help: string) => `[STABLE] ${help}`;
 
 /** The kubelet's `/metrics/resource` in Prometheus' text format, families sorted by name. */
 function resourceMetricsText(state: KubeletServerState): string {
-  const { kubelet, now, startedAt } = state;
-  const usage = state.usage();
-  const byKey = new Map(
-    kubelet.getPods().map((pod) => [`${pod.metadata?.namespace}/${pod.metadata?.name}`, pod]),
-  );
+  const { now, startedAt } = state;
+  const usage = nodeUsage(state);
   const families: [string, string, string, string[]][] = [];
   const containerCpu: string[] = [];
   const containerMemory: string[] = [];
   const containerStart: string[] = [];
   const podCpu: string[] = [];
   const podMemory: string[] = [];
-  for (const metrics of usage.pods) {
-    const pod = byKey.get(`${metrics.metadata?.namespace}/${metrics.metadata?.name}`);
-    if (pod === undefined) continue;
-    const start = podStart(pod, startedAt);
+  for (const { pod, start, containers, cores, bytes } of usage.pods) {
     const seconds = (now - start) / 1000;
-    const podLabels = `namespace="${metrics.metadata?.namespace}",pod="${metrics.metadata?.name}"`;
-    let cpu = 0;
-    let memory = 0;
-    for (const c of metrics.containers) {
-      const cores = amount(c.usage.cpu ?? "0");
-      const bytes = amount(c.usage.memory ?? "0");
-      cpu += cores;
-      memory += bytes;
+    const podLabels = `namespace="${pod.metadata?.namespace}",pod="${pod.metadata?.name}"`;
+    for (const c of containers) {
       const labels = `{container="${c.name}",${podLabels}}`;
-      containerCpu.push(`container_cpu_usage_seconds_total${labels} ${goFloat(cores * seconds)} ${now}`);
-      containerMemory.push(`container_memory_working_set_bytes${labels} ${goFloat(bytes)} ${now}`);
+      containerCpu.push(`container_cpu_usage_seconds_total${labels} ${goFloat(c.cores * seconds)} ${now}`);
+      containerMemory.push(`container_memory_working_set_bytes${labels} ${goFloat(c.bytes)} ${now}`);
       containerStart.push(`container_start_time_seconds${labels} ${goFloat(start / 1000)} ${now}`);
     }
-    podCpu.push(`pod_cpu_usage_seconds_total{${podLabels}} ${goFloat(cpu * seconds)} ${now}`);
-    podMemory.push(`pod_memory_working_set_bytes{${podLabels}} ${goFloat(memory)} ${now}`);
+    podCpu.push(`pod_cpu_usage_seconds_total{${podLabels}} ${goFloat(cores * seconds)} ${now}`);
+    podMemory.push(`pod_memory_working_set_bytes{${podLabels}} ${goFloat(bytes)} ${now}`);
   }
-  const nodeCores = amount(usage.node?.usage.cpu ?? "0");
-  const nodeBytes = amount(usage.node?.usage.memory ?? "0");
+  const { cores: nodeCores, bytes: nodeBytes } = usage.node;
   families.push(
     [
       "container_cpu_usage_seconds_total",
