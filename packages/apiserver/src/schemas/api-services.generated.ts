@@ -5,14 +5,14 @@
 // documents; descriptions are upstream's, for `kubectl explain`.
 
 /** group/version/Kind → the name of its definition. */
-export const apiServiceKindDefinitionNames: Readonly<Record<string, string>> = {
+export const kindDefinitionNames: Readonly<Record<string, string>> = {
   "apiregistration.k8s.io/v1/APIService": "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService",
   "apiregistration.k8s.io/v1/APIServiceList":
     "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceList",
 };
 
 /** The definitions, in OpenAPI v2's form (`#/definitions/` references). */
-export const apiServiceDefinitions: Readonly<Record<string, unknown>> = {
+export const definitions: Readonly<Record<string, unknown>> = {
   "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService": {
     description:
       'APIService represents a server for a particular GroupVersion. Name must be "version.group".',
@@ -198,7 +198,7 @@ export const apiServiceDefinitions: Readonly<Record<string, unknown>> = {
 };
 
 /** Definition name → JSON field → the field's Go type, as reflect prints it. */
-export const apiServiceGoFieldTypes: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+export const goFieldTypes: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService": {
     metadata: "v1.ObjectMeta",
     spec: "v1.APIServiceSpec",
@@ -235,12 +235,12 @@ export const apiServiceGoFieldTypes: Readonly<Record<string, Readonly<Record<str
 };
 
 /** Named Go type → its underlying type. */
-export const apiServiceGoNamedTypes: Readonly<Record<string, string>> = {
+export const goNamedTypes: Readonly<Record<string, string>> = {
   "v1.APIServiceConditionType": "string",
 };
 
 /** Definition name → JSON field → what Go's encoding/json writes when the field is unset. */
-export const apiServiceGoEmptyValues: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+export const goEmptyValues: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIService": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.kube-aggregator.pkg.apis.apiregistration.v1.APIServiceSpec",

@@ -4,7 +4,7 @@
 // tables, which do not hold them. Descriptions are upstream's, for `kubectl explain`.
 
 /** group/version/Kind → the name of its definition. */
-export const csiKindDefinitionNames: Readonly<Record<string, string>> = {
+export const kindDefinitionNames: Readonly<Record<string, string>> = {
   "storage.k8s.io/v1/CSIDriver": "io.k8s.api.storage.v1.CSIDriver",
   "storage.k8s.io/v1/CSIDriverList": "io.k8s.api.storage.v1.CSIDriverList",
   "storage.k8s.io/v1/CSINode": "io.k8s.api.storage.v1.CSINode",
@@ -16,7 +16,7 @@ export const csiKindDefinitionNames: Readonly<Record<string, string>> = {
 };
 
 /** The definitions, in OpenAPI v2's form (`#/definitions/` references). */
-export const csiDefinitions: Readonly<Record<string, unknown>> = {
+export const definitions: Readonly<Record<string, unknown>> = {
   "io.k8s.api.storage.v1.CSIDriver": {
     description:
       "CSIDriver captures information about a Container Storage Interface (CSI) volume driver deployed on the cluster. Kubernetes attach detach controller uses this object to determine whether attach is required. Kubelet uses this object to determine whether pod information needs to be passed on mount. CSIDriver objects are non-namespaced.",
@@ -538,7 +538,7 @@ export const csiDefinitions: Readonly<Record<string, unknown>> = {
 };
 
 /** Definition name → JSON field → the field's Go type, as reflect prints it. */
-export const csiGoFieldTypes: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+export const goFieldTypes: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "io.k8s.api.storage.v1.CSIDriver": {
     metadata: "v1.ObjectMeta",
     spec: "v1.CSIDriverSpec",
@@ -623,13 +623,13 @@ export const csiGoFieldTypes: Readonly<Record<string, Readonly<Record<string, st
 };
 
 /** Named Go type → its underlying type. */
-export const csiGoNamedTypes: Readonly<Record<string, string>> = {
+export const goNamedTypes: Readonly<Record<string, string>> = {
   "v1.FSGroupPolicy": "string",
   "v1.VolumeLifecycleMode": "string",
 };
 
 /** Definition name → JSON field → what Go's encoding/json writes when the field is unset. */
-export const csiGoEmptyValues: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+export const goEmptyValues: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   "io.k8s.api.storage.v1.CSIDriver": {
     metadata: "#io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
     spec: "#io.k8s.api.storage.v1.CSIDriverSpec",

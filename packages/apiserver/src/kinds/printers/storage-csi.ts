@@ -1,5 +1,5 @@
 import { Quantity } from "@reconcile/api";
-import { csiDefinitions } from "../../schemas/storage-csi.generated.js";
+import { definitions as csiDefinitions } from "../../schemas/storage-csi.generated.js";
 import { ageColumn, ageOf, column, type Loose, nameColumn, nameOf, type Printer } from "./columns.js";
 
 // kube-apiserver's columns (pkg/printers/internalversion/printers.go) for storage.k8s.io's CSI kinds.
