@@ -26,6 +26,7 @@ import { type RunningRegistration, startAPIServiceRegistration } from "./api-ser
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { type RunningFlowControl, startFlowControlConfiguration } from "./flow-control-configuration.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
+import { Aggregator, type AggregatorOptions } from "./http/aggregation/aggregator.js";
 import { ClusterAuth } from "./http/auth/authenticate.js";
 import { type ClientUser, inProcessIdentity } from "./http/auth/in-process.js";
 import { answerReview, reviewRouteOf } from "./http/auth/reviews.js";
@@ -142,6 +143,12 @@ export interface ApiServerOptions {
     | Pick<FlowControllerOptions, "serverConcurrencyLimit" | "queueWaitLimitMs">
     | false
     | undefined;
+  /**
+   * API aggregation on the HTTP listeners (kube-aggregator): an APIService
+   * whose `spec.service` names a Service is served by that server, and its
+   * `Available` condition is kept. `false` turns it off. Default: on.
+   */
+  aggregation?: Pick<AggregatorOptions, "recheckIntervalMs" | "probeTimeoutMs"> | false | undefined;
 }
 
 /**
@@ -201,6 +208,8 @@ export class ApiServer {
   readonly auth: ClusterAuth;
   /** API Priority and Fairness of the HTTP listeners (null when turned off). */
   readonly flowControl: FlowController | null;
+  /** API aggregation of the HTTP listeners (null when turned off); it starts with the first listener. */
+  readonly aggregator: Aggregator | null;
   readonly #garbageCollector: GarbageCollector | undefined;
   readonly #client: Client;
   readonly #ready: Promise<void>;
@@ -289,6 +298,10 @@ export class ApiServer {
       options.flowControl === false
         ? null
         : new FlowController({ ...options.flowControl, client: this.#client, clock: this.clock });
+    this.aggregator =
+      options.aggregation === false
+        ? null
+        : new Aggregator({ ...options.aggregation, client: this.#client, clock: this.clock });
     if (options.customResourceDefinitions ?? true) {
       this.registry.definitions.add(customResourceDefinitionKind);
       const controller = new CustomResourceDefinitionController({
@@ -451,6 +464,7 @@ export class ApiServer {
     }
     await this.#apiServices?.registration.settled();
     await this.#flowControl?.configuration.settled();
+    await this.aggregator?.settled();
     await this.#garbageCollector?.flush();
   }
 
@@ -463,7 +477,7 @@ export class ApiServer {
     this.#policyStatus?.stop.abort();
     this.#apiServices?.stop.abort();
     this.#flowControl?.stop.abort();
-    const authStopped = Promise.all([this.auth.close(), this.flowControl?.close()]);
+    const authStopped = Promise.all([this.auth.close(), this.flowControl?.close(), this.aggregator?.close()]);
     this.registry.closeWatches();
     this.admissionWebhooks.close();
     await this.#crdController?.done;

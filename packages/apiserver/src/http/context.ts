@@ -5,6 +5,7 @@ import type { ResourceDefinition, SubresourceHandler } from "../kinds/definition
 import { defaultPrinter } from "../kinds/printers/index.js";
 import type { Registry } from "../registry/registry.js";
 import type { Printer } from "../registry/resource-definition.js";
+import type { Aggregator } from "./aggregation/aggregator.js";
 import { type AuditOptions, Auditor, auditOf } from "./audit/event.js";
 import {
   type Authentication,
@@ -15,6 +16,7 @@ import {
 import { discoveredDefinitions, routableResources } from "./auth/review-kinds.js";
 import type { ReviewContext } from "./auth/reviews.js";
 import { readingRequestBody } from "./connection-limiter.js";
+import type { AggregatedGroupVersion } from "./discovery.js";
 import type { FlowController } from "./flow-control/controller.js";
 import { openApiDocuments } from "./openapi.js";
 import type { KubeletConnection } from "./pod-connect.js";
@@ -81,6 +83,8 @@ export interface HttpHandlerOptions {
   audit?: AuditOptions | Auditor | undefined;
   /** API Priority and Fairness: classify every request, and hold it to its level's seats. Default: none. */
   flowControl?: FlowController | undefined;
+  /** API aggregation: group-versions whose APIService names a Service are served by that server. Default: none. */
+  aggregator?: Aggregator | undefined;
 }
 
 /** kube-apiserver's `--request-timeout` default. */
@@ -110,6 +114,7 @@ export class HandlerContext {
   /** The audit policy and backend; undefined when requests are not audited. */
   readonly auditor: Auditor | undefined;
   readonly flowControl: FlowController | undefined;
+  readonly aggregator: Aggregator | undefined;
   /** What routing and discovery know at the definitions' generation they were computed at. */
   #served:
     | {
@@ -133,6 +138,7 @@ export class HandlerContext {
     this.kubeletConnection = options.kubeletConnection;
     this.metrics = options.metrics;
     this.flowControl = options.flowControl;
+    this.aggregator = options.aggregator;
     this.auditor =
       options.audit === undefined || options.audit instanceof Auditor
         ? options.audit
@@ -152,6 +158,18 @@ export class HandlerContext {
         definitions: discoveredDefinitions(this.registry.definitions.list()),
       };
     return this.#served;
+  }
+
+  /** The group-versions aggregated servers serve, for discovery. */
+  aggregatedGroupVersions(): AggregatedGroupVersion[] {
+    if (this.aggregator === undefined) return [];
+    return this.aggregator.remoteGroupVersions().map(({ apiService, group, version, discovery }) => ({
+      group,
+      version,
+      groupPriorityMinimum: apiService.spec?.groupPriorityMinimum ?? 0,
+      versionPriority: apiService.spec?.versionPriority ?? 0,
+      discovery,
+    }));
   }
 
   /** The resources a request path may name: the registry's, and the reviews (answered, not stored). */

@@ -3,6 +3,7 @@ import { apiVersionOf, kubernetesVersion, type ResourceDescriptor } from "@recon
 import { apiServicePriority } from "../api-service-registration.js";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { compareKubeAwareVersions } from "../kinds/version-priority.js";
+import type { RemoteDiscovery } from "./aggregation/discovery.js";
 
 /** One subresource as discovery lists it: its name, the kind it answers or takes, and its verbs. */
 interface DiscoveredSubresource {
@@ -49,6 +50,24 @@ export interface GroupVersion {
   group: string;
   version: string;
   resources: ResourceDescriptor[];
+  /** Set when an aggregated server serves the group-version (its resources are then its own). */
+  aggregated?: AggregatedGroupVersion | undefined;
+}
+
+/** A group-version an aggregated server serves: its APIService's priorities and the discovery fetched from it. */
+export interface AggregatedGroupVersion {
+  group: string;
+  version: string;
+  groupPriorityMinimum: number;
+  versionPriority: number;
+  discovery: RemoteDiscovery | undefined;
+}
+
+/** [groupPriorityMinimum, versionPriority] of a group-version: its aggregated APIService's, or autoregistration's. */
+function priorityOf(gv: GroupVersion): readonly [number, number] {
+  return gv.aggregated === undefined
+    ? apiServicePriority(gv.group, gv.version)
+    : [gv.aggregated.groupPriorityMinimum, gv.aggregated.versionPriority];
 }
 
 /**
@@ -59,9 +78,20 @@ export interface GroupVersion {
  * kube-aware version order (the preferred first: GA before beta before
  * alpha, newer before older).
  */
-export function groupVersions(resources: readonly ResourceDescriptor[]): GroupVersion[] {
+export function groupVersions(
+  resources: readonly ResourceDescriptor[],
+  aggregated: readonly AggregatedGroupVersion[] = [],
+): GroupVersion[] {
   const byGroup = new Map<string, Map<string, GroupVersion>>();
+  const remote = new Set(aggregated.map((gv) => `${gv.group}/${gv.version}`));
+  for (const gv of aggregated) {
+    let versions = byGroup.get(gv.group);
+    if (versions === undefined) byGroup.set(gv.group, (versions = new Map()));
+    versions.set(gv.version, { group: gv.group, version: gv.version, resources: [], aggregated: gv });
+  }
   for (const resource of resources) {
+    // An aggregated server's group-version is its alone.
+    if (remote.size > 0 && remote.has(`${resource.group}/${resource.version}`)) continue;
     let versions = byGroup.get(resource.group);
     if (versions === undefined) {
       versions = new Map();
@@ -76,9 +106,7 @@ export function groupVersions(resources: readonly ResourceDescriptor[]): GroupVe
   }
   const groups = [...byGroup.values()].map((versions) =>
     [...versions.values()].sort(
-      (a, b) =>
-        apiServicePriority(b.group, b.version)[1] - apiServicePriority(a.group, a.version)[1] ||
-        compareKubeAwareVersions(b.version, a.version),
+      (a, b) => priorityOf(b)[1] - priorityOf(a)[1] || compareKubeAwareVersions(b.version, a.version),
     ),
   );
   const ranks = new Map(groups.map((versions) => [versions, groupRank(versions)]));
@@ -91,9 +119,9 @@ function groupRank(versions: readonly GroupVersion[]): { rank: number; priority:
   if (group === "") return { rank: 0, priority: 0, name: "" };
   if (group === "apiregistration.k8s.io") return { rank: 1, priority: 0, name: "" };
   let best = { rank: 2, priority: -1, name: "" };
-  for (const { version } of versions) {
-    const priority = apiServicePriority(group, version)[0];
-    const name = `${version}.${group}`;
+  for (const gv of versions) {
+    const priority = priorityOf(gv)[0];
+    const name = `${gv.version}.${group}`;
     if (priority > best.priority || (priority === best.priority && name < best.name))
       best = { rank: 2, priority, name };
   }
@@ -121,9 +149,12 @@ export function apiVersions(resources: readonly ResourceDescriptor[], serverAddr
 }
 
 /** `GET /apis`: the named groups. */
-export function apiGroupList(resources: readonly ResourceDescriptor[]): object {
+export function apiGroupList(
+  resources: readonly ResourceDescriptor[],
+  aggregated: readonly AggregatedGroupVersion[] = [],
+): object {
   const groups = new Map<string, { groupVersion: string; version: string }[]>();
-  for (const gv of groupVersions(resources)) {
+  for (const gv of groupVersions(resources, aggregated)) {
     if (gv.group === "") continue;
     const versions = groups.get(gv.group) ?? [];
     versions.push({ groupVersion: `${gv.group}/${gv.version}`, version: gv.version });
@@ -137,8 +168,12 @@ export function apiGroupList(resources: readonly ResourceDescriptor[]): object {
 }
 
 /** `GET /apis/{group}` for one named group, or undefined if it is not served. */
-export function apiGroup(resources: readonly ResourceDescriptor[], group: string): object | undefined {
-  const versions = groupVersions(resources)
+export function apiGroup(
+  resources: readonly ResourceDescriptor[],
+  group: string,
+  aggregated: readonly AggregatedGroupVersion[] = [],
+): object | undefined {
+  const versions = groupVersions(resources, aggregated)
     .filter((gv) => gv.group === group && group !== "")
     .map((gv) => ({ groupVersion: `${gv.group}/${gv.version}`, version: gv.version }));
   if (versions.length === 0) return undefined;
@@ -206,10 +241,14 @@ export const aggregatedDiscoveryContentType =
  * needs no request per group-version. It must go out with
  * {@link aggregatedDiscoveryContentType}: kubectl decides by the Content-Type.
  */
-export function aggregatedDiscovery(definitions: readonly ResourceDefinition[], core: boolean): object {
+export function aggregatedDiscovery(
+  definitions: readonly ResourceDefinition[],
+  core: boolean,
+  aggregated: readonly AggregatedGroupVersion[] = [],
+): object {
   const byDescriptor = new Map(definitions.map((definition) => [definition.descriptor, definition]));
   const groups = new Map<string, GroupVersion[]>();
-  for (const gv of groupVersions([...byDescriptor.keys()])) {
+  for (const gv of groupVersions([...byDescriptor.keys()], aggregated)) {
     if ((gv.group === "") !== core) continue;
     const versions = groups.get(gv.group) ?? [];
     versions.push(gv);
@@ -221,11 +260,17 @@ export function aggregatedDiscovery(definitions: readonly ResourceDefinition[], 
     metadata: {},
     items: [...groups].map(([group, versions]) => ({
       metadata: group === "" ? {} : { name: group },
-      versions: versions.map((gv) => ({
-        version: gv.version,
-        freshness: "Current",
-        resources: gv.resources.map((resource) => resourceEntry(byDescriptor.get(resource)!)),
-      })),
+      versions: versions.map((gv) => {
+        if (gv.aggregated === undefined)
+          return {
+            version: gv.version,
+            resources: gv.resources.map((resource) => resourceEntry(byDescriptor.get(resource)!)),
+            freshness: "Current",
+          };
+        // An aggregated server not (yet) asked is as one that did not answer; no resources are left out.
+        const { resources = [], freshness = "Stale" } = gv.aggregated.discovery ?? {};
+        return { version: gv.version, ...(resources.length > 0 ? { resources } : {}), freshness };
+      }),
     })),
   };
 }

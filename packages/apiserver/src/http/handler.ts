@@ -66,6 +66,17 @@ async function handle(
   const admitted = await admit(context, request, response, audit, method, pathname, query);
   if (admitted === undefined) return;
   const { route, user } = admitted;
+  // Until the APIServices are listed, discovery and routing could miss an aggregated group.
+  if (context.aggregator !== undefined && !context.aggregator.synced) await context.aggregator.start();
+  const aggregated = context.aggregator?.remoteFor(pathname);
+  if (aggregated !== undefined)
+    return context.aggregator!.proxy(
+      aggregated,
+      user,
+      search === "" ? pathname : `${pathname}?${search}`,
+      request,
+      response,
+    );
   const review = method === "POST" ? reviewRoute(pathname) : undefined;
   if (review !== undefined) {
     const body = decodeObjectBody(

@@ -23,6 +23,7 @@ export function serveNonResource(
   response: http.ServerResponse,
 ): void {
   const resources = context.routableResources();
+  const aggregated = context.aggregatedGroupVersions();
   switch (route.kind) {
     case "version":
       send(response, 200, versionInfo());
@@ -35,17 +36,17 @@ export function serveNonResource(
         send(
           response,
           200,
-          aggregatedDiscovery(context.discoveryDefinitions(), route.kind === "api"),
+          aggregatedDiscovery(context.discoveryDefinitions(), route.kind === "api", aggregated),
           aggregatedDiscoveryContentType,
         );
       } else if (route.kind === "api") {
         send(response, 200, apiVersions(resources, context.serverAddress ?? request.headers.host ?? ""));
       } else {
-        send(response, 200, apiGroupList(resources));
+        send(response, 200, apiGroupList(resources, aggregated));
       }
       return;
     case "group":
-      sendOrNotFound(response, apiGroup(resources, route.group));
+      sendOrNotFound(response, apiGroup(resources, route.group, aggregated));
       return;
     case "groupVersion":
       sendOrNotFound(response, apiResourceList(context.discoveryDefinitions(), route.group, route.version));

@@ -17,7 +17,7 @@ import type { HandlerContext } from "./context.js";
 import type { PodPortStream } from "./pod-connect.js";
 
 /** Headers of one hop, and the client's credentials, which never reach a pod. */
-const notPassedOn = new Set([
+export const notPassedOn = new Set([
   "authorization",
   "connection",
   "keep-alive",
@@ -32,7 +32,7 @@ const notPassedOn = new Set([
 ]);
 
 /** Headers of the pod's answer that are its hop's alone. */
-const notPassedBack = new Set(["connection", "keep-alive", "transfer-encoding", "trailer", "upgrade"]);
+export const notPassedBack = new Set(["connection", "keep-alive", "transfer-encoding", "trailer", "upgrade"]);
 
 /**
  * `pods/{[scheme:]name[:port]}/proxy[/path]` and `services/…/proxy[/path]`

@@ -5,6 +5,7 @@ import type { Duplex } from "node:stream";
 import { type Clock, realClock } from "@reconcile/clock";
 import { InProcessClient } from "../registry/in-process-client.js";
 import type { Registry } from "../registry/registry.js";
+import { Aggregator } from "./aggregation/aggregator.js";
 import { type AuditOptions, Auditor } from "./audit/event.js";
 import { ClusterAuth } from "./auth/authenticate.js";
 import { ConnectionLimiter } from "./connection-limiter.js";
@@ -104,6 +105,8 @@ export interface ListenOptions {
    * Priority and Fairness. Default: they are, by the server's FlowSchemas.
    */
   flowControl?: false | undefined;
+  /** `false`: this listener does not pass requests on to aggregated servers. Default: it does. */
+  aggregation?: false | undefined;
   /** Aborting closes the server, as {@link ListeningApiServer.close} does. */
   signal?: AbortSignal | undefined;
 }
@@ -119,6 +122,8 @@ export interface Servable {
   readonly auth?: ClusterAuth | undefined;
   /** The server's API Priority and Fairness; made per registry when absent, none when null. */
   readonly flowControl?: FlowController | null | undefined;
+  /** The server's API aggregation; made for the listener when absent, none when null. */
+  readonly aggregator?: Aggregator | null | undefined;
 }
 
 /** The ClusterAuth of registries served without one of their own. */
@@ -184,7 +189,16 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   const headersTimeoutMs = options.headersTimeoutMs ?? 32_000;
   // A policy that does not load fails here, before the server listens.
   const auditor = options.audit === undefined ? undefined : new Auditor(options.audit, clock ?? realClock);
+  // A registry served without an aggregator of its own gets one for this listener, closed with it.
+  const ownAggregator =
+    options.aggregation === false || servable.aggregator !== undefined
+      ? undefined
+      : new Aggregator({ client: new InProcessClient(registry), clock: clock ?? realClock });
+  const aggregator = options.aggregation === false ? undefined : (servable.aggregator ?? ownAggregator);
+  // Serving starts aggregation: APIServices are checked whether or not requests come.
+  void aggregator?.start();
   const handler = createRequestHandler({
+    aggregator,
     audit: auditor,
     registry,
     clock,
@@ -251,7 +265,7 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   const port = (server.address() as AddressInfo).port;
   const url = `${tls === undefined ? "http" : "https"}://${host.includes(":") ? `[${host}]` : host}:${port}`;
   const closed = new Promise<void>((resolve) => server.once("close", () => resolve())).then(() =>
-    auditor?.backend.close?.(),
+    Promise.all([auditor?.backend.close?.(), ownAggregator?.close()]).then(() => undefined),
   );
   const close = (): Promise<void> => {
     options.signal?.removeEventListener("abort", onAbort);

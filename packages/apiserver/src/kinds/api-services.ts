@@ -32,7 +32,21 @@ const apiServiceStrategy: Strategy = {
       if (spec.insecureSkipTLSVerify)
         errors.invalid("spec.insecureSkipTLSVerify", true, "must not be set for Local services");
       if (spec.caBundle) errors.invalid("spec.caBundle", spec.caBundle, "must not be set for Local services");
+      return;
     }
+    const ref = spec.service;
+    if (!ref.namespace) errors.required("spec.service.namespace", "");
+    if (!ref.name) errors.required("spec.service.name", "");
+    const port = ref.port ?? 443;
+    if (!Number.isInteger(port) || port < 1 || port > 65535)
+      errors.invalid("spec.service.port", port, "port is not valid: must be between 1 and 65535, inclusive");
+    if (spec.insecureSkipTLSVerify && spec.caBundle)
+      errors.invalid("spec.insecureSkipTLSVerify", true, "may not be true if caBundle is present");
+  },
+  // SetDefaults_ServiceReference: an aggregated server listens on 443 unless told otherwise.
+  applyDefaults(object) {
+    const service = (object as APIService).spec?.service;
+    if (service !== undefined) service.port ??= 443;
   },
 };
 

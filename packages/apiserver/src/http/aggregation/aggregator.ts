@@ -1,0 +1,310 @@
+import type * as http from "node:http";
+import { type APIService, apiServices, endpoints, isNotFound, rfc3339, services } from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import type { Clock, TimerHandle } from "@reconcile/clock";
+import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
+import type { UserInfo } from "../auth/user.js";
+import { watchKind } from "../auth/watch-kind.js";
+import {
+  type AvailableVerdict,
+  discoveryVerdict,
+  isAvailable,
+  serviceVerdict,
+  withAvailable,
+} from "./availability.js";
+import { BackendAgents, probeBackend, proxyToBackend } from "./backend.js";
+import { type RemoteDiscovery, remoteDiscovery } from "./discovery.js";
+import { endpointURL, ResolveError, resolveServiceEndpoint } from "./resolve.js";
+
+export interface AggregatorOptions {
+  /** The server's own client: APIServices, Services and Endpoints are read and APIService status written with it. */
+  client: Client;
+  clock: Clock;
+  /** How often every aggregated APIService is checked again without a change (upstream's resync). Default 30,000 ms. */
+  recheckIntervalMs?: number | undefined;
+  /** How long the discovery check waits for an aggregated server. Default 5,000 ms. */
+  probeTimeoutMs?: number | undefined;
+}
+
+/** A group-version served by an aggregated server: its APIService and what its discovery said. */
+export interface RemoteGroupVersion {
+  readonly apiService: APIService;
+  readonly group: string;
+  readonly version: string;
+  readonly discovery: RemoteDiscovery | undefined;
+}
+
+/**
+ * kube-aggregator in the API server: APIServices whose `spec.service` names
+ * a Service are served by that server. Requests under `/apis/<group>/<version>`
+ * are passed on to it (with the user as front-proxy headers), discovery
+ * lists its group and resources, and its `Available` condition is kept as
+ * the remote availability controller keeps it — checked on every change of
+ * the APIService, its Service or its Endpoints, and every 30 s.
+ */
+export class Aggregator {
+  readonly #client: Client;
+  readonly #clock: Clock;
+  readonly #recheckIntervalMs: number;
+  readonly #probeTimeoutMs: number;
+  /** APIServices with a Service, by name. */
+  readonly #remote = new Map<string, APIService>();
+  /** The same, by `group/version`. */
+  readonly #byGroupVersion = new Map<string, APIService>();
+  readonly #discovery = new Map<string, RemoteDiscovery>();
+  readonly #agents = new BackendAgents();
+  readonly #stop = new AbortController();
+  #started: Promise<void> | undefined;
+  #serviceWatches: Promise<unknown> | undefined;
+  #running: Promise<unknown>[] = [];
+  /** Names to check; one check runs at a time. */
+  readonly #dirty = new Set<string>();
+  #checking: Promise<void> = Promise.resolve();
+  #recheck: TimerHandle | undefined;
+
+  constructor(options: AggregatorOptions) {
+    this.#client = options.client;
+    this.#clock = options.clock;
+    this.#recheckIntervalMs = options.recheckIntervalMs ?? 30_000;
+    this.#probeTimeoutMs = options.probeTimeoutMs ?? 5_000;
+  }
+
+  /** Whether the APIServices have been listed (after {@link start}). */
+  synced = false;
+
+  /** Starts watching APIServices (once); settles when they are listed. */
+  start(): Promise<void> {
+    this.#started ??= this.#watchAPIServices().then(() => {
+      this.synced = true;
+    });
+    return this.#started;
+  }
+
+  async #watchAPIServices(): Promise<void> {
+    try {
+      await this.#client.resource(apiServices).list({ limit: 1 });
+    } catch (error) {
+      if (isNotFound(error)) return; // a server that does not serve APIServices aggregates nothing
+    }
+    const watch = watchKind(this.#client, this.#clock, apiServices, this.#stop.signal, (type, object) =>
+      this.#apiServiceChanged(type, object),
+    );
+    this.#running.push(watch.done);
+    await watch.synced;
+  }
+
+  /** Stops the watches, the checks and the connections to aggregated servers. */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    if (this.#recheck !== undefined) this.#clock.clearTimeout(this.#recheck);
+    await Promise.allSettled(this.#running);
+    await this.#checking;
+    this.#agents.close();
+  }
+
+  /** Settles once every check asked for so far has run. */
+  async settled(): Promise<void> {
+    let seen: Promise<void> | undefined;
+    while (seen !== this.#checking) {
+      seen = this.#checking;
+      await seen;
+    }
+  }
+
+  /** The aggregated APIService serving the group-version a path is under (`/apis/<group>/<version>[/…]`), if any. */
+  remoteFor(pathname: string): APIService | undefined {
+    if (this.#byGroupVersion.size === 0 || !pathname.startsWith("/apis/")) return undefined;
+    const [group, version] = pathname.slice("/apis/".length).split("/");
+    if (!group || !version) return undefined;
+    return this.#byGroupVersion.get(`${group}/${version}`);
+  }
+
+  /** Every aggregated group-version, with its discovery as last fetched. */
+  remoteGroupVersions(): RemoteGroupVersion[] {
+    return [...this.#remote.values()].map((apiService) => ({
+      apiService,
+      group: apiService.spec?.group ?? "",
+      version: apiService.spec?.version ?? "",
+      discovery: this.#discovery.get(apiService.metadata?.name ?? ""),
+    }));
+  }
+
+  /**
+   * Passes a request on to the aggregated server of `apiService`: a 503
+   * `service unavailable` while the APIService is not Available or its
+   * Service resolves to no address, as kube-aggregator answers.
+   */
+  async proxy(
+    apiService: APIService,
+    user: UserInfo,
+    pathAndQuery: string,
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+  ): Promise<void> {
+    const ref = apiService.spec?.service ?? {};
+    let endpoint: ReturnType<typeof resolveServiceEndpoint> | undefined;
+    if (isAvailable(apiService)) {
+      try {
+        const [service, endpointsOfService] = await this.#serviceAndEndpoints(
+          ref.namespace ?? "",
+          ref.name ?? "",
+        );
+        endpoint = resolveServiceEndpoint(service, endpointsOfService, ref.name ?? "", ref.port ?? 443);
+      } catch (error) {
+        if (!(error instanceof ResolveError)) throw error;
+      }
+    }
+    if (endpoint === undefined) {
+      request.resume();
+      response.writeHead(503, {
+        "Content-Type": "text/plain; charset=utf-8",
+        "X-Content-Type-Options": "nosniff",
+      });
+      response.end("service unavailable\n");
+      return;
+    }
+    await proxyToBackend(
+      apiService,
+      this.#agents.agentFor(apiService),
+      endpoint,
+      user,
+      pathAndQuery,
+      request,
+      response,
+    );
+  }
+
+  #apiServiceChanged(type: string, object: APIService): void {
+    const name = object.metadata?.name ?? "";
+    const previous = this.#remote.get(name);
+    if (previous !== undefined)
+      this.#byGroupVersion.delete(`${previous.spec?.group ?? ""}/${previous.spec?.version ?? ""}`);
+    if (type === "DELETED" || object.spec?.service === undefined) {
+      this.#remote.delete(name);
+      this.#discovery.delete(name);
+      this.#agents.forget(name);
+      return;
+    }
+    this.#remote.set(name, object);
+    this.#byGroupVersion.set(`${object.spec.group ?? ""}/${object.spec.version ?? ""}`, object);
+    this.#watchServices();
+    // A status write of the check itself changes nothing the check reads.
+    if (previous === undefined || JSON.stringify(previous.spec) !== JSON.stringify(object.spec))
+      this.#enqueue([name]);
+  }
+
+  /** Watches Services and Endpoints (once there is an aggregated APIService): a change checks the APIServices on it. */
+  #watchServices(): void {
+    if (this.#serviceWatches !== undefined) return;
+    const signal = this.#stop.signal;
+    const changed = (_type: string, object: Service | Endpoints) => {
+      const namespace = object.metadata?.namespace ?? "";
+      const serviceName = object.metadata?.name ?? "";
+      const names: string[] = [];
+      for (const [name, apiService] of this.#remote) {
+        const ref = apiService.spec?.service;
+        if (ref?.namespace === namespace && ref.name === serviceName) names.push(name);
+      }
+      this.#enqueue(names);
+    };
+    const watches = [
+      watchKind(this.#client, this.#clock, services, signal, changed),
+      watchKind(this.#client, this.#clock, endpoints, signal, changed),
+    ];
+    this.#serviceWatches = Promise.allSettled(watches.map((w) => w.done));
+    this.#running.push(this.#serviceWatches);
+    this.#scheduleRecheck();
+  }
+
+  #scheduleRecheck(): void {
+    if (this.#stop.signal.aborted) return;
+    this.#recheck = this.#clock.setTimeout(() => {
+      this.#enqueue([...this.#remote.keys()]);
+      this.#scheduleRecheck();
+    }, this.#recheckIntervalMs);
+  }
+
+  #enqueue(names: readonly string[]): void {
+    if (names.length === 0 || this.#stop.signal.aborted) return;
+    const idle = this.#dirty.size === 0;
+    for (const name of names) this.#dirty.add(name);
+    if (!idle) return;
+    this.#checking = this.#checking.then(async () => {
+      while (this.#dirty.size > 0 && !this.#stop.signal.aborted) {
+        const [name] = this.#dirty;
+        this.#dirty.delete(name!);
+        await this.#check(name!).catch(() => {
+          // A failed status write (a conflict, the server stopping) is retried at the next change or resync.
+        });
+      }
+    });
+  }
+
+  /** Checks one APIService and writes its `Available` condition if it changed. */
+  async #check(name: string): Promise<void> {
+    const apiService = this.#remote.get(name);
+    if (apiService === undefined) return;
+    const verdict = await this.#verdict(apiService);
+    const now = rfc3339(this.#clock.now());
+    const conditions = withAvailable(apiService.status?.conditions ?? [], verdict, now);
+    if (JSON.stringify(conditions) === JSON.stringify(apiService.status?.conditions ?? [])) return;
+    const written = await this.#client
+      .resource(apiServices)
+      .updateStatus({ ...apiService, status: { ...apiService.status, conditions } });
+    // The watch brings the same object; the proxy sees the verdict at once.
+    if (this.#remote.get(name)?.metadata?.resourceVersion === apiService.metadata?.resourceVersion)
+      this.#apiServiceChanged("MODIFIED", written);
+  }
+
+  async #verdict(apiService: APIService): Promise<AvailableVerdict> {
+    const spec = apiService.spec!;
+    const ref = spec.service ?? {};
+    const [service, endpointsOfService] = await this.#serviceAndEndpoints(
+      ref.namespace ?? "",
+      ref.name ?? "",
+    );
+    const early = serviceVerdict(apiService, service, endpointsOfService);
+    const name = apiService.metadata?.name ?? "";
+    if (early !== undefined) {
+      this.#markStale(name);
+      return early;
+    }
+    let endpoint: ReturnType<typeof resolveServiceEndpoint>;
+    try {
+      endpoint = resolveServiceEndpoint(service, endpointsOfService, ref.name ?? "", ref.port ?? 443);
+    } catch (error) {
+      if (!(error instanceof ResolveError)) throw error;
+      this.#markStale(name);
+      return { status: "False", reason: "FailedDiscoveryCheck", message: error.message };
+    }
+    const path =
+      name === "v1." ? `/api/${spec.version ?? ""}` : `/apis/${spec.group ?? ""}/${spec.version ?? ""}`;
+    const probe = await probeBackend(endpoint, path, this.#probeTimeoutMs);
+    if (probe.failure === undefined) {
+      const discovery = remoteDiscovery(probe.body ?? "", spec.group ?? "", spec.version ?? "");
+      this.#discovery.set(name, discovery);
+    } else this.#markStale(name);
+    return discoveryVerdict(`${endpointURL(endpoint)}${path}`, probe.failure);
+  }
+
+  /** Discovery of an APIService that cannot be reached: its last resources, marked stale. */
+  #markStale(name: string): void {
+    const last = this.#discovery.get(name);
+    this.#discovery.set(name, { resources: last?.resources ?? [], freshness: "Stale" });
+  }
+
+  async #serviceAndEndpoints(
+    namespace: string,
+    name: string,
+  ): Promise<[Service | undefined, Endpoints | undefined]> {
+    const get = async <T>(resource: Parameters<Client["resource"]>[0]) => {
+      try {
+        return (await this.#client.resource(resource, namespace).get(name)) as T;
+      } catch (error) {
+        if (isNotFound(error)) return undefined;
+        throw error;
+      }
+    };
+    return Promise.all([get<Service>(services), get<Endpoints>(endpoints)]);
+  }
+}
