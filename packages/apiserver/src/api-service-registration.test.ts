@@ -114,6 +114,28 @@ describe("APIService autoregistration", () => {
     }
   });
 
+  it("syncs a built-in group-version on start only: a user's aggregated server in its place stands", async () => {
+    const { api, client } = await started();
+    try {
+      const batch = await client.get("v1.batch");
+      expect(batch.metadata?.labels).toEqual({ [automanagedLabel]: "onstart" });
+      // As applying an aggregated server's manifest over it would.
+      const spec = {
+        ...batch.spec!,
+        service: { namespace: "kube-system", name: "batch-server", port: 443 },
+        insecureSkipTLSVerify: true,
+      };
+      await client.update({ ...batch, spec });
+      // A CRD's version makes the registration sync again; the built-in one is not corrected.
+      api.registry.definitions.add(defineKind({ descriptor: widgets("v1") }));
+      await api.flush();
+      expect((await client.get("v1.example.com")).spec?.version).toBe("v1");
+      expect((await client.get("v1.batch")).spec).toEqual(spec);
+    } finally {
+      await api.close();
+    }
+  });
+
   it("leaves a user's APIService alone; a duplicate is a 409 and a name that is not version.group a 422", async () => {
     const { api, client } = await started();
     try {
@@ -143,7 +165,7 @@ describe("APIService autoregistration", () => {
   });
 
   it("kubectl get apiservices prints upstream's columns", async () => {
-    const { kubectl, client } = await kubectlCluster({ apiServiceRegistration: true });
+    const { api, kubectl, client } = await kubectlCluster({ apiServiceRegistration: true });
     await client.resource(apiServices).create({
       metadata: { name: "v1beta1.custom.metrics.k8s.io" },
       spec: {
@@ -154,9 +176,13 @@ describe("APIService autoregistration", () => {
         service: { namespace: "monitoring", name: "adapter" },
       },
     });
+    await api.flush();
     const table = (await kubectl(["get", "apiservices", "v1.apps", "v1beta1.custom.metrics.k8s.io"])).stdout;
     expect(table.split("\n")[0]).toMatch(/^NAME +SERVICE +AVAILABLE +AGE$/);
     expect(table).toMatch(/\nv1\.apps +Local +True +\d+s\n/);
-    expect(table).toMatch(/\nv1beta1\.custom\.metrics\.k8s\.io +monitoring\/adapter +Unknown +\d+s\n/);
+    // The aggregator finds no Service behind it.
+    expect(table).toMatch(
+      /\nv1beta1\.custom\.metrics\.k8s\.io +monitoring\/adapter +False \(ServiceNotFound\) +\d+s\n/,
+    );
   });
 });

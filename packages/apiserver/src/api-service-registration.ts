@@ -80,8 +80,9 @@ export function desiredAPIServices(definitions: ResourceDefinitions): Map<string
  * Keeps the APIServices of the served group-versions: creates the missing,
  * corrects a changed spec, deletes those it made whose group-version is no
  * longer served (a CRD removed), and marks each Available as the available
- * controller marks a Local service. APIServices without its label are left
- * alone.
+ * controller marks a Local service. Built-in group-versions (`onstart`) are
+ * created and corrected by the first sync only; CRDs' (`true`) by every one.
+ * APIServices without its label are left alone.
  */
 export class APIServiceRegistration {
   readonly #client: Client;
@@ -89,6 +90,8 @@ export class APIServiceRegistration {
   readonly #clock: Clock;
   #pending: Promise<void> = Promise.resolve();
   #again = false;
+  /** Whether a sync has completed since start (`onstart` APIServices are synced by the first only). */
+  #startSynced = false;
 
   constructor(options: { client: Client; definitions: ResourceDefinitions; clock: Clock }) {
     this.#client = options.client;
@@ -131,8 +134,15 @@ export class APIServiceRegistration {
     const desired = desiredAPIServices(this.#definitions);
     const existing = await client.list({ labelSelector: automanagedLabel });
     const byName = new Map(existing.items.map((item) => [item.metadata?.name ?? "", item]));
+    const first = !this.#startSynced;
     for (const [name, wanted] of desired) {
       const current = byName.get(name);
+      // Built-in group-versions are synced on start only: a user's change afterwards (an aggregated
+      // metrics-server registered in place of the in-process metrics) stands, as autoregister's `onstart`.
+      if (!first && wanted.metadata?.labels?.[automanagedLabel] === "onstart") {
+        if (current !== undefined && current.spec?.service === undefined) await this.#markAvailable(current);
+        continue;
+      }
       let stored: APIService | undefined = current;
       if (current === undefined) stored = await createIfMissing(client, wanted);
       else if (JSON.stringify(current.spec) !== JSON.stringify(wanted.spec))
@@ -140,6 +150,7 @@ export class APIServiceRegistration {
       if (stored !== undefined && stored.spec?.service === undefined) await this.#markAvailable(stored);
     }
     for (const [name] of byName) if (!desired.has(name)) await client.delete(name).catch(ignoreNotFound);
+    this.#startSynced = true;
   }
 
   /** The available controller's verdict on a Local APIService. */
