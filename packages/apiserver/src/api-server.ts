@@ -143,11 +143,7 @@ export interface ApiServerOptions {
     | Pick<FlowControllerOptions, "serverConcurrencyLimit" | "queueWaitLimitMs">
     | false
     | undefined;
-  /**
-   * API aggregation on the HTTP listeners (kube-aggregator): an APIService
-   * whose `spec.service` names a Service is served by that server, and its
-   * `Available` condition is kept. `false` turns it off. Default: on.
-   */
+  /** API aggregation on the HTTP listeners: APIServices naming a Service are served by it; `false`: none. */
   aggregation?: Pick<AggregatorOptions, "recheckIntervalMs" | "probeTimeoutMs"> | false | undefined;
 }
 
@@ -294,14 +290,11 @@ export class ApiServer {
       clock: this.clock,
       store: { storage: counted, clock: this.clock, random: this.random },
     });
+    const loopback = { client: this.#client, clock: this.clock };
     this.flowControl =
-      options.flowControl === false
-        ? null
-        : new FlowController({ ...options.flowControl, client: this.#client, clock: this.clock });
+      options.flowControl === false ? null : new FlowController({ ...options.flowControl, ...loopback });
     this.aggregator =
-      options.aggregation === false
-        ? null
-        : new Aggregator({ ...options.aggregation, client: this.#client, clock: this.clock });
+      options.aggregation === false ? null : new Aggregator({ ...options.aggregation, ...loopback });
     if (options.customResourceDefinitions ?? true) {
       this.registry.definitions.add(customResourceDefinitionKind);
       const controller = new CustomResourceDefinitionController({

@@ -14,25 +14,8 @@ import {
 } from "@reconcile/api";
 import type { Endpoints, Node } from "kubernetes-types/core/v1.js";
 import type { HandlerContext } from "./context.js";
+import { notPassedBack, notPassedOn } from "./hop-headers.js";
 import type { PodPortStream } from "./pod-connect.js";
-
-/** Headers of one hop, and the client's credentials, which never reach a pod. */
-export const notPassedOn = new Set([
-  "authorization",
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-]);
-
-/** Headers of the pod's answer that are its hop's alone. */
-export const notPassedBack = new Set(["connection", "keep-alive", "transfer-encoding", "trailer", "upgrade"]);
 
 /**
  * `pods/{[scheme:]name[:port]}/proxy[/path]` and `services/…/proxy[/path]`

@@ -152,6 +152,26 @@ function flowControlOf({ registry, clock, flowControl }: Servable): FlowControll
   return made;
 }
 
+/**
+ * The aggregation a listener serves with, started (APIServices are checked
+ * whether or not requests come): the servable's own, or, for a registry
+ * served without one, one of the listener's own, closed with it.
+ */
+function aggregatorOf(
+  { registry, clock, aggregator }: Servable,
+  options: ListenOptions,
+): { aggregator: Aggregator | undefined; ownAggregator: Aggregator | undefined } {
+  if (options.aggregation === false || aggregator === null)
+    return { aggregator: undefined, ownAggregator: undefined };
+  const own =
+    aggregator === undefined
+      ? new Aggregator({ client: new InProcessClient(registry), clock: clock ?? realClock })
+      : undefined;
+  const serving = aggregator ?? own!;
+  void serving.start();
+  return { aggregator: serving, ownAggregator: own };
+}
+
 /** A listening HTTP server for an `ApiServer`. */
 export interface ListeningApiServer {
   /** `http://host:port`, or `https://host:port` with `tls`. */
@@ -189,14 +209,7 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   const headersTimeoutMs = options.headersTimeoutMs ?? 32_000;
   // A policy that does not load fails here, before the server listens.
   const auditor = options.audit === undefined ? undefined : new Auditor(options.audit, clock ?? realClock);
-  // A registry served without an aggregator of its own gets one for this listener, closed with it.
-  const ownAggregator =
-    options.aggregation === false || servable.aggregator !== undefined
-      ? undefined
-      : new Aggregator({ client: new InProcessClient(registry), clock: clock ?? realClock });
-  const aggregator = options.aggregation === false ? undefined : (servable.aggregator ?? ownAggregator);
-  // Serving starts aggregation: APIServices are checked whether or not requests come.
-  void aggregator?.start();
+  const { aggregator, ownAggregator } = aggregatorOf(servable, options);
   const handler = createRequestHandler({
     aggregator,
     audit: auditor,

@@ -2,7 +2,7 @@ import type * as http from "node:http";
 import * as https from "node:https";
 import type { APIService } from "@reconcile/api";
 import type { UserInfo } from "../auth/user.js";
-import { notPassedBack, notPassedOn } from "../proxy.js";
+import { notPassedBack, notPassedOn } from "../hop-headers.js";
 import { endpointURL, type ResolvedEndpoint } from "./resolve.js";
 
 // How the API server talks to an aggregated server: HTTPS to the resolved
