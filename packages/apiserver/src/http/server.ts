@@ -274,6 +274,9 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
       server.off("error", reject);
       resolve();
     });
+  }).catch(async (error: unknown) => {
+    await ownAggregator?.close();
+    throw error;
   });
   const port = (server.address() as AddressInfo).port;
   const url = `${tls === undefined ? "http" : "https"}://${host.includes(":") ? `[${host}]` : host}:${port}`;

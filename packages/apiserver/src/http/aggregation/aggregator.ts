@@ -81,16 +81,19 @@ export class Aggregator {
   }
 
   async #watchAPIServices(): Promise<void> {
+    let listed = true;
     try {
       await this.#client.resource(apiServices).list({ limit: 1 });
     } catch (error) {
       if (isNotFound(error)) return; // a server that does not serve APIServices aggregates nothing
+      listed = false;
     }
     const watch = watchKind(this.#client, this.#clock, apiServices, this.#stop.signal, (type, object) =>
       this.#apiServiceChanged(type, object),
     );
     this.#running.push(watch.done);
-    await watch.synced;
+    // A storage that cannot list now is listed again in the background; requests do not wait for it.
+    if (listed) await watch.synced;
   }
 
   /** Stops the watches, the checks and the connections to aggregated servers. */
