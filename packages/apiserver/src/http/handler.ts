@@ -3,7 +3,7 @@ import { newBadRequest } from "@reconcile/api";
 import { checkHost, splitTarget } from "./access.js";
 import { auditIdOf, type RequestAudit } from "./audit/event.js";
 import { rbacEscalationCheck } from "./auth/escalation.js";
-import { authorizeRequest } from "./auth/request-auth.js";
+import { authorizeRequest, createAuthorization } from "./auth/request-auth.js";
 import { answerReview, reviewMessageOf, reviewRoute } from "./auth/reviews.js";
 import type { UserInfo } from "./auth/user.js";
 import { markAuthorized } from "./connection-limiter.js";
@@ -137,6 +137,14 @@ async function handle(
   if (route.name === undefined)
     return serveCollection(context, route, method, pathname, query, write, request, response);
   const object = route as ResourceRoute & { name: string };
+  if (method === "PUT" || method === "PATCH")
+    write.mayCreate = createAuthorization(
+      context.authn?.auth,
+      user,
+      route.resource,
+      route.namespace,
+      route.name,
+    );
   if (!objectServes(context, object, method)) {
     // A verb the object or its subresource does not implement (kube-apiserver registers none for it).
     request.resume();

@@ -16,6 +16,8 @@ export interface WriteOptions {
   admit?: ((object: KubeObject, existing: KubeObject | undefined) => Promise<void> | void) | undefined;
   /** Who writes, for the admission chain. */
   user?: AdmissionUser | undefined;
+  /** Whether the writer may create the object a PUT or apply turns into a create of. */
+  mayCreate?: (() => Promise<void>) | undefined;
   /** Where admission's warnings are collected for the `Warning` headers. */
   warnings?: string[] | undefined;
   /** Where admission's audit annotations go (the request's audit event); none when it is not audited. */

@@ -89,12 +89,12 @@ export async function serveUpdate(
   const fieldValidation = fieldValidationOf(query, request.headers["content-type"], text);
   const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
   if (text.length > largeWriteBytes) await yieldTurn();
-  const updated = await context.registry.update(resource, namespace, name, body, {
+  const { object, created } = await context.registry.updateWithOutcome(resource, namespace, name, body, {
     ...write,
     fieldValidation,
     subresource,
   });
-  return sendWithWarnings(response, 200, updated, fieldValidation, write);
+  return sendWithWarnings(response, created ? 201 : 200, object, fieldValidation, write);
 }
 
 /** `PATCH` of an object or of a subresource; a 201 when an apply created the object. */

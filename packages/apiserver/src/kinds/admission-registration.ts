@@ -261,20 +261,24 @@ export const admissionRegistrationDefinitions: readonly ResourceDefinition[] = [
     descriptor: mutatingWebhookConfigurations,
     strategy: webhookConfigurationStrategy(true),
     printer: webhookConfigurationPrinter,
+    allowsUnconditionalUpdate: false,
   }),
   defineKind({
     descriptor: validatingWebhookConfigurations,
     strategy: webhookConfigurationStrategy(false),
     printer: webhookConfigurationPrinter,
+    allowsUnconditionalUpdate: false,
   }),
   defineKind({
     descriptor: validatingAdmissionPolicies,
     strategy: policyStrategy,
     printer: validatingAdmissionPolicyPrinter,
+    allowsUnconditionalUpdate: false,
   }),
   defineKind({
     descriptor: validatingAdmissionPolicyBindings,
     strategy: bindingStrategy,
     printer: validatingAdmissionPolicyBindingPrinter,
+    allowsUnconditionalUpdate: false,
   }),
 ] as ResourceDefinition[];

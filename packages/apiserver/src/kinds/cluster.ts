@@ -318,7 +318,12 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     printer: serviceAccountPrinter,
     protobufMessage: "ServiceAccount",
   }),
-  defineKind({ descriptor: endpoints, strategy: endpointsStrategy, printer: endpointsPrinter }),
+  defineKind({
+    descriptor: endpoints,
+    strategy: endpointsStrategy,
+    printer: endpointsPrinter,
+    allowsCreateOnUpdate: true,
+  }),
   defineKind({
     descriptor: persistentVolumeClaims,
     strategy: persistentVolumeClaimStrategy,
@@ -335,7 +340,7 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
     protobufMessage: "ResourceQuota",
     printer: resourceQuotaPrinter,
   }),
-  defineKind({ descriptor: limitRanges, strategy: limitRangeStrategy }),
+  defineKind({ descriptor: limitRanges, strategy: limitRangeStrategy, allowsCreateOnUpdate: true }),
   defineKind({ descriptor: endpointSlices, strategy: endpointSliceStrategy, printer: endpointSlicePrinter }),
   defineKind({
     descriptor: ingresses,
@@ -345,19 +350,32 @@ export const clusterDefinitions: readonly ResourceDefinition[] = [
   }),
   defineKind({ descriptor: ingressClasses, printer: ingressClassPrinter }),
   defineKind({ descriptor: networkPolicies, strategy: networkPolicyStrategy, printer: networkPolicyPrinter }),
-  defineKind({ descriptor: roles, strategy: roleStrategy, protobufMessage: "Role" }),
-  defineKind({ descriptor: clusterRoles, strategy: roleStrategy, protobufMessage: "ClusterRole" }),
+  // RBAC's kinds may be created with a PUT (their strategies' AllowCreateOnUpdate), as bootstrap reconciliation does.
+  defineKind({
+    descriptor: roles,
+    strategy: roleStrategy,
+    protobufMessage: "Role",
+    allowsCreateOnUpdate: true,
+  }),
+  defineKind({
+    descriptor: clusterRoles,
+    strategy: roleStrategy,
+    protobufMessage: "ClusterRole",
+    allowsCreateOnUpdate: true,
+  }),
   defineKind({
     descriptor: roleBindings,
     strategy: bindingStrategy,
     protobufMessage: "RoleBinding",
     printer: roleBindingPrinter,
+    allowsCreateOnUpdate: true,
   }),
   defineKind({
     descriptor: clusterRoleBindings,
     strategy: bindingStrategy,
     protobufMessage: "ClusterRoleBinding",
     printer: roleBindingPrinter,
+    allowsCreateOnUpdate: true,
   }),
   defineKind({ descriptor: storageClasses, strategy: storageClassStrategy, printer: storageClassPrinter }),
   defineKind({

@@ -118,6 +118,7 @@ export const eventDefinition = defineKind({
   strategy: eventStrategy,
   selectableFields: selectableFieldsOf(events),
   printer: eventPrinter,
+  allowsCreateOnUpdate: true,
 });
 
 export const nodeDefinition = defineKind({
@@ -157,4 +158,6 @@ export const leaseDefinition = defineKind({
   descriptor: leases,
   strategy: leaseStrategy,
   printer: leasePrinter,
+  allowsCreateOnUpdate: true,
+  allowsUnconditionalUpdate: false,
 });

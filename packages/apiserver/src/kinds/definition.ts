@@ -69,6 +69,8 @@ export interface ResourceDefinitionInit<T extends KubeObject = KubeObject> {
   generationFollows?: string | undefined;
   /** Default: true. */
   allowsUnconditionalUpdate?: boolean | undefined;
+  /** Default: false. */
+  allowsCreateOnUpdate?: boolean | undefined;
   /** Default: the descriptor's version. */
   storageVersion?: string | undefined;
   /** Default: none. */
@@ -191,6 +193,7 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
       init.tracksGeneration ?? !untrackedGeneration.has(`${descriptor.group}/${descriptor.plural}`),
     generationFollows: init.generationFollows ?? "spec",
     allowsUnconditionalUpdate: init.allowsUnconditionalUpdate ?? true,
+    allowsCreateOnUpdate: init.allowsCreateOnUpdate ?? false,
     storageVersion:
       init.storageVersion === undefined || init.storageVersion === descriptor.version
         ? undefined

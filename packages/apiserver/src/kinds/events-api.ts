@@ -169,4 +169,6 @@ export const eventsV1EventDefinition = defineKind({
   selectableFields: selectableFieldsOf(eventsV1Events),
   storedAs: events,
   conversion: eventsConversion,
+  // The same storage and strategy as core Events: a PUT may create one.
+  allowsCreateOnUpdate: true,
 });

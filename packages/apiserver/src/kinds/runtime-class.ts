@@ -107,4 +107,6 @@ export const runtimeClassDefinition = defineKind({
   descriptor: runtimeClasses,
   strategy: runtimeClassStrategy,
   printer: runtimeClassPrinter,
+  allowsCreateOnUpdate: true,
+  allowsUnconditionalUpdate: false,
 });

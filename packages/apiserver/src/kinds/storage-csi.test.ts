@@ -46,7 +46,7 @@ describe("CSIDrivers", () => {
       .create({ metadata: { name: "d.example.com" }, spec: {} });
     const { resourceVersion: _version, ...meta } = created.metadata ?? {};
     expect(await refusalLine(() => client.resource(csiDrivers).update({ ...created, metadata: meta }))).toBe(
-      '422 CSIDriver.storage.k8s.io "d.example.com" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+      '422 csidrivers.storage.k8s.io "d.example.com" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
     );
     const attachment = await client.resource(volumeAttachments).create({
       metadata: { name: "a" },
@@ -60,7 +60,7 @@ describe("CSIDrivers", () => {
           .updateStatus({ ...attachment, metadata: attachmentMeta, status: { attached: true } }),
       ),
     ).toBe(
-      '422 VolumeAttachment.storage.k8s.io "a" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
+      '422 volumeattachments.storage.k8s.io "a" is invalid: metadata.resourceVersion: Invalid value: 0x0: must be specified for an update',
     );
   });
 

@@ -173,11 +173,22 @@ export class Registry {
     body: unknown,
     options: PatchOptions = {},
   ): Promise<KubeObject> {
+    return (await this.updateWithOutcome(resource, namespace, name, body, options)).object;
+  }
+
+  /** {@link update}, telling whether the PUT created the object (201, not 200), from the write itself. */
+  async updateWithOutcome(
+    resource: ResourceDescriptor,
+    namespace: string | undefined,
+    name: string,
+    body: unknown,
+    options: PatchOptions = {},
+  ): Promise<{ object: KubeObject; created: boolean }> {
     await this.#ready;
     const store = this.#store(resource);
-    return options.subresource
-      ? store.updateSubresource(namespace, name, options.subresource, body, options)
-      : store.update(namespace, name, body, options);
+    if (!options.subresource) return store.update(namespace, name, body, options);
+    const object = await store.updateSubresource(namespace, name, options.subresource, body, options);
+    return { object, created: false };
   }
 
   async patch(

@@ -94,6 +94,12 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    */
   readonly allowsUnconditionalUpdate: boolean;
   /**
+   * Whether a PUT of an object that does not exist creates it (the
+   * strategy's `AllowCreateOnUpdate`: Endpoints, Events, LimitRanges, Leases,
+   * RuntimeClasses, RBAC's kinds); when not, it is a 404.
+   */
+  readonly allowsCreateOnUpdate: boolean;
+  /**
    * The version objects of this kind are stored at, when it is not the
    * descriptor's: one of several served versions of a custom kind, whose
    * conversion (strategy None) changes only `apiVersion`. Objects written at

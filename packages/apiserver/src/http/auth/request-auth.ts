@@ -1,4 +1,5 @@
 import type * as http from "node:http";
+import { newForbidden } from "@reconcile/api";
 import { isTrue } from "../parameters.js";
 import { type Attributes, fieldRequirements, forbidden, resourceVerb } from "./attributes.js";
 import { type Authentication, authenticate, type ClusterAuth } from "./authenticate.js";
@@ -176,4 +177,35 @@ export function selectedName(verb: string, fieldSelector: string | null | undefi
   if (verb !== "list" && verb !== "watch") return "";
   const exact = /(?:^|,)metadata\.name==?([^,]*)(?:,|$)/.exec(fieldSelector ?? "");
   return exact?.[1] !== undefined && exact[1] !== "" && !exact[1].includes("/") ? exact[1] : "";
+}
+
+/**
+ * The check that a PUT or apply which turns into a create may create (upstream's
+ * `withAuthorization` around create on update): a 403 `<resource> "<name>" is
+ * forbidden: <reason>` unless `user` may `create` the object too. Undefined
+ * when nothing is to be checked (no authorizer, or `system:masters`).
+ */
+export function createAuthorization(
+  auth: ClusterAuth | undefined,
+  user: UserInfo,
+  resource: { group: string; plural: string },
+  namespace: string | undefined,
+  name: string,
+): (() => Promise<void>) | undefined {
+  if (auth === undefined || user.groups.includes(systemPrivilegedGroup)) return undefined;
+  const attributes: Attributes = {
+    user,
+    resourceRequest: true,
+    verb: "create",
+    apiGroup: resource.group,
+    resource: resource.plural,
+    subresource: "",
+    namespace: namespace ?? "",
+    name,
+  };
+  return async () => {
+    const decision = await auth.authorize(attributes);
+    if (!decision.allowed)
+      throw newForbidden({ group: resource.group, resource: resource.plural }, name, decision.reason);
+  };
 }

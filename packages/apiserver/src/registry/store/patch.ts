@@ -132,6 +132,7 @@ async function applyObject(
       live: undefined,
       config: asJson(decodeConfig()),
     });
+    await options.mayCreate?.();
     const object = await createObject(store, namespace, applied, { ...options, managedFieldsComputed: true });
     return { object, created: true };
   }

@@ -27,6 +27,12 @@ export interface DryRunOption {
   admit?: ((object: KubeObject, existing: KubeObject | undefined) => Promise<void> | void) | undefined;
   /** Who writes, for admission; undefined for the server's own in-process clients. */
   user?: AdmissionUser | undefined;
+  /**
+   * Asked before an update or apply creates the object it names (a kind whose
+   * strategy allows create on update): throws when the writer may not create
+   * it (upstream authorizes `create` as well). Default: none (allowed).
+   */
+  mayCreate?: (() => Promise<void> | void) | undefined;
   /** Collects the texts of `Warning` headers that admission adds. */
   warnings?: string[] | undefined;
   /** Receives the audit annotations admission adds (`pod-security.kubernetes.io/enforce-policy`…). */

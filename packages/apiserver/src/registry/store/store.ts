@@ -34,7 +34,7 @@ import {
   watchObjects,
 } from "./reads.js";
 import { atVersion, rekeyed, storageView } from "./storage-view.js";
-import { guaranteedUpdate, rawUpdate, updateObject } from "./update.js";
+import { guaranteedUpdate, rawUpdate, updateObject, updateWithOutcome } from "./update.js";
 
 /**
  * Every verb for one kind, with kube-apiserver's semantics (its
@@ -76,15 +76,15 @@ export class Store implements StoreCore {
     return createObject(this, namespace, body, options);
   }
 
-  /** PUT of the object itself. */
+  /** PUT of the object itself; `created` when it created it (a kind that allows create on update). */
   update(
     namespace: string | undefined,
     name: string,
     body: unknown,
     options: DryRunOption,
-  ): Promise<KubeObject> {
+  ): Promise<{ object: KubeObject; created: boolean }> {
     this.#stored("update");
-    return updateObject(this, namespace, name, body, { ...options, subresource: undefined });
+    return updateWithOutcome(this, namespace, name, body, { ...options, subresource: undefined });
   }
 
   patch(

@@ -1,5 +1,4 @@
 import {
-  groupKindOf,
   type KubeObject,
   newBadRequest,
   newConflict,
@@ -23,7 +22,7 @@ import {
   validateRequestedManagedFields,
 } from "./common.js";
 import type { DryRunOption, StoreCore, UpdateOptions } from "./context.js";
-import { reconcileNamespace } from "./create.js";
+import { createObject, reconcileNamespace } from "./create.js";
 import { decodeObject, largeObjects } from "./decode.js";
 import { objectKey } from "./keys.js";
 import { beginUpdate, type Writer, writerFor } from "./writer.js";
@@ -44,6 +43,20 @@ export async function updateObject(
   body: unknown,
   options: UpdateOptions,
 ): Promise<KubeObject> {
+  return (await updateWithOutcome(store, namespace, name, body, options)).object;
+}
+
+/**
+ * {@link updateObject}, telling whether the PUT created the object (a kind
+ * that allows create on update, and no object of the name: a 201).
+ */
+export async function updateWithOutcome(
+  store: StoreCore,
+  namespace: string | undefined,
+  name: string,
+  body: unknown,
+  options: UpdateOptions,
+): Promise<{ object: KubeObject; created: boolean }> {
   const decode = () => {
     const decoded = decodeObject(
       store.definition,
@@ -63,17 +76,33 @@ export async function updateObject(
   const object = decode();
   const meta = object.metadata ?? {};
   const precondition = meta.resourceVersion || undefined;
-  if (precondition === undefined && !store.definition.allowsUnconditionalUpdate) {
-    // Upstream prints the missing version as the uint64 it parsed: 0x0.
-    const errors = new FieldErrors();
-    errors.invalid("metadata.resourceVersion", new GoSyntax("0x0"), "must be specified for an update");
-    throw newInvalid(groupKindOf(store.resource), name, errors.list);
+  const { definition } = store;
+  const mayCreate = definition.allowsCreateOnUpdate && !options.subresource;
+  if (mayCreate || (precondition === undefined && !definition.allowsUnconditionalUpdate)) {
+    // Whether the object exists decides first: a create, a 404, or the missing version's 422.
+    const existing = await store.context.storage.get(objectKey(store.resource, meta.namespace, name));
+    if (existing === undefined && mayCreate) {
+      await options.mayCreate?.();
+      delete (meta as MutableMeta).resourceVersion;
+      const { subresource: _subresource, ...createOptions } = options;
+      return { object: await createObject(store, meta.namespace, object, createOptions), created: true };
+    }
+    if (existing === undefined) throw newNotFound(store.gr, name);
+    // A uid precondition is checked first, as upstream's storage preconditions are: a 409 below.
+    const uidConflict = meta.uid !== undefined && meta.uid !== "" && meta.uid !== existing.metadata?.uid;
+    if (precondition === undefined && !definition.allowsUnconditionalUpdate && !uidConflict) {
+      // Upstream names the resource as the kind here, and prints the missing version as the uint64 it parsed: 0x0.
+      const errors = new FieldErrors();
+      errors.invalid("metadata.resourceVersion", new GoSyntax("0x0"), "must be specified for an update");
+      throw newInvalid({ group: store.resource.group, kind: store.resource.plural }, name, errors.list);
+    }
   }
   // An attempt changes the object it writes: one that lost the race starts again from the body (upstream deep-copies).
   let attempts = 0;
-  return guaranteedUpdate(store, meta.namespace, name, precondition, options, () =>
+  const updated = await guaranteedUpdate(store, meta.namespace, name, precondition, options, () =>
     attempts++ === 0 ? object : decode(),
   );
+  return { object: updated, created: false };
 }
 
 /**
