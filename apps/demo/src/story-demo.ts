@@ -10,6 +10,7 @@ import {
   deployments,
   isPodActive,
   isPodReady,
+  jsonEqual,
   leases,
   type Node,
   namespaces,
@@ -394,8 +395,8 @@ export function endpointsReady(view: View, replicas: number): boolean {
   return (
     podIPs.length === replicas &&
     notReady.length === 0 &&
-    JSON.stringify(endpointIPs) === JSON.stringify(podIPs) &&
-    JSON.stringify(sliceIPs) === JSON.stringify(podIPs)
+    jsonEqual(endpointIPs, podIPs) &&
+    jsonEqual(sliceIPs, podIPs)
   );
 }
 

@@ -1,4 +1,4 @@
-import { type APIService, apiServices, rfc3339, StatusError } from "@reconcile/api";
+import { type APIService, apiServices, jsonEqual, rfc3339, StatusError } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock } from "@reconcile/clock";
 import { reviewGroupVersions } from "./http/auth/review-kinds.js";
@@ -145,7 +145,7 @@ export class APIServiceRegistration {
       }
       let stored: APIService | undefined = current;
       if (current === undefined) stored = await createIfMissing(client, wanted);
-      else if (JSON.stringify(current.spec) !== JSON.stringify(wanted.spec))
+      else if (!jsonEqual(current.spec, wanted.spec))
         stored = await client.update({ ...current, spec: wanted.spec! });
       if (stored !== undefined && stored.spec?.service === undefined) await this.#markAvailable(stored);
     }

@@ -6,6 +6,7 @@ import {
   getControllerOf,
   getScaledValueFromIntOrPercent,
   isPodReady,
+  jsonEqual,
   metaNamespaceKeyFunc,
   nonEmptySelectorMatches,
   type Pod,
@@ -107,8 +108,7 @@ export class DisruptionController {
       onAdd: (pod) => podChanged(pod, "Pod added"),
       onUpdate: (old, pod) => {
         podChanged(pod, "Pod updated");
-        if (JSON.stringify(old.metadata?.labels) !== JSON.stringify(pod.metadata?.labels))
-          podChanged(old, "Pod relabelled");
+        if (!jsonEqual(old.metadata?.labels, pod.metadata?.labels)) podChanged(old, "Pod relabelled");
       },
       onDelete: (obj) => podChanged(objectFromTombstone(obj), "Pod deleted"),
     });
@@ -273,7 +273,7 @@ export class DisruptionController {
   }
 
   async #write(pdb: DeepReadonly<PodDisruptionBudget>, status: PodDisruptionBudgetStatus): Promise<void> {
-    if (JSON.stringify(normalise(pdb.status)) === JSON.stringify(normalise(status))) return;
+    if (jsonEqual(normalise(pdb.status), normalise(status))) return;
     await this.#client
       .resource(podDisruptionBudgets, pdb.metadata?.namespace)
       .updateStatus({ ...(pdb as PodDisruptionBudget), status });

@@ -1,4 +1,11 @@
-import { type DeepReadonly, isPodReady, labelsEqual, type Pod, selectorFromSet } from "@reconcile/api";
+import {
+  type DeepReadonly,
+  isPodReady,
+  jsonEqual,
+  labelsEqual,
+  type Pod,
+  selectorFromSet,
+} from "@reconcile/api";
 import type { ControllerIndexer } from "@reconcile/controller";
 import type { Service, ServicePort } from "kubernetes-types/core/v1.js";
 
@@ -117,7 +124,7 @@ export function servicesToUpdateOnPodChange(
 function endpointChanged(a: DeepReadonly<Pod>, b: DeepReadonly<Pod>): boolean {
   return (
     a.status?.podIP !== b.status?.podIP ||
-    JSON.stringify(a.status?.podIPs) !== JSON.stringify(b.status?.podIPs) ||
+    !jsonEqual(a.status?.podIPs, b.status?.podIPs) ||
     isPodReady(a) !== isPodReady(b) ||
     Boolean(a.metadata?.deletionTimestamp) !== Boolean(b.metadata?.deletionTimestamp) ||
     a.spec?.hostname !== b.spec?.hostname ||

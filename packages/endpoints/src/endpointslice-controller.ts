@@ -3,6 +3,7 @@ import {
   errorMessage,
   isNotFound,
   isPodReady,
+  jsonEqual,
   labelsEqual,
   metaNamespaceKeyFunc,
   type Node,
@@ -405,7 +406,7 @@ export function planSlices(input: {
         continue;
       }
       placed.add(key);
-      if (JSON.stringify(wanted) !== JSON.stringify(endpoint)) changed = true;
+      if (!jsonEqual(wanted, endpoint)) changed = true;
       kept.push(wanted);
     }
     slice.endpoints = kept;

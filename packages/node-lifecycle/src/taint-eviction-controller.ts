@@ -1,6 +1,7 @@
 import {
   type DeepReadonly,
   isNotFound,
+  jsonEqual,
   type Node,
   nodes,
   type Pod,
@@ -185,7 +186,7 @@ export class TaintEvictionController {
       oldPod !== undefined &&
       pod !== undefined &&
       oldPod.spec?.nodeName === pod.spec?.nodeName &&
-      JSON.stringify(oldPod.spec?.tolerations ?? []) === JSON.stringify(pod.spec?.tolerations ?? [])
+      jsonEqual(oldPod.spec?.tolerations ?? [], pod.spec?.tolerations ?? [])
     ) {
       return;
     }
@@ -197,8 +198,7 @@ export class TaintEvictionController {
     if (
       oldNode !== undefined &&
       node !== undefined &&
-      JSON.stringify(getNoExecuteTaints(oldNode.spec?.taints)) ===
-        JSON.stringify(getNoExecuteTaints(node.spec?.taints))
+      jsonEqual(getNoExecuteTaints(oldNode.spec?.taints), getNoExecuteTaints(node.spec?.taints))
     ) {
       return;
     }

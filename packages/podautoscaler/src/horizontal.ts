@@ -1,6 +1,7 @@
 import {
   errorMessage,
   horizontalPodAutoscalers,
+  jsonEqual,
   metaNamespaceKeyFunc,
   type Pod,
   pods,
@@ -104,7 +105,7 @@ export class HorizontalController {
       onAdd: (hpa) => this.#harness.enqueue(metaNamespaceKeyFunc(hpa), "HorizontalPodAutoscaler added"),
       onUpdate: (old, hpa) => {
         // Its own status writes need no look: the sync period brings the next one.
-        if (JSON.stringify(old.spec) !== JSON.stringify(hpa.spec))
+        if (!jsonEqual(old.spec, hpa.spec))
           this.#harness.enqueue(metaNamespaceKeyFunc(hpa), "HorizontalPodAutoscaler updated");
       },
       onDelete: (obj) => {
@@ -385,7 +386,7 @@ export class HorizontalController {
     original: HorizontalPodAutoscalerStatus,
     signal: AbortSignal | undefined,
   ): Promise<void> {
-    if (JSON.stringify(original) === JSON.stringify(hpa.status ?? {})) return;
+    if (jsonEqual(original, hpa.status ?? {})) return;
     try {
       await this.#client
         .resource(horizontalPodAutoscalers, hpa.metadata?.namespace ?? "")

@@ -3,6 +3,7 @@ import {
   configMaps,
   type DeepReadonly,
   isNotFound,
+  jsonEqual,
   type KubeObject,
   type Pod,
   persistentVolumeClaims,
@@ -107,8 +108,8 @@ export class ResourceQuotaController {
       onAdd: (quota) => enqueue(quota, "quota added"),
       // Only a change of what it limits needs a recount; its own status writes do not.
       onUpdate: (old, quota) => {
-        if (JSON.stringify(old.spec) !== JSON.stringify(quota.spec)) enqueue(quota, "quota changed");
-        else if (JSON.stringify(quota.spec?.hard ?? {}) !== JSON.stringify(quota.status?.hard ?? {}))
+        if (!jsonEqual(old.spec, quota.spec)) enqueue(quota, "quota changed");
+        else if (!jsonEqual(quota.spec?.hard ?? {}, quota.status?.hard ?? {}))
           enqueue(quota, "quota status behind its spec");
       },
     });

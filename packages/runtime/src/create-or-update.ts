@@ -1,6 +1,7 @@
 import {
   type DeepReadonly,
   isNotFound,
+  jsonEqual,
   type KubeObject,
   newControllerRef,
   type ResourceDescriptor,
@@ -30,7 +31,7 @@ export async function createOrUpdate<T extends KubeObject>(
   }
   const copy = structuredClone(existing);
   mutate(copy);
-  if (JSON.stringify(copy) === JSON.stringify(existing)) return { result: "unchanged", object: existing };
+  if (jsonEqual(copy, existing)) return { result: "unchanged", object: existing };
   return { result: "updated", object: await client.update(copy, { signal: options.signal }) };
 }
 
@@ -105,7 +106,7 @@ export function mergePatchBetween(from: unknown, to: unknown): Record<string, un
     if (isPlainObject(old) && isPlainObject(value)) {
       const inner = mergePatchBetween(old, value);
       if (inner !== undefined) patch[key] = inner;
-    } else if (JSON.stringify(old) !== JSON.stringify(value)) {
+    } else if (!jsonEqual(old, value)) {
       patch[key] = value;
     }
   }

@@ -1,4 +1,4 @@
-import { type DeepReadonly, labelsEqual, type Node, type Pod } from "@reconcile/api";
+import { type DeepReadonly, jsonEqual, labelsEqual, type Node, type Pod } from "@reconcile/api";
 import { type ControllerInformer, objectFromTombstone } from "@reconcile/controller";
 import type { SchedulerCache } from "./cache.js";
 import { type ClusterEvent, type CycleState, type Plugin, runFilters } from "./framework.js";
@@ -129,14 +129,14 @@ export function addAllEventHandlers(target: EventHandlerTarget): void {
 /** What changed on a node, as the cluster events plugins wait on. */
 function nodeEvents(oldNode: DeepReadonly<Node>, newNode: DeepReadonly<Node>): ClusterEvent[] {
   const events: ClusterEvent[] = [];
-  if (JSON.stringify(oldNode.status?.allocatable) !== JSON.stringify(newNode.status?.allocatable)) {
+  if (!jsonEqual(oldNode.status?.allocatable, newNode.status?.allocatable)) {
     events.push("NodeAllocatableChange");
   }
-  if (JSON.stringify(oldNode.metadata?.labels ?? {}) !== JSON.stringify(newNode.metadata?.labels ?? {})) {
+  if (!jsonEqual(oldNode.metadata?.labels ?? {}, newNode.metadata?.labels ?? {})) {
     events.push("NodeLabelChange");
   }
   if (
-    JSON.stringify(oldNode.spec?.taints ?? []) !== JSON.stringify(newNode.spec?.taints ?? []) ||
+    !jsonEqual(oldNode.spec?.taints ?? [], newNode.spec?.taints ?? []) ||
     Boolean(oldNode.spec?.unschedulable) !== Boolean(newNode.spec?.unschedulable)
   ) {
     events.push("NodeTaintChange");

@@ -1,5 +1,6 @@
 import {
   customResourceDefinitions as crdDescriptor,
+  jsonEqual,
   type KubeObject,
   type ResourceDescriptor,
   rfc3339,
@@ -270,7 +271,7 @@ export class CustomResourceDefinitionController {
 
   async #reconcile(crd: CustomResourceDefinition, signal: AbortSignal): Promise<void> {
     const status = acceptNames(crd, [...this.#crds.values()], rfc3339(this.#clock.now()));
-    if (JSON.stringify(status) !== JSON.stringify(crd.status)) {
+    if (!jsonEqual(status, crd.status)) {
       try {
         const updated = await this.#client
           .resource(customResourceDefinitions)

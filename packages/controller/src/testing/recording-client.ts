@@ -3,6 +3,7 @@ import {
   type DeepReadonly,
   groupKindOf,
   groupResourceOf,
+  jsonEqual,
   type KubeObject,
   newAlreadyExists,
   newBadRequest,
@@ -194,7 +195,7 @@ class RecordingResourceClient<T extends KubeObject> implements ResourceClient<T>
     if (verb === "updateStatus") next.status = copy.status;
     else {
       const generation = current.metadata?.generation ?? 1;
-      const specChanged = JSON.stringify(copy.spec) !== JSON.stringify(current.spec);
+      const specChanged = !jsonEqual(copy.spec, current.spec);
       Object.assign(next, copy, { status: current.status });
       next.metadata = {
         ...copy.metadata,

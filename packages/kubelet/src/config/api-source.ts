@@ -2,6 +2,7 @@ import {
   type DeepReadonly,
   type DeletedFinalStateUnknown,
   isDeletedFinalStateUnknown,
+  jsonEqual,
   type Pod,
   pods,
 } from "@reconcile/api";
@@ -76,8 +77,8 @@ function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigO
     return "DELETE";
   if (
     specText(old) === specText(pod) &&
-    JSON.stringify(old.metadata?.labels) === JSON.stringify(pod.metadata?.labels) &&
-    JSON.stringify(old.metadata?.annotations) === JSON.stringify(pod.metadata?.annotations) &&
+    jsonEqual(old.metadata?.labels, pod.metadata?.labels) &&
+    jsonEqual(old.metadata?.annotations, pod.metadata?.annotations) &&
     old.metadata?.deletionGracePeriodSeconds === pod.metadata?.deletionGracePeriodSeconds
   )
     return "RECONCILE";

@@ -1,5 +1,13 @@
 import type * as http from "node:http";
-import { type APIService, apiServices, endpoints, isNotFound, rfc3339, services } from "@reconcile/api";
+import {
+  type APIService,
+  apiServices,
+  endpoints,
+  isNotFound,
+  jsonEqual,
+  rfc3339,
+  services,
+} from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Clock, TimerHandle } from "@reconcile/clock";
 import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
@@ -192,8 +200,7 @@ export class Aggregator {
     this.#byGroupVersion.set(`${object.spec.group ?? ""}/${object.spec.version ?? ""}`, object);
     this.#watchServices();
     // A status write of the check itself changes nothing the check reads.
-    if (previous === undefined || JSON.stringify(previous.spec) !== JSON.stringify(object.spec))
-      this.#enqueue([name]);
+    if (previous === undefined || !jsonEqual(previous.spec, object.spec)) this.#enqueue([name]);
   }
 
   /** Watches Services and Endpoints (once there is an aggregated APIService): a change checks the APIServices on it. */
@@ -250,7 +257,7 @@ export class Aggregator {
     const verdict = await this.#verdict(apiService);
     const now = rfc3339(this.#clock.now());
     const conditions = withAvailable(apiService.status?.conditions ?? [], verdict, now);
-    if (JSON.stringify(conditions) === JSON.stringify(apiService.status?.conditions ?? [])) return;
+    if (jsonEqual(conditions, apiService.status?.conditions ?? [])) return;
     const written = await this.#client
       .resource(apiServices)
       .updateStatus({ ...apiService, status: { ...apiService.status, conditions } });

@@ -2,6 +2,7 @@ import {
   clusterRoleBindings,
   clusterRoles,
   isAlreadyExists,
+  jsonEqual,
   type KubeObject,
   namespaces,
   type ResourceDescriptor,
@@ -87,9 +88,7 @@ export async function reconcileBootstrapPolicy(client: Client, store?: Bootstrap
 /** A role with the rules of the bootstrap one it lacks added back; undefined when it lacks none (or aggregates). */
 function withMissingRules<T extends ClusterRole | Role>(existing: T, role: T): T | undefined {
   if ((role as ClusterRole).aggregationRule !== undefined) return undefined;
-  const missing = (role.rules ?? []).filter(
-    (r) => !(existing.rules ?? []).some((e) => JSON.stringify(e) === JSON.stringify(r)),
-  );
+  const missing = (role.rules ?? []).filter((r) => !(existing.rules ?? []).some((e) => jsonEqual(e, r)));
   return missing.length > 0 ? { ...existing, rules: [...(existing.rules ?? []), ...missing] } : undefined;
 }
 
@@ -181,5 +180,5 @@ function asWritten(written: KubeObject, stored: KubeObject): boolean {
     finalizers: metadata?.finalizers ?? [],
     ...rest,
   });
-  return JSON.stringify(content(written)) === JSON.stringify(content(stored));
+  return jsonEqual(content(written), content(stored));
 }

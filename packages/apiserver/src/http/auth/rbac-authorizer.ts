@@ -1,6 +1,7 @@
 import {
   clusterRoleBindings,
   clusterRoles,
+  jsonEqual,
   type KubeObject,
   labelSelectorAsSelector,
   type ResourceDescriptor,
@@ -204,7 +205,7 @@ export class RbacAuthorizer {
           rules.push(rule);
         }
       }
-      if (JSON.stringify(rules) === JSON.stringify(role.rules ?? [])) continue;
+      if (jsonEqual(rules, role.rules ?? [])) continue;
       // A conflict means a newer version is on its way; its event aggregates again.
       await this.#client
         .resource(clusterRoles)
