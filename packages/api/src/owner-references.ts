@@ -58,3 +58,51 @@ function controllerRefOf(
   for (const ref of refs) if (ref.controller === true) return ref;
   return undefined;
 }
+
+/** The members of ObjectMeta that encoding/json writes after `resourceVersion` (its Go field order). */
+const afterResourceVersion = new Set([
+  "generation",
+  "creationTimestamp",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "labels",
+  "annotations",
+  "ownerReferences",
+  "finalizers",
+  "managedFields",
+]);
+
+/**
+ * Sets `metadata.resourceVersion` of an object about to be stored or just
+ * read back. A metadata without one gets it where kube-apiserver writes it
+ * (after `uid`, before `generation`), so the members stay in Go's order: the
+ * metadata is replaced by a copy in that order.
+ */
+export function placeResourceVersion(
+  object: { metadata?: object | undefined },
+  resourceVersion: string,
+): void {
+  const meta = (object.metadata ??= {}) as Record<string, unknown>;
+  if (Object.hasOwn(meta, "resourceVersion")) {
+    meta.resourceVersion = resourceVersion;
+    return;
+  }
+  const placed: Record<string, unknown> = {};
+  let done = false;
+  for (const key in meta) {
+    if (!done && afterResourceVersion.has(key)) {
+      placed.resourceVersion = resourceVersion;
+      done = true;
+    }
+    if (key === "__proto__")
+      Object.defineProperty(placed, key, {
+        value: meta[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    else placed[key] = meta[key];
+  }
+  if (!done) placed.resourceVersion = resourceVersion;
+  object.metadata = placed;
+}

@@ -1,4 +1,4 @@
-import type { KubeObject } from "@reconcile/api";
+import { type KubeObject, placeResourceVersion } from "@reconcile/api";
 import {
   type Storage,
   StorageError,
@@ -571,8 +571,7 @@ function encode(object: KubeObject): Buffer {
 }
 
 function setResourceVersion(object: KubeObject, revision: number): void {
-  const meta = (object.metadata ??= {}) as { resourceVersion?: string };
-  meta.resourceVersion = String(revision);
+  placeResourceVersion(object, String(revision));
 }
 
 function positive(name: string, value: number): number {
