@@ -23,19 +23,29 @@ if (!root) {
 
 /** Each Go package read: its repository, its path there, and the OpenAPI prefix of its types. */
 const packages = [];
-const apiGroups = execFileSync("git", ["-C", repo("api"), "ls-tree", "-d", "--name-only", tag], { encoding: "utf8" })
+const apiGroups = execFileSync("git", ["-C", repo("api"), "ls-tree", "-d", "--name-only", tag], {
+  encoding: "utf8",
+})
   .split("\n")
   .filter(Boolean);
 for (const group of apiGroups) {
-  const versions = execFileSync("git", ["-C", repo("api"), "ls-tree", "-d", "--name-only", `${tag}:${group}`], {
-    encoding: "utf8",
-  })
+  const versions = execFileSync(
+    "git",
+    ["-C", repo("api"), "ls-tree", "-d", "--name-only", `${tag}:${group}`],
+    {
+      encoding: "utf8",
+    },
+  )
     .split("\n")
     .filter((v) => /^v\d/.test(v));
   for (const version of versions)
     packages.push({ repo: "api", path: `${group}/${version}`, prefix: `io.k8s.api.${group}.${version}` });
 }
-packages.push({ repo: "apimachinery", path: "pkg/apis/meta/v1", prefix: "io.k8s.apimachinery.pkg.apis.meta.v1" });
+packages.push({
+  repo: "apimachinery",
+  path: "pkg/apis/meta/v1",
+  prefix: "io.k8s.apimachinery.pkg.apis.meta.v1",
+});
 packages.push({
   repo: "apiextensions-apiserver",
   path: "pkg/apis/apiextensions/v1",
@@ -55,9 +65,17 @@ function repo(name) {
 
 /** The Go files of a package at the tag, without tests and generated code. */
 function goFiles({ repo: name, path }) {
-  return execFileSync("git", ["-C", repo(name), "ls-tree", "--name-only", `${tag}:${path}`], { encoding: "utf8" })
+  return execFileSync("git", ["-C", repo(name), "ls-tree", "--name-only", `${tag}:${path}`], {
+    encoding: "utf8",
+  })
     .split("\n")
-    .filter((f) => f.endsWith(".go") && !f.endsWith("_test.go") && !f.startsWith("zz_generated") && !f.includes("generated"))
+    .filter(
+      (f) =>
+        f.endsWith(".go") &&
+        !f.endsWith("_test.go") &&
+        !f.startsWith("zz_generated") &&
+        !f.includes("generated"),
+    )
     .map((f) => execFileSync("git", ["-C", repo(name), "show", `${tag}:${path}/${f}`], { encoding: "utf8" }));
 }
 
@@ -92,7 +110,8 @@ function structsOf(source) {
 }
 
 const meta = new Map();
-for (const source of goFiles(packages.find((p) => p.repo === "apimachinery"))) for (const [k, v] of structsOf(source)) meta.set(k, v);
+for (const source of goFiles(packages.find((p) => p.repo === "apimachinery")))
+  for (const [k, v] of structsOf(source)) meta.set(k, v);
 
 const order = {};
 for (const pkg of packages) {
@@ -113,7 +132,11 @@ for (const pkg of packages) {
 
 // Only the definitions the server has schemas for (the generated OpenAPI tables and their supplements).
 const schemas = new Set();
-for (const file of ["builtin-go-types.generated.ts", "storage-csi.generated.ts", "api-services.generated.ts"]) {
+for (const file of [
+  "builtin-go-types.generated.ts",
+  "storage-csi.generated.ts",
+  "api-services.generated.ts",
+]) {
   const text = readFileSync(new URL(`../packages/apiserver/src/schemas/${file}`, import.meta.url), "utf8");
   for (const [, name] of text.matchAll(/"(io\.k8s\.[\w.-]+)": \{/g)) schemas.add(name);
 }
