@@ -1,4 +1,4 @@
-import { type KubeObject, placeResourceVersion } from "@reconcile/api";
+import type { KubeObject } from "@reconcile/api";
 import {
   type Storage,
   StorageError,
@@ -571,7 +571,8 @@ function encode(object: KubeObject): Buffer {
 }
 
 function setResourceVersion(object: KubeObject, revision: number): void {
-  placeResourceVersion(object, String(revision));
+  const meta = (object.metadata ??= {}) as { resourceVersion?: string };
+  meta.resourceVersion = String(revision);
 }
 
 function positive(name: string, value: number): number {

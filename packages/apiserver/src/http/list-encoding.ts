@@ -1,4 +1,5 @@
 import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
+import { resourceGoOrderer } from "../registry/go-order.js";
 import { builtinKindSchema } from "../schemas/kind-schema.js";
 
 /** Encodes one item of a list response. */
@@ -12,7 +13,10 @@ export type ItemEncoder = (item: unknown) => string;
  * Single objects and watch events always carry both.
  */
 export function listItemEncoder(resource: ResourceDescriptor): ItemEncoder {
-  return isTyped(resource) ? withoutTypeMeta : JSON.stringify;
+  if (!isTyped(resource)) return JSON.stringify;
+  // A built-in kind's items go out in the order kube-apiserver writes their members in.
+  const order = resourceGoOrderer(resource);
+  return order === undefined ? withoutTypeMeta : (item) => withoutTypeMeta(order(item as object));
 }
 
 /** Whether Kubernetes itself defines the kind, rather than a CRD or an in-process `defineResource`. */

@@ -2,6 +2,7 @@ import type * as http from "node:http";
 import { newInternalError, newTimeout, type Status, StatusError } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import { goQuote } from "../registry/field-validation.js";
+import { inGoOrder } from "../registry/go-order.js";
 import { auditOf } from "./audit/event.js";
 import { wantsYaml, yamlOf } from "./yaml-body.js";
 
@@ -55,6 +56,8 @@ export function send(
   if (response.headersSent || response.destroyed) return;
   const answered = body;
   auditOf(response)?.responded(() => answered);
+  // A built-in object goes out in the order kube-apiserver writes its members in.
+  body = inGoOrder(body);
   if (contentType === jsonContentType && wantsYaml(response.req?.headers.accept)) {
     contentType = yamlContentType;
     body = yamlOf(body);
@@ -95,7 +98,8 @@ export async function sendList(
     ...envelope,
     [itemsKey]: items.map((item) => JSON.parse(encode(item))),
   }));
-  const head = JSON.stringify({ ...envelope, [itemsKey]: [] });
+  // The envelope in Go's order too (a list's `items` come last, as the slice below needs).
+  const head = JSON.stringify(inGoOrder({ ...envelope, [itemsKey]: [] }));
   response.writeHead(200, { "Content-Type": contentType, "Cache-Control": "no-cache, private" });
   let batch = head.slice(0, -2);
   for (let i = 0; i < items.length; i++) {

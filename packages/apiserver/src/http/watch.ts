@@ -7,6 +7,7 @@ import {
   type WatchEvent,
 } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
+import { inGoOrder } from "../registry/go-order.js";
 import type { HandlerContext } from "./context.js";
 import { requestedMetadataForm, requestedTableVersion } from "./negotiation.js";
 import { isTrue, parseIncludeObjectParam, parseNumber, watchListOptions } from "./parameters.js";
@@ -129,8 +130,13 @@ function typedEvent(resource: ResourceDescriptor, event: WatchEvent): WatchEvent
     return { type: "ERROR", object: statusBody(event.object as Status) as KubeObject };
   if (event.type === "BOOKMARK") return event;
   const object = event.object;
-  if (object.apiVersion !== undefined && object.kind !== undefined) return event;
-  return { type: event.type, object: { ...object, apiVersion: apiVersionOf(resource), kind: resource.kind } };
+  const typed =
+    object.apiVersion !== undefined && object.kind !== undefined
+      ? object
+      : { ...object, apiVersion: apiVersionOf(resource), kind: resource.kind };
+  // A built-in object goes out in the order kube-apiserver writes its members in.
+  const ordered = inGoOrder(typed);
+  return ordered === object ? event : { type: event.type, object: ordered };
 }
 
 /**

@@ -3,7 +3,6 @@ import { builtinApplyType } from "../apply/builtin-types.js";
 import type { TypeNode } from "../apply/schema.js";
 import { builtinPatchMeta } from "../registry/builtin-patch-meta.js";
 import { emptyValueFiller } from "../registry/empty-values.js";
-import { goOrderer } from "../registry/go-order.js";
 import { dnsSubdomainName } from "../registry/meta-validation.js";
 import { defaultPatchMeta, type PatchMeta } from "../registry/patch.js";
 import type {
@@ -159,11 +158,6 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     (name) => emptyValueFiller(name) as ResourceDefinition["fillEmptyValues"],
     undefined,
   );
-  const goOrder = derive<ResourceDefinition["goOrder"]>(
-    undefined,
-    (name) => goOrderer(name) as ResourceDefinition["goOrder"],
-    undefined,
-  );
   const rawFields = derive<readonly string[]>(
     undefined,
     (name) =>
@@ -207,9 +201,6 @@ export function defineKind<T extends KubeObject>(init: ResourceDefinitionInit<T>
     writeHooks: init.writeHooks,
     get fillEmptyValues() {
       return fillEmpty();
-    },
-    get goOrder() {
-      return goOrder();
     },
     get rawFields() {
       return rawFields();

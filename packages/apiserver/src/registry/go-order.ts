@@ -1,14 +1,21 @@
+import type { ResourceDescriptor } from "@reconcile/api";
 import { builtinGoFieldOrder } from "../schemas/go-field-order.generated.js";
-import { builtinDefinitions, isRecord, type OpenAPIDefinition } from "../schemas/kind-schema.js";
+import {
+  builtinDefinitionName,
+  builtinDefinitions,
+  isRecord,
+  type OpenAPIDefinition,
+} from "../schemas/kind-schema.js";
 
 // The order kube-apiserver writes an object's members in: it decodes every
 // body into Go structs and encodes them with encoding/json, which writes a
 // struct's fields in their declaration order and a map's keys sorted. The
-// store puts each built-in object in that order as it writes it, so every
-// reader (a GET, a list, a watch, the in-process client) gets the members as
-// a real server sends them. Parts already in order are kept as they are (not
-// copied); a part out of order is rebuilt, never changed in place (stored
-// objects share parts with earlier versions).
+// HTTP layer puts each built-in object it sends in that order (a GET, a
+// write's answer, a list's items, a watch's events), so a client reading the
+// bytes sees what a real server sends; objects are stored, and handed to
+// in-process clients, as they were written, which costs writes nothing.
+// Parts already in order are kept as they are (not copied); a part out of
+// order is rebuilt, never changed in place (stored objects are shared).
 
 /** A member holding a struct (directly, or as list items) or a Go map (keys sorted, values ordered by `plan`). */
 interface Child {
@@ -16,21 +23,68 @@ interface Child {
   readonly plan: OrderPlan | undefined;
 }
 
+/** A declared member: its place in the Go struct, and what it holds when that is ordered too. */
+interface Member {
+  readonly at: number;
+  child: Child | undefined;
+}
+
 /** How the members of one definition's objects are ordered, and which members hold ordered parts. */
 interface OrderPlan {
-  /** Each field's place in the Go struct. */
-  readonly place: Map<string, number>;
-  readonly fields: readonly string[];
-  readonly children: Map<string, Child>;
+  readonly members: Map<string, Member>;
 }
 
 const plans = new Map<string, OrderPlan | null>();
+const byKind = new Map<string, ((object: object) => object) | null>();
+
+/**
+ * `body` in Go's member order when it is an object (or a list) of a built-in
+ * kind, told by its `kind` and `apiVersion`; anything else as it is.
+ */
+export function inGoOrder<T>(body: T): T {
+  if (!isRecord(body)) return body;
+  const { kind, apiVersion } = body;
+  if (typeof kind !== "string" || typeof apiVersion !== "string") return body;
+  const key = `${apiVersion}/${kind}`;
+  let order = byKind.get(key);
+  if (order === undefined) {
+    const slash = apiVersion.indexOf("/");
+    const group = slash < 0 ? "" : apiVersion.slice(0, slash);
+    const version = apiVersion.slice(slash + 1);
+    const definition = builtinDefinitionName(group, version, kind);
+    order = (definition === undefined ? undefined : goOrderer(definition)) ?? null;
+    if (byKind.size < 10_000) byKind.set(key, order);
+  }
+  return order === null ? body : (order(body) as T);
+}
+
+/** {@link goOrderer} of a served resource's kind, when Kubernetes defines it. */
+export function resourceGoOrderer(
+  resource: Pick<ResourceDescriptor, "group" | "version" | "kind">,
+): ((object: object) => object) | undefined {
+  const definition = builtinDefinitionName(resource.group, resource.version, resource.kind);
+  return definition === undefined ? undefined : goOrderer(definition);
+}
+
+/**
+ * Objects already put in order, and what they came out as: a stored object is
+ * never changed once stored, so a version read many times (a list, each
+ * watcher of a watch) is ordered once. Entries go with their objects.
+ */
+const ordered = new WeakMap<object, object>();
 
 /** A function that returns a built-in kind's object in Go's member order, or undefined without a plan for it. */
 export function goOrderer(definitionName: string): ((object: object) => object) | undefined {
   const plan = planOf(definitionName);
   if (plan === undefined) return undefined;
-  return (object) => orderStruct(plan, object as Record<string, unknown>);
+  return (object) => {
+    let result = ordered.get(object);
+    if (result === undefined) {
+      result = orderStruct(plan, object as Record<string, unknown>);
+      ordered.set(object, result);
+    }
+    return result;
+  };
 }
 
 function planOf(definitionName: string): OrderPlan | undefined {
@@ -42,12 +96,12 @@ function planOf(definitionName: string): OrderPlan | undefined {
     plans.set(definitionName, null);
     return undefined;
   }
-  const plan: OrderPlan = { place: new Map(fields.map((f, i) => [f, i])), fields, children: new Map() };
+  const plan: OrderPlan = { members: new Map(fields.map((f, at) => [f, { at, child: undefined }])) };
   // Registered before its children: a definition that holds itself (JSONSchemaProps) meets its own plan.
   plans.set(definitionName, plan);
   for (const [field, property] of Object.entries(properties)) {
-    const child = childOf(property as OpenAPIDefinition);
-    if (child !== undefined) plan.children.set(field, child);
+    const member = plan.members.get(field);
+    if (member !== undefined) member.child = childOf(property as OpenAPIDefinition);
   }
   return plan;
 }
@@ -83,27 +137,32 @@ function refOf(schema: OpenAPIDefinition): string | undefined {
 
 /** `value` with its members in the struct's order and its parts ordered; `value` itself when it already is. */
 function orderStruct(plan: OrderPlan, value: Record<string, unknown>): Record<string, unknown> {
+  const members = plan.members;
   let inOrder = true;
   let last = -1;
   let changed: Map<string, unknown> | undefined;
   for (const key in value) {
-    const place = plan.place.get(key) ?? Number.MAX_SAFE_INTEGER;
-    if (place < last) inOrder = false;
-    last = place;
-    const child = plan.children.get(key);
+    const member = members.get(key);
+    const at = member?.at ?? undeclared;
+    if (at < last) inOrder = false;
+    last = at;
+    const child = member?.child;
     if (child === undefined) continue;
-    const member = value[key];
-    const ordered = orderChild(child, member);
-    if (ordered !== member) (changed ??= new Map()).set(key, ordered);
+    const held = value[key];
+    const ordered = orderChild(child, held);
+    if (ordered !== held) (changed ??= new Map()).set(key, ordered);
   }
   if (inOrder && changed === undefined) return value;
+  // The members present, sorted by their place (a stable sort: undeclared ones keep their order, last).
+  const keys = Object.keys(value);
+  if (!inOrder) keys.sort((a, b) => (members.get(a)?.at ?? undeclared) - (members.get(b)?.at ?? undeclared));
   const out: Record<string, unknown> = {};
-  const member = (key: string) => (changed?.has(key) ? changed.get(key) : value[key]);
-  for (const field of plan.fields) if (Object.hasOwn(value, field)) setMember(out, field, member(field));
-  // Members the struct does not declare (none, once decoded) keep their order, after the rest.
-  for (const key in value) if (!plan.place.has(key)) setMember(out, key, member(key));
+  for (const key of keys) setMember(out, key, changed?.has(key) ? changed.get(key) : value[key]);
   return out;
 }
+
+/** Where members a struct does not declare go: after the rest (none are left once a body is decoded). */
+const undeclared = Number.MAX_SAFE_INTEGER;
 
 function orderChild(child: Child, member: unknown): unknown {
   if (typeof member !== "object" || member === null) return member;

@@ -125,12 +125,6 @@ export interface ResourceDefinition<T extends KubeObject = KubeObject> {
    */
   readonly fillEmptyValues: ((object: KubeObject, phase?: FillPhase) => void) | undefined;
   /**
-   * The object with its members in the order kube-apiserver writes them (the
-   * Go structs' field order, maps' keys sorted), for a built-in kind; the
-   * store writes every object so. Undefined: kept as it comes.
-   */
-  readonly goOrder: ((object: KubeObject) => KubeObject) | undefined;
-  /**
    * The top-level fields Go holds as raw JSON (runtime.RawExtension: a
    * ControllerRevision's `data`), kept as sent, their nulls included. Empty
    * for custom kinds.

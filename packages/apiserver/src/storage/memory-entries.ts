@@ -1,4 +1,4 @@
-import { type KubeObject, placeResourceVersion } from "@reconcile/api";
+import type { KubeObject } from "@reconcile/api";
 import type { Clock, TimerHandle } from "@reconcile/clock";
 import { jsonLengthBounds } from "../json.js";
 import { StorageError } from "./storage.js";
@@ -94,7 +94,8 @@ export function measureObject(maxObjectBytes: number, key: string, object: KubeO
 }
 
 export function setResourceVersion(object: KubeObject, revision: number): void {
-  placeResourceVersion(object, String(revision));
+  const meta = (object.metadata ??= {}) as { resourceVersion?: string };
+  meta.resourceVersion = String(revision);
 }
 
 /** `/group/resource/`: the first two path segments, where one resource's keys live. */

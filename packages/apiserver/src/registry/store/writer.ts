@@ -19,20 +19,9 @@ export interface Writer {
   ): Promise<{ object: KubeObject; deleted: boolean }>;
 }
 
-/**
- * The writer of one request: storage itself, or its dry-run decorator. What
- * either writes is in the order kube-apiserver writes the kind's members in.
- */
+/** The writer of one request: storage itself, or its dry-run decorator. */
 export function writerFor(store: StoreCore, options: DryRunOption): Writer {
-  const writer = options.dryRun === "All" ? dryRunWriter() : storageWriter(store);
-  const order = store.definition.goOrder;
-  if (order === undefined) return writer;
-  return {
-    create: (key, object, undo) => writer.create(key, order(object), undo),
-    update: (key, object, revision, dryRunAnswer) =>
-      writer.update(key, order(object), revision, dryRunAnswer && order(dryRunAnswer)),
-    remove: writer.remove,
-  };
+  return options.dryRun === "All" ? dryRunWriter() : storageWriter(store);
 }
 
 /** Runs the kind's create hook (a Service's cluster IP); what undoes it if nothing is stored. */
