@@ -1,5 +1,10 @@
 import { builtinGoEmptyValues, builtinGoFieldTypes } from "../schemas/builtin-tables.js";
-import { builtinDefinitions, isRecord, type OpenAPIDefinition } from "../schemas/kind-schema.js";
+import {
+  builtinDefinitions,
+  definitionRefOf,
+  isRecord,
+  type OpenAPIDefinition,
+} from "../schemas/kind-schema.js";
 
 // The parts of a built-in object that kube-apiserver always writes, because
 // it decodes every body into Go structs and encodes them again with
@@ -128,26 +133,17 @@ function planOf(definitionName: string, visiting: Set<string>): Plan | null {
 function childOf(
   property: OpenAPIDefinition,
 ): { definition: string; shape: "object" | "array" | "map" } | undefined {
-  const ref = refOf(property);
+  const ref = definitionRefOf(property);
   if (ref !== undefined) return { definition: ref, shape: "object" };
   const items = property.items;
   if (isRecord(items)) {
-    const item = refOf(items as OpenAPIDefinition);
+    const item = definitionRefOf(items as OpenAPIDefinition);
     if (item !== undefined) return { definition: item, shape: "array" };
   }
   const values = property.additionalProperties;
   if (isRecord(values)) {
-    const value = refOf(values as OpenAPIDefinition);
+    const value = definitionRefOf(values as OpenAPIDefinition);
     if (value !== undefined) return { definition: value, shape: "map" };
   }
-  return undefined;
-}
-
-function refOf(schema: OpenAPIDefinition): string | undefined {
-  const direct = schema.$ref;
-  if (typeof direct === "string") return direct.replace("#/definitions/", "");
-  const allOf = schema.allOf;
-  if (Array.isArray(allOf) && isRecord(allOf[0]) && typeof allOf[0].$ref === "string")
-    return allOf[0].$ref.replace("#/definitions/", "");
   return undefined;
 }

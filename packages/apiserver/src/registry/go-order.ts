@@ -3,6 +3,7 @@ import { builtinGoFieldOrder } from "../schemas/go-field-order.generated.js";
 import {
   builtinDefinitionName,
   builtinDefinitions,
+  definitionRefOf,
   isRecord,
   type OpenAPIDefinition,
 } from "../schemas/kind-schema.js";
@@ -107,31 +108,22 @@ function planOf(definitionName: string): OrderPlan | undefined {
 }
 
 function childOf(property: OpenAPIDefinition): Child | undefined {
-  const ref = refOf(property);
+  const ref = definitionRefOf(property);
   if (ref !== undefined) {
     const plan = planOf(ref);
     return plan === undefined ? undefined : { shape: "object", plan };
   }
   if (isRecord(property.items)) {
-    const item = refOf(property.items as OpenAPIDefinition);
+    const item = definitionRefOf(property.items as OpenAPIDefinition);
     const plan = item === undefined ? undefined : planOf(item);
     return plan === undefined ? undefined : { shape: "array", plan };
   }
   if (property.additionalProperties !== undefined && property.additionalProperties !== false) {
     const values = isRecord(property.additionalProperties)
-      ? refOf(property.additionalProperties as OpenAPIDefinition)
+      ? definitionRefOf(property.additionalProperties as OpenAPIDefinition)
       : undefined;
     return { shape: "map", plan: values === undefined ? undefined : planOf(values) };
   }
-  return undefined;
-}
-
-function refOf(schema: OpenAPIDefinition): string | undefined {
-  const direct = schema.$ref;
-  if (typeof direct === "string") return direct.replace("#/definitions/", "");
-  const allOf = schema.allOf;
-  if (Array.isArray(allOf) && isRecord(allOf[0]) && typeof allOf[0].$ref === "string")
-    return allOf[0].$ref.replace("#/definitions/", "");
   return undefined;
 }
 

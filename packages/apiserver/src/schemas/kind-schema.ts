@@ -268,3 +268,13 @@ function joinPath(path: readonly string[], last: string): string {
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
+
+/** The definition a schema names, by `$ref` or as the first of an `allOf`; undefined for an inline schema. */
+export function definitionRefOf(schema: OpenAPIDefinition): string | undefined {
+  const direct = schema.$ref;
+  if (typeof direct === "string") return direct.replace("#/definitions/", "");
+  const allOf = schema.allOf;
+  if (Array.isArray(allOf) && isRecord(allOf[0]) && typeof allOf[0].$ref === "string")
+    return allOf[0].$ref.replace("#/definitions/", "");
+  return undefined;
+}

@@ -158,15 +158,25 @@ function aggregatedDiscovery(cluster: KubectlCluster): Promise<unknown> {
   });
 }
 
+/** `kubectl get --raw` of the flunders, which the aggregated server answers. */
+function getFlunders(cluster: KubectlCluster, query = "") {
+  return cluster.kubectl(["get", "--raw", `/apis/${group}/v1alpha1/namespaces/default/flunders${query}`]);
+}
+
+/** The wardle server registered behind a Service and its Endpoints, and found Available. */
+async function registered(cluster: KubectlCluster, wardle: { port: number; ca: string }) {
+  await createService(cluster);
+  await createEndpoints(cluster, wardle.port);
+  await cluster.client.resource(apiServices).create(apiService(wardle.ca));
+  return availableCondition(cluster, "Passed");
+}
+
 describe("API aggregation", () => {
   it("passes requests on to an available aggregated server with the user in front-proxy headers", async () => {
     const wardle = await wardleServer();
     const cluster = await kubectlCluster({}, { tls: true, token: "secret" });
     cluster.defer(wardle.close);
-    await createService(cluster);
-    await createEndpoints(cluster, wardle.port);
-    await cluster.client.resource(apiServices).create(apiService(wardle.ca));
-    const condition = await availableCondition(cluster, "Passed");
+    const condition = await registered(cluster, wardle);
     expect(condition).toEqual({
       type: "Available",
       status: "True",
@@ -181,11 +191,7 @@ describe("API aggregation", () => {
       headers: { "x-remote-user": "system:kube-aggregator", "x-remote-group": "system:masters" },
     });
 
-    const raw = await cluster.kubectl([
-      "get",
-      "--raw",
-      `/apis/${group}/v1alpha1/namespaces/default/flunders?limit=5`,
-    ]);
+    const raw = await getFlunders(cluster, "?limit=5");
     expect(raw.code).toBe(0);
     expect(JSON.parse(raw.stdout).items[0].metadata.name).toBe("one");
     const passed = wardle.seen.at(-1)!;
@@ -205,10 +211,7 @@ describe("API aggregation", () => {
     const wardle = await wardleServer();
     const cluster = await kubectlCluster({}, { tls: true, token: "secret" });
     cluster.defer(wardle.close);
-    await createService(cluster);
-    await createEndpoints(cluster, wardle.port);
-    await cluster.client.resource(apiServices).create(apiService(wardle.ca));
-    await availableCondition(cluster, "Passed");
+    await registered(cluster, wardle);
 
     const groups = JSON.parse((await cluster.kubectl(["get", "--raw", "/apis"])).stdout);
     const wardleGroup = {
@@ -241,11 +244,7 @@ describe("API aggregation", () => {
       reason: "ServiceNotFound",
       message: 'service/api in "wardle" is not present',
     });
-    const refused = await cluster.kubectl([
-      "get",
-      "--raw",
-      `/apis/${group}/v1alpha1/namespaces/default/flunders`,
-    ]);
+    const refused = await getFlunders(cluster);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("the server is currently unable to handle the request");
 
@@ -285,11 +284,7 @@ describe("API aggregation", () => {
       status: "True",
       lastTransitionTime: "2026-01-01T00:00:35Z",
     });
-    const raw = await cluster.kubectl([
-      "get",
-      "--raw",
-      `/apis/${group}/v1alpha1/namespaces/default/flunders`,
-    ]);
+    const raw = await getFlunders(cluster);
     expect(raw.code).toBe(0);
   });
 
@@ -297,10 +292,7 @@ describe("API aggregation", () => {
     const wardle = await wardleServer();
     const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
     const cluster = await kubectlCluster({ clock }, { tls: true, token: "secret" });
-    await createService(cluster);
-    await createEndpoints(cluster, wardle.port);
-    await cluster.client.resource(apiServices).create(apiService(wardle.ca));
-    await availableCondition(cluster, "Passed");
+    await registered(cluster, wardle);
     const wardleVersions = async () => {
       const list = (await aggregatedDiscovery(cluster)) as {
         items: { metadata: { name?: string }; versions: unknown[] }[];
