@@ -86,6 +86,22 @@ describe("prometheus adapters", () => {
     expect(body).toContain('apiserver_storage_objects{resource="pods"} 7');
   });
 
+  it("counts APIServices' falls from Available under kube-aggregator's names, from the counts reported", async () => {
+    const metrics = prometheusApiServerMetrics(new Registry());
+    metrics.apiServiceUnavailable("v1.apps", false);
+    metrics.apiServiceUnavailable("v1beta1.metrics.k8s.io", true);
+    metrics.apiServiceUnavailableCount("v1beta1.metrics.k8s.io", "MissingEndpoints", 2);
+    // Each scrape reports the count so far: only what is new is added.
+    metrics.apiServiceUnavailableCount("v1beta1.metrics.k8s.io", "MissingEndpoints", 3);
+    metrics.apiServiceUnavailableCount("v1beta1.metrics.k8s.io", "MissingEndpoints", 3);
+    const { body } = await metrics.expose();
+    expect(body).toContain('aggregator_unavailable_apiservice{name="v1.apps"} 0');
+    expect(body).toContain('aggregator_unavailable_apiservice{name="v1beta1.metrics.k8s.io"} 1');
+    expect(body).toContain(
+      'aggregator_unavailable_apiservice_total{name="v1beta1.metrics.k8s.io",reason="MissingEndpoints"} 3',
+    );
+  });
+
   it("an API server's webhook calls are counted under kube-apiserver's admission webhook names", async () => {
     const { ApiServer } = await import("@reconcile/apiserver");
     const { configMaps, validatingWebhookConfigurations } = await import("@reconcile/api");

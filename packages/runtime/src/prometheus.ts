@@ -224,6 +224,8 @@ export interface ApiServerMetricsSeam {
   flowControlDispatched(priorityLevel: string, flowSchema: string): void;
   flowControlRejected(priorityLevel: string, flowSchema: string, reason: string): void;
   flowControlSeats(priorityLevel: string, seats: number): void;
+  apiServiceUnavailable(name: string, unavailable: boolean): void;
+  apiServiceUnavailableCount(name: string, reason: string, count: number): void;
 }
 
 /** kube-apiserver's `apiserver_request_duration_seconds` buckets. */
@@ -305,7 +307,31 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     labelNames: ["priority_level"] as const,
     registers,
   });
+  // kube-aggregator's availability metrics (k8s.io/kube-aggregator's controllers/status/metrics).
+  const unavailableGauge = new Gauge({
+    name: "aggregator_unavailable_apiservice",
+    help: "[STABLE] Gauge of APIServices which are marked as unavailable broken down by APIService name.",
+    labelNames: ["name"] as const,
+    registers,
+  });
+  const unavailableTotal = new Counter({
+    name: "aggregator_unavailable_apiservice_total",
+    help: "[STABLE] Counter of APIServices which are marked as unavailable broken down by APIService name and reason.",
+    labelNames: ["name", "reason"] as const,
+    registers,
+  });
+  // The aggregator reports counts so far; the counter takes what is new since the last report.
+  const unavailableReported = new Map<string, number>();
   return {
+    apiServiceUnavailable(name, unavailable) {
+      unavailableGauge.set({ name }, unavailable ? 1 : 0);
+    },
+    apiServiceUnavailableCount(name, reason, count) {
+      const key = `${name}\u0000${reason}`;
+      const added = count - (unavailableReported.get(key) ?? 0);
+      if (added > 0) unavailableTotal.inc({ name, reason }, added);
+      unavailableReported.set(key, Math.max(count, unavailableReported.get(key) ?? 0));
+    },
     flowControlDispatched(priority_level, flow_schema) {
       dispatched.inc({ priority_level, flow_schema });
     },

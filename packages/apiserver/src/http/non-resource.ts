@@ -1,5 +1,7 @@
 import type * as http from "node:http";
+import { type APIService, apiServices } from "@reconcile/api";
 import { openAPIV2ProtobufType } from "../schemas/openapi-v2.js";
+import { isAvailable } from "./aggregation/availability.js";
 import type { HandlerContext } from "./context.js";
 import {
   aggregatedDiscovery,
@@ -93,7 +95,23 @@ export async function serveMetrics(
   if (metrics.flowControlSeats !== undefined && context.flowControl !== undefined)
     for (const [level, set] of context.flowControl.queueSets())
       metrics.flowControlSeats(level, set.concurrencyLimit);
+  await reportAPIServices(context, metrics);
   const { contentType, body } = await metrics.expose();
   response.writeHead(200, { "content-type": contentType });
   response.end(body);
+}
+
+/** kube-aggregator's availability metrics: each APIService's verdict now, and its falls so far. */
+async function reportAPIServices(context: HandlerContext, metrics: ApiServerMetrics): Promise<void> {
+  if (
+    metrics.apiServiceUnavailable !== undefined &&
+    context.registry.definitions.get(apiServices) !== undefined
+  ) {
+    const listed = await context.registry.list(apiServices, undefined, {});
+    for (const item of listed.items as APIService[])
+      metrics.apiServiceUnavailable(item.metadata?.name ?? "", !isAvailable(item));
+  }
+  if (metrics.apiServiceUnavailableCount !== undefined && context.aggregator !== undefined)
+    for (const [name, reason, count] of context.aggregator.unavailableCounts())
+      metrics.apiServiceUnavailableCount(name, reason, count);
 }

@@ -27,6 +27,14 @@ export interface ApiServerMetrics extends Partial<WebhookObserver> {
   flowControlRejected?(priorityLevel: string, flowSchema: string, reason: string): void;
   /** A limited priority level's seats, reported at each scrape (`apiserver_flowcontrol_nominal_limit_seats`). */
   flowControlSeats?(priorityLevel: string, seats: number): void;
+  /** Whether an APIService is not Available, reported at each scrape (`aggregator_unavailable_apiservice`). */
+  apiServiceUnavailable?(name: string, unavailable: boolean): void;
+  /**
+   * How many times an APIService has gone from Available to not, by the
+   * reason it gave, reported at each scrape as the count so far
+   * (`aggregator_unavailable_apiservice_total`).
+   */
+  apiServiceUnavailableCount?(name: string, reason: string, count: number): void;
 }
 
 /** `apiserver_request_total`'s labels (upstream `MonitorRequest`). */

@@ -5,6 +5,7 @@ import { type APIService, apiServices, endpoints, services } from "@reconcile/ap
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { closeKubectlClusters, type KubectlCluster, kubectlCluster } from "../../testing/kubectl.js";
+import type { ApiServerMetrics } from "../request-metrics.js";
 import { generateServingCertificates } from "../tls.js";
 
 // kube-aggregator in the API server: an APIService naming a Service is served
@@ -288,10 +289,20 @@ describe("API aggregation", () => {
     expect(raw.code).toBe(0);
   });
 
-  it("marks the group-version stale in aggregated discovery once its server stops answering", async () => {
+  it("marks the group-version stale in aggregated discovery once its server stops answering, and counts the fall", async () => {
     const wardle = await wardleServer();
     const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
-    const cluster = await kubectlCluster({ clock }, { tls: true, token: "secret" });
+    const reported: string[] = [];
+    const metrics: ApiServerMetrics = {
+      request: () => {},
+      storageObjects: () => {},
+      expose: async () => ({ contentType: "text/plain", body: "" }),
+      apiServiceUnavailable: (name, unavailable) => {
+        if (name.includes("wardle")) reported.push(`${name} unavailable=${unavailable}`);
+      },
+      apiServiceUnavailableCount: (name, reason, count) => void reported.push(`${name} ${reason} ${count}`),
+    };
+    const cluster = await kubectlCluster({ clock }, { tls: true, token: "secret", metrics });
     await registered(cluster, wardle);
     const wardleVersions = async () => {
       const list = (await aggregatedDiscovery(cluster)) as {
@@ -333,5 +344,11 @@ describe("API aggregation", () => {
     const [stale] = (await wardleVersions()) as { freshness: string; resources: unknown[] }[];
     expect(stale?.freshness).toBe("Stale");
     expect(stale?.resources).toHaveLength(1);
+    // kube-aggregator's availability metrics, as a scrape reports them.
+    expect((await cluster.kubectl(["get", "--raw", "/metrics"])).code).toBe(0);
+    expect(reported).toEqual([
+      `v1alpha1.${group} unavailable=true`,
+      `v1alpha1.${group} FailedDiscoveryCheck 1`,
+    ]);
   });
 });

@@ -69,6 +69,8 @@ export class Aggregator {
   readonly #dirty = new Set<string>();
   #checking: Promise<void> = Promise.resolve();
   #recheck: TimerHandle | undefined;
+  /** How many times each APIService went from Available to not, by the reason it then gave. */
+  readonly #unavailable = new Map<string, Map<string, number>>();
 
   constructor(options: AggregatorOptions) {
     this.#client = options.client;
@@ -120,6 +122,12 @@ export class Aggregator {
       seen = this.#checking;
       await seen;
     }
+  }
+
+  /** `[name, reason, count]` of each APIService that went from Available to not (upstream's unavailable counter). */
+  *unavailableCounts(): Iterable<[string, string, number]> {
+    for (const [name, reasons] of this.#unavailable)
+      for (const [reason, count] of reasons) yield [name, reason, count];
   }
 
   /** The aggregated APIService serving the group-version a path is under (`/apis/<group>/<version>[/…]`), if any. */
@@ -261,6 +269,12 @@ export class Aggregator {
     const written = await this.#client
       .resource(apiServices)
       .updateStatus({ ...apiService, status: { ...apiService.status, conditions } });
+    // Counted as upstream's SetUnavailableCounter: a fall from Available, by the reason now given.
+    if (isAvailable(apiService) && verdict.status !== "True") {
+      let reasons = this.#unavailable.get(name);
+      if (reasons === undefined) this.#unavailable.set(name, (reasons = new Map()));
+      reasons.set(verdict.reason, (reasons.get(verdict.reason) ?? 0) + 1);
+    }
     // The watch brings the same object; the proxy sees the verdict at once.
     if (this.#remote.get(name)?.metadata?.resourceVersion === apiService.metadata?.resourceVersion)
       this.#apiServiceChanged("MODIFIED", written);
