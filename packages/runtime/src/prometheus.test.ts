@@ -64,7 +64,22 @@ describe("prometheus adapters", () => {
     metrics.flowControlDispatched("workload-low", "service-accounts");
     metrics.flowControlRejected("global-default", "global-default", "queue-full");
     metrics.flowControlSeats("global-default", 49);
+    metrics.flowControlRequests("workload-low", "service-accounts", 3, 2);
+    metrics.flowControlWait("workload-low", "service-accounts", true, 0.03);
     const { contentType, body } = await metrics.expose();
+    expect(body).toContain('apiserver_flowcontrol_current_limit_seats{priority_level="global-default"} 49');
+    expect(body).toContain(
+      'apiserver_flowcontrol_current_executing_requests{priority_level="workload-low",flow_schema="service-accounts"} 3',
+    );
+    expect(body).toContain(
+      'apiserver_flowcontrol_current_inqueue_requests{priority_level="workload-low",flow_schema="service-accounts"} 2',
+    );
+    expect(body).toContain(
+      'apiserver_flowcontrol_request_wait_duration_seconds_bucket{le="0.05",priority_level="workload-low",flow_schema="service-accounts",execute="true"} 1',
+    );
+    expect(body).toContain(
+      'apiserver_flowcontrol_request_wait_duration_seconds_bucket{le="0.02",priority_level="workload-low",flow_schema="service-accounts",execute="true"} 0',
+    );
     expect(body).toContain(
       'apiserver_flowcontrol_dispatched_requests_total{priority_level="workload-low",flow_schema="service-accounts"} 1',
     );

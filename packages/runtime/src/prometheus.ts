@@ -224,6 +224,8 @@ export interface ApiServerMetricsSeam {
   flowControlDispatched(priorityLevel: string, flowSchema: string): void;
   flowControlRejected(priorityLevel: string, flowSchema: string, reason: string): void;
   flowControlSeats(priorityLevel: string, seats: number): void;
+  flowControlRequests(priorityLevel: string, flowSchema: string, executing: number, waiting: number): void;
+  flowControlWait(priorityLevel: string, flowSchema: string, executed: boolean, seconds: number): void;
   apiServiceUnavailable(name: string, unavailable: boolean): void;
   apiServiceUnavailableCount(name: string, reason: string, count: number): void;
 }
@@ -307,6 +309,31 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     labelNames: ["priority_level"] as const,
     registers,
   });
+  const currentSeats = new Gauge({
+    name: "apiserver_flowcontrol_current_limit_seats",
+    help: "[ALPHA] current derived number of execution seats available to each priority level",
+    labelNames: ["priority_level"] as const,
+    registers,
+  });
+  const executingRequests = new Gauge({
+    name: "apiserver_flowcontrol_current_executing_requests",
+    help: "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const inqueueRequests = new Gauge({
+    name: "apiserver_flowcontrol_current_inqueue_requests",
+    help: "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const waitDuration = new Histogram({
+    name: "apiserver_flowcontrol_request_wait_duration_seconds",
+    help: "[BETA] Length of time a request spent waiting in its queue",
+    labelNames: ["priority_level", "flow_schema", "execute"] as const,
+    buckets: [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30],
+    registers,
+  });
   // kube-aggregator's availability metrics (k8s.io/kube-aggregator's controllers/status/metrics).
   const unavailableGauge = new Gauge({
     name: "aggregator_unavailable_apiservice",
@@ -340,6 +367,15 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     },
     flowControlSeats(priority_level, seats) {
       nominalSeats.set({ priority_level }, seats);
+      // No lending or borrowing between levels here: the current limit is the nominal one.
+      currentSeats.set({ priority_level }, seats);
+    },
+    flowControlRequests(priority_level, flow_schema, executing, waiting) {
+      executingRequests.set({ priority_level, flow_schema }, executing);
+      inqueueRequests.set({ priority_level, flow_schema }, waiting);
+    },
+    flowControlWait(priority_level, flow_schema, executed, seconds) {
+      waitDuration.observe({ priority_level, flow_schema, execute: String(executed) }, seconds);
     },
     request(labels, durationSeconds) {
       total.inc(labels);

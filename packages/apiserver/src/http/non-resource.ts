@@ -95,6 +95,9 @@ export async function serveMetrics(
   if (metrics.flowControlSeats !== undefined && context.flowControl !== undefined)
     for (const [level, set] of context.flowControl.queueSets())
       metrics.flowControlSeats(level, set.concurrencyLimit);
+  if (metrics.flowControlRequests !== undefined && context.flowControl !== undefined)
+    for (const { priorityLevel, flowSchema, executing, waiting } of context.flowControl.requestCounts())
+      metrics.flowControlRequests(priorityLevel, flowSchema, executing, waiting);
   await reportAPIServices(context, metrics);
   const { contentType, body } = await metrics.expose();
   response.writeHead(200, { "content-type": contentType });

@@ -25,8 +25,23 @@ export interface ApiServerMetrics extends Partial<WebhookObserver> {
    * `queue-full`, `concurrency-limit`, `time-out` or `cancelled`.
    */
   flowControlRejected?(priorityLevel: string, flowSchema: string, reason: string): void;
-  /** A limited priority level's seats, reported at each scrape (`apiserver_flowcontrol_nominal_limit_seats`). */
+  /**
+   * A limited priority level's seats, reported at each scrape
+   * (`apiserver_flowcontrol_nominal_limit_seats` and, levels neither lending
+   * nor borrowing here, `…_current_limit_seats`).
+   */
   flowControlSeats?(priorityLevel: string, seats: number): void;
+  /**
+   * Requests of a priority level and FlowSchema executing and waiting in a
+   * queue, reported at each scrape (`apiserver_flowcontrol_current_executing_requests`,
+   * `…_current_inqueue_requests`).
+   */
+  flowControlRequests?(priorityLevel: string, flowSchema: string, executing: number, waiting: number): void;
+  /**
+   * How long a request waited for its seat, and whether it then executed
+   * (`apiserver_flowcontrol_request_wait_duration_seconds`).
+   */
+  flowControlWait?(priorityLevel: string, flowSchema: string, executed: boolean, seconds: number): void;
   /** Whether an APIService is not Available, reported at each scrape (`aggregator_unavailable_apiservice`). */
   apiServiceUnavailable?(name: string, unavailable: boolean): void;
   /**

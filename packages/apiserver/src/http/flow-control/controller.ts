@@ -55,6 +55,7 @@ export class FlowController {
   #config: FlowControlConfig | undefined;
   readonly #queueSets = new Map<string, QueueSet>();
   readonly #hashes = new Map<string, bigint>();
+  readonly #counts = new Map<string, RequestCounts>();
   #ready: Promise<void> | undefined;
   /** Whether the first lists are in: requests are admitted without waiting for them. */
   #synced = false;
@@ -152,18 +153,51 @@ export class FlowController {
     if (!this.#synced) return this.ready().then(() => this.admit(user, request));
     const classification = this.config().classify(user, request);
     const level = classification.priorityLevel;
+    const counts = this.#countsOf(classification);
     const set = level.spec?.type === "Limited" ? this.#queueSets.get(level.metadata?.name ?? "") : undefined;
-    if (set === undefined) return { classification, release: noRelease };
+    if (set === undefined) return { classification, release: executing(counts, noRelease) };
     try {
       const seat = set.acquire(this.#flowHash(classification), this.queueWaitLimitMs, request);
-      if (!(seat instanceof Promise)) return { classification, release: seat };
+      if (!(seat instanceof Promise)) return { classification, release: executing(counts, seat) };
+      counts.waiting++;
       return seat.then(
-        (release) => ({ classification, release }),
-        (error: unknown) => refused(error, classification),
+        (release) => {
+          counts.waiting--;
+          return { classification, release: executing(counts, release) };
+        },
+        (error: unknown) => {
+          counts.waiting--;
+          return refused(error, classification);
+        },
       );
     } catch (error) {
       return refused(error, classification);
     }
+  }
+
+  /**
+   * Requests executing and waiting now, by priority level and FlowSchema
+   * (upstream's `current_executing_requests` and `current_inqueue_requests`);
+   * a pair seen once stays, at zero.
+   */
+  requestCounts(): Iterable<RequestCounts> {
+    return this.#counts.values();
+  }
+
+  #countsOf({ priorityLevel, flowSchema }: Classification): RequestCounts {
+    const key = `${priorityLevel.metadata?.name ?? ""}\u0000${flowSchema.metadata?.name ?? ""}`;
+    let counts = this.#counts.get(key);
+    if (counts === undefined) {
+      if (this.#counts.size >= 10_000) this.#counts.clear();
+      counts = {
+        priorityLevel: priorityLevel.metadata?.name ?? "",
+        flowSchema: flowSchema.metadata?.name ?? "",
+        executing: 0,
+        waiting: 0,
+      };
+      this.#counts.set(key, counts);
+    }
+    return counts;
   }
 
   /** upstream's `hashFlowID`: the first 8 bytes, little-endian, of SHA-256(schema name, NUL, distinguisher). */
@@ -177,6 +211,26 @@ export class FlowController {
     }
     return hash;
   }
+}
+
+/** How many requests of one priority level and FlowSchema execute and wait now. */
+export interface RequestCounts {
+  readonly priorityLevel: string;
+  readonly flowSchema: string;
+  executing: number;
+  waiting: number;
+}
+
+/** `release`, counting the request as executing until it is called (once). */
+function executing(counts: RequestCounts, release: () => void): () => void {
+  counts.executing++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    counts.executing--;
+    release();
+  };
 }
 
 /** A level's refusal, told where the request was classified. */

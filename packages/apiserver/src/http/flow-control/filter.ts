@@ -38,6 +38,8 @@ function tooManyRequests(response: http.ServerResponse): void {
  */
 class PendingRequest {
   #onClose: (() => void) | undefined;
+  /** When it came to the flow controller, for the wait it is reported with. */
+  readonly #arrived: number;
 
   constructor(
     readonly user: UserInfo,
@@ -48,7 +50,9 @@ class PendingRequest {
     readonly request: http.IncomingMessage,
     readonly response: http.ServerResponse,
     readonly metrics: ApiServerMetrics | undefined,
-  ) {}
+  ) {
+    this.#arrived = metrics?.flowControlWait === undefined ? 0 : performance.now();
+  }
 
   attributes(): RequestDigest {
     return requestAttributes(this.user, this.method, this.pathname, this.query)[0]!;
@@ -72,10 +76,22 @@ class PendingRequest {
       priorityLevel.metadata?.name ?? "",
       flowSchema.metadata?.name ?? "",
     );
+    this.#waited(admission.classification, true);
     setClassificationHeaders(this.response, admission.classification);
     if (this.watch) admission.release();
     else this.response.once("close", admission.release);
     return true;
+  }
+
+  #waited({ priorityLevel, flowSchema }: Classification, executed: boolean): void {
+    if (this.metrics?.flowControlWait === undefined) return;
+    const seconds = (performance.now() - this.#arrived) / 1000;
+    this.metrics.flowControlWait(
+      priorityLevel.metadata?.name ?? "",
+      flowSchema.metadata?.name ?? "",
+      executed,
+      seconds,
+    );
   }
 
   refused(error: unknown): boolean {
@@ -89,6 +105,7 @@ class PendingRequest {
         flowSchema.metadata?.name ?? "",
         error.reason,
       );
+      this.#waited(classification, false);
       setClassificationHeaders(this.response, classification);
     }
     this.request.resume();

@@ -125,7 +125,12 @@ describe("API Priority and Fairness", () => {
       flowControlDispatched: (level, schema) => reported.push(`dispatched ${level} ${schema}`),
       flowControlRejected: (level, schema, reason) => reported.push(`rejected ${level} ${schema} ${reason}`),
       flowControlSeats: (level, seats) => reported.push(`seats ${level} ${seats}`),
+      flowControlRequests: (level, schema, executing, waiting) =>
+        requests.push(`${level} ${schema} executing ${executing} waiting ${waiting}`),
+      flowControlWait: (level, schema, executed) => waits.push(`${level} ${schema} executed ${executed}`),
     };
+    const requests: string[] = [];
+    const waits: string[] = [];
     const { api, server } = await start(metrics);
     const holding = slowCreate(server.url, "jane-token");
     // The first request holds the level's one seat while its body has not arrived.
@@ -151,6 +156,18 @@ describe("API Priority and Fairness", () => {
       "dispatched tiny jane",
     ]);
     await fetch(`${server.url}/metrics`, { headers: { authorization: "Bearer admin-token" } });
+    // Each request's wait, and, at the scrape, what executes (the scrape itself) and waits.
+    expect(waits).toEqual([
+      "tiny jane executed true",
+      "tiny jane executed false",
+      "exempt exempt executed true",
+      "tiny jane executed true",
+      "exempt exempt executed true",
+    ]);
+    expect(requests.sort()).toEqual([
+      "exempt exempt executing 1 waiting 0",
+      "tiny jane executing 0 waiting 0",
+    ]);
     expect(reported.filter((line) => line.startsWith("seats ")).sort()).toEqual([
       "seats catch-all 1",
       "seats global-default 1",
