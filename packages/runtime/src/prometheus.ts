@@ -290,93 +290,9 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     labelNames: ["resource"] as const,
     registers,
   });
-  // kube-apiserver's API Priority and Fairness metrics (k8s.io/apiserver's util/flowcontrol/metrics).
-  const dispatched = new Counter({
-    name: "apiserver_flowcontrol_dispatched_requests_total",
-    help: "[BETA] Number of requests executed by API Priority and Fairness subsystem",
-    labelNames: ["priority_level", "flow_schema"] as const,
-    registers,
-  });
-  const rejected = new Counter({
-    name: "apiserver_flowcontrol_rejected_requests_total",
-    help: "[BETA] Number of requests rejected by API Priority and Fairness subsystem",
-    labelNames: ["priority_level", "flow_schema", "reason"] as const,
-    registers,
-  });
-  const nominalSeats = new Gauge({
-    name: "apiserver_flowcontrol_nominal_limit_seats",
-    help: "[BETA] Nominal number of execution seats configured for each priority level",
-    labelNames: ["priority_level"] as const,
-    registers,
-  });
-  const currentSeats = new Gauge({
-    name: "apiserver_flowcontrol_current_limit_seats",
-    help: "[ALPHA] current derived number of execution seats available to each priority level",
-    labelNames: ["priority_level"] as const,
-    registers,
-  });
-  const executingRequests = new Gauge({
-    name: "apiserver_flowcontrol_current_executing_requests",
-    help: "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
-    labelNames: ["priority_level", "flow_schema"] as const,
-    registers,
-  });
-  const inqueueRequests = new Gauge({
-    name: "apiserver_flowcontrol_current_inqueue_requests",
-    help: "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem",
-    labelNames: ["priority_level", "flow_schema"] as const,
-    registers,
-  });
-  const waitDuration = new Histogram({
-    name: "apiserver_flowcontrol_request_wait_duration_seconds",
-    help: "[BETA] Length of time a request spent waiting in its queue",
-    labelNames: ["priority_level", "flow_schema", "execute"] as const,
-    buckets: [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30],
-    registers,
-  });
-  // kube-aggregator's availability metrics (k8s.io/kube-aggregator's controllers/status/metrics).
-  const unavailableGauge = new Gauge({
-    name: "aggregator_unavailable_apiservice",
-    help: "[STABLE] Gauge of APIServices which are marked as unavailable broken down by APIService name.",
-    labelNames: ["name"] as const,
-    registers,
-  });
-  const unavailableTotal = new Counter({
-    name: "aggregator_unavailable_apiservice_total",
-    help: "[STABLE] Counter of APIServices which are marked as unavailable broken down by APIService name and reason.",
-    labelNames: ["name", "reason"] as const,
-    registers,
-  });
-  // The aggregator reports counts so far; the counter takes what is new since the last report.
-  const unavailableReported = new Map<string, number>();
   return {
-    apiServiceUnavailable(name, unavailable) {
-      unavailableGauge.set({ name }, unavailable ? 1 : 0);
-    },
-    apiServiceUnavailableCount(name, reason, count) {
-      const key = `${name}\u0000${reason}`;
-      const added = count - (unavailableReported.get(key) ?? 0);
-      if (added > 0) unavailableTotal.inc({ name, reason }, added);
-      unavailableReported.set(key, Math.max(count, unavailableReported.get(key) ?? 0));
-    },
-    flowControlDispatched(priority_level, flow_schema) {
-      dispatched.inc({ priority_level, flow_schema });
-    },
-    flowControlRejected(priority_level, flow_schema, reason) {
-      rejected.inc({ priority_level, flow_schema, reason });
-    },
-    flowControlSeats(priority_level, seats) {
-      nominalSeats.set({ priority_level }, seats);
-      // No lending or borrowing between levels here: the current limit is the nominal one.
-      currentSeats.set({ priority_level }, seats);
-    },
-    flowControlRequests(priority_level, flow_schema, executing, waiting) {
-      executingRequests.set({ priority_level, flow_schema }, executing);
-      inqueueRequests.set({ priority_level, flow_schema }, waiting);
-    },
-    flowControlWait(priority_level, flow_schema, executed, seconds) {
-      waitDuration.observe({ priority_level, flow_schema, execute: String(executed) }, seconds);
-    },
+    ...flowControlMetrics(registers),
+    ...aggregatorMetrics(registers),
     request(labels, durationSeconds) {
       total.inc(labels);
       const { code: _code, ...withoutCode } = labels;
@@ -567,6 +483,115 @@ export function prometheusReconcileMetrics(registry: Registry): ReconcileMetrics
         errors.labels(controller).inc();
         if (outcome === "terminal_error") terminal.labels(controller).inc();
       },
+    },
+  };
+}
+
+type Registers = Registry[];
+
+/** API Priority and Fairness' metrics (k8s.io/apiserver's util/flowcontrol/metrics), as the seam reports them. */
+function flowControlMetrics(
+  registers: Registers,
+): Pick<
+  ApiServerMetricsSeam,
+  | "flowControlDispatched"
+  | "flowControlRejected"
+  | "flowControlSeats"
+  | "flowControlRequests"
+  | "flowControlWait"
+> {
+  const dispatched = new Counter({
+    name: "apiserver_flowcontrol_dispatched_requests_total",
+    help: "[BETA] Number of requests executed by API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const rejected = new Counter({
+    name: "apiserver_flowcontrol_rejected_requests_total",
+    help: "[BETA] Number of requests rejected by API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema", "reason"] as const,
+    registers,
+  });
+  const nominalSeats = new Gauge({
+    name: "apiserver_flowcontrol_nominal_limit_seats",
+    help: "[BETA] Nominal number of execution seats configured for each priority level",
+    labelNames: ["priority_level"] as const,
+    registers,
+  });
+  const currentSeats = new Gauge({
+    name: "apiserver_flowcontrol_current_limit_seats",
+    help: "[ALPHA] current derived number of execution seats available to each priority level",
+    labelNames: ["priority_level"] as const,
+    registers,
+  });
+  const executingRequests = new Gauge({
+    name: "apiserver_flowcontrol_current_executing_requests",
+    help: "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const inqueueRequests = new Gauge({
+    name: "apiserver_flowcontrol_current_inqueue_requests",
+    help: "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const waitDuration = new Histogram({
+    name: "apiserver_flowcontrol_request_wait_duration_seconds",
+    help: "[BETA] Length of time a request spent waiting in its queue",
+    labelNames: ["priority_level", "flow_schema", "execute"] as const,
+    buckets: [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30],
+    registers,
+  });
+  return {
+    flowControlDispatched(priority_level, flow_schema) {
+      dispatched.inc({ priority_level, flow_schema });
+    },
+    flowControlRejected(priority_level, flow_schema, reason) {
+      rejected.inc({ priority_level, flow_schema, reason });
+    },
+    flowControlSeats(priority_level, seats) {
+      nominalSeats.set({ priority_level }, seats);
+      // No lending or borrowing between levels here: the current limit is the nominal one.
+      currentSeats.set({ priority_level }, seats);
+    },
+    flowControlRequests(priority_level, flow_schema, executing, waiting) {
+      executingRequests.set({ priority_level, flow_schema }, executing);
+      inqueueRequests.set({ priority_level, flow_schema }, waiting);
+    },
+    flowControlWait(priority_level, flow_schema, executed, seconds) {
+      waitDuration.observe({ priority_level, flow_schema, execute: String(executed) }, seconds);
+    },
+  };
+}
+
+/** kube-aggregator's availability metrics (k8s.io/kube-aggregator's controllers/status/metrics). */
+function aggregatorMetrics(
+  registers: Registers,
+): Pick<ApiServerMetricsSeam, "apiServiceUnavailable" | "apiServiceUnavailableCount"> {
+  const unavailableGauge = new Gauge({
+    name: "aggregator_unavailable_apiservice",
+    help: "[STABLE] Gauge of APIServices which are marked as unavailable broken down by APIService name.",
+    labelNames: ["name"] as const,
+    registers,
+  });
+  const unavailableTotal = new Counter({
+    name: "aggregator_unavailable_apiservice_total",
+    help: "[STABLE] Counter of APIServices which are marked as unavailable broken down by APIService name and reason.",
+    labelNames: ["name", "reason"] as const,
+    registers,
+  });
+  // The aggregator reports counts so far; the counter takes what is new since the last report.
+  const unavailableReported = new Map<string, number>();
+  return {
+    apiServiceUnavailable(name, unavailable) {
+      unavailableGauge.set({ name }, unavailable ? 1 : 0);
+    },
+    apiServiceUnavailableCount(name, reason, count) {
+      const key = `${name}\u0000${reason}`;
+      const added = count - (unavailableReported.get(key) ?? 0);
+      if (added > 0) unavailableTotal.inc({ name, reason }, added);
+      unavailableReported.set(key, Math.max(count, unavailableReported.get(key) ?? 0));
     },
   };
 }
