@@ -290,7 +290,7 @@ export class ApiServer {
       clock: this.clock,
       store: { storage: counted, clock: this.clock, random: this.random },
     });
-    const loopback = { client: this.#client, clock: this.clock };
+    const loopback = { client: this.#client, clock: this.clock, random: this.random };
     this.flowControl =
       options.flowControl === false ? null : new FlowController({ ...options.flowControl, ...loopback });
     this.aggregator =

@@ -9,7 +9,7 @@ import {
   services,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { Clock, TimerHandle } from "@reconcile/clock";
+import { type Clock, type Random, realRandom, type TimerHandle } from "@reconcile/clock";
 import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
 import type { UserInfo } from "../auth/user.js";
 import { watchKind } from "../auth/watch-kind.js";
@@ -32,6 +32,8 @@ export interface AggregatorOptions {
   recheckIntervalMs?: number | undefined;
   /** How long the discovery check waits for an aggregated server. Default 5,000 ms. */
   probeTimeoutMs?: number | undefined;
+  /** Where the address of a Service with several is drawn from. Default: `realRandom`. */
+  random?: Random | undefined;
 }
 
 /** A group-version served by an aggregated server: its APIService and what its discovery said. */
@@ -55,6 +57,7 @@ export class Aggregator {
   readonly #clock: Clock;
   readonly #recheckIntervalMs: number;
   readonly #probeTimeoutMs: number;
+  readonly #random: Random;
   /** APIServices with a Service, by name. */
   readonly #remote = new Map<string, APIService>();
   /** The same, by `group/version`. */
@@ -77,6 +80,7 @@ export class Aggregator {
     this.#clock = options.clock;
     this.#recheckIntervalMs = options.recheckIntervalMs ?? 30_000;
     this.#probeTimeoutMs = options.probeTimeoutMs ?? 5_000;
+    this.#random = options.random ?? realRandom;
   }
 
   /** Whether the APIServices have been listed (after {@link start}). */
@@ -168,7 +172,13 @@ export class Aggregator {
           ref.namespace ?? "",
           ref.name ?? "",
         );
-        endpoint = resolveServiceEndpoint(service, endpointsOfService, ref.name ?? "", ref.port ?? 443);
+        endpoint = resolveServiceEndpoint(
+          service,
+          endpointsOfService,
+          ref.name ?? "",
+          ref.port ?? 443,
+          this.#random,
+        );
       } catch (error) {
         if (!(error instanceof ResolveError)) throw error;
       }
@@ -295,7 +305,13 @@ export class Aggregator {
     }
     let endpoint: ReturnType<typeof resolveServiceEndpoint>;
     try {
-      endpoint = resolveServiceEndpoint(service, endpointsOfService, ref.name ?? "", ref.port ?? 443);
+      endpoint = resolveServiceEndpoint(
+        service,
+        endpointsOfService,
+        ref.name ?? "",
+        ref.port ?? 443,
+        this.#random,
+      );
     } catch (error) {
       if (!(error instanceof ResolveError)) throw error;
       this.#markStale(name);

@@ -1,3 +1,4 @@
+import { type Random, realRandom } from "@reconcile/clock";
 import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
 
 /** Where an aggregated server is reached: host and port, as a URL's authority takes them. */
@@ -15,14 +16,14 @@ export class ResolveError extends Error {}
  * network to send a ClusterIP to): a random ready address of an Endpoints
  * subset carrying the port's name, with that subset's port. An ExternalName
  * Service is its external name on `port`, as the cluster resolver makes it.
- * `random` picks among subsets and addresses (default `Math.random`).
+ * `random` picks among subsets and addresses.
  */
 export function resolveServiceEndpoint(
   service: Service | undefined,
   endpoints: Endpoints | undefined,
   name: string,
   port: number,
-  random: () => number = Math.random,
+  random: Random = realRandom,
 ): ResolvedEndpoint {
   if (service === undefined) throw new ResolveError(`service "${name}" not found`);
   const type = service.spec?.type ?? "ClusterIP";

@@ -49,7 +49,8 @@ export class FlowController {
   readonly serverConcurrencyLimit: number;
   readonly queueWaitLimitMs: number;
   readonly #client: Client;
-  readonly #clock: Clock;
+  /** The server's clock, which queue waits are measured on. */
+  readonly clock: Clock;
   readonly #schemas = new Map<string, KubeObject>();
   readonly #levels = new Map<string, KubeObject>();
   #config: FlowControlConfig | undefined;
@@ -64,7 +65,7 @@ export class FlowController {
 
   constructor(options: FlowControllerOptions) {
     this.#client = options.client;
-    this.#clock = options.clock;
+    this.clock = options.clock;
     this.serverConcurrencyLimit = options.serverConcurrencyLimit ?? defaultServerConcurrencyLimit;
     this.queueWaitLimitMs = options.queueWaitLimitMs ?? 15_000;
   }
@@ -87,8 +88,8 @@ export class FlowController {
       this.#config = undefined;
     };
     const watches = [
-      watchKind(this.#client, this.#clock, flowSchemas, signal, keep(this.#schemas)),
-      watchKind(this.#client, this.#clock, priorityLevelConfigurations, signal, keep(this.#levels)),
+      watchKind(this.#client, this.clock, flowSchemas, signal, keep(this.#schemas)),
+      watchKind(this.#client, this.clock, priorityLevelConfigurations, signal, keep(this.#levels)),
     ];
     this.#running = Promise.allSettled(watches.map((w) => w.done));
     return Promise.all(watches.map((w) => w.synced)).then(() => undefined);
@@ -126,7 +127,7 @@ export class FlowController {
       const seats = Math.ceil((this.serverConcurrencyLimit * nominalShares(level)) / Math.max(1, shares));
       const shape = queuingShape(level);
       const existing = this.#queueSets.get(name);
-      if (existing === undefined) this.#queueSets.set(name, new QueueSet(seats, shape, this.#clock));
+      if (existing === undefined) this.#queueSets.set(name, new QueueSet(seats, shape, this.clock));
       else existing.reshape(seats, shape);
     }
     // A level that is gone keeps its set until its requests are done, then it is dropped.

@@ -1,4 +1,5 @@
 import type * as http from "node:http";
+import type { Clock } from "@reconcile/clock";
 import { requestAttributes } from "../auth/request-auth.js";
 import type { UserInfo } from "../auth/user.js";
 import type { ApiServerMetrics } from "../request-metrics.js";
@@ -50,8 +51,9 @@ class PendingRequest {
     readonly request: http.IncomingMessage,
     readonly response: http.ServerResponse,
     readonly metrics: ApiServerMetrics | undefined,
+    readonly clock: Clock,
   ) {
-    this.#arrived = metrics?.flowControlWait === undefined ? 0 : performance.now();
+    this.#arrived = metrics?.flowControlWait === undefined ? 0 : clock.now();
   }
 
   attributes(): RequestDigest {
@@ -85,7 +87,7 @@ class PendingRequest {
 
   #waited({ priorityLevel, flowSchema }: Classification, executed: boolean): void {
     if (this.metrics?.flowControlWait === undefined) return;
-    const seconds = (performance.now() - this.#arrived) / 1000;
+    const seconds = (this.clock.now() - this.#arrived) / 1000;
     this.metrics.flowControlWait(
       priorityLevel.metadata?.name ?? "",
       flowSchema.metadata?.name ?? "",
@@ -130,7 +132,17 @@ export function admitRequest(
   response: http.ServerResponse,
   metrics?: ApiServerMetrics | undefined,
 ): boolean | Promise<boolean> {
-  const pending = new PendingRequest(user, method, pathname, query, watch, request, response, metrics);
+  const pending = new PendingRequest(
+    user,
+    method,
+    pathname,
+    query,
+    watch,
+    request,
+    response,
+    metrics,
+    flow.clock,
+  );
   try {
     const admission = flow.admit(user, pending);
     if (!(admission instanceof Promise)) return pending.admitted(admission);
