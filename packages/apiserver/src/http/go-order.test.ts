@@ -1,6 +1,8 @@
 import { configMaps, pods, services } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
+import { customResourceDefinitions } from "../crd/controller.js";
+import { call, closeCrdServers, crdCondition, startCrdServer } from "../crd/crd.test-util.js";
 import { goOrderer } from "../registry/go-order.js";
 import { listen } from "./server.js";
 
@@ -129,6 +131,59 @@ describe("the members of a built-in object on the wire", () => {
     // What is stored, and what in-process clients get, is left as written.
     const stored = await api.client().resource(pods, "default").get("p");
     expect(keysOf(stored)[0]).toBe("apiVersion");
+  });
+});
+
+describe("the members of a custom resource on the wire", () => {
+  it("come with every object's keys sorted, as kube-apiserver encodes unstructured objects", async () => {
+    const { api, http } = await startCrdServer();
+    cleanups.push(closeCrdServers);
+    await api
+      .client()
+      .resource(customResourceDefinitions)
+      .create({
+        metadata: { name: "crontabs.stable.example.com" },
+        spec: {
+          group: "stable.example.com",
+          names: { plural: "crontabs", singular: "crontab", kind: "CronTab" },
+          scope: "Namespaced",
+          versions: [
+            {
+              name: "v1",
+              served: true,
+              storage: true,
+              schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+            },
+          ],
+        },
+      } as never);
+    await crdCondition(api, "crontabs.stable.example.com", "Established");
+    const path = "/apis/stable.example.com/v1/namespaces/default/crontabs";
+    const created = await call(http, "POST", path, {
+      spec: { schedule: "* * * * */5", image: "cron", nested: { z: 1, a: [{ y: 1, b: 2 }] } },
+      metadata: { name: "tab", labels: { z: "1", a: "2" } },
+      kind: "CronTab",
+      apiVersion: "stable.example.com/v1",
+    });
+    expect(created.code).toBe(201);
+    for (const tab of [created.body, (await call(http, "GET", `${path}/tab`)).body]) {
+      expect(keysOf(tab)).toEqual(["apiVersion", "kind", "metadata", "spec"]);
+      expect(keysOf(tab.metadata)).toEqual([
+        "creationTimestamp",
+        "generation",
+        "labels",
+        "managedFields",
+        "name",
+        "namespace",
+        "resourceVersion",
+        "uid",
+      ]);
+      expect(keysOf(tab.spec)).toEqual(["image", "nested", "schedule"]);
+      expect(keysOf(tab.spec.nested)).toEqual(["a", "z"]);
+      expect(keysOf(tab.spec.nested.a[0])).toEqual(["b", "y"]);
+    }
+    const list = (await call(http, "GET", path)).body;
+    expect(keysOf(list.items[0])).toEqual(["apiVersion", "kind", "metadata", "spec"]);
   });
 });
 

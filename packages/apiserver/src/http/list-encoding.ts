@@ -1,5 +1,5 @@
 import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
-import { resourceGoOrderer } from "../registry/go-order.js";
+import { customForWire, resourceGoOrderer } from "../registry/go-order.js";
 import { builtinKindSchema } from "../schemas/kind-schema.js";
 
 /** Encodes one item of a list response. */
@@ -13,7 +13,8 @@ export type ItemEncoder = (item: unknown) => string;
  * Single objects and watch events always carry both.
  */
 export function listItemEncoder(resource: ResourceDescriptor): ItemEncoder {
-  if (!isTyped(resource)) return JSON.stringify;
+  // A custom resource's items carry their kind and go out with their keys sorted, as unstructured JSON.
+  if (!isTyped(resource)) return (item) => JSON.stringify(customForWire(resource, item));
   // A built-in kind's items go out in the order kube-apiserver writes their members in.
   const order = resourceGoOrderer(resource);
   return order === undefined ? withoutTypeMeta : (item) => withoutTypeMeta(order(item as object));

@@ -1,5 +1,6 @@
 import type * as http from "node:http";
 import type { ResourceDescriptor } from "@reconcile/api";
+import { customForWire } from "../registry/go-order.js";
 import type { HandlerContext } from "./context.js";
 import { listItemEncoder } from "./list-encoding.js";
 import { requestedMetadataForm, requestedTableVersion } from "./negotiation.js";
@@ -52,7 +53,7 @@ export async function serveGet(
       metadataContentType(metadataForm),
     );
   }
-  return send(response, 200, object);
+  return send(response, 200, customForWire(resource, object));
 }
 
 /** `GET` of a collection: a list, or a Table of it, streamed item by item. */

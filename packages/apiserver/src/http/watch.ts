@@ -7,7 +7,7 @@ import {
   type WatchEvent,
 } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
-import { inGoOrder } from "../registry/go-order.js";
+import { customForWire, inGoOrder } from "../registry/go-order.js";
 import type { HandlerContext } from "./context.js";
 import { requestedMetadataForm, requestedTableVersion } from "./negotiation.js";
 import { isTrue, parseIncludeObjectParam, parseNumber, watchListOptions } from "./parameters.js";
@@ -134,8 +134,8 @@ function typedEvent(resource: ResourceDescriptor, event: WatchEvent): WatchEvent
     object.apiVersion !== undefined && object.kind !== undefined
       ? object
       : { ...object, apiVersion: apiVersionOf(resource), kind: resource.kind };
-  // A built-in object goes out in the order kube-apiserver writes its members in.
-  const ordered = inGoOrder(typed);
+  // A built-in object goes out in the order kube-apiserver writes its members in, a custom one sorted.
+  const ordered = customForWire(resource, inGoOrder(typed));
   return ordered === object ? event : { type: event.type, object: ordered };
 }
 

@@ -2,6 +2,7 @@ import type * as http from "node:http";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { largeWriteBytes, yieldTurn } from "../limits.js";
 import { duplicateFields, type FieldValidation, parseFieldValidation } from "../registry/field-validation.js";
+import { customForWire } from "../registry/go-order.js";
 import type { HandlerContext } from "./context.js";
 import { listItemEncoder } from "./list-encoding.js";
 import { mediaTypeOf } from "./negotiation.js";
@@ -51,7 +52,7 @@ export async function serveCreate(
   const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
   if (text.length > largeWriteBytes) await yieldTurn();
   const created = await context.registry.create(resource, namespace, body, { ...write, fieldValidation });
-  return sendWithWarnings(response, 201, created, fieldValidation, write);
+  return sendWithWarnings(response, 201, customForWire(resource, created), fieldValidation, write);
 }
 
 /** `DELETE` of a collection: the list of what was deleted (or marked for deletion). */
@@ -94,7 +95,13 @@ export async function serveUpdate(
     fieldValidation,
     subresource,
   });
-  return sendWithWarnings(response, created ? 201 : 200, object, fieldValidation, write);
+  return sendWithWarnings(
+    response,
+    created ? 201 : 200,
+    customForWire(resource, object),
+    fieldValidation,
+    write,
+  );
 }
 
 /** `PATCH` of an object or of a subresource; a 201 when an apply created the object. */
@@ -128,7 +135,13 @@ export async function servePatch(
       ...(force !== null ? { force: isTrue(force) } : {}),
     },
   );
-  return sendWithWarnings(response, created ? 201 : 200, object, fieldValidation, write);
+  return sendWithWarnings(
+    response,
+    created ? 201 : 200,
+    customForWire(resource, object),
+    fieldValidation,
+    write,
+  );
 }
 
 /** `DELETE` of an object: 200 with its last state, gone or only marked (grace period, finalizers). */
@@ -154,7 +167,8 @@ export async function serveDelete(
   addWarnings(response, write.warnings ?? []);
   // kube-apiserver answers 202 only for an object not yet gone whose delete asked for cascading by
   // `orphanDependents: false`; graceful deletion, finalizers and Terminating namespaces get a 200.
-  return send(response, !deleted && options.orphanDependents === false ? 202 : 200, object);
+  const code = !deleted && options.orphanDependents === false ? 202 : 200;
+  return send(response, code, customForWire(resource, object));
 }
 
 /**

@@ -16,7 +16,9 @@ import {
 // bytes sees what a real server sends; objects are stored, and handed to
 // in-process clients, as they were written, which costs writes nothing.
 // Parts already in order are kept as they are (not copied); a part out of
-// order is rebuilt, never changed in place (stored objects are shared).
+// order is rebuilt, never changed in place (stored objects are shared). A
+// custom resource is kept as unstructured JSON and encoded from Go maps, so
+// its members at every level go out with their keys sorted.
 
 /** A member holding a struct (directly, or as list items) or a Go map (keys sorted, values ordered by `plan`). */
 interface Child {
@@ -198,4 +200,57 @@ function setMember(out: Record<string, unknown>, key: string, member: unknown): 
   if (key === "__proto__")
     Object.defineProperty(out, key, { value: member, enumerable: true, writable: true, configurable: true });
   else out[key] = member;
+}
+
+/** Custom resources already sorted, and what they came out as (stored objects never change). */
+const sortedObjects = new WeakMap<object, object>();
+
+/**
+ * What an object of `resource` is sent as over HTTP: a custom resource (a
+ * kind Kubernetes does not define) with every object's keys sorted, as
+ * kube-apiserver encodes unstructured objects; anything else as it is (a
+ * built-in kind is put in Go's order by {@link inGoOrder} as it is sent; a
+ * Status answering for a custom resource is no custom resource).
+ */
+export function customForWire<T>(
+  resource: Pick<ResourceDescriptor, "group" | "version" | "kind">,
+  body: T,
+): T {
+  if (!isRecord(body) || body.kind !== resource.kind) return body;
+  if (builtinDefinitionName(resource.group, resource.version, resource.kind) !== undefined) return body;
+  let result = sortedObjects.get(body);
+  if (result === undefined) {
+    result = sortedKeys(body) as object;
+    sortedObjects.set(body, result);
+  }
+  return result as T;
+}
+
+/** `value` with every object's keys sorted (arrays keep their order); parts already sorted as they are. */
+function sortedKeys(value: unknown): unknown {
+  if (typeof value !== "object" || value === null) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const sorted = sortedKeys(value[i]);
+      if (sorted !== value[i]) (copy ??= [...value])[i] = sorted;
+    }
+    return copy ?? value;
+  }
+  const record = value as Record<string, unknown>;
+  let inOrder = true;
+  let previous: string | undefined;
+  let changed: Map<string, unknown> | undefined;
+  for (const key in record) {
+    if (previous !== undefined && key < previous) inOrder = false;
+    previous = key;
+    const member = record[key];
+    const sorted = sortedKeys(member);
+    if (sorted !== member) (changed ??= new Map()).set(key, sorted);
+  }
+  if (inOrder && changed === undefined) return record;
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(record).sort())
+    setMember(out, key, changed?.has(key) ? changed.get(key) : record[key]);
+  return out;
 }
