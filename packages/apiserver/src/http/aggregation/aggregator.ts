@@ -22,7 +22,7 @@ import {
 } from "./availability.js";
 import { BackendAgents, probeBackend, proxyToBackend } from "./backend.js";
 import { type RemoteDiscovery, remoteDiscovery } from "./discovery.js";
-import { endpointURL, ResolveError, resolveServiceEndpoint } from "./resolve.js";
+import { endpointURL, type ResolvedEndpoint, ResolveError, resolveServiceEndpoint } from "./resolve.js";
 
 export interface AggregatorOptions {
   /** The server's own client: APIServices, Services and Endpoints are read and APIService status written with it. */
@@ -164,26 +164,10 @@ export class Aggregator {
     request: http.IncomingMessage,
     response: http.ServerResponse,
   ): Promise<void> {
-    const ref = apiService.spec?.service ?? {};
-    let endpoint: ReturnType<typeof resolveServiceEndpoint> | undefined;
-    if (isAvailable(apiService)) {
-      try {
-        const [service, endpointsOfService] = await this.#serviceAndEndpoints(
-          ref.namespace ?? "",
-          ref.name ?? "",
-        );
-        endpoint = resolveServiceEndpoint(
-          service,
-          endpointsOfService,
-          ref.name ?? "",
-          ref.port ?? 443,
-          this.#random,
-        );
-      } catch (error) {
-        if (!(error instanceof ResolveError)) throw error;
-      }
-    }
-    if (endpoint === undefined) {
+    const endpoint = isAvailable(apiService)
+      ? this.#resolve(apiService, ...(await this.#serviceAndEndpoints(apiService)))
+      : undefined;
+    if (endpoint === undefined || endpoint instanceof ResolveError) {
       request.resume();
       response.writeHead(503, {
         "Content-Type": "text/plain; charset=utf-8",
@@ -292,30 +276,17 @@ export class Aggregator {
 
   async #verdict(apiService: APIService): Promise<AvailableVerdict> {
     const spec = apiService.spec!;
-    const ref = spec.service ?? {};
-    const [service, endpointsOfService] = await this.#serviceAndEndpoints(
-      ref.namespace ?? "",
-      ref.name ?? "",
-    );
+    const [service, endpointsOfService] = await this.#serviceAndEndpoints(apiService);
     const early = serviceVerdict(apiService, service, endpointsOfService);
     const name = apiService.metadata?.name ?? "";
     if (early !== undefined) {
       this.#markStale(name);
       return early;
     }
-    let endpoint: ReturnType<typeof resolveServiceEndpoint>;
-    try {
-      endpoint = resolveServiceEndpoint(
-        service,
-        endpointsOfService,
-        ref.name ?? "",
-        ref.port ?? 443,
-        this.#random,
-      );
-    } catch (error) {
-      if (!(error instanceof ResolveError)) throw error;
+    const endpoint = this.#resolve(apiService, service, endpointsOfService);
+    if (endpoint instanceof ResolveError) {
       this.#markStale(name);
-      return { status: "False", reason: "FailedDiscoveryCheck", message: error.message };
+      return { status: "False", reason: "FailedDiscoveryCheck", message: endpoint.message };
     }
     const path =
       name === "v1." ? `/api/${spec.version ?? ""}` : `/apis/${spec.group ?? ""}/${spec.version ?? ""}`;
@@ -333,10 +304,9 @@ export class Aggregator {
     this.#discovery.set(name, { resources: last?.resources ?? [], freshness: "Stale" });
   }
 
-  async #serviceAndEndpoints(
-    namespace: string,
-    name: string,
-  ): Promise<[Service | undefined, Endpoints | undefined]> {
+  /** The Service an APIService names, and its Endpoints (each undefined when missing). */
+  async #serviceAndEndpoints(apiService: APIService): Promise<[Service | undefined, Endpoints | undefined]> {
+    const { namespace = "", name = "" } = apiService.spec?.service ?? {};
     const get = async <T>(resource: Parameters<Client["resource"]>[0]) => {
       try {
         return (await this.#client.resource(resource, namespace).get(name)) as T;
@@ -346,5 +316,26 @@ export class Aggregator {
       }
     };
     return Promise.all([get<Service>(services), get<Endpoints>(endpoints)]);
+  }
+
+  /** Where the APIService's server is reached, or why it cannot be. */
+  #resolve(
+    apiService: APIService,
+    service: Service | undefined,
+    endpointsOfService: Endpoints | undefined,
+  ): ResolvedEndpoint | ResolveError {
+    const ref = apiService.spec?.service ?? {};
+    try {
+      return resolveServiceEndpoint(
+        service,
+        endpointsOfService,
+        ref.name ?? "",
+        ref.port ?? 443,
+        this.#random,
+      );
+    } catch (error) {
+      if (error instanceof ResolveError) return error;
+      throw error;
+    }
   }
 }
