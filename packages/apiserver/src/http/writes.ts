@@ -1,4 +1,5 @@
 import type * as http from "node:http";
+import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
 import type { ResourceDefinition } from "../kinds/definition.js";
 import { largeWriteBytes, yieldTurn } from "../limits.js";
 import { duplicateFields, type FieldValidation, parseFieldValidation } from "../registry/field-validation.js";
@@ -52,7 +53,7 @@ export async function serveCreate(
   const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
   if (text.length > largeWriteBytes) await yieldTurn();
   const created = await context.registry.create(resource, namespace, body, { ...write, fieldValidation });
-  return sendWithWarnings(response, 201, customForWire(resource, created), fieldValidation, write);
+  return sendWithWarnings(response, 201, resource, created, fieldValidation, write);
 }
 
 /** `DELETE` of a collection: the list of what was deleted (or marked for deletion). */
@@ -95,13 +96,7 @@ export async function serveUpdate(
     fieldValidation,
     subresource,
   });
-  return sendWithWarnings(
-    response,
-    created ? 201 : 200,
-    customForWire(resource, object),
-    fieldValidation,
-    write,
-  );
+  return sendWithWarnings(response, created ? 201 : 200, resource, object, fieldValidation, write);
 }
 
 /** `PATCH` of an object or of a subresource; a 201 when an apply created the object. */
@@ -135,13 +130,7 @@ export async function servePatch(
       ...(force !== null ? { force: isTrue(force) } : {}),
     },
   );
-  return sendWithWarnings(
-    response,
-    created ? 201 : 200,
-    customForWire(resource, object),
-    fieldValidation,
-    write,
-  );
+  return sendWithWarnings(response, created ? 201 : 200, resource, object, fieldValidation, write);
 }
 
 /** `DELETE` of an object: 200 with its last state, gone or only marked (grace period, finalizers). */
@@ -189,14 +178,15 @@ function fieldValidationOf(
   return { directive, duplicates, warnings: [] };
 }
 
-/** Sends the answer with the write's field-validation warnings (see {@link addWarnings}). */
+/** Sends the written object (a custom resource's keys sorted) with the write's warnings (see {@link addWarnings}). */
 function sendWithWarnings(
   response: http.ServerResponse,
   code: number,
-  body: unknown,
+  resource: ResourceDescriptor,
+  object: KubeObject,
   fieldValidation: FieldValidation,
   write: WriteOptions,
 ): void {
   addWarnings(response, [...(fieldValidation.warnings ?? []), ...(write.warnings ?? [])]);
-  send(response, code, body);
+  send(response, code, customForWire(resource, object));
 }
