@@ -15,7 +15,7 @@ import { isTrue, parseDryRun, type WriteOptions } from "./parameters.js";
 import { servePodConnect } from "./pod-connect.js";
 import { serveProxy } from "./proxy.js";
 import { serveGet, serveList } from "./reads.js";
-import { decodeObjectBody } from "./request-body.js";
+import { decodeObjectBody, patchTypeOf } from "./request-body.js";
 import { addWarnings, limitTime, notAllowed, send, sendFailure } from "./respond.js";
 import { parseRoute, type ResourceRoute, type Route } from "./route.js";
 import { objectServes, serveSubresourceCreate } from "./subresources.js";
@@ -137,7 +137,12 @@ async function handle(
   if (route.name === undefined)
     return serveCollection(context, route, method, pathname, query, write, request, response);
   const object = route as ResourceRoute & { name: string };
-  if (method === "PUT" || method === "PATCH")
+  // Only a PUT of a kind that creates on update, or an apply, can turn into a create.
+  const mayCreate =
+    method === "PUT"
+      ? context.registry.definitions.get(route.resource)?.allowsCreateOnUpdate === true
+      : method === "PATCH" && patchTypeOf(request.headers["content-type"]) === "apply";
+  if (mayCreate)
     write.mayCreate = createAuthorization(
       context.authn?.auth,
       user,

@@ -81,12 +81,17 @@ const patchTypes: Readonly<Record<string, "merge" | "json" | "strategic-merge" |
   "application/apply-patch+json": "apply",
 };
 
+/** The patch type a PATCH request's Content-Type names; undefined for none. */
+export function patchTypeOf(contentType: string | undefined): (typeof patchTypes)[string] | undefined {
+  return patchTypes[mediaTypeOf(contentType)];
+}
+
 /** The patch type and the decoded patch of a PATCH request. */
 export function decodePatchBody(
   contentType: string | undefined,
   body: Buffer,
 ): { type: "merge" | "json" | "strategic-merge" | "apply"; patch: unknown } {
-  const type = patchTypes[mediaTypeOf(contentType)];
+  const type = patchTypeOf(contentType);
   if (type === undefined) {
     throw new StatusError({
       code: 415,
