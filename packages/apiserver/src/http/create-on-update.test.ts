@@ -85,7 +85,13 @@ describe("create on update", () => {
       .resource(clusterRoles)
       .create({
         metadata: { name: "role-updater" },
-        rules: [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["get", "update"] }],
+        rules: [
+          {
+            apiGroups: ["rbac.authorization.k8s.io"],
+            resources: ["roles"],
+            verbs: ["get", "update", "patch"],
+          },
+        ],
       });
     await api
       .client()
@@ -106,18 +112,37 @@ describe("create on update", () => {
           rules: [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs }],
         }),
       });
-    const denied = await put(["get"]);
-    expect(denied.status).toBe(403);
-    expect(((await denied.json()) as { message: string }).message).toBe(
-      'roles.rbac.authorization.k8s.io "mine" is forbidden: ',
-    );
+    // A server-side apply that would create the Role is asked the same.
+    const apply = () =>
+      fetch(
+        `${server.url}/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles/applied?fieldManager=jane`,
+        {
+          method: "PATCH",
+          headers: { Authorization: "Bearer jane-token", "Content-Type": "application/apply-patch+yaml" },
+          body: JSON.stringify({
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "Role",
+            metadata: { name: "applied" },
+            rules: [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["get"] }],
+          }),
+        },
+      );
+    for (const [denied, name] of [
+      [await put(["get"]), "mine"],
+      [await apply(), "applied"],
+    ] as const) {
+      expect(denied.status).toBe(403);
+      expect(((await denied.json()) as { message: string }).message).toBe(
+        `roles.rbac.authorization.k8s.io "${name}" is forbidden: `,
+      );
+    }
     const role = await api.client().resource(clusterRoles).get("role-updater");
     await api
       .client()
       .resource(clusterRoles)
-      .update({ ...role, rules: [{ ...role.rules![0]!, verbs: ["get", "update", "create"] }] });
-    const created = await put(["get"]);
-    expect(created.status).toBe(201);
+      .update({ ...role, rules: [{ ...role.rules![0]!, verbs: ["get", "update", "patch", "create"] }] });
+    expect((await put(["get"])).status).toBe(201);
+    expect((await apply()).status).toBe(201);
   });
 });
 
