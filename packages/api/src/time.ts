@@ -9,8 +9,16 @@
  * Truncates, as Go's `Time.MarshalJSON` drops the fraction rather than rounding.
  */
 export function rfc3339(ms: number): string {
-  return `${isoSeconds(ms)}Z`;
+  const seconds = isoSeconds(ms);
+  if (seconds !== lastStampBase) {
+    lastStamp = `${seconds}Z`;
+    lastStampBase = seconds;
+  }
+  return lastStamp;
 }
+
+let lastStampBase = "";
+let lastStamp = "";
 
 /**
  * `metav1.MicroTime` (Lease `renewTime`, events.k8s.io `eventTime`): RFC 3339
@@ -39,9 +47,18 @@ function micros(ms: number): number {
   return Math.round(ms * 1000);
 }
 
+// The last second written and its text: a server stamps many writes within one second.
+let lastSecond = Number.NaN;
+let lastText = "";
+
 // `YYYY-MM-DDTHH:MM:SS` of the whole second at or before `ms`.
 function isoSeconds(ms: number): string {
-  return new Date(Math.floor(micros(ms) / 1_000_000) * 1000).toISOString().slice(0, 19);
+  const second = Math.floor(micros(ms) / 1_000_000);
+  if (second !== lastSecond) {
+    lastText = new Date(second * 1000).toISOString().slice(0, 19);
+    lastSecond = second;
+  }
+  return lastText;
 }
 
 // The first `digits` fractional digits of the second.

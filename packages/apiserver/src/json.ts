@@ -222,7 +222,11 @@ export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  * quicker than the generic sort), by the generic sort past that.
  */
 export function sortedKeys(value: object): string[] {
-  const keys = Object.keys(value);
+  return sortNames(Object.keys(value));
+}
+
+/** `keys` sorted in place (insertion sort for the few keys most objects have), and returned. */
+export function sortNames(keys: string[]): string[] {
   if (keys.length > 16) return keys.sort();
   for (let i = 1; i < keys.length; i++) {
     const key = keys[i]!;

@@ -34,6 +34,11 @@ export function internFieldsV1(text: string): FieldsV1 {
   return tree;
 }
 
+/** The shared tree of a serialization already interned, if it is. */
+export function internedFieldsV1(text: string): FieldsV1 | undefined {
+  return interned.get(text);
+}
+
 /**
  * The field set of a FieldsV1 value. A tree this module made decodes without
  * parsing. Throws on a malformed element key, as {@link FieldSet.fromFieldsV1} does.

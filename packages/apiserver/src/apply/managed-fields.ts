@@ -2,10 +2,9 @@ import { rfc3339, StatusError } from "@reconcile/api";
 import { jsonEqual } from "../json.js";
 import { typeFor } from "./builtin-types.js";
 import { newApplyConflict } from "./conflicts.js";
-import { createdFieldsText, strippedMetadata } from "./created-fields.js";
+import { createdFieldsV1, strippedMetadata } from "./created-fields.js";
 import { managerFromUserAgent, validateFieldManager } from "./field-manager.js";
 import { FieldSet, fieldElement } from "./fieldpath.js";
-import { internFieldsV1 } from "./fields-v1.js";
 import {
   capUpdateManagers,
   decodeManagedFields,
@@ -16,7 +15,7 @@ import {
 } from "./managed-fields-entries.js";
 import { merge } from "./merge.js";
 import type { TypeNode } from "./schema.js";
-import { compare, isObject, removeFields, TypedValueError, toFieldSet } from "./typed.js";
+import { compare, isEmptyContainer, isObject, removeFields, TypedValueError, toFieldSet } from "./typed.js";
 
 type JsonObject = Record<string, unknown>;
 
@@ -176,16 +175,16 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
   const after = withoutManagedFields(options.after);
   if (options.before === undefined && managers.length === 0) {
     // A create: the manager owns everything it wrote. Serialized straight from the object.
-    const text = createdFieldsText(after, type, options.resetFields);
-    if (text !== undefined) {
-      if (text === "{}") return withManagedFields(after, []);
+    const fieldsV1 = createdFieldsV1(after, type, options.resetFields);
+    if (fieldsV1 !== undefined) {
+      if (isEmptyContainer(fieldsV1)) return withManagedFields(after, []);
       const entry: ManagedFieldsEntry = {
         manager: options.manager,
         operation: "Update",
         apiVersion: options.apiVersion,
         time: entryTime(options.now),
         fieldsType: "FieldsV1",
-        fieldsV1: internFieldsV1(text),
+        fieldsV1,
       };
       if (subresource !== "") entry.subresource = subresource;
       return {
