@@ -37,9 +37,26 @@ export const dns1123SubdomainMaxLength = 253;
  * characters, the prefix a DNS subdomain (`IsQualifiedName`).
  */
 export function isQualifiedName(value: string): string[] {
-  // The common case first: a short plain name needs one regex test and no allocation.
+  // The common cases first: a key met before (labels and annotations recur across a kind's
+  // objects), and a short plain name, which needs one regex test.
+  if (validQualifiedNames.has(value)) return [];
   if (value.length <= qualifiedNameMaxLength && value.indexOf("/") === -1 && qualifiedNameRegexp.test(value))
     return [];
+  const errors = qualifiedNameProblems(value);
+  if (errors.length === 0) remember(validQualifiedNames, value);
+  return errors;
+}
+
+/** Strings already found valid, so the same keys and values are not tested again on every write. */
+const validQualifiedNames = new Set<string>();
+const validLabelValues = new Set<string>();
+
+function remember(valid: Set<string>, value: string): void {
+  if (valid.size >= 10_000) valid.clear();
+  valid.add(value);
+}
+
+function qualifiedNameProblems(value: string): string[] {
   const errors: string[] = [];
   const parts = value.split("/");
   let name: string;
@@ -68,11 +85,13 @@ export function isQualifiedName(value: string): string[] {
 
 /** A label value: empty, or at most 63 alphanumerics, `-`, `_`, `.` starting and ending alphanumeric. */
 export function isValidLabelValue(value: string): string[] {
+  if (validLabelValues.has(value)) return [];
   const errors: string[] = [];
   if (byteLength(value) > labelValueMaxLength) errors.push(maxLenError(labelValueMaxLength));
   if (!labelValueRegexp.test(value)) {
     errors.push(regexError(labelValueErrMsg, labelValueFmt, "MyValue", "my_value", "12345"));
   }
+  if (errors.length === 0) remember(validLabelValues, value);
   return errors;
 }
 

@@ -1,6 +1,15 @@
 import { sortedKeys, sortNames } from "../json.js";
 import { compareElements, sortFew } from "./fieldpath.js";
-import { type FieldsV1, internedFieldsV1, internFieldsV1, quoteElement, quoteField } from "./fields-v1.js";
+import {
+  closeToken,
+  type FieldsV1,
+  leafToken,
+  memberToken,
+  openToken,
+  quoteElement,
+  quoteField,
+  TokenWriter,
+} from "./fields-v1.js";
 import { childType, resolve, type TypeNode } from "./schema.js";
 import { isObject, itemIdentity } from "./typed.js";
 
@@ -9,12 +18,9 @@ import { isObject, itemIdentity } from "./typed.js";
  * FieldsV1 tree: what `compare(undefined, object)` and the field-set encoding
  * give, without building a field set.
  *
- * The walk writes tokens, not text: `{.` (a member with children, `{".":{}`),
- * `{` (a non-member with children), a quoted field or element name, `{}` (a
- * member without children) and `}`. Objects made from one template write the
- * same tokens, so the tokens are followed down a trie of those seen before;
- * where the trie has the whole sequence, its end holds the shared tree and no
- * text is written at all. Text is made only for a sequence the trie lacks.
+ * The walk writes FieldsV1 tokens ({@link TokenWriter}): objects made from
+ * one template write the same ones and share one tree without any text being
+ * written.
  */
 
 type JsonObject = Record<string, unknown>;
@@ -52,7 +58,7 @@ export function createdFieldsV1(
   }
   const writer = new TokenWriter();
   try {
-    writer.write(open);
+    writer.write(openToken);
     for (const name of sortedKeys(object)) {
       if (skip.has(name)) continue;
       const type = childType(t, name);
@@ -64,7 +70,7 @@ export function createdFieldsV1(
           : addedTokens(writer, object[name], type, false);
       if (!wrote) writer.rewind(mark);
     }
-    writer.write(close);
+    writer.write(closeToken);
   } catch (error) {
     if (error instanceof DuplicateItems) return undefined;
     throw error;
@@ -77,12 +83,12 @@ function metadataTokens(writer: TokenWriter, metadata: unknown, type: TypeNode):
   const t = resolve(type, metadata);
   if (!isObject(metadata) || (t.kind !== "struct" && t.kind !== "map") || t.atomic) return false;
   const mark = writer.mark();
-  writer.write(open);
+  writer.write(openToken);
   if (!childTokens(writer, metadata, Object.keys(metadata), t, strippedMetadataNames)) {
     writer.rewind(mark);
     return false;
   }
-  writer.write(close);
+  writer.write(closeToken);
   return true;
 }
 
@@ -104,24 +110,24 @@ function addedTokens(writer: TokenWriter, value: unknown, type: TypeNode, listIt
     let wrote = false;
     if (Array.isArray(value)) {
       if (t.kind === "list" && t.listType !== "atomic" && value.length > 0) {
-        writer.write(member ? openMember : open);
+        writer.write(member ? memberToken : openToken);
         wrote = itemTokens(writer, value, t);
       }
     } else if ((t.kind === "struct" || t.kind === "map") && !t.atomic) {
       const names = Object.keys(value);
       if (names.length > 0) {
-        writer.write(member ? openMember : open);
+        writer.write(member ? memberToken : openToken);
         wrote = childTokens(writer, value as JsonObject, names, t, undefined);
       }
     }
     if (wrote) {
-      writer.write(close);
+      writer.write(closeToken);
       return true;
     }
     writer.rewind(mark);
   }
   if (!member) return false;
-  writer.write(leaf);
+  writer.write(leafToken);
   return true;
 }
 
@@ -174,98 +180,3 @@ function childTokens(
 export class DuplicateItems extends Error {}
 
 const scalarType: TypeNode = { kind: "scalar" };
-
-// The tokens. Names are JSON strings (they start with a quote), so none is mistaken for another.
-const open = "{";
-const openMember = "{.";
-const leaf = "{}";
-const close = "}";
-
-/** A point of the trie: the token sequences seen so far, and the tree where one ends. */
-interface TrieNode {
-  readonly next: Map<string, TrieNode>;
-  tree?: FieldsV1;
-}
-
-/** Past this many trie points the trie starts over (the trees it held stay valid where they are used). */
-const maxTrieNodes = 50_000;
-let trie: TrieNode = { next: new Map() };
-let trieNodes = 0;
-
-/** The tokens of one walk: kept (for text, should the trie lack them) and followed down the trie. */
-class TokenWriter {
-  readonly #tokens: string[] = [];
-  /** Where the tokens so far lead in the trie; undefined once they left it. */
-  #at: TrieNode | undefined = trie;
-  /** The trie point of each token written (before it), so a rewind finds its way back. */
-  readonly #path: (TrieNode | undefined)[] = [];
-
-  write(token: string): void {
-    this.#path.push(this.#at);
-    this.#tokens.push(token);
-    if (this.#at !== undefined) this.#at = this.#at.next.get(token);
-  }
-
-  mark(): number {
-    return this.#tokens.length;
-  }
-
-  /** Takes back every token written since `mark`. */
-  rewind(mark: number): void {
-    if (mark === this.#tokens.length) return;
-    this.#at = this.#path[mark];
-    this.#tokens.length = mark;
-    this.#path.length = mark;
-  }
-
-  /**
-   * The shared tree of the tokens written: the trie's, else the text's. A
-   * sequence is added to the trie the second time its text is met, so an
-   * object of a shape met once costs no trie points.
-   */
-  tree(): FieldsV1 {
-    if (this.#at?.tree !== undefined) return this.#at.tree;
-    const text = fieldsV1Text(this.#tokens);
-    const seen = internedFieldsV1(text);
-    if (seen === undefined) return internFieldsV1(text);
-    if (trieNodes + this.#tokens.length > maxTrieNodes) {
-      trie = { next: new Map() };
-      trieNodes = 0;
-    }
-    let node = trie;
-    for (const token of this.#tokens) {
-      let next = node.next.get(token);
-      if (next === undefined) {
-        next = { next: new Map() };
-        node.next.set(token, next);
-        trieNodes++;
-      }
-      node = next;
-    }
-    node.tree = seen;
-    return seen;
-  }
-}
-
-/** The FieldsV1 text of a token sequence. */
-function fieldsV1Text(tokens: readonly string[]): string {
-  let text = "";
-  // Whether the last token ended a value (or the `".":{}` of a member): a name after it takes a comma.
-  let afterValue = false;
-  for (const token of tokens) {
-    if (token === open) {
-      text += "{";
-      afterValue = false;
-    } else if (token === openMember) {
-      text += '{".":{}';
-      afterValue = true;
-    } else if (token === leaf || token === close) {
-      text += token;
-      afterValue = true;
-    } else {
-      text += `${afterValue ? "," : ""}${token}:`;
-      afterValue = false;
-    }
-  }
-  return text;
-}

@@ -30,6 +30,42 @@ describe("shared FieldsV1 trees", () => {
     expect(isSharedFieldsV1(structuredClone(tree))).toBe(false);
   });
 
+  it("encodes a shape met before from its tokens, and tells apart shapes that differ in one element", () => {
+    const make = (last: string) =>
+      set(
+        ["f:metadata", "f:labels", "f:app"],
+        ["f:spec", "f:containers", 'k:{"name":"web"}', last],
+        ["f:spec"],
+      );
+    // The first encoding writes text; the second adds the tokens to the trie; the rest read the trie.
+    const trees = [0, 1, 2, 3].map(() => encodeFieldSet(make("f:image")));
+    for (const tree of trees) expect(tree).toBe(trees[0]);
+    const other = encodeFieldSet(make("f:args"));
+    expect(other).not.toBe(trees[0]);
+    expect(other).toEqual(make("f:args").toFieldsV1());
+    // A member whose only children are empty is written as upstream writes it.
+    const hollow = set(["f:spec"]);
+    hollow.children.get("f:spec")!.children.set("f:gone", new FieldSet());
+    for (let time = 0; time < 3; time++)
+      expect(JSON.stringify(encodeFieldSet(hollow))).toBe('{"f:spec":{".":{}}}');
+  });
+
+  it("shares every subtree: sets that differ in one path share the nodes off it", () => {
+    const spec = ["f:spec", "f:containers", 'k:{"name":"web"}', "f:image"];
+    const a = encodeFieldSet(set(["f:metadata", "f:labels", "f:app"], spec));
+    const b = encodeFieldSet(set(["f:metadata", "f:labels", "f:tier"], spec));
+    expect(b).not.toBe(a);
+    expect(b["f:spec"]).toBe(a["f:spec"]);
+    // An update's set: the decoded set with one path added shares the decoded subtrees.
+    const grown = decodeFieldsV1(a).union(set(["f:metadata", "f:labels", "f:tier"]));
+    const c = encodeFieldSet(grown);
+    expect(c["f:spec"]).toBe(a["f:spec"]);
+    expect(JSON.stringify(c)).toBe(
+      '{"f:metadata":{"f:labels":{"f:app":{},"f:tier":{}}},"f:spec":{"f:containers":{"k:{\\"name\\":\\"web\\"}":{"f:image":{}}}}}',
+    );
+    expect(isSharedFieldsV1(c["f:spec"])).toBe(true);
+  });
+
   it("decodes a shared tree to a set that encodes back to the same tree", () => {
     const tree = encodeFieldSet(set(["f:data", "f:key"]));
     const decoded = decodeFieldsV1(tree);

@@ -140,6 +140,8 @@ export function yamlOf(body: unknown): string {
     indentSeq: false,
     sortMapEntries: true,
     lineWidth: 0,
+    // One object met twice (FieldsV1 trees are shared) is written twice, never as an anchor and alias.
+    aliasDuplicateObjects: false,
     // go-yaml's floats need a digit: "." (a managedFields key) is written plain, as kubectl shows it.
     customTags: (tags) =>
       tags.map((tag) =>
