@@ -75,7 +75,14 @@ export class Quantity {
       return parseText(String(input), input);
     }
     if (typeof input !== "string") throw new QuantityError(input, formatWrong);
-    return parseText(input, input);
+    // Quantities are immutable, and the same few texts ("100m", "64Mi") recur on every write.
+    let parsed = parsedTexts.get(input);
+    if (parsed === undefined) {
+      parsed = parseText(input, input);
+      if (parsedTexts.size >= 10_000) parsedTexts.clear();
+      parsedTexts.set(input, parsed);
+    }
+    return parsed;
   }
 
   /** True for a zero quantity of any format. */
@@ -164,6 +171,9 @@ export class Quantity {
 }
 
 /** Parses `quantity` (or returns it, if it is one already). Throws {@link QuantityError}. */
+/** Texts already parsed, each to its (immutable) quantity. */
+const parsedTexts = new Map<string, Quantity>();
+
 export function parseQuantity(quantity: QuantityLike): Quantity {
   return toQuantity(quantity);
 }

@@ -303,15 +303,15 @@ function prepareUpdate(
   omitEmptyMetadata(meta);
   delete meta.managedFields;
   strategy.applyDefaults?.(object);
+  // Compared only for a kind that counts generations: the walk costs a whole spec.
   const field = definition.generationFollows;
-  const specChanged = !jsonEqual(
-    (object as Record<string, unknown>)[field],
-    (existing as Record<string, unknown>)[field],
-  );
   const generation = !definition.tracksGeneration
     ? 0
     : (existingMeta.generation ?? (definition.tracksGeneration === true ? 1 : 0)) +
-      (specChanged && !statusOnly ? 1 : 0);
+      (!statusOnly &&
+      !jsonEqual((object as Record<string, unknown>)[field], (existing as Record<string, unknown>)[field])
+        ? 1
+        : 0);
   if (generation > 0) meta.generation = generation;
   else delete meta.generation;
   if (existingMeta.deletionTimestamp !== undefined) {
