@@ -56,7 +56,7 @@ export function createdFieldsV1(
     if (resetFields.some((path) => path.length !== 1)) return undefined;
     skip = new Set([...strippedRootNames, ...resetFields.map((path) => path[0]!)]);
   }
-  const writer = new TokenWriter();
+  const writer = tokens.reset();
   try {
     writer.write(openToken);
     for (const name of sortedKeys(object)) {
@@ -175,6 +175,9 @@ function childTokens(
   }
   return wrote;
 }
+
+/** The writer of every walk (one at a time: a walk never waits). */
+const tokens = new TokenWriter();
 
 /** Two items of a keyed list with the same key, met while serializing. */
 export class DuplicateItems extends Error {}

@@ -190,11 +190,15 @@ export class TokenWriter {
   readonly #tokens: string[] = [];
   /** Where the tokens so far lead in the trie; undefined once they left it. */
   #at: TrieNode | undefined = trie;
-  /** The trie point of each token written (before it), so a rewind finds its way back. */
-  readonly #path: (TrieNode | undefined)[] = [];
+
+  /** Starts a new sequence (the writer's arrays are kept, so writing allocates nothing). */
+  reset(): this {
+    this.#tokens.length = 0;
+    this.#at = trie;
+    return this;
+  }
 
   write(token: string): void {
-    this.#path.push(this.#at);
     this.#tokens.push(token);
     if (this.#at !== undefined) this.#at = this.#at.next.get(token);
   }
@@ -203,12 +207,13 @@ export class TokenWriter {
     return this.#tokens.length;
   }
 
-  /** Takes back every token written since `mark`. */
+  /** Takes back every token written since `mark` (rare: a subtree that held no member). */
   rewind(mark: number): void {
     if (mark === this.#tokens.length) return;
-    this.#at = this.#path[mark];
     this.#tokens.length = mark;
-    this.#path.length = mark;
+    let at: TrieNode | undefined = trie;
+    for (let i = 0; i < mark && at !== undefined; i++) at = at.next.get(this.#tokens[i]!);
+    this.#at = at;
   }
 
   /**
