@@ -33,14 +33,16 @@ export type EmptyValueFiller = (value: Record<string, unknown>, phase?: FillPhas
 
 /** One definition's plan: what to add where unset, and which set fields to descend into. */
 interface Plan {
-  /**
-   * A field, what it gets when unset (a zero scalar, null, or `struct`: an object filled in turn),
-   * and whether it is a nil slice, map or pointer (filled after validation only).
-   */
-  readonly empties: readonly (readonly [field: string, empty: Empty, nil: boolean])[];
-  /** The set fields to descend into: the definition they hold, directly, as array items or as map values. */
-  readonly children: ReadonlyMap<string, readonly [definition: string, shape: "object" | "array" | "map"]>;
+  /** The fields filled in every phase but "afterValidation", and what each gets when unset. */
+  readonly early: readonly Empties[];
+  /** The nil slices, maps and pointers, filled in every phase but "beforeValidation". */
+  readonly late: readonly Empties[];
+  /** The set fields to descend into: the plan of what they hold, directly, as array items or as map values. */
+  readonly children: ReadonlyMap<string, readonly [plan: Plan, shape: "object" | "array" | "map"]>;
 }
+
+/** A field and what it gets when unset: a zero scalar, null, or `struct` (an object filled in turn). */
+type Empties = readonly [field: string, empty: Empty];
 
 const plans = new Map<string, Plan | null>();
 const struct = Symbol("struct");
@@ -51,39 +53,43 @@ type Empty = string | number | boolean | null | typeof struct;
  * place, or undefined when the kind has none (or is not built in).
  */
 export function emptyValueFiller(definitionName: string): EmptyValueFiller | undefined {
-  if (planOf(definitionName, new Set()) === null) return undefined;
-  return (value, phase = "all") => fill(definitionName, value, phase);
+  const plan = planOf(definitionName, new Map());
+  if (plan === null) return undefined;
+  return (value, phase = "all") => fill(plan, value, phase);
 }
 
-function fill(definitionName: string, value: Record<string, unknown>, phase: FillPhase): void {
-  const plan = plans.get(definitionName);
-  if (plan === null || plan === undefined) return;
-  for (const [field, empty, nil] of plan.empties) {
-    if (nil ? phase === "beforeValidation" : phase === "afterValidation") continue;
-    const current = value[field];
-    if (current === undefined || (current === null && empty !== null))
-      value[field] = empty === struct ? {} : empty;
-  }
+function fill(plan: Plan, value: Record<string, unknown>, phase: FillPhase): void {
+  if (phase !== "afterValidation") fillEmpties(plan.early, value);
+  if (phase !== "beforeValidation") fillEmpties(plan.late, value);
   // Objects set fewer fields than their schema declares: walk the set ones.
   for (const field in value) {
     const child = plan.children.get(field);
     if (child === undefined) continue;
     const item = value[field];
     if (typeof item !== "object" || item === null) continue;
-    const [definition, shape] = child;
+    const [childPlan, shape] = child;
     if (shape === "array") {
       if (Array.isArray(item))
-        for (const element of item) if (isRecord(element)) fill(definition, element, phase);
+        for (const element of item) if (isRecord(element)) fill(childPlan, element, phase);
     } else if (Array.isArray(item)) {
       // A value of the wrong shape was refused by the decoder; nothing to fill.
     } else if (shape === "object") {
-      fill(definition, item as Record<string, unknown>, phase);
+      fill(childPlan, item as Record<string, unknown>, phase);
     } else {
       for (const key in item) {
         const entry = (item as Record<string, unknown>)[key];
-        if (isRecord(entry)) fill(definition, entry, phase);
+        if (isRecord(entry)) fill(childPlan, entry, phase);
       }
     }
+  }
+}
+
+function fillEmpties(empties: readonly Empties[], value: Record<string, unknown>): void {
+  for (let i = 0; i < empties.length; i++) {
+    const [field, empty] = empties[i]!;
+    const current = value[field];
+    if (current === undefined || (current === null && empty !== null))
+      value[field] = empty === struct ? {} : empty;
   }
 }
 
@@ -91,42 +97,48 @@ function fill(definitionName: string, value: Record<string, unknown>, phase: Fil
  * The plan of a definition, made once; null when neither it nor anything it
  * holds has an unset part to fill. `visiting` breaks reference cycles
  * (JSONSchemaProps holds itself): a definition being planned counts as
- * having something, which at worst costs a descent that adds nothing.
+ * having something (its plan, filled in once made), which at worst costs a
+ * descent that adds nothing.
  */
-function planOf(definitionName: string, visiting: Set<string>): Plan | null {
+function planOf(definitionName: string, visiting: Map<string, Plan>): Plan | null {
   const known = plans.get(definitionName);
   if (known !== undefined) return known;
-  if (visiting.has(definitionName)) return { empties: [], children: new Map() };
+  const pending = visiting.get(definitionName);
+  if (pending !== undefined) return pending;
   const definition = builtinDefinitions()[definitionName];
   const properties = definition?.properties;
   if (!isRecord(properties)) {
     plans.set(definitionName, null);
     return null;
   }
-  visiting.add(definitionName);
   const emptyFields = builtinGoEmptyValues[definitionName] ?? {};
   const goTypes = builtinGoFieldTypes[definitionName] ?? {};
-  const empties: [string, Empty, boolean][] = [];
-  const children = new Map<string, readonly [string, "object" | "array" | "map"]>();
+  const early: Empties[] = [];
+  const late: Empties[] = [];
+  const children = new Map<string, readonly [Plan, "object" | "array" | "map"]>();
+  const plan: Plan = { early, late, children };
+  visiting.set(definitionName, plan);
   for (const [field, property] of Object.entries(properties)) {
     const empty = emptyFields[field];
     if (empty !== undefined) {
       const value: Empty = empty.startsWith("#") ? struct : JSON.parse(empty);
       const time = goTypes[field] === "v1.Time" || goTypes[field] === "v1.MicroTime";
-      empties.push([field, value, value === null && !time]);
+      (value === null && !time ? late : early).push([field, value]);
     }
     const child = childOf(property as OpenAPIDefinition);
-    if (child !== undefined && planOf(child.definition, visiting) !== null)
-      children.set(field, [child.definition, child.shape]);
+    const childPlan = child === undefined ? null : planOf(child.definition, visiting);
+    if (child !== undefined && childPlan !== null) children.set(field, [childPlan, child.shape]);
+  }
+  // A struct added where unset is filled in turn, so its own plan is a child too.
+  for (const [field, empty] of Object.entries(emptyFields)) {
+    if (!empty.startsWith("#") || children.has(field)) continue;
+    const childPlan = planOf(empty.slice(1), visiting);
+    if (childPlan !== null) children.set(field, [childPlan, "object"]);
   }
   visiting.delete(definitionName);
-  // A struct added where unset is filled in turn, so its own plan is a child too.
-  for (const [field, empty] of Object.entries(emptyFields))
-    if (empty.startsWith("#") && !children.has(field) && planOf(empty.slice(1), visiting) !== null)
-      children.set(field, [empty.slice(1), "object"]);
-  const plan = empties.length === 0 && children.size === 0 ? null : { empties, children };
-  plans.set(definitionName, plan);
-  return plan;
+  const made = early.length === 0 && late.length === 0 && children.size === 0 ? null : plan;
+  plans.set(definitionName, made);
+  return made;
 }
 
 /** The definition a property holds directly, as array items, or as map values. */
