@@ -129,7 +129,13 @@ export function podCountsForQuota(pod: Pod, nowMs: number): boolean {
 }
 
 /** What one object adds to the quotas of its namespace (upstream's evaluators' `Usage`). */
-export function quotaUsage(resource: GroupResource, object: KubeObject, nowMs: number): ResourceAmounts {
+export function quotaUsage(
+  resource: GroupResource,
+  object: KubeObject,
+  nowMs: number,
+  /** The resources asked about, when not all: a pod's compute totals are summed only if one of them needs them. */
+  only?: readonly string[],
+): ResourceAmounts {
   const one = () => new Quantity(1);
   const usage: ResourceAmounts = new Map([[objectCountName(resource), one()]]);
   if (resource.group !== "") return usage;
@@ -139,6 +145,7 @@ export function quotaUsage(resource: GroupResource, object: KubeObject, nowMs: n
     const pod = object as Pod;
     if (pod.spec === undefined || !podCountsForQuota(pod, nowMs)) return usage;
     usage.set("pods", one());
+    if (only?.every((name) => name === "pods" || name.startsWith("count/"))) return usage;
     const requests = podResourceTotals(pod.spec, "requests", true);
     const limits = podResourceTotals(pod.spec, "limits", true);
     for (const name of ["cpu", "memory", "ephemeral-storage"]) {

@@ -112,7 +112,11 @@ export function storageContext(
     replace: async (resource, object) => {
       const meta = object.metadata ?? {};
       const key = keyOf(resource, meta.namespace, meta.name ?? "");
-      return (await storage.update(key, object, Number(meta.resourceVersion))) as never;
+      const prefix = collectionPrefix(resource, meta.namespace || undefined);
+      const writesBefore = lists.writes(prefix);
+      const written = await storage.update(key, object, Number(meta.resourceVersion));
+      lists.replaced(prefix, written, writesBefore);
+      return written as never;
     },
   };
 }

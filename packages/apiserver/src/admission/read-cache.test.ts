@@ -36,4 +36,39 @@ describe("admission's list cache", () => {
     expect(storage.writesTo("/core/limitranges/")).toBe(4);
     inner.close();
   });
+
+  it("keeps an object a plugin wrote back in its list, unless another write came between", async () => {
+    const inner = new MemoryStorage();
+    const storage = new WriteCountingStorage(inner);
+    const cache = new ListCache(storage);
+    let lists = 0;
+    const list = inner.list.bind(inner);
+    inner.list = (...args) => {
+      lists++;
+      return list(...args);
+    };
+    await storage.create("/core/resourcequotas/default/q", limits("q"));
+    await storage.create("/core/resourcequotas/default/r", limits("r"));
+    const prefix = "/core/resourcequotas/default/";
+    const [q] = await cache.list(prefix);
+    // The plugin's own write: the list is served with it, not read again.
+    const before = cache.writes(prefix);
+    const written = await storage.update(`${prefix}q`, { ...q!, data: { used: "1" } } as never);
+    cache.replaced(prefix, written, before);
+    const after = await cache.list(prefix);
+    expect(lists).toBe(1);
+    expect(after.map((o) => [o.metadata?.name, (o as { data?: unknown }).data])).toEqual([
+      ["q", { used: "1" }],
+      ["r", undefined],
+    ]);
+    expect(await cache.get(prefix, "q")).toBe(written);
+    // Another write to the collection between the plugin's read and its write: read again.
+    const stale = cache.writes(prefix);
+    await storage.create("/core/resourcequotas/other/s", { metadata: { name: "s", namespace: "other" } });
+    const again = await storage.update(`${prefix}q`, { ...written, data: { used: "2" } } as never);
+    cache.replaced(prefix, again, stale);
+    expect((await cache.get(prefix, "q")) as unknown).toMatchObject({ data: { used: "2" } });
+    expect(lists).toBe(2);
+    inner.close();
+  });
 });

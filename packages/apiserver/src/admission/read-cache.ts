@@ -126,6 +126,28 @@ export class ListCache {
     return entry instanceof Promise ? entry.then((e) => named(e, name)) : Promise.resolve(named(entry, name));
   }
 
+  /** How many writes this server has made to the collection `prefix` lies in. */
+  writes(prefix: string): number {
+    return this.#storage.writesTo(collectionOf(prefix));
+  }
+
+  /**
+   * Puts `object`, just written through this server over the item of its
+   * name, into the list cached under `prefix`, when that write (the one that
+   * took the collection's count past `writesBefore`) is the only one since the
+   * list was read: a plugin that writes what it reads (a quota's usage) then
+   * reads it back without listing again.
+   */
+  replaced(prefix: string, object: KubeObject, writesBefore: number): void {
+    const cached = this.#lists.get(prefix);
+    if (cached === undefined || cached.writes !== writesBefore) return;
+    const writes = this.#storage.writesTo(collectionOf(prefix));
+    if (writes !== writesBefore + 1) return;
+    const name = object.metadata?.name;
+    const items = cached.items.map((item) => (item.metadata?.name === name ? object : item));
+    this.#lists.set(prefix, { writes, at: cached.at, items });
+  }
+
   /** The cached list under `prefix` (at once, when it is current), or a promise of it read afresh. */
   #entry(prefix: string): CachedList | Promise<CachedList> {
     const collection = collectionOf(prefix);

@@ -76,9 +76,10 @@ function chargeQuotas(
     relevant.push([quota, restricted]);
   }
   if (relevant.length === 0) return [];
-  const delta = quotaUsage(a.resource, object, nowMs);
+  const asked = [...new Set(relevant.flatMap(([, restricted]) => restricted))];
+  const delta = quotaUsage(a.resource, object, nowMs, asked);
   if (a.operation === "UPDATE" && a.oldObject !== undefined) {
-    for (const [name, q] of quotaUsage(a.resource, a.oldObject, nowMs)) {
+    for (const [name, q] of quotaUsage(a.resource, a.oldObject, nowMs, asked)) {
       const now = delta.get(name);
       delta.set(name, now === undefined ? q.neg() : now.sub(q));
     }
@@ -87,8 +88,8 @@ function chargeQuotas(
   if (delta.size === 0) return [];
   const charged: ResourceQuota[] = [];
   for (const [quota, restricted] of relevant) {
-    const hard = amountsOf(quota.status?.hard);
-    const used = amountsOf(quota.status?.used);
+    const hard = amountsOfList(quota.status?.hard);
+    const used = amountsOfList(quota.status?.used);
     const requested: ResourceAmounts = new Map();
     for (const name of restricted) if (delta.has(name)) requested.set(name, delta.get(name)!);
     if (requested.size === 0) continue;
@@ -108,7 +109,22 @@ function chargeQuotas(
         `exceeded quota: ${quota.metadata?.name}, requested: ${formatAmounts(pick(requested))}, used: ${formatAmounts(pick(used))}, limited: ${formatAmounts(pick(hard))}`,
       );
     }
-    charged.push({ ...quota, status: { ...quota.status, used: resourceListOf(next) } });
+    // Only what this write changes is written anew: the rest is stored canonical already.
+    const changed = resourceListOf(new Map([...requested.keys()].map((name) => [name, next.get(name)!])));
+    charged.push({ ...quota, status: { ...quota.status, used: { ...quota.status?.used, ...changed } } });
   }
   return charged;
 }
+
+/** The amounts of a stored ResourceList (read-only, as the list cache shares it), parsed once per list. */
+function amountsOfList(list: Record<string, string> | undefined): ResourceAmounts {
+  if (list === undefined) return new Map();
+  let amounts = parsedLists.get(list);
+  if (amounts === undefined) {
+    amounts = amountsOf(list);
+    parsedLists.set(list, amounts);
+  }
+  return amounts;
+}
+
+const parsedLists = new WeakMap<object, ResourceAmounts>();
