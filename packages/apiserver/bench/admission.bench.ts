@@ -1,18 +1,21 @@
 // What admission costs a create (issue: the default chain ≤ 10 % of a create; an in-process webhook
 // ≤ 20 µs per request; a ValidatingAdmissionPolicy of 5 rules ≤ 30 µs).
 //
-// Pod creates per second through the in-process client, one after another, on five servers in one
+// Pod creates per second through the in-process client, one after another, on six servers in one
 // run: (a) no admission; (b) kube-apiserver's default chain (NamespaceLifecycle, LimitRanger with a
 // LimitRange that defaults, ServiceAccount, Priority, DefaultTolerationSeconds, ResourceQuota with
 // a quota, …); (c) the default chain and one validating webhook answered in process; (d) the default
 // chain and one validating webhook over HTTPS on loopback; (e) the default chain and a
-// ValidatingAdmissionPolicy of 5 validations. What (b)–(e) cost per create is the median over rounds
+// ValidatingAdmissionPolicy of 5 validations; (f) no admission, sent the pod as (b)'s chain leaves
+// it (resources, the token volume, priority, tolerations), so that b − f is what the plugins do
+// themselves and f − a what storing the larger pod costs. What (b)–(e) cost per create is the median over rounds
 // of each round's difference (the variants of a round ran side by side). 7 rounds after a warm-up round, the variants interleaved in chunks of 100 creates, each
 // round's pods deleted (untimed) before the next. Medians reported.
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import {
   limitRanges,
+  type Pod,
   pods,
   resourceQuotas,
   serviceAccounts,
@@ -122,23 +125,37 @@ await policy
     spec: { policyName: "five", validationActions: ["Deny"] },
   } as never);
 
-const variants: [string, ApiServer][] = [
-  ["a: no admission", none],
-  ["b: kube-apiserver's default chain", chain],
-  ["c: default chain + one in-process validating webhook", inProcess],
-  ["d: default chain + one validating webhook over HTTPS on loopback", overHttps],
-  ["e: default chain + a ValidatingAdmissionPolicy of 5 validations", policy],
+const sent = (): Pod => ({ spec: { containers: [{ name: "c", image: "nginx:1.27" }] } });
+// The pod as the default chain leaves it (LimitRanger's resources, ServiceAccount's token volume,
+// Priority's and DefaultTolerationSeconds' fields), sent to a server without admission: what storing
+// the larger pod costs, apart from what the chain's plugins do.
+const admittedPod = await chain
+  .client()
+  .resource(pods, "default")
+  .create({ ...sent(), metadata: { name: "sample" } });
+await chain.client().resource(pods, "default").delete("sample", { gracePeriodSeconds: 0 });
+const admitted = (): Pod => ({
+  metadata: { annotations: admittedPod.metadata?.annotations },
+  spec: admittedPod.spec,
+});
+const bare = new ApiServer({ admissionPlugins: [], garbageCollection: false });
+
+const variants: [string, ApiServer, () => Pod][] = [
+  ["a: no admission", none, sent],
+  ["b: kube-apiserver's default chain", chain, sent],
+  ["c: default chain + one in-process validating webhook", inProcess, sent],
+  ["d: default chain + one validating webhook over HTTPS on loopback", overHttps, sent],
+  ["e: default chain + a ValidatingAdmissionPolicy of 5 validations", policy, sent],
+  ["f: no admission, the pod as the default chain leaves it", bare, admitted],
 ];
 let counter = 0;
-/** Nanoseconds `count` creates, one after another, take on `server`. */
-async function timeCreates(server: ApiServer, count: number): Promise<number> {
+/** Nanoseconds `count` creates of `body`'s pods, one after another, take on `server`. */
+async function timeCreates(server: ApiServer, body: () => Pod, count: number): Promise<number> {
   const resource = server.client().resource(pods, "default");
   const started = process.hrtime.bigint();
   for (let i = 0; i < count; i++) {
-    await resource.create({
-      metadata: { name: `p-${counter++}` },
-      spec: { containers: [{ name: "c", image: "nginx:1.27" }] },
-    });
+    const pod = body();
+    await resource.create({ ...pod, metadata: { ...pod.metadata, name: `p-${counter++}` } });
   }
   return Number(process.hrtime.bigint() - started);
 }
@@ -152,8 +169,8 @@ for (let round = -1; round < rounds; round++) {
   const spent = new Map<string, number>(variants.map(([name]) => [name, 0]));
   for (let done = 0, turn = 0; done < creates; done += chunk, turn++) {
     for (let k = 0; k < variants.length; k++) {
-      const [name, server] = variants[(k + turn) % variants.length]!;
-      spent.set(name, spent.get(name)! + (await timeCreates(server, Math.min(chunk, creates - done))));
+      const [name, server, body] = variants[(k + turn) % variants.length]!;
+      spent.set(name, spent.get(name)! + (await timeCreates(server, body, Math.min(chunk, creates - done))));
     }
   }
   for (const [, server] of variants)
@@ -167,7 +184,9 @@ function pairedCost(name: string, than: string): number {
   const theirs = runs.get(than)!;
   return median(mine.map((rate, round) => (1 / rate - 1 / theirs[round]!) * 1e6));
 }
-const [noneName, defaults] = [variants[0]![0], variants[1]![0]];
+const [noneName, defaults, admittedName] = [variants[0]![0], variants[1]![0], variants[5]![0]];
+// What the chain's plugins do themselves: b against f, the same pod stored without admission.
+const ownMicros = pairedCost(defaults, admittedName);
 const measurements = variants.map(([name], k) => {
   const rate = medians.get(name)!;
   const costMicros = k === 0 ? 0 : pairedCost(name, noneName);
@@ -177,15 +196,26 @@ const measurements = variants.map(([name], k) => {
       : {
           costPerCreateMicros: Number(costMicros.toFixed(2)),
           shareOfCreate: Number((costMicros / (1e6 / rate)).toFixed(3)),
-          ...(k >= 2 ? { costOverDefaultChainMicros: Number(pairedCost(name, defaults).toFixed(2)) } : {}),
+          ...(k >= 2 && k <= 4
+            ? { costOverDefaultChainMicros: Number(pairedCost(name, defaults).toFixed(2)) }
+            : {}),
+          ...(k === 1
+            ? {
+                pluginsOwnMicros: Number(ownMicros.toFixed(2)),
+                pluginsShareOfCreate: Number((ownMicros / (1e6 / rate)).toFixed(3)),
+              }
+            : {}),
         };
   console.log(
     `${name}: median ${rate.toFixed(0)} creates/s${k === 0 ? "" : ` (${costMicros.toFixed(1)} µs more per create than a)`}`,
   );
   return { name, unit: "creates/s", higherIsBetter: true, runs: runs.get(name)!, median: rate, extra };
 });
+console.log(
+  `b's plugins themselves (b against f): ${ownMicros.toFixed(1)} µs per create, ${((ownMicros / (1e6 / medians.get(defaults)!)) * 100).toFixed(1)} % of b's create`,
+);
 // What (c), (d) and (e) add on top of the default chain.
-for (const [name] of variants.slice(2))
+for (const [name] of variants.slice(2, 5))
   console.log(`${name}: ${pairedCost(name, defaults).toFixed(1)} µs per create on top of b`);
 writeResults("apiserver-admission", measurements, { creates, rounds });
 for (const [, server] of variants) await server.close();
