@@ -135,7 +135,7 @@ const admittedPod = await chain
   .create({ ...sent(), metadata: { name: "sample" } });
 await chain.client().resource(pods, "default").delete("sample", { gracePeriodSeconds: 0 });
 const admitted = (): Pod => ({
-  metadata: { annotations: admittedPod.metadata?.annotations },
+  metadata: { annotations: admittedPod.metadata?.annotations ?? {} },
   spec: admittedPod.spec,
 });
 const bare = new ApiServer({ admissionPlugins: [], garbageCollection: false });
