@@ -136,7 +136,7 @@ const admittedPod = await chain
 await chain.client().resource(pods, "default").delete("sample", { gracePeriodSeconds: 0 });
 const admitted = (): Pod => ({
   metadata: { annotations: admittedPod.metadata?.annotations ?? {} },
-  spec: admittedPod.spec,
+  spec: admittedPod.spec!,
 });
 const bare = new ApiServer({ admissionPlugins: [], garbageCollection: false });
 
