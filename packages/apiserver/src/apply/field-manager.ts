@@ -9,9 +9,23 @@ export const fieldManagerMaxLength = 128;
  * `prefixFromUserAgent`).
  */
 export function managerFromUserAgent(userAgent: string | undefined): string {
+  const key = userAgent ?? "";
+  let manager = managersOfAgents.get(key);
+  if (manager === undefined) {
+    manager = prefixOf(key);
+    // A client sends one User-Agent on every request: a few distinct ones are kept.
+    if (managersOfAgents.size >= 1_000) managersOfAgents.clear();
+    managersOfAgents.set(key, manager);
+  }
+  return manager;
+}
+
+const managersOfAgents = new Map<string, string>();
+
+function prefixOf(userAgent: string): string {
   let out = "";
   let bytes = 0;
-  for (const char of (userAgent ?? "").split("/", 1)[0] ?? "") {
+  for (const char of userAgent.split("/", 1)[0] ?? "") {
     if (!isPrintable(char)) continue;
     const size = Buffer.byteLength(char);
     if (bytes + size > fieldManagerMaxLength) break;
