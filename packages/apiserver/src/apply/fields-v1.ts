@@ -62,37 +62,53 @@ function consJson(json: Record<string, unknown>): FieldsV1 {
 
 /** The one frozen node with `members` (trees already shared), and `".":{}` first when a member. */
 function consNode(member: boolean, members: readonly (readonly [string, FieldsV1])[]): FieldsV1 {
-  let key = member ? "." : "";
-  for (const [element, child] of members) key += `${element.length}:${element}${idOf(child)},`;
-  let tree = consed.get(key);
-  if (tree === undefined) {
+  if (consedLevels >= maxConsed) {
+    roots = [newLevel(), newLevel()];
+    consedLevels = 0;
+  }
+  // Down a trie keyed by each member's element and then its (shared) tree: nothing to build or hash.
+  let level = roots[member ? 1 : 0]!;
+  for (const [element, child] of members) {
+    let byTree = level.next.get(element);
+    if (byTree === undefined) {
+      byTree = new Map();
+      level.next.set(element, byTree);
+    }
+    let next = byTree.get(child);
+    if (next === undefined) {
+      next = newLevel();
+      byTree.set(child, next);
+      consedLevels++;
+    }
+    level = next;
+  }
+  if (level.tree === undefined) {
     const node: Record<string, unknown> = member ? { ".": leafTree } : {};
     for (const [element, child] of members) node[element] = child;
-    tree = Object.freeze(node);
-    if (consed.size >= maxConsed) consed.clear();
-    consed.set(key, tree);
-    shared.add(tree);
+    level.tree = Object.freeze(node);
+    shared.add(level.tree);
   }
-  return tree;
+  return level.tree;
 }
 
-function idOf(tree: FieldsV1): number {
-  let id = ids.get(tree);
-  if (id === undefined) {
-    id = nextId++;
-    ids.set(tree, id);
-  }
-  return id;
+/** A point of the node trie: the nodes whose members so far lead here, and the one they end at. */
+interface ConsLevel {
+  readonly next: Map<string, Map<FieldsV1, ConsLevel>>;
+  tree?: FieldsV1;
+}
+
+function newLevel(): ConsLevel {
+  return { next: new Map() };
 }
 
 /** `{}`: a member without children, and the `"."` of one with them. */
 const leafTree: FieldsV1 = Object.freeze({});
 
-/** Distinct nodes kept for sharing; past this many the table starts over (shared trees stay valid). */
+/** Past this many trie points the node trie starts over (shared trees stay valid where they are used). */
 const maxConsed = 100_000;
-const consed = new Map<string, FieldsV1>();
-const ids = new WeakMap<object, number>();
-let nextId = 0;
+/** The node tries of non-members and of members. */
+let roots: ConsLevel[] = [newLevel(), newLevel()];
+let consedLevels = 0;
 
 /**
  * The field set of a FieldsV1 value. A tree this module made decodes without
