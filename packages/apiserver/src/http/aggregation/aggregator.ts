@@ -15,7 +15,9 @@ import type { UserInfo } from "../auth/user.js";
 import { watchKind } from "../auth/watch-kind.js";
 import {
   type AvailableVerdict,
+  discoveryAttempts,
   discoveryVerdict,
+  firstPassing,
   isAvailable,
   serviceVerdict,
   withAvailable,
@@ -283,19 +285,27 @@ export class Aggregator {
       this.#markStale(name);
       return early;
     }
-    const endpoint = this.#resolve(apiService, service, endpointsOfService);
-    if (endpoint instanceof ResolveError) {
-      this.#markStale(name);
-      return { status: "False", reason: "FailedDiscoveryCheck", message: endpoint.message };
-    }
     const path =
       name === "v1." ? `/api/${spec.version ?? ""}` : `/apis/${spec.group ?? ""}/${spec.version ?? ""}`;
-    const probe = await probeBackend(endpoint, path, this.#probeTimeoutMs);
-    if (probe.failure === undefined) {
-      const discovery = remoteDiscovery(probe.body ?? "", spec.group ?? "", spec.version ?? "");
-      this.#discovery.set(name, discovery);
-    } else this.#markStale(name);
-    return discoveryVerdict(`${endpointURL(endpoint)}${path}`, probe.failure);
+    // Five checks at once, each on an address drawn afresh: one answering backend is enough.
+    const { verdict, body } = await firstPassing(
+      discoveryAttempts,
+      async (): Promise<{ verdict: AvailableVerdict; body?: string | undefined }> => {
+        const endpoint = this.#resolve(apiService, service, endpointsOfService);
+        if (endpoint instanceof ResolveError)
+          return { verdict: { status: "False", reason: "FailedDiscoveryCheck", message: endpoint.message } };
+        const probe = await probeBackend(endpoint, path, this.#probeTimeoutMs);
+        return {
+          verdict: discoveryVerdict(`${endpointURL(endpoint)}${path}`, probe.failure),
+          body: probe.body,
+        };
+      },
+      (result) => result.verdict.status === "True",
+    );
+    if (verdict.status === "True")
+      this.#discovery.set(name, remoteDiscovery(body ?? "", spec.group ?? "", spec.version ?? ""));
+    else this.#markStale(name);
+    return verdict;
   }
 
   /** Discovery of an APIService that cannot be reached: its last resources, marked stale. */

@@ -4,7 +4,7 @@ import type { APIService } from "@reconcile/api";
 import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateServingCertificates } from "../tls.js";
-import { serviceVerdict, withAvailable } from "./availability.js";
+import { discoveryAttempts, firstPassing, serviceVerdict, withAvailable } from "./availability.js";
 import { probeBackend } from "./backend.js";
 import { remoteDiscovery } from "./discovery.js";
 import { ResolveError, resolveServiceEndpoint } from "./resolve.js";
@@ -151,6 +151,48 @@ describe("the discovery check", () => {
     expect(await probeBackend({ host: "127.0.0.1", port: freePort }, "/apis/g/v", 5_000)).toEqual({
       failure: `Get "https://127.0.0.1:${freePort}/apis/g/v": connect ECONNREFUSED 127.0.0.1:${freePort}`,
     });
+  });
+});
+
+describe("the five discovery checks made at once", () => {
+  /** Tries whose results the test settles, in the order it chooses. */
+  function tries() {
+    const settle: ((ok: boolean) => void)[] = [];
+    const attempt = () => {
+      const i = settle.length;
+      return new Promise<{ i: number; ok: boolean }>((resolve) => {
+        settle.push((ok) => resolve({ i, ok }));
+      });
+    };
+    return { attempt, settle };
+  }
+
+  it("makes five, and passes as soon as one passes", async () => {
+    const { attempt, settle } = tries();
+    const result = firstPassing(discoveryAttempts, attempt, (r) => r.ok);
+    expect(settle).toHaveLength(5);
+    // Three fail first; the fourth to settle passes, and the one still out does not count.
+    for (const i of [3, 1, 0]) settle[i]!(false);
+    settle[4]!(true);
+    expect(await result).toEqual({ i: 4, ok: true });
+    settle[2]!(false);
+  });
+
+  it("fails with the failure that came last when none passes", async () => {
+    const { attempt, settle } = tries();
+    const result = firstPassing(discoveryAttempts, attempt, (r) => r.ok);
+    for (const i of [2, 0, 4, 3, 1]) settle[i]!(false);
+    expect(await result).toEqual({ i: 1, ok: false });
+  });
+
+  it("rejects when a try throws before anything settled", async () => {
+    await expect(
+      firstPassing(
+        2,
+        () => Promise.reject(new Error("resolver broke")),
+        () => true,
+      ),
+    ).rejects.toThrow("resolver broke");
   });
 });
 

@@ -71,6 +71,41 @@ export function discoveryVerdict(url: string, failure: string | undefined): Avai
   };
 }
 
+/** How many discovery checks kube-aggregator makes at once, each on an address drawn afresh. */
+export const discoveryAttempts = 5;
+
+/**
+ * upstream's discovery check: `attempts` tries at once; the first to pass
+ * wins, else the failure that came last. Rejects only when a try throws
+ * before any result is settled.
+ */
+export function firstPassing<T>(
+  attempts: number,
+  attempt: () => Promise<T>,
+  passes: (result: T) => boolean,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let left = attempts;
+    let settled = false;
+    for (let i = 0; i < attempts; i++) {
+      attempt().then(
+        (result) => {
+          if (settled) return;
+          left--;
+          if (!passes(result) && left > 0) return;
+          settled = true;
+          resolve(result);
+        },
+        (error: unknown) => {
+          if (settled) return;
+          settled = true;
+          reject(error);
+        },
+      );
+    }
+  });
+}
+
 /**
  * The conditions with `Available` set to `verdict` (upstream's
  * `SetAPIServiceCondition`): its transition time moves only when its status
