@@ -210,8 +210,7 @@ async function admit(
     markAuthorized(request.socket);
   if (context.flowControl === undefined || longRunning) return { route, user };
   const flow = context.flowControl;
-  const admitted = admitRequest(
-    flow,
+  const admitted = admitRequest(flow, {
     user,
     method,
     pathname,
@@ -219,8 +218,8 @@ async function admit(
     watch,
     request,
     response,
-    context.metrics,
-  );
+    metrics: context.metrics,
+  });
   return (admitted instanceof Promise ? await admitted : admitted) ? { route, user } : undefined;
 }
 

@@ -32,6 +32,18 @@ function tooManyRequests(response: http.ServerResponse): void {
   response.end("Too many requests, please try again later.\n");
 }
 
+/** One HTTP request as the handler has read it, for the flow controller to admit. */
+export interface FlowRequest {
+  readonly user: UserInfo;
+  readonly method: string;
+  readonly pathname: string;
+  readonly query: URLSearchParams;
+  readonly watch: boolean;
+  readonly request: http.IncomingMessage;
+  readonly response: http.ServerResponse;
+  readonly metrics?: ApiServerMetrics | undefined;
+}
+
 /**
  * One request before the flow controller: what it asks (worked out only if
  * its classification needs it), and its client's going away (watched only
@@ -43,52 +55,46 @@ class PendingRequest {
   readonly #arrived: number;
 
   constructor(
-    readonly user: UserInfo,
-    readonly method: string,
-    readonly pathname: string,
-    readonly query: URLSearchParams,
-    readonly watch: boolean,
-    readonly request: http.IncomingMessage,
-    readonly response: http.ServerResponse,
-    readonly metrics: ApiServerMetrics | undefined,
+    readonly asked: FlowRequest,
     readonly clock: Clock,
   ) {
-    this.#arrived = metrics?.flowControlWait === undefined ? 0 : clock.now();
+    this.#arrived = asked.metrics?.flowControlWait === undefined ? 0 : clock.now();
   }
 
   attributes(): RequestDigest {
-    return requestAttributes(this.user, this.method, this.pathname, this.query)[0]!;
+    const { user, method, pathname, query } = this.asked;
+    return requestAttributes(user, method, pathname, query)[0]!;
   }
 
   cancel(): AbortSignal {
     const gone = new AbortController();
     this.#onClose = () => gone.abort();
-    this.response.once("close", this.#onClose);
+    this.asked.response.once("close", this.#onClose);
     return gone.signal;
   }
 
   #stopWatching(): void {
-    if (this.#onClose !== undefined) this.response.off("close", this.#onClose);
+    if (this.#onClose !== undefined) this.asked.response.off("close", this.#onClose);
   }
 
   admitted(admission: Admission): boolean {
     this.#stopWatching();
     const { flowSchema, priorityLevel } = admission.classification;
-    this.metrics?.flowControlDispatched?.(
+    this.asked.metrics?.flowControlDispatched?.(
       priorityLevel.metadata?.name ?? "",
       flowSchema.metadata?.name ?? "",
     );
     this.#waited(admission.classification, true);
-    setClassificationHeaders(this.response, admission.classification);
-    if (this.watch) admission.release();
-    else this.response.once("close", admission.release);
+    setClassificationHeaders(this.asked.response, admission.classification);
+    if (this.asked.watch) admission.release();
+    else this.asked.response.once("close", admission.release);
     return true;
   }
 
   #waited({ priorityLevel, flowSchema }: Classification, executed: boolean): void {
-    if (this.metrics?.flowControlWait === undefined) return;
+    if (this.asked.metrics?.flowControlWait === undefined) return;
     const seconds = (this.clock.now() - this.#arrived) / 1000;
-    this.metrics.flowControlWait(
+    this.asked.metrics.flowControlWait(
       priorityLevel.metadata?.name ?? "",
       flowSchema.metadata?.name ?? "",
       executed,
@@ -102,49 +108,29 @@ class PendingRequest {
     const classification = error.classification;
     if (classification !== undefined) {
       const { flowSchema, priorityLevel } = classification;
-      this.metrics?.flowControlRejected?.(
+      this.asked.metrics?.flowControlRejected?.(
         priorityLevel.metadata?.name ?? "",
         flowSchema.metadata?.name ?? "",
         error.reason,
       );
       this.#waited(classification, false);
-      setClassificationHeaders(this.response, classification);
+      setClassificationHeaders(this.asked.response, classification);
     }
-    this.request.resume();
-    tooManyRequests(this.response);
+    this.asked.request.resume();
+    tooManyRequests(this.asked.response);
     return false;
   }
 }
 
 /**
- * Admits one request as `user`: true once it may be served (at once when a
+ * Admits `asked` as its user: true once it may be served (at once when a
  * seat is free; its seat is freed when the response closes, or at once for
  * a watch), or false once the 429 has been answered.
  */
-export function admitRequest(
-  flow: FlowController,
-  user: UserInfo,
-  method: string,
-  pathname: string,
-  query: URLSearchParams,
-  watch: boolean,
-  request: http.IncomingMessage,
-  response: http.ServerResponse,
-  metrics?: ApiServerMetrics | undefined,
-): boolean | Promise<boolean> {
-  const pending = new PendingRequest(
-    user,
-    method,
-    pathname,
-    query,
-    watch,
-    request,
-    response,
-    metrics,
-    flow.clock,
-  );
+export function admitRequest(flow: FlowController, asked: FlowRequest): boolean | Promise<boolean> {
+  const pending = new PendingRequest(asked, flow.clock);
   try {
-    const admission = flow.admit(user, pending);
+    const admission = flow.admit(asked.user, pending);
     if (!(admission instanceof Promise)) return pending.admitted(admission);
     return admission.then(
       (a) => pending.admitted(a),
