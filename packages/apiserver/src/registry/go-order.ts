@@ -177,21 +177,34 @@ function orderChild(child: Child, member: unknown): unknown {
 
 /** A Go map's members: keys sorted (encoding/json sorts them), values ordered by `plan`. */
 function orderMap(plan: OrderPlan | undefined, value: Record<string, unknown>): Record<string, unknown> {
+  if (plan === undefined) return withKeysSorted(value, unchanged);
+  return withKeysSorted(value, (entry) => (isRecord(entry) ? orderStruct(plan, entry) : entry));
+}
+
+const unchanged = (member: unknown): unknown => member;
+
+/**
+ * `record` with its keys sorted and each member as `change` makes it:
+ * `record` itself when its keys are in order already and no member changes.
+ */
+function withKeysSorted(
+  record: Record<string, unknown>,
+  change: (member: unknown) => unknown,
+): Record<string, unknown> {
   let inOrder = true;
   let previous: string | undefined;
   let changed: Map<string, unknown> | undefined;
-  for (const key in value) {
+  for (const key in record) {
     if (previous !== undefined && key < previous) inOrder = false;
     previous = key;
-    if (plan === undefined) continue;
-    const entry = value[key];
-    const ordered = isRecord(entry) ? orderStruct(plan, entry) : entry;
-    if (ordered !== entry) (changed ??= new Map()).set(key, ordered);
+    const member = record[key];
+    const made = change(member);
+    if (made !== member) (changed ??= new Map()).set(key, made);
   }
-  if (inOrder && changed === undefined) return value;
+  if (inOrder && changed === undefined) return record;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort())
-    setMember(out, key, changed?.has(key) ? changed.get(key) : value[key]);
+  for (const key of Object.keys(record).sort())
+    setMember(out, key, changed?.has(key) ? changed.get(key) : record[key]);
   return out;
 }
 
@@ -220,37 +233,22 @@ export function customForWire<T>(
   if (builtinDefinitionName(resource.group, resource.version, resource.kind) !== undefined) return body;
   let result = sortedObjects.get(body);
   if (result === undefined) {
-    result = sortedKeys(body) as object;
+    result = allKeysSorted(body) as object;
     sortedObjects.set(body, result);
   }
   return result as T;
 }
 
 /** `value` with every object's keys sorted (arrays keep their order); parts already sorted as they are. */
-function sortedKeys(value: unknown): unknown {
+function allKeysSorted(value: unknown): unknown {
   if (typeof value !== "object" || value === null) return value;
   if (Array.isArray(value)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < value.length; i++) {
-      const sorted = sortedKeys(value[i]);
+      const sorted = allKeysSorted(value[i]);
       if (sorted !== value[i]) (copy ??= [...value])[i] = sorted;
     }
     return copy ?? value;
   }
-  const record = value as Record<string, unknown>;
-  let inOrder = true;
-  let previous: string | undefined;
-  let changed: Map<string, unknown> | undefined;
-  for (const key in record) {
-    if (previous !== undefined && key < previous) inOrder = false;
-    previous = key;
-    const member = record[key];
-    const sorted = sortedKeys(member);
-    if (sorted !== member) (changed ??= new Map()).set(key, sorted);
-  }
-  if (inOrder && changed === undefined) return record;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(record).sort())
-    setMember(out, key, changed?.has(key) ? changed.get(key) : record[key]);
-  return out;
+  return withKeysSorted(value as Record<string, unknown>, allKeysSorted);
 }
