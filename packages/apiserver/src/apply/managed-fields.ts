@@ -300,16 +300,7 @@ function typedPatchError(options: ApplyOptions, error: TypedValueError): StatusE
   });
 }
 
-/** An entry's time: whole seconds; one string per second, shared by the entries written in it. */
+/** An entry's time: whole seconds (one string per second, as `rfc3339` keeps it). */
 function entryTime(date: Date): string {
-  const second = Math.floor(date.getTime() / 1000);
-  if (second !== lastSecond) {
-    lastSecond = second;
-    lastTime = rfc3339(second * 1000);
-  }
-  return lastTime;
+  return rfc3339(date.getTime());
 }
-
-let lastSecond = Number.NaN;
-
-let lastTime = "";
