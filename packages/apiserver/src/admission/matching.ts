@@ -100,6 +100,21 @@ export async function versionedAttributes(
   return { ...a, resource, object: await convert(a.object), oldObject: await convert(a.oldObject) };
 }
 
+type Selector = ReturnType<typeof labelSelectorAsSelector>;
+const everything: Selector = labelSelectorAsSelector({});
+/** Selectors of the configurations and policies the read cache hands out, parsed once per object. */
+const parsedSelectors = new WeakMap<LabelSelector, Selector>();
+
+function parsedSelector(selector: LabelSelector | undefined): Selector {
+  if (selector === undefined) return everything;
+  let parsed = parsedSelectors.get(selector);
+  if (parsed === undefined) {
+    parsed = labelSelectorAsSelector(selector);
+    parsedSelectors.set(selector, parsed);
+  }
+  return parsed;
+}
+
 /**
  * Whether `selector` selects the request's namespace (upstream's
  * `namespace.Matcher`): a cluster-scoped object other than a Namespace is
@@ -110,7 +125,7 @@ export async function namespaceSelected(
   a: AdmissionAttributes,
   context: AdmissionContext,
 ): Promise<boolean> {
-  const parsed = labelSelectorAsSelector(selector ?? {});
+  const parsed = parsedSelector(selector);
   if (parsed.empty()) return true;
   const isNamespace = a.resource.group === "" && a.resource.plural === namespaces.plural;
   if (isNamespace) return parsed.matches((a.object ?? a.oldObject)?.metadata?.labels);
@@ -121,7 +136,7 @@ export async function namespaceSelected(
 
 /** Whether `selector` selects the object or its old version (upstream's `object.Matcher`). */
 export function objectSelected(selector: LabelSelector | undefined, a: AdmissionAttributes): boolean {
-  const parsed = labelSelectorAsSelector(selector ?? {});
+  const parsed = parsedSelector(selector);
   if (parsed.empty()) return true;
   const matches = (object: KubeObject | undefined) =>
     object !== undefined && parsed.matches(object.metadata?.labels);

@@ -106,9 +106,8 @@ export function storageContext(
     ...(equivalence === undefined
       ? {}
       : { equivalents: equivalence.equivalents, convert: equivalence.convert }),
-    get: (resource, namespace, name) =>
-      lists.get(collectionPrefix(resource, namespace || undefined), name) as never,
-    list: (resource, namespace) => lists.list(collectionPrefix(resource, namespace || undefined)) as never,
+    get: (resource, namespace, name) => lists.get(prefixOf(resource, namespace), name) as never,
+    list: (resource, namespace) => lists.list(prefixOf(resource, namespace)) as never,
     replace: async (resource, object) => {
       const meta = object.metadata ?? {};
       const key = keyOf(resource, meta.namespace, meta.name ?? "");
@@ -119,6 +118,24 @@ export function storageContext(
       return written as never;
     },
   };
+}
+
+/**
+ * Collection prefixes by resource and namespace, made once each: every write
+ * reads several lists, and the same string each time keeps its hash.
+ */
+const prefixes = new WeakMap<ResourceDescriptor, Map<string, string>>();
+
+function prefixOf(resource: ResourceDescriptor, namespace: string): string {
+  let byNamespace = prefixes.get(resource);
+  if (byNamespace === undefined) prefixes.set(resource, (byNamespace = new Map()));
+  let prefix = byNamespace.get(namespace);
+  if (prefix === undefined) {
+    prefix = collectionPrefix(resource, namespace || undefined);
+    if (byNamespace.size >= 10_000) byNamespace.clear();
+    byNamespace.set(namespace, prefix);
+  }
+  return prefix;
 }
 
 /** The key plugins name resources by. */

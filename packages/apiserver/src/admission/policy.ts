@@ -132,31 +132,40 @@ function lazyVariable(
 /**
  * Evaluates one policy for one param: its match conditions, variables and
  * validations; the messages of the validations that failed (with their
- * reasons), or an error saying why it could not be evaluated.
+ * reasons), or an error saying why it could not be evaluated. `base` holds
+ * the request's values, the param and the namespace; its `variables` are
+ * set here.
  */
 function evaluatePolicy(
   policy: ValidatingAdmissionPolicy,
-  base: Record<string, unknown>,
+  base: PolicyVariables,
 ): { failures: PolicyFailure[]; annotations: [string, string][] } | { error: string } | "skip" {
   const spec = policy.spec!;
-  for (const condition of spec.matchConditions ?? []) {
+  const conditions = spec.matchConditions ?? [];
+  for (let i = 0; i < conditions.length; i++) {
+    const condition = conditions[i]!;
     const outcome = run(condition.expression, base);
     if ("error" in outcome)
       return { error: `failed to evaluate match condition "${condition.name}": ${outcome.error}` };
     if (outcome.value !== true) return "skip";
   }
-  const composited: Record<string, unknown> = {};
-  const variables = { ...base, variables: composited };
   const declared = spec.variables ?? [];
-  declared.forEach((variable, i) => {
+  const composited: Record<string, unknown> = {};
+  const variables = base;
+  variables.variables = composited;
+  for (let i = 0; i < declared.length; i++) {
     // A variable sees the variables declared before it, as upstream compiles them: no cycles.
     const earlier: Record<string, unknown> = {};
-    for (const { name } of declared.slice(0, i))
+    for (let j = 0; j < i; j++) {
+      const { name } = declared[j]!;
       Object.defineProperty(earlier, name, Object.getOwnPropertyDescriptor(composited, name)!);
-    lazyVariable(composited, variable, { ...base, variables: earlier });
-  });
+    }
+    lazyVariable(composited, declared[i]!, { ...base, variables: earlier });
+  }
   const failures: PolicyFailure[] = [];
-  for (const [index, validation] of (spec.validations ?? []).entries()) {
+  const validations = spec.validations ?? [];
+  for (let index = 0; index < validations.length; index++) {
+    const validation = validations[index]!;
     const outcome = run(validation.expression, variables);
     if ("error" in outcome)
       return { error: `expression '${validation.expression}' resulted in error: ${outcome.error}` };
@@ -189,6 +198,16 @@ function evaluatePolicy(
   }
   return { failures, annotations };
 }
+
+/** What a policy's expressions are evaluated over. */
+type PolicyVariables = {
+  object: unknown;
+  oldObject: unknown;
+  request: unknown;
+  params: unknown;
+  namespaceObject: unknown;
+  variables?: Record<string, unknown>;
+};
 
 /** A validation that failed: its message, the reason of its denial, and its index among the policy's validations. */
 interface PolicyFailure {
@@ -322,8 +341,10 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
             versioned = celRequestValues(await versionedAttributes(a, matched, context), reads);
             byReads.set(reads, versioned);
           }
-          const base = {
-            ...versioned,
+          const base: PolicyVariables = {
+            object: versioned.object,
+            oldObject: versioned.oldObject,
+            request: versioned.request,
             params: param === null ? null : celValueOfObject(param),
             namespaceObject: namespaceObject ?? null,
           };

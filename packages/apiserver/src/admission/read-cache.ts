@@ -110,6 +110,8 @@ function named(entry: CachedList, name: string): KubeObject | undefined {
 export class ListCache {
   readonly #storage: WriteCountingStorage;
   readonly #lists = new Map<string, CachedList>();
+  /** The collection of each prefix listed (`/core/pods/` of `/core/pods/default/`). */
+  readonly #collections = new Map<string, string>();
 
   constructor(storage: WriteCountingStorage) {
     this.#storage = storage;
@@ -128,7 +130,7 @@ export class ListCache {
 
   /** How many writes this server has made to the collection `prefix` lies in. */
   writes(prefix: string): number {
-    return this.#storage.writesTo(collectionOf(prefix));
+    return this.#storage.writesTo(this.#collectionOf(prefix));
   }
 
   /**
@@ -141,16 +143,26 @@ export class ListCache {
   replaced(prefix: string, object: KubeObject, writesBefore: number): void {
     const cached = this.#lists.get(prefix);
     if (cached === undefined || cached.writes !== writesBefore) return;
-    const writes = this.#storage.writesTo(collectionOf(prefix));
+    const writes = this.#storage.writesTo(this.#collectionOf(prefix));
     if (writes !== writesBefore + 1) return;
     const name = object.metadata?.name;
     const items = cached.items.map((item) => (item.metadata?.name === name ? object : item));
     this.#lists.set(prefix, { writes, at: cached.at, items });
   }
 
+  #collectionOf(prefix: string): string {
+    let collection = this.#collections.get(prefix);
+    if (collection === undefined) {
+      collection = collectionOf(prefix);
+      if (this.#collections.size > 10_000) this.#collections.clear();
+      this.#collections.set(prefix, collection);
+    }
+    return collection;
+  }
+
   /** The cached list under `prefix` (at once, when it is current), or a promise of it read afresh. */
   #entry(prefix: string): CachedList | Promise<CachedList> {
-    const collection = collectionOf(prefix);
+    const collection = this.#collectionOf(prefix);
     const writes = this.#storage.writesTo(collection);
     const now = performance.now();
     const cached = this.#lists.get(prefix);
