@@ -42,7 +42,12 @@ export function resourceQuotaPlugin(context: AdmissionContext): AdmissionPlugin 
         const charged = chargeQuotas(a, quotas, context.clock.now());
         if (charged.length === 0 || a.dryRun) return;
         try {
-          for (const quota of charged) await context.replace(resourceQuotas, quota);
+          for (const { quota, hard, used } of charged) {
+            const written = await context.replace(resourceQuotas, quota);
+            // The written quota is what the list cache holds now: its amounts are known, not parsed again.
+            rememberAmounts(written.status?.hard, hard);
+            rememberAmounts(written.status?.used, used);
+          }
           return;
         } catch (error) {
           // Another write charged a quota first: count again against what it left.
@@ -53,12 +58,19 @@ export function resourceQuotaPlugin(context: AdmissionContext): AdmissionPlugin 
   };
 }
 
+/** A quota charged for a write, with its hard limits and its new usage as amounts. */
+interface Charged {
+  quota: ResourceQuota;
+  hard: ResourceAmounts;
+  used: ResourceAmounts;
+}
+
 /** The quotas `a` is charged to, with their new usage; throws the 403 of the first it would exceed. */
 function chargeQuotas(
   a: AdmissionAttributes,
   quotas: readonly ResourceQuota[],
   nowMs: number,
-): ResourceQuota[] {
+): Charged[] {
   const object = a.object!;
   const relevant: [ResourceQuota, string[]][] = [];
   for (const quota of quotas) {
@@ -86,7 +98,7 @@ function chargeQuotas(
   }
   for (const [name, q] of delta) if (q.isZero()) delta.delete(name);
   if (delta.size === 0) return [];
-  const charged: ResourceQuota[] = [];
+  const charged: Charged[] = [];
   for (const [quota, restricted] of relevant) {
     const hard = amountsOfList(quota.status?.hard);
     const used = amountsOfList(quota.status?.used);
@@ -111,7 +123,7 @@ function chargeQuotas(
     }
     // Only what this write changes is written anew: the rest is stored canonical already.
     const changed = resourceListOf(new Map([...requested.keys()].map((name) => [name, next.get(name)!])));
-    charged.push({ ...quota, status: { ...quota.status, used: { ...quota.status?.used, ...changed } } });
+    charged.push({ quota: withUsed(quota, Object.assign({}, quota.status?.used, changed)), hard, used: next });
   }
   return charged;
 }
@@ -128,3 +140,13 @@ function amountsOfList(list: Record<string, string> | undefined): ResourceAmount
 }
 
 const parsedLists = new WeakMap<object, ResourceAmounts>();
+
+/** Notes `amounts` as what `list` parses to (a list written from them). */
+function rememberAmounts(list: Record<string, string> | undefined, amounts: ResourceAmounts): void {
+  if (list !== undefined && typeof list === "object") parsedLists.set(list, amounts);
+}
+
+/** `quota` with `status.used` replaced, its other members as they are. */
+function withUsed(quota: ResourceQuota, used: Record<string, string>): ResourceQuota {
+  return Object.assign({}, quota, { status: Object.assign({}, quota.status, { used }) });
+}

@@ -139,7 +139,7 @@ async function webhookMatches(
  * when nothing changed or the call failed open. Throws the client's error
  * when the webhook refuses or the call fails closed.
  */
-async function callWebhook(
+function callWebhook(
   webhook: Webhook,
   a: AdmissionAttributes,
   invoked: ResourceDescriptor,
@@ -147,6 +147,16 @@ async function callWebhook(
   mutation?: { round: number; index: number },
 ): Promise<boolean> {
   if (mutation === undefined) return callOnce(webhook, a, invoked, options, undefined);
+  return callRecorded(webhook, a, invoked, options, mutation);
+}
+
+async function callRecorded(
+  webhook: Webhook,
+  a: AdmissionAttributes,
+  invoked: ResourceDescriptor,
+  options: WebhookPluginOptions,
+  mutation: { round: number; index: number },
+): Promise<boolean> {
   // Each call of a mutating webhook is recorded in the audit event, whether it changed the object or not.
   let mutated = false;
   try {
@@ -288,6 +298,11 @@ export function validatingWebhookPlugin(options: WebhookPluginOptions): Admissio
         if (matches) matched.set(webhook, matches);
       }
       if (matched.size === 0) return;
+      if (matched.size === 1) {
+        const [webhook, invoked] = matched.entries().next().value!;
+        await callWebhook(webhook, a, invoked, options);
+        return;
+      }
       const outcomes = await Promise.allSettled(
         [...matched].map(([webhook, invoked]) => callWebhook(webhook, a, invoked, options)),
       );
