@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { AdmissionAttributes } from "../registry/admission.js";
 import {
   celRequestValues,
+  celValueOf,
   compileAdmissionExpression,
   type ReadParts,
   readsEverything,
@@ -147,5 +148,36 @@ describe("what admission expressions read of the request", () => {
     expect(answers).toEqual(
       [false, true, true, true, true, false, true, false, true].map((value) => ({ value })),
     );
+  });
+});
+
+describe("a JSON value as admission expressions see it", () => {
+  it("makes whole numbers ints and copies only the parts that hold one", () => {
+    const labels = { app: "web" };
+    const containers = [{ name: "c", image: "nginx" }];
+    const ports = [{ name: "http", containerPort: 80, weight: 0.5 }];
+    const pod = { metadata: { name: "p", labels }, spec: { containers, ports, missing: undefined } };
+    const value = celValueOf(pod) as typeof pod;
+    expect(value).toEqual({
+      metadata: { name: "p", labels: { app: "web" } },
+      spec: { containers, ports: [{ name: "http", containerPort: 80n, weight: 0.5 }], missing: null },
+    });
+    expect(value).not.toBe(pod);
+    // Parts without a whole number or an undefined member are the value's own, not copies.
+    expect(value.metadata).toBe(pod.metadata);
+    expect(value.spec.containers).toBe(containers);
+    expect(value.spec.ports).not.toBe(ports);
+    expect(pod.spec.ports[0]!.containerPort).toBe(80);
+    const plain = { a: ["x", { b: true, c: null }] };
+    expect(celValueOf(plain)).toBe(plain);
+    expect(celValueOf([1, "x"])).toEqual([1n, "x"]);
+  });
+
+  it("keeps a __proto__ member an own member when it copies", () => {
+    const parsed = JSON.parse('{"__proto__": {"n": 1}, "m": 2}');
+    const value = celValueOf(parsed) as Record<string, unknown>;
+    expect(Object.keys(value)).toEqual(["__proto__", "m"]);
+    expect(Object.getOwnPropertyDescriptor(value, "__proto__")?.value).toEqual({ n: 1n });
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
   });
 });

@@ -65,16 +65,37 @@ export function runAdmissionExpression(
 
 /**
  * A JSON value as CEL sees it without a schema: whole numbers are ints,
- * others doubles, objects maps, arrays lists.
+ * others doubles, objects maps, arrays lists. Only what differs is copied:
+ * an object or array with no whole number (and no undefined member) inside
+ * is the value itself, which evaluation only reads.
  */
 export function celValueOf(value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (typeof value === "number") return Number.isInteger(value) ? BigInt(value) : value;
-  if (Array.isArray(value)) return value.map(celValueOf);
   if (typeof value !== "object") return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value)) setOwn(out, key, celValueOf(child));
-  return out;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const child: unknown = value[i];
+      const converted = celValueOf(child);
+      if (out === undefined && converted !== child) out = value.slice(0, i);
+      out?.push(converted);
+    }
+    return out ?? value;
+  }
+  let out: Record<string, unknown> | undefined;
+  const keys = Object.keys(value);
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const child = (value as Record<string, unknown>)[key];
+    const converted = celValueOf(child);
+    if (out === undefined && converted !== child) {
+      out = {};
+      for (let j = 0; j < i; j++) setOwn(out, keys[j]!, (value as Record<string, unknown>)[keys[j]!]);
+    }
+    if (out !== undefined) setOwn(out, key, converted);
+  }
+  return out ?? value;
 }
 
 /** `out[key] = value` as an own member even for `__proto__` (which would otherwise set the prototype). */

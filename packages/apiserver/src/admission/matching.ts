@@ -125,13 +125,27 @@ export async function namespaceSelected(
   a: AdmissionAttributes,
   context: AdmissionContext,
 ): Promise<boolean> {
+  const known = namespaceSelectedNow(selector, a);
+  if (known !== undefined) return known;
+  const namespace = await context.get<Namespace>(namespaces, "", a.namespace);
+  return parsedSelector(selector).matches(namespace?.metadata?.labels);
+}
+
+/**
+ * {@link namespaceSelected} when it can be told without reading the
+ * namespace (an empty selector, a cluster-scoped request, a Namespace
+ * itself); undefined when the namespace's labels decide.
+ */
+export function namespaceSelectedNow(
+  selector: LabelSelector | undefined,
+  a: AdmissionAttributes,
+): boolean | undefined {
   const parsed = parsedSelector(selector);
   if (parsed.empty()) return true;
   const isNamespace = a.resource.group === "" && a.resource.plural === namespaces.plural;
   if (isNamespace) return parsed.matches((a.object ?? a.oldObject)?.metadata?.labels);
   if (a.namespace === "") return true;
-  const namespace = await context.get<Namespace>(namespaces, "", a.namespace);
-  return parsed.matches(namespace?.metadata?.labels);
+  return undefined;
 }
 
 /** Whether `selector` selects the object or its old version (upstream's `object.Matcher`). */

@@ -26,6 +26,7 @@ import {
 import {
   type AdmissionRule,
   namespaceSelected,
+  namespaceSelectedNow,
   objectSelected,
   rulesMatch,
   versionedAttributes,
@@ -53,11 +54,11 @@ interface Decision {
  * Equivalent` (the default) an equivalent one its rules name; undefined
  * when they do not select it. An excluded equivalent excludes the request.
  */
-async function matchResourcesSelect(
+function matchResourcesSelect(
   match: MatchResources | undefined,
   a: AdmissionAttributes,
   context: AdmissionContext,
-): Promise<ResourceDescriptor | undefined> {
+): ResourceDescriptor | undefined | Promise<ResourceDescriptor | undefined> {
   if (match === undefined) return a.resource;
   const equivalent = match.matchPolicy !== "Exact";
   const excluded = (match.excludeResourceRules ?? []) as AdmissionRule[];
@@ -65,8 +66,14 @@ async function matchResourcesSelect(
   const rules = (match.resourceRules ?? []) as AdmissionRule[];
   const resource = rules.length === 0 ? a.resource : rulesMatch(rules, a, context, equivalent);
   if (resource === undefined || !objectSelected(match.objectSelector, a)) return undefined;
-  return (await namespaceSelected(match.namespaceSelector, a, context)) ? resource : undefined;
+  // Told at once unless the namespace's labels decide.
+  const known = namespaceSelectedNow(match.namespaceSelector, a);
+  if (known !== undefined) return known ? resource : undefined;
+  return namespaceSelected(match.namespaceSelector, a, context).then((yes) => (yes ? resource : undefined));
 }
+
+/** What a policy without a paramKind is evaluated with: one null param. */
+const noParams: readonly null[] = [null];
 
 /** The params a binding gives its policy: `[null]` without a paramKind, `[]` when none are found. */
 async function paramsOf(
@@ -311,12 +318,16 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
         const policy = policies.get(binding.spec?.policyName ?? "");
         if (policy?.spec === undefined) continue;
         // The policy's constraints name the version its expressions see the objects at.
-        const matched = await matchResourcesSelect(policy.spec.matchConstraints, a, context);
+        let matched = matchResourcesSelect(policy.spec.matchConstraints, a, context);
+        if (matched instanceof Promise) matched = await matched;
         if (matched === undefined) continue;
-        if ((await matchResourcesSelect(binding.spec?.matchResources, a, context)) === undefined) continue;
+        let bound = matchResourcesSelect(binding.spec?.matchResources, a, context);
+        if (bound instanceof Promise) bound = await bound;
+        if (bound === undefined) continue;
         const names = { policy: policy.metadata?.name ?? "", binding: binding.metadata?.name ?? "" };
         const failOpen = policy.spec.failurePolicy === "Ignore";
-        const params = await paramsOf(policy, binding, a, context);
+        const params =
+          policy.spec.paramKind === undefined ? noParams : await paramsOf(policy, binding, a, context);
         if (typeof params === "string") {
           if (!failOpen)
             denied.push({ ...names, message: `failed to configure binding: ${params}`, reason: "Invalid" });
@@ -338,7 +349,8 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
         let versioned = byReads.get(reads);
         for (const param of params) {
           if (versioned === undefined) {
-            versioned = celRequestValues(await versionedAttributes(a, matched, context), reads);
+            const at = matched === a.resource ? a : await versionedAttributes(a, matched, context);
+            versioned = celRequestValues(at, reads);
             byReads.set(reads, versioned);
           }
           const base: PolicyVariables = {

@@ -66,11 +66,7 @@ interface Charged {
 }
 
 /** The quotas `a` is charged to, with their new usage; throws the 403 of the first it would exceed. */
-function chargeQuotas(
-  a: AdmissionAttributes,
-  quotas: readonly ResourceQuota[],
-  nowMs: number,
-): Charged[] {
+function chargeQuotas(a: AdmissionAttributes, quotas: readonly ResourceQuota[], nowMs: number): Charged[] {
   const object = a.object!;
   const relevant: [ResourceQuota, string[]][] = [];
   for (const quota of quotas) {
@@ -123,7 +119,11 @@ function chargeQuotas(
     }
     // Only what this write changes is written anew: the rest is stored canonical already.
     const changed = resourceListOf(new Map([...requested.keys()].map((name) => [name, next.get(name)!])));
-    charged.push({ quota: withUsed(quota, Object.assign({}, quota.status?.used, changed)), hard, used: next });
+    charged.push({
+      quota: withUsed(quota, Object.assign({}, quota.status?.used, changed)),
+      hard,
+      used: next,
+    });
   }
   return charged;
 }

@@ -5,6 +5,24 @@ import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import type { AdmissionContext } from "../plugin.js";
 import { WebhookCallError, type WebhookEndpoint } from "./transport.js";
 
+/** Endpoints of `clientConfig.url` configurations, made once per configuration object the read cache hands out. */
+const urlEndpoints = new WeakMap<WebhookClientConfig, WebhookEndpoint>();
+
+/** The endpoint of a configuration that names a URL (no lookup needed); undefined for a Service's. */
+export function urlEndpointOf(clientConfig: WebhookClientConfig | undefined): WebhookEndpoint | undefined {
+  if (clientConfig?.url === undefined) return undefined;
+  let endpoint = urlEndpoints.get(clientConfig);
+  if (endpoint === undefined) {
+    const { caBundle } = clientConfig;
+    endpoint = {
+      url: clientConfig.url,
+      caBundle: caBundle ? Buffer.from(caBundle, "base64").toString("utf8") : undefined,
+    };
+    urlEndpoints.set(clientConfig, endpoint);
+  }
+  return endpoint;
+}
+
 /** Where a webhook's clientConfig points: its URL, or its Service resolved. */
 export async function endpointOf(
   clientConfig: WebhookClientConfig | undefined,

@@ -49,10 +49,15 @@ export class WebhookTransport {
     };
   }
 
-  /** Sends `review` and resolves with the answer; rejects with a {@link WebhookCallError} saying why none came. */
-  async call(endpoint: WebhookEndpoint, review: Review, timeoutMs: number): Promise<Review> {
+  /**
+   * Sends `review` and resolves with the answer; rejects with a
+   * {@link WebhookCallError} saying why none came. A handler served in process
+   * that answers at once is answered at once (no promise), or throws the
+   * error.
+   */
+  call(endpoint: WebhookEndpoint, review: Review, timeoutMs: number): Review | Promise<Review> {
     const handler = this.#inProcess.get(normalize(endpoint.url));
-    const shown = `Post "${endpoint.url}?timeout=${timeoutMs / 1000}s"`;
+    const shown = () => `Post "${endpoint.url}?timeout=${timeoutMs / 1000}s"`;
     if (handler !== undefined) {
       // The handler gets its own copy, as it would over the wire.
       const sent = copyJson(review) as Review;
@@ -60,12 +65,12 @@ export class WebhookTransport {
       try {
         answered = handler(sent);
       } catch (error) {
-        throw new WebhookCallError(`failed to call webhook: ${shown}: ${errorMessage(error)}`);
+        throw new WebhookCallError(`failed to call webhook: ${shown()}: ${errorMessage(error)}`);
       }
       // A handler that answers at once needs no timer; one that waits is held to the timeout.
-      return answered instanceof Promise ? withTimeout(answered, timeoutMs, shown) : answered;
+      return answered instanceof Promise ? withTimeout(answered, timeoutMs, shown()) : answered;
     }
-    return post(endpoint, review, timeoutMs, shown, this.#agentFor(endpoint));
+    return post(endpoint, review, timeoutMs, shown(), this.#agentFor(endpoint));
   }
 
   #agentFor(endpoint: WebhookEndpoint): https.Agent {
