@@ -76,11 +76,15 @@ export function defaultPodResources(range: LimitRange, pod: Pod): void {
   const merge = (container: Container, prefix: string) => {
     const set = (which: "requests" | "limits") => {
       const names: string[] = [];
-      for (const [name, value] of Object.entries(defaults[which])) {
-        const list: ResourceList = container.resources?.[which] ?? {};
-        if (Object.hasOwn(list, name)) continue;
-        list[name] = value;
-        container.resources = { ...container.resources, [which]: list };
+      const given = defaults[which];
+      let list: ResourceList | undefined = container.resources?.[which];
+      for (const name in given) {
+        if (list !== undefined && Object.hasOwn(list, name)) continue;
+        if (list === undefined) {
+          list = {};
+          (container.resources ??= {})[which] = list;
+        }
+        list[name] = given[name]!;
         names.push(name);
       }
       return names.sort();
@@ -95,10 +99,7 @@ export function defaultPodResources(range: LimitRange, pod: Pod): void {
   for (const container of pod.spec?.initContainers ?? []) merge(container, "init container");
   if (notes.length === 0) return;
   const meta = (pod.metadata ??= {});
-  meta.annotations = {
-    ...meta.annotations,
-    [limitRangerAnnotation]: `LimitRanger plugin set: ${notes.join("; ")}`,
-  };
+  (meta.annotations ??= {})[limitRangerAnnotation] = `LimitRanger plugin set: ${notes.join("; ")}`;
 }
 
 /** What breaks `range`'s Container and Pod limits, in upstream's words. */

@@ -84,7 +84,7 @@ function chargeQuotas(a: AdmissionAttributes, quotas: readonly ResourceQuota[], 
     relevant.push([quota, restricted]);
   }
   if (relevant.length === 0) return [];
-  const asked = [...new Set(relevant.flatMap(([, restricted]) => restricted))];
+  const asked = relevant.length === 1 ? relevant[0]![1] : [...new Set(relevant.flatMap(([, r]) => r))];
   const delta = quotaUsage(a.resource, object, nowMs, asked);
   if (a.operation === "UPDATE" && a.oldObject !== undefined) {
     for (const [name, q] of quotaUsage(a.resource, a.oldObject, nowMs, asked)) {
