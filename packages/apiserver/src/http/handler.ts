@@ -8,6 +8,7 @@ import { answerReview, reviewMessageOf, reviewRoute } from "./auth/reviews.js";
 import type { UserInfo } from "./auth/user.js";
 import { markAuthorized } from "./connection-limiter.js";
 import { HandlerContext, type HttpHandlerOptions } from "./context.js";
+import { flowControlDump } from "./flow-control/debug.js";
 import { admitRequest } from "./flow-control/filter.js";
 import { serveHealth } from "./health.js";
 import { serveMetrics, serveNonResource } from "./non-resource.js";
@@ -91,6 +92,15 @@ async function handle(
     if (pathname === "/.well-known/openid-configuration")
       return send(response, 200, issuer.openIdConfiguration());
     if (pathname === "/openid/v1/jwks") return send(response, 200, issuer.jwks(), "application/jwk-set+json");
+  }
+  if (context.flowControl !== undefined && pathname.startsWith("/debug/api_priority_and_fairness/")) {
+    const dump = flowControlDump(context.flowControl, pathname, query);
+    if (dump !== undefined) {
+      request.resume();
+      response.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+      response.end(dump);
+      return;
+    }
   }
   if (pathname === "/metrics" && method === "GET" && context.metrics !== undefined) {
     request.resume();

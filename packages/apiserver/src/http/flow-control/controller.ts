@@ -6,7 +6,13 @@ import type { FlowSchemaObject, PriorityLevelObject } from "../../kinds/flow-con
 import type { UserInfo } from "../auth/user.js";
 import { watchKind } from "../auth/watch-kind.js";
 import { type Classification, FlowControlConfig, type RequestDigest } from "./classify.js";
-import { FlowControlRejection, QueueSet, type QueuingShape } from "./queue-set.js";
+import {
+  FlowControlRejection,
+  QueueSet,
+  type QueuingShape,
+  type SeatRequest,
+  type SeatRequestDetails,
+} from "./queue-set.js";
 
 const noRelease = () => {};
 
@@ -31,6 +37,16 @@ export interface FlowControllerOptions {
 export interface AdmittedRequest {
   attributes(): RequestDigest;
   cancel(): AbortSignal;
+  /** What the debug dump shows of it with `includeRequestDetails`. */
+  details?(): SeatRequestDetails;
+}
+
+/** A priority level as the debug dumps show it: its seats and queues, and whether it is going away. */
+export interface LevelState {
+  readonly name: string;
+  readonly set: QueueSet;
+  /** Deleted, and kept until the requests it holds are done. */
+  readonly quiescing: boolean;
 }
 
 /** What admitting a request gives: where it went, and the seat to release when it is answered. */
@@ -55,6 +71,8 @@ export class FlowController {
   readonly #levels = new Map<string, KubeObject>();
   #config: FlowControlConfig | undefined;
   readonly #queueSets = new Map<string, QueueSet>();
+  /** Exempt levels' sets: every request seated at once, counted for the debug dumps. */
+  readonly #exemptSets = new Map<string, QueueSet>();
   readonly #hashes = new Map<string, bigint>();
   readonly #counts = new Map<string, RequestCounts>();
   #ready: Promise<void> | undefined;
@@ -123,7 +141,11 @@ export class FlowController {
     for (const level of config.priorityLevels.values()) shares += nominalShares(level);
     for (const [name, level] of config.priorityLevels) {
       const limited = level.spec?.type === "Limited" ? level.spec.limited : undefined;
-      if (limited === undefined) continue;
+      if (limited === undefined) {
+        if (!this.#exemptSets.has(name))
+          this.#exemptSets.set(name, new QueueSet(Infinity, exemptShape, this.clock));
+        continue;
+      }
       const seats = Math.ceil((this.serverConcurrencyLimit * nominalShares(level)) / Math.max(1, shares));
       const shape = queuingShape(level);
       const existing = this.#queueSets.get(name);
@@ -131,9 +153,15 @@ export class FlowController {
       else existing.reshape(seats, shape);
     }
     // A level that is gone keeps its set until its requests are done, then it is dropped.
-    for (const [name, set] of this.#queueSets)
-      if (!config.priorityLevels.has(name) && set.executing === 0 && set.waiting === 0)
-        this.#queueSets.delete(name);
+    for (const sets of [this.#queueSets, this.#exemptSets])
+      for (const [name, set] of sets)
+        if (!config.priorityLevels.has(name) && set.executing === 0 && set.waiting === 0) sets.delete(name);
+    // A level whose type changed leaves its old set to drain under the same name.
+    for (const [name, level] of config.priorityLevels) {
+      const stale = level.spec?.type === "Limited" ? this.#exemptSets : this.#queueSets;
+      const set = stale.get(name);
+      if (set !== undefined && set.executing === 0 && set.waiting === 0) stale.delete(name);
+    }
     this.#config = config;
     return config;
   }
@@ -142,6 +170,28 @@ export class FlowController {
   queueSets(): ReadonlyMap<string, QueueSet> {
     this.config();
     return this.#queueSets;
+  }
+
+  /**
+   * Every priority level with its set, by name: the configured ones (exempt
+   * and limited) and those deleted but still holding requests.
+   */
+  levelStates(): LevelState[] {
+    const config = this.config();
+    const states: LevelState[] = [];
+    for (const sets of [this.#exemptSets, this.#queueSets])
+      for (const [name, set] of sets) {
+        const level = config.priorityLevels.get(name);
+        const current =
+          level !== undefined && (level.spec?.type === "Limited") === (sets === this.#queueSets);
+        // A level gone and drained is gone, as upstream reaps it once idle.
+        if (!current && set.executing === 0 && set.waiting === 0) {
+          sets.delete(name);
+          continue;
+        }
+        states.push({ name, set, quiescing: !current });
+      }
+    return states.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
   }
 
   /**
@@ -155,10 +205,19 @@ export class FlowController {
     const classification = this.config().classify(user, request);
     const level = classification.priorityLevel;
     const counts = this.#countsOf(classification);
-    const set = level.spec?.type === "Limited" ? this.#queueSets.get(level.metadata?.name ?? "") : undefined;
+    const name = level.metadata?.name ?? "";
+    const set = level.spec?.type === "Limited" ? this.#queueSets.get(name) : this.#exemptSets.get(name);
     if (set === undefined) return { classification, release: executing(counts, noRelease) };
+    const seatRequest: SeatRequest = {
+      flowSchema: classification.flowSchema.metadata?.name ?? "",
+      flowDistinguisher: classification.flowDistinguisher,
+      // Only a level with queues deals them from the hash.
+      hash: level.spec?.type === "Limited" ? this.#flowHash(classification) : 0n,
+      arrived: this.clock.now(),
+      details: request.details === undefined ? undefined : () => request.details!(),
+    };
     try {
-      const seat = set.acquire(this.#flowHash(classification), this.queueWaitLimitMs, request);
+      const seat = set.acquire(seatRequest, this.queueWaitLimitMs, request);
       if (!(seat instanceof Promise)) return { classification, release: executing(counts, seat) };
       counts.waiting++;
       return seat.then(
@@ -245,6 +304,9 @@ function nominalShares(level: PriorityLevelObject): number {
   if (spec?.type === "Limited") return spec.limited?.nominalConcurrencyShares ?? 30;
   return spec?.exempt?.nominalConcurrencyShares ?? 0;
 }
+
+/** An exempt level's set: no queues, no limit. */
+const exemptShape: QueuingShape = { reject: true, queues: 0, handSize: 0, queueLengthLimit: 0 };
 
 function queuingShape(level: PriorityLevelObject): QueuingShape {
   const response = level.spec?.limited?.limitResponse;

@@ -5,7 +5,10 @@ import type { UserInfo } from "../auth/user.js";
 import type { ApiServerMetrics } from "../request-metrics.js";
 import type { Classification, RequestDigest } from "./classify.js";
 import type { Admission, FlowController } from "./controller.js";
-import { FlowControlRejection } from "./queue-set.js";
+import { FlowControlRejection, type SeatRequestDetails } from "./queue-set.js";
+
+/** What a request that names no resource shows beyond its user, verb and path. */
+const noResource = { namespace: "", name: "", apiVersion: "", resource: "", subresource: "" };
 
 // kube-apiserver's WithPriorityAndFairness filter: every request but the
 // long-running non-watch ones (exec, attach, port-forward, proxy) is
@@ -64,6 +67,26 @@ class PendingRequest {
   attributes(): RequestDigest {
     const { user, method, pathname, query } = this.asked;
     return requestAttributes(user, method, pathname, query)[0]!;
+  }
+
+  details(): SeatRequestDetails {
+    const { user, method, pathname, query } = this.asked;
+    const attributes = requestAttributes(user, method, pathname, query)[0]!;
+    if (!attributes.resourceRequest)
+      return { ...noResource, userName: user.username, verb: attributes.verb, path: pathname };
+    // `/api/v1/…` or `/apis/<group>/<version>/…`: the version the path names.
+    const segments = pathname.split("/");
+    const version = segments[1] === "api" ? segments[2] : segments[3];
+    return {
+      userName: user.username,
+      verb: attributes.verb,
+      path: pathname,
+      namespace: attributes.namespace,
+      name: attributes.name,
+      apiVersion: attributes.apiGroup === "" ? (version ?? "") : `${attributes.apiGroup}/${version ?? ""}`,
+      resource: attributes.resource,
+      subresource: attributes.subresource,
+    };
   }
 
   cancel(): AbortSignal {

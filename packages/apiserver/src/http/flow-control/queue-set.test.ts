@@ -1,8 +1,13 @@
 import { FakeClock } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
-import { dealHand, FlowControlRejection, QueueSet } from "./queue-set.js";
+import { dealHand, FlowControlRejection, QueueSet, type SeatRequest } from "./queue-set.js";
 
 const queued = { reject: false, queues: 8, handSize: 2, queueLengthLimit: 2 };
+
+/** A request of the flow `hash`. */
+function flow(hash: bigint): SeatRequest {
+  return { flowSchema: "fs", flowDistinguisher: "", hash, arrived: 0 };
+}
 
 /** The reason a seat was refused with, or "seated". */
 async function outcome(seat: Promise<unknown>): Promise<string> {
@@ -19,7 +24,7 @@ async function outcome(seat: Promise<unknown>): Promise<string> {
 function tryAcquire(set: QueueSet, hash: bigint, signal?: AbortSignal): Promise<() => void> {
   try {
     return Promise.resolve(
-      set.acquire(hash, 15_000, signal === undefined ? undefined : { cancel: () => signal }),
+      set.acquire(flow(hash), 15_000, signal === undefined ? undefined : { cancel: () => signal }),
     );
   } catch (error) {
     return Promise.reject(error);
@@ -44,7 +49,7 @@ describe("dealHand", () => {
 describe("QueueSet", () => {
   it("rejects at once past its seats when it does not queue", async () => {
     const set = new QueueSet(1, { ...queued, reject: true }, new FakeClock());
-    const release = set.acquire(1n, 15_000) as () => void;
+    const release = set.acquire(flow(1n), 15_000) as () => void;
     expect(await outcome(tryAcquire(set, 2n))).toBe("concurrency-limit");
     release();
     expect(await outcome(tryAcquire(set, 2n))).toBe("seated");
@@ -53,7 +58,7 @@ describe("QueueSet", () => {
 
   it("queues past its seats, and rejects a request whose shortest queue is full", async () => {
     const set = new QueueSet(1, { ...queued, queues: 1, handSize: 1 }, new FakeClock());
-    const release = set.acquire(1n, 15_000) as () => void;
+    const release = set.acquire(flow(1n), 15_000) as () => void;
     const waiting = [tryAcquire(set, 1n), tryAcquire(set, 1n)];
     expect(set.waiting).toBe(2);
     expect(await outcome(tryAcquire(set, 1n))).toBe("queue-full");
@@ -69,7 +74,7 @@ describe("QueueSet", () => {
     // The big flow (hash 0) is dealt queues 0 and 1 and spreads over both; the small one (hash 2)
     // is dealt queues 2 and 0 and waits alone in queue 2.
     const set = new QueueSet(1, { ...queued, queues: 4, handSize: 2, queueLengthLimit: 10 }, new FakeClock());
-    let current: (() => void) | undefined = set.acquire(0n, 15_000) as () => void;
+    let current: (() => void) | undefined = set.acquire(flow(0n), 15_000) as () => void;
     const order: string[] = [];
     const track = (name: string, hash: bigint) =>
       tryAcquire(set, hash).then((release) => {
@@ -92,7 +97,7 @@ describe("QueueSet", () => {
   it("rejects a request that waits longer than the wait limit, or whose client goes away", async () => {
     const clock = new FakeClock();
     const set = new QueueSet(1, queued, clock);
-    set.acquire(1n, 15_000);
+    set.acquire(flow(1n), 15_000);
     const late = outcome(tryAcquire(set, 1n));
     const gone = new AbortController();
     const cancelled = tryAcquire(set, 2n, gone.signal);
@@ -108,7 +113,7 @@ describe("QueueSet", () => {
   it("keeps waiting requests through a new shape, serving them or timing them out from their new queues", async () => {
     const clock = new FakeClock();
     const set = new QueueSet(1, queued, clock);
-    const release = set.acquire(1n, 15_000) as () => void;
+    const release = set.acquire(flow(1n), 15_000) as () => void;
     const first = tryAcquire(set, 1n);
     const second = outcome(tryAcquire(set, 2n));
     set.reshape(1, { ...queued, reject: true });

@@ -30,7 +30,37 @@ export interface QueuingShape {
   readonly queueLengthLimit: number;
 }
 
+/** A request holding or waiting for a seat, as the debug dumps list it. */
+export interface SeatRequest {
+  readonly flowSchema: string;
+  readonly flowDistinguisher: string;
+  /** The flow's hash, which deals the queues it may wait in. */
+  readonly hash: bigint;
+  /** When it came to the level, on the level's clock (ms). */
+  readonly arrived: number;
+  /** When it took its seat; undefined while it waits. */
+  started?: number | undefined;
+  /** The queue it waited in; undefined when it took a seat at once. */
+  queue?: number | undefined;
+  /** What it asks, for `dump_requests?includeRequestDetails=1`. */
+  readonly details?: (() => SeatRequestDetails) | undefined;
+}
+
+/** A request's user and what it asks (upstream's `RequestInfo` as the dump prints it). */
+export interface SeatRequestDetails {
+  readonly userName: string;
+  readonly verb: string;
+  readonly path: string;
+  readonly namespace: string;
+  readonly name: string;
+  /** `group/version`, `v1`, or "" for a path that names no resource. */
+  readonly apiVersion: string;
+  readonly resource: string;
+  readonly subresource: string;
+}
+
 interface Waiter {
+  readonly request: SeatRequest;
   readonly dispatch: () => void;
   readonly fail: (reason: RejectionReason) => void;
 }
@@ -70,6 +100,8 @@ export class QueueSet {
   readonly counts: LevelCounts = { dispatched: 0, rejected: 0, timedOut: 0, cancelled: 0 };
   #queues: Waiter[][];
   #waiting = 0;
+  /** The requests holding a seat now. */
+  readonly #seated = new Set<SeatRequest>();
   /** The queue the next free seat looks at first: seats go round the non-empty queues in turn. */
   #next = 0;
   readonly #clock: Clock;
@@ -91,6 +123,32 @@ export class QueueSet {
     return this.#queues.filter((queue) => queue.length > 0).length;
   }
 
+  /** How many queues the level has (none for one that rejects, or is exempt). */
+  get queueCount(): number {
+    return this.#queues.length;
+  }
+
+  /** The requests waiting in each queue, in their order. */
+  waitingIn(queue: number): readonly SeatRequest[] {
+    return (this.#queues[queue] ?? []).map((waiter) => waiter.request);
+  }
+
+  /**
+   * The requests holding a seat, each with the queue it counts in: the one it
+   * waited in, or, for one seated at once, the first of its hand (the queue
+   * upstream puts a request in when every queue is empty); -1 for a level
+   * without queues.
+   */
+  seated(): [SeatRequest, number][] {
+    return [...this.#seated].map((request) => [request, this.#queueOf(request)]);
+  }
+
+  #queueOf(request: SeatRequest): number {
+    if (this.#queues.length === 0) return -1;
+    if (request.queue !== undefined && request.queue < this.#queues.length) return request.queue;
+    return dealHand(request.hash, this.#queues.length, Math.max(1, this.shape.handSize))[0]!;
+  }
+
   /** Takes a new shape (the level's configuration changed); waiting requests keep their places. */
   reshape(concurrencyLimit: number, shape: QueuingShape): void {
     this.concurrencyLimit = concurrencyLimit;
@@ -100,29 +158,34 @@ export class QueueSet {
       // over the new queues in order.
       const queues = shape.reject ? Math.min(1, waiting.length) : Math.max(1, shape.queues);
       this.#queues = Array.from({ length: queues }, () => []);
-      for (const [i, waiter] of waiting.entries()) this.#queues[i % queues]!.push(waiter);
+      for (const [i, waiter] of waiting.entries()) {
+        this.#queues[i % queues]!.push(waiter);
+        waiter.request.queue = i % queues;
+      }
     }
     this.shape = shape;
     this.#dispatch();
   }
 
   /**
-   * A seat for a request of the flow `hash`: at once (a function releasing
+   * A seat for `request` (its flow's hash deals its queues): at once (a function releasing
    * it), or a promise of one once a seat frees (`waiting.cancel()` then gives
    * the signal that takes it out of its queue). Throws or rejects with a
    * {@link FlowControlRejection} when the request is refused.
    */
   acquire(
-    hash: bigint,
+    request: SeatRequest,
     waitLimitMs: number,
     waiting?: { cancel(): AbortSignal },
   ): (() => void) | Promise<() => void> {
-    if (this.#waiting === 0 && this.executing < this.concurrencyLimit) return this.#seat();
+    if (this.#waiting === 0 && this.executing < this.concurrencyLimit) return this.#seat(request);
     if (this.shape.reject || this.#queues.length === 0) throw this.#reject("concurrency-limit");
-    const hand = dealHand(hash, this.#queues.length, this.shape.handSize);
-    let chosen = this.#queues[hand[0]!]!;
-    for (const index of hand) if (this.#queues[index]!.length < chosen.length) chosen = this.#queues[index]!;
+    const hand = dealHand(request.hash, this.#queues.length, this.shape.handSize);
+    let index = hand[0]!;
+    for (const card of hand) if (this.#queues[card]!.length < this.#queues[index]!.length) index = card;
+    const chosen = this.#queues[index]!;
     if (chosen.length >= this.shape.queueLengthLimit) throw this.#reject("queue-full");
+    request.queue = index;
     const signal = waiting?.cancel();
     return new Promise<() => void>((resolve, reject) => {
       let timer: TimerHandle | undefined;
@@ -131,9 +194,10 @@ export class QueueSet {
         signal?.removeEventListener("abort", onAbort);
       };
       const waiter: Waiter = {
+        request,
         dispatch: () => {
           settle();
-          resolve(this.#seat());
+          resolve(this.#seat(request));
         },
         fail: (reason) => {
           settle();
@@ -156,14 +220,17 @@ export class QueueSet {
     });
   }
 
-  #seat(): () => void {
+  #seat(request: SeatRequest): () => void {
     this.executing++;
     this.counts.dispatched++;
+    request.started = this.#clock.now();
+    this.#seated.add(request);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.executing--;
+      this.#seated.delete(request);
       this.#dispatch();
     };
   }
