@@ -36,13 +36,15 @@ import { defaultClassAnnotation, simulatedProvisioner } from "@reconcile/volume"
  * An API server that serves every built-in kind (Endpoints and EndpointSlices, and the kinds
  * served as storage only, among them) and CustomResourceDefinitions, with kube-apiserver's
  * default admission plugins (the cluster runs the controllers they rely on) and NodeRestriction,
- * as kubeadm and kind enable it.
+ * as kubeadm and kind enable it, and kubeadm's front proxy (aggregated servers such as a real
+ * metrics-server trust the users it passes on).
  */
 export function newApiServer(options: ApiServerOptions = {}): ApiServer {
   return new ApiServer({
     customResourceDefinitions: true,
     apiServiceRegistration: true,
     flowControlBootstrap: true,
+    frontProxy: true,
     admissionPlugins: [...defaultAdmissionPlugins, "NodeRestriction"],
     ...options,
   });

@@ -4,20 +4,15 @@ import {
   flowSchemas,
   type Logger,
   type ResourceDescriptor,
-  rfc3339,
   validatingAdmissionPolicies,
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import { type Clock, type Random, realClock, realRandom, uuidFrom } from "@reconcile/clock";
+import { type Clock, type Random, realClock, realRandom } from "@reconcile/clock";
 import { AdmissionChain } from "./admission/chain.js";
 import { admissionEquivalence } from "./admission/equivalence.js";
 import type { AdmissionPlugin, AuthorizationQuestion } from "./admission/plugin.js";
 import { storageContext } from "./admission/plugin.js";
-import {
-  builtinAdmissionPlugins,
-  defaultAdmissionPlugins,
-  systemPriorityClasses,
-} from "./admission/plugins/index.js";
+import { builtinAdmissionPlugins, defaultAdmissionPlugins } from "./admission/plugins/index.js";
 import { PolicyStatusController } from "./admission/policy-status.js";
 import { WriteCountingStorage } from "./admission/read-cache.js";
 import type { WebhookObserver } from "./admission/webhook/dispatcher.js";
@@ -25,6 +20,7 @@ import { WebhookTransport } from "./admission/webhook/transport.js";
 import { type RunningRegistration, startAPIServiceRegistration } from "./api-service-registration.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
 import { type RunningFlowControl, startFlowControlConfiguration } from "./flow-control-configuration.js";
+import { frontProxyOf, publishExtensionAuthentication } from "./front-proxy.js";
 import { GarbageCollector } from "./gc/garbage-collector.js";
 import { Aggregator, type AggregatorOptions } from "./http/aggregation/aggregator.js";
 import { ClusterAuth } from "./http/auth/authenticate.js";
@@ -33,6 +29,8 @@ import { answerReview, reviewRouteOf } from "./http/auth/reviews.js";
 import { loopbackUser } from "./http/auth/user.js";
 import { FlowController, type FlowControllerOptions } from "./http/flow-control/controller.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
+import type { FrontProxyCertificates } from "./http/tls.js";
+import { createInitialObjects, recoverServiceAllocations } from "./initial-objects.js";
 import { builtinDefinitions, definitionFor } from "./kinds/builtin.js";
 import { type ComponentStatusProvider, componentStatusDefinition } from "./kinds/component-statuses.js";
 import type { ResourceDefinition } from "./kinds/definition.js";
@@ -42,14 +40,12 @@ import {
   defaultServiceCIDR,
   defaultServiceNodePortRange,
   NodePortAllocator,
-  nodePortsOf,
-  serviceIPOf,
 } from "./kinds/service-ips.js";
 import { ResourceDefinitions } from "./registry/definitions.js";
 import { InProcessClient, type ReviewAnswerer } from "./registry/in-process-client.js";
 import { Registry } from "./registry/registry.js";
 import { MemoryStorage } from "./storage/memory-storage.js";
-import { type Storage, StorageError } from "./storage/storage.js";
+import type { Storage } from "./storage/storage.js";
 
 export interface ApiServerOptions {
   /** Where in-server controllers (the garbage collector) report failures. Default: `noopLogger`. */
@@ -145,6 +141,17 @@ export interface ApiServerOptions {
     | undefined;
   /** API aggregation on the HTTP listeners: APIServices naming a Service are served by it; `false`: none. */
   aggregation?: Pick<AggregatorOptions, "recheckIntervalMs" | "probeTimeoutMs"> | false | undefined;
+  /**
+   * A front proxy, as kubeadm sets kube-apiserver up (`--proxy-client-cert-file`,
+   * `--requestheader-client-ca-file`, allowed name `front-proxy-client`): the
+   * aggregator presents the `front-proxy-client` certificate to aggregated
+   * servers, this server's HTTPS listeners trust it, and the
+   * `kube-system/extension-apiserver-authentication` ConfigMap says so to
+   * aggregated servers (with the first HTTPS listener's CA as
+   * `client-ca-file`). `true` generates a CA and the certificate; or give
+   * them. Default: none (the demo cluster turns it on).
+   */
+  frontProxy?: boolean | FrontProxyCertificates | undefined;
 }
 
 /**
@@ -161,8 +168,7 @@ export const embeddedAdmissionPlugins: readonly string[] = defaultAdmissionPlugi
     name !== "ServiceAccount" && name !== "TaintNodesByCondition" && name !== "StorageObjectInUseProtection",
 );
 
-/** The namespaces every cluster starts with. */
-export const initialNamespaces = ["default", "kube-system", "kube-public", "kube-node-lease"] as const;
+export { initialNamespaces } from "./initial-objects.js";
 
 /**
  * An embedded API server: storage with resourceVersions and watch history,
@@ -206,9 +212,13 @@ export class ApiServer {
   readonly flowControl: FlowController | null;
   /** API aggregation of the HTTP listeners (null when turned off); it starts with the first listener. */
   readonly aggregator: Aggregator | null;
+  /** The front proxy's CA and client certificate (`frontProxy`), once generated; undefined without one. */
+  readonly frontProxy: Promise<FrontProxyCertificates> | undefined;
   readonly #garbageCollector: GarbageCollector | undefined;
   readonly #client: Client;
   readonly #ready: Promise<void>;
+  /** The client CA `extension-apiserver-authentication` names: the first HTTPS listener's. */
+  #clientCA: string | undefined;
   readonly #listeners = new Set<ListeningApiServer>();
   readonly #crdController: BackgroundRun | undefined;
   readonly #policyStatus: BackgroundRun | undefined;
@@ -293,8 +303,9 @@ export class ApiServer {
     const loopback = { client: this.#client, clock: this.clock, random: this.random };
     this.flowControl =
       options.flowControl === false ? null : new FlowController({ ...options.flowControl, ...loopback });
-    this.aggregator =
-      options.aggregation === false ? null : new Aggregator({ ...options.aggregation, ...loopback });
+    this.frontProxy = frontProxyOf(options.frontProxy);
+    const aggregation = { ...options.aggregation, ...loopback, frontProxy: this.frontProxy };
+    this.aggregator = options.aggregation === false ? null : new Aggregator(aggregation);
     if (options.customResourceDefinitions ?? true) {
       this.registry.definitions.add(customResourceDefinitionKind);
       const controller = new CustomResourceDefinitionController({
@@ -417,6 +428,11 @@ export class ApiServer {
     if (this.#closed) throw new Error("ApiServer.listen: the server is closed");
     const listening = await listen(this, options);
     this.#listeners.add(listening);
+    if (this.frontProxy !== undefined) {
+      await this.#ready;
+      this.#clientCA ??= listening.certificateAuthority;
+      await publishExtensionAuthentication(this.#client, await this.frontProxy, this.#clientCA);
+    }
     // The listener's metrics count the webhook calls of every request, wherever it came from.
     const metrics = options.metrics;
     if (metrics?.admission !== undefined || metrics?.rejection !== undefined)
@@ -497,96 +513,6 @@ function runOnceReady(ready: Promise<void>, run: (signal: AbortSignal) => Promis
     () => {},
   );
   return { stop, done };
-}
-
-/** The namespaces and system PriorityClasses every cluster starts with; those already stored stay. */
-async function createInitialObjects(storage: Storage, clock: Clock, random: Random): Promise<void> {
-  await createInitialNamespaces(storage, clock, random);
-  for (const pc of systemPriorityClasses) {
-    const name = pc.metadata!.name!;
-    const object = {
-      ...pc,
-      metadata: { name, uid: uuidFrom(random), creationTimestamp: rfc3339(clock.now()) },
-    };
-    try {
-      await storage.create(`/scheduling.k8s.io/priorityclasses/${name}`, object as never);
-    } catch (error) {
-      if (!StorageError.is(error, "KeyExists")) throw error;
-    }
-  }
-}
-
-async function createInitialNamespaces(storage: Storage, clock: Clock, random: Random): Promise<void> {
-  for (const name of initialNamespaces) {
-    try {
-      await storage.create(`/core/namespaces/${name}`, {
-        apiVersion: "v1",
-        kind: "Namespace",
-        metadata: {
-          name,
-          uid: uuidFrom(random),
-          creationTimestamp: rfc3339(clock.now()),
-          labels: { "kubernetes.io/metadata.name": name },
-        },
-        spec: { finalizers: ["kubernetes"] },
-        status: { phase: "Active" },
-      } as never);
-    } catch (error) {
-      if (!StorageError.is(error, "KeyExists")) throw error;
-    }
-  }
-}
-
-/**
- * Marks every stored Service's cluster IP and node ports taken
- * (kube-apiserver's repair of the allocators from storage), then creates
- * `default/kubernetes` on the range's first IP if it is missing.
- */
-async function recoverServiceAllocations(
-  storage: Storage,
-  allocators: { ips: ClusterIPAllocator; nodePorts: NodePortAllocator },
-  clock: Clock,
-  random: Random,
-  kubernetesService: boolean,
-): Promise<void> {
-  const stored = await storage.list("/core/services/");
-  const allocator = allocators.ips;
-  for (const service of stored.items) {
-    const ip = serviceIPOf(service);
-    if (ip !== undefined) allocator.restore(ip);
-    for (const port of nodePortsOf(service)) allocators.nodePorts.restore(port);
-  }
-  if (!kubernetesService) return;
-  if (stored.items.some((s) => s.metadata?.namespace === "default" && s.metadata.name === "kubernetes"))
-    return;
-  const ip = allocator.first;
-  allocator.restore(ip);
-  try {
-    await storage.create("/core/services/default/kubernetes", {
-      apiVersion: "v1",
-      kind: "Service",
-      metadata: {
-        name: "kubernetes",
-        namespace: "default",
-        uid: uuidFrom(random),
-        creationTimestamp: rfc3339(clock.now()),
-        labels: { component: "apiserver", provider: "kubernetes" },
-      },
-      spec: {
-        type: "ClusterIP",
-        clusterIP: ip,
-        clusterIPs: [ip],
-        ipFamilies: ["IPv4"],
-        ipFamilyPolicy: "SingleStack",
-        internalTrafficPolicy: "Cluster",
-        sessionAffinity: "None",
-        ports: [{ name: "https", port: 443, protocol: "TCP", targetPort: 6443 }],
-      },
-      status: { loadBalancer: {} },
-    } as never);
-  } catch (error) {
-    if (!StorageError.is(error, "KeyExists")) throw error;
-  }
 }
 
 /** A user's extra values as the authorizer takes them (mutable arrays). */

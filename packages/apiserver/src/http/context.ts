@@ -13,6 +13,7 @@ import {
   type StaticTokenUser,
   staticTokenMap,
 } from "./auth/authenticate.js";
+import type { RequestHeaderAuthenticator } from "./auth/request-header.js";
 import { discoveredDefinitions, routableResources } from "./auth/review-kinds.js";
 import type { ReviewContext } from "./auth/reviews.js";
 import { readingRequestBody } from "./connection-limiter.js";
@@ -85,6 +86,8 @@ export interface HttpHandlerOptions {
   flowControl?: FlowController | undefined;
   /** API aggregation: group-versions whose APIService names a Service are served by that server. Default: none. */
   aggregator?: Aggregator | undefined;
+  /** A front proxy's requests, trusted by its client certificate (with `token`). Default: none. */
+  requestHeader?: RequestHeaderAuthenticator | undefined;
 }
 
 /** kube-apiserver's `--request-timeout` default. */
@@ -146,7 +149,12 @@ export class HandlerContext {
     this.authn =
       this.token === undefined || options.auth === undefined
         ? undefined
-        : { adminToken: this.token, staticTokens: staticTokenMap(options.users), auth: options.auth };
+        : {
+            adminToken: this.token,
+            staticTokens: staticTokenMap(options.users),
+            auth: options.auth,
+            requestHeader: options.requestHeader,
+          };
   }
 
   #servedNow() {

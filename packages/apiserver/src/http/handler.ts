@@ -8,10 +8,9 @@ import { answerReview, reviewMessageOf, reviewRoute } from "./auth/reviews.js";
 import type { UserInfo } from "./auth/user.js";
 import { markAuthorized } from "./connection-limiter.js";
 import { HandlerContext, type HttpHandlerOptions } from "./context.js";
-import { flowControlDump } from "./flow-control/debug.js";
 import { admitRequest } from "./flow-control/filter.js";
 import { serveHealth } from "./health.js";
-import { serveMetrics, serveNonResource } from "./non-resource.js";
+import { serveNonResource, serveOperational } from "./non-resource.js";
 import { isTrue, parseDryRun, type WriteOptions } from "./parameters.js";
 import { servePodConnect } from "./pod-connect.js";
 import { serveProxy } from "./proxy.js";
@@ -93,19 +92,8 @@ async function handle(
       return send(response, 200, issuer.openIdConfiguration());
     if (pathname === "/openid/v1/jwks") return send(response, 200, issuer.jwks(), "application/jwk-set+json");
   }
-  if (context.flowControl !== undefined && pathname.startsWith("/debug/api_priority_and_fairness/")) {
-    const dump = flowControlDump(context.flowControl, pathname, query);
-    if (dump !== undefined) {
-      request.resume();
-      response.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
-      response.end(dump);
-      return;
-    }
-  }
-  if (pathname === "/metrics" && method === "GET" && context.metrics !== undefined) {
-    request.resume();
-    return serveMetrics(context, context.metrics, response);
-  }
+  const operational = serveOperational(context, method, pathname, query, request, response);
+  if (operational !== false) return operational;
   if (route.kind === "podConnect") {
     const { namespace, name, action } = route;
     return servePodConnect(

@@ -22,6 +22,12 @@ export {
 } from "./audit/policy.js";
 export type { ClientUser } from "./auth/in-process.js";
 export { nodeIdentity, nodesGroup } from "./auth/node-authorizer.js";
+export {
+  extensionAuthenticationConfigMap,
+  frontProxyClientName,
+  type RequestHeaderOptions,
+  requestHeaderFromData,
+} from "./auth/request-header.js";
 export type { Classification } from "./flow-control/classify.js";
 export {
   defaultServerConcurrencyLimit,
@@ -35,6 +41,8 @@ export {
   QueueSet,
   type QueuingShape,
   type RejectionReason,
+  type SeatRequest,
+  type SeatRequestDetails,
 } from "./flow-control/queue-set.js";
 export { type KubeconfigOptions, kubeconfigFor } from "./kubeconfig.js";
 export type {
@@ -56,6 +64,8 @@ export {
 export { type IncludeObject, type Table, type TableOptions, type TableRow, toTable } from "./table.js";
 export {
   type CertificateAndKey,
+  type FrontProxyCertificates,
+  generateFrontProxyCertificates,
   generateServingCertificates,
   type ServingCertificateOptions,
   type ServingCertificates,

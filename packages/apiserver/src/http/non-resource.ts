@@ -12,10 +12,37 @@ import {
   apiVersions,
   versionInfo,
 } from "./discovery.js";
+import { flowControlDump } from "./flow-control/debug.js";
 import { acceptsAggregatedDiscovery } from "./negotiation.js";
 import type { ApiServerMetrics } from "./request-metrics.js";
 import { send, sendOrNotFound } from "./respond.js";
 import type { Route } from "./route.js";
+
+/**
+ * Answers the operators' paths: `/metrics`, and API Priority and Fairness's
+ * debug dumps; false for any other path.
+ */
+export function serveOperational(
+  context: HandlerContext,
+  method: string,
+  pathname: string,
+  query: URLSearchParams,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+): false | undefined | Promise<void> {
+  if (pathname === "/metrics" && method === "GET" && context.metrics !== undefined) {
+    request.resume();
+    return serveMetrics(context, context.metrics, response);
+  }
+  if (context.flowControl === undefined || !pathname.startsWith("/debug/api_priority_and_fairness/"))
+    return false;
+  const dump = flowControlDump(context.flowControl, pathname, query);
+  if (dump === undefined) return false;
+  request.resume();
+  response.writeHead(200, { "content-type": "text/plain; charset=utf-8" });
+  response.end(dump);
+  return undefined;
+}
 
 /** Paths that name no resource: version, health, discovery (legacy and aggregated), OpenAPI. */
 export function serveNonResource(

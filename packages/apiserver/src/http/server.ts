@@ -8,6 +8,11 @@ import type { Registry } from "../registry/registry.js";
 import { Aggregator } from "./aggregation/aggregator.js";
 import { type AuditOptions, Auditor } from "./audit/event.js";
 import { ClusterAuth } from "./auth/authenticate.js";
+import {
+  frontProxyClientName,
+  RequestHeaderAuthenticator,
+  type RequestHeaderOptions,
+} from "./auth/request-header.js";
 import { ConnectionLimiter } from "./connection-limiter.js";
 import { defaultRequestTimeoutMs, HandlerContext } from "./context.js";
 import { FlowController } from "./flow-control/controller.js";
@@ -20,6 +25,7 @@ import { statusBody } from "./respond.js";
 import {
   type CertificateAndKey,
   type ClientCertificateSubject,
+  type FrontProxyCertificates,
   generateServingCertificates,
   issueClientCertificate,
 } from "./tls.js";
@@ -107,6 +113,16 @@ export interface ListenOptions {
   flowControl?: false | undefined;
   /** `false`: this listener does not pass requests on to aggregated servers. Default: it does. */
   aggregation?: false | undefined;
+  /**
+   * Trust a front proxy (kube-apiserver's `--requestheader-*` flags; with
+   * `tls` and `token`): a request whose client certificate chains to
+   * `clientCA` is the user its `X-Remote-User`, `X-Remote-Group` and
+   * `X-Remote-Extra-*` headers name. What an aggregated server reads from
+   * the aggregating cluster's `kube-system/extension-apiserver-authentication`
+   * (`requestHeaderFromData` reads it). Default: the servable's own front
+   * proxy, if it has one (`new ApiServer({ frontProxy: true })`).
+   */
+  requestHeader?: RequestHeaderOptions | undefined;
   /** Aborting closes the server, as {@link ListeningApiServer.close} does. */
   signal?: AbortSignal | undefined;
 }
@@ -124,6 +140,8 @@ export interface Servable {
   readonly flowControl?: FlowController | null | undefined;
   /** The server's API aggregation; made for the listener when absent, none when null. */
   readonly aggregator?: Aggregator | null | undefined;
+  /** The server's front proxy: its listeners trust the requests its certificate makes. */
+  readonly frontProxy?: Promise<FrontProxyCertificates> | undefined;
 }
 
 /** The ClusterAuth of registries served without one of their own. */
@@ -210,19 +228,25 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   // A policy that does not load fails here, before the server listens.
   const auditor = options.audit === undefined ? undefined : new Auditor(options.audit, clock ?? realClock);
   const { aggregator, ownAggregator } = aggregatorOf(servable, options);
-  const handler = createRequestHandler({
-    aggregator,
+  const { trusted, requestHeader } = await frontProxyTrust(servable, options);
+  // What the request handler and the upgrade handler (exec, attach, port-forward) share.
+  const shared = {
+    requestHeader,
     audit: auditor,
     registry,
     clock,
-    maxRequestBytes: options.maxRequestBytes,
     token: options.token,
     users: options.users,
     auth,
+    kubeletConnection: options.kubeletConnection,
+  };
+  const handler = createRequestHandler({
+    ...shared,
+    aggregator,
+    maxRequestBytes: options.maxRequestBytes,
     requestTimeoutMs,
     bodyTimeoutMs: options.bodyTimeoutMs,
     watchWriteTimeoutMs: options.watchWriteTimeoutMs,
-    kubeletConnection: options.kubeletConnection,
     metrics: options.metrics,
     flowControl: options.flowControl === false ? undefined : flowControlOf(servable),
   });
@@ -245,7 +269,7 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
     connectionsCheckingInterval: Math.max(10, Math.min(headersTimeoutMs, requestTimeoutMs) / 4),
   };
   const tls = await servingCertificateFor(options.tls, host);
-  const server = createServer(serverOptions, serve, tls, auth !== undefined);
+  const server = createServer(serverOptions, serve, tls, auth !== undefined, trusted?.clientCA);
   // Requests arrive on the TLS socket, so that is the one the limiter must know.
   server.on(tls === undefined ? "connection" : "secureConnection", (socket: Socket) =>
     limiter.accept(socket),
@@ -253,15 +277,7 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   answerOutsideTheHandler(server);
   // exec over WebSocket (and the refusals kubectl's SPDY fallback meets).
   const sockets = execSocketServer();
-  const upgradeContext = new HandlerContext({
-    audit: auditor,
-    registry,
-    clock,
-    token: options.token,
-    users: options.users,
-    auth,
-    kubeletConnection: options.kubeletConnection,
-  });
+  const upgradeContext = new HandlerContext(shared);
   server.on("upgrade", (request: http.IncomingMessage, socket: Duplex, head: Buffer) =>
     handleUpgrade(upgradeContext, sockets, request, socket, head),
   );
@@ -326,21 +342,45 @@ function createServer(
   serve: RequestHandler,
   tls: { cert: string; key: string; ca: string | undefined } | undefined,
   authenticates: boolean,
+  frontProxyCA: string | undefined,
 ): http.Server {
   if (tls === undefined) return http.createServer(serverOptions, serve);
+  const authorities = [tls.ca, frontProxyCA].filter((ca) => ca !== undefined);
   return https.createServer(
     {
       ...serverOptions,
       cert: tls.cert,
       key: tls.key,
-      // Client certificates signed by the cluster CA authenticate their CN; others are not refused
-      // at the handshake (the request is then anonymous, or carries a token).
-      ...(authenticates && tls.ca !== undefined
-        ? { requestCert: true, rejectUnauthorized: false, ca: tls.ca }
+      // Client certificates signed by the cluster CA authenticate their CN, and a front proxy's
+      // pass its user on; others are not refused at the handshake (the request is then anonymous,
+      // or carries a token).
+      ...(authenticates && authorities.length > 0
+        ? { requestCert: true, rejectUnauthorized: false, ca: authorities }
         : {}),
     },
     serve,
   );
+}
+
+/**
+ * The front proxy a listener trusts: the one its options name, or the
+ * servable's own (its CA, for its `front-proxy-client` certificate alone).
+ */
+async function frontProxyTrust(
+  servable: Servable,
+  options: ListenOptions,
+): Promise<{
+  trusted: RequestHeaderOptions | undefined;
+  requestHeader: RequestHeaderAuthenticator | undefined;
+}> {
+  const own = await servable.frontProxy;
+  const trusted =
+    options.requestHeader ??
+    (own === undefined ? undefined : { clientCA: own.ca.cert, allowedNames: [frontProxyClientName] });
+  return {
+    trusted,
+    requestHeader: trusted === undefined ? undefined : new RequestHeaderAuthenticator(trusted),
+  };
 }
 
 /** The certificate and key to serve HTTPS with, generated when `tls` is `true`; undefined for plain HTTP. */

@@ -1,6 +1,7 @@
 import { generateKeyPair, randomBytes, sign } from "node:crypto";
 import { promisify } from "node:util";
 import forge from "node-forge";
+import { frontProxyClientName } from "./auth/request-header.js";
 /** A PEM certificate and its PEM (PKCS#8) private key. */
 export interface CertificateAndKey {
   cert: string;
@@ -49,22 +50,12 @@ export async function generateServingCertificates(
 
   // Both keys at once, off the event loop (RSA key generation takes a while).
   const [caKeys, servingKeys] = await Promise.all([newKeyPair(), newKeyPair()]);
-  const caSubject = [
-    { name: "commonName", value: options.caCommonName ?? `reconcile-ca@${stamp}`, valueTagClass: utf8 },
-  ];
-  const caCert = forge.pki.createCertificate();
-  caCert.publicKey = caKeys.publicKey;
-  caCert.serialNumber = randomSerial();
-  caCert.validity.notBefore = notBefore;
-  caCert.validity.notAfter = notAfter;
-  caCert.setSubject(caSubject);
-  caCert.setIssuer(caSubject);
-  caCert.setExtensions([
-    { name: "basicConstraints", cA: true, critical: true },
-    { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
-    { name: "subjectKeyIdentifier" },
-  ]);
-  signCertificate(caCert, caKeys.privateKeyPem);
+  const { caCert, caSubject } = selfSignedCA(
+    options.caCommonName ?? `reconcile-ca@${stamp}`,
+    caKeys,
+    notBefore,
+    notAfter,
+  );
 
   const servingCert = forge.pki.createCertificate();
   servingCert.publicKey = servingKeys.publicKey;
@@ -98,6 +89,48 @@ export async function generateServingCertificates(
     ca: { cert: forge.pki.certificateToPem(caCert), key: caKeys.privateKeyPem },
     serving: { cert: forge.pki.certificateToPem(servingCert), key: servingKeys.privateKeyPem },
   };
+}
+
+/** A self-signed CA certificate named `commonName`, for `keys`. */
+function selfSignedCA(
+  commonName: string,
+  keys: { publicKey: forge.pki.rsa.PublicKey; privateKeyPem: string },
+  notBefore: Date,
+  notAfter: Date,
+): { caCert: forge.pki.Certificate; caSubject: forge.pki.CertificateField[] } {
+  const caSubject = [{ name: "commonName", value: commonName, valueTagClass: utf8 }];
+  const caCert = forge.pki.createCertificate();
+  caCert.publicKey = keys.publicKey;
+  caCert.serialNumber = randomSerial();
+  caCert.validity.notBefore = notBefore;
+  caCert.validity.notAfter = notAfter;
+  caCert.setSubject(caSubject);
+  caCert.setIssuer(caSubject);
+  caCert.setExtensions([
+    { name: "basicConstraints", cA: true, critical: true },
+    { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    { name: "subjectKeyIdentifier" },
+  ]);
+  signCertificate(caCert, keys.privateKeyPem);
+  return { caCert, caSubject };
+}
+
+/** The front proxy's CA and the client certificate the API server passes requests on to aggregated servers with. */
+export interface FrontProxyCertificates {
+  /** `front-proxy-ca`: what aggregated servers trust as `requestheader-client-ca-file`. */
+  ca: CertificateAndKey;
+  /** `front-proxy-client`, signed by `ca`, for client authentication (kube-apiserver's `--proxy-client-cert-file`). */
+  client: CertificateAndKey;
+}
+
+/** A front-proxy CA and its client certificate, named as kubeadm names them, valid for `validityDays` (365). */
+export async function generateFrontProxyCertificates(validityDays = 365): Promise<FrontProxyCertificates> {
+  const notBefore = new Date(Date.now() - 60 * 60 * 1000);
+  const notAfter = new Date(notBefore.getTime() + validityDays * 24 * 60 * 60 * 1000);
+  const keys = await newKeyPair();
+  const { caCert } = selfSignedCA("front-proxy-ca", keys, notBefore, notAfter);
+  const ca = { cert: forge.pki.certificateToPem(caCert), key: keys.privateKeyPem };
+  return { ca, client: await issueClientCertificate(ca, { username: frontProxyClientName, validityDays }) };
 }
 
 /** Names are UTF8String: Go's x509 (kubectl) refuses "@" in the default PrintableString. */

@@ -13,6 +13,7 @@ import { type Clock, type Random, realRandom, type TimerHandle } from "@reconcil
 import type { Endpoints, Service } from "kubernetes-types/core/v1.js";
 import type { UserInfo } from "../auth/user.js";
 import { watchKind } from "../auth/watch-kind.js";
+import type { CertificateAndKey } from "../tls.js";
 import {
   type AvailableVerdict,
   discoveryAttempts,
@@ -36,6 +37,12 @@ export interface AggregatorOptions {
   probeTimeoutMs?: number | undefined;
   /** Where the address of a Service with several is drawn from. Default: `realRandom`. */
   random?: Random | undefined;
+  /**
+   * The front proxy whose client certificate requests and checks are made
+   * with (kube-apiserver's `--proxy-client-cert-file`), which aggregated
+   * servers trust. Default: none (they see no client certificate).
+   */
+  frontProxy?: Promise<{ client: CertificateAndKey }> | undefined;
 }
 
 /** A group-version served by an aggregated server: its APIService and what its discovery said. */
@@ -66,6 +73,7 @@ export class Aggregator {
   readonly #byGroupVersion = new Map<string, APIService>();
   readonly #discovery = new Map<string, RemoteDiscovery>();
   readonly #agents = new BackendAgents();
+  readonly #proxyClient: Promise<CertificateAndKey | undefined>;
   readonly #stop = new AbortController();
   #started: Promise<void> | undefined;
   #serviceWatches: Promise<unknown> | undefined;
@@ -83,6 +91,9 @@ export class Aggregator {
     this.#recheckIntervalMs = options.recheckIntervalMs ?? 30_000;
     this.#probeTimeoutMs = options.probeTimeoutMs ?? 5_000;
     this.#random = options.random ?? realRandom;
+    this.#proxyClient = options.frontProxy?.then((proxy) => proxy.client) ?? Promise.resolve(undefined);
+    // A failure to make it shows on the first request or check that needs it.
+    this.#proxyClient.catch(() => {});
   }
 
   /** Whether the APIServices have been listed (after {@link start}). */
@@ -180,7 +191,7 @@ export class Aggregator {
     }
     await proxyToBackend(
       apiService,
-      this.#agents.agentFor(apiService),
+      this.#agents.agentFor(apiService, await this.#proxyClient),
       endpoint,
       user,
       pathAndQuery,
@@ -294,7 +305,7 @@ export class Aggregator {
         const endpoint = this.#resolve(apiService, service, endpointsOfService);
         if (endpoint instanceof ResolveError)
           return { verdict: { status: "False", reason: "FailedDiscoveryCheck", message: endpoint.message } };
-        const probe = await probeBackend(endpoint, path, this.#probeTimeoutMs);
+        const probe = await probeBackend(endpoint, path, this.#probeTimeoutMs, await this.#proxyClient);
         return {
           verdict: discoveryVerdict(`${endpointURL(endpoint)}${path}`, probe.failure),
           body: probe.body,

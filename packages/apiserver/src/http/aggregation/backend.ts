@@ -3,6 +3,7 @@ import * as https from "node:https";
 import type { APIService } from "@reconcile/api";
 import type { UserInfo } from "../auth/user.js";
 import { notPassedBack, notPassedOn } from "../hop-headers.js";
+import type { CertificateAndKey } from "../tls.js";
 import { endpointURL, type ResolvedEndpoint } from "./resolve.js";
 
 // How the API server talks to an aggregated server: HTTPS to the resolved
@@ -50,13 +51,14 @@ function tlsOptions(apiService: APIService): https.RequestOptions {
 export class BackendAgents {
   readonly #agents = new Map<string, { spec: string; agent: https.Agent }>();
 
-  agentFor(apiService: APIService): https.Agent {
+  /** The agent of `apiService`'s connections, made with the client certificate they present (if any). */
+  agentFor(apiService: APIService, client: CertificateAndKey | undefined): https.Agent {
     const name = apiService.metadata?.name ?? "";
     const spec = JSON.stringify(apiService.spec);
     const existing = this.#agents.get(name);
     if (existing?.spec === spec) return existing.agent;
     existing?.agent.destroy();
-    const agent = new https.Agent({ keepAlive: true, maxSockets: 64 });
+    const agent = new https.Agent({ keepAlive: true, maxSockets: 64, ...client });
     this.#agents.set(name, { spec, agent });
     return agent;
   }
@@ -144,13 +146,15 @@ const maxProbeBytes = 8 * 1024 * 1024;
 
 /**
  * GETs `path` of an aggregated server as `system:kube-aggregator` in
- * `system:masters`, without checking its certificate and within `timeoutMs`
+ * `system:masters` (with the aggregator's client certificate, if it has one),
+ * without checking the server's certificate and within `timeoutMs`
  * (upstream's availability check): passed for any 2xx answer.
  */
 export function probeBackend(
   endpoint: ResolvedEndpoint,
   path: string,
   timeoutMs: number,
+  client?: CertificateAndKey | undefined,
 ): Promise<ProbeResult> {
   const url = `${endpointURL(endpoint)}${path}`;
   return new Promise<ProbeResult>((resolve) => {
@@ -160,6 +164,8 @@ export function probeBackend(
         // A connection of its own each time, as upstream's check builds its transport per check.
         agent: false,
         rejectUnauthorized: false,
+        // The aggregator's own client certificate, as its proxied requests carry.
+        ...client,
         headers: {
           Accept: "application/json",
           ...authProxyHeaders({ username: "system:kube-aggregator", groups: ["system:masters"] }),

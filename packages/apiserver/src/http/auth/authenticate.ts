@@ -9,6 +9,7 @@ import { nodeRules } from "./bootstrap-policy.js";
 import { type BootstrapStore, reconcileBootstrapPolicy } from "./bootstrap-reconcile.js";
 import { NodeAuthorizer, nodeIdentity } from "./node-authorizer.js";
 import { type Decision, RbacAuthorizer } from "./rbac-authorizer.js";
+import type { RequestHeaderAuthenticator } from "./request-header.js";
 import { defaultIssuer, ServiceAccountTokens, type TokenClaims } from "./tokens.js";
 import { adminUser, allAuthenticated, anonymousUser, systemPrivilegedGroup, type UserInfo } from "./user.js";
 
@@ -180,6 +181,8 @@ export interface Authentication {
   adminToken: Buffer | undefined;
   staticTokens: ReadonlyMap<string, UserInfo>;
   auth: ClusterAuth;
+  /** A front proxy's requests, trusted by its client certificate (`--requestheader-*`); undefined: none. */
+  requestHeader?: RequestHeaderAuthenticator | undefined;
 }
 
 /** The static users by token, with `system:authenticated` added as upstream's token file authenticator does. */
@@ -195,16 +198,20 @@ export function staticTokenMap(users: readonly StaticTokenUser[] = []): Map<stri
 
 /**
  * The request's user (kube-apiserver's authenticator union, in its order):
- * a client certificate signed by the cluster CA (CN the user, O the
- * groups), then a bearer token — the admin token, a static token, a
- * ServiceAccount token — and anonymous without credentials. A bearer token
- * that no authenticator accepts is a 401, on every path.
+ * a front proxy's user from its headers (its client certificate signed by
+ * the request-header CA), a client certificate signed by the cluster CA (CN
+ * the user, O the groups), then a bearer token — the admin token, a static
+ * token, a ServiceAccount token — and anonymous without credentials. A bearer
+ * token that no authenticator accepts is a 401, on every path.
  */
 export function authenticate(
   request: http.IncomingMessage,
   authn: Authentication,
 ): UserInfo | Promise<UserInfo> {
-  const certificateUser = clientCertificateUser(request);
+  const proxied = authn.requestHeader?.authenticate(request);
+  if (proxied !== undefined && proxied !== "no-user") return proxied;
+  // A front proxy's certificate names no user of its own.
+  const certificateUser = proxied === undefined ? clientCertificateUser(request) : undefined;
   if (certificateUser !== undefined) return certificateUser;
   const token = bearerToken(request);
   if (token === undefined) return anonymousUser;

@@ -1,0 +1,229 @@
+import * as https from "node:https";
+import {
+  apiServices,
+  clusterRoleBindings,
+  clusterRoles,
+  configMaps,
+  customResourceDefinitions,
+  endpoints,
+  namespaces,
+  services,
+} from "@reconcile/api";
+import { afterEach, describe, expect, it } from "vitest";
+import { ApiServer } from "../../api-server.js";
+import { crdCondition } from "../../crd/crd.test-util.js";
+import { requestHeaderFromData } from "../auth/request-header.js";
+import type { ListeningApiServer } from "../server.js";
+import { type CertificateAndKey, generateServingCertificates, issueClientCertificate } from "../tls.js";
+
+// kubeadm's front proxy: the aggregating server passes requests on with its
+// `front-proxy-client` certificate and the user in X-Remote-* headers; the
+// aggregated server trusts them by what `kube-system/extension-apiserver-authentication`
+// says, and authorizes the user the headers name.
+
+const servers: ApiServer[] = [];
+afterEach(async () => {
+  for (const server of servers.splice(0)) await server.close();
+});
+
+interface Answer {
+  code: number;
+  body: string;
+}
+
+/** A request to `listening` with `headers`, presenting `client`'s certificate if given; a GET without a body. */
+function call(
+  listening: ListeningApiServer,
+  path: string,
+  headers: Record<string, string | string[]>,
+  client?: CertificateAndKey,
+  body?: unknown,
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const request = https.request(
+      `${listening.url}${path}`,
+      {
+        method: body === undefined ? "GET" : "POST",
+        ca: listening.certificateAuthority,
+        headers: body === undefined ? headers : { ...headers, "content-type": "application/json" },
+        ...client,
+        agent: false,
+      },
+      (response) => {
+        let text = "";
+        response.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+        response.on("end", () => resolve({ code: response.statusCode ?? 0, body: text }));
+      },
+    );
+    request.on("error", reject);
+    request.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+/** The aggregating server (`frontProxy: true`), jane a cluster admin on it. */
+async function aggregating() {
+  const api = new ApiServer({ frontProxy: true, aggregation: { recheckIntervalMs: 60_000 } });
+  servers.push(api);
+  const listening = await api.listen({
+    tls: true,
+    token: "admin-token",
+    users: [{ token: "jane-token", user: { username: "jane", groups: ["devs"] } }],
+  });
+  await api
+    .client()
+    .resource(clusterRoleBindings)
+    .create({
+      metadata: { name: "jane" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
+      subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "jane" }],
+    });
+  return { api, listening };
+}
+
+/** The aggregated server: serves widgets.example.com, trusts the front proxy `data` names. */
+async function aggregated(data: Record<string, string>) {
+  const api = new ApiServer();
+  servers.push(api);
+  const certificates = await generateServingCertificates({
+    dnsNames: ["api.widgets.svc"],
+    ipAddresses: ["127.0.0.1"],
+  });
+  const listening = await api.listen({
+    tls: { ...certificates.serving, ca: certificates.ca.cert },
+    token: "backend-admin-token",
+    requestHeader: requestHeaderFromData(data),
+  });
+  await api
+    .client()
+    .resource(customResourceDefinitions)
+    .create({
+      metadata: { name: "widgets.example.com" },
+      spec: {
+        group: "example.com",
+        scope: "Namespaced",
+        names: { plural: "widgets", kind: "Widget" },
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
+      },
+    } as never);
+  await crdCondition(api, "widgets.example.com", "Established");
+  return { api, listening, ca: certificates.ca.cert };
+}
+
+describe("the front proxy", () => {
+  it("publishes extension-apiserver-authentication, and passes users on to an aggregated server that trusts it", async () => {
+    const front = await aggregating();
+    const published = await front.api
+      .client()
+      .resource(configMaps, "kube-system")
+      .get("extension-apiserver-authentication");
+    const frontProxy = await front.api.frontProxy!;
+    expect(published.data).toEqual({
+      "client-ca-file": front.listening.certificateAuthority!.replaceAll("\r\n", "\n"),
+      "requestheader-allowed-names": '["front-proxy-client"]',
+      "requestheader-client-ca-file": frontProxy.ca.cert.replaceAll("\r\n", "\n"),
+      "requestheader-extra-headers-prefix": '["X-Remote-Extra-"]',
+      "requestheader-group-headers": '["X-Remote-Group"]',
+      "requestheader-username-headers": '["X-Remote-User"]',
+    });
+    expect(frontProxy.client.cert).toContain("BEGIN CERTIFICATE");
+
+    const backend = await aggregated(published.data!);
+    const client = front.api.client();
+    await client.resource(namespaces).create({ metadata: { name: "widgets" } });
+    await client.resource(services, "widgets").create({
+      metadata: { name: "api" },
+      spec: { ports: [{ name: "https", port: 443, targetPort: backend.listening.port }] },
+    });
+    await client.resource(endpoints, "widgets").create({
+      metadata: { name: "api" },
+      subsets: [
+        {
+          addresses: [{ ip: "127.0.0.1" }],
+          ports: [{ name: "https", port: backend.listening.port }],
+        },
+      ],
+    } as never);
+    await client.resource(apiServices).create({
+      metadata: { name: "v1.example.com" },
+      spec: {
+        group: "example.com",
+        version: "v1",
+        groupPriorityMinimum: 1000,
+        versionPriority: 15,
+        service: { namespace: "widgets", name: "api" },
+        caBundle: Buffer.from(backend.ca).toString("base64"),
+      },
+    });
+    // The discovery check goes as system:kube-aggregator in system:masters, trusted by the certificate.
+    await front.api.flush();
+    const available = await client.resource(apiServices).get("v1.example.com");
+    expect(available.status?.conditions?.find((c) => c.type === "Available")).toMatchObject({
+      status: "True",
+      reason: "Passed",
+    });
+
+    // jane may list widgets where she asks, but the aggregated server decides for itself: as jane.
+    const path = "/apis/example.com/v1/namespaces/default/widgets";
+    const refused = await call(front.listening, path, { authorization: "Bearer jane-token" });
+    expect(refused.code).toBe(403);
+    expect(JSON.parse(refused.body).message).toBe(
+      'widgets.example.com is forbidden: User "jane" cannot list resource "widgets" in API group "example.com" in the namespace "default"',
+    );
+    await backend.api
+      .client()
+      .resource(clusterRoles)
+      .create({
+        metadata: { name: "widget-reader" },
+        rules: [{ apiGroups: ["example.com"], resources: ["widgets"], verbs: ["get", "list"] }],
+      });
+    await backend.api
+      .client()
+      .resource(clusterRoleBindings)
+      .create({
+        metadata: { name: "devs" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "widget-reader" },
+        subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "devs" }],
+      });
+    const listed = await call(front.listening, path, { authorization: "Bearer jane-token" });
+    expect(listed.code).toBe(200);
+    expect(JSON.parse(listed.body)).toMatchObject({ kind: "WidgetList", items: [] });
+
+    // Headers alone name nobody: without the front proxy's certificate the request is anonymous.
+    const forged = await call(backend.listening, path, { "X-Remote-User": "jane", "X-Remote-Group": "devs" });
+    expect(forged.code).toBe(403);
+    expect(JSON.parse(forged.body).message).toContain('User "system:anonymous" cannot list');
+    // The front proxy's certificate, with the user in its headers, is trusted directly too.
+    const direct = await call(
+      backend.listening,
+      path,
+      { "X-Remote-User": "jane", "X-Remote-Group": "devs", "X-Remote-Extra-Reason": "test" },
+      frontProxy.client,
+    );
+    expect(direct.code).toBe(200);
+    // Who the headers make the request: every group header, the extra keys unescaped and lowercased.
+    const review = await call(
+      backend.listening,
+      "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+      { "X-Remote-User": "jane", "X-Remote-Group": ["devs", "qa"], "X-Remote-Extra-Reason%2FWhy": "test" },
+      frontProxy.client,
+      { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
+    );
+    expect(review.code).toBe(201);
+    expect(JSON.parse(review.body).status.userInfo).toEqual({
+      username: "jane",
+      groups: ["devs", "qa", "system:authenticated"],
+      extra: { "reason/why": ["test"] },
+    });
+    // A certificate of the front proxy's CA with another name is refused outright.
+    const stranger = await issueClientCertificate(frontProxy.ca, { username: "stranger" });
+    const refusedName = await call(backend.listening, path, { "X-Remote-User": "jane" }, stranger);
+    expect(refusedName.code).toBe(401);
+  });
+});
