@@ -10,6 +10,7 @@
 import type http from "node:http";
 import type { Duplex } from "node:stream";
 import {
+  type APIService,
   newBadRequest,
   newInternalError,
   newNotFound,
@@ -51,11 +52,24 @@ export function handleUpgrade(
   socket: Duplex,
   head: Buffer,
 ): void {
+  // Until the APIServices are listed, an aggregated group could be missed.
+  if (context.aggregator !== undefined && !context.aggregator.synced) {
+    context.aggregator.start().then(
+      () => handleUpgrade(context, sockets, request, socket, head),
+      () => socket.destroy(),
+    );
+    return;
+  }
   const { pathname } = splitTarget(request.url ?? "");
   const auditID = auditIdFor(request);
   upgradeAuditIds.set(request, auditID);
   const audit = context.auditor?.beginUpgrade(request, socket, auditID);
   const refuseAudited = (error: unknown) => refuse(socket, error, auditID, audit);
+  const aggregated = context.aggregator?.remoteFor(pathname);
+  if (aggregated !== undefined) {
+    proxyAggregatedUpgrade(context, aggregated, request, socket, head, audit).catch(refuseAudited);
+    return;
+  }
   let route: ReturnType<typeof parseRoute> | undefined;
   try {
     route = parseRoute(pathname, context.registry.resources, context.subresourceNamesOf);
@@ -91,6 +105,23 @@ export function handleUpgrade(
       });
     })
     .catch(refuseAudited);
+}
+
+/** An upgrade under an aggregated group-version: authenticated and authorized here, then passed on. */
+async function proxyAggregatedUpgrade(
+  context: HandlerContext,
+  apiService: APIService,
+  request: http.IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+  audit: UpgradeAudit | undefined,
+): Promise<void> {
+  const { pathname, search } = splitTarget(request.url ?? "");
+  checkHost(request, context.token);
+  const user = await authorizeRequest(context.authn, request, pathname, new URLSearchParams(search), audit);
+  audit?.upgraded();
+  const target = search === "" ? pathname : `${pathname}?${search}`;
+  await context.aggregator!.proxyUpgrade(apiService, user, target, request, socket, head);
 }
 
 /** The audit ID of each upgrade request, answered in its `101 Switching Protocols` too. */

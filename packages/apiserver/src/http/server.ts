@@ -277,7 +277,7 @@ export async function listen(servable: Servable, options: ListenOptions = {}): P
   answerOutsideTheHandler(server);
   // exec over WebSocket (and the refusals kubectl's SPDY fallback meets).
   const sockets = execSocketServer();
-  const upgradeContext = new HandlerContext(shared);
+  const upgradeContext = new HandlerContext({ ...shared, aggregator });
   server.on("upgrade", (request: http.IncomingMessage, socket: Duplex, head: Buffer) =>
     handleUpgrade(upgradeContext, sockets, request, socket, head),
   );

@@ -1,4 +1,5 @@
 import type * as http from "node:http";
+import type { Duplex } from "node:stream";
 import {
   type APIService,
   apiServices,
@@ -23,7 +24,7 @@ import {
   serviceVerdict,
   withAvailable,
 } from "./availability.js";
-import { BackendAgents, probeBackend, proxyToBackend } from "./backend.js";
+import { BackendAgents, probeBackend, proxyToBackend, proxyUpgradeToBackend } from "./backend.js";
 import { type RemoteDiscovery, remoteDiscovery } from "./discovery.js";
 import { endpointURL, type ResolvedEndpoint, ResolveError, resolveServiceEndpoint } from "./resolve.js";
 
@@ -198,6 +199,33 @@ export class Aggregator {
       request,
       response,
     );
+  }
+
+  /**
+   * Passes an upgrade request (exec-like streams) for `apiService` on to its
+   * server as {@link proxy} passes others; the same 503 while it is not
+   * Available or resolves to no address.
+   */
+  async proxyUpgrade(
+    apiService: APIService,
+    user: UserInfo,
+    pathAndQuery: string,
+    request: http.IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+  ): Promise<void> {
+    const endpoint = isAvailable(apiService)
+      ? this.#resolve(apiService, ...(await this.#serviceAndEndpoints(apiService)))
+      : undefined;
+    if (endpoint === undefined || endpoint instanceof ResolveError) {
+      const body = "service unavailable\n";
+      socket.end(
+        `HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
+      );
+      return;
+    }
+    const client = await this.#proxyClient;
+    proxyUpgradeToBackend(apiService, client, endpoint, user, pathAndQuery, request, socket, head);
   }
 
   #apiServiceChanged(type: string, object: APIService): void {

@@ -1,5 +1,6 @@
 import type * as http from "node:http";
 import * as https from "node:https";
+import type { Duplex } from "node:stream";
 import type { APIService } from "@reconcile/api";
 import type { UserInfo } from "../auth/user.js";
 import { notPassedBack, notPassedOn } from "../hop-headers.js";
@@ -74,6 +75,17 @@ export class BackendAgents {
   }
 }
 
+/** The request's headers without the client's credentials, the user as front-proxy headers, `X-Forwarded-For` extended. */
+function passedOnHeaders(request: http.IncomingMessage, user: UserInfo): Record<string, string | string[]> {
+  const headers: Record<string, string | string[]> = {};
+  for (const [name, value] of Object.entries(request.headers))
+    if (value !== undefined && !withheld(name)) headers[name] = value;
+  const peer = request.socket.remoteAddress ?? "";
+  const forwarded = request.headers["x-forwarded-for"];
+  headers["x-forwarded-for"] = forwarded ? `${forwarded}, ${peer}` : peer;
+  return Object.assign(headers, authProxyHeaders(user));
+}
+
 /**
  * Passes `request` on to the aggregated server at `endpoint` (method, path
  * and query, body, headers without the client's credentials, the user as
@@ -90,13 +102,7 @@ export function proxyToBackend(
   request: http.IncomingMessage,
   response: http.ServerResponse,
 ): Promise<void> {
-  const headers: Record<string, string | string[]> = {};
-  for (const [name, value] of Object.entries(request.headers))
-    if (value !== undefined && !withheld(name)) headers[name] = value;
-  const peer = request.socket.remoteAddress ?? "";
-  const forwarded = request.headers["x-forwarded-for"];
-  headers["x-forwarded-for"] = forwarded ? `${forwarded}, ${peer}` : peer;
-  Object.assign(headers, authProxyHeaders(user));
+  const headers = passedOnHeaders(request, user);
   return new Promise<void>((resolve) => {
     const outgoing = https.request(
       `${endpointURL(endpoint)}${pathAndQuery}`,
@@ -131,6 +137,73 @@ export function proxyToBackend(
     });
     request.pipe(outgoing);
   });
+}
+
+/**
+ * Passes an upgrade request (an exec-like stream: WebSocket or SPDY) on to
+ * the aggregated server at `endpoint`, as kube-aggregator's upgrade-aware
+ * proxy does: the same headers as {@link proxyToBackend} plus the upgrade's
+ * own, the aggregator's client certificate presented; once the server
+ * switches protocols the two connections are joined, and any other answer is
+ * passed back as it came. A server that cannot be reached is a 503.
+ */
+export function proxyUpgradeToBackend(
+  apiService: APIService,
+  client: CertificateAndKey | undefined,
+  endpoint: ResolvedEndpoint,
+  user: UserInfo,
+  pathAndQuery: string,
+  request: http.IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): void {
+  const headers = passedOnHeaders(request, user);
+  headers.connection = "Upgrade";
+  headers.upgrade = request.headers.upgrade ?? "";
+  const outgoing = https.request(`${endpointURL(endpoint)}${pathAndQuery}`, {
+    method: request.method,
+    headers,
+    agent: false,
+    ...tlsOptions(apiService),
+    ...client,
+  });
+  const answerHead = (answer: http.IncomingMessage) =>
+    `HTTP/1.1 ${answer.statusCode} ${answer.statusMessage ?? ""}\r\n${rawHeaderLines(answer)}\r\n`;
+  outgoing.on("upgrade", (answer, upstream: Duplex, upstreamHead: Buffer) => {
+    socket.write(answerHead(answer));
+    if (upstreamHead.length > 0) socket.write(upstreamHead);
+    if (head.length > 0) upstream.write(head);
+    const close = () => {
+      upstream.destroy();
+      socket.destroy();
+    };
+    upstream.on("error", close).on("close", close);
+    socket.on("error", close).on("close", close);
+    upstream.pipe(socket);
+    socket.pipe(upstream);
+  });
+  outgoing.on("response", (answer) => {
+    // The server did not switch: its answer goes back as it is, and the connection ends with it.
+    socket.write(answerHead(answer));
+    answer.pipe(socket);
+  });
+  outgoing.on("error", (error) => {
+    if (!socket.writable) return socket.destroy();
+    const body = `${error.message}\n`;
+    socket.end(
+      `HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  });
+  socket.on("close", () => outgoing.destroy());
+  outgoing.end();
+}
+
+/** An answer's headers as sent, one `Name: value` line each. */
+function rawHeaderLines(answer: http.IncomingMessage): string {
+  let lines = "";
+  for (let i = 0; i + 1 < answer.rawHeaders.length; i += 2)
+    lines += `${answer.rawHeaders[i]}: ${answer.rawHeaders[i + 1]}\r\n`;
+  return lines;
 }
 
 /** The answer of a GET to an aggregated server as the aggregator itself (its discovery check). */

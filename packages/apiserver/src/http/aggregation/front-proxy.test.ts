@@ -1,4 +1,7 @@
+import type * as http from "node:http";
 import * as https from "node:https";
+import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
 import {
   apiServices,
   clusterRoleBindings,
@@ -10,6 +13,7 @@ import {
   services,
 } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
+import { WebSocket, WebSocketServer } from "ws";
 import { ApiServer } from "../../api-server.js";
 import { crdCondition } from "../../crd/crd.test-util.js";
 import { requestHeaderFromData } from "../auth/request-header.js";
@@ -225,5 +229,137 @@ describe("the front proxy", () => {
     const stranger = await issueClientCertificate(frontProxy.ca, { username: "stranger" });
     const refusedName = await call(backend.listening, path, { "X-Remote-User": "jane" }, stranger);
     expect(refusedName.code).toBe(401);
+  });
+});
+
+/** An aggregated server that answers WebSocket upgrades by echoing, and records who asked. */
+async function echoServer(frontProxyCA: string) {
+  const certificates = await generateServingCertificates({ dnsNames: ["api.widgets.svc"], ipAddresses: [] });
+  const asked: { url: string; headers: http.IncomingHttpHeaders; certificate: string | undefined }[] = [];
+  // Its discovery answers the availability check; nothing else is served but upgrades.
+  const server = https.createServer(
+    {
+      cert: certificates.serving.cert,
+      key: certificates.serving.key,
+      requestCert: true,
+      rejectUnauthorized: false,
+      ca: frontProxyCA,
+    },
+    (_request, response) => {
+      response.writeHead(200, { "Content-Type": "application/json" });
+      response.end(
+        JSON.stringify({
+          kind: "APIResourceList",
+          apiVersion: "v1",
+          groupVersion: "example.com/v1",
+          resources: [],
+        }),
+      );
+    },
+  );
+  const sockets = new WebSocketServer({ noServer: true });
+  server.on("upgrade", (request: http.IncomingMessage, socket, head) => {
+    const tls = request.socket as TLSSocket;
+    asked.push({
+      url: request.url ?? "",
+      headers: request.headers,
+      certificate: tls.authorized ? String(tls.getPeerCertificate().subject?.CN) : undefined,
+    });
+    if (!(request.url ?? "").split("?")[0]!.endsWith("/console")) {
+      socket.end("HTTP/1.1 404 Not Found\r\nContent-Length: 9\r\n\r\nnot found");
+      return;
+    }
+    sockets.handleUpgrade(request, socket, head, (ws) =>
+      ws.on("message", (data) => ws.send(`echo: ${String(data)}`)),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as AddressInfo).port,
+    ca: certificates.ca.cert,
+    asked,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const client of sockets.clients) client.terminate();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+describe("upgrade requests to an aggregated server", () => {
+  it("are passed on with the front proxy's certificate and the user's headers, and joined once it switches", async () => {
+    const front = await aggregating();
+    const frontProxy = await front.api.frontProxy!;
+    const backend = await echoServer(frontProxy.ca.cert);
+    try {
+      const client = front.api.client();
+      await client.resource(namespaces).create({ metadata: { name: "widgets" } });
+      await client.resource(services, "widgets").create({
+        metadata: { name: "api" },
+        spec: { ports: [{ name: "https", port: 443, targetPort: backend.port }] },
+      });
+      await client.resource(endpoints, "widgets").create({
+        metadata: { name: "api" },
+        subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "https", port: backend.port }] }],
+      } as never);
+      await client.resource(apiServices).create({
+        metadata: { name: "v1.example.com" },
+        spec: {
+          group: "example.com",
+          version: "v1",
+          groupPriorityMinimum: 1000,
+          versionPriority: 15,
+          service: { namespace: "widgets", name: "api" },
+          caBundle: Buffer.from(backend.ca).toString("base64"),
+        },
+      });
+      await front.api.flush();
+      const checked = await client.resource(apiServices).get("v1.example.com");
+      expect(checked.status?.conditions?.find((c) => c.type === "Available")?.status).toBe("True");
+
+      const base = `${front.listening.url.replace("https", "wss")}/apis/example.com/v1/namespaces/default/widgets/w`;
+      const ws = new WebSocket(`${base}/console?tty=true`, {
+        ca: front.listening.certificateAuthority,
+        headers: { authorization: "Bearer jane-token" },
+      });
+      const echoed = new Promise<string>((resolve, reject) => {
+        ws.on("message", (data) => resolve(String(data)));
+        ws.on("error", reject);
+      });
+      await new Promise<void>((resolve, reject) => ws.on("open", resolve).on("error", reject));
+      ws.send("hello");
+      expect(await echoed).toBe("echo: hello");
+      ws.close();
+      const [seen] = backend.asked;
+      expect(seen!.url).toBe("/apis/example.com/v1/namespaces/default/widgets/w/console?tty=true");
+      expect(seen!.certificate).toBe("front-proxy-client");
+      expect(seen!.headers["x-remote-user"]).toBe("jane");
+      expect(seen!.headers["x-remote-group"]).toBe("devs, system:authenticated");
+      expect(seen!.headers.authorization).toBeUndefined();
+      expect(seen!.headers.upgrade).toBe("websocket");
+
+      // An answer other than 101 comes back as it is.
+      const missing = new WebSocket(`${base}/missing`, {
+        ca: front.listening.certificateAuthority,
+        headers: { authorization: "Bearer jane-token" },
+      });
+      const code = await new Promise<number>((resolve) =>
+        missing.on("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0)),
+      );
+      expect(code).toBe(404);
+      // Without credentials the aggregating server refuses before anything is passed on.
+      const anonymous = new WebSocket(`${base}/console`, { ca: front.listening.certificateAuthority });
+      const refused = await new Promise<number>((resolve) =>
+        anonymous.on("unexpected-response", (_request, response) => resolve(response.statusCode ?? 0)),
+      );
+      expect(refused).toBe(403);
+      expect(backend.asked.map((asked) => asked.url.split("?")[0]!.split("/").at(-1))).toEqual([
+        "console",
+        "missing",
+      ]);
+    } finally {
+      await backend.close();
+    }
   });
 });
