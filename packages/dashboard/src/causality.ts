@@ -1,5 +1,25 @@
-import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
-import type { Client, ResourceClient } from "@reconcile/client";
+import type {
+  DeepReadonly,
+  KubeObject,
+  ListOptions,
+  ObjectList,
+  ResourceDescriptor,
+  Scale,
+  WatchEvent,
+  WatchOptions,
+} from "@reconcile/api";
+import type {
+  CallOptions,
+  Client,
+  DeleteCollectionOptions,
+  DeleteOptions,
+  DeleteResult,
+  GetOptions,
+  PatchOptions,
+  ResourceClient,
+  UpdateOptions,
+  WriteOptions,
+} from "@reconcile/client";
 import { deliveryText, RecentRing, type ReconcileObserver } from "@reconcile/controller";
 
 // What a running cluster did and why, as @reconcile/sim writes a run
@@ -64,17 +84,6 @@ export interface LiveTraceFile {
   trace: CausalityEntry[];
 }
 
-const writeVerbs: Record<string, string> = {
-  create: "create",
-  update: "update",
-  updateStatus: "update",
-  finalize: "update",
-  patch: "patch",
-  delete: "delete",
-  deleteCollection: "deletecollection",
-  updateScale: "update",
-};
-
 /**
  * Records a live cluster's causality: wrap each component's client with
  * {@link client} and give each component's reconcile observer from
@@ -85,7 +94,7 @@ export class CausalityRecorder {
   readonly capacity: number;
   readonly startedAt: number;
   readonly #now: () => number;
-  readonly #ring: RecentRing<CausalityEntry>;
+  readonly #ring: RecentRing<CausalityEntry | CallRecord>;
   readonly #calls = new Map<string, number>();
 
   constructor(options: { capacity?: number | undefined; now?: (() => number) | undefined } = {}) {
@@ -170,7 +179,7 @@ export class CausalityRecorder {
 
   /** The entries kept, oldest first, as a trace file. */
   traceFile(): LiveTraceFile {
-    const trace = this.#ring.list();
+    const trace = this.#ring.list().map((entry) => (entry instanceof CallRecord ? entry.entry() : entry));
     return {
       format: "reconcile-sim-trace/v1",
       live: true,
@@ -189,45 +198,41 @@ export class CausalityRecorder {
     resource: ResourceDescriptor,
   ): ResourceClient<T> {
     const plural = resource.group ? `${resource.plural}.${resource.group}` : resource.plural;
-    const methods = new Map<PropertyKey, unknown>();
-    const record =
-      (method: string, verb: string, write: (...a: unknown[]) => Promise<unknown>) =>
-      async (...args: unknown[]) => {
-        const started = this.#start(component);
-        const subresource = subresourceOf(method, args);
-        const what = subresource ? `${plural}/${subresource}` : plural;
-        try {
-          const result = await write.apply(inner, args);
-          const entry = this.#entry(component, started, verb, what, method === "create" ? 201 : 200);
-          describeTarget(entry, inner.namespace, args[0], result);
-          const rv = resourceVersionOf(result);
-          if (rv !== undefined) entry.rv = rv;
-          this.#add(entry);
-          return result;
-        } catch (error) {
-          const { code, reason } = failure(error);
-          const entry = this.#entry(component, started, verb, what, code);
-          describeTarget(entry, inner.namespace, args[0], undefined);
-          if (reason !== undefined) entry.reason = reason;
-          this.#add(entry);
-          throw error;
-        }
-      };
-    return new Proxy(inner, {
-      get(target, property, receiver) {
-        let method = methods.get(property);
-        if (method !== undefined) return method;
-        const value = Reflect.get(target, property, receiver);
-        if (typeof value !== "function") return value;
-        const verb = typeof property === "string" ? writeVerbs[property] : undefined;
-        method =
-          verb === undefined
-            ? value.bind(target)
-            : record(property as string, verb, value as (...a: unknown[]) => Promise<unknown>);
-        methods.set(property, method);
-        return method;
+    return new RecordedResourceClient(inner, plural, (method, verb, args, write) =>
+      this.#record(component, plural, method, verb, args, inner.namespace, write),
+    );
+  }
+
+  /** Makes one write and records it: its answer's code, target, owner and resourceVersion. */
+  #record<R>(
+    component: string,
+    plural: string,
+    method: string,
+    verb: string,
+    args: readonly unknown[],
+    namespace: string | undefined,
+    write: () => Promise<R>,
+  ): Promise<R> {
+    const started = this.#start(component);
+    const subresource = subresourceOf(method, args);
+    const what = subresource ? `${plural}/${subresource}` : plural;
+    return write().then(
+      (result) => {
+        const record = new CallRecord(started, component, verb, what, method === "create" ? 201 : 200);
+        record.describe(namespace, args[0], result);
+        record.rv = resourceVersionOf(result);
+        this.#ring.push(record);
+        return result;
       },
-    });
+      (error: unknown) => {
+        const { code, reason } = failure(error);
+        const record = new CallRecord(started, component, verb, what, code);
+        record.describe(namespace, args[0], undefined);
+        record.reason = reason;
+        this.#ring.push(record);
+        throw error;
+      },
+    );
   }
 
   /** A call's decision point: the component's count of calls, and when it started. */
@@ -254,7 +259,7 @@ export class CausalityRecorder {
   }
 }
 
-function subresourceOf(method: string, args: unknown[]): string | undefined {
+function subresourceOf(method: string, args: readonly unknown[]): string | undefined {
   if (method === "updateStatus") return "status";
   if (method === "finalize") return "finalize";
   if (method === "updateScale") return "scale";
@@ -262,23 +267,132 @@ function subresourceOf(method: string, args: unknown[]): string | undefined {
   return options?.subresource;
 }
 
-/** Sets the written object's `namespace/name`, and its controller's, from the call's arguments and answer. */
-function describeTarget(
-  entry: CallEntry,
-  namespace: string | undefined,
-  first: unknown,
-  result: unknown,
-): void {
-  const object = (metaOf(result) !== undefined ? result : first) as KubeObject | string | undefined;
-  if (typeof object === "string" || object === undefined) {
-    entry.target = namespace ? `${namespace}/${object ?? ""}` : (object ?? "");
-    return;
+/**
+ * A recorded write as kept in the ring: every member set at once, one shape
+ * for all; the trace's `call` entry, its strings joined, is made when the
+ * trace is read.
+ */
+class CallRecord {
+  readonly t: number;
+  readonly index: number;
+  namespace: string | undefined = undefined;
+  name = "";
+  owner: string | undefined = undefined;
+  rv: string | undefined = undefined;
+  reason: string | undefined = undefined;
+
+  constructor(
+    started: { index: number; t: number },
+    readonly component: string,
+    readonly verb: string,
+    readonly resource: string,
+    readonly code: number,
+  ) {
+    this.t = started.t;
+    this.index = started.index;
   }
-  const meta = object.metadata ?? {};
-  const ns = meta.namespace ?? namespace;
-  entry.target = ns ? `${ns}/${meta.name ?? ""}` : (meta.name ?? "");
-  const owner = meta.ownerReferences?.find((ref) => ref.controller === true);
-  if (owner !== undefined) entry.owner = ns ? `${ns}/${owner.name}` : owner.name;
+
+  /** Takes the written object's name and namespace, and its controller's name, from the call and its answer. */
+  describe(namespace: string | undefined, first: unknown, result: unknown): void {
+    const object = (metaOf(result) !== undefined ? result : first) as KubeObject | string | undefined;
+    if (typeof object === "string" || object === undefined) {
+      this.namespace = namespace;
+      this.name = object ?? "";
+      return;
+    }
+    const meta = object.metadata ?? {};
+    this.namespace = meta.namespace ?? namespace;
+    this.name = meta.name ?? "";
+    const references = meta.ownerReferences;
+    if (references !== undefined)
+      for (const ref of references) if (ref.controller === true) this.owner = ref.name;
+  }
+
+  entry(): CallEntry {
+    const ns = this.namespace;
+    const entry: CallEntry = {
+      t: this.t,
+      type: "call",
+      component: this.component,
+      index: this.index,
+      verb: this.verb,
+      resource: this.resource,
+      target: ns ? `${ns}/${this.name}` : this.name,
+      code: this.code,
+    };
+    if (this.rv !== undefined) entry.rv = this.rv;
+    if (this.reason !== undefined) entry.reason = this.reason;
+    if (this.owner !== undefined) entry.owner = ns ? `${ns}/${this.owner}` : this.owner;
+    return entry;
+  }
+}
+
+type Recorder = <R>(
+  method: string,
+  verb: string,
+  args: readonly unknown[],
+  write: () => Promise<R>,
+) => Promise<R>;
+
+/** A resource client whose writes are recorded; reads go straight through. */
+class RecordedResourceClient<T extends KubeObject> implements ResourceClient<T> {
+  readonly resource: ResourceDescriptor<T>;
+  readonly namespace: string | undefined;
+  readonly finalize?: (object: T | DeepReadonly<T>, options?: WriteOptions) => Promise<T>;
+
+  constructor(
+    readonly inner: ResourceClient<T>,
+    readonly plural: string,
+    readonly record: Recorder,
+  ) {
+    this.resource = inner.resource;
+    this.namespace = inner.namespace;
+    if (inner.finalize !== undefined)
+      this.finalize = (object, options) =>
+        this.record("finalize", "update", [object, options], () => inner.finalize!(object, options));
+  }
+
+  list(options?: ListOptions): Promise<ObjectList<T>> {
+    return this.inner.list(options);
+  }
+  watch(options?: WatchOptions): Promise<AsyncIterable<WatchEvent<T>>> {
+    return this.inner.watch(options);
+  }
+  get(name: string, options?: GetOptions): Promise<T> {
+    return this.inner.get(name, options);
+  }
+  getScale(name: string, options?: CallOptions): Promise<Scale> {
+    return this.inner.getScale(name, options);
+  }
+  create(object: T | DeepReadonly<T>, options?: WriteOptions): Promise<T> {
+    return this.record("create", "create", [object, options], () => this.inner.create(object, options));
+  }
+  update(object: T | DeepReadonly<T>, options?: UpdateOptions): Promise<T> {
+    return this.record("update", "update", [object, options], () => this.inner.update(object, options));
+  }
+  updateStatus(object: T | DeepReadonly<T>, options?: WriteOptions): Promise<T> {
+    return this.record("updateStatus", "update", [object, options], () =>
+      this.inner.updateStatus(object, options),
+    );
+  }
+  patch(name: string, patch: unknown, options: PatchOptions): Promise<T> {
+    return this.record("patch", "patch", [name, patch, options], () =>
+      this.inner.patch(name, patch, options),
+    );
+  }
+  delete(name: string, options?: DeleteOptions): Promise<DeleteResult<T>> {
+    return this.record("delete", "delete", [name, options], () => this.inner.delete(name, options));
+  }
+  deleteCollection(options?: DeleteCollectionOptions): Promise<ObjectList<T>> {
+    return this.record("deleteCollection", "deletecollection", [options], () =>
+      this.inner.deleteCollection(options),
+    );
+  }
+  updateScale(name: string, scale: Scale, options?: WriteOptions): Promise<Scale> {
+    return this.record("updateScale", "update", [name, scale, options], () =>
+      this.inner.updateScale(name, scale, options),
+    );
+  }
 }
 
 function metaOf(value: unknown): unknown {
