@@ -50,6 +50,7 @@ describe("prometheus adapters", () => {
     const metrics = prometheusApiServerMetrics(registry);
     const labels = {
       verb: "LIST",
+      dry_run: "",
       group: "apps",
       version: "v1",
       resource: "deployments",
@@ -89,14 +90,14 @@ describe("prometheus adapters", () => {
     expect(body).toContain('apiserver_flowcontrol_nominal_limit_seats{priority_level="global-default"} 49');
     expect(contentType).toBe(registry.contentType);
     expect(body).toContain(
-      'apiserver_request_total{verb="LIST",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver",code="200"} 1',
+      'apiserver_request_total{verb="LIST",dry_run="",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver",code="200"} 1',
     );
     expect(body).toContain('code="404"} 1');
     expect(body).toContain(
-      'apiserver_request_duration_seconds_bucket{le="0.005",verb="LIST",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver"} 1',
+      'apiserver_request_duration_seconds_bucket{le="0.005",verb="LIST",dry_run="",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver"} 1',
     );
     expect(body).toContain(
-      'apiserver_request_duration_seconds_bucket{le="0.05",verb="LIST",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver"} 2',
+      'apiserver_request_duration_seconds_bucket{le="0.05",verb="LIST",dry_run="",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver"} 2',
     );
     expect(body).toContain('apiserver_storage_objects{resource="pods"} 7');
   });

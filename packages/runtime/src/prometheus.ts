@@ -237,8 +237,8 @@ const apiServerRequestBuckets = [
 
 /**
  * `@reconcile/apiserver`'s metrics on prom-client with kube-apiserver's names,
- * labels and buckets: `apiserver_request_total{verb,group,version,resource,subresource,scope,component,code}`,
- * `apiserver_request_duration_seconds{verb,group,version,resource,subresource,scope,component}`,
+ * labels and buckets: `apiserver_request_total{verb,dry_run,group,version,resource,subresource,scope,component,code}`,
+ * `apiserver_request_duration_seconds{verb,dry_run,group,version,resource,subresource,scope,component}`,
  * `apiserver_storage_objects{resource}`, the admission webhook metrics and API Priority and
  * Fairness' `apiserver_flowcontrol_dispatched_requests_total{priority_level,flow_schema}`,
  * `…_rejected_requests_total{priority_level,flow_schema,reason}` and
@@ -250,6 +250,7 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
   const registers = [registry];
   const requestLabelNames = [
     "verb",
+    "dry_run",
     "group",
     "version",
     "resource",

@@ -63,6 +63,7 @@ describe("requestLabels", () => {
   ]) => {
     expect(requestLabels(method, path, q(query), contentType, 200)).toEqual({
       verb,
+      dry_run: "",
       group,
       version,
       resource,
@@ -71,6 +72,16 @@ describe("requestLabels", () => {
       component: "apiserver",
       code: "200",
     });
+  });
+
+  it.each([
+    ["", ""],
+    ["dryRun=All", "All"],
+    ["dryRun=All&dryRun=All", "All"],
+    ["dryRun=true", "invalid"],
+    ["dryRun=All&dryRun=", "invalid"],
+  ])("dry_run of ?%s is %j, as upstream's cleanDryRun", (query, label) => {
+    expect(requestLabels("POST", "/api/v1/namespaces/d/pods", q(query), undefined, 201).dry_run).toBe(label);
   });
 });
 

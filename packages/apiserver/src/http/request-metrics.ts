@@ -55,6 +55,8 @@ export interface ApiServerMetrics extends Partial<WebhookObserver> {
 /** `apiserver_request_total`'s labels (upstream `MonitorRequest`). */
 export interface RequestLabels {
   verb: string;
+  /** upstream's `cleanDryRun`: "" without `dryRun`, its values deduplicated and sorted, or `invalid`. */
+  dry_run: string;
   group: string;
   version: string;
   resource: string;
@@ -82,6 +84,14 @@ const namedPaths = new Set([
   "/openapi/v3",
 ]);
 
+/** upstream's `cleanDryRun`: each `dryRun` value must be `All`; the values deduplicated, sorted and joined. */
+function dryRunLabel(query: URLSearchParams): string {
+  const values = query.getAll("dryRun");
+  if (values.length === 0) return "";
+  if (values.some((value) => value !== "All")) return "invalid";
+  return [...new Set(values)].sort().join(",");
+}
+
 /**
  * The labels of a request (upstream `RequestInfoFactory` and the metrics'
  * `cleanVerb`): `LIST` for a GET without a name, `WATCH` with `watch=true`,
@@ -98,6 +108,7 @@ export function requestLabels(
 ): RequestLabels {
   const labels: RequestLabels = {
     verb: method.toUpperCase(),
+    dry_run: dryRunLabel(query),
     group: "",
     version: "",
     resource: "",
