@@ -67,6 +67,9 @@ describe("prometheus adapters", () => {
     metrics.flowControlSeats("global-default", 49);
     metrics.flowControlRequests("workload-low", "service-accounts", 3, 2);
     metrics.flowControlWait("workload-low", "service-accounts", true, 0.03);
+    metrics.flowControlExecution("workload-low", "service-accounts", false, 0.004);
+    metrics.flowControlExecution("workload-low", "service-accounts", true, 0);
+    metrics.flowControlQueueLength("workload-low", "service-accounts", 12);
     const { contentType, body } = await metrics.expose();
     expect(body).toContain('apiserver_flowcontrol_current_limit_seats{priority_level="global-default"} 49');
     expect(body).toContain(
@@ -88,6 +91,24 @@ describe("prometheus adapters", () => {
       'apiserver_flowcontrol_rejected_requests_total{priority_level="global-default",flow_schema="global-default",reason="queue-full"} 1',
     );
     expect(body).toContain('apiserver_flowcontrol_nominal_limit_seats{priority_level="global-default"} 49');
+    expect(body).toContain(
+      'apiserver_flowcontrol_request_execution_seconds_bucket{le="0.005",priority_level="workload-low",flow_schema="service-accounts",type="regular"} 1',
+    );
+    expect(body).toContain(
+      'apiserver_flowcontrol_request_execution_seconds_bucket{le="0",priority_level="workload-low",flow_schema="service-accounts",type="watch"} 1',
+    );
+    expect(body).toContain(
+      'apiserver_flowcontrol_request_queue_length_after_enqueue_bucket{le="10",priority_level="workload-low",flow_schema="service-accounts"} 0',
+    );
+    expect(body).toContain(
+      'apiserver_flowcontrol_request_queue_length_after_enqueue_bucket{le="25",priority_level="workload-low",flow_schema="service-accounts"} 1',
+    );
+    expect(body).toContain(
+      'apiserver_flowcontrol_current_executing_seats{priority_level="workload-low",flow_schema="service-accounts"} 3',
+    );
+    expect(body).toContain(
+      'apiserver_flowcontrol_current_inqueue_seats{priority_level="workload-low",flow_schema="service-accounts"} 2',
+    );
     expect(contentType).toBe(registry.contentType);
     expect(body).toContain(
       'apiserver_request_total{verb="LIST",dry_run="",group="apps",version="v1",resource="deployments",subresource="",scope="namespace",component="apiserver",code="200"} 1',

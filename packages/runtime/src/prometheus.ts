@@ -226,6 +226,8 @@ export interface ApiServerMetricsSeam {
   flowControlSeats(priorityLevel: string, seats: number): void;
   flowControlRequests(priorityLevel: string, flowSchema: string, executing: number, waiting: number): void;
   flowControlWait(priorityLevel: string, flowSchema: string, executed: boolean, seconds: number): void;
+  flowControlExecution(priorityLevel: string, flowSchema: string, watch: boolean, seconds: number): void;
+  flowControlQueueLength(priorityLevel: string, flowSchema: string, length: number): void;
   apiServiceUnavailable(name: string, unavailable: boolean): void;
   apiServiceUnavailableCount(name: string, reason: string, count: number): void;
 }
@@ -500,6 +502,8 @@ function flowControlMetrics(
   | "flowControlSeats"
   | "flowControlRequests"
   | "flowControlWait"
+  | "flowControlExecution"
+  | "flowControlQueueLength"
 > {
   const dispatched = new Counter({
     name: "apiserver_flowcontrol_dispatched_requests_total",
@@ -537,11 +541,39 @@ function flowControlMetrics(
     labelNames: ["priority_level", "flow_schema"] as const,
     registers,
   });
+  const durationBuckets = [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30];
   const waitDuration = new Histogram({
     name: "apiserver_flowcontrol_request_wait_duration_seconds",
     help: "[BETA] Length of time a request spent waiting in its queue",
     labelNames: ["priority_level", "flow_schema", "execute"] as const,
-    buckets: [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30],
+    buckets: durationBuckets,
+    registers,
+  });
+  const executionDuration = new Histogram({
+    name: "apiserver_flowcontrol_request_execution_seconds",
+    help: "[ALPHA] Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema", "type"] as const,
+    buckets: durationBuckets,
+    registers,
+  });
+  const queueLength = new Histogram({
+    name: "apiserver_flowcontrol_request_queue_length_after_enqueue",
+    help: "[ALPHA] Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    buckets: [0, 10, 25, 50, 100, 250, 500, 1000],
+    registers,
+  });
+  // Every request takes one seat here: the seat gauges are the request gauges.
+  const executingSeats = new Gauge({
+    name: "apiserver_flowcontrol_current_executing_seats",
+    help: "[BETA] Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const inqueueSeats = new Gauge({
+    name: "apiserver_flowcontrol_current_inqueue_seats",
+    help: "[ALPHA] Number of seats currently pending in queues of the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
     registers,
   });
   return {
@@ -559,9 +591,17 @@ function flowControlMetrics(
     flowControlRequests(priority_level, flow_schema, executing, waiting) {
       executingRequests.set({ priority_level, flow_schema }, executing);
       inqueueRequests.set({ priority_level, flow_schema }, waiting);
+      executingSeats.set({ priority_level, flow_schema }, executing);
+      inqueueSeats.set({ priority_level, flow_schema }, waiting);
     },
     flowControlWait(priority_level, flow_schema, executed, seconds) {
       waitDuration.observe({ priority_level, flow_schema, execute: String(executed) }, seconds);
+    },
+    flowControlExecution(priority_level, flow_schema, watch, seconds) {
+      executionDuration.observe({ priority_level, flow_schema, type: watch ? "watch" : "regular" }, seconds);
+    },
+    flowControlQueueLength(priority_level, flow_schema, length) {
+      queueLength.observe({ priority_level, flow_schema }, length);
     },
   };
 }

@@ -42,6 +42,13 @@ export interface ApiServerMetrics extends Partial<WebhookObserver> {
    * (`apiserver_flowcontrol_request_wait_duration_seconds`).
    */
   flowControlWait?(priorityLevel: string, flowSchema: string, executed: boolean, seconds: number): void;
+  /**
+   * How long a request held its seat, a watch only while it started
+   * (`apiserver_flowcontrol_request_execution_seconds`, type `regular` or `watch`).
+   */
+  flowControlExecution?(priorityLevel: string, flowSchema: string, watch: boolean, seconds: number): void;
+  /** The length of the queue a request joined, itself counted (`apiserver_flowcontrol_request_queue_length_after_enqueue`). */
+  flowControlQueueLength?(priorityLevel: string, flowSchema: string, length: number): void;
   /** Whether an APIService is not Available, reported at each scrape (`aggregator_unavailable_apiservice`). */
   apiServiceUnavailable?(name: string, unavailable: boolean): void;
   /**

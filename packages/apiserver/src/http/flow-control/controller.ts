@@ -39,6 +39,8 @@ export interface AdmittedRequest {
   cancel(): AbortSignal;
   /** What the debug dump shows of it with `includeRequestDetails`. */
   details?(): SeatRequestDetails;
+  /** Told where it waits: its level, FlowSchema, and the length of the queue it joined. */
+  queued?(priorityLevel: string, flowSchema: string, length: number): void;
 }
 
 /** A priority level as the debug dumps show it: its seats and queues, and whether it is going away. */
@@ -215,6 +217,10 @@ export class FlowController {
       hash: level.spec?.type === "Limited" ? this.#flowHash(classification) : 0n,
       arrived: this.clock.now(),
       details: request.details === undefined ? undefined : () => request.details!(),
+      queued:
+        request.queued === undefined
+          ? undefined
+          : (length) => request.queued!(name, classification.flowSchema.metadata?.name ?? "", length),
     };
     try {
       const seat = set.acquire(seatRequest, this.queueWaitLimitMs, request);

@@ -3,6 +3,7 @@ import { clusterRoleBindings, flowSchemas, priorityLevelConfigurations } from "@
 import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../../api-server.js";
+import type { ApiServerMetrics } from "../request-metrics.js";
 import type { ListeningApiServer } from "../server.js";
 import { rfc3339Nano, tabwrite } from "./debug.js";
 
@@ -34,7 +35,7 @@ afterEach(async () => {
  * A server whose limited levels have one seat each, `jane`'s and `joe`'s requests sent to `tiny`
  * (one seat, 4 queues of 2, hands of 2), on a clock that stands still.
  */
-async function start(): Promise<{ api: ApiServer; server: ListeningApiServer }> {
+async function start(metrics?: ApiServerMetrics): Promise<{ api: ApiServer; server: ListeningApiServer }> {
   const clock = new FakeClock(Date.UTC(2026, 11, 1, 12, 0, 0, 250));
   const api = new ApiServer({
     clock,
@@ -48,6 +49,7 @@ async function start(): Promise<{ api: ApiServer; server: ListeningApiServer }> 
       { token: "jane-token", user: { username: "jane", groups: ["devs"] } },
       { token: "joe-token", user: { username: "joe", groups: ["devs"] } },
     ],
+    metrics,
   });
   const client = api.client();
   await client.resource(clusterRoleBindings).create({
@@ -242,6 +244,45 @@ describe("/debug/api_priority_and_fairness/", () => {
     holding.finish();
     expect(await holding.answer).toBe(201);
     expect(await tinyRow()).toBeUndefined();
+  });
+
+  it("reports the queue a waiting request joined and how long each request held its seat", async () => {
+    const reported: string[] = [];
+    const metrics: ApiServerMetrics = {
+      request: () => {},
+      storageObjects: () => {},
+      expose: async () => ({ contentType: "text/plain", body: "" }),
+      flowControlQueueLength: (level, schema, length) => reported.push(`queued ${level} ${schema} ${length}`),
+      flowControlExecution: (level, schema, watch, seconds) =>
+        reported.push(`executed ${level} ${schema} ${watch ? "watch" : "regular"} ${seconds}s`),
+    };
+    const { api, server } = await start(metrics);
+    const tiny = () => api.flowControl!.queueSets().get("tiny");
+    const holding = slowCreate(server.url, "jane-token", "first");
+    while (tiny()?.executing !== 1) await new Promise((resolve) => setImmediate(resolve));
+    const waiting = slowCreate(server.url, "joe-token", "second");
+    while (tiny()?.waiting !== 1) await new Promise((resolve) => setImmediate(resolve));
+    expect(reported).toEqual(["queued tiny people 1"]);
+    holding.finish();
+    expect(await holding.answer).toBe(201);
+    waiting.finish();
+    expect(await waiting.answer).toBe(201);
+    // The clock stands still, so each held its seat for 0 s.
+    await expect.poll(() => reported.length).toBe(3);
+    expect(reported).toEqual([
+      "queued tiny people 1",
+      "executed tiny people regular 0s",
+      "executed tiny people regular 0s",
+    ]);
+    // A watch gives its seat back once started.
+    const watching = new AbortController();
+    const watch = await fetch(`${server.url}/api/v1/namespaces/default/configmaps?watch=true`, {
+      headers: { authorization: "Bearer jane-token" },
+      signal: watching.signal,
+    });
+    expect(watch.status).toBe(200);
+    expect(reported.at(-1)).toBe("executed tiny people watch 0s");
+    watching.abort();
   });
 
   it("is a 404 for other paths under it, and refused to a user without the non-resource URL", async () => {

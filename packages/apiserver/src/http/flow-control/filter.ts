@@ -100,17 +100,26 @@ class PendingRequest {
     if (this.#onClose !== undefined) this.asked.response.off("close", this.#onClose);
   }
 
+  queued(priorityLevel: string, flowSchema: string, length: number): void {
+    this.asked.metrics?.flowControlQueueLength?.(priorityLevel, flowSchema, length);
+  }
+
   admitted(admission: Admission): boolean {
     this.#stopWatching();
     const { flowSchema, priorityLevel } = admission.classification;
-    this.asked.metrics?.flowControlDispatched?.(
-      priorityLevel.metadata?.name ?? "",
-      flowSchema.metadata?.name ?? "",
-    );
+    const [level, schema] = [priorityLevel.metadata?.name ?? "", flowSchema.metadata?.name ?? ""];
+    const metrics = this.asked.metrics;
+    metrics?.flowControlDispatched?.(level, schema);
     this.#waited(admission.classification, true);
     setClassificationHeaders(this.asked.response, admission.classification);
-    if (this.asked.watch) admission.release();
-    else this.asked.response.once("close", admission.release);
+    const started = metrics?.flowControlExecution === undefined ? 0 : this.clock.now();
+    const release = () => {
+      admission.release();
+      metrics?.flowControlExecution?.(level, schema, this.asked.watch, (this.clock.now() - started) / 1000);
+    };
+    // A watch holds its seat only while it starts, as upstream's does.
+    if (this.asked.watch) release();
+    else this.asked.response.once("close", release);
     return true;
   }
 

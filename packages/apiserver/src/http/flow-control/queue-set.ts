@@ -44,6 +44,8 @@ export interface SeatRequest {
   queue?: number | undefined;
   /** What it asks, for `dump_requests?includeRequestDetails=1`. */
   readonly details?: (() => SeatRequestDetails) | undefined;
+  /** Told the length of the queue it joins (itself counted), when it has to wait. */
+  readonly queued?: ((length: number) => void) | undefined;
 }
 
 /** A request's user and what it asks (upstream's `RequestInfo` as the dump prints it). */
@@ -215,6 +217,7 @@ export class QueueSet {
       const onAbort = () => waiter.fail("cancelled");
       chosen.push(waiter);
       this.#waiting++;
+      request.queued?.(chosen.length);
       timer = this.#clock.setTimeout(() => waiter.fail("time-out"), waitLimitMs);
       signal?.addEventListener("abort", onAbort, { once: true });
     });
