@@ -1,0 +1,115 @@
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+
+/** The API server metrics seam's API Priority and Fairness members. */
+export interface FlowControlMetrics {
+  flowControlDispatched(priorityLevel: string, flowSchema: string): void;
+  flowControlRejected(priorityLevel: string, flowSchema: string, reason: string): void;
+  flowControlSeats(priorityLevel: string, seats: number): void;
+  flowControlRequests(priorityLevel: string, flowSchema: string, executing: number, waiting: number): void;
+  flowControlWait(priorityLevel: string, flowSchema: string, executed: boolean, seconds: number): void;
+  flowControlExecution(priorityLevel: string, flowSchema: string, watch: boolean, seconds: number): void;
+  flowControlQueueLength(priorityLevel: string, flowSchema: string, length: number): void;
+}
+
+/** API Priority and Fairness' metrics (k8s.io/apiserver's util/flowcontrol/metrics), as the seam reports them. */
+export function flowControlMetrics(registers: Registry[]): FlowControlMetrics {
+  const dispatched = new Counter({
+    name: "apiserver_flowcontrol_dispatched_requests_total",
+    help: "[BETA] Number of requests executed by API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const rejected = new Counter({
+    name: "apiserver_flowcontrol_rejected_requests_total",
+    help: "[BETA] Number of requests rejected by API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema", "reason"] as const,
+    registers,
+  });
+  const nominalSeats = new Gauge({
+    name: "apiserver_flowcontrol_nominal_limit_seats",
+    help: "[BETA] Nominal number of execution seats configured for each priority level",
+    labelNames: ["priority_level"] as const,
+    registers,
+  });
+  const currentSeats = new Gauge({
+    name: "apiserver_flowcontrol_current_limit_seats",
+    help: "[ALPHA] current derived number of execution seats available to each priority level",
+    labelNames: ["priority_level"] as const,
+    registers,
+  });
+  const executingRequests = new Gauge({
+    name: "apiserver_flowcontrol_current_executing_requests",
+    help: "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const inqueueRequests = new Gauge({
+    name: "apiserver_flowcontrol_current_inqueue_requests",
+    help: "[BETA] Number of requests currently pending in queues of the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const durationBuckets = [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30];
+  const waitDuration = new Histogram({
+    name: "apiserver_flowcontrol_request_wait_duration_seconds",
+    help: "[BETA] Length of time a request spent waiting in its queue",
+    labelNames: ["priority_level", "flow_schema", "execute"] as const,
+    buckets: durationBuckets,
+    registers,
+  });
+  const executionDuration = new Histogram({
+    name: "apiserver_flowcontrol_request_execution_seconds",
+    help: "[ALPHA] Duration of initial stage (for a WATCH) or any (for a non-WATCH) stage of request execution in the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema", "type"] as const,
+    buckets: durationBuckets,
+    registers,
+  });
+  const queueLength = new Histogram({
+    name: "apiserver_flowcontrol_request_queue_length_after_enqueue",
+    help: "[ALPHA] Length of queue in the API Priority and Fairness subsystem, as seen by each request after it is enqueued",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    buckets: [0, 10, 25, 50, 100, 250, 500, 1000],
+    registers,
+  });
+  // Every request takes one seat here: the seat gauges are the request gauges.
+  const executingSeats = new Gauge({
+    name: "apiserver_flowcontrol_current_executing_seats",
+    help: "[BETA] Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  const inqueueSeats = new Gauge({
+    name: "apiserver_flowcontrol_current_inqueue_seats",
+    help: "[ALPHA] Number of seats currently pending in queues of the API Priority and Fairness subsystem",
+    labelNames: ["priority_level", "flow_schema"] as const,
+    registers,
+  });
+  return {
+    flowControlDispatched(priority_level, flow_schema) {
+      dispatched.inc({ priority_level, flow_schema });
+    },
+    flowControlRejected(priority_level, flow_schema, reason) {
+      rejected.inc({ priority_level, flow_schema, reason });
+    },
+    flowControlSeats(priority_level, seats) {
+      nominalSeats.set({ priority_level }, seats);
+      // No lending or borrowing between levels here: the current limit is the nominal one.
+      currentSeats.set({ priority_level }, seats);
+    },
+    flowControlRequests(priority_level, flow_schema, executing, waiting) {
+      executingRequests.set({ priority_level, flow_schema }, executing);
+      inqueueRequests.set({ priority_level, flow_schema }, waiting);
+      executingSeats.set({ priority_level, flow_schema }, executing);
+      inqueueSeats.set({ priority_level, flow_schema }, waiting);
+    },
+    flowControlWait(priority_level, flow_schema, executed, seconds) {
+      waitDuration.observe({ priority_level, flow_schema, execute: String(executed) }, seconds);
+    },
+    flowControlExecution(priority_level, flow_schema, watch, seconds) {
+      executionDuration.observe({ priority_level, flow_schema, type: watch ? "watch" : "regular" }, seconds);
+    },
+    flowControlQueueLength(priority_level, flow_schema, length) {
+      queueLength.observe({ priority_level, flow_schema }, length);
+    },
+  };
+}
