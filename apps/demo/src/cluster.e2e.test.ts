@@ -296,13 +296,13 @@ type: kubernetes.io/service-account-token
     await ok("get", "pods");
     const metrics = await ok("get", "--raw", "/metrics");
     expect(metrics).toMatch(
-      /^apiserver_request_total\{verb="LIST",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver",code="200"\} [1-9]\d*$/m,
+      /^apiserver_request_total\{verb="LIST",dry_run="",group="",version="v1",resource="pods",subresource="",scope="namespace",component="apiserver",code="200"\} [1-9]\d*$/m,
     );
     expect(metrics).toMatch(
-      /^apiserver_request_total\{verb="POST",group="",version="v1",resource="pods",subresource="eviction",scope="resource",component="apiserver",code="201"\} [1-9]\d*$/m,
+      /^apiserver_request_total\{verb="POST",dry_run="",group="",version="v1",resource="pods",subresource="eviction",scope="resource",component="apiserver",code="201"\} [1-9]\d*$/m,
     );
     expect(metrics).toMatch(
-      /^apiserver_request_duration_seconds_count\{verb="LIST",group="apps",version="v1",resource="deployments",/m,
+      /^apiserver_request_duration_seconds_count\{verb="LIST",dry_run="",group="apps",version="v1",resource="deployments",/m,
     );
     expect(metrics).toMatch(/^apiserver_storage_objects\{resource="nodes"\} 3$/m);
     expect(metrics).toMatch(/^apiserver_storage_objects\{resource="deployments.apps"\} 1$/m);

@@ -41,6 +41,7 @@ import {
   defaultServiceNodePortRange,
   NodePortAllocator,
 } from "./kinds/service-ips.js";
+import { publishKubernetesEndpoints } from "./kubernetes-endpoints.js";
 import { ResourceDefinitions } from "./registry/definitions.js";
 import { InProcessClient, type ReviewAnswerer } from "./registry/in-process-client.js";
 import { Registry } from "./registry/registry.js";
@@ -219,6 +220,7 @@ export class ApiServer {
   readonly #ready: Promise<void>;
   /** The client CA `extension-apiserver-authentication` names: the first HTTPS listener's. */
   #clientCA: string | undefined;
+  readonly #kubernetesService: boolean;
   readonly #listeners = new Set<ListeningApiServer>();
   readonly #crdController: BackgroundRun | undefined;
   readonly #policyStatus: BackgroundRun | undefined;
@@ -247,13 +249,14 @@ export class ApiServer {
       this.random,
     );
     const storage = this.storage;
+    this.#kubernetesService = options.kubernetesService ?? true;
     const ready = createInitialObjects(storage, this.clock, this.random).then(() =>
       recoverServiceAllocations(
         storage,
         { ips: this.serviceIPs, nodePorts: this.serviceNodePorts },
         this.clock,
         this.random,
-        options.kubernetesService ?? true,
+        this.#kubernetesService,
       ),
     );
     this.#ready = ready;
@@ -428,8 +431,11 @@ export class ApiServer {
     if (this.#closed) throw new Error("ApiServer.listen: the server is closed");
     const listening = await listen(this, options);
     this.#listeners.add(listening);
+    await this.#ready;
+    // The first listener is the address `default/kubernetes` names, as kube-apiserver's secure port.
+    if (this.#listeners.size === 1 && this.#kubernetesService)
+      await publishKubernetesEndpoints(this.#client, listening.host, listening.port);
     if (this.frontProxy !== undefined) {
-      await this.#ready;
       this.#clientCA ??= listening.certificateAuthority;
       await publishExtensionAuthentication(this.#client, await this.frontProxy, this.#clientCA);
     }

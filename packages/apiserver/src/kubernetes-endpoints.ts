@@ -1,0 +1,107 @@
+import { isIPv6 } from "node:net";
+import {
+  endpointSlices,
+  endpoints,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  jsonEqual,
+  type KubeObject,
+  type ResourceDescriptor,
+  type Service,
+  services,
+} from "@reconcile/api";
+import type { Client } from "@reconcile/client";
+import type { Endpoints } from "kubernetes-types/core/v1.js";
+import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+
+// kube-apiserver's endpoint reconciler for `default/kubernetes`: the Service's
+// Endpoints name the API server's address and port (skipped by the mirroring
+// controller), an EndpointSlice of the same name carries them too, and the
+// Service's target port is the port served.
+
+/** The address a listener is reached at: a wildcard or `localhost` as loopback. */
+function advertisedAddress(host: string): string {
+  if (host === "0.0.0.0" || host === "localhost" || host === "") return "127.0.0.1";
+  if (host === "::") return "::1";
+  return host;
+}
+
+/**
+ * Points `default/kubernetes` at the API server listening on `host:port`, as
+ * kube-apiserver's reconciler does for its advertise address and secure
+ * port: its Endpoints and EndpointSlice, and the Service's target port.
+ */
+export async function publishKubernetesEndpoints(client: Client, host: string, port: number): Promise<void> {
+  const ip = advertisedAddress(host);
+  const ports = [{ name: "https", port, protocol: "TCP" }];
+  await upsert(client, endpoints, {
+    metadata: {
+      name: "kubernetes",
+      namespace: "default",
+      labels: { "endpointslice.kubernetes.io/skip-mirror": "true" },
+    },
+    subsets: [{ addresses: [{ ip }], ports }],
+  } as Endpoints);
+  await upsert(client, endpointSlices, {
+    metadata: {
+      name: "kubernetes",
+      namespace: "default",
+      labels: { "kubernetes.io/service-name": "kubernetes" },
+    },
+    addressType: isIPv6(ip) ? "IPv6" : "IPv4",
+    endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    ports,
+  } as EndpointSlice);
+  const service = await client
+    .resource(services, "default")
+    .get("kubernetes")
+    .catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    });
+  const servicePorts = service?.spec?.ports ?? [];
+  if (service !== undefined && servicePorts[0] !== undefined && servicePorts[0].targetPort !== port) {
+    const spec = {
+      ...service.spec,
+      ports: [{ ...servicePorts[0], targetPort: port }, ...servicePorts.slice(1)],
+    };
+    await client
+      .resource(services, "default")
+      .update({ ...service, spec } as Service)
+      .catch((error: unknown) => {
+        if (!isConflict(error)) throw error;
+      });
+  }
+}
+
+/** Creates `object`, or replaces what it states in the stored one; a race is read again. */
+async function upsert<T extends KubeObject>(
+  client: Client,
+  resource: ResourceDescriptor<T>,
+  object: T,
+): Promise<void> {
+  const { name = "", namespace } = object.metadata ?? {};
+  const resourceClient = client.resource(resource, namespace);
+  for (let attempt = 0; ; attempt++) {
+    const existing = await resourceClient.get(name).catch((error: unknown) => {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    });
+    try {
+      if (existing === undefined) await resourceClient.create(object);
+      else {
+        const { metadata, ...stated } = object;
+        const merged = {
+          ...existing,
+          ...stated,
+          metadata: { ...existing.metadata, labels: { ...existing.metadata?.labels, ...metadata?.labels } },
+        } as T;
+        if (!jsonEqual(merged, existing)) await resourceClient.update(merged);
+      }
+      return;
+    } catch (error) {
+      if (!(isConflict(error) || isAlreadyExists(error)) || attempt >= 5) throw error;
+    }
+  }
+}
