@@ -3,6 +3,7 @@ import {
   copyJson,
   flowSchemas,
   type Logger,
+  noopLogger,
   type ResourceDescriptor,
   validatingAdmissionPolicies,
 } from "@reconcile/api";
@@ -221,6 +222,7 @@ export class ApiServer {
   /** The client CA `extension-apiserver-authentication` names: the first HTTPS listener's. */
   #clientCA: string | undefined;
   readonly #kubernetesService: boolean;
+  readonly #logger: Logger;
   readonly #listeners = new Set<ListeningApiServer>();
   readonly #crdController: BackgroundRun | undefined;
   readonly #policyStatus: BackgroundRun | undefined;
@@ -250,7 +252,8 @@ export class ApiServer {
     );
     const storage = this.storage;
     this.#kubernetesService = options.kubernetesService ?? true;
-    const ready = createInitialObjects(storage, this.clock, this.random).then(() =>
+    this.#logger = options.logger ?? noopLogger;
+    const ready = (this.#ready = createInitialObjects(storage, this.clock, this.random).then(() =>
       recoverServiceAllocations(
         storage,
         { ips: this.serviceIPs, nodePorts: this.serviceNodePorts },
@@ -258,8 +261,7 @@ export class ApiServer {
         this.random,
         this.#kubernetesService,
       ),
-    );
-    this.#ready = ready;
+    ));
     // Admission lists on every write; this storage tells its cache when a list may have changed.
     const counted = new WriteCountingStorage(this.storage);
     const admissionContext = storageContext(
@@ -431,14 +433,7 @@ export class ApiServer {
     if (this.#closed) throw new Error("ApiServer.listen: the server is closed");
     const listening = await listen(this, options);
     this.#listeners.add(listening);
-    await this.#ready;
-    // The first listener is the address `default/kubernetes` names, as kube-apiserver's secure port.
-    if (this.#listeners.size === 1 && this.#kubernetesService)
-      await publishKubernetesEndpoints(this.#client, listening.host, listening.port);
-    if (this.frontProxy !== undefined) {
-      this.#clientCA ??= listening.certificateAuthority;
-      await publishExtensionAuthentication(this.#client, await this.frontProxy, this.#clientCA);
-    }
+    await this.#publishListener(listening);
     // The listener's metrics count the webhook calls of every request, wherever it came from.
     const metrics = options.metrics;
     if (metrics?.admission !== undefined || metrics?.rejection !== undefined)
@@ -448,6 +443,26 @@ export class ApiServer {
       if (metrics !== undefined) this.#webhookObservers.delete(metrics);
     });
     return listening;
+  }
+
+  /**
+   * What a listener changes in the cluster, as kube-apiserver's reconcilers
+   * keep it: the first one is the address `default/kubernetes` names, and the
+   * front proxy's trust is published. A failure is logged; the listener
+   * serves either way.
+   */
+  async #publishListener(listening: ListeningApiServer): Promise<void> {
+    try {
+      await this.#ready;
+      if (this.#listeners.size === 1 && this.#kubernetesService)
+        await publishKubernetesEndpoints(this.#client, listening.host, listening.port);
+      if (this.frontProxy !== undefined) {
+        this.#clientCA ??= listening.certificateAuthority;
+        await publishExtensionAuthentication(this.#client, await this.frontProxy, this.#clientCA);
+      }
+    } catch (error) {
+      this.#logger.error({ err: error }, "could not publish the listener's address and front proxy");
+    }
   }
 
   /** What admission plugins ask the authorizer (a CSR's signer: `approve`, `sign`). */
