@@ -157,6 +157,11 @@ export class Quantity {
     const negative = this.#unscaled < 0n;
     const magnitude = negative ? -this.#unscaled : this.#unscaled;
     const sign = negative ? "-" : "";
+    // A whole number below 1000 is written as it is in every format (a count, most often).
+    if (this.#scale <= 0 && magnitude < 1000n) {
+      const whole = magnitude * 10n ** BigInt(-this.#scale);
+      if (whole < 1000n) return sign + whole.toString();
+    }
     if (this.format === "BinarySI" && this.#scale <= 0) {
       const whole = magnitude * 10n ** BigInt(-this.#scale);
       if (whole >= 1024n) return sign + binaryString(whole);
