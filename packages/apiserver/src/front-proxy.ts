@@ -1,4 +1,4 @@
-import { configMaps, isAlreadyExists, isConflict, isNotFound, jsonEqual } from "@reconcile/api";
+import { configMaps } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import {
   extensionAuthenticationConfigMap,
@@ -6,6 +6,7 @@ import {
   frontProxyClientName,
 } from "./http/auth/request-header.js";
 import { type FrontProxyCertificates, generateFrontProxyCertificates } from "./http/tls.js";
+import { upsert } from "./upsert.js";
 
 /** The front proxy an `ApiServer`'s `frontProxy` option asks for: generated, given, or none. */
 export function frontProxyOf(
@@ -34,19 +35,5 @@ export async function publishExtensionAuthentication(
     allowedNames: [frontProxyClientName],
   });
   const { namespace, name } = extensionAuthenticationConfigMap;
-  const resource = client.resource(configMaps, namespace);
-  for (let attempt = 0; ; attempt++) {
-    const existing = await resource.get(name).catch((error: unknown) => {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    });
-    try {
-      if (existing === undefined) await resource.create({ metadata: { name }, data });
-      else if (!jsonEqual(existing.data ?? {}, data)) await resource.update({ ...existing, data });
-      return;
-    } catch (error) {
-      // Another writer came first: read it again.
-      if (!(isConflict(error) || isAlreadyExists(error)) || attempt >= 5) throw error;
-    }
-  }
+  await upsert(client, configMaps, { metadata: { name, namespace }, data });
 }

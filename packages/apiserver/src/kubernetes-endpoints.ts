@@ -1,19 +1,9 @@
 import { isIPv6 } from "node:net";
-import {
-  endpointSlices,
-  endpoints,
-  isAlreadyExists,
-  isConflict,
-  isNotFound,
-  jsonEqual,
-  type KubeObject,
-  type ResourceDescriptor,
-  type Service,
-  services,
-} from "@reconcile/api";
+import { endpointSlices, endpoints, isConflict, isNotFound, type Service, services } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Endpoints } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
+import { upsert } from "./upsert.js";
 
 // kube-apiserver's endpoint reconciler for `default/kubernetes`: the Service's
 // Endpoints name the API server's address and port (skipped by the mirroring
@@ -72,36 +62,5 @@ export async function publishKubernetesEndpoints(client: Client, host: string, p
       .catch((error: unknown) => {
         if (!isConflict(error)) throw error;
       });
-  }
-}
-
-/** Creates `object`, or replaces what it states in the stored one; a race is read again. */
-async function upsert<T extends KubeObject>(
-  client: Client,
-  resource: ResourceDescriptor<T>,
-  object: T,
-): Promise<void> {
-  const { name = "", namespace } = object.metadata ?? {};
-  const resourceClient = client.resource(resource, namespace);
-  for (let attempt = 0; ; attempt++) {
-    const existing = await resourceClient.get(name).catch((error: unknown) => {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    });
-    try {
-      if (existing === undefined) await resourceClient.create(object);
-      else {
-        const { metadata, ...stated } = object;
-        const merged = {
-          ...existing,
-          ...stated,
-          metadata: { ...existing.metadata, labels: { ...existing.metadata?.labels, ...metadata?.labels } },
-        } as T;
-        if (!jsonEqual(merged, existing)) await resourceClient.update(merged);
-      }
-      return;
-    } catch (error) {
-      if (!(isConflict(error) || isAlreadyExists(error)) || attempt >= 5) throw error;
-    }
   }
 }

@@ -120,6 +120,36 @@ async function aggregated(data: Record<string, string>) {
   return { api, listening, ca: certificates.ca.cert };
 }
 
+/**
+ * `v1.example.com` served by the server on loopback `port` (its certificate
+ * signed by `ca`), through the Service `widgets/api` and Endpoints written by
+ * hand; resolves once the availability check has run.
+ */
+async function aggregate(api: ApiServer, port: number, ca: string): Promise<void> {
+  const client = api.client();
+  await client.resource(namespaces).create({ metadata: { name: "widgets" } });
+  await client.resource(services, "widgets").create({
+    metadata: { name: "api" },
+    spec: { ports: [{ name: "https", port: 443, targetPort: port }] },
+  });
+  await client.resource(endpoints, "widgets").create({
+    metadata: { name: "api" },
+    subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "https", port }] }],
+  } as never);
+  await client.resource(apiServices).create({
+    metadata: { name: "v1.example.com" },
+    spec: {
+      group: "example.com",
+      version: "v1",
+      groupPriorityMinimum: 1000,
+      versionPriority: 15,
+      service: { namespace: "widgets", name: "api" },
+      caBundle: Buffer.from(ca).toString("base64"),
+    },
+  });
+  await api.flush();
+}
+
 describe("the front proxy", () => {
   it("publishes extension-apiserver-authentication, and passes users on to an aggregated server that trusts it", async () => {
     const front = await aggregating();
@@ -140,33 +170,8 @@ describe("the front proxy", () => {
 
     const backend = await aggregated(published.data!);
     const client = front.api.client();
-    await client.resource(namespaces).create({ metadata: { name: "widgets" } });
-    await client.resource(services, "widgets").create({
-      metadata: { name: "api" },
-      spec: { ports: [{ name: "https", port: 443, targetPort: backend.listening.port }] },
-    });
-    await client.resource(endpoints, "widgets").create({
-      metadata: { name: "api" },
-      subsets: [
-        {
-          addresses: [{ ip: "127.0.0.1" }],
-          ports: [{ name: "https", port: backend.listening.port }],
-        },
-      ],
-    } as never);
-    await client.resource(apiServices).create({
-      metadata: { name: "v1.example.com" },
-      spec: {
-        group: "example.com",
-        version: "v1",
-        groupPriorityMinimum: 1000,
-        versionPriority: 15,
-        service: { namespace: "widgets", name: "api" },
-        caBundle: Buffer.from(backend.ca).toString("base64"),
-      },
-    });
-    // The discovery check goes as system:kube-aggregator in system:masters, trusted by the certificate.
-    await front.api.flush();
+    await aggregate(front.api, backend.listening.port, backend.ca);
+    // The discovery check went as system:kube-aggregator in system:masters, trusted by the certificate.
     const available = await client.resource(apiServices).get("v1.example.com");
     expect(available.status?.conditions?.find((c) => c.type === "Available")).toMatchObject({
       status: "True",
@@ -294,27 +299,7 @@ describe("upgrade requests to an aggregated server", () => {
     const backend = await echoServer(frontProxy.ca.cert);
     try {
       const client = front.api.client();
-      await client.resource(namespaces).create({ metadata: { name: "widgets" } });
-      await client.resource(services, "widgets").create({
-        metadata: { name: "api" },
-        spec: { ports: [{ name: "https", port: 443, targetPort: backend.port }] },
-      });
-      await client.resource(endpoints, "widgets").create({
-        metadata: { name: "api" },
-        subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "https", port: backend.port }] }],
-      } as never);
-      await client.resource(apiServices).create({
-        metadata: { name: "v1.example.com" },
-        spec: {
-          group: "example.com",
-          version: "v1",
-          groupPriorityMinimum: 1000,
-          versionPriority: 15,
-          service: { namespace: "widgets", name: "api" },
-          caBundle: Buffer.from(backend.ca).toString("base64"),
-        },
-      });
-      await front.api.flush();
+      await aggregate(front.api, backend.port, backend.ca);
       const checked = await client.resource(apiServices).get("v1.example.com");
       expect(checked.status?.conditions?.find((c) => c.type === "Available")?.status).toBe("True");
 
