@@ -252,6 +252,23 @@ describe("Quantity.toString (apimachinery's TestQuantityString)", () => {
     expect(Quantity.parse(`-${input}`).toString()).toBe(`-${output}`);
   });
 
+  it("writes a whole number below 1000 plainly in every format, and 1000 with its format's suffix", () => {
+    for (const format of ["DecimalSI", "BinarySI", "DecimalExponent"] as const) {
+      expect([0, 7, 100, 999].map((n) => new Quantity(n, 0, format).toString())).toEqual([
+        "0",
+        "7",
+        "100",
+        "999",
+      ]);
+      expect(new Quantity(-999, 0, format).toString()).toBe("-999");
+      expect(new Quantity(1, 2, format).toString()).toBe("100");
+    }
+    expect(new Quantity(1000, 0, "DecimalSI").toString()).toBe("1k");
+    expect(new Quantity(1000, 0, "DecimalExponent").toString()).toBe("1e3");
+    expect(new Quantity(1000, 0, "BinarySI").toString()).toBe("1k");
+    expect(new Quantity(1024, 0, "BinarySI").toString()).toBe("1Ki");
+  });
+
   it("writes an amount past the E suffix as a multiple of E, and is a string in JSON", () => {
     expect(dec(1, 21, "DecimalSI").toString()).toBe("1000E");
     expect(JSON.stringify({ cpu: Quantity.parse("1.5") })).toBe('{"cpu":"1500m"}');

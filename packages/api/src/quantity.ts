@@ -157,14 +157,11 @@ export class Quantity {
     const negative = this.#unscaled < 0n;
     const magnitude = negative ? -this.#unscaled : this.#unscaled;
     const sign = negative ? "-" : "";
-    // A whole number below 1000 is written as it is in every format (a count, most often).
-    if (this.#scale <= 0 && magnitude < 1000n) {
+    if (this.#scale <= 0) {
       const whole = magnitude * 10n ** BigInt(-this.#scale);
+      // A whole number below 1000 is written as it is in every format (a count, most often).
       if (whole < 1000n) return sign + whole.toString();
-    }
-    if (this.format === "BinarySI" && this.#scale <= 0) {
-      const whole = magnitude * 10n ** BigInt(-this.#scale);
-      if (whole >= 1024n) return sign + binaryString(whole);
+      if (this.format === "BinarySI" && whole >= 1024n) return sign + binaryString(whole);
     }
     return sign + decimalString(magnitude, -this.#scale, this.format);
   }
@@ -175,10 +172,10 @@ export class Quantity {
   }
 }
 
-/** Parses `quantity` (or returns it, if it is one already). Throws {@link QuantityError}. */
 /** Texts already parsed, each to its (immutable) quantity. */
 const parsedTexts = new Map<string, Quantity>();
 
+/** Parses `quantity` (or returns it, if it is one already). Throws {@link QuantityError}. */
 export function parseQuantity(quantity: QuantityLike): Quantity {
   return toQuantity(quantity);
 }

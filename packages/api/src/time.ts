@@ -9,16 +9,8 @@
  * Truncates, as Go's `Time.MarshalJSON` drops the fraction rather than rounding.
  */
 export function rfc3339(ms: number): string {
-  const seconds = isoSeconds(ms);
-  if (seconds !== lastStampBase) {
-    lastStamp = `${seconds}Z`;
-    lastStampBase = seconds;
-  }
-  return lastStamp;
+  return secondOf(ms).stamp;
 }
-
-let lastStampBase = "";
-let lastStamp = "";
 
 /**
  * `metav1.MicroTime` (Lease `renewTime`, events.k8s.io `eventTime`): RFC 3339
@@ -47,18 +39,22 @@ function micros(ms: number): number {
   return Math.round(ms * 1000);
 }
 
-// The last second written and its text: a server stamps many writes within one second.
-let lastSecond = Number.NaN;
-let lastText = "";
+// The last second written, as `YYYY-MM-DDTHH:MM:SS` and as RFC 3339: a server stamps many
+// writes within one second.
+let last = { second: Number.NaN, text: "", stamp: "" };
+
+function secondOf(ms: number): { text: string; stamp: string } {
+  const second = Math.floor(micros(ms) / 1_000_000);
+  if (second !== last.second) {
+    const text = new Date(second * 1000).toISOString().slice(0, 19);
+    last = { second, text, stamp: `${text}Z` };
+  }
+  return last;
+}
 
 // `YYYY-MM-DDTHH:MM:SS` of the whole second at or before `ms`.
 function isoSeconds(ms: number): string {
-  const second = Math.floor(micros(ms) / 1_000_000);
-  if (second !== lastSecond) {
-    lastText = new Date(second * 1000).toISOString().slice(0, 19);
-    lastSecond = second;
-  }
-  return lastText;
+  return secondOf(ms).text;
 }
 
 // The first `digits` fractional digits of the second.
