@@ -81,12 +81,21 @@ const convertedSubresources = new Set(["", "status"]);
  * `VersionedAttributes`): itself for its own resource, else a copy whose
  * objects are converted; a conversion that fails is the client's 500.
  */
-export async function versionedAttributes(
+export function versionedAttributes(
+  a: AdmissionAttributes,
+  resource: ResourceDescriptor,
+  context: AdmissionContext,
+): AdmissionAttributes | Promise<AdmissionAttributes> {
+  // The common case, answered at once: no conversion, no promise.
+  if (resource === a.resource) return a;
+  return convertedAttributes(a, resource, context);
+}
+
+async function convertedAttributes(
   a: AdmissionAttributes,
   resource: ResourceDescriptor,
   context: AdmissionContext,
 ): Promise<AdmissionAttributes> {
-  if (resource === a.resource) return a;
   const convert = async (object: KubeObject | undefined) => {
     if (object === undefined || !convertedSubresources.has(a.subresource) || context.convert === undefined) {
       return object;

@@ -111,7 +111,7 @@ export function storageContext(
     replace: async (resource, object) => {
       const meta = object.metadata ?? {};
       const key = keyOf(resource, meta.namespace, meta.name ?? "");
-      const prefix = collectionPrefix(resource, meta.namespace || undefined);
+      const prefix = prefixOf(resource, meta.namespace ?? "");
       const writesBefore = lists.writes(prefix);
       const written = await storage.update(key, object, Number(meta.resourceVersion));
       lists.replaced(prefix, written, writesBefore);

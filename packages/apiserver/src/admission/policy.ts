@@ -75,15 +75,27 @@ function matchResourcesSelect(
 /** What a policy without a paramKind is evaluated with: one null param. */
 const noParams: readonly null[] = [null];
 
-/** The params a binding gives its policy: `[null]` without a paramKind, `[]` when none are found. */
-async function paramsOf(
+/**
+ * The params a binding gives its policy: `[null]` without a paramKind (at
+ * once), `[]` when none are found, or why the binding is wrong.
+ */
+function paramsOf(
   policy: ValidatingAdmissionPolicy,
   binding: ValidatingAdmissionPolicyBinding,
   a: AdmissionAttributes,
   context: AdmissionContext,
-): Promise<(KubeObject | null)[] | string> {
+): readonly (KubeObject | null)[] | string | Promise<(KubeObject | null)[] | string> {
   const kind = policy.spec?.paramKind;
-  if (kind === undefined) return [null];
+  if (kind === undefined) return noParams;
+  return paramsOfKind(kind, binding, a, context);
+}
+
+async function paramsOfKind(
+  kind: NonNullable<NonNullable<ValidatingAdmissionPolicy["spec"]>["paramKind"]>,
+  binding: ValidatingAdmissionPolicyBinding,
+  a: AdmissionAttributes,
+  context: AdmissionContext,
+): Promise<(KubeObject | null)[] | string> {
   const ref = binding.spec?.paramRef;
   if (ref === undefined) return "paramRef is required when paramKind is set";
   const resource = context.resourceForKind(kind.apiVersion ?? "", kind.kind ?? "");
@@ -318,16 +330,12 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
         const policy = policies.get(binding.spec?.policyName ?? "");
         if (policy?.spec === undefined) continue;
         // The policy's constraints name the version its expressions see the objects at.
-        let matched = matchResourcesSelect(policy.spec.matchConstraints, a, context);
-        if (matched instanceof Promise) matched = await matched;
+        const matched = await matchResourcesSelect(policy.spec.matchConstraints, a, context);
         if (matched === undefined) continue;
-        let bound = matchResourcesSelect(binding.spec?.matchResources, a, context);
-        if (bound instanceof Promise) bound = await bound;
-        if (bound === undefined) continue;
+        if ((await matchResourcesSelect(binding.spec?.matchResources, a, context)) === undefined) continue;
         const names = { policy: policy.metadata?.name ?? "", binding: binding.metadata?.name ?? "" };
         const failOpen = policy.spec.failurePolicy === "Ignore";
-        const params =
-          policy.spec.paramKind === undefined ? noParams : await paramsOf(policy, binding, a, context);
+        const params = await paramsOf(policy, binding, a, context);
         if (typeof params === "string") {
           if (!failOpen)
             denied.push({ ...names, message: `failed to configure binding: ${params}`, reason: "Invalid" });
@@ -349,8 +357,7 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
         let versioned = byReads.get(reads);
         for (const param of params) {
           if (versioned === undefined) {
-            const at = matched === a.resource ? a : await versionedAttributes(a, matched, context);
-            versioned = celRequestValues(at, reads);
+            versioned = celRequestValues(await versionedAttributes(a, matched, context), reads);
             byReads.set(reads, versioned);
           }
           const base: PolicyVariables = {

@@ -28,7 +28,7 @@ import {
   versionedAttributes,
 } from "../matching.js";
 import type { AdmissionContext, AdmissionPlugin } from "../plugin.js";
-import { endpointOf, urlEndpointOf } from "./endpoint.js";
+import { endpointOf } from "./endpoint.js";
 import { admissionRequest, admissionReview, denial, readAnswer, replaceContents } from "./review.js";
 import { WebhookCallError, type WebhookTransport } from "./transport.js";
 
@@ -197,11 +197,10 @@ async function callOnce(
       return fail(
         `failed to call webhook: webhook does not accept known AdmissionReview versions: ${(webhook.admissionReviewVersions ?? []).join(", ")}`,
       );
-    const endpoint = urlEndpointOf(webhook.clientConfig) ?? (await endpointOf(webhook.clientConfig, context));
-    if (invoked !== a.resource) sent = await versionedAttributes(a, invoked, context);
+    const endpoint = await endpointOf(webhook.clientConfig, context);
+    sent = await versionedAttributes(a, invoked, context);
     const review = admissionReview(admissionRequest(sent, uid, a.resource));
-    const pending = transport.call(endpoint, review, (webhook.timeoutSeconds ?? 10) * 1000);
-    const answered = pending instanceof Promise ? await pending : pending;
+    const answered = await transport.call(endpoint, review, (webhook.timeoutSeconds ?? 10) * 1000);
     answer = readAnswer(answered, uid, mutating);
   } catch (error) {
     if (error instanceof WebhookCallError) return fail(error.message);

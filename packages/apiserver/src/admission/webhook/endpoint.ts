@@ -8,29 +8,33 @@ import { WebhookCallError, type WebhookEndpoint } from "./transport.js";
 /** Endpoints of `clientConfig.url` configurations, made once per configuration object the read cache hands out. */
 const urlEndpoints = new WeakMap<WebhookClientConfig, WebhookEndpoint>();
 
-/** The endpoint of a configuration that names a URL (no lookup needed); undefined for a Service's. */
-export function urlEndpointOf(clientConfig: WebhookClientConfig | undefined): WebhookEndpoint | undefined {
-  if (clientConfig?.url === undefined) return undefined;
-  let endpoint = urlEndpoints.get(clientConfig);
+/**
+ * Where a webhook's clientConfig points: its URL (at once, made once per
+ * configuration object), or its Service resolved.
+ */
+export function endpointOf(
+  clientConfig: WebhookClientConfig | undefined,
+  context: AdmissionContext,
+): WebhookEndpoint | Promise<WebhookEndpoint> {
+  const config = clientConfig ?? {};
+  if (config.url === undefined) return serviceEndpointOf(config, context);
+  let endpoint = urlEndpoints.get(config);
   if (endpoint === undefined) {
-    const { caBundle } = clientConfig;
-    endpoint = {
-      url: clientConfig.url,
-      caBundle: caBundle ? Buffer.from(caBundle, "base64").toString("utf8") : undefined,
-    };
-    urlEndpoints.set(clientConfig, endpoint);
+    endpoint = { url: config.url, caBundle: caBundleOf(config) };
+    urlEndpoints.set(config, endpoint);
   }
   return endpoint;
 }
 
-/** Where a webhook's clientConfig points: its URL, or its Service resolved. */
-export async function endpointOf(
-  clientConfig: WebhookClientConfig | undefined,
+function caBundleOf(config: WebhookClientConfig): string | undefined {
+  return config.caBundle ? Buffer.from(config.caBundle, "base64").toString("utf8") : undefined;
+}
+
+async function serviceEndpointOf(
+  config: WebhookClientConfig,
   context: AdmissionContext,
 ): Promise<WebhookEndpoint> {
-  const config = clientConfig ?? {};
-  const caBundle = config.caBundle ? Buffer.from(config.caBundle, "base64").toString("utf8") : undefined;
-  if (config.url !== undefined) return { url: config.url, caBundle };
+  const caBundle = caBundleOf(config);
   const ref = config.service!;
   const port = ref.port ?? 443;
   const serverName = `${ref.name}.${ref.namespace}.svc`;
