@@ -41,6 +41,7 @@ export {
   QueueSet,
   type QueuingShape,
   type RejectionReason,
+  type SeatHolder,
   type SeatRequest,
   type SeatRequestDetails,
 } from "./flow-control/queue-set.js";

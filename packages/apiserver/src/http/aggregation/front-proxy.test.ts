@@ -207,7 +207,9 @@ describe("the front proxy", () => {
     // Headers alone name nobody: without the front proxy's certificate the request is anonymous.
     const forged = await call(backend.listening, path, { "X-Remote-User": "jane", "X-Remote-Group": "devs" });
     expect(forged.code).toBe(403);
-    expect(JSON.parse(forged.body).message).toContain('User "system:anonymous" cannot list');
+    expect(JSON.parse(forged.body).message).toBe(
+      'widgets.example.com is forbidden: User "system:anonymous" cannot list resource "widgets" in API group "example.com" in the namespace "default"',
+    );
     // The front proxy's certificate, with the user in its headers, is trusted directly too.
     const direct = await call(
       backend.listening,

@@ -10,8 +10,8 @@ import {
   FlowControlRejection,
   QueueSet,
   type QueuingShape,
+  type SeatHolder,
   type SeatRequest,
-  type SeatRequestDetails,
 } from "./queue-set.js";
 
 const noRelease = () => {};
@@ -34,13 +34,9 @@ export interface FlowControllerOptions {
  * needs them) and the signal of its client going away (asked for only when
  * it has to wait).
  */
-export interface AdmittedRequest {
+export interface AdmittedRequest extends SeatHolder {
   attributes(): RequestDigest;
   cancel(): AbortSignal;
-  /** What the debug dump shows of it with `includeRequestDetails`. */
-  details?(): SeatRequestDetails;
-  /** Told where it waits: its level, FlowSchema, and the length of the queue it joined. */
-  queued?(priorityLevel: string, flowSchema: string, length: number): void;
 }
 
 /** A priority level as the debug dumps show it: its seats and queues, and whether it is going away. */
@@ -154,18 +150,32 @@ export class FlowController {
       if (existing === undefined) this.#queueSets.set(name, new QueueSet(seats, shape, this.clock));
       else existing.reshape(seats, shape);
     }
-    // A level that is gone keeps its set until its requests are done, then it is dropped.
-    for (const sets of [this.#queueSets, this.#exemptSets])
-      for (const [name, set] of sets)
-        if (!config.priorityLevels.has(name) && set.executing === 0 && set.waiting === 0) sets.delete(name);
-    // A level whose type changed leaves its old set to drain under the same name.
-    for (const [name, level] of config.priorityLevels) {
-      const stale = level.spec?.type === "Limited" ? this.#exemptSets : this.#queueSets;
-      const set = stale.get(name);
-      if (set !== undefined && set.executing === 0 && set.waiting === 0) stale.delete(name);
-    }
     this.#config = config;
+    this.#reap();
     return config;
+  }
+
+  /**
+   * Each level's set and whether it is the configured level's: a set whose
+   * level is gone, or changed between exempt and limited, is quiescing.
+   */
+  #sets(): { name: string; set: QueueSet; sets: Map<string, QueueSet>; current: boolean }[] {
+    const levels = this.config().priorityLevels;
+    const all = [];
+    for (const sets of [this.#exemptSets, this.#queueSets])
+      for (const [name, set] of sets) {
+        const level = levels.get(name);
+        const current =
+          level !== undefined && (level.spec?.type === "Limited") === (sets === this.#queueSets);
+        all.push({ name, set, sets, current });
+      }
+    return all;
+  }
+
+  /** Drops the quiescing sets that hold no request, as upstream reaps a level once idle. */
+  #reap(): void {
+    for (const { name, set, sets, current } of this.#sets())
+      if (!current && set.executing === 0 && set.waiting === 0) sets.delete(name);
   }
 
   /** Each limited level's seats, waiting and executing requests, and counts, by name. */
@@ -179,21 +189,10 @@ export class FlowController {
    * and limited) and those deleted but still holding requests.
    */
   levelStates(): LevelState[] {
-    const config = this.config();
-    const states: LevelState[] = [];
-    for (const sets of [this.#exemptSets, this.#queueSets])
-      for (const [name, set] of sets) {
-        const level = config.priorityLevels.get(name);
-        const current =
-          level !== undefined && (level.spec?.type === "Limited") === (sets === this.#queueSets);
-        // A level gone and drained is gone, as upstream reaps it once idle.
-        if (!current && set.executing === 0 && set.waiting === 0) {
-          sets.delete(name);
-          continue;
-        }
-        states.push({ name, set, quiescing: !current });
-      }
-    return states.sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+    this.#reap();
+    return this.#sets()
+      .map(({ name, set, current }) => ({ name, set, quiescing: !current }))
+      .sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
   }
 
   /**
@@ -216,11 +215,8 @@ export class FlowController {
       // Only a level with queues deals them from the hash.
       hash: level.spec?.type === "Limited" ? this.#flowHash(classification) : 0n,
       arrived: this.clock.now(),
-      details: request.details === undefined ? undefined : () => request.details!(),
-      queued:
-        request.queued === undefined
-          ? undefined
-          : (length) => request.queued!(name, classification.flowSchema.metadata?.name ?? "", length),
+      priorityLevel: name,
+      asked: request,
     };
     try {
       const seat = set.acquire(seatRequest, this.queueWaitLimitMs, request);

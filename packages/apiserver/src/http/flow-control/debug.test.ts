@@ -292,6 +292,9 @@ describe("/debug/api_priority_and_fairness/", () => {
     });
     expect(other.status).toBe(404);
     const anonymous = await fetch(`${server.url}/debug/api_priority_and_fairness/dump_priority_levels`);
-    expect([401, 403]).toContain(anonymous.status);
+    expect(anonymous.status).toBe(403);
+    expect((await anonymous.json()).message).toBe(
+      'forbidden: User "system:anonymous" cannot get path "/debug/api_priority_and_fairness/dump_priority_levels"',
+    );
   });
 });

@@ -143,7 +143,7 @@ export function dumpRequests(levels: readonly LevelState[], details: boolean): s
       request.started === undefined ? zeroTime : rfc3339Nano(request.started),
     ];
     if (details) {
-      const asked = request.details?.();
+      const asked = request.asked?.details?.();
       columns.push(
         asked?.userName ?? "",
         asked?.verb ?? "",

@@ -107,7 +107,8 @@ class PendingRequest {
   admitted(admission: Admission): boolean {
     this.#stopWatching();
     const { flowSchema, priorityLevel } = admission.classification;
-    const [level, schema] = [priorityLevel.metadata?.name ?? "", flowSchema.metadata?.name ?? ""];
+    const level = priorityLevel.metadata?.name ?? "";
+    const schema = flowSchema.metadata?.name ?? "";
     const metrics = this.asked.metrics;
     metrics?.flowControlDispatched?.(level, schema);
     this.#waited(admission.classification, true);

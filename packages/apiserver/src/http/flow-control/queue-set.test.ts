@@ -6,7 +6,7 @@ const queued = { reject: false, queues: 8, handSize: 2, queueLengthLimit: 2 };
 
 /** A request of the flow `hash`. */
 function flow(hash: bigint): SeatRequest {
-  return { flowSchema: "fs", flowDistinguisher: "", hash, arrived: 0 };
+  return { flowSchema: "fs", flowDistinguisher: "", hash, arrived: 0, priorityLevel: "pl" };
 }
 
 /** The reason a seat was refused with, or "seated". */

@@ -42,10 +42,18 @@ export interface SeatRequest {
   started?: number | undefined;
   /** The queue it waited in; undefined when it took a seat at once. */
   queue?: number | undefined;
+  /** Its priority level's name. */
+  readonly priorityLevel: string;
+  /** The request itself: what it asks, and what is told the queue it joins. */
+  readonly asked?: SeatHolder | undefined;
+}
+
+/** What a {@link SeatRequest} says of the request behind it. */
+export interface SeatHolder {
   /** What it asks, for `dump_requests?includeRequestDetails=1`. */
-  readonly details?: (() => SeatRequestDetails) | undefined;
-  /** Told the length of the queue it joins (itself counted), when it has to wait. */
-  readonly queued?: ((length: number) => void) | undefined;
+  details?(): SeatRequestDetails;
+  /** Told where it waits: its level, FlowSchema, and the length of the queue it joined (itself counted). */
+  queued?(priorityLevel: string, flowSchema: string, length: number): void;
 }
 
 /** A request's user and what it asks (upstream's `RequestInfo` as the dump prints it). */
@@ -217,7 +225,7 @@ export class QueueSet {
       const onAbort = () => waiter.fail("cancelled");
       chosen.push(waiter);
       this.#waiting++;
-      request.queued?.(chosen.length);
+      request.asked?.queued?.(request.priorityLevel, request.flowSchema, chosen.length);
       timer = this.#clock.setTimeout(() => waiter.fail("time-out"), waitLimitMs);
       signal?.addEventListener("abort", onAbort, { once: true });
     });
