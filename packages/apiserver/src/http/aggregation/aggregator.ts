@@ -24,7 +24,13 @@ import {
   serviceVerdict,
   withAvailable,
 } from "./availability.js";
-import { BackendAgents, probeBackend, proxyToBackend, proxyUpgradeToBackend } from "./backend.js";
+import {
+  BackendAgents,
+  probeBackend,
+  proxyToBackend,
+  proxyUpgradeToBackend,
+  serviceUnavailable,
+} from "./backend.js";
 import { type RemoteDiscovery, remoteDiscovery } from "./discovery.js";
 import { endpointURL, type ResolvedEndpoint, ResolveError, resolveServiceEndpoint } from "./resolve.js";
 
@@ -178,10 +184,8 @@ export class Aggregator {
     request: http.IncomingMessage,
     response: http.ServerResponse,
   ): Promise<void> {
-    const endpoint = isAvailable(apiService)
-      ? this.#resolve(apiService, ...(await this.#serviceAndEndpoints(apiService)))
-      : undefined;
-    if (endpoint === undefined || endpoint instanceof ResolveError) {
+    const endpoint = await this.#endpointOf(apiService);
+    if (endpoint === undefined) {
       request.resume();
       response.writeHead(503, {
         "Content-Type": "text/plain; charset=utf-8",
@@ -214,18 +218,17 @@ export class Aggregator {
     socket: Duplex,
     head: Buffer,
   ): Promise<void> {
-    const endpoint = isAvailable(apiService)
-      ? this.#resolve(apiService, ...(await this.#serviceAndEndpoints(apiService)))
-      : undefined;
-    if (endpoint === undefined || endpoint instanceof ResolveError) {
-      const body = "service unavailable\n";
-      socket.end(
-        `HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${body.length}\r\n\r\n${body}`,
-      );
-      return;
-    }
+    const endpoint = await this.#endpointOf(apiService);
+    if (endpoint === undefined) return serviceUnavailable(socket, "service unavailable");
     const client = await this.#proxyClient;
     proxyUpgradeToBackend(apiService, client, endpoint, user, pathAndQuery, request, socket, head);
+  }
+
+  /** Where a request for `apiService` goes now; undefined while it is not Available or resolves to no address. */
+  async #endpointOf(apiService: APIService): Promise<ResolvedEndpoint | undefined> {
+    if (!isAvailable(apiService)) return undefined;
+    const endpoint = this.#resolve(apiService, ...(await this.#serviceAndEndpoints(apiService)));
+    return endpoint instanceof ResolveError ? undefined : endpoint;
   }
 
   #apiServiceChanged(type: string, object: APIService): void {

@@ -187,15 +187,21 @@ export function proxyUpgradeToBackend(
     socket.write(answerHead(answer));
     answer.pipe(socket);
   });
-  outgoing.on("error", (error) => {
-    if (!socket.writable) return socket.destroy();
-    const body = `${error.message}\n`;
-    socket.end(
-      `HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-    );
-  });
+  outgoing.on("error", (error) => serviceUnavailable(socket, error.message));
   socket.on("close", () => outgoing.destroy());
   outgoing.end();
+}
+
+/** kube-aggregator's plain-text 503 with `text` written on a connection that was to be upgraded. */
+export function serviceUnavailable(socket: Duplex, text: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = `${text}\n`;
+  socket.end(
+    `HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
 }
 
 /** An answer's headers as sent, one `Name: value` line each. */

@@ -345,6 +345,20 @@ describe("upgrade requests to an aggregated server", () => {
         "console",
         "missing",
       ]);
+      // A server that cannot be reached is kube-aggregator's plain-text 503, with why.
+      await backend.close();
+      const gone = new WebSocket(`${base}/console`, {
+        ca: front.listening.certificateAuthority,
+        headers: { authorization: "Bearer jane-token" },
+      });
+      const unreachable = await new Promise<{ code: number; body: string }>((resolve) =>
+        gone.on("unexpected-response", (_request, response) => {
+          let body = "";
+          response.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
+          response.on("end", () => resolve({ code: response.statusCode ?? 0, body }));
+        }),
+      );
+      expect(unreachable).toEqual({ code: 503, body: `connect ECONNREFUSED 127.0.0.1:${backend.port}\n` });
     } finally {
       await backend.close();
     }

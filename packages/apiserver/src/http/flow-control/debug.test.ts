@@ -293,7 +293,7 @@ describe("/debug/api_priority_and_fairness/", () => {
     expect(other.status).toBe(404);
     const anonymous = await fetch(`${server.url}/debug/api_priority_and_fairness/dump_priority_levels`);
     expect(anonymous.status).toBe(403);
-    expect((await anonymous.json()).message).toBe(
+    expect(((await anonymous.json()) as { message: string }).message).toBe(
       'forbidden: User "system:anonymous" cannot get path "/debug/api_priority_and_fairness/dump_priority_levels"',
     );
   });
