@@ -2,6 +2,7 @@ import { X509Certificate } from "node:crypto";
 import type * as http from "node:http";
 import type { TLSSocket } from "node:tls";
 import { newUnauthorized } from "@reconcile/api";
+import { commonNameOf, parseCertificate, pemBlocks } from "@reconcile/api/x509";
 import { allAuthenticated, type UserInfo } from "./user.js";
 
 // kube-apiserver's request-header authenticator (`--requestheader-*`): a
@@ -105,10 +106,34 @@ export class RequestHeaderAuthenticator {
   readonly #authorities: X509Certificate[];
   readonly #settings: ReturnType<typeof withDefaults>;
 
+  /** Per connection: the CN of its client certificate when the front proxy's CA issued it, else null. */
+  readonly #proxies = new WeakMap<object, string | null>();
+
   constructor(options: RequestHeaderOptions) {
-    this.#authorities = splitPem(options.clientCA).map((pem) => new X509Certificate(pem));
+    this.#authorities = pemBlocks(options.clientCA)
+      .filter((block) => block.type === "CERTIFICATE")
+      .map((block) => new X509Certificate(block.bytes));
     if (this.#authorities.length === 0) throw new Error("requestHeader.clientCA holds no certificate");
     this.#settings = withDefaults(options);
+  }
+
+  /**
+   * The CN of the connection's verified client certificate when the front
+   * proxy's CA issued it, else null: checked once per connection, as its
+   * certificate does not change.
+   */
+  #frontProxyName(socket: Partial<TLSSocket>): string | null {
+    let name = this.#proxies.get(socket);
+    if (name === undefined) {
+      const raw = socket.getPeerCertificate?.()?.raw;
+      const leaf = raw === undefined ? undefined : new X509Certificate(raw);
+      const issued =
+        leaf !== undefined &&
+        this.#authorities.some((ca) => leaf.checkIssued(ca) && leaf.verify(ca.publicKey));
+      name = issued ? commonNameOf(parseCertificate(raw!).subject) : null;
+      this.#proxies.set(socket, name);
+    }
+    return name;
   }
 
   /**
@@ -118,13 +143,10 @@ export class RequestHeaderAuthenticator {
    */
   authenticate(request: http.IncomingMessage): FrontProxyVerdict {
     const socket = request.socket as Partial<TLSSocket>;
-    if (socket.authorized !== true || typeof socket.getPeerCertificate !== "function") return undefined;
-    const raw = socket.getPeerCertificate()?.raw;
-    if (raw === undefined) return undefined;
-    const leaf = new X509Certificate(raw);
-    if (!this.#authorities.some((ca) => leaf.checkIssued(ca) && leaf.verify(ca.publicKey))) return undefined;
+    if (socket.authorized !== true) return undefined;
+    const commonName = this.#frontProxyName(socket);
+    if (commonName === null) return undefined;
     const { allowedNames, usernameHeaders, groupHeaders, extraHeaderPrefixes } = this.#settings;
-    const commonName = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1] ?? "";
     if (allowedNames.length > 0 && !allowedNames.includes(commonName)) throw newUnauthorized();
     const headers = request.headersDistinct;
     const username = usernameHeaders
@@ -159,9 +181,4 @@ function unescapeExtraKey(encoded: string): string {
   } catch {
     return encoded;
   }
-}
-
-/** The certificates of a PEM bundle, each as its own PEM block. */
-function splitPem(bundle: string): string[] {
-  return bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
 }
