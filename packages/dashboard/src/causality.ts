@@ -127,21 +127,17 @@ export class CausalityRecorder {
         if (property === "resource") return resourceClient;
         if (property === "bindPod") {
           const bind = Reflect.get(target, property, receiver) as (...args: unknown[]) => Promise<unknown>;
-          return async (namespace: string, binding: { metadata?: { name?: string } }, ...rest: unknown[]) => {
-            const started = recorder.#start(component);
-            const bound = `${namespace}/${binding?.metadata?.name ?? ""}`;
-            try {
-              const result = await bind.call(target, namespace, binding, ...rest);
-              recorder.#add(recorder.#entry(component, started, "create", "pods/binding", 201, bound));
-              return result;
-            } catch (error) {
-              const { code, reason } = failure(error);
-              const call = recorder.#entry(component, started, "create", "pods/binding", code, bound);
-              if (reason !== undefined) call.reason = reason;
-              recorder.#add(call);
-              throw error;
-            }
-          };
+          // A binding is recorded as the create of `pods/binding` for the pod it names.
+          return (namespace: string, binding: { metadata?: { name?: string } }, ...rest: unknown[]) =>
+            recorder.#record(
+              component,
+              "pods/binding",
+              "create",
+              "create",
+              [binding?.metadata?.name ?? ""],
+              namespace,
+              () => bind.call(target, namespace, binding, ...rest),
+            );
         }
         const value = Reflect.get(target, property, receiver);
         return typeof value === "function" ? value.bind(target) : value;
@@ -167,14 +163,14 @@ export class CausalityRecorder {
         entry.error = record.error instanceof Error ? record.error.message : String(record.error);
       }
       if (record.trigger !== undefined) entry.trigger = deliveryText(record.trigger);
-      this.#add(entry);
+      this.#ring.push(entry);
       next?.(record);
     };
   }
 
   /** A line of its own in the trace (`note`). */
   note(text: string): void {
-    this.#add({ t: this.#now() - this.startedAt, type: "note", text });
+    this.#ring.push({ t: this.#now() - this.startedAt, type: "note", text });
   }
 
   /** The entries kept, oldest first, as a trace file. */
@@ -216,7 +212,14 @@ export class CausalityRecorder {
     const started = this.#start(component);
     const subresource = subresourceOf(method, args);
     const what = subresource ? `${plural}/${subresource}` : plural;
-    return write().then(
+    let pending: Promise<R>;
+    try {
+      pending = write();
+    } catch (error) {
+      // A client that throws at once is recorded as one that rejects.
+      pending = Promise.reject(error);
+    }
+    return pending.then(
       (result) => {
         const record = new CallRecord(started, component, verb, what, method === "create" ? 201 : 200);
         record.describe(namespace, args[0], result);
@@ -240,22 +243,6 @@ export class CausalityRecorder {
     const index = this.#calls.get(component) ?? 0;
     this.#calls.set(component, index + 1);
     return { index, t: this.#now() - this.startedAt };
-  }
-
-  /** A call entry with what every call has; the caller adds the target and what its answer says. */
-  #entry(
-    component: string,
-    started: { index: number; t: number },
-    verb: string,
-    resource: string,
-    code: number,
-    target = "",
-  ): CallEntry {
-    return { t: started.t, type: "call", component, index: started.index, verb, resource, target, code };
-  }
-
-  #add(entry: CausalityEntry): void {
-    this.#ring.push(entry);
   }
 }
 
