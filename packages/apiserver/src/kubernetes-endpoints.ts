@@ -1,9 +1,9 @@
 import { isIPv6 } from "node:net";
-import { endpointSlices, endpoints, isConflict, isNotFound, type Service, services } from "@reconcile/api";
+import { endpointSlices, endpoints, services } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import type { Endpoints } from "kubernetes-types/core/v1.js";
 import type { EndpointSlice } from "kubernetes-types/discovery/v1.js";
-import { upsert } from "./upsert.js";
+import { upsert, writeWith } from "./upsert.js";
 
 // kube-apiserver's endpoint reconciler for `default/kubernetes`: the Service's
 // Endpoints name the API server's address and port (skipped by the mirroring
@@ -43,24 +43,10 @@ export async function publishKubernetesEndpoints(client: Client, host: string, p
     endpoints: [{ addresses: [ip], conditions: { ready: true } }],
     ports,
   } as EndpointSlice);
-  const service = await client
-    .resource(services, "default")
-    .get("kubernetes")
-    .catch((error: unknown) => {
-      if (isNotFound(error)) return undefined;
-      throw error;
-    });
-  const servicePorts = service?.spec?.ports ?? [];
-  if (service !== undefined && servicePorts[0] !== undefined && servicePorts[0].targetPort !== port) {
-    const spec = {
-      ...service.spec,
-      ports: [{ ...servicePorts[0], targetPort: port }, ...servicePorts.slice(1)],
-    };
-    await client
-      .resource(services, "default")
-      .update({ ...service, spec } as Service)
-      .catch((error: unknown) => {
-        if (!isConflict(error)) throw error;
-      });
-  }
+  // The Service's first port targets the port served; a missing Service is left missing.
+  await writeWith(client, services, "default", "kubernetes", (service) => {
+    const [first, ...rest] = service?.spec?.ports ?? [];
+    if (service === undefined || first === undefined || first.targetPort === port) return undefined;
+    return { ...service, spec: { ...service.spec, ports: [{ ...first, targetPort: port }, ...rest] } };
+  });
 }
