@@ -1,4 +1,4 @@
-// `npm run demo -- serve [--nodes N] [--plain-http] [--audit-policy-file F …]`: the cluster (controller
+// `npm run demo -- serve [--nodes N] [--plain-http] [--service-cluster-ip-range R] [--audit-policy-file F …]`: the cluster (controller
 // manager, scheduler, N simulated nodes) behind a real Kubernetes REST API on
 // 127.0.0.1, for kubectl: HTTPS with a generated CA and bearer token (plain
 // HTTP on loopback only when asked). Writes a kubeconfig, prints how to use
@@ -17,6 +17,7 @@ import { errorMessage } from "@reconcile/api";
 import {
   auditLogBackend,
   auditWebhookBackend,
+  ClusterIPAllocator,
   generateServingCertificates,
   loadAuditPolicy,
 } from "@reconcile/apiserver";
@@ -66,7 +67,7 @@ export async function serve(): Promise<boolean> {
   console.log(
     `Starting the API server, the controller manager, the scheduler and ${nodeCount} simulated node${nodeCount === 1 ? "" : "s"}. ${etcd.description}`,
   );
-  const server = newApiServer({ storage: etcd.storage });
+  const server = newApiServer({ storage: etcd.storage, serviceClusterIPRange: flags.serviceClusterIPRange });
   // kubectl sends a bearer token only over HTTPS: by default the server makes a CA and a token,
   // the CA first, so that the controller manager publishes it in every namespace (kube-root-ca.crt).
   const certificates = plainHttp ? undefined : await generateServingCertificates();
@@ -159,6 +160,8 @@ function portFromEnv(name: string): number | undefined {
 interface ServeFlags {
   nodeCount: number;
   plainHttp: boolean;
+  /** `--service-cluster-ip-range`: one range, or two of different families for a dual-stack cluster. */
+  serviceClusterIPRange?: string;
   auditPolicyFile?: string;
   auditLogPath?: string;
   auditWebhookConfigFile?: string;
@@ -167,7 +170,8 @@ interface ServeFlags {
 }
 
 /**
- * `--nodes N`, `--plain-http`, `--audit-policy-file F`, `--audit-log-path P`,
+ * `--nodes N`, `--plain-http`, `--service-cluster-ip-range R`,
+ * `--audit-policy-file F`, `--audit-log-path P`,
  * `--audit-webhook-config-file K` and `--audit-log-max{size,backup,age} N`,
  * taken out of `args` (the etcd flags stay); a string says what is wrong.
  */
@@ -184,6 +188,15 @@ function parseServeFlags(args: string[]): ServeFlags | string {
   const plainHttp = plainAt !== -1;
   if (plainHttp) args.splice(plainAt, 1);
   const flags: ServeFlags = { nodeCount, plainHttp };
+  const range = takeValue(args, "--service-cluster-ip-range");
+  if (range !== undefined) {
+    try {
+      new ClusterIPAllocator(range.value ?? "");
+    } catch (error) {
+      return `${range.flag}: ${errorMessage(error)}`;
+    }
+    flags.serviceClusterIPRange = range.value!;
+  }
   for (const [flag, key] of [
     ["--audit-policy-file", "auditPolicyFile"],
     ["--audit-log-path", "auditLogPath"],

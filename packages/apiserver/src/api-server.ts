@@ -92,8 +92,10 @@ export interface ApiServerOptions {
    */
   customResourceDefinitions?: boolean | undefined;
   /**
-   * The IPv4 range Services take cluster IPs from (`--service-cluster-ip-range`). Default:
-   * kubeadm's `10.96.0.0/12`. The allocated set is recovered from the stored Services at start.
+   * The range Services take cluster IPs from (`--service-cluster-ip-range`), or two of
+   * different families, comma-separated, for a dual-stack cluster (the first is the
+   * primary). Default: kubeadm's `10.96.0.0/12`. The allocated set is recovered from
+   * the stored Services at start.
    */
   serviceClusterIPRange?: string | undefined;
   /**

@@ -59,6 +59,7 @@ export {
   type SubresourceStore,
 } from "./kinds/definition.js";
 export { type ResourceMetricsProvider, resourceMetricsDefinitions } from "./kinds/resource-metrics.js";
+export { ClusterIPAllocator, defaultServiceCIDR } from "./kinds/service-ips.js";
 export type {
   Admission,
   AdmissionAttributes,

@@ -5,7 +5,7 @@ import {
   type ClusterIPAllocator,
   type NodePortAllocator,
   nodePortsOf,
-  serviceIPOf,
+  serviceIPsOf,
 } from "./kinds/service-ips.js";
 import { type Storage, StorageError } from "./storage/storage.js";
 
@@ -65,8 +65,7 @@ export async function recoverServiceAllocations(
   const stored = await storage.list("/core/services/");
   const allocator = allocators.ips;
   for (const service of stored.items) {
-    const ip = serviceIPOf(service);
-    if (ip !== undefined) allocator.restore(ip);
+    for (const ip of serviceIPsOf(service)) allocator.restore(ip);
     for (const port of nodePortsOf(service)) allocators.nodePorts.restore(port);
   }
   if (!kubernetesService) return;
@@ -89,7 +88,7 @@ export async function recoverServiceAllocations(
         type: "ClusterIP",
         clusterIP: ip,
         clusterIPs: [ip],
-        ipFamilies: ["IPv4"],
+        ipFamilies: [allocator.families[0]!],
         ipFamilyPolicy: "SingleStack",
         internalTrafficPolicy: "Cluster",
         sessionAffinity: "None",

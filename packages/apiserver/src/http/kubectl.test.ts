@@ -323,6 +323,56 @@ describe("kubectl against the embedded server", { timeout: 120_000 }, () => {
     );
   });
 
+  it("on a dual-stack cluster a Service gains an IP of each family, and drops one under SingleStack", async () => {
+    const { kubectl } = await kubectlCluster({ serviceClusterIPRange: "10.96.0.0/16,fd00:10:96::/112" });
+    expect((await kubectl(["create", "service", "clusterip", "web", "--tcp=80"])).stdout.trim()).toBe(
+      "service/web created",
+    );
+    const fields = async () =>
+      (
+        await kubectl([
+          "get",
+          "svc",
+          "web",
+          "-o",
+          "jsonpath={.spec.ipFamilyPolicy} {.spec.ipFamilies} {.spec.clusterIPs}",
+        ])
+      ).stdout;
+    expect(await fields()).toMatch(/^SingleStack \["IPv4"\] \["10\.96\.\d+\.\d+"\]$/);
+    const patched = await kubectl([
+      "patch",
+      "svc",
+      "web",
+      "-p",
+      '{"spec":{"ipFamilyPolicy":"PreferDualStack"}}',
+    ]);
+    expect(patched.stdout.trim()).toBe("service/web patched");
+    expect(await fields()).toMatch(
+      /^PreferDualStack \["IPv4","IPv6"\] \["10\.96\.\d+\.\d+","fd00:10:96::[0-9a-f]+"\]$/,
+    );
+    const clusterIP = (await kubectl(["get", "svc", "web", "-o", "jsonpath={.spec.clusterIP}"])).stdout;
+    expect(rows((await kubectl(["get", "svc", "web"])).stdout)[1]?.slice(0, 4)).toEqual([
+      "web",
+      "ClusterIP",
+      clusterIP,
+      "<none>",
+    ]);
+    const shorten = await kubectl([
+      "patch",
+      "svc",
+      "web",
+      "--type=json",
+      "-p",
+      '[{"op":"remove","path":"/spec/clusterIPs/1"}]',
+    ]);
+    expect(shorten.code).toBe(1);
+    expect(shorten.stderr.trim()).toBe(
+      `The Service "web" is invalid: spec.ipFamilyPolicy: Invalid value: "PreferDualStack": must be 'SingleStack' to release the secondary cluster IP`,
+    );
+    await kubectl(["patch", "svc", "web", "-p", '{"spec":{"ipFamilyPolicy":"SingleStack"}}']);
+    expect(await fields()).toBe(`SingleStack ["IPv4"] ["${clusterIP}"]`);
+  });
+
   it("a stale update gets a Conflict", async () => {
     const { kubectl, file } = await cluster();
     await kubectl(["create", "deployment", "web", "--image=nginx"]);

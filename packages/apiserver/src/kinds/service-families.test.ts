@@ -102,22 +102,22 @@ describe("a Service's IP families on a single-stack IPv4 cluster", () => {
     [
       "an IPv6 cluster IP",
       { selector, clusterIP: "fd00::10", ipFamilyPolicy: "PreferDualStack" },
-      'spec.clusterIPs[0]: Invalid value: ["fd00::10"]: IPv6 is not configured on this cluster',
+      'spec.clusterIPs[0]: Invalid value: []string{"fd00::10"}: IPv6 is not configured on this cluster',
     ],
     [
       "two cluster IPs, single-stack",
       { selector, clusterIP: "10.96.0.50", clusterIPs: ["10.96.0.50", "fd00::5"] },
-      '[spec.ipFamilyPolicy: Invalid value: "SingleStack": must be \'RequireDualStack\' or \'PreferDualStack\' when multiple cluster IPs are specified, spec.clusterIPs[1]: Invalid value: ["10.96.0.50","fd00::5"]: IPv6 is not configured on this cluster]',
+      '[spec.ipFamilyPolicy: Invalid value: "SingleStack": must be \'RequireDualStack\' or \'PreferDualStack\' when multiple cluster IPs are specified, spec.clusterIPs[1]: Invalid value: []string{"10.96.0.50", "fd00::5"}: IPv6 is not configured on this cluster]',
     ],
     [
       "cluster IPs without clusterIP",
       { selector, clusterIPs: ["10.96.0.50"] },
-      'spec.clusterIPs: Invalid value: ["10.96.0.50"]: must be empty when `clusterIP` is not specified',
+      'spec.clusterIPs: Invalid value: []string{"10.96.0.50"}: must be empty when `clusterIP` is not specified',
     ],
     [
       "cluster IPs not starting with clusterIP",
       { selector, clusterIP: "10.96.0.50", clusterIPs: ["10.96.0.51"] },
-      'spec.clusterIPs: Invalid value: ["10.96.0.51"]: first value must match `clusterIP`',
+      'spec.clusterIPs: Invalid value: []string{"10.96.0.51"}: first value must match `clusterIP`',
     ],
     [
       "an unknown family, twice",

@@ -2,8 +2,10 @@ import { type KubeObject, newInternalError, newInvalid, type Service } from "@re
 import type { ServicePort } from "kubernetes-types/core/v1.js";
 import type { ClusterIPAllocator } from "../registry/cluster-ip-allocator.js";
 import { FieldErrors } from "../registry/field-errors.js";
+import type { IPFamily } from "../registry/ip-address.js";
 import { NodePortOperation, NodePortUnavailable } from "../registry/node-port-allocator.js";
 import type { WriteHookContext, WriteHooks } from "../registry/resource-definition.js";
+import { initIPFamilyFields, normalizeClusterIPs } from "./service-families.js";
 
 export { ClusterIPAllocator, defaultServiceCIDR } from "../registry/cluster-ip-allocator.js";
 export { defaultServiceNodePortRange, NodePortAllocator } from "../registry/node-port-allocator.js";
@@ -16,33 +18,67 @@ export { defaultServiceNodePortRange, NodePortAllocator } from "../registry/node
 // back if nothing is stored, released once the Service no longer holds them.
 
 /**
- * The Service's cluster IP on create (upstream's `RESTAllocStuff.allocateCreate`):
- * ExternalName and headless (`None`) Services take none; a requested IP is
- * checked and taken; otherwise one is allocated. `clusterIPs` follows
- * `clusterIP`. Returns the address taken, for release if the write fails.
+ * The Service's cluster IPs on create (upstream's `allocClusterIPs`), one per
+ * family of `ipFamilies` (which `initIPFamilyFields` has settled): ExternalName
+ * and headless (`None`) Services take none; a requested IP is checked and
+ * taken; a family without one gets a free address. `clusterIP` follows
+ * `clusterIPs[0]`. Returns the addresses taken, for release if the write fails.
  */
-export function allocateServiceIP(allocator: ClusterIPAllocator, object: KubeObject): string | undefined {
+export function allocateServiceIPs(allocator: ClusterIPAllocator, object: KubeObject): string[] {
   const service = object as Service;
   const spec = service.spec;
-  if (spec === undefined || spec.type === "ExternalName") return undefined;
-  const requested = spec.clusterIP || spec.clusterIPs?.[0] || undefined;
-  if (requested === "None") {
+  if (spec === undefined || spec.type === "ExternalName") return [];
+  if ((spec.clusterIPs?.[0] ?? spec.clusterIP) === "None") {
     spec.clusterIP = "None";
     spec.clusterIPs = ["None"];
-    return undefined;
+    return [];
   }
-  const ip = allocator.allocate(service.metadata?.name ?? "", requested);
-  spec.clusterIP = ip;
-  spec.clusterIPs = [ip];
-  return ip;
+  const families = spec.ipFamilies ?? allocator.families.slice(0, 1);
+  const ips = [...(spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : []))];
+  while (ips.length < families.length) ips.push("");
+  const taken = takeIPs(
+    allocator,
+    service,
+    ips,
+    families.map((family, index) => ({ family, index })),
+  );
+  spec.clusterIPs = ips;
+  spec.clusterIP = ips[0]!;
+  return taken;
 }
 
-/** The cluster IP a stored Service holds, if any. */
-export function serviceIPOf(object: KubeObject): string | undefined {
-  const service = object as Service;
-  if (service.spec?.type === "ExternalName") return undefined;
-  const ip = service.spec?.clusterIP;
-  return ip && ip !== "None" ? ip : undefined;
+/**
+ * Takes the address of each wanted family into `ips` at its index (the
+ * requested one, or any free one where `ips` holds ""); all or nothing.
+ */
+function takeIPs(
+  allocator: ClusterIPAllocator,
+  service: Service,
+  ips: string[],
+  wanted: readonly { family: string; index: number }[],
+): string[] {
+  const taken: string[] = [];
+  const name = service.metadata?.name ?? "";
+  try {
+    for (const { family, index } of wanted) {
+      const requested = ips[index] || undefined;
+      const ip = allocator.allocate(name, requested, family as IPFamily, ips);
+      taken.push(ip);
+      ips[index] = ip;
+    }
+  } catch (error) {
+    for (const ip of taken) allocator.release(ip);
+    throw error;
+  }
+  return taken;
+}
+
+/** The cluster IPs a stored Service holds, if any. */
+export function serviceIPsOf(object: KubeObject): string[] {
+  const spec = (object as Service).spec;
+  if (spec === undefined || spec.type === "ExternalName") return [];
+  const ips = spec.clusterIPs ?? (spec.clusterIP ? [spec.clusterIP] : []);
+  return ips.filter((ip) => ip !== "" && ip !== "None");
 }
 
 /** Every node port a stored Service holds: its ports' and its health check's. */
@@ -147,39 +183,42 @@ function allocateHealthCheckPort(service: Service, operation: NodePortOperation)
 export const serviceIPHooks: WriteHooks = {
   beginCreate(object, { serviceIPs, serviceNodePorts }) {
     const service = object as Service;
-    const ip = serviceIPs === undefined ? undefined : allocateServiceIP(serviceIPs, object);
-    const releaseIP = () => (ip === undefined ? undefined : serviceIPs?.release(ip));
+    const ips = serviceIPs === undefined ? [] : allocateServiceIPs(serviceIPs, object);
+    const releaseIPs = () => {
+      for (const ip of ips) serviceIPs?.release(ip);
+    };
     if (serviceNodePorts === undefined || service.spec === undefined)
-      return ip === undefined ? undefined : releaseIP;
+      return ips.length === 0 ? undefined : releaseIPs;
     const operation = new NodePortOperation(serviceNodePorts);
     try {
       if (needsNodePorts(service)) initNodePorts(service, operation);
       if (needsHealthCheckPort(service)) allocateHealthCheckPort(service, operation);
     } catch (error) {
       operation.revert();
-      releaseIP();
+      releaseIPs();
       throw error;
     }
     return () => {
       operation.revert();
-      releaseIP();
+      releaseIPs();
     };
   },
   beginUpdate(object, old, context) {
     return beginServiceUpdate(object as Service, old as Service, context);
   },
   afterDelete(object, { serviceIPs, serviceNodePorts }) {
-    const ip = serviceIPOf(object);
-    if (ip !== undefined) serviceIPs?.release(ip);
+    for (const ip of serviceIPsOf(object)) serviceIPs?.release(ip);
     for (const port of nodePortsOf(object)) serviceNodePorts?.release(port);
   },
 };
 
 /**
- * An update's allocations (upstream's `beginUpdate`): values the client left
- * out are kept, a cluster IP is taken or released as the type enters or
- * leaves ExternalName, and node ports follow the ports. Releases wait for the
- * write; what was taken goes back if it fails.
+ * An update's allocations (upstream's `beginUpdate`): the allocated values
+ * the client left out kept, `clusterIP` and `clusterIPs` in step, the
+ * families settled, then cluster IPs taken or released as the type enters
+ * or leaves ExternalName and as the Service gains or drops its second
+ * family, node ports as the ports change. Releases wait for the write; what
+ * was taken goes back if it fails.
  */
 function beginServiceUpdate(
   service: Service,
@@ -188,34 +227,61 @@ function beginServiceUpdate(
 ): ((stored: boolean) => void) | undefined {
   if (service.spec === undefined || old.spec === undefined) return undefined;
   patchAllocatedValues(service, old);
-  let takenIP: string | undefined;
-  let releasedIP: string | undefined;
-  if (serviceIPs !== undefined) {
-    if (old.spec.type === "ExternalName" && service.spec.type !== "ExternalName") {
-      // Leaving ExternalName: the IP family fields a create would have set (upstream's `initIPFamilyFields`).
-      service.spec.ipFamilyPolicy ??= "SingleStack";
-      service.spec.ipFamilies ??= ["IPv4"];
-      takenIP = allocateServiceIP(serviceIPs, service);
-    } else if (old.spec.type !== "ExternalName" && service.spec.type === "ExternalName")
-      releasedIP = serviceIPOf(old);
-  }
+  normalizeClusterIPs(service, old);
+  initIPFamilyFields(service, old, serviceIPs?.families ?? ["IPv4"]);
+  const { taken, released } =
+    serviceIPs === undefined ? { taken: [], released: [] } : updateClusterIPs(service, old, serviceIPs);
   const operation = serviceNodePorts === undefined ? undefined : new NodePortOperation(serviceNodePorts);
   try {
     if (operation !== undefined) updateNodePorts(service, old, operation);
   } catch (error) {
     operation?.revert();
-    if (takenIP !== undefined) serviceIPs?.release(takenIP);
+    for (const ip of taken) serviceIPs?.release(ip);
     throw error;
   }
   return (stored) => {
     if (stored) {
       operation?.commit();
-      if (releasedIP !== undefined) serviceIPs?.release(releasedIP);
+      for (const ip of released) serviceIPs?.release(ip);
     } else {
       operation?.revert();
-      if (takenIP !== undefined) serviceIPs?.release(takenIP);
+      for (const ip of taken) serviceIPs?.release(ip);
     }
   };
+}
+
+/**
+ * Cluster IPs on update (upstream's `updateClusterIPs`): leaving ExternalName
+ * takes every family's IP, becoming ExternalName gives them all back, a
+ * second family added takes its IP (the requested one or any), a second
+ * family dropped gives its IP back once the write is stored.
+ */
+function updateClusterIPs(
+  service: Service,
+  old: Service,
+  allocator: ClusterIPAllocator,
+): { taken: string[]; released: string[] } {
+  const spec = service.spec!;
+  const oldSpec = old.spec!;
+  if (oldSpec.type === "ExternalName" && spec.type !== "ExternalName")
+    return { taken: allocateServiceIPs(allocator, service), released: [] };
+  if (oldSpec.clusterIPs?.[0] === "None") return { taken: [], released: [] };
+  if (oldSpec.type !== "ExternalName" && spec.type === "ExternalName")
+    return { taken: [], released: serviceIPsOf(old) };
+  const oldFamilies = oldSpec.ipFamilies ?? [];
+  const families = spec.ipFamilies ?? [];
+  if (oldFamilies.length === 1 && families.length === 2) {
+    const ips = [...(spec.clusterIPs ?? [])];
+    if (ips.length < 2) ips.push("");
+    const taken = takeIPs(allocator, service, ips, [{ family: families[1]!, index: 1 }]);
+    spec.clusterIPs = ips;
+    return { taken, released: [] };
+  }
+  if (oldFamilies.length === 2 && families.length === 1) {
+    const secondary = oldSpec.clusterIPs?.[1];
+    return { taken: [], released: secondary === undefined ? [] : [secondary] };
+  }
+  return { taken: [], released: [] };
 }
 
 /** Node ports on update (upstream's `txnUpdateNodePorts`). */

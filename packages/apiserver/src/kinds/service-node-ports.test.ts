@@ -388,14 +388,14 @@ describe("Service node ports and cluster IPs on update", () => {
       ).rejects.toMatchObject({
         code: 422,
         message:
-          'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: "10.96.0.77": may not change once set',
+          'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.0.77"}: may not change once set',
       });
       await expect(
         client.patch("web", { spec: { clusterIP: "10.96.0.77" } }, { type: "merge" }),
       ).rejects.toMatchObject({
         code: 422,
         message:
-          'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: "10.96.0.77": may not change once set',
+          'Service "web" is invalid: spec.clusterIPs[0]: Invalid value: []string{"10.96.0.77"}: may not change once set',
       });
       const external = await client.patch(
         "web",

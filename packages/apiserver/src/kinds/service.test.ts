@@ -100,7 +100,7 @@ describe("cluster IPs (upstream's bitmap allocator and RESTAllocStuff)", () => {
         client.create({ metadata: { name: "copy" }, spec: { clusterIP: ip, ports: [{ port: 80 }] } }),
       ).rejects.toMatchObject({
         code: 422,
-        message: `Service "copy" is invalid: spec.clusterIPs: Invalid value: ["${ip}"]: failed to allocate IP ${ip}: provided IP is already allocated`,
+        message: `Service "copy" is invalid: spec.clusterIPs: Invalid value: []string{"${ip}"}: failed to allocate IP ${ip}: provided IP is already allocated`,
       });
       await client.delete("web");
       expect(server.serviceIPs.used).toBe(1);
@@ -130,7 +130,7 @@ describe("cluster IPs (upstream's bitmap allocator and RESTAllocStuff)", () => {
       ).rejects.toMatchObject({
         code: 422,
         message:
-          'Service "out" is invalid: spec.clusterIPs: Invalid value: ["10.0.0.5"]: failed to allocate IP 10.0.0.5: the provided IP (10.0.0.5) is not in the valid range. The range of valid IPs is 10.96.0.0/12',
+          'Service "out" is invalid: spec.clusterIPs: Invalid value: []string{"10.0.0.5"}: failed to allocate IP 10.0.0.5: the provided IP (10.0.0.5) is not in the valid range. The range of valid IPs is 10.96.0.0/12',
       });
       await client.create(
         { metadata: { name: "dry" }, spec: { clusterIP: "10.96.0.50", ports: [{ port: 80 }] } },

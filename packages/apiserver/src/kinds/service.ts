@@ -1,10 +1,11 @@
 import { services } from "@reconcile/api";
 import type { Service } from "kubernetes-types/core/v1.js";
-import type { FieldErrors } from "../registry/field-errors.js";
+import { type FieldErrors, goStrings } from "../registry/field-errors.js";
+import type { IPFamily } from "../registry/ip-address.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { servicePrinter } from "./printers/index.js";
-import { initIPFamilyFields } from "./service-families.js";
+import { initIPFamilyFields, sameStrings } from "./service-families.js";
 import { needsHealthCheckPort, needsNodePorts, serviceIPHooks } from "./service-ips.js";
 import { validateServicePorts } from "./service-ports.js";
 
@@ -18,14 +19,11 @@ import { validateServicePorts } from "./service-ports.js";
  * kind's write hooks, not here.
  */
 const serviceStrategy: Strategy = {
-  prepareForCreate(object) {
-    initIPFamilyFields(object as Service);
+  prepareForCreate(object, _user, { serviceIPs }) {
+    initIPFamilyFields(object as Service, undefined, serviceIPs?.families ?? defaultFamilies);
   },
   prepareForUpdate(object, old) {
-    const service = object as Service;
-    normalizeClusterIPs(service, old as Service);
-    dropTypeDependentFields(service, old as Service);
-    initIPFamilyFields(service, old as Service);
+    dropTypeDependentFields(object as Service, old as Service);
   },
   applyDefaults(object) {
     const spec = ((object as Service).spec ??= {});
@@ -55,16 +53,89 @@ const serviceStrategy: Strategy = {
     validateNodePorts(object as Service, errors);
   },
   validateUpdate(object, old, errors) {
-    const spec = (object as Service).spec;
-    const oldSpec = (old as Service).spec;
-    if (spec?.type === "ExternalName" || oldSpec?.type === "ExternalName") return;
-    // The primary cluster IP never changes (upstream's `validateUpgradeDowngradeClusterIPs`).
-    const ip = spec?.clusterIPs?.[0];
-    const oldIP = oldSpec?.clusterIPs?.[0];
-    if (ip !== undefined && oldIP !== undefined && ip !== oldIP)
-      errors.invalid("spec.clusterIPs[0]", ip, "may not change once set");
+    validateUpgradeDowngradeClusterIPs(object as Service, old as Service, errors);
+    validateUpgradeDowngradeIPFamilies(object as Service, old as Service, errors);
   },
 };
+
+/** A cluster built without allocators serves IPv4 only. */
+const defaultFamilies: readonly IPFamily[] = ["IPv4"];
+
+/**
+ * Upstream's `validateUpgradeDowngradeClusterIPs`: outside ExternalName, the
+ * IPs already held never change, the primary is never dropped, and the
+ * secondary is dropped only by a SingleStack policy.
+ */
+function validateUpgradeDowngradeClusterIPs(service: Service, old: Service, errors: FieldErrors): void {
+  const spec = service.spec;
+  const oldSpec = old.spec;
+  if (spec?.type === "ExternalName" || oldSpec?.type === "ExternalName") return;
+  if (isHeadless(service) && isHeadless(old)) return;
+  const ips = spec?.clusterIPs ?? [];
+  const oldIPs = oldSpec?.clusterIPs ?? [];
+  const shown = goStrings(spec?.clusterIPs);
+  if (oldIPs.length === ips.length) {
+    oldIPs.forEach((ip, i) => {
+      if (ip !== ips[i]) errors.invalid(`spec.clusterIPs[${i}]`, shown, "may not change once set");
+    });
+  } else if (oldIPs.length > ips.length) {
+    if (ips.length === 0) errors.invalid("spec.clusterIPs[0]", shown, "primary clusterIP can not be unset");
+    if (oldIPs.length > 0 && ips.length > 0 && ips[0] !== oldIPs[0])
+      errors.invalid("spec.clusterIPs[0]", shown, "may not change once set");
+    if (ips.length === 1 && spec?.ipFamilyPolicy !== "SingleStack")
+      errors.invalid(
+        "spec.ipFamilyPolicy",
+        spec?.ipFamilyPolicy ?? null,
+        "must be set to 'SingleStack' when releasing the secondary clusterIP",
+      );
+  } else if (oldIPs.length > 0 && ips[0] !== oldIPs[0]) {
+    errors.invalid("spec.clusterIPs[0]", shown, "may not change once set");
+  }
+}
+
+/** Upstream's `validateUpgradeDowngradeIPFamilies`, the same rules for `ipFamilies` (headless Services may change theirs). */
+function validateUpgradeDowngradeIPFamilies(service: Service, old: Service, errors: FieldErrors): void {
+  const spec = service.spec;
+  const oldSpec = old.spec;
+  if (spec?.type === "ExternalName" || oldSpec?.type === "ExternalName") return;
+  if (isHeadless(service) || isHeadless(old)) return;
+  const families = spec?.ipFamilies ?? [];
+  const oldFamilies = oldSpec?.ipFamilies ?? [];
+  // Upstream names the IPs, not the families, as the value of some of these.
+  const shownIPs = goStrings(spec?.clusterIPs);
+  if (oldFamilies.length === families.length) {
+    oldFamilies.forEach((family, i) => {
+      if (family !== families[i])
+        errors.invalid(
+          "spec.ipFamilies[0]",
+          goStrings(spec?.ipFamilies, "[]core.IPFamily"),
+          "may not change once set",
+        );
+    });
+  } else if (oldFamilies.length > families.length) {
+    if ((spec?.clusterIPs ?? []).length === 0)
+      errors.invalid(
+        "spec.ipFamilies[0]",
+        goStrings(spec?.ipFamilies, "[]core.IPFamily"),
+        "primary ipFamily can not be unset",
+      );
+    if (families.length > 0 && families[0] !== oldFamilies[0])
+      errors.invalid("spec.ipFamilies[0]", shownIPs, "may not change once set");
+    if (families.length === 1 && spec?.ipFamilyPolicy !== "SingleStack")
+      errors.invalid(
+        "spec.ipFamilyPolicy",
+        spec?.ipFamilyPolicy ?? null,
+        "must be set to 'SingleStack' when releasing the secondary ipFamily",
+      );
+  } else if (oldFamilies.length > 0 && families.length > 0 && families[0] !== oldFamilies[0]) {
+    errors.invalid("spec.ipFamilies[0]", shownIPs, "may not change once set");
+  }
+}
+
+function isHeadless(service: Service): boolean {
+  const ips = service.spec?.clusterIPs ?? [];
+  return ips.length === 1 && ips[0] === "None";
+}
 
 /**
  * The node port rules of `ValidateService`: none on a ClusterIP Service, no
@@ -89,25 +160,6 @@ function validateNodePorts(service: Service, errors: FieldErrors): void {
       spec.healthCheckNodePort,
       "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'",
     );
-}
-
-/**
- * `clusterIP` and `clusterIPs` kept in step on update (upstream's
- * `NormalizeClusterIPs`): a client that sends only the singular field gets
- * the plural from it, and one that clears the singular clears both.
- */
-function normalizeClusterIPs(service: Service, old: Service): void {
-  const spec = service.spec;
-  const oldSpec = old.spec;
-  if (spec === undefined || oldSpec === undefined) return;
-  if ((oldSpec.clusterIPs ?? []).length > 0 && (spec.clusterIPs ?? []).length === 0) {
-    if (oldSpec.clusterIP === spec.clusterIP && oldSpec.clusterIPs !== undefined)
-      spec.clusterIPs = oldSpec.clusterIPs;
-  }
-  if (oldSpec.clusterIP === spec.clusterIP) return;
-  const sameList = sameStrings(oldSpec.clusterIPs, spec.clusterIPs);
-  if (oldSpec.clusterIP && !spec.clusterIP && sameList) delete spec.clusterIPs;
-  else if (sameList && spec.clusterIP) spec.clusterIPs = [spec.clusterIP];
 }
 
 /**
@@ -155,12 +207,6 @@ function dropTypeDependentFields(service: Service, old: Service): void {
     delete spec.externalTrafficPolicy;
   // The load balancer's status means nothing once the Service is not one.
   if (spec.type !== "LoadBalancer" && service.status !== undefined) service.status.loadBalancer = {};
-}
-
-function sameStrings(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
-  const left = a ?? [];
-  const right = b ?? [];
-  return left.length === right.length && left.every((value, index) => value === right[index]);
 }
 
 export const serviceDefinition = defineKind({

@@ -82,6 +82,12 @@ export class GoSyntax {
   constructor(readonly text: string) {}
 }
 
+/** A slice of strings as `%#v` writes it (`[]string{"a", "b"}`), of the Go type named. */
+export function goStrings(values: readonly string[] | undefined, type = "[]string"): GoSyntax {
+  if (values === undefined) return new GoSyntax(`${type}(nil)`);
+  return new GoSyntax(`${type}{${values.map((value) => JSON.stringify(value)).join(", ")}}`);
+}
+
 function show(value: unknown): string {
   if (value instanceof GoSyntax) return value.text;
   if (typeof value === "string") return JSON.stringify(value);

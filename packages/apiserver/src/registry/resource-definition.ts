@@ -1,13 +1,14 @@
 import type { KubeObject, ResourceDescriptor, SelectableFields } from "@reconcile/api";
 import type { TypeNode } from "../apply/schema.js";
 import type { KindSchema } from "../schemas/kind-schema.js";
-import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
 import type { FillPhase } from "./empty-values.js";
-import type { NodePortAllocator } from "./node-port-allocator.js";
 import type { PatchMeta } from "./patch.js";
 import type { Schema } from "./schema.js";
 import type { DryRunOption } from "./store/request-options.js";
-import type { Strategy } from "./strategy.js";
+import type { Strategy, WriteHookContext } from "./strategy.js";
+
+export type { WriteHookContext } from "./strategy.js";
+
 import type { SubresourceHandler } from "./subresource-handler.js";
 
 // The contract between the kinds and the registry: what a kind's definition
@@ -195,12 +196,6 @@ export type SubresourcePost = (
   body: unknown,
   options: DryRunOption,
 ) => Promise<void>;
-
-/** What a definition's write hooks may use: the allocators the server was built with. */
-export interface WriteHookContext {
-  readonly serviceIPs: ClusterIPAllocator | undefined;
-  readonly serviceNodePorts: NodePortAllocator | undefined;
-}
 
 /**
  * Side effects of a kind's writes beside storage, as the BeginCreate and

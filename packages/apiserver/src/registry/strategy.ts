@@ -1,7 +1,15 @@
 import type { KubeObject } from "@reconcile/api";
 import type { AdmissionUser } from "./admission.js";
+import type { ClusterIPAllocator } from "./cluster-ip-allocator.js";
 import type { FieldErrors } from "./field-errors.js";
 import type { NameRule } from "./meta-validation.js";
+import type { NodePortAllocator } from "./node-port-allocator.js";
+
+/** What a kind's preparation and write hooks may use: the allocators the server was built with. */
+export interface WriteHookContext {
+  readonly serviceIPs: ClusterIPAllocator | undefined;
+  readonly serviceNodePorts: NodePortAllocator | undefined;
+}
 
 /**
  * What differs between kinds (kube-apiserver's `RESTCreateStrategy`,
@@ -14,9 +22,10 @@ export interface Strategy {
   /**
    * Clears what a client may not set on create (status, for most kinds with a
    * status); `user` is who creates it (undefined for the server's own
-   * in-process clients), for kinds that record the requester (a CSR's `spec.username`).
+   * in-process clients), for kinds that record the requester (a CSR's `spec.username`);
+   * `context` is what the server was built with (a Service's IP families).
    */
-  prepareForCreate?(object: KubeObject, user?: AdmissionUser): void;
+  prepareForCreate?(object: KubeObject, user: AdmissionUser | undefined, context: WriteHookContext): void;
   /**
    * Fills what needs the new object's uid, once it has one (a Job's
    * generated selector and labels: upstream does it in the create's Validate).

@@ -55,7 +55,7 @@ export async function createObject(
   }
   const admission = admissionOf(store, "CREATE", { subresource: options.subresource, object }, options);
   await mutate(store, admission);
-  strategy.prepareForCreate?.(object, options.user);
+  strategy.prepareForCreate?.(object, options.user, context);
   meta.uid = uuidFrom(context.random);
   strategy.completeCreate?.(object);
   meta.creationTimestamp = rfc3339(context.clock.now());
