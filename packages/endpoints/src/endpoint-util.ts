@@ -30,16 +30,33 @@ export function isHeadless(service: DeepReadonly<Service>): boolean {
 }
 
 /**
- * The pod's IP for the Service, or undefined when the pod is not an
- * endpoint at all: terminal (`Succeeded`/`Failed`), no IP yet, or of the
- * other address family than the Service's first `ipFamilies` entry.
+ * The pod's IP of `family` (by default the Service's first `ipFamilies`
+ * entry), or undefined when the pod is not such an endpoint: terminal
+ * (`Succeeded`/`Failed`), no IP yet, or none of that family.
  */
-export function podAddress(pod: DeepReadonly<Pod>, service: DeepReadonly<Service>): string | undefined {
+export function podAddress(
+  pod: DeepReadonly<Pod>,
+  service: DeepReadonly<Service>,
+  family: AddressFamily = addressFamiliesOf(service)[0]!,
+): string | undefined {
   const phase = pod.status?.phase;
   if (phase === "Succeeded" || phase === "Failed") return undefined;
   const ips = pod.status?.podIPs?.map((p) => p.ip ?? "") ?? (pod.status?.podIP ? [pod.status.podIP] : []);
-  const wantV6 = service.spec?.ipFamilies?.[0] === "IPv6";
+  const wantV6 = family === "IPv6";
   return ips.find((ip) => ip !== "" && ip.includes(":") === wantV6);
+}
+
+export type AddressFamily = "IPv4" | "IPv6";
+
+/**
+ * The address families a Service's endpoints are published for (upstream's
+ * `getAddressTypesForService`): its `ipFamilies`, or IPv4 when it has none.
+ */
+export function addressFamiliesOf(service: DeepReadonly<Service>): AddressFamily[] {
+  const families = (service.spec?.ipFamilies ?? []).filter(
+    (family): family is AddressFamily => family === "IPv4" || family === "IPv6",
+  );
+  return families.length === 0 ? ["IPv4"] : [...new Set(families)];
 }
 
 /**

@@ -19,8 +19,8 @@ let h: Harness;
 let controller: EndpointSliceController;
 afterEach(() => h.stop());
 
-async function setup(maxEndpointsPerSlice?: number) {
-  h = harness();
+async function setup(maxEndpointsPerSlice?: number, serviceClusterIPRange?: string) {
+  h = harness(serviceClusterIPRange);
   controller = EndpointSliceController.fromInformerFactory(h.factory, {
     client: h.client,
     maxEndpointsPerSlice,
@@ -90,6 +90,52 @@ describe("EndpointSliceController.syncService", () => {
       ["10.244.0.1", { ready: true, serving: true, terminating: false }, "node-1", "zone-a", "p0"],
       ["10.244.0.2", { ready: false, serving: false, terminating: false }, "node-1", "zone-a", "p1"],
     ]);
+  });
+
+  it("a dual-stack Service has slices of each family; a family the pods lack gets a placeholder", async () => {
+    await setup(undefined, "10.96.0.0/16,fd00:10:96::/112");
+    await createService(
+      h.client,
+      service("web", { selector: { app: "web" }, ports: [{ port: 80 }], ipFamilyPolicy: "PreferDualStack" }),
+    );
+    await createPod(h.client, pod("p0", { ip: "10.244.0.1" }));
+    const placeholder = await sync("web", 1);
+    expect(placeholder.map((s) => [s.addressType, s.endpoints?.length ?? 0, s.ports?.length ?? 0])).toEqual([
+      ["IPv4", 1, 1],
+      ["IPv6", 0, 0],
+    ]);
+    await createPod(h.client, pod("p1", { ip: "10.244.0.2", ips: ["10.244.0.2", "fd00:10:244::2"] }));
+    const slices = await sync("web", 2);
+    const byType = (type: string) => slices.filter((s) => s.addressType === type);
+    expect(byType("IPv4").map((s) => s.endpoints?.map((e) => e.addresses[0]))).toEqual([
+      ["10.244.0.1", "10.244.0.2"],
+    ]);
+    expect(byType("IPv6").map((s) => s.endpoints?.map((e) => e.addresses[0]))).toEqual([["fd00:10:244::2"]]);
+    expect(slices).toHaveLength(2);
+    // Single-stack again: the IPv6 slice goes.
+    await h.client
+      .resource(services, namespace)
+      .patch("web", { spec: { ipFamilyPolicy: "SingleStack" } }, { type: "merge" });
+    await h.until(
+      () =>
+        h.factory.forResource(services).getIndexer().getByKey(`${namespace}/web`)?.spec?.ipFamilies
+          ?.length === 1,
+      "service cache",
+    );
+    const after = await sync("web", 2);
+    expect(after.map((s) => s.addressType)).toEqual(["IPv4"]);
+    await createPod(h.client, pod("p2", { ip: "fd00:10:244::3", ips: ["fd00:10:244::3"] }));
+    await h.client
+      .resource(services, namespace)
+      .patch("web", { spec: { ipFamilyPolicy: "PreferDualStack" } }, { type: "merge" });
+    await h.until(
+      () =>
+        h.factory.forResource(services).getIndexer().getByKey(`${namespace}/web`)?.spec?.ipFamilies
+          ?.length === 2,
+      "service cache",
+    );
+    const again = await sync("web", 3);
+    expect(again.filter((s) => s.addressType === "IPv6").map((s) => s.endpoints?.length)).toEqual([2]);
   });
 
   it("keeps terminating pods with terminating=true and ready=false (serving as their readiness)", async () => {

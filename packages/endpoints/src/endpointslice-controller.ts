@@ -34,6 +34,8 @@ import {
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { Endpoint, EndpointPort, EndpointSlice } from "kubernetes-types/discovery/v1.js";
 import {
+  type AddressFamily,
+  addressFamiliesOf,
   endpointHostname,
   endpointSliceControllerName,
   findPort,
@@ -228,18 +230,28 @@ export class EndpointSliceController {
       .filter((slice) => !slice.metadata?.deletionTimestamp);
     if (this.#isStale(key, existing)) throw new StaleEndpointSlicesError(key);
 
-    const addressType = service.spec?.ipFamilies?.[0] === "IPv6" ? "IPv6" : "IPv4";
-    const { groups, missingNode } = this.#desiredEndpoints(service);
-    const plan = planSlices({
-      service,
-      addressType,
-      existing: existing.filter((slice) => slice.addressType === addressType),
-      groups,
-      maxPerSlice: this.#maxPerSlice,
-    });
+    // One set of slices per address family the Service has (a dual-stack Service has two).
+    const addressTypes = addressFamiliesOf(service);
+    const plan: SlicePlan = { creates: [], updates: [], deletes: [] };
+    let missingNode: string | undefined;
+    for (const addressType of addressTypes) {
+      const desired = this.#desiredEndpoints(service, addressType);
+      missingNode ??= desired.missingNode;
+      const part = planSlices({
+        service,
+        addressType,
+        existing: existing.filter((slice) => slice.addressType === addressType),
+        groups: desired.groups,
+        maxPerSlice: this.#maxPerSlice,
+      });
+      plan.creates.push(...part.creates);
+      plan.updates.push(...part.updates);
+      plan.deletes.push(...part.deletes);
+    }
     // Slices of an address type the Service no longer has go too.
     for (const slice of existing)
-      if (slice.addressType !== addressType) plan.deletes.push(slice.metadata?.name ?? "");
+      if (!addressTypes.includes(slice.addressType as AddressFamily))
+        plan.deletes.push(slice.metadata?.name ?? "");
     if (service.metadata?.deletionTimestamp) plan.creates.length = 0;
 
     const client = this.#client.resource(endpointSlices, namespace);
@@ -298,7 +310,10 @@ export class EndpointSliceController {
     return false;
   }
 
-  #desiredEndpoints(service: DeepReadonly<Service>): {
+  #desiredEndpoints(
+    service: DeepReadonly<Service>,
+    addressType: AddressFamily,
+  ): {
     groups: Map<string, PortGroup>;
     missingNode: string | undefined;
   } {
@@ -307,7 +322,7 @@ export class EndpointSliceController {
     let missingNode: string | undefined;
     const nodeIndexer = this.#nodes.getIndexer();
     for (const pod of podsForService(this.#pods.getIndexer(), service)) {
-      const ip = podAddress(pod, service);
+      const ip = podAddress(pod, service, addressType);
       if (ip === undefined) continue;
       const nodeName = pod.spec?.nodeName;
       const node = nodeName ? nodeIndexer.getByKey(nodeName) : undefined;

@@ -20,8 +20,12 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export function harness(): Harness {
-  const server = new ApiServer({ resources: [...builtinResources, ...endpointsResources] });
+/** A server (dual-stack when given two service ranges), a client and an informer factory. */
+export function harness(serviceClusterIPRange?: string): Harness {
+  const server = new ApiServer({
+    resources: [...builtinResources, ...endpointsResources],
+    serviceClusterIPRange,
+  });
   const client = server.client();
   const factory = new SharedInformerFactory({ client, detectMutations: true });
   const abort = new AbortController();
@@ -60,6 +64,8 @@ export function pod(
   options: {
     labels?: Record<string, string>;
     ip?: string;
+    /** Every IP of the pod (a dual-stack pod has one per family); `ip` is the first. */
+    ips?: string[];
     ready?: boolean;
     node?: string;
     phase?: string;
@@ -82,7 +88,9 @@ export function pod(
     },
     status: {
       phase: options.phase ?? "Running",
-      ...(options.ip === undefined ? {} : { podIP: options.ip, podIPs: [{ ip: options.ip }] }),
+      ...(options.ip === undefined
+        ? {}
+        : { podIP: options.ip, podIPs: (options.ips ?? [options.ip]).map((ip) => ({ ip })) }),
       conditions: [{ type: "Ready", status: options.ready === false ? "False" : "True" }],
     },
   };
