@@ -14,8 +14,16 @@
 //     turning each pair (ABBA: neither always runs on the other's garbage),
 //     after one warm-up each; the cost is the median of the pairs' ratios.
 //     Beside it, the recorder's own work for one scale-up replayed alone,
-//     which the machine's noise does not hide. DASHBOARD_BENCH=c runs (c) only.
+//     which the machine's noise does not hide, and its share of a recorded
+//     scale-up's CPU counted in place: V8's sampling profiler over 6 recorded
+//     runs, the self time of the recorder's and the introspection's code
+//     (packages/dashboard/src, controller/src/introspection.ts) over all
+//     sampled CPU, with the garbage collector's share of recorded and plain
+//     runs beside it (what the recorder's allocations add shows there).
+//     DASHBOARD_BENCH=c runs (c) only.
 import { existsSync } from "node:fs";
+import type { Profiler } from "node:inspector";
+import { Session } from "node:inspector/promises";
 import { type Node, nodes, type Pod, pods, type ReplicaSet, replicaSets } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import { loadKubeConfig } from "@reconcile/client";
@@ -169,7 +177,10 @@ function replicaSet(replicas: number): ReplicaSet {
 }
 
 /** Seconds (and CPU seconds) to scale one ReplicaSet 0 → 10,000, its controller recorded or not. */
-async function scaleUp(recorded: boolean): Promise<{ seconds: number; cpu: number }> {
+async function scaleUp(
+  recorded: boolean,
+  around: { start(): Promise<void>; stop(): Promise<void> } = { start: async () => {}, stop: async () => {} },
+): Promise<{ seconds: number; cpu: number }> {
   const server = new ApiServer({ historySize: 50_000, watchBufferSize: 100_000 });
   const client = server.client();
   const abort = new AbortController();
@@ -193,6 +204,7 @@ async function scaleUp(recorded: boolean): Promise<{ seconds: number; cpu: numbe
   await rsClient.create(replicaSet(0));
   await waitFor(async () => (await rsClient.get("big")).status?.observedGeneration === 1);
   global.gc?.();
+  await around.start();
   const started = performance.now();
   const cpuStarted = process.cpuUsage();
   const rs = await rsClient.get("big");
@@ -200,6 +212,7 @@ async function scaleUp(recorded: boolean): Promise<{ seconds: number; cpu: numbe
   await waitFor(async () => (await rsClient.get("big")).status?.replicas === 10_000);
   const seconds = (performance.now() - started) / 1000;
   const cpuUsed = process.cpuUsage(cpuStarted);
+  await around.stop();
   abort.abort();
   await running;
   await factory.shutdown();
@@ -275,6 +288,7 @@ async function recordingCost(): Promise<Measurement[]> {
     () => own.shift()!,
   );
   const share = (replayed.median / 1000 / median(plain.map((r) => r.cpu))) * 100;
+  const inPlace = await profiledShares();
   return [
     ...results,
     await cost("c: cost of recording causality, wall clock (median of 20 paired ratios)", "seconds"),
@@ -291,7 +305,83 @@ async function recordingCost(): Promise<Measurement[]> {
       },
       () => share,
     ),
+    ...inPlace,
   ];
+}
+
+/** The code that runs only when a scale-up is recorded: the recorder's and the introspection's. */
+const recorderCode = /\/packages\/dashboard\/src\/|\/packages\/controller\/src\/introspection\.ts/;
+
+/**
+ * The recorder's share of a recorded scale-up's CPU, counted in place by
+ * V8's sampling profiler (every 200 µs): its code's self time over all
+ * sampled CPU but idle, for 6 recorded runs; and the garbage collector's
+ * share of recorded and of plain runs, alternating.
+ */
+async function profiledShares(): Promise<Measurement[]> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 200 });
+  const shares: number[] = [];
+  const gc: Record<"plain" | "recorded", number[]> = { plain: [], recorded: [] };
+  for (let run = 0; run < 12; run++) {
+    const recorded = run % 2 === 1;
+    let profile: Profiler.Profile | undefined;
+    await scaleUp(recorded, {
+      start: () => session.post("Profiler.start"),
+      stop: async () => {
+        ({ profile } = await session.post("Profiler.stop"));
+      },
+    });
+    const { total, mine, collector } = attribute(profile!);
+    if (recorded) shares.push((mine / total) * 100);
+    gc[recorded ? "recorded" : "plain"].push((collector / total) * 100);
+  }
+  session.disconnect();
+  const fromRuns = (name: string, values: number[], target?: number) =>
+    measure(
+      {
+        name,
+        unit: "%",
+        higherIsBetter: false,
+        runs: values.length,
+        warmups: 0,
+        ...(target === undefined ? {} : { target }),
+      },
+      () => values.shift()!,
+    );
+  return [
+    await fromRuns(
+      "c: the recorder's share of a recorded scale-up's CPU, counted in place (sampling profile)",
+      shares,
+      5,
+    ),
+    await fromRuns(
+      "c: the garbage collector's share of a recorded scale-up's CPU (sampling profile)",
+      gc.recorded,
+    ),
+    await fromRuns("c: the garbage collector's share of a plain scale-up's CPU (sampling profile)", gc.plain),
+  ];
+}
+
+/** Self time (µs) of a CPU profile: all but idle, the recorder's code, the garbage collector. */
+function attribute(profile: Profiler.Profile): { total: number; mine: number; collector: number } {
+  const selfTime = new Map<number, number>();
+  const samples = profile.samples ?? [];
+  samples.forEach((id, i) => selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas?.[i] ?? 0)));
+  let total = 0;
+  let mine = 0;
+  let collector = 0;
+  for (const node of profile.nodes) {
+    const time = selfTime.get(node.id) ?? 0;
+    const { functionName, url } = node.callFrame;
+    if (functionName === "(idle)") continue;
+    total += time;
+    if (functionName === "(garbage collector)") collector += time;
+    if (recorderCode.test(url)) mine += time;
+  }
+  return { total, mine, collector };
 }
 
 /**
