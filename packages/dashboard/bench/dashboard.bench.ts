@@ -369,7 +369,8 @@ async function profiledShares(): Promise<Measurement[]> {
 function attribute(profile: Profiler.Profile): { total: number; mine: number; collector: number } {
   const selfTime = new Map<number, number>();
   const samples = profile.samples ?? [];
-  samples.forEach((id, i) => selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas?.[i] ?? 0)));
+  for (const [i, id] of samples.entries())
+    selfTime.set(id, (selfTime.get(id) ?? 0) + (profile.timeDeltas?.[i] ?? 0));
   let total = 0;
   let mine = 0;
   let collector = 0;
