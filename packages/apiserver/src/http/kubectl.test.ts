@@ -373,6 +373,41 @@ describe("kubectl against the embedded server", { timeout: 120_000 }, () => {
     expect(await fields()).toBe(`SingleStack ["IPv4"] ["${clusterIP}"]`);
   });
 
+  it("bad values are printed as Go prints them: a label map, a selector, a roleRef", async () => {
+    const { kubectl, file } = await cluster();
+    const mismatched = deploymentYaml("bad", "nginx", 1).replace(
+      "labels: {app: bad}\n    spec:",
+      "labels: {app: other}\n    spec:",
+    );
+    const refused = await kubectl(["create", "-f", await file("bad.yaml", mismatched)]);
+    expect(refused.stderr.trim()).toBe(
+      'The Deployment "bad" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"other"}: `selector` does not match template `labels`',
+    );
+    await kubectl(["create", "-f", await file("web.yaml", deploymentYaml("web", "nginx", 1))]);
+    const moved = await kubectl([
+      "patch",
+      "deploy",
+      "web",
+      "-p",
+      '{"spec":{"selector":{"matchLabels":{"app":"x"}},"template":{"metadata":{"labels":{"app":"x"}}}}}',
+    ]);
+    expect(moved.stderr.trim()).toBe(
+      'The Deployment "web" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{"app":"x"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable',
+    );
+    await kubectl(["create", "rolebinding", "rb", "--clusterrole=view", "--user=jane"]);
+    const rebound = await kubectl([
+      "patch",
+      "rolebinding",
+      "rb",
+      "--type=merge",
+      "-p",
+      '{"roleRef":{"name":"edit"}}',
+    ]);
+    expect(rebound.stderr.trim()).toBe(
+      'The RoleBinding "rb" is invalid: roleRef: Invalid value: rbac.RoleRef{APIGroup:"rbac.authorization.k8s.io", Kind:"ClusterRole", Name:"edit"}: cannot change roleRef',
+    );
+  });
+
   it("a stale update gets a Conflict", async () => {
     const { kubectl, file } = await cluster();
     await kubectl(["create", "deployment", "web", "--image=nginx"]);

@@ -13,6 +13,7 @@ import type {
 } from "kubernetes-types/admissionregistration/v1.js";
 import { compileAdmissionExpression } from "../admission/cel.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { goStrings } from "../registry/go-syntax.js";
 import type { ResourceDefinition } from "../registry/resource-definition.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
@@ -246,7 +247,7 @@ const bindingStrategy: Strategy = {
     if (actions.includes("Deny") && actions.includes("Warn"))
       errors.invalid(
         "spec.validationActions",
-        actions,
+        goStrings(actions, "[]admissionregistration.ValidationAction"),
         "must not contain both Deny and Warn (repeating the same validation failure information in the API response and headers serves no purpose)",
       );
     const ref = spec.paramRef;

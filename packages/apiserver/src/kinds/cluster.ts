@@ -30,6 +30,7 @@ import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
 import type { StorageClass } from "kubernetes-types/storage/v1.js";
 import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { goStrings, goStruct } from "../registry/go-syntax.js";
 import { pathSegmentProblems } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
@@ -157,7 +158,15 @@ const persistentVolumeStrategy: Strategy = {
 const roleRefImmutable: Strategy["validateUpdate"] = (object, old, errors) => {
   const roleRef = (object as Kube<RoleBinding>).roleRef;
   if (!jsonEqual(roleRef, (old as Kube<RoleBinding>).roleRef))
-    errors.invalid("roleRef", roleRef ?? null, "cannot change roleRef");
+    errors.invalid(
+      "roleRef",
+      goStruct("rbac.RoleRef", [
+        ["APIGroup", roleRef?.apiGroup ?? ""],
+        ["Kind", roleRef?.kind ?? ""],
+        ["Name", roleRef?.name ?? ""],
+      ]),
+      "cannot change roleRef",
+    );
 };
 
 function validateRules(object: KubeObject, errors: FieldErrors): void {
@@ -248,7 +257,11 @@ const networkPolicyStrategy: Strategy = {
     // ValidateNetworkPolicySpec's policy types: Ingress or Egress, at most two.
     const policyTypes = (object as Kube<NetworkPolicy>).spec?.policyTypes ?? [];
     if (policyTypes.length > 2) {
-      errors.invalid("spec.policyTypes", policyTypes, "may not specify more than two policyTypes");
+      errors.invalid(
+        "spec.policyTypes",
+        goStrings(policyTypes, "[]networking.PolicyType"),
+        "may not specify more than two policyTypes",
+      );
       return;
     }
     policyTypes.forEach((type, i) => {

@@ -149,7 +149,7 @@ describe("Service ports", () => {
     [
       "two unnamed ports on the same port",
       { selector, ports: [{ port: 80 }, { port: 80 }] },
-      '[spec.ports[0].name: Required value, spec.ports[1].name: Required value, spec.ports[1]: Duplicate value: {"protocol":"TCP","port":80}]',
+      '[spec.ports[0].name: Required value, spec.ports[1].name: Required value, spec.ports[1]: Duplicate value: core.ServicePort{Name:"", Protocol:"TCP", AppProtocol:(*string)(nil), Port:80, TargetPort:intstr.IntOrString{Type:0, IntVal:0, StrVal:""}, NodePort:0}]',
     ],
     [
       "a name twice",

@@ -14,6 +14,7 @@ import type {
 } from "kubernetes-types/flowcontrol/v1.js";
 import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { goStrings, goStruct } from "../registry/go-syntax.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { mandatoryFlowSchemas, mandatoryPriorityLevels } from "./flow-control-bootstrap.js";
@@ -75,9 +76,9 @@ function validateVerbs(verbs: readonly string[] | undefined, at: string, errors:
   if (list.length === 0) errors.required(`${at}.verbs`, "verbs must contain at least one value");
   else if (hasWildcard(list)) {
     if (list.length > 1)
-      errors.invalid(`${at}.verbs`, list, "if '*' is present, must not specify other verbs");
+      errors.invalid(`${at}.verbs`, goStrings(list), "if '*' is present, must not specify other verbs");
   } else if (!list.every((verb) => supportedVerbs.includes(verb)))
-    errors.notSupported(`${at}.verbs`, list, supportedVerbs);
+    errors.notSupported(`${at}.verbs`, goStrings(list), supportedVerbs);
 }
 
 /** `ValidateNonResourceURLPath`. */
@@ -211,7 +212,11 @@ function validateFlowSchema(object: KubeObject, errors: FieldErrors): void {
     );
   const method = spec.distinguisherMethod;
   if (method != null && method.type !== "ByNamespace" && method.type !== "ByUser")
-    errors.notSupported("spec.distinguisherMethod.type", method, ["ByNamespace", "ByUser"]);
+    errors.notSupported(
+      "spec.distinguisherMethod.type",
+      goStruct("flowcontrol.FlowDistinguisherMethod", [["Type", method.type ?? ""]]),
+      ["ByNamespace", "ByUser"],
+    );
   const level = spec.priorityLevelConfiguration?.name ?? "";
   if (level === "")
     errors.required("spec.priorityLevelConfiguration.name", "must reference a priority level");

@@ -1,6 +1,7 @@
 import { isValidPortNum, type PodSpec } from "@reconcile/api";
 import type { Container, NodeSelectorTerm, Probe, Taint } from "kubernetes-types/core/v1.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { goToleration } from "../registry/go-syntax.js";
 import { validateLabels } from "../registry/meta-validation.js";
 
 // More of upstream's `ValidatePodSpec` (pkg/apis/core/validation): node
@@ -92,7 +93,11 @@ export function checkPodScheduling(errors: FieldErrors, path: string, spec: PodS
   (spec.tolerations ?? []).forEach((toleration, i) => {
     const at = `${path}.tolerations[${i}]`;
     if (toleration.operator === "Exists" && toleration.value)
-      errors.invalid(`${at}.operator`, toleration, "value must be empty when `operator` is 'Exists'");
+      errors.invalid(
+        `${at}.operator`,
+        goToleration(toleration),
+        "value must be empty when `operator` is 'Exists'",
+      );
     else if (
       toleration.operator !== undefined &&
       toleration.operator !== "Equal" &&

@@ -82,7 +82,7 @@ describe("pod spec checks", () => {
     [
       "a toleration with operator Exists and a value",
       { tolerations: [{ key: "a", operator: "Exists", value: "v" }], containers: [container] },
-      'spec.tolerations[0].operator: Invalid value: {"key":"a","operator":"Exists","value":"v"}: value must be empty when `operator` is \'Exists\'',
+      'spec.tolerations[0].operator: Invalid value: core.Toleration{Key:"a", Operator:"Exists", Value:"v", Effect:"", TolerationSeconds:(*int64)(nil)}: value must be empty when `operator` is \'Exists\'',
     ],
     [
       "a node selector key that is not a label key",
@@ -193,7 +193,7 @@ describe("Ingress and NetworkPolicy checks", () => {
         }),
       ),
     ).toBe(
-      'NetworkPolicy.networking.k8s.io "three" is invalid: spec.policyTypes: Invalid value: ["Ingress","Egress","Ingress"]: may not specify more than two policyTypes',
+      'NetworkPolicy.networking.k8s.io "three" is invalid: spec.policyTypes: Invalid value: []networking.PolicyType{"Ingress", "Egress", "Ingress"}: may not specify more than two policyTypes',
     );
   });
 });
@@ -275,7 +275,7 @@ describe("workload and cluster kinds", () => {
         }),
       ),
     ).toBe(
-      `StatefulSet.apps "odd" is invalid: [spec.podManagementPolicy: Invalid value: "Random": must be 'OrderedReady' or 'Parallel', spec.updateStrategy: Invalid value: {"type":"Fast"}: must be 'RollingUpdate' or 'OnDelete']`,
+      `StatefulSet.apps "odd" is invalid: [spec.podManagementPolicy: Invalid value: "Random": must be 'OrderedReady' or 'Parallel', spec.updateStrategy: Invalid value: apps.StatefulSetUpdateStrategy{Type:"Fast", RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)(nil)}: must be 'RollingUpdate' or 'OnDelete']`,
     );
     expect(
       await refusal(() =>
@@ -285,7 +285,7 @@ describe("workload and cluster kinds", () => {
         }),
       ),
     ).toBe(
-      'DaemonSet.apps "odd" is invalid: spec.updateStrategy: Unsupported value: {"type":"Fast"}: supported values: "RollingUpdate", "OnDelete"',
+      'DaemonSet.apps "odd" is invalid: spec.updateStrategy: Unsupported value: apps.DaemonSetUpdateStrategy{Type:"Fast", RollingUpdate:(*apps.RollingUpdateDaemonSet)(nil)}: supported values: "RollingUpdate", "OnDelete"',
     );
   });
 

@@ -71,7 +71,7 @@ describe("RuntimeClass validation", () => {
           'overhead.limits[cpu]: Invalid value: "-1": must be greater than or equal to 0, ',
           "scheduling.nodeSelector: Invalid value: \"a b\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]'), ",
           'scheduling.tolerations[0].operator: Invalid value: "Equal": operator must be Exists when `key` is empty, which means "match all values and all keys", ',
-          'scheduling.tolerations[1].operator: Invalid value: {"key":"k","operator":"Exists","value":"v"}: value must be empty when `operator` is \'Exists\', ',
+          'scheduling.tolerations[1].operator: Invalid value: core.Toleration{Key:"k", Operator:"Exists", Value:"v", Effect:"", TolerationSeconds:(*int64)(nil)}: value must be empty when `operator` is \'Exists\', ',
           'scheduling.tolerations[2].operator: Unsupported value: "Near": supported values: "Equal", "Exists", ',
           "scheduling.tolerations[3].effect: Invalid value: \"NoSchedule\": effect must be 'NoExecute' when `tolerationSeconds` is set]",
         ].join(""),

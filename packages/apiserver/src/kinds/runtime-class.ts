@@ -9,6 +9,7 @@ import {
 import type { Toleration } from "kubernetes-types/core/v1.js";
 import type { RuntimeClass } from "kubernetes-types/node/v1.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { goToleration } from "../registry/go-syntax.js";
 import { validateLabels } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
@@ -46,7 +47,11 @@ export function validateTolerations(
       if (problems.length > 0) errors.invalid(`${at}.operator`, value, problems.join(";"));
     } else if (operator === "Exists") {
       if (value !== "")
-        errors.invalid(`${at}.operator`, toleration, "value must be empty when `operator` is 'Exists'");
+        errors.invalid(
+          `${at}.operator`,
+          goToleration(toleration),
+          "value must be empty when `operator` is 'Exists'",
+        );
     } else errors.notSupported(`${at}.operator`, operator, ["Equal", "Exists"]);
     if (effect !== "" && !taintEffects.includes(effect))
       errors.notSupported(`${at}.effect`, effect, taintEffects);

@@ -1,5 +1,6 @@
 import { newInvalid, type Service } from "@reconcile/api";
-import { FieldErrors, goStrings } from "../registry/field-errors.js";
+import { FieldErrors } from "../registry/field-errors.js";
+import { goStrings } from "../registry/go-syntax.js";
 import { familyOf, type IPFamily } from "../registry/ip-address.js";
 
 // A Service's IP family fields as its REST storage settles them before it

@@ -6,6 +6,8 @@ import {
   type Service,
 } from "@reconcile/api";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { goNil, goStruct } from "../registry/go-syntax.js";
+import { intOrStringValue } from "./int-or-percent.js";
 
 // The type, external name and port checks of upstream's `ValidateService`
 // (`validateServicePort` and the duplicate check over protocol and port).
@@ -60,7 +62,18 @@ export function validateServicePorts(service: Service, errors: FieldErrors): voi
   const seen = new Set<string>();
   ports.forEach((port, i) => {
     const key = `${port.protocol}/${port.port}`;
-    if (seen.has(key)) errors.duplicate(`spec.ports[${i}]`, { protocol: port.protocol, port: port.port });
+    if (seen.has(key))
+      errors.duplicate(
+        `spec.ports[${i}]`,
+        goStruct("core.ServicePort", [
+          ["Name", ""],
+          ["Protocol", port.protocol ?? ""],
+          ["AppProtocol", goNil("*string")],
+          ["Port", port.port],
+          ["TargetPort", intOrStringValue(0)],
+          ["NodePort", 0],
+        ]),
+      );
     seen.add(key);
   });
 }

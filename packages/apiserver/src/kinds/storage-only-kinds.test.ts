@@ -105,7 +105,7 @@ describe("kinds served as storage, with upstream's defaults", () => {
       } as never),
     );
     expect(error.status.message).toBe(
-      'DaemonSet.apps "agent" is invalid: spec.template.metadata.labels: Invalid value: {"app":"x"}: `selector` does not match template `labels`',
+      'DaemonSet.apps "agent" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"x"}: `selector` does not match template `labels`',
     );
   });
 

@@ -27,32 +27,32 @@ describe("validateSelectorAndTemplate", () => {
 
   it("a missing selector is Required for Deployments, ReplicaSets and StatefulSets, and selects nothing", () => {
     const mismatch =
-      'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`';
+      'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match template `labels`';
     expect(messages(undefined, "deployment")).toEqual(["spec.selector: Required value", mismatch]);
     expect(messages(undefined, "statefulset")).toEqual(["spec.selector: Required value", mismatch]);
   });
 
   it("a DaemonSet without a selector selects nothing, so its template does not match", () => {
     expect(messages(undefined, "daemonset")).toEqual([
-      'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`',
+      'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match template `labels`',
     ]);
   });
 
   it("an empty selector is invalid, named after the kind as upstream names it", () => {
     expect(messages({}, "deployment")).toEqual([
-      "spec.selector: Invalid value: {}: empty selector is invalid for deployment",
+      "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for deployment",
     ]);
     expect(messages({ matchLabels: {} }, "statefulset")).toEqual([
-      'spec.selector: Invalid value: {"matchLabels":{}}: empty selector is invalid for statefulset',
+      'spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for statefulset',
     ]);
     expect(messages({}, "daemonset")).toEqual([
-      "spec.selector: Invalid value: {}: empty selector is invalid for daemonset",
+      "spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string(nil), MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: empty selector is invalid for daemonset",
     ]);
   });
 
   it("a selector that misses the template's labels, and one that cannot be parsed", () => {
     expect(messages({ matchLabels: { app: "db" } }, "deployment")).toEqual([
-      'spec.template.metadata.labels: Invalid value: {"app":"web"}: `selector` does not match template `labels`',
+      'spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match template `labels`',
     ]);
     const bad = messages(
       { matchExpressions: [{ key: "app", operator: "Near", values: ["x"] }] },

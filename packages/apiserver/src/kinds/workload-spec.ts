@@ -7,6 +7,7 @@ import {
 import type { PodTemplateSpec } from "kubernetes-types/core/v1.js";
 import { jsonEqual } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
+import { goLabelSelector, goStringMap } from "../registry/go-syntax.js";
 import type { Strategy } from "../registry/strategy.js";
 
 /**
@@ -37,7 +38,8 @@ export function validateSelectorAndTemplate(
     Object.keys(selector.matchLabels ?? {}).length === 0 &&
     (selector.matchExpressions ?? []).length === 0;
   if (selector === undefined && rule !== "daemonset") errors.required("spec.selector");
-  if (empty) errors.invalid("spec.selector", selector, `empty selector is invalid for ${rule}`);
+  if (empty)
+    errors.invalid("spec.selector", goLabelSelector(selector), `empty selector is invalid for ${rule}`);
   if (template === undefined) {
     errors.required("spec.template");
     return undefined;
@@ -49,13 +51,13 @@ export function validateSelectorAndTemplate(
     if (!labelSelectorAsSelector(selector).matches(template.metadata?.labels ?? {})) {
       errors.invalid(
         "spec.template.metadata.labels",
-        template.metadata?.labels ?? {},
+        goStringMap(template.metadata?.labels),
         "`selector` does not match template `labels`",
       );
     }
   } catch (error) {
     if (!(error instanceof InvalidLabelSelectorError)) throw error;
-    errors.invalid("spec.selector", selector, error.message);
+    errors.invalid("spec.selector", goLabelSelector(selector!), error.message);
   }
   return template;
 }
@@ -65,13 +67,17 @@ export function nonNegative(value: number | undefined, field: string, errors: Fi
   if (value !== undefined && value < 0) errors.invalid(field, value, "must be greater than or equal to 0");
 }
 
-type WithSelector = { spec?: { selector?: unknown } };
+type WithSelector = { spec?: { selector?: LabelSelector } };
 
 /** `spec.selector` cannot change once set (apps/v1 workloads): a `validateUpdate`. */
 export function immutableSelector(object: KubeObject, old: KubeObject, errors: FieldErrors): void {
   const selector = (object as WithSelector).spec?.selector;
   if (!jsonEqual(selector, (old as WithSelector).spec?.selector)) {
-    errors.invalid("spec.selector", selector ?? null, "field is immutable");
+    errors.invalid(
+      "spec.selector",
+      selector === undefined ? null : goLabelSelector(selector),
+      "field is immutable",
+    );
   }
 }
 

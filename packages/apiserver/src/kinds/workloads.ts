@@ -16,7 +16,8 @@ import type { CronJob } from "kubernetes-types/batch/v1.js";
 import type { PodTemplate, PodTemplateSpec, ReplicationController } from "kubernetes-types/core/v1.js";
 import type { PodDisruptionBudget } from "kubernetes-types/policy/v1.js";
 import { jsonEqual } from "../json.js";
-import type { FieldErrors } from "../registry/field-errors.js";
+import { type FieldErrors, GoSyntax } from "../registry/field-errors.js";
+import { goPointer, goStringMap, goStruct } from "../registry/go-syntax.js";
 import { validateLabelSelector, validateLabels } from "../registry/meta-validation.js";
 import { autoscalingDefinitions } from "./autoscaling.js";
 import { defineKind } from "./definition.js";
@@ -83,7 +84,11 @@ export const daemonSetDefinition = defineKind({
       // ValidateDaemonSetUpdateStrategy names the whole strategy.
       const strategy = spec?.updateStrategy;
       if (strategy?.type !== undefined && strategy.type !== "RollingUpdate" && strategy.type !== "OnDelete")
-        errors.notSupported("spec.updateStrategy", strategy, ["RollingUpdate", "OnDelete"]);
+        errors.notSupported(
+          "spec.updateStrategy",
+          goUpdateStrategy("apps.DaemonSetUpdateStrategy", "*apps.RollingUpdateDaemonSet", strategy),
+          ["RollingUpdate", "OnDelete"],
+        );
       else if (strategy?.type === "RollingUpdate" && strategy.rollingUpdate !== undefined) {
         // upstream's ValidateRollingUpdateDaemonSet: exactly one of the two is not zero.
         const { maxUnavailable, maxSurge } = strategy.rollingUpdate;
@@ -133,7 +138,15 @@ export const statefulSetDefinition = defineKind({
         errors.invalid("spec.podManagementPolicy", policy, "must be 'OrderedReady' or 'Parallel'");
       const strategy = spec?.updateStrategy;
       if (strategy?.type !== undefined && strategy.type !== "RollingUpdate" && strategy.type !== "OnDelete")
-        errors.invalid("spec.updateStrategy", strategy, "must be 'RollingUpdate' or 'OnDelete'");
+        errors.invalid(
+          "spec.updateStrategy",
+          goUpdateStrategy(
+            "apps.StatefulSetUpdateStrategy",
+            "*apps.RollingUpdateStatefulSetStrategy",
+            strategy,
+          ),
+          "must be 'RollingUpdate' or 'OnDelete'",
+        );
       nonNegative(spec?.replicas, "spec.replicas", errors);
       validateSelectorAndTemplate(spec?.selector, spec?.template, errors, "statefulset");
     },
@@ -188,7 +201,7 @@ export const replicationControllerDefinition = defineKind({
       if (Object.entries(selector).some(([key, value]) => labels[key] !== value))
         errors.invalid(
           "spec.template.metadata.labels",
-          labels,
+          goStringMap(spec.template.metadata?.labels),
           "`selector` does not match template `labels`",
         );
     },
@@ -354,4 +367,22 @@ function clearStatus(object: KubeObject): void {
 
 function templateDefaults(template: PodTemplateSpec | undefined): void {
   if (template?.spec !== undefined) applyPodSpecDefaults(template.spec);
+}
+
+/**
+ * An update strategy as upstream's errors print it; a rolling update that is
+ * set is a pointer, whose address Go prints and which stands as "…" here.
+ */
+function goUpdateStrategy(
+  type: string,
+  rollingType: string,
+  strategy: { type?: string | undefined; rollingUpdate?: unknown },
+): GoSyntax {
+  return goStruct(type, [
+    ["Type", strategy.type ?? ""],
+    [
+      "RollingUpdate",
+      goPointer(rollingType, strategy.rollingUpdate === undefined ? undefined : new GoSyntax("…")),
+    ],
+  ]);
 }

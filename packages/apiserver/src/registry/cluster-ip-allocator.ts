@@ -1,6 +1,7 @@
 import { newInternalError, newInvalid } from "@reconcile/api";
 import { pickFree } from "./bitmap-pick.js";
-import { FieldErrors, goStrings } from "./field-errors.js";
+import { FieldErrors } from "./field-errors.js";
+import { goStrings } from "./go-syntax.js";
 import { formatIP, type IPFamily, parseIP } from "./ip-address.js";
 
 // The cluster IPs Services take, as kube-apiserver's service IP allocators

@@ -73,19 +73,12 @@ function suffix(detail: string): string {
   return detail ? `: ${detail}` : "";
 }
 
-/** Values as apimachinery prints them: strings quoted, numbers bare, objects as JSON. */
 /**
  * A bad value written as Go's `%#v` writes it: what field errors print for a
  * struct without a value-receiver `String()`, such as an IntOrString.
  */
 export class GoSyntax {
   constructor(readonly text: string) {}
-}
-
-/** A slice of strings as `%#v` writes it (`[]string{"a", "b"}`), of the Go type named. */
-export function goStrings(values: readonly string[] | undefined, type = "[]string"): GoSyntax {
-  if (values === undefined) return new GoSyntax(`${type}(nil)`);
-  return new GoSyntax(`${type}{${values.map((value) => JSON.stringify(value)).join(", ")}}`);
 }
 
 function show(value: unknown): string {

@@ -268,7 +268,7 @@ describe("loadAuditPolicy", () => {
     ],
     [
       "rules: [{level: Metadata, nonResourceURLs: ['/logs'], namespaces: [default]}]",
-      `rules[0].nonResourceURLs: Invalid value: ["/logs"]: rules cannot apply to both regular resources and non-resource URLs`,
+      `rules[0].nonResourceURLs: Invalid value: []string{"/logs"}: rules cannot apply to both regular resources and non-resource URLs`,
     ],
     [
       "rules: [{level: Metadata, resources: [{group: rbac.authorization.k8s.io/v1}]}]",
@@ -276,7 +276,7 @@ describe("loadAuditPolicy", () => {
     ],
     [
       "rules: [{level: Metadata, resources: [{resourceNames: [x]}]}]",
-      `rules[0].resources.resourceNames: Invalid value: ["x"]: using resourceNames requires at least one resource`,
+      `rules[0].resources.resourceNames: Invalid value: []string{"x"}: using resourceNames requires at least one resource`,
     ],
     [
       "rules: [{level: Metadata, omitStages: [Done]}]",

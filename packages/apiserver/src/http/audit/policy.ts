@@ -1,6 +1,7 @@
 import { isDNS1123Subdomain } from "@reconcile/api";
 import { parse as parseYaml } from "yaml";
 import { FieldErrors } from "../../registry/field-errors.js";
+import { goStrings } from "../../registry/go-syntax.js";
 import type { NonResourceAttributes, ResourceAttributes } from "../auth/attributes.js";
 import type { UserInfo } from "../auth/user.js";
 
@@ -130,7 +131,7 @@ export function validateAuditPolicy(policy: AuditPolicy): FieldErrors {
       if ((groupResources.resourceNames ?? []).length > 0 && (groupResources.resources ?? []).length === 0)
         errors.invalid(
           `${path}.resources.resourceNames`,
-          groupResources.resourceNames,
+          goStrings(groupResources.resourceNames),
           "using resourceNames requires at least one resource",
         );
     }
@@ -141,7 +142,7 @@ export function validateAuditPolicy(policy: AuditPolicy): FieldErrors {
     )
       errors.invalid(
         `${path}.nonResourceURLs`,
-        rule.nonResourceURLs,
+        goStrings(rule.nonResourceURLs),
         "rules cannot apply to both regular resources and non-resource URLs",
       );
   });
