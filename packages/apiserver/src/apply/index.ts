@@ -25,6 +25,8 @@ export {
   applyConfiguration,
   trackUpdate,
   type UpdateOptions,
+  type VersionConverter,
+  type VersionedObject,
 } from "./managed-fields.js";
 export {
   capUpdateManagers,

@@ -37,6 +37,86 @@ export interface ApplyOptions {
   subresource?: string | undefined;
   /** Paths the endpoint resets (e.g. `[["status"]]` on a main resource with a status subresource). */
   resetFields?: ReadonlyArray<readonly string[]> | undefined;
+  /** The object at another served version of its kind, for managers of that version. */
+  convert?: VersionConverter | undefined;
+}
+
+/** An object seen at another version of its kind, with that version's merge semantics. */
+export interface VersionedObject {
+  object: JsonObject;
+  type: TypeNode;
+}
+
+/**
+ * Converts an object of the request's version to `apiVersion` (another
+ * served version of the same kind, the same stored objects); undefined when
+ * it cannot be done at once.
+ */
+export type VersionConverter = (object: JsonObject, apiVersion: string) => VersionedObject | undefined;
+
+/**
+ * What a write changed, as each manager's version sees it: structured-merge-diff
+ * compares the old and new object again in the version of every manager that
+ * wrote through another one (an events.k8s.io/v1 manager owns `note` where a
+ * core v1 write changes `message`), so a manager loses the fields it owns under
+ * their own names. Without a converter, or when one cannot convert, the
+ * request's comparison stands for every version.
+ */
+class ChangesByVersion {
+  readonly #apiVersion: string;
+  readonly #request: Changes;
+  /** Other versions' comparisons, made when a manager of that version is met. */
+  #others: Map<string, Changes> | undefined;
+  readonly #before: JsonObject | undefined;
+  readonly #after: JsonObject;
+  readonly #convert: VersionConverter | undefined;
+  readonly #resetFields: ReadonlyArray<readonly string[]> | undefined;
+
+  constructor(
+    request: { apiVersion: string; changes: Changes },
+    before: JsonObject | undefined,
+    after: JsonObject,
+    options: {
+      convert?: VersionConverter | undefined;
+      resetFields?: ReadonlyArray<readonly string[]> | undefined;
+    },
+  ) {
+    this.#apiVersion = request.apiVersion;
+    this.#request = request.changes;
+    this.#before = before;
+    this.#after = after;
+    this.#convert = options.convert;
+    this.#resetFields = options.resetFields;
+  }
+
+  /** What changed and what was removed, in `apiVersion`'s field names. */
+  of(apiVersion: string): Changes {
+    if (apiVersion === this.#apiVersion) return this.#request;
+    this.#others ??= new Map();
+    let changes = this.#others.get(apiVersion);
+    if (changes === undefined) {
+      changes = this.#compareAt(apiVersion) ?? this.#request;
+      this.#others.set(apiVersion, changes);
+    }
+    return changes;
+  }
+
+  #compareAt(apiVersion: string): Changes | undefined {
+    if (this.#convert === undefined) return undefined;
+    const after = this.#convert(this.#after, apiVersion);
+    const before = this.#before === undefined ? undefined : this.#convert(this.#before, apiVersion);
+    if (after === undefined || (this.#before !== undefined && before === undefined)) return undefined;
+    const changes = compare(before?.object, after.object, after.type);
+    return {
+      changed: withoutReset(strip(changes.modified.union(changes.added)), this.#resetFields),
+      removed: strip(changes.removed),
+    };
+  }
+}
+
+interface Changes {
+  readonly changed: FieldSet;
+  readonly removed: FieldSet;
 }
 
 /**
@@ -98,9 +178,15 @@ export function applyConfiguration(options: ApplyOptions): JsonObject {
   const changes = compare(live, merged, type);
   const changed = withoutReset(strip(changes.modified.union(changes.added)), options.resetFields);
   const removed = strip(changes.removed);
+  const byVersion = new ChangesByVersion(
+    { apiVersion: options.apiVersion, changes: { changed, removed } },
+    live,
+    merged,
+    options,
+  );
   const conflicts = new Map<FieldManager, FieldSet>();
   for (const other of others) {
-    const overlap = other.fields.intersection(changed);
+    const overlap = other.fields.intersection(byVersion.of(other.apiVersion).changed);
     if (!overlap.empty()) conflicts.set(other, overlap);
   }
   if (conflicts.size > 0 && options.force !== true) throw newApplyConflict(conflicts);
@@ -108,7 +194,7 @@ export function applyConfiguration(options: ApplyOptions): JsonObject {
   const objectChanged = live === undefined || !jsonEqual(live, merged);
   const result: FieldManager[] = [];
   for (const other of others) {
-    let fields = other.fields.difference(removed);
+    let fields = other.fields.difference(byVersion.of(other.apiVersion).removed);
     const taken = conflicts.get(other);
     if (taken !== undefined) fields = fields.difference(taken);
     if (!fields.empty()) result.push({ ...other, fields });
@@ -139,6 +225,8 @@ export interface UpdateOptions {
   type?: TypeNode | undefined;
   subresource?: string | undefined;
   resetFields?: ReadonlyArray<readonly string[]> | undefined;
+  /** The object at another served version of its kind, for managers of that version. */
+  convert?: VersionConverter | undefined;
 }
 
 /**
@@ -205,6 +293,12 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
     subresource,
   });
 
+  const byVersion = new ChangesByVersion(
+    { apiVersion: options.apiVersion, changes: { changed, removed } },
+    before,
+    after,
+    options,
+  );
   const result: FieldManager[] = [];
   let self: FieldManager | undefined;
   for (const m of managers) {
@@ -212,7 +306,9 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
       self = m;
       continue;
     }
-    const fields = m.fields.difference(touched);
+    const fields = m.fields.difference(
+      m.apiVersion === options.apiVersion ? touched : touchedAt(byVersion, m.apiVersion),
+    );
     if (!fields.empty()) result.push({ ...m, fields });
   }
   const fields = (self?.fields ?? new FieldSet()).difference(removed).union(changed);
@@ -227,6 +323,12 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
     });
   }
   return withManagedFields(after, changed.empty() ? result : capUpdateManagers(result));
+}
+
+/** What a write touched (changed or removed) as a manager of `apiVersion` sees it. */
+function touchedAt(byVersion: ChangesByVersion, apiVersion: string): FieldSet {
+  const { changed, removed } = byVersion.of(apiVersion);
+  return changed.union(removed);
 }
 
 const metadataElement = fieldElement("metadata");

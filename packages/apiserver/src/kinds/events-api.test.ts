@@ -192,6 +192,59 @@ describe("events.k8s.io/v1 Events", () => {
   });
 });
 
+describe("field ownership across the two APIs", () => {
+  it("each manager keeps its fields under its own version's names, and loses them to a write through the other", async () => {
+    const { api, core, newer } = server();
+    try {
+      const created = await newer.create(newerEvent("owned"), { fieldManager: "recorder" });
+      const recorderFields = entryOf(created, "recorder");
+      expect(recorderFields?.apiVersion).toBe("events.k8s.io/v1");
+      expect(Object.keys(recorderFields?.fieldsV1 ?? {})).toEqual([
+        "f:action",
+        "f:eventTime",
+        "f:note",
+        "f:reason",
+        "f:regarding",
+        "f:reportingController",
+        "f:reportingInstance",
+        "f:type",
+      ]);
+      // A core write of `message` is a write of the recorder's `note`: the recorder loses it.
+      const stored = await core.get("owned");
+      const rewritten = await core.update({ ...stored, message: "rewritten" }, { fieldManager: "editor" });
+      expect(entryOf(rewritten, "editor")).toMatchObject({ apiVersion: "v1", fieldsV1: { "f:message": {} } });
+      expect(Object.keys(entryOf(rewritten, "recorder")?.fieldsV1 ?? {})).not.toContain("f:note");
+      expect(Object.keys(entryOf(rewritten, "recorder")?.fieldsV1 ?? {})).toContain("f:reason");
+      // And the other way: a series rewritten through events.k8s.io takes its counts from the core manager.
+      const counted = await core.update(
+        { ...rewritten, series: { count: 2, lastObservedTime: "2026-01-01T00:00:09.000000Z" } },
+        { fieldManager: "core-counter" },
+      );
+      const again = (await newer.get("owned")) as Newer;
+      const recounted = await newer.update(
+        { ...again, series: { count: 3, lastObservedTime: "2026-01-01T00:00:10.000000Z" } } as Newer,
+        { fieldManager: "new-counter" },
+      );
+      expect(entryOf(counted, "core-counter")?.fieldsV1).toEqual({
+        "f:series": { ".": {}, "f:count": {}, "f:lastObservedTime": {} },
+      });
+      expect(entryOf(recounted, "core-counter")?.fieldsV1).toEqual({ "f:series": {} });
+      expect(entryOf(recounted, "new-counter")).toMatchObject({
+        apiVersion: "events.k8s.io/v1",
+        fieldsV1: { "f:series": { "f:count": {}, "f:lastObservedTime": {} } },
+      });
+    } finally {
+      await api.close();
+    }
+  });
+});
+
+function entryOf(object: KubeObject, manager: string) {
+  return object.metadata?.managedFields?.find((entry) => entry.manager === manager) as
+    | { apiVersion?: string; fieldsV1?: Record<string, unknown> }
+    | undefined;
+}
+
 describe("kubectl and events.k8s.io", () => {
   it("lists either API's Events with the Event table and shows the newer names in YAML", async () => {
     const { kubectl, client } = await kubectlCluster();

@@ -87,6 +87,7 @@ export class Registry {
       serviceNodePorts: options.serviceNodePorts,
       admission: options.admission,
       watches: new Set(),
+      definitionFor: (apiVersion, kind) => this.#definitions.forKind(apiVersion, kind),
       peer: (resource) => (this.#definitions.get(resource) === undefined ? undefined : this.#store(resource)),
     };
   }

@@ -1,5 +1,11 @@
 import { apiVersionOf, groupKindOf, type KubeObject, newInvalid, StatusError } from "@reconcile/api";
-import { managerFromUserAgent, type TypeNode, trackUpdate, typeFor } from "../../apply/index.js";
+import {
+  managerFromUserAgent,
+  type TypeNode,
+  trackUpdate,
+  typeFor,
+  type VersionConverter,
+} from "../../apply/index.js";
 import type { Mutable } from "../../json.js";
 import { FieldErrors } from "../field-errors.js";
 import { dnsSubdomainName, validateObjectMeta } from "../meta-validation.js";
@@ -97,7 +103,52 @@ function trackOwnership(
     type: applyTypeOf(store),
     subresource,
     resetFields: resetFieldsOf(store.definition, subresource),
+    convert: versionConverter(store),
   }) as KubeObject;
+}
+
+/**
+ * The kind's objects at its other served versions (the same stored objects:
+ * core and events.k8s.io Events, autoscaling/v1 and v2 HPAs), for field
+ * managers that wrote through them: this version's object taken to storage
+ * and from there to the other one. Only conversions that answer at once
+ * (not a conversion webhook) are used.
+ */
+export function versionConverter(store: StoreCore): VersionConverter | undefined {
+  if (converters.has(store)) return converters.get(store);
+  const converter = newVersionConverter(store);
+  converters.set(store, converter);
+  return converter;
+}
+
+const converters = new WeakMap<StoreCore, VersionConverter | undefined>();
+
+function newVersionConverter(store: StoreCore): VersionConverter | undefined {
+  const definitionFor = store.context.definitionFor;
+  if (definitionFor === undefined) return undefined;
+  const source = store.definition;
+  const kind = source.descriptor.kind;
+  return (object, apiVersion) => {
+    const target = definitionFor(apiVersion, kind);
+    if (target === undefined || !sameStorage(source, target)) return undefined;
+    const stored =
+      source.conversion === undefined ? object : source.conversion.toStorage(object as KubeObject);
+    if (stored instanceof Promise) return undefined;
+    const served =
+      target.conversion === undefined ? stored : target.conversion.fromStorage(stored as KubeObject);
+    if (served instanceof Promise) return undefined;
+    return {
+      object: { ...(served as Record<string, unknown>), apiVersion },
+      type: target.applyType ?? typeFor(apiVersion, kind),
+    };
+  };
+}
+
+/** Whether two definitions keep the same stored objects. */
+function sameStorage(a: ResourceDefinition, b: ResourceDefinition): boolean {
+  const at = a.storedAs ?? a.descriptor;
+  const bt = b.storedAs ?? b.descriptor;
+  return at.group === bt.group && at.plural === bt.plural;
 }
 
 /** The merge semantics apply uses for a kind: its definition's, else the built-in table's (deduced for unknown kinds). */

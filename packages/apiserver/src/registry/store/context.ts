@@ -30,6 +30,8 @@ export interface StoreContext {
   readonly admission?: Admission | undefined;
   /** How to stop each watch being served, so the registry can stop them all. */
   readonly watches: Set<() => void>;
+  /** The definition serving a kind at an apiVersion, if any (a kind's other versions). */
+  readonly definitionFor?: ((apiVersion: string, kind: string) => ResourceDefinition | undefined) | undefined;
   /** Another served kind's store (an Eviction consults PodDisruptionBudgets); undefined when not served. */
   readonly peer?:
     | ((resource: ResourceDescriptor) => { readonly subresources: SubresourceStore } | undefined)

@@ -10,7 +10,7 @@ import { applyWithLastApplied } from "../../apply/index.js";
 import { isJsonObject } from "../../json.js";
 import { checkNesting } from "../../limits.js";
 import { applyPatch, type PatchType } from "../patch.js";
-import { applyTypeOf, asJson, managerOf, resetFieldsOf } from "./common.js";
+import { applyTypeOf, asJson, managerOf, resetFieldsOf, versionConverter } from "./common.js";
 import type { PatchOptions, StoreCore } from "./context.js";
 import { createObject } from "./create.js";
 import { decodeObject, jsonSize, requestTooLarge } from "./decode.js";
@@ -113,6 +113,7 @@ async function applyObject(
     type: applyTypeOf(store),
     subresource,
     resetFields: resetFieldsOf(definition, subresource),
+    convert: versionConverter(store),
   };
   const qualifiedName = ns ? `${ns}/${name}` : name;
   const decodeConfig = () =>
