@@ -1,6 +1,7 @@
 import { horizontalPodAutoscalers } from "@reconcile/api";
 import type { HorizontalPodAutoscaler } from "kubernetes-types/autoscaling/v2.js";
 import { afterEach, describe, expect, it } from "vitest";
+import { ApiServer } from "../api-server.js";
 import { closeKubectlClusters, kubectlCluster } from "../testing/index.js";
 import { horizontalPodAutoscalersV1 } from "./autoscaling.js";
 
@@ -123,6 +124,49 @@ describe("HorizontalPodAutoscalers", () => {
     expect(back.spec?.metrics?.map((m) => m.resource?.name)).toEqual(["cpu", "memory"]);
     expect(back.spec?.behavior?.scaleDown?.stabilizationWindowSeconds).toBe(60);
     expect(back.metadata?.annotations).toBeUndefined();
+  });
+
+  it("a v1 write of the CPU target takes the metrics from the v2 manager that set them", async () => {
+    const api = new ApiServer();
+    try {
+      const client = api.client();
+      await client.resource(horizontalPodAutoscalers, "default").create(
+        {
+          metadata: { name: "cpu", namespace: "default" },
+          spec: {
+            scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: "web" },
+            maxReplicas: 10,
+            metrics: [
+              {
+                type: "Resource",
+                resource: { name: "cpu", target: { type: "Utilization", averageUtilization: 60 } },
+              },
+            ],
+          },
+        } as HorizontalPodAutoscaler,
+        { fieldManager: "v2-writer" },
+      );
+      const v1 = client.resource(horizontalPodAutoscalersV1, "default");
+      const current = (await v1.get("cpu")) as unknown as { spec: Record<string, unknown> };
+      const updated = await v1.update(
+        { ...current, spec: { ...current.spec, targetCPUUtilizationPercentage: 70 } } as never,
+        { fieldManager: "v1-writer" },
+      );
+      const entries = updated.metadata?.managedFields ?? [];
+      const v2Writer = entries.find((entry) => entry.manager === "v2-writer");
+      expect(v2Writer?.apiVersion).toBe("autoscaling/v2");
+      expect(Object.keys((v2Writer?.fieldsV1 as { "f:spec"?: object })?.["f:spec"] ?? {})).toEqual([
+        "f:maxReplicas",
+        "f:minReplicas",
+        "f:scaleTargetRef",
+      ]);
+      expect(entries.find((entry) => entry.manager === "v1-writer")).toMatchObject({
+        apiVersion: "autoscaling/v1",
+        fieldsV1: { "f:spec": { "f:targetCPUUtilizationPercentage": {} } },
+      });
+    } finally {
+      await api.close();
+    }
   });
 
   it("refuses maxReplicas below minReplicas and a zero CPU target, naming the field", async () => {
