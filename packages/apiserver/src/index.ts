@@ -40,6 +40,7 @@ export {
 export * from "./http/index.js";
 export {
   type ApiServerMetrics,
+  type FlowControlLimits,
   type RequestLabels,
   type RequestLogger,
   requestLabels,

@@ -1,10 +1,25 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
+/** A priority level's seat limits and demand, as the API server's metrics seam reports them. */
+export interface FlowControlLimits {
+  readonly nominal: number;
+  readonly lower: number;
+  readonly upper: number;
+  readonly current: number;
+  readonly target: number;
+  readonly demandHighWatermark: number;
+  readonly demandAverage: number;
+  readonly demandStdev: number;
+  readonly demandSmoothed: number;
+}
+
 /** The API server metrics seam's API Priority and Fairness members. */
 export interface FlowControlMetrics {
   flowControlDispatched(priorityLevel: string, flowSchema: string): void;
   flowControlRejected(priorityLevel: string, flowSchema: string, reason: string): void;
   flowControlSeats(priorityLevel: string, seats: number): void;
+  flowControlLimits(priorityLevel: string, limits: FlowControlLimits): void;
+  flowControlFairFrac(fairFrac: number): void;
   flowControlRequests(priorityLevel: string, flowSchema: string, executing: number, waiting: number): void;
   flowControlWait(priorityLevel: string, flowSchema: string, executed: boolean, seconds: number): void;
   flowControlExecution(priorityLevel: string, flowSchema: string, watch: boolean, seconds: number): void;
@@ -85,6 +100,7 @@ export function flowControlMetrics(registers: Registry[]): FlowControlMetrics {
     registers,
   });
   return {
+    ...limitMetrics(registers, nominalSeats, currentSeats),
     flowControlDispatched(priority_level, flow_schema) {
       dispatched.inc({ priority_level, flow_schema });
     },
@@ -93,7 +109,6 @@ export function flowControlMetrics(registers: Registry[]): FlowControlMetrics {
     },
     flowControlSeats(priority_level, seats) {
       nominalSeats.set({ priority_level }, seats);
-      // No lending or borrowing between levels here: the current limit is the nominal one.
       currentSeats.set({ priority_level }, seats);
     },
     flowControlRequests(priority_level, flow_schema, executing, waiting) {
@@ -110,6 +125,66 @@ export function flowControlMetrics(registers: Registry[]): FlowControlMetrics {
     },
     flowControlQueueLength(priority_level, flow_schema, length) {
       queueLength.observe({ priority_level, flow_schema }, length);
+    },
+  };
+}
+
+/**
+ * The seat borrowing's gauges: each level's limits and seat demand as the
+ * last adjustment left them, and the fair fraction.
+ */
+function limitMetrics(
+  registers: Registry[],
+  nominalSeats: Gauge<"priority_level">,
+  currentSeats: Gauge<"priority_level">,
+): Pick<FlowControlMetrics, "flowControlLimits" | "flowControlFairFrac"> {
+  const levelGauge = (name: string, help: string) =>
+    new Gauge({ name, help, labelNames: ["priority_level"] as const, registers });
+  const lowerSeats = levelGauge(
+    "apiserver_flowcontrol_lower_limit_seats",
+    "[ALPHA] Configured lower bound on number of execution seats available to each priority level",
+  );
+  const upperSeats = levelGauge(
+    "apiserver_flowcontrol_upper_limit_seats",
+    "[ALPHA] Configured upper bound on number of execution seats available to each priority level",
+  );
+  const demandHighWatermark = levelGauge(
+    "apiserver_flowcontrol_demand_seats_high_watermark",
+    "[ALPHA] High watermark, over last adjustment period, of demand_seats",
+  );
+  const demandAverage = levelGauge(
+    "apiserver_flowcontrol_demand_seats_average",
+    "[ALPHA] Time-weighted average, over last adjustment period, of demand_seats",
+  );
+  const demandStdev = levelGauge(
+    "apiserver_flowcontrol_demand_seats_stdev",
+    "[ALPHA] Time-weighted standard deviation, over last adjustment period, of demand_seats",
+  );
+  const demandSmoothed = levelGauge(
+    "apiserver_flowcontrol_demand_seats_smoothed",
+    "[ALPHA] Smoothed seat demands",
+  );
+  const targetSeats = levelGauge("apiserver_flowcontrol_target_seats", "[ALPHA] Seat allocation targets");
+  const fairFrac = new Gauge({
+    name: "apiserver_flowcontrol_seat_fair_frac",
+    help: "[ALPHA] Fair fraction of server's concurrency to allocate to each priority level that can use it",
+    registers,
+  });
+  return {
+    flowControlLimits(priority_level, limits) {
+      const labels = { priority_level };
+      nominalSeats.set(labels, limits.nominal);
+      lowerSeats.set(labels, limits.lower);
+      upperSeats.set(labels, limits.upper);
+      currentSeats.set(labels, limits.current);
+      targetSeats.set(labels, limits.target);
+      demandHighWatermark.set(labels, limits.demandHighWatermark);
+      demandAverage.set(labels, limits.demandAverage);
+      demandStdev.set(labels, limits.demandStdev);
+      demandSmoothed.set(labels, limits.demandSmoothed);
+    },
+    flowControlFairFrac(frac) {
+      fairFrac.set(frac);
     },
   };
 }

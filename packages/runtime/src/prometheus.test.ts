@@ -65,6 +65,18 @@ describe("prometheus adapters", () => {
     metrics.flowControlDispatched("workload-low", "service-accounts");
     metrics.flowControlRejected("global-default", "global-default", "queue-full");
     metrics.flowControlSeats("global-default", 49);
+    metrics.flowControlLimits("workload-low", {
+      nominal: 245,
+      lower: 24,
+      upper: 845,
+      current: 56,
+      target: 24,
+      demandHighWatermark: 3,
+      demandAverage: 1.5,
+      demandStdev: 0.5,
+      demandSmoothed: 2,
+    });
+    metrics.flowControlFairFrac(602 / 258);
     metrics.flowControlRequests("workload-low", "service-accounts", 3, 2);
     metrics.flowControlWait("workload-low", "service-accounts", true, 0.03);
     metrics.flowControlExecution("workload-low", "service-accounts", false, 0.004);
@@ -72,6 +84,19 @@ describe("prometheus adapters", () => {
     metrics.flowControlQueueLength("workload-low", "service-accounts", 12);
     const { contentType, body } = await metrics.expose();
     expect(body).toContain('apiserver_flowcontrol_current_limit_seats{priority_level="global-default"} 49');
+    for (const line of [
+      'apiserver_flowcontrol_nominal_limit_seats{priority_level="workload-low"} 245',
+      'apiserver_flowcontrol_lower_limit_seats{priority_level="workload-low"} 24',
+      'apiserver_flowcontrol_upper_limit_seats{priority_level="workload-low"} 845',
+      'apiserver_flowcontrol_current_limit_seats{priority_level="workload-low"} 56',
+      'apiserver_flowcontrol_target_seats{priority_level="workload-low"} 24',
+      'apiserver_flowcontrol_demand_seats_high_watermark{priority_level="workload-low"} 3',
+      'apiserver_flowcontrol_demand_seats_average{priority_level="workload-low"} 1.5',
+      'apiserver_flowcontrol_demand_seats_stdev{priority_level="workload-low"} 0.5',
+      'apiserver_flowcontrol_demand_seats_smoothed{priority_level="workload-low"} 2',
+      "apiserver_flowcontrol_seat_fair_frac 2.3333333333333335",
+    ])
+      expect(body.split("\n")).toContain(line);
     expect(body).toContain(
       'apiserver_flowcontrol_current_executing_requests{priority_level="workload-low",flow_schema="service-accounts"} 3',
     );

@@ -119,9 +119,23 @@ export async function serveMetrics(
       list.items.length,
     );
   }
-  if (metrics.flowControlSeats !== undefined && context.flowControl !== undefined)
-    for (const [level, set] of context.flowControl.queueSets())
-      metrics.flowControlSeats(level, set.concurrencyLimit);
+  const flowControl = context.flowControl;
+  if (metrics.flowControlLimits !== undefined && flowControl !== undefined) {
+    for (const [level, limits] of flowControl.levelLimits())
+      metrics.flowControlLimits(level, {
+        nominal: limits.nominal,
+        lower: limits.lower,
+        upper: limits.upper,
+        current: limits.current,
+        target: limits.target,
+        demandHighWatermark: limits.stats.highWatermark,
+        demandAverage: limits.stats.average,
+        demandStdev: limits.stats.deviation,
+        demandSmoothed: limits.stats.smoothed,
+      });
+    metrics.flowControlFairFrac?.(flowControl.fairFrac);
+  } else if (metrics.flowControlSeats !== undefined && flowControl !== undefined)
+    for (const [level, set] of flowControl.queueSets()) metrics.flowControlSeats(level, set.concurrencyLimit);
   if (metrics.flowControlRequests !== undefined && context.flowControl !== undefined)
     for (const { priorityLevel, flowSchema, executing, waiting } of context.flowControl.requestCounts())
       metrics.flowControlRequests(priorityLevel, flowSchema, executing, waiting);

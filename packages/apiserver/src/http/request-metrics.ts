@@ -27,10 +27,19 @@ export interface ApiServerMetrics extends Partial<WebhookObserver> {
   flowControlRejected?(priorityLevel: string, flowSchema: string, reason: string): void;
   /**
    * A limited priority level's seats, reported at each scrape
-   * (`apiserver_flowcontrol_nominal_limit_seats` and, levels neither lending
-   * nor borrowing here, `…_current_limit_seats`).
+   * (`apiserver_flowcontrol_nominal_limit_seats` and `…_current_limit_seats`),
+   * for a seam without `flowControlLimits`.
    */
   flowControlSeats?(priorityLevel: string, seats: number): void;
+  /**
+   * Every priority level's limits and seat demand as the last adjustment left
+   * them, reported at each scrape (`apiserver_flowcontrol_nominal_limit_seats`,
+   * `…_lower_limit_seats`, `…_upper_limit_seats`, `…_current_limit_seats`,
+   * `…_target_seats` and the `…_demand_seats_*` gauges).
+   */
+  flowControlLimits?(priorityLevel: string, limits: FlowControlLimits): void;
+  /** The fair fraction of the last adjustment (`apiserver_flowcontrol_seat_fair_frac`). */
+  flowControlFairFrac?(fairFrac: number): void;
   /**
    * Requests of a priority level and FlowSchema executing and waiting in a
    * queue, reported at each scrape (`apiserver_flowcontrol_current_executing_requests`,
@@ -201,4 +210,17 @@ export function observeRequest(
       "HTTP",
     );
   });
+}
+
+/** A priority level's seat limits and demand, as the metrics seam reports them. */
+export interface FlowControlLimits {
+  readonly nominal: number;
+  readonly lower: number;
+  readonly upper: number;
+  readonly current: number;
+  readonly target: number;
+  readonly demandHighWatermark: number;
+  readonly demandAverage: number;
+  readonly demandStdev: number;
+  readonly demandSmoothed: number;
 }

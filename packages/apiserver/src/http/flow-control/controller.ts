@@ -1,10 +1,16 @@
 import { createHash } from "node:crypto";
 import { flowSchemas, isNotFound, type KubeObject, priorityLevelConfigurations } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
-import type { Clock } from "@reconcile/clock";
+import type { Clock, TimerHandle } from "@reconcile/clock";
 import type { FlowSchemaObject, PriorityLevelObject } from "../../kinds/flow-control-bootstrap.js";
 import type { UserInfo } from "../auth/user.js";
 import { watchKind } from "../auth/watch-kind.js";
+import {
+  borrowingAdjustmentPeriodMs,
+  type LevelLimits,
+  SeatDemandStats,
+  updateBorrowing,
+} from "./borrowing.js";
 import { type Classification, FlowControlConfig, type RequestDigest } from "./classify.js";
 import {
   FlowControlRejection,
@@ -71,6 +77,12 @@ export class FlowController {
   readonly #queueSets = new Map<string, QueueSet>();
   /** Exempt levels' sets: every request seated at once, counted for the debug dumps. */
   readonly #exemptSets = new Map<string, QueueSet>();
+  /** Each configured level's limits and seat demand, for the borrowing between levels. */
+  readonly #limits = new Map<string, LevelLimits>();
+  /** The sum of the configured levels' nominal limits: the seats the borrowing deals out. */
+  #nominalSum = 0;
+  #fairFrac = 0;
+  #adjustment: TimerHandle | undefined;
   readonly #hashes = new Map<string, bigint>();
   readonly #counts = new Map<string, RequestCounts>();
   #ready: Promise<void> | undefined;
@@ -92,8 +104,45 @@ export class FlowController {
       .then((served) => (served ? this.#watch() : undefined))
       .then(() => {
         this.#synced = true;
+        if (!this.#stop.signal.aborted) this.#scheduleAdjustment();
       });
     return this.#ready;
+  }
+
+  /** Derives the current limits again every 10 s, until closed (upstream's `updateBorrowing` loop). */
+  #scheduleAdjustment(): void {
+    this.#adjustment = this.clock.setTimeout(() => {
+      this.adjustLimits();
+      this.#scheduleAdjustment();
+    }, borrowingAdjustmentPeriodMs);
+    // A pending adjustment does not keep the process alive.
+    (this.#adjustment as { unref?: () => void }).unref?.();
+  }
+
+  /**
+   * Lends and borrows seats between the levels by their seat demand since the
+   * last adjustment (done every 10 s, and on every configuration change).
+   */
+  adjustLimits(): void {
+    this.config();
+    this.#fairFrac = updateBorrowing([...this.#limits.values()], this.#nominalSum);
+    for (const [name, limits] of this.#limits) {
+      if (limits.exempt) continue;
+      const set = this.#queueSets.get(name);
+      if (set !== undefined && set.concurrencyLimit !== limits.current)
+        set.reshape(limits.current, set.shape);
+    }
+  }
+
+  /** Each configured level's seat limits and demand (the `apiserver_flowcontrol_*_seats` gauges), by name. */
+  levelLimits(): ReadonlyMap<string, LevelLimits> {
+    this.config();
+    return this.#limits;
+  }
+
+  /** The fair proportion of the last adjustment (`apiserver_flowcontrol_seat_fair_frac`). */
+  get fairFrac(): number {
+    return this.#fairFrac;
   }
 
   #watch(): Promise<void> {
@@ -122,13 +171,19 @@ export class FlowController {
     }
   }
 
-  /** Stops the watches. */
+  /** Stops the watches and the adjustments. */
   async close(): Promise<void> {
     this.#stop.abort();
+    if (this.#adjustment !== undefined) this.clock.clearTimeout(this.#adjustment);
     await this.#running;
   }
 
-  /** The configuration now, rebuilt after a change, with each level's seats set again. */
+  /**
+   * The configuration now, rebuilt after a change: each level's nominal,
+   * lower and upper limits set again from its shares (upstream's
+   * `finishQueueSetReconfigsLocked`), a new level starting at its nominal
+   * limit less half what it lends, and the current limits derived again.
+   */
   config(): FlowControlConfig {
     if (this.#config !== undefined) return this.#config;
     const config = new FlowControlConfig(
@@ -137,21 +192,50 @@ export class FlowController {
     );
     let shares = 0;
     for (const level of config.priorityLevels.values()) shares += nominalShares(level);
+    let nominalSum = 0;
     for (const [name, level] of config.priorityLevels) {
       const limited = level.spec?.type === "Limited" ? level.spec.limited : undefined;
+      const nominal = Math.ceil((this.serverConcurrencyLimit * nominalShares(level)) / Math.max(1, shares));
+      const { lendable, borrowing } = lendingOf(level, nominal, this.serverConcurrencyLimit);
+      nominalSum += nominal;
+      const sets = limited === undefined ? this.#exemptSets : this.#queueSets;
+      let set = sets.get(name);
+      const fresh = set === undefined;
       if (limited === undefined) {
-        if (!this.#exemptSets.has(name))
-          this.#exemptSets.set(name, new QueueSet(Infinity, exemptShape, this.clock));
-        continue;
+        if (set === undefined)
+          this.#exemptSets.set(name, (set = new QueueSet(Infinity, exemptShape, this.clock)));
+      } else {
+        const shape = queuingShape(level);
+        const initial = nominal - Math.trunc(lendable / 2);
+        if (set === undefined) this.#queueSets.set(name, (set = new QueueSet(initial, shape, this.clock)));
+        else set.reshape(set.concurrencyLimit, shape);
       }
-      const seats = Math.ceil((this.serverConcurrencyLimit * nominalShares(level)) / Math.max(1, shares));
-      const shape = queuingShape(level);
-      const existing = this.#queueSets.get(name);
-      if (existing === undefined) this.#queueSets.set(name, new QueueSet(seats, shape, this.clock));
-      else existing.reshape(seats, shape);
+      const previous = this.#limits.get(name);
+      const kept =
+        previous !== undefined &&
+        previous.demand === set.demand &&
+        previous.exempt === (limited === undefined);
+      this.#limits.set(name, {
+        exempt: limited === undefined,
+        nominal,
+        lower: nominal - lendable,
+        upper: nominal + borrowing,
+        current: kept && !fresh ? previous.current : limited === undefined ? 0 : set.concurrencyLimit,
+        target: kept ? previous.target : 0,
+        stats: kept ? previous.stats : new SeatDemandStats(),
+        demand: set.demand,
+      });
     }
+    for (const name of this.#limits.keys()) if (!config.priorityLevels.has(name)) this.#limits.delete(name);
+    this.#nominalSum = nominalSum;
     this.#config = config;
     this.#reap();
+    this.#fairFrac = updateBorrowing([...this.#limits.values()], nominalSum);
+    for (const [name, limits] of this.#limits) {
+      const set = limits.exempt ? undefined : this.#queueSets.get(name);
+      if (set !== undefined && set.concurrencyLimit !== limits.current)
+        set.reshape(limits.current, set.shape);
+    }
     return config;
   }
 
@@ -299,6 +383,29 @@ function executing(counts: RequestCounts, release: () => void): () => void {
 function refused(error: unknown, classification: Classification): never {
   if (error instanceof FlowControlRejection) throw new FlowControlRejection(error.reason, classification);
   throw error;
+}
+
+/**
+ * The seats a level lends and may borrow (upstream's `lendablePercent` and
+ * `borrowingLimitPercent` of its nominal limit; without a borrowing limit, as
+ * many as the whole server has).
+ */
+function lendingOf(
+  level: PriorityLevelObject,
+  nominal: number,
+  serverConcurrencyLimit: number,
+): { lendable: number; borrowing: number } {
+  const spec = level.spec;
+  const config = spec?.type === "Limited" ? spec.limited : spec?.exempt;
+  const lendablePercent = config?.lendablePercent;
+  const borrowingLimitPercent = spec?.type === "Limited" ? spec.limited?.borrowingLimitPercent : undefined;
+  return {
+    lendable: lendablePercent == null ? 0 : Math.round((nominal * lendablePercent) / 100),
+    borrowing:
+      borrowingLimitPercent == null
+        ? serverConcurrencyLimit
+        : Math.round((nominal * borrowingLimitPercent) / 100),
+  };
 }
 
 function nominalShares(level: PriorityLevelObject): number {

@@ -63,6 +63,8 @@ async function start(metrics?: ApiServerMetrics): Promise<{ api: ApiServer; serv
       type: "Limited",
       limited: {
         nominalConcurrencyShares: 1,
+        // It may not borrow: one seat, whatever the other levels lend.
+        borrowingLimitPercent: 0,
         limitResponse: { type: "Queue", queuing: { queues: 4, handSize: 2, queueLengthLimit: 2 } },
       },
     },

@@ -30,7 +30,11 @@ async function start(metrics?: ApiServerMetrics): Promise<{ api: ApiServer; serv
   });
   await client.resource(priorityLevelConfigurations).create({
     metadata: { name: "tiny" },
-    spec: { type: "Limited", limited: { nominalConcurrencyShares: 1, limitResponse: { type: "Reject" } } },
+    // It may not borrow: one seat, whatever the other levels lend.
+    spec: {
+      type: "Limited",
+      limited: { nominalConcurrencyShares: 1, borrowingLimitPercent: 0, limitResponse: { type: "Reject" } },
+    },
   });
   await client.resource(flowSchemas).create({
     metadata: { name: "jane" },
@@ -124,7 +128,9 @@ describe("API Priority and Fairness", () => {
       expose: async () => ({ contentType: "text/plain", body: "" }),
       flowControlDispatched: (level, schema) => reported.push(`dispatched ${level} ${schema}`),
       flowControlRejected: (level, schema, reason) => reported.push(`rejected ${level} ${schema} ${reason}`),
-      flowControlSeats: (level, seats) => reported.push(`seats ${level} ${seats}`),
+      flowControlLimits: (level, limits) =>
+        reported.push(`limits ${level} ${limits.nominal} ${limits.lower} ${limits.upper} ${limits.current}`),
+      flowControlFairFrac: (fairFrac) => reported.push(`fair ${fairFrac.toFixed(4)}`),
       flowControlRequests: (level, schema, executing, waiting) =>
         requests.push(`${level} ${schema} executing ${executing} waiting ${waiting}`),
       flowControlWait: (level, schema, executed) => waits.push(`${level} ${schema} executed ${executed}`),
@@ -168,15 +174,20 @@ describe("API Priority and Fairness", () => {
       "exempt exempt executing 1 waiting 0",
       "tiny jane executing 0 waiting 0",
     ]);
-    expect(reported.filter((line) => line.startsWith("seats ")).sort()).toEqual([
-      "seats catch-all 1",
-      "seats global-default 1",
-      "seats leader-election 1",
-      "seats node-high 1",
-      "seats system 1",
-      "seats tiny 1",
-      "seats workload-high 1",
-      "seats workload-low 1",
+    // One seat for the server: each level's nominal limit rounds up to 1, and the levels that keep
+    // theirs (lending nothing) take what the idle lenders give, upstream's allocation; `tiny` may not
+    // borrow (nominal, lower, upper, current).
+    expect(reported.filter((line) => line.startsWith("limits ") || line.startsWith("fair ")).sort()).toEqual([
+      "fair 1.7487",
+      "limits catch-all 1 1 2 2",
+      "limits exempt 0 0 1 0",
+      "limits global-default 1 0 2 0",
+      "limits leader-election 1 1 2 2",
+      "limits node-high 1 1 2 2",
+      "limits system 1 1 2 2",
+      "limits tiny 1 1 1 1",
+      "limits workload-high 1 0 2 0",
+      "limits workload-low 1 0 2 0",
     ]);
     expect(
       JSON.parse(served.body).items.map((c: { metadata: { name: string } }) => c.metadata.name),

@@ -1,4 +1,5 @@
 import type { Clock, TimerHandle } from "@reconcile/clock";
+import { SeatDemandIntegrator } from "./borrowing.js";
 import type { Classification } from "./classify.js";
 
 // One priority level's seats and queues (k8s.io/apiserver's
@@ -115,11 +116,14 @@ export class QueueSet {
   /** The queue the next free seat looks at first: seats go round the non-empty queues in turn. */
   #next = 0;
   readonly #clock: Clock;
+  /** Seats executing plus seats waiting, integrated over time, for the borrowing between levels. */
+  readonly demand: SeatDemandIntegrator;
 
   constructor(concurrencyLimit: number, shape: QueuingShape, clock: Clock) {
     this.concurrencyLimit = concurrencyLimit;
     this.shape = shape;
     this.#clock = clock;
+    this.demand = new SeatDemandIntegrator(clock);
     this.#queues = Array.from({ length: shape.reject ? 0 : shape.queues }, () => []);
   }
 
@@ -217,6 +221,7 @@ export class QueueSet {
             if (index < 0) continue;
             queue.splice(index, 1);
             this.#waiting--;
+            this.#noteDemand();
             break;
           }
           reject(this.#reject(reason));
@@ -225,6 +230,7 @@ export class QueueSet {
       const onAbort = () => waiter.fail("cancelled");
       chosen.push(waiter);
       this.#waiting++;
+      this.#noteDemand();
       request.asked?.queued?.(request.priorityLevel, request.flowSchema, chosen.length);
       timer = this.#clock.setTimeout(() => waiter.fail("time-out"), waitLimitMs);
       signal?.addEventListener("abort", onAbort, { once: true });
@@ -236,6 +242,7 @@ export class QueueSet {
     this.counts.dispatched++;
     request.started = this.#clock.now();
     this.#seated.add(request);
+    this.#noteDemand();
     let released = false;
     return () => {
       if (released) return;
@@ -243,7 +250,12 @@ export class QueueSet {
       this.executing--;
       this.#seated.delete(request);
       this.#dispatch();
+      this.#noteDemand();
     };
+  }
+
+  #noteDemand(): void {
+    this.demand.set(this.executing + this.#waiting);
   }
 
   #reject(reason: RejectionReason): FlowControlRejection {
