@@ -1,4 +1,5 @@
 import type { Environment } from "@marcbachmann/cel-js";
+import { formatIP, ipv4Value, ipv6Value } from "../registry/ip-address.js";
 
 /**
  * Kubernetes' IP and CIDR CEL libraries (k8s.io/apiserver/pkg/cel/library ip.go, cidr.go): `ip(s)`, `isIP`,
@@ -76,30 +77,7 @@ export class IPAddress {
 
   /** Go's netip String: dotted IPv4; RFC 5952 IPv6 (lower case, the longest run of zero groups as `::`). */
   toString(): string {
-    if (this.family === 4) {
-      return [24n, 16n, 8n, 0n].map((shift) => String((this.value >> shift) & 0xffn)).join(".");
-    }
-    const groups = Array.from({ length: 8 }, (_, i) =>
-      Number((this.value >> BigInt(112 - 16 * i)) & 0xffffn),
-    );
-    let bestStart = -1;
-    let bestLength = 1;
-    for (let i = 0; i < 8; ) {
-      if (groups[i] !== 0) {
-        i++;
-        continue;
-      }
-      let j = i;
-      while (j < 8 && groups[j] === 0) j++;
-      if (j - i > bestLength) {
-        bestStart = i;
-        bestLength = j - i;
-      }
-      i = j;
-    }
-    const hex = groups.map((g) => g.toString(16));
-    if (bestStart < 0) return hex.join(":");
-    return `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLength).join(":")}`;
+    return formatIP(this.family === 4 ? "IPv4" : "IPv6", this.value);
   }
 }
 
@@ -176,43 +154,11 @@ export function parseCIDR(text: string): CIDRPrefix | Error {
 }
 
 function parseIPv4(text: string): IPAddress | undefined {
-  const parts = text.split(".");
-  if (parts.length !== 4) return undefined;
-  let value = 0n;
-  for (const part of parts) {
-    if (!/^(0|[1-9]\d{0,2})$/.test(part) || Number(part) > 255) return undefined;
-    value = (value << 8n) | BigInt(part);
-  }
-  return new IPAddress(4, value);
+  const value = ipv4Value(text);
+  return value === undefined ? undefined : new IPAddress(4, value);
 }
 
 function parseIPv6(text: string): IPAddress | undefined {
-  const halves = text.split("::");
-  if (halves.length > 2) return undefined;
-  const groupsOf = (part: string): number[] | undefined => {
-    if (part === "") return [];
-    const out: number[] = [];
-    const pieces = part.split(":");
-    for (const [i, piece] of pieces.entries()) {
-      if (i === pieces.length - 1 && piece.includes(".")) {
-        const v4 = parseIPv4(piece);
-        if (!v4) return undefined;
-        out.push(Number(v4.value >> 16n), Number(v4.value & 0xffffn));
-      } else if (/^[0-9a-fA-F]{1,4}$/.test(piece)) {
-        out.push(Number.parseInt(piece, 16));
-      } else {
-        return undefined;
-      }
-    }
-    return out;
-  };
-  const head = groupsOf(halves[0] ?? "");
-  const tail = halves.length === 2 ? groupsOf(halves[1] ?? "") : [];
-  if (!head || !tail) return undefined;
-  const missing = 8 - head.length - tail.length;
-  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
-  const groups = [...head, ...Array<number>(halves.length === 2 ? missing : 0).fill(0), ...tail];
-  let value = 0n;
-  for (const group of groups) value = (value << 16n) | BigInt(group);
-  return new IPAddress(6, value);
+  const value = ipv6Value(text);
+  return value === undefined ? undefined : new IPAddress(6, value);
 }

@@ -1,9 +1,8 @@
-import { isIPv4, isIPv6 } from "node:net";
-
-// IP addresses as numbers, for the service IP allocators: parsed from text as
-// Go's `net.ParseIP` reads them (no leading zeros in IPv4 octets, no zone)
-// and written as Go's `net.IP.String` writes them (RFC 5952: lower case, the
-// longest run of two or more zero groups shortened to `::`).
+// IP addresses as numbers, read as Go's netip reads them (no leading zeros
+// in IPv4 octets, one to four hex digits per IPv6 group, an IPv4 tail
+// allowed) and written as Go writes them (RFC 5952: lower case, the longest
+// run of two or more zero groups shortened to `::`). The service IP
+// allocators and the CEL `ip`/`cidr` library both use them.
 
 export type IPFamily = "IPv4" | "IPv6";
 
@@ -12,30 +11,26 @@ export interface IPAddress {
   readonly value: bigint;
 }
 
-/** The address of `text`, or undefined if it is not an IP address. */
+/** The address of `text` (no zone), or undefined if it is not an IP address. */
 export function parseIP(text: string): IPAddress | undefined {
-  if (isIPv4(text)) {
-    const value = ipv4Value(text);
-    return value === undefined ? undefined : { family: "IPv4", value: BigInt(value) };
+  if (text.includes("%")) return undefined;
+  if (text.includes(":")) {
+    const value = ipv6Value(text);
+    return value === undefined ? undefined : { family: "IPv6", value };
   }
-  if (!isIPv6(text) || text.includes("%")) return undefined;
-  const value = ipv6Value(text);
-  return value === undefined ? undefined : { family: "IPv6", value };
+  const value = ipv4Value(text);
+  return value === undefined ? undefined : { family: "IPv4", value };
 }
 
-/** The family of an address Go would parse, or undefined. */
+/** The family of an address, or undefined when it is none. */
 export function familyOf(text: string): IPFamily | undefined {
   return parseIP(text)?.family;
 }
 
 /** The text of an address. */
 export function formatIP(family: IPFamily, value: bigint): string {
-  if (family === "IPv4") {
-    const v = Number(value);
-    return `${v >>> 24}.${(v >>> 16) & 255}.${(v >>> 8) & 255}.${v & 255}`;
-  }
-  const groups: number[] = [];
-  for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(Number((value >> shift) & 0xffffn));
+  if (family === "IPv4") return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join(".");
+  const groups = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt(112 - 16 * i)) & 0xffffn));
   // The longest run of zero groups (two or more; the first of equal runs) becomes "::".
   let bestStart = -1;
   let bestLength = 1;
@@ -52,43 +47,50 @@ export function formatIP(family: IPFamily, value: bigint): string {
     }
     i = end;
   }
-  const hex = (part: number[]) => part.map((group) => group.toString(16)).join(":");
-  if (bestStart < 0) return hex(groups);
-  return `${hex(groups.slice(0, bestStart))}::${hex(groups.slice(bestStart + bestLength))}`;
+  const hex = groups.map((group) => group.toString(16));
+  if (bestStart < 0) return hex.join(":");
+  return `${hex.slice(0, bestStart).join(":")}::${hex.slice(bestStart + bestLength).join(":")}`;
 }
 
 /** Dotted IPv4 text to a number; leading zeros are refused, as Go refuses them. */
-function ipv4Value(text: string): number | undefined {
-  let value = 0;
-  for (const part of text.split(".")) {
-    if (part.length > 1 && part[0] === "0") return undefined;
-    value = value * 256 + Number(part);
+export function ipv4Value(text: string): bigint | undefined {
+  const parts = text.split(".");
+  if (parts.length !== 4) return undefined;
+  let value = 0n;
+  for (const part of parts) {
+    if (!/^(0|[1-9]\d{0,2})$/.test(part) || Number(part) > 255) return undefined;
+    value = (value << 8n) | BigInt(part);
   }
   return value;
 }
 
-/** IPv6 text (already checked by `isIPv6`) to a number, an embedded IPv4 tail included. */
-function ipv6Value(text: string): bigint | undefined {
-  let body = text;
-  const tail: number[] = [];
-  const lastColon = body.lastIndexOf(":");
-  const last = body.slice(lastColon + 1);
-  if (last.includes(".")) {
-    const v4 = ipv4Value(last);
-    if (v4 === undefined) return undefined;
-    tail.push(v4 >>> 16, v4 & 0xffff);
-    body = body.slice(0, lastColon + 1);
-    if (body.endsWith(":") && !body.endsWith("::")) body = body.slice(0, -1);
-  }
-  const [head = "", rest] = body.split("::");
-  const parse = (part: string) =>
-    part === "" ? [] : part.split(":").map((group) => Number.parseInt(group, 16));
-  const before = parse(head);
-  const after = [...(rest === undefined ? [] : parse(rest)), ...tail];
-  const missing = 8 - before.length - after.length;
-  const groups =
-    rest === undefined ? [...before, ...after] : [...before, ...new Array(missing).fill(0), ...after];
-  if (groups.length !== 8) return undefined;
+/** IPv6 text to a number, an embedded IPv4 tail included. */
+export function ipv6Value(text: string): bigint | undefined {
+  const halves = text.split("::");
+  if (halves.length > 2) return undefined;
+  const groupsOf = (part: string): number[] | undefined => {
+    if (part === "") return [];
+    const out: number[] = [];
+    const pieces = part.split(":");
+    for (const [i, piece] of pieces.entries()) {
+      if (i === pieces.length - 1 && piece.includes(".")) {
+        const v4 = ipv4Value(piece);
+        if (v4 === undefined) return undefined;
+        out.push(Number(v4 >> 16n), Number(v4 & 0xffffn));
+      } else if (/^[0-9a-fA-F]{1,4}$/.test(piece)) {
+        out.push(Number.parseInt(piece, 16));
+      } else {
+        return undefined;
+      }
+    }
+    return out;
+  };
+  const head = groupsOf(halves[0] ?? "");
+  const tail = halves.length === 2 ? groupsOf(halves[1] ?? "") : [];
+  if (!head || !tail) return undefined;
+  const missing = 8 - head.length - tail.length;
+  if (halves.length === 2 ? missing < 1 : missing !== 0) return undefined;
+  const groups = [...head, ...Array<number>(halves.length === 2 ? missing : 0).fill(0), ...tail];
   let value = 0n;
   for (const group of groups) value = (value << 16n) | BigInt(group);
   return value;

@@ -1,4 +1,4 @@
-import { FakeClock } from "@reconcile/clock";
+import { FakeClock, seededRandom } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
 import { ApiServer } from "../../api-server.js";
 import {
@@ -14,18 +14,6 @@ import {
 // (TestConcAlloc: random problems, the solution's defining properties
 // checked), the integrator's and the config controller's behaviour.
 
-/** A seeded generator (mulberry32), so the random problems are the same every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Splits `total` into `parts` random non-negative parts (upstream's partition64). */
 function partition(random: () => number, parts: number, total: number): number[] {
   const weights = Array.from({ length: parts }, () => random());
@@ -37,7 +25,7 @@ const slack = 1e-10;
 
 describe("computeConcurrencyAllocation (upstream's TestConcAlloc)", () => {
   it("sums to the required seats with each allocation its bound or the fair proportion of its target", () => {
-    const random = seeded(1234567890);
+    const random = seededRandom(1234567890);
     const int = (n: number) => Math.floor(random() * n);
     let solved = 0;
     let refused = 0;
