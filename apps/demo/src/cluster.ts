@@ -27,7 +27,7 @@ import {
 } from "@reconcile/controller-manager";
 import type { CausalityRecorder, MachineryProvider } from "@reconcile/dashboard";
 import { SharedInformerFactory } from "@reconcile/informer";
-import { NodeSimulator, resourceMetricsProvider } from "@reconcile/kubelet";
+import { NodeSimulator, podCIDROf, resourceMetricsProvider } from "@reconcile/kubelet";
 import { LeaderElector, LeaseLock } from "@reconcile/leader-election";
 import { Scheduler } from "@reconcile/scheduler";
 import { defaultClassAnnotation, simulatedProvisioner } from "@reconcile/volume";
@@ -108,6 +108,8 @@ export interface ClusterOptions {
   serviceAccountTokens?: boolean | undefined;
   /** Records every component's writes and the controllers' reconciles, for the dashboard's trace. Default: none. */
   causality?: CausalityRecorder | undefined;
+  /** Give pods an IPv6 address too, for a server whose Service ranges are dual-stack. Default false. */
+  dualStack?: boolean | undefined;
 }
 
 /**
@@ -227,7 +229,7 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
       nodes: [name],
       introspection: kubeletIntrospection,
       kubeletOptions: () => ({
-        podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
+        podCIDR: podCIDROf(i, options.dualStack === true),
         nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
         metrics,
         ...(options.nodeLifecycle

@@ -80,6 +80,8 @@ export async function serve(): Promise<boolean> {
     rootCA: ca.cert,
     clusterSigning: ca,
     causality,
+    // A dual-stack Service range goes with a dual-stack pod network.
+    dualStack: server.serviceIPs.families.length === 2,
   });
   const dir = mkdtempSync(join(tmpdir(), "reconcile-demo-"));
   // The API server's request log (one pino-shaped JSON line per request) goes to a file, off the console.

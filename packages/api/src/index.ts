@@ -3,6 +3,7 @@ export * from "./errors.js";
 export * from "./fields.js";
 export * from "./healthz.js";
 export * from "./intstr.js";
+export * from "./ip-address.js";
 export * from "./json-copy.js";
 export * from "./json-equal.js";
 export * from "./keys.js";

@@ -14,7 +14,7 @@ export { type ContainerLogOptions, type ContainerLogResult, readContainerLogs } 
 export { type KubeletView, kubeletView } from "./machinery.js";
 export { NodeFilesystem, normalisePath } from "./node-filesystem.js";
 export { microTime, NodeLease, type NodeLeaseOptions, nodeLeaseNamespace } from "./node-lease.js";
-export { NodeSimulator, type NodeSimulatorOptions } from "./node-simulator.js";
+export { NodeSimulator, type NodeSimulatorOptions, podCIDROf } from "./node-simulator.js";
 export { defaultNodeResources, type NodeResources, NodeStatusManager } from "./node-status.js";
 export {
   isRuntimePodStatusTerminal,

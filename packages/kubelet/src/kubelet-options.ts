@@ -12,7 +12,11 @@ export interface KubeletOptions {
   client: Client;
   /** The container runtime. Default: a {@link SimulatedRuntime} for this node. */
   runtime?: ContainerRuntime | undefined;
-  /** The node's pod CIDR: pods' IPs come from it. Default "10.244.0.0/24". */
+  /**
+   * The node's pod CIDR: pods' IPs come from it. Two of different families,
+   * comma-separated, make a dual-stack node whose pods have an IP of each.
+   * Default "10.244.0.0/24".
+   */
   podCIDR?: string | undefined;
   /** The node's InternalIP. Default "10.0.0.2". */
   nodeIP?: string | undefined;

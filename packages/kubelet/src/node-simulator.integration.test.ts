@@ -20,11 +20,18 @@ async function advance(clock: FakeClock, ms: number): Promise<void> {
   }
 }
 
-async function start(count: number, introspection?: Introspection) {
+async function start(count: number, introspection?: Introspection, dualStack = false) {
   const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
   const server = new ApiServer({ clock });
   const client = server.client();
-  const simulator = new NodeSimulator({ client, nodes: count, clock, random: () => 0, introspection });
+  const simulator = new NodeSimulator({
+    client,
+    nodes: count,
+    clock,
+    random: () => 0,
+    introspection,
+    dualStack,
+  });
   const abort = new AbortController();
   const running = simulator.run({ signal: abort.signal });
   cleanups.push(async () => {
@@ -78,6 +85,24 @@ describe("NodeSimulator", () => {
       ["a", "Running", "10.0.0.2", "10.244.0.2"],
       ["b", "Running", "10.0.0.3", "10.244.1.2"],
       ["late", "Running", "10.0.0.3", "10.244.1.3"],
+    ]);
+  });
+
+  it("on a dual-stack cluster, nodes have a pod CIDR of each family and pods an IP of each", async () => {
+    const { client, clock } = await start(2, undefined, true);
+    expect(
+      (await client.resource(nodes).list()).items.map((n) => [n.spec?.podCIDR, n.spec?.podCIDRs]),
+    ).toEqual([
+      ["10.244.0.0/24", ["10.244.0.0/24", "fd00:10:244::/64"]],
+      ["10.244.1.0/24", ["10.244.1.0/24", "fd00:10:244:1::/64"]],
+    ]);
+    const podClient = client.resource(pods, "default");
+    await podClient.create(newPod("a", "node-2"));
+    await advance(clock, 1_000);
+    const pod = await podClient.get("a");
+    expect([pod.status?.podIP, pod.status?.podIPs]).toEqual([
+      "10.244.1.2",
+      [{ ip: "10.244.1.2" }, { ip: "fd00:10:244:1::2" }],
     ]);
   });
 

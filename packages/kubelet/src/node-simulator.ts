@@ -39,9 +39,12 @@ export interface NodeSimulatorOptions {
   podInformer?: SharedIndexInformer<Pod> | undefined;
   /**
    * Per-node options over the defaults: node i (from 0) gets pod CIDR
-   * `10.244.<i>.0/24` and node IP `10.0.<i / 250>.<i % 250 + 2>`.
+   * `10.244.<i>.0/24` (and `fd00:10:244:<i in hex>::/64` when `dualStack`)
+   * and node IP `10.0.<i / 250>.<i % 250 + 2>`.
    */
   kubeletOptions?: ((name: string, index: number) => Partial<KubeletOptions>) | undefined;
+  /** Pods get an IPv6 address beside their IPv4 one, as on a dual-stack cluster. Default false. */
+  dualStack?: boolean | undefined;
   /** Default `realClock`. */
   clock?: Clock | undefined;
   random?: (() => number) | undefined;
@@ -84,7 +87,7 @@ export class NodeSimulator {
         random: options.random,
         logger: options.logger,
         podSource: "external",
-        podCIDR: `10.${244 + Math.floor(i / 256)}.${i % 256}.0/24`,
+        podCIDR: podCIDROf(i, options.dualStack === true),
         nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
         ...options.kubeletOptions?.(nodeName, i),
       };
@@ -234,4 +237,12 @@ export class NodeSimulator {
     if (informer.hasSynced()) for (const kubelet of this.kubelets) kubelet.markSourcesReady();
     this.#markSynced();
   }
+}
+
+/** Node i's pod CIDR (from 0): `10.244.<i>.0/24`, and `fd00:10:244:<i in hex>::/64` on a dual-stack cluster. */
+export function podCIDROf(index: number, dualStack: boolean): string {
+  const ipv4 = `10.${244 + Math.floor(index / 256)}.${index % 256}.0/24`;
+  // Written as Go writes the prefix: node 0's is fd00:10:244::/64.
+  const ipv6 = index === 0 ? "fd00:10:244::/64" : `fd00:10:244:${index.toString(16)}::/64`;
+  return dualStack ? `${ipv4},${ipv6}` : ipv4;
 }

@@ -333,7 +333,7 @@ export class NodeStatusManager {
         },
         annotations: { "volumes.kubernetes.io/controller-managed-attach-detach": "true" },
       },
-      spec: o.podCIDR !== undefined ? { podCIDR: o.podCIDR, podCIDRs: [o.podCIDR] } : {},
+      spec: o.podCIDR !== undefined ? podCIDRSpec(o.podCIDR) : {},
       status,
     };
   }
@@ -378,4 +378,10 @@ function canonicalQuantities(list: Record<string, string>): Record<string, strin
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(list)) out[name] = parseQuantity(value).toString();
   return out;
+}
+
+/** The node's pod CIDRs (comma-separated, a dual-stack node's two families): the first is `podCIDR`. */
+function podCIDRSpec(cidrs: string): { podCIDR: string; podCIDRs: string[] } {
+  const podCIDRs = cidrs.split(",").map((cidr) => cidr.trim());
+  return { podCIDR: podCIDRs[0]!, podCIDRs };
 }

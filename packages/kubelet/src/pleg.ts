@@ -332,7 +332,7 @@ function makeStatus(uid: string, sandboxes: PodSandbox[], containers: ContainerR
     namespace: newest?.namespace ?? "",
     sandboxes,
     containers,
-    ips: ready?.ip !== undefined ? [ready.ip] : [],
+    ips: ready?.ip !== undefined ? [ready.ip, ...(ready.additionalIPs ?? [])] : [],
   };
 }
 

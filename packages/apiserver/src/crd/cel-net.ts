@@ -1,5 +1,5 @@
 import type { Environment } from "@marcbachmann/cel-js";
-import { formatIP, ipv4Value, ipv6Value } from "../registry/ip-address.js";
+import { formatIPAddress, ipv4Value, ipv6Value } from "@reconcile/api";
 
 /**
  * Kubernetes' IP and CIDR CEL libraries (k8s.io/apiserver/pkg/cel/library ip.go, cidr.go): `ip(s)`, `isIP`,
@@ -77,7 +77,7 @@ export class IPAddress {
 
   /** Go's netip String: dotted IPv4; RFC 5952 IPv6 (lower case, the longest run of zero groups as `::`). */
   toString(): string {
-    return formatIP(this.family === 4 ? "IPv4" : "IPv6", this.value);
+    return formatIPAddress(this.family === 4 ? "IPv4" : "IPv6", this.value);
   }
 }
 

@@ -1,7 +1,6 @@
-import { newInvalid, type Service } from "@reconcile/api";
+import { type IPFamily, ipFamilyOf, newInvalid, type Service } from "@reconcile/api";
 import { FieldErrors } from "../registry/field-errors.js";
 import { goStrings } from "../registry/go-syntax.js";
-import { familyOf, type IPFamily } from "../registry/ip-address.js";
 
 // A Service's IP family fields as its REST storage settles them before it
 // allocates (upstream pkg/registry/core/service/storage/alloc.go
@@ -66,7 +65,7 @@ export function initIPFamilyFields(
   for (const [i, ip] of clusterIPs.entries()) {
     if (ip === "None") break;
     if (i < families.length) continue;
-    const family = familyOf(ip) ?? "IPv4";
+    const family = ipFamilyOf(ip) ?? "IPv4";
     if (clusterFamilies.includes(family)) families.push(family);
     else
       errors.invalid(
@@ -202,7 +201,7 @@ function validateRelatedFields(service: Service): FieldErrors {
       }
       continue;
     }
-    if (familyOf(ip) === undefined) {
+    if (ipFamilyOf(ip) === undefined) {
       invalidIPs = true;
       errors.invalid(
         `spec.clusterIPs[${i}]`,
@@ -214,7 +213,7 @@ function validateRelatedFields(service: Service): FieldErrors {
   if (clusterIPs.length > 2)
     errors.invalid("spec.clusterIPs", goStrings(clusterIPs), "may only hold up to 2 values");
   if (invalidIPs) return errors;
-  if (clusterIPs.length > 1 && familyOf(clusterIPs[0]!) === familyOf(clusterIPs[1]!))
+  if (clusterIPs.length > 1 && ipFamilyOf(clusterIPs[0]!) === ipFamilyOf(clusterIPs[1]!))
     errors.invalid(
       "spec.clusterIPs",
       goStrings(clusterIPs),
@@ -224,7 +223,7 @@ function validateRelatedFields(service: Service): FieldErrors {
   if (!(clusterIPs.length === 1 && clusterIPs[0] === "None"))
     for (const [i, ip] of clusterIPs.entries()) {
       if (i >= families.length) break;
-      const family = familyOf(ip);
+      const family = ipFamilyOf(ip);
       if (families[i] === "IPv4" && family === "IPv6")
         errors.invalid(
           `spec.clusterIPs[${i}]`,

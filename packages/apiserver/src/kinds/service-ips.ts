@@ -1,8 +1,8 @@
-import { type KubeObject, newInternalError, newInvalid, type Service } from "@reconcile/api";
+import { type IPFamily, type KubeObject, newInternalError, newInvalid, type Service } from "@reconcile/api";
 import type { ServicePort } from "kubernetes-types/core/v1.js";
 import type { ClusterIPAllocator } from "../registry/cluster-ip-allocator.js";
 import { FieldErrors } from "../registry/field-errors.js";
-import type { IPFamily } from "../registry/ip-address.js";
+
 import { NodePortOperation, NodePortUnavailable } from "../registry/node-port-allocator.js";
 import type { WriteHookContext, WriteHooks } from "../registry/resource-definition.js";
 import { initIPFamilyFields, normalizeClusterIPs } from "./service-families.js";

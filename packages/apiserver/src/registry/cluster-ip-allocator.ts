@@ -1,8 +1,7 @@
-import { newInternalError, newInvalid } from "@reconcile/api";
+import { formatIPAddress, type IPFamily, newInternalError, newInvalid, parseIPAddress } from "@reconcile/api";
 import { pickFree } from "./bitmap-pick.js";
 import { FieldErrors } from "./field-errors.js";
 import { goStrings } from "./go-syntax.js";
-import { formatIP, type IPFamily, parseIP } from "./ip-address.js";
 
 // The cluster IPs Services take, as kube-apiserver's service IP allocators
 // (pkg/registry/core/service/ipallocator, one per family of
@@ -62,7 +61,7 @@ export class ClusterIPAllocator {
 
   /** Marks an address taken without checks (recovery from storage at start). */
   restore(ip: string): void {
-    const address = parseIP(ip);
+    const address = parseIPAddress(ip);
     if (address === undefined) return;
     this.#rangeOf(address.family)?.take(address.value);
   }
@@ -80,7 +79,7 @@ export class ClusterIPAllocator {
     clusterIPs: readonly string[] = requested === undefined ? [] : [requested],
   ): string {
     if (requested !== undefined) {
-      const address = parseIP(requested);
+      const address = parseIPAddress(requested);
       const range = address === undefined ? undefined : this.#rangeOf(address.family);
       const primary = this.#ranges[0]!;
       if (address === undefined || range === undefined || !range.contains(address.value))
@@ -107,7 +106,7 @@ export class ClusterIPAllocator {
 
   /** Gives an address back (a Service deleted, or a create that failed). */
   release(ip: string): void {
-    const address = parseIP(ip);
+    const address = parseIPAddress(ip);
     if (address === undefined) return;
     this.#rangeOf(address.family)?.release(address.value);
   }
@@ -131,7 +130,7 @@ class IPRange {
 
   constructor(cidr: string, random: () => number) {
     const [addressText, bitsText = ""] = cidr.split("/");
-    const network = parseIP(addressText ?? "");
+    const network = parseIPAddress(addressText ?? "");
     const bits = Number(bitsText);
     const width = network?.family === "IPv6" ? 128 : 32;
     if (network === undefined || bitsText === "" || !Number.isInteger(bits) || bits < 0 || bits > width)
@@ -153,7 +152,7 @@ class IPRange {
   }
 
   get first(): string {
-    return formatIP(this.family, this.#base);
+    return formatIPAddress(this.family, this.#base);
   }
 
   get used(): number {
@@ -177,7 +176,7 @@ class IPRange {
     const index = pickFree(this.#allocated, Math.min(this.#offset, this.#size), this.#size, this.#random);
     if (index === undefined) return undefined;
     this.#allocated.add(index);
-    return formatIP(this.family, this.#base + BigInt(index));
+    return formatIPAddress(this.family, this.#base + BigInt(index));
   }
 
   release(address: bigint): void {

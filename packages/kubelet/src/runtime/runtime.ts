@@ -40,6 +40,8 @@ export interface PodSandbox {
   readonly createdAt: number;
   /** The pod IP; undefined for host-network sandboxes (the pod takes the node's IPs). */
   readonly ip: string | undefined;
+  /** Its IPs of the node's other pod CIDRs (CRI's `additional_ips`): a dual-stack pod's second family. */
+  readonly additionalIPs?: readonly string[] | undefined;
 }
 
 /** What a container is created from (CRI's `ContainerConfig`, reduced). */

@@ -1,38 +1,46 @@
 import { createHash } from "node:crypto";
+import { formatIPAddress, type IPFamily, parseIPAddress } from "@reconcile/api";
 import { NodeFilesystem } from "../node-filesystem.js";
 import type { ImageRecord, PulledImage } from "./runtime.js";
 import { RuntimeError } from "./runtime.js";
 
 // The simulated runtime's images and addresses: containerd's image names and
-// digests, and host-local IPAM over the node's pod CIDR.
+// digests, and host-local IPAM over the node's pod CIDRs.
 
-/** Pod addresses from a CIDR as host-local IPAM hands them out: .2 up, round robin, freed on release. */
+/**
+ * Pod addresses from a CIDR (IPv4 or IPv6) as host-local IPAM hands them
+ * out: the network address plus 2 up, round robin, freed on release (an
+ * IPv6 range is used up to its first 65,536 addresses).
+ */
 export class IpPool {
-  readonly #base: number;
+  readonly #family: IPFamily;
+  readonly #base: bigint;
   readonly #count: number;
   readonly #inUse = new Set<number>();
   #next = 2;
 
   constructor(cidr: string) {
-    [this.#base, this.#count] = parseCIDR(cidr);
+    [this.#family, this.#base, this.#count] = parseCIDR(cidr);
   }
 
   allocate(): string {
-    // .0 is the network, .1 the gateway, the last the broadcast.
-    const usable = this.#count - 3;
+    // The network address and the gateway (+1) are not handed out, nor IPv4's broadcast address.
+    const usable = this.#count - (this.#family === "IPv4" ? 3 : 2);
     for (let i = 0; i < usable; i++) {
       const offset = 2 + ((this.#next - 2 + i) % usable);
       if (!this.#inUse.has(offset)) {
         this.#inUse.add(offset);
         this.#next = offset + 1;
-        return formatIPv4(this.#base + offset);
+        return formatIPAddress(this.#family, this.#base + BigInt(offset));
       }
     }
     throw new RuntimeError("StartError", "failed to allocate an IP: the node's pod CIDR is exhausted");
   }
 
   release(ip: string | undefined): void {
-    if (ip !== undefined) this.#inUse.delete(parseIPv4(ip) - this.#base);
+    const address = ip === undefined ? undefined : parseIPAddress(ip);
+    if (address !== undefined && address.family === this.#family)
+      this.#inUse.delete(Number(address.value - this.#base));
   }
 }
 
@@ -64,24 +72,24 @@ export function sha256Hex(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
-function parseCIDR(cidr: string): [base: number, count: number] {
-  const match = /^(\d+\.\d+\.\d+\.\d+)\/(\d+)$/.exec(cidr);
-  const bits = match ? Number(match[2]) : Number.NaN;
-  if (!match || !(bits >= 8 && bits <= 30))
+function parseCIDR(cidr: string): [family: IPFamily, base: bigint, count: number] {
+  const [text = "", bitsText = ""] = cidr.split("/");
+  const address = parseIPAddress(text);
+  const bits = /^\d{1,3}$/.test(bitsText) ? Number(bitsText) : Number.NaN;
+  if (address?.family === "IPv6") {
+    if (!(bits >= 64 && bits <= 126))
+      throw new TypeError(
+        `SimulatedRuntime: an IPv6 podCIDR must be from /64 to /126, got ${JSON.stringify(cidr)}`,
+      );
+    const hostBits = BigInt(128 - bits);
+    return ["IPv6", (address.value >> hostBits) << hostBits, Math.min(2 ** (128 - bits), 65_536)];
+  }
+  if (address === undefined || !(bits >= 8 && bits <= 30))
     throw new TypeError(
       `SimulatedRuntime: podCIDR must be an IPv4 CIDR from /8 to /30, got ${JSON.stringify(cidr)}`,
     );
   const size = 2 ** (32 - bits);
-  const base = parseIPv4(match[1] as string);
-  return [base - (base % size), size];
-}
-
-function parseIPv4(ip: string): number {
-  return ip.split(".").reduce((sum, part) => sum * 256 + Number(part), 0);
-}
-
-function formatIPv4(value: number): string {
-  return [24, 16, 8, 0].map((shift) => Math.floor(value / 2 ** shift) % 256).join(".");
+  return ["IPv4", address.value - (address.value % BigInt(size)), size];
 }
 
 /** A container's own files at start: the directories of a small Linux image, and its hostname. */

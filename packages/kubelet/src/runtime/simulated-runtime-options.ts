@@ -5,7 +5,12 @@ import type { ContainerBehaviour } from "./container-behaviour.js";
 export interface SimulatedRuntimeOptions {
   /** Seeds container and sandbox IDs, so that two nodes never share one. Default "sim". */
   seed?: string | undefined;
-  /** The node's pod CIDR; pods get addresses from .2 up, as host-local IPAM hands them out. Default "10.244.0.0/24". */
+  /**
+   * The node's pod CIDR; pods get addresses from .2 up, as host-local IPAM
+   * hands them out. Two of different families, comma-separated, give each
+   * pod an address of both (the second as CRI's `additional_ips`). Default
+   * "10.244.0.0/24".
+   */
   podCIDR?: string | undefined;
   /** The node's behaviour defaults, before pod annotations. Default: {@link defaultContainerBehaviour}. */
   defaults?: Partial<ContainerBehaviour> | undefined;

@@ -86,6 +86,28 @@ describe("SimulatedRuntime", () => {
     expect(runtime.listPodSandboxes().map((s) => s.id)).toEqual([b, host]);
   });
 
+  it("on a dual-stack node gives each pod an address of both families, and frees both", async () => {
+    const runtime = new SimulatedRuntime({
+      podCIDR: "10.244.3.0/30,fd00:10:244:3::/126",
+      clock: new FakeClock(),
+    });
+    const a = await runtime.runPodSandbox(sandboxConfig());
+    expect(runtime.listPodSandboxes().map((s) => [s.ip, s.additionalIPs])).toEqual([
+      ["10.244.3.2", ["fd00:10:244:3::2"]],
+    ]);
+    // A /30 has one address for pods, a /126 two: the IPv4 range is full.
+    await expect(runtime.runPodSandbox(sandboxConfig())).rejects.toThrow("the node's pod CIDR is exhausted");
+    await runtime.stopPodSandbox(a);
+    await runtime.runPodSandbox(sandboxConfig());
+    expect(runtime.listPodSandboxes().map((s) => [s.ip, s.additionalIPs])).toEqual([
+      ["10.244.3.2", ["fd00:10:244:3::2"]],
+      ["10.244.3.2", ["fd00:10:244:3::3"]],
+    ]);
+    expect(() => new SimulatedRuntime({ podCIDR: "fd00::/48" })).toThrow(
+      'SimulatedRuntime: an IPv6 podCIDR must be from /64 to /126, got "fd00::/48"',
+    );
+  });
+
   it("gives 64-hex IDs, containerd image names and a stable digest per image", async () => {
     const clock = new FakeClock(1000);
     const runtime = new SimulatedRuntime({ clock, seed: "node-1" });

@@ -100,7 +100,8 @@ export class SimulatedRuntime implements ContainerRuntime {
   readonly #images = new Map<string, ImageRecord>();
   readonly #pulls = new Map<string, Promise<PulledImage>>();
   readonly #listeners = new Set<(event: RuntimeEvent) => void>();
-  readonly #ips: IpPool;
+  /** One pool per pod CIDR of the node, the primary first. */
+  readonly #ips: IpPool[];
   #counter = 0;
   readonly #idPrefixes: Record<string, string> = {};
 
@@ -112,13 +113,13 @@ export class SimulatedRuntime implements ContainerRuntime {
     this.#defaults = { ...defaultContainerBehaviour, ...options.defaults };
     this.#behaviour = options.behaviour;
     this.filesystem = options.filesystem ?? new NodeFilesystem();
-    this.#ips = new IpPool(options.podCIDR ?? "10.244.0.0/24");
+    this.#ips = (options.podCIDR ?? "10.244.0.0/24").split(",").map((cidr) => new IpPool(cidr.trim()));
     for (const image of options.preloadedImages ?? []) this.#recordImage(normaliseImage(image));
   }
 
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
     const id = this.#newId("sandbox");
-    const ip = config.hostNetwork ? undefined : this.#ips.allocate();
+    const ips = config.hostNetwork ? [] : this.#allocateIPs();
     const sandbox: PodSandbox = {
       id,
       podUid: config.podUid,
@@ -127,10 +128,23 @@ export class SimulatedRuntime implements ContainerRuntime {
       attempt: config.attempt,
       state: "ready",
       createdAt: this.#clock.now(),
-      ip,
+      ip: ips[0],
+      ...(ips.length > 1 ? { additionalIPs: ips.slice(1) } : {}),
     };
     this.#sandboxes.set(id, { sandbox, config, containers: new Set() });
     return id;
+  }
+
+  /** An address from each pod CIDR, or none: what was taken goes back if one range is full. */
+  #allocateIPs(): string[] {
+    const taken: string[] = [];
+    try {
+      for (const pool of this.#ips) taken.push(pool.allocate());
+    } catch (error) {
+      for (const [i, ip] of taken.entries()) this.#ips[i]?.release(ip);
+      throw error;
+    }
+    return taken;
   }
 
   async stopPodSandbox(sandboxId: string): Promise<void> {
@@ -142,7 +156,9 @@ export class SimulatedRuntime implements ContainerRuntime {
     }
     if (entry.sandbox.state === "ready") {
       entry.sandbox = { ...entry.sandbox, state: "notready" };
-      this.#ips.release(entry.sandbox.ip);
+      const [primary, ...others] = this.#ips;
+      primary?.release(entry.sandbox.ip);
+      for (const [i, pool] of others.entries()) pool.release(entry.sandbox.additionalIPs?.[i]);
     }
   }
 

@@ -1,18 +1,18 @@
 // IP addresses as numbers, read as Go's netip reads them (no leading zeros
 // in IPv4 octets, one to four hex digits per IPv6 group, an IPv4 tail
 // allowed) and written as Go writes them (RFC 5952: lower case, the longest
-// run of two or more zero groups shortened to `::`). The service IP
-// allocators and the CEL `ip`/`cidr` library both use them.
+// run of two or more zero groups shortened to `::`): for the API server's
+// service IP allocators and CEL library, and the simulated pod network.
 
 export type IPFamily = "IPv4" | "IPv6";
 
-export interface IPAddress {
+export interface ParsedIP {
   readonly family: IPFamily;
   readonly value: bigint;
 }
 
 /** The address of `text` (no zone), or undefined if it is not an IP address. */
-export function parseIP(text: string): IPAddress | undefined {
+export function parseIPAddress(text: string): ParsedIP | undefined {
   if (text.includes("%")) return undefined;
   if (text.includes(":")) {
     const value = ipv6Value(text);
@@ -23,12 +23,12 @@ export function parseIP(text: string): IPAddress | undefined {
 }
 
 /** The family of an address, or undefined when it is none. */
-export function familyOf(text: string): IPFamily | undefined {
-  return parseIP(text)?.family;
+export function ipFamilyOf(text: string): IPFamily | undefined {
+  return parseIPAddress(text)?.family;
 }
 
 /** The text of an address. */
-export function formatIP(family: IPFamily, value: bigint): string {
+export function formatIPAddress(family: IPFamily, value: bigint): string {
   if (family === "IPv4") return [24n, 16n, 8n, 0n].map((shift) => String((value >> shift) & 0xffn)).join(".");
   const groups = Array.from({ length: 8 }, (_, i) => Number((value >> BigInt(112 - 16 * i)) & 0xffffn));
   // The longest run of zero groups (two or more; the first of equal runs) becomes "::".
