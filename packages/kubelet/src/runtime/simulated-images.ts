@@ -8,6 +8,35 @@ import { RuntimeError } from "./runtime.js";
 // digests, and host-local IPAM over the node's pod CIDRs.
 
 /**
+ * A node's pod network: one pool per pod CIDR (comma-separated, the primary
+ * first; two of different families on a dual-stack node).
+ */
+export class PodNetwork {
+  readonly #pools: IpPool[];
+
+  constructor(cidrs: string) {
+    this.#pools = cidrs.split(",").map((cidr) => new IpPool(cidr.trim()));
+  }
+
+  /** An address from each pool, the primary first; none if one pool is full (what was taken goes back). */
+  allocate(): string[] {
+    const taken: string[] = [];
+    try {
+      for (const pool of this.#pools) taken.push(pool.allocate());
+    } catch (error) {
+      this.release(taken);
+      throw error;
+    }
+    return taken;
+  }
+
+  /** Gives back a pod's addresses, one per pool in order. */
+  release(ips: readonly (string | undefined)[]): void {
+    for (const [i, ip] of ips.entries()) this.#pools[i]?.release(ip);
+  }
+}
+
+/**
  * Pod addresses from a CIDR (IPv4 or IPv6) as host-local IPAM hands them
  * out: the network address plus 2 up, round robin, freed on release (an
  * IPv6 range is used up to its first 65,536 addresses).

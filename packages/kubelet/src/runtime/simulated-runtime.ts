@@ -41,7 +41,14 @@ import {
   type RuntimeEvent,
 } from "./runtime.js";
 import type { ResolvedPath, ShellHost } from "./shell/index.js";
-import { IpPool, imageLayer, normaliseImage, pulled, repositoryOf, sha256Hex } from "./simulated-images.js";
+import {
+  imageLayer,
+  normaliseImage,
+  PodNetwork,
+  pulled,
+  repositoryOf,
+  sha256Hex,
+} from "./simulated-images.js";
 import type { SimulatedRuntimeOptions } from "./simulated-runtime-options.js";
 
 export {
@@ -100,8 +107,7 @@ export class SimulatedRuntime implements ContainerRuntime {
   readonly #images = new Map<string, ImageRecord>();
   readonly #pulls = new Map<string, Promise<PulledImage>>();
   readonly #listeners = new Set<(event: RuntimeEvent) => void>();
-  /** One pool per pod CIDR of the node, the primary first. */
-  readonly #ips: IpPool[];
+  readonly #ips: PodNetwork;
   #counter = 0;
   readonly #idPrefixes: Record<string, string> = {};
 
@@ -113,13 +119,13 @@ export class SimulatedRuntime implements ContainerRuntime {
     this.#defaults = { ...defaultContainerBehaviour, ...options.defaults };
     this.#behaviour = options.behaviour;
     this.filesystem = options.filesystem ?? new NodeFilesystem();
-    this.#ips = (options.podCIDR ?? "10.244.0.0/24").split(",").map((cidr) => new IpPool(cidr.trim()));
+    this.#ips = new PodNetwork(options.podCIDR ?? "10.244.0.0/24");
     for (const image of options.preloadedImages ?? []) this.#recordImage(normaliseImage(image));
   }
 
   async runPodSandbox(config: PodSandboxConfig): Promise<string> {
     const id = this.#newId("sandbox");
-    const ips = config.hostNetwork ? [] : this.#allocateIPs();
+    const ips = config.hostNetwork ? [] : this.#ips.allocate();
     const sandbox: PodSandbox = {
       id,
       podUid: config.podUid,
@@ -135,18 +141,6 @@ export class SimulatedRuntime implements ContainerRuntime {
     return id;
   }
 
-  /** An address from each pod CIDR, or none: what was taken goes back if one range is full. */
-  #allocateIPs(): string[] {
-    const taken: string[] = [];
-    try {
-      for (const pool of this.#ips) taken.push(pool.allocate());
-    } catch (error) {
-      for (const [i, ip] of taken.entries()) this.#ips[i]?.release(ip);
-      throw error;
-    }
-    return taken;
-  }
-
   async stopPodSandbox(sandboxId: string): Promise<void> {
     const entry = this.#sandboxes.get(sandboxId);
     if (entry === undefined) return; // stopping is idempotent in CRI
@@ -156,9 +150,7 @@ export class SimulatedRuntime implements ContainerRuntime {
     }
     if (entry.sandbox.state === "ready") {
       entry.sandbox = { ...entry.sandbox, state: "notready" };
-      const [primary, ...others] = this.#ips;
-      primary?.release(entry.sandbox.ip);
-      for (const [i, pool] of others.entries()) pool.release(entry.sandbox.additionalIPs?.[i]);
+      this.#ips.release([entry.sandbox.ip, ...(entry.sandbox.additionalIPs ?? [])]);
     }
   }
 
