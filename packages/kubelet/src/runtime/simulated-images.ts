@@ -8,10 +8,10 @@ import { RuntimeError } from "./runtime.js";
 // digests, and host-local IPAM over the node's pod CIDRs.
 
 /**
- * A node's pod network: one pool per pod CIDR (comma-separated, the primary
+ * A node's pod addresses: one pool per pod CIDR (comma-separated, the primary
  * first; two of different families on a dual-stack node).
  */
-export class PodNetwork {
+export class PodIPs {
   readonly #pools: IpPool[];
 
   constructor(cidrs: string) {

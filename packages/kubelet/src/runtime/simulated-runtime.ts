@@ -41,14 +41,7 @@ import {
   type RuntimeEvent,
 } from "./runtime.js";
 import type { ResolvedPath, ShellHost } from "./shell/index.js";
-import {
-  imageLayer,
-  normaliseImage,
-  PodNetwork,
-  pulled,
-  repositoryOf,
-  sha256Hex,
-} from "./simulated-images.js";
+import { imageLayer, normaliseImage, PodIPs, pulled, repositoryOf, sha256Hex } from "./simulated-images.js";
 import type { SimulatedRuntimeOptions } from "./simulated-runtime-options.js";
 
 export {
@@ -107,7 +100,7 @@ export class SimulatedRuntime implements ContainerRuntime {
   readonly #images = new Map<string, ImageRecord>();
   readonly #pulls = new Map<string, Promise<PulledImage>>();
   readonly #listeners = new Set<(event: RuntimeEvent) => void>();
-  readonly #ips: PodNetwork;
+  readonly #ips: PodIPs;
   #counter = 0;
   readonly #idPrefixes: Record<string, string> = {};
 
@@ -119,7 +112,7 @@ export class SimulatedRuntime implements ContainerRuntime {
     this.#defaults = { ...defaultContainerBehaviour, ...options.defaults };
     this.#behaviour = options.behaviour;
     this.filesystem = options.filesystem ?? new NodeFilesystem();
-    this.#ips = new PodNetwork(options.podCIDR ?? "10.244.0.0/24");
+    this.#ips = new PodIPs(options.podCIDR ?? "10.244.0.0/24");
     for (const image of options.preloadedImages ?? []) this.#recordImage(normaliseImage(image));
   }
 
