@@ -2,7 +2,6 @@ import { type IPFamily, type KubeObject, newInternalError, newInvalid, type Serv
 import type { ServicePort } from "kubernetes-types/core/v1.js";
 import type { ClusterIPAllocator } from "../registry/cluster-ip-allocator.js";
 import { FieldErrors } from "../registry/field-errors.js";
-
 import { NodePortOperation, NodePortUnavailable } from "../registry/node-port-allocator.js";
 import type { WriteHookContext, WriteHooks } from "../registry/resource-definition.js";
 import { initIPFamilyFields, normalizeClusterIPs } from "./service-families.js";

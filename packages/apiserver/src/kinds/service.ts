@@ -2,7 +2,6 @@ import { type IPFamily, services } from "@reconcile/api";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { goStrings } from "../registry/go-syntax.js";
-
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
 import { servicePrinter } from "./printers/index.js";

@@ -124,11 +124,16 @@ export class FlowController {
    * last adjustment (done every 10 s, and on every configuration change).
    */
   adjustLimits(): void {
-    this.config();
+    // A configuration rebuilt now adjusts the limits itself.
+    if (this.#config === undefined) this.config();
+    else this.#rebalance();
+  }
+
+  /** The current limits derived again from the demand since the last time, and given to the sets. */
+  #rebalance(): void {
     this.#fairFrac = updateBorrowing([...this.#limits.values()], this.#nominalSum);
     for (const [name, limits] of this.#limits) {
-      if (limits.exempt) continue;
-      const set = this.#queueSets.get(name);
+      const set = limits.exempt ? undefined : this.#queueSets.get(name);
       if (set !== undefined && set.concurrencyLimit !== limits.current)
         set.reshape(limits.current, set.shape);
     }
@@ -230,12 +235,7 @@ export class FlowController {
     this.#nominalSum = nominalSum;
     this.#config = config;
     this.#reap();
-    this.#fairFrac = updateBorrowing([...this.#limits.values()], nominalSum);
-    for (const [name, limits] of this.#limits) {
-      const set = limits.exempt ? undefined : this.#queueSets.get(name);
-      if (set !== undefined && set.concurrencyLimit !== limits.current)
-        set.reshape(limits.current, set.shape);
-    }
+    this.#rebalance();
     return config;
   }
 
