@@ -162,7 +162,7 @@ describe("updateBorrowing (upstream's updateBorrowingLocked)", () => {
     const busy = await level("busy", 10, 0, 10, 30);
     const lender = await level("lender", 10, 8, 10, 0);
     const keeper = await level("keeper", 10, 0, 10, 0);
-    const fairFrac = updateBorrowing([busy, lender, keeper], 30);
+    const fairFrac = updateBorrowing([busy, lender, keeper]);
     // The busy level wants 30; the lender keeps only its 2, the keeper (lending nothing) its 10,
     // and the busy level gets the rest: 0.6 of what it wants.
     expect([busy.current, lender.current, keeper.current]).toEqual([18, 2, 10]);
@@ -173,7 +173,7 @@ describe("updateBorrowing (upstream's updateBorrowingLocked)", () => {
   it("gives an exempt level what its demand peaked at, out of the seats the others share", async () => {
     const exempt = await level("exempt", 0, 0, 100, 5);
     const limited = await level("limited", 10, 5, 10, 0);
-    updateBorrowing([exempt, limited], 10);
+    updateBorrowing([exempt, limited]);
     // What the exempt level took leaves the limited one only what it keeps.
     expect(exempt.current).toBe(5);
     expect(limited.current).toBe(5);

@@ -125,59 +125,52 @@ export interface LevelLimits {
 /**
  * Derives every level's current limit again (upstream's `updateBorrowingLocked`):
  * each level's demand statistics are taken; an exempt level keeps what its
- * demand peaked at; the limited levels share the nominal seats in proportion
- * to their smoothed demand, each within its bounds. Returns the fair fraction
- * (`seat_fair_frac`).
+ * demand peaked at; the limited levels share the nominal seats (the sum of
+ * every level's nominal limit) in proportion to their smoothed demand, each
+ * within its bounds. Returns the fair fraction (`seat_fair_frac`).
  */
-export function updateBorrowing(levels: readonly LevelLimits[], nominalSum: number): number {
+export function updateBorrowing(levels: readonly LevelLimits[]): number {
   const limited: LevelLimits[] = [];
   const items: AllocationItem[] = [];
-  const minCurrent = new Map<LevelLimits, number>();
+  let nominalSum = 0;
+  let exemptSum = 0;
   let lowerSum = 0;
-  let minCurrentSum = 0;
-  let remaining = nominalSum;
+  let floorSum = 0;
   for (const level of levels) {
+    nominalSum += level.nominal;
     level.stats.update(level.demand.reset());
     const highWatermark = level.stats.highWatermark;
     if (level.exempt) {
-      const floor = Math.max(level.lower, highWatermark);
-      minCurrent.set(level, floor);
-      remaining -= floor;
+      level.current = Math.max(level.lower, highWatermark);
+      level.target = level.current;
+      exemptSum += level.current;
       continue;
     }
     // The lesser of the demand's peak and the nominal limit, but never below what the level keeps.
     const floor = Math.max(level.lower, Math.min(level.nominal, highWatermark));
-    minCurrent.set(level, floor);
+    level.target = Math.max(floor, level.stats.smoothed);
     limited.push(level);
-    items.push({ lowerBound: floor, upperBound: level.upper, target: Math.max(floor, level.stats.smoothed) });
+    items.push({ lowerBound: floor, upperBound: level.upper, target: level.target });
     lowerSum += level.lower;
-    minCurrentSum += floor;
+    floorSum += floor;
   }
-  let allocations: number[] | undefined;
-  let fairFrac = 0;
-  let shareFrac = 0;
+  // What the exempt levels took leaves the rest to the limited ones.
+  const remaining = nominalSum - exemptSum;
   if (remaining <= lowerSum) {
-    // Nothing to share beyond what each keeps.
-  } else if (remaining <= minCurrentSum) {
-    shareFrac = (remaining - lowerSum) / (minCurrentSum - lowerSum);
-  } else {
-    const solved = computeConcurrencyAllocation(nominalSum, items);
-    if (solved === undefined) allocations = limited.map((level) => level.current);
-    else ({ allocations, fairFrac } = solved);
+    for (const level of limited) level.current = level.lower;
+    return 0;
   }
-  limited.forEach((level, index) => {
-    level.target = items[index]!.target;
-    if (remaining <= lowerSum) level.current = level.lower;
-    else if (remaining <= minCurrentSum)
-      level.current = level.lower + Math.round((minCurrent.get(level)! - level.lower) * shareFrac);
-    else level.current = Math.round(allocations![index]!);
-  });
-  for (const level of levels)
-    if (level.exempt) {
-      level.current = minCurrent.get(level)!;
-      level.target = level.current;
-    }
-  return fairFrac;
+  if (remaining <= floorSum) {
+    const share = (remaining - lowerSum) / (floorSum - lowerSum);
+    for (const [i, level] of limited.entries())
+      level.current = level.lower + Math.round((items[i]!.lowerBound - level.lower) * share);
+    return 0;
+  }
+  // No allocation fits the bounds: the limits stay as they are.
+  const solved = computeConcurrencyAllocation(nominalSum, items);
+  if (solved === undefined) return 0;
+  for (const [i, level] of limited.entries()) level.current = Math.round(solved.allocations[i]!);
+  return solved.fairFrac;
 }
 
 /** One limited level in the allocation: its bounds and what it would like. */

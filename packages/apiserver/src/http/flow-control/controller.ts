@@ -79,8 +79,6 @@ export class FlowController {
   readonly #exemptSets = new Map<string, QueueSet>();
   /** Each configured level's limits and seat demand, for the borrowing between levels. */
   readonly #limits = new Map<string, LevelLimits>();
-  /** The sum of the configured levels' nominal limits: the seats the borrowing deals out. */
-  #nominalSum = 0;
   #fairFrac = 0;
   #adjustment: TimerHandle | undefined;
   readonly #hashes = new Map<string, bigint>();
@@ -131,7 +129,7 @@ export class FlowController {
 
   /** The current limits derived again from the demand since the last time, and given to the sets. */
   #rebalance(): void {
-    this.#fairFrac = updateBorrowing([...this.#limits.values()], this.#nominalSum);
+    this.#fairFrac = updateBorrowing([...this.#limits.values()]);
     for (const [name, limits] of this.#limits) {
       const set = limits.exempt ? undefined : this.#queueSets.get(name);
       if (set !== undefined && set.concurrencyLimit !== limits.current)
@@ -197,42 +195,33 @@ export class FlowController {
     );
     let shares = 0;
     for (const level of config.priorityLevels.values()) shares += nominalShares(level);
-    let nominalSum = 0;
     for (const [name, level] of config.priorityLevels) {
-      const limited = level.spec?.type === "Limited" ? level.spec.limited : undefined;
+      const exempt = level.spec?.type !== "Limited";
       const nominal = Math.ceil((this.serverConcurrencyLimit * nominalShares(level)) / Math.max(1, shares));
       const { lendable, borrowing } = lendingOf(level, nominal, this.serverConcurrencyLimit);
-      nominalSum += nominal;
-      const sets = limited === undefined ? this.#exemptSets : this.#queueSets;
+      const sets = exempt ? this.#exemptSets : this.#queueSets;
       let set = sets.get(name);
-      const fresh = set === undefined;
-      if (limited === undefined) {
-        if (set === undefined)
-          this.#exemptSets.set(name, (set = new QueueSet(Infinity, exemptShape, this.clock)));
-      } else {
-        const shape = queuingShape(level);
-        const initial = nominal - Math.trunc(lendable / 2);
-        if (set === undefined) this.#queueSets.set(name, (set = new QueueSet(initial, shape, this.clock)));
-        else set.reshape(set.concurrencyLimit, shape);
-      }
+      if (set === undefined) {
+        set = exempt
+          ? new QueueSet(Infinity, exemptShape, this.clock)
+          : new QueueSet(nominal - Math.trunc(lendable / 2), queuingShape(level), this.clock);
+        sets.set(name, set);
+      } else if (!exempt) set.reshape(set.concurrencyLimit, queuingShape(level));
+      // The same set: its demand statistics go on.
       const previous = this.#limits.get(name);
-      const kept =
-        previous !== undefined &&
-        previous.demand === set.demand &&
-        previous.exempt === (limited === undefined);
+      const same = previous?.demand === set.demand ? previous : undefined;
       this.#limits.set(name, {
-        exempt: limited === undefined,
+        exempt,
         nominal,
         lower: nominal - lendable,
         upper: nominal + borrowing,
-        current: kept && !fresh ? previous.current : limited === undefined ? 0 : set.concurrencyLimit,
-        target: kept ? previous.target : 0,
-        stats: kept ? previous.stats : new SeatDemandStats(),
+        current: exempt ? (same?.current ?? 0) : set.concurrencyLimit,
+        target: same?.target ?? 0,
+        stats: same?.stats ?? new SeatDemandStats(),
         demand: set.demand,
       });
     }
     for (const name of this.#limits.keys()) if (!config.priorityLevels.has(name)) this.#limits.delete(name);
-    this.#nominalSum = nominalSum;
     this.#config = config;
     this.#reap();
     this.#rebalance();
