@@ -40,18 +40,6 @@ export function flowControlMetrics(registers: Registry[]): FlowControlMetrics {
     labelNames: ["priority_level", "flow_schema", "reason"] as const,
     registers,
   });
-  const nominalSeats = new Gauge({
-    name: "apiserver_flowcontrol_nominal_limit_seats",
-    help: "[BETA] Nominal number of execution seats configured for each priority level",
-    labelNames: ["priority_level"] as const,
-    registers,
-  });
-  const currentSeats = new Gauge({
-    name: "apiserver_flowcontrol_current_limit_seats",
-    help: "[ALPHA] current derived number of execution seats available to each priority level",
-    labelNames: ["priority_level"] as const,
-    registers,
-  });
   const executingRequests = new Gauge({
     name: "apiserver_flowcontrol_current_executing_requests",
     help: "[BETA] Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem",
@@ -100,16 +88,12 @@ export function flowControlMetrics(registers: Registry[]): FlowControlMetrics {
     registers,
   });
   return {
-    ...limitMetrics(registers, nominalSeats, currentSeats),
+    ...limitMetrics(registers),
     flowControlDispatched(priority_level, flow_schema) {
       dispatched.inc({ priority_level, flow_schema });
     },
     flowControlRejected(priority_level, flow_schema, reason) {
       rejected.inc({ priority_level, flow_schema, reason });
-    },
-    flowControlSeats(priority_level, seats) {
-      nominalSeats.set({ priority_level }, seats);
-      currentSeats.set({ priority_level }, seats);
     },
     flowControlRequests(priority_level, flow_schema, executing, waiting) {
       executingRequests.set({ priority_level, flow_schema }, executing);
@@ -130,16 +114,22 @@ export function flowControlMetrics(registers: Registry[]): FlowControlMetrics {
 }
 
 /**
- * The seat borrowing's gauges: each level's limits and seat demand as the
- * last adjustment left them, and the fair fraction.
+ * Each priority level's seat limits and demand as the last adjustment left
+ * them (one gauge per figure, by level), and the fair fraction.
  */
 function limitMetrics(
   registers: Registry[],
-  nominalSeats: Gauge<"priority_level">,
-  currentSeats: Gauge<"priority_level">,
-): Pick<FlowControlMetrics, "flowControlLimits" | "flowControlFairFrac"> {
+): Pick<FlowControlMetrics, "flowControlSeats" | "flowControlLimits" | "flowControlFairFrac"> {
   const levelGauge = (name: string, help: string) =>
     new Gauge({ name, help, labelNames: ["priority_level"] as const, registers });
+  const nominalSeats = levelGauge(
+    "apiserver_flowcontrol_nominal_limit_seats",
+    "[BETA] Nominal number of execution seats configured for each priority level",
+  );
+  const currentSeats = levelGauge(
+    "apiserver_flowcontrol_current_limit_seats",
+    "[ALPHA] current derived number of execution seats available to each priority level",
+  );
   const lowerSeats = levelGauge(
     "apiserver_flowcontrol_lower_limit_seats",
     "[ALPHA] Configured lower bound on number of execution seats available to each priority level",
@@ -171,6 +161,10 @@ function limitMetrics(
     registers,
   });
   return {
+    flowControlSeats(priority_level, seats) {
+      nominalSeats.set({ priority_level }, seats);
+      currentSeats.set({ priority_level }, seats);
+    },
     flowControlLimits(priority_level, limits) {
       const labels = { priority_level };
       nominalSeats.set(labels, limits.nominal);
