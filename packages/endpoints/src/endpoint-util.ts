@@ -30,15 +30,10 @@ export function isHeadless(service: DeepReadonly<Service>): boolean {
 }
 
 /**
- * The pod's IP of `family` (by default the Service's first `ipFamilies`
- * entry), or undefined when the pod is not such an endpoint: terminal
- * (`Succeeded`/`Failed`), no IP yet, or none of that family.
+ * The pod's IP of `family`, or undefined when the pod is not such an
+ * endpoint: terminal (`Succeeded`/`Failed`), no IP yet, or none of that family.
  */
-export function podAddress(
-  pod: DeepReadonly<Pod>,
-  service: DeepReadonly<Service>,
-  family: AddressFamily = addressFamiliesOf(service)[0]!,
-): string | undefined {
+export function podAddress(pod: DeepReadonly<Pod>, family: AddressFamily): string | undefined {
   const phase = pod.status?.phase;
   if (phase === "Succeeded" || phase === "Failed") return undefined;
   const ips = pod.status?.podIPs?.map((p) => p.ip ?? "") ?? (pod.status?.podIP ? [pod.status.podIP] : []);

@@ -29,6 +29,7 @@ import type {
   Service,
 } from "kubernetes-types/core/v1.js";
 import {
+  addressFamiliesOf,
   endpointHostname,
   findPort,
   headlessServiceLabel,
@@ -252,8 +253,10 @@ export function desiredSubsets(
     string,
     { ports: EndpointPort[]; ready: Map<string, EndpointAddress>; notReady: Map<string, EndpointAddress> }
   >();
+  // Endpoints hold the Service's primary family only.
+  const family = addressFamiliesOf(service)[0]!;
   for (const pod of selected) {
-    const ip = podAddress(pod, service);
+    const ip = podAddress(pod, family);
     if (ip === undefined) continue;
     if (pod.metadata?.deletionTimestamp && !publishNotReady) continue;
     const address: EndpointAddress = {

@@ -322,7 +322,7 @@ export class EndpointSliceController {
     let missingNode: string | undefined;
     const nodeIndexer = this.#nodes.getIndexer();
     for (const pod of podsForService(this.#pods.getIndexer(), service)) {
-      const ip = podAddress(pod, service, addressType);
+      const ip = podAddress(pod, addressType);
       if (ip === undefined) continue;
       const nodeName = pod.spec?.nodeName;
       const node = nodeName ? nodeIndexer.getByKey(nodeName) : undefined;

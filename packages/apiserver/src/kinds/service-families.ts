@@ -19,13 +19,13 @@ const supportedPolicies = ["PreferDualStack", "RequireDualStack", "SingleStack"]
 /**
  * Sets `ipFamilyPolicy` and `ipFamilies` of a Service being created (or
  * updated from `old`) on a cluster serving `clusterFamilies` (the primary
- * first), or throws the 422 upstream answers. An ExternalName Service has
- * neither.
+ * first; IPv4 alone for a server without Service IP allocators), or throws
+ * the 422 upstream answers. An ExternalName Service has neither.
  */
 export function initIPFamilyFields(
   service: Service,
   old: Service | undefined,
-  clusterFamilies: readonly IPFamily[],
+  clusterFamilies: readonly IPFamily[] = ["IPv4"],
 ): void {
   const spec = service.spec;
   if (spec === undefined || spec.type === "ExternalName") return;

@@ -227,7 +227,7 @@ function beginServiceUpdate(
   if (service.spec === undefined || old.spec === undefined) return undefined;
   patchAllocatedValues(service, old);
   normalizeClusterIPs(service, old);
-  initIPFamilyFields(service, old, serviceIPs?.families ?? ["IPv4"]);
+  initIPFamilyFields(service, old, serviceIPs?.families);
   const { taken, released } =
     serviceIPs === undefined ? { taken: [], released: [] } : updateClusterIPs(service, old, serviceIPs);
   const operation = serviceNodePorts === undefined ? undefined : new NodePortOperation(serviceNodePorts);

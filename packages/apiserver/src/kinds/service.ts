@@ -1,4 +1,4 @@
-import { type IPFamily, services } from "@reconcile/api";
+import { services } from "@reconcile/api";
 import type { Service } from "kubernetes-types/core/v1.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import { goStrings } from "../registry/go-syntax.js";
@@ -20,7 +20,7 @@ import { validateServicePorts } from "./service-ports.js";
  */
 const serviceStrategy: Strategy = {
   prepareForCreate(object, _user, { serviceIPs }) {
-    initIPFamilyFields(object as Service, undefined, serviceIPs?.families ?? defaultFamilies);
+    initIPFamilyFields(object as Service, undefined, serviceIPs?.families);
   },
   prepareForUpdate(object, old) {
     dropTypeDependentFields(object as Service, old as Service);
@@ -57,9 +57,6 @@ const serviceStrategy: Strategy = {
     validateUpgradeDowngradeIPFamilies(object as Service, old as Service, errors);
   },
 };
-
-/** A cluster built without allocators serves IPv4 only. */
-const defaultFamilies: readonly IPFamily[] = ["IPv4"];
 
 /**
  * Upstream's `validateUpgradeDowngradeClusterIPs`: outside ExternalName, the
