@@ -8,7 +8,7 @@ import { GoSyntax } from "./field-errors.js";
 // upstream validates (`core`, `apps`, `rbac`, …, and `v1` for metav1).
 
 /** A Go value written by `%#v`: a GoSyntax as it is, a string quoted, a number or bool bare. */
-export type GoValue = GoSyntax | string | number | boolean;
+type GoValue = GoSyntax | string | number | boolean;
 
 function text(value: GoValue): string {
   if (value instanceof GoSyntax) return value.text;
@@ -52,7 +52,7 @@ export function goPointer(pointerType: string, value: GoValue | undefined): GoSy
 }
 
 /** A slice of structs (`[]T{T{…}, …}`, or nil). */
-export function goSlice<T>(
+function goSlice<T>(
   type: string,
   values: readonly T[] | undefined,
   element: (value: T) => GoValue,
