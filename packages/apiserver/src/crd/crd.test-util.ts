@@ -75,6 +75,39 @@ export async function crdCondition(
   throw new Error("watch ended");
 }
 
+/**
+ * Creates a namespaced CRD of one version `v1` that keeps whatever it is
+ * given (no schema beyond `preserve-unknown-fields`), and resolves once it is
+ * Established.
+ */
+export async function establishSchemalessCRD(
+  api: ApiServer,
+  names: { group: string; plural: string; kind: string; singular?: string },
+): Promise<CustomResourceDefinition> {
+  const { group, ...kindNames } = names;
+  const name = `${names.plural}.${group}`;
+  await api
+    .client()
+    .resource(customResourceDefinitions)
+    .create({
+      metadata: { name },
+      spec: {
+        group,
+        scope: "Namespaced",
+        names: kindNames,
+        versions: [
+          {
+            name: "v1",
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          },
+        ],
+      },
+    } as never);
+  return crdCondition(api, name, "Established");
+}
+
 /** The errors of a CronTab CRD with one version of `openAPIV3Schema`, as the CRD's validation reports them. */
 export function crdSchemaErrors(openAPIV3Schema: JSONSchemaProps): string[] {
   return validateCustomResourceDefinition({

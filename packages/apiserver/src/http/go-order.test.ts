@@ -1,8 +1,7 @@
 import { configMaps, pods, services } from "@reconcile/api";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
-import { customResourceDefinitions } from "../crd/controller.js";
-import { call, closeCrdServers, crdCondition, startCrdServer } from "../crd/crd.test-util.js";
+import { call, closeCrdServers, establishSchemalessCRD, startCrdServer } from "../crd/crd.test-util.js";
 import { goOrderer } from "../registry/go-order.js";
 import { listen } from "./server.js";
 
@@ -138,26 +137,12 @@ describe("the members of a custom resource on the wire", () => {
   it("come with every object's keys sorted, as kube-apiserver encodes unstructured objects", async () => {
     const { api, http } = await startCrdServer();
     cleanups.push(closeCrdServers);
-    await api
-      .client()
-      .resource(customResourceDefinitions)
-      .create({
-        metadata: { name: "crontabs.stable.example.com" },
-        spec: {
-          group: "stable.example.com",
-          names: { plural: "crontabs", singular: "crontab", kind: "CronTab" },
-          scope: "Namespaced",
-          versions: [
-            {
-              name: "v1",
-              served: true,
-              storage: true,
-              schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-            },
-          ],
-        },
-      } as never);
-    await crdCondition(api, "crontabs.stable.example.com", "Established");
+    await establishSchemalessCRD(api, {
+      group: "stable.example.com",
+      plural: "crontabs",
+      singular: "crontab",
+      kind: "CronTab",
+    });
     const path = "/apis/stable.example.com/v1/namespaces/default/crontabs";
     const created = await call(http, "POST", path, {
       spec: { schedule: "* * * * */5", image: "cron", nested: { z: 1, a: [{ y: 1, b: 2 }] } },

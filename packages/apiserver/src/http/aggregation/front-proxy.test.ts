@@ -7,7 +7,6 @@ import {
   clusterRoleBindings,
   clusterRoles,
   configMaps,
-  customResourceDefinitions,
   endpoints,
   namespaces,
   services,
@@ -15,7 +14,7 @@ import {
 import { afterEach, describe, expect, it } from "vitest";
 import { WebSocket, WebSocketServer } from "ws";
 import { ApiServer } from "../../api-server.js";
-import { crdCondition } from "../../crd/crd.test-util.js";
+import { establishSchemalessCRD } from "../../crd/crd.test-util.js";
 import { requestHeaderFromData } from "../auth/request-header.js";
 import type { ListeningApiServer } from "../server.js";
 import { type CertificateAndKey, generateServingCertificates, issueClientCertificate } from "../tls.js";
@@ -97,26 +96,7 @@ async function aggregated(data: Record<string, string>) {
     token: "backend-admin-token",
     requestHeader: requestHeaderFromData(data),
   });
-  await api
-    .client()
-    .resource(customResourceDefinitions)
-    .create({
-      metadata: { name: "widgets.example.com" },
-      spec: {
-        group: "example.com",
-        scope: "Namespaced",
-        names: { plural: "widgets", kind: "Widget" },
-        versions: [
-          {
-            name: "v1",
-            served: true,
-            storage: true,
-            schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-          },
-        ],
-      },
-    } as never);
-  await crdCondition(api, "widgets.example.com", "Established");
+  await establishSchemalessCRD(api, { group: "example.com", plural: "widgets", kind: "Widget" });
   return { api, listening, ca: certificates.ca.cert };
 }
 
