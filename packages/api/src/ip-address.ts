@@ -53,7 +53,7 @@ export function formatIPAddress(family: IPFamily, value: bigint): string {
 }
 
 /** Dotted IPv4 text to a number; leading zeros are refused, as Go refuses them. */
-export function ipv4Value(text: string): bigint | undefined {
+function ipv4Value(text: string): bigint | undefined {
   const parts = text.split(".");
   if (parts.length !== 4) return undefined;
   let value = 0n;
@@ -65,7 +65,7 @@ export function ipv4Value(text: string): bigint | undefined {
 }
 
 /** IPv6 text to a number, an embedded IPv4 tail included. */
-export function ipv6Value(text: string): bigint | undefined {
+function ipv6Value(text: string): bigint | undefined {
   const halves = text.split("::");
   if (halves.length > 2) return undefined;
   const groupsOf = (part: string): number[] | undefined => {

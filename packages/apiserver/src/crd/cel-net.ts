@@ -1,5 +1,5 @@
 import type { Environment } from "@marcbachmann/cel-js";
-import { formatIPAddress, ipv4Value, ipv6Value } from "@reconcile/api";
+import { formatIPAddress, parseIPAddress } from "@reconcile/api";
 
 /**
  * Kubernetes' IP and CIDR CEL libraries (k8s.io/apiserver/pkg/cel/library ip.go, cidr.go): `ip(s)`, `isIP`,
@@ -126,16 +126,16 @@ function isLinkLocalUnicast(a: IPAddress): boolean {
 export function parseIP(text: string): IPAddress | Error {
   if (text.includes("%"))
     return new Error(`IP address ${JSON.stringify(text)} with zone value is not allowed`);
-  const address = text.includes(":") ? parseIPv6(text) : parseIPv4(text);
-  if (!address) {
+  const parsed = parseIPAddress(text);
+  if (parsed === undefined) {
     return new Error(
       `IP Address ${JSON.stringify(text)} parse error during conversion from string: ParseAddr(${JSON.stringify(text)}): unable to parse IP`,
     );
   }
-  if (address.family === 6 && address.value >> 32n === 0xffffn) {
+  if (parsed.family === "IPv6" && parsed.value >> 32n === 0xffffn) {
     return new Error(`IPv4-mapped IPv6 address ${JSON.stringify(text)} is not allowed`);
   }
-  return address;
+  return new IPAddress(parsed.family === "IPv4" ? 4 : 6, parsed.value);
 }
 
 /** netip.ParsePrefix, with the same restrictions on the address as `ip()`. */
@@ -151,14 +151,4 @@ export function parseCIDR(text: string): CIDRPrefix | Error {
   const length = text.slice(slash + 1);
   if (!/^(0|[1-9]\d{0,2})$/.test(length) || Number(length) > address.width) return fail();
   return new CIDRPrefix(address, Number(length));
-}
-
-function parseIPv4(text: string): IPAddress | undefined {
-  const value = ipv4Value(text);
-  return value === undefined ? undefined : new IPAddress(4, value);
-}
-
-function parseIPv6(text: string): IPAddress | undefined {
-  const value = ipv6Value(text);
-  return value === undefined ? undefined : new IPAddress(6, value);
 }
