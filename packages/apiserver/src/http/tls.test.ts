@@ -8,11 +8,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pods } from "@reconcile/api";
 import { HttpClient, loadKubeConfig } from "@reconcile/client";
+import forge from "node-forge";
 import { describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
 import { kubeconfigFor } from "./kubeconfig.js";
 import { listen } from "./server.js";
-import { generateServingCertificates } from "./tls.js";
+import { generateServingCertificates, randomSerial } from "./tls.js";
 
 describe("generateServingCertificates", () => {
   it("issues a CA and a serving certificate for the loopback names that the CA verifies", async () => {
@@ -33,6 +34,29 @@ describe("generateServingCertificates", () => {
     expect(new Date(leaf.validFrom).toISOString()).toBe("2026-01-01T00:00:00.000Z");
     expect(new Date(leaf.validTo).toISOString()).toBe("2027-01-01T00:00:00.000Z");
     expect(serving.key).toMatch(/^-----BEGIN PRIVATE KEY-----\n/);
+  });
+
+  it("draws serial numbers OpenSSL reads, whatever the random octets (never two leading zero octets, never negative)", () => {
+    const certificateWithSerial = (serial: string) => {
+      const keys = forge.pki.rsa.generateKeyPair(512);
+      const cert = forge.pki.createCertificate();
+      cert.publicKey = keys.publicKey;
+      cert.serialNumber = serial;
+      cert.validity.notBefore = new Date("2026-01-01T00:00:00Z");
+      cert.validity.notAfter = new Date("2027-01-01T00:00:00Z");
+      cert.setSubject([{ name: "commonName", value: "x" }]);
+      cert.setIssuer([{ name: "commonName", value: "x" }]);
+      cert.sign(keys.privateKey);
+      return forge.pki.certificateToPem(cert);
+    };
+    // What the octets 00 00 11 … used to become: forge keeps one needless zero, and OpenSSL refuses it.
+    expect(() => new X509Certificate(certificateWithSerial(`0000${"11".repeat(14)}`))).toThrow(
+      "illegal padding",
+    );
+    expect(randomSerial(Buffer.alloc(16))).toBe(`40${"00".repeat(15)}`);
+    expect(randomSerial(Buffer.alloc(16, 0xff))).toBe(`7f${"ff".repeat(15)}`);
+    const serial = randomSerial(Buffer.from(`0000${"11".repeat(14)}`, "hex"));
+    expect(new X509Certificate(certificateWithSerial(serial)).serialNumber).toBe(serial.toUpperCase());
   });
 
   it("serves HTTPS that a client trusting only the CA accepts, and one trusting another CA refuses", async () => {

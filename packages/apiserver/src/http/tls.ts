@@ -168,10 +168,16 @@ const tbsCertificate = (
   forge.pki as unknown as { getTBSCertificate(cert: forge.pki.Certificate): forge.asn1.Asn1 }
 ).getTBSCertificate;
 
-/** A positive serial number of 128 random bits, hex (RFC 5280: at most 20 octets, positive). */
-function randomSerial(): string {
-  const bytes = randomBytes(16);
-  bytes[0] = (bytes[0] ?? 0) & 0x7f;
+/**
+ * A positive serial number of 16 random octets, hex (RFC 5280: at most 20
+ * octets, positive). The first octet is kept in 0x40–0x7f: forge drops only
+ * one leading zero octet from the hex it is given, so a serial starting with
+ * two (and then an octet below 0x80) became a DER INTEGER with needless
+ * padding, which OpenSSL refuses ("illegal padding"); with its top bit set,
+ * the number would read as negative.
+ */
+export function randomSerial(bytes: Buffer = randomBytes(16)): string {
+  bytes[0] = ((bytes[0] ?? 0) & 0x3f) | 0x40;
   return bytes.toString("hex");
 }
 
