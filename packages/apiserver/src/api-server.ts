@@ -29,6 +29,7 @@ import { type ClientUser, inProcessIdentity } from "./http/auth/in-process.js";
 import { answerReview, reviewRouteOf } from "./http/auth/reviews.js";
 import { loopbackUser } from "./http/auth/user.js";
 import { FlowController, type FlowControllerOptions } from "./http/flow-control/controller.js";
+import type { ObjectCount } from "./http/flow-control/work-estimate.js";
 import { type ListeningApiServer, type ListenOptions, listen } from "./http/server.js";
 import type { FrontProxyCertificates } from "./http/tls.js";
 import { createInitialObjects, recoverServiceAllocations } from "./initial-objects.js";
@@ -308,8 +309,7 @@ export class ApiServer {
       store: { storage: counted, clock: this.clock, random: this.random },
     });
     const loopback = { client: this.#client, clock: this.clock, random: this.random };
-    this.flowControl =
-      options.flowControl === false ? null : new FlowController({ ...options.flowControl, ...loopback });
+    this.flowControl = flowControllerOf(options.flowControl, this.storage, loopback);
     this.frontProxy = frontProxyOf(options.frontProxy);
     const aggregation = { ...options.aggregation, ...loopback, frontProxy: this.frontProxy };
     this.aggregator = options.aggregation === false ? null : new Aggregator(aggregation);
@@ -545,4 +545,21 @@ function copyExtra(
   return extra === undefined
     ? undefined
     : Object.fromEntries(Object.entries(extra).map(([k, v]) => [k, [...v]]));
+}
+
+/** The server's API Priority and Fairness, its lists' costs estimated from what the storage holds; null when off. */
+function flowControllerOf(
+  options: ApiServerOptions["flowControl"],
+  storage: Storage,
+  loopback: Pick<FlowControllerOptions, "client" | "clock">,
+): FlowController | null {
+  if (options === false) return null;
+  // The objects of a resource (`deployments.apps`), where the storage knows at once.
+  const objectCount = (groupResource: string): ObjectCount => {
+    const dot = groupResource.indexOf(".");
+    const plural = dot < 0 ? groupResource : groupResource.slice(0, dot);
+    const group = dot < 0 ? "core" : groupResource.slice(dot + 1);
+    return storage.count?.(`/${group}/${plural}/`) ?? "not-found";
+  };
+  return new FlowController({ objectCount, ...options, ...loopback });
 }

@@ -20,7 +20,13 @@ export interface FlowControlMetrics {
   flowControlSeats(priorityLevel: string, seats: number): void;
   flowControlLimits(priorityLevel: string, limits: FlowControlLimits): void;
   flowControlFairFrac(fairFrac: number): void;
-  flowControlRequests(priorityLevel: string, flowSchema: string, executing: number, waiting: number): void;
+  flowControlRequests(
+    priorityLevel: string,
+    flowSchema: string,
+    executing: number,
+    waiting: number,
+    seats?: { executing: number; waiting: number },
+  ): void;
   flowControlWait(priorityLevel: string, flowSchema: string, executed: boolean, seconds: number): void;
   flowControlExecution(priorityLevel: string, flowSchema: string, watch: boolean, seconds: number): void;
   flowControlQueueLength(priorityLevel: string, flowSchema: string, length: number): void;
@@ -74,7 +80,7 @@ export function flowControlMetrics(registers: Registry[]): FlowControlMetrics {
     buckets: [0, 10, 25, 50, 100, 250, 500, 1000],
     registers,
   });
-  // Every request takes one seat here: the seat gauges are the request gauges.
+  // The seats requests hold and wait for, as the work estimator gave them (one each, when not told).
   const executingSeats = new Gauge({
     name: "apiserver_flowcontrol_current_executing_seats",
     help: "[BETA] Concurrency (number of seats) occupied by the currently executing (initial stage for a WATCH, any stage otherwise) requests in the API Priority and Fairness subsystem",
@@ -95,11 +101,11 @@ export function flowControlMetrics(registers: Registry[]): FlowControlMetrics {
     flowControlRejected(priority_level, flow_schema, reason) {
       rejected.inc({ priority_level, flow_schema, reason });
     },
-    flowControlRequests(priority_level, flow_schema, executing, waiting) {
+    flowControlRequests(priority_level, flow_schema, executing, waiting, seats) {
       executingRequests.set({ priority_level, flow_schema }, executing);
       inqueueRequests.set({ priority_level, flow_schema }, waiting);
-      executingSeats.set({ priority_level, flow_schema }, executing);
-      inqueueSeats.set({ priority_level, flow_schema }, waiting);
+      executingSeats.set({ priority_level, flow_schema }, seats?.executing ?? executing);
+      inqueueSeats.set({ priority_level, flow_schema }, seats?.waiting ?? waiting);
     },
     flowControlWait(priority_level, flow_schema, executed, seconds) {
       waitDuration.observe({ priority_level, flow_schema, execute: String(executed) }, seconds);

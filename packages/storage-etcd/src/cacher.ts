@@ -108,6 +108,12 @@ export class CachedStorage implements Storage {
     return this.#cacheOf(resource).watch(prefix, options);
   }
 
+  /** The objects the resource's cache holds, once it has listed them; undefined for a resource not cached. */
+  count(prefix: string): number | undefined {
+    const resource = resourceOf(prefix);
+    return resource === prefix ? this.#caches.get(resource)?.count : undefined;
+  }
+
   /** How many etcd watches the caches hold (one per resource watched so far). */
   get etcdWatchCount(): number {
     return this.#caches.size;
@@ -203,6 +209,11 @@ class ResourceCache {
   /** Whether a change has left the history since the last list (then older revisions are gone). */
   #evicted = false;
   #listed = false;
+
+  /** How many objects it holds, once listed. */
+  get count(): number | undefined {
+    return this.#listed ? this.#objects.size : undefined;
+  }
 
   constructor(options: ResourceCacheOptions) {
     this.#options = options;

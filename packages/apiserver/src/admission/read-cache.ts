@@ -52,6 +52,10 @@ export class WriteCountingStorage implements Storage {
     }
   }
 
+  count(prefix: string): number | undefined {
+    return this.#storage.count?.(prefix);
+  }
+
   get(key: string): Promise<KubeObject | undefined> {
     return this.#storage.get(key);
   }

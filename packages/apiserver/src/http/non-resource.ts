@@ -137,8 +137,11 @@ export async function serveMetrics(
   } else if (metrics.flowControlSeats !== undefined && flowControl !== undefined)
     for (const [level, set] of flowControl.queueSets()) metrics.flowControlSeats(level, set.concurrencyLimit);
   if (metrics.flowControlRequests !== undefined && context.flowControl !== undefined)
-    for (const { priorityLevel, flowSchema, executing, waiting } of context.flowControl.requestCounts())
-      metrics.flowControlRequests(priorityLevel, flowSchema, executing, waiting);
+    for (const counts of context.flowControl.requestCounts())
+      metrics.flowControlRequests(counts.priorityLevel, counts.flowSchema, counts.executing, counts.waiting, {
+        executing: counts.executingSeats,
+        waiting: counts.waitingSeats,
+      });
   await reportAPIServices(context, metrics);
   const { contentType, body } = await metrics.expose();
   response.writeHead(200, { "content-type": contentType });

@@ -43,9 +43,16 @@ export interface ApiServerMetrics extends Partial<WebhookObserver> {
   /**
    * Requests of a priority level and FlowSchema executing and waiting in a
    * queue, reported at each scrape (`apiserver_flowcontrol_current_executing_requests`,
-   * `…_current_inqueue_requests`).
+   * `…_current_inqueue_requests`), and the seats they hold and wait for
+   * (`…_current_executing_seats`, `…_current_inqueue_seats`).
    */
-  flowControlRequests?(priorityLevel: string, flowSchema: string, executing: number, waiting: number): void;
+  flowControlRequests?(
+    priorityLevel: string,
+    flowSchema: string,
+    executing: number,
+    waiting: number,
+    seats?: { executing: number; waiting: number },
+  ): void;
   /**
    * How long a request waited for its seat, and whether it then executed
    * (`apiserver_flowcontrol_request_wait_duration_seconds`).

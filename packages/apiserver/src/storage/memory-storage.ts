@@ -5,6 +5,7 @@ import { defaultMaxObjectBytes } from "../limits.js";
 import {
   type Bucket,
   bucketFor,
+  bucketOf,
   type Change,
   compareKeys,
   type Entry,
@@ -98,6 +99,11 @@ export class MemoryStorage implements Storage {
     let size = 0;
     for (const bucket of this.#buckets.values()) size += bucket.entries.size;
     return size;
+  }
+
+  count(prefix: string): number | undefined {
+    if (bucketOf(prefix) !== prefix) return undefined;
+    return this.#buckets.get(prefix)?.entries.size ?? 0;
   }
 
   async create(key: string, object: KubeObject): Promise<KubeObject> {

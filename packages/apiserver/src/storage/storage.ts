@@ -26,6 +26,12 @@ export interface Storage {
    * (as `update` does; etcd's request limit).
    */
   create(key: string, object: KubeObject): Promise<KubeObject>;
+  /**
+   * How many objects one resource holds (`prefix` the resource's whole
+   * prefix, `/apps/deployments/`), when the storage knows without asking
+   * anyone; undefined otherwise (API Priority and Fairness then assumes the least).
+   */
+  count?(prefix: string): number | undefined;
   /** The object under `key`, or undefined. */
   get(key: string): Promise<KubeObject | undefined>;
   /**

@@ -19,8 +19,17 @@ import {
   type SeatHolder,
   type SeatRequest,
 } from "./queue-set.js";
+import {
+  estimateWork,
+  maxSeatsOf,
+  type ObjectCount,
+  oneSeat,
+  WatchTracker,
+  type WorkEstimatorSources,
+} from "./work-estimate.js";
 
 const noRelease = () => {};
+const noQuery = new URLSearchParams();
 
 /** kube-apiserver's `--max-requests-inflight` plus `--max-mutating-requests-inflight` defaults. */
 export const defaultServerConcurrencyLimit = 600;
@@ -33,6 +42,11 @@ export interface FlowControllerOptions {
   serverConcurrencyLimit?: number | undefined;
   /** How long a request may wait in a queue. Default 15,000 ms (a quarter of the request timeout). */
   queueWaitLimitMs?: number | undefined;
+  /**
+   * How many objects of a resource (`pods`, `deployments.apps`) are stored,
+   * for what a list is estimated to cost. Default: not known (a list costs one seat).
+   */
+  objectCount?: ((groupResource: string) => ObjectCount) | undefined;
 }
 
 /**
@@ -42,6 +56,8 @@ export interface FlowControllerOptions {
  */
 export interface AdmittedRequest extends SeatHolder {
   attributes(): RequestDigest;
+  /** Its query, for what a list is estimated to cost. */
+  query?(): URLSearchParams;
   cancel(): AbortSignal;
 }
 
@@ -82,7 +98,13 @@ export class FlowController {
   #fairFrac = 0;
   #adjustment: TimerHandle | undefined;
   readonly #hashes = new Map<string, bigint>();
+  /** The watches being served, for what a write is estimated to cost. */
+  readonly watches = new WatchTracker();
+  /** The most seats one request may take, by queuing level (upstream's `MaxSeatsTracker`). */
+  readonly #maxSeats = new Map<string, number>();
+  readonly #sources: WorkEstimatorSources;
   readonly #counts = new Map<string, RequestCounts>();
+  readonly #countsBySchema = new WeakMap<object, { level: object; key: string; counts: RequestCounts }>();
   #ready: Promise<void> | undefined;
   /** Whether the first lists are in: requests are admitted without waiting for them. */
   #synced = false;
@@ -94,6 +116,12 @@ export class FlowController {
     this.clock = options.clock;
     this.serverConcurrencyLimit = options.serverConcurrencyLimit ?? defaultServerConcurrencyLimit;
     this.queueWaitLimitMs = options.queueWaitLimitMs ?? 15_000;
+    const objectCount = options.objectCount ?? (() => "not-found" as const);
+    this.#sources = {
+      objectCount,
+      watchCount: (digest) => this.watches.interestedCount(digest),
+      maxSeats: (level) => this.#maxSeats.get(level) ?? 0,
+    };
   }
 
   /** Starts the watches on first use; settles once both kinds are listed. */
@@ -199,6 +227,15 @@ export class FlowController {
       const exempt = level.spec?.type !== "Limited";
       const nominal = Math.ceil((this.serverConcurrencyLimit * nominalShares(level)) / Math.max(1, shares));
       const { lendable, borrowing } = lendingOf(level, nominal, this.serverConcurrencyLimit);
+      const queuing = level.spec?.limited?.limitResponse;
+      // At most 15 % of the nominal limit, and no more than a hand's share of it.
+      if (!exempt && queuing?.type === "Queue") {
+        const handSize = queuing.queuing?.handSize ?? 8;
+        this.#maxSeats.set(
+          name,
+          Math.max(1, Math.min(Math.ceil(nominal * 0.15), Math.trunc(nominal / handSize))),
+        );
+      } else this.#maxSeats.delete(name);
       const sets = exempt ? this.#exemptSets : this.#queueSets;
       let set = sets.get(name);
       if (set === undefined) {
@@ -222,6 +259,8 @@ export class FlowController {
       });
     }
     for (const name of this.#limits.keys()) if (!config.priorityLevels.has(name)) this.#limits.delete(name);
+    for (const name of this.#maxSeats.keys())
+      if (!config.priorityLevels.has(name)) this.#maxSeats.delete(name);
     this.#config = config;
     this.#reap();
     this.#rebalance();
@@ -281,7 +320,7 @@ export class FlowController {
     const counts = this.#countsOf(classification);
     const name = level.metadata?.name ?? "";
     const set = level.spec?.type === "Limited" ? this.#queueSets.get(name) : this.#exemptSets.get(name);
-    if (set === undefined) return { classification, release: executing(counts, noRelease) };
+    if (set === undefined) return { classification, release: executing(counts, noRelease, 1) };
     const seatRequest: SeatRequest = {
       flowSchema: classification.flowSchema.metadata?.name ?? "",
       flowDistinguisher: classification.flowDistinguisher,
@@ -290,18 +329,27 @@ export class FlowController {
       arrived: this.clock.now(),
       priorityLevel: name,
       asked: request,
+      // An exempt level limits nothing: its requests count one seat each, unestimated.
+      work:
+        level.spec?.type === "Limited"
+          ? estimateWork(request.attributes(), request.query?.() ?? noQuery, name, this.#sources)
+          : oneSeat,
     };
     try {
+      const seats = maxSeatsOf(seatRequest.work!);
       const seat = set.acquire(seatRequest, this.queueWaitLimitMs, request);
-      if (!(seat instanceof Promise)) return { classification, release: executing(counts, seat) };
+      if (!(seat instanceof Promise)) return { classification, release: executing(counts, seat, seats) };
       counts.waiting++;
+      counts.waitingSeats += seats;
       return seat.then(
         (release) => {
           counts.waiting--;
-          return { classification, release: executing(counts, release) };
+          counts.waitingSeats -= seats;
+          return { classification, release: executing(counts, release, seats) };
         },
         (error: unknown) => {
           counts.waiting--;
+          counts.waitingSeats -= seats;
           return refused(error, classification);
         },
       );
@@ -320,6 +368,9 @@ export class FlowController {
   }
 
   #countsOf({ priorityLevel, flowSchema }: Classification): RequestCounts {
+    // A FlowSchema object names one level for as long as it is current: its counts are found by it.
+    const known = this.#countsBySchema.get(flowSchema);
+    if (known?.level === priorityLevel && this.#counts.get(known.key) === known.counts) return known.counts;
     const key = `${priorityLevel.metadata?.name ?? ""}\u0000${flowSchema.metadata?.name ?? ""}`;
     let counts = this.#counts.get(key);
     if (counts === undefined) {
@@ -329,9 +380,12 @@ export class FlowController {
         flowSchema: flowSchema.metadata?.name ?? "",
         executing: 0,
         waiting: 0,
+        executingSeats: 0,
+        waitingSeats: 0,
       };
       this.#counts.set(key, counts);
     }
+    this.#countsBySchema.set(flowSchema, { level: priorityLevel, key, counts });
     return counts;
   }
 
@@ -354,16 +408,21 @@ export interface RequestCounts {
   readonly flowSchema: string;
   executing: number;
   waiting: number;
+  /** The seats they hold and wait for. */
+  executingSeats: number;
+  waitingSeats: number;
 }
 
-/** `release`, counting the request as executing until it is called (once). */
-function executing(counts: RequestCounts, release: () => void): () => void {
+/** `release`, counting the request and its seats as executing until it is called (once). */
+function executing(counts: RequestCounts, release: () => void, seats: number): () => void {
   counts.executing++;
+  counts.executingSeats += seats;
   let released = false;
   return () => {
     if (released) return;
     released = true;
     counts.executing--;
+    counts.executingSeats -= seats;
     release();
   };
 }

@@ -156,10 +156,11 @@ describe("/debug/api_priority_and_fairness/", () => {
     expect(queues[0]).toBe(
       "PriorityLevelName, Index,  PendingRequests, ExecutingRequests, SeatsInUse, NextDispatchR, InitialSeatsSum, MaxSeatsSum, TotalWorkSum",
     );
-    // Jane's request executes in the first queue of her hand (1); joe's waits in the shorter of his two (1).
+    // Jane's request executes in queue 1, which it moved on in virtual time by its estimated work
+    // (one seat for 3 ms); joe's waits in queue 0, the one of his hand with the least work waiting.
     expect(queues.filter((line) => line.startsWith("tiny,"))).toEqual([
-      "tiny,              0,      0,               0,                 0,          0.00000000ss,  0,               0,           0.00000000ss",
-      "tiny,              1,      1,               1,                 1,          0.00000000ss,  1,               1,           0.00300000ss",
+      "tiny,              0,      1,               0,                 0,          0.00000000ss,  1,               1,           0.00300000ss",
+      "tiny,              1,      0,               1,                 1,          0.00300000ss,  0,               0,           0.00000000ss",
       "tiny,              2,      0,               0,                 0,          0.00000000ss,  0,               0,           0.00000000ss",
       "tiny,              3,      0,               0,                 0,          0.00000000ss,  0,               0,           0.00000000ss",
     ]);
@@ -181,12 +182,12 @@ describe("/debug/api_priority_and_fairness/", () => {
     });
 
     const requests = (await dump(server.url, "dump_requests?includeRequestDetails=1")).body;
-    // The dump's own request executes in `exempt`, which has no queues; joe waits first in queue 1, jane executes.
+    // The dump's own request executes in `exempt`, which has no queues; joe waits first in queue 0, jane executes in 1.
     expect(requests).toBe(
       [
         "PriorityLevelName, FlowSchemaName, QueueIndex, RequestIndexInQueue, FlowDistingsher, ArriveTime,              InitialSeats, FinalSeats, AdditionalLatency, StartTime,               UserName,        Verb,   APIPath,                                        Namespace, Name,   APIVersion, Resource,   SubResource",
         "exempt,            exempt,         -1,         -1,                  ,                2026-12-01T12:00:00.25Z, 1,            0,          0s,                2026-12-01T12:00:00.25Z, reconcile-admin, get,    /debug/api_priority_and_fairness/dump_requests, ,          ,       ,           ,           ",
-        "tiny,              people,         1,          0,                   joe,             2026-12-01T12:00:00.25Z, 1,            0,          0s,                0001-01-01T00:00:00Z,    joe,             create, /api/v1/namespaces/default/configmaps,          default,   ,       v1,         configmaps, ",
+        "tiny,              people,         0,          0,                   joe,             2026-12-01T12:00:00.25Z, 1,            0,          0s,                0001-01-01T00:00:00Z,    joe,             create, /api/v1/namespaces/default/configmaps,          default,   ,       v1,         configmaps, ",
         "tiny,              people,         1,          -1,                  jane,            2026-12-01T12:00:00.25Z, 1,            0,          0s,                2026-12-01T12:00:00.25Z, jane,            create, /api/v1/namespaces/default/configmaps,          default,   ,       v1,         configmaps, ",
         "",
       ].join("\n"),

@@ -84,20 +84,17 @@ export function dumpQueues(levels: readonly LevelState[]): string {
     ],
   ];
   for (const { name, set } of levels) {
-    const executing = new Array<number>(set.queueCount).fill(0);
-    for (const [, queue] of set.seated()) if (queue >= 0) executing[queue]!++;
-    for (let index = 0; index < set.queueCount; index++) {
-      const pending = set.waitingIn(index).length;
+    for (const queue of set.queues()) {
       rows.push([
         name,
-        String(index),
-        String(pending),
-        String(executing[index]),
-        String(executing[index]),
-        seatSeconds(0),
-        String(pending),
-        String(pending),
-        seatSeconds(pending * serviceEstimate),
+        String(queue.index),
+        String(queue.waiting.length),
+        String(queue.executing),
+        String(queue.seatsInUse),
+        seatSeconds(queue.nextDispatchR),
+        String(queue.initialSeatsSum),
+        String(queue.maxSeatsSum),
+        seatSeconds(queue.totalWorkSum),
       ]);
     }
   }
@@ -137,9 +134,9 @@ export function dumpRequests(levels: readonly LevelState[], details: boolean): s
       String(index),
       request.flowDistinguisher,
       rfc3339Nano(request.arrived),
-      "1",
-      "0",
-      "0s",
+      String(request.work?.initialSeats ?? 1),
+      String(request.work?.finalSeats ?? 0),
+      goDuration(request.work?.additionalLatencyMs ?? 0),
       request.started === undefined ? zeroTime : rfc3339Nano(request.started),
     ];
     if (details) {
@@ -174,13 +171,24 @@ function row(columns: readonly string[]): string {
   return columns.join(",\t");
 }
 
-/** What upstream estimates one seat's request to take, in SeatSeconds' units (1e-8 seat-seconds): 3 ms. */
-const serviceEstimate = 300_000;
-
-/** Go's `SeatSeconds.String()` of `units` (1e-8 seat-seconds each). */
+/** Go's `SeatSeconds.String()` of `units` (1e-8 seat-seconds each; below zero as the unsigned value wraps, which we do not model: shown from 0). */
 function seatSeconds(units: number): string {
-  const whole = Math.floor(units / 1e8);
-  return `${whole}.${String(units - whole * 1e8).padStart(8, "0")}ss`;
+  const whole = Math.floor(Math.max(0, units) / 1e8);
+  return `${whole}.${String(Math.max(0, units) - whole * 1e8).padStart(8, "0")}ss`;
+}
+
+/** Go's `time.Duration.String()` of a whole number of nanoseconds given in ms, as the dump prints latencies under a second. */
+export function goDuration(ms: number): string {
+  const ns = Math.round(ms * 1e6);
+  if (ns === 0) return "0s";
+  if (ns < 1000) return `${ns}ns`;
+  if (ns < 1e6) return `${trimFraction(ns / 1e3)}µs`;
+  if (ns < 1e9) return `${trimFraction(ns / 1e6)}ms`;
+  return `${trimFraction(ns / 1e9)}s`;
+}
+
+function trimFraction(value: number): string {
+  return String(Number(value.toFixed(9)));
 }
 
 /** Go's zero `time.Time` as RFC 3339. */

@@ -6,6 +6,7 @@ import type { ApiServerMetrics } from "../request-metrics.js";
 import type { Classification, RequestDigest } from "./classify.js";
 import type { Admission, FlowController } from "./controller.js";
 import { FlowControlRejection, type SeatRequestDetails } from "./queue-set.js";
+import type { WatchTracker } from "./work-estimate.js";
 
 /** What a request that names no resource shows beyond its user, verb and path. */
 const noResource = { namespace: "", name: "", apiVersion: "", resource: "", subresource: "" };
@@ -56,22 +57,29 @@ class PendingRequest {
   #onClose: (() => void) | undefined;
   /** When it came to the flow controller, for the wait it is reported with. */
   readonly #arrived: number;
+  #attributes: RequestDigest | undefined;
 
   constructor(
     readonly asked: FlowRequest,
     readonly clock: Clock,
+    readonly watches: WatchTracker,
   ) {
     this.#arrived = asked.metrics?.flowControlWait === undefined ? 0 : clock.now();
   }
 
   attributes(): RequestDigest {
     const { user, method, pathname, query } = this.asked;
-    return requestAttributes(user, method, pathname, query)[0]!;
+    this.#attributes ??= requestAttributes(user, method, pathname, query)[0]!;
+    return this.#attributes;
+  }
+
+  query(): URLSearchParams {
+    return this.asked.query;
   }
 
   details(): SeatRequestDetails {
-    const { user, method, pathname, query } = this.asked;
-    const attributes = requestAttributes(user, method, pathname, query)[0]!;
+    const { user, pathname } = this.asked;
+    const attributes = this.attributes();
     if (!attributes.resourceRequest)
       return { ...noResource, userName: user.username, verb: attributes.verb, path: pathname };
     // `/api/v1/…` or `/apis/<group>/<version>/…`: the version the path names.
@@ -118,9 +126,12 @@ class PendingRequest {
       admission.release();
       metrics?.flowControlExecution?.(level, schema, this.asked.watch, (this.clock.now() - started) / 1000);
     };
-    // A watch holds its seat only while it starts, as upstream's does.
-    if (this.asked.watch) release();
-    else this.asked.response.once("close", release);
+    // A watch holds its seat only while it starts, as upstream's does, and is counted while it lasts.
+    if (this.asked.watch) {
+      release();
+      const forget = this.watches.register(this.attributes());
+      if (forget !== undefined) this.asked.response.once("close", forget);
+    } else this.asked.response.once("close", release);
     return true;
   }
 
@@ -161,7 +172,7 @@ class PendingRequest {
  * a watch), or false once the 429 has been answered.
  */
 export function admitRequest(flow: FlowController, asked: FlowRequest): boolean | Promise<boolean> {
-  const pending = new PendingRequest(asked, flow.clock);
+  const pending = new PendingRequest(asked, flow.clock, flow.watches);
   try {
     const admission = flow.admit(asked.user, pending);
     if (!(admission instanceof Promise)) return pending.admitted(admission);

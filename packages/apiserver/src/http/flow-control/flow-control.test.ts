@@ -1,7 +1,9 @@
 import * as http from "node:http";
 import { clusterRoleBindings, configMaps, flowSchemas, priorityLevelConfigurations } from "@reconcile/api";
+import { FakeClock } from "@reconcile/clock";
 import { afterEach, describe, expect, it } from "vitest";
 import { ApiServer } from "../../api-server.js";
+import { requestAttributes } from "../auth/request-auth.js";
 import type { ApiServerMetrics } from "../request-metrics.js";
 import type { ListeningApiServer } from "../server.js";
 
@@ -14,8 +16,15 @@ afterEach(async () => {
  * A server whose limited levels have one seat each, with the bootstrap configuration, and
  * `jane` (a cluster admin by binding, not by group) sent to the level `tiny`, which rejects.
  */
-async function start(metrics?: ApiServerMetrics): Promise<{ api: ApiServer; server: ListeningApiServer }> {
-  const api = new ApiServer({ flowControlBootstrap: true, flowControl: { serverConcurrencyLimit: 1 } });
+async function start(
+  metrics?: ApiServerMetrics,
+  clock?: FakeClock,
+): Promise<{ api: ApiServer; server: ListeningApiServer }> {
+  const api = new ApiServer({
+    flowControlBootstrap: true,
+    flowControl: { serverConcurrencyLimit: 1 },
+    clock,
+  });
   running.push(api);
   const server = await api.listen({
     token: "admin-token",
@@ -229,5 +238,46 @@ describe("API Priority and Fairness", () => {
     const plain = await fetch(`${listening.url}/api/v1/namespaces/default/configmaps/x`);
     expect(plain.status).toBe(200);
     expect(plain.headers.get("x-kubernetes-pf-prioritylevel-uid")).toBeNull();
+  });
+
+  it("takes a list's seats from the objects it will read, and counts watches for what a write costs", async () => {
+    const clock = new FakeClock();
+    const { api } = await start(undefined, clock);
+    const client = api.client();
+    for (let i = 0; i < 450; i++)
+      await client.resource(configMaps, "default").create({ metadata: { name: `cm-${i}` } });
+    const flow = api.flowControl!;
+    const jane = { username: "jane", groups: ["devs", "system:authenticated"] };
+    const request = (method: string, uri: string) => {
+      const url = new URL(uri, "http://server");
+      return {
+        attributes: () => requestAttributes(jane, method, url.pathname, url.searchParams)[0]!,
+        query: () => url.searchParams,
+        cancel: () => new AbortController().signal,
+      };
+    };
+    const tiny = () => flow.queueSets().get("tiny")!;
+    // A consistent list reads every object from storage and returns them: 2 × 450 objects, 9 seats.
+    // The level has one seat: a request wider than that runs alone.
+    const list = (await flow.admit(jane, request("GET", "/api/v1/namespaces/default/configmaps"))).release;
+    expect([tiny().executing, tiny().seatsInUse]).toEqual([1, 9]);
+    list();
+    // From the watch cache with a limit: the objects in the cache, 5 seats.
+    const cached = await flow.admit(jane, request("GET", "/api/v1/configmaps?resourceVersion=0&limit=10"));
+    expect(tiny().seatsInUse).toBe(5);
+    cached.release();
+    // A create heard by ten watches of config maps takes a final seat for 5 ms after it is answered.
+    const forgets = Array.from({ length: 10 }, () =>
+      flow.watches.register(request("GET", "/api/v1/namespaces/default/configmaps?watch=1").attributes()),
+    );
+    const write = await flow.admit(jane, request("POST", "/api/v1/namespaces/default/configmaps"));
+    expect(tiny().seatsInUse).toBe(1);
+    for (const forget of forgets) forget?.();
+    write.release();
+    expect([tiny().executing, tiny().seatsInUse]).toEqual([0, 1]);
+    await clock.advance(4);
+    expect(tiny().seatsInUse).toBe(1);
+    await clock.advance(1);
+    expect(tiny().seatsInUse).toBe(0);
   });
 });

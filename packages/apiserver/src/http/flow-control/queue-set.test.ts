@@ -70,9 +70,12 @@ describe("QueueSet", () => {
     expect([set.executing, set.waiting, set.counts.dispatched, set.counts.rejected]).toEqual([0, 0, 3, 1]);
   });
 
-  it("gives freed seats to the queues in turn, so a small flow is not stuck behind a big one", async () => {
-    // The big flow (hash 0) is dealt queues 0 and 1 and spreads over both; the small one (hash 2)
-    // is dealt queues 2 and 0 and waits alone in queue 2.
+  it("serves the queue whose oldest request finishes first in virtual time, so a small flow is not stuck behind a big one", async () => {
+    // The big flow (hash 0) is dealt queues 0 and 1 and spreads over both (big1 and big3 in queue 1,
+    // big2 in queue 0 behind the request executing there); the small one (hash 2) is dealt queues 2
+    // and 0 and waits alone in queue 2. On a clock that stands still every queue's next request
+    // would finish at the same virtual time, so the search, which starts after the queue served
+    // last, decides: queue 1 (big1), then queue 2 (small), then queue 0 (big2) and queue 1 (big3).
     const set = new QueueSet(1, { ...queued, queues: 4, handSize: 2, queueLengthLimit: 10 }, new FakeClock());
     let current: (() => void) | undefined = set.acquire(flow(0n), 15_000) as () => void;
     const order: string[] = [];
@@ -90,7 +93,7 @@ describe("QueueSet", () => {
     }
     await Promise.all(all);
     current?.();
-    expect(order).toEqual(["big1", "big2", "small", "big3"]);
+    expect(order).toEqual(["big1", "small", "big2", "big3"]);
     expect([set.executing, set.waiting]).toEqual([0, 0]);
   });
 
@@ -112,11 +115,12 @@ describe("QueueSet", () => {
 
   it("keeps waiting requests through a new shape, serving them or timing them out from their new queues", async () => {
     const clock = new FakeClock();
-    const set = new QueueSet(1, queued, clock);
+    // One queue per hand: both wait in the queue of hash 1, in order.
+    const set = new QueueSet(1, { ...queued, handSize: 1 }, clock);
     const release = set.acquire(flow(1n), 15_000) as () => void;
     const first = tryAcquire(set, 1n);
-    const second = outcome(tryAcquire(set, 2n));
-    set.reshape(1, { ...queued, reject: true });
+    const second = outcome(tryAcquire(set, 1n));
+    set.reshape(1, { ...queued, handSize: 1, reject: true });
     expect(set.waiting).toBe(2);
     release();
     const held = await first;
@@ -126,5 +130,106 @@ describe("QueueSet", () => {
     expect([set.waiting, set.executing]).toEqual([0, 1]);
     held();
     expect([set.waiting, set.executing]).toEqual([0, 0]);
+  });
+});
+
+/** A request of the flow `hash` asking for `work`. */
+function wide(hash: bigint, initialSeats: number, finalSeats = 0, additionalLatencyMs = 0): SeatRequest {
+  return { ...flow(hash), work: { initialSeats, finalSeats, additionalLatencyMs } };
+}
+
+describe("QueueSet seats and virtual time", () => {
+  it("seats a wide request only when its seats are free, and one wider than the limit alone", async () => {
+    const set = new QueueSet(3, { ...queued, queues: 4, handSize: 1, queueLengthLimit: 10 }, new FakeClock());
+    const narrow = set.acquire(flow(1n), 15_000) as () => void;
+    const wideSeat = Promise.resolve(set.acquire(wide(2n, 3), 15_000));
+    expect([set.seatsInUse, set.waiting, set.waitingSeats]).toEqual([1, 1, 3]);
+    narrow();
+    const release = await wideSeat;
+    expect([set.seatsInUse, set.executing, set.waiting]).toEqual([3, 1, 0]);
+    release();
+    // Five seats of a three-seat level: it waits for the level to be empty, then runs alone.
+    const held = set.acquire(flow(1n), 15_000) as () => void;
+    const tooWide = Promise.resolve(set.acquire(wide(2n, 5), 15_000));
+    expect(set.waiting).toBe(1);
+    held();
+    (await tooWide)();
+    expect([set.seatsInUse, set.executing, set.waiting]).toEqual([0, 0, 0]);
+  });
+
+  it("keeps a write's final seats for its additional latency after it is answered", async () => {
+    const clock = new FakeClock();
+    const set = new QueueSet(4, { ...queued, queueLengthLimit: 10 }, clock);
+    const write = set.acquire(wide(1n, 1, 3, 5), 15_000) as () => void;
+    expect(set.seatsInUse).toBe(3);
+    write();
+    expect([set.executing, set.seatsInUse]).toEqual([0, 3]);
+    // A two-seat request does not fit beside them until they go.
+    const next = Promise.resolve(set.acquire(wide(2n, 2), 15_000));
+    expect(set.waiting).toBe(1);
+    await clock.advance(5);
+    (await next)();
+    expect([set.seatsInUse, set.waiting]).toEqual([0, 0]);
+  });
+
+  it("advances virtual time by the seats each busy queue is owed", async () => {
+    const clock = new FakeClock();
+    const set = new QueueSet(2, { ...queued, queues: 4, handSize: 1, queueLengthLimit: 10 }, clock);
+    expect(set.currentR).toBe(0);
+    const first = set.acquire(flow(0n), 15_000) as () => void;
+    // One busy queue asking one seat: R advances one seat-second per second.
+    await clock.advance(1000);
+    expect(set.currentR).toBe(1e8);
+    // Two busy queues, three seats asked of two: each is owed one seat.
+    const second = set.acquire(wide(1n, 2), 15_000);
+    expect(set.waiting).toBe(1);
+    await clock.advance(500);
+    expect(set.currentR).toBe(1.5e8);
+    first();
+    (await second)();
+    // Idle: R stands still.
+    await clock.advance(1000);
+    expect(set.currentR).toBe(1.5e8);
+    // A queue's next dispatch moved on by the estimated work of what it served (3 ms a seat), then
+    // by what that really took instead: the first request held its seat 1.5 s; the second, which
+    // arrived at R = 1e8, none.
+    expect(set.queues().map((queue) => queue.nextDispatchR)).toEqual([
+      0 + 300_000 - (300_000 - 150_000_000),
+      1e8 + 600_000 - 600_000,
+      0,
+      0,
+    ]);
+  });
+
+  it("shares seats between two flows equally, whatever rate each sends at", async () => {
+    const clock = new FakeClock();
+    const set = new QueueSet(1, { ...queued, queues: 8, handSize: 1, queueLengthLimit: 100 }, clock);
+    const served: string[] = [];
+    let holding = set.acquire(flow(0n), 15_000) as () => void;
+    // The heavy flow queues 30 requests before the light one's 5.
+    const waits: Promise<void>[] = [];
+    const send = (name: string, hash: bigint) =>
+      waits.push(
+        Promise.resolve(set.acquire(flow(hash), 15_000)).then((release) => {
+          served.push(name);
+          holding = release;
+        }),
+      );
+    for (let i = 0; i < 30; i++) send("heavy", 0n);
+    for (let i = 0; i < 5; i++) send("light", 3n);
+    for (let i = 0; i < 35; i++) {
+      await clock.advance(10);
+      holding();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await Promise.all(waits);
+    holding();
+    // Each 10 ms request of either flow moves its queue on equally, the one the heavy flow held at
+    // the start included: they alternate, the light flow first, until the light flow is done.
+    expect(served.slice(0, 10)).toEqual([
+      ...["light", "heavy", "light", "heavy", "light"],
+      ...["heavy", "light", "heavy", "light", "heavy"],
+    ]);
+    expect(served.slice(10).every((name) => name === "heavy")).toBe(true);
   });
 });
