@@ -102,6 +102,8 @@ export class FlowController {
   readonly watches = new WatchTracker();
   /** The most seats one request may take, by queuing level (upstream's `MaxSeatsTracker`). */
   readonly #maxSeats = new Map<string, number>();
+  /** The levels the limits were last dealt to: the configured ones and those deleted but draining. */
+  #levelObjects = new Map<string, PriorityLevelObject>();
   readonly #sources: WorkEstimatorSources;
   readonly #counts = new Map<string, RequestCounts>();
   readonly #countsBySchema = new WeakMap<object, { level: object; key: string; counts: RequestCounts }>();
@@ -221,9 +223,26 @@ export class FlowController {
       [...this.#schemas.values()] as FlowSchemaObject[],
       [...this.#levels.values()] as PriorityLevelObject[],
     );
+    // A deleted level still holding requests keeps its share (its last spec) until it drains, as
+    // upstream's quiescing levels do: the others get its seats back once it is idle.
+    const levels = new Map(config.priorityLevels);
+    for (const sets of [this.#exemptSets, this.#queueSets])
+      for (const [name, set] of sets) {
+        const last = this.#levelObjects.get(name);
+        const busy = set.executing > 0 || set.waiting > 0;
+        if (levels.has(name) || last === undefined || !busy) {
+          set.onIdle = undefined;
+          continue;
+        }
+        if ((last.spec?.type === "Limited") === (sets === this.#queueSets)) levels.set(name, last);
+        set.onIdle = () => {
+          this.#config = undefined;
+        };
+      }
+    this.#levelObjects = levels;
     let shares = 0;
-    for (const level of config.priorityLevels.values()) shares += nominalShares(level);
-    for (const [name, level] of config.priorityLevels) {
+    for (const level of levels.values()) shares += nominalShares(level);
+    for (const [name, level] of levels) {
       const exempt = level.spec?.type !== "Limited";
       const nominal = Math.ceil((this.serverConcurrencyLimit * nominalShares(level)) / Math.max(1, shares));
       const { lendable, borrowing } = lendingOf(level, nominal, this.serverConcurrencyLimit);
@@ -258,9 +277,8 @@ export class FlowController {
         demand: set.demand,
       });
     }
-    for (const name of this.#limits.keys()) if (!config.priorityLevels.has(name)) this.#limits.delete(name);
-    for (const name of this.#maxSeats.keys())
-      if (!config.priorityLevels.has(name)) this.#maxSeats.delete(name);
+    for (const name of this.#limits.keys()) if (!levels.has(name)) this.#limits.delete(name);
+    for (const name of this.#maxSeats.keys()) if (!levels.has(name)) this.#maxSeats.delete(name);
     this.#config = config;
     this.#reap();
     this.#rebalance();

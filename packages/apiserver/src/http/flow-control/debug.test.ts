@@ -244,9 +244,12 @@ describe("/debug/api_priority_and_fairness/", () => {
       "0",
       "0",
     ]);
+    // Until it drains it keeps its share of the server's seats, and its limits are still dealt.
+    expect(api.flowControl!.levelLimits().get("tiny")).toMatchObject({ exempt: false, nominal: 1 });
     holding.finish();
     expect(await holding.answer).toBe(201);
     expect(await tinyRow()).toBeUndefined();
+    expect(api.flowControl!.levelLimits().has("tiny")).toBe(false);
   });
 
   it("reports the queue a waiting request joined and how long each request held its seat", async () => {

@@ -280,4 +280,49 @@ describe("API Priority and Fairness", () => {
     await clock.advance(1);
     expect(tiny().seatsInUse).toBe(0);
   });
+
+  it("keeps a deleted level's share of the seats until its requests are done", async () => {
+    const api = new ApiServer({ flowControlBootstrap: true });
+    running.push(api);
+    const client = api.client();
+    // The bootstrap levels' shares add up to 245; this one doubles them.
+    await client.resource(priorityLevelConfigurations).create({
+      metadata: { name: "big" },
+      spec: {
+        type: "Limited",
+        limited: { nominalConcurrencyShares: 245, limitResponse: { type: "Reject" } },
+      },
+    });
+    await client.resource(flowSchemas).create({
+      metadata: { name: "jane" },
+      spec: {
+        priorityLevelConfiguration: { name: "big" },
+        matchingPrecedence: 100,
+        rules: [
+          {
+            subjects: [{ kind: "User", user: { name: "jane" } }],
+            resourceRules: [{ verbs: ["*"], apiGroups: ["*"], resources: ["*"], namespaces: ["*"] }],
+          },
+        ],
+      },
+    });
+    await api.flush();
+    const flow = api.flowControl!;
+    await flow.ready();
+    const nominal = (level: string) => flow.levelLimits().get(level)?.nominal;
+    expect([nominal("workload-low"), nominal("big")]).toEqual([Math.ceil((600 * 100) / 490), 300]);
+    const jane = { username: "jane", groups: ["system:authenticated"] };
+    const held = await flow.admit(jane, {
+      attributes: () =>
+        requestAttributes(jane, "GET", "/api/v1/namespaces/default/configmaps/x", new URLSearchParams())[0]!,
+      cancel: () => new AbortController().signal,
+    });
+    expect(held.classification.priorityLevel.metadata?.name).toBe("big");
+    await client.resource(flowSchemas).delete("jane");
+    await client.resource(priorityLevelConfigurations).delete("big");
+    await api.flush();
+    expect([nominal("workload-low"), nominal("big")]).toEqual([Math.ceil((600 * 100) / 490), 300]);
+    held.release();
+    expect([nominal("workload-low"), nominal("big")]).toEqual([Math.ceil((600 * 100) / 245), undefined]);
+  });
 });

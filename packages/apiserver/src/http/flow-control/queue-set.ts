@@ -154,6 +154,8 @@ export class QueueSet {
   /** Seats held now (by executing requests, and by finished ones' final seats). */
   seatsInUse = 0;
   readonly counts: LevelCounts = { dispatched: 0, rejected: 0, timedOut: 0, cancelled: 0 };
+  /** Told when the set holds no request any more (a deleted level's, to give its seats back). */
+  onIdle: (() => void) | undefined;
   #queues: Queue[];
   #waiting = 0;
   #waitingSeats = 0;
@@ -329,6 +331,7 @@ export class QueueSet {
           this.#removeIfEmpty(queue);
         }
         reject(this.#reject(reason));
+        if (this.executing === 0 && this.#waiting === 0) this.onIdle?.();
       };
       const onAbort = () => entry.fail?.("cancelled");
       timer = this.#clock.setTimeout(() => entry.fail?.("time-out"), waitLimitMs);
@@ -475,6 +478,7 @@ export class QueueSet {
         (timer as { unref?: () => void }).unref?.();
       }
       this.#dispatchAsMuchAsPossible();
+      if (this.executing === 0 && this.#waiting === 0) this.onIdle?.();
     };
   }
 
