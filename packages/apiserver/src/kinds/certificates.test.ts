@@ -307,9 +307,12 @@ describe("CertificateSigningRequest writes", () => {
       expect(await refusal(csrs.update(both, { subresource: "approval" }))).toEqual({
         code: 422,
         causes: [
-          expect.stringMatching(
-            /^status\.conditions: Invalid value: .*: Approved and Denied conditions are mutually exclusive$/,
-          ),
+          "status.conditions: Invalid value: []certificates.CertificateSigningRequestCondition{" +
+            'certificates.CertificateSigningRequestCondition{Type:"Approved", Status:"True", Reason:"AutoApproved", Message:"ok", ' +
+            "LastUpdateTime:time.Date(2026, time.March, 1, 12, 0, 0, 0, time.Local), LastTransitionTime:time.Date(2026, time.March, 1, 12, 0, 0, 0, time.Local)}, " +
+            'certificates.CertificateSigningRequestCondition{Type:"Denied", Status:"True", Reason:"", Message:"", ' +
+            "LastUpdateTime:time.Date(2026, time.March, 1, 12, 0, 0, 0, time.Local), LastTransitionTime:time.Date(2026, time.March, 1, 12, 0, 0, 0, time.Local)}" +
+            "}: Approved and Denied conditions are mutually exclusive",
         ],
       });
       expect(

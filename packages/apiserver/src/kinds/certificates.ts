@@ -6,7 +6,8 @@ import type {
 } from "kubernetes-types/certificates/v1.js";
 import { copyJson } from "../json.js";
 import type { AdmissionUser } from "../registry/admission.js";
-import type { FieldErrors } from "../registry/field-errors.js";
+import { type FieldErrors, GoSyntax } from "../registry/field-errors.js";
+import { goStruct, goTime } from "../registry/go-syntax.js";
 import { pathSegmentProblems } from "../registry/meta-validation.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind, type SubresourceHandler } from "./definition.js";
@@ -106,7 +107,7 @@ function validateConditions(conditions: readonly Condition[], errors: FieldError
     }
   });
   if (approved && denied)
-    errors.invalid(field, conditions, "Approved and Denied conditions are mutually exclusive");
+    errors.invalid(field, goConditions(conditions), "Approved and Denied conditions are mutually exclusive");
 }
 
 /** `validateCertificateSigningRequest`: the request, usages, duration, signer, conditions and certificate. */
@@ -299,3 +300,20 @@ export const certificateSigningRequestDefinition = defineKind({
   protobufMessage: "CertificateSigningRequest",
   subresources: { approval: approvalSubresource },
 });
+
+/** The conditions as Go's `%#v` prints `[]certificates.CertificateSigningRequestCondition`. */
+function goConditions(conditions: readonly Condition[]): GoSyntax {
+  const type = "certificates.CertificateSigningRequestCondition";
+  const each = conditions.map(
+    (condition) =>
+      goStruct(type, [
+        ["Type", condition.type ?? ""],
+        ["Status", condition.status ?? ""],
+        ["Reason", condition.reason ?? ""],
+        ["Message", condition.message ?? ""],
+        ["LastUpdateTime", goTime(condition.lastUpdateTime)],
+        ["LastTransitionTime", goTime(condition.lastTransitionTime)],
+      ]).text,
+  );
+  return new GoSyntax(`[]${type}{${each.join(", ")}}`);
+}

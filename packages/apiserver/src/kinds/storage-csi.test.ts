@@ -91,7 +91,7 @@ describe("CSINodes", () => {
     expect(
       await refusalLine(() => nodes.update({ ...created, spec: { drivers: [{ ...driver, nodeID: "n2" }] } })),
     ).toBe(
-      '422 CSINode.storage.k8s.io "n1" is invalid: spec.drivers: Invalid value: {"name":"hostpath.csi.k8s.io","nodeID":"n2","topologyKeys":["topology.hostpath/node"]}: field is immutable',
+      '422 CSINode.storage.k8s.io "n1" is invalid: CSINodeDriver: Invalid value: storage.CSINodeDriver{Name:"hostpath.csi.k8s.io", NodeID:"n2", TopologyKeys:[]string{"topology.hostpath/node"}, Allocatable:(*storage.VolumeNodeResources)(nil)}: field is immutable',
     );
     const added = await nodes.update({
       ...created,
@@ -133,7 +133,7 @@ describe("VolumeAttachments", () => {
     expect(
       await refusalLine(() => attachments.update({ ...created, spec: { ...spec, nodeName: "n2" } })),
     ).toBe(
-      '422 VolumeAttachment.storage.k8s.io "csi-1" is invalid: spec: Invalid value: {"attacher":"hostpath.csi.k8s.io","nodeName":"n2","source":{"persistentVolumeName":"pv-1"}}: field is immutable',
+      '422 VolumeAttachment.storage.k8s.io "csi-1" is invalid: spec: Invalid value: storage.VolumeAttachmentSpec{Attacher:"hostpath.csi.k8s.io", Source:storage.VolumeAttachmentSource{PersistentVolumeName:(*string)("pv-1"), InlineVolumeSpec:(*core.PersistentVolumeSpec)(nil)}, NodeName:"n2"}: field is immutable',
     );
     const attached = await attachments.updateStatus({ ...created, status: { attached: true } });
     expect(attached.status).toEqual({ attached: true });

@@ -12,12 +12,14 @@ import type {
   CSIDriver,
   CSIDriverSpec,
   CSINode,
+  CSINodeDriver,
   CSIStorageCapacity,
   VolumeAttachment,
   VolumeError,
 } from "kubernetes-types/storage/v1.js";
 import { jsonEqual } from "../json.js";
-import type { FieldErrors } from "../registry/field-errors.js";
+import { type FieldErrors, GoSyntax } from "../registry/field-errors.js";
+import { goNil, goPointer, goStrings, goStruct } from "../registry/go-syntax.js";
 import { validateLabelSelector } from "../registry/meta-validation.js";
 import { defineKind, type ResourceDefinition } from "./definition.js";
 import {
@@ -146,8 +148,9 @@ export const csiNodeDefinition = defineKind({
       const before = new Map(((old as CSINode).spec?.drivers ?? []).map((d) => [d.name, d]));
       for (const driver of (object as CSINode).spec?.drivers ?? []) {
         const previous = before.get(driver.name);
+        // Upstream names the driver's Go type as the path.
         if (previous !== undefined && !jsonEqual(driver, previous))
-          errors.invalid("spec.drivers", driver, "field is immutable");
+          errors.invalid("CSINodeDriver", goCSINodeDriver(driver), "field is immutable");
       }
     },
   },
@@ -203,7 +206,7 @@ export const volumeAttachmentDefinition = defineKind({
     validateUpdate(object, old, errors) {
       const spec = (object as VolumeAttachment).spec;
       if (!jsonEqual(spec, (old as VolumeAttachment).spec))
-        errors.invalid("spec", spec, "field is immutable");
+        errors.invalid("spec", goVolumeAttachmentSpec(spec), "field is immutable");
     },
   },
 });
@@ -244,3 +247,47 @@ export const storageCSIDefinitions: readonly ResourceDefinition[] = [
   csiStorageCapacityDefinition,
   volumeAttachmentDefinition,
 ] as ResourceDefinition[];
+
+/** A CSINode's driver entry as Go's `%#v` prints `storage.CSINodeDriver`. */
+function goCSINodeDriver(driver: CSINodeDriver): GoSyntax {
+  const count = driver.allocatable?.count;
+  return goStruct("storage.CSINodeDriver", [
+    ["Name", driver.name ?? ""],
+    ["NodeID", driver.nodeID ?? ""],
+    ["TopologyKeys", goStrings(driver.topologyKeys)],
+    [
+      "Allocatable",
+      driver.allocatable === undefined
+        ? goNil("*storage.VolumeNodeResources")
+        : goPointer(
+            "*storage.VolumeNodeResources",
+            goStruct("storage.VolumeNodeResources", [["Count", goPointer("*int32", count)]]),
+          ),
+    ],
+  ]);
+}
+
+/**
+ * A VolumeAttachment's spec as Go's `%#v` prints `storage.VolumeAttachmentSpec`
+ * (an inline volume spec, a large struct, is shown as its JSON).
+ */
+function goVolumeAttachmentSpec(spec: VolumeAttachment["spec"] | undefined): GoSyntax {
+  const source = spec?.source;
+  const inline = source?.inlineVolumeSpec;
+  return goStruct("storage.VolumeAttachmentSpec", [
+    ["Attacher", spec?.attacher ?? ""],
+    [
+      "Source",
+      goStruct("storage.VolumeAttachmentSource", [
+        ["PersistentVolumeName", goPointer("*string", source?.persistentVolumeName)],
+        [
+          "InlineVolumeSpec",
+          inline === undefined
+            ? goNil("*core.PersistentVolumeSpec")
+            : goPointer("*core.PersistentVolumeSpec", new GoSyntax(JSON.stringify(inline))),
+        ],
+      ]),
+    ],
+    ["NodeName", spec?.nodeName ?? ""],
+  ]);
+}

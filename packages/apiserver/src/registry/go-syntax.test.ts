@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { goLabelSelector, goStringMap, goStrings, goToleration } from "./go-syntax.js";
+import { goLabelSelector, goStringMap, goStrings, goTime, goToleration } from "./go-syntax.js";
 
 // Field errors' bad values as Go's %#v writes them (apimachinery 1.32's
 // field.Error.ErrorBody for what is not a string, number or bool).
@@ -26,5 +26,17 @@ describe("Go syntax for field errors' values", () => {
     expect(goToleration({ key: "k", effect: "NoExecute", tolerationSeconds: 30 }).text).toBe(
       'core.Toleration{Key:"k", Operator:"", Value:"", Effect:"NoExecute", TolerationSeconds:(*int64)(30)}',
     );
+  });
+});
+
+describe("goTime", () => {
+  it("prints a metav1.Time as time.Time's GoString: local when read, Go's zero time in UTC when unset", () => {
+    expect(goTime("2026-12-01T09:05:03Z").text).toBe(
+      "time.Date(2026, time.December, 1, 9, 5, 3, 0, time.Local)",
+    );
+    expect(goTime("2024-02-29T23:59:59.250Z").text).toBe(
+      "time.Date(2024, time.February, 29, 23, 59, 59, 250000000, time.Local)",
+    );
+    expect(goTime(undefined).text).toBe("time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC)");
   });
 });

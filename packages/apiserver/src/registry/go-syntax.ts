@@ -103,3 +103,32 @@ export function goToleration(toleration: Toleration): GoSyntax {
     ["TolerationSeconds", goPointer("*int64", toleration.tolerationSeconds)],
   ]);
 }
+
+const goMonths = [
+  "January",
+  "February",
+  "March",
+  "April",
+  "May",
+  "June",
+  "July",
+  "August",
+  "September",
+  "October",
+  "November",
+  "December",
+];
+
+/**
+ * A `metav1.Time` as `%#v` prints it (its `time.Time`'s GoString): a time
+ * read from JSON is in the server's local zone (`time.Local`); an unset one is
+ * Go's zero time, in UTC.
+ */
+export function goTime(iso: string | undefined): GoSyntax {
+  const ms = iso === undefined ? Number.NaN : Date.parse(iso);
+  if (Number.isNaN(ms)) return new GoSyntax("time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC)");
+  const t = new Date(ms);
+  const fields = [t.getUTCFullYear(), `time.${goMonths[t.getUTCMonth()]}`, t.getUTCDate()];
+  fields.push(t.getUTCHours(), t.getUTCMinutes(), t.getUTCSeconds(), t.getUTCMilliseconds() * 1e6);
+  return new GoSyntax(`time.Date(${fields.join(", ")}, time.Local)`);
+}
