@@ -202,4 +202,29 @@ describe("kubectl and a CRD converted by webhook", () => {
       'example.com/v1 {"replicas":3}',
     );
   });
+
+  it("compares a write in each manager's own version, through the webhook, for their managed fields", async () => {
+    const { server } = await start();
+    const client = server.client();
+    // One manager applies `size` at v1alpha1; another updates v1's `replicas`, which is `size` there.
+    await client.resource(alpha, "default").patch(
+      "p",
+      { apiVersion: "example.com/v1alpha1", kind: "Pool", metadata: { name: "p" }, spec: { size: "large" } },
+      {
+        type: "apply",
+        fieldManager: "sizer",
+      },
+    );
+    const current = (await client.resource(ga, "default").get("p")) as Pool;
+    const updated = (await client
+      .resource(ga, "default")
+      .update({ ...current, spec: { replicas: 1 } } as never, { fieldManager: "scaler" })) as Pool & {
+      metadata: { managedFields: { manager: string; apiVersion: string; fieldsV1: unknown }[] };
+    };
+    // At v1alpha1 the update changed `size` (large to small): the applier no longer owns it, and
+    // keeps no entry; the updater owns `replicas` at its own version.
+    expect(updated.metadata.managedFields.map((m) => [m.manager, m.apiVersion, m.fieldsV1])).toEqual([
+      ["scaler", "example.com/v1", { "f:spec": { "f:replicas": {} } }],
+    ]);
+  });
 });

@@ -94,5 +94,6 @@ export function webhookConversion(
     toStorage: async (object) => (await convert([object], storageVersion))[0]!,
     fromStorage: async (object) => (await convert([object], servedVersion))[0]!,
     fromStorageMany: (objects) => convert(objects, servedVersion),
+    answersLater: true,
   };
 }

@@ -169,6 +169,8 @@ export interface VersionConversion {
   fromStorage(object: KubeObject): KubeObject | Promise<KubeObject>;
   /** Many stored objects as served, in one go (a list: one webhook call, not one per object). */
   fromStorageMany?(objects: readonly KubeObject[]): Promise<KubeObject[]>;
+  /** Whether it answers later (a webhook): writes then wait for it to compare managers' fields per version. */
+  readonly answersLater?: boolean;
 }
 
 /** The objects of a computed kind, now: those of `namespace`, or all of them when it is undefined. */

@@ -5,6 +5,7 @@ import {
   trackUpdate,
   typeFor,
   type VersionConverter,
+  type VersionedObject,
 } from "../../apply/index.js";
 import type { Mutable } from "../../json.js";
 import { FieldErrors } from "../field-errors.js";
@@ -77,9 +78,10 @@ export function ownershipAfterUpdate(
   object: KubeObject,
   options: DryRunOption,
   subresource: string,
+  convert: VersionConverter | undefined = versionConverter(store),
 ): KubeObject {
   try {
-    return trackOwnership(store, existing, object, options, subresource);
+    return trackOwnership(store, existing, object, options, subresource, convert);
   } catch (error) {
     if (StatusError.isInstance(error)) throw error;
     const { managedFields: _dropped, ...metadata } = object.metadata ?? {};
@@ -93,6 +95,7 @@ function trackOwnership(
   object: KubeObject,
   options: DryRunOption,
   subresource: string,
+  convert: VersionConverter | undefined,
 ): KubeObject {
   return trackUpdate({
     before: existing === undefined ? undefined : asJson(existing),
@@ -103,7 +106,7 @@ function trackOwnership(
     type: applyTypeOf(store),
     subresource,
     resetFields: resetFieldsOf(store.definition, subresource),
-    convert: versionConverter(store),
+    convert,
   }) as KubeObject;
 }
 
@@ -112,7 +115,8 @@ function trackOwnership(
  * core and events.k8s.io Events, autoscaling/v1 and v2 HPAs), for field
  * managers that wrote through them: this version's object taken to storage
  * and from there to the other one. Only conversions that answer at once
- * (not a conversion webhook) are used.
+ * are made here; a conversion webhook's are waited for by
+ * {@link withLaterConversions}.
  */
 export function versionConverter(store: StoreCore): VersionConverter | undefined {
   if (converters.has(store)) return converters.get(store);
@@ -141,6 +145,95 @@ function newVersionConverter(store: StoreCore): VersionConverter | undefined {
       object: { ...(served as Record<string, unknown>), apiVersion },
       type: target.applyType ?? typeFor(apiVersion, kind),
     };
+  };
+}
+
+/**
+ * Runs `track` (a write's managed fields, worked out with `convert`); for a
+ * kind whose versions convert through a webhook, again once the conversions
+ * the run asked for are in, so managers of other versions are compared in
+ * their own versions there too (at most three rounds).
+ */
+export function withLaterConversions<T>(
+  store: StoreCore,
+  existing: KubeObject | undefined,
+  track: (convert: VersionConverter | undefined) => T,
+): T | Promise<T> {
+  if (!convertsLater(store, existing)) return track(versionConverter(store));
+  return (async () => {
+    const later = new LaterConversions(store);
+    let result = track(later.convert);
+    for (let round = 0; round < 3 && (await later.settle()); round++) result = track(later.convert);
+    return result;
+  })();
+}
+
+/** Whether the write's version, or the version of a manager of `existing`, converts through a webhook. */
+function convertsLater(store: StoreCore, existing: KubeObject | undefined): boolean {
+  const source = store.definition;
+  if (source.conversion?.answersLater === true) return true;
+  const definitionFor = store.context.definitionFor;
+  if (definitionFor === undefined) return false;
+  const own = apiVersionOf(store.resource);
+  for (const entry of existing?.metadata?.managedFields ?? []) {
+    const version = entry.apiVersion;
+    if (version !== undefined && version !== own)
+      if (definitionFor(version, source.descriptor.kind)?.conversion?.answersLater === true) return true;
+  }
+  return false;
+}
+
+/** Conversions asked for during a run and answered later; a run after they are in gets them at once. */
+class LaterConversions {
+  readonly #store: StoreCore;
+  readonly #answers = new Map<string, VersionedObject | undefined>();
+  #waiting: Promise<unknown>[] = [];
+
+  constructor(store: StoreCore) {
+    this.#store = store;
+  }
+
+  readonly convert: VersionConverter = (object, apiVersion) => {
+    const key = `${apiVersion}\u0000${JSON.stringify(object)}`;
+    if (this.#answers.has(key)) return this.#answers.get(key);
+    // Asked once: until it is in (or if it fails), the request's comparison stands for that version.
+    this.#answers.set(key, undefined);
+    this.#waiting.push(
+      convertLater(this.#store, object, apiVersion).then(
+        (converted) => this.#answers.set(key, converted),
+        () => {},
+      ),
+    );
+    return undefined;
+  };
+
+  /** Waits for the conversions asked for since the last time; whether there were any. */
+  async settle(): Promise<boolean> {
+    const waiting = this.#waiting;
+    if (waiting.length === 0) return false;
+    this.#waiting = [];
+    await Promise.all(waiting);
+    return true;
+  }
+}
+
+/** `object` at `apiVersion`, through storage, waiting for conversions that answer later. */
+async function convertLater(
+  store: StoreCore,
+  object: Record<string, unknown>,
+  apiVersion: string,
+): Promise<VersionedObject | undefined> {
+  const source = store.definition;
+  const kind = source.descriptor.kind;
+  const target = store.context.definitionFor?.(apiVersion, kind);
+  if (target === undefined || !sameStorage(source, target)) return undefined;
+  const stored =
+    source.conversion === undefined ? object : await source.conversion.toStorage(object as KubeObject);
+  const served =
+    target.conversion === undefined ? stored : await target.conversion.fromStorage(stored as KubeObject);
+  return {
+    object: { ...(served as Record<string, unknown>), apiVersion },
+    type: target.applyType ?? typeFor(apiVersion, kind),
   };
 }
 

@@ -10,7 +10,14 @@ import { applyWithLastApplied } from "../../apply/index.js";
 import { isJsonObject } from "../../json.js";
 import { checkNesting } from "../../limits.js";
 import { applyPatch, type PatchType } from "../patch.js";
-import { applyTypeOf, asJson, managerOf, resetFieldsOf, versionConverter } from "./common.js";
+import {
+  applyTypeOf,
+  asJson,
+  managerOf,
+  resetFieldsOf,
+  versionConverter,
+  withLaterConversions,
+} from "./common.js";
 import type { PatchOptions, StoreCore } from "./context.js";
 import { createObject } from "./create.js";
 import { decodeObject, jsonSize, requestTooLarge } from "./decode.js";
@@ -144,11 +151,17 @@ async function applyObject(
     undefined,
     { ...options, managedFieldsComputed: true },
     (existing) =>
-      applyWithLastApplied({
-        ...applyOptions,
-        live: asJson(existing),
-        config: asJson(decodeConfig()),
-      }) as KubeObject,
+      withLaterConversions(
+        store,
+        existing,
+        (convert) =>
+          applyWithLastApplied({
+            ...applyOptions,
+            convert,
+            live: asJson(existing),
+            config: asJson(decodeConfig()),
+          }) as KubeObject,
+      ),
   );
   return { object, created: false };
 }

@@ -20,6 +20,7 @@ import {
   ownershipAfterUpdate,
   validate,
   validateRequestedManagedFields,
+  withLaterConversions,
 } from "./common.js";
 import type { DryRunOption, StoreCore, UpdateOptions } from "./context.js";
 import { createObject, reconcileNamespace } from "./create.js";
@@ -116,7 +117,7 @@ export async function guaranteedUpdate(
   name: string,
   precondition: string | undefined,
   options: UpdateOptions,
-  tryUpdate: (existing: KubeObject) => KubeObject,
+  tryUpdate: (existing: KubeObject) => KubeObject | Promise<KubeObject>,
 ): Promise<KubeObject> {
   const { resource, gr, context } = store;
   const key = objectKey(resource, namespace, name);
@@ -127,7 +128,8 @@ export async function guaranteedUpdate(
     const existingMeta = existing.metadata ?? {};
     if (precondition !== undefined && precondition !== existingMeta.resourceVersion)
       throw newConflict(gr, name);
-    const requested = tryUpdate(existing);
+    const tried = tryUpdate(existing);
+    const requested = tried instanceof Promise ? await tried : tried;
     const requestedUid = requested.metadata?.uid;
     if (requestedUid && requestedUid !== existingMeta.uid) {
       // The object was deleted and created again under the same name: this change was meant for the old one.
@@ -211,7 +213,11 @@ async function storeAttempt(
       ...object,
       metadata: { ...object.metadata, managedFields: requestedFields },
     } as KubeObject;
-    object = ownershipAfterUpdate(store, existing, sent, options, options.subresource ?? "");
+    const subresource = options.subresource ?? "";
+    const tracked = withLaterConversions(store, existing, (convert) =>
+      ownershipAfterUpdate(store, existing, sent, options, subresource, convert),
+    );
+    object = tracked instanceof Promise ? await tracked : tracked;
   }
   // Again whole: the strategy may have added parts (a condition, a status) since the first fill.
   store.definition.fillEmptyValues?.(object);
