@@ -5,6 +5,11 @@ import { crdSchemaErrors } from "./crd.test-util.js";
 import { validateCustomResource } from "./custom-resource.js";
 import type { JSONSchemaProps, ValidationRule } from "./schema.js";
 
+/** A rule as kube-apiserver 1.32 prints the internal ValidationRule in a field error (Go's `%#v`). */
+function goRule(rule: string): string {
+  return `apiextensions.ValidationRule{Rule:${JSON.stringify(rule)}, Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}`;
+}
+
 const crdErrors = crdSchemaErrors;
 
 const at = "spec.validation.openAPIV3Schema";
@@ -155,13 +160,13 @@ describe("rules are type-checked against the schema when the CRD is written", ()
     ],
   ])("refuses %s", (expression, issue) => {
     expect(ruleErrors(expression)).toEqual([
-      `${rule}: Invalid value: ${JSON.stringify({ rule: expression })}: compilation failed: ${issue}`,
+      `${rule}: Invalid value: ${goRule(expression)}: compilation failed: ${issue}`,
     ]);
   });
 
   it("checks the result type with the declared types: an int is not a bool, a message must be a string", () => {
     expect(ruleErrors("self.replicas")).toEqual([
-      `${rule}: Invalid value: {"rule":"self.replicas"}: cel expression must evaluate to a bool`,
+      `${rule}: Invalid value: apiextensions.ValidationRule{Rule:"self.replicas", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: cel expression must evaluate to a bool`,
     ]);
     expect(ruleErrors("true", { messageExpression: "self.replicas" })).toEqual([
       `${at}.properties[spec].x-kubernetes-validations[0].messageExpression: Invalid value: "self.replicas": messageExpression must evaluate to a string`,
@@ -178,7 +183,7 @@ describe("rules are type-checked against the schema when the CRD is written", ()
       }),
     ).toEqual([]);
     expect(ruleErrors("oldSelf.replicas <= self.replicas", { optionalOldSelf: true })).toEqual([
-      `${rule}: Invalid value: {"rule":"oldSelf.replicas <= self.replicas","optionalOldSelf":true}: compilation failed: ERROR: <input>:1:18: found no matching overload for '_<=_' applied to '(optional_type(int), int)'\n | oldSelf.replicas <= self.replicas\n | .................^`,
+      `${rule}: Invalid value: apiextensions.ValidationRule{Rule:"oldSelf.replicas <= self.replicas", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(true)}: compilation failed: ERROR: <input>:1:18: found no matching overload for '_<=_' applied to '(optional_type(int), int)'\n | oldSelf.replicas <= self.replicas\n | .................^`,
     ]);
   });
 
@@ -191,7 +196,7 @@ describe("rules are type-checked against the schema when the CRD is written", ()
       [],
     );
     expect(crdErrors(root([{ rule: "self.metadata.namespace == 'a'" }]))).toEqual([
-      `${at}.x-kubernetes-validations[0].rule: Invalid value: {"rule":"self.metadata.namespace == 'a'"}: compilation failed: ERROR: <input>:1:14: undefined field 'namespace'\n | self.metadata.namespace == 'a'\n | .............^`,
+      `${at}.x-kubernetes-validations[0].rule: Invalid value: apiextensions.ValidationRule{Rule:"self.metadata.namespace == 'a'", Message:"", MessageExpression:"", Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:"", OptionalOldSelf:(*bool)(nil)}: compilation failed: ERROR: <input>:1:14: undefined field 'namespace'\n | self.metadata.namespace == 'a'\n | .............^`,
     ]);
   });
 

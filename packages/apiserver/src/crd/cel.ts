@@ -1,5 +1,7 @@
 import { Environment, Optional } from "@marcbachmann/cel-js";
 import { errorMessage } from "@reconcile/api";
+import type { GoSyntax } from "../registry/field-errors.js";
+import { goPointer, goStruct } from "../registry/go-syntax.js";
 import {
   CostBudget,
   chargeCost,
@@ -82,9 +84,9 @@ export function compileRules(
     }
     const checked = outcome(rule.rule, schema, rule.optionalOldSelf === true, checker);
     if ("issue" in checked) {
-      errors.invalid(`${at}.rule`, rule, `compilation failed: ${checked.issue}`);
+      errors.invalid(`${at}.rule`, goValidationRule(rule), `compilation failed: ${checked.issue}`);
     } else if (checked.type !== "bool" && !isDynamic(checked.type)) {
-      errors.invalid(`${at}.rule`, rule, "cel expression must evaluate to a bool");
+      errors.invalid(`${at}.rule`, goValidationRule(rule), "cel expression must evaluate to a bool");
     } else {
       const cost = estimateCost(checked.program.ast, schema) * cardinality;
       if (cost > STATIC_COST_LIMIT) {
@@ -465,4 +467,16 @@ function firstLine(text: string): string {
 function lowerFirst(text: string): string {
   if (/^[A-Z][A-Z]/.test(text)) return text;
   return text.charAt(0).toLowerCase() + text.slice(1);
+}
+
+/** A rule as Go's `%#v` prints the internal `apiextensions.ValidationRule` upstream reports. */
+function goValidationRule(rule: ValidationRule): GoSyntax {
+  return goStruct("apiextensions.ValidationRule", [
+    ["Rule", rule.rule ?? ""],
+    ["Message", rule.message ?? ""],
+    ["MessageExpression", rule.messageExpression ?? ""],
+    ["Reason", goPointer("*apiextensions.FieldValueErrorReason", rule.reason ?? undefined)],
+    ["FieldPath", rule.fieldPath ?? ""],
+    ["OptionalOldSelf", goPointer("*bool", rule.optionalOldSelf ?? undefined)],
+  ]);
 }

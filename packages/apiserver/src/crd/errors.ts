@@ -1,4 +1,5 @@
 import type { FieldError } from "@reconcile/api";
+import { GoSyntax } from "../registry/field-errors.js";
 
 /**
  * Field errors with apimachinery's wording (`field.Required`, `field.Invalid`, `field.TooMany`, ...).
@@ -49,10 +50,12 @@ export class SchemaErrors {
 }
 
 /**
- * A value as a field error prints it: strings Go-quoted, numbers and booleans bare, null as `"null"`, and
- * maps and lists as JSON (the form kube-apiserver uses from 1.34; 1.32 printed Go's `%#v`).
+ * A value as a field error prints it: strings Go-quoted, numbers and booleans bare, null as `"null"`, a
+ * Go value built for it (a CRD's own types) as Go's `%#v` prints it, and a custom resource's maps and
+ * lists as JSON (the form kube-apiserver uses from 1.34; 1.32 printed Go's `%#v`).
  */
 export function showValue(value: unknown): string {
+  if (value instanceof GoSyntax) return value.text;
   if (value === null || value === undefined) return '"null"';
   if (typeof value === "string") return JSON.stringify(value);
   if (typeof value === "number" || typeof value === "boolean" || typeof value === "bigint")

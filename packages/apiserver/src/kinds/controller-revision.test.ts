@@ -52,7 +52,7 @@ describe("ControllerRevisions", () => {
     expect(created.metadata?.generation).toBeUndefined();
     const changed = await failure(revisions.update({ ...created, data: { spec: {} } } as never));
     expect(changed.status.message).toBe(
-      'ControllerRevision.apps "web-7d9f" is invalid: data: Invalid value: {"spec":{}}: field is immutable',
+      'ControllerRevision.apps "web-7d9f" is invalid: data: Invalid value: runtime.Unknown{TypeMeta:runtime.TypeMeta{APIVersion:"", Kind:""}, Raw:[]uint8{0x7b, 0x22, 0x73, 0x70, 0x65, 0x63, 0x22, 0x3a, 0x7b, 0x7d, 0x7d}, ContentEncoding:"", ContentType:"application/json"}: field is immutable',
     );
     const relabelled = await revisions.update({
       ...created,

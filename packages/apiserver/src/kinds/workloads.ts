@@ -283,7 +283,7 @@ export const controllerRevisionDefinition = defineKind({
     validateUpdate(object, old, errors) {
       const data = (object as ControllerRevision).data;
       if (!jsonEqual(data, (old as ControllerRevision).data))
-        errors.invalid("data", data ?? null, "field is immutable");
+        errors.invalid("data", goRawObject(data), "field is immutable");
     },
   },
 });
@@ -384,5 +384,27 @@ function goUpdateStrategy(
       "RollingUpdate",
       goPointer(rollingType, strategy.rollingUpdate === undefined ? undefined : new GoSyntax("…")),
     ],
+  ]);
+}
+
+/**
+ * A ControllerRevision's `data` as upstream validates it: the internal type's
+ * `runtime.Object`, which JSON decodes to a `*runtime.Unknown` holding the
+ * raw bytes (here the data's compact JSON), printed by `%#v`; nil when unset.
+ */
+function goRawObject(data: unknown): GoSyntax | null {
+  if (data === undefined || data === null) return null;
+  const bytes = [...Buffer.from(JSON.stringify(data))].map((byte) => `0x${byte.toString(16)}`);
+  return goStruct("runtime.Unknown", [
+    [
+      "TypeMeta",
+      goStruct("runtime.TypeMeta", [
+        ["APIVersion", ""],
+        ["Kind", ""],
+      ]),
+    ],
+    ["Raw", new GoSyntax(`[]uint8{${bytes.join(", ")}}`)],
+    ["ContentEncoding", ""],
+    ["ContentType", "application/json"],
   ]);
 }
