@@ -22,11 +22,17 @@
 // ≤ 1 s), API writes per pod, peak RSS (goal ≤ 16 GiB) and the heap and
 // RSS per pod once `create` is done (goal ≤ 100 KB per pod).
 //
+// PROFILE_PHASE=create|roll|delete writes a V8 CPU profile of that phase to
+// bench-results/envelope-<nodes>-<phase>.cpuprofile.
+//
 // One run per process (peak RSS is the process's): RUNS > 1 runs the bench
 // again in fresh processes. The cluster's heap needs more than Node's
 // default limit past ~20,000 pods; the bench restarts itself with
 // `--max-old-space-size` (HEAP_MB, default 20,480) when it was not given one.
 import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
+import { join } from "node:path";
 import {
   builtinResources,
   type Deployment,
@@ -272,12 +278,14 @@ async function once(): Promise<Run> {
   for (const namespace of new Set(groups.map((g) => g.namespace)))
     await client.resource(namespaces).create({ metadata: { name: namespace } });
 
-  const phase = async (body: () => Promise<void>): Promise<Phase> => {
+  const phase = async (name: string, body: () => Promise<void>): Promise<Phase> => {
     const writesAtStart = timed.writes;
     const started = performance.now();
     const cpuAtStart = process.cpuUsage();
+    const profiling = process.env.PROFILE_PHASE === name ? await startProfile() : undefined;
     await body();
     const cpu = process.cpuUsage(cpuAtStart);
+    if (profiling !== undefined) await profiling(`envelope-${nodeCount}-${name}.cpuprofile`);
     return {
       seconds: (performance.now() - started) / 1000,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
@@ -285,7 +293,7 @@ async function once(): Promise<Run> {
     };
   };
 
-  const create = await phase(async () => {
+  const create = await phase("create", async () => {
     await Promise.all(
       groups.map((g) =>
         client.resource(deployments, g.namespace).create(deployment(g, "registry.k8s.io/pause:3.9")),
@@ -299,7 +307,7 @@ async function once(): Promise<Run> {
   const memory = process.memoryUsage();
 
   const rolled = groups.filter((g) => g.index % 10 === 0);
-  const roll = await phase(async () => {
+  const roll = await phase("roll", async () => {
     await Promise.all(
       rolled.map(async (g) => {
         const d = await client.resource(deployments, g.namespace).get(g.name);
@@ -317,7 +325,7 @@ async function once(): Promise<Run> {
     `roll: ${rolled.length} Deployments, ${rolled.reduce((s, g) => s + g.replicas, 0)} pods, ${roll.seconds.toFixed(1)} s, ${roll.cpuSeconds.toFixed(1)} CPU-s`,
   );
 
-  const remove = await phase(async () => {
+  const remove = await phase("delete", async () => {
     await Promise.all(
       groups.map((g) =>
         client.resource(deployments, g.namespace).delete(g.name, { propagationPolicy: "Background" }),
@@ -367,6 +375,21 @@ function deployment(g: Group, image: string): Deployment {
         },
       },
     },
+  };
+}
+
+/** Starts V8's CPU profiler; the function it returns stops it and writes the profile to bench-results/. */
+async function startProfile(): Promise<(file: string) => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.start");
+  return async (file) => {
+    const { profile } = await session.post("Profiler.stop");
+    mkdirSync("bench-results", { recursive: true });
+    writeFileSync(join("bench-results", file), JSON.stringify(profile));
+    console.error(`  wrote bench-results/${file}`);
+    session.disconnect();
   };
 }
 

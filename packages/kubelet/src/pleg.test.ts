@@ -59,4 +59,48 @@ describe("Pleg", () => {
     ]);
     stop();
   });
+
+  it("skips listing while the runtime's revision is unchanged, and still vouches for every pod", async () => {
+    const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
+    const runtime = new SimulatedRuntime({ clock });
+    const events: PodLifecycleEvent[] = [];
+    const pleg = new Pleg({ runtime, clock, onEvents: (batch) => events.push(...batch) });
+    await start(runtime, "a");
+    let listings = 0;
+    const list = runtime.listContainers.bind(runtime);
+    runtime.listContainers = (filter) => {
+      listings++;
+      return list(filter);
+    };
+    pleg.relist();
+    expect(listings).toBe(1);
+    expect(events.map((e) => [e.podUid, e.type])).toEqual([["a", "ContainerStarted"]]);
+    const entry = pleg.get("a");
+
+    // Nothing changed: no listing, no event, the same entry, and a later relist time.
+    clock.setTime(clock.now() + 1000);
+    pleg.relist();
+    expect(listings).toBe(1);
+    expect(events).toHaveLength(1);
+    expect(pleg.get("a")).toBe(entry);
+    expect(pleg.lastRelistTime()).toBe(clock.now());
+    // A worker waiting for a status newer than now is answered by the next relist, as by a full one.
+    const signal = new AbortController().signal;
+    const newer = pleg.getNewerThan("a", clock.now(), signal);
+    clock.setTime(clock.now() + 1000);
+    pleg.relist();
+    await expect(newer).resolves.toBe(entry);
+    expect(listings).toBe(1);
+
+    // A change, even with no one listening to the runtime's events, is listed at the next relist.
+    await runtime.stopContainer(runtime.listContainers({ podUid: "a" })[0]!.id, 0);
+    clock.setTime(clock.now() + 1000);
+    pleg.relist();
+    expect(listings).toBe(3);
+    expect(events.map((e) => [e.podUid, e.type])).toEqual([
+      ["a", "ContainerStarted"],
+      ["a", "ContainerDied"],
+    ]);
+    expect(pleg.get("a")?.containers.map((c) => c.state)).toEqual(["exited"]);
+  });
 });

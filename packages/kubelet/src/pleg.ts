@@ -62,6 +62,8 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
   readonly #dirtyPods = new Set<string>();
   #globalTimestamp = Number.NEGATIVE_INFINITY;
   #lastRelist = Number.NEGATIVE_INFINITY;
+  /** The runtime's revision at the last full relist. */
+  #listedRevision: number | undefined;
   #eventFlushScheduled = false;
   /** Pods whose sync ended with runtime changes not yet taken in. */
   readonly #endedDirty = new Set<string>();
@@ -132,6 +134,15 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
   /** Lists the runtime, records events for what changed and refreshes those pods' cache entries. */
   relist(): void {
     const now = this.#clock.now();
+    const revision = this.#runtime.revision;
+    if (revision !== undefined && revision === this.#listedRevision && this.#dirtyPods.size === 0) {
+      // Nothing changed since the last relist: it would find no event and refresh no entry.
+      this.#lastRelist = now;
+      this.#globalTimestamp = now;
+      this.#wake();
+      return;
+    }
+    this.#listedRevision = revision;
     const byPod = groupByPod(this.#runtime);
     const events: PodLifecycleEvent[] = [];
     const uids = new Set([...byPod.keys(), ...this.#seen.keys()]);

@@ -39,6 +39,25 @@ describe("SchedulerCache", () => {
     expect(cache.nodeInfo("n2")?.pods.size).toBe(1);
   });
 
+  it("keeps each node's pods by namespace as pods come, move and go", () => {
+    const cache = new SchedulerCache();
+    cache.addNode(node("n1"));
+    cache.addNode(node("n2"));
+    const other: Pod = { ...pod("b", "n1"), metadata: { name: "b", namespace: "other", uid: "uid-b" } };
+    cache.addPod(pod("a", "n1"));
+    cache.addPod(other);
+    const byNamespace = (name: string) =>
+      Object.fromEntries(
+        [...(cache.nodeInfo(name)?.podsByNamespace ?? [])].map(([ns, pods]) => [ns, [...pods.keys()]]),
+      );
+    expect(byNamespace("n1")).toEqual({ ns: ["uid-a"], other: ["uid-b"] });
+    cache.updatePod(pod("a", "n2"));
+    expect(byNamespace("n1")).toEqual({ other: ["uid-b"] });
+    expect(byNamespace("n2")).toEqual({ ns: ["uid-a"] });
+    cache.removePod(other);
+    expect(byNamespace("n1")).toEqual({});
+  });
+
   it("ignores updates of a pod that is only assumed", () => {
     const cache = new SchedulerCache();
     cache.addNode(node("n1"));

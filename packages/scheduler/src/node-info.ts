@@ -37,6 +37,8 @@ export class NodeInfo {
   node: DeepReadonly<Node> | undefined;
   allocatable: Resource = emptyResource();
   readonly pods = new Map<string, PodInfo>();
+  /** The same pods by namespace: what counts pods matching a namespaced selector reads. */
+  readonly podsByNamespace = new Map<string, Map<string, PodInfo>>();
   /** Σ requests of the node's pods: what Filter and balanced allocation use. */
   readonly requested: Resource = emptyResource();
   /** The same with 100m / 200Mi for containers that request no cpu / memory: what least-allocated scoring uses. */
@@ -80,6 +82,10 @@ export class NodeInfo {
   /** Accounts the pod; `info` may be passed when computed already (it must be `podInfo(pod)`). */
   addPod(pod: DeepReadonly<Pod>, uid: string, info: PodInfo = podInfo(pod)): void {
     this.pods.set(uid, info);
+    const namespace = info.pod.metadata?.namespace ?? "";
+    const inNamespace = this.podsByNamespace.get(namespace);
+    if (inNamespace === undefined) this.podsByNamespace.set(namespace, new Map([[uid, info]]));
+    else inNamespace.set(uid, info);
     this.generation++;
     addResource(this.requested, info.requests);
     addResource(this.nonZeroRequested, info.nonZeroRequests);
@@ -96,6 +102,9 @@ export class NodeInfo {
     const info = this.pods.get(uid);
     if (info === undefined) return false;
     this.pods.delete(uid);
+    const namespace = info.pod.metadata?.namespace ?? "";
+    const inNamespace = this.podsByNamespace.get(namespace);
+    if (inNamespace?.delete(uid) && inNamespace.size === 0) this.podsByNamespace.delete(namespace);
     this.generation++;
     subtractResource(this.requested, info.requests);
     subtractResource(this.nonZeroRequested, info.nonZeroRequests);

@@ -186,6 +186,13 @@ export interface ContainerRuntime {
   stopPodSandbox(sandboxId: string): Promise<void>;
   removePodSandbox(sandboxId: string): Promise<void>;
   listPodSandboxes(filter?: { podUid?: string | undefined }): readonly PodSandbox[];
+  /**
+   * A number that changes whenever a sandbox or container is added, changes
+   * state or is removed. A runtime that keeps one lets the PLEG skip listing
+   * when nothing changed since its last relist; one that does not is listed
+   * every time.
+   */
+  readonly revision?: number | undefined;
 
   pullImage(image: string, sandbox: PodSandboxConfig): Promise<PulledImage>;
   imageStatus(image: string): ImageRecord | undefined;

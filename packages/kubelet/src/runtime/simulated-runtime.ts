@@ -102,6 +102,7 @@ export class SimulatedRuntime implements ContainerRuntime {
   readonly #listeners = new Set<(event: RuntimeEvent) => void>();
   readonly #ips: PodIPs;
   #counter = 0;
+  #revision = 0;
   readonly #idPrefixes: Record<string, string> = {};
 
   constructor(options: SimulatedRuntimeOptions = {}) {
@@ -131,6 +132,7 @@ export class SimulatedRuntime implements ContainerRuntime {
       ...(ips.length > 1 ? { additionalIPs: ips.slice(1) } : {}),
     };
     this.#sandboxes.set(id, { sandbox, config, containers: new Set() });
+    this.#revision++;
     return id;
   }
 
@@ -143,6 +145,7 @@ export class SimulatedRuntime implements ContainerRuntime {
     }
     if (entry.sandbox.state === "ready") {
       entry.sandbox = { ...entry.sandbox, state: "notready" };
+      this.#revision++;
       this.#ips.release([entry.sandbox.ip, ...(entry.sandbox.additionalIPs ?? [])]);
     }
   }
@@ -153,6 +156,12 @@ export class SimulatedRuntime implements ContainerRuntime {
     await this.stopPodSandbox(sandboxId);
     for (const containerId of [...entry.containers]) await this.removeContainer(containerId);
     this.#sandboxes.delete(sandboxId);
+    this.#revision++;
+  }
+
+  /** Goes up with every change to a sandbox or container (see {@link ContainerRuntime.revision}). */
+  get revision(): number {
+    return this.#revision;
   }
 
   listPodSandboxes(filter?: { podUid?: string | undefined }): readonly PodSandbox[] {
@@ -563,7 +572,9 @@ export class SimulatedRuntime implements ContainerRuntime {
     entry.timers.add(timer);
   }
 
+  /** Every container change is emitted, so it is counted here. */
   #emit(type: RuntimeEvent["type"], record: ContainerRecord): void {
+    this.#revision++;
     if (this.#listeners.size === 0) return;
     const event: RuntimeEvent = { type, podUid: record.podUid, containerId: record.id };
     for (const listener of this.#listeners) listener(event);

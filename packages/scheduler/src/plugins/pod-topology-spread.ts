@@ -119,10 +119,12 @@ function systemDefaults(selector: Selector, key: string, controllerUID?: string)
 /** Matching pods of the incoming pod's namespace on one node; terminating pods do not count. */
 function countOnNode(c: Constraint, nodeInfo: NodeInfo, namespace: string): number {
   if (c.controllerUID !== undefined) return nodeInfo.podsByController.get(c.controllerUID) ?? 0;
-  if (c.selector.empty() || nodeInfo.pods.size === 0) return 0;
+  if (c.selector.empty()) return 0;
+  const inNamespace = nodeInfo.podsByNamespace.get(namespace);
+  if (inNamespace === undefined) return 0;
   let count = 0;
-  for (const { pod } of nodeInfo.pods.values()) {
-    if (pod.metadata?.deletionTimestamp || (pod.metadata?.namespace ?? "") !== namespace) continue;
+  for (const { pod } of inNamespace.values()) {
+    if (pod.metadata?.deletionTimestamp) continue;
     if (c.selector.matches(pod.metadata?.labels ?? noLabels)) count++;
   }
   return count;
