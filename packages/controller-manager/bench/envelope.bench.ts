@@ -35,6 +35,7 @@ import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import {
   builtinResources,
+  type DeepReadonly,
   type Deployment,
   deployments,
   isPodReady,
@@ -219,7 +220,7 @@ async function once(): Promise<Run> {
   });
   // Deployments reached their goal: `${namespace}/${name}` → the image they reached.
   const reached = new Map<string, string>();
-  const note = (d: Deployment) => {
+  const note = (d: DeepReadonly<Deployment>) => {
     const key = `${d.metadata?.namespace}/${d.metadata?.name}`;
     const image = d.spec?.template.spec?.containers[0]?.image ?? "";
     const s = d.status;

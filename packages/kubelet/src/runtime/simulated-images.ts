@@ -97,6 +97,17 @@ export function pulled(image: ImageRecord): PulledImage {
   return { imageRef: image.repoDigests[0] ?? image.id, size: image.size };
 }
 
+/** The record of a pulled image: ids and digests derived from its name, and a stable, plausible size of 5–100 MB. */
+export function imageRecord(name: string): ImageRecord {
+  const digest = sha256Hex(name);
+  return {
+    id: `sha256:${sha256Hex(`config:${name}`)}`,
+    repoTags: [name],
+    repoDigests: [`${repositoryOf(name)}@sha256:${digest}`],
+    size: 5_000_000 + (Number.parseInt(digest.slice(0, 8), 16) % 95_000_000),
+  };
+}
+
 export function sha256Hex(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }

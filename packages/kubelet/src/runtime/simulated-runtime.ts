@@ -41,7 +41,7 @@ import {
   type RuntimeEvent,
 } from "./runtime.js";
 import type { ResolvedPath, ShellHost } from "./shell/index.js";
-import { imageLayer, normaliseImage, PodIPs, pulled, repositoryOf, sha256Hex } from "./simulated-images.js";
+import { imageLayer, imageRecord, normaliseImage, PodIPs, pulled, sha256Hex } from "./simulated-images.js";
 import type { SimulatedRuntimeOptions } from "./simulated-runtime-options.js";
 
 export {
@@ -589,17 +589,7 @@ export class SimulatedRuntime implements ContainerRuntime {
 
   #recordImage(name: string): ImageRecord {
     let image = this.#images.get(name);
-    if (image === undefined) {
-      const digest = sha256Hex(name);
-      image = {
-        id: `sha256:${sha256Hex(`config:${name}`)}`,
-        repoTags: [name],
-        repoDigests: [`${repositoryOf(name)}@sha256:${digest}`],
-        // A stable, plausible size: 5–100 MB.
-        size: 5_000_000 + (Number.parseInt(digest.slice(0, 8), 16) % 95_000_000),
-      };
-      this.#images.set(name, image);
-    }
+    if (image === undefined) this.#images.set(name, (image = imageRecord(name)));
     return image;
   }
 }
