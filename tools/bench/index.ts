@@ -26,6 +26,13 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
+/** The nearest-rank percentile (`p` in 0–1) of `values`; NaN for none. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
+}
+
 export interface Measurement {
   /** What is measured, e.g. "a: add+get/done 100k distinct keys". */
   readonly name: string;
@@ -38,6 +45,23 @@ export interface Measurement {
   /** Optional target from the issue, for the reader. */
   readonly target?: number;
   readonly extra?: Record<string, unknown>;
+}
+
+/** A measurement of values already taken, one per run; lower is better unless said. */
+export function fromRuns(
+  name: string,
+  unit: string,
+  values: readonly number[],
+  options: { higherIsBetter?: boolean; target?: number | undefined } = {},
+): Measurement {
+  return {
+    name,
+    unit,
+    higherIsBetter: options.higherIsBetter ?? false,
+    runs: values,
+    median: median(values),
+    ...(options.target === undefined ? {} : { target: options.target }),
+  };
 }
 
 /** Runs `fn` `warmups` times (discarded), then `runs` times, and returns the measurement. */

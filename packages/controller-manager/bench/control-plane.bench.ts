@@ -20,14 +20,9 @@
 // Each run starts a fresh cluster; 5 runs (RUNS) after a warm-up run that is
 // not counted (the first run in a process is slower: the code is not yet
 // compiled), medians reported. NODES and REPLICAS change the cluster's size.
-import { builtinResources, type Deployment, deployments, isPodReady, type Pod, pods } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
-import { listerWatcher } from "@reconcile/client";
-import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
-import { median, writeResults } from "../../../tools/bench/index.js";
-import { NodeSimulator } from "../../kubelet/src/index.js";
-import { Scheduler } from "../../scheduler/src/index.js";
-import { ControllerManager } from "../src/index.js";
+import { type Deployment, deployments, isPodReady } from "@reconcile/api";
+import { fromRuns, percentile, writeResults } from "../../../tools/bench/index.js";
+import { sleep, startCluster } from "./cluster.js";
 
 const nodeCount = Number(process.env.NODES ?? 100);
 const replicas = Number(process.env.REPLICAS ?? 3000);
@@ -49,60 +44,39 @@ interface Run {
 }
 
 async function once(): Promise<Run> {
-  const server = new ApiServer();
-  const client = server.client();
-  const stop = new AbortController();
-  const podInformer = new SharedIndexInformer<Pod>({
-    listerWatcher: listerWatcher(client, pods),
-    resource: pods,
-  });
-  const nodes = new NodeSimulator({ client, nodes: nodeCount, podInformer });
-  const manager = new ControllerManager({
-    client,
-    controllers: "replicaset,deployment",
-    leaderElection: false,
-  });
-  const schedulerFactory = new SharedInformerFactory({ client });
-  const scheduler = Scheduler.fromInformerFactory(schedulerFactory, { client });
-
   // Startup latency: first seen (ADDED) → first seen Ready, per pod uid.
   const seen = new Map<string, number>();
   const latencies: number[] = [];
   const boundAt = new Map<string, number>();
   const toBound: number[] = [];
   const boundToReady: number[] = [];
-  podInformer.addEventHandler({
-    onAdd: (pod) => {
-      seen.set(pod.metadata?.uid ?? "", performance.now());
-    },
-    onUpdate: (_, pod) => {
-      const uid = pod.metadata?.uid ?? "";
-      const added = seen.get(uid);
-      if (added === undefined) return;
-      const now = performance.now();
-      if (pod.spec?.nodeName && !boundAt.has(uid)) {
-        boundAt.set(uid, now);
-        toBound.push(now - added);
-      }
-      if (isPodReady(pod)) {
-        latencies.push(now - added);
-        boundToReady.push(now - (boundAt.get(uid) ?? now));
-        seen.delete(uid);
-        boundAt.delete(uid);
-      }
-    },
+  const cluster = await startCluster({
+    nodes: nodeCount,
+    controllers: "replicaset,deployment",
+    prepare: ({ podInformer }) =>
+      podInformer.addEventHandler({
+        onAdd: (pod) => {
+          seen.set(pod.metadata?.uid ?? "", performance.now());
+        },
+        onUpdate: (_, pod) => {
+          const uid = pod.metadata?.uid ?? "";
+          const added = seen.get(uid);
+          if (added === undefined) return;
+          const now = performance.now();
+          if (pod.spec?.nodeName && !boundAt.has(uid)) {
+            boundAt.set(uid, now);
+            toBound.push(now - added);
+          }
+          if (isPodReady(pod)) {
+            latencies.push(now - added);
+            boundToReady.push(now - (boundAt.get(uid) ?? now));
+            seen.delete(uid);
+            boundAt.delete(uid);
+          }
+        },
+      }),
   });
-
-  const tasks = [
-    podInformer.run(stop.signal),
-    nodes.run({ signal: stop.signal }),
-    manager.run({ signal: stop.signal }),
-    scheduler.run({ signal: stop.signal }),
-  ];
-  schedulerFactory.start(stop.signal);
-  await podInformer.whenSynced();
-  await schedulerFactory.waitForCacheSync(stop.signal);
-  while ((await client.resource(nodes_()).list()).items.length < nodeCount) await sleep(50);
+  const { client } = cluster;
 
   const started = performance.now();
   const cpuAtStart = process.cpuUsage();
@@ -123,10 +97,7 @@ async function once(): Promise<Run> {
   const rolloutSeconds = (performance.now() - rolled) / 1000;
   const rolloutCpuSeconds = cpuSeconds(process.cpuUsage(cpuAtRollout));
 
-  stop.abort();
-  await Promise.allSettled(tasks);
-  await schedulerFactory.shutdown();
-  await server.close();
+  await cluster.close();
   return {
     availableSeconds,
     availableCpuSeconds,
@@ -138,10 +109,6 @@ async function once(): Promise<Run> {
     readyAfterBoundMs: [percentile(readyAfterBound, 0.5), percentile(readyAfterBound, 0.99)],
     pods: startup.length,
   };
-}
-
-function nodes_() {
-  return builtinResources.find((r) => r.plural === "nodes")!;
 }
 
 function deployment(image: string): Deployment {
@@ -184,16 +151,6 @@ function cpuSeconds(usage: NodeJS.CpuUsage): number {
   return (usage.user + usage.system) / 1e6;
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
-}
-
 const results: Run[] = [];
 {
   const warmUp = await once();
@@ -206,19 +163,8 @@ for (let i = 0; i < runs; i++) {
   );
   results.push(run);
 }
-const measurement = (
-  name: string,
-  unit: string,
-  values: number[],
-  target?: number,
-): Parameters<typeof writeResults>[1][number] => ({
-  name,
-  unit,
-  higherIsBetter: false,
-  runs: values,
-  median: median(values),
-  ...(target === undefined ? {} : { target }),
-});
+const measurement = (name: string, unit: string, values: number[], target?: number) =>
+  fromRuns(name, unit, values, { target });
 const measurements = [
   measurement(
     `a: ${replicas}-replica Deployment created → Available, ${nodeCount} nodes`,

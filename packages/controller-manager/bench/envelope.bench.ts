@@ -25,31 +25,26 @@
 // PROFILE_PHASE=create|roll|delete writes a V8 CPU profile of that phase to
 // bench-results/envelope-<nodes>-<phase>.cpuprofile.
 //
-// One run per process (peak RSS is the process's): RUNS > 1 runs the bench
-// again in fresh processes. The cluster's heap needs more than Node's
-// default limit past ~20,000 pods; the bench restarts itself with
-// `--max-old-space-size` (HEAP_MB, default 20,480) when it was not given one.
+// Each run (RUNS, default 1) is a child process of its own, since peak RSS
+// is the process's; the cluster's heap needs more than Node's default limit
+// past ~20,000 pods, so the child gets `--max-old-space-size` (HEAP_MB,
+// default 20,480).
 import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import {
-  builtinResources,
   type DeepReadonly,
   type Deployment,
   deployments,
   isPodReady,
   namespaces,
   type Pod,
-  pods,
 } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
 import { type Client, listerWatcher } from "@reconcile/client";
-import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
-import { median, writeResults } from "../../../tools/bench/index.js";
-import { NodeSimulator } from "../../kubelet/src/index.js";
-import { Scheduler } from "../../scheduler/src/index.js";
-import { ControllerManager } from "../src/index.js";
+import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
+import { fromRuns, percentile, writeResults } from "../../../tools/bench/index.js";
+import { observeWrites, startCluster } from "./cluster.js";
 
 const nodeCount = Number(process.env.NODES ?? 5000);
 const podsPerNode = Number(process.env.PODS_PER_NODE ?? 30);
@@ -113,93 +108,32 @@ interface Run {
   rssBytesPerPod: number;
 }
 
-/** Times every mutating call made through the client, by verb and resource. */
-class TimedClient {
-  readonly latencies = new Map<string, number[]>();
-  writes = 0;
-  readonly client: Client;
-
-  constructor(inner: Client) {
-    const verbs = new Set([
-      "create",
-      "update",
-      "updateStatus",
-      "patch",
-      "delete",
-      "deleteCollection",
-      "updateScale",
-    ]);
-    const record = (key: string, started: number) => {
-      let list = this.latencies.get(key);
-      if (list === undefined) this.latencies.set(key, (list = []));
-      list.push(performance.now() - started);
-    };
-    this.client = {
-      resource: (descriptor, namespace) => {
-        const resource = inner.resource(descriptor, namespace);
-        const plural = descriptor.group ? `${descriptor.plural}.${descriptor.group}` : descriptor.plural;
-        return new Proxy(resource, {
-          get: (target, verb) => {
-            const value = Reflect.get(target, verb);
-            if (typeof value !== "function") return value;
-            if (typeof verb !== "string" || !verbs.has(verb)) return value.bind(target);
-            const key =
-              verb === "updateStatus"
-                ? `update ${plural}/status`
-                : verb === "updateScale"
-                  ? `update ${plural}/scale`
-                  : `${verb} ${plural}`;
-            return (...args: unknown[]) => {
-              this.writes++;
-              const started = performance.now();
-              const answer = (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
-              answer.then(
-                () => record(key, started),
-                () => record(key, started),
-              );
-              return answer;
-            };
-          },
-        });
-      },
-    };
-  }
-}
-
 async function once(): Promise<Run> {
   const groups = load();
   const podTotal = groups.reduce((sum, g) => sum + g.replicas, 0);
   console.log(
     `${nodeCount} nodes, ${podTotal} pods in ${groups.length} Deployments across ${new Set(groups.map((g) => g.namespace)).size} namespaces`,
   );
-  const server = new ApiServer();
-  const timed = new TimedClient(server.client());
-  const client = timed.client;
-  const stop = new AbortController();
-  const podInformer = new SharedIndexInformer<Pod>({
-    listerWatcher: listerWatcher(client, pods),
-    resource: pods,
-  });
-  const deploymentInformer = new SharedIndexInformer<Deployment>({
-    listerWatcher: listerWatcher(client, deployments),
-    resource: deployments,
-  });
-  const nodes = new NodeSimulator({ client, nodes: nodeCount, podInformer });
-  const manager = new ControllerManager({
-    client,
-    controllers: "replicaset,deployment",
-    leaderElection: false,
-  });
-  const schedulerFactory = new SharedInformerFactory({ client });
-  const scheduler = Scheduler.fromInformerFactory(schedulerFactory, { client });
-
+  // Every component's writes: how many, and how long each took, by verb and resource.
+  const latencies = new Map<string, number[]>();
+  let writes = 0;
+  const timed = (client: Client) =>
+    observeWrites(client, (key) => {
+      writes++;
+      const started = performance.now();
+      return () => {
+        let list = latencies.get(key);
+        if (list === undefined) latencies.set(key, (list = []));
+        list.push(performance.now() - started);
+      };
+    });
   // Pod startup: first seen (ADDED) → first seen Ready.
   const seen = new Map<string, number>();
   const startup: number[] = [];
   let podCount = 0;
   let readyCount = 0;
   let watchingStartup = true;
-  podInformer.addEventHandler({
+  const onPods: ResourceEventHandler<Pod> = {
     onAdd: (pod) => {
       podCount++;
       if (watchingStartup) seen.set(pod.metadata?.uid ?? "", performance.now());
@@ -217,7 +151,7 @@ async function once(): Promise<Run> {
       podCount--;
       wake();
     },
-  });
+  };
   // Deployments reached their goal: `${namespace}/${name}` → the image they reached.
   const reached = new Map<string, string>();
   const note = (d: DeepReadonly<Deployment>) => {
@@ -235,7 +169,6 @@ async function once(): Promise<Run> {
       wake();
     }
   };
-  deploymentInformer.addEventHandler({ onAdd: note, onUpdate: (_, d) => note(d) });
   let waiter: (() => void) | undefined;
   const wake = () => waiter?.();
   const until = async (done: () => boolean, what: string, timeoutMs = 1_800_000) => {
@@ -259,28 +192,25 @@ async function once(): Promise<Run> {
             `  ${podCount} pods, ${readyCount} Ready, ${reached.size} Deployments at goal, RSS ${rss.toFixed(0)} MB`,
           );
         }, 10_000);
-  const tasks = [
-    podInformer.run(stop.signal),
-    deploymentInformer.run(stop.signal),
-    nodes.run({ signal: stop.signal }),
-    manager.run({ signal: stop.signal }),
-    scheduler.run({ signal: stop.signal }),
-  ];
-  schedulerFactory.start(stop.signal);
-  await podInformer.whenSynced();
+  const cluster = await startCluster({
+    nodes: nodeCount,
+    controllers: "replicaset,deployment",
+    client: timed,
+    prepare: ({ podInformer }) => podInformer.addEventHandler(onPods),
+  });
+  const { client } = cluster;
+  const deploymentInformer = new SharedIndexInformer<Deployment>({
+    listerWatcher: listerWatcher(client, deployments),
+    resource: deployments,
+  });
+  deploymentInformer.addEventHandler({ onAdd: note, onUpdate: (_, d) => note(d) });
+  const deploymentsSynced = deploymentInformer.run(cluster.signal);
   await deploymentInformer.whenSynced();
-  await schedulerFactory.waitForCacheSync(stop.signal);
-  const nodeResource = builtinResources.find((r) => r.plural === "nodes")!;
-  while (
-    (await server.client().resource(nodeResource).list({ limit: 1 })).metadata?.remainingItemCount !==
-    nodeCount - 1
-  )
-    await sleep(100);
   for (const namespace of new Set(groups.map((g) => g.namespace)))
     await client.resource(namespaces).create({ metadata: { name: namespace } });
 
   const phase = async (name: string, body: () => Promise<void>): Promise<Phase> => {
-    const writesAtStart = timed.writes;
+    const writesAtStart = writes;
     const started = performance.now();
     const cpuAtStart = process.cpuUsage();
     const profiling = process.env.PROFILE_PHASE === name ? await startProfile() : undefined;
@@ -290,7 +220,7 @@ async function once(): Promise<Run> {
     return {
       seconds: (performance.now() - started) / 1000,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
-      writes: timed.writes - writesAtStart,
+      writes: writes - writesAtStart,
     };
   };
 
@@ -337,13 +267,11 @@ async function once(): Promise<Run> {
   console.log(`delete: ${remove.seconds.toFixed(1)} s, ${remove.cpuSeconds.toFixed(1)} CPU-s`);
 
   clearInterval(progress);
-  stop.abort();
-  await Promise.allSettled(tasks);
-  await schedulerFactory.shutdown();
-  await server.close();
+  await cluster.close();
+  await deploymentsSynced;
 
   const mutating: Run["mutating"] = {};
-  for (const [key, values] of [...timed.latencies].sort(([a], [b]) => a.localeCompare(b)))
+  for (const [key, values] of [...latencies].sort(([a], [b]) => a.localeCompare(b)))
     mutating[key] = { calls: values.length, p99Ms: percentile(values, 0.99) };
   const totalWrites = create.writes + roll.writes + remove.writes;
   return {
@@ -394,16 +322,6 @@ async function startProfile(): Promise<(file: string) => Promise<void>> {
   };
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-function percentile(values: readonly number[], p: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = Float64Array.from(values).sort();
-  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
-}
-
 function print(run: Run): void {
   const p = run.phases;
   console.log(
@@ -435,17 +353,8 @@ if (process.env.ENVELOPE_CHILD === undefined) {
     const line = child.stdout.split("\n").find((l) => l.startsWith("RESULT "));
     results.push(JSON.parse(line!.slice("RESULT ".length)) as Run);
   }
-  const m = (name: string, unit: string, pick: (r: Run) => number, target?: number) => {
-    const values = results.map(pick);
-    return {
-      name,
-      unit,
-      higherIsBetter: false,
-      runs: values,
-      median: median(values),
-      ...(target === undefined ? {} : { target }),
-    };
-  };
+  const m = (name: string, unit: string, pick: (r: Run) => number, target?: number) =>
+    fromRuns(name, unit, results.map(pick), { target });
   const pods = results[0]!.pods;
   const measurements = [
     m(`create: ${pods} pods in Deployments → all Available`, "s", (r) => r.phases.create.seconds),

@@ -12,15 +12,9 @@
 // near 7 pods/s with those settings.
 //
 // 5 runs (RUNS) after a warm-up run, medians reported.
-import { builtinResources, type Job, jobs, type Pod, pods } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
-import type { Client } from "@reconcile/client";
-import { listerWatcher } from "@reconcile/client";
-import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
+import { type Job, jobs } from "@reconcile/api";
 import { median, writeResults } from "../../../tools/bench/index.js";
-import { NodeSimulator } from "../../kubelet/src/index.js";
-import { Scheduler } from "../../scheduler/src/index.js";
-import { ControllerManager } from "../src/index.js";
+import { observeWrites, sleep, startCluster } from "./cluster.js";
 
 const nodeCount = Number(process.env.NODES ?? 100);
 const completions = Number(process.env.COMPLETIONS ?? 1000);
@@ -35,30 +29,18 @@ interface Run {
 }
 
 async function once(): Promise<Run> {
-  const server = new ApiServer();
-  const client = server.client();
-  const stop = new AbortController();
-  const podInformer = new SharedIndexInformer<Pod>({
-    listerWatcher: listerWatcher(client, pods),
-    resource: pods,
-  });
-  const nodes = new NodeSimulator({ client, nodes: nodeCount, podInformer });
   let writes = 0;
-  const counted = countingWrites(client, () => writes++);
-  const manager = new ControllerManager({ client: counted, controllers: "job", leaderElection: false });
-  const schedulerFactory = new SharedInformerFactory({ client });
-  const scheduler = Scheduler.fromInformerFactory(schedulerFactory, { client });
-  const tasks = [
-    podInformer.run(stop.signal),
-    nodes.run({ signal: stop.signal }),
-    manager.run({ signal: stop.signal }),
-    scheduler.run({ signal: stop.signal }),
-  ];
-  schedulerFactory.start(stop.signal);
-  await podInformer.whenSynced();
-  await schedulerFactory.waitForCacheSync(stop.signal);
-  const nodeResource = builtinResources.find((r) => r.plural === "nodes")!;
-  while ((await client.resource(nodeResource).list()).items.length < nodeCount) await sleep(50);
+  const cluster = await startCluster({
+    nodes: nodeCount,
+    controllers: "job",
+    // The Job controller's writes, but those of Leases.
+    managerClient: (client) =>
+      observeWrites(client, (key) => {
+        if (!key.endsWith(" leases.coordination.k8s.io")) writes++;
+        return undefined;
+      }),
+  });
+  const { client } = cluster;
 
   writes = 0;
   const started = performance.now();
@@ -74,10 +56,7 @@ async function once(): Promise<Run> {
   const cpu = process.cpuUsage(cpuAtStart);
   const writesDuring = writes;
 
-  stop.abort();
-  await Promise.allSettled(tasks);
-  await schedulerFactory.shutdown();
-  await server.close();
+  await cluster.close();
   return {
     seconds,
     podsPerSecond: completions / seconds,
@@ -107,39 +86,6 @@ function job(): Job {
       },
     },
   };
-}
-
-/** `client`, counting every write (create, update, status, patch, delete) but those of Leases. */
-function countingWrites(client: Client, count: () => void): Client {
-  const writeVerbs = new Set(["create", "update", "updateStatus", "patch", "delete", "deleteCollection"]);
-  return new Proxy(client, {
-    get(target, property) {
-      if (property !== "resource") {
-        const value = Reflect.get(target, property);
-        return typeof value === "function" ? value.bind(target) : value;
-      }
-      return (...args: Parameters<Client["resource"]>) => {
-        const resource = target.resource(...args);
-        if (args[0].plural === "leases") return resource;
-        return new Proxy(resource, {
-          get(inner, verb) {
-            const value = Reflect.get(inner, verb);
-            if (typeof value !== "function") return value;
-            // Methods run on the real client (its private fields are not the proxy's).
-            if (typeof verb !== "string" || !writeVerbs.has(verb)) return value.bind(inner);
-            return (...callArgs: unknown[]) => {
-              count();
-              return (value as (...a: unknown[]) => unknown).apply(inner, callArgs);
-            };
-          },
-        });
-      };
-    },
-  });
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 {

@@ -17,61 +17,13 @@
 // scheduler's bindings aside), ~50 s at 20 QPS for the controller alone.
 //
 // 3 runs (RUNS) after a warm-up run, medians reported.
-import {
-  type DaemonSet,
-  daemonSets,
-  nodes as nodesResource,
-  type Pod,
-  pods,
-  type StatefulSet,
-  statefulSets,
-} from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
-import { listerWatcher } from "@reconcile/client";
-import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
+import { type DaemonSet, daemonSets, type StatefulSet, statefulSets } from "@reconcile/api";
 import { median, writeResults } from "../../../tools/bench/index.js";
-import { NodeSimulator } from "../../kubelet/src/index.js";
-import { Scheduler } from "../../scheduler/src/index.js";
-import { ControllerManager } from "../src/index.js";
+import { sleep, startCluster } from "./cluster.js";
 
 const stsReplicas = Number(process.env.STS_REPLICAS ?? 100);
 const dsNodes = Number(process.env.DS_NODES ?? 1000);
 const runs = Number(process.env.RUNS ?? 3);
-
-/** A cluster of `nodeCount` simulated nodes running only `controllers`. */
-async function cluster(nodeCount: number, controllers: string) {
-  const server = new ApiServer();
-  const client = server.client();
-  const stop = new AbortController();
-  const podInformer = new SharedIndexInformer<Pod>({
-    listerWatcher: listerWatcher(client, pods),
-    resource: pods,
-  });
-  const simulator = new NodeSimulator({ client, nodes: nodeCount, podInformer });
-  const manager = new ControllerManager({ client, controllers, leaderElection: false });
-  const schedulerFactory = new SharedInformerFactory({ client });
-  const scheduler = Scheduler.fromInformerFactory(schedulerFactory, { client });
-  const tasks = [
-    podInformer.run(stop.signal),
-    simulator.run({ signal: stop.signal }),
-    scheduler.run({ signal: stop.signal }),
-  ];
-  schedulerFactory.start(stop.signal);
-  await podInformer.whenSynced();
-  await schedulerFactory.waitForCacheSync(stop.signal);
-  while ((await client.resource(nodesResource).list()).items.length < nodeCount) await sleep(50);
-  // The controller starts once every node is there, so a DaemonSet's first sync sees them all.
-  tasks.push(manager.run({ signal: stop.signal }));
-  return {
-    client,
-    async close() {
-      stop.abort();
-      await Promise.allSettled(tasks);
-      await schedulerFactory.shutdown();
-      await server.close();
-    },
-  };
-}
 
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   const started = performance.now();
@@ -89,7 +41,7 @@ const template = (image: string) => ({
 });
 
 async function statefulSetRun(): Promise<{ createSeconds: number; updateSeconds: number }> {
-  const { client, close } = await cluster(10, "statefulset");
+  const { client, close } = await startCluster({ nodes: 10, controllers: "statefulset" });
   const api = client.resource(statefulSets, "default");
   const set: StatefulSet = {
     metadata: { name: "db", namespace: "default" },
@@ -122,7 +74,7 @@ async function statefulSetRun(): Promise<{ createSeconds: number; updateSeconds:
 }
 
 async function daemonSetRun(): Promise<{ createSeconds: number; updateSeconds: number }> {
-  const { client, close } = await cluster(dsNodes, "daemonset");
+  const { client, close } = await startCluster({ nodes: dsNodes, controllers: "daemonset" });
   const api = client.resource(daemonSets, "default");
   const ds: DaemonSet = {
     metadata: { name: "agent", namespace: "default" },
@@ -153,10 +105,6 @@ async function daemonSetRun(): Promise<{ createSeconds: number; updateSeconds: n
   const updateSeconds = (performance.now() - started) / 1000;
   await close();
   return { createSeconds, updateSeconds };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 await statefulSetRun();

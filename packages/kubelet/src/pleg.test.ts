@@ -92,11 +92,17 @@ describe("Pleg", () => {
     await expect(newer).resolves.toBe(entry);
     expect(listings).toBe(1);
 
+    // A sandbox alone is a change too: a pod with no container yet is listed.
+    await runtime.runPodSandbox(config("b"));
+    pleg.relist();
+    expect(listings).toBe(2);
+    expect(pleg.get("b")?.sandboxes.map((s) => s.state)).toEqual(["ready"]);
+
     // A change, even with no one listening to the runtime's events, is listed at the next relist.
     await runtime.stopContainer(runtime.listContainers({ podUid: "a" })[0]!.id, 0);
     clock.setTime(clock.now() + 1000);
     pleg.relist();
-    expect(listings).toBe(3);
+    expect(listings).toBe(4);
     expect(events.map((e) => [e.podUid, e.type])).toEqual([
       ["a", "ContainerStarted"],
       ["a", "ContainerDied"],
