@@ -16,6 +16,7 @@ export { NodeFilesystem, normalisePath } from "./node-filesystem.js";
 export { microTime, NodeLease, type NodeLeaseOptions, nodeLeaseNamespace } from "./node-lease.js";
 export { NodeSimulator, type NodeSimulatorOptions, podCIDROf } from "./node-simulator.js";
 export { defaultNodeResources, type NodeResources, NodeStatusManager } from "./node-status.js";
+export { type NodeThreadKubeletOptions, NodeThreads, type NodeThreadsOptions } from "./node-threads.js";
 export {
   isRuntimePodStatusTerminal,
   Pleg,
