@@ -397,11 +397,27 @@ export class ApiServer {
    * controller's ServiceAccount). `userAgent` is the client's User-Agent:
    * writes without `fieldManager` are recorded in managedFields under its
    * product (`kube-controller-manager/v1.32.0 …` → `kube-controller-manager`).
+   * `shared` skips the copy of every object handed out: only for a caller
+   * that copies each at once and changes none, as `servePort` does when it
+   * posts them to another thread (`NodeThreads`).
    */
-  client(options: { user?: ClientUser | undefined; userAgent?: string | undefined } = {}): Client {
-    if (options.user === undefined && options.userAgent === undefined) return this.#client;
+  client(
+    options: {
+      user?: ClientUser | undefined;
+      userAgent?: string | undefined;
+      shared?: boolean | undefined;
+    } = {},
+  ): Client {
+    if (options.user === undefined && options.userAgent === undefined && options.shared !== true)
+      return this.#client;
     const identity = options.user === undefined ? undefined : inProcessIdentity(this.auth, options.user);
-    return new InProcessClient(this.registry, identity, this.#answerReview, options.userAgent);
+    return new InProcessClient(
+      this.registry,
+      identity,
+      this.#answerReview,
+      options.userAgent,
+      options.shared,
+    );
   }
 
   /**

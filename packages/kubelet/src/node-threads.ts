@@ -164,9 +164,12 @@ function startThread(data: NodeThreadData): Worker {
   if (extension !== ".ts") return new Worker(entry, options);
   const tsx = import.meta.resolve("tsx/esm/api");
   const code = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
-  const conditions =
-    process.execArgv.includes("@reconcile/source") ||
-    process.execArgv.includes("--conditions=@reconcile/source");
-  const execArgv = conditions ? process.execArgv : [...process.execArgv, "--conditions=@reconcile/source"];
+  // The parent's resolution conditions, and the sources' own; a thread refuses V8 and process flags.
+  const execArgv = ["--conditions=@reconcile/source"];
+  process.execArgv.forEach((arg, i) => {
+    if (arg.startsWith("--conditions=")) execArgv.push(arg);
+    else if ((arg === "--conditions" || arg === "-C") && process.execArgv[i + 1] !== undefined)
+      execArgv.push(`--conditions=${process.execArgv[i + 1]}`);
+  });
   return new Worker(code, { ...options, eval: true, execArgv });
 }

@@ -81,18 +81,26 @@ export class InProcessClient implements Client {
   readonly #identity: InProcessIdentity | undefined;
   readonly #reviews: ReviewAnswerer | undefined;
   readonly #userAgent: string | undefined;
+  readonly #copy: <V>(value: V) => V;
 
-  /** `userAgent` names the field manager of writes without `fieldManager`, as a request's User-Agent does. */
+  /**
+   * `userAgent` names the field manager of writes without `fieldManager`, as
+   * a request's User-Agent does. `shared` hands out objects as the server
+   * holds them, uncopied: only for a caller that copies them at once itself
+   * (`servePort` posting them to another thread) and never changes them.
+   */
   constructor(
     registry: Registry,
     identity?: InProcessIdentity,
     reviews?: ReviewAnswerer,
     userAgent?: string,
+    shared = false,
   ) {
     this.#registry = registry;
     this.#identity = identity;
     this.#reviews = reviews;
     this.#userAgent = userAgent;
+    this.#copy = shared ? (value) => value : (value) => copyJson(value);
   }
 
   resource<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace?: string): ResourceClient<T> {
@@ -103,6 +111,7 @@ export class InProcessClient implements Client {
       this.#identity,
       this.#reviews,
       this.#userAgent,
+      this.#copy,
     );
   }
 
@@ -147,6 +156,8 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   readonly #identity: InProcessIdentity | undefined;
   readonly #reviews: ReviewAnswerer | undefined;
   readonly #userAgent: string | undefined;
+  /** How an object leaves: copied, or as the server holds it (see `InProcessClient`'s `shared`). */
+  readonly #copy: <V>(value: V) => V;
 
   constructor(
     registry: Registry,
@@ -155,7 +166,9 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     identity: InProcessIdentity | undefined,
     reviews: ReviewAnswerer | undefined,
     userAgent: string | undefined,
+    copy: <V>(value: V) => V,
   ) {
+    this.#copy = copy;
     this.#registry = registry;
     this.resource = resource;
     this.namespace = namespace;
@@ -172,7 +185,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
       for (let i = 0; i < items.length; i++) {
         // Copying a long list takes a while: let the event loop breathe between chunks.
         if (i > 0 && i % yieldEvery === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        items[i] = copyJson(list.items[i]) as T;
+        items[i] = this.#copy(list.items[i]) as T;
       }
       return { ...list, metadata: { ...list.metadata }, items };
     });
@@ -189,7 +202,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
           iterator
             .next()
             .then((next) =>
-              next.done ? next : { done: false, value: copyJson(next.value) as WatchEvent<T> },
+              next.done ? next : { done: false, value: this.#copy(next.value) as WatchEvent<T> },
             ),
         return: () => {
           watch.stop();
@@ -206,7 +219,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   get(name: string, options: GetOptions = {}): Promise<T> {
     return this.#call(options.signal, async () => {
       await this.#authorize("get", name, options.subresource ?? "");
-      return copyJson(
+      return this.#copy(
         await this.#registry.get(this.resource, this.namespace, name, { subresource: options.subresource }),
       ) as T;
     });
@@ -218,7 +231,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
       await this.#authorize("create", "", "", undefined, namespace);
       const review = this.#reviews?.(this.resource, namespace, object, this.#identity?.user);
       if (review !== undefined) return (await review) as T;
-      return copyJson(
+      return this.#copy(
         await this.#registry.create(this.resource, this.namespace, object, this.#write(options)),
       ) as T;
     });
@@ -228,7 +241,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
       await this.#authorize("update", nameOf(object), "", undefined, namespace);
-      return copyJson(
+      return this.#copy(
         await this.#registry.update(this.resource, namespace, nameOf(object), object, this.#write(options)),
       ) as T;
     });
@@ -238,7 +251,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
       await this.#authorize("update", nameOf(object), "status", undefined, namespace);
-      return copyJson(
+      return this.#copy(
         await this.#registry.update(this.resource, namespace, nameOf(object), object, {
           ...this.#write(options),
           subresource: "status",
@@ -251,7 +264,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
       await this.#authorize("update", nameOf(object), "finalize", undefined, namespace);
-      return copyJson(
+      return this.#copy(
         await this.#registry.update(this.resource, namespace, nameOf(object), object, {
           ...this.#write(options),
           subresource: "finalize",
@@ -263,7 +276,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   patch(name: string, patch: unknown, options: PatchOptions): Promise<T> {
     return this.#call(options.signal, async () => {
       await this.#authorize("patch", name, options.subresource ?? "");
-      return copyJson(
+      return this.#copy(
         await this.#registry.patch(
           this.resource,
           this.namespace,
@@ -280,7 +293,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     return this.#call(options.signal, async () => {
       await this.#authorize("delete", name, "");
       const object = await this.#registry.delete(this.resource, this.namespace, name, this.#write(options));
-      return { kind: "object", object: copyJson(object) as T };
+      return { kind: "object", object: this.#copy(object) as T };
     });
   }
 
@@ -288,21 +301,21 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     return this.#call(options.signal, async () => {
       await this.#authorize("deletecollection", "", "", options.fieldSelector);
       const list = await this.#registry.deleteCollection(this.resource, this.namespace, this.#write(options));
-      return copyJson(list) as ObjectList<T>;
+      return this.#copy(list) as ObjectList<T>;
     });
   }
 
   getScale(name: string, options: CallOptions = {}): Promise<Scale> {
     return this.#call(options.signal, async () => {
       await this.#authorize("get", name, "scale");
-      return copyJson(await this.#registry.getScale(this.resource, this.namespace, name));
+      return this.#copy(await this.#registry.getScale(this.resource, this.namespace, name));
     });
   }
 
   updateScale(name: string, scale: Scale, options: WriteOptions = {}): Promise<Scale> {
     return this.#call(options.signal, async () => {
       await this.#authorize("update", name, "scale");
-      return copyJson(
+      return this.#copy(
         await this.#registry.updateScale(this.resource, this.namespace, name, scale, this.#write(options)),
       );
     });

@@ -36,11 +36,15 @@ export async function servePort(
       });
       return Promise.resolve();
     }
-    const controller = new AbortController();
-    running.set(request.id, controller);
     const args = request.args;
-    const at = optionsIndex[request.verb];
-    args[at] = { ...(args[at] as object | undefined), signal: controller.signal };
+    // Watches and lists run long enough to be worth cancelling; a cancelled
+    // short call has already been rejected on the client's side.
+    if (request.verb === "watch" || request.verb === "list") {
+      const controller = new AbortController();
+      running.set(request.id, controller);
+      const at = optionsIndex[request.verb];
+      args[at] = { ...(args[at] as object | undefined), signal: controller.signal };
+    }
     const call = (method as (...a: unknown[]) => Promise<unknown>).apply(target, args);
     const done =
       request.verb === "watch"
