@@ -91,3 +91,34 @@ describe("port client", () => {
     await server.close();
   });
 });
+
+describe("port client and a long-lived signal", () => {
+  it("leaves no listener on the signal once a call has settled or a watch has ended", async () => {
+    const server = new ApiServer();
+    const target = overPort(server);
+    const podClient = target.client.resource(pods, "default");
+    const run = new AbortController();
+    const added: unknown[] = [];
+    const removed: unknown[] = [];
+    const add = run.signal.addEventListener.bind(run.signal);
+    const remove = run.signal.removeEventListener.bind(run.signal);
+    run.signal.addEventListener = ((type: string, listener: unknown, options: unknown) => {
+      added.push(listener);
+      add(type, listener as EventListener, options as AddEventListenerOptions);
+    }) as typeof run.signal.addEventListener;
+    run.signal.removeEventListener = ((type: string, listener: unknown) => {
+      removed.push(listener);
+      remove(type, listener as EventListener);
+    }) as typeof run.signal.removeEventListener;
+    for (let i = 0; i < 5; i++) await podClient.list({ signal: run.signal });
+    await podClient.get("missing", { signal: run.signal }).catch(() => undefined);
+    const events = await podClient.watch({ signal: run.signal });
+    expect(removed.length).toBe(6);
+    target.stop.abort();
+    for await (const _ of events);
+    expect(new Set(removed)).toEqual(new Set(added));
+    expect(added.length).toBe(7);
+    await target.close();
+    await server.close();
+  });
+});

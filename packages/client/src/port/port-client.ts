@@ -35,7 +35,7 @@ interface Pending {
   resolve(value: unknown): void;
   reject(error: unknown): void;
   /** Set for a watch: where its events go once it is established. */
-  stream?: WatchStream;
+  stream?: WatchStream | undefined;
 }
 
 class PortConnection implements PortClient {
@@ -99,11 +99,17 @@ class PortConnection implements PortClient {
     const id = this.#nextId++;
     args[at] = withoutSignal(options);
     return new Promise((resolve, reject) => {
-      const pending: Pending = { resolve, reject };
-      if (verb === "watch") pending.stream = new WatchStream(() => this.#cancel(id));
-      this.#pending.set(id, pending);
-      this.#outbox.send({ op: "call", id, rid, verb, args });
-      if (signal === undefined) return;
+      if (signal === undefined) {
+        this.#pending.set(id, {
+          resolve,
+          reject,
+          stream: verb === "watch" ? new WatchStream(() => this.#cancel(id)) : undefined,
+        });
+        this.#outbox.send({ op: "call", id, rid, verb, args });
+        return;
+      }
+      // The signal's listener goes when the call settles (or its watch ends): a
+      // component's long-lived signal would otherwise gather one per call.
       const onAbort = () => {
         const waiting = this.#pending.get(id);
         if (waiting !== undefined) {
@@ -113,7 +119,21 @@ class PortConnection implements PortClient {
         }
         this.#watches.get(id)?.end(undefined);
       };
+      const forget = () => signal.removeEventListener("abort", onAbort);
+      const stream = verb === "watch" ? new WatchStream(() => this.#cancel(id), forget) : undefined;
+      this.#pending.set(id, {
+        resolve: (value) => {
+          if (stream === undefined) forget();
+          resolve(value);
+        },
+        reject: (error) => {
+          forget();
+          reject(error);
+        },
+        stream,
+      });
       signal.addEventListener("abort", onAbort, { once: true });
+      this.#outbox.send({ op: "call", id, rid, verb, args });
     });
   }
 
@@ -171,9 +191,12 @@ class WatchStream implements AsyncIterable<WatchEvent> {
   #error: StatusError | undefined;
   #wake: (() => void) | undefined;
   readonly #onReturn: () => void;
+  readonly #onEnd: (() => void) | undefined;
 
-  constructor(onReturn: () => void) {
+  /** `onReturn` when the reader stops first; `onEnd` whenever the stream ends. */
+  constructor(onReturn: () => void, onEnd?: () => void) {
     this.#onReturn = onReturn;
+    this.#onEnd = onEnd;
   }
 
   push(event: WatchEvent): void {
@@ -186,6 +209,7 @@ class WatchStream implements AsyncIterable<WatchEvent> {
     if (this.#ended) return;
     this.#ended = true;
     this.#error = error;
+    this.#onEnd?.();
     this.#wake?.();
   }
 
@@ -211,6 +235,7 @@ class WatchStream implements AsyncIterable<WatchEvent> {
     } finally {
       if (!this.#ended) {
         this.#ended = true;
+        this.#onEnd?.();
         this.#onReturn();
       }
     }
