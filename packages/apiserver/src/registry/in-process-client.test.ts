@@ -51,7 +51,10 @@ describe("a shared in-process client", () => {
   it("hands out objects uncopied, where the server's own client copies each", async () => {
     const server = new ApiServer();
     try {
-      await server.client().resource(configMaps, "default").create({ metadata: { name: "a" }, data: { k: "v" } });
+      await server
+        .client()
+        .resource(configMaps, "default")
+        .create({ metadata: { name: "a" }, data: { k: "v" } });
       const shared = server.client({ shared: true }).resource(configMaps, "default");
       const copying = server.client().resource(configMaps, "default");
       expect(await shared.get("a")).toBe(await shared.get("a"));

@@ -104,11 +104,11 @@ describe("port client and a long-lived signal", () => {
     const remove = run.signal.removeEventListener.bind(run.signal);
     run.signal.addEventListener = ((type: string, listener: unknown, options: unknown) => {
       added.push(listener);
-      add(type, listener as EventListener, options as AddEventListenerOptions);
+      add(type, listener as () => void, options as { once?: boolean });
     }) as typeof run.signal.addEventListener;
     run.signal.removeEventListener = ((type: string, listener: unknown) => {
       removed.push(listener);
-      remove(type, listener as EventListener);
+      remove(type, listener as () => void);
     }) as typeof run.signal.removeEventListener;
     for (let i = 0; i < 5; i++) await podClient.list({ signal: run.signal });
     await podClient.get("missing", { signal: run.signal }).catch(() => undefined);
