@@ -152,7 +152,7 @@ export class NodeThreads {
 
 /**
  * Starts a thread on the built entry beside this module, or, under the
- * TypeScript sources (tests, benchmarks, the demo), on the source entry
+ * TypeScript sources (tests, benchmarks), on the source entry
  * through tsx's loader, registered in the thread itself: Node 20 does not
  * carry `--import` loaders into worker threads.
  */
