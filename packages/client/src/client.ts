@@ -129,6 +129,21 @@ export interface ResourceClient<T extends KubeObject = KubeObject> {
 }
 
 /**
+ * The {@link ResourceClient} calls that write (the rest read or watch): what
+ * a write counter or a fault injector wraps.
+ */
+export const writeVerbs: ReadonlySet<string> = new Set([
+  "create",
+  "update",
+  "updateStatus",
+  "patch",
+  "delete",
+  "deleteCollection",
+  "finalize",
+  "updateScale",
+]);
+
+/**
  * The door to an API server: the embedded one (in process) or any Kubernetes
  * cluster (over HTTP). Controllers and informers talk to the world only
  * through this.

@@ -4,7 +4,7 @@
 // real clock with upstream's defaults.
 import { nodes as nodesResource, type Pod, pods } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
-import { type Client, listerWatcher } from "@reconcile/client";
+import { type Client, listerWatcher, writeVerbs } from "@reconcile/client";
 import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
 import { NodeSimulator, NodeThreads } from "../../kubelet/src/index.js";
 import { Scheduler } from "../../scheduler/src/index.js";
@@ -98,18 +98,6 @@ export async function startCluster(options: BenchClusterOptions): Promise<BenchC
   tasks.push(manager.run({ signal: stop.signal }));
   return cluster;
 }
-
-/** The API verbs that write. */
-const writeVerbs: ReadonlySet<string> = new Set([
-  "create",
-  "update",
-  "updateStatus",
-  "patch",
-  "delete",
-  "deleteCollection",
-  "finalize",
-  "updateScale",
-]);
 
 /**
  * `client`, telling `observe` of every write as it starts, by verb and

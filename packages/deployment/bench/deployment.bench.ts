@@ -16,14 +16,13 @@
 // warm-up; medians reported. Goals: (b) ≤ 3 s and ≤ 3 writes per replaced pod.
 import { type Deployment, deployments, type KubeObject, type Pod, pods, replicaSets } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
-import type { Client, ResourceClient } from "@reconcile/client";
+import { type Client, type ResourceClient, writeVerbs } from "@reconcile/client";
 import { SharedInformerFactory } from "@reconcile/informer";
 import { ReplicaSetController } from "@reconcile/replicaset";
 import { type Measurement, measure, writeResults } from "../../../tools/bench/index.js";
 import { DeploymentController } from "../src/index.js";
 
 const namespace = "default";
-const writeVerbs = new Set(["create", "update", "updateStatus", "patch", "delete", "deleteCollection"]);
 
 function newDeployment(name: string, replicas: number): Deployment {
   const labels = { app: name, tier: "bench" };

@@ -26,12 +26,10 @@
 import { type KubeObject, newAlreadyExists, newNotFound, nodes, type Pod, pods } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import type { Client, ResourceClient } from "@reconcile/client";
-import { listerWatcher } from "@reconcile/client";
+import { listerWatcher, writeVerbs } from "@reconcile/client";
 import { SharedIndexInformer } from "@reconcile/informer";
 import { type Measurement, measure, median, writeResults } from "../../../tools/bench/index.js";
 import { Kubelet, NodeSimulator, NodeThreads } from "../src/index.js";
-
-const writeVerbs = new Set(["create", "update", "updateStatus", "patch", "delete", "deleteCollection"]);
 
 /** Counts the writes sent through `inner`. */
 function countingClient(inner: Client, counter: { writes: number }): Client {

@@ -1,3 +1,4 @@
+import { writeVerbs } from "@reconcile/client";
 import type { Random } from "@reconcile/clock";
 
 /**
@@ -114,16 +115,7 @@ export type FaultSpec = false | FaultRates | { readonly plan: readonly Fault[] }
 export type FaultFilter = (at: { component: string; point: DecisionPoint; verb: string }) => boolean;
 
 /** The API verbs that write (where `lostResponse` and `crashAfterWrite` may strike). */
-export const writeVerbs: ReadonlySet<string> = new Set([
-  "create",
-  "update",
-  "updateStatus",
-  "patch",
-  "delete",
-  "deleteCollection",
-  "finalize",
-  "updateScale",
-]);
+export { writeVerbs };
 
 /** Which kinds may strike at a decision point. */
 export function kindsAt(point: DecisionPoint, verb: string): readonly FaultKind[] {
