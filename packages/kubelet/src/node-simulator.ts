@@ -30,6 +30,12 @@ export interface NodeSimulatorOptions {
   /** Default "node-". */
   namePrefix?: string | undefined;
   /**
+   * The place of the first node among all nodes, when these are part of a
+   * larger set (the nodes of one of several `NodeThreads`): node i's
+   * addresses are those of node `firstIndex + i`. Default 0.
+   */
+  firstIndex?: number | undefined;
+  /**
    * A shared informer on all pods to feed the nodes from; the simulator adds
    * one handler and leaves running it to the caller. Default: the simulator
    * runs its own — for a single node, on that node's pods only
@@ -69,16 +75,12 @@ export class NodeSimulator {
 
   constructor(options: NodeSimulatorOptions) {
     if (options?.client === undefined) throw new TypeError("NodeSimulator: client is required");
-    const names =
-      typeof options.nodes === "number"
-        ? Array.from({ length: options.nodes }, (_, i) => `${options.namePrefix ?? "node-"}${i + 1}`)
-        : [...options.nodes];
-    if (names.length > 65_536)
-      throw new RangeError("NodeSimulator: at most 65,536 nodes (one /24 pod CIDR each)");
+    const names = nodeNamesOf(options.nodes, options.namePrefix, "NodeSimulator");
     this.#options = options;
     this.#names = names;
     this.#clock = options.clock ?? realClock;
     this.#startedAt = this.#clock.now();
+    const first = options.firstIndex ?? 0;
     this.kubelets = names.map((nodeName, i) => {
       const kubeletOptions: KubeletOptions = {
         nodeName,
@@ -87,8 +89,8 @@ export class NodeSimulator {
         random: options.random,
         logger: options.logger,
         podSource: "external",
-        podCIDR: podCIDROf(i, options.dualStack === true),
-        nodeIP: `10.0.${Math.floor(i / 250)}.${(i % 250) + 2}`,
+        podCIDR: podCIDROf(first + i, options.dualStack === true),
+        nodeIP: nodeIPOf(first + i),
         ...options.kubeletOptions?.(nodeName, i),
       };
       const kubelet = new Kubelet(kubeletOptions);
@@ -237,6 +239,22 @@ export class NodeSimulator {
     if (informer.hasSynced()) for (const kubelet of this.kubelets) kubelet.markSourcesReady();
     this.#markSynced();
   }
+}
+
+/**
+ * The names of `nodes` (`<prefix><i>` from 1, or the names given), at most
+ * 65,536 of them (one /24 pod CIDR each); `owner` names the refusal.
+ */
+export function nodeNamesOf(nodes: number | readonly string[], prefix = "node-", owner: string): string[] {
+  const names =
+    typeof nodes === "number" ? Array.from({ length: nodes }, (_, i) => `${prefix}${i + 1}`) : [...nodes];
+  if (names.length > 65_536) throw new RangeError(`${owner}: at most 65,536 nodes (one /24 pod CIDR each)`);
+  return names;
+}
+
+/** Node i's InternalIP (from 0): `10.0.<i / 250>.<i % 250 + 2>`. */
+function nodeIPOf(index: number): string {
+  return `10.0.${Math.floor(index / 250)}.${(index % 250) + 2}`;
 }
 
 /** Node i's pod CIDR (from 0): `10.244.<i>.0/24`, and `fd00:10:244:<i in hex>::/64` on a dual-stack cluster. */

@@ -5,7 +5,7 @@ import { type Pod, pods } from "@reconcile/api";
 import { listerWatcher, portClient } from "@reconcile/client";
 import { seededRandom } from "@reconcile/clock";
 import { SharedIndexInformer } from "@reconcile/informer";
-import { NodeSimulator, podCIDROf } from "./node-simulator.js";
+import { NodeSimulator } from "./node-simulator.js";
 import type { NodeThreadData, NodeThreadEvent } from "./node-threads.js";
 
 async function main(data: NodeThreadData, parent: NonNullable<typeof parentPort>): Promise<void> {
@@ -27,21 +27,14 @@ async function main(data: NodeThreadData, parent: NonNullable<typeof parentPort>
     podInformer,
     dualStack: data.dualStack,
     random,
-    kubeletOptions: (_name, i) => {
-      const index = data.first + i;
-      return {
-        podCIDR: podCIDROf(index, data.dualStack),
-        nodeIP: `10.0.${Math.floor(index / 250)}.${(index % 250) + 2}`,
-        ...data.kubelet,
-      };
-    },
+    firstIndex: data.first,
+    kubeletOptions: () => data.kubelet,
   });
   const running = Promise.all([podInformer.run(stop.signal), simulator.run({ signal: stop.signal })]);
   void simulator.synced.then(() => parent.postMessage({ type: "synced" } satisfies NodeThreadEvent));
   await running;
   client.close();
   data.port.close();
-  parent.postMessage({ type: "stopped" } satisfies NodeThreadEvent);
   parent.close();
 }
 

@@ -6,6 +6,7 @@
 import { MessageChannel, type MessagePort, Worker } from "node:worker_threads";
 import { type Client, servePort } from "@reconcile/client";
 import type { KubeletOptions } from "./kubelet-options.js";
+import { nodeNamesOf } from "./node-simulator.js";
 
 /** The kubelet options that can cross to a thread (plain data). */
 export type NodeThreadKubeletOptions = Pick<
@@ -49,8 +50,8 @@ export interface NodeThreadData {
   seed: number | undefined;
 }
 
-/** A thread's messages to its parent. */
-export type NodeThreadEvent = { type: "synced" } | { type: "stopped" };
+/** A thread's message to its parent: its pod informer has synced. */
+export type NodeThreadEvent = { type: "synced" };
 
 /**
  * See the file comment. Unlike NodeSimulator, the kubelets' own servers
@@ -71,12 +72,7 @@ export class NodeThreads {
     const threads = options.threads ?? 1;
     if (!Number.isInteger(threads) || threads < 1)
       throw new RangeError("NodeThreads: threads must be a positive integer");
-    this.nodeNames =
-      typeof options.nodes === "number"
-        ? Array.from({ length: options.nodes }, (_, i) => `${options.namePrefix ?? "node-"}${i + 1}`)
-        : [...options.nodes];
-    if (this.nodeNames.length > 65_536)
-      throw new RangeError("NodeThreads: at most 65,536 nodes (one /24 pod CIDR each)");
+    this.nodeNames = nodeNamesOf(options.nodes, options.namePrefix, "NodeThreads");
     this.#options = options;
   }
 
