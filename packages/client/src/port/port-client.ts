@@ -116,8 +116,13 @@ class PortConnection implements PortClient {
           this.#pending.delete(id);
           this.#cancel(id);
           waiting.reject(signal.reason);
+          return;
         }
-        this.#watches.get(id)?.end(undefined);
+        // An established watch: stop it on the serving side too, then end it here.
+        const stream = this.#watches.get(id);
+        if (stream === undefined) return;
+        this.#cancel(id);
+        stream.end(undefined);
       };
       const forget = () => signal.removeEventListener("abort", onAbort);
       const stream = verb === "watch" ? new WatchStream(() => this.#cancel(id), forget) : undefined;
