@@ -28,7 +28,7 @@ import { ApiServer } from "@reconcile/apiserver";
 import type { Client, ResourceClient } from "@reconcile/client";
 import { listerWatcher, writeVerbs } from "@reconcile/client";
 import { SharedIndexInformer } from "@reconcile/informer";
-import { type Measurement, measure, median, writeResults } from "../../../tools/bench/index.js";
+import { fromRuns, type Measurement, percentile, writeResults } from "../../../tools/bench/index.js";
 import { Kubelet, NodeSimulator, NodeThreads } from "../src/index.js";
 
 /** Counts the writes sent through `inner`. */
@@ -60,11 +60,6 @@ function gcHeap(): number {
   global.gc?.();
   global.gc?.();
   return process.memoryUsage().heapUsed;
-}
-
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
 }
 
 interface BoundRun {
@@ -183,8 +178,8 @@ async function boundPods(
   await server.close();
   return {
     seconds,
-    p50Ms: percentile(latencies, 50),
-    p99Ms: percentile(latencies, 99),
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
     writesPerPod: writes / total,
     heapPerPodKb: (withPods - withoutNodes) / total / 1024,
   };
@@ -350,26 +345,6 @@ async function idleNodes(nodeCount: number, windowMs: number): Promise<IdleRun> 
   };
 }
 
-async function fromRuns(
-  name: string,
-  unit: string,
-  higherIsBetter: boolean,
-  values: number[],
-  target?: number,
-): Promise<Measurement> {
-  return measure(
-    {
-      name,
-      unit,
-      higherIsBetter,
-      runs: values.length,
-      warmups: 0,
-      ...(target !== undefined ? { target } : {}),
-    },
-    () => values.shift()!,
-  );
-}
-
 // `KUBELET_BENCH=ae` runs only those parts (default all).
 const parts = process.env.KUBELET_BENCH ?? "abcde";
 const modes: Mode[] = ["in-process", "thread"];
@@ -395,40 +370,36 @@ if (parts.includes("b") || parts.includes("c"))
   for (let i = 0; i < 3; i++) idle.push(await idleNodes(1_000, 20_000));
 
 const results: Measurement[] = [];
+const where = (mode: Mode) => (mode === "thread" ? ", nodes on a worker thread" : "");
 for (const mode of modes) {
   const runs = bound.get(mode)!;
   if (runs.length === 0) continue;
-  const label = `(a) 100 nodes × 100 pods bound at once${mode === "thread" ? ", nodes on a worker thread" : ""}`;
+  const label = `(a) 100 nodes × 100 pods bound at once${where(mode)}`;
   results.push(
-    await fromRuns(
+    fromRuns(
       `${label}: seconds until all Running and Ready`,
       "s",
-      false,
       runs.map((r) => r.seconds),
     ),
-    await fromRuns(
+    fromRuns(
       `${label}: pods/s`,
       "pods/s",
-      true,
       runs.map((r) => 10_000 / r.seconds),
-      5_000,
+      { higherIsBetter: true, target: 5_000 },
     ),
-    await fromRuns(
+    fromRuns(
       `${label}: bound → Ready p50`,
       "ms",
-      false,
       runs.map((r) => r.p50Ms),
     ),
-    await fromRuns(
+    fromRuns(
       `${label}: bound → Ready p99`,
       "ms",
-      false,
       runs.map((r) => r.p99Ms),
     ),
-    await fromRuns(
+    fromRuns(
       `${label}: API writes per pod`,
       "writes/pod",
-      false,
       runs.map((r) => r.writesPerPod),
     ),
   );
@@ -436,69 +407,65 @@ for (const mode of modes) {
 for (const mode of modes) {
   const runs = steady.get(mode)!;
   if (runs.length === 0) continue;
-  const label = `(e) 1,000 pods/s arriving on 100 nodes for 10 s${mode === "thread" ? ", nodes on a worker thread" : ""}`;
+  const label = `(e) 1,000 pods/s arriving on 100 nodes for 10 s${where(mode)}`;
   results.push(
-    await fromRuns(
+    fromRuns(
       `${label}: bound → Ready p50`,
       "ms",
-      false,
       runs.map((r) => r.p50Ms),
     ),
-    await fromRuns(
+    fromRuns(
       `${label}: bound → Ready p99`,
       "ms",
-      false,
       runs.map((r) => r.p99Ms),
-      200,
+      { target: 200 },
     ),
   );
 }
 if (idle.length > 0)
   results.push(
-    await fromRuns(
+    fromRuns(
       "(b) 1,000 idle nodes: CPU share of one core",
       "core",
-      false,
       idle.map((r) => r.cpuShare),
-      0.1,
+      { target: 0.1 },
     ),
-    await fromRuns(
+    fromRuns(
       "(b) 1,000 idle nodes: API writes/s",
       "writes/s",
-      false,
       idle.map((r) => r.writesPerSecond),
     ),
-    await fromRuns(
+    fromRuns(
       "(c) kubelet heap per idle node",
       "KB",
-      false,
       idle.map((r) => r.heapPerNodeKb),
-      100,
+      { target: 100 },
     ),
   );
-if (bound.get("in-process")!.length > 0)
+const inProcess = bound.get("in-process")!;
+if (inProcess.length > 0)
   results.push(
-    await fromRuns(
+    fromRuns(
       "(c) kubelet heap per running pod",
       "KB",
-      false,
-      bound.get("in-process")!.map((r) => r.heapPerPodKb),
+      inProcess.map((r) => r.heapPerPodKb),
     ),
   );
 if (alone.length > 0)
   results.push(
-    await fromRuns(
+    fromRuns(
       "(d) the kubelets alone, 100 nodes × 100 pods: pods/s",
       "pods/s",
-      true,
       alone.map((r) => 10_000 / r.seconds),
+      {
+        higherIsBetter: true,
+      },
     ),
-    await fromRuns(
+    fromRuns(
       "(d) the kubelets alone: CPU per pod",
       "ms",
-      false,
       alone.map((r) => r.cpuMsPerPod),
     ),
   );
-void median;
+for (const m of results) console.log(`${m.name}: median ${m.median.toPrecision(4)} ${m.unit}`);
 writeResults("kubelet", results);
