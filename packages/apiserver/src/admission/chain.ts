@@ -11,7 +11,8 @@ interface Phases {
  * chain): every write's object passes each plugin's `admit` in turn, then,
  * once the kind has prepared and validated it, each plugin's `validate`. Per
  * resource the chain keeps only the plugins that handle it, so a write of a
- * kind no plugin knows pays one map lookup.
+ * kind no plugin knows pays one map lookup. The chain runs within the call
+ * until a plugin answers with a promise, and waits only from there.
  */
 export class AdmissionChain implements Admission {
   readonly plugins: readonly AdmissionPlugin[];
@@ -21,19 +22,52 @@ export class AdmissionChain implements Admission {
     this.plugins = plugins;
   }
 
-  async mutate(attributes: AdmissionAttributes): Promise<boolean> {
+  mutate(attributes: AdmissionAttributes): boolean | Promise<boolean> {
+    const mutating = this.#phases(attributes).mutating;
     let redefault = false;
-    for (const plugin of this.#phases(attributes).mutating) {
-      const outcome = plugin.admit!(attributes);
+    for (let i = 0; i < mutating.length; i++) {
+      const outcome = mutating[i]!.admit!(attributes);
+      if (outcome instanceof Promise) return this.#mutateFrom(attributes, mutating, i, outcome, redefault);
+      if (outcome === true) redefault = true;
+    }
+    return redefault;
+  }
+
+  /** The rest of `mutate` once a plugin's answer (`pending`, of plugin `i`) has to be waited for. */
+  async #mutateFrom(
+    attributes: AdmissionAttributes,
+    mutating: readonly AdmissionPlugin[],
+    i: number,
+    pending: Promise<unknown>,
+    redefault: boolean,
+  ): Promise<boolean> {
+    if ((await pending) === true) redefault = true;
+    for (let k = i + 1; k < mutating.length; k++) {
+      const outcome = mutating[k]!.admit!(attributes);
       if ((outcome instanceof Promise ? await outcome : outcome) === true) redefault = true;
     }
     return redefault;
   }
 
-  async validate(attributes: AdmissionAttributes): Promise<void> {
-    for (const plugin of this.#phases(attributes).validating) {
-      const pending = plugin.validate!(attributes);
-      if (pending !== undefined) await pending;
+  validate(attributes: AdmissionAttributes): void | Promise<void> {
+    const validating = this.#phases(attributes).validating;
+    for (let i = 0; i < validating.length; i++) {
+      const pending = validating[i]!.validate!(attributes);
+      if (pending instanceof Promise) return this.#validateFrom(attributes, validating, i, pending);
+    }
+  }
+
+  /** The rest of `validate` once plugin `i`'s answer has to be waited for. */
+  async #validateFrom(
+    attributes: AdmissionAttributes,
+    validating: readonly AdmissionPlugin[],
+    i: number,
+    pending: Promise<void>,
+  ): Promise<void> {
+    await pending;
+    for (let k = i + 1; k < validating.length; k++) {
+      const next = validating[k]!.validate!(attributes);
+      if (next instanceof Promise) await next;
     }
   }
 

@@ -38,13 +38,24 @@ export interface AdmissionContext {
   readonly clock: Clock;
   /** Where generated names (the token volume's suffix) draw from. */
   readonly random: Random;
+  /**
+   * The object of `resource` named `name` in `namespace`; shared and
+   * read-only. Given at once when the server's cached list of them is
+   * current (most writes), else as a promise; `await` takes either.
+   */
   get<T extends KubeObject>(
     resource: ResourceDescriptor<T>,
     namespace: string,
     name: string,
-  ): Promise<T | undefined>;
-  /** The objects of `resource` in `namespace` (all namespaces for ""); shared and read-only. */
-  list<T extends KubeObject>(resource: ResourceDescriptor<T>, namespace: string): Promise<readonly T[]>;
+  ): T | undefined | Promise<T | undefined>;
+  /**
+   * The objects of `resource` in `namespace` (all namespaces for ""); shared
+   * and read-only. At once when the cached list is current, else a promise.
+   */
+  list<T extends KubeObject>(
+    resource: ResourceDescriptor<T>,
+    namespace: string,
+  ): readonly T[] | Promise<readonly T[]>;
   /**
    * Writes `object` over the stored one it was read as (its resourceVersion),
    * as a status write would; rejects with a `Conflict` StorageError when
@@ -68,6 +79,15 @@ export interface AdmissionContext {
   equivalents?(resource: ResourceDescriptor): readonly ResourceDescriptor[];
   /** `object` of `from` as `to` serves it (through the stored version); rejects with the conversion's error. */
   convert?(object: KubeObject, from: ResourceDescriptor, to: ResourceDescriptor): Promise<KubeObject>;
+}
+
+/**
+ * `next(value)`, at once when `value` is known, else once it is: a plugin
+ * whose reads the cache answers runs start to end within the call, so a write
+ * that no plugin has to wait for never waits.
+ */
+export function whenKnown<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise<Awaited<R>> {
+  return value instanceof Promise ? (value.then(next) as Promise<Awaited<R>>) : next(value);
 }
 
 /** What {@link storageContext} converts between equivalent resources with. */

@@ -315,104 +315,116 @@ function policyReads(policy: ValidatingAdmissionPolicy): RequestReads {
 export function validatingAdmissionPolicyPlugin(context: AdmissionContext): AdmissionPlugin {
   return {
     name: "ValidatingAdmissionPolicy",
-    async validate(a) {
-      const listed = await context.list(validatingAdmissionPolicyBindings, "");
-      if (listed.length === 0) return;
-      const bindings = sortedByName(listed);
-      const policies = byName(await context.list(validatingAdmissionPolicies, ""));
-      const denied: Decision[] = [];
-      // Each policy's audit annotations, every distinct value its bindings and params gave a key.
-      const annotations = new Map<string, Map<string, string[]>>();
-      let namespaceObject: unknown;
-      // The request's values as CEL sees them, made once per version and per policy's reads, for every binding and param.
-      const values = new Map<ResourceDescriptor, Map<RequestReads, CelRequestValues>>();
-      for (const binding of bindings) {
-        const policy = policies.get(binding.spec?.policyName ?? "");
-        if (policy?.spec === undefined) continue;
-        // The policy's constraints name the version its expressions see the objects at.
-        const matched = await matchResourcesSelect(policy.spec.matchConstraints, a, context);
-        if (matched === undefined) continue;
-        if ((await matchResourcesSelect(binding.spec?.matchResources, a, context)) === undefined) continue;
-        const names = { policy: policy.metadata?.name ?? "", binding: binding.metadata?.name ?? "" };
-        const failOpen = policy.spec.failurePolicy === "Ignore";
-        const params = await paramsOf(policy, binding, a, context);
-        if (typeof params === "string") {
-          if (!failOpen)
-            denied.push({ ...names, message: `failed to configure binding: ${params}`, reason: "Invalid" });
-          continue;
-        }
-        const reads = policyReads(policy);
-        // The namespace is looked up only for a policy whose expressions name it.
-        if (namespaceObject === undefined && reads.namespaceObject) {
-          const isNamespace = a.resource.group === "" && a.resource.plural === "namespaces";
-          const ns =
-            a.namespace === "" || isNamespace
-              ? undefined
-              : await context.get<Namespace>(namespaces, "", a.namespace);
-          namespaceObject = ns === undefined ? null : celValueOfObject(ns);
-        }
-        const actions = binding.spec?.validationActions ?? [];
-        let byReads = values.get(matched);
-        if (byReads === undefined) values.set(matched, (byReads = new Map()));
-        let versioned = byReads.get(reads);
-        for (const param of params) {
-          if (versioned === undefined) {
-            versioned = celRequestValues(await versionedAttributes(a, matched, context), reads);
-            byReads.set(reads, versioned);
-          }
-          const base: PolicyVariables = {
-            object: versioned.object,
-            oldObject: versioned.oldObject,
-            request: versioned.request,
-            params: param === null ? null : celValueOfObject(param),
-            namespaceObject: namespaceObject ?? null,
-          };
-          const result = evaluatePolicy(policy, base);
-          if (result === "skip") continue;
-          if ("error" in result) {
-            if (!failOpen) denied.push({ ...names, message: result.error, reason: "Invalid" });
-            continue;
-          }
-          for (const failure of result.failures) {
-            if (actions.includes("Deny")) denied.push({ ...names, ...failure });
-            if (actions.includes("Warn"))
-              a.warn(
-                `Validation failed for ValidatingAdmissionPolicy '${names.policy}' with binding '${names.binding}': ${failure.message}`,
-              );
-            if (actions.includes("Audit"))
-              a.annotate(
-                "validation.policy.admission.k8s.io/validation_failure",
-                JSON.stringify([
-                  {
-                    message: failure.message,
-                    policy: names.policy,
-                    binding: names.binding,
-                    expressionIndex: failure.index,
-                    validationActions: actions,
-                  },
-                ]),
-              );
-          }
-          let keys = annotations.get(names.policy);
-          if (keys === undefined) annotations.set(names.policy, (keys = new Map()));
-          for (const [key, value] of result.annotations) {
-            const values = keys.get(key) ?? [];
-            if (!values.includes(value)) keys.set(key, [...values, value]);
-          }
-        }
-      }
-      for (const [policyName, keys] of annotations)
-        for (const [key, values] of keys) a.annotate(`${policyName}/${key}`, values.join(", "));
-      const first = denied[0];
-      if (first === undefined) return;
-      const message = `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`;
-      const { status } = forbidden(a, message);
-      throw new StatusError({
-        ...status,
-        code: codes[first.reason] ?? 422,
-        reason: first.reason as never,
-        details: { ...status.details, causes: [...(status.details?.causes ?? []), { message }] },
-      });
+    validate(a) {
+      const listed = context.list(validatingAdmissionPolicyBindings, "");
+      // No binding: nothing to wait for.
+      if (!(listed instanceof Promise) && listed.length === 0) return;
+      return validateByPolicies(a, listed, context);
     },
   };
+}
+
+/** Runs the policies the bindings of `pending` bind that select `a`; throws the first denial's error. */
+async function validateByPolicies(
+  a: AdmissionAttributes,
+  pending: readonly ValidatingAdmissionPolicyBinding[] | Promise<readonly ValidatingAdmissionPolicyBinding[]>,
+  context: AdmissionContext,
+): Promise<void> {
+  const listed = await pending;
+  if (listed.length === 0) return;
+  const bindings = sortedByName(listed);
+  const policies = byName(await context.list(validatingAdmissionPolicies, ""));
+  const denied: Decision[] = [];
+  // Each policy's audit annotations, every distinct value its bindings and params gave a key.
+  const annotations = new Map<string, Map<string, string[]>>();
+  let namespaceObject: unknown;
+  // The request's values as CEL sees them, made once per version and per policy's reads, for every binding and param.
+  const values = new Map<ResourceDescriptor, Map<RequestReads, CelRequestValues>>();
+  for (const binding of bindings) {
+    const policy = policies.get(binding.spec?.policyName ?? "");
+    if (policy?.spec === undefined) continue;
+    // The policy's constraints name the version its expressions see the objects at.
+    const matched = await matchResourcesSelect(policy.spec.matchConstraints, a, context);
+    if (matched === undefined) continue;
+    if ((await matchResourcesSelect(binding.spec?.matchResources, a, context)) === undefined) continue;
+    const names = { policy: policy.metadata?.name ?? "", binding: binding.metadata?.name ?? "" };
+    const failOpen = policy.spec.failurePolicy === "Ignore";
+    const params = await paramsOf(policy, binding, a, context);
+    if (typeof params === "string") {
+      if (!failOpen)
+        denied.push({ ...names, message: `failed to configure binding: ${params}`, reason: "Invalid" });
+      continue;
+    }
+    const reads = policyReads(policy);
+    // The namespace is looked up only for a policy whose expressions name it.
+    if (namespaceObject === undefined && reads.namespaceObject) {
+      const isNamespace = a.resource.group === "" && a.resource.plural === "namespaces";
+      const ns =
+        a.namespace === "" || isNamespace
+          ? undefined
+          : await context.get<Namespace>(namespaces, "", a.namespace);
+      namespaceObject = ns === undefined ? null : celValueOfObject(ns);
+    }
+    const actions = binding.spec?.validationActions ?? [];
+    let byReads = values.get(matched);
+    if (byReads === undefined) values.set(matched, (byReads = new Map()));
+    let versioned = byReads.get(reads);
+    for (const param of params) {
+      if (versioned === undefined) {
+        versioned = celRequestValues(await versionedAttributes(a, matched, context), reads);
+        byReads.set(reads, versioned);
+      }
+      const base: PolicyVariables = {
+        object: versioned.object,
+        oldObject: versioned.oldObject,
+        request: versioned.request,
+        params: param === null ? null : celValueOfObject(param),
+        namespaceObject: namespaceObject ?? null,
+      };
+      const result = evaluatePolicy(policy, base);
+      if (result === "skip") continue;
+      if ("error" in result) {
+        if (!failOpen) denied.push({ ...names, message: result.error, reason: "Invalid" });
+        continue;
+      }
+      for (const failure of result.failures) {
+        if (actions.includes("Deny")) denied.push({ ...names, ...failure });
+        if (actions.includes("Warn"))
+          a.warn(
+            `Validation failed for ValidatingAdmissionPolicy '${names.policy}' with binding '${names.binding}': ${failure.message}`,
+          );
+        if (actions.includes("Audit"))
+          a.annotate(
+            "validation.policy.admission.k8s.io/validation_failure",
+            JSON.stringify([
+              {
+                message: failure.message,
+                policy: names.policy,
+                binding: names.binding,
+                expressionIndex: failure.index,
+                validationActions: actions,
+              },
+            ]),
+          );
+      }
+      let keys = annotations.get(names.policy);
+      if (keys === undefined) annotations.set(names.policy, (keys = new Map()));
+      for (const [key, value] of result.annotations) {
+        const values = keys.get(key) ?? [];
+        if (!values.includes(value)) keys.set(key, [...values, value]);
+      }
+    }
+  }
+  for (const [policyName, keys] of annotations)
+    for (const [key, values] of keys) a.annotate(`${policyName}/${key}`, values.join(", "));
+  const first = denied[0];
+  if (first === undefined) return;
+  const message = `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`;
+  const { status } = forbidden(a, message);
+  throw new StatusError({
+    ...status,
+    code: codes[first.reason] ?? 422,
+    reason: first.reason as never,
+    details: { ...status.details, causes: [...(status.details?.causes ?? []), { message }] },
+  });
 }

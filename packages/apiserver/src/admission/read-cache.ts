@@ -121,15 +121,19 @@ export class ListCache {
     this.#storage = storage;
   }
 
-  list(prefix: string): Promise<readonly KubeObject[]> {
+  /** The items under `prefix`: at once when the cached list is current, else a promise of them read afresh. */
+  list(prefix: string): readonly KubeObject[] | Promise<readonly KubeObject[]> {
     const entry = this.#entry(prefix);
-    return entry instanceof Promise ? entry.then((e) => e.items) : Promise.resolve(entry.items);
+    return entry instanceof Promise ? entry.then((e) => e.items) : entry.items;
   }
 
-  /** The object named `name` directly under `prefix` (`/core/namespaces/` and `default`), from the cached list. */
-  get(prefix: string, name: string): Promise<KubeObject | undefined> {
+  /**
+   * The object named `name` directly under `prefix` (`/core/namespaces/` and
+   * `default`), from the cached list: at once when it is current.
+   */
+  get(prefix: string, name: string): KubeObject | undefined | Promise<KubeObject | undefined> {
     const entry = this.#entry(prefix);
-    return entry instanceof Promise ? entry.then((e) => named(e, name)) : Promise.resolve(named(entry, name));
+    return entry instanceof Promise ? entry.then((e) => named(e, name)) : named(entry, name);
   }
 
   /** How many writes this server has made to the collection `prefix` lies in. */

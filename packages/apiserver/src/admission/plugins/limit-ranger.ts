@@ -8,7 +8,14 @@ import {
   resourceListOf,
 } from "@reconcile/api";
 import type { Container, LimitRange, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
-import { type AdmissionContext, type AdmissionPlugin, aggregate, forbidden, resourceKey } from "../plugin.js";
+import {
+  type AdmissionContext,
+  type AdmissionPlugin,
+  aggregate,
+  forbidden,
+  resourceKey,
+  whenKnown,
+} from "../plugin.js";
 
 /** The annotation that lists what the plugin defaulted. */
 export const limitRangerAnnotation = "kubernetes.io/limit-ranger";
@@ -27,7 +34,6 @@ const claimKey = resourceKey(persistentVolumeClaims);
  * looked at (containers cannot change), nor are objects being deleted.
  */
 export function limitRanger(context: AdmissionContext): AdmissionPlugin {
-  const rangesFor = async (namespace: string) => context.list(limitRanges, namespace);
   const applies = (key: string, operation: string, subresource: string, deleting: boolean) =>
     subresource === "" &&
     !deleting &&
@@ -36,23 +42,29 @@ export function limitRanger(context: AdmissionContext): AdmissionPlugin {
   return {
     name: "LimitRanger",
     resources: [podKey, claimKey],
-    async admit(a) {
+    admit(a) {
       const key = resourceKey(a.resource);
       if (key !== podKey || !applies(key, a.operation, a.subresource, false) || a.object === undefined)
         return;
-      for (const range of await rangesFor(a.namespace)) defaultPodResources(range, a.object as Pod);
+      const pod = a.object as Pod;
+      return whenKnown(context.list(limitRanges, a.namespace), (ranges) => {
+        for (const range of ranges) defaultPodResources(range, pod);
+      });
     },
-    async validate(a) {
+    validate(a) {
       const key = resourceKey(a.resource);
       const deleting = a.oldObject?.metadata?.deletionTimestamp !== undefined;
       if (!applies(key, a.operation, a.subresource, deleting) || a.object === undefined) return;
-      for (const range of await rangesFor(a.namespace)) {
-        const problems =
-          key === podKey
-            ? podProblems(range, a.object as Pod)
-            : claimProblems(range, a.object as PersistentVolumeClaim);
-        if (problems.length > 0) throw forbidden(a, aggregate(problems));
-      }
+      const object = a.object;
+      return whenKnown(context.list(limitRanges, a.namespace), (ranges) => {
+        for (const range of ranges) {
+          const problems =
+            key === podKey
+              ? podProblems(range, object as Pod)
+              : claimProblems(range, object as PersistentVolumeClaim);
+          if (problems.length > 0) throw forbidden(a, aggregate(problems));
+        }
+      });
     },
   };
 }

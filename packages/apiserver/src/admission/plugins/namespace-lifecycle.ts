@@ -1,5 +1,12 @@
 import { type Namespace, namespaces, newForbidden, newNotFound, StatusError } from "@reconcile/api";
-import { type AdmissionContext, type AdmissionPlugin, forbidden, resourceKey } from "../plugin.js";
+import {
+  type AdmissionAttributes,
+  type AdmissionContext,
+  type AdmissionPlugin,
+  forbidden,
+  resourceKey,
+  whenKnown,
+} from "../plugin.js";
 
 /** Namespaces that can never be deleted. */
 export const immortalNamespaces: ReadonlySet<string> = new Set(["default", "kube-system", "kube-public"]);
@@ -18,7 +25,7 @@ const namespaceKey = resourceKey(namespaces);
 export function namespaceLifecycle(context: AdmissionContext): AdmissionPlugin {
   return {
     name: "NamespaceLifecycle",
-    async admit(a) {
+    admit(a) {
       const key = resourceKey(a.resource);
       if (key === namespaceKey) {
         if (a.operation === "DELETE" && immortalNamespaces.has(a.name))
@@ -30,21 +37,27 @@ export function namespaceLifecycle(context: AdmissionContext): AdmissionPlugin {
         return;
       }
       if (a.namespace === "" || a.operation === "DELETE" || accessReviews.has(key)) return;
-      const namespace = await context.get<Namespace>(namespaces, "", a.namespace);
-      if (namespace === undefined) throw newNotFound({ group: "", resource: "namespaces" }, a.namespace);
-      const terminating =
-        namespace.status?.phase === "Terminating" || namespace.metadata?.deletionTimestamp !== undefined;
-      if (a.operation !== "CREATE" || !terminating) return;
-      const { status } = forbidden(
-        a,
-        `unable to create new content in namespace ${a.namespace} because it is being terminated`,
+      return whenKnown(context.get<Namespace>(namespaces, "", a.namespace), (namespace) =>
+        admitInto(a, namespace),
       );
-      const cause = {
-        reason: "NamespaceTerminating",
-        field: "metadata.namespace",
-        message: `namespace ${a.namespace} is being terminated`,
-      };
-      throw new StatusError({ ...status, details: { ...status.details, causes: [cause] } });
     },
   };
+}
+
+/** Refuses a write into `namespace` when it is missing (404), or a create when it is being deleted (403). */
+function admitInto(a: AdmissionAttributes, namespace: Namespace | undefined): void {
+  if (namespace === undefined) throw newNotFound({ group: "", resource: "namespaces" }, a.namespace);
+  const terminating =
+    namespace.status?.phase === "Terminating" || namespace.metadata?.deletionTimestamp !== undefined;
+  if (a.operation !== "CREATE" || !terminating) return;
+  const { status } = forbidden(
+    a,
+    `unable to create new content in namespace ${a.namespace} because it is being terminated`,
+  );
+  const cause = {
+    reason: "NamespaceTerminating",
+    field: "metadata.namespace",
+    message: `namespace ${a.namespace} is being terminated`,
+  };
+  throw new StatusError({ ...status, details: { ...status.details, causes: [cause] } });
 }

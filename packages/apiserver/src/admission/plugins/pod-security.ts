@@ -1,7 +1,7 @@
 import { type Namespace, namespaces, type Pod, type PodSpec } from "@reconcile/api";
 import type { Container } from "kubernetes-types/core/v1.js";
 import type { AdmissionAttributes } from "../../registry/admission.js";
-import { type AdmissionContext, type AdmissionPlugin, forbidden, resourceKey } from "../plugin.js";
+import { type AdmissionContext, type AdmissionPlugin, forbidden, resourceKey, whenKnown } from "../plugin.js";
 
 type Level = "privileged" | "baseline" | "restricted";
 const levels: readonly Level[] = ["privileged", "baseline", "restricted"];
@@ -521,7 +521,7 @@ export function podSecurityPlugin(context: AdmissionContext): AdmissionPlugin {
   return {
     name: "PodSecurity",
     resources: [podKey, ...templateKinds],
-    async validate(a) {
+    validate(a) {
       if (a.operation !== "CREATE" && a.operation !== "UPDATE") return;
       if (a.subresource !== "" || a.namespace === "") return;
       const key = resourceKey(a.resource);
@@ -533,37 +533,49 @@ export function podSecurityPlugin(context: AdmissionContext): AdmissionPlugin {
       if (spec === undefined) return;
       // An update of a pod can change nothing these checks read (the spec is immutable), as upstream skips it.
       if (key === podKey && a.operation === "UPDATE") return;
-      const labels = (await context.get<Namespace>(namespaces, "", a.namespace))?.metadata?.labels ?? {};
-      const version = (mode: string) => labels[`pod-security.kubernetes.io/${mode}-version`] || "latest";
-      const enforce = levelOf(labels["pod-security.kubernetes.io/enforce"]);
-      // The audit annotations say which policy judged a pod, and what the audit level would refuse.
-      const audit = levelOf(labels["pod-security.kubernetes.io/audit"]);
-      if (audit !== undefined) {
-        const failed = podSecurityViolations(audit, spec, annotations, version("audit"));
-        if (failed.length > 0)
-          a.annotate(
-            "pod-security.kubernetes.io/audit-violations",
-            `would violate PodSecurity "${audit}:${version("audit")}": ${failed.join(", ")}`,
-          );
-      }
-      if (key === podKey) {
-        const level = enforce ?? "privileged";
-        a.annotate(
-          "pod-security.kubernetes.io/enforce-policy",
-          `${level}:${enforce === undefined ? "latest" : version("enforce")}`,
-        );
-      }
-      if (key === podKey && enforce !== undefined) {
-        const failed = podSecurityViolations(enforce, spec, annotations, version("enforce"));
-        if (failed.length > 0)
-          throw forbidden(a, `violates PodSecurity "${enforce}:${version("enforce")}": ${failed.join(", ")}`);
-      }
-      const warn = levelOf(labels["pod-security.kubernetes.io/warn"]);
-      if (warn !== undefined) {
-        const failed = podSecurityViolations(warn, spec, annotations, version("warn"));
-        if (failed.length > 0)
-          a.warn(`would violate PodSecurity "${warn}:${version("warn")}": ${failed.join(", ")}`);
-      }
+      return whenKnown(context.get<Namespace>(namespaces, "", a.namespace), (namespace) =>
+        judge(a, key, spec, annotations, namespace?.metadata?.labels ?? {}),
+      );
     },
   };
+}
+
+/** Judges a pod (or a template) by the levels its namespace's labels set: refused, warned, audited. */
+function judge(
+  a: AdmissionAttributes,
+  key: string,
+  spec: PodSpec,
+  annotations: Record<string, string>,
+  labels: Record<string, string>,
+): void {
+  const version = (mode: string) => labels[`pod-security.kubernetes.io/${mode}-version`] || "latest";
+  const enforce = levelOf(labels["pod-security.kubernetes.io/enforce"]);
+  // The audit annotations say which policy judged a pod, and what the audit level would refuse.
+  const audit = levelOf(labels["pod-security.kubernetes.io/audit"]);
+  if (audit !== undefined) {
+    const failed = podSecurityViolations(audit, spec, annotations, version("audit"));
+    if (failed.length > 0)
+      a.annotate(
+        "pod-security.kubernetes.io/audit-violations",
+        `would violate PodSecurity "${audit}:${version("audit")}": ${failed.join(", ")}`,
+      );
+  }
+  if (key === podKey) {
+    const level = enforce ?? "privileged";
+    a.annotate(
+      "pod-security.kubernetes.io/enforce-policy",
+      `${level}:${enforce === undefined ? "latest" : version("enforce")}`,
+    );
+  }
+  if (key === podKey && enforce !== undefined) {
+    const failed = podSecurityViolations(enforce, spec, annotations, version("enforce"));
+    if (failed.length > 0)
+      throw forbidden(a, `violates PodSecurity "${enforce}:${version("enforce")}": ${failed.join(", ")}`);
+  }
+  const warn = levelOf(labels["pod-security.kubernetes.io/warn"]);
+  if (warn !== undefined) {
+    const failed = podSecurityViolations(warn, spec, annotations, version("warn"));
+    if (failed.length > 0)
+      a.warn(`would violate PodSecurity "${warn}:${version("warn")}": ${failed.join(", ")}`);
+  }
 }

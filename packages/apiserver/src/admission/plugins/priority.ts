@@ -1,7 +1,14 @@
 import { nodes, type Pod, pods, priorityClasses } from "@reconcile/api";
-import type { Taint } from "kubernetes-types/core/v1.js";
+import type { PodSpec, Taint } from "kubernetes-types/core/v1.js";
 import type { PriorityClass } from "kubernetes-types/scheduling/v1.js";
-import { type AdmissionContext, type AdmissionPlugin, forbidden, resourceKey } from "../plugin.js";
+import {
+  type AdmissionAttributes,
+  type AdmissionContext,
+  type AdmissionPlugin,
+  forbidden,
+  resourceKey,
+  whenKnown,
+} from "../plugin.js";
 
 /** The priority of a pod when no PriorityClass is the global default. */
 const priorityWithoutDefault = 0;
@@ -38,17 +45,11 @@ const classKey = resourceKey(priorityClasses);
  * one PriorityClass may be the global default.
  */
 export function priorityPlugin(context: AdmissionContext): AdmissionPlugin {
-  const globalDefault = async (): Promise<PriorityClass | undefined> => {
-    // Two defaults can race in; the lowest value wins, as upstream picks.
-    let chosen: PriorityClass | undefined;
-    for (const pc of await context.list(priorityClasses, ""))
-      if (pc.globalDefault && (chosen === undefined || pc.value < chosen.value)) chosen = pc;
-    return chosen;
-  };
+  const globalDefault = () => whenKnown(context.list(priorityClasses, ""), defaultOf);
   return {
     name: "Priority",
     resources: [podKey, classKey],
-    async admit(a) {
+    admit(a) {
       if (resourceKey(a.resource) !== podKey || a.subresource !== "" || a.object === undefined) return;
       const spec = (a.object as Pod).spec;
       if (spec === undefined) return;
@@ -60,49 +61,67 @@ export function priorityPlugin(context: AdmissionContext): AdmissionPlugin {
         return;
       }
       if (a.operation !== "CREATE") return;
-      let priority: number;
-      let policy: string | undefined;
-      if (!spec.priorityClassName) {
-        const pc = await globalDefault();
-        if (pc?.metadata?.name) spec.priorityClassName = pc.metadata.name;
-        priority = pc?.value ?? priorityWithoutDefault;
-        policy = pc === undefined ? "PreemptLowerPriority" : pc.preemptionPolicy;
-      } else {
-        const pc = await context.get(priorityClasses, "", spec.priorityClassName);
-        if (pc === undefined)
-          throw forbidden(a, `no PriorityClass with name ${spec.priorityClassName} was found`);
-        priority = pc.value;
-        policy = pc.preemptionPolicy;
-      }
-      if (spec.priority != null && spec.priority !== priority)
-        throw forbidden(
-          a,
-          `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`,
-        );
-      spec.priority = priority;
-      if (policy !== undefined) {
-        if (spec.preemptionPolicy != null && spec.preemptionPolicy !== policy)
-          throw forbidden(
+      if (!spec.priorityClassName)
+        return whenKnown(globalDefault(), (pc) => {
+          if (pc?.metadata?.name) spec.priorityClassName = pc.metadata.name;
+          setPriority(
             a,
-            `the string value of PreemptionPolicy (${spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${policy} from the given PriorityClass name`,
+            spec,
+            pc?.value ?? priorityWithoutDefault,
+            pc === undefined ? "PreemptLowerPriority" : pc.preemptionPolicy,
           );
-        spec.preemptionPolicy = policy;
-      }
+        });
+      const name = spec.priorityClassName;
+      return whenKnown(context.get(priorityClasses, "", name), (pc) => {
+        if (pc === undefined) throw forbidden(a, `no PriorityClass with name ${name} was found`);
+        setPriority(a, spec, pc.value, pc.preemptionPolicy);
+      });
     },
-    async validate(a) {
+    validate(a) {
       if (resourceKey(a.resource) !== classKey || (a.operation !== "CREATE" && a.operation !== "UPDATE"))
         return;
       const pc = a.object as PriorityClass | undefined;
       if (!pc?.globalDefault) return;
-      const existing = await globalDefault();
-      if (existing === undefined) return;
-      if (a.operation === "CREATE" || existing.metadata?.name !== pc.metadata?.name)
-        throw forbidden(
-          a,
-          `PriorityClass ${existing.metadata?.name} is already marked as default. Only one default can exist`,
-        );
+      return whenKnown(globalDefault(), (existing) => {
+        if (existing === undefined) return;
+        if (a.operation === "CREATE" || existing.metadata?.name !== pc.metadata?.name)
+          throw forbidden(
+            a,
+            `PriorityClass ${existing.metadata?.name} is already marked as default. Only one default can exist`,
+          );
+      });
     },
   };
+}
+
+/** The global default of `classes`: when two raced in, the lowest value wins, as upstream picks. */
+function defaultOf(classes: readonly PriorityClass[]): PriorityClass | undefined {
+  let chosen: PriorityClass | undefined;
+  for (const pc of classes)
+    if (pc.globalDefault && (chosen === undefined || pc.value < chosen.value)) chosen = pc;
+  return chosen;
+}
+
+/** Sets the priority and preemption policy the class gave; a pod that set different ones of its own is a 403. */
+function setPriority(
+  a: AdmissionAttributes,
+  spec: PodSpec,
+  priority: number,
+  policy: string | undefined,
+): void {
+  if (spec.priority != null && spec.priority !== priority)
+    throw forbidden(
+      a,
+      `the integer value of priority (${spec.priority}) must not be provided in pod spec; priority admission controller computed ${priority} from the given PriorityClass name`,
+    );
+  spec.priority = priority;
+  if (policy === undefined) return;
+  if (spec.preemptionPolicy != null && spec.preemptionPolicy !== policy)
+    throw forbidden(
+      a,
+      `the string value of PreemptionPolicy (${spec.preemptionPolicy}) must not be provided in pod spec; priority admission controller computed ${policy} from the given PriorityClass name`,
+    );
+  spec.preemptionPolicy = policy;
 }
 
 const notReadyTaint: Taint = { key: "node.kubernetes.io/not-ready", effect: "NoSchedule" };

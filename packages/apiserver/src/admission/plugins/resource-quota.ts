@@ -29,33 +29,45 @@ const conflictAttempts = 100;
 export function resourceQuotaPlugin(context: AdmissionContext): AdmissionPlugin {
   return {
     name: "ResourceQuota",
-    async validate(a) {
+    validate(a) {
       if (a.namespace === "" || a.subresource !== "" || a.object === undefined) return;
       const resource = a.resource;
       const updates =
         resource.group === "" &&
         (resource.plural === "persistentvolumeclaims" || resource.plural === "services");
       if (a.operation !== "CREATE" && !(a.operation === "UPDATE" && updates)) return;
-      for (let attempt = 0; ; attempt++) {
-        const quotas = await context.list(resourceQuotas, a.namespace);
-        if (quotas.length === 0) return;
-        const charged = chargeQuotas(a, quotas, context.clock.now());
-        if (charged.length === 0 || a.dryRun) return;
-        try {
-          for (const { quota, hard, used } of charged) {
-            const written = await context.replace(resourceQuotas, quota);
-            // The written quota is what the list cache holds now: its amounts are known, not parsed again.
-            rememberAmounts(written.status?.hard, hard);
-            rememberAmounts(written.status?.used, used);
-          }
-          return;
-        } catch (error) {
-          // Another write charged a quota first: count again against what it left.
-          if (!StorageError.is(error, "Conflict") || attempt >= conflictAttempts) throw error;
-        }
-      }
+      const quotas = context.list(resourceQuotas, a.namespace);
+      // No quota in the namespace: nothing to wait for.
+      if (!(quotas instanceof Promise) && quotas.length === 0) return;
+      return charge(a, context, quotas);
     },
   };
+}
+
+/** Charges `a` to the namespace's quotas (`listed` first, read again after a conflict), writing their usage. */
+async function charge(
+  a: AdmissionAttributes,
+  context: AdmissionContext,
+  listed: readonly ResourceQuota[] | Promise<readonly ResourceQuota[]>,
+): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const quotas = attempt === 0 ? await listed : await context.list(resourceQuotas, a.namespace);
+    if (quotas.length === 0) return;
+    const charged = chargeQuotas(a, quotas, context.clock.now());
+    if (charged.length === 0 || a.dryRun) return;
+    try {
+      for (const { quota, hard, used } of charged) {
+        const written = await context.replace(resourceQuotas, quota);
+        // The written quota is what the list cache holds now: its amounts are known, not parsed again.
+        rememberAmounts(written.status?.hard, hard);
+        rememberAmounts(written.status?.used, used);
+      }
+      return;
+    } catch (error) {
+      // Another write charged a quota first: count again against what it left.
+      if (!StorageError.is(error, "Conflict") || attempt >= conflictAttempts) throw error;
+    }
+  }
 }
 
 /** A quota charged for a write, with its hard limits and its new usage as amounts. */

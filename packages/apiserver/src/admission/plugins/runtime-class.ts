@@ -1,5 +1,5 @@
 import { type Pod, parseQuantity, pods, runtimeClasses } from "@reconcile/api";
-import type { Toleration } from "kubernetes-types/core/v1.js";
+import type { PodSpec, Toleration } from "kubernetes-types/core/v1.js";
 import type { RuntimeClass } from "kubernetes-types/node/v1.js";
 import { jsonEqual } from "../../json.js";
 import {
@@ -8,6 +8,7 @@ import {
   type AdmissionPlugin,
   forbidden,
   resourceKey,
+  whenKnown,
 } from "../plugin.js";
 
 const podKey = resourceKey(pods);
@@ -62,12 +63,14 @@ export function mergeTolerations(first: readonly Toleration[], second: readonly 
  * with upstream's words.
  */
 export function runtimeClassPlugin(context: AdmissionContext): AdmissionPlugin {
-  const classOf = async (a: AdmissionAttributes): Promise<RuntimeClass | undefined> => {
+  /** The pod's RuntimeClass (undefined: it names none), at once when the cache has it. */
+  const classOf = (a: AdmissionAttributes): RuntimeClass | undefined | Promise<RuntimeClass | undefined> => {
     const name = (a.object as Pod).spec?.runtimeClassName;
     if (!name) return undefined;
-    const runtimeClass = await context.get(runtimeClasses, "", name);
-    if (runtimeClass === undefined) throw forbidden(a, `pod rejected: RuntimeClass "${name}" not found`);
-    return runtimeClass;
+    return whenKnown(context.get(runtimeClasses, "", name), (runtimeClass) => {
+      if (runtimeClass === undefined) throw forbidden(a, `pod rejected: RuntimeClass "${name}" not found`);
+      return runtimeClass;
+    });
   };
   const applies = (a: AdmissionAttributes) =>
     a.operation === "CREATE" &&
@@ -77,48 +80,55 @@ export function runtimeClassPlugin(context: AdmissionContext): AdmissionPlugin {
   return {
     name: "RuntimeClass",
     resources: [podKey],
-    async admit(a) {
+    admit(a) {
       if (!applies(a)) return;
       const spec = (a.object as Pod).spec;
-      const runtimeClass = await classOf(a);
-      if (spec === undefined || runtimeClass === undefined) return;
-      const podFixed = runtimeClass.overhead?.podFixed;
-      if (podFixed !== undefined) {
-        if (spec.overhead != null && !sameResources(podFixed, spec.overhead))
-          throw forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
-        spec.overhead = { ...podFixed };
-      }
-      const scheduling = runtimeClass.scheduling;
-      if (scheduling === undefined) return;
-      const selector = scheduling.nodeSelector;
-      if (spec.nodeSelector == null) {
-        if (selector !== undefined) spec.nodeSelector = { ...selector };
-      } else {
-        for (const [key, value] of Object.entries(selector ?? {})) {
-          const podValue = spec.nodeSelector[key];
-          if (podValue !== undefined && podValue !== value)
-            throw forbidden(
-              a,
-              `conflict: runtimeClass.scheduling.nodeSelector[${key}] = ${value}; pod.spec.nodeSelector[${key}] = ${podValue}`,
-            );
-          spec.nodeSelector[key] = value;
-        }
-      }
-      const tolerations = mergeTolerations(spec.tolerations ?? [], scheduling.tolerations ?? []);
-      if (tolerations.length > 0) spec.tolerations = tolerations;
+      return whenKnown(classOf(a), (runtimeClass) => {
+        if (spec !== undefined && runtimeClass !== undefined) applyClass(a, spec, runtimeClass);
+      });
     },
-    async validate(a) {
+    validate(a) {
       if (!applies(a)) return;
       const overhead = (a.object as Pod).spec?.overhead;
-      const podFixed = (await classOf(a))?.overhead?.podFixed;
-      if (podFixed !== undefined) {
-        if (!sameResources(podFixed, overhead ?? undefined))
-          throw forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
-      } else if (overhead != null)
-        throw forbidden(
-          a,
-          "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead",
-        );
+      return whenKnown(classOf(a), (runtimeClass) => {
+        const podFixed = runtimeClass?.overhead?.podFixed;
+        if (podFixed !== undefined) {
+          if (!sameResources(podFixed, overhead ?? undefined))
+            throw forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
+        } else if (overhead != null)
+          throw forbidden(
+            a,
+            "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead",
+          );
+      });
     },
   };
+}
+
+/** What the pod takes from its RuntimeClass: the overhead, the node selector and the tolerations. */
+function applyClass(a: AdmissionAttributes, spec: PodSpec, runtimeClass: RuntimeClass): void {
+  const podFixed = runtimeClass.overhead?.podFixed;
+  if (podFixed !== undefined) {
+    if (spec.overhead != null && !sameResources(podFixed, spec.overhead))
+      throw forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
+    spec.overhead = { ...podFixed };
+  }
+  const scheduling = runtimeClass.scheduling;
+  if (scheduling === undefined) return;
+  const selector = scheduling.nodeSelector;
+  if (spec.nodeSelector == null) {
+    if (selector !== undefined) spec.nodeSelector = { ...selector };
+  } else {
+    for (const [key, value] of Object.entries(selector ?? {})) {
+      const podValue = spec.nodeSelector[key];
+      if (podValue !== undefined && podValue !== value)
+        throw forbidden(
+          a,
+          `conflict: runtimeClass.scheduling.nodeSelector[${key}] = ${value}; pod.spec.nodeSelector[${key}] = ${podValue}`,
+        );
+      spec.nodeSelector[key] = value;
+    }
+  }
+  const tolerations = mergeTolerations(spec.tolerations ?? [], scheduling.tolerations ?? []);
+  if (tolerations.length > 0) spec.tolerations = tolerations;
 }

@@ -1,7 +1,7 @@
 import { newNotFound, type Pod, pods, serviceAccounts } from "@reconcile/api";
 import type { Container, ServiceAccount, Volume } from "kubernetes-types/core/v1.js";
 import { randomSuffix } from "../../registry/name-generator.js";
-import { type AdmissionContext, type AdmissionPlugin, forbidden, resourceKey } from "../plugin.js";
+import { type AdmissionContext, type AdmissionPlugin, forbidden, resourceKey, whenKnown } from "../plugin.js";
 
 /** Where the token volume is mounted in every container. */
 export const serviceAccountTokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -23,26 +23,21 @@ export function serviceAccountPlugin(context: AdmissionContext): AdmissionPlugin
   return {
     name: "ServiceAccount",
     resources: [resourceKey(pods)],
-    async admit(a) {
+    admit(a) {
       if (a.operation !== "CREATE" || a.subresource !== "" || a.object === undefined) return;
       const pod = a.object as Pod;
       if (pod.metadata?.annotations?.[mirrorPodAnnotation] !== undefined) return;
       const spec = (pod.spec ??= { containers: [] });
       spec.serviceAccountName ||= "default";
-      const account = await context.get<ServiceAccount>(
-        serviceAccounts,
-        a.namespace,
-        spec.serviceAccountName,
-      );
-      if (account === undefined) {
-        const missing = newNotFound({ group: "", resource: "serviceaccount" }, spec.serviceAccountName);
-        throw forbidden(
-          a,
-          `error looking up service account ${a.namespace}/${spec.serviceAccountName}: ${missing.message}`,
-        );
-      }
-      if (spec.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true)
-        mountServiceAccountToken(pod, () => randomSuffix(context.random));
+      const name = spec.serviceAccountName;
+      return whenKnown(context.get<ServiceAccount>(serviceAccounts, a.namespace, name), (account) => {
+        if (account === undefined) {
+          const missing = newNotFound({ group: "", resource: "serviceaccount" }, name);
+          throw forbidden(a, `error looking up service account ${a.namespace}/${name}: ${missing.message}`);
+        }
+        if (spec.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true)
+          mountServiceAccountToken(pod, () => randomSuffix(context.random));
+      });
     },
   };
 }

@@ -27,7 +27,7 @@ import {
   rulesMatch,
   versionedAttributes,
 } from "../matching.js";
-import type { AdmissionContext, AdmissionPlugin } from "../plugin.js";
+import { type AdmissionContext, type AdmissionPlugin, whenKnown } from "../plugin.js";
 import { endpointOf } from "./endpoint.js";
 import { admissionRequest, admissionReview, denial, readAnswer, replaceContents } from "./review.js";
 import { WebhookCallError, type WebhookTransport } from "./transport.js";
@@ -66,11 +66,15 @@ const ordered = new WeakMap<readonly KubeObject[], readonly Webhook[]>();
 const configurationOf = new WeakMap<Webhook, string>();
 
 /** The webhooks of one kind's configurations, configurations sorted by name as upstream orders them. */
-async function webhooksOf(
+function webhooksOf(
   context: AdmissionContext,
   resource: ResourceDescriptor,
-): Promise<readonly Webhook[]> {
-  const items = await context.list(resource, "");
+): readonly Webhook[] | Promise<readonly Webhook[]> {
+  return whenKnown(context.list(resource, ""), orderedWebhooks);
+}
+
+/** The webhooks of `items` (configurations), ordered by their configuration's name; worked out once per list. */
+function orderedWebhooks(items: readonly KubeObject[]): readonly Webhook[] {
   let webhooks = ordered.get(items);
   if (webhooks === undefined) {
     webhooks = [...(items as (KubeObject & { webhooks?: Webhook[] })[])]
@@ -257,56 +261,77 @@ async function callOnce(
 export function mutatingWebhookPlugin(options: WebhookPluginOptions): AdmissionPlugin {
   return {
     name: "MutatingAdmissionWebhook",
-    async admit(a) {
-      const matched = new Map<Webhook, { invoked: ResourceDescriptor; index: number }>();
-      for (const [index, webhook] of (
-        await webhooksOf(options.context, mutatingWebhookConfigurations)
-      ).entries()) {
-        const matches = await webhookMatches(webhook, a, options.context);
-        if (matches instanceof StatusError) throw matches;
-        if (matches) matched.set(webhook, { invoked: matches, index });
-      }
-      if (matched.size === 0) return false;
-      let changed = false;
-      const changedAfter = new Map<Webhook, boolean>();
-      for (const [webhook, { invoked, index }] of matched) {
-        const patched = await callWebhook(webhook, a, invoked, options, { round: 0, index });
-        if (patched) {
-          changed = true;
-          for (const earlier of changedAfter.keys()) changedAfter.set(earlier, true);
-        }
-        changedAfter.set(webhook, false);
-      }
-      for (const [webhook, { invoked, index }] of matched) {
-        if (webhook.reinvocationPolicy !== "IfNeeded" || changedAfter.get(webhook) !== true) continue;
-        if (await callWebhook(webhook, a, invoked, options, { round: 1, index })) changed = true;
-      }
-      return changed;
+    admit(a) {
+      const webhooks = webhooksOf(options.context, mutatingWebhookConfigurations);
+      // No configuration: nothing to wait for.
+      if (!(webhooks instanceof Promise) && webhooks.length === 0) return false;
+      return mutateThrough(a, webhooks, options);
     },
   };
+}
+
+/** Calls the mutating webhooks of `webhooks` that match `a`, in order; resolves whether any changed the object. */
+async function mutateThrough(
+  a: AdmissionAttributes,
+  webhooks: readonly Webhook[] | Promise<readonly Webhook[]>,
+  options: WebhookPluginOptions,
+): Promise<boolean> {
+  const matched = new Map<Webhook, { invoked: ResourceDescriptor; index: number }>();
+  for (const [index, webhook] of (await webhooks).entries()) {
+    const matches = await webhookMatches(webhook, a, options.context);
+    if (matches instanceof StatusError) throw matches;
+    if (matches) matched.set(webhook, { invoked: matches, index });
+  }
+  if (matched.size === 0) return false;
+  let changed = false;
+  const changedAfter = new Map<Webhook, boolean>();
+  for (const [webhook, { invoked, index }] of matched) {
+    const patched = await callWebhook(webhook, a, invoked, options, { round: 0, index });
+    if (patched) {
+      changed = true;
+      for (const earlier of changedAfter.keys()) changedAfter.set(earlier, true);
+    }
+    changedAfter.set(webhook, false);
+  }
+  for (const [webhook, { invoked, index }] of matched) {
+    if (webhook.reinvocationPolicy !== "IfNeeded" || changedAfter.get(webhook) !== true) continue;
+    if (await callWebhook(webhook, a, invoked, options, { round: 1, index })) changed = true;
+  }
+  return changed;
 }
 
 /** ValidatingAdmissionWebhook: every matching webhook of the ValidatingWebhookConfigurations, at once; the first refusal wins. */
 export function validatingWebhookPlugin(options: WebhookPluginOptions): AdmissionPlugin {
   return {
     name: "ValidatingAdmissionWebhook",
-    async validate(a) {
-      const matched = new Map<Webhook, ResourceDescriptor>();
-      for (const webhook of await webhooksOf(options.context, validatingWebhookConfigurations)) {
-        const matches = await webhookMatches(webhook, a, options.context);
-        if (matches instanceof StatusError) throw matches;
-        if (matches) matched.set(webhook, matches);
-      }
-      if (matched.size === 0) return;
-      if (matched.size === 1) {
-        const [webhook, invoked] = matched.entries().next().value!;
-        await callWebhook(webhook, a, invoked, options);
-        return;
-      }
-      const outcomes = await Promise.allSettled(
-        [...matched].map(([webhook, invoked]) => callWebhook(webhook, a, invoked, options)),
-      );
-      for (const outcome of outcomes) if (outcome.status === "rejected") throw outcome.reason;
+    validate(a) {
+      const webhooks = webhooksOf(options.context, validatingWebhookConfigurations);
+      if (!(webhooks instanceof Promise) && webhooks.length === 0) return;
+      return validateThrough(a, webhooks, options);
     },
   };
+}
+
+/** Calls every validating webhook of `webhooks` that matches `a`, at once; the first refusal wins. */
+async function validateThrough(
+  a: AdmissionAttributes,
+  webhooks: readonly Webhook[] | Promise<readonly Webhook[]>,
+  options: WebhookPluginOptions,
+): Promise<void> {
+  const matched = new Map<Webhook, ResourceDescriptor>();
+  for (const webhook of await webhooks) {
+    const matches = await webhookMatches(webhook, a, options.context);
+    if (matches instanceof StatusError) throw matches;
+    if (matches) matched.set(webhook, matches);
+  }
+  if (matched.size === 0) return;
+  if (matched.size === 1) {
+    const [webhook, invoked] = matched.entries().next().value!;
+    await callWebhook(webhook, a, invoked, options);
+    return;
+  }
+  const outcomes = await Promise.allSettled(
+    [...matched].map(([webhook, invoked]) => callWebhook(webhook, a, invoked, options)),
+  );
+  for (const outcome of outcomes) if (outcome.status === "rejected") throw outcome.reason;
 }

@@ -38,21 +38,32 @@ export function admissionOf(
   };
 }
 
-/** The mutating phase of the store's admission chain for `attributes` (none: nothing). */
-export async function mutate(store: StoreCore, attributes: AdmissionAttributes | undefined): Promise<void> {
+/**
+ * The mutating phase of the store's admission chain for `attributes` (none:
+ * nothing); done within the call when no plugin had to wait.
+ */
+export function mutate(store: StoreCore, attributes: AdmissionAttributes | undefined): void | Promise<void> {
   if (attributes === undefined || store.context.admission === undefined) return;
-  const redefault = await store.context.admission.mutate(attributes);
-  // A webhook's patch is decoded and defaulted as a body is (upstream's mutation dispatcher); only the
-  // kind's own object takes its defaults, not a Binding or an Eviction posted to a subresource.
+  const redefault = store.context.admission.mutate(attributes);
+  if (redefault instanceof Promise) return redefault.then((again) => redefaulted(store, attributes, again));
+  redefaulted(store, attributes, redefault);
+}
+
+/** A webhook's patch is decoded and defaulted as a body is (upstream's mutation dispatcher). */
+function redefaulted(store: StoreCore, attributes: AdmissionAttributes, redefault: boolean): void {
+  // Only the kind's own object takes its defaults, not a Binding or an Eviction posted to a subresource.
   const ownObject = attributes.subresource === "" || attributes.subresource === "status";
   if (redefault && ownObject && attributes.object !== undefined)
     store.definition.strategy.applyDefaults?.(attributes.object);
 }
 
-/** The validating phase of the store's admission chain for `attributes` (none: nothing). */
-export async function validateAdmission(
+/**
+ * The validating phase of the store's admission chain for `attributes` (none:
+ * nothing); done within the call when no plugin had to wait.
+ */
+export function validateAdmission(
   store: StoreCore,
   attributes: AdmissionAttributes | undefined,
-): Promise<void> {
-  if (attributes !== undefined) await store.context.admission?.validate(attributes);
+): void | Promise<void> {
+  if (attributes !== undefined) return store.context.admission?.validate(attributes);
 }

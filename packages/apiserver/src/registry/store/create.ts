@@ -54,7 +54,8 @@ export async function createObject(
     if (tracked !== undefined) meta.managedFields = tracked;
   }
   const admission = admissionOf(store, "CREATE", { subresource: options.subresource, object }, options);
-  await mutate(store, admission);
+  const mutating = mutate(store, admission);
+  if (mutating !== undefined) await mutating;
   strategy.prepareForCreate?.(object, options.user, context);
   meta.uid = uuidFrom(context.random);
   strategy.completeCreate?.(object);
@@ -73,8 +74,10 @@ export async function createObject(
     validate(store, object, undefined);
     definition.fillEmptyValues?.(object, "afterValidation");
     if (large) await yieldTurn();
-    await validateAdmission(store, admission);
-    await options.admit?.(object, undefined);
+    const validating = validateAdmission(store, admission);
+    if (validating !== undefined) await validating;
+    const admitted = options.admit?.(object, undefined);
+    if (admitted !== undefined) await admitted;
     const undo = beginCreate(store, object);
     try {
       return await writer.create(keyOf(resource, meta.namespace, meta.name!), object, undo);

@@ -50,13 +50,17 @@ export async function deleteObject(
   const writer = writerFor(store, options);
   // Mutating admission of a delete sees only the name (upstream passes no object); validation sees the stored one.
   const admission = admissionOf(store, "DELETE", { namespace, name }, options);
-  await mutate(store, admission);
+  const mutating = mutate(store, admission);
+  if (mutating !== undefined) await mutating;
   for (let attempt = 0; ; attempt++) {
     const existing = await context.storage.get(key);
     if (existing === undefined) throw newNotFound(gr, name);
     const meta = existing.metadata ?? {};
     checkPreconditions(store, name, meta, options.preconditions ?? {});
-    if (admission !== undefined) await validateAdmission(store, { ...admission, oldObject: existing });
+    if (admission !== undefined) {
+      const validating = validateAdmission(store, { ...admission, oldObject: existing });
+      if (validating !== undefined) await validating;
+    }
     const revision = Number(meta.resourceVersion);
     const finalizers = new Set(meta.finalizers ?? []);
     if (meta.deletionTimestamp === undefined)

@@ -174,7 +174,8 @@ export class Store implements StoreCore {
       body !== null && typeof body === "object" && !Array.isArray(body) ? (body as KubeObject) : undefined;
     const admission = admissionOf(this, "CREATE", { subresource, namespace, name, object }, options);
     await mutate(this, admission);
-    await validateAdmission(this, admission);
+    const validating = validateAdmission(this, admission);
+    if (validating !== undefined) await validating;
     await create(this.#subresourceStore, namespace, name, body, options);
   }
 

@@ -153,7 +153,8 @@ export async function guaranteedUpdate(
     // A large write lets other requests in between its phases (decoding, validating, tracking, storing).
     const large = largeObjects.has(requested);
     if (large) await yieldTurn();
-    await mutate(store, admission);
+    const mutating = mutate(store, admission);
+    if (mutating !== undefined) await mutating;
     // What the kind's update hook took (a Service's node ports) is kept only if this attempt is stored.
     const finish = options.subresource ? undefined : beginUpdate(store, requested, existing);
     let stored = false;
@@ -222,10 +223,14 @@ async function storeAttempt(
   // Again whole: the strategy may have added parts (a condition, a status) since the first fill.
   store.definition.fillEmptyValues?.(object);
   if (large) await yieldTurn();
-  if (admission !== undefined) await validateAdmission(store, { ...admission, object });
+  if (admission !== undefined) {
+    const validating = validateAdmission(store, { ...admission, object });
+    if (validating !== undefined) await validating;
+  }
   // Nothing changed: no write, no event.
   if (jsonEqual(object, existing)) return { object: existing, stored: true };
-  await options.admit?.(object, existing);
+  const admitted = options.admit?.(object, existing);
+  if (admitted !== undefined) await admitted;
   const finalized =
     object.metadata?.deletionTimestamp !== undefined &&
     (object.metadata.finalizers ?? []).length === 0 &&
