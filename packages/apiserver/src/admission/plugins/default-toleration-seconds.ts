@@ -18,21 +18,26 @@ const unreachableTaint = "node.kubernetes.io/unreachable";
  */
 export function admitDefaultTolerationSeconds(spec: PodSpec, seconds = defaultTolerationSeconds): void {
   const tolerations = spec.tolerations ?? [];
-  const tolerates = (key: string) =>
-    tolerations.some((t) => (!t.key || t.key === key) && (!t.effect || t.effect === "NoExecute"));
-  const added: Toleration[] = [];
-  if (!tolerates(notReadyTaint)) {
-    added.push({ key: notReadyTaint, operator: "Exists", effect: "NoExecute", tolerationSeconds: seconds });
+  let notReady = false;
+  let unreachable = false;
+  for (const t of tolerations) {
+    if (t.effect && t.effect !== "NoExecute") continue;
+    if (!t.key) notReady = unreachable = true;
+    else if (t.key === notReadyTaint) notReady = true;
+    else if (t.key === unreachableTaint) unreachable = true;
   }
-  if (!tolerates(unreachableTaint)) {
+  if (notReady && unreachable) return;
+  const added: Toleration[] = [...tolerations];
+  if (!notReady)
+    added.push({ key: notReadyTaint, operator: "Exists", effect: "NoExecute", tolerationSeconds: seconds });
+  if (!unreachable)
     added.push({
       key: unreachableTaint,
       operator: "Exists",
       effect: "NoExecute",
       tolerationSeconds: seconds,
     });
-  }
-  if (added.length > 0) spec.tolerations = [...tolerations, ...added];
+  spec.tolerations = added;
 }
 
 /** DefaultTolerationSeconds over pods created or updated (not their subresources). */

@@ -69,49 +69,82 @@ export function limitRanger(context: AdmissionContext): AdmissionPlugin {
   };
 }
 
-/** The defaults a range's Container limits give: requests from `defaultRequest`, limits from `default`. */
-function containerDefaults(range: LimitRange): { requests: ResourceList; limits: ResourceList } {
-  const requests: ResourceList = {};
-  const limits: ResourceList = {};
-  for (const limit of range.spec?.limits ?? []) {
-    if (limit.type !== "Container") continue;
-    Object.assign(requests, limit.defaultRequest);
-    Object.assign(limits, limit.default);
-  }
-  return { requests, limits };
+interface ContainerDefaults {
+  readonly requests: ResourceList;
+  readonly limits: ResourceList;
+  /** The names of each, sorted, as the annotation lists them. */
+  readonly requestNames: readonly string[];
+  readonly limitNames: readonly string[];
 }
+
+/** The defaults a range's Container limits give (requests from `defaultRequest`, limits from `default`), once per range. */
+function containerDefaults(range: LimitRange): ContainerDefaults {
+  let defaults = defaultsOfRanges.get(range);
+  if (defaults === undefined) {
+    const requests: ResourceList = {};
+    const limits: ResourceList = {};
+    for (const limit of range.spec?.limits ?? []) {
+      if (limit.type !== "Container") continue;
+      Object.assign(requests, limit.defaultRequest);
+      Object.assign(limits, limit.default);
+    }
+    const requestNames = Object.keys(requests).sort();
+    const limitNames = Object.keys(limits).sort();
+    defaults = { requests, limits, requestNames, limitNames };
+    defaultsOfRanges.set(range, defaults);
+  }
+  return defaults;
+}
+
+/** Ranges as the list cache shares them (read-only): their defaults are worked out once. */
+const defaultsOfRanges = new WeakMap<LimitRange, ContainerDefaults>();
 
 /** Fills what a pod's containers leave unset from `range`'s defaults, and says so in the annotation. */
 export function defaultPodResources(range: LimitRange, pod: Pod): void {
   const defaults = containerDefaults(range);
+  if (defaults.requestNames.length === 0 && defaults.limitNames.length === 0) return;
   const notes: string[] = [];
-  const merge = (container: Container, prefix: string) => {
-    const set = (which: "requests" | "limits") => {
-      const names: string[] = [];
-      const given = defaults[which];
-      let list: ResourceList | undefined = container.resources?.[which];
-      for (const name in given) {
-        if (list !== undefined && Object.hasOwn(list, name)) continue;
-        if (list === undefined) {
-          list = {};
-          (container.resources ??= {})[which] = list;
-        }
-        list[name] = given[name]!;
-        names.push(name);
-      }
-      return names.sort();
-    };
-    const limitsSet = set("limits");
-    const requestsSet = set("requests");
-    if (requestsSet.length > 0)
-      notes.push(`${requestsSet.join(", ")} request for ${prefix} ${container.name}`);
-    if (limitsSet.length > 0) notes.push(`${limitsSet.join(", ")} limit for ${prefix} ${container.name}`);
-  };
-  for (const container of pod.spec?.containers ?? []) merge(container, "container");
-  for (const container of pod.spec?.initContainers ?? []) merge(container, "init container");
+  for (const container of pod.spec?.containers ?? [])
+    defaultContainer(defaults, container, "container", notes);
+  for (const container of pod.spec?.initContainers ?? [])
+    defaultContainer(defaults, container, "init container", notes);
   if (notes.length === 0) return;
   const meta = (pod.metadata ??= {});
   (meta.annotations ??= {})[limitRangerAnnotation] = `LimitRanger plugin set: ${notes.join("; ")}`;
+}
+
+/** Sets `container`'s unset requests and limits from `defaults`, noting what it set. */
+function defaultContainer(
+  defaults: ContainerDefaults,
+  container: Container,
+  prefix: string,
+  notes: string[],
+) {
+  const limitsSet = defaultList(container, "limits", defaults.limits, defaults.limitNames);
+  const requestsSet = defaultList(container, "requests", defaults.requests, defaults.requestNames);
+  if (requestsSet !== "") notes.push(`${requestsSet} request for ${prefix} ${container.name}`);
+  if (limitsSet !== "") notes.push(`${limitsSet} limit for ${prefix} ${container.name}`);
+}
+
+/** Sets the names of `given` that `container`'s `which` list lacks; returns them joined by ", " in order. */
+function defaultList(
+  container: Container,
+  which: "requests" | "limits",
+  given: ResourceList,
+  names: readonly string[],
+): string {
+  let list: ResourceList | undefined = container.resources?.[which];
+  let set = "";
+  for (const name of names) {
+    if (list !== undefined && Object.hasOwn(list, name)) continue;
+    if (list === undefined) {
+      list = {};
+      (container.resources ??= {})[which] = list;
+    }
+    list[name] = given[name]!;
+    set = set === "" ? name : `${set}, ${name}`;
+  }
+  return set;
 }
 
 /** What breaks `range`'s Container and Pod limits, in upstream's words. */
@@ -119,6 +152,7 @@ export function podProblems(range: LimitRange, pod: Pod): string[] {
   const problems: string[] = [];
   const spec = pod.spec;
   for (const limit of range.spec?.limits ?? []) {
+    if (!hasBounds(limit)) continue;
     if (limit.type === "Container") {
       for (const container of [...(spec?.containers ?? []), ...(spec?.initContainers ?? [])]) {
         const { requests = {}, limits = {} } = container.resources ?? {};
@@ -153,6 +187,11 @@ export function claimProblems(range: LimitRange, claim: PersistentVolumeClaim): 
     }
   }
   return problems;
+}
+
+/** Whether `limit` bounds anything (a range of defaults only does not). */
+function hasBounds(limit: Limit): boolean {
+  return limit.min !== undefined || limit.max !== undefined || limit.maxLimitRequestRatio !== undefined;
 }
 
 function checkBounds(limit: Limit, requests: ResourceList, limits: ResourceList, problems: string[]): void {

@@ -45,20 +45,27 @@ export function serviceAccountPlugin(context: AdmissionContext): AdmissionPlugin
 /** Mounts the token volume in every container without a mount at the token path, adding the volume if needed. */
 export function mountServiceAccountToken(pod: Pod, suffix: () => string = randomSuffix): void {
   const spec = pod.spec!;
-  const existing = (spec.volumes ?? []).find((v) => v.name.startsWith(serviceAccountVolumePrefix));
-  const volumeName = existing?.name ?? serviceAccountVolumePrefix + suffix();
+  let volumeName: string | undefined;
+  for (const volume of spec.volumes ?? [])
+    if (volume.name.startsWith(serviceAccountVolumePrefix)) {
+      volumeName = volume.name;
+      break;
+    }
+  const existing = volumeName !== undefined;
+  volumeName ??= serviceAccountVolumePrefix + suffix();
   let needed = false;
-  const mount = (container: Container) => {
-    if ((container.volumeMounts ?? []).some((m) => m.mountPath === serviceAccountTokenMountPath)) return;
-    container.volumeMounts = [
-      ...(container.volumeMounts ?? []),
-      { name: volumeName, readOnly: true, mountPath: serviceAccountTokenMountPath },
-    ];
-    needed = true;
-  };
-  for (const container of spec.initContainers ?? []) mount(container);
-  for (const container of spec.containers ?? []) mount(container);
-  if (existing === undefined && needed) spec.volumes = [...(spec.volumes ?? []), tokenVolume(volumeName)];
+  for (const container of spec.initContainers ?? []) needed = mountToken(container, volumeName) || needed;
+  for (const container of spec.containers ?? []) needed = mountToken(container, volumeName) || needed;
+  if (!existing && needed) spec.volumes = [...(spec.volumes ?? []), tokenVolume(volumeName)];
+}
+
+/** Mounts the token volume in `container` unless something is mounted at the token path; says whether it did. */
+function mountToken(container: Container, volumeName: string): boolean {
+  const mounts = container.volumeMounts;
+  if (mounts !== undefined) for (const m of mounts) if (m.mountPath === serviceAccountTokenMountPath) return false;
+  const mount = { name: volumeName, readOnly: true, mountPath: serviceAccountTokenMountPath };
+  container.volumeMounts = mounts === undefined ? [mount] : [...mounts, mount];
+  return true;
 }
 
 /** The projected volume: a bound token, `kube-root-ca.crt`'s `ca.crt`, and the namespace. */
