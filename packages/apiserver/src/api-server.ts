@@ -9,14 +9,14 @@ import {
 } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, type Random, realClock, realRandom } from "@reconcile/clock";
-import { AdmissionChain } from "./admission/chain.js";
+import { AdmissionChain, type AdmissionObserver } from "./admission/chain.js";
 import { admissionEquivalence } from "./admission/equivalence.js";
+import { AdmissionObservers } from "./admission/observers.js";
 import type { AdmissionPlugin, AuthorizationQuestion } from "./admission/plugin.js";
 import { storageContext } from "./admission/plugin.js";
 import { builtinAdmissionPlugins, defaultAdmissionPlugins } from "./admission/plugins/index.js";
 import { PolicyStatusController } from "./admission/policy-status.js";
 import { WriteCountingStorage } from "./admission/read-cache.js";
-import type { WebhookObserver } from "./admission/webhook/dispatcher.js";
 import { WebhookTransport } from "./admission/webhook/transport.js";
 import { type RunningRegistration, startAPIServiceRegistration } from "./api-service-registration.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
@@ -196,17 +196,8 @@ export class ApiServer {
    * process instead (no TLS, no socket), behind the same matching rules.
    */
   readonly admissionWebhooks: WebhookTransport = new WebhookTransport();
-  /** Where webhook calls are reported: the metrics of each listener that counts them. */
-  readonly #webhookObservers = new Set<Partial<WebhookObserver>>();
-  /** Tells the metrics of every listener of each webhook call. */
-  readonly #webhookFanOut: WebhookObserver = {
-    admission: (...report) => {
-      for (const observer of this.#webhookObservers) observer.admission?.(...report);
-    },
-    rejection: (...report) => {
-      for (const observer of this.#webhookObservers) observer.rejection?.(...report);
-    },
-  };
+  /** Who observes admission: the metrics of each listener that count webhook calls or time the chain. */
+  readonly #admissionObservers = new AdmissionObservers();
   /**
    * Authentication and authorization of the listeners that require a token:
    * the ServiceAccount token issuer and the RBAC authorizer (whose bootstrap
@@ -277,17 +268,17 @@ export class ApiServer {
       admissionEquivalence(() => this.registry.definitions),
     );
     const chosen = options.admissionPlugins ?? embeddedAdmissionPlugins;
-    const admission = new AdmissionChain([
+    const admission = (this.#admissionObservers.chain = new AdmissionChain([
       ...builtinAdmissionPlugins(
         chosen.filter((p) => typeof p === "string"),
         {
           context: admissionContext,
           transport: this.admissionWebhooks,
-          webhookObserver: this.#webhookFanOut,
+          webhookObserver: this.#admissionObservers.webhooks,
         },
       ),
       ...chosen.filter((p) => typeof p !== "string"),
-    ]);
+    ]));
     this.registry = new Registry({
       admission: admission.plugins.length > 0 ? admission : undefined,
       storage: counted,
@@ -443,6 +434,18 @@ export class ApiServer {
   };
 
   /**
+   * Times the admission chain of every write, from now until the returned
+   * function is called: each plugin's phase (`admissionController`, what
+   * kube-apiserver reports as `apiserver_admission_controller_admission_duration_seconds`)
+   * and each whole phase (`admissionStep`, `…_step_admission_duration_seconds`).
+   * A listener's `metrics` that have these methods are attached this way.
+   * While nobody observes, nothing is timed.
+   */
+  observeAdmission(observer: Partial<AdmissionObserver>): () => void {
+    return this.#admissionObservers.add(observer);
+  }
+
+  /**
    * Serves this server's Kubernetes REST API over HTTP (on 127.0.0.1 and a
    * free port unless told otherwise) and resolves once it listens. `close()`
    * of the API server closes every listener too.
@@ -452,13 +455,12 @@ export class ApiServer {
     const listening = await listen(this, options);
     this.#listeners.add(listening);
     await this.#publishListener(listening);
-    // The listener's metrics count the webhook calls of every request, wherever it came from.
-    const metrics = options.metrics;
-    if (metrics?.admission !== undefined || metrics?.rejection !== undefined)
-      this.#webhookObservers.add(metrics);
+    // The listener's metrics count the webhook calls and time the admission chain of every request, wherever it came from.
+    const stopObserving =
+      options.metrics === undefined ? undefined : this.#admissionObservers.add(options.metrics);
     listening.server.once("close", () => {
       this.#listeners.delete(listening);
-      if (metrics !== undefined) this.#webhookObservers.delete(metrics);
+      stopObserving?.();
     });
     return listening;
   }

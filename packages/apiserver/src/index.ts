@@ -1,4 +1,4 @@
-export { AdmissionChain } from "./admission/chain.js";
+export { AdmissionChain, type AdmissionObserver, type AdmissionStep } from "./admission/chain.js";
 export type { AdmissionContext, AdmissionPlugin } from "./admission/plugin.js";
 export { admissionPluginNames, defaultAdmissionPlugins } from "./admission/plugins/index.js";
 export type { WebhookObserver } from "./admission/webhook/dispatcher.js";

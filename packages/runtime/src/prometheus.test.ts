@@ -164,6 +164,51 @@ describe("prometheus adapters", () => {
     );
   });
 
+  it("an API server's admission chain is timed under kube-apiserver's stable admission names", async () => {
+    const { ApiServer } = await import("@reconcile/apiserver");
+    const { configMaps } = await import("@reconcile/api");
+    const server = new ApiServer();
+    const metrics = prometheusApiServerMetrics(new Registry());
+    const listening = await server.listen({ metrics });
+    try {
+      await server
+        .client()
+        .resource(configMaps, "default")
+        .create({ metadata: { name: "good" } });
+      const refused = server
+        .client()
+        .resource(configMaps, "missing")
+        .create({ metadata: { name: "lost" } });
+      await expect(refused).rejects.toThrow('namespaces "missing" not found');
+      const { body } = await metrics.expose();
+      const count = (labels: string) =>
+        body.match(new RegExp(`^${labels.replace(/[{}]/g, "\\$&")} (\\d+)$`, "m"))?.[1];
+      const controller = "apiserver_admission_controller_admission_duration_seconds_count";
+      const step = "apiserver_admission_step_admission_duration_seconds_count";
+      expect(
+        count(`${controller}{name="NamespaceLifecycle",type="admit",operation="CREATE",rejected="false"}`),
+      ).toBe("1");
+      expect(
+        count(`${controller}{name="NamespaceLifecycle",type="admit",operation="CREATE",rejected="true"}`),
+      ).toBe("1");
+      expect(
+        count(`${controller}{name="ResourceQuota",type="validate",operation="CREATE",rejected="false"}`),
+      ).toBe("1");
+      expect(count(`${step}{type="admit",operation="CREATE",rejected="false"}`)).toBe("1");
+      expect(count(`${step}{type="admit",operation="CREATE",rejected="true"}`)).toBe("1");
+      // The refused write never reached its validating phase.
+      expect(count(`${step}{type="validate",operation="CREATE",rejected="false"}`)).toBe("1");
+      expect(body).not.toContain(`${step}{type="validate",operation="CREATE",rejected="true"}`);
+      expect(body).toContain("# TYPE apiserver_admission_controller_admission_duration_seconds histogram");
+      expect(body).toContain(
+        'apiserver_admission_step_admission_duration_seconds_bucket{le="0.005",type="admit",operation="CREATE",rejected="false"}',
+      );
+    } finally {
+      await listening.close();
+      await server.close();
+    }
+  });
+
   it("an API server's webhook calls are counted under kube-apiserver's admission webhook names", async () => {
     const { ApiServer } = await import("@reconcile/apiserver");
     const { configMaps, validatingWebhookConfigurations } = await import("@reconcile/api");

@@ -216,6 +216,16 @@ export interface ApiServerMetricsSeam extends FlowControlMetrics {
     type: "admit" | "validating",
     seconds: number,
   ): void;
+  /** One admission plugin's phase of one write (`apiserver_admission_controller_admission_duration_seconds`). */
+  admissionController(
+    name: string,
+    operation: string,
+    rejected: boolean,
+    type: "admit" | "validate",
+    seconds: number,
+  ): void;
+  /** One whole admission phase of one write (`apiserver_admission_step_admission_duration_seconds`). */
+  admissionStep(operation: string, rejected: boolean, type: "admit" | "validate", seconds: number): void;
   rejection(
     name: string,
     operation: string,
@@ -236,7 +246,10 @@ const apiServerRequestBuckets = [
  * `@reconcile/apiserver`'s metrics on prom-client with kube-apiserver's names,
  * labels and buckets: `apiserver_request_total{verb,dry_run,group,version,resource,subresource,scope,component,code}`,
  * `apiserver_request_duration_seconds{verb,dry_run,group,version,resource,subresource,scope,component}`,
- * `apiserver_storage_objects{resource}`, the admission webhook metrics and API Priority and
+ * `apiserver_storage_objects{resource}`, the admission chain's
+ * `apiserver_admission_controller_admission_duration_seconds{name,type,operation,rejected}` and
+ * `apiserver_admission_step_admission_duration_seconds{type,operation,rejected}`, the
+ * admission webhook metrics and API Priority and
  * Fairness' `apiserver_flowcontrol_dispatched_requests_total{priority_level,flow_schema}`,
  * `…_rejected_requests_total{priority_level,flow_schema,reason}` and
  * `…_nominal_limit_seats{priority_level}`; `expose()` serves the whole
@@ -282,6 +295,21 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     labelNames: ["name", "type", "operation", "error_type", "rejection_code"] as const,
     registers,
   });
+  // The admission chain's plugins and phases (stable in kube-apiserver).
+  const controllerDuration = new Histogram({
+    name: "apiserver_admission_controller_admission_duration_seconds",
+    help: "Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).",
+    labelNames: ["name", "type", "operation", "rejected"] as const,
+    buckets: [0.005, 0.025, 0.1, 0.5, 1, 2.5],
+    registers,
+  });
+  const stepDuration = new Histogram({
+    name: "apiserver_admission_step_admission_duration_seconds",
+    help: "Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).",
+    labelNames: ["type", "operation", "rejected"] as const,
+    buckets: [0.005, 0.025, 0.1, 0.5, 1, 2.5],
+    registers,
+  });
   const objects = new Gauge({
     name: "apiserver_storage_objects",
     help: "Number of stored objects at the time of last check split by kind. In case of a fetching error, the value will be -1.",
@@ -304,6 +332,12 @@ export function prometheusApiServerMetrics(registry: Registry = new Registry()):
     },
     admission(name, operation, rejected, type, seconds) {
       webhookDuration.observe({ name, operation, rejected: String(rejected), type }, seconds);
+    },
+    admissionController(name, operation, rejected, type, seconds) {
+      controllerDuration.observe({ name, type, operation, rejected: String(rejected) }, seconds);
+    },
+    admissionStep(operation, rejected, type, seconds) {
+      stepDuration.observe({ type, operation, rejected: String(rejected) }, seconds);
     },
     rejection(name, operation, type, errorType, code) {
       const rejection_code = String(Math.min(code, 600));

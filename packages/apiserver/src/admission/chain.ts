@@ -6,16 +6,40 @@ interface Phases {
   readonly validating: readonly AdmissionPlugin[];
 }
 
+/** A phase of the chain, as kube-apiserver's admission metrics name it. */
+export type AdmissionStep = "admit" | "validate";
+
+/**
+ * What the chain reports when observed, for the API server's metrics (the
+ * stable `apiserver_admission_controller_admission_duration_seconds` and
+ * `apiserver_admission_step_admission_duration_seconds` of kube-apiserver).
+ */
+export interface AdmissionObserver {
+  /** One plugin's phase of one write: the plugin, the operation, whether it refused, how long it took. */
+  admissionController(
+    name: string,
+    operation: string,
+    rejected: boolean,
+    type: AdmissionStep,
+    seconds: number,
+  ): void;
+  /** One whole phase of one write. */
+  admissionStep(operation: string, rejected: boolean, type: AdmissionStep, seconds: number): void;
+}
+
 /**
  * Plugins in order, mutating then validating (kube-apiserver's admission
  * chain): every write's object passes each plugin's `admit` in turn, then,
  * once the kind has prepared and validated it, each plugin's `validate`. Per
  * resource the chain keeps only the plugins that handle it, so a write of a
  * kind no plugin knows pays one map lookup. The chain runs within the call
- * until a plugin answers with a promise, and waits only from there.
+ * until a plugin answers with a promise, and waits only from there. With an
+ * `observer`, each plugin's phase and each whole phase are timed.
  */
 export class AdmissionChain implements Admission {
   readonly plugins: readonly AdmissionPlugin[];
+  /** Where the timings go; undefined (the default): nothing is timed. */
+  observer: AdmissionObserver | undefined;
   readonly #byResource = new Map<string, Phases>();
 
   constructor(plugins: readonly AdmissionPlugin[]) {
@@ -23,52 +47,73 @@ export class AdmissionChain implements Admission {
   }
 
   mutate(attributes: AdmissionAttributes): boolean | Promise<boolean> {
-    const mutating = this.#phases(attributes).mutating;
-    let redefault = false;
-    for (let i = 0; i < mutating.length; i++) {
-      const outcome = mutating[i]!.admit!(attributes);
-      if (outcome instanceof Promise) return this.#mutateFrom(attributes, mutating, i, outcome, redefault);
-      if (outcome === true) redefault = true;
-    }
-    return redefault;
-  }
-
-  /** The rest of `mutate` once a plugin's answer (`pending`, of plugin `i`) has to be waited for. */
-  async #mutateFrom(
-    attributes: AdmissionAttributes,
-    mutating: readonly AdmissionPlugin[],
-    i: number,
-    pending: Promise<unknown>,
-    redefault: boolean,
-  ): Promise<boolean> {
-    if ((await pending) === true) redefault = true;
-    for (let k = i + 1; k < mutating.length; k++) {
-      const outcome = mutating[k]!.admit!(attributes);
-      if ((outcome instanceof Promise ? await outcome : outcome) === true) redefault = true;
-    }
-    return redefault;
+    return this.#run(attributes, "admit", this.#phases(attributes).mutating);
   }
 
   validate(attributes: AdmissionAttributes): void | Promise<void> {
-    const validating = this.#phases(attributes).validating;
-    for (let i = 0; i < validating.length; i++) {
-      const pending = validating[i]!.validate!(attributes);
-      if (pending instanceof Promise) return this.#validateFrom(attributes, validating, i, pending);
-    }
+    const done = this.#run(attributes, "validate", this.#phases(attributes).validating);
+    if (done instanceof Promise) return done.then(nothing);
   }
 
-  /** The rest of `validate` once plugin `i`'s answer has to be waited for. */
-  async #validateFrom(
+  /** Runs `plugins`' `step` over `attributes`; true when a plugin says the object must be defaulted again. */
+  #run(
     attributes: AdmissionAttributes,
-    validating: readonly AdmissionPlugin[],
-    i: number,
-    pending: Promise<void>,
-  ): Promise<void> {
-    await pending;
-    for (let k = i + 1; k < validating.length; k++) {
-      const next = validating[k]!.validate!(attributes);
-      if (next instanceof Promise) await next;
+    step: AdmissionStep,
+    plugins: readonly AdmissionPlugin[],
+  ): boolean | Promise<boolean> {
+    const observer = this.observer;
+    const started = observer === undefined ? 0 : performance.now();
+    let redefault = false;
+    for (let i = 0; i < plugins.length; i++) {
+      const plugin = plugins[i]!;
+      const began = observer === undefined ? 0 : performance.now();
+      let outcome: unknown;
+      try {
+        outcome = step === "admit" ? plugin.admit!(attributes) : plugin.validate!(attributes);
+      } catch (error) {
+        if (observer !== undefined) observeRefusal(observer, attributes, step, plugin, began, started);
+        throw error;
+      }
+      if (outcome instanceof Promise)
+        return this.#runFrom(attributes, step, plugins, i, outcome, { redefault, began, started, observer });
+      if (observer !== undefined)
+        observer.admissionController(plugin.name, attributes.operation, false, step, since(began));
+      if (outcome === true) redefault = true;
     }
+    if (observer !== undefined) observer.admissionStep(attributes.operation, false, step, since(started));
+    return redefault;
+  }
+
+  /** The rest of `#run` once plugin `i`'s answer (`pending`) has to be waited for. */
+  async #runFrom(
+    attributes: AdmissionAttributes,
+    step: AdmissionStep,
+    plugins: readonly AdmissionPlugin[],
+    i: number,
+    pending: Promise<unknown>,
+    state: { redefault: boolean; began: number; started: number; observer: AdmissionObserver | undefined },
+  ): Promise<boolean> {
+    const { observer, started } = state;
+    let { redefault, began } = state;
+    for (let k = i; k < plugins.length; k++) {
+      const plugin = plugins[k]!;
+      let outcome: unknown;
+      try {
+        if (k > i) {
+          began = observer === undefined ? 0 : performance.now();
+          outcome = step === "admit" ? plugin.admit!(attributes) : plugin.validate!(attributes);
+        } else outcome = pending;
+        if (outcome instanceof Promise) outcome = await outcome;
+      } catch (error) {
+        if (observer !== undefined) observeRefusal(observer, attributes, step, plugin, began, started);
+        throw error;
+      }
+      if (observer !== undefined)
+        observer.admissionController(plugin.name, attributes.operation, false, step, since(began));
+      if (outcome === true) redefault = true;
+    }
+    if (observer !== undefined) observer.admissionStep(attributes.operation, false, step, since(started));
+    return redefault;
   }
 
   #phases(attributes: AdmissionAttributes): Phases {
@@ -84,4 +129,24 @@ export class AdmissionChain implements Admission {
     }
     return phases;
   }
+}
+
+function nothing(): void {}
+
+/** Seconds since `start` (a `performance.now()`). */
+function since(start: number): number {
+  return (performance.now() - start) / 1000;
+}
+
+/** A plugin refused (or failed): both its own timing and its phase's are reported as rejected. */
+function observeRefusal(
+  observer: AdmissionObserver,
+  attributes: AdmissionAttributes,
+  step: AdmissionStep,
+  plugin: AdmissionPlugin,
+  began: number,
+  started: number,
+): void {
+  observer.admissionController(plugin.name, attributes.operation, true, step, since(began));
+  observer.admissionStep(attributes.operation, true, step, since(started));
 }

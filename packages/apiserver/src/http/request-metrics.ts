@@ -1,3 +1,4 @@
+import type { AdmissionObserver } from "../admission/chain.js";
 import type { WebhookObserver } from "../admission/webhook/dispatcher.js";
 import { isTrue } from "./parameters.js";
 
@@ -9,9 +10,11 @@ import { isTrue } from "./parameters.js";
  * where a Prometheus registry does (`prometheusApiServerMetrics` of
  * @reconcile/controller-manager), so prom-client is no dependency here. Its
  * optional `admission` and `rejection` (a {@link WebhookObserver}'s) count the
- * admission webhook calls of every request.
+ * admission webhook calls of every request, and `admissionController` and
+ * `admissionStep` (an {@link AdmissionObserver}'s) time the admission chain's
+ * plugins and phases.
  */
-export interface ApiServerMetrics extends Partial<WebhookObserver> {
+export interface ApiServerMetrics extends Partial<WebhookObserver>, Partial<AdmissionObserver> {
   /** One finished request, with its labels and how long it took. */
   request(labels: RequestLabels, durationSeconds: number): void;
   /** How many objects of `resource` (`pods`, `deployments.apps`) storage holds; reported at each scrape. */

@@ -62,7 +62,8 @@ export function mountServiceAccountToken(pod: Pod, suffix: () => string = random
 /** Mounts the token volume in `container` unless something is mounted at the token path; says whether it did. */
 function mountToken(container: Container, volumeName: string): boolean {
   const mounts = container.volumeMounts;
-  if (mounts !== undefined) for (const m of mounts) if (m.mountPath === serviceAccountTokenMountPath) return false;
+  if (mounts !== undefined)
+    for (const m of mounts) if (m.mountPath === serviceAccountTokenMountPath) return false;
   const mount = { name: volumeName, readOnly: true, mountPath: serviceAccountTokenMountPath };
   container.volumeMounts = mounts === undefined ? [mount] : [...mounts, mount];
   return true;
