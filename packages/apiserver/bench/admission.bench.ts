@@ -11,6 +11,14 @@
 // themselves and f − a what storing the larger pod costs. What (b)–(e) cost per create is the median over rounds
 // of each round's difference (the variants of a round ran side by side). 7 rounds after a warm-up round, the variants interleaved in chunks of 100 creates, each
 // round's pods deleted (untimed) before the next. Medians reported.
+//
+// Then the chain's own time, measured directly rather than as a difference of two rates: on (b)
+// and on (g), the default chain in a namespace as a new cluster has it (its ServiceAccount, no
+// LimitRange, no quota), CREATES pods per round are created with the server observing its
+// admission (`observeAdmission`, what feeds kube-apiserver's
+// apiserver_admission_step_admission_duration_seconds), and the two phases' time is set against
+// the whole create's (the four clock readings per create are in both); then as many again with
+// each plugin timed apart, for the breakdown. Medians over the rounds.
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import {
@@ -23,7 +31,7 @@ import {
   validatingAdmissionPolicyBindings,
   validatingWebhookConfigurations,
 } from "@reconcile/api";
-import { median, writeResults } from "../../../tools/bench/index.js";
+import { type Measurement, median, writeResults } from "../../../tools/bench/index.js";
 import { generateServingCertificates } from "../src/http/tls.js";
 import { ApiServer, defaultAdmissionPlugins } from "../src/index.js";
 
@@ -99,6 +107,13 @@ await webhookConfiguration(overHttps, {
   url: `https://127.0.0.1:${(hook.address() as AddressInfo).port}/validate`,
   caBundle: Buffer.from(certificates.ca.cert).toString("base64"),
 });
+
+// A namespace as a new cluster has it: the ServiceAccount controller's `default`, nothing else.
+const fresh = new ApiServer({ admissionPlugins: defaultAdmissionPlugins, garbageCollection: false });
+await fresh
+  .client()
+  .resource(serviceAccounts, "default")
+  .create({ metadata: { name: "default" } });
 
 const policy = await defaultChainServer();
 await policy
@@ -217,6 +232,74 @@ console.log(
 // What (c), (d) and (e) add on top of the default chain.
 for (const [name] of variants.slice(2, 5))
   console.log(`${name}: ${pairedCost(name, defaults).toFixed(1)} µs per create on top of b`);
-writeResults("apiserver-admission", measurements, { creates, rounds });
+
+/** The chain's own time per create on `server`, observed, and each plugin's: medians over rounds. */
+async function observedChain(server: ApiServer) {
+  const own: number[] = [];
+  const whole: number[] = [];
+  const byPlugin = new Map<string, number[]>();
+  for (let round = -1; round < rounds; round++) {
+    // The phases alone first (two timings per phase), then each plugin apart (two per plugin).
+    let stepSeconds = 0;
+    let stop = server.observeAdmission({
+      admissionStep: (_operation, _rejected, _type, seconds) => {
+        stepSeconds += seconds;
+      },
+    });
+    const ns = await timeCreates(server, sent, creates);
+    stop();
+    await server.client().resource(pods, "default").deleteCollection({ gracePeriodSeconds: 0 });
+    const plugins = new Map<string, number>();
+    stop = server.observeAdmission({
+      admissionController: (name, _operation, _rejected, type, seconds) => {
+        const key = `${name} ${type}`;
+        plugins.set(key, (plugins.get(key) ?? 0) + seconds);
+      },
+    });
+    await timeCreates(server, sent, creates);
+    stop();
+    await server.client().resource(pods, "default").deleteCollection({ gracePeriodSeconds: 0 });
+    if (round < 0) continue;
+    own.push((stepSeconds * 1e6) / creates);
+    whole.push(ns / 1e3 / creates);
+    for (const [key, seconds] of plugins) {
+      if (!byPlugin.has(key)) byPlugin.set(key, []);
+      byPlugin.get(key)!.push((seconds * 1e6) / creates);
+    }
+  }
+  const ownMicros = median(own);
+  const createMicros = median(whole);
+  const plugins = [...byPlugin]
+    .map(([name, values]) => ({ name, micros: Number(median(values).toFixed(2)) }))
+    .sort((x, y) => y.micros - x.micros);
+  return { own, ownMicros, createMicros, share: ownMicros / createMicros, plugins };
+}
+const observed: Measurement[] = [];
+for (const [name, server] of [
+  ["b: kube-apiserver's default chain, with a LimitRange and a quota", chain],
+  ["g: kube-apiserver's default chain, the namespace as a new cluster has it", fresh],
+] as const) {
+  const { own, ownMicros, createMicros, share, plugins } = await observedChain(server);
+  console.log(
+    `${name}, observed: the chain ${ownMicros.toFixed(1)} µs of a ${createMicros.toFixed(1)} µs create (${(share * 100).toFixed(1)} %); most: ${plugins
+      .slice(0, 4)
+      .map((p) => `${p.name} ${p.micros} µs`)
+      .join(", ")}`,
+  );
+  observed.push({
+    name: `${name}: the chain's own time, observed`,
+    unit: "µs/create",
+    higherIsBetter: false,
+    runs: own,
+    median: ownMicros,
+    extra: {
+      createMicros: Number(createMicros.toFixed(2)),
+      shareOfCreate: Number(share.toFixed(3)),
+      plugins,
+    },
+  });
+}
+writeResults("apiserver-admission", [...measurements, ...observed], { creates, rounds });
 for (const [, server] of variants) await server.close();
+await fresh.close();
 hook.close();

@@ -38,8 +38,11 @@ export interface AdmissionObserver {
  */
 export class AdmissionChain implements Admission {
   readonly plugins: readonly AdmissionPlugin[];
-  /** Where the timings go; undefined (the default): nothing is timed. */
-  observer: AdmissionObserver | undefined;
+  /**
+   * Where the timings go; undefined (the default): nothing is timed. Plugins
+   * are timed one by one only for an observer with `admissionController`.
+   */
+  observer: Partial<AdmissionObserver> | undefined;
   readonly #byResource = new Map<string, Phases>();
 
   constructor(plugins: readonly AdmissionPlugin[]) {
@@ -63,10 +66,11 @@ export class AdmissionChain implements Admission {
   ): boolean | Promise<boolean> {
     const observer = this.observer;
     const started = observer === undefined ? 0 : performance.now();
+    const timed = observer?.admissionController !== undefined;
     let redefault = false;
     for (let i = 0; i < plugins.length; i++) {
       const plugin = plugins[i]!;
-      const began = observer === undefined ? 0 : performance.now();
+      const began = timed ? performance.now() : 0;
       let outcome: unknown;
       try {
         outcome = step === "admit" ? plugin.admit!(attributes) : plugin.validate!(attributes);
@@ -76,11 +80,10 @@ export class AdmissionChain implements Admission {
       }
       if (outcome instanceof Promise)
         return this.#runFrom(attributes, step, plugins, i, outcome, { redefault, began, started, observer });
-      if (observer !== undefined)
-        observer.admissionController(plugin.name, attributes.operation, false, step, since(began));
+      if (timed) observer!.admissionController!(plugin.name, attributes.operation, false, step, since(began));
       if (outcome === true) redefault = true;
     }
-    if (observer !== undefined) observer.admissionStep(attributes.operation, false, step, since(started));
+    observer?.admissionStep?.(attributes.operation, false, step, since(started));
     return redefault;
   }
 
@@ -91,16 +94,22 @@ export class AdmissionChain implements Admission {
     plugins: readonly AdmissionPlugin[],
     i: number,
     pending: Promise<unknown>,
-    state: { redefault: boolean; began: number; started: number; observer: AdmissionObserver | undefined },
+    state: {
+      redefault: boolean;
+      began: number;
+      started: number;
+      observer: Partial<AdmissionObserver> | undefined;
+    },
   ): Promise<boolean> {
     const { observer, started } = state;
+    const timed = observer?.admissionController !== undefined;
     let { redefault, began } = state;
     for (let k = i; k < plugins.length; k++) {
       const plugin = plugins[k]!;
       let outcome: unknown;
       try {
         if (k > i) {
-          began = observer === undefined ? 0 : performance.now();
+          began = timed ? performance.now() : 0;
           outcome = step === "admit" ? plugin.admit!(attributes) : plugin.validate!(attributes);
         } else outcome = pending;
         if (outcome instanceof Promise) outcome = await outcome;
@@ -108,11 +117,10 @@ export class AdmissionChain implements Admission {
         if (observer !== undefined) observeRefusal(observer, attributes, step, plugin, began, started);
         throw error;
       }
-      if (observer !== undefined)
-        observer.admissionController(plugin.name, attributes.operation, false, step, since(began));
+      if (timed) observer!.admissionController!(plugin.name, attributes.operation, false, step, since(began));
       if (outcome === true) redefault = true;
     }
-    if (observer !== undefined) observer.admissionStep(attributes.operation, false, step, since(started));
+    observer?.admissionStep?.(attributes.operation, false, step, since(started));
     return redefault;
   }
 
@@ -140,13 +148,13 @@ function since(start: number): number {
 
 /** A plugin refused (or failed): both its own timing and its phase's are reported as rejected. */
 function observeRefusal(
-  observer: AdmissionObserver,
+  observer: Partial<AdmissionObserver>,
   attributes: AdmissionAttributes,
   step: AdmissionStep,
   plugin: AdmissionPlugin,
   began: number,
   started: number,
 ): void {
-  observer.admissionController(plugin.name, attributes.operation, true, step, since(began));
-  observer.admissionStep(attributes.operation, true, step, since(started));
+  observer.admissionController?.(plugin.name, attributes.operation, true, step, since(began));
+  observer.admissionStep?.(attributes.operation, true, step, since(started));
 }

@@ -24,28 +24,49 @@ export class AdmissionObservers {
     },
   };
 
-  /** What the chain reports to while observed: every observer that times it. */
-  readonly #chainFanOut: AdmissionObserver = {
-    admissionController: (...report) => {
-      for (const observer of this.#chainObservers) observer.admissionController?.(...report);
-    },
-    admissionStep: (...report) => {
-      for (const observer of this.#chainObservers) observer.admissionStep?.(...report);
-    },
-  };
-
   /** Adds `observer` for what it has methods for; returns how to remove it. */
   add(observer: Observer): () => void {
     if (observer.admission !== undefined || observer.rejection !== undefined)
       this.#webhookObservers.add(observer);
     if (observer.admissionController !== undefined || observer.admissionStep !== undefined) {
       this.#chainObservers.add(observer);
-      if (this.chain !== undefined) this.chain.observer = this.#chainFanOut;
+      this.#observeChain();
     }
     return () => {
       this.#webhookObservers.delete(observer);
-      this.#chainObservers.delete(observer);
-      if (this.#chainObservers.size === 0 && this.chain !== undefined) this.chain.observer = undefined;
+      if (this.#chainObservers.delete(observer)) this.#observeChain();
     };
+  }
+
+  /**
+   * Gives the chain one observer that tells every observer of it, with only
+   * the methods some observer has: plugins are timed one by one only when
+   * someone asks for that.
+   */
+  #observeChain(): void {
+    if (this.chain === undefined) return;
+    const observers = [...this.#chainObservers];
+    const steps = observers.filter((o) => o.admissionStep !== undefined);
+    const controllers = observers.filter((o) => o.admissionController !== undefined);
+    this.chain.observer =
+      observers.length === 0
+        ? undefined
+        : {
+            ...(steps.length === 0
+              ? {}
+              : {
+                  admissionStep: (operation, rejected, type, seconds) => {
+                    for (const o of steps) o.admissionStep!(operation, rejected, type, seconds);
+                  },
+                }),
+            ...(controllers.length === 0
+              ? {}
+              : {
+                  admissionController: (name, operation, rejected, type, seconds) => {
+                    for (const o of controllers)
+                      o.admissionController!(name, operation, rejected, type, seconds);
+                  },
+                }),
+          };
   }
 }

@@ -160,8 +160,20 @@ function prefixOf(resource: ResourceDescriptor, namespace: string): string {
 
 /** The key plugins name resources by. */
 export function resourceKey(resource: Pick<ResourceDescriptor, "group" | "plural">): string {
-  return `${resource.group}/${resource.plural}`;
+  let key = resourceKeys.get(resource);
+  if (key === undefined) {
+    key = `${resource.group}/${resource.plural}`;
+    if (resourceKeys.size >= 10_000) resourceKeys.clear();
+    resourceKeys.set(resource, key);
+  }
+  return key;
 }
+
+/**
+ * The keys of the descriptors asked about (a write's descriptor is its
+ * store's, so the same object every time): made once, found by identity.
+ */
+const resourceKeys = new Map<object, string>();
 
 /**
  * upstream's `admission.NewForbidden`: a 403 naming the object (its
