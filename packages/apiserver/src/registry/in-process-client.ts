@@ -179,7 +179,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
 
   list(options: ListOptions = {}): Promise<ObjectList<T>> {
     return this.#call(options.signal, async () => {
-      await this.#authorize("list", "", "", options.fieldSelector);
+      if (this.#identity !== undefined) await this.#authorize("list", "", "", options.fieldSelector);
       const list = await this.#registry.list(this.resource, this.namespace, options);
       const items = new Array<T>(list.items.length);
       for (let i = 0; i < items.length; i++) {
@@ -193,7 +193,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
 
   watch(options: WatchOptions = {}): Promise<AsyncIterable<WatchEvent<T>>> {
     return this.#call(options.signal, async () => {
-      await this.#authorize("watch", "", "", options.fieldSelector);
+      if (this.#identity !== undefined) await this.#authorize("watch", "", "", options.fieldSelector);
       const watch = await this.#registry.watch(this.resource, this.namespace, options);
       const iterator = watch[Symbol.asyncIterator]();
       // Each event is copied when it is read, so an event nobody reads costs nothing.
@@ -218,7 +218,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
 
   get(name: string, options: GetOptions = {}): Promise<T> {
     return this.#call(options.signal, async () => {
-      await this.#authorize("get", name, options.subresource ?? "");
+      if (this.#identity !== undefined) await this.#authorize("get", name, options.subresource ?? "");
       return this.#copy(
         await this.#registry.get(this.resource, this.namespace, name, { subresource: options.subresource }),
       ) as T;
@@ -228,7 +228,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   create(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
-      await this.#authorize("create", "", "", undefined, namespace);
+      if (this.#identity !== undefined) await this.#authorize("create", "", "", undefined, namespace);
       const review = this.#reviews?.(this.resource, namespace, object, this.#identity?.user);
       if (review !== undefined) return (await review) as T;
       return this.#copy(
@@ -240,7 +240,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   update(object: T | DeepReadonly<T>, options: UpdateOptions = {}): Promise<T> {
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
-      await this.#authorize("update", nameOf(object), "", undefined, namespace);
+      if (this.#identity !== undefined) await this.#authorize("update", nameOf(object), "", undefined, namespace);
       return this.#copy(
         await this.#registry.update(this.resource, namespace, nameOf(object), object, this.#write(options)),
       ) as T;
@@ -250,7 +250,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   updateStatus(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
-      await this.#authorize("update", nameOf(object), "status", undefined, namespace);
+      if (this.#identity !== undefined) await this.#authorize("update", nameOf(object), "status", undefined, namespace);
       return this.#copy(
         await this.#registry.update(this.resource, namespace, nameOf(object), object, {
           ...this.#write(options),
@@ -263,7 +263,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   finalize(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
-      await this.#authorize("update", nameOf(object), "finalize", undefined, namespace);
+      if (this.#identity !== undefined) await this.#authorize("update", nameOf(object), "finalize", undefined, namespace);
       return this.#copy(
         await this.#registry.update(this.resource, namespace, nameOf(object), object, {
           ...this.#write(options),
@@ -275,7 +275,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
 
   patch(name: string, patch: unknown, options: PatchOptions): Promise<T> {
     return this.#call(options.signal, async () => {
-      await this.#authorize("patch", name, options.subresource ?? "");
+      if (this.#identity !== undefined) await this.#authorize("patch", name, options.subresource ?? "");
       return this.#copy(
         await this.#registry.patch(
           this.resource,
@@ -291,7 +291,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
 
   delete(name: string, options: DeleteOptions = {}): Promise<DeleteResult<T>> {
     return this.#call(options.signal, async () => {
-      await this.#authorize("delete", name, "");
+      if (this.#identity !== undefined) await this.#authorize("delete", name, "");
       const object = await this.#registry.delete(this.resource, this.namespace, name, this.#write(options));
       return { kind: "object", object: this.#copy(object) as T };
     });
@@ -299,7 +299,7 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
 
   deleteCollection(options: DeleteCollectionOptions = {}): Promise<ObjectList<T>> {
     return this.#call(options.signal, async () => {
-      await this.#authorize("deletecollection", "", "", options.fieldSelector);
+      if (this.#identity !== undefined) await this.#authorize("deletecollection", "", "", options.fieldSelector);
       const list = await this.#registry.deleteCollection(this.resource, this.namespace, this.#write(options));
       return this.#copy(list) as ObjectList<T>;
     });
@@ -307,14 +307,14 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
 
   getScale(name: string, options: CallOptions = {}): Promise<Scale> {
     return this.#call(options.signal, async () => {
-      await this.#authorize("get", name, "scale");
+      if (this.#identity !== undefined) await this.#authorize("get", name, "scale");
       return this.#copy(await this.#registry.getScale(this.resource, this.namespace, name));
     });
   }
 
   updateScale(name: string, scale: Scale, options: WriteOptions = {}): Promise<Scale> {
     return this.#call(options.signal, async () => {
-      await this.#authorize("update", name, "scale");
+      if (this.#identity !== undefined) await this.#authorize("update", name, "scale");
       return this.#copy(
         await this.#registry.updateScale(this.resource, this.namespace, name, scale, this.#write(options)),
       );
