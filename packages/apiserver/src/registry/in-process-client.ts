@@ -240,7 +240,8 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   update(object: T | DeepReadonly<T>, options: UpdateOptions = {}): Promise<T> {
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
-      if (this.#identity !== undefined) await this.#authorize("update", nameOf(object), "", undefined, namespace);
+      if (this.#identity !== undefined)
+        await this.#authorize("update", nameOf(object), "", undefined, namespace);
       return this.#copy(
         await this.#registry.update(this.resource, namespace, nameOf(object), object, this.#write(options)),
       ) as T;
@@ -250,7 +251,8 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   updateStatus(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
-      if (this.#identity !== undefined) await this.#authorize("update", nameOf(object), "status", undefined, namespace);
+      if (this.#identity !== undefined)
+        await this.#authorize("update", nameOf(object), "status", undefined, namespace);
       return this.#copy(
         await this.#registry.update(this.resource, namespace, nameOf(object), object, {
           ...this.#write(options),
@@ -263,7 +265,8 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   finalize(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
-      if (this.#identity !== undefined) await this.#authorize("update", nameOf(object), "finalize", undefined, namespace);
+      if (this.#identity !== undefined)
+        await this.#authorize("update", nameOf(object), "finalize", undefined, namespace);
       return this.#copy(
         await this.#registry.update(this.resource, namespace, nameOf(object), object, {
           ...this.#write(options),
@@ -299,7 +302,8 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
 
   deleteCollection(options: DeleteCollectionOptions = {}): Promise<ObjectList<T>> {
     return this.#call(options.signal, async () => {
-      if (this.#identity !== undefined) await this.#authorize("deletecollection", "", "", options.fieldSelector);
+      if (this.#identity !== undefined)
+        await this.#authorize("deletecollection", "", "", options.fieldSelector);
       const list = await this.#registry.deleteCollection(this.resource, this.namespace, this.#write(options));
       return this.#copy(list) as ObjectList<T>;
     });
