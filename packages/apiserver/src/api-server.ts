@@ -16,7 +16,7 @@ import type { AdmissionPlugin, AuthorizationQuestion } from "./admission/plugin.
 import { storageContext } from "./admission/plugin.js";
 import { builtinAdmissionPlugins, defaultAdmissionPlugins } from "./admission/plugins/index.js";
 import { PolicyStatusController } from "./admission/policy-status.js";
-import { WriteCountingStorage } from "./admission/read-cache.js";
+import { ListCache, WriteCountingStorage } from "./admission/read-cache.js";
 import { WebhookTransport } from "./admission/webhook/transport.js";
 import { type RunningRegistration, startAPIServiceRegistration } from "./api-service-registration.js";
 import { CustomResourceDefinitionController, customResourceDefinitionKind } from "./crd/controller.js";
@@ -258,6 +258,7 @@ export class ApiServer {
     ));
     // Admission lists on every write; this storage tells its cache when a list may have changed.
     const counted = new WriteCountingStorage(this.storage);
+    const admissionLists = new ListCache(counted, this.clock);
     const admissionContext = storageContext(
       counted,
       this.clock,
@@ -266,6 +267,7 @@ export class ApiServer {
       (question) => this.#allows(question),
       // The registry is made below, with the chain: read when a request comes.
       admissionEquivalence(() => this.registry.definitions),
+      admissionLists,
     );
     const chosen = options.admissionPlugins ?? embeddedAdmissionPlugins;
     const admission = (this.#admissionObservers.chain = new AdmissionChain([
@@ -298,6 +300,7 @@ export class ApiServer {
       client: this.#client,
       clock: this.clock,
       store: { storage: counted, clock: this.clock, random: this.random },
+      bootstrapped: () => admissionLists.clear(),
     });
     const loopback = { client: this.#client, clock: this.clock, random: this.random };
     this.flowControl = flowControllerOf(options.flowControl, this.storage, loopback);

@@ -107,8 +107,6 @@ const allowed: Record<string, string> = {
     "audit IDs of HTTP requests (a header and the audit log); simulations run in process",
   "apiserver/src/admission/webhook/dispatcher.ts": "webhook call durations for metrics only",
   "apiserver/src/admission/chain.ts": "admission plugin and phase durations for metrics only, while observed",
-  "apiserver/src/admission/read-cache.ts":
-    "the admission list cache's age limit; writes invalidate it, so its answers do not depend on it",
   "certificates/src/authority.ts":
     "certificate serial numbers, random as crypto/rand's; nothing else in a certificate or a run depends on them",
   "client/src/kubeconfig/kube-config.ts": "re-reading kubeconfig files",

@@ -576,6 +576,9 @@ const adoptionScenario = (operator: SimComponent): ExploreOptions => ({
     // The owner is replaced: deleted, its Secrets left behind (orphaned), and made again.
     await cluster.sleep(2_000);
     await cluster.client.resource(configMaps, "default").delete("shop", { propagationPolicy: "Orphan" });
+    // The garbage collector orphans the Secrets, then lets the owner go: made again once it is gone.
+    while ((await cluster.list(configMaps, "default")).some((c) => c.metadata?.name === "shop"))
+      await cluster.sleep(10);
     await cluster.client
       .resource(configMaps, "default")
       .create({ metadata: { name: "shop", namespace: "default" } });

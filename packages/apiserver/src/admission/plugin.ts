@@ -116,8 +116,8 @@ export function storageContext(
   random: Random = realRandom,
   authorize?: AdmissionContext["authorize"],
   equivalence?: AdmissionEquivalence,
+  lists: ListCache = new ListCache(storage, clock),
 ): AdmissionContext {
-  const lists = new ListCache(storage);
   return {
     clock,
     random,

@@ -1,3 +1,4 @@
+import { FakeClock } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
 import { MemoryStorage } from "../storage/memory-storage.js";
 import { ListCache, WriteCountingStorage } from "./read-cache.js";
@@ -69,6 +70,30 @@ describe("admission's list cache", () => {
     cache.replaced(prefix, again, stale);
     expect((await cache.get(prefix, "q")) as unknown).toMatchObject({ data: { used: "2" } });
     expect(lists).toBe(2);
+    inner.close();
+  });
+
+  it("answers at once while its list is current, and reads it again a second after on the server's clock", async () => {
+    const inner = new MemoryStorage();
+    const storage = new WriteCountingStorage(inner);
+    const clock = new FakeClock(0);
+    const cache = new ListCache(storage, clock);
+    await storage.create("/core/limitranges/default/a", limits("a"));
+    const prefix = "/core/limitranges/default/";
+    const read = cache.list(prefix);
+    expect(read).toBeInstanceOf(Promise);
+    const first = await read;
+    // Current: the same array, not a promise of it.
+    expect(cache.list(prefix)).toBe(first);
+    expect(cache.get(prefix, "a")).toBe(first[0]);
+    await clock.advance(999);
+    expect(cache.list(prefix)).toBe(first);
+    // Another API server on the same storage may have written: after a second the list is read again.
+    await clock.advance(1);
+    const again = cache.list(prefix);
+    expect(again).toBeInstanceOf(Promise);
+    expect(await again).not.toBe(first);
+    expect(cache.list(prefix)).toBe(await again);
     inner.close();
   });
 });

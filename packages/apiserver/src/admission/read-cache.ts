@@ -1,4 +1,5 @@
 import type { KubeObject } from "@reconcile/api";
+import { type Clock, realClock } from "@reconcile/clock";
 import type {
   Storage,
   StorageListOptions,
@@ -117,8 +118,12 @@ export class ListCache {
   /** The collection of each prefix listed (`/core/pods/` of `/core/pods/default/`). */
   readonly #collections = new Map<string, string>();
 
-  constructor(storage: WriteCountingStorage) {
+  readonly #clock: Clock;
+
+  /** `clock` measures a list's age: the server's own, so a simulated run reads lists again when it would. */
+  constructor(storage: WriteCountingStorage, clock: Clock = realClock) {
     this.#storage = storage;
+    this.#clock = clock;
   }
 
   /** The items under `prefix`: at once when the cached list is current, else a promise of them read afresh. */
@@ -134,6 +139,16 @@ export class ListCache {
   get(prefix: string, name: string): KubeObject | undefined | Promise<KubeObject | undefined> {
     const entry = this.#entry(prefix);
     return entry instanceof Promise ? entry.then((e) => named(e, name)) : named(entry, name);
+  }
+
+  /**
+   * Forgets every list, so each is read afresh on its next use. The server
+   * does this once its bootstrap policy is made, which a process's first
+   * server makes through the registry (reading these lists) and later ones
+   * write straight into storage: afterwards every server's cache is alike.
+   */
+  clear(): void {
+    this.#lists.clear();
   }
 
   /** How many writes this server has made to the collection `prefix` lies in. */
@@ -172,7 +187,7 @@ export class ListCache {
   #entry(prefix: string): CachedList | Promise<CachedList> {
     const collection = this.#collectionOf(prefix);
     const writes = this.#storage.writesTo(collection);
-    const now = performance.now();
+    const now = this.#clock.now();
     const cached = this.#lists.get(prefix);
     if (cached !== undefined && cached.writes === writes && now - cached.at < maxAgeMs) return cached;
     return this.#storage.list(prefix).then(({ items }) => {

@@ -39,6 +39,7 @@ export class ClusterAuth {
   readonly #clock: Clock;
   readonly #denialListeners = new Set<(attributes: Attributes, reason: string) => void>();
   readonly #store: BootstrapStore | undefined;
+  readonly #bootstrapped: (() => void) | undefined;
   #started: Promise<void> | undefined;
   #running = false;
 
@@ -48,7 +49,10 @@ export class ClusterAuth {
     clock: Clock;
     issuer?: string | undefined;
     store?: BootstrapStore | undefined;
+    /** Called once the bootstrap policy is made, before the authorizer's caches fill. */
+    bootstrapped?: (() => void) | undefined;
   }) {
+    this.#bootstrapped = options.bootstrapped;
     this.client = options.client;
     this.#client = options.client;
     this.#clock = options.clock;
@@ -102,7 +106,10 @@ export class ClusterAuth {
   /** Reconciles the bootstrap policy and fills the authorizer's caches, once. */
   start(): Promise<void> {
     this.#started ??= reconcileBootstrapPolicy(this.#client, this.#store)
-      .then(() => this.rbac.ready())
+      .then(() => {
+        this.#bootstrapped?.();
+        return this.rbac.ready();
+      })
       .then(() => {
         this.#running = true;
       });
