@@ -256,7 +256,6 @@ export class ApiServer {
         this.#kubernetesService,
       ),
     ));
-    // Admission lists on every write; this storage tells its cache when a list may have changed.
     const counted = new WriteCountingStorage(this.storage);
     const admissionLists = new ListCache(counted, this.clock);
     const admissionContext = storageContext(
@@ -265,7 +264,6 @@ export class ApiServer {
       (apiVersion, kind) => this.registry.resourceForKind(apiVersion, kind),
       this.random,
       (question) => this.#allows(question),
-      // The registry is made below, with the chain: read when a request comes.
       admissionEquivalence(() => this.registry.definitions),
       admissionLists,
     );
