@@ -1,9 +1,14 @@
-import { configMaps, newForbidden } from "@reconcile/api";
+import { configMaps, newForbidden, type Pod, pods } from "@reconcile/api";
+import { FakeClock } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
 import { ApiServer } from "../api-server.js";
 import type { AdmissionAttributes } from "../registry/admission.js";
+import { MemoryStorage } from "../storage/memory-storage.js";
 import { AdmissionChain, type AdmissionObserver } from "./chain.js";
-import type { AdmissionPlugin } from "./plugin.js";
+import { type AdmissionPlugin, storageContext } from "./plugin.js";
+import { builtinAdmissionPlugins, defaultAdmissionPlugins } from "./plugins/index.js";
+import { WriteCountingStorage } from "./read-cache.js";
+import { WebhookTransport } from "./webhook/transport.js";
 
 const attributes = (name: string): AdmissionAttributes => ({
   operation: "CREATE",
@@ -123,5 +128,34 @@ describe("AdmissionChain", () => {
     } finally {
       await server.close();
     }
+  });
+
+  it("admits a pod within the call once the lists the default plugins read are cached", async () => {
+    const storage = new WriteCountingStorage(new MemoryStorage());
+    await storage.create("/core/namespaces/default", { metadata: { name: "default" } });
+    await storage.create("/core/serviceaccounts/default/default", {
+      metadata: { name: "default", namespace: "default" },
+    });
+    const context = storageContext(storage, new FakeClock(0));
+    const chain = new AdmissionChain(
+      builtinAdmissionPlugins(defaultAdmissionPlugins, { context, transport: new WebhookTransport() }),
+    );
+    const pod = (name: string): AdmissionAttributes => ({
+      ...attributes(name),
+      resource: pods,
+      object: { metadata: { name }, spec: { containers: [{ name: "c", image: "nginx" }] } } as Pod,
+    });
+    // The first write reads the lists (namespaces, ServiceAccounts, LimitRanges, quotas, webhooks, policies).
+    const first = pod("one");
+    await chain.mutate(first);
+    await chain.validate(first);
+    // The next finds them cached: no webhook, policy or quota is configured, so nothing waits.
+    const second = pod("two");
+    expect(chain.mutate(second)).toBe(false);
+    expect(chain.validate(second)).toBeUndefined();
+    expect((second.object as Pod).spec).toMatchObject({ serviceAccountName: "default", priority: 0 });
+    // A write to a collection a plugin lists makes the next write read it again.
+    await storage.create("/core/resourcequotas/default/q", { metadata: { name: "q", namespace: "default" } });
+    expect(chain.validate(pod("three"))).toBeInstanceOf(Promise);
   });
 });

@@ -90,6 +90,15 @@ export function whenKnown<T, R>(value: T | Promise<T>, next: (value: T) => R): R
   return value instanceof Promise ? (value.then(next) as Promise<Awaited<R>>) : next(value);
 }
 
+/**
+ * Whether `items` is known at once to hold nothing: a plugin with nothing
+ * configured (no webhook, no policy binding, no quota) then answers within
+ * the call instead of waiting on a list.
+ */
+export function knownEmpty(items: readonly unknown[] | Promise<readonly unknown[]>): boolean {
+  return !(items instanceof Promise) && items.length === 0;
+}
+
 /** What {@link storageContext} converts between equivalent resources with. */
 export interface AdmissionEquivalence {
   equivalents(resource: ResourceDescriptor): readonly ResourceDescriptor[];

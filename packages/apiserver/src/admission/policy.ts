@@ -31,7 +31,7 @@ import {
   rulesMatch,
   versionedAttributes,
 } from "./matching.js";
-import { type AdmissionContext, type AdmissionPlugin, forbidden } from "./plugin.js";
+import { type AdmissionContext, type AdmissionPlugin, forbidden, knownEmpty } from "./plugin.js";
 
 /** A refusal's reason and the HTTP code it carries (upstream's `reasonToCode`). */
 const codes: Readonly<Record<string, number>> = {
@@ -317,8 +317,7 @@ export function validatingAdmissionPolicyPlugin(context: AdmissionContext): Admi
     name: "ValidatingAdmissionPolicy",
     validate(a) {
       const listed = context.list(validatingAdmissionPolicyBindings, "");
-      // No binding: nothing to wait for.
-      if (!(listed instanceof Promise) && listed.length === 0) return;
+      if (knownEmpty(listed)) return;
       return validateByPolicies(a, listed, context);
     },
   };

@@ -12,7 +12,7 @@ import {
 import type { ResourceQuota } from "kubernetes-types/core/v1.js";
 import type { AdmissionAttributes } from "../../registry/admission.js";
 import { StorageError } from "../../storage/storage.js";
-import { type AdmissionContext, type AdmissionPlugin, forbidden } from "../plugin.js";
+import { type AdmissionContext, type AdmissionPlugin, forbidden, knownEmpty } from "../plugin.js";
 
 /** How many times a quota's usage is re-read after another write to it came first. */
 const conflictAttempts = 100;
@@ -37,8 +37,7 @@ export function resourceQuotaPlugin(context: AdmissionContext): AdmissionPlugin 
         (resource.plural === "persistentvolumeclaims" || resource.plural === "services");
       if (a.operation !== "CREATE" && !(a.operation === "UPDATE" && updates)) return;
       const quotas = context.list(resourceQuotas, a.namespace);
-      // No quota in the namespace: nothing to wait for.
-      if (!(quotas instanceof Promise) && quotas.length === 0) return;
+      if (knownEmpty(quotas)) return;
       return charge(a, context, quotas, states);
     },
   };

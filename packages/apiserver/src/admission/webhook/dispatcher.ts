@@ -27,7 +27,7 @@ import {
   rulesMatch,
   versionedAttributes,
 } from "../matching.js";
-import { type AdmissionContext, type AdmissionPlugin, whenKnown } from "../plugin.js";
+import { type AdmissionContext, type AdmissionPlugin, knownEmpty, whenKnown } from "../plugin.js";
 import { endpointOf } from "./endpoint.js";
 import { admissionRequest, admissionReview, denial, readAnswer, replaceContents } from "./review.js";
 import { WebhookCallError, type WebhookTransport } from "./transport.js";
@@ -263,8 +263,7 @@ export function mutatingWebhookPlugin(options: WebhookPluginOptions): AdmissionP
     name: "MutatingAdmissionWebhook",
     admit(a) {
       const webhooks = webhooksOf(options.context, mutatingWebhookConfigurations);
-      // No configuration: nothing to wait for.
-      if (!(webhooks instanceof Promise) && webhooks.length === 0) return false;
+      if (knownEmpty(webhooks)) return false;
       return mutateThrough(a, webhooks, options);
     },
   };
@@ -306,7 +305,7 @@ export function validatingWebhookPlugin(options: WebhookPluginOptions): Admissio
     name: "ValidatingAdmissionWebhook",
     validate(a) {
       const webhooks = webhooksOf(options.context, validatingWebhookConfigurations);
-      if (!(webhooks instanceof Promise) && webhooks.length === 0) return;
+      if (knownEmpty(webhooks)) return;
       return validateThrough(a, webhooks, options);
     },
   };
