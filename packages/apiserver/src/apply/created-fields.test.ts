@@ -43,6 +43,16 @@ function pod(name: string, extra: Obj = {}): Obj {
   };
 }
 
+function withLabels(object: Obj, labels: Obj): Obj {
+  (object.metadata as Obj).labels = labels;
+  return object;
+}
+
+function withImage(object: Obj, image: string): Obj {
+  ((object.spec as { containers: Obj[] }).containers[0] as Obj).image = image;
+  return object;
+}
+
 describe("createdFieldsV1", () => {
   const podType = typeFor("v1", "Pod");
 
@@ -122,5 +132,63 @@ describe("createdFieldsV1", () => {
     });
     expect(createdFieldsV1(repeated, podType, [["status"]])).toBeUndefined();
     expect(createdFieldsV1(pod("a"), podType, [["spec", "nodeName"]])).toBeUndefined();
+  });
+
+  it("answers a known shape as a walk would: values of list items count, values of members do not", () => {
+    // Each pair is read cold, then again warm (from the shape trie), in both orders.
+    const variants: [string, Obj][] = [
+      ["base", pod("a")],
+      ["another name and image", withImage(pod("b"), "other")],
+      [
+        "a port's key as a string",
+        pod("a", { containers: [{ name: "web", ports: [{ containerPort: "8080" }] }] }),
+      ],
+      [
+        "a port's key as a number",
+        pod("a", { containers: [{ name: "web", ports: [{ containerPort: 8080 }] }] }),
+      ],
+      ["a member null", pod("a", { securityContext: null })],
+      ["a member a string", pod("a", { securityContext: "x" })],
+      ["keys named like markers", withLabels(pod("a"), { "0": "x", "1": "y" })],
+      ["a set's item", pod("a", { containers: [{ name: "web", args: ["x"] }], finalizers: ["a"] })],
+      ["two containers swapped", pod("a", { containers: [{ name: "b" }, { name: "a" }] })],
+    ];
+    const cold = variants.map(([, object]) => JSON.stringify(createdFieldsV1(object, podType, [["status"]])));
+    for (const order of [variants, [...variants].reverse()])
+      for (const [name, object] of order) {
+        const index = variants.findIndex(([other]) => other === name);
+        expect(JSON.stringify(createdFieldsV1(structuredClone(object), podType, [["status"]])), name).toBe(
+          cold[index],
+        );
+      }
+    expect(cold[1]).toBe(cold[0]);
+    expect(cold[2]).not.toBe(cold[3]);
+    expect(cold[2]).toContain('k:{\\"containerPort\\":\\"8080\\",');
+    expect(cold[3]).toContain('k:{\\"containerPort\\":8080,');
+    // A null and a string read apart, and both are a leaf the creator set.
+    expect(cold[4]).toBe(cold[5]);
+    expect(cold[6]).toContain('"f:0":{},"f:1":{}');
+    // The reset fields are part of the answer too.
+    expect(createdFieldsV1(pod("a"), podType, undefined)).toHaveProperty("f:status");
+    expect(createdFieldsV1(pod("a"), podType, [["status"]])).not.toHaveProperty("f:status");
+  });
+
+  it("stays exact for objects that never share a shape (which it stops reading shapes for)", () => {
+    const configMapType = typeFor("v1", "ConfigMap");
+    for (let i = 0; i < 300; i++) {
+      const object = {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: `c${i}` },
+        data: { [`key-${i}`]: "v" },
+      };
+      expect(createdFieldsV1(object, configMapType, undefined)).toEqual({
+        "f:data": { ".": {}, [`f:key-${i}`]: {} },
+      });
+    }
+    const repeated = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "c" }, data: { "key-7": "v" } };
+    expect(createdFieldsV1(repeated, configMapType, undefined)).toEqual({
+      "f:data": { ".": {}, "f:key-7": {} },
+    });
   });
 });

@@ -49,6 +49,196 @@ export function createdFieldsV1(
   type: TypeNode,
   resetFields: ReadonlyArray<readonly string[]> | undefined,
 ): FieldsV1 | undefined {
+  let cache = shapes.get(type);
+  if (cache === undefined) {
+    cache = { roots: new Map(), hits: 0, misses: 0, bypass: 0 };
+    shapes.set(type, cache);
+  }
+  if (cache.bypass > 0) {
+    cache.bypass--;
+    return walkCreated(object, type, resetFields);
+  }
+  const reset = resetKey(resetFields);
+  let root = cache.roots.get(reset);
+  if (root === undefined) {
+    root = newShapeNode();
+    cache.roots.set(reset, root);
+  }
+  cursor = root;
+  if (readObject(object, false) && cursor.tree !== undefined) {
+    cache.hits++;
+    return cursor.tree ?? undefined;
+  }
+  const tree = walkCreated(object, type, resetFields);
+  if (shapeNodes > maxShapeNodes) {
+    shapes = new WeakMap();
+    shapeNodes = 0;
+  } else {
+    cursor = root;
+    inserting = true;
+    try {
+      readObject(object, false);
+    } finally {
+      inserting = false;
+    }
+    cursor.tree = tree ?? null;
+  }
+  // Where objects rarely share a shape, the shape is not worth reading for a while.
+  if (++cache.misses >= shapeWindow) {
+    if (cache.hits * 8 < cache.misses) cache.bypass = bypassCalls;
+    cache.hits = 0;
+    cache.misses = 0;
+  }
+  return tree;
+}
+
+/*
+ * Objects made from one template (a ReplicaSet's pods, a Job's) own the same
+ * fields, and what a created object owns depends only on its shape: the keys
+ * of every object in it, the kind of every value, and the scalars of list
+ * items (where list keys and set members are). Each type keeps a trie of the
+ * shapes it met, ending at their trees, so an object of a known shape costs a
+ * map lookup per key instead of a walk against its type.
+ *
+ * A shape is read as a sequence of symbols: an object is OPEN, then each key
+ * (a string) and its value, then CLOSE; a value is an object, a list (LIST,
+ * its items, END) or, as a member, its kind (a number). In a list, and as a
+ * list item's member, a scalar is its value: a string or boolean as itself, a
+ * number after NUMBER, null as NULL. Keys are strings and markers numbers, so
+ * no two shapes read alike.
+ */
+interface ShapeNode {
+  /** The first branch, kept outside a map: most nodes have no other. */
+  key: unknown;
+  child: ShapeNode | undefined;
+  /** Every later branch. */
+  more: Map<unknown, ShapeNode> | undefined;
+  /** The created object's tree where a whole shape ends here; null: the general path's (none). */
+  tree?: FieldsV1 | null;
+}
+
+interface ShapeCache {
+  /** A trie per set of reset fields. */
+  readonly roots: Map<string, ShapeNode>;
+  hits: number;
+  misses: number;
+  /** Calls left that walk without reading the shape. */
+  bypass: number;
+}
+
+const OPEN = 0;
+const CLOSE = 1;
+const LIST = 2;
+const END = 3;
+const NUMBER = 4;
+const NULL = 5;
+const STRING_KIND = 6;
+const NUMBER_KIND = 7;
+const BOOLEAN_KIND = 8;
+const UNDEFINED = 9;
+
+let shapes = new WeakMap<TypeNode, ShapeCache>();
+/** Trie nodes made since the tries last started over. */
+let shapeNodes = 0;
+/** Past this many nodes, every type's trie starts over. */
+const maxShapeNodes = 100_000;
+/** Lookups per window; in a window with under one hit in eight, the next {@link bypassCalls} calls walk at once. */
+const shapeWindow = 64;
+const bypassCalls = 1024;
+
+/** Where the shape read so far leads (one read at a time: a read never waits). */
+let cursor: ShapeNode = newShapeNode();
+/** Whether a read adds the nodes it misses (after a walk, to remember the shape). */
+let inserting = false;
+
+function newShapeNode(): ShapeNode {
+  return { key: undefined, child: undefined, more: undefined };
+}
+
+/** Moves the cursor along `symbol`; false where the trie has no such branch (and nothing is inserted). */
+function step(symbol: unknown): boolean {
+  let next = cursor.key === symbol ? cursor.child : cursor.more?.get(symbol);
+  if (next === undefined) {
+    if (!inserting) return false;
+    next = newShapeNode();
+    if (cursor.child === undefined) {
+      cursor.key = symbol;
+      cursor.child = next;
+    } else (cursor.more ??= new Map()).set(symbol, next);
+    shapeNodes++;
+  }
+  cursor = next;
+  return true;
+}
+
+function readObject(value: JsonObject, listItem: boolean): boolean {
+  if (!step(OPEN)) return false;
+  const names = Object.keys(value);
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    if (!step(name)) return false;
+    const member = value[name];
+    if (typeof member === "object" && member !== null) {
+      if (!(Array.isArray(member) ? readList(member) : readObject(member as JsonObject, false))) return false;
+    } else if (!(listItem ? readScalar(member) : step(kindOf(member)))) return false;
+  }
+  return step(CLOSE);
+}
+
+function readList(items: readonly unknown[]): boolean {
+  if (!step(LIST)) return false;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (typeof item === "object" && item !== null) {
+      if (!(Array.isArray(item) ? readList(item) : readObject(item as JsonObject, true))) return false;
+    } else if (!readScalar(item)) return false;
+  }
+  return step(END);
+}
+
+function readScalar(value: unknown): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return step(value);
+    case "number":
+      return step(NUMBER) && step(value);
+    default:
+      return step(value === null ? NULL : UNDEFINED);
+  }
+}
+
+function kindOf(value: unknown): number {
+  switch (typeof value) {
+    case "string":
+      return STRING_KIND;
+    case "number":
+      return NUMBER_KIND;
+    case "boolean":
+      return BOOLEAN_KIND;
+    default:
+      return value === null ? NULL : UNDEFINED;
+  }
+}
+
+function resetKey(resetFields: ReadonlyArray<readonly string[]> | undefined): string {
+  if (resetFields === undefined || resetFields.length === 0) return "";
+  let key = resetKeys.get(resetFields);
+  if (key === undefined) {
+    key = JSON.stringify(resetFields);
+    resetKeys.set(resetFields, key);
+  }
+  return key;
+}
+
+const resetKeys = new WeakMap<ReadonlyArray<readonly string[]>, string>();
+
+/** {@link createdFieldsV1} by walking the object against its type. */
+function walkCreated(
+  object: JsonObject,
+  type: TypeNode,
+  resetFields: ReadonlyArray<readonly string[]> | undefined,
+): FieldsV1 | undefined {
   const t = resolve(type, object);
   if ((t.kind !== "struct" && t.kind !== "map") || t.atomic) return undefined;
   let skip = strippedRootNames;
