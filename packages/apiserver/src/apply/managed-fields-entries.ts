@@ -57,38 +57,52 @@ export function decodeManagedFields(list: unknown): FieldManager[] {
 
 /** The list as kube-apiserver stores it: empty entries dropped, sorted by operation, time, manager, apiVersion, subresource. */
 export function encodeManagedFields(managers: readonly FieldManager[]): ManagedFieldsEntry[] {
-  const seconds = (m: FieldManager) => (m.time === undefined ? 0 : Math.floor(Date.parse(m.time) / 1000));
-  const order = (a: FieldManager, b: FieldManager) =>
+  const kept = managers.filter(hasFields);
+  if (kept.length > 1) kept.sort(entryOrder);
+  const entries: ManagedFieldsEntry[] = new Array(kept.length);
+  for (let i = 0; i < kept.length; i++) {
+    const m = kept[i]!;
+    const entry: ManagedFieldsEntry = {
+      manager: m.manager,
+      operation: m.operation,
+      apiVersion: m.apiVersion,
+    };
+    if (m.time !== undefined) entry.time = m.time;
+    entry.fieldsType = "FieldsV1";
+    entry.fieldsV1 = encodeFieldSet(m.fields);
+    if (m.subresource !== "") entry.subresource = m.subresource;
+    entries[i] = entry;
+  }
+  return entries;
+}
+
+function hasFields(m: FieldManager): boolean {
+  return !m.fields.empty();
+}
+
+function entrySeconds(m: FieldManager): number {
+  return m.time === undefined ? 0 : Math.floor(Date.parse(m.time) / 1000);
+}
+
+function entryOrder(a: FieldManager, b: FieldManager): number {
+  return (
     cmp(a.operation, b.operation) ||
-    seconds(a) - seconds(b) ||
+    entrySeconds(a) - entrySeconds(b) ||
     cmp(a.manager, b.manager) ||
     cmp(a.apiVersion, b.apiVersion) ||
-    cmp(a.subresource, b.subresource);
-  return managers
-    .filter((m) => !m.fields.empty())
-    .sort(order)
-    .map((m) => {
-      const entry: ManagedFieldsEntry = {
-        manager: m.manager,
-        operation: m.operation,
-        apiVersion: m.apiVersion,
-      };
-      if (m.time !== undefined) entry.time = m.time;
-      entry.fieldsType = "FieldsV1";
-      entry.fieldsV1 = encodeFieldSet(m.fields);
-      if (m.subresource !== "") entry.subresource = m.subresource;
-      return entry;
-    });
+    cmp(a.subresource, b.subresource)
+  );
 }
 
 /** Upstream's manager key: the entry's JSON with manager, operation, the apiVersion of Update entries and the subresource. */
 export function identity(
   m: Pick<FieldManager, "manager" | "operation" | "apiVersion" | "subresource">,
 ): string {
-  const key: Record<string, string> = { manager: m.manager, operation: m.operation };
-  if (m.operation === "Update") key.apiVersion = m.apiVersion;
-  if (m.subresource !== "") key.subresource = m.subresource;
-  return JSON.stringify(key);
+  // The JSON of {manager, operation, apiVersion?, subresource?}, written out (every write asks for it).
+  let key = `{"manager":${JSON.stringify(m.manager)},"operation":${JSON.stringify(m.operation)}`;
+  if (m.operation === "Update") key += `,"apiVersion":${JSON.stringify(m.apiVersion)}`;
+  if (m.subresource !== "") key += `,"subresource":${JSON.stringify(m.subresource)}`;
+  return `${key}}`;
 }
 
 /**
@@ -96,10 +110,12 @@ export function identity(
  * there are more than {@link maxUpdateManagers} (apimachinery's `capManagers`).
  */
 export function capUpdateManagers(managers: FieldManager[]): FieldManager[] {
-  const updates = () => managers.filter((m) => m.operation === "Update");
-  if (updates().length <= maxUpdateManagers) return managers;
-  const seconds = (m: FieldManager) => (m.time === undefined ? 0 : Math.floor(Date.parse(m.time) / 1000));
-  const oldestFirst = updates().sort((a, b) => seconds(a) - seconds(b) || cmp(identity(a), identity(b)));
+  let count = 0;
+  for (const m of managers) if (m.operation === "Update") count++;
+  if (count <= maxUpdateManagers) return managers;
+  const oldestFirst = managers
+    .filter((m) => m.operation === "Update")
+    .sort((a, b) => entrySeconds(a) - entrySeconds(b) || cmp(identity(a), identity(b)));
   const firstOfVersion = new Map<string, FieldManager>();
   let result = [...managers];
   for (const entry of oldestFirst) {

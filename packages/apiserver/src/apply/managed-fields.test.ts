@@ -10,6 +10,7 @@ import {
   trackUpdate,
   validateFieldManager,
 } from "./index.js";
+import { identity } from "./managed-fields-entries.js";
 
 type Obj = Record<string, unknown>;
 const t0 = new Date("2024-01-02T00:00:00.000Z");
@@ -529,5 +530,30 @@ describe("manager names", () => {
       'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\x01": invalid character U+0001 (at position 1)',
     );
     expect(validateFieldManager("Mgr 1/x_é", "CreateOptions")).toBeUndefined();
+  });
+});
+
+describe("identity", () => {
+  it("is the JSON of the manager, operation, an Update's apiVersion and the subresource, in that order", () => {
+    const cases = [
+      { manager: "kubectl", operation: "Update", apiVersion: "v1", subresource: "" },
+      { manager: "kubectl", operation: "Apply", apiVersion: "v1", subresource: "" },
+      {
+        manager: 'a "quoted" \\ name\u2028',
+        operation: "Update",
+        apiVersion: "apps/v1",
+        subresource: "status",
+      },
+    ] as const;
+    expect(cases.map(identity)).toEqual([
+      '{"manager":"kubectl","operation":"Update","apiVersion":"v1"}',
+      '{"manager":"kubectl","operation":"Apply"}',
+      JSON.stringify({
+        manager: 'a "quoted" \\ name\u2028',
+        operation: "Update",
+        apiVersion: "apps/v1",
+        subresource: "status",
+      }),
+    ]);
   });
 });

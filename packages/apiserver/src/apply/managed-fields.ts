@@ -246,7 +246,7 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
   if (subresource === "" && Array.isArray(sent) && isResetList(sent) && !jsonEqual(sent, stored)) {
     return withManagedFields(options.after, []);
   }
-  let managers: FieldManager[];
+  let managers: readonly FieldManager[];
   // Most writes send back what they read: decode the stored list then, whose field sets are cached.
   const fromRequest =
     subresource === "" && Array.isArray(sent) && sent.length > 0
@@ -376,17 +376,29 @@ function withManagedFields(object: JsonObject, managers: readonly FieldManager[]
   return { ...object, metadata };
 }
 
-function decodeOrEmpty(list: unknown): FieldManager[] {
+function decodeOrEmpty(list: unknown): readonly FieldManager[] {
   return tryDecode(list) ?? [];
 }
 
-function tryDecode(list: unknown): FieldManager[] | undefined {
+/**
+ * The managers of a list, or undefined for a list kube-apiserver could not
+ * decode. A list is decoded once: a stored object's list never changes, and
+ * most writes send back the list they read.
+ */
+function tryDecode(list: unknown): readonly FieldManager[] | undefined {
+  if (typeof list !== "object" || list === null) return list === undefined || list === null ? [] : undefined;
+  if (decodedLists.has(list)) return decodedLists.get(list);
+  let managers: readonly FieldManager[] | undefined;
   try {
-    return decodeManagedFields(list);
+    managers = Object.freeze(decodeManagedFields(list));
   } catch {
-    return undefined;
+    managers = undefined;
   }
+  decodedLists.set(list, managers);
+  return managers;
 }
+
+const decodedLists = new WeakMap<object, readonly FieldManager[] | undefined>();
 
 function isResetList(list: unknown[]): boolean {
   return list.length === 0 || (list.length === 1 && isObject(list[0]) && Object.keys(list[0]).length === 0);
