@@ -380,25 +380,14 @@ function decodeOrEmpty(list: unknown): readonly FieldManager[] {
   return tryDecode(list) ?? [];
 }
 
-/**
- * The managers of a list, or undefined for a list kube-apiserver could not
- * decode. A list is decoded once: a stored object's list never changes, and
- * most writes send back the list they read.
- */
+/** The managers of a list, or undefined for a list kube-apiserver could not decode. */
 function tryDecode(list: unknown): readonly FieldManager[] | undefined {
-  if (typeof list !== "object" || list === null) return list === undefined || list === null ? [] : undefined;
-  if (decodedLists.has(list)) return decodedLists.get(list);
-  let managers: readonly FieldManager[] | undefined;
   try {
-    managers = Object.freeze(decodeManagedFields(list));
+    return decodeManagedFields(list);
   } catch {
-    managers = undefined;
+    return undefined;
   }
-  decodedLists.set(list, managers);
-  return managers;
 }
-
-const decodedLists = new WeakMap<object, readonly FieldManager[] | undefined>();
 
 function isResetList(list: unknown[]): boolean {
   return list.length === 0 || (list.length === 1 && isObject(list[0]) && Object.keys(list[0]).length === 0);
