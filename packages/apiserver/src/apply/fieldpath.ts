@@ -20,6 +20,11 @@ export class FieldSet {
   /** Whether the path ending at this node is itself in the set (FieldsV1's `"."`). */
   member = false;
   readonly children = new Map<string, FieldSet>();
+  /**
+   * The shared FieldsV1 tree this node encodes to, once known (kept by
+   * `fields-v1.ts`; a node is not changed once encoded or decoded).
+   */
+  tree: object | undefined = undefined;
 
   /** The child node for an element key, created when absent. */
   child(element: string): FieldSet {

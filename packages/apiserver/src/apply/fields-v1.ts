@@ -24,7 +24,7 @@ export function encodeFieldSet(set: FieldSet): FieldsV1 {
 
 /** The shared tree of a set, or undefined when it has no member (its parent leaves it out). */
 function consSet(set: FieldSet): FieldsV1 | undefined {
-  const known = treeOfSet.get(set);
+  const known = set.tree as FieldsV1 | undefined;
   if (known !== undefined) return known;
   if (set.children.size === 0) return set.member ? leafTree : undefined;
   const members: [string, FieldsV1][] = [];
@@ -35,7 +35,7 @@ function consSet(set: FieldSet): FieldsV1 | undefined {
   // A member whose children are all empty is still written `{".":{}}`.
   if (!set.member && members.length === 0) return undefined;
   const tree = consNode(set.member, members);
-  treeOfSet.set(set, tree);
+  set.tree = tree;
   return tree;
 }
 
@@ -128,7 +128,7 @@ export function decodeFieldsV1(value: unknown): FieldSet {
 
 /** Maps each node of `set`, decoded from the shared `tree`, to its node of the tree. */
 function remember(set: FieldSet, tree: FieldsV1): void {
-  treeOfSet.set(set, tree);
+  set.tree = tree;
   for (const [element, child] of set.children) {
     const subtree = tree[element];
     if (typeof subtree === "object" && subtree !== null && shared.has(subtree))
@@ -144,7 +144,6 @@ export function isSharedFieldsV1(value: unknown): value is FieldsV1 {
 /** Distinct serializations kept for sharing; past this many the table starts over (shared trees stay valid). */
 const maxInterned = 20_000;
 const interned = new Map<string, FieldsV1>();
-const treeOfSet = new WeakMap<FieldSet, FieldsV1>();
 const setOfTree = new WeakMap<object, FieldSet>();
 const shared = new WeakSet<object>([leafTree]);
 
