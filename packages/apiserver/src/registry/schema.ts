@@ -47,7 +47,13 @@ export interface GoStruct {
  * of bytes in a `bytes` field is replaced, in place, by its base64 text.
  */
 export function typeProblem(value: unknown, schema: Schema, path: string): string | undefined {
-  const decoder = new GoDecoder(path);
+  // Nearly every body decodes: a first walk keeps no path, and only a body with a problem is
+  // walked again to word it (what the first walk rewrote, canonical quantities and base64
+  // bytes, reads the same the second time).
+  const quick = new GoDecoder(path, false);
+  if (quick.value(value, schema, undefined, undefined) === undefined && quick.saved === undefined)
+    return undefined;
+  const decoder = new GoDecoder(path, true);
   return decoder.value(value, schema, undefined, undefined) ?? decoder.saved;
 }
 
@@ -73,8 +79,12 @@ class GoDecoder {
   readonly #steps: Step[] = [];
   readonly #names: Array<string | number> = [];
 
-  constructor(root: string) {
+  /** Whether the path is kept (for the wording of a problem); a walk without finds problems only. */
+  readonly #tracking: boolean;
+
+  constructor(root: string, tracking: boolean) {
     this.#root = root;
+    this.#tracking = tracking;
   }
 
   /** Reads `value`, at the path of the steps taken; returns an error that ends decoding. */
@@ -117,8 +127,17 @@ class GoDecoder {
     }
     // The value's members, not the schema's: a derived schema declares far more fields than a body holds.
     const table = fieldTable(schema);
-    const outer = this.#struct;
     let stop: Stop;
+    if (!this.#tracking) {
+      for (const name of Object.keys(record)) {
+        const field = table.get(name);
+        if (field === undefined) continue;
+        stop = this.value(record[name], field.schema, field.goType, record, name);
+        if (stop !== undefined) break;
+      }
+      return stop;
+    }
+    const outer = this.#struct;
     for (const name of Object.keys(record)) {
       const field = table.get(name);
       if (field === undefined) continue;
@@ -135,11 +154,13 @@ class GoDecoder {
   }
 
   #enter(step: Step, name: string | number): void {
+    if (!this.#tracking) return;
     this.#steps.push(step);
     this.#names.push(name);
   }
 
   #leave(): void {
+    if (!this.#tracking) return;
     this.#steps.pop();
     this.#names.pop();
   }
