@@ -18,5 +18,10 @@ describe("jsonEqual", () => {
     expect(jsonEqual({ a: 1 }, { a: 1, b: undefined })).toBe(true);
     expect(jsonEqual({ a: undefined }, { b: undefined })).toBe(true);
     expect(jsonEqual({ a: 1, b: undefined }, { a: 1, c: 2 })).toBe(false);
+    // As many members on each side, some undefined.
+    expect(jsonEqual({ a: 1, b: undefined }, { c: undefined, a: 1 })).toBe(true);
+    expect(jsonEqual({ a: undefined, b: 1 }, { b: 1, c: 2 })).toBe(false);
+    expect(jsonEqual({ a: 1, b: 2 }, { a: 1, c: undefined })).toBe(false);
+    expect(jsonEqual({ a: 1, c: undefined }, { a: 1, b: 2 })).toBe(false);
   });
 });

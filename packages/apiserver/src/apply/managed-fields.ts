@@ -286,12 +286,6 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
   const changed = withoutReset(strip(changes.modified.union(changes.added)), options.resetFields);
   const removed = strip(changes.removed);
   const touched = changed.union(removed);
-  const id = identity({
-    manager: options.manager,
-    operation: "Update",
-    apiVersion: options.apiVersion,
-    subresource,
-  });
 
   const byVersion = new ChangesByVersion(
     { apiVersion: options.apiVersion, changes: { changed, removed } },
@@ -302,7 +296,13 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
   const result: FieldManager[] = [];
   let self: FieldManager | undefined;
   for (const m of managers) {
-    if (identity(m) === id) {
+    // This write's own entry: the same identity as an Update by this manager at this version.
+    if (
+      m.operation === "Update" &&
+      m.manager === options.manager &&
+      m.apiVersion === options.apiVersion &&
+      m.subresource === subresource
+    ) {
       self = m;
       continue;
     }
