@@ -48,19 +48,23 @@ function canonicalAndInRange(value: string, micro: boolean): boolean {
     const separator = separators[at];
     if (separator === undefined ? !isDigit(value, at) : value[at] !== separator) return false;
   }
-  const two = (at: number) => (value.charCodeAt(at) - 48) * 10 + value.charCodeAt(at + 1) - 48;
-  const year = two(0) * 100 + two(2);
-  const month = two(5);
-  const day = two(8);
+  const year = twoDigits(value, 0) * 100 + twoDigits(value, 2);
+  const month = twoDigits(value, 5);
+  const day = twoDigits(value, 8);
   return (
     month >= 1 &&
     month <= 12 &&
     day >= 1 &&
     day <= daysIn(month, year) &&
-    two(11) < 24 &&
-    two(14) < 60 &&
-    two(17) < 60
+    twoDigits(value, 11) < 24 &&
+    twoDigits(value, 14) < 60 &&
+    twoDigits(value, 17) < 60
   );
+}
+
+/** The number the two digits at `at` write. */
+function twoDigits(value: string, at: number): number {
+  return (value.charCodeAt(at) - 48) * 10 + value.charCodeAt(at + 1) - 48;
 }
 
 const plainSeparators: Readonly<Record<number, string>> = { 4: "-", 7: "-", 10: "T", 13: ":", 16: ":" };
