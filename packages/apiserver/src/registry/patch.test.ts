@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { jsonPatch, mergePatch, strategicMergePatch } from "./patch.js";
+import { jsonPatch, mergePatch, mergePatchShared, strategicMergePatch } from "./patch.js";
 
 describe("mergePatch (RFC 7386)", () => {
   // The examples of RFC 7386, appendix A.
@@ -27,8 +27,26 @@ describe("mergePatch (RFC 7386)", () => {
   for (const [original, patch, expected] of cases) {
     it(`${JSON.stringify(original)} + ${JSON.stringify(patch)} = ${JSON.stringify(expected)}`, () => {
       expect(mergePatch(original, patch)).toEqual(expected);
+      // The store's form, for an object patch: the same result, sharing what it can.
+      if (typeof patch === "object" && patch !== null && !Array.isArray(patch))
+        expect(mergePatchShared(original, patch as Record<string, unknown>)).toEqual(expected);
     });
   }
+
+  it("shares what the patch leaves alone with the original, and changes neither", () => {
+    const original = { spec: { containers: [{ name: "a" }] }, status: { phase: "Pending", ip: "x" } };
+    const patch = { status: { phase: "Running", ip: null, conditions: [{ type: "Ready" }] } };
+    const before = structuredClone({ original, patch });
+    const result = mergePatchShared(original, patch) as typeof original & { status: Record<string, unknown> };
+    expect(result).toEqual({
+      spec: { containers: [{ name: "a" }] },
+      status: { phase: "Running", conditions: [{ type: "Ready" }] },
+    });
+    expect(result.spec).toBe(original.spec);
+    expect(result.status).not.toBe(original.status);
+    expect(result.status.conditions).toBe(patch.status.conditions);
+    expect({ original, patch }).toEqual(before);
+  });
 
   it("leaves the original untouched", () => {
     const original = { a: { b: 1 } };

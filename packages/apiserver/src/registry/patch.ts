@@ -52,6 +52,27 @@ export function mergePatch(original: unknown, patch: unknown): unknown {
   return mergeInto(isJsonObject(original) ? copyJson(original) : {}, patch);
 }
 
+/**
+ * {@link mergePatch} for a caller that copies the result before it changes
+ * anything (the store decodes it into a private copy at once): the result
+ * shares with `original` what the patch leaves alone, and with `patch` the
+ * values it sets, instead of copying either. Only the objects along the
+ * patch's paths are new; neither argument is changed.
+ */
+export function mergePatchShared(original: unknown, patch: Record<string, unknown>): Record<string, unknown> {
+  const base = isJsonObject(original) ? original : {};
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) {
+      delete out[key];
+      continue;
+    }
+    const current = Object.hasOwn(base, key) ? base[key] : undefined;
+    setMember(out, key, isJsonObject(value) ? mergePatchShared(current, value) : value);
+  }
+  return out;
+}
+
 function mergeInto(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
   for (const [key, value] of Object.entries(patch)) {
     if (value === null) {

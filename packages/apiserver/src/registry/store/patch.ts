@@ -9,7 +9,7 @@ import {
 import { applyWithLastApplied } from "../../apply/index.js";
 import { isJsonObject } from "../../json.js";
 import { checkNesting } from "../../limits.js";
-import { applyPatch, type PatchType } from "../patch.js";
+import { applyPatch, mergePatchShared, type PatchType } from "../patch.js";
 import {
   applyTypeOf,
   asJson,
@@ -52,7 +52,11 @@ export async function patchObject(
     });
   const ns = resource.namespaced ? namespace : undefined;
   const object = await guaranteedUpdate(store, ns, name, undefined, options, (existing) => {
-    const patched = applyPatch(patchType, existing, patch, patchMeta);
+    // Decoded into a private copy below: a merge patch need not copy the stored object first.
+    const patched =
+      patchType === "merge" && isJsonObject(patch)
+        ? mergePatchShared(existing, patch)
+        : applyPatch(patchType, existing, patch, patchMeta);
     if (!isJsonObject(patched))
       throw newBadRequest("the patch made the object something other than a JSON object");
     const decoded = decodeObject(
