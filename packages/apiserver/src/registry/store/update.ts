@@ -242,6 +242,29 @@ async function storeAttempt(
   return { object: await writer.update(key, object, revision), stored: true };
 }
 
+/**
+ * Puts back, in `object` (the request's private copy), the top-level parts
+ * `kept` names as `existing` has them: a part the request left as stored
+ * stays (it is equal), any other is copied from `existing` or dropped with it.
+ * A status write sends back the spec it read, and an update the status: this
+ * spares copying the stored one.
+ */
+function keepStored(object: KubeObject, existing: KubeObject, kept: (key: string) => boolean): void {
+  const mine = object as Record<string, unknown>;
+  const stored = existing as Record<string, unknown>;
+  for (const key of Object.keys(mine)) if (kept(key) && !Object.hasOwn(stored, key)) delete mine[key];
+  for (const key of Object.keys(stored))
+    if (kept(key) && !jsonEqual(mine[key], stored[key])) mine[key] = copyJson(stored[key]);
+}
+
+function isStatus(key: string): boolean {
+  return key === "status";
+}
+
+function isNotStatus(key: string): boolean {
+  return key !== "status";
+}
+
 /** GuaranteedUpdate without the strategy: what a subresource handler writes is stored as it is. */
 export async function rawUpdate(
   store: StoreCore,
@@ -289,17 +312,11 @@ function prepareUpdate(
     strategy.prepareForStatusUpdate(object, existing, rfc3339(store.context.clock.now()));
   } else if (statusOnly) {
     // `/status` changes the status and nothing else.
-    object = copyJson(existing) as typeof object;
-    const status = (requested as { status?: unknown }).status;
-    if (status === undefined) delete object.status;
-    else object.status = status;
+    object = requested as typeof object;
+    keepStored(object, existing, isNotStatus);
   } else {
     object = requested as typeof object;
-    if (resource.subresources.includes("status")) {
-      const status = (existing as { status?: unknown }).status;
-      if (status === undefined) delete object.status;
-      else object.status = copyJson(status);
-    }
+    if (resource.subresources.includes("status")) keepStored(object, existing, isStatus);
     strategy.prepareForUpdate?.(object, existing);
   }
   const meta = (object.metadata ??= {}) as MutableMeta;
