@@ -322,6 +322,36 @@ describe("applyConfiguration", () => {
 });
 
 describe("trackUpdate", () => {
+  it("leaves the members the caller names unchanged out of the comparison", () => {
+    const created = update(undefined, deployment(), "creator");
+    const status = { ...created, status: { replicas: 3 } };
+    // The spec differs here only to show it is not compared: a store names what it put back as stored.
+    const after = { ...status, spec: { ...(status.spec as Obj), replicas: 5 } };
+    const written = trackUpdate({
+      before: created,
+      after,
+      manager: "kubelet",
+      apiVersion: "apps/v1",
+      now: t0,
+      subresource: "status",
+      unchanged: (member) => member === "spec",
+    });
+    expect(managedFields(written).map((entry) => [entry.manager, entry.fieldsV1])).toEqual([
+      ["creator", managedFields(created)[0]!.fieldsV1],
+      // status exists in the zero value, so it is no member itself.
+      ["kubelet", { "f:status": { "f:replicas": {} } }],
+    ]);
+    // Without it, the write's spec change takes the replicas from the creator.
+    const compared = trackUpdate({
+      before: created,
+      after,
+      manager: "kubelet",
+      apiVersion: "apps/v1",
+      now: t0,
+    });
+    expect(JSON.stringify(managedFields(compared)[0]!.fieldsV1)).not.toContain("f:replicas");
+  });
+
   it("records a create as upstream does: the creator owns every field, new non-zero-value nodes carry '.'", () => {
     const defaulted = deployment({
       progressDeadlineSeconds: 600,

@@ -227,6 +227,11 @@ export interface UpdateOptions {
   resetFields?: ReadonlyArray<readonly string[]> | undefined;
   /** The object at another served version of its kind, for managers of that version. */
   convert?: VersionConverter | undefined;
+  /**
+   * Top-level members the write is known to leave as `before` has them (the
+   * spec of a status write, which the store puts back): not compared again.
+   */
+  unchanged?: ((member: string) => boolean) | undefined;
 }
 
 /**
@@ -282,7 +287,10 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
     }
   }
   const before = options.before === undefined ? undefined : withoutManagedFields(options.before);
-  const changes = compare(before, after, type);
+  const changes =
+    options.unchanged === undefined || before === undefined
+      ? compare(before, after, type)
+      : compare(withoutMembers(before, options.unchanged), withoutMembers(after, options.unchanged), type);
   const changed = withoutReset(strip(changes.modified.union(changes.added)), options.resetFields);
   const removed = strip(changes.removed);
   const touched = changed.union(removed);
@@ -354,6 +362,13 @@ function withoutReset(set: FieldSet, paths: ReadonlyArray<readonly string[]> | u
     out = out.without(path.slice(0, -1).map(fieldElement), [fieldElement(path[path.length - 1]!)]);
   }
   return out;
+}
+
+/** A shallow view of `object` without the top-level members `leave` names. */
+function withoutMembers(object: JsonObject, leave: (member: string) => boolean): JsonObject {
+  const view: JsonObject = {};
+  for (const key of Object.keys(object)) if (!leave(key) && key !== "__proto__") view[key] = object[key];
+  return view;
 }
 
 function managedFieldsOf(object: JsonObject): unknown {

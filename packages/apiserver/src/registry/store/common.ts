@@ -79,9 +79,11 @@ export function ownershipAfterUpdate(
   options: DryRunOption,
   subresource: string,
   convert: VersionConverter | undefined = versionConverter(store),
+  /** Top-level members the store put back as `existing` has them (see `UpdateOptions.unchanged`). */
+  unchanged?: (member: string) => boolean,
 ): KubeObject {
   try {
-    return trackOwnership(store, existing, object, options, subresource, convert);
+    return trackOwnership(store, existing, object, options, subresource, convert, unchanged);
   } catch (error) {
     if (StatusError.isInstance(error)) throw error;
     const { managedFields: _dropped, ...metadata } = object.metadata ?? {};
@@ -96,6 +98,7 @@ function trackOwnership(
   options: DryRunOption,
   subresource: string,
   convert: VersionConverter | undefined,
+  unchanged: ((member: string) => boolean) | undefined,
 ): KubeObject {
   return trackUpdate({
     before: existing === undefined ? undefined : asJson(existing),
@@ -107,6 +110,7 @@ function trackOwnership(
     subresource,
     resetFields: resetFieldsOf(store.definition, subresource),
     convert,
+    unchanged,
   }) as KubeObject;
 }
 

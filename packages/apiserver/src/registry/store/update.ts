@@ -215,8 +215,16 @@ async function storeAttempt(
       metadata: { ...object.metadata, managedFields: requestedFields },
     } as KubeObject;
     const subresource = options.subresource ?? "";
+    // A status write's other members are the stored ones, put back by `prepareUpdate`.
+    const strategy = store.definition.strategy;
+    const unchanged =
+      subresource === "status" &&
+      strategy.subresourceUpdates?.status === undefined &&
+      strategy.prepareForStatusUpdate === undefined
+        ? isNotStatusOrMetadata
+        : undefined;
     const tracked = withLaterConversions(store, existing, (convert) =>
-      ownershipAfterUpdate(store, existing, sent, options, subresource, convert),
+      ownershipAfterUpdate(store, existing, sent, options, subresource, convert, unchanged),
     );
     object = tracked instanceof Promise ? await tracked : tracked;
   }
@@ -263,6 +271,10 @@ function isStatus(key: string): boolean {
 
 function isNotStatus(key: string): boolean {
   return key !== "status";
+}
+
+function isNotStatusOrMetadata(key: string): boolean {
+  return key !== "status" && key !== "metadata";
 }
 
 /** GuaranteedUpdate without the strategy: what a subresource handler writes is stored as it is. */
