@@ -326,7 +326,7 @@ describe("trackUpdate", () => {
     const created = update(undefined, deployment(), "creator");
     const status = { ...created, status: { replicas: 3 } };
     // The spec differs here only to show it is not compared: a store names what it put back as stored.
-    const after = { ...status, spec: { ...(status.spec as Obj), replicas: 5 } };
+    const after = { ...status, spec: { ...(created.spec as Obj), replicas: 5 } };
     const written = trackUpdate({
       before: created,
       after,
