@@ -8,9 +8,10 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | { [key:
  * (never below the length; up to six times it for text that is all escapes).
  * Three times faster than a `JSON.parse(JSON.stringify(value))` round trip, and
  * what it returns is the same, with one exception: frozen members `keep`
- * accepts stay shared, with the length it gives (it is asked about no other). Returns undefined for a value JSON would
- * change (an instance of a class, a function, a non-finite number, a hole or an
- * undefined element): for those, the round trip is the definition. Objects and
+ * accepts stay shared, with the length it gives (it is asked about no other).
+ * Returns undefined for a value JSON would change (an instance of a class, a
+ * function, a non-finite number, a hole or an undefined element): for those,
+ * the round trip is the definition. Objects and
  * arrays nested past `maxDepth` levels (the value itself is level 1) are not
  * copied: the walk stops there and answers {@link nestedTooDeep}.
  */
