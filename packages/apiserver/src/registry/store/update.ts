@@ -203,7 +203,8 @@ async function storeAttempt(
   // Filled before the strategy compares it with the stored object, which is filled: a
   // template's `creationTimestamp: null` the client left out is no change to the spec.
   store.definition.fillEmptyValues?.(requested, "beforeValidation");
-  let object = prepareUpdate(store, requested, existing, options.subresource);
+  const unchanged = prepareUpdate(store, requested, existing, options.subresource);
+  let object = requested;
   if (large) await yieldTurn();
   if (options.managedFieldsComputed) {
     const meta = (object.metadata ??= {}) as MutableMeta;
@@ -215,14 +216,6 @@ async function storeAttempt(
       metadata: { ...object.metadata, managedFields: requestedFields },
     } as KubeObject;
     const subresource = options.subresource ?? "";
-    // A status write's other members are the stored ones, put back by `prepareUpdate`.
-    const strategy = store.definition.strategy;
-    const unchanged =
-      subresource === "status" &&
-      strategy.subresourceUpdates?.status === undefined &&
-      strategy.prepareForStatusUpdate === undefined
-        ? isNotStatusOrMetadata
-        : undefined;
     const tracked = withLaterConversions(store, existing, (convert) =>
       ownershipAfterUpdate(store, existing, sent, options, subresource, convert, unchanged),
     );
@@ -300,34 +293,34 @@ export async function rawUpdate(
   }
 }
 
-/** The new state of an update: system fields kept, status or spec kept as the subresource rules say. */
+/**
+ * Makes `object` (the request's private copy) the new state of an update: system fields kept,
+ * status or spec kept as the subresource rules say. Returns which top-level members it put back
+ * as stored and left so (a status write's spec), for the ownership not to compare them again.
+ */
 function prepareUpdate(
   store: StoreCore,
-  requested: KubeObject,
+  object: KubeObject,
   existing: KubeObject,
   subresource: string | undefined,
-): KubeObject {
+): ((member: string) => boolean) | undefined {
   const { resource, definition } = store;
   const strategy = definition.strategy;
   const statusOnly = subresource === "status";
   const existingMeta = existing.metadata ?? {};
-  let object: KubeObject & { spec?: unknown; status?: unknown };
+  let unchanged: ((member: string) => boolean) | undefined;
   const prepareSubresource = subresource ? strategy.subresourceUpdates?.[subresource] : undefined;
   if (prepareSubresource !== undefined) {
-    object = requested as typeof object;
     prepareSubresource(object, existing, rfc3339(store.context.clock.now()));
   } else if (subresource === "finalize" && strategy.prepareForFinalize !== undefined) {
-    object = requested as typeof object;
     strategy.prepareForFinalize(object, existing);
   } else if (statusOnly && strategy.prepareForStatusUpdate !== undefined) {
-    object = requested as typeof object;
     strategy.prepareForStatusUpdate(object, existing, rfc3339(store.context.clock.now()));
   } else if (statusOnly) {
-    // `/status` changes the status and nothing else.
-    object = requested as typeof object;
+    // `/status` changes the status and nothing else. The metadata is set again below.
     keepStored(object, existing, isNotStatus);
+    unchanged = isNotStatusOrMetadata;
   } else {
-    object = requested as typeof object;
     if (resource.subresources.includes("status")) keepStored(object, existing, isStatus);
     strategy.prepareForUpdate?.(object, existing);
   }
@@ -367,7 +360,7 @@ function prepareUpdate(
     }
   }
   validate(store, object, existing, statusOnly);
-  return object;
+  return unchanged;
 }
 
 function setOrDelete<T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void {
