@@ -48,10 +48,15 @@ describe("mergePatch (RFC 7386)", () => {
     expect({ original, patch }).toEqual(before);
   });
 
-  it("leaves the original untouched", () => {
-    const original = { a: { b: 1 } };
-    mergePatch(original, { a: { b: 2 } });
-    expect(original).toEqual({ a: { b: 1 } });
+  it("leaves the original untouched, and shares nothing with either argument", () => {
+    const original = { a: { b: 1 }, kept: { c: [1] } };
+    const patch = { a: { b: 2 }, added: { d: [2] } };
+    const result = mergePatch(original, patch) as typeof original & typeof patch;
+    expect(original).toEqual({ a: { b: 1 }, kept: { c: [1] } });
+    expect(result).toEqual({ a: { b: 2 }, kept: { c: [1] }, added: { d: [2] } });
+    expect(result.kept).not.toBe(original.kept);
+    expect(result.added).not.toBe(patch.added);
+    expect(result.added.d).not.toBe(patch.added.d);
   });
 });
 

@@ -44,12 +44,11 @@ export function applyPatch(
 
 /**
  * JSON Merge Patch (RFC 7386): objects merge recursively, null deletes,
- * anything else replaces. The original is copied once and merged into in
- * place, so the work is linear in the sizes of the two, however deep.
+ * anything else replaces. The result is a copy of its own; the work is
+ * linear in the sizes of the two, however deep.
  */
 export function mergePatch(original: unknown, patch: unknown): unknown {
-  if (!isJsonObject(patch)) return copyJson(patch);
-  return mergeInto(isJsonObject(original) ? copyJson(original) : {}, patch);
+  return copyJson(isJsonObject(patch) ? mergePatchShared(original, patch) : patch);
 }
 
 /**
@@ -67,25 +66,9 @@ export function mergePatchShared(original: unknown, patch: Record<string, unknow
       delete out[key];
       continue;
     }
+    // Own members only, as in the strategic merge below: "__proto__" is an ordinary key.
     const current = Object.hasOwn(base, key) ? base[key] : undefined;
     setMember(out, key, isJsonObject(value) ? mergePatchShared(current, value) : value);
   }
   return out;
-}
-
-function mergeInto(target: Record<string, unknown>, patch: Record<string, unknown>): Record<string, unknown> {
-  for (const [key, value] of Object.entries(patch)) {
-    if (value === null) {
-      delete target[key];
-      continue;
-    }
-    // Own members only, as in the strategic merge below: "__proto__" is an ordinary key.
-    const current = Object.hasOwn(target, key) ? target[key] : undefined;
-    setMember(
-      target,
-      key,
-      isJsonObject(value) ? mergeInto(isJsonObject(current) ? current : {}, value) : copyJson(value),
-    );
-  }
-  return target;
 }
