@@ -127,41 +127,34 @@ class GoDecoder {
     }
     // The value's members, not the schema's: a derived schema declares far more fields than a body holds.
     const table = fieldTable(schema);
-    let stop: Stop;
-    if (!this.#tracking) {
-      for (const name of Object.keys(record)) {
-        const field = table.get(name);
-        if (field === undefined) continue;
-        stop = this.value(record[name], field.schema, field.goType, record, name);
-        if (stop !== undefined) break;
-      }
-      return stop;
-    }
     const outer = this.#struct;
+    let stop: Stop;
     for (const name of Object.keys(record)) {
       const field = table.get(name);
       if (field === undefined) continue;
-      this.#struct = schema.go?.name;
-      this.#fields.push(name);
-      this.#enter(fieldStep, name);
+      this.#enter(fieldStep, name, schema.go?.name);
       stop = this.value(record[name], field.schema, field.goType, record, name);
       this.#leave();
-      this.#fields.pop();
       if (stop !== undefined) break;
     }
     this.#struct = outer;
     return stop;
   }
 
-  #enter(step: Step, name: string | number): void {
+  /** Steps into `name`; a struct field also names its Go struct and joins Go's `Field`. */
+  #enter(step: Step, name: string | number, struct?: string): void {
     if (!this.#tracking) return;
     this.#steps.push(step);
     this.#names.push(name);
+    if (step === fieldStep) {
+      this.#struct = struct;
+      this.#fields.push(name as string);
+    }
   }
 
   #leave(): void {
     if (!this.#tracking) return;
-    this.#steps.pop();
+    if (this.#steps.pop() === fieldStep) this.#fields.pop();
     this.#names.pop();
   }
 

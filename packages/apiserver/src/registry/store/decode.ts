@@ -180,8 +180,7 @@ function managedFieldsOf(object: KubeObject): Array<Record<string, unknown>> {
 
 /** The JSON length of a FieldsV1 tree this server shared, which a copy keeps as it is. */
 function sharedLength(value: object): number | undefined {
-  // The trees are frozen, and a frozen check costs far less than the shared set's lookup.
-  return Object.isFrozen(value) && isSharedFieldsV1(value) ? jsonLength(value) : undefined;
+  return isSharedFieldsV1(value) ? jsonLength(value) : undefined;
 }
 
 /**
