@@ -222,6 +222,36 @@ describe.each(["in-process", "HTTP"])("status and scale through the %s client", 
     expect(specWrite.status).toEqual(patched.status);
   });
 
+  it("a pod's status write keeps the stored spec, and its ownership takes only the status", async () => {
+    const podClient = new ApiServer().client().resource(pods, "default");
+    const created = await podClient.create(
+      { metadata: { name: "p" }, spec: { containers: [{ name: "c", image: "nginx:1" }] } },
+      { fieldManager: "creator" },
+    );
+    const creatorFields = created.metadata?.managedFields?.[0]?.fieldsV1;
+    const written = await podClient.update(
+      {
+        ...created,
+        spec: { ...created.spec!, containers: [{ ...created.spec!.containers[0]!, image: "nginx:2" }] },
+        status: { ...created.status, phase: "Running" },
+      },
+      { subresource: "status", fieldManager: "kubelet" },
+    );
+    expect(written.spec).toEqual(created.spec);
+    expect(written.status?.phase).toBe("Running");
+    expect(written.metadata?.managedFields?.map((entry) => [entry.manager, entry.fieldsV1])).toEqual([
+      ["creator", creatorFields],
+      ["kubelet", { "f:status": { "f:phase": {} } }],
+    ]);
+    const patched = await podClient.patch(
+      "p",
+      { spec: { activeDeadlineSeconds: 5 }, status: { message: "up" } },
+      { type: "merge", subresource: "status", fieldManager: "kubelet" },
+    );
+    expect(patched.spec).toEqual(created.spec);
+    expect(patched.status).toEqual({ ...written.status, message: "up" });
+  });
+
   it("reads and writes scale: an autoscaling/v1 Scale whose writes set the replicas", async () => {
     const { deploymentClient, created } = await setUp();
     const scale = (await deploymentClient.get("web", { subresource: "scale" })) as unknown as Scale;
