@@ -7,7 +7,7 @@ import {
 } from "@reconcile/api";
 import { type Clock, type Random, realRandom } from "@reconcile/clock";
 import type { AdmissionAttributes, AdmissionUser } from "../registry/admission.js";
-import { collectionPrefix, keyOf } from "../registry/store/keys.js";
+import { keyOf } from "../registry/store/keys.js";
 import { ListCache, type WriteCountingStorage } from "./read-cache.js";
 
 export type { AdmissionAttributes, AdmissionOperation, AdmissionUser } from "../registry/admission.js";
@@ -82,12 +82,32 @@ export interface AdmissionContext {
 }
 
 /**
- * `next(value)`, at once when `value` is known, else once it is: a plugin
- * whose reads the cache answers runs start to end within the call, so a write
- * that no plugin has to wait for never waits.
+ * `next(value, a, b)`, at once when `value` is known, else once it is: a
+ * plugin whose reads the cache answers runs start to end within the call, so
+ * a write that no plugin has to wait for never waits. `a` and `b` are passed
+ * on so that `next` can be a function made once rather than a closure made
+ * on every write.
  */
-export function whenKnown<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise<Awaited<R>> {
-  return value instanceof Promise ? (value.then(next) as Promise<Awaited<R>>) : next(value);
+export function whenKnown<T, R>(value: T | Promise<T>, next: (value: T) => R): R | Promise<Awaited<R>>;
+export function whenKnown<T, A, R>(
+  value: T | Promise<T>,
+  next: (value: T, a: A) => R,
+  a: A,
+): R | Promise<Awaited<R>>;
+export function whenKnown<T, A, B, R>(
+  value: T | Promise<T>,
+  next: (value: T, a: A, b: B) => R,
+  a: A,
+  b: B,
+): R | Promise<Awaited<R>>;
+export function whenKnown<T, A, B, R>(
+  value: T | Promise<T>,
+  next: (value: T, a?: A, b?: B) => R,
+  a?: A,
+  b?: B,
+): R | Promise<Awaited<R>> {
+  if (value instanceof Promise) return value.then((known) => next(known, a, b)) as Promise<Awaited<R>>;
+  return next(value, a, b);
 }
 
 /**
@@ -135,36 +155,18 @@ export function storageContext(
     ...(equivalence === undefined
       ? {}
       : { equivalents: equivalence.equivalents, convert: equivalence.convert }),
-    get: (resource, namespace, name) => lists.get(prefixOf(resource, namespace), name) as never,
-    list: (resource, namespace) => lists.list(prefixOf(resource, namespace)) as never,
+    get: (resource, namespace, name) => lists.get(lists.prefixOf(resource, namespace), name) as never,
+    list: (resource, namespace) => lists.list(lists.prefixOf(resource, namespace)) as never,
     replace: async (resource, object) => {
       const meta = object.metadata ?? {};
       const key = keyOf(resource, meta.namespace, meta.name ?? "");
-      const prefix = prefixOf(resource, meta.namespace ?? "");
+      const prefix = lists.prefixOf(resource, meta.namespace ?? "");
       const writesBefore = lists.writes(prefix);
       const written = await storage.update(key, object, Number(meta.resourceVersion));
       lists.replaced(prefix, written, writesBefore);
       return written as never;
     },
   };
-}
-
-/**
- * Collection prefixes by resource and namespace, made once each: every write
- * reads several lists, and the same string each time keeps its hash.
- */
-const prefixes = new WeakMap<ResourceDescriptor, Map<string, string>>();
-
-function prefixOf(resource: ResourceDescriptor, namespace: string): string {
-  let byNamespace = prefixes.get(resource);
-  if (byNamespace === undefined) prefixes.set(resource, (byNamespace = new Map()));
-  let prefix = byNamespace.get(namespace);
-  if (prefix === undefined) {
-    prefix = collectionPrefix(resource, namespace || undefined);
-    if (byNamespace.size >= 10_000) byNamespace.clear();
-    byNamespace.set(namespace, prefix);
-  }
-  return prefix;
 }
 
 /** The key plugins name resources by. */

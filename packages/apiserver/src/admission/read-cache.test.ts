@@ -1,3 +1,4 @@
+import { limitRanges } from "@reconcile/api";
 import { FakeClock } from "@reconcile/clock";
 import { describe, expect, it } from "vitest";
 import { MemoryStorage } from "../storage/memory-storage.js";
@@ -94,6 +95,40 @@ describe("admission's list cache", () => {
     expect(again).toBeInstanceOf(Promise);
     expect(await again).not.toBe(first);
     expect(cache.list(prefix)).toBe(await again);
+    inner.close();
+  });
+
+  it("reads the clock once per task however many lists a write's plugins read, and names a prefix by resource and namespace", async () => {
+    const inner = new MemoryStorage();
+    const storage = new WriteCountingStorage(inner);
+    const clock = new FakeClock(0);
+    let readings = 0;
+    const now = clock.now.bind(clock);
+    clock.now = () => {
+      readings++;
+      return now();
+    };
+    const cache = new ListCache(storage, clock);
+    await storage.create("/core/limitranges/default/a", limits("a"));
+    await cache.list("/core/limitranges/default/");
+    await cache.list("/core/namespaces/");
+    readings = 0;
+    // By resource and namespace: the same prefix, made once.
+    const byResource = cache.prefixOf(limitRanges, "default");
+    expect(byResource).toBe(cache.prefixOf(limitRanges, "default"));
+    expect(byResource.prefix).toBe("/core/limitranges/default/");
+    expect(cache.get(byResource, "a")).toMatchObject({ metadata: { name: "a" } });
+    expect(cache.list("/core/limitranges/default/")).toHaveLength(1);
+    expect(cache.list("/core/namespaces/")).toEqual([]);
+    expect(readings).toBe(1);
+    // The next task reads it again.
+    await Promise.resolve();
+    expect(cache.get(byResource, "b")).toBeUndefined();
+    expect(readings).toBe(2);
+    // clear() makes every list, however named, be read afresh.
+    cache.clear();
+    expect(cache.get(byResource, "a")).toBeInstanceOf(Promise);
+    expect(cache.list("/core/namespaces/")).toBeInstanceOf(Promise);
     inner.close();
   });
 });

@@ -1,5 +1,6 @@
-import type { KubeObject } from "@reconcile/api";
+import type { KubeObject, ResourceDescriptor } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
+import { collectionPrefix } from "../registry/store/keys.js";
 import type {
   Storage,
   StorageListOptions,
@@ -15,6 +16,11 @@ function collectionOf(key: string): string {
   return third < 0 ? key : key.slice(0, third + 1);
 }
 
+/** How many writes a storage has made under one collection. */
+export interface WriteCount {
+  writes: number;
+}
+
 /**
  * A storage that counts the writes made through it per collection, so a
  * reader can tell in O(1) whether anything it listed before has changed
@@ -23,7 +29,7 @@ function collectionOf(key: string): string {
  */
 export class WriteCountingStorage implements Storage {
   readonly #storage: Storage;
-  readonly #writes = new Map<string, number>();
+  readonly #writes = new Map<string, WriteCount>();
   declare checkHealth?: () => Promise<void>;
 
   constructor(storage: Storage) {
@@ -33,12 +39,18 @@ export class WriteCountingStorage implements Storage {
 
   /** How many writes this storage has made under `collection` (`/core/limitranges/`). */
   writesTo(collection: string): number {
-    return this.#writes.get(collection) ?? 0;
+    return this.#writes.get(collection)?.writes ?? 0;
+  }
+
+  /** The count of writes under `collection`, which goes on counting: read without a lookup. */
+  counter(collection: string): WriteCount {
+    let count = this.#writes.get(collection);
+    if (count === undefined) this.#writes.set(collection, (count = { writes: 0 }));
+    return count;
   }
 
   #count(key: string): void {
-    const collection = collectionOf(key);
-    this.#writes.set(collection, (this.#writes.get(collection) ?? 0) + 1);
+    this.counter(collectionOf(key)).writes++;
   }
 
   currentRevision(): Promise<number> {
@@ -96,9 +108,21 @@ const maxAgeMs = 1_000;
 interface CachedList {
   readonly writes: number;
   readonly at: number;
+  /** The cache's {@link ListCache.clear} count when it was read. */
+  readonly clears: number;
   readonly items: readonly KubeObject[];
   /** The items by name, made on the first `get` of this list. */
   byName?: Map<string, KubeObject>;
+}
+
+/**
+ * One prefix a plugin reads: the write count of its collection (held, not
+ * looked up) and its cached list, if any.
+ */
+export interface ListedPrefix {
+  readonly prefix: string;
+  readonly count: WriteCount;
+  list: CachedList | undefined;
 }
 
 /** The item named `name` of a cached list, by an index made on first use. */
@@ -107,18 +131,35 @@ function named(entry: CachedList, name: string): KubeObject | undefined {
   return entry.byName.get(name);
 }
 
+function itemsOf(entry: CachedList): readonly KubeObject[] {
+  return entry.items;
+}
+
+/** At most this many prefixes are remembered per resource (namespaces), and as many by text. */
+const maxPrefixes = 10_000;
+
 /**
  * Lists under a prefix, kept until a write through `storage` touches their
  * collection or a second has passed (writes by another API server on the
  * same etcd are seen within that second, as an informer would see them).
+ * A prefix is named by its text, or by a resource and a namespace (found
+ * by identity, which is what admission plugins read by).
  */
 export class ListCache {
   readonly #storage: WriteCountingStorage;
-  readonly #lists = new Map<string, CachedList>();
-  /** The collection of each prefix listed (`/core/pods/` of `/core/pods/default/`). */
-  readonly #collections = new Map<string, string>();
-
+  readonly #byPrefix = new Map<string, ListedPrefix>();
+  readonly #byResource = new WeakMap<ResourceDescriptor, Map<string, ListedPrefix>>();
   readonly #clock: Clock;
+  #clears = 0;
+  /**
+   * The clock's reading for the task now running, so the dozen lists a write's
+   * plugins read take one reading between them (a reading costs more than
+   * the rest of a cached read); forgotten when the task's microtasks run.
+   */
+  #taskNow: number | undefined;
+  readonly #forgetNow = () => {
+    this.#taskNow = undefined;
+  };
 
   /** `clock` measures a list's age: the server's own, so a simulated run reads lists again when it would. */
   constructor(storage: WriteCountingStorage, clock: Clock = realClock) {
@@ -127,18 +168,31 @@ export class ListCache {
   }
 
   /** The items under `prefix`: at once when the cached list is current, else a promise of them read afresh. */
-  list(prefix: string): readonly KubeObject[] | Promise<readonly KubeObject[]> {
-    const entry = this.#entry(prefix);
-    return entry instanceof Promise ? entry.then((e) => e.items) : entry.items;
+  list(prefix: string | ListedPrefix): readonly KubeObject[] | Promise<readonly KubeObject[]> {
+    const entry = this.#entry(this.#listed(prefix));
+    return entry instanceof Promise ? entry.then(itemsOf) : entry.items;
   }
 
   /**
    * The object named `name` directly under `prefix` (`/core/namespaces/` and
    * `default`), from the cached list: at once when it is current.
    */
-  get(prefix: string, name: string): KubeObject | undefined | Promise<KubeObject | undefined> {
-    const entry = this.#entry(prefix);
+  get(prefix: string | ListedPrefix, name: string): KubeObject | undefined | Promise<KubeObject | undefined> {
+    const entry = this.#entry(this.#listed(prefix));
     return entry instanceof Promise ? entry.then((e) => named(e, name)) : named(entry, name);
+  }
+
+  /** The prefix of `resource`'s objects in `namespace` (all namespaces for ""), made once. */
+  prefixOf(resource: ResourceDescriptor, namespace: string): ListedPrefix {
+    let byNamespace = this.#byResource.get(resource);
+    if (byNamespace === undefined) this.#byResource.set(resource, (byNamespace = new Map()));
+    let listed = byNamespace.get(namespace);
+    if (listed === undefined) {
+      listed = this.#listed(collectionPrefix(resource, namespace || undefined));
+      if (byNamespace.size >= maxPrefixes) byNamespace.clear();
+      byNamespace.set(namespace, listed);
+    }
+    return listed;
   }
 
   /**
@@ -148,12 +202,12 @@ export class ListCache {
    * write straight into storage: afterwards every server's cache is alike.
    */
   clear(): void {
-    this.#lists.clear();
+    this.#clears++;
   }
 
   /** How many writes this server has made to the collection `prefix` lies in. */
-  writes(prefix: string): number {
-    return this.#storage.writesTo(this.#collectionOf(prefix));
+  writes(prefix: string | ListedPrefix): number {
+    return this.#listed(prefix).count.writes;
   }
 
   /**
@@ -163,40 +217,51 @@ export class ListCache {
    * list was read: a plugin that writes what it reads (a quota's usage) then
    * reads it back without listing again.
    */
-  replaced(prefix: string, object: KubeObject, writesBefore: number): void {
-    const cached = this.#lists.get(prefix);
+  replaced(prefix: string | ListedPrefix, object: KubeObject, writesBefore: number): void {
+    const listed = this.#listed(prefix);
+    const cached = listed.list;
     if (cached === undefined || cached.writes !== writesBefore) return;
-    const writes = this.#storage.writesTo(this.#collectionOf(prefix));
+    const writes = listed.count.writes;
     if (writes !== writesBefore + 1) return;
     const name = object.metadata?.name;
     const items = cached.items.map((item) => (item.metadata?.name === name ? object : item));
-    this.#lists.set(prefix, { writes, at: cached.at, items });
+    listed.list = { writes, at: cached.at, clears: cached.clears, items };
   }
 
-  #collectionOf(prefix: string): string {
-    let collection = this.#collections.get(prefix);
-    if (collection === undefined) {
-      collection = collectionOf(prefix);
-      if (this.#collections.size > 10_000) this.#collections.clear();
-      this.#collections.set(prefix, collection);
+  #listed(prefix: string | ListedPrefix): ListedPrefix {
+    if (typeof prefix !== "string") return prefix;
+    let listed = this.#byPrefix.get(prefix);
+    if (listed === undefined) {
+      listed = { prefix, count: this.#storage.counter(collectionOf(prefix)), list: undefined };
+      // Past the bound, prefixes are forgotten: one made again starts without a list.
+      if (this.#byPrefix.size >= maxPrefixes) this.#byPrefix.clear();
+      this.#byPrefix.set(prefix, listed);
     }
-    return collection;
+    return listed;
   }
 
-  /** The cached list under `prefix` (at once, when it is current), or a promise of it read afresh. */
-  #entry(prefix: string): CachedList | Promise<CachedList> {
-    const collection = this.#collectionOf(prefix);
-    const writes = this.#storage.writesTo(collection);
-    const now = this.#clock.now();
-    const cached = this.#lists.get(prefix);
-    if (cached !== undefined && cached.writes === writes && now - cached.at < maxAgeMs) return cached;
-    return this.#storage.list(prefix).then(({ items }) => {
-      const entry: CachedList = { writes, at: now, items };
+  /** The cached list of `listed` (at once, when it is current), or a promise of it read afresh. */
+  #entry(listed: ListedPrefix): CachedList | Promise<CachedList> {
+    const count = listed.count;
+    const writes = count.writes;
+    let now = this.#taskNow;
+    if (now === undefined) {
+      now = this.#taskNow = this.#clock.now();
+      queueMicrotask(this.#forgetNow);
+    }
+    const cached = listed.list;
+    const clears = this.#clears;
+    if (
+      cached !== undefined &&
+      cached.writes === writes &&
+      cached.clears === clears &&
+      now - cached.at < maxAgeMs
+    )
+      return cached;
+    return this.#storage.list(listed.prefix).then(({ items }) => {
+      const entry: CachedList = { writes, at: now, clears, items };
       // A write that finished while the list was read leaves the count changed: not cached then.
-      if (this.#storage.writesTo(collection) === writes) {
-        if (this.#lists.size > 10_000) this.#lists.clear();
-        this.#lists.set(prefix, entry);
-      }
+      if (count.writes === writes) listed.list = entry;
       return entry;
     });
   }

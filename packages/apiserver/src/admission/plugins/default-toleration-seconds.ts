@@ -27,17 +27,19 @@ export function admitDefaultTolerationSeconds(spec: PodSpec, seconds = defaultTo
     else if (t.key === unreachableTaint) unreachable = true;
   }
   if (notReady && unreachable) return;
+  // Most pods tolerate neither: their list is made at its size, not grown.
+  if (tolerations.length === 0) {
+    spec.tolerations = [tolerating(notReadyTaint, seconds), tolerating(unreachableTaint, seconds)];
+    return;
+  }
   const added: Toleration[] = [...tolerations];
-  if (!notReady)
-    added.push({ key: notReadyTaint, operator: "Exists", effect: "NoExecute", tolerationSeconds: seconds });
-  if (!unreachable)
-    added.push({
-      key: unreachableTaint,
-      operator: "Exists",
-      effect: "NoExecute",
-      tolerationSeconds: seconds,
-    });
+  if (!notReady) added.push(tolerating(notReadyTaint, seconds));
+  if (!unreachable) added.push(tolerating(unreachableTaint, seconds));
   spec.tolerations = added;
+}
+
+function tolerating(key: string, seconds: number): Toleration {
+  return { key, operator: "Exists", effect: "NoExecute", tolerationSeconds: seconds };
 }
 
 /** DefaultTolerationSeconds over pods created or updated (not their subresources). */

@@ -9,6 +9,7 @@ import {
 } from "@reconcile/api";
 import type { Container, LimitRange, PersistentVolumeClaim } from "kubernetes-types/core/v1.js";
 import {
+  type AdmissionAttributes,
   type AdmissionContext,
   type AdmissionPlugin,
   aggregate,
@@ -46,27 +47,31 @@ export function limitRanger(context: AdmissionContext): AdmissionPlugin {
       const key = resourceKey(a.resource);
       if (key !== podKey || !applies(key, a.operation, a.subresource, false) || a.object === undefined)
         return;
-      const pod = a.object as Pod;
-      return whenKnown(context.list(limitRanges, a.namespace), (ranges) => {
-        for (const range of ranges) defaultPodResources(range, pod);
-      });
+      return whenKnown(context.list(limitRanges, a.namespace), defaultPod, a.object as Pod);
     },
     validate(a) {
       const key = resourceKey(a.resource);
       const deleting = a.oldObject?.metadata?.deletionTimestamp !== undefined;
       if (!applies(key, a.operation, a.subresource, deleting) || a.object === undefined) return;
-      const object = a.object;
-      return whenKnown(context.list(limitRanges, a.namespace), (ranges) => {
-        for (const range of ranges) {
-          const problems =
-            key === podKey
-              ? podProblems(range, object as Pod)
-              : claimProblems(range, object as PersistentVolumeClaim);
-          if (problems.length > 0) throw forbidden(a, aggregate(problems));
-        }
-      });
+      return whenKnown(context.list(limitRanges, a.namespace), checkAgainst, a, key);
     },
   };
+}
+
+/** Gives a pod each range's defaults. */
+function defaultPod(ranges: readonly LimitRange[], pod: Pod): void {
+  for (const range of ranges) defaultPodResources(range, pod);
+}
+
+/** Refuses the pod or claim of `a` (its resource's `key`) if it breaks a range's bounds. */
+function checkAgainst(ranges: readonly LimitRange[], a: AdmissionAttributes, key: string): void {
+  for (const range of ranges) {
+    const problems =
+      key === podKey
+        ? podProblems(range, a.object as Pod)
+        : claimProblems(range, a.object as PersistentVolumeClaim);
+    if (problems.length > 0) throw forbidden(a, aggregate(problems));
+  }
 }
 
 interface ContainerDefaults {

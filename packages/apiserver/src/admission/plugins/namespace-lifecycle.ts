@@ -37,15 +37,13 @@ export function namespaceLifecycle(context: AdmissionContext): AdmissionPlugin {
         return;
       }
       if (a.namespace === "" || a.operation === "DELETE" || accessReviews.has(key)) return;
-      return whenKnown(context.get<Namespace>(namespaces, "", a.namespace), (namespace) =>
-        admitInto(a, namespace),
-      );
+      return whenKnown(context.get<Namespace>(namespaces, "", a.namespace), admitInto, a);
     },
   };
 }
 
 /** Refuses a write into `namespace` when it is missing (404), or a create when it is being deleted (403). */
-function admitInto(a: AdmissionAttributes, namespace: Namespace | undefined): void {
+function admitInto(namespace: Namespace | undefined, a: AdmissionAttributes): void {
   if (namespace === undefined) throw newNotFound({ group: "", resource: "namespaces" }, a.namespace);
   const terminating =
     namespace.status?.phase === "Terminating" || namespace.metadata?.deletionTimestamp !== undefined;

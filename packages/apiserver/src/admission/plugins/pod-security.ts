@@ -525,19 +525,33 @@ export function podSecurityPlugin(context: AdmissionContext): AdmissionPlugin {
       if (a.operation !== "CREATE" && a.operation !== "UPDATE") return;
       if (a.subresource !== "" || a.namespace === "") return;
       const key = resourceKey(a.resource);
-      const spec = key === podKey ? (a.object as Pod | undefined)?.spec : templateOf(a);
-      const annotations =
-        (key === podKey
-          ? (a.object as Pod | undefined)?.metadata?.annotations
-          : templateMetadataOf(a)?.annotations) ?? {};
-      if (spec === undefined) return;
       // An update of a pod can change nothing these checks read (the spec is immutable), as upstream skips it.
       if (key === podKey && a.operation === "UPDATE") return;
-      return whenKnown(context.get<Namespace>(namespaces, "", a.namespace), (namespace) =>
-        judge(a, key, spec, annotations, namespace?.metadata?.labels ?? {}),
-      );
+      if (specOf(a, key) === undefined) return;
+      return whenKnown(context.get<Namespace>(namespaces, "", a.namespace), judgeIn, a, key);
     },
   };
+}
+
+/** The pod's spec, or the template's of a workload kind. */
+function specOf(a: AdmissionAttributes, key: string): PodSpec | undefined {
+  return key === podKey ? (a.object as Pod | undefined)?.spec : templateOf(a);
+}
+
+const noStrings: Readonly<Record<string, string>> = Object.freeze({});
+
+/** Judges the pod (or template) of `a` by the labels of its namespace. */
+function judgeIn(namespace: Namespace | undefined, a: AdmissionAttributes, key: string): void {
+  const annotations =
+    (key === podKey
+      ? (a.object as Pod | undefined)?.metadata?.annotations
+      : templateMetadataOf(a)?.annotations) ?? noStrings;
+  judge(a, key, specOf(a, key)!, annotations, namespace?.metadata?.labels ?? noStrings);
+}
+
+/** The version a namespace pins `mode`'s level to (`latest` unless set). */
+function versionOf(labels: Readonly<Record<string, string>>, mode: "enforce" | "audit" | "warn"): string {
+  return labels[`pod-security.kubernetes.io/${mode}-version`] || "latest";
 }
 
 /** Judges a pod (or a template) by the levels its namespace's labels set: refused, warned, audited. */
@@ -545,37 +559,37 @@ function judge(
   a: AdmissionAttributes,
   key: string,
   spec: PodSpec,
-  annotations: Record<string, string>,
-  labels: Record<string, string>,
+  annotations: Readonly<Record<string, string>>,
+  labels: Readonly<Record<string, string>>,
 ): void {
-  const version = (mode: string) => labels[`pod-security.kubernetes.io/${mode}-version`] || "latest";
   const enforce = levelOf(labels["pod-security.kubernetes.io/enforce"]);
   // The audit annotations say which policy judged a pod, and what the audit level would refuse.
   const audit = levelOf(labels["pod-security.kubernetes.io/audit"]);
   if (audit !== undefined) {
-    const failed = podSecurityViolations(audit, spec, annotations, version("audit"));
+    const failed = podSecurityViolations(audit, spec, annotations, versionOf(labels, "audit"));
     if (failed.length > 0)
       a.annotate(
         "pod-security.kubernetes.io/audit-violations",
-        `would violate PodSecurity "${audit}:${version("audit")}": ${failed.join(", ")}`,
+        `would violate PodSecurity "${audit}:${versionOf(labels, "audit")}": ${failed.join(", ")}`,
       );
   }
-  if (key === podKey) {
-    const level = enforce ?? "privileged";
+  if (key === podKey)
     a.annotate(
       "pod-security.kubernetes.io/enforce-policy",
-      `${level}:${enforce === undefined ? "latest" : version("enforce")}`,
+      enforce === undefined ? "privileged:latest" : `${enforce}:${versionOf(labels, "enforce")}`,
     );
-  }
   if (key === podKey && enforce !== undefined) {
-    const failed = podSecurityViolations(enforce, spec, annotations, version("enforce"));
+    const failed = podSecurityViolations(enforce, spec, annotations, versionOf(labels, "enforce"));
     if (failed.length > 0)
-      throw forbidden(a, `violates PodSecurity "${enforce}:${version("enforce")}": ${failed.join(", ")}`);
+      throw forbidden(
+        a,
+        `violates PodSecurity "${enforce}:${versionOf(labels, "enforce")}": ${failed.join(", ")}`,
+      );
   }
   const warn = levelOf(labels["pod-security.kubernetes.io/warn"]);
   if (warn !== undefined) {
-    const failed = podSecurityViolations(warn, spec, annotations, version("warn"));
+    const failed = podSecurityViolations(warn, spec, annotations, versionOf(labels, "warn"));
     if (failed.length > 0)
-      a.warn(`would violate PodSecurity "${warn}:${version("warn")}": ${failed.join(", ")}`);
+      a.warn(`would violate PodSecurity "${warn}:${versionOf(labels, "warn")}": ${failed.join(", ")}`);
   }
 }

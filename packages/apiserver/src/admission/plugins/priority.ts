@@ -61,21 +61,8 @@ export function priorityPlugin(context: AdmissionContext): AdmissionPlugin {
         return;
       }
       if (a.operation !== "CREATE") return;
-      if (!spec.priorityClassName)
-        return whenKnown(globalDefault(), (pc) => {
-          if (pc?.metadata?.name) spec.priorityClassName = pc.metadata.name;
-          setPriority(
-            a,
-            spec,
-            pc?.value ?? priorityWithoutDefault,
-            pc === undefined ? "PreemptLowerPriority" : pc.preemptionPolicy,
-          );
-        });
-      const name = spec.priorityClassName;
-      return whenKnown(context.get(priorityClasses, "", name), (pc) => {
-        if (pc === undefined) throw forbidden(a, `no PriorityClass with name ${name} was found`);
-        setPriority(a, spec, pc.value, pc.preemptionPolicy);
-      });
+      if (!spec.priorityClassName) return whenKnown(globalDefault(), fromDefault, a, spec);
+      return whenKnown(context.get(priorityClasses, "", spec.priorityClassName), fromNamed, a, spec);
     },
     validate(a) {
       if (resourceKey(a.resource) !== classKey || (a.operation !== "CREATE" && a.operation !== "UPDATE"))
@@ -95,6 +82,23 @@ export function priorityPlugin(context: AdmissionContext): AdmissionPlugin {
 }
 
 /** The global default of `classes`: when two raced in, the lowest value wins, as upstream picks. */
+/** A pod without a class takes the default class's priority and policy, or 0 with none. */
+function fromDefault(pc: PriorityClass | undefined, a: AdmissionAttributes, spec: PodSpec): void {
+  if (pc?.metadata?.name) spec.priorityClassName = pc.metadata.name;
+  setPriority(
+    a,
+    spec,
+    pc?.value ?? priorityWithoutDefault,
+    pc === undefined ? "PreemptLowerPriority" : pc.preemptionPolicy,
+  );
+}
+
+/** A pod naming a class takes its priority and policy; the class must exist. */
+function fromNamed(pc: PriorityClass | undefined, a: AdmissionAttributes, spec: PodSpec): void {
+  if (pc === undefined) throw forbidden(a, `no PriorityClass with name ${spec.priorityClassName} was found`);
+  setPriority(a, spec, pc.value, pc.preemptionPolicy);
+}
+
 function defaultOf(classes: readonly PriorityClass[]): PriorityClass | undefined {
   let chosen: PriorityClass | undefined;
   for (const pc of classes)

@@ -67,10 +67,7 @@ export function runtimeClassPlugin(context: AdmissionContext): AdmissionPlugin {
   const classOf = (a: AdmissionAttributes): RuntimeClass | undefined | Promise<RuntimeClass | undefined> => {
     const name = (a.object as Pod).spec?.runtimeClassName;
     if (!name) return undefined;
-    return whenKnown(context.get(runtimeClasses, "", name), (runtimeClass) => {
-      if (runtimeClass === undefined) throw forbidden(a, `pod rejected: RuntimeClass "${name}" not found`);
-      return runtimeClass;
-    });
+    return whenKnown(context.get(runtimeClasses, "", name), found, a, name);
   };
   const applies = (a: AdmissionAttributes) =>
     a.operation === "CREATE" &&
@@ -82,27 +79,38 @@ export function runtimeClassPlugin(context: AdmissionContext): AdmissionPlugin {
     resources: [podKey],
     admit(a) {
       if (!applies(a)) return;
-      const spec = (a.object as Pod).spec;
-      return whenKnown(classOf(a), (runtimeClass) => {
-        if (spec !== undefined && runtimeClass !== undefined) applyClass(a, spec, runtimeClass);
-      });
+      const runtimeClass = classOf(a);
+      if (runtimeClass === undefined) return;
+      return whenKnown(runtimeClass, applyFound, a);
     },
     validate(a) {
       if (!applies(a)) return;
-      const overhead = (a.object as Pod).spec?.overhead;
-      return whenKnown(classOf(a), (runtimeClass) => {
-        const podFixed = runtimeClass?.overhead?.podFixed;
-        if (podFixed !== undefined) {
-          if (!sameResources(podFixed, overhead ?? undefined))
-            throw forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
-        } else if (overhead != null)
-          throw forbidden(
-            a,
-            "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead",
-          );
-      });
+      return whenKnown(classOf(a), checkOverhead, a);
     },
   };
+}
+
+/** The RuntimeClass `name` that the pod of `a` names, which must exist. */
+function found(runtimeClass: RuntimeClass | undefined, a: AdmissionAttributes, name: string): RuntimeClass {
+  if (runtimeClass === undefined) throw forbidden(a, `pod rejected: RuntimeClass "${name}" not found`);
+  return runtimeClass;
+}
+
+/** The pod of `a` takes what its RuntimeClass sets. */
+function applyFound(runtimeClass: RuntimeClass | undefined, a: AdmissionAttributes): void {
+  const spec = (a.object as Pod).spec;
+  if (spec !== undefined && runtimeClass !== undefined) applyClass(a, spec, runtimeClass);
+}
+
+/** The pod's overhead is its RuntimeClass's, or unset when the class (or the pod) sets none. */
+function checkOverhead(runtimeClass: RuntimeClass | undefined, a: AdmissionAttributes): void {
+  const overhead = (a.object as Pod).spec?.overhead;
+  const podFixed = runtimeClass?.overhead?.podFixed;
+  if (podFixed !== undefined) {
+    if (!sameResources(podFixed, overhead ?? undefined))
+      throw forbidden(a, "pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
+  } else if (overhead != null)
+    throw forbidden(a, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead");
 }
 
 /** What the pod takes from its RuntimeClass: the overhead, the node selector and the tolerations. */

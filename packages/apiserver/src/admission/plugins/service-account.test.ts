@@ -26,16 +26,16 @@ describe("ServiceAccount admission: the token volume (TestAutomountsAPIToken, Te
     const pod: Pod = {
       spec: { initContainers: [{ name: "init" }], containers: [{ name: "a" }, { name: "b" }] },
     };
-    mountServiceAccountToken(pod, () => "abcde");
-    expect(pod.spec!.volumes).toEqual([tokenVolume("kube-api-access-abcde")]);
+    mountServiceAccountToken(pod, () => 0);
+    expect(pod.spec!.volumes).toEqual([tokenVolume("kube-api-access-bbbbb")]);
     for (const c of [...pod.spec!.initContainers!, ...pod.spec!.containers])
-      expect(c.volumeMounts).toEqual([tokenMount("kube-api-access-abcde")]);
+      expect(c.volumeMounts).toEqual([tokenMount("kube-api-access-bbbbb")]);
   });
 
   it("leaves a container that already mounts something at the token path alone", () => {
     const own = { name: "my-volume", mountPath: serviceAccountTokenMountPath };
     const pod: Pod = { spec: { containers: [{ name: "a", volumeMounts: [own] }] } };
-    mountServiceAccountToken(pod, () => "abcde");
+    mountServiceAccountToken(pod, () => 0);
     expect(pod.spec!.containers[0]!.volumeMounts).toEqual([own]);
     expect(pod.spec!.volumes).toBeUndefined();
   });
@@ -44,7 +44,7 @@ describe("ServiceAccount admission: the token volume (TestAutomountsAPIToken, Te
     const pod: Pod = {
       spec: { volumes: [tokenVolume("kube-api-access-zzzzz")], containers: [{ name: "a" }] },
     };
-    mountServiceAccountToken(pod, () => "abcde");
+    mountServiceAccountToken(pod, () => 0);
     expect(pod.spec!.volumes).toEqual([tokenVolume("kube-api-access-zzzzz")]);
     expect(pod.spec!.containers[0]!.volumeMounts).toEqual([tokenMount("kube-api-access-zzzzz")]);
   });

@@ -1,7 +1,15 @@
 import { newNotFound, type Pod, pods, serviceAccounts } from "@reconcile/api";
+import { type Random, realRandom } from "@reconcile/clock";
 import type { Container, ServiceAccount, Volume } from "kubernetes-types/core/v1.js";
 import { randomSuffix } from "../../registry/name-generator.js";
-import { type AdmissionContext, type AdmissionPlugin, forbidden, resourceKey, whenKnown } from "../plugin.js";
+import {
+  type AdmissionAttributes,
+  type AdmissionContext,
+  type AdmissionPlugin,
+  forbidden,
+  resourceKey,
+  whenKnown,
+} from "../plugin.js";
 
 /** Where the token volume is mounted in every container. */
 export const serviceAccountTokenMountPath = "/var/run/secrets/kubernetes.io/serviceaccount";
@@ -30,20 +38,35 @@ export function serviceAccountPlugin(context: AdmissionContext): AdmissionPlugin
       const spec = (pod.spec ??= { containers: [] });
       spec.serviceAccountName ||= "default";
       const name = spec.serviceAccountName;
-      return whenKnown(context.get<ServiceAccount>(serviceAccounts, a.namespace, name), (account) => {
-        if (account === undefined) {
-          const missing = newNotFound({ group: "", resource: "serviceaccount" }, name);
-          throw forbidden(a, `error looking up service account ${a.namespace}/${name}: ${missing.message}`);
-        }
-        if (spec.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true)
-          mountServiceAccountToken(pod, () => randomSuffix(context.random));
-      });
+      return whenKnown(
+        context.get<ServiceAccount>(serviceAccounts, a.namespace, name),
+        admitWith,
+        a,
+        context.random,
+      );
     },
   };
 }
 
-/** Mounts the token volume in every container without a mount at the token path, adding the volume if needed. */
-export function mountServiceAccountToken(pod: Pod, suffix: () => string = randomSuffix): void {
+/** The pod of `a` runs as `account`, which must exist, and mounts its token unless either opts out. */
+function admitWith(account: ServiceAccount | undefined, a: AdmissionAttributes, random: Random): void {
+  const pod = a.object as Pod;
+  const spec = pod.spec!;
+  if (account === undefined) {
+    const name = spec.serviceAccountName!;
+    const missing = newNotFound({ group: "", resource: "serviceaccount" }, name);
+    throw forbidden(a, `error looking up service account ${a.namespace}/${name}: ${missing.message}`);
+  }
+  if (spec.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true)
+    mountServiceAccountToken(pod, random);
+}
+
+/**
+ * Mounts the token volume in every container without a mount at the token
+ * path, adding the volume if needed; a new volume's name ends in a suffix
+ * drawn from `random`.
+ */
+export function mountServiceAccountToken(pod: Pod, random: Random = realRandom): void {
   const spec = pod.spec!;
   let volumeName: string | undefined;
   for (const volume of spec.volumes ?? [])
@@ -52,11 +75,13 @@ export function mountServiceAccountToken(pod: Pod, suffix: () => string = random
       break;
     }
   const existing = volumeName !== undefined;
-  volumeName ??= serviceAccountVolumePrefix + suffix();
+  volumeName ??= serviceAccountVolumePrefix + randomSuffix(random);
   let needed = false;
   for (const container of spec.initContainers ?? []) needed = mountToken(container, volumeName) || needed;
   for (const container of spec.containers ?? []) needed = mountToken(container, volumeName) || needed;
-  if (!existing && needed) spec.volumes = [...(spec.volumes ?? []), tokenVolume(volumeName)];
+  if (!existing && needed)
+    spec.volumes =
+      spec.volumes === undefined ? [tokenVolume(volumeName)] : [...spec.volumes, tokenVolume(volumeName)];
 }
 
 /** Mounts the token volume in `container` unless something is mounted at the token path; says whether it did. */
