@@ -38,9 +38,30 @@ export function admitDefaultTolerationSeconds(spec: PodSpec, seconds = defaultTo
   spec.tolerations = added;
 }
 
+/**
+ * The toleration of `key` for `seconds`. With the default seconds, every pod
+ * holds the same two objects, as the token volume's projection is shared
+ * (stored objects are never changed in place).
+ */
 function tolerating(key: string, seconds: number): Toleration {
+  if (seconds === defaultTolerationSeconds)
+    return key === notReadyTaint ? defaultNotReady : defaultUnreachable;
   return { key, operator: "Exists", effect: "NoExecute", tolerationSeconds: seconds };
 }
+
+/** The tolerations every pod gets by default, shared (exported for the test that checks no write changes them). */
+export const defaultNotReady: Toleration = {
+  key: notReadyTaint,
+  operator: "Exists",
+  effect: "NoExecute",
+  tolerationSeconds: defaultTolerationSeconds,
+};
+export const defaultUnreachable: Toleration = {
+  key: unreachableTaint,
+  operator: "Exists",
+  effect: "NoExecute",
+  tolerationSeconds: defaultTolerationSeconds,
+};
 
 /** DefaultTolerationSeconds over pods created or updated (not their subresources). */
 export function defaultTolerationSecondsPlugin(seconds = defaultTolerationSeconds): AdmissionPlugin {

@@ -94,21 +94,28 @@ function mountToken(container: Container, volumeName: string): boolean {
   return true;
 }
 
-/** The projected volume: a bound token, `kube-root-ca.crt`'s `ca.crt`, and the namespace. */
+/**
+ * The projected volume: a bound token, `kube-root-ca.crt`'s `ca.crt`, and
+ * the namespace. Every pod's volume holds the same projection object: a
+ * stored object, and what it holds, is never changed in place (a write
+ * stores a new object; clients get copies), so the pods of a cluster keep
+ * one projection between them rather than a dozen objects each. It is not
+ * frozen: a client's copy of a pod must be as changeable as the rest of it.
+ */
 function tokenVolume(name: string): Volume {
-  return {
-    name,
-    projected: {
-      defaultMode: 0o644,
-      sources: [
-        { serviceAccountToken: { expirationSeconds: tokenExpirationSeconds, path: "token" } },
-        { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
-        {
-          downwardAPI: {
-            items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }],
-          },
-        },
-      ],
-    },
-  };
+  return { name, projected: tokenProjection };
 }
+
+/** Exported for the test that checks no write changes it. */
+export const tokenProjection: NonNullable<Volume["projected"]> = {
+  defaultMode: 0o644,
+  sources: [
+    { serviceAccountToken: { expirationSeconds: tokenExpirationSeconds, path: "token" } },
+    { configMap: { name: "kube-root-ca.crt", items: [{ key: "ca.crt", path: "ca.crt" }] } },
+    {
+      downwardAPI: {
+        items: [{ path: "namespace", fieldRef: { apiVersion: "v1", fieldPath: "metadata.namespace" } }],
+      },
+    },
+  ],
+};
