@@ -106,8 +106,18 @@ export function whenKnown<T, A, B, R>(
   a?: A,
   b?: B,
 ): R | Promise<Awaited<R>> {
-  if (value instanceof Promise) return value.then((known) => next(known, a, b)) as Promise<Awaited<R>>;
+  if (value instanceof Promise) return once(value, next, a, b);
   return next(value, a, b);
+}
+
+// Apart from whenKnown, whose arguments would otherwise be kept for the closure on every call.
+function once<T, A, B, R>(
+  value: Promise<T>,
+  next: (value: T, a?: A, b?: B) => R,
+  a: A | undefined,
+  b: B | undefined,
+): Promise<Awaited<R>> {
+  return value.then((known) => next(known, a, b)) as Promise<Awaited<R>>;
 }
 
 /**

@@ -179,7 +179,7 @@ export class ListCache {
    */
   get(prefix: string | ListedPrefix, name: string): KubeObject | undefined | Promise<KubeObject | undefined> {
     const entry = this.#entry(this.#listed(prefix));
-    return entry instanceof Promise ? entry.then((e) => named(e, name)) : named(entry, name);
+    return entry instanceof Promise ? namedOnce(entry, name) : named(entry, name);
   }
 
   /** The prefix of `resource`'s objects in `namespace` (all namespaces for ""), made once. */
@@ -242,8 +242,7 @@ export class ListCache {
 
   /** The cached list of `listed` (at once, when it is current), or a promise of it read afresh. */
   #entry(listed: ListedPrefix): CachedList | Promise<CachedList> {
-    const count = listed.count;
-    const writes = count.writes;
+    const writes = listed.count.writes;
     let now = this.#taskNow;
     if (now === undefined) {
       now = this.#taskNow = this.#clock.now();
@@ -258,11 +257,23 @@ export class ListCache {
       now - cached.at < maxAgeMs
     )
       return cached;
-    return this.#storage.list(listed.prefix).then(({ items }) => {
-      const entry: CachedList = { writes, at: now, clears, items };
-      // A write that finished while the list was read leaves the count changed: not cached then.
-      if (count.writes === writes) listed.list = entry;
-      return entry;
-    });
+    return this.#read(listed, writes, now, clears);
   }
+
+  /**
+   * Reads the list of `listed` afresh. Apart from #entry, whose every call
+   * would otherwise keep its variables for this closure.
+   */
+  async #read(listed: ListedPrefix, writes: number, at: number, clears: number): Promise<CachedList> {
+    const { items } = await this.#storage.list(listed.prefix);
+    const entry: CachedList = { writes, at, clears, items };
+    // A write that finished while the list was read leaves the count changed: not cached then.
+    if (listed.count.writes === writes) listed.list = entry;
+    return entry;
+  }
+}
+
+/** The item named `name` of a list being read. */
+function namedOnce(entry: Promise<CachedList>, name: string): Promise<KubeObject | undefined> {
+  return entry.then((e) => named(e, name));
 }
