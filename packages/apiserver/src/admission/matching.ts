@@ -106,7 +106,22 @@ async function convertedAttributes(
       throw error instanceof StatusError ? error : newInternalError(errorMessage(error));
     }
   };
-  return { ...a, resource, object: await convert(a.object), oldObject: await convert(a.oldObject) };
+  const object = await convert(a.object);
+  const oldObject = await convert(a.oldObject);
+  // Spelled out: the write's attributes may be a class, whose methods a spread would leave behind.
+  return {
+    operation: a.operation,
+    resource,
+    subresource: a.subresource,
+    namespace: a.namespace,
+    name: a.name,
+    object,
+    oldObject,
+    dryRun: a.dryRun,
+    user: a.user,
+    warn: (message) => a.warn(message),
+    annotate: (key, value, level) => a.annotate(key, value, level),
+  };
 }
 
 type Selector = ReturnType<typeof labelSelectorAsSelector>;

@@ -19,23 +19,49 @@ export function admissionOf(
   options: DryRunOption,
 ): AdmissionAttributes | undefined {
   if (store.context.admission === undefined) return undefined;
-  const { object, oldObject } = write;
-  const meta = object?.metadata ?? oldObject?.metadata;
-  return {
-    operation,
-    resource: store.resource,
-    subresource: write.subresource ?? "",
-    namespace: store.resource.namespaced ? (write.namespace ?? meta?.namespace ?? "") : "",
-    name: write.name ?? meta?.name ?? "",
-    object,
-    oldObject,
-    dryRun: options.dryRun === "All",
-    user: options.user,
-    warn: (message) => {
-      options.warnings?.push(message);
-    },
-    annotate: (key, value, level) => options.annotate?.(key, value, level),
-  };
+  return new WriteAttributes(store, operation, write, options);
+}
+
+/** One write's attributes; warnings and annotations go to its options (a class: no closures per write). */
+class WriteAttributes implements AdmissionAttributes {
+  readonly operation: AdmissionOperation;
+  readonly resource: StoreCore["resource"];
+  readonly subresource: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly object: KubeObject | undefined;
+  readonly oldObject: KubeObject | undefined;
+  readonly dryRun: boolean;
+  readonly user: DryRunOption["user"];
+  readonly #options: DryRunOption;
+
+  constructor(
+    store: StoreCore,
+    operation: AdmissionOperation,
+    write: Parameters<typeof admissionOf>[2],
+    options: DryRunOption,
+  ) {
+    const { object, oldObject } = write;
+    const meta = object?.metadata ?? oldObject?.metadata;
+    this.operation = operation;
+    this.resource = store.resource;
+    this.subresource = write.subresource ?? "";
+    this.namespace = store.resource.namespaced ? (write.namespace ?? meta?.namespace ?? "") : "";
+    this.name = write.name ?? meta?.name ?? "";
+    this.object = object;
+    this.oldObject = oldObject;
+    this.dryRun = options.dryRun === "All";
+    this.user = options.user;
+    this.#options = options;
+  }
+
+  warn(message: string): void {
+    this.#options.warnings?.push(message);
+  }
+
+  annotate(key: string, value: string, level?: "Metadata" | "Request" | "RequestResponse"): void {
+    this.#options.annotate?.(key, value, level);
+  }
 }
 
 /**
