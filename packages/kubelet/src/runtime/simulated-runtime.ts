@@ -55,21 +55,6 @@ export type { ContainerIdentity, SimulatedRuntimeOptions } from "./simulated-run
 
 const encoder = new TextEncoder();
 /** The signal that ends a container's script, made when something first needs it. */
-/**
- * What a container's process is aborted with when the container exits. Only
- * the process's own waits see it, and nothing reads its stack, which would
- * cost more to take than the rest of the exit: it is made without one.
- */
-function exitReason(containerId: string): RuntimeError {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return new RuntimeError("InvalidState", `container ${containerId} exited`);
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
-}
-
 const killSignal = (entry: { kill: AbortController | undefined }) =>
   (entry.kill ??= new AbortController()).signal;
 
@@ -549,7 +534,7 @@ export class SimulatedRuntime implements ContainerRuntime {
   }
 
   #exit(entry: ContainerEntry, exitCode: number, reason: string | undefined, message?: string): void {
-    entry.kill?.abort(exitReason(entry.record.id));
+    entry.kill?.abort(RuntimeError.withoutStack("InvalidState", `container ${entry.record.id} exited`));
     entry.record = {
       ...entry.record,
       state: "exited",
