@@ -275,6 +275,8 @@ export class ApiServer {
           context: admissionContext,
           transport: this.admissionWebhooks,
           webhookObserver: this.#admissionObservers.webhooks,
+          // A plugin of the user's could change in place what pods would otherwise share.
+          sharedDefaults: chosen.every((plugin) => typeof plugin === "string" || plugin.admit === undefined),
         },
       ),
       ...chosen.filter((p) => typeof p !== "string"),

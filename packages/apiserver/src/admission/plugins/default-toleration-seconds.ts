@@ -16,7 +16,11 @@ const unreachableTaint = "node.kubernetes.io/unreachable";
  * rather than at once. A toleration with an empty key or effect counts as
  * tolerating them.
  */
-export function admitDefaultTolerationSeconds(spec: PodSpec, seconds = defaultTolerationSeconds): void {
+export function admitDefaultTolerationSeconds(
+  spec: PodSpec,
+  seconds = defaultTolerationSeconds,
+  shared = true,
+): void {
   const tolerations = spec.tolerations ?? [];
   let notReady = false;
   let unreachable = false;
@@ -29,22 +33,25 @@ export function admitDefaultTolerationSeconds(spec: PodSpec, seconds = defaultTo
   if (notReady && unreachable) return;
   // Most pods tolerate neither: their list is made at its size, not grown.
   if (tolerations.length === 0) {
-    spec.tolerations = [tolerating(notReadyTaint, seconds), tolerating(unreachableTaint, seconds)];
+    spec.tolerations = [
+      tolerating(notReadyTaint, seconds, shared),
+      tolerating(unreachableTaint, seconds, shared),
+    ];
     return;
   }
   const added: Toleration[] = [...tolerations];
-  if (!notReady) added.push(tolerating(notReadyTaint, seconds));
-  if (!unreachable) added.push(tolerating(unreachableTaint, seconds));
+  if (!notReady) added.push(tolerating(notReadyTaint, seconds, shared));
+  if (!unreachable) added.push(tolerating(unreachableTaint, seconds, shared));
   spec.tolerations = added;
 }
 
 /**
- * The toleration of `key` for `seconds`. With the default seconds, every pod
- * holds the same two objects, as the token volume's projection is shared
- * (stored objects are never changed in place).
+ * The toleration of `key` for `seconds`. With the default seconds and
+ * `shared`, every pod holds the same two objects, as the token volume's
+ * projection is shared (stored objects are never changed in place).
  */
-function tolerating(key: string, seconds: number): Toleration {
-  if (seconds === defaultTolerationSeconds)
+function tolerating(key: string, seconds: number, shared: boolean): Toleration {
+  if (shared && seconds === defaultTolerationSeconds)
     return key === notReadyTaint ? defaultNotReady : defaultUnreachable;
   return { key, operator: "Exists", effect: "NoExecute", tolerationSeconds: seconds };
 }
@@ -64,14 +71,17 @@ export const defaultUnreachable: Toleration = {
 };
 
 /** DefaultTolerationSeconds over pods created or updated (not their subresources). */
-export function defaultTolerationSecondsPlugin(seconds = defaultTolerationSeconds): AdmissionPlugin {
+export function defaultTolerationSecondsPlugin(
+  seconds = defaultTolerationSeconds,
+  shared = true,
+): AdmissionPlugin {
   return {
     name: "DefaultTolerationSeconds",
     resources: [resourceKey(pods)],
     admit(a) {
       if (a.subresource !== "" || (a.operation !== "CREATE" && a.operation !== "UPDATE")) return;
       const spec = (a.object as Pod | undefined)?.spec;
-      if (spec !== undefined) admitDefaultTolerationSeconds(spec, seconds);
+      if (spec !== undefined) admitDefaultTolerationSeconds(spec, seconds, shared);
     },
   };
 }

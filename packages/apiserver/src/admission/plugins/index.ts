@@ -28,6 +28,13 @@ export interface AdmissionDependencies {
   /** How webhooks are called (HTTPS, or handlers served in process). */
   readonly transport: WebhookTransport;
   readonly webhookObserver?: WebhookObserver | undefined;
+  /**
+   * Whether what plugins add to every pod (the token volume's projection,
+   * the default tolerations) may be one object that all pods hold. Only
+   * while nothing after them changes an admitted object in place: plugins of
+   * the server's own user may, webhooks' patches never do. Default true.
+   */
+  readonly sharedDefaults?: boolean | undefined;
 }
 
 type Factory = (dependencies: AdmissionDependencies) => AdmissionPlugin;
@@ -40,12 +47,12 @@ const withContext =
 const builtinPlugins: readonly [string, Factory][] = [
   ["NamespaceLifecycle", withContext(namespaceLifecycle)],
   ["LimitRanger", withContext(limitRanger)],
-  ["ServiceAccount", withContext(serviceAccountPlugin)],
+  ["ServiceAccount", (d) => serviceAccountPlugin(d.context, d.sharedDefaults ?? true)],
   ["NodeRestriction", withContext(nodeRestriction)],
   ["TaintNodesByCondition", () => taintNodesByCondition()],
   ["PodSecurity", withContext(podSecurityPlugin)],
   ["Priority", withContext(priorityPlugin)],
-  ["DefaultTolerationSeconds", () => defaultTolerationSecondsPlugin()],
+  ["DefaultTolerationSeconds", (d) => defaultTolerationSecondsPlugin(undefined, d.sharedDefaults ?? true)],
   ["DefaultStorageClass", withContext(defaultStorageClass)],
   ["StorageObjectInUseProtection", () => storageObjectInUseProtection()],
   ["PersistentVolumeClaimResize", withContext(claimResize)],

@@ -1,4 +1,4 @@
-import { newNotFound, type Pod, pods, serviceAccounts } from "@reconcile/api";
+import { copyJson, newNotFound, type Pod, pods, serviceAccounts } from "@reconcile/api";
 import { type Random, realRandom } from "@reconcile/clock";
 import type { Container, ServiceAccount, Volume } from "kubernetes-types/core/v1.js";
 import { randomSuffix } from "../../registry/name-generator.js";
@@ -27,7 +27,7 @@ const tokenExpirationSeconds = 3607;
  * bound token, the cluster's CA bundle and the namespace at
  * `/var/run/secrets/kubernetes.io/serviceaccount`. Mirror pods are left alone.
  */
-export function serviceAccountPlugin(context: AdmissionContext): AdmissionPlugin {
+export function serviceAccountPlugin(context: AdmissionContext, shared = true): AdmissionPlugin {
   return {
     name: "ServiceAccount",
     resources: [resourceKey(pods)],
@@ -40,7 +40,7 @@ export function serviceAccountPlugin(context: AdmissionContext): AdmissionPlugin
       const name = spec.serviceAccountName;
       return whenKnown(
         context.get<ServiceAccount>(serviceAccounts, a.namespace, name),
-        admitWith,
+        shared ? admitShared : admitOwn,
         a,
         context.random,
       );
@@ -48,8 +48,21 @@ export function serviceAccountPlugin(context: AdmissionContext): AdmissionPlugin
   };
 }
 
+function admitShared(account: ServiceAccount | undefined, a: AdmissionAttributes, random: Random): void {
+  admitWith(account, a, random, true);
+}
+
+function admitOwn(account: ServiceAccount | undefined, a: AdmissionAttributes, random: Random): void {
+  admitWith(account, a, random, false);
+}
+
 /** The pod of `a` runs as `account`, which must exist, and mounts its token unless either opts out. */
-function admitWith(account: ServiceAccount | undefined, a: AdmissionAttributes, random: Random): void {
+function admitWith(
+  account: ServiceAccount | undefined,
+  a: AdmissionAttributes,
+  random: Random,
+  shared: boolean,
+): void {
   const pod = a.object as Pod;
   const spec = pod.spec!;
   if (account === undefined) {
@@ -58,15 +71,16 @@ function admitWith(account: ServiceAccount | undefined, a: AdmissionAttributes, 
     throw forbidden(a, `error looking up service account ${a.namespace}/${name}: ${missing.message}`);
   }
   if (spec.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true)
-    mountServiceAccountToken(pod, random);
+    mountServiceAccountToken(pod, random, shared);
 }
 
 /**
  * Mounts the token volume in every container without a mount at the token
  * path, adding the volume if needed; a new volume's name ends in a suffix
- * drawn from `random`.
+ * drawn from `random`, and its projection is {@link tokenProjection} itself
+ * when `shared`, else a copy of its own.
  */
-export function mountServiceAccountToken(pod: Pod, random: Random = realRandom): void {
+export function mountServiceAccountToken(pod: Pod, random: Random = realRandom, shared = true): void {
   const spec = pod.spec!;
   let volumeName: string | undefined;
   for (const volume of spec.volumes ?? [])
@@ -81,7 +95,9 @@ export function mountServiceAccountToken(pod: Pod, random: Random = realRandom):
   for (const container of spec.containers ?? []) needed = mountToken(container, volumeName) || needed;
   if (!existing && needed)
     spec.volumes =
-      spec.volumes === undefined ? [tokenVolume(volumeName)] : [...spec.volumes, tokenVolume(volumeName)];
+      spec.volumes === undefined
+        ? [tokenVolume(volumeName, shared)]
+        : [...spec.volumes, tokenVolume(volumeName, shared)];
 }
 
 /** Mounts the token volume in `container` unless something is mounted at the token path; says whether it did. */
@@ -99,11 +115,13 @@ function mountToken(container: Container, volumeName: string): boolean {
  * the namespace. Every pod's volume holds the same projection object: a
  * stored object, and what it holds, is never changed in place (a write
  * stores a new object; clients get copies), so the pods of a cluster keep
- * one projection between them rather than a dozen objects each. It is not
- * frozen: a client's copy of a pod must be as changeable as the rest of it.
+ * one projection between them rather than a dozen objects each, unless a
+ * plugin of the server's user could change it in place after this one. It
+ * is not frozen: a client's copy of a pod must be as changeable as the rest
+ * of it.
  */
-function tokenVolume(name: string): Volume {
-  return { name, projected: tokenProjection };
+function tokenVolume(name: string, shared: boolean): Volume {
+  return { name, projected: shared ? tokenProjection : copyJson(tokenProjection) };
 }
 
 /** Exported for the test that checks no write changes it. */

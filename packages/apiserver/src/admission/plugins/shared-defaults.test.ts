@@ -1,6 +1,7 @@
 import { type Pod, pods, serviceAccounts } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
 import { ApiServer } from "../../api-server.js";
+import type { AdmissionPlugin } from "../plugin.js";
 import { defaultNotReady, defaultUnreachable } from "./default-toleration-seconds.js";
 import { defaultAdmissionPlugins } from "./index.js";
 import { tokenProjection } from "./service-account.js";
@@ -115,6 +116,48 @@ describe("what the default chain gives every pod, shared between them", () => {
         before.defaultNotReady,
         before.defaultUnreachable,
       ]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("is not shared where a plugin of the server's user could change it in place", async () => {
+    const before = structuredClone({ tokenProjection, defaultNotReady, defaultUnreachable });
+    // A plugin of one's own that shortens a pod's default toleration and changes its token file mode.
+    const shorten: AdmissionPlugin = {
+      name: "Shorten",
+      admit(a) {
+        const pod = a.object as Pod | undefined;
+        if (a.operation !== "CREATE" || pod?.metadata?.name !== "changed") return;
+        pod.spec!.tolerations![0]!.tolerationSeconds = 60;
+        pod.spec!.volumes![0]!.projected!.defaultMode = 0o600;
+      },
+    };
+    const server = new ApiServer({
+      admissionPlugins: [...defaultAdmissionPlugins, shorten],
+      garbageCollection: false,
+    });
+    try {
+      const client = server.client();
+      await client.resource(serviceAccounts, "default").create({ metadata: { name: "default" } });
+      const podClient = client.resource(pods, "default");
+      const container = { name: "c", image: "nginx:1.27" };
+      const changed = await podClient.create({
+        metadata: { name: "changed" },
+        spec: { containers: [container] },
+      });
+      const plain = await podClient.create({
+        metadata: { name: "plain" },
+        spec: { containers: [container] },
+      });
+      expect(changed.spec?.tolerations?.[0]?.tolerationSeconds).toBe(60);
+      expect(changed.spec?.volumes?.[0]?.projected?.defaultMode).toBe(0o600);
+      expect(plain.spec?.tolerations).toEqual([before.defaultNotReady, before.defaultUnreachable]);
+      expect(plain.spec?.volumes?.[0]?.projected).toEqual(before.tokenProjection);
+      const stored = (await server.storage.get("/core/pods/default/plain")) as Pod;
+      expect(stored.spec?.volumes?.[0]?.projected).not.toBe(tokenProjection);
+      expect(stored.spec?.tolerations?.[0]).not.toBe(defaultNotReady);
+      expect({ tokenProjection, defaultNotReady, defaultUnreachable }).toEqual(before);
     } finally {
       await server.close();
     }
