@@ -14,7 +14,11 @@ import { admissionEquivalence } from "./admission/equivalence.js";
 import { AdmissionObservers } from "./admission/observers.js";
 import type { AdmissionPlugin, AuthorizationQuestion } from "./admission/plugin.js";
 import { storageContext } from "./admission/plugin.js";
-import { builtinAdmissionPlugins, defaultAdmissionPlugins } from "./admission/plugins/index.js";
+import {
+  type AdmissionDependencies,
+  builtinAdmissionPlugins,
+  defaultAdmissionPlugins,
+} from "./admission/plugins/index.js";
 import { PolicyStatusController } from "./admission/policy-status.js";
 import { ListCache, WriteCountingStorage } from "./admission/read-cache.js";
 import { WebhookTransport } from "./admission/webhook/transport.js";
@@ -175,6 +179,18 @@ export const embeddedAdmissionPlugins: readonly string[] = defaultAdmissionPlugi
 
 export { initialNamespaces } from "./initial-objects.js";
 
+/** The chain of `chosen`: the built-in plugins named, in kube-apiserver's order, then the user's own. */
+function admissionChainOf(
+  chosen: readonly (string | AdmissionPlugin)[],
+  dependencies: AdmissionDependencies,
+): AdmissionChain {
+  const own = chosen.filter((plugin) => typeof plugin !== "string");
+  // A plugin of the user's could change in place what pods would otherwise share.
+  const sharedDefaults = own.every((plugin) => plugin.admit === undefined);
+  const names = chosen.filter((plugin) => typeof plugin === "string");
+  return new AdmissionChain([...builtinAdmissionPlugins(names, { ...dependencies, sharedDefaults }), ...own]);
+}
+
 /**
  * An embedded API server: storage with resourceVersions and watch history,
  * kube-apiserver's registry semantics, a garbage collector, and an in-process
@@ -268,19 +284,11 @@ export class ApiServer {
       admissionLists,
     );
     const chosen = options.admissionPlugins ?? embeddedAdmissionPlugins;
-    const admission = (this.#admissionObservers.chain = new AdmissionChain([
-      ...builtinAdmissionPlugins(
-        chosen.filter((p) => typeof p === "string"),
-        {
-          context: admissionContext,
-          transport: this.admissionWebhooks,
-          webhookObserver: this.#admissionObservers.webhooks,
-          // A plugin of the user's could change in place what pods would otherwise share.
-          sharedDefaults: chosen.every((plugin) => typeof plugin === "string" || plugin.admit === undefined),
-        },
-      ),
-      ...chosen.filter((p) => typeof p !== "string"),
-    ]));
+    const admission = (this.#admissionObservers.chain = admissionChainOf(chosen, {
+      context: admissionContext,
+      transport: this.admissionWebhooks,
+      webhookObserver: this.#admissionObservers.webhooks,
+    }));
     this.registry = new Registry({
       admission: admission.plugins.length > 0 ? admission : undefined,
       storage: counted,
