@@ -17,42 +17,61 @@ export function admissionOf(
     oldObject?: KubeObject | undefined;
   },
   options: DryRunOption,
-): AdmissionAttributes | undefined {
+): WriteAttributes | undefined {
   if (store.context.admission === undefined) return undefined;
-  return new WriteAttributes(store, operation, write, options);
+  const { object, oldObject } = write;
+  const meta = object?.metadata ?? oldObject?.metadata;
+  const resource = store.resource;
+  return new WriteAttributes(
+    operation,
+    resource,
+    write.subresource ?? "",
+    resource.namespaced ? (write.namespace ?? meta?.namespace ?? "") : "",
+    write.name ?? meta?.name ?? "",
+    object,
+    oldObject,
+    options,
+  );
 }
 
-/** One write's attributes; warnings and annotations go to its options (a class: no closures per write). */
-class WriteAttributes implements AdmissionAttributes {
-  readonly operation: AdmissionOperation;
-  readonly resource: StoreCore["resource"];
-  readonly subresource: string;
-  readonly namespace: string;
-  readonly name: string;
-  readonly object: KubeObject | undefined;
-  readonly oldObject: KubeObject | undefined;
+/**
+ * One write's attributes; warnings and annotations go to its options. A
+ * class, so a write makes one object rather than one and two closures; a
+ * spread of it would leave its methods behind, so {@link WriteAttributes.with}
+ * makes the same write with other objects.
+ */
+export class WriteAttributes implements AdmissionAttributes {
   readonly dryRun: boolean;
   readonly user: DryRunOption["user"];
   readonly #options: DryRunOption;
 
   constructor(
-    store: StoreCore,
-    operation: AdmissionOperation,
-    write: Parameters<typeof admissionOf>[2],
+    readonly operation: AdmissionOperation,
+    readonly resource: StoreCore["resource"],
+    readonly subresource: string,
+    readonly namespace: string,
+    readonly name: string,
+    readonly object: KubeObject | undefined,
+    readonly oldObject: KubeObject | undefined,
     options: DryRunOption,
   ) {
-    const { object, oldObject } = write;
-    const meta = object?.metadata ?? oldObject?.metadata;
-    this.operation = operation;
-    this.resource = store.resource;
-    this.subresource = write.subresource ?? "";
-    this.namespace = store.resource.namespaced ? (write.namespace ?? meta?.namespace ?? "") : "";
-    this.name = write.name ?? meta?.name ?? "";
-    this.object = object;
-    this.oldObject = oldObject;
     this.dryRun = options.dryRun === "All";
     this.user = options.user;
     this.#options = options;
+  }
+
+  /** The same write with `object` or `oldObject` (where given) in place of its own. */
+  with(objects: { object?: KubeObject | undefined; oldObject?: KubeObject | undefined }): WriteAttributes {
+    return new WriteAttributes(
+      this.operation,
+      this.resource,
+      this.subresource,
+      this.namespace,
+      this.name,
+      "object" in objects ? objects.object : this.object,
+      "oldObject" in objects ? objects.oldObject : this.oldObject,
+      this.#options,
+    );
   }
 
   warn(message: string): void {

@@ -58,7 +58,7 @@ export async function deleteObject(
     const meta = existing.metadata ?? {};
     checkPreconditions(store, name, meta, options.preconditions ?? {});
     if (admission !== undefined) {
-      const validating = validateAdmission(store, { ...admission, oldObject: existing });
+      const validating = validateAdmission(store, admission.with({ oldObject: existing }));
       if (validating !== undefined) await validating;
     }
     const revision = Number(meta.resourceVersion);

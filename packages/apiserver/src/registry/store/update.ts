@@ -225,7 +225,7 @@ async function storeAttempt(
   store.definition.fillEmptyValues?.(object);
   if (large) await yieldTurn();
   if (admission !== undefined) {
-    const validating = validateAdmission(store, { ...admission, object });
+    const validating = validateAdmission(store, admission.with({ object }));
     if (validating !== undefined) await validating;
   }
   // Nothing changed: no write, no event.
