@@ -28,6 +28,7 @@ const tokenExpirationSeconds = 3607;
  * `/var/run/secrets/kubernetes.io/serviceaccount`. Mirror pods are left alone.
  */
 export function serviceAccountPlugin(context: AdmissionContext, shared = true): AdmissionPlugin {
+  const mounting: Mounting = { random: context.random, shared };
   return {
     name: "ServiceAccount",
     resources: [resourceKey(pods)],
@@ -40,29 +41,22 @@ export function serviceAccountPlugin(context: AdmissionContext, shared = true): 
       const name = spec.serviceAccountName;
       return whenKnown(
         context.get<ServiceAccount>(serviceAccounts, a.namespace, name),
-        shared ? admitShared : admitOwn,
+        admitWith,
         a,
-        context.random,
+        mounting,
       );
     },
   };
 }
 
-function admitShared(account: ServiceAccount | undefined, a: AdmissionAttributes, random: Random): void {
-  admitWith(account, a, random, true);
-}
-
-function admitOwn(account: ServiceAccount | undefined, a: AdmissionAttributes, random: Random): void {
-  admitWith(account, a, random, false);
+/** How the plugin mounts tokens: where volume names' suffixes come from, and whether the projection is shared. */
+interface Mounting {
+  readonly random: Random;
+  readonly shared: boolean;
 }
 
 /** The pod of `a` runs as `account`, which must exist, and mounts its token unless either opts out. */
-function admitWith(
-  account: ServiceAccount | undefined,
-  a: AdmissionAttributes,
-  random: Random,
-  shared: boolean,
-): void {
+function admitWith(account: ServiceAccount | undefined, a: AdmissionAttributes, mounting: Mounting): void {
   const pod = a.object as Pod;
   const spec = pod.spec!;
   if (account === undefined) {
@@ -71,7 +65,7 @@ function admitWith(
     throw forbidden(a, `error looking up service account ${a.namespace}/${name}: ${missing.message}`);
   }
   if (spec.automountServiceAccountToken ?? account.automountServiceAccountToken ?? true)
-    mountServiceAccountToken(pod, random, shared);
+    mountServiceAccountToken(pod, mounting.random, mounting.shared);
 }
 
 /**
