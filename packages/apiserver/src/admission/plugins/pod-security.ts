@@ -528,7 +528,7 @@ export function podSecurityPlugin(context: AdmissionContext): AdmissionPlugin {
       // An update of a pod can change nothing these checks read (the spec is immutable), as upstream skips it.
       if (key === podKey && a.operation === "UPDATE") return;
       if (specOf(a, key) === undefined) return;
-      return whenKnown(context.get<Namespace>(namespaces, "", a.namespace), judgeIn, a, key);
+      return whenKnown(context.get<Namespace>(namespaces, "", a.namespace), judge, a, key);
     },
   };
 }
@@ -540,28 +540,19 @@ function specOf(a: AdmissionAttributes, key: string): PodSpec | undefined {
 
 const noStrings: Readonly<Record<string, string>> = Object.freeze({});
 
-/** Judges the pod (or template) of `a` by the labels of its namespace. */
-function judgeIn(namespace: Namespace | undefined, a: AdmissionAttributes, key: string): void {
-  const annotations =
-    (key === podKey
-      ? (a.object as Pod | undefined)?.metadata?.annotations
-      : templateMetadataOf(a)?.annotations) ?? noStrings;
-  judge(a, key, specOf(a, key)!, annotations, namespace?.metadata?.labels ?? noStrings);
-}
-
 /** The version a namespace pins `mode`'s level to (`latest` unless set). */
 function versionOf(labels: Readonly<Record<string, string>>, mode: "enforce" | "audit" | "warn"): string {
   return labels[`pod-security.kubernetes.io/${mode}-version`] || "latest";
 }
 
-/** Judges a pod (or a template) by the levels its namespace's labels set: refused, warned, audited. */
-function judge(
-  a: AdmissionAttributes,
-  key: string,
-  spec: PodSpec,
-  annotations: Readonly<Record<string, string>>,
-  labels: Readonly<Record<string, string>>,
-): void {
+/** Judges the pod (or template) of `a` by the levels its namespace's labels set: refused, warned, audited. */
+function judge(namespace: Namespace | undefined, a: AdmissionAttributes, key: string): void {
+  const spec = specOf(a, key)!;
+  const annotations =
+    (key === podKey
+      ? (a.object as Pod | undefined)?.metadata?.annotations
+      : templateMetadataOf(a)?.annotations) ?? noStrings;
+  const labels = namespace?.metadata?.labels ?? noStrings;
   const enforce = levelOf(labels["pod-security.kubernetes.io/enforce"]);
   // The audit annotations say which policy judged a pod, and what the audit level would refuse.
   const audit = levelOf(labels["pod-security.kubernetes.io/audit"]);
