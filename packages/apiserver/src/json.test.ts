@@ -2,7 +2,7 @@ import { type ConfigMap, configMaps } from "@reconcile/api";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
-import { copyPlainJson, jsonLengthBounds, nestedTooDeep, type PlainCopy, sortedKeys } from "./json.js";
+import { copyPlainJson, jsonLengthBounds, nestedTooDeep, type PlainCopy, sortedKeys, withMember } from "./json.js";
 
 /** A copy the test expects to be plain. */
 function plainCopy(value: unknown, keep?: (value: object) => number | undefined): PlainCopy {
@@ -170,5 +170,30 @@ describe("sortedKeys", () => {
         expect(sortedKeys(value)).toEqual(Object.keys(value).sort());
       }),
     );
+  });
+});
+
+describe("withMember", () => {
+  it("replaces a member where it was, adds a new one last, and leaves the source alone", () => {
+    const source = { a: 1, b: { c: 2 }, d: 3 };
+    const replaced = withMember(source, "b", "x");
+    expect(JSON.stringify(replaced)).toBe('{"a":1,"b":"x","d":3}');
+    const added = withMember(source, "e", [4]);
+    expect(JSON.stringify(added)).toBe('{"a":1,"b":{"c":2},"d":3,"e":[4]}');
+    expect(added.b).toBe(source.b);
+    expect(source).toEqual({ a: 1, b: { c: 2 }, d: 3 });
+  });
+
+  it("drops the member for undefined, and adds nothing when it was absent", () => {
+    expect(JSON.stringify(withMember({ a: 1, b: 2, c: 3 }, "b", undefined))).toBe('{"a":1,"c":3}');
+    expect(JSON.stringify(withMember({ a: 1 }, "z", undefined))).toBe('{"a":1}');
+  });
+
+  it("keeps a parsed __proto__ member as an own member, never as the prototype", () => {
+    const source = JSON.parse('{"__proto__":{"polluted":true},"a":1}') as object;
+    const copy = withMember(source, "a", 2);
+    expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
+    expect(Object.hasOwn(copy, "__proto__")).toBe(true);
+    expect(JSON.stringify(copy)).toBe('{"__proto__":{"polluted":true},"a":2}');
   });
 });

@@ -214,6 +214,36 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A shallow copy of `object` with `member` set to `value`, where it was or
+ * else last, or without it when `value` is undefined: what
+ * `{ ...object, [member]: value }` and a `delete` give, without either's cost.
+ * A spread's copy of an object from rest destructuring takes a new hidden
+ * class for each member added to it, some microseconds each time; this copy
+ * is built member by member and shares the classes of all such copies. An own
+ * `__proto__` member stays an own member.
+ */
+export function withMember(object: object, member: string, value: unknown): Record<string, unknown> {
+  const source = object as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  let found = false;
+  for (const key in source) {
+    if (key === member) {
+      found = true;
+      if (value !== undefined) out[key] = value;
+    } else if (key === "__proto__") {
+      Object.defineProperty(out, key, {
+        value: source[key],
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else out[key] = source[key];
+  }
+  if (!found && value !== undefined) out[member] = value;
+  return out;
+}
+
 /** `T` with its read-only members writable: the server sets the system fields clients may not. */
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 

@@ -1,5 +1,5 @@
 import { rfc3339, StatusError } from "@reconcile/api";
-import { jsonEqual } from "../json.js";
+import { jsonEqual, withMember } from "../json.js";
 import { typeFor } from "./builtin-types.js";
 import { newApplyConflict } from "./conflicts.js";
 import { createdFieldsV1, strippedMetadata } from "./created-fields.js";
@@ -280,10 +280,11 @@ export function trackUpdate(options: UpdateOptions): JsonObject {
         fieldsV1,
       };
       if (subresource !== "") entry.subresource = subresource;
-      return {
-        ...after,
-        metadata: { ...(isObject(after.metadata) ? after.metadata : {}), managedFields: [entry] },
-      };
+      return withMember(
+        after,
+        "metadata",
+        withMember(isObject(after.metadata) ? after.metadata : {}, "managedFields", [entry]),
+      );
     }
   }
   const before = options.before === undefined ? undefined : withoutManagedFields(options.before);
@@ -379,16 +380,17 @@ function managedFieldsOf(object: JsonObject): unknown {
 function withoutManagedFields(object: JsonObject): JsonObject {
   const metadata = object.metadata;
   if (!isObject(metadata) || !("managedFields" in metadata)) return object;
-  const { managedFields: _dropped, ...rest } = metadata;
-  return { ...object, metadata: rest };
+  return withMember(object, "metadata", withMember(metadata, "managedFields", undefined));
 }
 
 function withManagedFields(object: JsonObject, managers: readonly FieldManager[]): JsonObject {
-  const metadata = isObject(object.metadata) ? { ...object.metadata } : {};
   const entries = encodeManagedFields(managers);
-  if (entries.length > 0) metadata.managedFields = entries;
-  else delete metadata.managedFields;
-  return { ...object, metadata };
+  const metadata = withMember(
+    isObject(object.metadata) ? object.metadata : {},
+    "managedFields",
+    entries.length > 0 ? entries : undefined,
+  );
+  return withMember(object, "metadata", metadata);
 }
 
 function decodeOrEmpty(list: unknown): readonly FieldManager[] {
