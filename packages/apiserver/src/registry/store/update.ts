@@ -8,7 +8,7 @@ import {
   rfc3339,
 } from "@reconcile/api";
 import type { ManagedFieldsEntry } from "kubernetes-types/meta/v1.js";
-import { copyJson, jsonEqual } from "../../json.js";
+import { copyJson, jsonEqual, withMember } from "../../json.js";
 import { yieldTurn } from "../../limits.js";
 import { StorageError } from "../../storage/storage.js";
 import { toStatusError } from "../../storage/storage-errors.js";
@@ -211,10 +211,11 @@ async function storeAttempt(
     if (requestedFields === undefined) delete meta.managedFields;
     else meta.managedFields = requestedFields;
   } else {
-    const sent = {
-      ...object,
-      metadata: { ...object.metadata, managedFields: requestedFields },
-    } as KubeObject;
+    const sent = withMember(
+      object,
+      "metadata",
+      withMember(object.metadata ?? {}, "managedFields", requestedFields),
+    ) as KubeObject;
     const subresource = options.subresource ?? "";
     const tracked = withLaterConversions(store, existing, (convert) =>
       ownershipAfterUpdate(store, existing, sent, options, subresource, convert, unchanged),
