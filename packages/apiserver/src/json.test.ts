@@ -2,7 +2,14 @@ import { type ConfigMap, configMaps } from "@reconcile/api";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
-import { copyPlainJson, jsonLengthBounds, nestedTooDeep, type PlainCopy, sortedKeys, withMember } from "./json.js";
+import {
+  copyPlainJson,
+  jsonLengthBounds,
+  nestedTooDeep,
+  type PlainCopy,
+  sortedKeys,
+  withMember,
+} from "./json.js";
 
 /** A copy the test expects to be plain. */
 function plainCopy(value: unknown, keep?: (value: object) => number | undefined): PlainCopy {

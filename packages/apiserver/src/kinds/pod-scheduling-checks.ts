@@ -74,7 +74,7 @@ export function checkContainerScheduling(errors: FieldErrors, at: string, contai
   checkProbe(errors, `${at}.readinessProbe`, container.readinessProbe);
   checkProbe(errors, `${at}.startupProbe`, container.startupProbe);
   for (const kind of ["limits", "requests"] as const)
-    for (const name of Object.keys(container.resources?.[kind] ?? {})) {
+    for (const name in container.resources?.[kind] ?? {}) {
       const problem = resourceNameProblem(name);
       if (problem !== undefined) errors.invalid(`${at}.resources.${kind}[${name}]`, name, problem);
     }

@@ -98,7 +98,8 @@ export function validateContainerCommon(
   });
   const requests = container.resources?.requests ?? {};
   const limits = container.resources?.limits ?? {};
-  for (const [name, request] of Object.entries(requests)) {
+  for (const name in requests) {
+    const request = requests[name]!;
     const limit = limits[name];
     if (limit === undefined) continue;
     let requested: ReturnType<typeof parseQuantity>;

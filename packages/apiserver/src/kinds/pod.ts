@@ -138,7 +138,7 @@ export function applyPodDefaults(spec: PodSpec): void {
     if (limits === undefined || container.resources === undefined || Object.keys(limits).length === 0)
       continue;
     const requests = (container.resources.requests ??= {});
-    for (const [name, value] of Object.entries(limits)) if (!(name in requests)) requests[name] = value;
+    for (const name in limits) if (!(name in requests)) requests[name] = limits[name]!;
   }
   spec.enableServiceLinks ??= true;
   if (spec.hostNetwork) {

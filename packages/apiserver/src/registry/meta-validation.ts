@@ -41,7 +41,9 @@ export function validateObjectMeta(
   }
   validateLabels(meta.labels, "metadata.labels", errors);
   let annotationBytes = 0;
-  for (const [key, value] of Object.entries(meta.annotations ?? {})) {
+  const annotations = meta.annotations ?? {};
+  for (const key in annotations) {
+    const value = annotations[key]!;
     for (const problem of isQualifiedName(key.toLowerCase()))
       errors.invalid("metadata.annotations", key, problem);
     annotationBytes += key.length + value.length;
@@ -67,7 +69,9 @@ export function validateLabels(
   field: string,
   errors: FieldErrors,
 ): void {
-  for (const [key, value] of Object.entries(labels ?? {})) {
+  if (labels === undefined) return;
+  for (const key in labels) {
+    const value = labels[key]!;
     for (const problem of isQualifiedName(key)) errors.invalid(field, key, problem);
     for (const problem of isValidLabelValue(value)) errors.invalid(field, value, problem);
   }

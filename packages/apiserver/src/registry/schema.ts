@@ -116,7 +116,8 @@ class GoDecoder {
     const record = value as Record<string, unknown>;
     if ("map" in schema) {
       const valueType = mapValueType(goType);
-      for (const key of Object.keys(record)) {
+      // for…in, not Object.keys: no array per object (a body's objects are plain, with no inherited members).
+      for (const key in record) {
         this.#enter(keyStep, key);
         const stop = this.value(record[key], schema.map, valueType, record, key);
         this.#leave();
@@ -129,7 +130,7 @@ class GoDecoder {
     const table = fieldTable(schema);
     const outer = this.#struct;
     let stop: Stop;
-    for (const name of Object.keys(record)) {
+    for (const name in record) {
       const field = table.get(name);
       if (field === undefined) continue;
       this.#enter(fieldStep, name, schema.go?.name);
@@ -320,7 +321,7 @@ function quantityError(value: unknown): Stop {
  * finer than a milli-unit is rounded up to one (`100u` is `1m`).
  */
 function roundUpToMilli(list: Record<string, unknown>): void {
-  for (const key of Object.keys(list)) {
+  for (const key in list) {
     const value = list[key];
     if (typeof value !== "string" || !finerThanMilli.test(value)) continue;
     const quantity = parseQuantity(value);

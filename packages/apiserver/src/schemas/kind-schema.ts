@@ -221,13 +221,18 @@ function compileFields(all: Readonly<Record<string, OpenAPIDefinition>>, root: s
   return ofDefinition(root) ?? {};
 }
 
-/** Removes unknown fields below `value`; `path` holds the segments so far, joined only when one is found. */
-function pruneFields(value: unknown, node: FieldNode, path: string[], unknown: string[]): void {
+/**
+ * Removes unknown fields below `value`; `path` holds the segments so far (an
+ * index as a number), joined only when one is found. Walked with for…in, not
+ * Object.keys: no array per object (a body's objects are plain, with no
+ * inherited members; deleting the member being visited is safe).
+ */
+function pruneFields(value: unknown, node: FieldNode, path: (string | number)[], unknown: string[]): void {
   if (value === null || typeof value !== "object") return;
   if (node.items !== undefined) {
     if (!Array.isArray(value)) return;
     for (let i = 0; i < value.length; i++) {
-      path.push(`[${i}]`);
+      path.push(i);
       pruneFields(value[i], node.items, path, unknown);
       path.pop();
     }
@@ -236,7 +241,7 @@ function pruneFields(value: unknown, node: FieldNode, path: string[], unknown: s
   if (Array.isArray(value)) return;
   const record = value as Record<string, unknown>;
   if (node.values !== undefined) {
-    for (const key of Object.keys(record)) {
+    for (const key in record) {
       path.push(key);
       pruneFields(record[key], node.values, path, unknown);
       path.pop();
@@ -245,7 +250,7 @@ function pruneFields(value: unknown, node: FieldNode, path: string[], unknown: s
   }
   const fields = node.fields;
   if (fields === undefined) return;
-  for (const key of Object.keys(record)) {
+  for (const key in record) {
     const child = fields.get(key);
     if (child === undefined) {
       unknown.push(joinPath(path, key));
@@ -258,10 +263,11 @@ function pruneFields(value: unknown, node: FieldNode, path: string[], unknown: s
   }
 }
 
-/** `spec`, `template`, `[0]`, `x` → `spec.template[0].x`. */
-function joinPath(path: readonly string[], last: string): string {
+/** `spec`, `template`, `0`, `x` → `spec.template[0].x`. */
+function joinPath(path: readonly (string | number)[], last: string): string {
   let out = "";
-  for (const segment of path) out += segment.startsWith("[") || out === "" ? segment : `.${segment}`;
+  for (const segment of path)
+    out += typeof segment === "number" ? `[${segment}]` : out === "" ? segment : `.${segment}`;
   return out === "" ? last : `${out}.${last}`;
 }
 

@@ -200,7 +200,7 @@ function dropMembers(value: unknown, nulls: boolean, rawFields: readonly string[
     return value;
   }
   if (isJsonObject(value)) {
-    for (const key of Object.keys(value)) {
+    for (const key in value) {
       // A "__proto__" member (JSON.parse makes it an own key) would become a prototype in any copy.
       if (key === "__proto__" || (nulls && value[key] === null)) delete value[key];
       else value[key] = dropMembers(value[key], nulls && !rawFields.includes(key), noFields);

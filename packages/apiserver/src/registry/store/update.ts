@@ -254,8 +254,8 @@ async function storeAttempt(
 function keepStored(object: KubeObject, existing: KubeObject, kept: (key: string) => boolean): void {
   const mine = object as Record<string, unknown>;
   const stored = existing as Record<string, unknown>;
-  for (const key of Object.keys(mine)) if (kept(key) && !Object.hasOwn(stored, key)) delete mine[key];
-  for (const key of Object.keys(stored))
+  for (const key in mine) if (kept(key) && !Object.hasOwn(stored, key)) delete mine[key];
+  for (const key in stored)
     if (kept(key) && !jsonEqual(mine[key], stored[key])) mine[key] = copyJson(stored[key]);
 }
 
