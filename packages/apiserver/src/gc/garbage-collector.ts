@@ -188,11 +188,23 @@ export class GarbageCollector {
       if (set === undefined) this.#dependents.set(ref.uid, (set = new Set()));
       set.add(uid);
     }
-    // A dependent is looked at when it appears and when its owners, finalizers or deletion change.
-    if (node.owners.length > 0) this.#schedule(`dependent:${uid}`, () => this.#checkDependent(uid));
+    // A dependent is looked at when it appears and when its owners, finalizers or deletion change,
+    // unless every owner is already known and standing: the owners' own changes schedule it then.
+    if (node.owners.length > 0 && !this.#ownersStand(node))
+      this.#schedule(`dependent:${uid}`, () => this.#checkDependent(uid));
     if (node.deleting) this.#scheduleOwner(uid);
     // An owner waiting for its dependents may be waiting for this one no longer.
     for (const ref of previous?.owners ?? []) this.#scheduleOwner(ref.uid);
+  }
+
+  /** Whether every owner of `node` is in the graph, in its namespace, and not deleting in the foreground. */
+  #ownersStand(node: Node): boolean {
+    for (const ref of node.owners) {
+      const owner = this.#nodes.get(ref.uid);
+      if (owner === undefined || (owner.resource.namespaced && owner.namespace !== node.namespace)) return false;
+      if (owner.deleting && owner.finalizers.includes(foregroundFinalizer)) return false;
+    }
+    return true;
   }
 
   #scheduleOwner(uid: string): void {
