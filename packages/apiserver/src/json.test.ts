@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ApiServer } from "./api-server.js";
 import {
   copyPlainJson,
+  hasNoMembers,
   jsonLengthBounds,
   nestedTooDeep,
   type PlainCopy,
@@ -202,5 +203,14 @@ describe("withMember", () => {
     expect(Object.getPrototypeOf(copy)).toBe(Object.prototype);
     expect(Object.hasOwn(copy, "__proto__")).toBe(true);
     expect(JSON.stringify(copy)).toBe('{"__proto__":{"polluted":true},"a":2}');
+  });
+});
+
+describe("hasNoMembers", () => {
+  it("answers as Object.keys(object).length === 0 does", () => {
+    expect(hasNoMembers({})).toBe(true);
+    expect(hasNoMembers({ a: undefined })).toBe(false);
+    expect(hasNoMembers(JSON.parse('{"__proto__":1}') as object)).toBe(false);
+    expect(hasNoMembers([])).toBe(true);
   });
 });

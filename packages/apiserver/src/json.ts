@@ -244,6 +244,12 @@ export function withMember(object: object, member: string, value: unknown): Reco
   return out;
 }
 
+/** Whether `object` has no enumerable member: `Object.keys(object).length === 0` without the array. */
+export function hasNoMembers(object: object): boolean {
+  for (const _ in object) return false;
+  return true;
+}
+
 /** `T` with its read-only members writable: the server sets the system fields clients may not. */
 export type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 

@@ -173,9 +173,8 @@ function step(symbol: unknown): boolean {
 
 function readObject(value: JsonObject, listItem: boolean): boolean {
   if (!step(OPEN)) return false;
-  const names = Object.keys(value);
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i]!;
+  // for…in, not Object.keys: no array per object (the objects are plain JSON).
+  for (const name in value) {
     if (!step(name)) return false;
     const member = value[name];
     if (typeof member === "object" && member !== null) {

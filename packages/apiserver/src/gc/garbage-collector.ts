@@ -201,7 +201,8 @@ export class GarbageCollector {
   #ownersStand(node: Node): boolean {
     for (const ref of node.owners) {
       const owner = this.#nodes.get(ref.uid);
-      if (owner === undefined || (owner.resource.namespaced && owner.namespace !== node.namespace)) return false;
+      if (owner === undefined || (owner.resource.namespaced && owner.namespace !== node.namespace))
+        return false;
       if (owner.deleting && owner.finalizers.includes(foregroundFinalizer)) return false;
     }
     return true;

@@ -1,6 +1,6 @@
 import type { Container, Pod, PodSpec } from "@reconcile/api";
 import { isDNS1123Label, isValidPortNum, pods, selectableFieldsOf } from "@reconcile/api";
-import { jsonEqual, type Mutable } from "../json.js";
+import { hasNoMembers, jsonEqual, type Mutable } from "../json.js";
 import type { FieldErrors } from "../registry/field-errors.js";
 import type { Strategy } from "../registry/strategy.js";
 import { defineKind } from "./definition.js";
@@ -135,8 +135,7 @@ export function applyPodDefaults(spec: PodSpec): void {
   for (const container of [...(spec.containers ?? []), ...(spec.initContainers ?? [])]) {
     const limits = container.resources?.limits;
     // An empty map is written as nothing (omitempty), so it makes no requests either.
-    if (limits === undefined || container.resources === undefined || Object.keys(limits).length === 0)
-      continue;
+    if (limits === undefined || container.resources === undefined || hasNoMembers(limits)) continue;
     const requests = (container.resources.requests ??= {});
     for (const name in limits) if (!(name in requests)) requests[name] = limits[name]!;
   }
@@ -329,7 +328,7 @@ function qosClassOf(spec: PodSpec | undefined): string {
   for (const container of containers) {
     const requests = container.resources?.requests ?? {};
     const limits = container.resources?.limits ?? {};
-    if (Object.keys(requests).length > 0 || Object.keys(limits).length > 0) any = true;
+    if (!hasNoMembers(requests) || !hasNoMembers(limits)) any = true;
     for (const name of ["cpu", "memory"]) {
       const limit = limits[name];
       const request = requests[name] ?? limit;

@@ -7,7 +7,7 @@ import {
   type VersionConverter,
   type VersionedObject,
 } from "../../apply/index.js";
-import type { Mutable } from "../../json.js";
+import { hasNoMembers, type Mutable } from "../../json.js";
 import { FieldErrors } from "../field-errors.js";
 import { dnsSubdomainName, validateObjectMeta } from "../meta-validation.js";
 import type { ResourceDefinition } from "../resource-definition.js";
@@ -289,8 +289,8 @@ export function asJson(object: KubeObject): Record<string, unknown> {
  * was released carries no `ownerReferences: []`.
  */
 export function omitEmptyMetadata(meta: MutableMeta): void {
-  if (meta.labels !== undefined && Object.keys(meta.labels).length === 0) delete meta.labels;
-  if (meta.annotations !== undefined && Object.keys(meta.annotations).length === 0) delete meta.annotations;
+  if (meta.labels !== undefined && hasNoMembers(meta.labels)) delete meta.labels;
+  if (meta.annotations !== undefined && hasNoMembers(meta.annotations)) delete meta.annotations;
   if (meta.ownerReferences?.length === 0) delete meta.ownerReferences;
   if (meta.finalizers?.length === 0) delete meta.finalizers;
 }
