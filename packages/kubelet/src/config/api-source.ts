@@ -67,7 +67,7 @@ export async function runApiSource(options: {
 }
 
 /** DELETE for a new deletionTimestamp, RECONCILE for a status-only change, nothing for a resync. */
-function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigOp | undefined {
+export function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigOp | undefined {
   if (
     old.metadata?.resourceVersion === pod.metadata?.resourceVersion &&
     old.metadata?.resourceVersion !== undefined
@@ -76,7 +76,7 @@ function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigO
   if (pod.metadata?.deletionTimestamp !== undefined && old.metadata?.deletionTimestamp === undefined)
     return "DELETE";
   if (
-    specText(old) === specText(pod) &&
+    jsonEqual(old.spec, pod.spec) &&
     jsonEqual(old.metadata?.labels, pod.metadata?.labels) &&
     jsonEqual(old.metadata?.annotations, pod.metadata?.annotations) &&
     old.metadata?.deletionGracePeriodSeconds === pod.metadata?.deletionGracePeriodSeconds
@@ -84,18 +84,6 @@ function classifyUpdate(old: DeepReadonly<Pod>, pod: DeepReadonly<Pod>): ConfigO
     return "RECONCILE";
   return "UPDATE";
 }
-
-/** The pod's spec as JSON, once per cached object: each object is compared as the new and then as the old one. */
-function specText(pod: DeepReadonly<Pod>): string {
-  let text = specTexts.get(pod);
-  if (text === undefined) {
-    text = JSON.stringify(pod.spec);
-    specTexts.set(pod, text);
-  }
-  return text;
-}
-
-const specTexts = new WeakMap<object, string>();
 
 function podOf(obj: DeepReadonly<Pod> | DeletedFinalStateUnknown<DeepReadonly<Pod>>): DeepReadonly<Pod> {
   return isDeletedFinalStateUnknown(obj) ? obj.obj : obj;
