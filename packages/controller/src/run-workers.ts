@@ -174,11 +174,11 @@ async function worker<T>(options: RunWorkersOptions<T>, logger: Logger, maxRetri
     const reconcileID = uuidFrom(options.random);
     const reason = reasons?.take(key);
     const trigger = reasons?.takeTrigger(key);
-    const syncLogger = logger.child(
-      reason === undefined
-        ? { ...namespaceAndName(key), reconcileID }
-        : { ...namespaceAndName(key), reconcileID, reason },
-    );
+    // namespaceAndName answers a new object; members are added to it rather than to a spread's copy.
+    const fields: Record<string, unknown> = namespaceAndName(key);
+    fields.reconcileID = reconcileID;
+    if (reason !== undefined) fields.reason = reason;
+    const syncLogger = logger.child(fields);
     const startedAt = clock.now();
     let outcome: SyncOutcome;
     let failure: unknown;

@@ -372,7 +372,7 @@ function readyConditions(
   const containersReady = containersReadyCondition(pod, initStatuses, statuses, phase);
   let ready: PodCondition;
   if (containersReady.status !== "True") {
-    ready = { ...containersReady, type: "Ready" };
+    ready = condition("Ready", false, containersReady.reason, containersReady.message);
   } else {
     ready = readinessGatesCondition(pod) ?? condition("Ready", true);
   }

@@ -236,16 +236,17 @@ export class SimulatedRuntime implements ContainerRuntime {
     };
     this.#containers.set(id, {
       record,
-      behaviour: {
-        ...behaviourFor(this.#defaults, sandbox.config.annotations, config.name),
-        ...this.#behaviour?.({
+      // behaviourFor answers a new object: the configured behaviour is assigned onto it.
+      behaviour: Object.assign(
+        behaviourFor(this.#defaults, sandbox.config.annotations, config.name),
+        this.#behaviour?.({
           podUid: sandbox.sandbox.podUid,
           pod: `${sandbox.config.namespace}/${sandbox.config.name}`,
           name: config.name,
           attempt: config.attempt,
           image: name,
         }),
-      },
+      ),
       lines: [],
       followers: new Set(),
       timers: new Set(),
