@@ -218,9 +218,9 @@ export function isJsonObject(value: unknown): value is Record<string, unknown> {
  * A shallow copy of `object` with `member` set to `value`, where it was or
  * else last, or without it when `value` is undefined: what
  * `{ ...object, [member]: value }` and a `delete` give, without either's cost.
- * A spread's copy of an object from rest destructuring takes a new hidden
- * class for each member added to it, some microseconds each time; this copy
- * is built member by member and shares the classes of all such copies. An own
+ * On Node 20 a member added to a spread's copy (`{ ...a, b }` where `a` has no
+ * `b`) takes a new hidden class each time, about 1.5 µs; this copy is built
+ * member by member and shares its class with all such copies. An own
  * `__proto__` member stays an own member.
  */
 export function withMember(object: object, member: string, value: unknown): Record<string, unknown> {
