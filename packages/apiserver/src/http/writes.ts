@@ -52,7 +52,13 @@ export async function serveCreate(
   const fieldValidation = fieldValidationOf(query, request.headers["content-type"], text);
   const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
   if (text.length > largeWriteBytes) await yieldTurn();
-  const created = await context.registry.create(resource, namespace, body, { ...write, fieldValidation });
+  // Object.assign, not a spread with members added: on Node 20 that costs a new hidden class per request.
+  const created = await context.registry.create(
+    resource,
+    namespace,
+    body,
+    Object.assign({}, write, { fieldValidation }),
+  );
   return sendWithWarnings(response, 201, resource, created, fieldValidation, write);
 }
 
@@ -91,11 +97,13 @@ export async function serveUpdate(
   const fieldValidation = fieldValidationOf(query, request.headers["content-type"], text);
   const body = decodeObjectBody(request.headers["content-type"], text, context.protobufMessageOf);
   if (text.length > largeWriteBytes) await yieldTurn();
-  const { object, created } = await context.registry.updateWithOutcome(resource, namespace, name, body, {
-    ...write,
-    fieldValidation,
-    subresource,
-  });
+  const { object, created } = await context.registry.updateWithOutcome(
+    resource,
+    namespace,
+    name,
+    body,
+    Object.assign({}, write, { fieldValidation, subresource }),
+  );
   return sendWithWarnings(response, created ? 201 : 200, resource, object, fieldValidation, write);
 }
 
@@ -123,12 +131,12 @@ export async function servePatch(
     name,
     type,
     patch,
-    {
-      ...write,
-      fieldValidation,
-      subresource,
-      ...(force !== null ? { force: isTrue(force) } : {}),
-    },
+    Object.assign(
+      {},
+      write,
+      { fieldValidation, subresource },
+      force !== null ? { force: isTrue(force) } : {},
+    ),
   );
   return sendWithWarnings(response, created ? 201 : 200, resource, object, fieldValidation, write);
 }
