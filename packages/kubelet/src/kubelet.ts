@@ -6,7 +6,7 @@
 // syncTerminatedPod. Around them: the node's registration and status, its Lease, the status
 // manager, the probe manager and container logs.
 import { setMaxListeners } from "node:events";
-import { type DeepReadonly, kubernetesVersion, type Pod } from "@reconcile/api";
+import { copyJson, type DeepReadonly, kubernetesVersion, type Pod } from "@reconcile/api";
 import type { Client } from "@reconcile/client";
 import { type Clock, realClock } from "@reconcile/clock";
 import { ClientEventRecorder, type EventRecorder, type Logger, noopLogger } from "@reconcile/controller";
@@ -368,7 +368,7 @@ export class Kubelet implements PodSyncer<RuntimePodStatus> {
     this.#admitted.release(uid);
     // Containers are gone: tear the volumes down (`WaitForUnmount`), then the pod is finished.
     this.volumeManager.unmountPod(uid);
-    this.statusManager.terminatePod(pod, structuredClone(status));
+    this.statusManager.terminatePod(pod, copyJson(status));
   }
 
   // --- sync loop ------------------------------------------------------------

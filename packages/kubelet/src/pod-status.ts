@@ -3,7 +3,7 @@
 // the phase (`getPhase`), the kubelet-owned conditions, IPs and the QoS
 // class. Nothing here writes anywhere; the status manager decides what to
 // patch.
-import { type DeepReadonly, rfc3339 } from "@reconcile/api";
+import { copyJson, type DeepReadonly, rfc3339 } from "@reconcile/api";
 import type {
   Container,
   ContainerState,
@@ -245,10 +245,10 @@ function convertContainerStatuses(
       started: false,
       state: { waiting: { reason: hasInit ? "PodInitializing" : "ContainerCreating" } },
     };
-    if (old?.state?.terminated) status = structuredClone(old);
+    if (old?.state?.terminated) status = copyJson(old) as ContainerStatus;
     else if (old !== undefined) {
       status.restartCount = old.restartCount;
-      if (old.lastState !== undefined) status.lastState = structuredClone(old.lastState);
+      if (old.lastState !== undefined) status.lastState = copyJson(old.lastState);
     }
     const instances = runtime.containers.filter((c) => c.name === container.name).slice(0, 2);
     const [newest, previous] = instances;

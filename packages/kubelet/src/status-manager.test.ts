@@ -85,6 +85,43 @@ describe("StatusManager writes", () => {
     await running;
   });
 
+  it("writes a status again only when a member or a condition's type, status, reason or message changed", async () => {
+    const sentStatuses: Record<string, unknown>[] = [];
+    const client = {
+      resource: () => ({
+        async patch(name: string, patch: { status: Record<string, unknown> }) {
+          sentStatuses.push(patch.status);
+          return { metadata: { name }, status: patch.status };
+        },
+      }),
+    } as unknown as Client;
+    const clock = new FakeClock(0);
+    const manager = new StatusManager({ client, getPod: () => undefined, clock });
+    const stop = new AbortController();
+    const running = manager.run({ signal: stop.signal });
+    const ready = (reason?: string) => ({
+      phase: "Running",
+      conditions: [{ type: "Ready", status: "False", ...(reason === undefined ? {} : { reason }) }],
+    });
+    manager.setPodStatus(pod("a"), ready());
+    for (let i = 0; i < 3; i++) await turn();
+    expect(sentStatuses).toHaveLength(1);
+    // Later, the same status: only the kubelet's times would differ, and they are not compared.
+    await clock.advance(5_000);
+    manager.setPodStatus(pod("a"), ready());
+    for (let i = 0; i < 3; i++) await turn();
+    expect(sentStatuses).toHaveLength(1);
+    manager.setPodStatus(pod("a"), ready("ContainersNotReady"));
+    for (let i = 0; i < 3; i++) await turn();
+    expect(sentStatuses).toHaveLength(2);
+    manager.setPodStatus(pod("a"), { ...ready("ContainersNotReady"), hostIP: "10.0.0.1" });
+    for (let i = 0; i < 3; i++) await turn();
+    expect(sentStatuses).toHaveLength(3);
+    expect(sentStatuses[2]).toMatchObject({ hostIP: "10.0.0.1" });
+    stop.abort();
+    await running;
+  });
+
   it("retries a failed write at the sync period, not at once", async () => {
     const clock = new FakeClock(0);
     let attempts = 0;
