@@ -238,45 +238,30 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
   }
 
   update(object: T | DeepReadonly<T>, options: UpdateOptions = {}): Promise<T> {
-    return this.#call(options.signal, async () => {
-      const namespace = this.#namespaceOf(object);
-      if (this.#identity !== undefined)
-        await this.#authorize("update", nameOf(object), "", undefined, namespace);
-      return this.#copy(
-        await this.#registry.update(this.resource, namespace, nameOf(object), object, this.#write(options)),
-      ) as T;
-    });
+    return this.#updateAt(object, options, "");
   }
 
   updateStatus(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
-    return this.#call(options.signal, async () => {
-      const namespace = this.#namespaceOf(object);
-      if (this.#identity !== undefined)
-        await this.#authorize("update", nameOf(object), "status", undefined, namespace);
-      return this.#copy(
-        await this.#registry.update(
-          this.resource,
-          namespace,
-          nameOf(object),
-          object,
-          this.#write(options, "status"),
-        ),
-      ) as T;
-    });
+    return this.#updateAt(object, options, "status");
   }
 
   finalize(object: T | DeepReadonly<T>, options: WriteOptions = {}): Promise<T> {
+    return this.#updateAt(object, options, "finalize");
+  }
+
+  /** A PUT of `object` to the main resource (`""`) or to one of its subresources. */
+  #updateAt(object: T | DeepReadonly<T>, options: WriteOptions, subresource: string): Promise<T> {
     return this.#call(options.signal, async () => {
       const namespace = this.#namespaceOf(object);
       if (this.#identity !== undefined)
-        await this.#authorize("update", nameOf(object), "finalize", undefined, namespace);
+        await this.#authorize("update", nameOf(object), subresource, undefined, namespace);
       return this.#copy(
         await this.#registry.update(
           this.resource,
           namespace,
           nameOf(object),
           object,
-          this.#write(options, "finalize"),
+          this.#write(options, subresource || undefined),
         ),
       ) as T;
     });

@@ -84,7 +84,7 @@ export class Store implements StoreCore {
     options: DryRunOption,
   ): Promise<{ object: KubeObject; created: boolean }> {
     this.#stored("update");
-    return updateWithOutcome(this, namespace, name, body, withoutSubresource(options));
+    return updateWithOutcome(this, namespace, name, body, withSubresource(options, undefined));
   }
 
   patch(
@@ -95,7 +95,7 @@ export class Store implements StoreCore {
     options: PatchOptions,
   ): Promise<{ object: KubeObject; created: boolean }> {
     this.#stored("patch");
-    return patchObject(this, namespace, name, patchType, patch, withoutSubresource(options));
+    return patchObject(this, namespace, name, patchType, patch, withSubresource(options, undefined));
   }
 
   delete(
@@ -197,22 +197,14 @@ export class Store implements StoreCore {
         this.resource.namespaced ? namespace : undefined,
         name,
         precondition,
-        Object.assign({}, options, { subresource }),
+        withSubresource(options, subresource),
         tryUpdate,
       ),
     replaceAs: (subresource, namespace, name, body, options) =>
-      updateObject(this, namespace, name, body, Object.assign({}, options, { subresource })),
+      updateObject(this, namespace, name, body, withSubresource(options, subresource)),
     patchAs: async (subresource, namespace, name, patchType, patch, options) =>
-      (
-        await patchObject(
-          this,
-          namespace,
-          name,
-          patchType,
-          patch,
-          Object.assign({}, options, { subresource }),
-        )
-      ).object,
+      (await patchObject(this, namespace, name, patchType, patch, withSubresource(options, subresource)))
+        .object,
     get: (namespace, name) => this.get(namespace, name),
     list: async (namespace) => (await this.list(namespace, {})).items,
     peer: (resource) => this.context.peer?.(resource)?.subresources,
@@ -260,9 +252,13 @@ function viewedContext(definition: ResourceDefinition, context: StoreContext): S
 }
 
 /**
- * `options` for the main resource. Object.assign, not a spread: a member
- * added to a spread's copy costs V8 a new hidden class each time.
+ * `options` for `subresource` (undefined: the main resource). Object.assign,
+ * not a spread: on Node 20 a member added to a spread's copy costs a new
+ * hidden class each time.
  */
-function withoutSubresource<O extends object>(options: O): O & { subresource: undefined } {
-  return Object.assign({}, options, { subresource: undefined });
+function withSubresource<O extends object, S extends string | undefined>(
+  options: O,
+  subresource: S,
+): O & { subresource: S } {
+  return Object.assign({}, options, { subresource });
 }
