@@ -197,15 +197,22 @@ export class GarbageCollector {
     for (const ref of previous?.owners ?? []) this.#scheduleOwner(ref.uid);
   }
 
-  /** Whether every owner of `node` is in the graph, in its namespace, and not deleting in the foreground. */
+  /** Whether every owner of `node` is solid: in the graph, in its namespace, not deleting in the foreground. */
   #ownersStand(node: Node): boolean {
-    for (const ref of node.owners) {
-      const owner = this.#nodes.get(ref.uid);
-      if (owner === undefined || (owner.resource.namespaced && owner.namespace !== node.namespace))
-        return false;
-      if (owner.deleting && owner.finalizers.includes(foregroundFinalizer)) return false;
-    }
+    for (const ref of node.owners) if (this.#ownerState(node, ref) !== "solid") return false;
     return true;
+  }
+
+  /**
+   * What `node`'s owner `ref` is to it: gone (absent, or a namespaced owner in
+   * another namespace, which counts as absent), waiting (deleting in the
+   * foreground) or solid.
+   */
+  #ownerState(node: Node, ref: OwnerReference): "gone" | "waiting" | "solid" {
+    const owner = this.#nodes.get(ref.uid);
+    if (owner === undefined || (owner.resource.namespaced && owner.namespace !== node.namespace))
+      return "gone";
+    return owner.deleting && owner.finalizers.includes(foregroundFinalizer) ? "waiting" : "solid";
   }
 
   #scheduleOwner(uid: string): void {
@@ -230,12 +237,8 @@ export class GarbageCollector {
     const gone: OwnerReference[] = [];
     const waiting: OwnerReference[] = [];
     for (const ref of node.owners) {
-      const owner = this.#nodes.get(ref.uid);
-      // A namespaced owner is looked up in the dependent's namespace: one elsewhere counts as absent.
-      const elsewhere = owner?.resource.namespaced && owner.namespace !== node.namespace;
-      if (owner === undefined || elsewhere) gone.push(ref);
-      else if (owner.deleting && owner.finalizers.includes(foregroundFinalizer)) waiting.push(ref);
-      else solid.push(ref);
+      const state = this.#ownerState(node, ref);
+      (state === "gone" ? gone : state === "waiting" ? waiting : solid).push(ref);
     }
     if (solid.length > 0) {
       if (gone.length === 0 && waiting.length === 0) return;

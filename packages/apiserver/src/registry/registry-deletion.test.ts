@@ -235,6 +235,28 @@ describe("garbage collection", () => {
     expect(left.metadata?.ownerReferences?.map((ref) => ref.name)).toEqual(["second"]);
   });
 
+  it("judges a dependent again when an update adds a reference to an absent owner, though its first owner stood", async () => {
+    const server = newServer();
+    const client = server.client();
+    const owner = await client.resource(replicaSets, "default").create(replicaSet("owner"));
+    const created = await client.resource(pods, "default").create(pod("p", { owner }));
+    await server.flush();
+    expect((await client.resource(pods, "default").get("p")).metadata?.ownerReferences).toHaveLength(1);
+    created.metadata!.ownerReferences = [
+      ...created.metadata!.ownerReferences!,
+      {
+        apiVersion: "apps/v1",
+        kind: "ReplicaSet",
+        name: "absent",
+        uid: "00000000-0000-0000-0000-000000000001",
+      },
+    ];
+    await client.resource(pods, "default").update(created);
+    await server.flush();
+    const left = await client.resource(pods, "default").get("p");
+    expect(left.metadata?.ownerReferences?.map((ref) => ref.name)).toEqual(["owner"]);
+  });
+
   it("cascades through several levels (Deployment → ReplicaSet → Pods)", async () => {
     const server = newServer();
     const client = server.client();
