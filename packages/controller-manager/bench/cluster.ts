@@ -8,7 +8,7 @@ import { type Client, listerWatcher, writeVerbs } from "@reconcile/client";
 import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
 import { NodeSimulator, NodeThreads } from "../../kubelet/src/index.js";
 import { Scheduler } from "../../scheduler/src/index.js";
-import { ControllerManager } from "../src/index.js";
+import { type ControllerDescriptors, ControllerManager } from "../src/index.js";
 
 export interface BenchCluster {
   readonly server: ApiServer;
@@ -35,6 +35,8 @@ export interface BenchClusterOptions {
    * server's thread. Default: `NODE_THREADS` from the environment, else 0.
    */
   nodeThreads?: number | undefined;
+  /** The manager's controller table. Default: `newControllerDescriptors()`. */
+  descriptors?: ControllerDescriptors | undefined;
 }
 
 /**
@@ -63,6 +65,7 @@ export async function startCluster(options: BenchClusterOptions): Promise<BenchC
   const manager = new ControllerManager({
     client: options.managerClient?.(client) ?? client,
     controllers: options.controllers,
+    descriptors: options.descriptors,
     leaderElection: false,
   });
   const schedulerFactory = new SharedInformerFactory({ client });

@@ -68,17 +68,29 @@ export const endpointSliceControllerDescriptor: ControllerDescriptor = {
   construct: (context) => EndpointSliceController.fromInformerFactory(context.informerFactory, context),
 };
 
-/** `job-controller` (alias `job`): queues `job` (5 workers, `--concurrent-job-syncs`) and `orphan_pod`, Events from `job-controller`. */
-export const jobControllerDescriptor: ControllerDescriptor = {
-  name: "job-controller",
-  serviceAccount: "job-controller",
-  aliases: ["job"],
-  construct: (context) =>
-    JobController.fromInformerFactory(context.informerFactory, {
-      ...context,
-      metrics: prometheusJobMetrics(context.registry),
-    }),
-};
+/**
+ * `job-controller` (alias `job`): queues `job` (5 workers, `--concurrent-job-syncs`)
+ * and `orphan_pod`, Events from `job-controller`; pod events sync a Job after
+ * `syncBatchPeriodMs` (default upstream's 1 s, which kube-controller-manager
+ * has no flag for).
+ */
+export function newJobControllerDescriptor(
+  settings: { syncBatchPeriodMs?: number } = {},
+): ControllerDescriptor {
+  return {
+    name: "job-controller",
+    serviceAccount: "job-controller",
+    aliases: ["job"],
+    construct: (context) =>
+      JobController.fromInformerFactory(context.informerFactory, {
+        ...context,
+        syncBatchPeriodMs: settings.syncBatchPeriodMs,
+        metrics: prometheusJobMetrics(context.registry),
+      }),
+  };
+}
+
+export const jobControllerDescriptor: ControllerDescriptor = newJobControllerDescriptor();
 
 /** `daemonset-controller` (alias `daemonset`): queue `daemonset`, 2 workers (`--concurrent-daemonset-syncs`), Events from `daemonset-controller`. */
 export const daemonSetControllerDescriptor: ControllerDescriptor = {
@@ -351,6 +363,8 @@ export function newServiceAccountTokenControllerDescriptor(
 export interface ControllerDescriptorsOptions {
   /** Flags of `node-lifecycle-controller`. Default: upstream's. */
   nodeLifecycle?: NodeLifecycleSettings | undefined;
+  /** The Job controller's batch period for pod events, in ms (see `JobControllerOptions`). Default 1,000. */
+  jobSyncBatchPeriodMs?: number | undefined;
   /**
    * The CA bundle (PEM) that verifies the API server, published in every
    * namespace by `root-ca-certificate-publisher-controller`, which runs only
@@ -383,7 +397,9 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     deploymentControllerDescriptor,
     daemonSetControllerDescriptor,
     statefulSetControllerDescriptor,
-    jobControllerDescriptor,
+    options.jobSyncBatchPeriodMs === undefined
+      ? jobControllerDescriptor
+      : newJobControllerDescriptor({ syncBatchPeriodMs: options.jobSyncBatchPeriodMs }),
     cronJobControllerDescriptor,
     ttlAfterFinishedControllerDescriptor,
     horizontalPodAutoscalerControllerDescriptor,

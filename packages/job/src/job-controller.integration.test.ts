@@ -190,6 +190,51 @@ describe("JobController", () => {
     ]);
   });
 
+  it("syncs a Job one batch period (1 s) after its pods' events, and at once after a spec change", async () => {
+    const { clock, client } = start();
+    const createdAt = clock.now();
+    await client.resource(jobs, namespace).create(newJob("batched", { completions: 6, parallelism: 2 }));
+    // The Job's creation syncs it at once, not a batch period later.
+    const list = await eventually(
+      clock,
+      () => jobPods(client, "batched"),
+      (l) => l.length === 2,
+    );
+    expect(clock.now() - createdAt).toBeLessThan(1_000);
+
+    // Let the syncs the creations and the first status write scheduled pass.
+    for (let i = 0; i < 250; i++) await clock.advance(10);
+    // Both pods finish within the period: one sync counts both, 1 s after the first event.
+    const finishedAt = clock.now();
+    for (const pod of list) await finish(client, clock, pod, "Succeeded");
+    const counted = await eventually(
+      clock,
+      () => getJob(client, "batched"),
+      (j) => (j.status?.succeeded ?? 0) + (j.status?.uncountedTerminatedPods?.succeeded?.length ?? 0) > 0,
+    );
+    expect(clock.now() - finishedAt).toBeGreaterThanOrEqual(1_000);
+    expect(clock.now() - finishedAt).toBeLessThan(1_100);
+    expect(
+      (counted.status?.succeeded ?? 0) + (counted.status?.uncountedTerminatedPods?.succeeded?.length ?? 0),
+    ).toBe(2);
+
+    // A spec change does not wait for the batch: raising parallelism adds pods at once.
+    await eventually(
+      clock,
+      () => jobPods(client, "batched"),
+      (l) => running(l).length === 2,
+    );
+    const fresh = await getJob(client, "batched");
+    await client.resource(jobs, namespace).update({ ...fresh, spec: { ...fresh.spec!, parallelism: 3 } });
+    const changedAt = clock.now();
+    await eventually(
+      clock,
+      () => jobPods(client, "batched"),
+      (l) => running(l).length === 3 && l.length === 5,
+    );
+    expect(clock.now() - changedAt).toBeLessThan(1_000);
+  });
+
   it("replaces a failed pod only after the 10 s backoff, and fails with BackoffLimitExceeded past backoffLimit", async () => {
     const { clock, client } = start();
     await client.resource(jobs, namespace).create(newJob("flaky", { backoffLimit: 1 }));
@@ -199,12 +244,13 @@ describe("JobController", () => {
       (l) => l.length === 1,
     );
     await finish(client, clock, first!, "Failed");
+    // The backoff counts from the pod's finish, not from the status that counts it a batch period later.
+    const failedAt = clock.now();
     await eventually(
       clock,
       () => getJob(client, "flaky"),
       (j) => j.status?.failed === 1,
     );
-    const failedAt = clock.now();
     const replaced = await eventually(
       clock,
       () => jobPods(client, "flaky"),

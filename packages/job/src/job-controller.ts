@@ -95,6 +95,13 @@ export interface JobControllerOptions extends ControllerContext {
   burstReplicas?: number | undefined;
   /** Upstream's `job_controller_*` metrics. Default: none. */
   metrics?: JobMetrics | undefined;
+  /**
+   * How long a Job waits after a pod event or a status-only change of its
+   * own before it is synced, so that a burst of events leads to one sync
+   * (upstream's `syncJobBatchPeriod`). A Job's creation, deletion and spec
+   * changes sync at once. Default 1,000 ms, as upstream.
+   */
+  syncBatchPeriodMs?: number | undefined;
 }
 
 /**
@@ -116,6 +123,7 @@ export class JobController {
   readonly #jobInformer: ControllerInformer<Job>;
   readonly #podControl: PodControl;
   readonly #burst: number;
+  readonly #batchPeriodMs: number;
   readonly #metrics: JobMetrics | undefined;
   /** What the sync of each Job key in progress did (one sync per key at a time), for its metrics. */
   readonly #outcomes = new Map<string, SyncOutcome>();
@@ -145,6 +153,7 @@ export class JobController {
     [this.#client, this.#podInformer, this.#jobInformer] = [client, podInformer, jobInformer];
     this.#podControl = podControl ?? new ClientPodControl({ client, recorder: this.#harness.recorder });
     this.#burst = options.burstReplicas ?? 500;
+    this.#batchPeriodMs = options.syncBatchPeriodMs ?? 1000;
     this.#metrics = options.metrics;
     this.#addEventHandlers();
   }
@@ -173,7 +182,10 @@ export class JobController {
       onAdd: (job) => this.#harness.enqueue(metaNamespaceKeyFunc(job), "Job added"),
       onUpdate: (oldJob, job) => {
         if (oldJob.metadata?.uid !== job.metadata?.uid) this.#jobDeleted(oldJob);
-        this.#harness.enqueue(metaNamespaceKeyFunc(job), "Job updated");
+        // A status write (often this controller's own) waits for the batch; a spec change does not.
+        if (oldJob.metadata?.generation === job.metadata?.generation)
+          this.#enqueueBatched(metaNamespaceKeyFunc(job), "Job status updated");
+        else this.#harness.enqueue(metaNamespaceKeyFunc(job), "Job updated");
         // A new deadline: look again when it passes.
         const deadline = job.spec?.activeDeadlineSeconds;
         const start = job.status?.startTime;
@@ -193,7 +205,7 @@ export class JobController {
       ownerKind: { kind: controllerKind.kind, group: controllerKind.group },
       owners: this.#jobInformer.getIndexer(),
       childKind: "Pod",
-      enqueue: (key, _job, reason) => this.#harness.enqueue(key, reason),
+      enqueue: (key, _job, reason) => this.#enqueueBatched(key, reason),
       observe: {
         created: (key) => this.expectations.creationObserved(key),
         deleted: (key, pod) => this.expectations.deletionObserved(key, podKey(pod as DeepReadonly<Pod>)),
@@ -216,6 +228,11 @@ export class JobController {
         this.#podHandler.onDelete?.(obj);
       },
     });
+  }
+
+  /** Syncs `key` once the batch period has passed (upstream's `enqueueSyncJobBatched`). */
+  #enqueueBatched(key: string, reason: string): void {
+    this.#harness.enqueueAfter(key, this.#batchPeriodMs, reason);
   }
 
   #jobDeleted(job: DeepReadonly<Job> | undefined): void {
@@ -374,7 +391,8 @@ export class JobController {
     const record = this.#backoff.get(key);
     if (record !== undefined && record.failures > 0) {
       const remaining = record.lastFailure + failureBackoffMs(record.failures) - now;
-      if (remaining > 0) return remaining;
+      // Never sooner than the batch period (upstream's `enqueueSyncJobWithDelay`).
+      if (remaining > 0) return Math.max(remaining, this.#batchPeriodMs);
     }
     // Where only failed pods are replaced, a terminating pod still holds its place.
     const holding = onlyReplaceFailedPods(job) ? state.terminating : 0;
