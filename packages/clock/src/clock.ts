@@ -70,16 +70,50 @@ export function sleepOn(
       reject(signal.reason);
       return;
     }
-    const onAbort = () => {
-      clock.clearTimeout(handle);
-      reject(signal?.reason);
-    };
+    let unsubscribe: (() => void) | undefined;
+    let fired = false;
     const handle = clock.setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
+      fired = true;
+      unsubscribe?.();
       resolve();
     }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    if (signal !== undefined && !fired)
+      unsubscribe = whenAborted(signal, () => {
+        clock.clearTimeout(handle);
+        reject(signal.reason);
+      });
   });
+}
+
+/**
+ * The sleepers waiting on each signal. Node's `addEventListener` and
+ * `removeEventListener` walk every listener the signal has, so with one
+ * listener per sleep, a thousand components sleeping on one signal (a
+ * cluster's simulated nodes) made each sleep cost a thousand steps. Sleeps
+ * share one listener per signal instead, and join and leave a set.
+ */
+const sleepers = new WeakMap<AbortSignal, Set<() => void>>();
+
+/** Calls `callback` once `signal` aborts, unless the returned function is called first. */
+function whenAborted(signal: AbortSignal, callback: () => void): () => void {
+  let waiting = sleepers.get(signal);
+  if (waiting === undefined) {
+    const set = new Set<() => void>();
+    waiting = set;
+    sleepers.set(signal, set);
+    signal.addEventListener(
+      "abort",
+      () => {
+        sleepers.delete(signal);
+        for (const wake of set) wake();
+        set.clear();
+      },
+      { once: true },
+    );
+  }
+  const set = waiting;
+  set.add(callback);
+  return () => set.delete(callback);
 }
 
 /**

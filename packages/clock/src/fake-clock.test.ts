@@ -1,3 +1,4 @@
+import { getEventListeners } from "node:events";
 import { describe, expect, it } from "vitest";
 import { FakeClock } from "./fake-clock.js";
 
@@ -61,6 +62,26 @@ describe("FakeClock", () => {
     controller.abort(new Error("stop"));
     await expect(sleeping).rejects.toThrow("stop");
     expect(clock.pendingTimers()).toEqual([]);
+  });
+
+  it("sleeps on one signal share one abort listener: those still waiting reject on abort, those done stay done", async () => {
+    const clock = new FakeClock();
+    const controller = new AbortController();
+    const outcomes: string[] = [];
+    const sleeps = Array.from({ length: 50 }, (_, i) =>
+      clock.sleep(i < 10 ? 100 : 1_000, { signal: controller.signal }).then(
+        () => outcomes.push(`woke ${i}`),
+        (error: Error) => outcomes.push(`${error.message} ${i}`),
+      ),
+    );
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(1);
+    await clock.advance(100);
+    expect(outcomes).toEqual(Array.from({ length: 10 }, (_, i) => `woke ${i}`));
+    controller.abort(new Error("stop"));
+    await Promise.all(sleeps);
+    expect(outcomes.slice(10)).toEqual(Array.from({ length: 40 }, (_, i) => `stop ${i + 10}`));
+    expect(clock.pendingTimers()).toEqual([]);
+    expect(getEventListeners(controller.signal, "abort")).toHaveLength(0);
   });
 
   it("sleep on an already-aborted signal rejects without arming a timer", async () => {
