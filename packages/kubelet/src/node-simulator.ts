@@ -243,23 +243,45 @@ export class NodeSimulator {
 
 /**
  * The names of `nodes` (`<prefix><i>` from 1, or the names given), at most
- * 65,536 of them (one /24 pod CIDR each); `owner` names the refusal.
+ * {@link maxSimulatedNodes} of them (one /24 pod CIDR each); `owner` names
+ * the refusal.
  */
 export function nodeNamesOf(nodes: number | readonly string[], prefix = "node-", owner: string): string[] {
   const names =
     typeof nodes === "number" ? Array.from({ length: nodes }, (_, i) => `${prefix}${i + 1}`) : [...nodes];
-  if (names.length > 65_536) throw new RangeError(`${owner}: at most 65,536 nodes (one /24 pod CIDR each)`);
+  if (names.length > maxSimulatedNodes)
+    throw new RangeError(
+      `${owner}: at most ${maxSimulatedNodes.toLocaleString("en-US")} nodes (one /24 pod CIDR each)`,
+    );
   return names;
 }
+
+/** The /24s of 10.244.0.0/14, the usual cluster CIDR's neighbourhood, numbered first. */
+const firstRangeNodes = 12 * 256;
+/** Then the /24s of 10.112.0.0 to 10.243.255.0: above the Service range 10.96.0.0/12, below 10.244. */
+const secondRangeNodes = (244 - 112) * 256;
+/** How many nodes get a pod CIDR of their own. */
+export const maxSimulatedNodes = firstRangeNodes + secondRangeNodes;
 
 /** Node i's InternalIP (from 0): `10.0.<i / 250>.<i % 250 + 2>`. */
 function nodeIPOf(index: number): string {
   return `10.0.${Math.floor(index / 250)}.${(index % 250) + 2}`;
 }
 
-/** Node i's pod CIDR (from 0): `10.244.<i>.0/24`, and `fd00:10:244:<i in hex>::/64` on a dual-stack cluster. */
+/**
+ * Node i's pod CIDR (from 0): `10.244.<i>.0/24` and on through 10.255.255.0/24
+ * for the first 3,072 nodes, then from 10.112.0.0/24 up to 10.243.255.0/24
+ * (clear of the nodes' 10.0.0.0/16 and the Services' 10.96.0.0/12); and
+ * `fd00:10:244:<i in hex>::/64` on a dual-stack cluster.
+ */
 export function podCIDROf(index: number, dualStack: boolean): string {
-  const ipv4 = `10.${244 + Math.floor(index / 256)}.${index % 256}.0/24`;
+  if (!Number.isInteger(index) || index < 0 || index >= maxSimulatedNodes)
+    throw new RangeError(`podCIDROf: node index ${index} is outside 0 to ${maxSimulatedNodes - 1}`);
+  const second =
+    index < firstRangeNodes
+      ? 244 + Math.floor(index / 256)
+      : 112 + Math.floor((index - firstRangeNodes) / 256);
+  const ipv4 = `10.${second}.${index % 256}.0/24`;
   // Written as Go writes the prefix: node 0's is fd00:10:244::/64.
   const ipv6 = index === 0 ? "fd00:10:244::/64" : `fd00:10:244:${index.toString(16)}::/64`;
   return dualStack ? `${ipv4},${ipv6}` : ipv4;
