@@ -13,9 +13,11 @@ export function matchesRequiredNodeAffinity(
   pod: Pod | DeepReadonly<Pod>,
   node: Node | DeepReadonly<Node>,
 ): boolean {
-  const labels = node.metadata?.labels ?? {};
-  for (const [key, value] of Object.entries(pod.spec?.nodeSelector ?? {})) {
-    if (labels[key] !== value) return false;
+  const selector = pod.spec?.nodeSelector;
+  if (selector != null) {
+    const labels = node.metadata?.labels ?? {};
+    // for…in: this runs for every node a pod is placed against, and allocates nothing.
+    for (const key in selector) if (labels[key] !== selector[key]) return false;
   }
   const required = pod.spec?.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution;
   if (required === undefined || required === null) return true;

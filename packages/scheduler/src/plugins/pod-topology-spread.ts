@@ -538,15 +538,19 @@ function preScoreWith(listers: SpreadingListers | undefined): NonNullable<Plugin
       Math.log((c.topologyKey === hostnameLabel ? feasible.length - ignored.size : counts[i]!.size) + 2),
     );
     const namespace = pod.metadata?.namespace ?? "";
+    const checks = constraints.map((c) => needsNodeCheck(c, pod));
     for (const nodeInfo of allNodes) {
       const node = nodeInfo.node;
       if (node === undefined || (requireAll && !hasAllTopologyKeys(node, constraints))) continue;
-      constraints.forEach((c, i) => {
-        if (c.topologyKey === hostnameLabel || !includesNode(c, pod, node)) return;
+      for (let i = 0; i < constraints.length; i++) {
+        const c = constraints[i]!;
+        if (c.topologyKey === hostnameLabel) continue;
         const value = node.metadata?.labels?.[c.topologyKey] ?? "";
         const count = counts[i]!.get(value);
-        if (count !== undefined) counts[i]!.set(value, count + countOnNodeOnce(c, nodeInfo, namespace));
-      });
+        // Only domains of feasible nodes count, and a node the pod could never use adds nothing.
+        if (count === undefined || (checks[i] && !includesNode(c, pod, node))) continue;
+        counts[i]!.set(value, count + countOnNodeOnce(c, nodeInfo, namespace));
+      }
     }
     state.set(preScoreKey, { constraints, ignored, counts, weights } satisfies PreScoreState);
     return successStatus;
