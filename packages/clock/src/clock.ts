@@ -1,3 +1,5 @@
+import { listenAbort } from "./abort-listeners.js";
+
 /** An opaque handle returned by {@link Clock.setTimeout}. */
 export type TimerHandle = unknown;
 
@@ -70,50 +72,18 @@ export function sleepOn(
       reject(signal.reason);
       return;
     }
-    let unsubscribe: (() => void) | undefined;
-    let fired = false;
+    // One listener per signal however many sleep on it (listenAbort): with a
+    // listener each, every add and remove walks all of them, so a thousand
+    // simulated nodes sleeping on one cluster signal made each sleep O(nodes).
+    const off = listenAbort(signal, () => {
+      clock.clearTimeout(handle);
+      reject(signal?.reason);
+    });
     const handle = clock.setTimeout(() => {
-      fired = true;
-      unsubscribe?.();
+      off();
       resolve();
     }, ms);
-    if (signal !== undefined && !fired)
-      unsubscribe = whenAborted(signal, () => {
-        clock.clearTimeout(handle);
-        reject(signal.reason);
-      });
   });
-}
-
-/**
- * The sleepers waiting on each signal. Node's `addEventListener` and
- * `removeEventListener` walk every listener the signal has, so with one
- * listener per sleep, a thousand components sleeping on one signal (a
- * cluster's simulated nodes) made each sleep cost a thousand steps. Sleeps
- * share one listener per signal instead, and join and leave a set.
- */
-const sleepers = new WeakMap<AbortSignal, Set<() => void>>();
-
-/** Calls `callback` once `signal` aborts, unless the returned function is called first. */
-function whenAborted(signal: AbortSignal, callback: () => void): () => void {
-  let waiting = sleepers.get(signal);
-  if (waiting === undefined) {
-    const set = new Set<() => void>();
-    waiting = set;
-    sleepers.set(signal, set);
-    signal.addEventListener(
-      "abort",
-      () => {
-        sleepers.delete(signal);
-        for (const wake of set) wake();
-        set.clear();
-      },
-      { once: true },
-    );
-  }
-  const set = waiting;
-  set.add(callback);
-  return () => set.delete(callback);
 }
 
 /**

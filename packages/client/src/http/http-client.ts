@@ -10,14 +10,13 @@ import {
   StatusError,
   type WatchEvent,
 } from "@reconcile/api";
-import { type Clock, realClock } from "@reconcile/clock";
+import { type Clock, listenAbort, realClock } from "@reconcile/clock";
 import type { Client, ResourceClient } from "../client.js";
 import { ListDecoder } from "./list-decoder.js";
 import { type HttpRequest, HttpResourceClient, type RestTransport } from "./resource-client.js";
 
 export type { HttpRequest } from "./resource-client.js";
 
-import { listenAbort } from "./abort-listeners.js";
 import { connectionError, statusErrorFromResponse } from "./status.js";
 import { TokenBucketRateLimiter } from "./token-bucket.js";
 import { parseWatchStream } from "./watch-stream.js";

@@ -1,8 +1,10 @@
 /**
- * One `abort` listener per signal, however many requests wait on it: a
- * program passes one signal to every request and watch (an informer factory's
- * stop signal, a Manager's), and a listener per request would trip Node's
- * MaxListenersExceededWarning at eleven, as if it leaked.
+ * One `abort` listener per signal, however many requests, watches or sleeps
+ * wait on it: a program passes one signal to all of them (an informer
+ * factory's stop signal, a Manager's, a cluster's). A listener each would
+ * trip Node's MaxListenersExceededWarning at eleven, as if it leaked, and
+ * Node's `addEventListener`/`removeEventListener` walk every listener the
+ * signal has, so each wait would cost as much as all the others.
  */
 const subscribers = new WeakMap<AbortSignal, Set<() => void>>();
 
