@@ -74,9 +74,9 @@ export const endpointSliceControllerDescriptor: ControllerDescriptor = {
  * `syncBatchPeriodMs` (default upstream's 1 s, which kube-controller-manager
  * has no flag for).
  */
-export function newJobControllerDescriptor(
-  settings: { syncBatchPeriodMs?: number } = {},
-): ControllerDescriptor {
+function newJobControllerDescriptor(settings: {
+  syncBatchPeriodMs?: number | undefined;
+}): ControllerDescriptor {
   return {
     name: "job-controller",
     serviceAccount: "job-controller",
@@ -89,8 +89,6 @@ export function newJobControllerDescriptor(
       }),
   };
 }
-
-export const jobControllerDescriptor: ControllerDescriptor = newJobControllerDescriptor();
 
 /** `daemonset-controller` (alias `daemonset`): queue `daemonset`, 2 workers (`--concurrent-daemonset-syncs`), Events from `daemonset-controller`. */
 export const daemonSetControllerDescriptor: ControllerDescriptor = {
@@ -397,9 +395,7 @@ export function newControllerDescriptors(options: ControllerDescriptorsOptions =
     deploymentControllerDescriptor,
     daemonSetControllerDescriptor,
     statefulSetControllerDescriptor,
-    options.jobSyncBatchPeriodMs === undefined
-      ? jobControllerDescriptor
-      : newJobControllerDescriptor({ syncBatchPeriodMs: options.jobSyncBatchPeriodMs }),
+    newJobControllerDescriptor({ syncBatchPeriodMs: options.jobSyncBatchPeriodMs }),
     cronJobControllerDescriptor,
     ttlAfterFinishedControllerDescriptor,
     horizontalPodAutoscalerControllerDescriptor,
