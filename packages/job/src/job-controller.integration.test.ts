@@ -190,8 +190,15 @@ describe("JobController", () => {
     ]);
   });
 
-  it("syncs a Job one batch period (1 s) after its pods' events, and at once after a spec change", async () => {
-    const { clock, client } = start();
+  it("syncs a Job one batch period (1 s) after its pods' events or a change outside its spec, and at once after a spec change", async () => {
+    const syncs: number[] = [];
+    const { clock, client } = start({
+      jobSync: () => syncs.push(clock.now()),
+      jobFinished: () => {},
+      podsFinished: () => {},
+      podsCreated: () => {},
+      trackingFinalizer: () => {},
+    });
     const createdAt = clock.now();
     await client.resource(jobs, namespace).create(newJob("batched", { completions: 6, parallelism: 2 }));
     // The Job's creation syncs it at once, not a batch period later.
@@ -204,6 +211,17 @@ describe("JobController", () => {
 
     // Let the syncs the creations and the first status write scheduled pass.
     for (let i = 0; i < 250; i++) await clock.advance(10);
+
+    // A change that leaves the generation alone (a label) syncs once, a period later.
+    const before = syncs.length;
+    const labelled = await getJob(client, "batched");
+    labelled.metadata!.labels = { ...labelled.metadata!.labels, team: "batch" };
+    const labelledAt = clock.now();
+    await client.resource(jobs, namespace).update(labelled);
+    for (let i = 0; i < 99; i++) await clock.advance(10);
+    expect(syncs.length).toBe(before);
+    for (let i = 0; i < 11; i++) await clock.advance(10);
+    expect(syncs.slice(before).map((at) => at - labelledAt)).toEqual([1_000]);
     // Both pods finish within the period: one sync counts both, 1 s after the first event.
     const finishedAt = clock.now();
     for (const pod of list) await finish(client, clock, pod, "Succeeded");
