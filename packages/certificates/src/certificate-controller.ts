@@ -1,4 +1,4 @@
-import { copyJson, type DeepReadonly } from "@reconcile/api";
+import type { DeepReadonly } from "@reconcile/api";
 import type { Clock } from "@reconcile/clock";
 import {
   type ControllerContext,
@@ -46,7 +46,8 @@ export function certificateController(spec: CertificateControllerSpec): Controll
           const csr = csrInformer.getIndexer().getByKey(name);
           // Gone, or already issued: nothing to do.
           if (csr === undefined || (csr.status?.certificate ?? "") !== "") return;
-          await spec.handle(copyJson(csr) as CSR);
+          // A copy of its own to change: copyJson would share a frozen cached object.
+          await spec.handle(structuredClone(csr) as CSR);
         },
       },
     ],
