@@ -29,3 +29,19 @@ export function copyJson<T>(value: T): T {
   }
   return out as T;
 }
+
+/**
+ * Freezes `value` and everything reachable from it, and returns it. A value
+ * already frozen is taken to be frozen through, as {@link copyJson} takes it,
+ * and is not walked again.
+ */
+export function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+  } else {
+    for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
+  }
+  return value;
+}

@@ -29,6 +29,14 @@ export interface ListOptions {
    * whole objects; {@link asPartialObjectMetadata} makes them alike.
    */
   metadataOnly?: boolean | undefined;
+  /**
+   * The caller changes none of the objects it gets and takes them frozen: an
+   * API server in the same process may then hand out the objects it holds,
+   * deep-frozen and shared with every such caller, instead of a copy of each
+   * for each caller. Not sent over the wire; a client that makes its objects
+   * anyway (HTTP, another thread) ignores it.
+   */
+  acceptFrozen?: boolean | undefined;
   signal?: AbortSignal | undefined;
 }
 
@@ -52,6 +60,8 @@ export interface WatchOptions {
   timeoutSeconds?: number | undefined;
   /** Each event's object as {@link PartialObjectMetadata}, as for a list. */
   metadataOnly?: boolean | undefined;
+  /** As for a list: every event's object may come frozen and shared. */
+  acceptFrozen?: boolean | undefined;
   /** Aborting ends the watch's iteration. */
   signal?: AbortSignal | undefined;
 }

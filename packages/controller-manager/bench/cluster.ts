@@ -48,9 +48,12 @@ export async function startCluster(options: BenchClusterOptions): Promise<BenchC
   const server = new ApiServer();
   const client = options.client?.(server.client()) ?? server.client();
   const stop = new AbortController();
+  // Every component's informers share one frozen copy of each object (acceptFrozen), as the demo's do.
+  const acceptFrozen = process.env.ACCEPT_FROZEN !== "0";
   const podInformer = new SharedIndexInformer<Pod>({
     listerWatcher: listerWatcher(client, pods),
     resource: pods,
+    acceptFrozen,
   });
   const threads = options.nodeThreads ?? Number(process.env.NODE_THREADS ?? 0);
   // A thread's client copies each object as it posts it: the server's need not copy first.
@@ -67,8 +70,9 @@ export async function startCluster(options: BenchClusterOptions): Promise<BenchC
     controllers: options.controllers,
     descriptors: options.descriptors,
     leaderElection: false,
+    acceptFrozen,
   });
-  const schedulerFactory = new SharedInformerFactory({ client });
+  const schedulerFactory = new SharedInformerFactory({ client, acceptFrozen });
   const scheduler = Scheduler.fromInformerFactory(schedulerFactory, { client });
   const tasks: Promise<unknown>[] = [];
   const cluster: BenchCluster = {

@@ -55,6 +55,8 @@ export interface ControllerManagerOptions {
    * Default false: as kube-controller-manager, informers start once leading.
    */
   warmStandby?: boolean | undefined;
+  /** The shared informers take the client's objects frozen and shared (see the runtime Manager's `acceptFrozen`). Default false. */
+  acceptFrozen?: boolean | undefined;
   /** Resync period of the shared informers. Default 0 (none). */
   resyncPeriodMs?: number | undefined;
   /** Default `realClock`. */
@@ -107,6 +109,7 @@ export class ControllerManager {
       reconcileObserver: options.reconcileObserver,
       logger: options.logger,
       registry: options.registry,
+      acceptFrozen: options.acceptFrozen,
       resyncPeriodMs: options.resyncPeriodMs ?? 0,
       // kube-controller-manager waits for its caches for ever.
       cacheSyncTimeoutMs: 0,

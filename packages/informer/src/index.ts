@@ -1,12 +1,12 @@
 export {
   DeletedFinalStateUnknown,
+  deepFreeze,
   deletionHandlingMetaNamespaceKeyFunc,
   isDeletedFinalStateUnknown,
   metaNamespaceKeyFunc,
   splitMetaNamespaceKey,
 } from "@reconcile/api";
 export { Backoff, type BackoffOptions } from "./backoff.js";
-export { deepFreeze } from "./deep-freeze.js";
 export {
   type Delta,
   DeltaFIFO,

@@ -41,6 +41,8 @@ export interface SharedInformerFactoryOptions {
   handlerErrorHandler?: HandlerErrorHandler | undefined;
   /** Deep-freeze cached objects (see `SharedIndexInformer`). Default: `RECONCILE_CACHE_MUTATION_DETECTOR`. */
   detectMutations?: boolean | undefined;
+  /** Every informer takes the client's objects frozen and shared (see `SharedIndexInformer`). Default: as there. */
+  acceptFrozen?: boolean | undefined;
   /**
    * Every informer syncs by watch list (`sendInitialEvents`) instead of LIST,
    * as client-go's `WatchListClient` feature does. Default: false.
@@ -134,6 +136,7 @@ export class SharedInformerFactory {
       handlerErrorHandler: o.handlerErrorHandler,
       logger: o.logger,
       detectMutations: o.detectMutations,
+      acceptFrozen: o.acceptFrozen,
       useWatchList: o.useWatchList,
       clock: this.#clock,
       random: o.random,

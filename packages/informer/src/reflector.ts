@@ -38,6 +38,8 @@ export interface ReflectorOptions<T extends KubeObject> {
   labelSelector?: string | undefined;
   /** Field selector sent on every list and watch. Default: none. */
   fieldSelector?: string | undefined;
+  /** Asks every list and watch for objects that may come frozen and shared (`acceptFrozen`). Default: false. */
+  acceptFrozen?: boolean | undefined;
   /** Calls `store.resync()` this often while watching; 0 never. Default: 0. */
   resyncPeriodMs?: number | undefined;
   /** Asked before each periodic resync; false skips it. Default: always resync. */
@@ -156,6 +158,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
   readonly #store: ReflectorStore<T>;
   readonly #labelSelector: string | undefined;
   readonly #fieldSelector: string | undefined;
+  readonly #acceptFrozen: boolean;
   readonly #resyncPeriodMs: number;
   readonly #shouldResync: (() => boolean) | undefined;
   readonly #pageSize: number;
@@ -181,6 +184,7 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.#store = options.store;
     this.#labelSelector = options.labelSelector;
     this.#fieldSelector = options.fieldSelector;
+    this.#acceptFrozen = options.acceptFrozen ?? false;
     this.#resyncPeriodMs = nonNegative("resyncPeriodMs", options.resyncPeriodMs ?? 0);
     this.#shouldResync = options.shouldResync;
     this.#pageSize = nonNegative("pageSize", options.pageSize ?? 500);
@@ -542,10 +546,12 @@ export class Reflector<T extends KubeObject = KubeObject> {
     this.#lastSyncResourceVersionUnavailable = false;
   }
 
-  #selectors(): { labelSelector?: string; fieldSelector?: string } {
+  /** What every list and watch asks: the selectors, and whether objects may come frozen. */
+  #selectors(): { labelSelector?: string; fieldSelector?: string; acceptFrozen?: true } {
     return {
       ...(this.#labelSelector ? { labelSelector: this.#labelSelector } : {}),
       ...(this.#fieldSelector ? { fieldSelector: this.#fieldSelector } : {}),
+      ...(this.#acceptFrozen ? { acceptFrozen: true } : {}),
     };
   }
 

@@ -527,4 +527,19 @@ describe("SharedIndexInformer", () => {
     expect(lw.watchCalls[0]?.labelSelector).toBe("app=web");
     expect(h.informer.getIndexer().listKeys().sort()).toEqual(["ns/a", "ns/d"]);
   });
+  it("asks list and watch for frozen objects when it freezes its cache itself and has no transform, or when told", async () => {
+    const asked = async (options: Partial<SharedIndexInformerOptions<Pod>>) => {
+      const lw = new FakeListerWatcher<Pod>({ objects: [pod("a", { app: "web" })] });
+      const h = setup(lw, options);
+      h.run();
+      await h.clock.flush();
+      await h.stop();
+      return [lw.listCalls[0]?.acceptFrozen, lw.watchCalls[0]?.acceptFrozen];
+    };
+    expect(await asked({})).toEqual([true, true]);
+    expect(await asked({ detectMutations: false })).toEqual([undefined, undefined]);
+    expect(await asked({ transform: (p) => p })).toEqual([undefined, undefined]);
+    expect(await asked({ detectMutations: false, acceptFrozen: true })).toEqual([true, true]);
+    expect(await asked({ acceptFrozen: false })).toEqual([undefined, undefined]);
+  });
 });

@@ -1,5 +1,6 @@
 import {
   type DeepReadonly,
+  deepFreeze,
   deletionHandlingMetaNamespaceKeyFunc,
   type KubeObject,
   type ListerWatcher,
@@ -11,7 +12,6 @@ import {
 } from "@reconcile/api";
 import { type Clock, realClock } from "@reconcile/clock";
 import type { BackoffOptions } from "./backoff.js";
-import { deepFreeze } from "./deep-freeze.js";
 import { DeltaFIFO, type Deltas, FIFOClosedError, type TransformFunc } from "./delta-fifo.js";
 import {
   type HandlerMethod,
@@ -57,6 +57,15 @@ export interface SharedIndexInformerOptions<T extends KubeObject> {
    * environment variable `RECONCILE_CACHE_MUTATION_DETECTOR` is "true".
    */
   detectMutations?: boolean | undefined;
+  /**
+   * Takes the client's objects frozen (`acceptFrozen` on every list and
+   * watch): an API server in the same process then hands this informer the
+   * objects it holds, deep-frozen and shared, instead of a copy of each, which
+   * saves a copy per event and the cache's memory. Handlers and listers get
+   * the objects frozen (a mutation throws, as with `detectMutations`), and so
+   * does a transform: it must return a changed copy, not change its argument. Default: `detectMutations` without a transform.
+   */
+  acceptFrozen?: boolean | undefined;
   /** Reflector tuning: page size, watch timeout, idle timeout, backoff. Defaults as in `Reflector`. */
   pageSize?: number | undefined;
   minWatchTimeoutMs?: number | undefined;
@@ -104,6 +113,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
   readonly #defaultWatchErrorHandler: WatchErrorHandler;
   readonly #handlerErrorHandler: HandlerErrorHandler;
   readonly #detectMutations: boolean;
+  readonly #acceptFrozen: boolean | undefined;
   #fifo: DeltaFIFO<T> | undefined;
   #reflector: Reflector<T> | undefined;
   #started = false;
@@ -142,6 +152,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
     this.#detectMutations =
       options.detectMutations ??
       (typeof process !== "undefined" && process.env?.RECONCILE_CACHE_MUTATION_DETECTOR === "true");
+    this.#acceptFrozen = options.acceptFrozen;
   }
 
   /**
@@ -307,6 +318,7 @@ export class SharedIndexInformer<T extends KubeObject = KubeObject> {
       name: this.name,
       labelSelector: this.#options.labelSelector,
       fieldSelector: this.#options.fieldSelector,
+      acceptFrozen: this.#acceptFrozen ?? (freeze && transform === undefined),
       resyncPeriodMs: this.#resyncCheckPeriodMs,
       shouldResync: () => this.#shouldResync(),
       pageSize: this.#options.pageSize,

@@ -100,6 +100,14 @@ export interface ManagerOptions {
   /** Where metrics are registered and `/metrics` reads from. Default: a new prom-client registry. */
   registry?: Registry | undefined;
   /**
+   * The cache's informers take the client's objects frozen (`acceptFrozen`):
+   * on an API server in the same process they then share one frozen copy of
+   * each object with every other such informer instead of each holding its
+   * own. Handlers and cache readers get objects whose members are frozen
+   * (a mutation throws). Default false.
+   */
+  acceptFrozen?: boolean | undefined;
+  /**
    * Start the shared informers only once this manager leads, and stop them
    * with its term (kube-controller-manager's way: a standby holds no cache
    * and is ready). Default false: caches warm on standbys too, as
@@ -180,6 +188,7 @@ export class Manager {
       random: options.random,
       namespace: options.namespace,
       resyncPeriodMs: options.resyncPeriodMs,
+      acceptFrozen: options.acceptFrozen ?? false,
       // managedFields are never read by a controller, so never cached (as controller-runtime's default transform).
       transform: (obj: KubeObject) => {
         if (obj.metadata?.managedFields === undefined) return obj;

@@ -65,3 +65,54 @@ describe("a shared in-process client", () => {
     }
   });
 });
+
+describe("lists and watches that accept frozen objects (acceptFrozen)", () => {
+  it("hand every such caller one frozen copy of each object version, while other reads stay private copies", async () => {
+    const server = new ApiServer();
+    const stop = new AbortController();
+    try {
+      const client = server.client().resource(configMaps, "default");
+      const other = server.client({ userAgent: "other" }).resource(configMaps, "default");
+      const created = await client.create({ metadata: { name: "a" }, data: { k: "v" } });
+
+      const first = (await client.list({ acceptFrozen: true })).items[0]!;
+      const second = (await other.list({ acceptFrozen: true })).items[0]!;
+      expect(second).toBe(first);
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(Object.isFrozen(first.metadata)).toBe(true);
+      expect(Object.isFrozen(first.data)).toBe(true);
+      expect(first).toEqual(created);
+      expect(() => {
+        (first.data as Record<string, string>).k = "changed";
+      }).toThrow(TypeError);
+
+      // A read that does not accept frozen objects gets a copy of its own, free to change.
+      const own = (await client.list()).items[0]!;
+      expect(own).not.toBe(first);
+      expect(Object.isFrozen(own.data)).toBe(false);
+      own.data!.k = "mine";
+      expect((await client.get("a")).data).toEqual({ k: "v" });
+
+      // Two watches from the same version see the next write as one frozen object.
+      const from = created.metadata!.resourceVersion!;
+      const watches = await Promise.all(
+        [client, other].map((c) =>
+          c.watch({ resourceVersion: from, acceptFrozen: true, signal: stop.signal }),
+        ),
+      );
+      const updated = await client.update({ ...created, data: { k: "w" } });
+      const events = await Promise.all(
+        watches.map(async (watch) => (await watch[Symbol.asyncIterator]().next()).value),
+      );
+      expect(events.map((event) => event.type)).toEqual(["MODIFIED", "MODIFIED"]);
+      expect(events[1].object).toBe(events[0].object);
+      expect(Object.isFrozen(events[0].object.data)).toBe(true);
+      expect(events[0].object).toEqual(updated);
+      // The list now hands out the new version's copy, the same one the watches got.
+      expect((await other.list({ acceptFrozen: true })).items[0]).toBe(events[0].object);
+    } finally {
+      stop.abort();
+      await server.close();
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import {
   type DeepReadonly,
+  deepFreeze,
   type KubeObject,
   type ListOptions,
   newInternalError,
@@ -149,6 +150,24 @@ export class InProcessClient implements Client {
   }
 }
 
+/**
+ * The frozen copy of each object the server handed out to callers that accept
+ * frozen objects, made on first use and kept as long as the server holds the
+ * object: an informer per component then costs one copy of each object and
+ * event between them, not one each.
+ */
+const frozenCopies = new WeakMap<object, unknown>();
+
+function frozenCopyOf<V>(value: V): V {
+  if (value === null || typeof value !== "object") return value;
+  let frozen = frozenCopies.get(value);
+  if (frozen === undefined) {
+    frozen = deepFreeze(copyJson(value));
+    frozenCopies.set(value, frozen);
+  }
+  return frozen as V;
+}
+
 class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T> {
   readonly resource: ResourceDescriptor<T>;
   readonly namespace: string | undefined;
@@ -181,11 +200,12 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
     return this.#call(options.signal, async () => {
       if (this.#identity !== undefined) await this.#authorize("list", "", "", options.fieldSelector);
       const list = await this.#registry.list(this.resource, this.namespace, options);
+      const copy = this.#handOut(options);
       const items = new Array<T>(list.items.length);
       for (let i = 0; i < items.length; i++) {
         // Copying a long list takes a while: let the event loop breathe between chunks.
         if (i > 0 && i % yieldEvery === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        items[i] = this.#copy(list.items[i]) as T;
+        items[i] = copy(list.items[i]) as T;
       }
       return { ...list, metadata: { ...list.metadata }, items };
     });
@@ -196,14 +216,15 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
       if (this.#identity !== undefined) await this.#authorize("watch", "", "", options.fieldSelector);
       const watch = await this.#registry.watch(this.resource, this.namespace, options);
       const iterator = watch[Symbol.asyncIterator]();
+      const copy = this.#handOut(options);
       // Each event is copied when it is read, so an event nobody reads costs nothing.
       const copying: AsyncIterableIterator<WatchEvent<T>> = {
         next: () =>
-          iterator
-            .next()
-            .then((next) =>
-              next.done ? next : { done: false, value: this.#copy(next.value) as WatchEvent<T> },
-            ),
+          iterator.next().then((next) => {
+            if (next.done) return next;
+            const event = next.value;
+            return { done: false, value: { type: event.type, object: copy(event.object) } as WatchEvent<T> };
+          }),
         return: () => {
           watch.stop();
           return Promise.resolve({ done: true, value: undefined });
@@ -214,6 +235,15 @@ class InProcessResourceClient<T extends KubeObject> implements ResourceClient<T>
       };
       return copying;
     });
+  }
+
+  /**
+   * How this call's objects leave: as the client's `#copy` does, or, for a
+   * caller that accepts them frozen, as one frozen copy of each stored object
+   * that every such caller shares.
+   */
+  #handOut(options: { acceptFrozen?: boolean | undefined }): <V>(value: V) => V {
+    return options.acceptFrozen === true ? frozenCopyOf : this.#copy;
   }
 
   get(name: string, options: GetOptions = {}): Promise<T> {

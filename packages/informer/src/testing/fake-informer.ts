@@ -1,10 +1,10 @@
 import {
   type DeepReadonly,
   DeletedFinalStateUnknown,
+  deepFreeze,
   deletionHandlingMetaNamespaceKeyFunc,
   type KubeObject,
 } from "@reconcile/api";
-import { deepFreeze } from "../deep-freeze.js";
 import type { ResourceEventHandler } from "../processor-listener.js";
 import type { ResourceEventHandlerRegistration } from "../shared-informer.js";
 import { createIndexer, type Indexer, type Indexers, type Store } from "../store.js";
