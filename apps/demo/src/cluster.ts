@@ -252,6 +252,8 @@ export function startCluster(server: ApiServer, options: ClusterOptions = {}): C
       leaderElection: { identity, ...options.election },
       descriptors: controllerDescriptors(server, options),
       reconcileObserver: options.causality?.observer(identity),
+      // The components' informers share one frozen copy of each object rather than one each.
+      acceptFrozen: true,
     });
     return {
       manager,
@@ -372,7 +374,7 @@ async function runScheduler(
   metrics: SchedulerMetricsSeam,
   introspection: Introspection,
 ): Promise<void> {
-  const factory = new SharedInformerFactory({ client });
+  const factory = new SharedInformerFactory({ client, acceptFrozen: true });
   const scheduler = Scheduler.fromInformerFactory(factory, {
     client,
     metrics,

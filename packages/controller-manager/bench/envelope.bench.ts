@@ -23,7 +23,8 @@
 // RSS per pod once `create` is done (goal ≤ 100 KB per pod).
 //
 // PROFILE_PHASE=create|roll|delete writes a V8 CPU profile of that phase to
-// bench-results/envelope-<nodes>-<phase>.cpuprofile.
+// bench-results/envelope-<nodes>-<phase>.cpuprofile; HEAP_SNAPSHOT=1 a heap
+// snapshot once `create` is done, to bench-results/envelope-<nodes>-create.heapsnapshot.
 //
 // Each run (RUNS, default 1) is a child process of its own, since peak RSS
 // is the process's; the cluster's heap needs more than Node's default limit
@@ -33,6 +34,7 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
+import { writeHeapSnapshot } from "node:v8";
 import {
   type DeepReadonly,
   type Deployment,
@@ -236,6 +238,11 @@ async function once(): Promise<Run> {
   console.log(`create: ${create.seconds.toFixed(1)} s, ${create.cpuSeconds.toFixed(1)} CPU-s`);
   globalThis.gc?.();
   const memory = process.memoryUsage();
+  if (process.env.HEAP_SNAPSHOT === "1") {
+    mkdirSync("bench-results", { recursive: true });
+    const file = writeHeapSnapshot(join("bench-results", `envelope-${nodeCount}-create.heapsnapshot`));
+    console.error(`  wrote ${file}`);
+  }
 
   const rolled = groups.filter((g) => g.index % 10 === 0);
   const roll = await phase("roll", async () => {

@@ -196,6 +196,8 @@ export class NodeSimulator {
           this.#names.length === 1 ? { fieldSelector: `spec.nodeName=${this.#names[0]}` } : {},
         ),
         resource: pods,
+        // The kubelets change no pod they are given: they share the server's frozen copy where it has one.
+        acceptFrozen: true,
         clock: this.#clock,
         random: this.#options.random,
       });

@@ -50,6 +50,8 @@ export async function runApiSource(options: {
     listerWatcher: listerWatcher(options.client, pods),
     resource: pods,
     fieldSelector: `spec.nodeName=${options.nodeName}`,
+    // The kubelet changes no pod it is given: it shares the server's frozen copy where it has one.
+    acceptFrozen: true,
     clock,
     random: options.random,
   });
