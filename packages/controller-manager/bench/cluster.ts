@@ -3,7 +3,7 @@
 // scheduler and simulated nodes from @reconcile/kubelet, in one process on the
 // real clock with upstream's defaults.
 import { nodes as nodesResource, type Pod, pods } from "@reconcile/api";
-import { ApiServer } from "@reconcile/apiserver";
+import { ApiServer, type Storage } from "@reconcile/apiserver";
 import { type Client, listerWatcher, writeVerbs } from "@reconcile/client";
 import { SharedIndexInformer, SharedInformerFactory } from "@reconcile/informer";
 import { NodeSimulator, NodeThreads } from "../../kubelet/src/index.js";
@@ -35,6 +35,8 @@ export interface BenchClusterOptions {
    * server's thread. Default: `NODE_THREADS` from the environment, else 0.
    */
   nodeThreads?: number | undefined;
+  /** Where the API server keeps objects. Default: in memory. */
+  storage?: Storage | undefined;
   /** The manager's controller table. Default: `newControllerDescriptors()`. */
   descriptors?: ControllerDescriptors | undefined;
 }
@@ -45,7 +47,7 @@ export interface BenchClusterOptions {
  * sync sees every node (as a DaemonSet's needs).
  */
 export async function startCluster(options: BenchClusterOptions): Promise<BenchCluster> {
-  const server = new ApiServer();
+  const server = new ApiServer({ storage: options.storage });
   const client = options.client?.(server.client()) ?? server.client();
   const stop = new AbortController();
   // Every component's informers share one frozen copy of each object (acceptFrozen), as the demo's do.

@@ -26,12 +26,18 @@
 // bench-results/envelope-<nodes>-<phase>.cpuprofile; HEAP_SNAPSHOT=1 a heap
 // snapshot once `create` is done, to bench-results/envelope-<nodes>-create.heapsnapshot.
 //
+// ETCD=1 keeps the objects in a local etcd (Debian's etcd-server, started
+// over a temporary directory, its raft log kept to 10,000 entries and its
+// store allowed 8 GiB) behind the API server's watch cache, as `serve --etcd`
+// does; the results go to envelope-<nodes>-etcd.json, and etcd's own memory
+// (its process's peak RSS) is reported beside the cluster's.
+//
 // Each run (RUNS, default 1) is a child process of its own, since peak RSS
 // is the process's; the cluster's heap needs more than Node's default limit
 // past ~20,000 pods, so the child gets `--max-old-space-size` (HEAP_MB,
 // default 20,480).
 import { spawnSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { writeHeapSnapshot } from "node:v8";
@@ -46,12 +52,14 @@ import {
 import { type Client, listerWatcher } from "@reconcile/client";
 import { type ResourceEventHandler, SharedIndexInformer } from "@reconcile/informer";
 import { fromRuns, percentile, writeResults } from "../../../tools/bench/index.js";
+import { CachedStorage, EtcdStorage, startEtcd } from "../../storage-etcd/src/index.js";
 import { observeWrites, startCluster } from "./cluster.js";
 
 const nodeCount = Number(process.env.NODES ?? 5000);
 const podsPerNode = Number(process.env.PODS_PER_NODE ?? 30);
 const runs = Number(process.env.RUNS ?? 1);
 const heapMb = Number(process.env.HEAP_MB ?? 20_480);
+const useEtcd = process.env.ETCD === "1";
 const nodesPerNamespace = Math.min(nodeCount, 100);
 const sizes = { big: 250, medium: 30, small: 5 } as const;
 
@@ -103,6 +111,8 @@ interface Run {
   mutating: Record<string, { calls: number; p99Ms: number }>;
   writesPerPod: number;
   peakRssMb: number;
+  /** With ETCD=1: the etcd process's peak RSS. */
+  etcdPeakRssMb?: number | undefined;
   /** After `create`, after a full GC. */
   heapUsedMb: number;
   rssMb: number;
@@ -194,7 +204,14 @@ async function once(): Promise<Run> {
             `  ${podCount} pods, ${readyCount} Ready, ${reached.size} Deployments at goal, RSS ${rss.toFixed(0)} MB`,
           );
         }, 10_000);
+  const etcd = useEtcd
+    ? await startEtcd({ snapshotCount: 10_000, quotaBackendBytes: 8 * 1024 ** 3 })
+    : undefined;
   const cluster = await startCluster({
+    storage:
+      etcd === undefined
+        ? undefined
+        : new CachedStorage({ storage: new EtcdStorage({ endpoints: etcd.endpoints.join(",") }) }),
     nodes: nodeCount,
     controllers: "replicaset,deployment",
     client: timed,
@@ -275,6 +292,9 @@ async function once(): Promise<Run> {
 
   clearInterval(progress);
   await cluster.close();
+  const etcdPid = etcd?.members[0]?.pid;
+  const etcdPeakRssMb = etcdPid === undefined ? undefined : peakRssOf(etcdPid);
+  await etcd?.stop();
   await deploymentsSynced;
 
   const mutating: Run["mutating"] = {};
@@ -294,7 +314,14 @@ async function once(): Promise<Run> {
     rssMb: memory.rss / 2 ** 20,
     heapBytesPerPod: memory.heapUsed / podTotal,
     rssBytesPerPod: memory.rss / podTotal,
+    ...(etcdPeakRssMb === undefined ? {} : { etcdPeakRssMb }),
   };
+}
+
+/** A process's peak resident set (`VmHWM`), in MB, while it runs. */
+function peakRssOf(pid: number): number | undefined {
+  const match = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return match === null ? undefined : Number(match[1]) / 1024;
 }
 
 function deployment(g: Group, image: string): Deployment {
@@ -335,7 +362,7 @@ function print(run: Run): void {
     `${run.nodes} nodes, ${run.pods} pods: create ${p.create.seconds.toFixed(1)} s (${p.create.cpuSeconds.toFixed(1)} CPU-s), roll ${p.roll.seconds.toFixed(1)} s (${p.roll.cpuSeconds.toFixed(1)} CPU-s), delete ${p.delete.seconds.toFixed(1)} s (${p.delete.cpuSeconds.toFixed(1)} CPU-s)`,
   );
   console.log(
-    `startup p50 ${run.startupMs.p50.toFixed(0)} ms, p99 ${run.startupMs.p99.toFixed(0)} ms; ${run.writesPerPod.toFixed(2)} writes/pod; peak RSS ${run.peakRssMb.toFixed(0)} MB; after create heap ${run.heapUsedMb.toFixed(0)} MB (${(run.heapBytesPerPod / 1024).toFixed(1)} KB/pod), RSS ${run.rssMb.toFixed(0)} MB (${(run.rssBytesPerPod / 1024).toFixed(1)} KB/pod)`,
+    `startup p50 ${run.startupMs.p50.toFixed(0)} ms, p99 ${run.startupMs.p99.toFixed(0)} ms; ${run.writesPerPod.toFixed(2)} writes/pod; peak RSS ${run.peakRssMb.toFixed(0)} MB; after create heap ${run.heapUsedMb.toFixed(0)} MB (${(run.heapBytesPerPod / 1024).toFixed(1)} KB/pod), RSS ${run.rssMb.toFixed(0)} MB (${(run.rssBytesPerPod / 1024).toFixed(1)} KB/pod)${run.etcdPeakRssMb === undefined ? "" : `; etcd peak RSS ${run.etcdPeakRssMb.toFixed(0)} MB`}`,
   );
   for (const [key, m] of Object.entries(run.mutating))
     console.log(`  ${key}: ${m.calls} calls, p99 ${m.p99Ms.toFixed(1)} ms`);
@@ -383,9 +410,11 @@ if (process.env.ENVELOPE_CHILD === undefined) {
     m("peak RSS", "MB", (r) => r.peakRssMb, 16_384),
     m("heap per pod after create (after a full GC)", "KB", (r) => r.heapBytesPerPod / 1024, 100),
     m("RSS per pod after create", "KB", (r) => r.rssBytesPerPod / 1024, 100),
+    ...(useEtcd ? [m("etcd's peak RSS", "MB", (r) => r.etcdPeakRssMb ?? Number.NaN)] : []),
   ];
   for (const x of measurements) console.log(`${x.name}: median ${x.median.toFixed(2)} ${x.unit}`);
-  writeResults(`envelope-${nodeCount}`, measurements, {
+  writeResults(`envelope-${nodeCount}${useEtcd ? "-etcd" : ""}`, measurements, {
+    storage: useEtcd ? "etcd" : "memory",
     nodes: nodeCount,
     podsPerNode,
     pods,
