@@ -98,8 +98,8 @@ export class NodeLease {
   }
 
   async #renew(lease: DeepReadonly<Lease>, signal: AbortSignal): Promise<void> {
-    const next = structuredClone(lease) as Lease;
-    next.spec = { ...next.spec, renewTime: microTime(this.#o.clock.now()) };
+    // A new top and spec over the read-only lease: nothing nested is changed, so nothing is copied.
+    const next = { ...lease, spec: { ...lease.spec, renewTime: microTime(this.#o.clock.now()) } } as Lease;
     if (!next.metadata?.ownerReferences?.length) {
       const owner = await this.#ownerReference(signal);
       if (owner !== undefined) next.metadata = { ...next.metadata, ownerReferences: [owner] };
