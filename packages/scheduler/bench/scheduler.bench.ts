@@ -16,14 +16,20 @@
 // hostname across two namespaces) and TopologySpreading (pods spread by
 // hostname and zone with maxSkew 5 over nodes in three zones, after default
 // pods), which exercise InterPodAffinity and PodTopologySpread.
+// DefaultSpreading has every pod owned by one of 300 ReplicaSets, its pods
+// arriving interleaved (as when many Deployments scale up at once): no pod
+// asks for spreading, so the system default constraints (hostname and zone,
+// ScheduleAnyway) score them, counting the pods the owners' selectors pick out.
 // `SCHED_CASE=<text>` runs only the workloads whose name contains it.
 import {
   type DeepReadonly,
   type Node,
   namespaces as namespacesResource,
   nodes,
+  type OwnerReference,
   type Pod,
   pods,
+  replicaSets,
 } from "@reconcile/api";
 import { ApiServer } from "@reconcile/apiserver";
 import { SharedInformerFactory } from "@reconcile/informer";
@@ -67,17 +73,24 @@ const antiAffinity: Affinity = {
 };
 
 // Upstream's pod-default, pod-with-pod-anti-affinity and pod-with-topology-spreading templates.
-function pod(name: string, shape: PodShape = "default", ns = namespace): Pod {
+function pod(name: string, shape: PodShape = "default", ns = namespace, owner?: OwnerReference): Pod {
   const labels =
-    shape === "antiAffinity"
-      ? { color: "green", name: "test" }
-      : shape === "spreading"
-        ? { foo: "bar" }
-        : undefined;
+    owner !== undefined
+      ? { app: owner.name }
+      : shape === "antiAffinity"
+        ? { color: "green", name: "test" }
+        : shape === "spreading"
+          ? { foo: "bar" }
+          : undefined;
   return {
     apiVersion: "v1",
     kind: "Pod",
-    metadata: { name, namespace: ns, ...(labels ? { labels } : {}) },
+    metadata: {
+      name,
+      namespace: ns,
+      ...(labels ? { labels } : {}),
+      ...(owner ? { ownerReferences: [owner] } : {}),
+    },
     spec: {
       ...(shape === "antiAffinity" ? { affinity: antiAffinity } : {}),
       ...(shape === "spreading"
@@ -118,6 +131,8 @@ interface Workload {
   measureShape?: PodShape;
   /** Namespaces of the init and measured pods (upstream's createNamespaces sched-0, sched-1). */
   namespaces?: [string, string];
+  /** Every pod is owned by one of this many ReplicaSets (`app: rs-<k>`), taken in turn. */
+  replicaSets?: number;
   target?: number;
 }
 
@@ -131,6 +146,32 @@ async function runWorkload(workload: Workload): Promise<Run> {
   for (const ns of new Set([initNamespace, measureNamespace])) {
     if (ns !== namespace) await client.resource(namespacesResource).create({ metadata: { name: ns } });
   }
+
+  // The owners exist for the scheduler's listers only: no controller runs.
+  const owners: OwnerReference[] = [];
+  for (let k = 0; k < (workload.replicaSets ?? 0); k++) {
+    const labels = { app: `rs-${k}` };
+    const rs = await client.resource(replicaSets, measureNamespace).create({
+      metadata: { name: `rs-${k}` },
+      spec: {
+        replicas: 0,
+        selector: { matchLabels: labels },
+        template: {
+          metadata: { labels },
+          spec: { containers: [{ name: "pause", image: "registry.k8s.io/pause:3.10" }] },
+        },
+      },
+    });
+    owners.push({
+      apiVersion: "apps/v1",
+      kind: "ReplicaSet",
+      name: rs.metadata!.name!,
+      uid: rs.metadata!.uid!,
+      controller: true,
+      blockOwnerDeletion: true,
+    });
+  }
+  const ownerOf = (i: number) => (owners.length === 0 ? undefined : owners[i % owners.length]);
 
   const createdAt = new Map<string, number>();
   const latencies: number[] = [];
@@ -155,7 +196,7 @@ async function runWorkload(workload: Workload): Promise<Run> {
 
   const initClient = client.resource(pods, initNamespace);
   for (let i = 0; i < initPods; i++)
-    await initClient.create(pod(`init-${i}`, workload.initShape, initNamespace));
+    await initClient.create(pod(`init-${i}`, workload.initShape, initNamespace, ownerOf(i)));
   await waitFor(() => bound >= initPods);
 
   global.gc?.();
@@ -166,7 +207,7 @@ async function runWorkload(workload: Workload): Promise<Run> {
   for (let i = 0; i < measurePods; i++) {
     const name = `measured-${i}`;
     createdAt.set(name, performance.now());
-    await podClient.create(pod(name, workload.measureShape, measureNamespace));
+    await podClient.create(pod(name, workload.measureShape, measureNamespace, ownerOf(i)));
   }
   await waitFor(() => bound >= measurePods);
   const seconds = (lastBind - started) / 1000;
@@ -227,6 +268,13 @@ const allWorkloads: Workload[] = [
     measureShape: "spreading",
     // kube-scheduler's CI floor for this workload (scheduler_perf threshold).
     target: 85,
+  },
+  {
+    name: "DefaultSpreading 5000Nodes_1000Pods",
+    initNodes: 5000,
+    initPods: 5000,
+    measurePods: 1000,
+    replicaSets: 300,
   },
 ];
 const workloads = allWorkloads.filter((workload) => workload.name.includes(process.env.SCHED_CASE ?? ""));

@@ -1,6 +1,6 @@
-// The cache's affinity indexes and image counts against the same counts taken by walking every node: after any sequence of
-// pod adds and removes, node relabels, node removals (ghosts) and returns, they must agree.
-import type { Node, Pod } from "@reconcile/api";
+// The cache's affinity and spreading indexes and image counts against the same counts taken by walking every node: after
+// any sequence of pod adds, updates and removes, node relabels, node removals (ghosts) and returns, they must agree.
+import { labelSelectorAsSelector, type Node, type Pod } from "@reconcile/api";
 import { describe, expect, it } from "vitest";
 import { podAffinityTerms } from "./affinity-terms.js";
 import { SchedulerCache } from "./cache.js";
@@ -21,9 +21,9 @@ function node(name: string, zone: string, held: string[] = []): Node {
   };
 }
 
-function pod(name: string, nodeName: string, app: string, repels?: string): Pod {
+function pod(name: string, nodeName: string, app: string, repels?: string, namespace = "ns"): Pod {
   return {
-    metadata: { name, namespace: "ns", uid: `uid-${name}`, labels: { app } },
+    metadata: { name, namespace, uid: `uid-${name}`, labels: { app } },
     spec: {
       nodeName,
       containers: [],
@@ -60,8 +60,15 @@ describe("SchedulerCache affinity indexes", () => {
     const placed = new Map<string, Pod>();
     const probe = pod("probe", "", "web");
     const selectors = apps.map((app) => podAffinityTerms(pod("t", "", app, app)).requiredAnti[0]!);
-    // Ask once first, so the selected-pods index is kept up to date from then on.
+    const spreading = apps.map((app) => ({
+      key: `ns\u0000app=${app}`,
+      selector: labelSelectorAsSelector({ matchLabels: { app } }),
+    }));
+    const spreadCounts = (lists: ReturnType<typeof nodeListsOf>, s: (typeof spreading)[number]) =>
+      [...lists.spreadCounts("ns", s.key, s.selector)].map(([info, n]) => `${info.name}=${n}`).sort();
+    // Ask once first, so the selected-pods and spreading indexes are kept up to date from then on.
     for (const term of selectors) cache.podsSelectedBy(term);
+    for (const s of spreading) cache.spreadCounts("ns", s.key, s.selector);
     for (let step = 0; step < 400; step++) {
       const roll = random();
       if (roll < 0.45 || nodes.size === 0) {
@@ -73,10 +80,25 @@ describe("SchedulerCache affinity indexes", () => {
       } else if (roll < 0.8) {
         const name = `p${step}`;
         const onto = random() < 0.1 ? "gone" : pick([...nodes.keys()]);
-        const p = pod(name, onto, pick(apps), random() < 0.6 ? pick(apps) : undefined);
+        const namespace = random() < 0.1 ? "other" : "ns";
+        const p = pod(name, onto, pick(apps), random() < 0.6 ? pick(apps) : undefined, namespace);
         placed.set(name, p);
         if (random() < 0.5) cache.addPod(p);
         else cache.assumePod(p);
+      } else if (roll < 0.86 && placed.size > 0) {
+        // Relabelled, or terminating: spreading stops counting a terminating pod.
+        const name = pick([...placed.keys()]);
+        const before = placed.get(name)!;
+        const after: Pod = {
+          ...before,
+          metadata: {
+            ...before.metadata,
+            labels: { app: pick(apps) },
+            ...(random() < 0.3 ? { deletionTimestamp: "2026-01-01T00:00:00Z" } : {}),
+          },
+        };
+        placed.set(name, after);
+        cache.updatePod(after);
       } else if (roll < 0.93 && placed.size > 0) {
         const name = pick([...placed.keys()]);
         cache.removePod(placed.get(name)!);
@@ -99,6 +121,23 @@ describe("SchedulerCache affinity indexes", () => {
             walked.podsSelectedBy(term).get("zone", zone),
           );
         }
+      }
+      for (const [i, s] of spreading.entries()) {
+        // Counted: the namespace's pods on live nodes with the label, unless terminating.
+        const expected: string[] = [];
+        for (const info of cache.nodeList()) {
+          let n = 0;
+          for (const { pod: p } of info.pods.values())
+            if (
+              p.metadata?.namespace === "ns" &&
+              p.metadata.labels?.app === apps[i] &&
+              !p.metadata.deletionTimestamp
+            )
+              n++;
+          if (n > 0) expected.push(`${info.name}=${n}`);
+        }
+        expect(spreadCounts(cache, s)).toEqual(expected.sort());
+        expect(spreadCounts(walked, s)).toEqual(expected.sort());
       }
       for (const image of images) expect(cache.imageNodeCount(image)).toBe(walked.imageNodeCount(image));
       expect(new Set(cache.havePodsWithRequiredAntiAffinity())).toEqual(

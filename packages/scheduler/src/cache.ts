@@ -1,7 +1,8 @@
-import { type DeepReadonly, labelsEqual, type Node, type Pod } from "@reconcile/api";
+import { type DeepReadonly, labelsEqual, type Node, type Pod, type Selector } from "@reconcile/api";
 import type { AffinityTerm } from "./affinity-terms.js";
 import type { NodeLists } from "./framework.js";
 import { NodeInfo, type PodInfo, podInfo } from "./node-info.js";
+import { SpreadCountsIndex } from "./spread-counts.js";
 import { AntiAffinityIndex, type PairCounts, SelectedPodsIndex } from "./topology-counts.js";
 
 /**
@@ -26,6 +27,8 @@ export class SchedulerCache implements NodeLists {
   readonly #antiAffinity = new AntiAffinityIndex();
   /** The pods on live nodes that recent incoming pods' terms select. */
   readonly #selected = new SelectedPodsIndex();
+  /** Per namespace and selector, the live nodes holding pods that recent spreading constraints count. */
+  readonly #spread = new SpreadCountsIndex();
   /** uid → the node the pod is accounted on, and whether it is only assumed. */
   readonly #pods = new Map<string, { nodeName: string; assumed: boolean; bindingFinished: boolean }>();
   #nodeList: NodeInfo[] | undefined;
@@ -71,6 +74,16 @@ export class SchedulerCache implements NodeLists {
     namespaceLabels: Readonly<Record<string, string>> | undefined,
   ): readonly PairCounts[] {
     return this.#antiAffinity.selecting(pod, namespaceLabels);
+  }
+
+  spreadCounts(namespace: string, key: string, selector: Selector): ReadonlyMap<NodeInfo, number> {
+    return this.#spread.counts(namespace, key, selector, (visit) => {
+      for (const info of this.#nodes.values()) {
+        if (info.node === undefined) continue;
+        const inNamespace = info.podsByNamespace.get(namespace);
+        if (inNamespace !== undefined) for (const existing of inNamespace.values()) visit(info, existing.pod);
+      }
+    });
   }
 
   podsSelectedBy(term: AffinityTerm): PairCounts {
@@ -231,10 +244,12 @@ export class SchedulerCache implements NodeLists {
     if (pod.affinity.requiredAnti.length > 0)
       this.#antiAffinity.update(pod.affinity.requiredAnti, labels, delta);
     if (this.#selected.size > 0) this.#selected.update(pod.pod, labels, delta);
+    if (this.#spread.size > 0) this.#spread.update(nodeInfo, pod.pod, delta);
   }
 
   #indexPods(nodeInfo: NodeInfo, delta: number): void {
-    if (nodeInfo.podsWithRequiredAntiAffinity === 0 && this.#selected.size === 0) return;
+    if (nodeInfo.podsWithRequiredAntiAffinity === 0 && this.#selected.size === 0 && this.#spread.size === 0)
+      return;
     for (const pod of nodeInfo.pods.values()) this.#indexPod(nodeInfo, pod, delta);
   }
 

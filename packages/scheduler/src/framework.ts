@@ -1,6 +1,7 @@
-import type { DeepReadonly, Pod } from "@reconcile/api";
+import type { DeepReadonly, Pod, Selector } from "@reconcile/api";
 import type { AffinityTerm } from "./affinity-terms.js";
 import type { NodeInfo, PodInfo } from "./node-info.js";
+import { SpreadCountsIndex } from "./spread-counts.js";
 import { AntiAffinityIndex, type PairCounts, SelectedPodsIndex } from "./topology-counts.js";
 
 /** The outcome of a plugin call (upstream `framework.Code`). */
@@ -68,6 +69,13 @@ export interface NodeLists {
    * incoming pod's own terms, with their namespace selectors resolved).
    */
   podsSelectedBy(term: AffinityTerm): PairCounts;
+  /**
+   * The nodes holding pods of `namespace` that `selector` counts for
+   * topology spreading (matching, not terminating), with how many each
+   * holds; nodes holding none are left out. `key` names the namespace and
+   * selector: the same key, the same pair.
+   */
+  spreadCounts(namespace: string, key: string, selector: Selector): ReadonlyMap<NodeInfo, number>;
 }
 
 const nodeListsKey = "NodeLists";
@@ -99,6 +107,14 @@ export function nodeListsOf(state: CycleState, allNodes: readonly NodeInfo[]): N
         for (const info of allNodes) {
           if (info.node === undefined) continue;
           for (const existing of info.pods.values()) visit(existing.pod, info.node.metadata?.labels);
+        }
+      }),
+    spreadCounts: (namespace, key, selector) =>
+      new SpreadCountsIndex().counts(namespace, key, selector, (visit) => {
+        for (const info of allNodes) {
+          if (info.node === undefined) continue;
+          for (const existing of info.podsByNamespace.get(namespace)?.values() ?? [])
+            visit(info, existing.pod);
         }
       }),
   };

@@ -7,7 +7,14 @@ import {
   type Selector,
 } from "@reconcile/api";
 import type { TopologySpreadConstraint } from "kubernetes-types/core/v1.js";
-import { type Plugin, skipStatus, successStatus, unresolvable, unschedulable } from "../framework.js";
+import {
+  nodeListsOf,
+  type Plugin,
+  skipStatus,
+  successStatus,
+  unresolvable,
+  unschedulable,
+} from "../framework.js";
 import { type NodeInfo, type PodInfo, spreadingControllerUID } from "../node-info.js";
 import { matchesRequiredNodeAffinity } from "./node-affinity.js";
 import { defaultSpreadSelector, type SpreadingListers } from "./spread-selector.js";
@@ -383,6 +390,8 @@ interface PreScoreState {
   counts: Map<string, number>[];
   /** ln(domains + 2) per constraint, so counts in small topologies are not watered down by big ones. */
   weights: number[];
+  /** Per constraint counting by selector, the nodes holding pods it counts (see `NodeLists.spreadCounts`). */
+  matched: (ReadonlyMap<NodeInfo, number> | undefined)[];
 }
 
 /**
@@ -483,10 +492,13 @@ export const podTopologySpread: Plugin = {
     s.constraints.forEach((c, i) => {
       const value = labels[c.topologyKey];
       if (value === undefined) return;
+      const onNodes = s.matched[i];
       const count =
-        c.topologyKey === hostnameLabel
-          ? countOnNodeOnce(c, nodeInfo, namespace)
-          : (s.counts[i]!.get(value) ?? 0);
+        c.topologyKey !== hostnameLabel
+          ? (s.counts[i]!.get(value) ?? 0)
+          : onNodes !== undefined
+            ? (onNodes.get(nodeInfo) ?? 0)
+            : countOnNodeOnce(c, nodeInfo, namespace);
       score += count * s.weights[i]! + (c.maxSkew - 1);
     });
     return Math.round(score);
@@ -538,21 +550,31 @@ function preScoreWith(listers: SpreadingListers | undefined): NonNullable<Plugin
       Math.log((c.topologyKey === hostnameLabel ? feasible.length - ignored.size : counts[i]!.size) + 2),
     );
     const namespace = pod.metadata?.namespace ?? "";
-    const checks = constraints.map((c) => needsNodeCheck(c, pod));
-    for (const nodeInfo of allNodes) {
-      const node = nodeInfo.node;
-      if (node === undefined || (requireAll && !hasAllTopologyKeys(node, constraints))) continue;
-      for (let i = 0; i < constraints.length; i++) {
-        const c = constraints[i]!;
-        if (c.topologyKey === hostnameLabel) continue;
+    // A selector's matching pods are read from the cycle's index of the nodes holding them; a
+    // controller's (no listers) are counted on every node, from each node's count by controller.
+    const lists = nodeListsOf(state, allNodes);
+    const matched = constraints.map((c) =>
+      c.controllerUID === undefined ? lists.spreadCounts(namespace, c.key, c.selector) : undefined,
+    );
+    for (let i = 0; i < constraints.length; i++) {
+      const c = constraints[i]!;
+      if (c.topologyKey === hostnameLabel) continue;
+      const check = needsNodeCheck(c, pod);
+      const domains = counts[i]!;
+      const add = (nodeInfo: NodeInfo, n: () => number) => {
+        const node = nodeInfo.node;
+        if (node === undefined || (requireAll && !hasAllTopologyKeys(node, constraints))) return;
         const value = node.metadata?.labels?.[c.topologyKey] ?? "";
-        const count = counts[i]!.get(value);
+        const count = domains.get(value);
         // Only domains of feasible nodes count, and a node the pod could never use adds nothing.
-        if (count === undefined || (checks[i] && !includesNode(c, pod, node))) continue;
-        counts[i]!.set(value, count + countOnNodeOnce(c, nodeInfo, namespace));
-      }
+        if (count === undefined || (check && !includesNode(c, pod, node))) return;
+        domains.set(value, count + n());
+      };
+      const onNodes = matched[i];
+      if (onNodes !== undefined) for (const [nodeInfo, n] of onNodes) add(nodeInfo, () => n);
+      else for (const nodeInfo of allNodes) add(nodeInfo, () => countOnNodeOnce(c, nodeInfo, namespace));
     }
-    state.set(preScoreKey, { constraints, ignored, counts, weights } satisfies PreScoreState);
+    state.set(preScoreKey, { constraints, ignored, counts, weights, matched } satisfies PreScoreState);
     return successStatus;
   };
 }
