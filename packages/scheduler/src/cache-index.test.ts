@@ -138,6 +138,9 @@ describe("SchedulerCache affinity indexes", () => {
         }
         expect(spreadCounts(cache, s)).toEqual(expected.sort());
         expect(spreadCounts(walked, s)).toEqual(expected.sort());
+        // A selector asked for the first time now is counted by a scan of the namespace's nodes.
+        const fresh = { key: `${s.key}\u0000asked at ${step}`, selector: s.selector };
+        expect(spreadCounts(cache, fresh)).toEqual(expected.sort());
       }
       for (const image of images) expect(cache.imageNodeCount(image)).toBe(walked.imageNodeCount(image));
       expect(new Set(cache.havePodsWithRequiredAntiAffinity())).toEqual(

@@ -29,6 +29,8 @@ export class SchedulerCache implements NodeLists {
   readonly #selected = new SelectedPodsIndex();
   /** Per namespace and selector, the live nodes holding pods that recent spreading constraints count. */
   readonly #spread = new SpreadCountsIndex();
+  /** Per namespace, the nodes (and ghosts) holding pods of it: what a selector's first count scans. */
+  readonly #namespaceNodes = new Map<string, Set<NodeInfo>>();
   /** uid → the node the pod is accounted on, and whether it is only assumed. */
   readonly #pods = new Map<string, { nodeName: string; assumed: boolean; bindingFinished: boolean }>();
   #nodeList: NodeInfo[] | undefined;
@@ -78,7 +80,7 @@ export class SchedulerCache implements NodeLists {
 
   spreadCounts(namespace: string, key: string, selector: Selector): ReadonlyMap<NodeInfo, number> {
     return this.#spread.counts(namespace, key, selector, (visit) => {
-      for (const info of this.#nodes.values()) {
+      for (const info of this.#namespaceNodes.get(namespace) ?? []) {
         if (info.node === undefined) continue;
         const inNamespace = info.podsByNamespace.get(namespace);
         if (inNamespace !== undefined) for (const existing of inNamespace.values()) visit(info, existing.pod);
@@ -160,6 +162,7 @@ export class SchedulerCache implements NodeLists {
     const info = podInfo(pod); // may throw on a malformed quantity: before anything changes
     const nodeInfo = this.#nodeInfoFor(nodeName);
     nodeInfo.addPod(pod, uid, info);
+    this.#noteNamespace(nodeInfo, pod);
     this.#indexPod(nodeInfo, info, 1);
     this.#track(nodeInfo);
     this.#pods.set(uid, { nodeName, assumed: true, bindingFinished: false });
@@ -187,6 +190,7 @@ export class SchedulerCache implements NodeLists {
     if (state !== undefined) this.#removeFromNode(uid, state.nodeName);
     const nodeInfo = this.#nodeInfoFor(nodeName);
     nodeInfo.addPod(pod, uid, info);
+    this.#noteNamespace(nodeInfo, pod);
     this.#indexPod(nodeInfo, info, 1);
     this.#track(nodeInfo);
     this.#pods.set(uid, { nodeName, assumed: false, bindingFinished: true });
@@ -223,8 +227,19 @@ export class SchedulerCache implements NodeLists {
     const removed = info.pods.get(uid);
     if (removed !== undefined) this.#indexPod(info, removed, -1);
     info.removePod(uid);
+    if (removed !== undefined) this.#noteNamespace(info, removed.pod);
     this.#track(info);
     if (info.node === undefined && info.pods.size === 0) this.#nodes.delete(nodeName);
+  }
+
+  // Keeps the node's membership of its pod's namespace's nodes in step with its pods.
+  #noteNamespace(info: NodeInfo, pod: DeepReadonly<Pod>): void {
+    const namespace = pod.metadata?.namespace ?? "";
+    let nodes = this.#namespaceNodes.get(namespace);
+    if (info.podsByNamespace.has(namespace)) {
+      if (nodes === undefined) this.#namespaceNodes.set(namespace, (nodes = new Set()));
+      nodes.add(info);
+    } else if (nodes?.delete(info) && nodes.size === 0) this.#namespaceNodes.delete(namespace);
   }
 
   // Keeps the node's membership of the affinity lists in step with its pods.
