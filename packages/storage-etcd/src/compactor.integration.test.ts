@@ -82,6 +82,8 @@ describe("Compactor (kube-apiserver's compactor on compact_rev_key)", () => {
     await clock.advance(1);
     await vi.waitFor(() => expect(txn).toHaveBeenCalledTimes(1), eventually);
     await write(1);
+    // The first round ends (and arms the next one) after its txn answers: advance only then.
+    await vi.waitFor(() => expect(clock.pendingTimers()).toHaveLength(1), eventually);
     await clock.advance(60_000);
     await vi.waitFor(() => expect(compact).toHaveBeenCalledTimes(1), eventually);
     controller.abort();
