@@ -24,7 +24,10 @@
 //
 // PROFILE_PHASE=create|roll|delete writes a V8 CPU profile of that phase to
 // bench-results/envelope-<nodes>-<phase>.cpuprofile; HEAP_SNAPSHOT=1 a heap
-// snapshot once `create` is done, to bench-results/envelope-<nodes>-create.heapsnapshot.
+// snapshot once `create` is done, to bench-results/envelope-<nodes>-create.heapsnapshot;
+// ALLOC_PROFILE_PHASE=create|roll|delete a sampling profile of every
+// allocation during that phase, the collected ones included (what the
+// garbage collector has to chase), to envelope-<nodes>-<phase>.heapprofile.
 //
 // ETCD=1 keeps the objects in a local etcd (Debian's etcd-server, started
 // over a temporary directory, its raft log kept to 10,000 entries and its
@@ -35,7 +38,11 @@
 // Each run (RUNS, default 1) is a child process of its own, since peak RSS
 // is the process's; the cluster's heap needs more than Node's default limit
 // past ~20,000 pods, so the child gets `--max-old-space-size` (HEAP_MB,
-// default 20,480).
+// default 20,480). It also gets the young generation `npm run demo -- serve`
+// runs with, `--max-semi-space-size=32` (SEMI_SPACE_MB; 0 leaves V8's 16):
+// a whole cluster's short-lived copies outgrow the default and are promoted
+// to the old generation, which at 1,000 nodes cost a quarter of the create
+// phase.
 import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
@@ -59,6 +66,7 @@ const nodeCount = Number(process.env.NODES ?? 5000);
 const podsPerNode = Number(process.env.PODS_PER_NODE ?? 30);
 const runs = Number(process.env.RUNS ?? 1);
 const heapMb = Number(process.env.HEAP_MB ?? 20_480);
+const semiSpaceMb = Number(process.env.SEMI_SPACE_MB ?? 32);
 const useEtcd = process.env.ETCD === "1";
 const nodesPerNamespace = Math.min(nodeCount, 100);
 const sizes = { big: 250, medium: 30, small: 5 } as const;
@@ -233,9 +241,11 @@ async function once(): Promise<Run> {
     const started = performance.now();
     const cpuAtStart = process.cpuUsage();
     const profiling = process.env.PROFILE_PHASE === name ? await startProfile() : undefined;
+    const sampling = process.env.ALLOC_PROFILE_PHASE === name ? await startAllocationSampling() : undefined;
     await body();
     const cpu = process.cpuUsage(cpuAtStart);
     if (profiling !== undefined) await profiling(`envelope-${nodeCount}-${name}.cpuprofile`);
+    if (sampling !== undefined) await sampling(`envelope-${nodeCount}-${name}.heapprofile`);
     return {
       seconds: (performance.now() - started) / 1000,
       cpuSeconds: (cpu.user + cpu.system) / 1e6,
@@ -356,6 +366,25 @@ async function startProfile(): Promise<(file: string) => Promise<void>> {
   };
 }
 
+/** Starts V8's sampling heap profiler over every allocation; the function it returns stops it and writes the profile. */
+async function startAllocationSampling(): Promise<(file: string) => Promise<void>> {
+  const session = new Session();
+  session.connect();
+  await session.post("HeapProfiler.enable");
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: 256 * 1024,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return async (file) => {
+    const { profile } = await session.post("HeapProfiler.stopSampling");
+    mkdirSync("bench-results", { recursive: true });
+    writeFileSync(join("bench-results", file), JSON.stringify(profile));
+    console.error(`  wrote bench-results/${file}`);
+    session.disconnect();
+  };
+}
+
 function print(run: Run): void {
   const p = run.phases;
   console.log(
@@ -374,7 +403,12 @@ if (process.env.ENVELOPE_CHILD === undefined) {
   for (let i = 0; i < runs; i++) {
     const child = spawnSync(
       process.execPath,
-      [...process.execArgv, `--max-old-space-size=${heapMb}`, process.argv[1]!],
+      [
+        ...process.execArgv,
+        `--max-old-space-size=${heapMb}`,
+        ...(semiSpaceMb > 0 ? [`--max-semi-space-size=${semiSpaceMb}`] : []),
+        process.argv[1]!,
+      ],
       {
         env: { ...process.env, ENVELOPE_CHILD: "1" },
         stdio: ["ignore", "pipe", "inherit"],
@@ -415,6 +449,7 @@ if (process.env.ENVELOPE_CHILD === undefined) {
   for (const x of measurements) console.log(`${x.name}: median ${x.median.toFixed(2)} ${x.unit}`);
   writeResults(`envelope-${nodeCount}${useEtcd ? "-etcd" : ""}`, measurements, {
     storage: useEtcd ? "etcd" : "memory",
+    maxSemiSpaceMb: semiSpaceMb > 0 ? semiSpaceMb : "V8 default",
     nodes: nodeCount,
     podsPerNode,
     pods,
