@@ -17,6 +17,8 @@ export function prioritizeNodes(
   allNodes: readonly NodeInfo[],
 ): number[] {
   const totals = new Array<number>(feasible.length).fill(0);
+  // One buffer for every plugin's scores: this runs for every pod over hundreds of nodes.
+  const scores = new Array<number>(feasible.length);
   for (const plugin of plugins) {
     if (plugin.score === undefined) continue;
     const status = plugin.preScore?.(state, pod, feasible, allNodes);
@@ -24,7 +26,7 @@ export function prioritizeNodes(
     if (status !== undefined && status.code !== "Success") {
       throw new Error(`running PreScore plugin "${plugin.name}": ${status.reasons.join(", ")}`);
     }
-    const scores = feasible.map((nodeInfo) => plugin.score!(state, pod, nodeInfo));
+    for (let i = 0; i < feasible.length; i++) scores[i] = plugin.score(state, pod, feasible[i]!);
     plugin.normalizeScore?.(state, pod, scores, feasible);
     const weight = plugin.weight ?? 1;
     for (let i = 0; i < scores.length; i++) {

@@ -486,21 +486,23 @@ export const podTopologySpread: Plugin = {
   score(state, pod, nodeInfo) {
     const s = state.get(preScoreKey) as PreScoreState;
     if (s.ignored.has(nodeInfo)) return 0;
-    const labels = nodeInfo.node?.metadata?.labels ?? {};
-    const namespace = pod.metadata?.namespace ?? "";
+    const labels = nodeInfo.node?.metadata?.labels;
+    if (labels === undefined) return 0;
+    // Called for every feasible node of every pod: plain loops, nothing allocated.
     let score = 0;
-    s.constraints.forEach((c, i) => {
+    for (let i = 0; i < s.constraints.length; i++) {
+      const c = s.constraints[i]!;
       const value = labels[c.topologyKey];
-      if (value === undefined) return;
+      if (value === undefined) continue;
       const onNodes = s.matched[i];
       const count =
         c.topologyKey !== hostnameLabel
           ? (s.counts[i]!.get(value) ?? 0)
           : onNodes !== undefined
             ? (onNodes.get(nodeInfo) ?? 0)
-            : countOnNodeOnce(c, nodeInfo, namespace);
+            : countOnNodeOnce(c, nodeInfo, pod.metadata?.namespace ?? "");
       score += count * s.weights[i]! + (c.maxSkew - 1);
-    });
+    }
     return Math.round(score);
   },
   normalizeScore(state, _pod, scores, nodes) {
@@ -540,11 +542,12 @@ function preScoreWith(listers: SpreadingListers | undefined): NonNullable<Plugin
         ignored.add(nodeInfo);
         continue;
       }
-      constraints.forEach((c, i) => {
-        if (c.topologyKey === hostnameLabel) return;
+      for (let i = 0; i < constraints.length; i++) {
+        const c = constraints[i]!;
+        if (c.topologyKey === hostnameLabel) continue;
         const value = node.metadata?.labels?.[c.topologyKey] ?? "";
         if (!counts[i]!.has(value)) counts[i]!.set(value, 0);
-      });
+      }
     }
     const weights = constraints.map((c, i) =>
       Math.log((c.topologyKey === hostnameLabel ? feasible.length - ignored.size : counts[i]!.size) + 2),
@@ -561,18 +564,28 @@ function preScoreWith(listers: SpreadingListers | undefined): NonNullable<Plugin
       if (c.topologyKey === hostnameLabel) continue;
       const check = needsNodeCheck(c, pod);
       const domains = counts[i]!;
-      const add = (nodeInfo: NodeInfo, n: () => number) => {
+      // The domain a node's pods count in: only domains of feasible nodes count, and a node
+      // the pod could never use adds nothing.
+      const domainOf = (nodeInfo: NodeInfo): string | undefined => {
         const node = nodeInfo.node;
-        if (node === undefined || (requireAll && !hasAllTopologyKeys(node, constraints))) return;
+        if (node === undefined || (requireAll && !hasAllTopologyKeys(node, constraints))) return undefined;
         const value = node.metadata?.labels?.[c.topologyKey] ?? "";
-        const count = domains.get(value);
-        // Only domains of feasible nodes count, and a node the pod could never use adds nothing.
-        if (count === undefined || (check && !includesNode(c, pod, node))) return;
-        domains.set(value, count + n());
+        if (!domains.has(value) || (check && !includesNode(c, pod, node))) return undefined;
+        return value;
       };
       const onNodes = matched[i];
-      if (onNodes !== undefined) for (const [nodeInfo, n] of onNodes) add(nodeInfo, () => n);
-      else for (const nodeInfo of allNodes) add(nodeInfo, () => countOnNodeOnce(c, nodeInfo, namespace));
+      if (onNodes !== undefined) {
+        onNodes.forEach((n, nodeInfo) => {
+          const value = domainOf(nodeInfo);
+          if (value !== undefined) domains.set(value, domains.get(value)! + n);
+        });
+      } else {
+        for (const nodeInfo of allNodes) {
+          const value = domainOf(nodeInfo);
+          if (value !== undefined)
+            domains.set(value, domains.get(value)! + countOnNodeOnce(c, nodeInfo, namespace));
+        }
+      }
     }
     state.set(preScoreKey, { constraints, ignored, counts, weights, matched } satisfies PreScoreState);
     return successStatus;
