@@ -109,4 +109,35 @@ describe("Pleg", () => {
     ]);
     expect(pleg.get("a")?.containers.map((c) => c.state)).toEqual(["exited"]);
   });
+
+  it("keeps the entry of a pod that did not change when another pod's change makes it relist", async () => {
+    const clock = new FakeClock(Date.parse("2026-01-01T00:00:00Z"));
+    const runtime = new SimulatedRuntime({ clock });
+    const events: PodLifecycleEvent[] = [];
+    const pleg = new Pleg({ runtime, clock, onEvents: (batch) => events.push(...batch) });
+    await start(runtime, "a");
+    await start(runtime, "b");
+    pleg.relist();
+    const a = pleg.get("a");
+    const b = pleg.get("b");
+    await runtime.stopContainer(runtime.listContainers({ podUid: "b" })[0]!.id, 0);
+    clock.setTime(clock.now() + 1000);
+    pleg.relist();
+    expect(pleg.get("a")).toBe(a);
+    expect(pleg.get("b")).not.toBe(b);
+    expect(pleg.get("b")?.containers.map((c) => c.state)).toEqual(["exited"]);
+    expect(events.map((e) => [e.podUid, e.type])).toEqual([
+      ["a", "ContainerStarted"],
+      ["b", "ContainerStarted"],
+      ["b", "ContainerDied"],
+    ]);
+    // A pod whose sandboxes are all gone leaves the cache, with an event per container.
+    await runtime.removeContainer(runtime.listContainers({ podUid: "b" })[0]!.id);
+    for (const sandbox of runtime.listPodSandboxes({ podUid: "b" }))
+      await runtime.removePodSandbox(sandbox.id);
+    pleg.relist();
+    expect(pleg.get("b")).toBeUndefined();
+    expect(pleg.get("a")).toBe(a);
+    expect(events.at(-1)).toMatchObject({ podUid: "b", type: "ContainerRemoved" });
+  });
 });

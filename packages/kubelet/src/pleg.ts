@@ -145,8 +145,8 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
     this.#listedRevision = revision;
     const byPod = groupByPod(this.#runtime);
     const events: PodLifecycleEvent[] = [];
-    const uids = new Set([...byPod.keys(), ...this.#seen.keys()]);
-    for (const uid of uids) this.#refresh(uid, byPod.get(uid), now, events);
+    for (const [uid, listed] of byPod) this.#refresh(uid, listed, now, events);
+    for (const uid of this.#seen.keys()) if (!byPod.has(uid)) this.#refresh(uid, undefined, now, events);
     this.#dirtyPods.clear();
     this.#lastRelist = now;
     this.#globalTimestamp = now;
@@ -170,7 +170,7 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
       const events: PodLifecycleEvent[] = [];
       for (const uid of this.#endedDirty) {
         if (!this.#dirtyPods.has(uid)) continue; // a relist took it in first
-        this.#refresh(uid, statusOf(this.#runtime, uid), now, events);
+        this.#refresh(uid, listedOf(this.#runtime, uid), now, events);
         this.#dirtyPods.delete(uid);
       }
       this.#endedDirty.clear();
@@ -180,13 +180,18 @@ export class Pleg implements PodStatusCache<RuntimePodStatus> {
   }
 
   /** One pod of a relist: its events since the last look, and its cache entry if it changed. */
-  #refresh(
-    uid: string,
-    current: RuntimePodStatus | undefined,
-    now: number,
-    events: PodLifecycleEvent[],
-  ): void {
+  #refresh(uid: string, listed: ListedPod | undefined, now: number, events: PodLifecycleEvent[]): void {
     const before = this.#seen.get(uid);
+    // Most pods of a relist have not changed: that is found without building anything.
+    if (listed !== undefined && before !== undefined && sameStates(before, listed.containers)) {
+      const cached = this.#cache.get(uid);
+      if (cached !== undefined) {
+        if (this.#dirtyPods.has(uid))
+          this.#cache.set(uid, { status: statusFrom(uid, listed), modified: now });
+        return;
+      }
+    }
+    const current = listed === undefined ? undefined : statusFrom(uid, listed);
     const after = new Map<string, ContainerRecord["state"]>();
     for (const container of current?.containers ?? []) after.set(container.id, container.state);
     let changed = current === undefined || before === undefined || !this.#cache.has(uid);
@@ -305,7 +310,23 @@ function plegState(
   return state;
 }
 
-function groupByPod(runtime: ContainerRuntime): Map<string, RuntimePodStatus> {
+/** One pod's sandboxes and containers as the runtime lists them, in no order. */
+interface ListedPod {
+  readonly sandboxes: PodSandbox[];
+  readonly containers: ContainerRecord[];
+}
+
+/** Whether `containers` are exactly the containers, in the states, of `seen`. */
+function sameStates(
+  seen: ReadonlyMap<string, ContainerRecord["state"]>,
+  containers: readonly ContainerRecord[],
+) {
+  if (seen.size !== containers.length) return false;
+  for (const container of containers) if (seen.get(container.id) !== container.state) return false;
+  return true;
+}
+
+function groupByPod(runtime: ContainerRuntime): Map<string, ListedPod> {
   const sandboxes = new Map<string, PodSandbox[]>();
   for (const sandbox of runtime.listPodSandboxes()) {
     const list = sandboxes.get(sandbox.podUid);
@@ -318,20 +339,25 @@ function groupByPod(runtime: ContainerRuntime): Map<string, RuntimePodStatus> {
     if (list === undefined) containers.set(container.podUid, [container]);
     else list.push(container);
   }
-  const result = new Map<string, RuntimePodStatus>();
+  const result = new Map<string, ListedPod>();
   for (const [uid, podSandboxes] of sandboxes) {
-    result.set(uid, makeStatus(uid, podSandboxes, containers.get(uid) ?? []));
+    result.set(uid, { sandboxes: podSandboxes, containers: containers.get(uid) ?? [] });
   }
   return result;
 }
 
-function statusOf(runtime: ContainerRuntime, uid: string): RuntimePodStatus | undefined {
+function listedOf(runtime: ContainerRuntime, uid: string): ListedPod | undefined {
   const sandboxes = runtime.listPodSandboxes({ podUid: uid });
   if (sandboxes.length === 0) return undefined;
-  return makeStatus(uid, [...sandboxes], [...runtime.listContainers({ podUid: uid })]);
+  return { sandboxes: [...sandboxes], containers: [...runtime.listContainers({ podUid: uid })] };
 }
 
-function makeStatus(uid: string, sandboxes: PodSandbox[], containers: ContainerRecord[]): RuntimePodStatus {
+function statusOf(runtime: ContainerRuntime, uid: string): RuntimePodStatus | undefined {
+  const listed = listedOf(runtime, uid);
+  return listed === undefined ? undefined : statusFrom(uid, listed);
+}
+
+function statusFrom(uid: string, { sandboxes, containers }: ListedPod): RuntimePodStatus {
   // Newest first; creation times can tie on a clock that stands still, so the attempt breaks ties.
   sandboxes.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
   containers.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
