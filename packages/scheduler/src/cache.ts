@@ -2,7 +2,7 @@ import { type DeepReadonly, labelsEqual, type Node, type Pod, type Selector } fr
 import type { AffinityTerm } from "./affinity-terms.js";
 import type { NodeLists } from "./framework.js";
 import { NodeInfo, type PodInfo, podInfo } from "./node-info.js";
-import { SpreadCountsIndex } from "./spread-counts.js";
+import { SpreadCountsIndex, sameForSpreading } from "./spread-counts.js";
 import { AntiAffinityIndex, type PairCounts, SelectedPodsIndex } from "./topology-counts.js";
 
 /**
@@ -187,11 +187,15 @@ export class SchedulerCache implements NodeLists {
     const nodeName = pod.spec?.nodeName ?? "";
     const info = podInfo(pod); // may throw on a malformed quantity: before anything changes
     const state = this.#pods.get(uid);
-    if (state !== undefined) this.#removeFromNode(uid, state.nodeName);
+    // Most updates change only a pod's status: the spreading counts stay as they are.
+    const previous = state === undefined ? undefined : this.#nodes.get(state.nodeName)?.pods.get(uid)?.pod;
+    const spreadUnchanged =
+      previous !== undefined && state?.nodeName === nodeName && sameForSpreading(previous, pod);
+    if (state !== undefined) this.#removeFromNode(uid, state.nodeName, spreadUnchanged);
     const nodeInfo = this.#nodeInfoFor(nodeName);
     nodeInfo.addPod(pod, uid, info);
     this.#noteNamespace(nodeInfo, pod);
-    this.#indexPod(nodeInfo, info, 1);
+    this.#indexPod(nodeInfo, info, 1, spreadUnchanged);
     this.#track(nodeInfo);
     this.#pods.set(uid, { nodeName, assumed: false, bindingFinished: true });
   }
@@ -221,11 +225,11 @@ export class SchedulerCache implements NodeLists {
     return info;
   }
 
-  #removeFromNode(uid: string, nodeName: string): void {
+  #removeFromNode(uid: string, nodeName: string, spreadUnchanged = false): void {
     const info = this.#nodes.get(nodeName);
     if (info === undefined) return;
     const removed = info.pods.get(uid);
-    if (removed !== undefined) this.#indexPod(info, removed, -1);
+    if (removed !== undefined) this.#indexPod(info, removed, -1, spreadUnchanged);
     info.removePod(uid);
     if (removed !== undefined) this.#noteNamespace(info, removed.pod);
     this.#track(info);
@@ -253,13 +257,14 @@ export class SchedulerCache implements NodeLists {
   }
 
   // A pod's required anti-affinity terms count while its node is live, under the node's labels.
-  #indexPod(nodeInfo: NodeInfo, pod: PodInfo, delta: number): void {
+  // `spreadUnchanged`: the pod is replaced by one the spreading counts count alike, on the same node.
+  #indexPod(nodeInfo: NodeInfo, pod: PodInfo, delta: number, spreadUnchanged = false): void {
     if (nodeInfo.node === undefined) return;
     const labels = nodeInfo.node.metadata?.labels;
     if (pod.affinity.requiredAnti.length > 0)
       this.#antiAffinity.update(pod.affinity.requiredAnti, labels, delta);
     if (this.#selected.size > 0) this.#selected.update(pod.pod, labels, delta);
-    if (this.#spread.size > 0) this.#spread.update(nodeInfo, pod.pod, delta);
+    if (this.#spread.size > 0 && !spreadUnchanged) this.#spread.update(nodeInfo, pod.pod, delta);
   }
 
   #indexPods(nodeInfo: NodeInfo, delta: number): void {

@@ -1,4 +1,4 @@
-import type { DeepReadonly, Pod, Selector } from "@reconcile/api";
+import { type DeepReadonly, labelsEqual, type Pod, type Selector } from "@reconcile/api";
 import type { NodeInfo } from "./node-info.js";
 
 /** How many selectors of one namespace the index keeps counts for (the least recently used go first). */
@@ -9,6 +9,15 @@ const noLabels: Readonly<Record<string, string>> = Object.freeze({});
 /** Whether topology spreading counts `pod` for `selector`: it matches and is not terminating. */
 export function countsForSpreading(pod: DeepReadonly<Pod>, selector: Selector): boolean {
   return !pod.metadata?.deletionTimestamp && selector.matches(pod.metadata?.labels ?? noLabels);
+}
+
+/** Whether every selector counts `a` and `b` alike for spreading (same labels, both terminating or neither). */
+export function sameForSpreading(a: DeepReadonly<Pod>, b: DeepReadonly<Pod>): boolean {
+  return (
+    !a.metadata?.deletionTimestamp === !b.metadata?.deletionTimestamp &&
+    (a.metadata?.namespace ?? "") === (b.metadata?.namespace ?? "") &&
+    labelsEqual(a.metadata?.labels, b.metadata?.labels)
+  );
 }
 
 interface Entry {
